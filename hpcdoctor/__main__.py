@@ -1,0 +1,3 @@
+from hpcdoctor.cli import main
+
+raise SystemExit(main())

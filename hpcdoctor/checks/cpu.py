@@ -1,0 +1,134 @@
+"""CPU: ISA, vendor, model, microarchitecture, topology, flags and what they enable."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from hpcdoctor.facts import Unknown
+from hpcdoctor.parse import cpuinfo as ci
+from hpcdoctor.parse.cpulist import ListFormatError, parse_cpulist
+from hpcdoctor.parse.lscpu import int_field, parse_lscpu
+from hpcdoctor.sysroot import Missing, SysRoot
+
+NAME = "cpu"
+TIMEOUT = 3.0
+
+# Normalised capability name -> the flag spelling of each ISA's kernel.
+X86_CAPS = ("avx2", "avx512f", "avx512_bf16", "avx512_fp16", "avx512_vnni", "amx_tile",
+            "amx_bf16", "amx_int8", "amx_fp16")
+ARM_CAPS = ("asimd", "sve", "sve2", "bf16", "svebf16", "i8mm", "sme", "sme2")
+
+
+def capabilities(arch: str, flags: List[str]) -> Dict[str, bool]:
+    present = set(flags)
+    caps: Dict[str, bool] = {}
+    if arch == "x86_64":
+        caps.update({c: c in present for c in X86_CAPS})
+        caps["bf16"] = caps["avx512_bf16"] or caps["amx_bf16"]
+        caps["amx"] = caps["amx_tile"]
+    elif arch == "aarch64":
+        caps.update({c: c in present for c in ARM_CAPS})
+        caps["bf16"] = caps["bf16"] or caps["svebf16"]
+    else:
+        caps["bf16"] = False
+    return caps
+
+
+def _topology(root: SysRoot, procs: List[Dict[str, str]]) -> Dict[str, Any]:
+    """Logical CPUs, cores and sockets: sysfs first (exact), then cpuinfo, then lscpu."""
+    online: Any = Unknown("no CPU list")
+    try:
+        online = parse_cpulist(root.read("/sys/devices/system/cpu/online"))
+    except (Missing, ListFormatError) as exc:
+        if procs:
+            online = [int(p["processor"]) for p in procs if p.get("processor", "").isdigit()]
+        else:
+            online = Unknown(str(exc))
+
+    sockets, cores = set(), set()
+    if isinstance(online, list):
+        for cpu in online:
+            base = f"/sys/devices/system/cpu/cpu{cpu}/topology"
+            pkg = root.read_or(f"{base}/physical_package_id")
+            core = root.read_or(f"{base}/core_id")
+            if pkg is None or core is None:
+                sockets, cores = set(), set()
+                break
+            sockets.add(pkg.strip())
+            cores.add((pkg.strip(), core.strip()))
+    if not cores and procs and all("physical id" in p and "core id" in p for p in procs):
+        sockets = {p["physical id"] for p in procs}
+        cores = {(p["physical id"], p["core id"]) for p in procs}
+
+    out: Dict[str, Any] = {"logical_cpus": len(online) if isinstance(online, list) else online}
+    if cores:
+        out["sockets"] = len(sockets)
+        out["cores"] = len(cores)
+    else:
+        fields = _lscpu(root)
+        n_sockets = int_field(fields, "Socket(s)")
+        per_socket = int_field(fields, "Core(s) per socket", "Core(s) per cluster")
+        if n_sockets and per_socket:
+            out["sockets"] = n_sockets
+            out["cores"] = n_sockets * per_socket
+        else:
+            out["sockets"] = Unknown("no topology in sysfs, cpuinfo or lscpu")
+            out["cores"] = Unknown("no topology in sysfs, cpuinfo or lscpu")
+    if isinstance(out["logical_cpus"], int) and isinstance(out.get("cores"), int) and out["cores"]:
+        out["threads_per_core"] = max(1, out["logical_cpus"] // out["cores"])
+    else:
+        out["threads_per_core"] = Unknown("cores or logical CPUs unknown")
+    return out
+
+
+def _lscpu(root: SysRoot) -> Dict[str, str]:
+    try:
+        res = root.run(["lscpu"], timeout=2.0, live=False)
+    except Missing:
+        return {}
+    return parse_lscpu(res.stdout) if res.ok else {}
+
+
+def _model_name(arch: str, block: Dict[str, str], micro: Any) -> Any:
+    if block.get("model name"):
+        return block["model name"]
+    if arch.startswith("ppc64") and block.get("cpu"):
+        return block["cpu"].split(",")[0]
+    if isinstance(micro, dict):
+        # Arm kernels print no model name; archspec's name for the CPU part is the useful one.
+        return f"{micro['vendor']} {micro['name']}"
+    return Unknown("cpuinfo has no model name")
+
+
+def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
+    text = root.read("/proc/cpuinfo")
+    blocks = ci.parse_cpuinfo(text)
+    procs = ci.processors(blocks) or blocks
+    if not procs:
+        raise Missing("/proc/cpuinfo has no processor entries")
+    arch = ci.infer_arch(blocks)
+    first = procs[0]
+    flags = ci.flags(first)
+    micro: Any = Unknown("unknown ISA family")
+    if arch:
+        from hpcdoctor import microarch
+
+        found = microarch.detect(arch, first, flags, ci.power_generation(first))
+        micro = found if found else Unknown(f"archspec has no targets for {arch}")
+
+    cpu: Dict[str, Any] = {
+        "arch": arch or Unknown("cpuinfo matches no known ISA family"),
+        "vendor": (first.get("vendor_id") or (micro["vendor"] if isinstance(micro, dict) else None)
+                   or Unknown("no vendor in cpuinfo")),
+        "model_name": _model_name(arch or "", first, micro),
+        "microarch": micro["name"] if isinstance(micro, dict) else micro,
+        "microarch_ancestors": micro["ancestors"] if isinstance(micro, dict) else [],
+        "flags": flags,
+        "capabilities": capabilities(arch or "", flags),
+        # x86 guests see the hypervisor CPUID bit; clocks and topology then describe the VM.
+        "hypervisor": "hypervisor" in flags if arch == "x86_64" else Unknown("no hypervisor flag on this ISA"),
+    }
+    cpu.update(_topology(root, procs))
+    gov = root.read_or("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+    cpu["governor"] = gov.strip() if gov else Unknown("no cpufreq scaling governor (a VM, or no cpufreq driver)")
+    return {"cpu": cpu}

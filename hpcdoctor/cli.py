@@ -1,0 +1,276 @@
+"""Command line: ``hpcdoctor check | snapshot | rules | explain | env``.
+
+Contract: stdout carries the report or data, stderr progress and errors; exit 0 when nothing is
+at or above ``--fail-on``, 1 when something is, 2 for usage errors, bad input or internal errors.
+Every error is one line; a traceback is shown only with HPCDOCTOR_DEBUG=1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Dict, List, NoReturn, Optional, Sequence
+
+from hpcdoctor import __version__
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+FORMATS = ("terminal", "json", "markdown")
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error in one line and exits 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _csv(values: Optional[List[str]]) -> List[str]:
+    out: List[str] = []
+    for v in values or []:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="hpcdoctor", description="Diagnose and tune HPC and AI compute nodes.")
+    p.add_argument("--version", action="version", version=f"hpcdoctor {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    c = sub.add_parser("check", help="inspect this node (or a snapshot) and report findings")
+    c.add_argument("--from", dest="sources", action="append", metavar="PATH",
+                   help="replay a snapshot folder or .tar.gz instead of inspecting this node")
+    c.add_argument("--python", metavar="PATH", help="the interpreter your job runs (default: python3 on PATH)")
+    c.add_argument("--deep", action="store_true", help="import torch and initialise the GPU runtime (~5 s)")
+    c.add_argument("--format", choices=FORMATS, default="terminal")
+    c.add_argument("--output", "-o", metavar="FILE", help="write the --format output to FILE")
+    c.add_argument("--fail-on", choices=("error", "warning", "advice", "never"), default="error",
+                   help="exit 1 when a finding is at or above this severity (default: error)")
+    c.add_argument("--select", action="append", metavar="RULES", help="only these rules (codes, prefixes or symbols)")
+    c.add_argument("--ignore", action="append", metavar="RULES", help="skip these rules")
+    c.add_argument("--budget", type=float, default=30.0, metavar="SECONDS", help="hard limit for all probes")
+    c.add_argument("--quiet", "-q", action="store_true", help="print only blocking findings, one line each")
+    c.add_argument("--verbose", "-v", action="store_true", help="also list skipped rules and why")
+
+    s = sub.add_parser("snapshot", help="record what the checks read into a folder or .tar.gz")
+    s.add_argument("out", metavar="OUT", help="folder to create, or a name ending in .tar.gz")
+    s.add_argument("--python", metavar="PATH")
+    s.add_argument("--deep", action="store_true")
+    s.add_argument("--budget", type=float, default=60.0, metavar="SECONDS")
+
+    r = sub.add_parser("rules", help="list the rules")
+    r.add_argument("--format", choices=("terminal", "json"), default="terminal")
+
+    e = sub.add_parser("explain", help="show the documentation of one rule")
+    e.add_argument("rule", metavar="CODE_OR_SYMBOL")
+    e.add_argument("--format", choices=("terminal", "json"), default="terminal")
+    return p
+
+
+def _err(message: str) -> None:
+    sys.stderr.write(f"hpcdoctor: error: {message}\n")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list or (args_list[0].startswith("-") and args_list[0] not in ("-h", "--help", "--version")):
+        args_list.insert(0, "check")
+    try:
+        args = build_parser().parse_args(args_list)
+        if args.command == "check":
+            return cmd_check(args)
+        if args.command == "snapshot":
+            return cmd_snapshot(args)
+        if args.command == "rules":
+            return cmd_rules(args)
+        if args.command == "explain":
+            return cmd_explain(args)
+        raise UsageError("no command given (see 'hpcdoctor --help')")
+    except UsageError as exc:
+        _err(str(exc))
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:
+        from hpcdoctor.engine import RuleError
+        from hpcdoctor.sysroot import SnapshotError
+
+        if isinstance(exc, (SnapshotError, RuleError)):
+            _err(str(exc))
+            return EXIT_ERROR
+        if os.environ.get("HPCDOCTOR_DEBUG"):
+            raise
+        _err(f"internal error: {exc.__class__.__name__}: {exc} (set HPCDOCTOR_DEBUG=1 for the traceback)")
+        return EXIT_ERROR
+
+
+def _options(args: argparse.Namespace):
+    from hpcdoctor.runner import Options
+
+    if args.budget <= 0:
+        raise UsageError("--budget must be a positive number of seconds")
+    return Options(python=args.python, depth="deep" if args.deep else "fast", budget=args.budget)
+
+
+def _write_output(path: str, text: str) -> None:
+    """Write atomically: a pre-job record is either complete or absent, never half a file."""
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=str(target.parent))
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from hpcdoctor import engine, pipeline
+    from hpcdoctor.snapshot import open_snapshot
+    from hpcdoctor.sysroot import LiveSysRoot
+
+    started = time.monotonic()
+    options = _options(args)
+    rules, rule_errors = engine.load_rules()
+    rules = engine.select(rules, _csv(args.select), _csv(args.ignore))
+    sources = args.sources or []
+    if len(sources) > 1:
+        raise UsageError("--from takes one snapshot in this version")
+    if sources:
+        with open_snapshot(sources[0]) as root:
+            doc = pipeline.document(root, options, rules, source={"mode": "replay", "path": sources[0]})
+    else:
+        doc = pipeline.document(LiveSysRoot(), options, rules, source={"mode": "live"})
+    if rule_errors:
+        doc.setdefault("plugin_errors", []).extend(rule_errors)
+    elapsed = time.monotonic() - started
+    doc["elapsed_s"] = round(elapsed, 3)
+
+    blocking = engine.at_or_above(doc["findings"], args.fail_on)
+
+    text = render(doc, args.format, verbose=args.verbose, elapsed=elapsed) if args.output or args.format != "terminal" else None
+    if args.output:
+        _write_output(args.output, text or "")
+    if args.quiet:
+        for f in blocking:
+            subject = f"{f['subject']}: " if f.get("subject") else ""
+            sys.stdout.write(f"hpcdoctor: {f['severity']} {f['code']} {f['symbol']}: {subject}{f['message']}\n")
+    elif args.format == "terminal" or args.output:
+        from hpcdoctor.report import terminal
+
+        terminal.render(doc, sys.stdout, verbose=args.verbose, elapsed=elapsed)
+    else:
+        sys.stdout.write(text or "")
+    return EXIT_FINDINGS if blocking else EXIT_OK
+
+
+def render(doc: Dict[str, Any], fmt: str, verbose: bool = False, elapsed: Optional[float] = None) -> str:
+    if fmt == "json":
+        return json.dumps(doc, indent=2, sort_keys=False, default=str) + "\n"
+    if fmt == "markdown":
+        from hpcdoctor.report import markdown
+
+        return markdown.render(doc)
+    import io
+
+    from hpcdoctor.report import terminal
+
+    buf = io.StringIO()
+    terminal.render(doc, buf, verbose=verbose, elapsed=elapsed)
+    return buf.getvalue()
+
+
+def cmd_snapshot(args: argparse.Namespace) -> int:
+    import shutil
+
+    from hpcdoctor import pipeline
+    from hpcdoctor.snapshot import is_archive, write_archive
+    from hpcdoctor.sysroot import RecordingSysRoot
+
+    options = _options(args)
+    out = args.out
+    archive = is_archive(out)
+    if os.path.exists(out) and (archive or os.listdir(out)):
+        raise UsageError(f"{out} already exists; choose a new name")
+    folder = Path(tempfile.mkdtemp(prefix="hpcdoctor-snap-")) / "snapshot" if archive else Path(out)
+    try:
+        root = RecordingSysRoot(folder)
+        gathered = pipeline.gather(root, options)
+        root.finish({
+            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "hpcdoctor": __version__,
+            "depth": options.depth,
+            "redactions": ["secret-looking environment variables", "credentials in URLs",
+                           "environment variables not relevant to diagnosis"],
+            "probes": gathered["probes"],
+        })
+        if archive:
+            write_archive(folder, out)
+    except OSError as exc:
+        raise UsageError(f"cannot write snapshot {out}: {exc.strerror or exc}") from None
+    finally:
+        if archive:
+            shutil.rmtree(folder.parent, ignore_errors=True)
+    failed = [n for n, p in gathered["probes"].items() if p["status"] != "ok"]
+    sys.stderr.write(f"hpcdoctor: snapshot written to {out}"
+                     + (f" ({len(failed)} probe(s) incomplete: {', '.join(failed)})" if failed else "") + "\n")
+    return EXIT_OK
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    from hpcdoctor import engine
+
+    rules, _ = engine.load_rules()
+    if args.format == "json":
+        sys.stdout.write(json.dumps([r.to_json() for r in rules], indent=2) + "\n")
+        return EXIT_OK
+    from rich.markup import escape
+    from rich.table import Table
+
+    from hpcdoctor.report.terminal import make_console
+
+    con = make_console(sys.stdout)
+    table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
+    for col in ("code", "symbol", "severity", "title"):
+        table.add_column(col)
+    for r in rules:
+        table.add_row(r.code, r.symbol, r.severity, escape(r.title))
+    con.print(table)
+    return EXIT_OK
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from hpcdoctor import engine, knowledge
+
+    rules, _ = engine.load_rules()
+    r = engine.find_rule(rules, args.rule)
+    if r is None:
+        raise UsageError(f"no rule {args.rule!r} (see 'hpcdoctor rules')")
+    if args.format == "json":
+        sys.stdout.write(json.dumps(r.to_json(), indent=2) + "\n")
+        return EXIT_OK
+    from rich.markup import escape
+
+    from hpcdoctor.report.terminal import make_console
+
+    con = make_console(sys.stdout)
+    con.print(f"[bold]{r.code} {r.symbol}[/] ({r.severity}, {r.status}): {escape(r.title)}")
+    for head in engine.HEADINGS[:-1]:
+        con.print(f"\n[bold]{head}[/]")
+        con.print(escape(r.docs.get(head, "")))
+    con.print("\n[bold]References[/]")
+    for ref in r.references:
+        con.print(f"- {escape(knowledge.reference_title(ref))}")
+    return EXIT_OK

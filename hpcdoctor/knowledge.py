@@ -1,0 +1,31 @@
+"""Hardware and site knowledge as data: TOML files shipped in ``hpcdoctor/knowledge``."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+from typing import Any, Dict
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on the oldest supported Python in CI
+    import tomli as tomllib
+
+KNOWLEDGE_DIR = Path(__file__).parent / "knowledge"
+
+
+@functools.lru_cache(maxsize=None)
+def load(name: str) -> Dict[str, Any]:
+    with open(KNOWLEDGE_DIR / f"{name}.toml", "rb") as fh:
+        return tomllib.load(fh)
+
+
+def reference_title(ref: str) -> str:
+    """Human title of a reference item ('001_....txt (section)' or a URL)."""
+    key = ref.split()[0]
+    seed = load("sources").get("seeds", {}).get(key)
+    if seed:
+        rest = ref[len(key):].strip()
+        return f"{seed['title']} {rest}".strip()
+    return ref

@@ -1,0 +1,78 @@
+"""Microarchitecture detection with archspec's data, fed from any /proc/cpuinfo.
+
+``archspec.cpu.host()`` reads the running machine's /proc/cpuinfo and ``platform.machine()``,
+which would make a replayed snapshot report the support engineer's laptop. Here the partial
+microarchitecture is built from the SysRoot's cpuinfo and matched against archspec's targets
+with archspec's own compatibility checks, choosing the most specific candidate the way
+archspec does.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+# archspec costs ~25 ms to import (it loads its JSON database), so only the cpu check pays it.
+import archspec.cpu.detect as _detect
+from archspec.cpu.microarchitecture import TARGETS, generic_microarchitecture
+
+
+def _vendor(arch: str, block: Dict[str, str]) -> str:
+    if arch == "x86_64":
+        return block.get("vendor_id", "generic")
+    if arch == "aarch64":
+        code = block.get("CPU implementer")
+        if not code:
+            return "generic"
+        vendors = _detect.TARGETS_JSON["conversions"]["arm_vendors"]
+        return vendors.get(code, code)
+    if arch.startswith("ppc64"):
+        return "IBM"
+    return "generic"
+
+
+def _compatible(arch: str, info, target) -> bool:
+    root = TARGETS.get(arch)
+    if root is None:
+        return False
+    in_family = target == root or root in target.ancestors
+    if arch == "x86_64":
+        return in_family and target.vendor in (info.vendor, "generic") and target.features.issubset(info.features)
+    if arch == "aarch64":
+        if target.vendor == "generic" and target.name != "aarch64":
+            return False
+        return (root == target.family and target.vendor in (info.vendor, "generic")
+                and target.features.issubset(info.features))
+    if arch.startswith("ppc64"):
+        return in_family and target.generation <= info.generation
+    return in_family and target.vendor == "generic"
+
+
+def detect(arch: str, block: Dict[str, str], flags: List[str], generation: int = 0) -> Optional[Dict[str, object]]:
+    """Best archspec target for one cpuinfo processor block of the given ISA family."""
+    if arch not in TARGETS:
+        return None
+    info = _detect.partial_uarch(
+        vendor=_vendor(arch, block),
+        features=set(flags),
+        generation=generation,
+        cpu_part=block.get("CPU part", "") if arch == "aarch64" else "",
+    )
+    candidates = [t for t in TARGETS.values() if _compatible(arch, info, t)]
+    if not candidates:
+        best = generic_microarchitecture(arch)
+        return {"name": best.name, "vendor": info.vendor, "ancestors": []}
+
+    def rank(t):
+        return len(t.ancestors), len(t.features)
+
+    generic = [c for c in candidates if c.vendor == "generic"]
+    best_generic = max(generic, key=rank) if generic else TARGETS[arch]
+    if info.cpu_part and any(c.cpu_part == info.cpu_part for c in candidates):
+        candidates = [c for c in candidates if c.cpu_part == info.cpu_part]
+    specific = [c for c in candidates if c > best_generic]
+    best = max(specific, key=rank) if specific else best_generic
+    return {
+        "name": best.name,
+        "vendor": info.vendor,
+        "ancestors": [a.name for a in best.ancestors],
+    }

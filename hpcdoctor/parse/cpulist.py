@@ -1,0 +1,70 @@
+"""Kernel CPU lists ("0-3,8,10-11") and hex masks ("ff,ffffffff")."""
+
+from __future__ import annotations
+
+from typing import Iterable, List
+
+
+class ListFormatError(ValueError):
+    pass
+
+
+def parse_cpulist(text: str) -> List[int]:
+    """Parse a cpulist such as ``0-3,8,10-11`` (also ``0-7:2`` stride form). Empty means none."""
+    text = text.strip()
+    if not text:
+        return []
+    cpus = set()
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        stride = 1
+        if ":" in part:
+            part, _, s = part.partition(":")
+            stride = _int(s)
+            if stride <= 0:
+                raise ListFormatError(f"bad stride in {text!r}")
+        if "-" in part:
+            lo_s, _, hi_s = part.partition("-")
+            lo, hi = _int(lo_s), _int(hi_s)
+            if hi < lo or hi - lo > 1 << 16:
+                raise ListFormatError(f"bad range {part!r}")
+            cpus.update(range(lo, hi + 1, stride))
+        else:
+            cpus.add(_int(part))
+    return sorted(cpus)
+
+
+def parse_cpumask(text: str) -> List[int]:
+    """Parse a hex mask as in /sys ``local_cpus`` or Cpus_allowed: comma-separated 32-bit words,
+    most significant first."""
+    digits = text.strip().replace(",", "")
+    if not digits:
+        return []
+    try:
+        value = int(digits, 16)
+    except ValueError:
+        raise ListFormatError(f"not a hex mask: {text[:40]!r}") from None
+    return [i for i in range(value.bit_length()) if value >> i & 1]
+
+
+def format_cpulist(cpus: Iterable[int]) -> str:
+    """The compact kernel form of a CPU set, for messages and fixes."""
+    out = []
+    items = sorted(set(cpus))
+    i = 0
+    while i < len(items):
+        j = i
+        while j + 1 < len(items) and items[j + 1] == items[j] + 1:
+            j += 1
+        out.append(str(items[i]) if i == j else f"{items[i]}-{items[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def _int(s: str) -> int:
+    s = s.strip()
+    if not s.isdigit():
+        raise ListFormatError(f"not a CPU number: {s!r}")
+    return int(s)

@@ -1,0 +1,70 @@
+"""Loading check and rule modules: the built-in packages and site plugin directories.
+
+Built-ins are ordinary subpackages (``hpcdoctor.checks``, ``hpcdoctor.rules``), discovered by
+listing their folder, so installs (wheel and editable alike) and type checkers see normal
+modules. A site adds its own by dropping ``*.py`` files into ``/etc/hpcdoctor/<kind>.d/`` or into
+``<dir>/<kind>/`` for each ``dir`` in ``HPCDOCTOR_PATH``; those are loaded by path with the same
+discovery, so built-ins and site additions use one mechanism.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import pkgutil
+import sys
+from types import ModuleType
+from typing import List, Optional, Sequence, Tuple
+
+SYSTEM_DIR = "/etc/hpcdoctor"
+
+
+def site_dirs(kind: str, extra: Sequence[str] = ()) -> List[str]:
+    dirs = [os.path.join(SYSTEM_DIR, f"{kind}.d")]
+    for base in os.environ.get("HPCDOCTOR_PATH", "").split(os.pathsep):
+        if base:
+            dirs.append(os.path.join(base, kind))
+    dirs.extend(extra)
+    return [d for d in dirs if os.path.isdir(d)]
+
+
+def builtin_modules(package: str) -> List[ModuleType]:
+    pkg = importlib.import_module(package)
+    names = sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_"))
+    return [importlib.import_module(f"{package}.{n}") for n in names]
+
+
+def load_dir(directory: str, kind: str) -> Tuple[List[ModuleType], List[str]]:
+    """Modules from one site directory, and one error line per file that failed to load."""
+    mods, errors = [], []
+    tag = hashlib.sha1(os.path.abspath(directory).encode()).hexdigest()[:8]
+    for fname in sorted(os.listdir(directory)):
+        if not fname.endswith(".py") or fname.startswith("_"):
+            continue
+        path = os.path.join(directory, fname)
+        name = f"hpcdoctor_site_{kind}_{tag}_{fname[:-3]}"
+        try:
+            spec = importlib.util.spec_from_file_location(name, path)
+            if spec is None or spec.loader is None:
+                raise ImportError("not a Python module")
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[name] = mod
+            spec.loader.exec_module(mod)
+        except Exception as exc:  # a broken site plugin must not take the tool down
+            sys.modules.pop(name, None)
+            errors.append(f"{path}: {exc.__class__.__name__}: {exc}")
+            continue
+        mods.append(mod)
+    return mods, errors
+
+
+def load(package: str, kind: str, extra_dirs: Optional[Sequence[str]] = None) -> Tuple[List[ModuleType], List[str]]:
+    mods = builtin_modules(package)
+    errors: List[str] = []
+    for d in site_dirs(kind, extra_dirs or ()):
+        more, errs = load_dir(d, kind)
+        mods.extend(more)
+        errors.extend(errs)
+    return mods, errors

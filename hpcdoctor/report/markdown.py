@@ -1,0 +1,55 @@
+"""Markdown for a ticket reply: findings first, each with its fix, then the node summary."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from hpcdoctor import knowledge
+from hpcdoctor.report.summary import failed_probes, node_lines
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render(doc: Dict[str, Any]) -> str:
+    facts = doc.get("facts", {})
+    host = (facts.get("system") or {}).get("hostname") or "the node"
+    out: List[str] = [f"## hpcdoctor report for `{host}`", ""]
+    findings = doc.get("findings", [])
+    if not findings:
+        out += ["No problems found.", ""]
+    for f in findings:
+        subject = f" ({f['subject']})" if f.get("subject") else ""
+        out += [
+            f"### {f['severity'].upper()}: {f['title']}{subject}",
+            "",
+            f"{f['message']}.",
+            "",
+            "**Fix:**",
+            "",
+            "```bash",
+            f["fix"],
+            "```",
+            "",
+            f"Rule `{f['code']}` `{f['symbol']}`; see `hpcdoctor explain {f['code']}`.",
+        ]
+        refs = [knowledge.reference_title(r) for r in f.get("references", [])]
+        if refs:
+            out += [""] + [f"- {r}" for r in refs]
+        out.append("")
+    out += ["### Node", "", "| | |", "|---|---|"]
+    out += [f"| {label} | {_cell(text)} |" for label, text in node_lines(doc)]
+    out.append("")
+    problems = failed_probes(doc)
+    skipped = doc.get("skipped", [])
+    if problems or skipped:
+        out += ["<details><summary>What could not be checked</summary>", ""]
+        out += [f"- probe {p}" for p in problems]
+        out += [f"- rule `{s['code']}` {s['symbol']}: {s['reason']}" for s in skipped]
+        out += ["", "</details>", ""]
+    src = doc.get("source", {})
+    out.append(f"<sub>hpcdoctor {doc['tool']['version']}, {src.get('mode', 'live')}"
+               f"{' of ' + str(src['path']) if src.get('path') else ''}, {doc.get('depth', 'fast')} depth, "
+               f"schema {doc['schema_version']}</sub>")
+    return "\n".join(out) + "\n"

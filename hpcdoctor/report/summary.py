@@ -1,0 +1,95 @@
+"""The node summary lines, shared by the terminal and Markdown reporters."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Tuple
+
+from hpcdoctor.facts import FactView
+
+
+def _gib(n: Any) -> str:
+    return f"{n / 1024 ** 3:.0f} GiB" if isinstance(n, (int, float)) else "?"
+
+
+def node_lines(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
+    f = FactView(doc.get("facts", {}), doc.get("unknown", {}))
+    lines: List[Tuple[str, str]] = []
+
+    cpu_bits = []
+    if f.has("cpu.model_name"):
+        cpu_bits.append(str(f.get("cpu.model_name")))
+    micro = [x for x in (f.get("cpu.microarch"), f.get("cpu.arch")) if x]
+    if micro:
+        cpu_bits.append(f"({', '.join(micro)})")
+    topo = []
+    for path, unit in (("cpu.sockets", "socket"), ("cpu.cores", "core"), ("cpu.logical_cpus", "thread")):
+        n = f.get(path)
+        if isinstance(n, int):
+            topo.append(f"{n} {unit}{'s' if n != 1 else ''}")
+    if topo:
+        cpu_bits.append("· " + ", ".join(topo))
+    caps = f.get("cpu.capabilities") or {}
+    shown = [c for c in ("amx_bf16", "avx512_bf16", "avx512f", "avx2", "sve2", "sve", "svebf16", "bf16", "i8mm", "sme")
+             if caps.get(c)]
+    if shown:
+        cpu_bits.append("· " + " ".join(shown[:5]))
+    lines.append(("CPU", " ".join(cpu_bits) or "unknown: " + f.reason("cpu")))
+
+    mem_bits = []
+    if f.has("memory.total_bytes"):
+        mem_bits.append(_gib(f.get("memory.total_bytes")))
+    if f.has("numa.count"):
+        n = f.get("numa.count")
+        mem_bits.append(f"{n} NUMA node{'s' if n != 1 else ''}")
+    if f.has("memory.thp_enabled"):
+        mem_bits.append(f"THP {f.get('memory.thp_enabled')}")
+    if f.has("memory.shm_size_bytes"):
+        mem_bits.append(f"/dev/shm {_gib(f.get('memory.shm_size_bytes'))}")
+    lines.append(("Memory", " · ".join(mem_bits) or "unknown"))
+
+    gpus = f.gpus()
+    if gpus:
+        names: Dict[str, int] = {}
+        for g in gpus:
+            names[str(g.get("name") or "GPU")] = names.get(str(g.get("name") or "GPU"), 0) + 1
+        desc = ", ".join(f"{n} × {name}" for name, n in names.items())
+        drv = gpus[0].get("driver_version")
+        lines.append(("GPUs", desc + (f" · driver {drv}" if drv else "")))
+    elif f.get("gpus") == []:
+        lines.append(("GPUs", "none"))
+    elif "gpus" in doc.get("unknown", {}):
+        lines.append(("GPUs", "unknown: " + doc["unknown"]["gpus"]))
+
+    if f.has("torch.version") or "torch" in doc.get("facts", {}):
+        t = doc["facts"].get("torch") or {}
+        if t.get("version"):
+            extra = f" (CUDA {t['cuda']})" if t.get("cuda") else (f" (ROCm {t['hip']})" if t.get("hip") else " (CPU build)" if t.get("build") == "cpu" else "")
+            where = f" · {t['python']}" if t.get("python") else ""
+            lines.append(("Python", f"torch {t['version']}{extra}{where}"))
+        elif t.get("error"):
+            lines.append(("Python", f"torch: {t['error']}"))
+
+    sched = doc.get("facts", {}).get("scheduler") or {}
+    job = ""
+    if sched.get("kind") == "slurm":
+        bits = [f"Slurm job {sched.get('job_id')}"]
+        for key, label in (("ntasks", "tasks"), ("tasks_per_node", "tasks/node"), ("cpus_per_task", "CPUs/task"),
+                           ("gpus_on_node", "GPUs on node")):
+            if sched.get(key):
+                bits.append(f"{sched[key]} {label}")
+        job = " · ".join(bits)
+    elif sched.get("in_job"):
+        job = f"{sched.get('kind')} job {sched.get('job_id')}"
+    elif sched:
+        job = "not inside a batch job"
+    allowed = f.get("affinity.allowed_count")
+    if isinstance(allowed, int):
+        job = (job + " · " if job else "") + f"{allowed} CPUs allowed"
+    if job:
+        lines.append(("Job", job))
+    return lines
+
+
+def failed_probes(doc: Dict[str, Any]) -> List[str]:
+    return [f"{name}: {p.get('status')} ({p.get('reason')})" for name, p in doc.get("probes", {}).items()
+            if p.get("status") != "ok"]

@@ -1,0 +1,73 @@
+"""The terminal report: rich when stdout is a terminal, plain text otherwise or under NO_COLOR."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Dict, IO, Optional
+
+from hpcdoctor.report.summary import failed_probes, node_lines
+
+ICONS = {"error": ("✖", "bold red"), "warning": ("▲", "bold yellow"), "advice": ("●", "cyan")}
+
+
+def make_console(stream: IO[str], plain: Optional[bool] = None):
+    from rich.console import Console
+
+    is_tty = stream.isatty() if hasattr(stream, "isatty") else False
+    if plain is None:
+        plain = not is_tty or bool(os.environ.get("NO_COLOR"))
+    # Plain output is for logs and pipes: no colour, no hard wrapping, no terminal tricks.
+    return Console(file=stream, highlight=False, no_color=plain, soft_wrap=not is_tty,
+                   force_terminal=False if plain else None, emoji=False)
+
+
+def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = False,
+           elapsed: Optional[float] = None) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = make_console(stream)
+    facts = doc.get("facts", {})
+    host = (facts.get("system") or {}).get("hostname") or "this node"
+    src = doc.get("source", {})
+    where = src.get("path") or src.get("mode", "live")
+    timing = f" in {elapsed:.2f}s" if elapsed is not None else ""
+    con.print(f"[bold]hpcdoctor[/] {escape(doc['tool']['version'])} · [bold]{escape(str(host))}[/] · "
+              f"{escape(str(where))} · {escape(doc.get('depth', 'fast'))} depth{timing}")
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    for label, text in node_lines(doc):
+        grid.add_row(label, escape(text))
+    con.print(grid)
+    con.print()
+
+    findings = doc.get("findings", [])
+    if not findings:
+        con.print("[green]✓ no findings[/]")
+    else:
+        n = doc.get("summary", {})
+        counts = ", ".join(f"{n.get(s, 0)} {s}" for s in ("error", "warning", "advice") if n.get(s))
+        con.print(f"[bold]Findings[/] ({counts})")
+        for f in findings:
+            icon, style = ICONS.get(f["severity"], ("•", ""))
+            subject = f"{escape(f['subject'])}: " if f.get("subject") else ""
+            con.print(f"[{style}]{icon} {f['severity']:<7}[/] [bold]{f['code']} {f['symbol']}[/]  {subject}"
+                      f"{escape(f['message'])}")
+            con.print(f"            [dim]fix:[/] {escape(f['fix'])}")
+    problems = failed_probes(doc)
+    skipped = doc.get("skipped", [])
+    if problems or skipped:
+        con.print()
+    for line in problems:
+        con.print(f"[yellow]? probe {escape(line)}[/]")
+    if skipped:
+        if verbose:
+            for s in skipped:
+                con.print(f"[dim]- skipped {s['code']} {s['symbol']}: {escape(s['reason'])}[/]")
+        else:
+            con.print(f"[dim]{len(skipped)} rule(s) skipped for missing facts (--verbose lists them)[/]")
+    if doc.get("plugin_errors"):
+        for e in doc["plugin_errors"]:
+            con.print(f"[yellow]! plugin not loaded: {escape(e)}[/]")

@@ -1,0 +1,1 @@
+"""Built-in rules: one module per topic. Rules judge facts; they never gather them."""

@@ -1,0 +1,29 @@
+"""Small helpers shared by rule modules (not rules themselves: the loader skips _modules)."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from hpcdoctor.facts import FactView
+
+
+def parse_threads(value: Optional[str]) -> Optional[int]:
+    """OMP_NUM_THREADS may be a nested list ("8,2"); the first level is this process's team."""
+    if value is None:
+        return None
+    m = re.match(r"^\s*(\d+)\s*(?:,|$)", value)
+    return int(m.group(1)) if m else None
+
+
+def local_ranks(f: FactView) -> int:
+    """Ranks sharing this node, from the scheduler or the launcher; 1 when nothing says."""
+    for path in ("scheduler.tasks_per_node", "scheduler.launcher_local_world_size"):
+        n = f.get(path)
+        if isinstance(n, int) and n > 0:
+            return n
+    return 1
+
+
+def in_slurm_step_or_job(f: FactView) -> bool:
+    return f.get("scheduler.kind") == "slurm"

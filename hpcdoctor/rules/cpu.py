@@ -1,0 +1,48 @@
+"""CPU precision and math-library settings."""
+
+from __future__ import annotations
+
+from hpcdoctor.engine import Hit, rule
+
+
+@rule("CPU001", "cpu-bf16-fpmath", "advice", "fp32 math on a bf16-capable CPU without oneDNN fast math",
+      impact=6)
+def cpu_bf16_fpmath(f):
+    """
+    What it detects:
+        A CPU node whose CPU computes in bf16 natively (x86 avx512_bf16 or amx_bf16; Arm bf16 or
+        svebf16) while DNNL_DEFAULT_FPMATH_MODE is unset, so oneDNN runs fp32 matmuls and
+        convolutions in full fp32.
+
+    Why it matters:
+        With the fpmath mode set to BF16, oneDNN (PyTorch's CPU backend, with the Arm Compute
+        Library on aarch64) may compute fp32 operations with bf16 inputs and fp32 accumulation.
+        The Isambard guide reports up to 2x for fp32 inference on Grace; AMX doubles that again
+        on Sapphire Rapids. The trade-off is precision: inputs are rounded to bf16's 8-bit
+        mantissa, which inference nearly always tolerates and training should verify.
+        CPUs without bf16 (A64FX, Graviton2, Zen 3 and older) gain nothing, so it never fires there.
+
+    How to fix:
+        export DNNL_DEFAULT_FPMATH_MODE=BF16 in the job script (and LRU_CACHE_CAPACITY=1024 on
+        aarch64). Compare accuracy on a validation set before adopting it for training.
+
+    References:
+        - 000_6e25303b50457a54.txt (section 3.1: DNNL_DEFAULT_FPMATH_MODE=BF16, "up to 2x")
+        - https://oneapi-src.github.io/oneDNN/dev_guide_attributes_fpmath_mode.html
+    """
+    caps = f["cpu.capabilities"]
+    if not caps.get("bf16") or f.gpus():
+        return
+    env = f["env.vars"]
+    if env.get("DNNL_DEFAULT_FPMATH_MODE") or env.get("ONEDNN_DEFAULT_FPMATH_MODE"):
+        return
+    native_flags = ("amx_bf16", "avx512_bf16") if f.get("cpu.arch") == "x86_64" else ("svebf16", "bf16")
+    native = [c for c in native_flags if caps.get(c)]
+    yield Hit(
+        message=(f"this {f.get('cpu.model_name') or 'CPU'} computes bf16 natively ({', '.join(native)}) "
+                 "but DNNL_DEFAULT_FPMATH_MODE is unset, so fp32 matmuls run at fp32 speed; "
+                 "BF16 fast math gives up to 2x for fp32 inference at bf16 input precision"),
+        fix="export DNNL_DEFAULT_FPMATH_MODE=BF16   # verify accuracy before using it for training",
+        evidence={"cpu.capabilities": {c: True for c in native}, "env.DNNL_DEFAULT_FPMATH_MODE": None},
+        env={"DNNL_DEFAULT_FPMATH_MODE": "BF16"},
+    )

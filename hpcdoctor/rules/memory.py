@@ -1,0 +1,67 @@
+"""Memory settings: huge pages and NUMA page placement."""
+
+from __future__ import annotations
+
+from hpcdoctor.engine import Hit, rule
+
+
+@rule("MEM001", "thp-disabled", "advice", "transparent huge pages disabled", impact=3)
+def thp_disabled(f):
+    """
+    What it detects:
+        Transparent huge pages set to "never" in /sys/kernel/mm/transparent_hugepage/enabled.
+
+    Why it matters:
+        With 4 KiB pages, large tensors and arrays need hundreds of times more TLB entries than
+        with 2 MiB pages; memory-bound kernels then spend time on page walks. PyTorch's CPU
+        allocator asks for huge pages with madvise, which does nothing when THP is "never".
+
+    How to fix:
+        This is a node setting for the administrators: set it to "madvise" (or "always"), for
+        example echo madvise > /sys/kernel/mm/transparent_hugepage/enabled at boot. Ask your
+        site if this is deliberate for the partition.
+
+    References:
+        - 000_6e25303b50457a54.txt (section 3.3: THP reduces TLB lookup overhead)
+        - https://docs.kernel.org/admin-guide/mm/transhuge.html
+    """
+    mode = f["memory.thp_enabled"]
+    if mode != "never":
+        return
+    yield Hit(
+        message="transparent huge pages are disabled (never); large allocations use 4 KiB pages",
+        fix="ask the administrators to set /sys/kernel/mm/transparent_hugepage/enabled to madvise",
+        evidence={"memory.thp_enabled": mode},
+    )
+
+
+@rule("MEM002", "numa-balancing-on", "advice", "automatic NUMA balancing on a multi-node host", impact=4)
+def numa_balancing_on(f):
+    """
+    What it detects:
+        Automatic NUMA balancing enabled (/proc/sys/kernel/numa_balancing) on a host with two or
+        more NUMA nodes.
+
+    Why it matters:
+        The kernel samples memory accesses by unmapping pages and migrates pages and threads
+        towards the node it guesses they belong to. For ranks that are already bound, that is
+        overhead and jitter; for unbound ones it moves memory behind the application's back.
+        Cross-socket traffic costs 10-30% in common cases.
+
+    How to fix:
+        Bind each rank to the cores and memory of its own NUMA node:
+        srun --cpu-bind=cores --mem-bind=local. Administrators can disable balancing on compute
+        nodes with sysctl kernel.numa_balancing=0.
+
+    References:
+        - 004_3c12714629749d50.txt (NUMA and sockets: "10-30% regressions are common", srun --cpu-bind=cores --mem-bind=local)
+        - https://docs.kernel.org/admin-guide/sysctl/kernel.html#numa-balancing
+    """
+    count = f["numa.count"]
+    if count < 2 or not f["numa.balancing"]:
+        return
+    yield Hit(
+        message=f"automatic NUMA balancing is on across {count} NUMA nodes; pages and threads migrate at run time",
+        fix="srun --cpu-bind=cores --mem-bind=local ...   (admins: sysctl kernel.numa_balancing=0)",
+        evidence={"numa.count": count, "numa.balancing": True},
+    )

@@ -1,0 +1,116 @@
+"""Runs the checks in parallel, each under its timeout, all under one budget.
+
+A check runs in a daemon thread: if it hangs in a C call (an NVML call into a wedged driver) the
+runner stops waiting, records a timeout, and the process can still exit, since daemon threads
+never block interpreter shutdown. Commands started by checks carry their own timeouts and are
+killed with their process group.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Dict, List, Optional, Sequence
+
+from hpcdoctor.facts import Unknown
+from hpcdoctor.sysroot import Missing, SnapshotError, SysRoot
+
+DEFAULT_BUDGET = 30.0
+
+
+@dataclass
+class Options:
+    python: Optional[str] = None      # the interpreter a job would run; None: python3 on PATH
+    depth: str = "fast"                # fast: no torch import; deep: import torch, init CUDA
+    bench: Optional[str] = None        # None, "quick" or "full"
+    budget: float = DEFAULT_BUDGET
+
+
+@dataclass
+class CheckContext:
+    options: Options
+    deadline: float
+
+    def remaining(self, cap: Optional[float] = None) -> float:
+        left = max(0.0, self.deadline - time.monotonic())
+        return min(left, cap) if cap is not None else left
+
+
+@dataclass
+class ProbeResult:
+    name: str
+    status: str = "pending"            # ok, unknown, error, timeout
+    duration_s: float = 0.0
+    reason: Optional[str] = None
+    facts: Dict[str, Any] = field(default_factory=dict)
+    provides: tuple = ()
+
+
+def _run_one(mod: ModuleType, root: SysRoot, ctx: CheckContext, res: ProbeResult) -> None:
+    start = time.monotonic()
+    try:
+        facts = mod.collect(root, ctx)
+        if not isinstance(facts, dict):
+            raise TypeError(f"check {res.name} returned {type(facts).__name__}, not a dict")
+        res.facts = facts
+        res.status = "ok"
+    except Missing as exc:
+        res.status, res.reason = "unknown", str(exc)
+    except SnapshotError as exc:
+        res.status, res.reason = "error", str(exc)
+    except Exception as exc:  # a bug in one check must cost only that check's facts
+        last = traceback.extract_tb(exc.__traceback__)[-1:]
+        where = f" at {last[0].filename.rsplit('/', 1)[-1]}:{last[0].lineno}" if last else ""
+        res.status, res.reason = "error", f"{exc.__class__.__name__}: {exc}{where}"
+    res.duration_s = round(time.monotonic() - start, 4)
+
+
+def run_checks(root: SysRoot, checks: Sequence[ModuleType], options: Options) -> Dict[str, ProbeResult]:
+    started = time.monotonic()
+    ctx = CheckContext(options=options, deadline=started + options.budget)
+    results: Dict[str, ProbeResult] = {}
+    threads: List[tuple] = []
+    for mod in checks:
+        name = getattr(mod, "NAME", mod.__name__.rsplit(".", 1)[-1])
+        res = ProbeResult(name=name, provides=tuple(getattr(mod, "PROVIDES", (name,))))
+        results[name] = res
+        t = threading.Thread(target=_run_one, args=(mod, root, ctx, res), name=f"check-{name}", daemon=True)
+        t.start()
+        threads.append((t, res, check_timeout(mod, options)))
+    for t, res, timeout in threads:
+        limit = min(started + timeout, ctx.deadline)
+        t.join(max(0.0, limit - time.monotonic()))
+        if t.is_alive():
+            res.status = "timeout"
+            res.duration_s = round(time.monotonic() - started, 4)
+            res.reason = (f"did not finish within {timeout:.1f}s"
+                          if limit < ctx.deadline else f"stopped by the {options.budget:g}s budget")
+            res.facts = {}
+    return results
+
+
+def check_timeout(mod: ModuleType, options: Options) -> float:
+    """A check's own limit: ``timeout(options)`` where depth changes it (a torch import, a
+    benchmark), else its TIMEOUT constant."""
+    fn = getattr(mod, "timeout", None)
+    return float(fn(options)) if callable(fn) else float(getattr(mod, "TIMEOUT", 5.0))
+
+
+def merge_facts(results: Dict[str, ProbeResult]) -> Dict[str, Any]:
+    """Top-level fact sections from every check. ``gpus`` lists from several vendors' checks
+    are concatenated; any other clash is a bug in a check and the first one wins."""
+    facts: Dict[str, Any] = {}
+    for res in results.values():
+        for key, value in res.facts.items():
+            if key in facts and isinstance(facts[key], list) and isinstance(value, list):
+                facts[key] = facts[key] + value
+            elif key not in facts:
+                facts[key] = value
+    for res in results.values():
+        if res.status != "ok":
+            for key in res.provides:
+                facts.setdefault(key, Unknown(res.reason or res.status))
+    return facts

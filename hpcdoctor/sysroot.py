@@ -1,0 +1,459 @@
+"""SysRoot: every byte a check reads comes through here.
+
+Three implementations share one interface, so checks run unchanged on a live node, on a recorded
+snapshot (a support ticket) and while recording one:
+
+* ``LiveSysRoot`` reads the machine;
+* ``ReplaySysRoot`` reads a snapshot folder laid out as DESIGN.md describes;
+* ``RecordingSysRoot`` reads the machine and writes what it read into a snapshot folder.
+
+A read that cannot be satisfied raises ``Missing`` with the reason; checks turn that into an
+Unknown fact. Nothing here judges what it reads.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from hpcdoctor import envfilter
+
+# A file bigger than this is not something a check needs; reading it would only cost time.
+MAX_READ_BYTES = 8 * 1024 * 1024
+DEFAULT_CMD_TIMEOUT = 5.0
+
+SNAPSHOT_FORMAT = "hpcdoctor-snapshot"
+SNAPSHOT_VERSION = 1
+
+
+class Missing(Exception):
+    """The thing asked for cannot be had here; ``str(exc)`` says why."""
+
+
+@dataclass
+class CmdResult:
+    argv: List[str]
+    rc: int
+    stdout: str
+    stderr: str
+    duration_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0
+
+    @property
+    def not_found(self) -> bool:
+        return self.rc == 127
+
+    def why_failed(self) -> str:
+        name = self.argv[0] if self.argv else "command"
+        if self.rc == 127:
+            return f"{name} is not installed"
+        if self.rc == 124:
+            return f"{' '.join(self.argv)} timed out"
+        first = (self.stderr or self.stdout or "").strip().splitlines()
+        detail = first[-1][:200] if first else "no output"
+        return f"{' '.join(self.argv)} exited {self.rc}: {detail}"
+
+
+class SysRoot:
+    """The interface checks use. Paths are absolute paths on the inspected machine."""
+
+    mode = "abstract"
+
+    def __init__(self) -> None:
+        self._env_cache: Optional[Dict[str, str]] = None
+
+    # -- files -------------------------------------------------------------------------------
+    def read(self, path: str) -> str:
+        raise NotImplementedError
+
+    def read_or(self, path: str, default: Optional[str] = None) -> Optional[str]:
+        try:
+            return self.read(path)
+        except Missing:
+            return default
+
+    def listdir(self, path: str) -> List[str]:
+        raise NotImplementedError
+
+    def glob(self, pattern: str) -> List[str]:
+        """Absolute paths matching a glob whose wildcards sit in path components."""
+        parts = [p for p in pattern.split("/") if p]
+        found = ["/"]
+        for part in parts:
+            nxt = []
+            for base in found:
+                if any(ch in part for ch in "*?["):
+                    try:
+                        names = self.listdir(base)
+                    except Missing:
+                        continue
+                    nxt.extend(_join(base, n) for n in sorted(names) if fnmatch.fnmatchcase(n, part))
+                else:
+                    nxt.append(_join(base, part))
+            found = nxt
+        return [p for p in found if self.exists(p)]
+
+    def exists(self, path: str) -> bool:
+        raise NotImplementedError
+
+    # -- commands ----------------------------------------------------------------------------
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_CMD_TIMEOUT, live: bool = True) -> CmdResult:
+        """Run a command. ``live=False`` consults recordings only: for commands too slow to run
+        on every check (``collect_env``) but worth reading from a snapshot or a paste."""
+        raise NotImplementedError
+
+    # -- environment and API probes ----------------------------------------------------------
+    def environ(self) -> Dict[str, str]:
+        """The job's environment, filtered to what matters and with secrets redacted."""
+        if self._env_cache is None:
+            self._env_cache = self._load_environ()
+        return dict(self._env_cache)
+
+    def _load_environ(self) -> Dict[str, str]:
+        raise NotImplementedError
+
+    def probe(self, name: str, fn: Callable[[], Any]) -> Any:
+        """Result of an API probe that has no text source (NVML, sched_getaffinity, statvfs).
+
+        ``fn`` runs on a live node and must return JSON-serialisable data; a snapshot replays it.
+        """
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+def _join(base: str, name: str) -> str:
+    return base.rstrip("/") + "/" + name
+
+
+# ---------------------------------------------------------------------------------------------
+# live
+
+
+def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.kill()
+    except ProcessLookupError:
+        pass
+
+
+def run_process(argv: Sequence[str], timeout: float, env: Optional[Dict[str, str]] = None) -> CmdResult:
+    """Run argv with a hard timeout. The child gets its own process group so that a hung
+    ``nvidia-smi`` and anything it spawned are killed together, and no stdin, so nothing can
+    wait on a terminal."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            env=env,
+        )
+    except FileNotFoundError:
+        return CmdResult(list(argv), 127, "", "command not found", 0.0)
+    except (PermissionError, OSError) as exc:
+        return CmdResult(list(argv), 126, "", f"cannot execute: {exc}", 0.0)
+    try:
+        out, err = proc.communicate(timeout=max(timeout, 0.01))
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        try:
+            out, err = proc.communicate(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            out, err = b"", b""
+        return CmdResult(
+            list(argv), 124, _decode(out), f"timed out after {timeout:.1f}s", time.monotonic() - start
+        )
+    except BaseException:
+        _kill_group(proc)
+        raise
+    return CmdResult(list(argv), proc.returncode, _decode(out), _decode(err), time.monotonic() - start)
+
+
+def _decode(data: Optional[bytes]) -> str:
+    if not data:
+        return ""
+    return data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
+
+
+class LiveSysRoot(SysRoot):
+    mode = "live"
+
+    def read(self, path: str) -> str:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_READ_BYTES)
+        except FileNotFoundError:
+            raise Missing(f"{path} does not exist") from None
+        except PermissionError:
+            raise Missing(f"{path}: permission denied") from None
+        except IsADirectoryError:
+            raise Missing(f"{path} is a directory") from None
+        except OSError as exc:
+            # sysfs answers some reads with EIO/ENODEV/EINVAL (a device that went away, an
+            # attribute the driver does not implement): that is Unknown, not a crash.
+            raise Missing(f"{path}: {exc.strerror or exc}") from None
+        return data.decode("utf-8", errors="replace")
+
+    def listdir(self, path: str) -> List[str]:
+        try:
+            return os.listdir(path)
+        except FileNotFoundError:
+            raise Missing(f"{path} does not exist") from None
+        except OSError as exc:
+            raise Missing(f"{path}: {exc.strerror or exc}") from None
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
+
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_CMD_TIMEOUT, live: bool = True) -> CmdResult:
+        if not live:
+            raise Missing(f"{' '.join(argv)} is only read from recordings")
+        return run_process(argv, timeout)
+
+    def _load_environ(self) -> Dict[str, str]:
+        return envfilter.relevant(os.environ)
+
+    def probe(self, name: str, fn: Callable[[], Any]) -> Any:
+        return fn()
+
+
+# ---------------------------------------------------------------------------------------------
+# replay
+
+_NAME_RE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def argv_key(argv: Sequence[str]) -> str:
+    return "\x00".join(argv)
+
+
+class ReplaySysRoot(SysRoot):
+    mode = "replay"
+
+    def __init__(self, root: Path, label: Optional[str] = None) -> None:
+        super().__init__()
+        self.root = Path(root)
+        self.label = label or str(root)
+        self.fs = self.root / "fs"
+        self.meta: Dict[str, Any] = {}
+        meta_path = self.root / "meta.json"
+        if meta_path.is_file():
+            self.meta = _load_json(meta_path, "meta.json")
+            if not isinstance(self.meta, dict) or self.meta.get("format") != SNAPSHOT_FORMAT:
+                raise SnapshotError(f"{self.label}: meta.json is not an hpcdoctor snapshot")
+        self.unreadable: Dict[str, str] = dict(self.meta.get("unreadable") or {})
+        self.commands: Dict[str, Dict[str, Any]] = {}
+        index = self.root / "cmd" / "index.json"
+        if index.is_file():
+            entries = _load_json(index, "cmd/index.json")
+            if not isinstance(entries, list):
+                raise SnapshotError(f"{self.label}: cmd/index.json is not a list")
+            for entry in entries:
+                if not isinstance(entry, dict) or not isinstance(entry.get("argv"), list):
+                    raise SnapshotError(f"{self.label}: cmd/index.json has an entry without argv")
+                self.commands[argv_key([str(a) for a in entry["argv"]])] = entry
+
+    def _host_path(self, path: str) -> Path:
+        rel = os.path.normpath("/" + path).lstrip("/")
+        return self.fs / rel
+
+    def read(self, path: str) -> str:
+        target = self._host_path(path)
+        try:
+            _ensure_inside(target, self.root)
+            if target.is_file():
+                with open(target, "rb") as fh:
+                    return fh.read(MAX_READ_BYTES).decode("utf-8", errors="replace")
+        except OSError as exc:
+            raise Missing(f"{path}: {exc}") from None
+        reason = self.unreadable.get(path)
+        raise Missing(reason or f"{path} was not recorded")
+
+    def listdir(self, path: str) -> List[str]:
+        target = self._host_path(path)
+        if target.is_dir():
+            return os.listdir(target)
+        raise Missing(self.unreadable.get(path) or f"{path} was not recorded")
+
+    def exists(self, path: str) -> bool:
+        return self._host_path(path).exists()
+
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_CMD_TIMEOUT, live: bool = True) -> CmdResult:
+        entry = self.commands.get(argv_key(list(argv)))
+        if entry is None:
+            raise Missing(f"{' '.join(argv)} was not recorded")
+        stdout = ""
+        if entry.get("stdout"):
+            out_path = self.root / "cmd" / str(entry["stdout"])
+            _ensure_inside(out_path, self.root)
+            try:
+                stdout = out_path.read_bytes()[:MAX_READ_BYTES].decode("utf-8", errors="replace")
+            except OSError as exc:
+                raise Missing(f"{' '.join(argv)}: recorded output unreadable ({exc})") from None
+        rc = entry.get("rc")
+        return CmdResult(list(argv), rc if isinstance(rc, int) else 1, stdout, str(entry.get("stderr") or ""))
+
+    def _load_environ(self) -> Dict[str, str]:
+        try:
+            res = self.run(["env"])
+        except Missing:
+            return {}
+        if not res.ok:
+            return {}
+        return envfilter.relevant(envfilter.parse_env_output(res.stdout))
+
+    def has_environ(self) -> bool:
+        return argv_key(["env"]) in self.commands
+
+    def probe(self, name: str, fn: Callable[[], Any]) -> Any:
+        path = self.root / "probes" / f"{name}.json"
+        if not path.is_file():
+            raise Missing(f"probe {name} was not recorded")
+        data = _load_json(path, f"probes/{name}.json")
+        if isinstance(data, dict) and "__missing__" in data:
+            raise Missing(str(data["__missing__"]))
+        return data
+
+
+class SnapshotError(Exception):
+    """A snapshot that cannot be used at all (corrupt, foreign, hostile)."""
+
+
+def _load_json(path: Path, what: str) -> Any:
+    try:
+        with open(path, "rb") as fh:
+            return json.loads(fh.read(MAX_READ_BYTES).decode("utf-8", errors="replace"))
+    except (OSError, ValueError) as exc:
+        raise SnapshotError(f"{what} is not valid JSON ({exc.__class__.__name__}: {exc})") from None
+
+
+def _ensure_inside(path: Path, root: Path) -> None:
+    # A symlink inside a user's bundle must not lead the replay outside of it.
+    real = os.path.realpath(path)
+    base = os.path.realpath(root)
+    if real != base and not real.startswith(base + os.sep):
+        raise Missing(f"{path} points outside the snapshot")
+
+
+# ---------------------------------------------------------------------------------------------
+# record
+
+
+class RecordingSysRoot(LiveSysRoot):
+    """Reads the live machine and keeps a copy of everything read, in snapshot layout."""
+
+    mode = "record"
+
+    def __init__(self, out_dir: Path) -> None:
+        super().__init__()
+        self.out = Path(out_dir)
+        self._lock = threading.Lock()
+        self._index: List[Dict[str, Any]] = []
+        self._names: Dict[str, int] = {}
+        self.unreadable: Dict[str, str] = {}
+        (self.out / "fs").mkdir(parents=True, exist_ok=True)
+        (self.out / "cmd").mkdir(exist_ok=True)
+        (self.out / "probes").mkdir(exist_ok=True)
+
+    def read(self, path: str) -> str:
+        try:
+            text = super().read(path)
+        except Missing as exc:
+            with self._lock:
+                self.unreadable[path] = str(exc)
+            raise
+        dest = self.out / "fs" / os.path.normpath("/" + path).lstrip("/")
+        with self._lock:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text(text, encoding="utf-8")
+        return text
+
+    def listdir(self, path: str) -> List[str]:
+        names = super().listdir(path)
+        with self._lock:
+            (self.out / "fs" / os.path.normpath("/" + path).lstrip("/")).mkdir(parents=True, exist_ok=True)
+        return names
+
+    def exists(self, path: str) -> bool:
+        found = os.path.exists(path)
+        if found:
+            # Replay must see the same answer; a marker (or the folder) stands in for the file,
+            # and a later read() overwrites the marker with the content.
+            dest = self.out / "fs" / os.path.normpath("/" + path).lstrip("/")
+            with self._lock:
+                if os.path.isdir(path):
+                    dest.mkdir(parents=True, exist_ok=True)
+                elif not dest.exists():
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    dest.touch()
+        return found
+
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_CMD_TIMEOUT, live: bool = True) -> CmdResult:
+        res = run_process(argv, timeout) if live else _record_only(argv, timeout)
+        self._store_cmd(res)
+        return res
+
+    def _store_cmd(self, res: CmdResult) -> None:
+        with self._lock:
+            stem = _NAME_RE.sub("_", "_".join(res.argv))[:60].strip("_") or "cmd"
+            n = self._names.get(stem, 0)
+            self._names[stem] = n + 1
+            name = f"{stem}.txt" if n == 0 else f"{stem}.{n}.txt"
+            out_name = None
+            if res.rc != 127:
+                (self.out / "cmd" / name).write_text(res.stdout, encoding="utf-8")
+                out_name = name
+            self._index.append(
+                {"argv": res.argv, "rc": res.rc, "stdout": out_name, "stderr": res.stderr[-4000:]}
+            )
+
+    def _load_environ(self) -> Dict[str, str]:
+        env = envfilter.relevant(os.environ)
+        text = "".join(f"{k}={v}\n" for k, v in sorted(env.items()))
+        self._store_cmd(CmdResult(["env"], 0, text, ""))
+        return env
+
+    def probe(self, name: str, fn: Callable[[], Any]) -> Any:
+        path = self.out / "probes" / f"{name}.json"
+        try:
+            data = fn()
+        except Missing as exc:
+            path.write_text(json.dumps({"__missing__": str(exc)}), encoding="utf-8")
+            raise
+        path.write_text(json.dumps(data, indent=1, sort_keys=True, default=str), encoding="utf-8")
+        return data
+
+    def finish(self, meta: Dict[str, Any]) -> None:
+        with self._lock:
+            (self.out / "cmd" / "index.json").write_text(json.dumps(self._index, indent=1), encoding="utf-8")
+            meta = dict(meta)
+            meta["format"] = SNAPSHOT_FORMAT
+            meta["version"] = SNAPSHOT_VERSION
+            meta["unreadable"] = dict(sorted(self.unreadable.items()))
+            (self.out / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True), encoding="utf-8")
+
+
+def _record_only(argv: Sequence[str], timeout: float) -> CmdResult:
+    # Slow commands that live checks skip (collect_env) are worth their seconds in a snapshot:
+    # support staff read them, and they are what users paste.
+    return run_process(argv, timeout)
