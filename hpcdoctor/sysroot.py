@@ -195,13 +195,27 @@ def _decode(data: Optional[bytes]) -> str:
     return data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
 
 
+def _read_chunked(path: str) -> bytes:
+    # procfs sysctl handlers allocate a kernel buffer of the size asked for: one 8 MiB read of
+    # /proc/sys/kernel/hostname fails with ENOMEM. Small reads work everywhere.
+    parts = []
+    total = 0
+    with open(path, "rb", buffering=0) as fh:
+        while total < MAX_READ_BYTES:
+            chunk = fh.read(65536)
+            if not chunk:
+                break
+            parts.append(chunk)
+            total += len(chunk)
+    return b"".join(parts)[:MAX_READ_BYTES]
+
+
 class LiveSysRoot(SysRoot):
     mode = "live"
 
     def read(self, path: str) -> str:
         try:
-            with open(path, "rb") as fh:
-                data = fh.read(MAX_READ_BYTES)
+            data = _read_chunked(path)
         except FileNotFoundError:
             raise Missing(f"{path} does not exist") from None
         except PermissionError:

@@ -14,26 +14,30 @@ NAME = "system"
 TIMEOUT = 2.0
 
 
+def _recorded_uname(root: SysRoot) -> list:
+    """Fields of a recorded ``uname -a`` (sysname nodename release ...), for replays."""
+    try:
+        res = root.run(["uname", "-a"], timeout=1.0, live=False)
+    except Missing:
+        return []
+    return res.stdout.split() if res.ok else []
+
+
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
+    uname = _recorded_uname(root)
     host = root.read_or("/proc/sys/kernel/hostname")
     if not host:
         try:
             host = root.probe("hostname", socket.gethostname)
         except Missing:
-            host = root.environ().get("HOSTNAME")
+            host = root.environ().get("HOSTNAME") or (uname[1] if len(uname) > 1 else None)
     out["hostname"] = host.strip() if host else Unknown("hostname not recorded")
-    version = root.read_or("/proc/version")
-    m = re.match(r"Linux version (\S+)", version or "")
+    m = re.match(r"Linux version (\S+)", root.read_or("/proc/version") or "")
     if m:
         out["kernel"] = m.group(1)
     else:
-        try:
-            res = root.run(["uname", "-a"], timeout=1.0, live=False)
-            parts = res.stdout.split()
-            out["kernel"] = parts[2] if res.ok and len(parts) > 2 else Unknown(res.why_failed())
-        except Missing as exc:
-            out["kernel"] = Unknown(str(exc))
+        out["kernel"] = uname[2] if len(uname) > 2 else Unknown("neither /proc/version nor uname recorded")
     rel = root.read_or("/etc/os-release")
     if rel is None:
         try:

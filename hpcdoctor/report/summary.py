@@ -29,8 +29,9 @@ def node_lines(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
     if topo:
         cpu_bits.append("· " + ", ".join(topo))
     caps = f.get("cpu.capabilities") or {}
-    shown = [c for c in ("amx_bf16", "avx512_bf16", "avx512f", "avx2", "sve2", "sve", "svebf16", "bf16", "i8mm", "sme")
-             if caps.get(c)]
+    order = (("sve2", "sve", "svebf16", "bf16", "i8mm", "sme") if f.get("cpu.arch") == "aarch64"
+             else ("amx_bf16", "avx512_bf16", "avx512_fp16", "avx512f", "avx2"))
+    shown = [c for c in order if caps.get(c)]
     if shown:
         cpu_bits.append("· " + " ".join(shown[:5]))
     lines.append(("CPU", " ".join(cpu_bits) or "unknown: " + f.reason("cpu")))

@@ -25,7 +25,6 @@ def make_console(stream: IO[str], plain: Optional[bool] = None):
 def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = False,
            elapsed: Optional[float] = None) -> None:
     from rich.markup import escape
-    from rich.table import Table
 
     con = make_console(stream)
     facts = doc.get("facts", {})
@@ -35,12 +34,8 @@ def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = Fa
     timing = f" in {elapsed:.2f}s" if elapsed is not None else ""
     con.print(f"[bold]hpcdoctor[/] {escape(doc['tool']['version'])} · [bold]{escape(str(host))}[/] · "
               f"{escape(str(where))} · {escape(doc.get('depth', 'fast'))} depth{timing}")
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold", no_wrap=True)
-    grid.add_column()
     for label, text in node_lines(doc):
-        grid.add_row(label, escape(text))
-    con.print(grid)
+        con.print(f"[bold]{label:<7}[/] {escape(text)}")
     con.print()
 
     findings = doc.get("findings", [])

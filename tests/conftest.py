@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+FIXTURES = HERE / "fixtures"
+NODES = FIXTURES / "nodes"
+CPUINFO = FIXTURES / "cpuinfo"
+PUBLIC = FIXTURES / "public"
+ROOT = HERE.parent
+
+
+def run_cli(*args: str, env=None, timeout: float = 60, input: str = None):
+    """Run the installed CLI as a user would (a fresh process, real exit code and streams)."""
+    full_env = dict(os.environ)
+    full_env.pop("NO_COLOR", None)
+    if env:
+        full_env.update(env)
+    return subprocess.run([sys.executable, "-m", "hpcdoctor", *args], capture_output=True, text=True,
+                          env=full_env, timeout=timeout, input=input)
+
+
+def report_of(*args: str, **kw) -> dict:
+    res = run_cli(*args, "--format", "json", **kw)
+    assert res.returncode in (0, 1), res.stderr
+    return json.loads(res.stdout)
+
+
+@pytest.fixture
+def cpuinfo_snapshot(tmp_path):
+    """Build a snapshot folder holding only one real /proc/cpuinfo."""
+
+    def make(name: str) -> Path:
+        dest = tmp_path / name
+        (dest / "fs" / "proc").mkdir(parents=True)
+        shutil.copy(CPUINFO / name, dest / "fs" / "proc" / "cpuinfo")
+        return dest
+
+    return make

@@ -1,0 +1,68 @@
+"""Helpers for rule tests: start from a recorded machine's facts, change what the case needs."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Any, Dict, List
+
+from conftest import CPUINFO, NODES
+from hpcdoctor import engine, pipeline
+from hpcdoctor.facts import FactView
+from hpcdoctor.runner import Options
+from hpcdoctor.sysroot import ReplaySysRoot
+
+
+@functools.lru_cache(maxsize=None)
+def _gathered(node: str) -> Dict[str, Any]:
+    return pipeline.gather(ReplaySysRoot(NODES / node), Options())
+
+
+@functools.lru_cache(maxsize=None)
+def _rules() -> Dict[str, engine.Rule]:
+    rules, errors = engine.load_rules()
+    assert not errors
+    return {r.symbol: r for r in rules}
+
+
+def facts(node: str, **changes: Any) -> Dict[str, Any]:
+    """A recorded node's facts with dotted-path changes: facts("h100-kvm-1gpu", **{"env.vars.X": "1"})."""
+    g = copy.deepcopy(_gathered(node))
+    for path, value in changes.items():
+        set_path(g["facts"], path, value)
+        g["unknown"].pop(path, None)
+    return g
+
+
+def cpuinfo_facts(name: str, tmp_path) -> Dict[str, Any]:
+    dest = tmp_path / name
+    (dest / "fs" / "proc").mkdir(parents=True)
+    (dest / "fs" / "proc" / "cpuinfo").write_bytes((CPUINFO / name).read_bytes())
+    return pipeline.gather(ReplaySysRoot(dest), Options())
+
+
+def set_path(tree: Dict[str, Any], path: str, value: Any) -> None:
+    parts = path.split(".")
+    node: Any = tree
+    for part in parts[:-1]:
+        if isinstance(node, list):
+            node = node[int(part)]
+        else:
+            if not isinstance(node.get(part), (dict, list)):
+                node[part] = {}
+            node = node[part]
+    if isinstance(node, list):
+        node[int(parts[-1])] = value
+    else:
+        node[parts[-1]] = value
+
+
+def run_rule(symbol: str, gathered: Dict[str, Any], config: Dict[str, Any] = None):
+    """(findings, skipped) of one rule over the given facts."""
+    return engine.evaluate([_rules()[symbol]], FactView(gathered["facts"], gathered["unknown"], config))
+
+
+def fired(symbol: str, gathered: Dict[str, Any], config: Dict[str, Any] = None) -> List[engine.Finding]:
+    findings, skipped = run_rule(symbol, gathered, config)
+    assert not skipped, skipped
+    return findings

@@ -1,0 +1,83 @@
+"""Record this machine, replay the recording: the same facts, folder and archive alike."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import report_of, run_cli
+from hpcdoctor import pipeline
+from hpcdoctor.runner import Options
+from hpcdoctor.snapshot import open_snapshot
+from hpcdoctor.sysroot import LiveSysRoot, RecordingSysRoot, ReplaySysRoot
+
+
+def _strip(gathered):
+    return {"facts": gathered["facts"], "unknown": gathered["unknown"],
+            "status": {k: v["status"] for k, v in gathered["probes"].items()}}
+
+
+def test_recorded_facts_equal_replayed_facts(tmp_path):
+    root = RecordingSysRoot(tmp_path / "snap")
+    recorded = pipeline.gather(root, Options())
+    root.finish({"probes": recorded["probes"]})
+    replayed = pipeline.gather(ReplaySysRoot(tmp_path / "snap"), Options())
+    assert _strip(replayed) == _strip(recorded)
+
+
+@pytest.mark.parametrize("name", ["snap", "snap.tar.gz"])
+def test_cli_snapshot_then_replay_matches_live(tmp_path, name):
+    out = tmp_path / name
+    res = run_cli("snapshot", str(out))
+    assert res.returncode == 0, res.stderr
+    assert "snapshot written" in res.stderr
+    live = pipeline.gather(LiveSysRoot(), Options())["facts"]
+    replay = report_of("check", "--from", str(out))["facts"]
+    # Counters that move between two runs (free memory) aside, the machine is the same.
+    for section in ("cpu", "numa", "affinity", "system"):
+        assert replay[section] == live[section], section
+    assert replay["memory"]["total_bytes"] == live["memory"]["total_bytes"]
+    assert replay["memory"]["thp_enabled"] == live["memory"]["thp_enabled"]
+
+
+def test_snapshot_layout_and_meta(tmp_path):
+    run_cli("snapshot", str(tmp_path / "s"))
+    meta = json.loads((tmp_path / "s" / "meta.json").read_text())
+    assert meta["format"] == "hpcdoctor-snapshot" and meta["version"] == 1
+    assert (tmp_path / "s" / "fs" / "proc" / "cpuinfo").is_file()
+    index = json.loads((tmp_path / "s" / "cmd" / "index.json").read_text())
+    assert any(e["argv"] == ["env"] for e in index)
+
+
+def test_snapshot_never_records_secrets(tmp_path):
+    env = {"HF_TOKEN": "hf_supersecret123", "AWS_SECRET_ACCESS_KEY": "AKIAsecretvalue",
+           "MASTER_ADDR": "https://alice:pa55word@10.1.2.3", "SLURM_JOB_ID": "1"}
+    run_cli("snapshot", str(tmp_path / "s"), env=env)
+    blob = b"".join(p.read_bytes() for p in (tmp_path / "s").rglob("*") if p.is_file())
+    for secret in (b"hf_supersecret123", b"AKIAsecretvalue", b"pa55word"):
+        assert secret not in blob
+
+
+def test_snapshot_refuses_to_overwrite(tmp_path):
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "x").write_text("keep me")
+    res = run_cli("snapshot", str(tmp_path / "s"))
+    assert res.returncode == 2 and "already exists" in res.stderr
+    assert (tmp_path / "s" / "x").read_text() == "keep me"
+
+
+def test_archive_with_escaping_member_is_refused(tmp_path):
+    import io
+    import tarfile
+
+    bad = tmp_path / "evil.tar.gz"
+    with tarfile.open(bad, "w:gz") as tar:
+        data = b"owned"
+        info = tarfile.TarInfo("../../escape.txt")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(Exception, match="leaves the bundle"):
+        with open_snapshot(str(bad)):
+            pass
+    assert not (tmp_path.parent / "escape.txt").exists()
