@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -29,3 +30,22 @@ def reference_title(ref: str) -> str:
         rest = ref[len(key):].strip()
         return f"{seed['title']} {rest}".strip()
     return ref
+
+
+def gpu_sku(name: str) -> Optional[Dict[str, Any]]:
+    """The [[sku]] entry whose pattern matches a GPU product name, or None for an unknown GPU."""
+    for sku in load("gpus").get("sku", []):
+        if re.search(sku["match"], name or "", re.I):
+            return sku
+    return None
+
+
+def compute_capability(name: str) -> Optional[str]:
+    """CUDA compute capability for an NVIDIA product name, from the SKU table or the cc table."""
+    sku = gpu_sku(name)
+    if sku and sku.get("cc"):
+        return str(sku["cc"])
+    for entry in load("gpus").get("cc", []):
+        if re.search(entry["match"], name or "", re.I):
+            return str(entry["cc"])
+    return None

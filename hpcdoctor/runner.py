@@ -100,14 +100,19 @@ def check_timeout(mod: ModuleType, options: Options) -> float:
 
 
 def merge_facts(results: Dict[str, ProbeResult]) -> Dict[str, Any]:
-    """Top-level fact sections from every check. ``gpus`` lists from several vendors' checks
-    are concatenated; any other clash is a bug in a check and the first one wins."""
+    """Top-level fact sections from every check. Lists several checks provide (``gpus`` from
+    each vendor) are concatenated; an Unknown from one vendor survives another vendor's empty
+    list, since "no AMD GPU" says nothing about the NVIDIA ones. Any other clash is a bug in a
+    check, and the first section wins."""
     facts: Dict[str, Any] = {}
     for res in results.values():
         for key, value in res.facts.items():
-            if key in facts and isinstance(facts[key], list) and isinstance(value, list):
-                facts[key] = facts[key] + value
-            elif key not in facts:
+            have = facts.get(key)
+            if key not in facts:
+                facts[key] = value
+            elif isinstance(have, list) and isinstance(value, list):
+                facts[key] = have + value
+            elif isinstance(value, Unknown) and have == []:
                 facts[key] = value
     for res in results.values():
         if res.status != "ok":

@@ -1,0 +1,47 @@
+"""Wall time of `hpcdoctor check` as a user runs it: a fresh process each time, median of N.
+
+    python bench/check_time.py [--runs 15] [-- extra check arguments]
+
+Target (issue 2): at most 1.0 s on a CPU node of the development machine's kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--target", type=float, default=1.0, help="seconds; exit 1 when the median is above")
+    ap.add_argument("extra", nargs="*", help="arguments after -- go to hpcdoctor check")
+    args = ap.parse_args()
+    exe = shutil.which("hpcdoctor")
+    cmd = [exe] if exe else [sys.executable, "-m", "hpcdoctor"]
+    cmd += ["check", "--format", "json", *args.extra]
+    times = []
+    subprocess.run(cmd, capture_output=True)  # warm the page cache once, as a second run on a node would be
+    for _ in range(args.runs):
+        start = time.perf_counter()
+        res = subprocess.run(cmd, capture_output=True)
+        times.append(time.perf_counter() - start)
+        if res.returncode not in (0, 1):
+            sys.stderr.write(res.stderr.decode(errors="replace"))
+            return 2
+    med = statistics.median(times)
+    print(f"command: {' '.join(cmd)}")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(f"runs: {args.runs}  median: {med:.3f}s  min: {min(times):.3f}s  max: {max(times):.3f}s  "
+          f"target: {args.target:.1f}s  {'OK' if med <= args.target else 'OVER'}")
+    return 0 if med <= args.target else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

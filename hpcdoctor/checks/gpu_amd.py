@@ -1,0 +1,79 @@
+"""AMD GPUs: ``amd-smi static --json``, else ``rocm-smi --showallinfo --json``, and the PCI bus.
+
+MI250X and MI250 packages hold two GCDs, each a separate device to ROCm and PyTorch: a 4-package
+LUMI-G node shows 8 GPUs of 64 GiB. The facts list devices as the runtime sees them and account
+packages separately, so a count check can compare like with like.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from hpcdoctor import knowledge
+from hpcdoctor.checks._pci import add_locality, driver_stack_absent, gpus_on_bus
+from hpcdoctor.facts import Unknown
+from hpcdoctor.parse import amdsmi
+from hpcdoctor.sysroot import Missing, SysRoot
+
+NAME = "gpu_amd"
+TIMEOUT = 15.0
+PROVIDES = ("gpus", "amd")
+AMD_VENDOR = "0x1002"
+
+
+def _run_json(root: SysRoot, argv: List[str], parse) -> Dict[str, Any]:
+    res = root.run(argv, timeout=10.0)
+    if not res.ok:
+        raise Missing(res.why_failed())
+    try:
+        out = parse(res.stdout)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise Missing(f"{' '.join(argv)}: {exc}") from None
+    out["source"] = " ".join(argv)
+    return out
+
+
+def _versions(root: SysRoot) -> Dict[str, Any]:
+    try:
+        return _run_json(root, ["amd-smi", "version", "--json"], amdsmi.parse_amdsmi_version)
+    except Missing as exc:
+        return {"rocm_version": Unknown(str(exc))}
+
+
+def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
+    on_bus = gpus_on_bus(root, AMD_VENDOR)
+    errors: List[str] = []
+    data: Optional[Dict[str, Any]] = None
+    for argv, parse in ((["amd-smi", "static", "--json"], amdsmi.parse_amdsmi_static),
+                        (["rocm-smi", "--showallinfo", "--json"], amdsmi.parse_rocm_smi_json)):
+        try:
+            data = _run_json(root, argv, parse)
+            break
+        except Missing as exc:
+            errors.append(str(exc))
+    amd: Dict[str, Any] = {"pci_devices": len(on_bus) if isinstance(on_bus, list) else on_bus}
+    if data is None:
+        amd["error"] = "; ".join(errors)
+        if isinstance(on_bus, list) and on_bus:
+            return {"gpus": Unknown(f"{len(on_bus)} AMD GPU(s) on the PCI bus, but {amd['error']}"), "amd": amd}
+        if (isinstance(on_bus, list) and not on_bus) or driver_stack_absent(errors):
+            return {"gpus": [], "amd": amd}
+        return {"gpus": Unknown(amd["error"]), "amd": amd}
+    gpus = data["gpus"]
+    packages = 0.0
+    for g in gpus:
+        name = g.get("name")
+        sku = knowledge.gpu_sku(name) if isinstance(name, str) else None
+        g["sku"] = sku["id"] if sku else None
+        gcds = int(sku.get("gcds", 1)) if sku else 1
+        g["gcds_per_package"] = gcds
+        packages += 1.0 / gcds
+        add_locality(root, g)
+    amd.update({
+        "source": data["source"],
+        "driver_version": data.get("driver_version"),
+        "devices": len(gpus),
+        "packages": int(round(packages)),
+    })
+    amd.update(_versions(root))
+    return {"gpus": gpus, "amd": amd}

@@ -1,0 +1,111 @@
+"""NVIDIA GPUs: NVML first, ``nvidia-smi -q -x`` when NVML cannot be used, the PCI bus to tell
+"no GPU" from "a GPU the driver cannot reach".
+
+Each GPU's NUMA node and local CPUs come from sysfs (NVML often answers NotSupported for them in
+VMs). ``nvidia-smi topo -m`` is read on multi-GPU nodes for GPU-GPU and GPU-NIC links.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+from hpcdoctor import knowledge
+from hpcdoctor.facts import Unknown
+from hpcdoctor.parse import nvsmi_topo, nvsmi_xml
+from hpcdoctor.checks._pci import add_locality, driver_stack_absent, gpus_on_bus
+from hpcdoctor.probes import revive
+from hpcdoctor.sysroot import Missing, SysRoot
+
+NAME = "gpu_nvidia"
+TIMEOUT = 15.0
+PROVIDES = ("gpus", "nvidia")
+NVIDIA_VENDOR = "0x10de"
+
+
+def _fill_knowledge(gpu: Dict[str, Any]) -> None:
+    cc = gpu.get("compute_capability")
+    name = gpu.get("name")
+    if isinstance(name, str) and (cc is None or isinstance(cc, Unknown)):
+        known = knowledge.compute_capability(name)
+        gpu["compute_capability"] = known or Unknown(f"neither the source nor hpcdoctor's knowledge gives the compute capability of {name}")
+        if known:
+            gpu["compute_capability_source"] = "knowledge"
+    sku = knowledge.gpu_sku(name) if isinstance(name, str) else None
+    gpu["sku"] = sku["id"] if sku else None
+
+
+def _from_nvml(root: SysRoot) -> Dict[str, Any]:
+    from hpcdoctor.probes import nvml
+
+    raw = root.probe("nvml", nvml.query)
+    data = revive(raw)
+    for g in data["gpus"]:
+        g["driver_version"] = data.get("driver_version")
+    data["source"] = "nvml"
+    return data
+
+
+def _from_nvsmi(root: SysRoot) -> Dict[str, Any]:
+    res = root.run(["nvidia-smi", "-q", "-x"], timeout=10.0)
+    if not res.ok:
+        raise Missing(res.why_failed())
+    try:
+        data = nvsmi_xml.parse(res.stdout)
+    except nvsmi_xml.NvsmiXmlError as exc:
+        raise Missing(str(exc)) from None
+    data["source"] = "nvidia-smi -q -x"
+    return data
+
+
+def _topology(root: SysRoot, n_gpus: int) -> Any:
+    if n_gpus < 2 and root.mode != "replay":
+        return None  # one GPU has no GPU-GPU links; skip the 0.3 s nvidia-smi call
+    try:
+        res = root.run(["nvidia-smi", "topo", "-m"], timeout=10.0)
+    except Missing as exc:
+        return Unknown(str(exc))
+    if not res.ok:
+        return Unknown(res.why_failed())
+    try:
+        return nvsmi_topo.parse(res.stdout)
+    except ValueError as exc:
+        return Unknown(str(exc))
+
+
+def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
+    on_bus = gpus_on_bus(root, NVIDIA_VENDOR)
+    errors: List[str] = []
+    data: Optional[Dict[str, Any]] = None
+    for source in (_from_nvml, _from_nvsmi):
+        try:
+            data = source(root)
+            break
+        except Missing as exc:
+            errors.append(str(exc))
+    nvidia: Dict[str, Any] = {"pci_devices": len(on_bus) if isinstance(on_bus, list) else on_bus}
+    if data is None:
+        reason = "; ".join(errors)
+        nvidia["error"] = reason
+        if isinstance(on_bus, list) and not on_bus:
+            return {"gpus": [], "nvidia": nvidia}  # no NVIDIA GPU here: a fact, not a failure
+        if isinstance(on_bus, list):
+            return {"gpus": Unknown(f"{len(on_bus)} NVIDIA GPU(s) on the PCI bus, but {reason}"), "nvidia": nvidia}
+        # The bus could not be read (a container, or a snapshot of another kind). With no
+        # driver stack at all the job has no usable NVIDIA GPU; anything else stays Unknown.
+        if driver_stack_absent(errors):
+            return {"gpus": [], "nvidia": nvidia}
+        return {"gpus": Unknown(reason), "nvidia": nvidia}
+    gpus = data["gpus"]
+    for g in gpus:
+        g["vendor"] = "nvidia"
+        _fill_knowledge(g)
+        add_locality(root, g)
+    nvidia.update({
+        "source": data["source"],
+        "driver_version": data.get("driver_version"),
+        "cuda_driver_version": data.get("cuda_driver_version"),
+        "topology": _topology(root, len(gpus)),
+    })
+    if errors:
+        nvidia["fallback_reason"] = errors[0]
+    return {"gpus": gpus, "nvidia": nvidia}

@@ -1,0 +1,126 @@
+"""AMD GPU reports: ``amd-smi static --json`` (ROCm 6 list form and ROCm 7 ``{"gpu_data": ...}``,
+also behind the non-root permission banner) and ``rocm-smi --json`` (a card-keyed dict)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Dict, List
+
+from hpcdoctor.facts import Unknown
+
+GTS_TO_GEN = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
+
+
+def extract_json(text: str) -> Any:
+    """The JSON document in a tool's output, skipping any banner printed before it."""
+    for m in re.finditer(r"^\s*[\[{]", text, re.M):
+        try:
+            return json.loads(text[m.start():])
+        except ValueError:
+            continue
+    raise ValueError("no JSON document in the output")
+
+
+def _na(v: Any) -> bool:
+    return v is None or (isinstance(v, str) and v.strip().upper() in ("N/A", "NA", ""))
+
+
+def _value(v: Any, what: str) -> Any:
+    if isinstance(v, dict) and "value" in v:
+        v = v["value"]
+    return Unknown(f"amd-smi reports {what} as N/A") if _na(v) else v
+
+
+def _gen(speed_gts: Any, iface: Any) -> Any:
+    if isinstance(iface, str):
+        m = re.search(r"Gen\s*(\d)", iface)
+        if m:
+            return int(m.group(1))
+    try:
+        return GTS_TO_GEN[float(speed_gts)]
+    except (TypeError, ValueError, KeyError):
+        return Unknown("PCIe generation not reported")
+
+
+def parse_amdsmi_static(text: str) -> Dict[str, Any]:
+    data = extract_json(text)
+    devices = data.get("gpu_data") if isinstance(data, dict) else data
+    if not isinstance(devices, list):
+        raise ValueError("amd-smi JSON holds no GPU list")
+    gpus: List[Dict[str, Any]] = []
+    driver = None
+    for d in devices:
+        if not isinstance(d, dict) or "gpu" not in d:
+            continue
+        asic = d.get("asic") if isinstance(d.get("asic"), dict) else {}
+        bus = d.get("bus") if isinstance(d.get("bus"), dict) else {}
+        vram = d.get("vram") if isinstance(d.get("vram"), dict) else {}
+        drv = d.get("driver") if isinstance(d.get("driver"), dict) else {}
+        board = d.get("board") if isinstance(d.get("board"), dict) else {}
+        ras = d.get("ras") if isinstance(d.get("ras"), dict) else {}
+        numa = d.get("numa") if isinstance(d.get("numa"), dict) else {}
+        if not _na(drv.get("version")):
+            driver = drv.get("version")
+        size = _value(vram.get("size"), "VRAM size")
+        unit = vram.get("size", {}).get("unit", "MB") if isinstance(vram.get("size"), dict) else "MB"
+        ecc_state = (ras.get("ecc_block_state") or {}) if isinstance(ras.get("ecc_block_state"), dict) else {}
+        umc = ecc_state.get("UMC")
+        gpus.append({
+            "index": int(d["gpu"]) if str(d["gpu"]).isdigit() else len(gpus),
+            "vendor": "amd",
+            "name": _value(asic.get("market_name"), "market name"),
+            "gfx_target": _value(asic.get("target_graphics_version"), "graphics target"),
+            "compute_units": _value(asic.get("num_compute_units"), "compute units"),
+            "serial": _value(board.get("product_serial"), "serial"),
+            "pci_bus_id": _value(bus.get("bdf"), "PCI address"),
+            "memory_total_mib": (int(size) if unit.upper() in ("MB", "MIB") else int(size) // (1024 * 1024))
+            if isinstance(size, (int, float)) else size,
+            "pcie_gen_max": _gen(_value(bus.get("max_pcie_speed"), "max PCIe speed"), bus.get("pcie_interface_version")),
+            "pcie_width_max": _value(bus.get("max_pcie_width"), "max PCIe width"),
+            "ecc_enabled": (umc == "ENABLED") if isinstance(umc, str) else Unknown("amd-smi reports no UMC ECC state"),
+            "numa_node_reported": _value(numa.get("node"), "NUMA node"),
+            "driver_version": drv.get("version") if not _na(drv.get("version")) else Unknown("driver version N/A"),
+        })
+    return {"gpus": gpus, "driver_version": driver}
+
+
+def parse_amdsmi_version(text: str) -> Dict[str, Any]:
+    data = extract_json(text)
+    entry = data[0] if isinstance(data, list) and data else data
+    if not isinstance(entry, dict):
+        raise ValueError("amd-smi version JSON not understood")
+    return {"rocm_version": entry.get("rocm_version"), "amdgpu_version": entry.get("amdgpu_version"),
+            "tool_version": entry.get("version")}
+
+
+_PCIE_LEVEL = re.compile(r"\(([\d.]+)GT/s x(\d+)\)")
+
+
+def parse_rocm_smi_json(text: str) -> Dict[str, Any]:
+    data = extract_json(text)
+    if not isinstance(data, dict):
+        raise ValueError("rocm-smi JSON is not an object")
+    gpus = []
+    for key in sorted((k for k in data if re.match(r"^card\d+$", k)), key=lambda k: int(k[4:])):
+        c = data[key]
+        if not isinstance(c, dict):
+            continue
+        vram = c.get("VRAM Total Memory (B)")
+        used = c.get("VRAM Total Used Memory (B)")
+        m = _PCIE_LEVEL.search(str(c.get("pcie clock level", "")))
+        node = c.get("(Topology) Numa Node")
+        gpus.append({
+            "index": int(key[4:]),
+            "vendor": "amd",
+            "name": c.get("Card series") or c.get("Device Name") or Unknown("rocm-smi gives no product name"),
+            "pci_bus_id": (c.get("PCI Bus") or "").lower() or Unknown("no PCI bus"),
+            "memory_total_mib": int(vram) // (1024 * 1024) if str(vram).isdigit() else Unknown("VRAM size not reported"),
+            "memory_used_mib": int(used) // (1024 * 1024) if str(used).isdigit() else Unknown("VRAM use not reported"),
+            "pcie_gen": GTS_TO_GEN.get(float(m.group(1)), Unknown("unknown PCIe speed")) if m else Unknown("PCIe level not reported"),
+            "pcie_width": int(m.group(2)) if m else Unknown("PCIe level not reported"),
+            "numa_node_reported": int(node) if str(node).lstrip("-").isdigit() and int(node) >= 0 else Unknown("no NUMA node"),
+            "serial": c.get("Serial Number") or Unknown("no serial"),
+        })
+    system = data.get("system") if isinstance(data.get("system"), dict) else {}
+    return {"gpus": gpus, "driver_version": system.get("Driver version")}
