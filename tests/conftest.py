@@ -44,3 +44,16 @@ def cpuinfo_snapshot(tmp_path):
         return dest
 
     return make
+
+
+def torch_python() -> str:
+    """An interpreter with the CPU build of torch, for the payload tests. .ci/run sets
+    HPCDOCTOR_TEST_TORCH_PYTHON; in CI its absence is a failure, never a skip."""
+    py = os.environ.get("HPCDOCTOR_TEST_TORCH_PYTHON") or sys.executable
+    ok = subprocess.run([py, "-c", "import importlib.util,sys; sys.exit(importlib.util.find_spec('torch') is None)"],
+                        capture_output=True).returncode == 0
+    if not ok:
+        if os.environ.get("CI"):
+            pytest.fail(f"{py} has no torch: the payload tests need the CPU build (see README)")
+        pytest.skip("no torch in this interpreter (CI installs the CPU build)")
+    return py

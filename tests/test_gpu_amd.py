@@ -1,0 +1,71 @@
+"""AMD GPU facts from real amd-smi and rocm-smi outputs (see fixtures/public/SOURCES.md)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from conftest import PUBLIC
+from hpcdoctor import pipeline
+from hpcdoctor.facts import Unknown
+from hpcdoctor.parse import amdsmi
+from hpcdoctor.runner import Options
+from hpcdoctor.sysroot import ReplaySysRoot
+
+AMD = PUBLIC / "amd"
+
+
+def test_amdsmi_static_rocm7_root():
+    d = amdsmi.parse_amdsmi_static((AMD / "delai_8xMI300X_amd-smi_static_json_root.json").read_text())
+    assert len(d["gpus"]) == 8
+    g = d["gpus"][0]
+    assert g["name"] == "AMD Instinct MI300X" and g["gfx_target"] == "gfx942"
+    assert g["memory_total_mib"] == 196592 and g["pcie_gen_max"] == 5 and g["pcie_width_max"] == 16
+    assert g["ecc_enabled"] is True and d["driver_version"] == "6.16.13"
+
+
+def test_amdsmi_static_behind_nonroot_banner():
+    d = amdsmi.parse_amdsmi_static((AMD / "delai_8xMI300X_amd-smi_static_json_nonroot_banner.txt").read_text())
+    assert len(d["gpus"]) == 8
+    g = d["gpus"][0]
+    assert isinstance(g["name"], Unknown) and "N/A" in g["name"].reason  # not invented
+    assert g["pci_bus_id"] == "0000:1b:00.0"
+
+
+def test_amdsmi_version():
+    v = amdsmi.parse_amdsmi_version((AMD / "delai_amd-smi_version_json_root.json").read_text())
+    assert v["rocm_version"] == "7.2.1"
+
+
+def test_rocm_smi_json_mi100_nodes():
+    six = amdsmi.parse_rocm_smi_json((AMD / "telegraf_rocm-smi_json_6xMI100_rocm571.json").read_text())
+    four = amdsmi.parse_rocm_smi_json((AMD / "telegraf_rocm-smi_json_4xMI100_rocm602.json").read_text())
+    assert len(six["gpus"]) == 6 and len(four["gpus"]) == 4
+    assert six["gpus"][0]["memory_total_mib"] == 34342961152 // (1024 * 1024)
+    assert six["gpus"][0]["pcie_gen"] == 3 and four["gpus"][0]["pcie_gen"] == 4
+    assert four["gpus"][0]["numa_node_reported"] == 1
+
+
+def test_amd_node_replay(tmp_path):
+    snap = tmp_path / "mi300x"
+    (snap / "cmd").mkdir(parents=True)
+    shutil.copy(AMD / "delai_8xMI300X_amd-smi_static_json_root.json", snap / "cmd" / "static.txt")
+    shutil.copy(AMD / "delai_amd-smi_version_json_root.json", snap / "cmd" / "version.txt")
+    (snap / "cmd" / "index.json").write_text(json.dumps([
+        {"argv": ["amd-smi", "static", "--json"], "rc": 0, "stdout": "static.txt", "stderr": ""},
+        {"argv": ["amd-smi", "version", "--json"], "rc": 0, "stdout": "version.txt", "stderr": ""},
+        {"argv": ["nvidia-smi", "-q", "-x"], "rc": 127, "stdout": None, "stderr": "command not found"},
+    ]))
+    g = pipeline.gather(ReplaySysRoot(snap), Options())
+    gpus = g["facts"]["gpus"]
+    assert len(gpus) == 8 and {x["sku"] for x in gpus} == {"mi300x"}
+    amd = g["facts"]["amd"]
+    assert amd["packages"] == 8 and amd["devices"] == 8 and amd["rocm_version"] == "7.2.1"
+
+
+def test_garbage_is_refused():
+    import pytest
+
+    for bad in ("", "Permission needed\n", "[1, 2"):
+        with pytest.raises(ValueError):
+            amdsmi.parse_amdsmi_static(bad)
