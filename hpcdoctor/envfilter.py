@@ -13,7 +13,8 @@ RELEVANT_PREFIXES = (
     "OMP_", "KMP_", "GOMP_", "MKL_", "DNNL_", "ONEDNN_", "NCCL_", "RCCL_", "CUDA_", "CUDNN_",
     "NVIDIA_", "HIP_", "ROCR_", "ROCM_", "HSA_", "MIOPEN_", "TORCH_", "PYTORCH_", "FI_", "UCX_",
     "SLURM_", "SLURMD_", "PBS_", "LSB_", "OMPI_", "PMI_", "PMIX_", "MPICH_", "I_MPI_",
-    "CONDA_", "XLA_", "TF_", "OPENBLAS_", "BLIS_", "ACL_", "NVSHMEM_", "GLOO_",
+    "CONDA_", "XLA_", "TF_", "OPENBLAS_", "BLIS_", "ACL_", "NVSHMEM_", "GLOO_", "ACCELERATE_",
+    "DEEPSPEED_", "NVTE_", "THP_",
 )
 RELEVANT_NAMES = frozenset({
     "LD_PRELOAD", "LD_LIBRARY_PATH", "PATH", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV",

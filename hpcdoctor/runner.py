@@ -100,19 +100,21 @@ def check_timeout(mod: ModuleType, options: Options) -> float:
 
 
 def merge_facts(results: Dict[str, ProbeResult]) -> Dict[str, Any]:
-    """Top-level fact sections from every check. Lists several checks provide (``gpus`` from
-    each vendor) are concatenated; an Unknown from one vendor survives another vendor's empty
-    list, since "no AMD GPU" says nothing about the NVIDIA ones. Any other clash is a bug in a
-    check, and the first section wins."""
+    """Top-level fact sections from every check. Lists that several checks provide (``gpus``, one
+    per vendor) are concatenated. A vendor's Unknown stands only when no vendor found a GPU: "AMD
+    tools not recorded" says nothing against eight NVIDIA GPUs that were read, and that vendor's
+    own section keeps its error. Any other clash is a bug in a check; the first section wins."""
     facts: Dict[str, Any] = {}
     for res in results.values():
         for key, value in res.facts.items():
-            have = facts.get(key)
+            have = facts.get(key, None)
             if key not in facts:
                 facts[key] = value
             elif isinstance(have, list) and isinstance(value, list):
                 facts[key] = have + value
             elif isinstance(value, Unknown) and have == []:
+                facts[key] = value
+            elif isinstance(have, Unknown) and isinstance(value, list) and value:
                 facts[key] = value
     for res in results.values():
         if res.status != "ok":

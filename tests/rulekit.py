@@ -66,3 +66,23 @@ def fired(symbol: str, gathered: Dict[str, Any], config: Dict[str, Any] = None) 
     findings, skipped = run_rule(symbol, gathered, config)
     assert not skipped, skipped
     return findings
+
+
+def nvsmi_node(xml_name: str, tmp_path, env: Dict[str, str] = None) -> Dict[str, Any]:
+    """Facts of a node whose only recording is a public `nvidia-smi -q -x` report (plus an env)."""
+    import json
+
+    from conftest import PUBLIC
+
+    snap = tmp_path / xml_name.replace(".", "_")
+    (snap / "cmd").mkdir(parents=True)
+    (snap / "cmd" / "qx.txt").write_text((PUBLIC / "nvsmi" / xml_name).read_text())
+    (snap / "cmd" / "env.txt").write_text("".join(f"{k}={v}\n" for k, v in (env or {}).items()))
+    (snap / "cmd" / "index.json").write_text(json.dumps([
+        {"argv": ["nvidia-smi", "-q", "-x"], "rc": 0, "stdout": "qx.txt", "stderr": ""},
+        {"argv": ["env"], "rc": 0, "stdout": "env.txt", "stderr": ""}]))
+    return pipeline.gather(ReplaySysRoot(snap), Options())
+
+
+def gpu_change(node: str, index: int = 0, **changes: Any) -> Dict[str, Any]:
+    return facts(node, **{f"gpus.{index}.{k}": v for k, v in changes.items()})

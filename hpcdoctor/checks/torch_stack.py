@@ -184,6 +184,8 @@ def from_collect_env(root: SysRoot) -> Dict[str, Any]:
     for key in ("cudnn", "nccl"):
         if key in libs:
             t[key] = libs[key]
+    if t.get("version"):
+        _fill_defaults(t, root.environ())
     t["build"] = _build_kind(t)
     return t
 

@@ -19,7 +19,7 @@ def make_console(stream: IO[str], plain: Optional[bool] = None):
         plain = not is_tty or bool(os.environ.get("NO_COLOR"))
     # Plain output is for logs and pipes: no colour, no hard wrapping, no terminal tricks.
     return Console(file=stream, highlight=False, no_color=plain, soft_wrap=not is_tty,
-                   force_terminal=False if plain else None, emoji=False)
+                   force_terminal=False if plain else None, emoji=False, width=None if is_tty else 200)
 
 
 def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = False,

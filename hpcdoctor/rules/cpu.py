@@ -46,3 +46,63 @@ def cpu_bf16_fpmath(f):
         evidence={"cpu.capabilities": {c: True for c in native}, "env.DNNL_DEFAULT_FPMATH_MODE": None},
         env={"DNNL_DEFAULT_FPMATH_MODE": "BF16"},
     )
+
+
+def _is_arm_torch(f):
+    return f.get("cpu.arch") == "aarch64" and f.get("torch.installed") is True
+
+
+@rule("CPU002", "arm-onednn-cache", "advice", "oneDNN primitive cache left at its default on aarch64", impact=4)
+def arm_onednn_cache(f):
+    """
+    What it detects:
+        An aarch64 node whose torch uses oneDNN (with the Arm Compute Library) while
+        LRU_CACHE_CAPACITY is unset.
+
+    Why it matters:
+        With ACL, oneDNN builds a primitive per input shape; with varying shapes (NLP, dynamic
+        batches) a small cache means primitives are rebuilt again and again. The Isambard guide sets
+        the capacity to 1024 together with the BF16 fast-math mode.
+
+    How to fix:
+        export LRU_CACHE_CAPACITY=1024
+
+    References:
+        - 000_6e25303b50457a54.txt (section 3.1: export LRU_CACHE_CAPACITY=1024)
+    """
+    if not _is_arm_torch(f):
+        return
+    if f.get("torch.mkldnn") is False:
+        return
+    if f["env.vars"].get("LRU_CACHE_CAPACITY") is None:
+        yield Hit(message="LRU_CACHE_CAPACITY is unset: oneDNN/ACL primitives are rebuilt for new shapes",
+                  fix="export LRU_CACHE_CAPACITY=1024", evidence={"env.LRU_CACHE_CAPACITY": None},
+                  env={"LRU_CACHE_CAPACITY": "1024"})
+
+
+@rule("CPU003", "torch-without-acl", "warning", "aarch64 torch built without the Arm Compute Library", impact=7)
+def torch_without_acl(f):
+    """
+    What it detects:
+        A torch on aarch64 whose oneDNN backend was built without the Arm Compute Library (ACL),
+        as some source builds and older wheels were.
+
+    Why it matters:
+        Without ACL, oneDNN falls back to reference kernels on Arm: convolutions and matmuls run
+        several times slower, and the BF16 fast-math mode has no kernels to use.
+
+    How to fix:
+        Install the official aarch64 wheel (pip install torch), which is built with
+        USE_MKLDNN_ACL, or a site module built with ACL.
+
+    References:
+        - 000_6e25303b50457a54.txt (section 3.1: oneDNN and ARM Compute Library integration)
+        - https://github.com/pytorch/pytorch/issues/96983
+    """
+    if not _is_arm_torch(f):
+        return
+    acl = f["torch.acl"]
+    if acl is False:
+        yield Hit(message=f"torch {f.get('torch.version')} on aarch64 has no Arm Compute Library backend",
+                  fix="pip install --force-reinstall torch   # the official aarch64 wheel is built with ACL",
+                  evidence={"torch.acl": False, "torch.version": f.get("torch.version")})

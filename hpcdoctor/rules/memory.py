@@ -65,3 +65,32 @@ def numa_balancing_on(f):
         fix="srun --cpu-bind=cores --mem-bind=local ...   (admins: sysctl kernel.numa_balancing=0)",
         evidence={"numa.count": count, "numa.balancing": True},
     )
+
+
+@rule("MEM003", "shm-too-small", "warning", "/dev/shm too small for DataLoader workers", impact=6)
+def shm_too_small(f):
+    """
+    What it detects:
+        /dev/shm smaller than hpcdoctor's threshold (1 GiB) where torch is installed.
+
+    Why it matters:
+        PyTorch DataLoader workers pass every batch to the main process through shared memory; a
+        small /dev/shm (64 MiB is the container default) ends in "bus error" or "DataLoader worker
+        killed ... insufficient shared memory" as soon as batches grow.
+
+    How to fix:
+        Run the container with a larger /dev/shm (docker --shm-size=16g or --ipc=host; Apptainer
+        shares the host's), or set num_workers=0 as a stopgap.
+
+    References:
+        - https://github.com/pytorch/pytorch#docker-image
+        - 001_dd2fe1913b91ca0a.txt (DataLoader workers)
+    """
+    from hpcdoctor import knowledge
+
+    limit = knowledge.load("thresholds")["shm"]["min_bytes"]
+    size = f["memory.shm_size_bytes"]
+    if f.get("torch.installed") is True and size < limit:
+        yield Hit(message=f"/dev/shm is {size / 2**20:.0f} MiB: DataLoader workers will fail with bus errors",
+                  fix="docker run --shm-size=16g ... (or --ipc=host); stopgap: DataLoader(num_workers=0)",
+                  evidence={"memory.shm_size_bytes": size, "threshold_bytes": limit})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.rules._common import local_ranks, parse_threads
 
@@ -101,3 +103,205 @@ def omp_threads_mismatch(f):
         severity=None if over else "advice",
         env={"OMP_NUM_THREADS": str(share)},
     )
+
+
+def _allowed(f):
+    cpus = f["affinity.allowed_cpus"]
+    return set(cpus) if isinstance(cpus, list) else set()
+
+
+@rule("THR003", "cpu-oversubscribed", "warning", "more threads than CPUs across the ranks of this node", impact=8)
+def cpu_oversubscribed(f):
+    """
+    What it detects:
+        OMP_NUM_THREADS times the ranks on this node exceeds the CPUs the process may run on, where
+        the ranks share one CPU set (no per-rank binding).
+
+    Why it matters:
+        When ranks share a CPU set, their thread teams add up: four ranks of 16 threads on 16 CPUs
+        run 64 threads on 16 cores, and every OpenMP barrier waits on a descheduled thread.
+
+    How to fix:
+        Size the threads to the share (export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK) and bind each
+        rank to its own cores: srun --cpu-bind=cores.
+
+    References:
+        - 004_3c12714629749d50.txt ("export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK and use srun --cpu-bind=cores")
+    """
+    threads = parse_threads(f["env.vars"].get("OMP_NUM_THREADS"))
+    ranks = local_ranks(f)
+    allowed = f["affinity.allowed_count"]
+    if threads is None or ranks < 2:
+        return
+    # With per-rank binding each rank's set is its own; sharing shows as a set larger than a share.
+    cpt = f.get("scheduler.cpus_per_task")
+    shared = not isinstance(cpt, int) or allowed > cpt
+    if shared and threads * ranks > allowed:
+        yield Hit(message=f"{ranks} ranks × {threads} threads = {threads * ranks} threads on {allowed} allowed CPUs",
+                  fix="export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK; srun --cpu-bind=cores ...",
+                  evidence={"env.OMP_NUM_THREADS": threads, "local_ranks": ranks, "affinity.allowed_count": allowed})
+
+
+@rule("THR004", "omp-binding-unset", "advice", "OpenMP threads not bound to cores", impact=4)
+def omp_binding_unset(f):
+    """
+    What it detects:
+        A multi-threaded process in a job (OMP_NUM_THREADS above 1) with neither OMP_PROC_BIND nor
+        OMP_PLACES set and no CPU binding from srun.
+
+    Why it matters:
+        Unbound threads migrate between cores and sockets: caches go cold, memory allocated on one
+        NUMA node is read from another, and run times vary from run to run.
+
+    How to fix:
+        export OMP_PLACES=cores OMP_PROC_BIND=close, and launch with srun --cpu-bind=cores.
+
+    References:
+        - 000_6e25303b50457a54.txt (section 3.3: export OMP_PLACES=cores to prevent thread migration)
+        - 004_3c12714629749d50.txt (srun --cpu-bind=cores)
+    """
+    env = f["env.vars"]
+    threads = parse_threads(env.get("OMP_NUM_THREADS"))
+    if not f.get("scheduler.in_job") or threads is None or threads < 2:
+        return
+    if env.get("OMP_PROC_BIND") or env.get("OMP_PLACES") or env.get("KMP_AFFINITY") or env.get("GOMP_CPU_AFFINITY"):
+        return
+    bind = (f.get("scheduler.cpu_bind") or "").lower()
+    if bind and "none" not in bind:
+        return
+    yield Hit(message=f"{threads} OpenMP threads with no binding: threads migrate between cores and NUMA nodes",
+              fix="export OMP_PLACES=cores OMP_PROC_BIND=close   # and srun --cpu-bind=cores",
+              evidence={"env.OMP_PROC_BIND": None, "env.OMP_PLACES": None, "scheduler.cpu_bind": bind or None},
+              env={"OMP_PLACES": "cores", "OMP_PROC_BIND": "close"})
+
+
+@rule("THR005", "stale-affinity-vars", "warning", "affinity variables that contradict the CPUs given", impact=7)
+def stale_affinity_vars(f):
+    """
+    What it detects:
+        GOMP_CPU_AFFINITY or KMP_AFFINITY set (often exported by a scheduler prologue or a module)
+        naming CPUs outside the set this process may use, or any explicit KMP/GOMP proclist while
+        the job's CPUs come from a cgroup.
+
+    Why it matters:
+        The OpenMP runtime pins its threads to CPUs the job does not own: threads pile onto the
+        few allowed CPUs in the list or fail to bind, and a threaded program "gets upset", as the
+        ARC4 guide puts it.
+
+    How to fix:
+        unset GOMP_CPU_AFFINITY KMP_AFFINITY in the job script, and bind with OMP_PLACES /
+        srun --cpu-bind instead.
+
+    References:
+        - 002_4b90f9ad31dff33f.txt (unset GOMP_CPU_AFFINITY KMP_AFFINITY)
+    """
+    from hpcdoctor.parse.cpulist import ListFormatError, parse_cpulist
+
+    env = f["env.vars"]
+    allowed = _allowed(f)
+    for name in ("GOMP_CPU_AFFINITY", "KMP_AFFINITY"):
+        value = env.get(name)
+        if not value:
+            continue
+        listed = set()
+        m = re.search(r"proclist=\[([0-9,\-\s:]+)\]", value) if name == "KMP_AFFINITY" else None
+        text = m.group(1) if m else (value if name == "GOMP_CPU_AFFINITY" else "")
+        try:
+            for part in re.split(r"[\s,]+", text.strip()):
+                if part:
+                    listed.update(parse_cpulist(part.split(":")[0]))
+        except ListFormatError:
+            listed = set()
+        outside = sorted(listed - allowed) if allowed else []
+        if outside:
+            yield Hit(message=f"{name}={value} names CPUs this process may not use ({len(outside)} of {len(listed)})",
+                      fix=f"unset {name}   # bind with OMP_PLACES=cores / srun --cpu-bind=cores instead",
+                      evidence={f"env.{name}": value, "outside_allowed": outside[:16]})
+
+
+def _rank_gpu(f):
+    """The GPU this rank uses: the only visible one, or the one at its local rank."""
+    gpus = f.gpus()
+    env = f.get("env.vars") or {}
+    visible = env.get("CUDA_VISIBLE_DEVICES") or env.get("ROCR_VISIBLE_DEVICES") or env.get("HIP_VISIBLE_DEVICES")
+    if visible and re.fullmatch(r"\d+", visible.strip()):
+        idx = int(visible)
+        return next((g for g in gpus if g.get("index") == idx), None)
+    rank = f.get("scheduler.local_rank")
+    if rank is None:
+        rank = f.get("scheduler.launcher_local_rank")
+    if isinstance(rank, int) and len(gpus) > 1 and rank < len(gpus):
+        return gpus[rank]
+    return None
+
+
+@rule("THR006", "gpu-numa-mismatch", "warning", "a rank's CPUs are far from its GPU", impact=7)
+def gpu_numa_mismatch(f):
+    """
+    What it detects:
+        A rank bound to CPUs none of which are local to the GPU it uses (the GPU's NUMA node, from
+        sysfs local_cpulist).
+
+    Why it matters:
+        Every host-device copy and every kernel launch crosses the socket interconnect; data loading
+        threads run on the wrong socket. 10-30% slowdowns are common, more for input-bound jobs.
+
+    How to fix:
+        Let Slurm place ranks next to their GPUs: srun --gpus-per-task=1 --gpu-bind=closest
+        --cpu-bind=cores, or bind by hand with numactl --cpunodebind=N --membind=N.
+
+    References:
+        - 004_3c12714629749d50.txt (NUMA and sockets: keep each rank on the socket that feeds its GPU)
+    """
+    g = _rank_gpu(f)
+    if g is None:
+        return
+    local = g.get("local_cpus")
+    allowed = _allowed(f)
+    if not isinstance(local, list) or not local or not allowed:
+        return
+    if not allowed & set(local):
+        from hpcdoctor.parse.cpulist import format_cpulist
+
+        node = g.get("numa_node")
+        yield Hit(message=f"this rank runs on CPUs {format_cpulist(allowed)} but its GPU {g.get('index')} is local to "
+                          f"CPUs {format_cpulist(local)}" + (f" (NUMA node {node})" if isinstance(node, int) else ""),
+                  subject=f"GPU {g.get('index')}",
+                  fix="srun --gpus-per-task=1 --gpu-bind=closest --cpu-bind=cores ..."
+                      + (f"   (or numactl --cpunodebind={node} --membind={node})" if isinstance(node, int) else ""),
+                  evidence={"affinity.allowed_cpus": format_cpulist(allowed), "gpu.local_cpus": format_cpulist(local)})
+
+
+@rule("THR007", "dataloader-workers", "advice", "DataLoader workers this allocation supports", impact=3)
+def dataloader_workers(f):
+    """
+    What it detects:
+        A GPU job: how many DataLoader workers each GPU rank can feed from the CPUs it was given,
+        and, at warning level, an allocation of a single CPU per GPU rank.
+
+    Why it matters:
+        Each worker is a process that decodes and augments batches; with too few CPUs per GPU the
+        GPU waits for data, with more workers than CPUs they fight for cores. The Alliance guide
+        starts from as many workers as cpus-per-task.
+
+    How to fix:
+        DataLoader(..., num_workers=N, pin_memory=True, persistent_workers=True) with N from the
+        message; ask for more CPUs per GPU (--cpus-per-task) if the GPU starves.
+
+    References:
+        - 001_dd2fe1913b91ca0a.txt ("a DataLoader with as many workers as you have cpus-per-task")
+        - 004_3c12714629749d50.txt (num_workers=2-4 per rank as a start)
+    """
+    if not f.get("scheduler.in_job") or not f.gpus():
+        return
+    share, source = _share(f)
+    workers = max(0, share - 1)
+    if share <= 1:
+        yield Hit(message=f"each GPU rank has {share} CPU: DataLoader workers will starve the GPU",
+                  fix="#SBATCH --cpus-per-task=8   (then DataLoader(num_workers=7))",
+                  evidence={"cpus_per_rank": share, "source": source}, severity="warning")
+    else:
+        yield Hit(message=f"each GPU rank has {share} CPUs ({source}): use up to {workers} DataLoader workers, "
+                          "leaving one CPU for the training loop",
+                  fix=f"DataLoader(..., num_workers={workers}, pin_memory=True, persistent_workers=True)",
+                  evidence={"cpus_per_rank": share, "source": source})

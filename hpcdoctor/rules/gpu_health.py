@@ -1,0 +1,355 @@
+"""GPU health: memory errors, links, clocks, power, modes, and the driver itself."""
+
+from __future__ import annotations
+
+from hpcdoctor import knowledge
+from hpcdoctor.engine import Hit, rule
+
+
+def _subject(g) -> str:
+    return f"GPU {g.get('index')}"
+
+
+def _gpus(f):
+    """The GPUs, or MissingFact when the GPU facts are Unknown (the rule is then skipped)."""
+    gpus = f["gpus"]
+    return gpus if isinstance(gpus, list) else []
+
+
+def _int(v):
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+@rule("GPU001", "gpu-driver-unusable", "error", "GPUs present but the driver cannot be used", impact=10)
+def gpu_driver_unusable(f):
+    """
+    What it detects:
+        GPUs on the PCI bus that neither NVML nor the vendor tool can talk to: no driver loaded, a
+        driver/library version mismatch after an update without reboot, a fallen-off device.
+
+    Why it matters:
+        Every GPU job on the node fails or silently runs on the CPU. A driver/library mismatch is
+        the classic state after a driver upgrade on a node that was not rebooted.
+
+    How to fix:
+        Take the node out of service and tell the administrators the exact message; a node with a
+        version mismatch needs a reboot (or the old kernel module unloaded and the new one loaded).
+
+    References:
+        - https://docs.nvidia.com/deploy/nvml-api/group__nvmlInitializationAndCleanup.html
+        - 004_3c12714629749d50.txt (node health checks before jobs)
+    """
+    for vendor in ("nvidia", "amd"):
+        on_bus = f.get(f"{vendor}.pci_devices")
+        error = f.get(f"{vendor}.error")
+        if isinstance(on_bus, int) and on_bus > 0 and error:
+            yield Hit(
+                message=f"{on_bus} {vendor.upper()} GPU(s) on the PCI bus, but: {error}",
+                fix="drain the node and report the message to the administrators (a driver/library mismatch needs a reboot)",
+                evidence={f"{vendor}.pci_devices": on_bus, f"{vendor}.error": error},
+            )
+
+
+@rule("GPU002", "ecc-uncorrectable-errors", "error", "uncorrectable ECC errors on a GPU", impact=10)
+def ecc_uncorrectable_errors(f):
+    """
+    What it detects:
+        A GPU whose volatile (since the last driver load) uncorrectable ECC error count is above
+        zero; or, at warning level, whose lifetime (aggregate) count is.
+
+    Why it matters:
+        An uncorrectable error means data in GPU memory was corrupted and the application that
+        owned it was killed or computed garbage (Xid 48/63/64/94/95). Until the GPU is reset, pages
+        stay suspect; recurring aggregate errors point to failing memory.
+
+    How to fix:
+        Drain the node; administrators reset the GPU (nvidia-smi -r, when idle) so pending page
+        retirement or row remapping takes effect, then run DCGM diagnostics (dcgmi diag -r 3). A
+        GPU that keeps accumulating errors goes back to the vendor.
+
+    References:
+        - https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html
+        - 004_3c12714629749d50.txt (GPU failures and health checks in large training runs)
+    """
+    for g in _gpus(f):
+        vol, agg = _int(g.get("ecc_uncorrectable_volatile")), _int(g.get("ecc_uncorrectable_aggregate"))
+        if vol:
+            yield Hit(message=f"{vol} uncorrectable ECC error(s) since the driver loaded", subject=_subject(g),
+                      fix="drain the node; admins: reset the GPU and run dcgmi diag -r 3",
+                      evidence={"ecc_uncorrectable_volatile": vol, "ecc_uncorrectable_aggregate": agg})
+        elif agg:
+            yield Hit(message=f"{agg} uncorrectable ECC error(s) over the GPU's lifetime", subject=_subject(g),
+                      fix="watch this GPU: if the count grows, admins run dcgmi diag -r 3 and replace it",
+                      evidence={"ecc_uncorrectable_aggregate": agg}, severity="warning")
+
+
+@rule("GPU003", "row-remap-pending", "error", "memory row remapping or page retirement awaits a GPU reset", impact=9)
+def row_remap_pending(f):
+    """
+    What it detects:
+        A GPU with a row remap pending or failed (Ampere and later), or retired pages pending
+        (Volta and Turing).
+
+    Why it matters:
+        The faulty memory row stays in use until the GPU is reset, so the error that caused it can
+        recur; a failed remap means the GPU ran out of spare rows and needs replacing.
+
+    How to fix:
+        Drain the node; administrators reset the GPU when no process uses it (nvidia-smi -r -i N,
+        or reboot). A remapping failure, or more than a handful of remapped rows, is an RMA case.
+
+    References:
+        - https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html
+    """
+    for g in _gpus(f):
+        rows = g.get("remapped_rows") if isinstance(g.get("remapped_rows"), dict) else {}
+        if rows.get("failed"):
+            yield Hit(message="row remapping failed: the GPU has no spare memory rows left", subject=_subject(g),
+                      fix="drain the node; the GPU needs replacement (RMA)", evidence={"remapped_rows": rows})
+        elif rows.get("pending"):
+            yield Hit(message=f"a memory row remap is pending ({rows.get('uncorrectable')} uncorrectable remapped rows); "
+                              "it takes effect only after a GPU reset", subject=_subject(g),
+                      fix="drain the node; admins: reset the GPU when idle (nvidia-smi -r -i %s), or reboot" % g.get("index"),
+                      evidence={"remapped_rows": rows})
+        elif g.get("retired_pages_pending") is True:
+            yield Hit(message="retired memory pages are pending; they take effect only after a GPU reset",
+                      subject=_subject(g), fix="drain the node; admins: reset the GPU when idle, or reboot",
+                      evidence={"retired_pages_pending": True, "retired_pages": g.get("retired_pages")})
+
+
+@rule("GPU004", "ecc-disabled", "warning", "ECC disabled on a data-centre GPU", impact=6)
+def ecc_disabled(f):
+    """
+    What it detects:
+        A GPU that supports ECC with ECC currently disabled (or disabled from the next reboot).
+
+    Why it matters:
+        Without ECC, bit flips in GPU memory corrupt results silently; in long training runs that
+        shows up as loss spikes or NaNs nobody can reproduce.
+
+    How to fix:
+        Administrators enable it (nvidia-smi -e 1, effective after a reset) unless the partition is
+        configured without ECC on purpose.
+
+    References:
+        - https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html
+    """
+    for g in _gpus(f):
+        if g.get("ecc_enabled") is False or g.get("ecc_pending") is False:
+            yield Hit(message=f"ECC is {'off' if g.get('ecc_enabled') is False else 'set to turn off at the next reset'}",
+                      subject=_subject(g), fix="admins: nvidia-smi -i %s -e 1 and reset the GPU" % g.get("index"),
+                      evidence={"ecc_enabled": g.get("ecc_enabled"), "ecc_pending": g.get("ecc_pending")})
+
+
+@rule("GPU005", "pcie-link-degraded", "warning", "GPU PCIe link below its maximum", impact=7)
+def pcie_link_degraded(f):
+    """
+    What it detects:
+        A GPU whose PCIe link runs narrower than its maximum width, or at a lower generation than
+        its maximum while the GPU is busy.
+
+    Why it matters:
+        Host-to-device copies, and NCCL traffic that crosses PCIe, slow in proportion: x8 halves the
+        bandwidth of x16, gen 3 halves gen 4. A link that trained down usually means a bad riser,
+        slot or cable. Idle GPUs lower their link generation to save power, so generation alone is
+        not judged while the GPU is idle; GH200's GPU attaches over NVLink-C2C and its PCIe link is
+        x1 by design, so it is not judged at all.
+
+    How to fix:
+        Run a host-to-device bandwidth test (hpcdoctor check --bench quick) to confirm; the
+        administrators reseat the card or replace the riser and check the slot's BIOS settings.
+
+    References:
+        - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html
+    """
+    for g in _gpus(f):
+        sku = knowledge.gpu_sku(g.get("name") or "") if g.get("name") else None
+        if sku and sku.get("c2c"):
+            continue
+        width, wmax = _int(g.get("pcie_width")), _int(g.get("pcie_width_max"))
+        gen, gmax = _int(g.get("pcie_gen")), _int(g.get("pcie_gen_max"))
+        events = g.get("clock_event_reasons") if isinstance(g.get("clock_event_reasons"), list) else None
+        idle = events is None or "gpu_idle" in events
+        problems = []
+        if width and wmax and width < wmax:
+            problems.append(f"x{width} of x{wmax}")
+        if gen and gmax and gen < gmax and not idle:
+            problems.append(f"gen {gen} of gen {gmax} while busy")
+        if problems:
+            yield Hit(message="PCIe link at " + " and ".join(problems), subject=_subject(g),
+                      fix="confirm with hpcdoctor check --bench quick; admins: reseat the GPU or replace the riser",
+                      evidence={"pcie_width": width, "pcie_width_max": wmax, "pcie_gen": gen, "pcie_gen_max": gmax})
+
+
+@rule("GPU006", "gpu-throttled", "warning", "GPU clocks held back by heat or power delivery", impact=8)
+def gpu_throttled(f):
+    """
+    What it detects:
+        A GPU whose active clock event (throttle) reasons include a hardware slowdown, thermal
+        slowdown (hardware or software) or power-brake slowdown. Idle, application clock settings,
+        the software power cap and sync boost are normal and ignored.
+
+    Why it matters:
+        A throttled GPU runs at a fraction of its clocks; in a multi-GPU job every collective waits
+        for it, so one hot GPU slows the whole job.
+
+    How to fix:
+        Administrators check cooling (fans, inlet temperature, airflow), the power supplies and the
+        power-brake signal; nvidia-smi -q -d PERFORMANCE,TEMPERATURE shows the live state.
+
+    References:
+        - https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html
+    """
+    harmful = set(knowledge.load("thresholds")["clock_events"]["harmful"])
+    for g in _gpus(f):
+        events = g.get("clock_event_reasons")
+        if not isinstance(events, list):
+            continue
+        bad = [e for e in events if e in harmful]
+        if bad:
+            yield Hit(message=f"clocks held back by {', '.join(bad)} (temperature {g.get('temperature_c')} C)",
+                      subject=_subject(g), fix="admins: check cooling and power delivery (nvidia-smi -q -d PERFORMANCE,TEMPERATURE)",
+                      evidence={"clock_event_reasons": events, "temperature_c": g.get("temperature_c")})
+
+
+@rule("GPU007", "power-limit-reduced", "warning", "GPU power limit below its default", impact=6)
+def power_limit_reduced(f):
+    """
+    What it detects:
+        A GPU whose enforced power limit is below its default limit.
+
+    Why it matters:
+        Compute-bound work (GEMMs, training) scales with the power it may draw: an H100 capped at
+        500 W of 700 W loses a sizeable share of its throughput.
+
+    How to fix:
+        If it was not set on purpose by the site, administrators restore the default
+        (nvidia-smi -i N -pl DEFAULT_WATTS, or remove the power capping policy).
+
+    References:
+        - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html
+    """
+    frac = knowledge.load("thresholds")["power"]["reduced_fraction"]
+    for g in _gpus(f):
+        lim, dflt = g.get("power_limit_w"), g.get("power_default_limit_w")
+        if isinstance(lim, (int, float)) and isinstance(dflt, (int, float)) and dflt > 0 and lim < dflt * frac:
+            yield Hit(message=f"power limit {lim:.0f} W of a default {dflt:.0f} W", subject=_subject(g),
+                      fix=f"admins: nvidia-smi -i {g.get('index')} -pl {dflt:.0f} (unless capped on purpose)",
+                      evidence={"power_limit_w": lim, "power_default_limit_w": dflt})
+
+
+@rule("GPU008", "persistence-mode-off", "advice", "GPU persistence mode off", impact=3)
+def persistence_mode_off(f):
+    """
+    What it detects:
+        An NVIDIA GPU with persistence mode disabled on Linux.
+
+    Why it matters:
+        Without it the driver tears the GPU state down whenever no process uses it and rebuilds it
+        at the next start: each job pays seconds of initialisation, and short pre-job checks or
+        ranks that start at different times see the GPU come and go.
+
+    How to fix:
+        Administrators run the nvidia-persistenced daemon (preferred) or nvidia-smi -pm 1.
+
+    References:
+        - https://docs.nvidia.com/deploy/driver-persistence/index.html
+    """
+    for g in _gpus(f):
+        if g.get("vendor") == "nvidia" and g.get("persistence_mode") is False:
+            yield Hit(message="persistence mode is off: the driver re-initialises the GPU for every job",
+                      subject=_subject(g), fix="admins: enable nvidia-persistenced",
+                      evidence={"persistence_mode": False})
+
+
+@rule("GPU009", "mig-enabled", "advice", "MIG partitioning enabled", impact=4)
+def mig_enabled(f):
+    """
+    What it detects:
+        A GPU with Multi-Instance GPU mode enabled (or pending).
+
+    Why it matters:
+        A process sees only the MIG slice it was given, with a fraction of the SMs and memory, and
+        NCCL cannot run collectives across MIG instances: multi-GPU training on MIG slices fails or
+        falls back to slow paths.
+
+    How to fix:
+        Use MIG only for small, independent jobs; for training ask for a full GPU (a non-MIG
+        partition or GRES), or administrators disable MIG (nvidia-smi -mig 0).
+
+    References:
+        - https://docs.nvidia.com/datacenter/tesla/mig-user-guide/
+    """
+    for g in _gpus(f):
+        if g.get("mig_enabled") is True or g.get("mig_pending") is True:
+            n = g.get("mig_devices")
+            yield Hit(message="MIG is enabled" + (f" with {n} instance(s)" if n else "")
+                      + ": processes see a slice, and NCCL cannot span instances",
+                      subject=_subject(g), fix="request a full (non-MIG) GPU for multi-GPU training",
+                      evidence={"mig_enabled": g.get("mig_enabled"), "mig_devices": n})
+
+
+@rule("GPU010", "compute-mode-restricted", "warning", "GPU compute mode restricts processes", impact=6)
+def compute_mode_restricted(f):
+    """
+    What it detects:
+        A GPU in compute mode Prohibited (no process may use it), or Exclusive_Process while
+        several ranks on the node are set to share GPUs.
+
+    Why it matters:
+        Prohibited makes the GPU unusable; Exclusive_Process lets only one process create a
+        context, so a second rank (or a DataLoader worker that touches CUDA) fails with "all
+        CUDA-capable devices are busy or unavailable".
+
+    How to fix:
+        Give each rank its own GPU (srun --gpus-per-task=1) or ask the administrators to set the
+        Default mode (nvidia-smi -c DEFAULT).
+
+    References:
+        - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html
+    """
+    from hpcdoctor.rules._common import local_ranks
+
+    gpus = _gpus(f)
+    ranks = local_ranks(f)
+    for g in gpus:
+        mode = g.get("compute_mode")
+        if mode == "Prohibited":
+            yield Hit(message="compute mode Prohibited: no process can use this GPU", subject=_subject(g),
+                      fix="admins: nvidia-smi -i %s -c DEFAULT" % g.get("index"), evidence={"compute_mode": mode},
+                      severity="error")
+        elif mode in ("Exclusive_Process", "Exclusive_Thread") and ranks > len(gpus):
+            yield Hit(message=f"compute mode {mode} with {ranks} local ranks for {len(gpus)} GPU(s): ranks cannot share it",
+                      subject=_subject(g), fix="srun --gpus-per-task=1 (one rank per GPU)",
+                      evidence={"compute_mode": mode, "local_ranks": ranks})
+
+
+@rule("GPU011", "gpu-memory-in-use", "warning", "GPU memory held by other processes at start", impact=7)
+def gpu_memory_in_use(f):
+    """
+    What it detects:
+        A GPU on which processes already run, or more than a few percent of the memory is in use,
+        before the job starts.
+
+    Why it matters:
+        A leftover process from an earlier job (a zombie rank, a stuck DataLoader) holds memory and
+        compute: the new job runs out of memory or runs slow, and benchmarks measure the intruder.
+
+    How to fix:
+        nvidia-smi shows the processes; end your own leftovers (pkill -u $USER python), otherwise ask
+        the administrators to clean the node (Slurm epilog).
+
+    References:
+        - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html
+    """
+    frac = knowledge.load("thresholds")["gpu_memory"]["in_use_fraction"]
+    for g in _gpus(f):
+        procs = g.get("processes") if isinstance(g.get("processes"), list) else []
+        used, total = _int(g.get("memory_used_mib")), _int(g.get("memory_total_mib"))
+        busy = used is not None and total and used > total * frac
+        if procs or busy:
+            pids = ", ".join(str(p.get("pid")) for p in procs[:8])
+            yield Hit(message=(f"{len(procs)} process(es) on the GPU (pid {pids})" if procs else "no process listed")
+                      + (f", {used} MiB of {total} MiB in use" if used is not None and total else ""),
+                      subject=_subject(g), fix="nvidia-smi; end leftover processes of yours, or ask admins to clean the node",
+                      evidence={"processes": procs, "memory_used_mib": used, "memory_total_mib": total})

@@ -1,0 +1,315 @@
+"""The software a job loads: the torch build against the GPUs and the driver, and its libraries."""
+
+from __future__ import annotations
+
+import re
+
+from hpcdoctor import knowledge
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import MissingFact
+
+
+def _cuda_gpus(f):
+    return [g for g in f.gpus() if g.get("vendor") == "nvidia"]
+
+
+def _version(v):
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(str(v))
+    except InvalidVersion:
+        return None
+
+
+@rule("SW001", "torch-import-failed", "error", "torch cannot be imported", impact=10)
+def torch_import_failed(f):
+    """
+    What it detects:
+        The job's interpreter fails to import torch; the message is the real exception (a missing
+        libcudnn, an undefined symbol from a mixed install, a NumPy ABI mismatch).
+
+    Why it matters:
+        The job dies at its first line. The exception text names the cause far more precisely than
+        the traceback users usually paste.
+
+    How to fix:
+        Reinstall torch in a clean environment (python -m venv; pip install torch), or load the
+        module the site provides; for "cannot open shared object file", make sure no
+        LD_LIBRARY_PATH entry shadows the libraries the wheel brings.
+
+    References:
+        - 001_dd2fe1913b91ca0a.txt (installing PyTorch in a virtual environment)
+    """
+    err = f["torch"].get("import_error")
+    if err:
+        yield Hit(message=f"import torch fails in {f.get('torch.target_python') or 'the job interpreter'}: {err}",
+                  fix="reinstall torch in a fresh virtual environment, and check LD_LIBRARY_PATH for shadowing libraries",
+                  evidence={"torch.import_error": err, "torch.target_python": f.get("torch.target_python")})
+
+
+@rule("SW002", "torch-cpu-only", "error", "a CPU-only torch build on a node with GPUs", impact=10)
+def torch_cpu_only(f):
+    """
+    What it detects:
+        A torch build without CUDA or ROCm (a "+cpu" wheel, conda's cpu_mkl build, the cpuonly
+        package) on a node where GPUs are present.
+
+    Why it matters:
+        torch.cuda.is_available() is False and everything runs on the CPU, tens of times slower,
+        often without an error: the job only seems slow. Conda often resolves the CPU build when
+        the CUDA channel or a matching pytorch-cuda package is missing.
+
+    How to fix:
+        Install a CUDA build matching the driver, e.g. pip install torch --index-url
+        https://download.pytorch.org/whl/cu126, or the site's PyTorch module; in conda, add
+        pytorch-cuda and remove cpuonly.
+
+    References:
+        - 002_4b90f9ad31dff33f.txt (ARC4: the conda cpu_mkl build of PyTorch)
+        - 001_dd2fe1913b91ca0a.txt (installing the GPU build)
+    """
+    t = f["torch"]
+    gpus = f["gpus"]
+    if not gpus or not t.get("installed"):
+        return
+    conda = (t.get("conda_packages") or {}).get("pytorch") or (t.get("conda_list") or {}).get("pytorch") or {}
+    cpu_build = t.get("build") == "cpu" or "cpu" in str(conda.get("build", "")) or "cpuonly" in (t.get("conda_packages") or {})
+    if cpu_build:
+        kinds = sorted({g.get("vendor") for g in gpus})
+        yield Hit(message=f"torch {t.get('version')} is a CPU-only build, but this node has {len(gpus)} "
+                          f"{'/'.join(kinds)} GPU(s): everything runs on the CPU",
+                  fix="pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126   "
+                      "(pick the CUDA version your driver supports)",
+                  evidence={"torch.version": t.get("version"), "torch.build": t.get("build"),
+                            "conda.pytorch": conda or None, "gpus": len(gpus)})
+
+
+def arch_supported(cc: str, arch_list) -> bool:
+    """Whether a build's arch list runs on compute capability ``cc``: SASS for the same major and
+    a minor at or below (sm_80 runs on 8.6), or PTX (compute_XY) at or below, JIT-compiled."""
+    major, minor = (int(x) for x in cc.split("."))
+    for arch in arch_list:
+        m = re.match(r"^(sm|compute)_(\d+?)(\d)([af]?)$", arch)
+        if not m:
+            continue
+        a_major, a_minor, suffix = int(m.group(2)), int(m.group(3)), m.group(4)
+        if m.group(1) == "sm":
+            if suffix == "a" and (a_major, a_minor) != (major, minor):
+                continue  # arch-specific SASS (sm_90a) runs on that exact GPU only
+            if a_major == major and a_minor <= minor:
+                return True
+        elif (a_major, a_minor) <= (major, minor):
+            return True
+    return False
+
+
+@rule("SW003", "torch-missing-arch", "error", "the torch build has no kernels for this GPU", impact=10)
+def torch_missing_arch(f):
+    """
+    What it detects:
+        An NVIDIA GPU whose compute capability is not covered by the torch build's arch list: no
+        binary for that architecture and no PTX old enough to be compiled for it.
+
+    Why it matters:
+        CUDA calls fail with "no kernel image is available for execution on the device", and torch
+        warns "... with CUDA capability sm_120 is not compatible with the current PyTorch
+        installation". Old builds lack new GPUs (Blackwell needs CUDA 12.8+ wheels); new builds
+        drop old ones (Kepler, Maxwell, then Volta).
+
+    How to fix:
+        Install a build that lists the GPU's architecture: a newer CUDA variant for new GPUs, an
+        older torch release for retired ones.
+
+    References:
+        - 001_dd2fe1913b91ca0a.txt ("no kernel image is available for execution on the device")
+        - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility
+    """
+    t = f["torch"]
+    arch = t.get("arch_list")
+    if t.get("build") != "cuda" or not isinstance(arch, list) or not arch:
+        return
+    for g in _cuda_gpus(f):
+        cc = g.get("compute_capability")
+        if isinstance(cc, str) and not arch_supported(cc, arch):
+            yield Hit(message=f"{g.get('name')} is sm_{cc.replace('.', '')}, but torch {t.get('version')} carries "
+                              f"{', '.join(arch)}: \"no kernel image is available for execution on the device\"",
+                      subject=f"GPU {g.get('index')}",
+                      fix="install a torch build whose arch list includes sm_%s (see torch.cuda.get_arch_list())" % cc.replace(".", ""),
+                      evidence={"compute_capability": cc, "torch.arch_list": arch})
+
+
+def driver_supports(driver: str, runtime: str):
+    """(ok, why) for a CUDA runtime on a driver, with minor-version compatibility."""
+    cuda = knowledge.load("cuda")
+    dv = _version(driver)
+    rt = _version(runtime)
+    if dv is None or rt is None:
+        return True, "versions not understood"
+    major = str(rt.major)
+    minimum = cuda["minor_compat"].get(major)
+    if minimum is None:
+        return True, f"no driver data for CUDA {major}.x"
+    if dv < _version(minimum):
+        return False, f"CUDA {runtime} needs a driver >= {minimum} (minor-version compatibility for {major}.x)"
+    return True, f"driver >= {minimum} runs any CUDA {major}.x runtime"
+
+
+@rule("SW004", "driver-too-old", "error", "the NVIDIA driver is too old for the torch build's CUDA", impact=10)
+def driver_too_old(f):
+    """
+    What it detects:
+        A CUDA build of torch whose CUDA runtime needs a newer driver than the node has, beyond what
+        CUDA's minor-version compatibility covers (any 11.x runtime on a driver >= 450.80.02, any
+        12.x on >= 525.60.13, any 13.x on >= 580.65.06).
+
+    Why it matters:
+        torch.cuda.is_available() is False with "The NVIDIA driver on your system is too old", or
+        CUDA initialisation fails with error 803/804: the GPUs are unusable from this environment.
+
+    How to fix:
+        Install a torch built for an older CUDA (the cu118/cu121/cu126 wheels), matching the
+        driver's CUDA version that nvidia-smi shows, or ask the administrators for a newer driver.
+
+    References:
+        - https://docs.nvidia.com/deploy/cuda-compatibility/
+        - 001_dd2fe1913b91ca0a.txt (matching PyTorch builds to the cluster's CUDA)
+    """
+    t = f["torch"]
+    if t.get("build") != "cuda" or not t.get("cuda") or not _cuda_gpus(f):
+        return
+    driver = f.get("nvidia.driver_version") or _cuda_gpus(f)[0].get("driver_version")
+    if not driver:
+        raise MissingFact("nvidia.driver_version", f.reason("nvidia.driver_version"))
+    ok, why = driver_supports(driver, t["cuda"])
+    if not ok:
+        yield Hit(message=f"torch {t.get('version')} uses CUDA {t['cuda']}, driver {driver} is too old: {why}",
+                  fix=f"install a torch build for the driver's CUDA ({f.get('nvidia.cuda_driver_version') or 'see nvidia-smi'}), "
+                      "e.g. pip install torch --index-url https://download.pytorch.org/whl/cu118",
+                  evidence={"torch.cuda": t["cuda"], "nvidia.driver_version": driver,
+                            "nvidia.cuda_driver_version": f.get("nvidia.cuda_driver_version")})
+
+
+OPENMP_RUNTIMES = ("libgomp", "libiomp5", "libomp")
+
+
+@rule("SW005", "duplicate-libraries", "warning", "two copies of a runtime library loaded, or torch installed twice", impact=8)
+def duplicate_libraries(f):
+    """
+    What it detects:
+        Two different files of the same library loaded into the job's process (two libnccl, two
+        libcudart, two libcudnn), more than one OpenMP runtime (libgomp with libiomp5 or libomp),
+        or torch installed in two places on sys.path (user site and a venv, pip and conda).
+
+    Why it matters:
+        Two copies of a library means two states: NCCL communicators that hang, cuDNN version
+        errors, crashes at exit. Two OpenMP runtimes oversubscribe the cores and can deadlock
+        (Intel's "OMP: Error #15"). A second torch install shadows the one the user upgraded.
+
+    How to fix:
+        Remove the extra copy: uninstall the duplicate torch (pip uninstall torch until none is
+        left, then reinstall once), drop LD_LIBRARY_PATH entries or LD_PRELOADs that bring another
+        libnccl/libcudart, and avoid mixing conda's and pip's CUDA libraries.
+
+    References:
+        - https://github.com/pytorch/pytorch/issues/37377
+        - 001_dd2fe1913b91ca0a.txt (one clean virtual environment per project)
+    """
+    t = f["torch"]
+    libs = t.get("loaded_libraries") or {}
+    for name, paths in sorted(libs.items()):
+        if len(paths) > 1 and name not in OPENMP_RUNTIMES:
+            yield Hit(message=f"{len(paths)} different {name} files are loaded: {', '.join(paths)}",
+                      fix="remove the LD_LIBRARY_PATH/LD_PRELOAD entry or package that brings the extra copy",
+                      evidence={f"torch.loaded_libraries.{name}": paths})
+    omp = [n for n in OPENMP_RUNTIMES if n in libs]
+    if len(omp) > 1:
+        yield Hit(message=f"{len(omp)} OpenMP runtimes loaded ({', '.join(omp)}): threads oversubscribe and may deadlock",
+                  fix="keep one OpenMP runtime: drop the LD_PRELOAD of the other, or install torch and MKL from one source",
+                  evidence={n: libs[n] for n in omp})
+    installs = t.get("installs") or []
+    places = sorted({i.get("location") for i in installs})
+    if len(places) > 1:
+        yield Hit(message="torch is installed in %d places on sys.path: %s" % (len(places), "; ".join(
+                      f"{i.get('version')} in {i.get('location')}" for i in installs)),
+                  fix="pip uninstall torch (repeat until none is left), then install it once",
+                  evidence={"torch.installs": installs})
+    conda = t.get("conda_list") or {}
+    pip = t.get("pip") or {}
+    if "pytorch" in conda and "torch" in pip and conda["pytorch"].get("version", "").split("+")[0] != pip["torch"].split("+")[0]:
+        yield Hit(message=f"torch {pip['torch']} from pip and pytorch {conda['pytorch'].get('version')} from conda in one environment",
+                  fix="remove one of them (conda remove pytorch, or pip uninstall torch) and reinstall from one source",
+                  evidence={"pip.torch": pip["torch"], "conda.pytorch": conda["pytorch"]})
+
+
+@rule("SW006", "tf32-disabled", "advice", "fp32 matmuls without TF32 on an Ampere-or-newer GPU", impact=7)
+def tf32_disabled(f):
+    """
+    What it detects:
+        An NVIDIA GPU of compute capability 8.0 or newer while torch computes fp32 matrix
+        multiplications at full precision (float32 matmul precision "highest", torch's default).
+
+    Why it matters:
+        TF32 tensor cores run fp32 matmuls many times faster (on an H100, ~51 TFLOP/s without and
+        ~380 with, measured here), at a 10-bit mantissa for the multiplication inputs; accumulation
+        stays fp32. Most training converges the same; the Alliance guide discusses the trade-off.
+
+    How to fix:
+        In the script: torch.backends.cuda.matmul.allow_tf32 = True, or
+        torch.set_float32_matmul_precision("high"). Keep "highest" where fp32 accuracy is required.
+
+    References:
+        - 001_dd2fe1913b91ca0a.txt (TF32: Performance vs numerical accuracy)
+        - https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices
+    """
+    t = f["torch"]
+    if t.get("build") != "cuda":
+        return
+    precision = f["torch.float32_matmul_precision"]
+    ampere = [g for g in _cuda_gpus(f)
+              if isinstance(g.get("compute_capability"), str) and _version(g["compute_capability"]) >= _version("8.0")]
+    if precision == "highest" and ampere:
+        source = " (this release's default, from hpcdoctor's knowledge)" if "float32_matmul_precision" in (t.get("from_knowledge") or []) else ""
+        yield Hit(message=f"float32 matmul precision is \"highest\"{source} on {ampere[0].get('name')}: fp32 matmuls "
+                          "skip the TF32 tensor cores, several times slower; TF32 trades input precision (10-bit mantissa)",
+                  fix='torch.set_float32_matmul_precision("high")   # or torch.backends.cuda.matmul.allow_tf32 = True',
+                  evidence={"torch.float32_matmul_precision": precision, "compute_capability": ampere[0].get("compute_capability")})
+
+
+@rule("SW007", "bf16-unsupported", "warning", "bf16 requested on hardware without it", impact=7)
+def bf16_unsupported(f):
+    """
+    What it detects:
+        The environment asks for bf16 (ACCELERATE_MIXED_PRECISION=bf16 for GPU training,
+        DNNL_DEFAULT_FPMATH_MODE=BF16 for CPU math) on GPUs older than Ampere (V100, T4) or on a CPU
+        without native bf16 (A64FX, Graviton2, Skylake).
+
+    Why it matters:
+        On GPUs without bf16 units, torch either refuses bf16 autocast or emulates it far slower
+        than fp16; on CPUs without bf16 the fast-math mode gains nothing.
+
+    How to fix:
+        On V100/T4 use fp16 mixed precision with a gradient scaler (ACCELERATE_MIXED_PRECISION=fp16);
+        on the CPU, unset DNNL_DEFAULT_FPMATH_MODE.
+
+    References:
+        - 004_3c12714629749d50.txt (data types supported per GPU generation)
+        - 000_6e25303b50457a54.txt (section 3.2: bf16 support on Grace)
+    """
+    env = f["env.vars"]
+    if (env.get("ACCELERATE_MIXED_PRECISION") or "").lower() == "bf16":
+        for g in f.gpus():
+            sku = knowledge.gpu_sku(g.get("name") or "")
+            cc = g.get("compute_capability")
+            no_bf16 = (sku is not None and sku.get("has_bf16") is False) or (
+                g.get("vendor") == "nvidia" and isinstance(cc, str) and _version(cc) < _version("8.0"))
+            if no_bf16:
+                yield Hit(message=f"ACCELERATE_MIXED_PRECISION=bf16 but {g.get('name')} has no bf16 units",
+                          subject=f"GPU {g.get('index')}", fix="export ACCELERATE_MIXED_PRECISION=fp16",
+                          evidence={"env.ACCELERATE_MIXED_PRECISION": "bf16", "compute_capability": cc})
+                break
+    mode = (env.get("DNNL_DEFAULT_FPMATH_MODE") or env.get("ONEDNN_DEFAULT_FPMATH_MODE") or "").upper()
+    if mode == "BF16" and f.get("cpu.capabilities.bf16") is False:
+        yield Hit(message=f"DNNL_DEFAULT_FPMATH_MODE=BF16 but this CPU ({f.get('cpu.microarch')}) has no native bf16",
+                  fix="unset DNNL_DEFAULT_FPMATH_MODE", evidence={"env.DNNL_DEFAULT_FPMATH_MODE": mode,
+                                                                  "cpu.capabilities.bf16": False})
