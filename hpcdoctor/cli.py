@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exit 1 when a finding is at or above this severity (default: error)")
     c.add_argument("--select", action="append", metavar="RULES", help="only these rules (codes, prefixes or symbols)")
     c.add_argument("--ignore", action="append", metavar="RULES", help="skip these rules")
+    c.add_argument("--config", metavar="FILE", help="site expectations (default: $HPCDOCTOR_CONFIG, /etc/hpcdoctor/config.toml)")
     c.add_argument("--budget", type=float, default=30.0, metavar="SECONDS", help="hard limit for all probes")
     c.add_argument("--quiet", "-q", action="store_true", help="print only blocking findings, one line each")
     c.add_argument("--verbose", "-v", action="store_true", help="also list skipped rules and why")
@@ -65,6 +66,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--python", metavar="PATH")
     s.add_argument("--deep", action="store_true")
     s.add_argument("--budget", type=float, default=60.0, metavar="SECONDS")
+
+    v = sub.add_parser("env", help="print export lines for findings an environment variable fixes")
+    v.add_argument("--shell", choices=("bash", "zsh", "fish", "csh"), default="bash")
+    v.add_argument("--from", dest="sources", action="append", metavar="PATH")
+    v.add_argument("--python", metavar="PATH")
+    v.add_argument("--select", action="append", metavar="RULES")
+    v.add_argument("--ignore", action="append", metavar="RULES")
+    v.add_argument("--config", metavar="FILE", help="site expectations (default: $HPCDOCTOR_CONFIG, /etc/hpcdoctor/config.toml)")
+    v.add_argument("--budget", type=float, default=30.0, metavar="SECONDS")
+    v.add_argument("--deep", action="store_true")
 
     r = sub.add_parser("rules", help="list the rules")
     r.add_argument("--format", choices=("terminal", "json"), default="terminal")
@@ -91,6 +102,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return cmd_snapshot(args)
         if args.command == "rules":
             return cmd_rules(args)
+        if args.command == "env":
+            return cmd_env(args)
         if args.command == "explain":
             return cmd_explain(args)
         raise UsageError("no command given (see 'hpcdoctor --help')")
@@ -103,10 +116,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:
+        from hpcdoctor.config import ConfigError
         from hpcdoctor.engine import RuleError
         from hpcdoctor.sysroot import SnapshotError
 
-        if isinstance(exc, (SnapshotError, RuleError)):
+        if isinstance(exc, (SnapshotError, RuleError, ConfigError)):
             _err(str(exc))
             return EXIT_ERROR
         if os.environ.get("HPCDOCTOR_DEBUG"):
@@ -136,27 +150,51 @@ def _write_output(path: str, text: str) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
-def cmd_check(args: argparse.Namespace) -> int:
+def diagnose(args: argparse.Namespace) -> Dict[str, Any]:
+    """Run checks and rules as the arguments say; the report document (with the environment the
+    diagnosis saw under ``_env``, not serialised)."""
+    from hpcdoctor import config as site_config
     from hpcdoctor import engine, pipeline
     from hpcdoctor.snapshot import open_snapshot
     from hpcdoctor.sysroot import LiveSysRoot
 
     started = time.monotonic()
     options = _options(args)
+    site = site_config.find(args.config) or {}
     rules, rule_errors = engine.load_rules()
-    rules = engine.select(rules, _csv(args.select), _csv(args.ignore))
+    site_rules = site.get("rules") or {}
+    rules = engine.select(rules, _csv(args.select) or [str(x) for x in site_rules.get("select", [])],
+                          _csv(args.ignore) + [str(x) for x in site_rules.get("ignore", [])])
     sources = args.sources or []
     if len(sources) > 1:
         raise UsageError("--from takes one snapshot in this version")
     if sources:
         with open_snapshot(sources[0]) as root:
-            doc = pipeline.document(root, options, rules, source={"mode": "replay", "path": sources[0]})
+            doc = pipeline.document(root, options, rules, site, source={"mode": "replay", "path": sources[0]})
     else:
-        doc = pipeline.document(LiveSysRoot(), options, rules, source={"mode": "live"})
+        doc = pipeline.document(LiveSysRoot(), options, rules, site, source={"mode": "live"})
+    if site.get("_path"):
+        doc["config"] = site["_path"]
     if rule_errors:
         doc.setdefault("plugin_errors", []).extend(rule_errors)
-    elapsed = time.monotonic() - started
-    doc["elapsed_s"] = round(elapsed, 3)
+    doc["elapsed_s"] = round(time.monotonic() - started, 3)
+    return doc
+
+
+def cmd_env(args: argparse.Namespace) -> int:
+    from hpcdoctor.report import envlines
+
+    doc = diagnose(args)
+    user_env = (doc["facts"].get("env") or {}).get("vars") or {}
+    sys.stdout.write(envlines.render(doc, args.shell, user_env))
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from hpcdoctor import engine
+
+    doc = diagnose(args)
+    elapsed = doc["elapsed_s"]
 
     blocking = engine.at_or_above(doc["findings"], args.fail_on)
 

@@ -40,6 +40,9 @@ def document(root: SysRoot, options: Options, rules: Sequence[engine.Rule],
              checks=None) -> Dict[str, Any]:
     gathered = gather(root, options, checks)
     findings, skipped = judge(gathered, rules, config)
+    from hpcdoctor.systems import recognise
+
+    systems = recognise(FactView(gathered["facts"], gathered["unknown"]))
     counts = {s: sum(1 for f in findings if f.severity == s) for s in engine.SEVERITIES}
     doc: Dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -53,6 +56,7 @@ def document(root: SysRoot, options: Options, rules: Sequence[engine.Rule],
         "findings": [f.to_json() for f in findings],
         "skipped": skipped,
         "summary": counts,
+        "recognised_systems": [{"id": s["id"], "name": s["name"]} for s in systems],
     }
     if gathered["plugin_errors"]:
         doc["plugin_errors"] = gathered["plugin_errors"]

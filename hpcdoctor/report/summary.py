@@ -70,6 +70,9 @@ def node_lines(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
         elif t.get("error"):
             lines.append(("Python", f"torch: {t['error']}"))
 
+    systems = doc.get("recognised_systems") or []
+    if systems:
+        lines.append(("System", "looks like " + " or ".join(s["name"] for s in systems)))
     sched = doc.get("facts", {}).get("scheduler") or {}
     job = ""
     if sched.get("kind") == "slurm":

@@ -1,0 +1,142 @@
+"""The node against what it should be: the site's expectations and the recognised system."""
+
+from __future__ import annotations
+
+import re
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.systems import recognise
+
+
+def _expected_gpus(f):
+    """(count, where it comes from) or (None, None)."""
+    expect = (f.config.get("expect") or {})
+    if isinstance(expect.get("gpus"), int):
+        return expect["gpus"], f"site config {f.config.get('_path')}"
+    systems = recognise(f)
+    counts = {s["gpus_per_node"] for s in systems}
+    if len(counts) == 1:
+        s = systems[0]
+        return s["gpus_per_node"], " or ".join(x["name"] for x in systems) + " node shape"
+    return None, None
+
+
+@rule("SYS001", "gpu-count-mismatch", "error", "fewer GPUs than the node should have", impact=10)
+def gpu_count_mismatch(f):
+    """
+    What it detects:
+        A node that shows fewer GPUs than it should: fewer than the site config's expect.gpus or
+        the recognised system's node shape (counting MI250X GCDs as the runtime does: a LUMI-G node
+        is 8 devices), fewer than the job was allocated, or a GPU on the PCI bus that the driver
+        does not list.
+
+    Why it matters:
+        A GPU that fell off the bus (Xid 79) or was not enumerated leaves the job with fewer ranks
+        than planned: torchrun fails on a missing device, or a job silently runs on 3 of 4 GPUs.
+
+    How to fix:
+        Drain the node (scontrol update nodename=$(hostname) state=drain reason="GPU missing") and
+        report it; the administrators reset or reseat the GPU.
+
+    References:
+        - 003_ff12095d05d26000.txt (footnote 11: 4 MI250X = 8 GCDs, PyTorch sees 8 GPUs)
+        - 004_3c12714629749d50.txt (health checks before jobs)
+    """
+    gpus = f["gpus"]
+    n = len(gpus)
+    on_bus = f.get("nvidia.pci_devices")
+    if isinstance(on_bus, int) and on_bus > len([g for g in gpus if g.get("vendor") == "nvidia"]) and n:
+        yield Hit(message=f"{on_bus} NVIDIA GPU(s) on the PCI bus but the driver lists {n}",
+                  fix="drain the node and report the missing GPU (nvidia-smi, dmesg | grep -i xid)",
+                  evidence={"nvidia.pci_devices": on_bus, "gpus": n})
+        return
+    expected, source = _expected_gpus(f)
+    allocated = f.get("scheduler.gpus_on_node")
+    if isinstance(allocated, int) and allocated and n < allocated:
+        yield Hit(message=f"{n} GPU(s) visible but the job was allocated {allocated} on this node",
+                  fix="drain the node and report the missing GPU (nvidia-smi, dmesg | grep -i xid)",
+                  evidence={"gpus": n, "scheduler.gpus_on_node": allocated})
+    elif expected is not None and n < expected and not (isinstance(allocated, int) and allocated and n >= allocated):
+        yield Hit(message=f"{n} GPU(s) visible, {expected} expected ({source})",
+                  fix="drain the node and report the missing GPU (nvidia-smi, dmesg | grep -i xid)",
+                  evidence={"gpus": n, "expected": expected, "source": source})
+
+
+@rule("SYS002", "node-shape-mismatch", "warning", "the node differs from the site's expectations", impact=6)
+def node_shape_mismatch(f):
+    """
+    What it detects:
+        A node whose CPU count, memory, GPU model or PCIe links differ from the site config's
+        [expect] section.
+
+    Why it matters:
+        A DIMM that failed at boot, CPUs offlined by the firmware, a GPU of the wrong model swapped
+        in, or a link trained down all make one node slower than its peers; in a multi-node job the
+        slowest node sets the pace.
+
+    How to fix:
+        Drain the node and report the difference; if the expectation is out of date, fix the site
+        config.
+
+    References:
+        - https://github.com/mej/nhc (site expectations as configuration)
+    """
+    expect = f.config.get("expect") or {}
+    if not expect:
+        return
+    diffs = {}
+    cpus = f.get("cpu.logical_cpus")
+    if isinstance(expect.get("cpus"), int) and isinstance(cpus, int) and cpus != expect["cpus"]:
+        diffs["logical CPUs"] = (cpus, expect["cpus"])
+    mem = f.get("memory.total_bytes")
+    if expect.get("memory_gib") and isinstance(mem, int) and mem < expect["memory_gib"] * 0.97 * 2**30:
+        diffs["memory GiB"] = (round(mem / 2**30), expect["memory_gib"])
+    for g in f.gpus():
+        name = str(g.get("name") or "")
+        if expect.get("gpu_model") and not re.search(expect["gpu_model"], name, re.I):
+            diffs[f"GPU {g.get('index')} model"] = (name, expect["gpu_model"])
+        for key, fact in (("min_pcie_gen", "pcie_gen_max"), ("min_pcie_width", "pcie_width_max")):
+            v = g.get(fact)
+            if isinstance(expect.get(key), int) and isinstance(v, int) and v < expect[key]:
+                diffs[f"GPU {g.get('index')} {fact}"] = (v, expect[key])
+    if diffs:
+        text = "; ".join(f"{k} {a} (expected {b})" for k, (a, b) in diffs.items())
+        yield Hit(message=text, fix="drain the node and report it, or update the site config if it is out of date",
+                  evidence={k: {"actual": a, "expected": b} for k, (a, b) in diffs.items()})
+
+
+def _in_range(version, low, high):
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        v = Version(str(version))
+        return Version(low) <= v <= Version(high)
+    except InvalidVersion:
+        return False
+
+
+@rule("SYS003", "nccl-known-issue", "warning", "an NCCL version with a known issue on this system", impact=8)
+def nccl_known_issue(f):
+    """
+    What it detects:
+        A node recognised as a system whose site guide lists an NCCL version range with known
+        issues (Leonardo Booster: NCCL 2.22 to 2.29.1), and a torch that uses NCCL in that range.
+
+    Why it matters:
+        The EPICURE guide reports that multi-node training on Leonardo with these NCCL versions runs
+        into known problems, worked around by disabling PXN and launching with torchrun.
+
+    How to fix:
+        export NCCL_PXN_DISABLE=1, and launch the ranks with torchrun rather than one srun task per
+        GPU (or use an NCCL outside the range).
+
+    References:
+        - 003_ff12095d05d26000.txt (section 3.2: NCCL 2.22-2.29.1 on Leonardo, NCCL_PXN_DISABLE=1, torchrun)
+    """
+    nccl = f["torch.nccl"]
+    for s in recognise(f):
+        rng = s.get("nccl_known_issue")
+        if rng and _in_range(nccl, rng[0], rng[1]) and (f.get("env.vars") or {}).get("NCCL_PXN_DISABLE") != "1":
+            yield Hit(message=f"NCCL {nccl} is in the range {rng[0]}-{rng[1]} with known issues on {s['name']}",
+                      fix="export NCCL_PXN_DISABLE=1   # and launch with torchrun",
+                      evidence={"torch.nccl": nccl, "system": s["id"]}, env={"NCCL_PXN_DISABLE": "1"})

@@ -1,0 +1,107 @@
+"""Site configuration, system recognition, site rules, and `hpcdoctor env`."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import NODES, run_cli
+from rulekit import facts, fired, nvsmi_node
+from hpcdoctor import config
+from hpcdoctor.facts import FactView
+from hpcdoctor.systems import recognise
+
+H100 = "h100-kvm-1gpu"
+
+
+def _cfg(tmp_path, text):
+    p = tmp_path / "site.toml"
+    p.write_text(text)
+    return str(p)
+
+
+def test_config_errors_name_file_and_line(tmp_path):
+    with pytest.raises(config.ConfigError, match=r"site.toml:3: unknown key 'gpu' in \[expect\]"):
+        config.load(_cfg(tmp_path, "[expect]\ngpus = 4\ngpu = 2\n"))
+    with pytest.raises(config.ConfigError, match=r"site.toml:2: 'gpus' must be int"):
+        config.load(_cfg(tmp_path, "[expect]\ngpus = \"4\"\n"))
+    with pytest.raises(config.ConfigError, match=r"site.toml:1: not valid TOML"):
+        config.load(_cfg(tmp_path, "[expect\n"))
+    with pytest.raises(config.ConfigError, match=r"unknown section \[expected\]"):
+        config.load(_cfg(tmp_path, "[expected]\ngpus = 4\n"))
+
+
+def test_config_typo_on_cli_is_one_line_exit_2(tmp_path):
+    res = run_cli("check", "--config", _cfg(tmp_path, "[expect]\ngpus = 4\ngpu = 2\n"))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "site.toml:3" in res.stderr
+
+
+def test_config_ignore_list(tmp_path):
+    res = run_cli("check", "--from", str(NODES / "cpu-kvm-2core"), "--fail-on", "advice", "-q",
+                  "--config", _cfg(tmp_path, "[rules]\nignore = [\"CPU001\", \"login-node\"]\n"))
+    assert res.returncode == 0 and res.stdout == ""
+
+
+def test_gpu_count_against_config_and_allocation():
+    cfg = {"expect": {"gpus": 4}, "_path": "site.toml"}
+    (f,) = fired("gpu-count-mismatch", facts(H100), cfg)
+    assert "1 GPU(s) visible, 4 expected" in f.message
+    assert not fired("gpu-count-mismatch", facts(H100), {"expect": {"gpus": 1}})
+    # A job allocated 1 GPU on a 4-GPU node sees 1 through its cgroup: not a missing GPU.
+    assert not fired("gpu-count-mismatch", facts(H100, **{"scheduler.gpus_on_node": 1}), cfg)
+    (f,) = fired("gpu-count-mismatch", facts(H100, **{"scheduler.gpus_on_node": 2}))
+    assert "allocated 2" in f.message
+
+
+def test_gpu_on_bus_but_not_listed():
+    (f,) = fired("gpu-count-mismatch", facts(H100, **{"nvidia.pci_devices": 2}))
+    assert "2 NVIDIA GPU(s) on the PCI bus" in f.message
+
+
+def test_node_shape():
+    cfg = {"expect": {"cpus": 32, "memory_gib": 128, "gpu_model": "A100"}}
+    (f,) = fired("node-shape-mismatch", facts(H100), cfg)
+    assert "logical CPUs 16 (expected 32)" in f.message and "model" in f.message
+    assert not fired("node-shape-mismatch", facts(H100), {"expect": {"cpus": 16, "memory_gib": 126, "gpu_model": "H100"}})
+
+
+def _leonardo(tmp_path, nccl):
+    g = nvsmi_node("telegraf_a100-sxm4-80gb_mig_v12.xml", tmp_path)
+    g["facts"]["gpus"][0]["name"] = "NVIDIA A100-SXM-64GB"
+    g["facts"]["cpu"] = {"model_name": "Intel(R) Xeon(R) Platinum 8358 CPU @ 2.60GHz", "microarch": "icelake"}
+    g["facts"]["torch"] = {"installed": True, "nccl": nccl, "version": "2.5.0"}
+    return g
+
+
+def test_recognition(tmp_path):
+    g = _leonardo(tmp_path, "2.21.5")
+    assert [s["id"] for s in recognise(FactView(g["facts"], g["unknown"]))] == ["leonardo-booster"]
+    v100s = nvsmi_node("datakit_8x_v100s-pcie-32gb.xml", tmp_path / "v")
+    assert recognise(FactView(v100s["facts"], v100s["unknown"])) == []  # 8 V100S: not ARC4's 4 V100
+
+
+def test_leonardo_needs_four_gpus_by_shape(tmp_path):
+    (f,) = fired("gpu-count-mismatch", _leonardo(tmp_path, "2.21.5"))
+    assert "4 expected (Leonardo Booster node shape)" in f.message
+
+
+def test_nccl_known_issue(tmp_path):
+    (f,) = fired("nccl-known-issue", _leonardo(tmp_path, "2.27.3"))
+    assert f.env == {"NCCL_PXN_DISABLE": "1"} and "Leonardo" in f.message
+    assert not fired("nccl-known-issue", _leonardo(tmp_path / "b", "2.21.5"))
+    assert not fired("nccl-known-issue", facts(H100))  # not Leonardo
+
+
+def test_env_command_never_overrides_user_values():
+    res = run_cli("env", "--from", str(NODES / "cpu-kvm-2core"))
+    assert res.returncode == 0
+    assert "export DNNL_DEFAULT_FPMATH_MODE=BF16" in res.stdout
+    res = run_cli("env", "--shell", "fish", "--from", str(NODES / "cpu-kvm-2core"))
+    assert "set -gx DNNL_DEFAULT_FPMATH_MODE BF16" in res.stdout
+
+
+def test_env_command_live_with_user_setting():
+    res = run_cli("env", env={"SLURM_JOB_ID": "5", "SLURM_CPUS_PER_TASK": "2", "OMP_NUM_THREADS": "7"})
+    assert "export OMP_NUM_THREADS" not in res.stdout
+    assert "# OMP_NUM_THREADS is already set to '7'" in res.stdout
+    res = run_cli("env", env={"SLURM_JOB_ID": "5", "SLURM_CPUS_PER_TASK": "2"})
+    assert "export OMP_NUM_THREADS=2" in res.stdout
