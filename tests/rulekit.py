@@ -86,3 +86,27 @@ def nvsmi_node(xml_name: str, tmp_path, env: Dict[str, str] = None) -> Dict[str,
 
 def gpu_change(node: str, index: int = 0, **changes: Any) -> Dict[str, Any]:
     return facts(node, **{f"gpus.{index}.{k}": v for k, v in changes.items()})
+
+
+def with_recorded(gathered: Dict[str, Any], tmp_path, outputs: Dict[tuple, str]) -> Dict[str, Any]:
+    """Network facts of a node as a check would derive them from recorded command outputs
+    (argv -> text), grafted onto another recording's facts."""
+    import json
+
+    from hpcdoctor.checks import network
+
+    snap = tmp_path / "net"
+    (snap / "cmd").mkdir(parents=True)
+    index = []
+    for i, (argv, text) in enumerate(outputs.items()):
+        (snap / "cmd" / f"{i}.txt").write_text(text)
+        index.append({"argv": list(argv), "rc": 0, "stdout": f"{i}.txt", "stderr": ""})
+    (snap / "cmd" / "index.json").write_text(json.dumps(index))
+    facts_net = network.collect(ReplaySysRoot(snap), None)["network"]
+    g = copy.deepcopy(gathered)
+    from hpcdoctor.facts import flatten_unknowns
+
+    clean, unknown = flatten_unknowns(facts_net, "network")
+    g["facts"]["network"] = clean
+    g["unknown"].update(unknown)
+    return g

@@ -1,0 +1,88 @@
+"""RDMA and fabric tools: ``ibstat``, ``ibstatus`` (the same facts sysfs holds), ``fi_info -p cxi``."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List
+
+
+def _state(text: str) -> str:
+    """ "4: ACTIVE" / "Active" / "LinkUp" -> "ACTIVE", "LINKUP"."""
+    word = text.split(":", 1)[-1].strip() if ":" in text else text.strip()
+    return word.upper()
+
+
+def _rate(text: str) -> Any:
+    m = re.match(r"\s*(\d+(?:\.\d+)?)", text)
+    return float(m.group(1)) if m else None
+
+
+def parse_ibstat(text: str) -> List[Dict[str, Any]]:
+    """One entry per port: device, port, state, physical state, rate (Gb/s), link layer."""
+    ports: List[Dict[str, Any]] = []
+    device = None
+    cur: Dict[str, Any] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        m = re.match(r"^CA '([^']+)'", line)
+        if m:
+            device = m.group(1)
+            continue
+        m = re.match(r"^Port (\d+):$", line)
+        if m and device:
+            cur = {"device": device, "port": int(m.group(1))}
+            ports.append(cur)
+            continue
+        key, sep, value = line.partition(":")
+        if not sep or not cur:
+            continue
+        key = key.strip().lower()
+        if key == "state":
+            cur["state"] = _state(value)
+        elif key == "physical state":
+            cur["phys_state"] = _state(value)
+        elif key == "rate":
+            cur["rate_gbps"] = _rate(value)
+        elif key == "link layer":
+            cur["link_layer"] = value.strip()
+    return ports
+
+
+def parse_ibstatus(text: str) -> List[Dict[str, Any]]:
+    ports: List[Dict[str, Any]] = []
+    cur: Dict[str, Any] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        m = re.match(r"^Infiniband device '([^']+)' port (\d+) status:", line)
+        if m:
+            cur = {"device": m.group(1), "port": int(m.group(2))}
+            ports.append(cur)
+            continue
+        key, sep, value = line.partition(":")
+        if not sep or not cur:
+            continue
+        key = key.strip().lower()
+        if key == "state":
+            cur["state"] = _state(value)
+        elif key == "phys state":
+            cur["phys_state"] = _state(value)
+        elif key == "rate":
+            cur["rate_gbps"] = _rate(value)
+        elif key == "link_layer":
+            cur["link_layer"] = value.strip()
+    return ports
+
+
+def parse_fi_info(text: str) -> List[Dict[str, str]]:
+    """Provider blocks of ``fi_info``: [{provider, fabric, domain, ...}]."""
+    blocks: List[Dict[str, str]] = []
+    for raw in text.splitlines():
+        key, sep, value = raw.strip().partition(":")
+        if not sep:
+            continue
+        key = key.strip()
+        if key == "provider":
+            blocks.append({"provider": value.strip()})
+        elif blocks:
+            blocks[-1][key] = value.strip()
+    return blocks

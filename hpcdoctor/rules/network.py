@@ -1,0 +1,168 @@
+"""The fabric a multi-node job communicates over."""
+
+from __future__ import annotations
+
+import re
+
+from hpcdoctor.engine import Hit, rule
+
+
+def _multinode(f) -> bool:
+    nodes = f.get("scheduler.nodes")
+    return isinstance(nodes, int) and nodes > 1
+
+
+@rule("NET001", "no-rdma-multinode", "warning", "a multi-node job without an RDMA network", impact=9)
+def no_rdma_multinode(f):
+    """
+    What it detects:
+        A job spanning several nodes on a node with no active InfiniBand or RoCE port and no
+        Slingshot (cxi) device.
+
+    Why it matters:
+        NCCL then falls back to TCP sockets: all-reduce bandwidth drops from tens of GB/s to a few,
+        and data-parallel training across nodes crawls. Often the cause is a container started
+        without the RDMA devices (/dev/infiniband) or a node whose HCA is down.
+
+    How to fix:
+        Check ibstat on the node; run containers with the RDMA devices (apptainer: --bind
+        /dev/infiniband, or the site's MPI/NCCL hook); confirm with NCCL_DEBUG=INFO that NCCL
+        reports "NET/IB" or "NET/OFI" rather than "NET/Socket".
+
+    References:
+        - 004_3c12714629749d50.txt (inter-node readiness with RDMA and InfiniBand)
+        - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html
+    """
+    if not _multinode(f):
+        return
+    ports = f["network.rdma_ports"]
+    cxi = f.get("network.cxi_devices") or []
+    active = [p for p in ports if p.get("state") == "ACTIVE"]
+    if not active and not cxi:
+        yield Hit(message=f"this job spans {f.get('scheduler.nodes')} nodes but no InfiniBand, RoCE or Slingshot "
+                          "device is active here: NCCL will fall back to TCP sockets",
+                  fix="check ibstat; give containers the RDMA devices; confirm NCCL_DEBUG=INFO shows NET/IB or NET/OFI",
+                  evidence={"network.rdma_ports": ports, "network.cxi_devices": cxi, "scheduler.nodes": f.get("scheduler.nodes")})
+
+
+@rule("NET002", "rdma-port-down", "warning", "an RDMA port is down", impact=7)
+def rdma_port_down(f):
+    """
+    What it detects:
+        An InfiniBand or RoCE port on the node that is not in the ACTIVE state (down, polling,
+        disabled).
+
+    Why it matters:
+        NCCL spreads traffic over all the node's HCAs; with one down, the rings through it either
+        fail to form or move to the remaining ports, and the node becomes the slowest in every
+        collective. On rail-optimised clusters a down port breaks a whole rail.
+
+    How to fix:
+        Report the port to the administrators (ibstat shows it; cable, transceiver or switch port);
+        until fixed, NCCL_IB_HCA can exclude it.
+
+    References:
+        - 004_3c12714629749d50.txt (inter-node readiness with RDMA and InfiniBand)
+    """
+    ports = f["network.rdma_ports"]
+    down = [p for p in ports if p.get("state") not in ("ACTIVE", None)]
+    if down:
+        names = ", ".join(f"{p['device']}:{p['port']} {p.get('state')}" for p in down)
+        yield Hit(message=f"{len(down)} of {len(ports)} RDMA port(s) not active: {names}",
+                  fix="report to the administrators (ibstat); meanwhile exclude it: export NCCL_IB_HCA=^" + down[0]["device"],
+                  evidence={"down": down})
+
+
+def _ifname_matches(spec: str, names):
+    """NCCL_SOCKET_IFNAME semantics: comma-separated prefixes, '^' excludes, '=' exact names."""
+    exclude = spec.startswith("^")
+    body = spec[1:] if exclude else spec
+    exact = body.startswith("=")
+    body = body[1:] if exact else body
+    wanted = [w for w in body.split(",") if w]
+    hits = [n for n in names if any((n == w) if exact else n.startswith(w) for w in wanted)]
+    return [n for n in names if n not in hits] if exclude else hits
+
+
+@rule("NET003", "nccl-socket-ifname", "warning", "NCCL_SOCKET_IFNAME names no usable interface", impact=7)
+def nccl_socket_ifname(f):
+    """
+    What it detects:
+        NCCL_SOCKET_IFNAME (or GLOO_SOCKET_IFNAME) set to names that match no interface that is up
+        on this node; or, at advice level in a multi-node job, unset while several interfaces are
+        up.
+
+    Why it matters:
+        NCCL and Gloo use that interface for bootstrap (and for data when no RDMA is available).
+        A name copied from another cluster makes initialisation fail with "no socket interface
+        found" or hang; with several interfaces and no setting, NCCL may pick a management or
+        container bridge that other nodes cannot reach.
+
+    How to fix:
+        Set it to the high-speed interface's name or prefix on these nodes (ip -br link shows
+        them), e.g. export NCCL_SOCKET_IFNAME=hsn0 on Slingshot or ib0 on InfiniBand.
+
+    References:
+        - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-socket-ifname
+    """
+    env = f["env.vars"]
+    ifaces = f["network.interfaces"]
+    up = [i["name"] for i in ifaces if i.get("operstate") in ("up", "unknown")]
+    for var in ("NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME"):
+        spec = env.get(var)
+        if spec and not _ifname_matches(spec, up):
+            yield Hit(message=f"{var}={spec} matches no interface that is up (up: {', '.join(up) or 'none'})",
+                      fix=f"export {var}={_suggest(up)}   # the fast interface on these nodes",
+                      evidence={f"env.{var}": spec, "interfaces_up": up})
+    if not env.get("NCCL_SOCKET_IFNAME") and _multinode(f):
+        candidates = [n for n in up if not re.match(r"^(docker|virbr|veth|br-|cni|flannel|ifb)", n)]
+        if len(candidates) > 1:
+            yield Hit(message=f"NCCL_SOCKET_IFNAME is unset with {len(candidates)} interfaces up ({', '.join(candidates)}): "
+                              "NCCL may bootstrap over the wrong one", severity="advice",
+                      fix=f"export NCCL_SOCKET_IFNAME={_suggest(candidates)}",
+                      evidence={"interfaces_up": candidates})
+
+
+def _suggest(names) -> str:
+    for prefix in ("hsn", "ib", "bond", "en", "eth"):
+        for n in names:
+            if n.startswith(prefix):
+                return n
+    return names[0] if names else "<interface>"
+
+
+@rule("NET004", "slingshot-ofi", "warning", "Slingshot without the libfabric path for NCCL/RCCL", impact=9)
+def slingshot_ofi(f):
+    """
+    What it detects:
+        HPE Slingshot (cxi) devices on the node while NCCL/RCCL has no OFI network plugin
+        (libnccl-net.so / librccl-net.so on LD_LIBRARY_PATH) or FI_PROVIDER names another provider.
+
+    Why it matters:
+        NCCL and RCCL have no native Slingshot transport: without the aws-ofi-nccl/aws-ofi-rccl
+        plugin they fall back to TCP over the high-speed NICs, at a fraction of the bandwidth. On
+        LUMI and Isambard-AI this is the most common cause of slow multi-node training.
+
+    How to fix:
+        Load the site's plugin module (e.g. aws-ofi-rccl on LUMI, the NCCL OFI plugin on Cray EX
+        GPU systems) so its directory is on LD_LIBRARY_PATH, and export FI_PROVIDER=cxi.
+
+    References:
+        - 003_ff12095d05d26000.txt (LUMI-G: Slingshot-11 NICs)
+        - https://github.com/aws/aws-ofi-nccl
+    """
+    cxi = f["network.cxi_devices"]
+    if not cxi:
+        return
+    env = f["env.vars"]
+    plugin = f.get("network.nccl_net_plugin")
+    provider = env.get("FI_PROVIDER")
+    problems = []
+    if not plugin:
+        problems.append("no libnccl-net/librccl-net plugin on LD_LIBRARY_PATH")
+    if provider and provider != "cxi":
+        problems.append(f"FI_PROVIDER={provider}")
+    if problems:
+        yield Hit(message=f"Slingshot devices ({', '.join(cxi)}) but {'; '.join(problems)}: NCCL/RCCL will use TCP",
+                  fix="module load <the site's aws-ofi-nccl/aws-ofi-rccl module>; export FI_PROVIDER=cxi",
+                  evidence={"network.cxi_devices": cxi, "network.nccl_net_plugin": plugin, "env.FI_PROVIDER": provider})
