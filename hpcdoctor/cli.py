@@ -50,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="replay a snapshot folder or .tar.gz instead of inspecting this node")
     c.add_argument("--python", metavar="PATH", help="the interpreter your job runs (default: python3 on PATH)")
     c.add_argument("--deep", action="store_true", help="import torch and initialise the GPU runtime (~5 s)")
+    c.add_argument("--bench", choices=("quick", "full"), help="run micro-benchmarks (implies --deep)")
     c.add_argument("--format", choices=FORMATS, default="terminal")
     c.add_argument("--output", "-o", metavar="FILE", help="write the --format output to FILE")
     c.add_argument("--fail-on", choices=("error", "warning", "advice", "never"), default="error",
@@ -57,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--select", action="append", metavar="RULES", help="only these rules (codes, prefixes or symbols)")
     c.add_argument("--ignore", action="append", metavar="RULES", help="skip these rules")
     c.add_argument("--config", metavar="FILE", help="site expectations (default: $HPCDOCTOR_CONFIG, /etc/hpcdoctor/config.toml)")
-    c.add_argument("--budget", type=float, default=30.0, metavar="SECONDS", help="hard limit for all probes")
+    c.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                   help="hard limit for all probes (default 30; 60 with --bench quick, 180 with --bench full)")
     c.add_argument("--quiet", "-q", action="store_true", help="print only blocking findings, one line each")
     c.add_argument("--verbose", "-v", action="store_true", help="also list skipped rules and why")
 
@@ -129,12 +131,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_ERROR
 
 
+DEFAULT_BUDGET = {None: 30.0, "quick": 60.0, "full": 180.0}
+
+
 def _options(args: argparse.Namespace):
     from hpcdoctor.runner import Options
 
-    if args.budget <= 0:
+    bench = getattr(args, "bench", None)
+    budget = args.budget if args.budget is not None else DEFAULT_BUDGET[bench]
+    if budget <= 0:
         raise UsageError("--budget must be a positive number of seconds")
-    return Options(python=args.python, depth="deep" if args.deep else "fast", budget=args.budget)
+    deep = args.deep or bool(bench)
+    return Options(python=args.python, depth="deep" if deep else "fast", bench=bench, budget=budget)
 
 
 def _write_output(path: str, text: str) -> None:

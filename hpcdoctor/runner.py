@@ -69,9 +69,22 @@ def _run_one(mod: ModuleType, root: SysRoot, ctx: CheckContext, res: ProbeResult
 
 
 def run_checks(root: SysRoot, checks: Sequence[ModuleType], options: Options) -> Dict[str, ProbeResult]:
+    """Run the checks in parallel, then the EXCLUSIVE ones (benchmarks) one at a time: a
+    measurement that shares the CPUs with a concurrent torch import measures the import."""
     started = time.monotonic()
     ctx = CheckContext(options=options, deadline=started + options.budget)
     results: Dict[str, ProbeResult] = {}
+    parallel = [m for m in checks if not getattr(m, "EXCLUSIVE", False)]
+    exclusive = [m for m in checks if getattr(m, "EXCLUSIVE", False)]
+    _run_batch(root, parallel, options, ctx, results)
+    for mod in exclusive:
+        _run_batch(root, [mod], options, ctx, results)
+    return results
+
+
+def _run_batch(root: SysRoot, checks: Sequence[ModuleType], options: Options, ctx: CheckContext,
+               results: Dict[str, ProbeResult]) -> None:
+    started = time.monotonic()
     threads: List[tuple] = []
     for mod in checks:
         name = getattr(mod, "NAME", mod.__name__.rsplit(".", 1)[-1])
@@ -89,7 +102,6 @@ def run_checks(root: SysRoot, checks: Sequence[ModuleType], options: Options) ->
             res.reason = (f"did not finish within {timeout:.1f}s"
                           if limit < ctx.deadline else f"stopped by the {options.budget:g}s budget")
             res.facts = {}
-    return results
 
 
 def check_timeout(mod: ModuleType, options: Options) -> float:

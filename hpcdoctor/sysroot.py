@@ -154,10 +154,13 @@ def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
         pass
 
 
-def run_process(argv: Sequence[str], timeout: float, env: Optional[Dict[str, str]] = None) -> CmdResult:
+def run_process(argv: Sequence[str], timeout: float, env: Optional[Dict[str, str]] = None,
+                on_stderr_line: Optional[Callable[[str], None]] = None) -> CmdResult:
     """Run argv with a hard timeout. The child gets its own process group so that a hung
     ``nvidia-smi`` and anything it spawned are killed together, and no stdin, so nothing can
-    wait on a terminal."""
+    wait on a terminal. ``on_stderr_line`` receives stderr as it comes (benchmark progress)."""
+    if on_stderr_line is not None:
+        return _run_streaming(argv, timeout, env, on_stderr_line)
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -187,6 +190,53 @@ def run_process(argv: Sequence[str], timeout: float, env: Optional[Dict[str, str
         _kill_group(proc)
         raise
     return CmdResult(list(argv), proc.returncode, _decode(out), _decode(err), time.monotonic() - start)
+
+
+def _run_streaming(argv: Sequence[str], timeout: float, env: Optional[Dict[str, str]],
+                   on_line: Callable[[str], None]) -> CmdResult:
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True, env=env)
+    except FileNotFoundError:
+        return CmdResult(list(argv), 127, "", "command not found", 0.0)
+    except OSError as exc:
+        return CmdResult(list(argv), 126, "", f"cannot execute: {exc}", 0.0)
+    err_lines: List[str] = []
+    out_chunks: List[bytes] = []
+
+    def pump_err() -> None:
+        assert proc.stderr is not None
+        for raw in iter(proc.stderr.readline, b""):
+            line = raw.decode("utf-8", errors="replace").rstrip("\n")
+            err_lines.append(line)
+            try:
+                on_line(line)
+            except Exception:
+                pass
+
+    def pump_out() -> None:
+        assert proc.stdout is not None
+        for chunk in iter(lambda: proc.stdout.read(65536), b""):
+            out_chunks.append(chunk)
+
+    threads = [threading.Thread(target=pump_err, daemon=True), threading.Thread(target=pump_out, daemon=True)]
+    for t in threads:
+        t.start()
+    try:
+        proc.wait(timeout=max(timeout, 0.01))
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        proc.wait()
+        rc = 124
+    except BaseException:
+        _kill_group(proc)
+        raise
+    for t in threads:
+        t.join(1.0)
+    stderr = "\n".join(err_lines[-200:]) if rc != 124 else f"timed out after {timeout:.1f}s"
+    return CmdResult(list(argv), rc, _decode(b"".join(out_chunks)), stderr, time.monotonic() - start)
 
 
 def _decode(data: Optional[bytes]) -> str:

@@ -70,6 +70,7 @@ def node_lines(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
         elif t.get("error"):
             lines.append(("Python", f"torch: {t['error']}"))
 
+    lines.extend(bench_lines(doc.get("facts", {}).get("bench")))
     systems = doc.get("recognised_systems") or []
     if systems:
         lines.append(("System", "looks like " + " or ".join(s["name"] for s in systems)))
@@ -97,3 +98,37 @@ def node_lines(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
 def failed_probes(doc: Dict[str, Any]) -> List[str]:
     return [f"{name}: {p.get('status')} ({p.get('reason')})" for name, p in doc.get("probes", {}).items()
             if p.get("status") != "ok"]
+
+
+def bench_lines(bench: Any) -> List[Tuple[str, str]]:
+    """Short lines of the measured figures, one per GPU, the CPU and the all-reduce."""
+    if not isinstance(bench, dict):
+        return []
+    out: List[Tuple[str, str]] = []
+    for g in bench.get("gpus") or []:
+        parts = []
+        for dtype in ("fp32", "tf32", "bf16", "fp16", "fp8"):
+            v = (g.get("gemm") or {}).get(dtype) or {}
+            if isinstance(v.get("tflops"), (int, float)):
+                parts.append(f"{dtype} {v['tflops']:.0f}")
+        mem = g.get("memory") or {}
+        text = ("GEMM TFLOP/s " + " ".join(parts)) if parts else (g.get("stopped") or "not measured")
+        for key, label in (("d2d_gbs", "copy"), ("h2d_pinned_gbs", "H2D pinned"), ("h2d_pageable_gbs", "H2D pageable")):
+            if isinstance(mem.get(key), (int, float)):
+                text += f" · {label} {mem[key]:.0f} GB/s"
+        out.append((f"Bench {g.get('index')}", text))
+    cpu = bench.get("cpu") or {}
+    if cpu:
+        parts = [f"{k} {v['gflops']:.0f}" for k, v in cpu.items() if isinstance(v, dict) and isinstance(v.get("gflops"), (int, float))]
+        out.append(("Bench", f"CPU GEMM GFLOP/s ({cpu.get('threads')} threads) " + " ".join(parts)))
+    ar = bench.get("allreduce") or {}
+    if ar.get("results"):
+        last = ar["results"][-1]
+        first = ar["results"][0]
+        out.append(("Bench", f"all-reduce {ar.get('backend')} x{ar.get('world_size')}: {first['time_us']:.0f} us at "
+                             f"{first['bytes'] >> 10} KiB, busbw {last['busbw_gbs']:.1f} GB/s at {last['bytes'] >> 20} MiB"))
+    elif ar.get("not_applicable") or ar.get("stopped"):
+        out.append(("Bench", f"all-reduce: {ar.get('not_applicable') or ar.get('stopped')}"))
+    if bench.get("stopped"):
+        out.append(("Bench", f"stopped: {bench['stopped']}"))
+    return out

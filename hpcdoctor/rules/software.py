@@ -269,11 +269,22 @@ def tf32_disabled(f):
     ampere = [g for g in _cuda_gpus(f)
               if isinstance(g.get("compute_capability"), str) and _version(g["compute_capability"]) >= _version("8.0")]
     if precision == "highest" and ampere:
+        proof = _tf32_measured(f)
         source = " (this release's default, from hpcdoctor's knowledge)" if "float32_matmul_precision" in (t.get("from_knowledge") or []) else ""
         yield Hit(message=f"float32 matmul precision is \"highest\"{source} on {ampere[0].get('name')}: fp32 matmuls "
-                          "skip the TF32 tensor cores, several times slower; TF32 trades input precision (10-bit mantissa)",
+                          "skip the TF32 tensor cores" + (proof or ", several times slower")
+                          + "; TF32 trades input precision (10-bit mantissa)",
                   fix='torch.set_float32_matmul_precision("high")   # or torch.backends.cuda.matmul.allow_tf32 = True',
                   evidence={"torch.float32_matmul_precision": precision, "compute_capability": ampere[0].get("compute_capability")})
+
+
+def _tf32_measured(f):
+    for g in (f.get("bench.gpus") or []):
+        fp32 = ((g.get("gemm") or {}).get("fp32") or {}).get("tflops")
+        tf32 = ((g.get("gemm") or {}).get("tf32") or {}).get("tflops")
+        if isinstance(fp32, (int, float)) and isinstance(tf32, (int, float)) and fp32 > 0:
+            return f": TF32 would make them {tf32 / fp32:.1f}x faster here ({fp32:.0f} -> {tf32:.0f} TFLOP/s measured)"
+    return None
 
 
 @rule("SW007", "bf16-unsupported", "warning", "bf16 requested on hardware without it", impact=7)

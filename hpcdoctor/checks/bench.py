@@ -1,0 +1,63 @@
+"""Micro-benchmarks, only when asked (--bench quick|full): run by the target interpreter through
+the benchmark payload, under the tier's budget, with progress on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Dict
+
+from hpcdoctor.checks.torch_stack import target_python
+from hpcdoctor.facts import Unknown
+from hpcdoctor.sysroot import Missing, SysRoot, run_process
+
+NAME = "bench"
+PROVIDES = ("bench",)
+EXCLUSIVE = True  # runs after the other checks, alone
+PAYLOAD = Path(__file__).resolve().parent.parent / "payload" / "bench_probe.py"
+TIER_BUDGET = {"quick": 20.0, "full": 120.0}
+
+
+def timeout(options: Any) -> float:
+    return TIER_BUDGET.get(options.bench or "", 0.0) + 10.0
+
+
+def _progress(line: str) -> None:
+    if line.startswith("hpcdoctor bench:"):
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+def run_bench(python: str, tier: str, budget: float) -> Dict[str, Any]:
+    argv = [python, str(PAYLOAD), "--tier", tier, "--budget", f"{budget:.1f}"]
+    res = run_process(argv, timeout=budget + 8.0, on_stderr_line=_progress)
+    if res.rc == 124:
+        raise Missing(f"the benchmarks did not finish within {budget + 8:.0f}s")
+    try:
+        data = json.loads(res.stdout)
+    except ValueError:
+        tail = (res.stderr.strip().splitlines() or ["no output"])[-1][:300]
+        raise Missing(f"the benchmark payload failed in {python} (exit {res.rc}): {tail}") from None
+    data["target_python"] = python
+    return data
+
+
+def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
+    tier = ctx.options.bench
+    if root.mode == "replay":
+        # A recording made with --bench carries its figures; replaying them needs no flag.
+        try:
+            return {"bench": root.probe("bench", lambda: {})}
+        except Missing:
+            return {}
+    if not tier:
+        return {}
+    python = target_python(ctx.options)
+    if python is None:
+        return {"bench": Unknown("no python3 on PATH (pass --python)")}
+    budget = min(TIER_BUDGET[tier], max(1.0, ctx.remaining() - 2.0))
+    try:
+        return {"bench": root.probe("bench", lambda: run_bench(python, tier, budget))}
+    except Missing as exc:
+        return {"bench": Unknown(str(exc))}

@@ -1,0 +1,84 @@
+"""What a GPU should measure: site config first, then the SKU's datasheet peak times a healthy
+fraction, then (for a GPU knowledge does not know) a peak derived from its SM count and clock.
+Each expectation says where it came from."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional, Tuple
+
+from hpcdoctor import knowledge
+
+# FLOP per clock per SM (dense), by compute capability major.minor, for GPUs without a SKU entry.
+# Checked against datasheets: A100 108 SM x 1410 MHz x 2048 = 312 bf16; A10 72 x 1695 x 1024 = 125;
+# L40S 142 x 2520 x 1024 = 366; H100 132 x 1830 x 4096 = 989; B200 148 x 1860 x 8192 = 2255.
+FLOP_PER_CLK_SM = {
+    "7.0": {"fp32": 128, "fp16": 1024}, "7.5": {"fp32": 128, "fp16": 512},
+    "8.0": {"fp32": 128, "tf32": 1024, "bf16": 2048, "fp16": 2048},
+    "8.6": {"fp32": 256, "tf32": 512, "bf16": 1024, "fp16": 1024},
+    "8.9": {"fp32": 256, "tf32": 512, "bf16": 1024, "fp16": 1024, "fp8": 2048},
+    "9.0": {"fp32": 256, "tf32": 2048, "bf16": 4096, "fp16": 4096, "fp8": 8192},
+    "10.0": {"fp32": 256, "tf32": 4096, "bf16": 8192, "fp16": 8192, "fp8": 16384},
+}
+CONFIG_KEYS = {"bf16": "min_gemm_bf16_tflops", "tf32": "min_gemm_tf32_tflops"}
+
+
+def _th() -> Dict[str, Any]:
+    return knowledge.load("thresholds")["bench"]
+
+
+def gemm(gpu: Dict[str, Any], dtype: str, config: Dict[str, Any],
+         sms: Optional[int] = None) -> Optional[Tuple[float, str]]:
+    bench_cfg = config.get("bench") or {}
+    if dtype in CONFIG_KEYS and bench_cfg.get(CONFIG_KEYS[dtype]):
+        return float(bench_cfg[CONFIG_KEYS[dtype]]), f"site config {config.get('_path')}"
+    frac = _th()["gemm_fraction"]
+    sku = knowledge.gpu_sku(str(gpu.get("name") or ""))
+    peak_key = "fp32" if dtype == "fp32" else dtype
+    if sku and sku.get(peak_key):
+        peak = float(sku[peak_key]) / int(sku.get("gcds", 1))
+        return peak * frac, f"{frac:.0%} of the {sku['id']} datasheet peak of {peak:g} TFLOP/s"
+    cc = gpu.get("compute_capability")
+    clk = (gpu.get("clocks") or {}).get("sm_max_mhz")
+    per = FLOP_PER_CLK_SM.get(str(cc), {}).get(dtype)
+    if per and isinstance(sms, int) and isinstance(clk, (int, float)):
+        peak = sms * per * clk * 1e6 / 1e12
+        return peak * frac, (f"{frac:.0%} of {peak:.0f} TFLOP/s derived from {sms} SMs x {clk} MHz "
+                             f"x {per} FLOP/clk (GPU not in hpcdoctor's knowledge)")
+    return None
+
+
+def d2d(gpu: Dict[str, Any], config: Dict[str, Any]) -> Optional[Tuple[float, str]]:
+    cfg = (config.get("bench") or {}).get("min_d2d_gbs")
+    if cfg:
+        return float(cfg), f"site config {config.get('_path')}"
+    sku = knowledge.gpu_sku(str(gpu.get("name") or ""))
+    if sku and sku.get("mem_bw_gbs"):
+        bw = float(sku["mem_bw_gbs"]) / int(sku.get("gcds", 1))
+        frac = _th()["copy_fraction"]
+        return bw * frac, f"{frac:.0%} of the {sku['id']} memory bandwidth of {bw:g} GB/s"
+    return None
+
+
+def h2d(gpu: Dict[str, Any], config: Dict[str, Any]) -> Optional[Tuple[float, str]]:
+    cfg = (config.get("bench") or {}).get("min_h2d_gbs")
+    if cfg:
+        return float(cfg), f"site config {config.get('_path')}"
+    gen, width = gpu.get("pcie_gen_max"), gpu.get("pcie_width_max")
+    table = knowledge.load("thresholds")["pcie"]["x16_gbs"]
+    if isinstance(gen, int) and isinstance(width, int) and str(gen) in table and width >= 4:
+        link = table[str(gen)] * width / 16
+        frac = _th()["h2d_fraction"]
+        return link * frac, f"{frac:.0%} of a PCIe gen {gen} x{width} link ({link:g} GB/s)"
+    return None
+
+
+def allreduce_busbw(gpu: Dict[str, Any], config: Dict[str, Any]) -> Optional[Tuple[float, str]]:
+    cfg = (config.get("bench") or {}).get("min_allreduce_busbw_gbs")
+    if cfg:
+        return float(cfg), f"site config {config.get('_path')}"
+    sku = knowledge.gpu_sku(str(gpu.get("name") or ""))
+    link = (sku or {}).get("nvlink_gbs") or (sku or {}).get("xgmi_gbs")
+    if link:
+        frac = _th()["allreduce_fraction"]
+        return float(link) * frac, f"{frac:.0%} of the {sku['id']} NVLink/XGMI bandwidth of {link} GB/s"
+    return None
