@@ -68,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--python", metavar="PATH")
     s.add_argument("--deep", action="store_true")
     s.add_argument("--budget", type=float, default=60.0, metavar="SECONDS")
+    s.add_argument("--redact", action="store_true", help="also hide host names, serials, GPU UUIDs and user names")
 
     v = sub.add_parser("env", help="print export lines for findings an environment variable fixes")
     v.add_argument("--shell", choices=("bash", "zsh", "fish", "csh"), default="bash")
@@ -262,6 +263,12 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
                            "environment variables not relevant to diagnosis"],
             "probes": gathered["probes"],
         })
+        if args.redact:
+            from hpcdoctor import redact
+
+            red = redact.sensitive_values(gathered["facts"], root.environ())
+            redact.redact_tree(folder, red)
+            redact.record_in_meta(folder, ["host names", "serial numbers", "GPU UUIDs", "user names"])
         if archive:
             write_archive(folder, out)
     except OSError as exc:

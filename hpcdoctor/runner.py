@@ -73,6 +73,7 @@ def run_checks(root: SysRoot, checks: Sequence[ModuleType], options: Options) ->
     measurement that shares the CPUs with a concurrent torch import measures the import."""
     started = time.monotonic()
     ctx = CheckContext(options=options, deadline=started + options.budget)
+    root.deadline = ctx.deadline
     results: Dict[str, ProbeResult] = {}
     parallel = [m for m in checks if not getattr(m, "EXCLUSIVE", False)]
     exclusive = [m for m in checks if getattr(m, "EXCLUSIVE", False)]

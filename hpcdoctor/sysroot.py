@@ -13,6 +13,7 @@ Unknown fact. Nothing here judges what it reads.
 
 from __future__ import annotations
 
+import atexit
 import fnmatch
 import json
 import os
@@ -73,6 +74,14 @@ class SysRoot:
 
     def __init__(self) -> None:
         self._env_cache: Optional[Dict[str, str]] = None
+        # time.monotonic() by which every command must be over (the run's budget); set by the runner
+        self.deadline: Optional[float] = None
+
+    def cap(self, timeout: float) -> float:
+        """A command's timeout, never past the run's deadline."""
+        if self.deadline is None:
+            return timeout
+        return max(0.05, min(timeout, self.deadline - time.monotonic()))
 
     # -- files -------------------------------------------------------------------------------
     def read(self, path: str) -> str:
@@ -143,6 +152,36 @@ def _join(base: str, name: str) -> str:
 # live
 
 
+# Every child still running, so that exit can end them: a hung nvidia-smi whose check the runner
+# gave up on must not outlive hpcdoctor (a pre-job step that leaves processes behind harms the job).
+_LIVE: "set[subprocess.Popen[bytes]]" = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def _register(proc: "subprocess.Popen[bytes]") -> None:
+    with _LIVE_LOCK:
+        _LIVE.add(proc)
+
+
+def _unregister(proc: "subprocess.Popen[bytes]") -> None:
+    with _LIVE_LOCK:
+        _LIVE.discard(proc)
+
+
+def kill_children() -> int:
+    """End every child process group still running; returns how many were ended."""
+    with _LIVE_LOCK:
+        procs = list(_LIVE)
+        _LIVE.clear()
+    for proc in procs:
+        if proc.poll() is None:
+            _kill_group(proc)
+    return len(procs)
+
+
+atexit.register(kill_children)
+
+
 def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -175,6 +214,7 @@ def run_process(argv: Sequence[str], timeout: float, env: Optional[Dict[str, str
         return CmdResult(list(argv), 127, "", "command not found", 0.0)
     except (PermissionError, OSError) as exc:
         return CmdResult(list(argv), 126, "", f"cannot execute: {exc}", 0.0)
+    _register(proc)
     try:
         out, err = proc.communicate(timeout=max(timeout, 0.01))
     except subprocess.TimeoutExpired:
@@ -189,6 +229,8 @@ def run_process(argv: Sequence[str], timeout: float, env: Optional[Dict[str, str
     except BaseException:
         _kill_group(proc)
         raise
+    finally:
+        _unregister(proc)
     return CmdResult(list(argv), proc.returncode, _decode(out), _decode(err), time.monotonic() - start)
 
 
@@ -202,6 +244,7 @@ def _run_streaming(argv: Sequence[str], timeout: float, env: Optional[Dict[str, 
         return CmdResult(list(argv), 127, "", "command not found", 0.0)
     except OSError as exc:
         return CmdResult(list(argv), 126, "", f"cannot execute: {exc}", 0.0)
+    _register(proc)
     err_lines: List[str] = []
     out_chunks: List[bytes] = []
 
@@ -233,6 +276,8 @@ def _run_streaming(argv: Sequence[str], timeout: float, env: Optional[Dict[str, 
     except BaseException:
         _kill_group(proc)
         raise
+    finally:
+        _unregister(proc)
     for t in threads:
         t.join(1.0)
     stderr = "\n".join(err_lines[-200:]) if rc != 124 else f"timed out after {timeout:.1f}s"
@@ -292,7 +337,7 @@ class LiveSysRoot(SysRoot):
     def run(self, argv: Sequence[str], timeout: float = DEFAULT_CMD_TIMEOUT, live: bool = True) -> CmdResult:
         if not live:
             raise Missing(f"{' '.join(argv)} is only read from recordings")
-        return run_process(argv, timeout)
+        return run_process(argv, self.cap(timeout))
 
     def _load_environ(self) -> Dict[str, str]:
         return envfilter.relevant(os.environ)
@@ -473,7 +518,7 @@ class RecordingSysRoot(LiveSysRoot):
         return found
 
     def run(self, argv: Sequence[str], timeout: float = DEFAULT_CMD_TIMEOUT, live: bool = True) -> CmdResult:
-        res = run_process(argv, timeout) if live else _record_only(argv, timeout)
+        res = run_process(argv, self.cap(timeout)) if live else _record_only(argv, self.cap(timeout))
         self._store_cmd(res)
         return res
 

@@ -1,0 +1,169 @@
+"""It never hangs, never leaves a process behind, never writes where it should not."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import NODES, ROOT, run_cli
+
+MARK = "hpcdoctor-test-hang-marker"
+
+
+def _leftovers():
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [l for l in out.splitlines() if MARK in l and "ps -eo" not in l]
+
+
+@pytest.fixture
+def hostile_path(tmp_path):
+    """A PATH whose nvidia-smi never returns and a PYTHONPATH whose torch import hangs."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    smi = bindir / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\n# {MARK}\nexec sleep 600\n")
+    smi.chmod(0o755)
+    site = tmp_path / "site" / "torch"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text("import time\ntime.sleep(600)\n")
+    (site / "version.py").write_text("__version__ = '2.9.0+cu126'\ncuda = '12.6'\nhip = None\n")
+    return {"PATH": f"{bindir}:{os.environ['PATH']}", "PYTHONPATH": str(tmp_path / "site"), "TAG": MARK}
+
+
+def test_hung_nvidia_smi_and_torch_import_within_budget(hostile_path):
+    t0 = time.monotonic()
+    res = run_cli("check", "--deep", "--budget", "10", "--format", "json", "--python", sys.executable,
+                  env=hostile_path, timeout=60)
+    elapsed = time.monotonic() - t0
+    assert res.returncode in (0, 1), res.stderr
+    assert elapsed < 11.5, elapsed  # 10 s budget plus interpreter start-up
+    doc = json.loads(res.stdout)
+    stuck = {k: v for k, v in doc["probes"].items() if v["status"] != "ok"}
+    assert "gpu_nvidia" in stuck and "budget" in stuck["gpu_nvidia"]["reason"]
+    assert doc["facts"]["torch"] is None and "torch" in doc["unknown"]
+    time.sleep(0.5)
+    assert _leftovers() == []
+
+
+def test_terminal_report_names_the_stuck_probe(hostile_path):
+    res = run_cli("check", "--budget", "3", env=hostile_path, timeout=30)
+    assert "probe gpu_nvidia: timeout" in res.stdout
+
+
+def test_blocking_nvml_call(tmp_path):
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "pynvml.py").write_text(
+        "import time\nclass NVMLError(Exception):\n    pass\n"
+        "def nvmlInit():\n    time.sleep(600)\n")
+    t0 = time.monotonic()
+    res = run_cli("check", "--budget", "4", "--format", "json", env={"PYTHONPATH": str(fake)}, timeout=60)
+    assert time.monotonic() - t0 < 6
+    doc = json.loads(res.stdout)
+    assert doc["probes"]["gpu_nvidia"]["status"] == "timeout"
+    assert doc["facts"]["cpu"]["arch"]  # everything else still reported
+
+
+def test_kill_children_ends_process_groups():
+    from hpcdoctor import sysroot
+
+    import threading
+
+    t = threading.Thread(target=sysroot.run_process, args=(["sh", "-c", f"sleep 600 # {MARK}"], 600), daemon=True)
+    t.start()
+    time.sleep(0.5)
+    assert _leftovers()
+    assert sysroot.kill_children() >= 1
+    time.sleep(0.3)
+    assert _leftovers() == []
+
+
+def test_eight_simultaneous_checks_agree():
+    procs = [subprocess.Popen([sys.executable, "-m", "hpcdoctor", "check", "--format", "json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(8)]
+    docs = []
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode in (0, 1), err
+        docs.append(json.loads(out))
+    first = docs[0]["facts"]
+    for d in docs[1:]:
+        for section in ("cpu", "numa", "affinity", "system", "gpus", "env", "scheduler"):
+            assert d["facts"][section] == first[section], section
+        assert [f["code"] for f in d["findings"]] == [f["code"] for f in docs[0]["findings"]]
+
+
+# --- read-only --------------------------------------------------------------------------------------
+
+NVML_SETTERS = ("nvmlDeviceSet", "nvmlDeviceReset", "nvmlDeviceClear", "nvmlSystemSet", "nvmlDeviceCreateGpuInstance",
+                "nvmlGpuInstanceCreate", "nvmlDeviceRegisterEvents", "nvmlUnitSet", "nvmlDeviceModifyDrainState",
+                "nvmlDeviceRemoveGpu", "nvmlDeviceDiscoverGpus", "nvmlDeviceFreeze")
+
+
+def test_no_nvml_setter_is_referenced():
+    for path in (ROOT / "hpcdoctor").rglob("*.py"):
+        text = path.read_text()
+        for name in NVML_SETTERS:
+            assert name not in text, f"{path} references {name}"
+
+
+def test_no_write_to_sys_or_proc_in_the_code():
+    import re
+
+    pattern = re.compile(r"""open\(\s*f?["'](/sys|/proc)[^"']*["']\s*,\s*["'][wa+]""")
+    for path in (ROOT / "hpcdoctor").rglob("*.py"):
+        assert not pattern.search(path.read_text()), path
+
+
+STATE_CHANGING = {"-pm", "--persistence-mode", "-pl", "--power-limit", "-ac", "--applications-clocks", "-rac",
+                  "-lgc", "--lock-gpu-clocks", "-rgc", "-lmc", "-rmc", "-r", "--gpu-reset", "-mig", "--multi-instance-gpu",
+                  "-c", "--compute-mode", "-e", "--ecc-config", "--setperfdeterminism", "--setsclk", "--setmclk",
+                  "--setpoweroverdrive", "--resetclocks", "--setfan", "--setperflevel", "--setcomputepartition",
+                  "--setmemorypartition", "set", "reset", "-am", "-caa", "-dm", "--setpowerplayprofile", "--gpureset"}
+
+
+def test_vendor_tools_are_only_asked_read_only_questions(tmp_path):
+    """Run the real check and a snapshot with logging stand-ins for every vendor tool on PATH."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    log = tmp_path / "calls.log"
+    for tool in ("nvidia-smi", "rocm-smi", "amd-smi", "ibstat", "ibstatus", "fi_info", "numactl", "lscpu"):
+        p = bindir / tool
+        p.write_text(f"#!/bin/sh\necho \"{tool} $*\" >> {log}\nexit 3\n")
+        p.chmod(0o755)
+    env = {"PATH": f"{bindir}:{os.environ['PATH']}"}
+    assert run_cli("check", "--format", "json", env=env).returncode in (0, 1)
+    assert run_cli("snapshot", str(tmp_path / "snap"), env=env).returncode == 0
+    calls = log.read_text().splitlines() if log.exists() else []
+    assert any(c.startswith("nvidia-smi") for c in calls)  # the stand-ins were really consulted
+    for call in calls:
+        args = set(call.split()[1:])
+        assert not args & STATE_CHANGING, call
+
+
+def test_unprivileged_user_with_read_only_home(tmp_path):
+    """As 'nobody', HOME unwritable and no cache directory: a full report, Unknowns where denied."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to switch to an unprivileged user")
+    setpriv = subprocess.run(["which", "setpriv"], capture_output=True, text=True).stdout.strip()
+    if not setpriv:
+        pytest.skip("setpriv is not installed")
+    env = dict(os.environ, HOME="/nonexistent", XDG_CACHE_HOME="/nonexistent/cache", PYTHONDONTWRITEBYTECODE="1")
+    probe = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
+                            "import hpcdoctor"], capture_output=True, text=True, env=env, cwd="/")
+    if probe.returncode != 0:
+        pytest.skip(f"user nobody cannot run this checkout's interpreter ({probe.stderr.strip()[-120:]})")
+    res = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
+                          "hpcdoctor", "check", "--format", "json"], capture_output=True, text=True, env=env,
+                         cwd="/", timeout=120)
+    assert res.returncode in (0, 1), res.stderr
+    assert "Traceback" not in res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["facts"]["cpu"]["arch"] and doc["facts"]["memory"]["total_bytes"]
+    assert all(p["status"] != "error" for p in doc["probes"].values()), doc["probes"]
