@@ -62,6 +62,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="hard limit for all probes (default 30; 60 with --bench quick, 180 with --bench full)")
     c.add_argument("--quiet", "-q", action="store_true", help="print only blocking findings, one line each")
     c.add_argument("--verbose", "-v", action="store_true", help="also list skipped rules and why")
+    c.add_argument("--rank-report", action="store_true", help="one line about this task's placement (run under srun)")
+
+    n = sub.add_parser("nhc", help="health check for Slurm/NHC: one drain-reason line and exit 1 on errors")
+    n.add_argument("--from", dest="sources", action="append", metavar="PATH")
+    n.add_argument("--python", metavar="PATH")
+    n.add_argument("--config", metavar="FILE")
+    n.add_argument("--select", action="append", metavar="RULES")
+    n.add_argument("--ignore", action="append", metavar="RULES")
+    n.add_argument("--budget", type=float, default=20.0, metavar="SECONDS")
+    n.add_argument("--deep", action="store_true")
+
+    d = sub.add_parser("diff", help="compare two snapshots or JSON reports (good node against bad node)")
+    d.add_argument("a", metavar="A")
+    d.add_argument("b", metavar="B")
+    d.add_argument("--format", choices=("terminal", "json"), default="terminal")
 
     s = sub.add_parser("snapshot", help="record what the checks read into a folder or .tar.gz")
     s.add_argument("out", metavar="OUT", help="folder to create, or a name ending in .tar.gz")
@@ -107,6 +122,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return cmd_rules(args)
         if args.command == "env":
             return cmd_env(args)
+        if args.command == "nhc":
+            return cmd_nhc(args)
+        if args.command == "diff":
+            return cmd_diff(args)
         if args.command == "explain":
             return cmd_explain(args)
         raise UsageError("no command given (see 'hpcdoctor --help')")
@@ -190,6 +209,29 @@ def diagnose(args: argparse.Namespace) -> Dict[str, Any]:
     return doc
 
 
+def cmd_nhc(args: argparse.Namespace) -> int:
+    """Exit 0 and print nothing on a healthy node; print the drain reason and exit 1 otherwise.
+    A run that cannot judge (an internal error) exits 2, which NHC and Slurm treat as a failure."""
+    from hpcdoctor.report import nhc
+
+    line = nhc.health_line(diagnose(args))
+    if line:
+        sys.stdout.write(line + "\n")
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from hpcdoctor import diff
+
+    result = diff.compare(diff.load_report(args.a), diff.load_report(args.b))
+    if args.format == "json":
+        sys.stdout.write(json.dumps(result, indent=2, default=str) + "\n")
+    else:
+        sys.stdout.write(diff.render_text(result, args.a, args.b))
+    return EXIT_FINDINGS if result["facts"] or result["only_a"] or result["only_b"] else EXIT_OK
+
+
 def cmd_env(args: argparse.Namespace) -> int:
     from hpcdoctor.report import envlines
 
@@ -210,7 +252,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     text = render(doc, args.format, verbose=args.verbose, elapsed=elapsed) if args.output or args.format != "terminal" else None
     if args.output:
         _write_output(args.output, text or "")
-    if args.quiet:
+    if args.rank_report:
+        from hpcdoctor.report import rank
+
+        sys.stdout.write(rank.line(doc) + "\n")
+    elif args.quiet:
         for f in blocking:
             subject = f"{f['subject']}: " if f.get("subject") else ""
             sys.stdout.write(f"hpcdoctor: {f['severity']} {f['code']} {f['symbol']}: {subject}{f['message']}\n")

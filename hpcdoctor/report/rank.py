@@ -1,0 +1,59 @@
+"""``--rank-report``: one line per task of a job step, about where this task runs.
+
+Under ``srun hpcdoctor check --rank-report`` every task prints its rank, its CPUs and their NUMA
+nodes, the GPUs it sees and whether they are local to those CPUs, its thread count, and the
+placement findings, so binding mistakes show rank by rank (sort the output by the first field).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from hpcdoctor.facts import FactView
+from hpcdoctor.parse.cpulist import format_cpulist
+
+PLACEMENT = ("omp-threads-unset", "omp-threads-mismatch", "cpu-oversubscribed", "omp-binding-unset",
+             "stale-affinity-vars", "gpu-numa-mismatch", "gpu-count-mismatch")
+
+
+def _numa_of(cpus: List[int], nodes: Any) -> List[int]:
+    if not isinstance(nodes, list):
+        return []
+    found = []
+    for n in nodes:
+        if isinstance(n.get("cpus"), list) and set(cpus) & set(n["cpus"]):
+            found.append(n["id"])
+    return found
+
+
+def line(doc: Dict[str, Any]) -> str:
+    f = FactView(doc.get("facts", {}), doc.get("unknown", {}))
+    env = f.get("env.vars") or {}
+    rank = f.get("scheduler.rank")
+    if rank is None:
+        rank = env.get("RANK", "?")
+    local = f.get("scheduler.local_rank")
+    if local is None:
+        local = f.get("scheduler.launcher_local_rank", "?")
+    ntasks = f.get("scheduler.ntasks") or env.get("WORLD_SIZE", "?")
+    host = f.get("system.hostname") or "?"
+    cpus = f.get("affinity.allowed_cpus") or []
+    numa = _numa_of(cpus, f.get("numa.nodes"))
+    parts = [f"rank {rank}/{ntasks}", f"host {host}", f"local {local}",
+             f"CPUs {format_cpulist(cpus) or '?'} (NUMA {','.join(map(str, numa)) or '?'})"]
+    visible = env.get("CUDA_VISIBLE_DEVICES") or env.get("ROCR_VISIBLE_DEVICES") or env.get("HIP_VISIBLE_DEVICES")
+    gpus = f.gpus()
+    if visible is not None:
+        parts.append(f"visible GPUs {visible}")
+    gpu_bits = []
+    for g in gpus:
+        loc = g.get("local_cpus")
+        near = "local" if isinstance(loc, list) and set(loc) & set(cpus) else ("remote" if isinstance(loc, list) else "?")
+        node = g.get("numa_node")
+        gpu_bits.append(f"{g.get('index')}:NUMA {node if isinstance(node, int) else '?'} {near}")
+    if gpu_bits:
+        parts.append("GPU " + " ".join(gpu_bits))
+    parts.append(f"OMP_NUM_THREADS {env.get('OMP_NUM_THREADS', 'unset')}")
+    problems = [x for x in doc.get("findings", []) if x["symbol"] in PLACEMENT]
+    parts.append("ok" if not problems else "; ".join(f"{x['severity']} {x['symbol']}: {x['message']}" for x in problems))
+    return " · ".join(str(p) for p in parts)
