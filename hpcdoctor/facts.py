@@ -84,7 +84,7 @@ class FactView:
         for part in path.split("."):
             if isinstance(node, dict):
                 node = node.get(part, _ABSENT)
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            elif isinstance(node, list) and part.isdecimal() and int(part) < len(node):
                 node = node[int(part)]
             else:
                 return _ABSENT

@@ -50,7 +50,7 @@ def add_locality(root: SysRoot, gpu: Dict[str, Any]) -> None:
     if node is None:
         gpu["numa_node"] = Unknown(f"{base}/numa_node unreadable")
     else:
-        n = int(node.strip()) if node.strip().lstrip("-").isdigit() else -1
+        n = int(node.strip()) if node.strip().lstrip("-").isdecimal() else -1
         # -1: the firmware reported no locality (single-node hosts and most VMs).
         gpu["numa_node"] = n if n >= 0 else Unknown("the platform reports no NUMA node for this GPU (-1)")
     cpus = root.read_or(f"{base}/local_cpulist")

@@ -61,7 +61,7 @@ def _quota_v2(root: SysRoot, cdir: str) -> Any:
     if text is None:
         return Unknown(f"{cdir}/cpu.max unreadable")
     parts = text.split()
-    if len(parts) == 2 and parts[0] != "max" and parts[0].isdigit() and parts[1].isdigit() and int(parts[1]):
+    if len(parts) == 2 and parts[0] != "max" and parts[0].isdecimal() and parts[1].isdecimal() and int(parts[1]):
         return round(int(parts[0]) / int(parts[1]), 3)
     return None  # no quota
 
@@ -71,7 +71,7 @@ def _memlimit_v2(root: SysRoot, cdir: str) -> Any:
     if text is None:
         return Unknown(f"{cdir}/memory.max unreadable")
     text = text.strip()
-    return int(text) if text.isdigit() else None
+    return int(text) if text.isdecimal() else None
 
 
 def _v1(root: SysRoot) -> Dict[str, Any]:
@@ -85,7 +85,7 @@ def _v1(root: SysRoot) -> Dict[str, Any]:
         except ValueError:
             out["cpu_quota"] = Unknown("cfs quota unparsable")
     m = root.read_or(f"{CG}/memory/memory.limit_in_bytes")
-    if m is not None and m.strip().isdigit():
+    if m is not None and m.strip().isdecimal():
         # v1 writes a huge page-aligned number for "no limit".
         out["memory_limit_bytes"] = int(m) if int(m) < (1 << 60) else None
     return out

@@ -41,7 +41,7 @@ def _topology(root: SysRoot, procs: List[Dict[str, str]]) -> Dict[str, Any]:
         online = parse_cpulist(root.read("/sys/devices/system/cpu/online"))
     except (Missing, ListFormatError) as exc:
         if procs:
-            online = [int(p["processor"]) for p in procs if p.get("processor", "").isdigit()]
+            online = [int(p["processor"]) for p in procs if p.get("processor", "").isdecimal()]
         else:
             online = Unknown(str(exc))
 

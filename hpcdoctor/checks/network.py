@@ -20,14 +20,14 @@ def _ports_from_sysfs(root: SysRoot) -> List[Dict[str, Any]]:
     ports = []
     for dev in sorted(root.listdir(IB)):
         try:
-            port_ids = sorted(root.listdir(f"{IB}/{dev}/ports"), key=lambda p: int(p) if p.isdigit() else 0)
+            port_ids = sorted(root.listdir(f"{IB}/{dev}/ports"), key=lambda p: int(p) if p.isdecimal() else 0)
         except Missing:
             continue
         for p in port_ids:
             base = f"{IB}/{dev}/ports/{p}"
             ports.append({
                 "device": dev,
-                "port": int(p) if p.isdigit() else p,
+                "port": int(p) if p.isdecimal() else p,
                 "state": rdma._state(root.read_or(f"{base}/state") or "unknown"),
                 "phys_state": rdma._state(root.read_or(f"{base}/phys_state") or "unknown"),
                 "rate_gbps": rdma._rate(root.read_or(f"{base}/rate") or ""),
@@ -72,7 +72,7 @@ def _interfaces(root: SysRoot) -> Any:
         out.append({
             "name": name,
             "operstate": (root.read_or(f"{base}/operstate") or "unknown").strip(),
-            "speed_mbps": int(speed) if speed.lstrip("-").isdigit() and int(speed) > 0 else None,
+            "speed_mbps": int(speed) if speed.lstrip("-").isdecimal() and int(speed) > 0 else None,
             "type": (root.read_or(f"{base}/type") or "").strip() or None,
         })
     return out

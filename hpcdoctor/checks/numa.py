@@ -28,7 +28,7 @@ def _from_sysfs(root: SysRoot) -> Dict[str, Any]:
         mem = parse_meminfo(root.read_or(f"{base}/meminfo", "") or "")
         node["mem_total_bytes"] = mem.get("MemTotal", Unknown(f"{base}/meminfo unreadable"))
         dist = (root.read_or(f"{base}/distance") or "").split()
-        node["distances"] = [int(d) for d in dist if d.isdigit()] or Unknown(f"{base}/distance unreadable")
+        node["distances"] = [int(d) for d in dist if d.isdecimal()] or Unknown(f"{base}/distance unreadable")
         nodes.append(node)
     return {"nodes": nodes, "source": "sysfs"}
 

@@ -67,7 +67,7 @@ def parse_amdsmi_static(text: str) -> Dict[str, Any]:
         ecc_state = (ras.get("ecc_block_state") or {}) if isinstance(ras.get("ecc_block_state"), dict) else {}
         umc = ecc_state.get("UMC")
         gpus.append({
-            "index": int(d["gpu"]) if str(d["gpu"]).isdigit() else len(gpus),
+            "index": int(d["gpu"]) if str(d["gpu"]).isdecimal() else len(gpus),
             "vendor": "amd",
             "name": _value(asic.get("market_name"), "market name"),
             "gfx_target": _value(asic.get("target_graphics_version"), "graphics target"),
@@ -115,11 +115,11 @@ def parse_rocm_smi_json(text: str) -> Dict[str, Any]:
             "vendor": "amd",
             "name": c.get("Card series") or c.get("Device Name") or Unknown("rocm-smi gives no product name"),
             "pci_bus_id": (c.get("PCI Bus") or "").lower() or Unknown("no PCI bus"),
-            "memory_total_mib": int(vram) // (1024 * 1024) if str(vram).isdigit() else Unknown("VRAM size not reported"),
-            "memory_used_mib": int(used) // (1024 * 1024) if str(used).isdigit() else Unknown("VRAM use not reported"),
+            "memory_total_mib": int(vram) // (1024 * 1024) if str(vram).isdecimal() else Unknown("VRAM size not reported"),
+            "memory_used_mib": int(used) // (1024 * 1024) if str(used).isdecimal() else Unknown("VRAM use not reported"),
             "pcie_gen": GTS_TO_GEN.get(float(m.group(1)), Unknown("unknown PCIe speed")) if m else Unknown("PCIe level not reported"),
             "pcie_width": int(m.group(2)) if m else Unknown("PCIe level not reported"),
-            "numa_node_reported": int(node) if str(node).lstrip("-").isdigit() and int(node) >= 0 else Unknown("no NUMA node"),
+            "numa_node_reported": int(node) if str(node).lstrip("-").isdecimal() and int(node) >= 0 else Unknown("no NUMA node"),
             "serial": c.get("Serial Number") or Unknown("no serial"),
         })
     system = data.get("system") if isinstance(data.get("system"), dict) else {}

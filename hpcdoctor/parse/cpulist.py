@@ -65,6 +65,6 @@ def format_cpulist(cpus: Iterable[int]) -> str:
 
 def _int(s: str) -> int:
     s = s.strip()
-    if not s.isdigit():
+    if not s.isdecimal():
         raise ListFormatError(f"not a CPU number: {s!r}")
     return int(s)

@@ -18,6 +18,6 @@ def int_field(fields: Dict[str, str], *names: str) -> int:
     """First of ``names`` that parses as an int; 0 when none does."""
     for name in names:
         value = fields.get(name, "").strip()
-        if value.isdigit():
+        if value.isdecimal():
             return int(value)
     return 0

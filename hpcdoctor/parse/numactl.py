@@ -24,7 +24,7 @@ def parse_numactl_h(text: str) -> Dict[str, Any]:
         line = raw.strip()
         m = _NODE_CPUS.match(line)
         if m:
-            nodes.setdefault(int(m.group(1)), {})["cpus"] = [int(c) for c in m.group(2).split() if c.isdigit()]
+            nodes.setdefault(int(m.group(1)), {})["cpus"] = [int(c) for c in m.group(2).split() if c.isdecimal()]
             continue
         m = _NODE_SIZE.match(line)
         if m:
@@ -35,11 +35,11 @@ def parse_numactl_h(text: str) -> Dict[str, Any]:
             continue
         if in_dist:
             if line.startswith("node"):
-                header = [int(x) for x in line.split()[1:] if x.isdigit()]
+                header = [int(x) for x in line.split()[1:] if x.isdecimal()]
                 continue
             row = re.match(r"^(\d+):\s*(.*)$", line)
             if row and header:
-                vals = [int(x) for x in row.group(2).split() if x.isdigit()]
+                vals = [int(x) for x in row.group(2).split() if x.isdecimal()]
                 if len(vals) == len(header):
                     distances[int(row.group(1))] = dict(zip(header, vals))
     return {"nodes": nodes, "distances": distances}

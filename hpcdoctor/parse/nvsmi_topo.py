@@ -44,7 +44,7 @@ def parse(text: str) -> Dict[str, Any]:
         rest = r[1 + n:]
         if r[0].startswith("GPU"):
             entry["cpu_affinity"] = _cpus(rest[0]) if rest else None
-            entry["numa_affinity"] = int(rest[1]) if len(rest) > 1 and rest[1].isdigit() else None
+            entry["numa_affinity"] = int(rest[1]) if len(rest) > 1 and rest[1].isdecimal() else None
         devices[nic_names.get(r[0], r[0])] = entry
     # rename link targets through the NIC legend too
     for entry in devices.values():

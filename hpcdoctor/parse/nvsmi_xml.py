@@ -154,13 +154,13 @@ def _ecc_sum(g, kind: str) -> Any:
         return Unknown(f"nvidia-smi XML has no {kind} ECC counters")
     total, seen = 0, False
     for child in node:
-        if "uncorrectable" in child.tag and child.text and child.text.strip().isdigit():
+        if "uncorrectable" in child.tag and child.text and child.text.strip().isdecimal():
             total += int(child.text.strip())
             seen = True
         # older schemas nest per-location counters under single_bit/double_bit
         if child.tag == "double_bit":
             t = _text(child, "total")
-            if t and t.isdigit():
+            if t and t.isdecimal():
                 total += int(t)
                 seen = True
     return total if seen else Unknown(f"nvidia-smi reports {kind} uncorrectable ECC errors as N/A")
@@ -169,7 +169,7 @@ def _ecc_sum(g, kind: str) -> Any:
 def _retired_count(g) -> Any:
     counts = [_text(g, f"retired_pages/{k}/retired_count") for k in
               ("multiple_single_bit_retirement", "double_bit_retirement")]
-    if all(c is not None and c.isdigit() for c in counts):
+    if all(c is not None and c.isdecimal() for c in counts):
         return sum(int(c) for c in counts)  # type: ignore[arg-type]
     return Unknown("nvidia-smi reports retired pages as N/A (row remapping replaces them on Ampere and later)")
 
@@ -206,9 +206,9 @@ def _processes(g) -> List[Dict[str, Any]]:
         pid = _text(p, "pid")
         used = _text(p, "used_memory")
         out.append({
-            "pid": int(pid) if pid and pid.isdigit() else None,
+            "pid": int(pid) if pid and pid.isdecimal() else None,
             "name": _text(p, "process_name"),
             "type": _text(p, "type"),
-            "used_mib": int(_num(used)) if used and used[0].isdigit() else None,
+            "used_mib": int(_num(used)) if used and used[0].isdecimal() else None,
         })
     return out
