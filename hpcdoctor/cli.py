@@ -63,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--quiet", "-q", action="store_true", help="print only blocking findings, one line each")
     c.add_argument("--verbose", "-v", action="store_true", help="also list skipped rules and why")
     c.add_argument("--rank-report", action="store_true", help="one line about this task's placement (run under srun)")
+    c.add_argument("--cluster", action="store_true",
+                   help="every rank checks its node; rank 0 prints one report for all (run under srun or torchrun)")
+    c.add_argument("--cluster-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="how long rank 0 waits for the other ranks (default 60)")
 
     n = sub.add_parser("nhc", help="health check for Slurm/NHC: one drain-reason line and exit 1 on errors")
     n.add_argument("--from", dest="sources", action="append", metavar="PATH")
@@ -252,6 +256,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     text = render(doc, args.format, verbose=args.verbose, elapsed=elapsed) if args.output or args.format != "terminal" else None
     if args.output:
         _write_output(args.output, text or "")
+    if args.cluster:
+        return cluster_step(doc, args)
     if args.rank_report:
         from hpcdoctor.report import rank
 
@@ -267,6 +273,51 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text or "")
     return EXIT_FINDINGS if blocking else EXIT_OK
+
+
+def cluster_step(doc: Dict[str, Any], args: argparse.Namespace) -> int:
+    """Post this rank's report; on rank 0, print the cluster report (exit 2 if ranks are missing)."""
+    from hpcdoctor.checks.torch_stack import target_python
+    from hpcdoctor.report import cluster
+    from hpcdoctor.runner import Options
+    from hpcdoctor.sysroot import run_process
+
+    python = target_python(Options(python=args.python))
+    if python is None:
+        raise UsageError("--cluster needs a python3 with torch (pass --python)")
+    payload = Path(__file__).resolve().parent / "payload" / "cluster_probe.py"
+    with tempfile.TemporaryDirectory(prefix="hpcdoctor-cluster-") as tmp:
+        local, out = Path(tmp) / "local.json", Path(tmp) / "gathered.json"
+        local.write_text(json.dumps(doc, default=str))
+        res = run_process([python, str(payload), "--report", str(local), "--out", str(out),
+                           "--timeout", str(args.cluster_timeout)], timeout=args.cluster_timeout + 30)
+        if res.rc != 0:
+            tail = (res.stderr.strip().splitlines() or ["no output"])[-1]
+            raise UsageError(f"cluster gathering failed: {tail}")
+        if not out.exists():
+            return EXIT_OK  # not rank 0: rank 0 prints the report
+        gathered = json.loads(out.read_text())
+    result = cluster.analyse(gathered)
+    if args.format == "json":
+        text = json.dumps(result, indent=2, default=str) + "\n"
+    else:
+        text = cluster.render(result)
+    if args.output:
+        _write_output(args.output, text)
+    sys.stdout.write(text)
+    if result["missing_ranks"]:
+        _err(f"{len(result['missing_ranks'])} of {result['world_size']} rank(s) never reported; the report is partial")
+        return EXIT_ERROR
+    level = args.fail_on
+    bad = [f for f in result["findings"] if level != "never" and
+           engine_rank(f["severity"]) <= engine_rank(level)]
+    return EXIT_FINDINGS if bad or result["divergent"] else EXIT_OK
+
+
+def engine_rank(severity: str) -> int:
+    from hpcdoctor.engine import SEVERITY_RANK
+
+    return SEVERITY_RANK[severity]
 
 
 def render(doc: Dict[str, Any], fmt: str, verbose: bool = False, elapsed: Optional[float] = None) -> str:
