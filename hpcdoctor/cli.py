@@ -198,11 +198,18 @@ def diagnose(args: argparse.Namespace) -> Dict[str, Any]:
     rules = engine.select(rules, _csv(args.select) or [str(x) for x in site_rules.get("select", [])],
                           _csv(args.ignore) + [str(x) for x in site_rules.get("ignore", [])])
     sources = args.sources or []
-    if len(sources) > 1:
-        raise UsageError("--from takes one snapshot in this version")
-    if sources:
+    snapshot_like = [s for s in sources if s != "-" and (os.path.isdir(s) or s.endswith((".tar.gz", ".tgz")))]
+    if snapshot_like and len(sources) > 1:
+        raise UsageError("--from takes one snapshot, or one or more pasted texts, not both")
+    if snapshot_like:
         with open_snapshot(sources[0]) as root:
             doc = pipeline.document(root, options, rules, site, source={"mode": "replay", "path": sources[0]})
+    elif sources:
+        from hpcdoctor.paste import open_paste
+
+        with open_paste(sources) as (root, recognised, notes):
+            doc = pipeline.document(root, options, rules, site, source={
+                "mode": "paste", "path": ", ".join(sources), "recognised": recognised, "notes": notes})
     else:
         doc = pipeline.document(LiveSysRoot(), options, rules, site, source={"mode": "live"})
     if site.get("_path"):

@@ -49,3 +49,24 @@ def compute_capability(name: str) -> Optional[str]:
         if re.search(entry["match"], name or "", re.I):
             return str(entry["cc"])
     return None
+
+
+def wheel_arch_list(torch_version: str) -> Optional[Dict[str, Any]]:
+    """Arch list of the official wheel a "2.6.0+cu124"-style version names, or None."""
+    import re as _re
+
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    m = _re.match(r"^(\d+\.\d+(?:\.\d+)?)[^+]*\+cu(\d+)(\d)$", torch_version or "")
+    if not m:
+        return None
+    try:
+        release = Version(m.group(1))
+    except InvalidVersion:
+        return None
+    cuda = f"{int(m.group(2))}.{m.group(3)}"
+    for w in load("torch_wheels").get("wheel", []):
+        if w["cuda"] == cuda and release in SpecifierSet(w["torch"]):
+            return {"arch": list(w["arch"]), "cuda": cuda}
+    return None

@@ -178,3 +178,29 @@ def test_snapshot_index_and_meta(text, as_meta):
                 assert isinstance(exc, Missing), exc
         except SnapshotError:
             pass
+
+
+NVSMI_Q_S = _samples(*sorted((PUBLIC / "nvsmi").glob("*.txt")), NODES / "h100-kvm-1gpu" / "cmd" / "nvsmi_q.txt")
+
+
+@given(mutated(NVSMI_Q_S))
+def test_nvidia_smi_q_text(text):
+    from hpcdoctor.parse import nvsmi_q
+
+    try:
+        nvsmi_q.parse(text)
+    except ValueError:
+        pass
+
+
+PASTE_S = TEXT_S + NVSMI_Q_S[:2] + TOPO_S + NET_S[:2] + AMD_S[:2]
+
+
+@given(mutated(PASTE_S))
+def test_paste_recognition(text):
+    from hpcdoctor import paste
+
+    rec = paste.recognise(text)
+    for piece in rec.pieces:
+        assert piece.text and piece.line >= 1
+    rec.summary()

@@ -100,8 +100,42 @@ def _model_name(arch: str, block: Dict[str, str], micro: Any) -> Any:
     return Unknown("cpuinfo has no model name")
 
 
+def _from_lscpu(root: SysRoot, why: str) -> Dict[str, Any]:
+    """CPU facts from a recorded or pasted lscpu when no /proc/cpuinfo is there."""
+    fields = _lscpu(root)
+    if not fields.get("Architecture"):
+        raise Missing(f"{why}; no lscpu recorded either")
+    arch = fields["Architecture"]
+    flags = sorted(set(fields.get("Flags", "").split()))
+    block = {"vendor_id": fields.get("Vendor ID", ""), "flags": " ".join(flags)}
+    if arch == "aarch64":
+        block = {"Features": " ".join(flags)}
+    micro: Any = Unknown("lscpu alone does not identify the microarchitecture")
+    if arch in ("x86_64", "aarch64") and flags:
+        from hpcdoctor import microarch
+
+        found = microarch.detect(arch, block, flags)
+        micro = found["name"] if found else micro
+    sockets = int_field(fields, "Socket(s)")
+    per = int_field(fields, "Core(s) per socket", "Core(s) per cluster")
+    cpus = int_field(fields, "CPU(s)")
+    cpu: Dict[str, Any] = {
+        "arch": arch, "vendor": fields.get("Vendor ID") or Unknown("lscpu gives no vendor"),
+        "model_name": fields.get("Model name") or fields.get("BIOS Model name") or Unknown("lscpu gives no model name"),
+        "microarch": micro, "microarch_ancestors": [], "flags": flags, "capabilities": capabilities(arch, flags),
+        "hypervisor": bool(fields.get("Hypervisor vendor")), "logical_cpus": cpus or Unknown("no CPU count"),
+        "sockets": sockets or Unknown("no socket count"), "cores": (sockets * per) or Unknown("no core count"),
+        "threads_per_core": int_field(fields, "Thread(s) per core") or Unknown("no threads per core"),
+        "governor": Unknown("lscpu does not show the governor"), "source": "lscpu",
+    }
+    return {"cpu": cpu}
+
+
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
-    text = root.read("/proc/cpuinfo")
+    try:
+        text = root.read("/proc/cpuinfo")
+    except Missing as exc:
+        return _from_lscpu(root, str(exc))
     blocks = ci.parse_cpuinfo(text)
     procs = ci.processors(blocks) or blocks
     if not procs:

@@ -11,7 +11,8 @@ from typing import Any, Dict, List, Optional
 
 from hpcdoctor import knowledge
 from hpcdoctor.facts import Unknown
-from hpcdoctor.parse import nvsmi_topo, nvsmi_xml
+from hpcdoctor.parse import nvsmi_q, nvsmi_topo, nvsmi_xml
+from hpcdoctor.parse.collect_env import parse_collect_env
 from hpcdoctor.checks._pci import add_locality, driver_stack_absent, gpus_on_bus
 from hpcdoctor.probes import revive
 from hpcdoctor.sysroot import Missing, SysRoot
@@ -57,6 +58,32 @@ def _from_nvsmi(root: SysRoot) -> Dict[str, Any]:
     return data
 
 
+def _from_nvsmi_text(root: SysRoot) -> Dict[str, Any]:
+    # Slower and less precise than the XML: only read where someone recorded or pasted it.
+    res = root.run(["nvidia-smi", "-q"], timeout=10.0, live=False)
+    if not res.ok:
+        raise Missing(res.why_failed())
+    try:
+        data = nvsmi_q.parse(res.stdout)
+    except ValueError as exc:
+        raise Missing(str(exc)) from None
+    data["source"] = "nvidia-smi -q"
+    return data
+
+
+def _from_collect_env(root: SysRoot) -> Dict[str, Any]:
+    """GPU models and the driver as collect_env lists them: names only, the rest Unknown."""
+    res = root.run(["python3", "-m", "torch.utils.collect_env"], timeout=60.0, live=False)
+    t = parse_collect_env(res.stdout).get("torch", {})
+    models = t.get("gpu_models") or []
+    if not models:
+        raise Missing("collect_env lists no GPU model")
+    driver = t.get("driver_version") or Unknown("collect_env gives no driver version")
+    gpus = [{"index": i, "name": name, "driver_version": driver} for i, name in enumerate(models)]
+    return {"gpus": gpus, "driver_version": driver, "cuda_driver_version": Unknown("collect_env gives no driver CUDA version"),
+            "source": "collect_env"}
+
+
 def _topology(root: SysRoot, n_gpus: int) -> Any:
     if n_gpus < 2 and root.mode != "replay":
         return None  # one GPU has no GPU-GPU links; skip the 0.3 s nvidia-smi call
@@ -72,11 +99,20 @@ def _topology(root: SysRoot, n_gpus: int) -> Any:
         return Unknown(str(exc))
 
 
+def _real_failure(error: str) -> bool:
+    """A source that ran and failed, as opposed to one that was absent or not recorded."""
+    absent = ("was not recorded", "only read from recordings", "not installed", "cannot be imported",
+              "Library Not Found")
+    return not any(a in error for a in absent)
+
+
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     on_bus = gpus_on_bus(root, NVIDIA_VENDOR)
     errors: List[str] = []
     data: Optional[Dict[str, Any]] = None
-    for source in (_from_nvml, _from_nvsmi):
+    for source in (_from_nvml, _from_nvsmi, _from_nvsmi_text, _from_collect_env):
+        if source in (_from_nvsmi_text, _from_collect_env) and any(_real_failure(e) for e in errors):
+            break  # the driver failed when asked: an older text must not paper over that
         try:
             data = source(root)
             break

@@ -186,6 +186,12 @@ def from_collect_env(root: SysRoot) -> Dict[str, Any]:
             t[key] = libs[key]
     if t.get("version"):
         _fill_defaults(t, root.environ())
+        from hpcdoctor import knowledge
+
+        wheel = knowledge.wheel_arch_list(str(t["version"]))
+        if wheel and "arch_list" not in t:
+            t["arch_list"] = wheel["arch"]
+            t.setdefault("from_knowledge", []).append("arch_list")
     t["build"] = _build_kind(t)
     return t
 

@@ -38,6 +38,10 @@ def render(doc: Dict[str, Any]) -> str:
         if refs:
             out += [""] + [f"- {r}" for r in refs]
         out.append("")
+    if doc.get("source", {}).get("mode") == "paste":
+        src = doc["source"]
+        out += ["### What was read", ""] + [f"- {r}" for r in src.get("recognised", [])]
+        out += [f"- note: {n}" for n in src.get("notes", [])] + [""]
     out += ["### Node", "", "| | |", "|---|---|"]
     out += [f"| {label} | {_cell(text)} |" for label, text in node_lines(doc)]
     out.append("")

@@ -85,7 +85,7 @@ def node_lines(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
         job = " · ".join(bits)
     elif sched.get("in_job"):
         job = f"{sched.get('kind')} job {sched.get('job_id')}"
-    elif sched:
+    elif sched.get("in_job") is False:
         job = "not inside a batch job"
     allowed = f.get("affinity.allowed_count")
     if isinstance(allowed, int):

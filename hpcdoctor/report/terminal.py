@@ -36,6 +36,12 @@ def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = Fa
               f"{escape(str(where))} · {escape(doc.get('depth', 'fast'))} depth{timing}")
     for label, text in node_lines(doc):
         con.print(f"[bold]{label:<7}[/] {escape(text)}")
+    if src.get("mode") == "paste":
+        verbose = True  # support staff triaging a paste need to see what could not be judged
+        for item in src.get("recognised", []):
+            con.print(f"[dim]read:   {escape(item)}[/]")
+        for note in src.get("notes", []):
+            con.print(f"[yellow]note:   {escape(note)}[/]")
     con.print()
 
     findings = doc.get("findings", [])

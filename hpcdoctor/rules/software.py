@@ -139,7 +139,7 @@ def torch_missing_arch(f):
                       evidence={"compute_capability": cc, "torch.arch_list": arch})
 
 
-def driver_supports(driver: str, runtime: str):
+def driver_supports(driver: str, runtime: str, windows: bool = False):
     """(ok, why) for a CUDA runtime on a driver, with minor-version compatibility."""
     cuda = knowledge.load("cuda")
     dv = _version(driver)
@@ -147,7 +147,7 @@ def driver_supports(driver: str, runtime: str):
     if dv is None or rt is None:
         return True, "versions not understood"
     major = str(rt.major)
-    minimum = cuda["minor_compat"].get(major)
+    minimum = cuda["minor_compat_windows" if windows else "minor_compat"].get(major)
     if minimum is None:
         return True, f"no driver data for CUDA {major}.x"
     if dv < _version(minimum):
@@ -181,7 +181,8 @@ def driver_too_old(f):
     driver = f.get("nvidia.driver_version") or _cuda_gpus(f)[0].get("driver_version")
     if not driver:
         raise MissingFact("nvidia.driver_version", f.reason("nvidia.driver_version"))
-    ok, why = driver_supports(driver, t["cuda"])
+    windows = "windows" in str(t.get("os") or "").lower()
+    ok, why = driver_supports(driver, t["cuda"], windows)
     if not ok:
         yield Hit(message=f"torch {t.get('version')} uses CUDA {t['cuda']}, driver {driver} is too old: {why}",
                   fix=f"install a torch build for the driver's CUDA ({f.get('nvidia.cuda_driver_version') or 'see nvidia-smi'}), "

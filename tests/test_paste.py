@@ -1,0 +1,118 @@
+"""Triage from pasted text, on real recordings: pieces recognised in one paste, cut off, with
+Windows line ends; diagnoses that are known for those recordings; refusals for bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import NODES, PUBLIC, report_of, run_cli
+from hpcdoctor.paste import recognise
+
+H100 = NODES / "h100-kvm-1gpu" / "cmd"
+NVSMI = PUBLIC / "nvsmi"
+
+
+def _paste(tmp_path, *parts, crlf=False, name="paste.txt"):
+    text = "\n".join(p.read_text() if hasattr(p, "read_text") else p for p in parts)
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_one_paste_several_outputs_recognised(tmp_path):
+    rec = recognise((H100 / "collect_env.txt").read_text() + (H100 / "nvsmi_q.txt").read_text()
+                    + (H100 / "nvsmi_topo.txt").read_text() + (H100 / "numactl_H.txt").read_text()
+                    + (PUBLIC / "net" / "gpud_ibstat_h100_node_8xCX7_400G_eth_all_active.txt").read_text())
+    assert [p.kind.name for p in rec.pieces] == ["collect_env", "nvidia-smi -q", "nvidia-smi topo -m", "numactl -H", "ibstat"]
+
+
+def test_h100_node_from_pastes_matches_its_replay(tmp_path):
+    path = _paste(tmp_path, H100 / "collect_env.txt", H100 / "nvsmi_q.txt", H100 / "numactl_H.txt", crlf=True)
+    doc = report_of("check", "--from", path)
+    assert doc["source"]["mode"] == "paste"
+    f = doc["facts"]
+    assert f["cpu"]["arch"] == "x86_64" and f["cpu"]["capabilities"]["amx_bf16"] is True and f["cpu"]["source"] == "lscpu"
+    (g,) = f["gpus"]
+    assert g["name"] == "NVIDIA H100 80GB HBM3" and g["compute_capability"] == "9.0" and g["pcie_width"] == 16
+    assert f["torch"]["version"] == "2.11.0+cu130" and f["torch"]["arch_list"][-1] == "sm_120"
+    assert "arch_list" in f["torch"]["from_knowledge"]
+    # Healthy control: no error, and nothing about the job is claimed without an environment.
+    assert not [x for x in doc["findings"] if x["severity"] == "error"]
+    assert any(s["symbol"] == "omp-threads-unset" for s in doc["skipped"])
+
+
+@pytest.mark.parametrize("name,symbol,subject", [
+    ("gpud_a10_nvsmi_q_remapped_rows_unc4_pending.txt", "row-remap-pending", "GPU 0"),
+    ("gls_L4_nvsmi_a_pcie_x8_of_x16.txt", "pcie-link-degraded", "GPU 0"),
+    ("gpud_8xH100-80GB-HBM3_nvsmi_q_535.161.08.txt", "gpu-throttled", "GPU 0"),
+    ("gls_gh200_nvsmi_a_dram_unc1_pcie_x1.txt", "ecc-uncorrectable-errors", "GPU 0"),
+])
+def test_known_conditions_in_real_nvidia_smi_pastes(name, symbol, subject):
+    doc = report_of("check", "--from", str(NVSMI / name))
+    hits = [x for x in doc["findings"] if x["symbol"] == symbol]
+    assert hits and hits[0]["subject"] == subject, [x["symbol"] for x in doc["findings"]]
+
+
+def test_remap_pending_on_the_4xa100_is_found_on_the_right_gpu():
+    doc = report_of("check", "--from", str(NVSMI / "gls_4xA100-SXM4_nvsmi_a_remap_pending.txt"))
+    (hit,) = [x for x in doc["findings"] if x["symbol"] == "row-remap-pending"]
+    assert hit["subject"] != "GPU 0" or doc["facts"]["gpus"][0]["remapped_rows"]["pending"]
+
+
+@pytest.mark.parametrize("name", ["gpud_8xRTX4090_nvsmi_q_pcie_gen1_idle.txt", "gls_gh200_nvsmi_a_dram_unc1_pcie_x1.txt",
+                                  "gpud_8xH100-80GB-HBM3_nvsmi_q_535.183.01.txt"])
+def test_traps_do_not_fire_a_degraded_link(name):
+    # Idle RTX 4090s drop to gen 1; the GH200's x1 PCIe link is by design (NVLink-C2C).
+    doc = report_of("check", "--from", str(NVSMI / name))
+    assert not [x for x in doc["findings"] if x["symbol"] == "pcie-link-degraded"]
+
+
+def test_cut_off_paste_keeps_what_is_there(tmp_path):
+    text = (H100 / "collect_env.txt").read_text()
+    path = _paste(tmp_path, text[: text.index("Nvidia driver version")])
+    doc = report_of("check", "--from", path)
+    assert doc["facts"]["torch"]["version"] == "2.11.0+cu130"
+    assert doc["facts"]["gpus"][0]["name"] == "NVIDIA H100 80GB HBM3"
+    assert doc["facts"]["gpus"][0]["driver_version"] is None  # not in the cut paste: not invented
+
+
+def test_several_from_and_stdin(tmp_path):
+    a = _paste(tmp_path, H100 / "collect_env.txt", name="a.txt")
+    res = run_cli("check", "--from", a, "--from", "-", "--format", "json", input=(H100 / "nvsmi_q.txt").read_text())
+    doc = json.loads(res.stdout)
+    assert any("stdin: nvidia-smi -q" in r for r in doc["source"]["recognised"])
+
+
+def test_markdown_reply_for_a_paste():
+    res = run_cli("check", "--from", str(NVSMI / "gpud_a10_nvsmi_q_remapped_rows_unc4_pending.txt"), "--format", "markdown")
+    assert res.stdout.index("### ERROR") < res.stdout.index("### What was read") < res.stdout.index("### Node")
+    assert "nvidia-smi -r -i 0" in res.stdout
+
+
+def test_two_machines_in_one_paste_is_refused(tmp_path):
+    path = _paste(tmp_path, H100 / "collect_env.txt", NVSMI / "gpud_a10_nvsmi_q_remapped_rows_unc4_pending.txt")
+    res = run_cli("check", "--from", path)
+    assert res.returncode == 2 and "describe different machines" in res.stderr and res.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("content,needle", [("hello\nworld\n", "nothing hpcdoctor can read"), ("   \n", "empty"),
+                                            ("\x00\x01\x02binary", "binary file")])
+def test_bad_pastes(tmp_path, content, needle):
+    path = tmp_path / "x.txt"
+    path.write_bytes(content.encode())
+    res = run_cli("check", "--from", str(path))
+    assert res.returncode == 2 and needle in res.stderr and "Traceback" not in res.stderr
+
+
+def test_recognised_but_not_parsed_is_said(tmp_path):
+    rec = recognise((PUBLIC / "amd" / "gls_4xMI300X_vf_rocm-smi.txt").read_text())
+    assert rec.pieces and rec.pieces[0].kind.argv is None and "json" in rec.summary()[0]
+
+
+def test_amd_json_paste():
+    doc = report_of("check", "--from", str(PUBLIC / "amd" / "delai_8xMI300X_amd-smi_static_json_nonroot_banner.txt"))
+    assert len(doc["facts"]["gpus"]) == 8
