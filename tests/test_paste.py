@@ -116,3 +116,46 @@ def test_recognised_but_not_parsed_is_said(tmp_path):
 def test_amd_json_paste():
     doc = report_of("check", "--from", str(PUBLIC / "amd" / "delai_8xMI300X_amd-smi_static_json_nonroot_banner.txt"))
     assert len(doc["facts"]["gpus"]) == 8
+
+
+PASTES = NODES.parent / "pastes"
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("pytorch-150733-rtx5090d-cu126.txt", "torch-missing-arch"),
+    ("pytorch-122924-windows-cpu-build-rtx4080.txt", "torch-cpu-only"),
+    ("pytorch-43058-cuda102-driver418.txt", "driver-too-old"),
+])
+def test_real_collect_env_pastes_get_their_known_diagnosis(name, expected):
+    doc = report_of("check", "--from", str(PASTES / name))
+    errors = [x["symbol"] for x in doc["findings"] if x["severity"] == "error"]
+    assert errors == [expected], errors
+
+
+def test_sm120_diagnosis_names_the_arch_and_the_knowledge():
+    doc = report_of("check", "--from", str(PASTES / "pytorch-150733-rtx5090d-cu126.txt"))
+    (f,) = [x for x in doc["findings"] if x["symbol"] == "torch-missing-arch"]
+    assert "sm_120" in f["message"] and "no kernel image" in f["message"]
+    assert doc["facts"]["gpus"][0]["compute_capability"] == "12.0"
+    assert "arch_list" in doc["facts"]["torch"]["from_knowledge"]
+
+
+@pytest.mark.parametrize("name", ["pytorch-51858-windows-gtx1050ti-cu117-healthy.txt",
+                                  "pytorch-74733-cuda-build-no-gpu-visible.txt"])
+def test_healthy_pastes_stay_silent(name):
+    doc = report_of("check", "--from", str(PASTES / name))
+    assert not [x for x in doc["findings"] if x["severity"] in ("error", "warning")]
+
+
+def test_no_visible_gpu_is_not_called_a_cpu_build_and_gpus_are_not_invented():
+    doc = report_of("check", "--from", str(PASTES / "pytorch-74733-cuda-build-no-gpu-visible.txt"))
+    assert doc["facts"]["torch"]["build"] == "cuda"
+    assert doc["facts"]["gpus"] is None and "gpus" in doc["unknown"]
+
+
+def test_windows_driver_numbering():
+    from hpcdoctor.rules.software import driver_supports
+
+    assert driver_supports("535.98", "11.7", windows=True)[0]
+    assert not driver_supports("451.48", "11.7", windows=True)[0]
+    assert not driver_supports("418.67", "10.2")[0] and driver_supports("440.33", "10.2")[0]

@@ -148,6 +148,11 @@ def driver_supports(driver: str, runtime: str, windows: bool = False):
         return True, "versions not understood"
     major = str(rt.major)
     minimum = cuda["minor_compat_windows" if windows else "minor_compat"].get(major)
+    if minimum is None and not windows and rt.major < 11:
+        exact = cuda["release_driver"].get(f"{rt.major}.{rt.minor}")
+        if exact and dv < _version(exact):
+            return False, f"CUDA {runtime} needs a driver >= {exact} (no minor-version compatibility before CUDA 11)"
+        return True, f"driver >= {exact}" if exact else f"no driver data for CUDA {runtime}"
     if minimum is None:
         return True, f"no driver data for CUDA {major}.x"
     if dv < _version(minimum):
