@@ -26,8 +26,7 @@ MAX_PASTE_BYTES = 16 * 1024 * 1024
 class Kind:
     name: str
     start: "re.Pattern[str]"
-    argv: Optional[List[str]]           # None: recognised, but hpcdoctor has no parser for this form
-    hint: str = ""
+    argv: List[str]                     # the command whose output this is
     per_device: bool = False            # one block per device: adjacent blocks are one output
 
 
@@ -45,9 +44,9 @@ KINDS = [
     Kind("ibv_devinfo", re.compile(r"^hca_id:\s"), ["ibv_devinfo"], per_device=True),
     Kind("fi_info", re.compile(r"^provider: \S+"), ["fi_info", "-p", "cxi"], per_device=True),
     Kind("amd-smi static --json", re.compile(r'^\s*[\[{]\s*("gpu_data"|$)'), ["amd-smi", "static", "--json"]),
-    Kind("rocm-smi", re.compile(r"^=+\s*(ROCm System Management Interface|Concise Info)\s*=+"), None,
-         "paste `rocm-smi --showallinfo --json` instead: the plain table is not parsed"),
-    Kind("amd-smi static", re.compile(r"^GPU: \d+\s*$"), None, "paste `amd-smi static --json` instead", per_device=True),
+    Kind("rocm-smi", re.compile(r"^=+\s*(ROCm System Management Interface|Concise Info)\s*=+"), ["rocm-smi"],
+         per_device=True),
+    Kind("amd-smi static", re.compile(r"^(GPU|CPU): \d+\s*$"), ["amd-smi", "static"], per_device=True),
 ]
 
 
@@ -64,8 +63,7 @@ class Recognition:
     notes: List[str] = field(default_factory=list)
 
     def summary(self) -> List[str]:
-        return [f"{p.kind.name} (line {p.line})" + ("" if p.kind.argv else f": recognised, not parsed; {p.kind.hint}")
-                for p in self.pieces]
+        return [f"{p.kind.name} (line {p.line})" for p in self.pieces]
 
 
 def _json_end(text: str, offset: int) -> int:
@@ -117,11 +115,17 @@ def recognise(text: str) -> Recognition:
                 inside_until = _collect_env_end(lines, i)
             elif kind.name == "nvidia-smi -q -x":
                 inside_until = next((j + 1 for j in range(i, len(lines)) if "</nvidia_smi_log>" in lines[j]), len(lines))
-            elif kind.argv and kind.argv[-1] == "--json":
+            elif kind.argv[-1] == "--json":
                 offset = sum(len(l) + 1 for l in lines[:i])
                 end = _json_end(text, offset)
                 inside_until = text[:end].count("\n") + 1
         i += 1
+    # rocm-smi -a and the concise table share a banner: tell them apart by their lines.
+    for n, (start, kind) in enumerate(starts):
+        if kind.name == "rocm-smi":
+            end = starts[n + 1][0] if n + 1 < len(starts) else len(lines)
+            if any(re.match(r"^GPU\[\d+\]", l) for l in lines[start:end]):
+                starts[n] = (start, Kind("rocm-smi -a", kind.start, ["rocm-smi", "-a"]))
     rec = Recognition()
     first = starts[0][0] if starts else len(lines)
     before = "\n".join(lines[:first]).strip()
@@ -213,8 +217,6 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
         notes.extend(f"{label}: {n}" for n in rec.notes)
         for piece, text in zip(rec.pieces, rec.summary()):
             recognised.append(f"{label}: {text}")
-            if piece.kind.argv is None:
-                continue
             key = tuple(piece.kind.argv)
             if key in chosen:
                 notes.append(f"{label}: a second {piece.kind.name} at line {piece.line} was ignored "

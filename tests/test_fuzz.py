@@ -204,3 +204,18 @@ def test_paste_recognition(text):
     for piece in rec.pieces:
         assert piece.text and piece.line >= 1
     rec.summary()
+
+
+AMD_TEXT_S = _samples(PUBLIC / "amd" / "amdsmi_readme_4xMI300A_amd-smi_static.txt", PUBLIC / "amd" / "gls_4xMI300X_vf_rocm-smi_a.txt",
+                      PUBLIC / "amd" / "gls_4xMI300X_vf_rocm-smi.txt", NODES / "h100-kvm-1gpu" / "cmd" / "nvsmi.txt")
+
+
+@given(mutated(AMD_TEXT_S))
+def test_vendor_text_tables(text):
+    from hpcdoctor.parse import nvsmi_table
+
+    for fn in (amdsmi.parse_amdsmi_static_text, amdsmi.parse_rocm_smi_text, nvsmi_table.parse):
+        try:
+            fn(text)
+        except ValueError:
+            pass

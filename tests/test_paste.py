@@ -108,11 +108,6 @@ def test_bad_pastes(tmp_path, content, needle):
     assert res.returncode == 2 and needle in res.stderr and "Traceback" not in res.stderr
 
 
-def test_recognised_but_not_parsed_is_said(tmp_path):
-    rec = recognise((PUBLIC / "amd" / "gls_4xMI300X_vf_rocm-smi.txt").read_text())
-    assert rec.pieces and rec.pieces[0].kind.argv is None and "json" in rec.summary()[0]
-
-
 def test_amd_json_paste():
     doc = report_of("check", "--from", str(PUBLIC / "amd" / "delai_8xMI300X_amd-smi_static_json_nonroot_banner.txt"))
     assert len(doc["facts"]["gpus"]) == 8
@@ -159,3 +154,31 @@ def test_windows_driver_numbering():
     assert driver_supports("535.98", "11.7", windows=True)[0]
     assert not driver_supports("451.48", "11.7", windows=True)[0]
     assert not driver_supports("418.67", "10.2")[0] and driver_supports("440.33", "10.2")[0]
+
+
+@pytest.mark.parametrize("path,kind,count,sku", [
+    (PUBLIC / "amd" / "amdsmi_readme_4xMI300A_amd-smi_static.txt", "amd-smi static", 4, "mi300a"),
+    (PUBLIC / "amd" / "gls_4xMI300X_vf_rocm-smi_a.txt", "rocm-smi -a", 4, "mi300x"),
+    (PUBLIC / "amd" / "gls_4xMI300X_vf_rocm-smi.txt", "rocm-smi", 4, "mi300x"),
+    (NODES / "h100-kvm-1gpu" / "cmd" / "nvsmi.txt", "nvidia-smi", 1, "h100-sxm"),
+])
+def test_text_forms_of_the_vendor_tools(path, kind, count, sku):
+    doc = report_of("check", "--from", str(path))
+    assert [r.split(": ", 1)[1].split(" (line")[0] for r in doc["source"]["recognised"]] == [kind]
+    gpus = doc["facts"]["gpus"]
+    assert len(gpus) == count and {g["sku"] for g in gpus} == {sku}
+
+
+def test_mi300a_readme_output_has_umc_ecc_disabled():
+    doc = report_of("check", "--from", str(PUBLIC / "amd" / "amdsmi_readme_4xMI300A_amd-smi_static.txt"))
+    hits = [x for x in doc["findings"] if x["symbol"] == "ecc-disabled"]
+    assert len(hits) == 4 and "amdgpu RAS" in hits[0]["fix"]
+
+
+def test_nvidia_smi_table_matches_the_xml_of_the_same_node():
+    from hpcdoctor.parse import nvsmi_table, nvsmi_xml
+
+    (t,) = nvsmi_table.parse((NODES / "h100-kvm-1gpu" / "cmd" / "nvsmi.txt").read_text())["gpus"]
+    (x,) = nvsmi_xml.parse((NODES / "h100-kvm-1gpu" / "cmd" / "nvsmi_qx.txt").read_text())["gpus"]
+    for key in ("name", "memory_total_mib", "persistence_mode", "compute_mode", "ecc_uncorrectable_volatile", "mig_enabled"):
+        assert t[key] == x[key], key

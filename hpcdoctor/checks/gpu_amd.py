@@ -21,8 +21,8 @@ PROVIDES = ("gpus", "amd")
 AMD_VENDOR = "0x1002"
 
 
-def _run_json(root: SysRoot, argv: List[str], parse) -> Dict[str, Any]:
-    res = root.run(argv, timeout=10.0)
+def _run_json(root: SysRoot, argv: List[str], parse, live: bool = True) -> Dict[str, Any]:
+    res = root.run(argv, timeout=10.0, live=live)
     if not res.ok:
         raise Missing(res.why_failed())
     try:
@@ -44,10 +44,15 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     on_bus = gpus_on_bus(root, AMD_VENDOR)
     errors: List[str] = []
     data: Optional[Dict[str, Any]] = None
-    for argv, parse in ((["amd-smi", "static", "--json"], amdsmi.parse_amdsmi_static),
-                        (["rocm-smi", "--showallinfo", "--json"], amdsmi.parse_rocm_smi_json)):
+    sources = ((["amd-smi", "static", "--json"], amdsmi.parse_amdsmi_static, True),
+               (["rocm-smi", "--showallinfo", "--json"], amdsmi.parse_rocm_smi_json, True),
+               # Text forms: read where someone recorded or pasted them, never run for them.
+               (["amd-smi", "static"], amdsmi.parse_amdsmi_static_text, False),
+               (["rocm-smi", "-a"], amdsmi.parse_rocm_smi_text, False),
+               (["rocm-smi"], amdsmi.parse_rocm_smi_text, False))
+    for argv, parse, live in sources:
         try:
-            data = _run_json(root, argv, parse)
+            data = _run_json(root, argv, parse, live)
             break
         except Missing as exc:
             errors.append(str(exc))
@@ -56,7 +61,8 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
         amd["error"] = "; ".join(errors)
         if isinstance(on_bus, list) and on_bus:
             return {"gpus": Unknown(f"{len(on_bus)} AMD GPU(s) on the PCI bus, but {amd['error']}"), "amd": amd}
-        if (isinstance(on_bus, list) and not on_bus) or driver_stack_absent(errors):
+        if (isinstance(on_bus, list) and not on_bus) or driver_stack_absent(
+                [e for e in errors if "only read from recordings" not in e]):
             return {"gpus": [], "amd": amd}
         return {"gpus": Unknown(amd["error"]), "amd": amd}
     gpus = data["gpus"]

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional
 
 from hpcdoctor import knowledge
 from hpcdoctor.facts import Unknown
-from hpcdoctor.parse import nvsmi_q, nvsmi_topo, nvsmi_xml
+from hpcdoctor.parse import nvsmi_q, nvsmi_table, nvsmi_topo, nvsmi_xml
 from hpcdoctor.parse.collect_env import parse_collect_env
 from hpcdoctor.checks._pci import add_locality, driver_stack_absent, gpus_on_bus
 from hpcdoctor.probes import revive
@@ -71,6 +71,18 @@ def _from_nvsmi_text(root: SysRoot) -> Dict[str, Any]:
     return data
 
 
+def _from_nvsmi_table(root: SysRoot) -> Dict[str, Any]:
+    res = root.run(["nvidia-smi"], timeout=10.0, live=False)
+    if not res.ok:
+        raise Missing(res.why_failed())
+    try:
+        data = nvsmi_table.parse(res.stdout)
+    except ValueError as exc:
+        raise Missing(str(exc)) from None
+    data["source"] = "nvidia-smi"
+    return data
+
+
 def _from_collect_env(root: SysRoot) -> Dict[str, Any]:
     """GPU models and the driver as collect_env lists them: names only, the rest Unknown."""
     res = root.run(["python3", "-m", "torch.utils.collect_env"], timeout=60.0, live=False)
@@ -110,8 +122,8 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     on_bus = gpus_on_bus(root, NVIDIA_VENDOR)
     errors: List[str] = []
     data: Optional[Dict[str, Any]] = None
-    for source in (_from_nvml, _from_nvsmi, _from_nvsmi_text, _from_collect_env):
-        if source in (_from_nvsmi_text, _from_collect_env) and any(_real_failure(e) for e in errors):
+    for source in (_from_nvml, _from_nvsmi, _from_nvsmi_text, _from_nvsmi_table, _from_collect_env):
+        if source not in (_from_nvml, _from_nvsmi) and any(_real_failure(e) for e in errors):
             break  # the driver failed when asked: an older text must not paper over that
         try:
             data = source(root)

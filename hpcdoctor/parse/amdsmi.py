@@ -44,7 +44,10 @@ def _gen(speed_gts: Any, iface: Any) -> Any:
 
 
 def parse_amdsmi_static(text: str) -> Dict[str, Any]:
-    data = extract_json(text)
+    return normalise_static(extract_json(text))
+
+
+def normalise_static(data: Any) -> Dict[str, Any]:
     devices = data.get("gpu_data") if isinstance(data, dict) else data
     if not isinstance(devices, list):
         raise ValueError("amd-smi JSON holds no GPU list")
@@ -65,7 +68,7 @@ def parse_amdsmi_static(text: str) -> Dict[str, Any]:
         size = _value(vram.get("size"), "VRAM size")
         unit = vram.get("size", {}).get("unit", "MB") if isinstance(vram.get("size"), dict) else "MB"
         ecc_state = (ras.get("ecc_block_state") or {}) if isinstance(ras.get("ecc_block_state"), dict) else {}
-        umc = ecc_state.get("UMC")
+        umc = ecc_state.get("UMC", ecc_state.get("umc"))
         gpus.append({
             "index": int(d["gpu"]) if str(d["gpu"]).isdecimal() else len(gpus),
             "vendor": "amd",
@@ -98,7 +101,10 @@ _PCIE_LEVEL = re.compile(r"\(([\d.]+)GT/s x(\d+)\)")
 
 
 def parse_rocm_smi_json(text: str) -> Dict[str, Any]:
-    data = extract_json(text)
+    return normalise_rocm(extract_json(text))
+
+
+def normalise_rocm(data: Any) -> Dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError("rocm-smi JSON is not an object")
     gpus = []
@@ -124,3 +130,81 @@ def parse_rocm_smi_json(text: str) -> Dict[str, Any]:
         })
     system = data.get("system") if isinstance(data.get("system"), dict) else {}
     return {"gpus": gpus, "driver_version": system.get("Driver version")}
+
+
+# --- text forms, turned into the JSON shapes above -------------------------------------------------
+
+_UNIT = re.compile(r"^(-?\d+(?:\.\d+)?)\s*([A-Za-z/%°]+.*)$")
+
+
+def _text_value(raw: str) -> Any:
+    raw = raw.strip()
+    m = _UNIT.match(raw)
+    if m:
+        num = float(m.group(1))
+        return {"value": int(num) if num.is_integer() else num, "unit": m.group(2).strip()}
+    if raw.isdecimal():
+        return int(raw)
+    return raw
+
+
+def parse_amdsmi_static_text(text: str) -> Dict[str, Any]:
+    """``amd-smi static`` text: "GPU: n" blocks of indented "KEY: value" lines."""
+    devices: List[Dict[str, Any]] = []
+    stack: List[Any] = []
+    for raw in text.replace("\r\n", "\n").split("\n"):
+        if not raw.strip():
+            continue
+        m = re.match(r"^(GPU|CPU): (\d+)\s*$", raw)
+        if m:
+            if m.group(1) == "GPU":
+                devices.append({"gpu": int(m.group(2))})
+                stack = [(-1, devices[-1])]
+            else:
+                stack = []
+            continue
+        if not stack:
+            continue
+        indent = len(raw) - len(raw.lstrip(" "))
+        key, sep, value = raw.strip().partition(":")
+        if not sep:
+            continue
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        if not stack:
+            continue
+        parent = stack[-1][1]
+        if value.strip():
+            parent[key.strip().lower()] = _text_value(value)
+        else:
+            node: Dict[str, Any] = {}
+            parent[key.strip().lower()] = node
+            stack.append((indent, node))
+    if not devices:
+        raise ValueError("no 'GPU: n' section: not amd-smi static output")
+    return normalise_static(devices)
+
+
+def parse_rocm_smi_text(text: str) -> Dict[str, Any]:
+    """``rocm-smi -a`` ("GPU[n] : Key: value" lines) or the plain concise table."""
+    cards: Dict[str, Dict[str, Any]] = {}
+    system: Dict[str, Any] = {}
+    for raw in text.replace("\r\n", "\n").split("\n"):
+        m = re.match(r"^GPU\[(\d+)\]\s*:\s*([^:]+?):\s*(.*)$", raw)
+        if m:
+            cards.setdefault(f"card{m.group(1)}", {}).setdefault(m.group(2).strip(), m.group(3).strip())
+            continue
+        m = re.match(r"^Driver version:\s*(\S+)", raw)
+        if m:
+            system["Driver version"] = m.group(1)
+    if not cards:
+        lines = text.replace("\r\n", "\n").split("\n")
+        for i, line in enumerate(lines):
+            m = re.match(r"^(\d+)\s+\[0x[0-9a-fA-F]+\s*:\s*0x[0-9a-fA-F]+\]", line)
+            if m and i + 1 < len(lines) and lines[i + 1].startswith(" ") and lines[i + 1].strip():
+                cards[f"card{m.group(1)}"] = {"Card series": lines[i + 1].strip()}
+    if not cards:
+        raise ValueError("no GPU lines: not rocm-smi output")
+    data: Dict[str, Any] = dict(cards)
+    data["system"] = system
+    return normalise_rocm(data)

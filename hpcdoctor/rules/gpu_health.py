@@ -128,16 +128,19 @@ def ecc_disabled(f):
         shows up as loss spikes or NaNs nobody can reproduce.
 
     How to fix:
-        Administrators enable it (nvidia-smi -e 1, effective after a reset) unless the partition is
-        configured without ECC on purpose.
+        Administrators enable it unless the partition is configured without ECC on purpose: on
+        NVIDIA nvidia-smi -e 1, effective after a reset; on AMD through the amdgpu RAS settings
+        (amdgpu.ras_enable, ras_mask) and a reboot.
 
     References:
         - https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html
     """
     for g in _gpus(f):
         if g.get("ecc_enabled") is False or g.get("ecc_pending") is False:
+            fix = ("admins: nvidia-smi -i %s -e 1 and reset the GPU" % g.get("index") if g.get("vendor") != "amd"
+                   else "admins: enable memory (UMC) ECC through the amdgpu RAS settings and reboot")
             yield Hit(message=f"ECC is {'off' if g.get('ecc_enabled') is False else 'set to turn off at the next reset'}",
-                      subject=_subject(g), fix="admins: nvidia-smi -i %s -e 1 and reset the GPU" % g.get("index"),
+                      subject=_subject(g), fix=fix,
                       evidence={"ecc_enabled": g.get("ecc_enabled"), "ecc_pending": g.get("ecc_pending")})
 
 
