@@ -69,3 +69,68 @@ def test_garbage_is_refused():
     for bad in ("", "Permission needed\n", "[1, 2"):
         with pytest.raises(ValueError):
             amdsmi.parse_amdsmi_static(bad)
+
+
+class FakeAmdSmi:
+    """amdsmi's Python interface answering with the values of the real 8x MI300X amd-smi static
+    --json recording; pcie_info fails the way a VF guest can."""
+
+    class AmdSmiException(Exception):
+        pass
+
+    def __init__(self, data):
+        self.gpus = data["gpu_data"]
+
+    def amdsmi_init(self):
+        pass
+
+    def amdsmi_shut_down(self):
+        pass
+
+    def amdsmi_get_processor_handles(self):
+        return list(range(len(self.gpus)))
+
+    def amdsmi_get_gpu_asic_info(self, h):
+        return self.gpus[h]["asic"]
+
+    def amdsmi_get_gpu_device_bdf(self, h):
+        return self.gpus[h]["bus"]["bdf"]
+
+    def amdsmi_get_pcie_info(self, h):
+        raise self.AmdSmiException("AMDSMI_STATUS_NOT_SUPPORTED")
+
+    def amdsmi_get_gpu_vram_info(self, h):
+        return {"vram_size": self.gpus[h]["vram"]["size"]["value"]}
+
+    def amdsmi_get_gpu_driver_info(self, h):
+        return {"driver_name": "amdgpu", "driver_version": self.gpus[h]["driver"]["version"]}
+
+    def amdsmi_get_gpu_board_info(self, h):
+        return self.gpus[h]["board"]
+
+    def amdsmi_get_gpu_total_ecc_count(self, h):
+        return {"correctable_count": 0, "uncorrectable_count": 2 if h == 3 else 0}
+
+
+def test_amdsmi_api_agrees_with_the_json_of_the_same_node():
+    from hpcdoctor.probes import amdsmi_api
+
+    raw = json.loads((AMD / "delai_8xMI300X_amd-smi_static_json_root.json").read_text())
+    data = amdsmi_api._query(FakeAmdSmi(raw), FakeAmdSmi.AmdSmiException)
+    json.dumps(data)  # storable as a snapshot probe
+    api = amdsmi.normalise_static(data)["gpus"]
+    ref = amdsmi.parse_amdsmi_static((AMD / "delai_8xMI300X_amd-smi_static_json_root.json").read_text())["gpus"]
+    for a, r in zip(api, ref):
+        for key in ("name", "gfx_target", "pci_bus_id", "memory_total_mib", "serial", "driver_version"):
+            assert a[key] == r[key], key
+    assert isinstance(api[0]["pcie_gen_max"], Unknown)  # the failed call is Unknown, not invented
+    assert api[3]["ecc_uncorrectable_volatile"] == 2
+
+
+def test_amdsmi_missing_is_a_reason():
+    from hpcdoctor.probes import amdsmi_api
+    from hpcdoctor.sysroot import Missing
+    import pytest
+
+    with pytest.raises(Missing, match="amdsmi cannot be imported"):
+        amdsmi_api.query()

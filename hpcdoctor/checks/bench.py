@@ -23,15 +23,29 @@ def timeout(options: Any) -> float:
     return TIER_BUDGET.get(options.bench or "", 0.0) + 10.0
 
 
-def _progress(line: str) -> None:
-    if line.startswith("hpcdoctor bench:"):
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-
-
 def run_bench(python: str, tier: str, budget: float) -> Dict[str, Any]:
+    """Run the payload; its progress lines go to stderr as they come (a live status on a
+    terminal, plain lines in a job log), stdout stays the report's."""
     argv = [python, str(PAYLOAD), "--tier", tier, "--budget", f"{budget:.1f}"]
-    res = run_process(argv, timeout=budget + 8.0, on_stderr_line=_progress)
+    if sys.stderr.isatty():
+        from rich.console import Console
+        from rich.markup import escape
+
+        con = Console(stderr=True, highlight=False)
+        with con.status(f"hpcdoctor: {tier} benchmarks (at most {budget:.0f}s)") as status:
+            def show(line: str) -> None:
+                if line.startswith("hpcdoctor bench:"):
+                    con.print(f"[dim]{escape(line)}[/]")
+                    status.update(escape(line.replace("hpcdoctor bench:", "benchmarking:")))
+
+            res = run_process(argv, timeout=budget + 8.0, on_stderr_line=show)
+    else:
+        def plain(line: str) -> None:
+            if line.startswith("hpcdoctor bench:"):
+                sys.stderr.write(line + "\n")
+                sys.stderr.flush()
+
+        res = run_process(argv, timeout=budget + 8.0, on_stderr_line=plain)
     if res.rc == 124:
         raise Missing(f"the benchmarks did not finish within {budget + 8:.0f}s")
     try:

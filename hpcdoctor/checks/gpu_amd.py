@@ -50,7 +50,14 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
                (["amd-smi", "static"], amdsmi.parse_amdsmi_static_text, False),
                (["rocm-smi", "-a"], amdsmi.parse_rocm_smi_text, False),
                (["rocm-smi"], amdsmi.parse_rocm_smi_text, False))
-    for argv, parse, live in sources:
+    try:
+        from hpcdoctor.probes import amdsmi_api
+
+        data = amdsmi.normalise_static(root.probe("amdsmi", amdsmi_api.query))
+        data["source"] = "amdsmi"
+    except (Missing, ValueError) as exc:
+        errors.append(str(exc))
+    for argv, parse, live in sources if data is None else ():
         try:
             data = _run_json(root, argv, parse, live)
             break

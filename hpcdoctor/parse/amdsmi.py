@@ -33,6 +33,8 @@ def _value(v: Any, what: str) -> Any:
 
 
 def _gen(speed_gts: Any, iface: Any) -> Any:
+    if isinstance(iface, int) and not isinstance(iface, bool) and 1 <= iface <= 7:
+        return iface  # the Python API gives the generation as a number
     if isinstance(iface, str):
         m = re.search(r"Gen\s*(\d)", iface)
         if m:
@@ -85,6 +87,15 @@ def normalise_static(data: Any) -> Dict[str, Any]:
             "numa_node_reported": _value(numa.get("node"), "NUMA node"),
             "driver_version": drv.get("version") if not _na(drv.get("version")) else Unknown("driver version N/A"),
         })
+        metric = d.get("pcie_metric") if isinstance(d.get("pcie_metric"), dict) else None
+        if metric:  # only the API reports the link as it is now
+            gpus[-1]["pcie_width"] = _value(metric.get("pcie_width"), "PCIe width")
+            speed = _value(metric.get("pcie_speed"), "PCIe speed")
+            gpus[-1]["pcie_gen"] = GTS_TO_GEN.get(speed / 1000.0 if isinstance(speed, (int, float)) and speed > 100 else speed,
+                                                  Unknown("PCIe speed not understood")) if not isinstance(speed, Unknown) else speed
+        ecc = d.get("ecc_count") if isinstance(d.get("ecc_count"), dict) else None
+        if ecc and isinstance(ecc.get("uncorrectable_count"), int):
+            gpus[-1]["ecc_uncorrectable_volatile"] = ecc["uncorrectable_count"]
     return {"gpus": gpus, "driver_version": driver}
 
 
