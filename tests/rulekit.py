@@ -110,3 +110,22 @@ def with_recorded(gathered: Dict[str, Any], tmp_path, outputs: Dict[tuple, str])
     g["facts"]["network"] = clean
     g["unknown"].update(unknown)
     return g
+
+
+def with_env(node: str, env: Dict[str, str], **changes: Any) -> Dict[str, Any]:
+    """A recorded node's facts with variables added to its environment, and the scheduler facts
+    rebuilt from it the way the scheduler check derives them."""
+    from hpcdoctor.checks.scheduler import collect
+
+    g = facts(node, **changes)
+    g["facts"]["env"]["vars"].update(env)
+
+    class Root:
+        def environ(self):
+            return g["facts"]["env"]["vars"]
+
+        def exists(self, path):
+            return False
+
+    g["facts"]["scheduler"] = collect(Root(), None)["scheduler"]
+    return g

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -18,11 +17,9 @@ from hpcdoctor.report import cluster
 
 
 def _port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    from hpcdoctor.payload.bench_probe import free_port
+
+    return free_port()
 
 
 def _node(tmp_path, fixture, host):

@@ -2,26 +2,9 @@
 
 from __future__ import annotations
 
-from rulekit import cpuinfo_facts, facts, fired, run_rule
+from rulekit import cpuinfo_facts, facts, fired, run_rule, with_env
 
 SLURM_JOB = {"SLURM_JOB_ID": "42", "SLURM_CPUS_PER_TASK": "4", "SLURM_NTASKS": "4", "SLURM_NTASKS_PER_NODE": "4"}
-
-
-def with_env(node, env, **more):
-    g = facts(node, **more)
-    g["facts"]["env"]["vars"].update(env)
-    # The scheduler facts derive from the environment: rebuild them the way the check would.
-    from hpcdoctor.checks.scheduler import collect
-
-    class Root:
-        def environ(self):
-            return g["facts"]["env"]["vars"]
-
-        def exists(self, path):
-            return False
-
-    g["facts"]["scheduler"] = collect(Root(), None)["scheduler"]
-    return g
 
 
 # cpu-bf16-fpmath ---------------------------------------------------------------------------------

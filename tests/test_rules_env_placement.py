@@ -2,41 +2,25 @@
 
 from __future__ import annotations
 
-from rulekit import cpuinfo_facts, facts, fired
+from rulekit import cpuinfo_facts, facts, fired, with_env
 
 H100 = "h100-kvm-1gpu"
-
-
-def env(node, extra, **changes):
-    g = facts(node, **changes)
-    g["facts"]["env"]["vars"].update(extra)
-    from hpcdoctor.checks.scheduler import collect
-
-    class Root:
-        def environ(self):
-            return g["facts"]["env"]["vars"]
-
-        def exists(self, path):
-            return False
-
-    g["facts"]["scheduler"] = collect(Root(), None)["scheduler"]
-    return g
 
 
 JOB = {"SLURM_JOB_ID": "9", "SLURM_NTASKS_PER_NODE": "4", "SLURM_CPUS_PER_TASK": "4", "SLURM_NTASKS": "4"}
 
 
 def test_nccl_async_old_name():
-    (f,) = fired("nccl-async-error-handling", env(H100, {"NCCL_ASYNC_ERROR_HANDLING": "1"}))
+    (f,) = fired("nccl-async-error-handling", with_env(H100, {"NCCL_ASYNC_ERROR_HANDLING": "1"}))
     assert f.env == {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}
-    assert not fired("nccl-async-error-handling", env(H100, {"NCCL_ASYNC_ERROR_HANDLING": "1",
+    assert not fired("nccl-async-error-handling", with_env(H100, {"NCCL_ASYNC_ERROR_HANDLING": "1",
                                                              "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}))
-    assert not fired("nccl-async-error-handling", env(H100, {"NCCL_ASYNC_ERROR_HANDLING": "1"}, **{"torch.version": "2.0.1"}))
+    assert not fired("nccl-async-error-handling", with_env(H100, {"NCCL_ASYNC_ERROR_HANDLING": "1"}, **{"torch.version": "2.0.1"}))
 
 
 def test_nccl_debug():
-    assert fired("nccl-debug-left-on", env(H100, {"NCCL_DEBUG": "INFO"}))
-    assert not fired("nccl-debug-left-on", env(H100, {"NCCL_DEBUG": "WARN"}))
+    assert fired("nccl-debug-left-on", with_env(H100, {"NCCL_DEBUG": "INFO"}))
+    assert not fired("nccl-debug-left-on", with_env(H100, {"NCCL_DEBUG": "WARN"}))
 
 
 def test_env_on_parallel_fs():
@@ -49,42 +33,42 @@ def test_env_on_parallel_fs():
 def test_login_node():
     assert fired("login-node", facts("cpu-kvm-2core"))
     assert not fired("login-node", facts(H100))  # has a GPU
-    assert not fired("login-node", env("cpu-kvm-2core", {"SLURM_JOB_ID": "1"}))
+    assert not fired("login-node", with_env("cpu-kvm-2core", {"SLURM_JOB_ID": "1"}))
 
 
 def test_cpu_oversubscribed_with_shared_cpuset():
-    (f,) = fired("cpu-oversubscribed", env(H100, {"OMP_NUM_THREADS": "8", "LOCAL_WORLD_SIZE": "4"}))
+    (f,) = fired("cpu-oversubscribed", with_env(H100, {"OMP_NUM_THREADS": "8", "LOCAL_WORLD_SIZE": "4"}))
     assert "32 threads on 16" in f.message
-    assert not fired("cpu-oversubscribed", env(H100, {"OMP_NUM_THREADS": "4", "LOCAL_WORLD_SIZE": "4"}))
+    assert not fired("cpu-oversubscribed", with_env(H100, {"OMP_NUM_THREADS": "4", "LOCAL_WORLD_SIZE": "4"}))
 
 
 def test_omp_binding():
-    (f,) = fired("omp-binding-unset", env(H100, {**JOB, "OMP_NUM_THREADS": "4"}))
+    (f,) = fired("omp-binding-unset", with_env(H100, {**JOB, "OMP_NUM_THREADS": "4"}))
     assert f.env == {"OMP_PLACES": "cores", "OMP_PROC_BIND": "close"}
-    assert not fired("omp-binding-unset", env(H100, {**JOB, "OMP_NUM_THREADS": "4", "OMP_PLACES": "cores"}))
-    assert not fired("omp-binding-unset", env(H100, {**JOB, "OMP_NUM_THREADS": "4", "SLURM_CPU_BIND_TYPE": "cores"}))
+    assert not fired("omp-binding-unset", with_env(H100, {**JOB, "OMP_NUM_THREADS": "4", "OMP_PLACES": "cores"}))
+    assert not fired("omp-binding-unset", with_env(H100, {**JOB, "OMP_NUM_THREADS": "4", "SLURM_CPU_BIND_TYPE": "cores"}))
 
 
 def test_stale_affinity():
-    g = env(H100, {"GOMP_CPU_AFFINITY": "0-63"}, **{"affinity.allowed_cpus": list(range(8))})
+    g = with_env(H100, {"GOMP_CPU_AFFINITY": "0-63"}, **{"affinity.allowed_cpus": list(range(8))})
     (f,) = fired("stale-affinity-vars", g)
     assert "unset GOMP_CPU_AFFINITY" in f.fix
-    g = env(H100, {"KMP_AFFINITY": "granularity=fine,proclist=[16,17],explicit"}, **{"affinity.allowed_cpus": list(range(8))})
+    g = with_env(H100, {"KMP_AFFINITY": "granularity=fine,proclist=[16,17],explicit"}, **{"affinity.allowed_cpus": list(range(8))})
     assert fired("stale-affinity-vars", g)
-    assert not fired("stale-affinity-vars", env(H100, {"GOMP_CPU_AFFINITY": "0-7"}, **{"affinity.allowed_cpus": list(range(8))}))
+    assert not fired("stale-affinity-vars", with_env(H100, {"GOMP_CPU_AFFINITY": "0-7"}, **{"affinity.allowed_cpus": list(range(8))}))
 
 
 def test_gpu_numa_mismatch():
-    g = env(H100, {"CUDA_VISIBLE_DEVICES": "0"}, **{"affinity.allowed_cpus": [16, 17], "gpus.0.numa_node": 0})
+    g = with_env(H100, {"CUDA_VISIBLE_DEVICES": "0"}, **{"affinity.allowed_cpus": [16, 17], "gpus.0.numa_node": 0})
     (f,) = fired("gpu-numa-mismatch", g)
     assert "--gpu-bind=closest" in f.fix and "numactl --cpunodebind=0" in f.fix
-    assert not fired("gpu-numa-mismatch", env(H100, {"CUDA_VISIBLE_DEVICES": "0"}))
+    assert not fired("gpu-numa-mismatch", with_env(H100, {"CUDA_VISIBLE_DEVICES": "0"}))
 
 
 def test_dataloader_workers():
-    (f,) = fired("dataloader-workers", env(H100, JOB))
+    (f,) = fired("dataloader-workers", with_env(H100, JOB))
     assert "num_workers=3" in f.fix
-    (f,) = fired("dataloader-workers", env(H100, dict(JOB, SLURM_CPUS_PER_TASK="1")))
+    (f,) = fired("dataloader-workers", with_env(H100, dict(JOB, SLURM_CPUS_PER_TASK="1")))
     assert f.severity == "warning"
     assert not fired("dataloader-workers", facts(H100))  # not in a job
 

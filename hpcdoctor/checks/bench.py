@@ -3,12 +3,11 @@ the benchmark payload, under the tier's budget, with progress on stderr."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any, Dict
 
-from hpcdoctor.checks.torch_stack import target_python
+from hpcdoctor.checks.torch_stack import payload_result, target_python
 from hpcdoctor.facts import Unknown
 from hpcdoctor.sysroot import Missing, SysRoot, run_process
 
@@ -48,13 +47,7 @@ def run_bench(python: str, tier: str, budget: float) -> Dict[str, Any]:
         res = run_process(argv, timeout=budget + 8.0, on_stderr_line=plain)
     if res.rc == 124:
         raise Missing(f"the benchmarks did not finish within {budget + 8:.0f}s")
-    try:
-        data = json.loads(res.stdout)
-    except ValueError:
-        tail = (res.stderr.strip().splitlines() or ["no output"])[-1][:300]
-        raise Missing(f"the benchmark payload failed in {python} (exit {res.rc}): {tail}") from None
-    data["target_python"] = python
-    return data
+    return payload_result(res, python, "the benchmark payload")
 
 
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:

@@ -58,29 +58,26 @@ def _from_nvsmi(root: SysRoot) -> Dict[str, Any]:
     return data
 
 
-def _from_nvsmi_text(root: SysRoot) -> Dict[str, Any]:
-    # Slower and less precise than the XML: only read where someone recorded or pasted it.
-    res = root.run(["nvidia-smi", "-q"], timeout=10.0, live=False)
+def _recorded_text(root: SysRoot, argv: List[str], parse) -> Dict[str, Any]:
+    """A text form read only where someone recorded or pasted it (slower and less precise than
+    the XML, so never run for it)."""
+    res = root.run(argv, timeout=10.0, live=False)
     if not res.ok:
         raise Missing(res.why_failed())
     try:
-        data = nvsmi_q.parse(res.stdout)
+        data = parse(res.stdout)
     except ValueError as exc:
         raise Missing(str(exc)) from None
-    data["source"] = "nvidia-smi -q"
+    data["source"] = " ".join(argv)
     return data
+
+
+def _from_nvsmi_text(root: SysRoot) -> Dict[str, Any]:
+    return _recorded_text(root, ["nvidia-smi", "-q"], nvsmi_q.parse)
 
 
 def _from_nvsmi_table(root: SysRoot) -> Dict[str, Any]:
-    res = root.run(["nvidia-smi"], timeout=10.0, live=False)
-    if not res.ok:
-        raise Missing(res.why_failed())
-    try:
-        data = nvsmi_table.parse(res.stdout)
-    except ValueError as exc:
-        raise Missing(str(exc)) from None
-    data["source"] = "nvidia-smi"
-    return data
+    return _recorded_text(root, ["nvidia-smi"], nvsmi_table.parse)
 
 
 def _from_collect_env(root: SysRoot) -> Dict[str, Any]:

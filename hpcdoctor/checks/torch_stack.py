@@ -46,15 +46,20 @@ def run_payload(python: str, depth: str, limit: float) -> Dict[str, Any]:
     if res.rc == 124:
         raise Missing(f"the torch probe in {python} did not finish within {limit:.0f}s"
                       + (" (torch import or GPU initialisation hung)" if depth == "deep" else ""))
+    return payload_result(res, python, "the torch probe")
+
+
+def payload_result(res: Any, python: str, what: str) -> Dict[str, Any]:
+    """The JSON object a payload printed, or Missing with the reason it printed none."""
     if res.rc in (126, 127):
         raise Missing(f"{python} cannot be run: {res.stderr.strip()}")
     try:
         data = json.loads(res.stdout)
     except ValueError:
         tail = (res.stderr.strip().splitlines() or ["no output"])[-1][:300]
-        raise Missing(f"the torch probe failed in {python} (exit {res.rc}): {tail}") from None
+        raise Missing(f"{what} failed in {python} (exit {res.rc}): {tail}") from None
     if not isinstance(data, dict):
-        raise Missing("the torch probe printed something other than a JSON object")
+        raise Missing(f"{what} printed something other than a JSON object")
     data["target_python"] = python
     return data
 

@@ -17,6 +17,22 @@ def _rate(text: str) -> Any:
     return float(m.group(1)) if m else None
 
 
+# Port attribute names in each tool's spelling -> the fact they fill.
+_FIELDS = {"state": "state", "physical state": "phys_state", "phys state": "phys_state", "rate": "rate_gbps",
+           "link layer": "link_layer", "link_layer": "link_layer"}
+
+
+def _port_line(cur: Dict[str, Any], line: str) -> None:
+    key, sep, value = line.partition(":")
+    field = _FIELDS.get(key.strip().lower()) if sep else None
+    if field in ("state", "phys_state"):
+        cur[field] = _state(value)
+    elif field == "rate_gbps":
+        cur[field] = _rate(value)
+    elif field == "link_layer":
+        cur[field] = value.strip()
+
+
 def parse_ibstat(text: str) -> List[Dict[str, Any]]:
     """One entry per port: device, port, state, physical state, rate (Gb/s), link layer."""
     ports: List[Dict[str, Any]] = []
@@ -26,25 +42,14 @@ def parse_ibstat(text: str) -> List[Dict[str, Any]]:
         line = raw.strip()
         m = re.match(r"^CA '([^']+)'", line)
         if m:
-            device = m.group(1)
+            device, cur = m.group(1), {}
             continue
         m = re.match(r"^Port (\d+):$", line)
         if m and device:
             cur = {"device": device, "port": int(m.group(1))}
             ports.append(cur)
-            continue
-        key, sep, value = line.partition(":")
-        if not sep or not cur:
-            continue
-        key = key.strip().lower()
-        if key == "state":
-            cur["state"] = _state(value)
-        elif key == "physical state":
-            cur["phys_state"] = _state(value)
-        elif key == "rate":
-            cur["rate_gbps"] = _rate(value)
-        elif key == "link layer":
-            cur["link_layer"] = value.strip()
+        elif cur:
+            _port_line(cur, line)
     return ports
 
 
@@ -57,19 +62,8 @@ def parse_ibstatus(text: str) -> List[Dict[str, Any]]:
         if m:
             cur = {"device": m.group(1), "port": int(m.group(2))}
             ports.append(cur)
-            continue
-        key, sep, value = line.partition(":")
-        if not sep or not cur:
-            continue
-        key = key.strip().lower()
-        if key == "state":
-            cur["state"] = _state(value)
-        elif key == "phys state":
-            cur["phys_state"] = _state(value)
-        elif key == "rate":
-            cur["rate_gbps"] = _rate(value)
-        elif key == "link_layer":
-            cur["link_layer"] = value.strip()
+        elif cur:
+            _port_line(cur, line)
     return ports
 
 
