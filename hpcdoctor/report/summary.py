@@ -61,14 +61,19 @@ def node_lines(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
     elif "gpus" in doc.get("unknown", {}):
         lines.append(("GPUs", "unknown: " + doc["unknown"]["gpus"]))
 
-    if f.has("torch.version") or "torch" in doc.get("facts", {}):
-        t = doc["facts"].get("torch") or {}
+    t = doc.get("facts", {}).get("torch") or {}
+    if t:
         if t.get("version"):
             extra = f" (CUDA {t['cuda']})" if t.get("cuda") else (f" (ROCm {t['hip']})" if t.get("hip") else " (CPU build)" if t.get("build") == "cpu" else "")
-            where = f" · {t['python']}" if t.get("python") else ""
+            where = f" · {t['target_python']}" if t.get("target_python") else ""
             lines.append(("Python", f"torch {t['version']}{extra}{where}"))
-        elif t.get("error"):
-            lines.append(("Python", f"torch: {t['error']}"))
+        elif t.get("import_error"):
+            lines.append(("Python", f"torch cannot be imported: {t['import_error']}"))
+        elif t.get("installed") is False:
+            where = f" in {t['target_python']}" if t.get("target_python") else ""
+            lines.append(("Python", f"no torch installed{where}"))
+    elif "torch" in doc.get("unknown", {}):
+        lines.append(("Python", "unknown: " + doc["unknown"]["torch"]))
 
     lines.extend(bench_lines(doc.get("facts", {}).get("bench")))
     systems = doc.get("recognised_systems") or []
