@@ -183,8 +183,8 @@ def _write_output(path: str, text: str) -> None:
 
 
 def diagnose(args: argparse.Namespace) -> Dict[str, Any]:
-    """Run checks and rules as the arguments say; the report document (with the environment the
-    diagnosis saw under ``_env``, not serialised)."""
+    """Run checks and rules as the arguments say (live, a snapshot, or pasted text); the report
+    document."""
     from hpcdoctor import config as site_config
     from hpcdoctor import engine, pipeline
     from hpcdoctor.snapshot import open_snapshot
@@ -256,15 +256,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     from hpcdoctor import engine
 
     doc = diagnose(args)
+    if args.cluster:
+        return cluster_step(doc, args)  # rank 0 writes the cluster report, not its node's
     elapsed = doc["elapsed_s"]
-
     blocking = engine.at_or_above(doc["findings"], args.fail_on)
-
     text = render(doc, args.format, verbose=args.verbose, elapsed=elapsed) if args.output or args.format != "terminal" else None
     if args.output:
         _write_output(args.output, text or "")
-    if args.cluster:
-        return cluster_step(doc, args)
     if args.rank_report:
         from hpcdoctor.report import rank
 
@@ -284,6 +282,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cluster_step(doc: Dict[str, Any], args: argparse.Namespace) -> int:
     """Post this rank's report; on rank 0, print the cluster report (exit 2 if ranks are missing)."""
+    from hpcdoctor import engine
     from hpcdoctor.checks.torch_stack import target_python
     from hpcdoctor.report import cluster
     from hpcdoctor.runner import Options
@@ -315,16 +314,8 @@ def cluster_step(doc: Dict[str, Any], args: argparse.Namespace) -> int:
     if result["missing_ranks"]:
         _err(f"{len(result['missing_ranks'])} of {result['world_size']} rank(s) never reported; the report is partial")
         return EXIT_ERROR
-    level = args.fail_on
-    bad = [f for f in result["findings"] if level != "never" and
-           engine_rank(f["severity"]) <= engine_rank(level)]
+    bad = engine.at_or_above(result["findings"], args.fail_on)
     return EXIT_FINDINGS if bad or result["divergent"] else EXIT_OK
-
-
-def engine_rank(severity: str) -> int:
-    from hpcdoctor.engine import SEVERITY_RANK
-
-    return SEVERITY_RANK[severity]
 
 
 def render(doc: Dict[str, Any], fmt: str, verbose: bool = False, elapsed: Optional[float] = None) -> str:

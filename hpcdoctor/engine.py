@@ -148,10 +148,11 @@ def collect_rules(modules: Sequence[Any]) -> List[Rule]:
     return sorted(rules, key=lambda r: r.code)
 
 
-def load_rules(extra_dirs: Optional[Sequence[str]] = None) -> Tuple[List[Rule], List[str]]:
+def load_rules() -> Tuple[List[Rule], List[str]]:
+    """Built-in and site rules, and one error line per site module that failed to load."""
     from hpcdoctor import plugins
 
-    mods, errors = plugins.load("hpcdoctor.rules", "rules", extra_dirs)
+    mods, errors = plugins.load("hpcdoctor.rules", "rules")
     return collect_rules(mods), errors
 
 

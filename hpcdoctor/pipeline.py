@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 from hpcdoctor import __version__, engine, plugins
 from hpcdoctor.facts import SCHEMA_VERSION, FactView, flatten_unknowns
 from hpcdoctor.runner import Options, merge_facts, run_checks
+from hpcdoctor.systems import recognise
 from hpcdoctor.sysroot import SysRoot
 
 
-def load_checks(extra_dirs: Optional[Sequence[str]] = None):
-    return plugins.load("hpcdoctor.checks", "checks", extra_dirs)
-
-
-def gather(root: SysRoot, options: Options, checks=None) -> Dict[str, Any]:
-    """Run the checks; return the facts half of the document (facts, unknown, probes)."""
-    errors: List[str] = []
-    if checks is None:
-        checks, errors = load_checks()
+def gather(root: SysRoot, options: Options) -> Dict[str, Any]:
+    """Run the checks (built-in and site); return the facts half of the document (facts,
+    unknown, probes) and the site plugins that failed to load."""
+    checks, errors = plugins.load("hpcdoctor.checks", "checks")
     results = run_checks(root, checks, options)
     facts, unknown = flatten_unknowns(merge_facts(results))
     probes = {
@@ -36,12 +32,9 @@ def judge(gathered: Dict[str, Any], rules: Sequence[engine.Rule], config: Option
 
 
 def document(root: SysRoot, options: Options, rules: Sequence[engine.Rule],
-             config: Optional[Dict[str, Any]] = None, source: Optional[Dict[str, Any]] = None,
-             checks=None) -> Dict[str, Any]:
-    gathered = gather(root, options, checks)
+             config: Optional[Dict[str, Any]] = None, source: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    gathered = gather(root, options)
     findings, skipped = judge(gathered, rules, config)
-    from hpcdoctor.systems import recognise
-
     systems = recognise(FactView(gathered["facts"], gathered["unknown"]))
     counts = {s: sum(1 for f in findings if f.severity == s) for s in engine.SEVERITIES}
     doc: Dict[str, Any] = {

@@ -16,17 +16,16 @@ import os
 import pkgutil
 import sys
 from types import ModuleType
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Tuple
 
 SYSTEM_DIR = "/etc/hpcdoctor"
 
 
-def site_dirs(kind: str, extra: Sequence[str] = ()) -> List[str]:
+def site_dirs(kind: str) -> List[str]:
     dirs = [os.path.join(SYSTEM_DIR, f"{kind}.d")]
     for base in os.environ.get("HPCDOCTOR_PATH", "").split(os.pathsep):
         if base:
             dirs.append(os.path.join(base, kind))
-    dirs.extend(extra)
     return [d for d in dirs if os.path.isdir(d)]
 
 
@@ -60,10 +59,10 @@ def load_dir(directory: str, kind: str) -> Tuple[List[ModuleType], List[str]]:
     return mods, errors
 
 
-def load(package: str, kind: str, extra_dirs: Optional[Sequence[str]] = None) -> Tuple[List[ModuleType], List[str]]:
+def load(package: str, kind: str) -> Tuple[List[ModuleType], List[str]]:
     mods = builtin_modules(package)
     errors: List[str] = []
-    for d in site_dirs(kind, extra_dirs or ()):
+    for d in site_dirs(kind):
         more, errs = load_dir(d, kind)
         mods.extend(more)
         errors.extend(errs)
