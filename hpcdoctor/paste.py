@@ -41,7 +41,6 @@ KINDS = [
     Kind("numactl -H", re.compile(r"^available: \d+ nodes"), ["numactl", "-H"]),
     Kind("ibstat", re.compile(r"^CA '[^']+'"), ["ibstat"], per_device=True),
     Kind("ibstatus", re.compile(r"^Infiniband device '[^']+' port"), ["ibstatus"], per_device=True),
-    Kind("ibv_devinfo", re.compile(r"^hca_id:\s"), ["ibv_devinfo"], per_device=True),
     Kind("fi_info", re.compile(r"^provider: \S+"), ["fi_info", "-p", "cxi"], per_device=True),
     Kind("amd-smi static --json", re.compile(r'^\s*[\[{]\s*("gpu_data"|$)'), ["amd-smi", "static", "--json"]),
     Kind("rocm-smi", re.compile(r"^=+\s*(ROCm System Management Interface|Concise Info)\s*=+"), ["rocm-smi"],

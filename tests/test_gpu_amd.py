@@ -134,3 +134,26 @@ def test_amdsmi_missing_is_a_reason():
 
     with pytest.raises(Missing, match="amdsmi cannot be imported"):
         amdsmi_api.query()
+
+
+def test_mi250x_gcd_accounting(tmp_path):
+    """No public recording of an MI250X node was found; this takes the real 4x MI100 rocm-smi
+    --json recording's structure, renames the model to MI250X and lists 8 devices, as rocm-smi
+    lists one per GCD on a 4-package LUMI-G node. Only the accounting is under test here."""
+    data = json.loads((AMD / "telegraf_rocm-smi_json_4xMI100_rocm602.json").read_text())
+    cards = {}
+    for i in range(8):
+        card = dict(data["card0"])
+        card["Card series"] = "AMD Instinct MI250X"
+        card["VRAM Total Memory (B)"] = str(64 * 1024 ** 3)
+        cards[f"card{i}"] = card
+    snap = tmp_path / "lumi"
+    (snap / "cmd").mkdir(parents=True)
+    (snap / "cmd" / "r.txt").write_text(json.dumps(dict(cards, system=data["system"])))
+    (snap / "cmd" / "index.json").write_text(json.dumps([
+        {"argv": ["rocm-smi", "--showallinfo", "--json"], "rc": 0, "stdout": "r.txt"},
+        {"argv": ["amd-smi", "static", "--json"], "rc": 127, "stdout": None}]))
+    g = pipeline.gather(ReplaySysRoot(snap), Options())
+    assert len(g["facts"]["gpus"]) == 8 and g["facts"]["amd"]["packages"] == 4
+    assert {x["gcds_per_package"] for x in g["facts"]["gpus"]} == {2}
+    assert {x["memory_total_mib"] for x in g["facts"]["gpus"]} == {64 * 1024}
