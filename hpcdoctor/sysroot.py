@@ -371,6 +371,8 @@ class ReplaySysRoot(SysRoot):
             if not isinstance(self.meta, dict) or self.meta.get("format") != SNAPSHOT_FORMAT:
                 raise SnapshotError(f"{self.label}: meta.json is not an hpcdoctor snapshot")
         self.unreadable: Dict[str, str] = dict(self.meta.get("unreadable") or {})
+        listings = self.meta.get("listings") or {}
+        self.listings: Dict[str, List[str]] = listings if isinstance(listings, dict) else {}
         self.commands: Dict[str, Dict[str, Any]] = {}
         index = self.root / "cmd" / "index.json"
         if index.is_file():
@@ -399,6 +401,9 @@ class ReplaySysRoot(SysRoot):
         raise Missing(reason or f"{path} was not recorded")
 
     def listdir(self, path: str) -> List[str]:
+        recorded = self.listings.get(path)
+        if isinstance(recorded, list):
+            return [str(n) for n in recorded]
         target = self._host_path(path)
         if target.is_dir():
             return os.listdir(target)
@@ -480,6 +485,8 @@ class RecordingSysRoot(LiveSysRoot):
         self._index: List[Dict[str, Any]] = []
         self._names: Dict[str, int] = {}
         self.unreadable: Dict[str, str] = {}
+        # A listing is kept whole: a check may list a folder without reading every entry in it.
+        self.listings: Dict[str, List[str]] = {}
         (self.out / "fs").mkdir(parents=True, exist_ok=True)
         (self.out / "cmd").mkdir(exist_ok=True)
         (self.out / "probes").mkdir(exist_ok=True)
@@ -498,9 +505,15 @@ class RecordingSysRoot(LiveSysRoot):
         return text
 
     def listdir(self, path: str) -> List[str]:
-        names = super().listdir(path)
+        try:
+            names = super().listdir(path)
+        except Missing as exc:
+            with self._lock:
+                self.unreadable[path] = str(exc)
+            raise
         with self._lock:
             (self.out / "fs" / os.path.normpath("/" + path).lstrip("/")).mkdir(parents=True, exist_ok=True)
+            self.listings[path] = sorted(names)
         return names
 
     def exists(self, path: str) -> bool:
@@ -559,6 +572,7 @@ class RecordingSysRoot(LiveSysRoot):
             meta["format"] = SNAPSHOT_FORMAT
             meta["version"] = SNAPSHOT_VERSION
             meta["unreadable"] = dict(sorted(self.unreadable.items()))
+            meta["listings"] = dict(sorted(self.listings.items()))
             (self.out / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True), encoding="utf-8")
 
 
