@@ -21,6 +21,9 @@ def _expected_gpus(f):
     return None, None
 
 
+MISSING_GPU_FIX = "drain the node and report the missing GPU (nvidia-smi, dmesg | grep -i xid)"
+
+
 @rule("SYS001", "gpu-count-mismatch", "error", "fewer GPUs than the node should have", impact=10)
 def gpu_count_mismatch(f):
     """
@@ -47,18 +50,18 @@ def gpu_count_mismatch(f):
     on_bus = f.get("nvidia.pci_devices")
     if isinstance(on_bus, int) and on_bus > len([g for g in gpus if g.get("vendor") == "nvidia"]) and n:
         yield Hit(message=f"{on_bus} NVIDIA GPU(s) on the PCI bus but the driver lists {n}",
-                  fix="drain the node and report the missing GPU (nvidia-smi, dmesg | grep -i xid)",
+                  fix=MISSING_GPU_FIX,
                   evidence={"nvidia.pci_devices": on_bus, "gpus": n})
         return
     expected, source = _expected_gpus(f)
     allocated = f.get("scheduler.gpus_on_node")
     if isinstance(allocated, int) and allocated and n < allocated:
         yield Hit(message=f"{n} GPU(s) visible but the job was allocated {allocated} on this node",
-                  fix="drain the node and report the missing GPU (nvidia-smi, dmesg | grep -i xid)",
+                  fix=MISSING_GPU_FIX,
                   evidence={"gpus": n, "scheduler.gpus_on_node": allocated})
     elif expected is not None and n < expected and not (isinstance(allocated, int) and allocated and n >= allocated):
         yield Hit(message=f"{n} GPU(s) visible, {expected} expected ({source})",
-                  fix="drain the node and report the missing GPU (nvidia-smi, dmesg | grep -i xid)",
+                  fix=MISSING_GPU_FIX,
                   evidence={"gpus": n, "expected": expected, "source": source})
 
 
