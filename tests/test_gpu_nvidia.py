@@ -218,3 +218,23 @@ def test_cpu_node_has_no_gpus():
     g = pipeline.gather(ReplaySysRoot(NODES / "cpu-kvm-2core"), Options())
     assert g["facts"]["gpus"] == []
     assert "not installed" in g["facts"]["nvidia"]["error"]
+
+
+def test_container_without_pci_access_or_driver_stack_has_no_gpus():
+    """/sys/bus/pci unreadable (a container) and no NVIDIA library or tool: no usable GPU, for
+    both vendors alike. Text forms that are only read from recordings must not count as tried."""
+    import time
+
+    from hpcdoctor.checks import gpu_amd, gpu_nvidia
+    from hpcdoctor.runner import CheckContext
+    from hpcdoctor.sysroot import LiveSysRoot
+
+    class NoPci(LiveSysRoot):
+        def listdir(self, path):
+            if path.startswith("/sys/bus/pci"):
+                raise Missing(f"{path}: permission denied")
+            return super().listdir(path)
+
+    ctx = CheckContext(Options(), time.monotonic() + 30)
+    assert gpu_nvidia.collect(NoPci(), ctx)["gpus"] == []
+    assert gpu_amd.collect(NoPci(), ctx)["gpus"] == []

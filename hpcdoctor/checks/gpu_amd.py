@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from hpcdoctor import knowledge
-from hpcdoctor.checks._pci import add_locality, driver_stack_absent, gpus_on_bus
+from hpcdoctor.checks._gpu import add_locality, driver_stack_absent, gpus_on_bus, tool_output
 from hpcdoctor.facts import Unknown
 from hpcdoctor.parse import amdsmi
 from hpcdoctor.sysroot import Missing, SysRoot
@@ -21,21 +21,9 @@ PROVIDES = ("gpus", "amd")
 AMD_VENDOR = "0x1002"
 
 
-def _run_json(root: SysRoot, argv: List[str], parse, live: bool = True) -> Dict[str, Any]:
-    res = root.run(argv, timeout=10.0, live=live)
-    if not res.ok:
-        raise Missing(res.why_failed())
-    try:
-        out = parse(res.stdout)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise Missing(f"{' '.join(argv)}: {exc}") from None
-    out["source"] = " ".join(argv)
-    return out
-
-
 def _versions(root: SysRoot) -> Dict[str, Any]:
     try:
-        return _run_json(root, ["amd-smi", "version", "--json"], amdsmi.parse_amdsmi_version)
+        return tool_output(root, ["amd-smi", "version", "--json"], amdsmi.parse_amdsmi_version)
     except Missing as exc:
         return {"rocm_version": Unknown(str(exc))}
 
@@ -59,7 +47,7 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
         errors.append(str(exc))
     for argv, parse, live in sources if data is None else ():
         try:
-            data = _run_json(root, argv, parse, live)
+            data = tool_output(root, argv, parse, live)
             break
         except Missing as exc:
             errors.append(str(exc))
@@ -68,8 +56,7 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
         amd["error"] = "; ".join(errors)
         if isinstance(on_bus, list) and on_bus:
             return {"gpus": Unknown(f"{len(on_bus)} AMD GPU(s) on the PCI bus, but {amd['error']}"), "amd": amd}
-        if (isinstance(on_bus, list) and not on_bus) or driver_stack_absent(
-                [e for e in errors if "only read from recordings" not in e]):
+        if (isinstance(on_bus, list) and not on_bus) or driver_stack_absent(errors):
             return {"gpus": [], "amd": amd}
         return {"gpus": Unknown(amd["error"]), "amd": amd}
     gpus = data["gpus"]

@@ -13,7 +13,7 @@ from hpcdoctor import knowledge
 from hpcdoctor.facts import Unknown
 from hpcdoctor.parse import nvsmi_q, nvsmi_table, nvsmi_topo, nvsmi_xml
 from hpcdoctor.parse.collect_env import parse_collect_env
-from hpcdoctor.checks._pci import add_locality, driver_stack_absent, gpus_on_bus
+from hpcdoctor.checks._gpu import add_locality, driver_stack_absent, gpus_on_bus, ran_and_failed, tool_output
 from hpcdoctor.probes import revive
 from hpcdoctor.sysroot import Missing, SysRoot
 
@@ -47,37 +47,16 @@ def _from_nvml(root: SysRoot) -> Dict[str, Any]:
 
 
 def _from_nvsmi(root: SysRoot) -> Dict[str, Any]:
-    res = root.run(["nvidia-smi", "-q", "-x"], timeout=10.0)
-    if not res.ok:
-        raise Missing(res.why_failed())
-    try:
-        data = nvsmi_xml.parse(res.stdout)
-    except nvsmi_xml.NvsmiXmlError as exc:
-        raise Missing(str(exc)) from None
-    data["source"] = "nvidia-smi -q -x"
-    return data
-
-
-def _recorded_text(root: SysRoot, argv: List[str], parse) -> Dict[str, Any]:
-    """A text form read only where someone recorded or pasted it (slower and less precise than
-    the XML, so never run for it)."""
-    res = root.run(argv, timeout=10.0, live=False)
-    if not res.ok:
-        raise Missing(res.why_failed())
-    try:
-        data = parse(res.stdout)
-    except ValueError as exc:
-        raise Missing(str(exc)) from None
-    data["source"] = " ".join(argv)
-    return data
+    return tool_output(root, ["nvidia-smi", "-q", "-x"], nvsmi_xml.parse)
 
 
 def _from_nvsmi_text(root: SysRoot) -> Dict[str, Any]:
-    return _recorded_text(root, ["nvidia-smi", "-q"], nvsmi_q.parse)
+    # Slower and less precise than the XML: only read where someone recorded or pasted it.
+    return tool_output(root, ["nvidia-smi", "-q"], nvsmi_q.parse, live=False)
 
 
 def _from_nvsmi_table(root: SysRoot) -> Dict[str, Any]:
-    return _recorded_text(root, ["nvidia-smi"], nvsmi_table.parse)
+    return tool_output(root, ["nvidia-smi"], nvsmi_table.parse, live=False)
 
 
 def _from_collect_env(root: SysRoot) -> Dict[str, Any]:
@@ -108,19 +87,12 @@ def _topology(root: SysRoot, n_gpus: int) -> Any:
         return Unknown(str(exc))
 
 
-def _real_failure(error: str) -> bool:
-    """A source that ran and failed, as opposed to one that was absent or not recorded."""
-    absent = ("was not recorded", "only read from recordings", "not installed", "cannot be imported",
-              "Library Not Found")
-    return not any(a in error for a in absent)
-
-
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     on_bus = gpus_on_bus(root, NVIDIA_VENDOR)
     errors: List[str] = []
     data: Optional[Dict[str, Any]] = None
     for source in (_from_nvml, _from_nvsmi, _from_nvsmi_text, _from_nvsmi_table, _from_collect_env):
-        if source not in (_from_nvml, _from_nvsmi) and any(_real_failure(e) for e in errors):
+        if source not in (_from_nvml, _from_nvsmi) and any(ran_and_failed(e) for e in errors):
             break  # the driver failed when asked: an older text must not paper over that
         try:
             data = source(root)

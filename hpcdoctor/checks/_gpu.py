@@ -1,8 +1,9 @@
-"""PCI helpers shared by the GPU checks (the loader skips _modules: this is not a check)."""
+"""Helpers shared by the GPU checks (the loader skips _modules: this is not a check): the PCI
+bus, GPU locality, reading a vendor tool's output, and what a source's failure means."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Sequence
+from typing import Any, Callable, Dict, List, Sequence
 
 from hpcdoctor.facts import Unknown
 from hpcdoctor.parse.cpulist import ListFormatError, parse_cpulist
@@ -60,7 +61,38 @@ def add_locality(root: SysRoot, gpu: Dict[str, Any]) -> None:
         gpu["local_cpus"] = Unknown(str(exc))
 
 
+# Why a source gave nothing: the vendor's tools or libraries are not there at all, or the source
+# is not there to consult (a recording without it, or a text form never run on a live node).
+TOOL_ABSENT = ("not installed", "Library Not Found", "cannot be imported")
+NOT_CONSULTED = ("was not recorded", "only read from recordings")
+
+
+def not_consulted(error: str) -> bool:
+    return any(a in error for a in NOT_CONSULTED)
+
+
+def ran_and_failed(error: str) -> bool:
+    """A source that was there and failed (a driver mismatch, a hung tool), not one that was absent."""
+    return not not_consulted(error) and not any(a in error for a in TOOL_ABSENT)
+
+
 def driver_stack_absent(errors: Sequence[str]) -> bool:
-    """Every source failed only because the vendor's tools and libraries are not installed."""
-    return bool(errors) and all(
-        ("not installed" in e or "Library Not Found" in e or "cannot be imported" in e) for e in errors)
+    """Every source that could be consulted failed only because the vendor's tools and libraries
+    are not installed: the job has no usable GPU of that vendor."""
+    consulted = [e for e in errors if not not_consulted(e)]
+    return bool(consulted) and all(any(a in e for a in TOOL_ABSENT) for e in consulted)
+
+
+def tool_output(root: SysRoot, argv: List[str], parse: Callable[[str], Dict[str, Any]],
+                live: bool = True) -> Dict[str, Any]:
+    """A vendor tool's output parsed, tagged with its source; Missing with the reason otherwise.
+    ``live=False``: a text form only read where someone recorded or pasted it."""
+    res = root.run(argv, timeout=10.0, live=live)
+    if not res.ok:
+        raise Missing(res.why_failed())
+    try:
+        data = parse(res.stdout)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise Missing(f"{' '.join(argv)}: {exc}") from None
+    data["source"] = " ".join(argv)
+    return data
