@@ -53,12 +53,10 @@ def compute_capability(name: str) -> Optional[str]:
 
 def wheel_arch_list(torch_version: str) -> Optional[Dict[str, Any]]:
     """Arch list of the official wheel a "2.6.0+cu124"-style version names, or None."""
-    import re as _re
-
     from packaging.specifiers import SpecifierSet
     from packaging.version import InvalidVersion, Version
 
-    m = _re.match(r"^(\d+\.\d+(?:\.\d+)?)[^+]*\+cu(\d+)(\d)$", torch_version or "")
+    m = re.match(r"^(\d+\.\d+(?:\.\d+)?)[^+]*\+cu(\d+)(\d)$", torch_version or "")
     if not m:
         return None
     try:

@@ -24,7 +24,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from hpcdoctor import envfilter
 
@@ -198,44 +198,6 @@ def run_process(argv: Sequence[str], timeout: float, env: Optional[Dict[str, str
     """Run argv with a hard timeout. The child gets its own process group so that a hung
     ``nvidia-smi`` and anything it spawned are killed together, and no stdin, so nothing can
     wait on a terminal. ``on_stderr_line`` receives stderr as it comes (benchmark progress)."""
-    if on_stderr_line is not None:
-        return _run_streaming(argv, timeout, env, on_stderr_line)
-    start = time.monotonic()
-    try:
-        proc = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            env=env,
-        )
-    except FileNotFoundError:
-        return CmdResult(list(argv), 127, "", "command not found", 0.0)
-    except (PermissionError, OSError) as exc:
-        return CmdResult(list(argv), 126, "", f"cannot execute: {exc}", 0.0)
-    _register(proc)
-    try:
-        out, err = proc.communicate(timeout=max(timeout, 0.01))
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        try:
-            out, err = proc.communicate(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            out, err = b"", b""
-        return CmdResult(
-            list(argv), 124, _decode(out), f"timed out after {timeout:.1f}s", time.monotonic() - start
-        )
-    except BaseException:
-        _kill_group(proc)
-        raise
-    finally:
-        _unregister(proc)
-    return CmdResult(list(argv), proc.returncode, _decode(out), _decode(err), time.monotonic() - start)
-
-
-def _run_streaming(argv: Sequence[str], timeout: float, env: Optional[Dict[str, str]],
-                   on_line: Callable[[str], None]) -> CmdResult:
     start = time.monotonic()
     try:
         proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -245,6 +207,35 @@ def _run_streaming(argv: Sequence[str], timeout: float, env: Optional[Dict[str, 
     except OSError as exc:
         return CmdResult(list(argv), 126, "", f"cannot execute: {exc}", 0.0)
     _register(proc)
+    try:
+        if on_stderr_line is None:
+            out, err, rc = _communicate(proc, timeout)
+        else:
+            out, err, rc = _stream(proc, timeout, on_stderr_line)
+    except BaseException:
+        _kill_group(proc)
+        raise
+    finally:
+        _unregister(proc)
+    if rc == 124:
+        err = f"timed out after {timeout:.1f}s"
+    return CmdResult(list(argv), rc, _decode(out), err, time.monotonic() - start)
+
+
+def _communicate(proc: "subprocess.Popen[bytes]", timeout: float) -> Tuple[bytes, str, int]:
+    try:
+        out, err = proc.communicate(timeout=max(timeout, 0.01))
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        try:
+            out, _ = proc.communicate(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            out = b""
+        return out, "", 124
+    return out, _decode(err), proc.returncode
+
+
+def _stream(proc: "subprocess.Popen[bytes]", timeout: float, on_line: Callable[[str], None]) -> Tuple[bytes, str, int]:
     err_lines: List[str] = []
     out_chunks: List[bytes] = []
 
@@ -273,15 +264,9 @@ def _run_streaming(argv: Sequence[str], timeout: float, env: Optional[Dict[str, 
         _kill_group(proc)
         proc.wait()
         rc = 124
-    except BaseException:
-        _kill_group(proc)
-        raise
-    finally:
-        _unregister(proc)
     for t in threads:
         t.join(1.0)
-    stderr = "\n".join(err_lines[-200:]) if rc != 124 else f"timed out after {timeout:.1f}s"
-    return CmdResult(list(argv), rc, _decode(b"".join(out_chunks)), stderr, time.monotonic() - start)
+    return b"".join(out_chunks), "\n".join(err_lines[-200:]), rc
 
 
 def _decode(data: Optional[bytes]) -> str:
@@ -531,7 +516,9 @@ class RecordingSysRoot(LiveSysRoot):
         return found
 
     def run(self, argv: Sequence[str], timeout: float = DEFAULT_CMD_TIMEOUT, live: bool = True) -> CmdResult:
-        res = run_process(argv, self.cap(timeout)) if live else _record_only(argv, self.cap(timeout))
+        # live=False commands (collect_env) are too slow for every check but worth their seconds
+        # in a snapshot: support staff read them, and they are what users paste.
+        res = run_process(argv, self.cap(timeout))
         self._store_cmd(res)
         return res
 
@@ -574,9 +561,3 @@ class RecordingSysRoot(LiveSysRoot):
             meta["unreadable"] = dict(sorted(self.unreadable.items()))
             meta["listings"] = dict(sorted(self.listings.items()))
             (self.out / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True), encoding="utf-8")
-
-
-def _record_only(argv: Sequence[str], timeout: float) -> CmdResult:
-    # Slow commands that live checks skip (collect_env) are worth their seconds in a snapshot:
-    # support staff read them, and they are what users paste.
-    return run_process(argv, timeout)
