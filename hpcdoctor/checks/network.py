@@ -28,9 +28,9 @@ def _ports_from_sysfs(root: SysRoot) -> List[Dict[str, Any]]:
             ports.append({
                 "device": dev,
                 "port": int(p) if p.isdecimal() else p,
-                "state": rdma._state(root.read_or(f"{base}/state") or "unknown"),
-                "phys_state": rdma._state(root.read_or(f"{base}/phys_state") or "unknown"),
-                "rate_gbps": rdma._rate(root.read_or(f"{base}/rate") or ""),
+                "state": rdma.port_state(root.read_or(f"{base}/state") or "unknown"),
+                "phys_state": rdma.port_state(root.read_or(f"{base}/phys_state") or "unknown"),
+                "rate_gbps": rdma.rate_gbps(root.read_or(f"{base}/rate") or ""),
                 "link_layer": (root.read_or(f"{base}/link_layer") or "").strip() or None,
             })
     return ports

@@ -6,13 +6,13 @@ import re
 from typing import Any, Dict, List
 
 
-def _state(text: str) -> str:
+def port_state(text: str) -> str:
     """ "4: ACTIVE" / "Active" / "LinkUp" -> "ACTIVE", "LINKUP"."""
     word = text.split(":", 1)[-1].strip() if ":" in text else text.strip()
     return word.upper()
 
 
-def _rate(text: str) -> Any:
+def rate_gbps(text: str) -> Any:
     m = re.match(r"\s*(\d+(?:\.\d+)?)", text)
     return float(m.group(1)) if m else None
 
@@ -26,9 +26,9 @@ def _port_line(cur: Dict[str, Any], line: str) -> None:
     key, sep, value = line.partition(":")
     field = _FIELDS.get(key.strip().lower()) if sep else None
     if field in ("state", "phys_state"):
-        cur[field] = _state(value)
+        cur[field] = port_state(value)
     elif field == "rate_gbps":
-        cur[field] = _rate(value)
+        cur[field] = rate_gbps(value)
     elif field == "link_layer":
         cur[field] = value.strip()
 

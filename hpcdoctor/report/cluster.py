@@ -11,6 +11,8 @@ import statistics
 from collections import Counter
 from typing import Any, Dict, List, Tuple
 
+from hpcdoctor import knowledge
+from hpcdoctor.engine import SEVERITY_RANK
 from hpcdoctor.facts import FactView
 
 UNIFORM = [
@@ -24,7 +26,6 @@ UNIFORM = [
     ("logical CPUs", lambda f: f.get("cpu.logical_cpus")),
     ("kernel", lambda f: f.get("system.kernel")),
 ]
-STRAGGLER = 0.9
 
 
 def _host(doc: Dict[str, Any], rank: str) -> str:
@@ -60,15 +61,15 @@ def analyse(gathered: Dict[str, Any]) -> Dict[str, Any]:
     gemm = {h: v for h, v in gemm.items() if v is not None}
     stragglers = []
     if len(gemm) >= 2:
+        frac = knowledge.load("thresholds")["bench"]["straggler_fraction"]
         med = statistics.median(gemm.values())
-        stragglers = [{"node": h, "tflops": v, "median": med} for h, v in sorted(gemm.items()) if v < med * STRAGGLER]
+        stragglers = [{"node": h, "tflops": v, "median": med} for h, v in sorted(gemm.items()) if v < med * frac]
     grouped: Dict[Tuple[str, str, str], List[str]] = {}
     for host, (_, doc) in nodes.items():
         for f in doc.get("findings", []):
             grouped.setdefault((f["severity"], f["code"], f["symbol"]), []).append(host)
-    order = {"error": 0, "warning": 1, "advice": 2}
     findings = [{"severity": s, "code": c, "symbol": sym, "nodes": sorted(h)}
-                for (s, c, sym), h in sorted(grouped.items(), key=lambda kv: (order[kv[0][0]], kv[0][1]))]
+                for (s, c, sym), h in sorted(grouped.items(), key=lambda kv: (SEVERITY_RANK[kv[0][0]], kv[0][1]))]
     return {"world_size": gathered.get("world_size"), "nodes": sorted(nodes), "missing_ranks": gathered.get("missing", []),
             "divergent": divergent, "stragglers": stragglers, "findings": findings}
 
