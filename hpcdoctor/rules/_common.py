@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Optional
 
 from hpcdoctor.facts import FactView
+
+
+def version_of(value: Any) -> Any:
+    """A packaging Version, or None when the text is not a version (local tags like +cu126 kept)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(str(value))
+    except InvalidVersion:
+        return None
 
 
 def parse_threads(value: Optional[str]) -> Optional[int]:

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.rules._common import version_of
 
 
 def _torch_at_least(f, version: str) -> bool:
-    from packaging.version import InvalidVersion, Version
-
-    v = f.get("torch.version")
-    try:
-        return v is not None and Version(str(v).split("+")[0]) >= Version(version)
-    except InvalidVersion:
-        return False
+    v = version_of(str(f.get("torch.version")).split("+")[0]) if f.get("torch.version") is not None else None
+    return v is not None and v >= version_of(version)
 
 
 @rule("ENV001", "nccl-async-error-handling", "advice", "the old NCCL_ASYNC_ERROR_HANDLING name", impact=4)

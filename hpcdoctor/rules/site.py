@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.rules._common import version_of
 from hpcdoctor.systems import recognise
 
 
@@ -109,13 +110,8 @@ def node_shape_mismatch(f):
 
 
 def _in_range(version, low, high):
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        v = Version(str(version))
-        return Version(low) <= v <= Version(high)
-    except InvalidVersion:
-        return False
+    v = version_of(version)
+    return v is not None and version_of(low) <= v <= version_of(high)
 
 
 @rule("SYS003", "nccl-known-issue", "warning", "an NCCL version with a known issue on this system", impact=8)

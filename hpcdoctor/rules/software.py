@@ -7,19 +7,11 @@ import re
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import MissingFact
+from hpcdoctor.rules._common import version_of
 
 
 def _cuda_gpus(f):
     return [g for g in f.gpus() if g.get("vendor") == "nvidia"]
-
-
-def _version(v):
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return Version(str(v))
-    except InvalidVersion:
-        return None
 
 
 @rule("SW001", "torch-import-failed", "error", "torch cannot be imported", impact=10)
@@ -142,20 +134,20 @@ def torch_missing_arch(f):
 def driver_supports(driver: str, runtime: str, windows: bool = False):
     """(ok, why) for a CUDA runtime on a driver, with minor-version compatibility."""
     cuda = knowledge.load("cuda")
-    dv = _version(driver)
-    rt = _version(runtime)
+    dv = version_of(driver)
+    rt = version_of(runtime)
     if dv is None or rt is None:
         return True, "versions not understood"
     major = str(rt.major)
     minimum = cuda["minor_compat_windows" if windows else "minor_compat"].get(major)
     if minimum is None and not windows and rt.major < 11:
         exact = cuda["release_driver"].get(f"{rt.major}.{rt.minor}")
-        if exact and dv < _version(exact):
+        if exact and dv < version_of(exact):
             return False, f"CUDA {runtime} needs a driver >= {exact} (no minor-version compatibility before CUDA 11)"
         return True, f"driver >= {exact}" if exact else f"no driver data for CUDA {runtime}"
     if minimum is None:
         return True, f"no driver data for CUDA {major}.x"
-    if dv < _version(minimum):
+    if dv < version_of(minimum):
         return False, f"CUDA {runtime} needs a driver >= {minimum} (minor-version compatibility for {major}.x)"
     return True, f"driver >= {minimum} runs any CUDA {major}.x runtime"
 
@@ -273,7 +265,7 @@ def tf32_disabled(f):
         return
     precision = f["torch.float32_matmul_precision"]
     ampere = [g for g in _cuda_gpus(f)
-              if isinstance(g.get("compute_capability"), str) and _version(g["compute_capability"]) >= _version("8.0")]
+              if isinstance(g.get("compute_capability"), str) and version_of(g["compute_capability"]) >= version_of("8.0")]
     if precision == "highest" and ampere:
         proof = _tf32_measured(f)
         source = " (this release's default, from hpcdoctor's knowledge)" if "float32_matmul_precision" in (t.get("from_knowledge") or []) else ""
@@ -319,7 +311,7 @@ def bf16_unsupported(f):
             sku = knowledge.gpu_sku(g.get("name") or "")
             cc = g.get("compute_capability")
             no_bf16 = (sku is not None and sku.get("has_bf16") is False) or (
-                g.get("vendor") == "nvidia" and isinstance(cc, str) and _version(cc) < _version("8.0"))
+                g.get("vendor") == "nvidia" and isinstance(cc, str) and version_of(cc) < version_of("8.0"))
             if no_bf16:
                 yield Hit(message=f"ACCELERATE_MIXED_PRECISION=bf16 but {g.get('name')} has no bf16 units",
                           subject=f"GPU {g.get('index')}", fix="export ACCELERATE_MIXED_PRECISION=fp16",
