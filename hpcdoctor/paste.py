@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
+from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
 from hpcdoctor.sysroot import ReplaySysRoot, SnapshotError
 
 MAX_PASTE_BYTES = 16 * 1024 * 1024
@@ -32,7 +33,7 @@ class Kind:
 
 KINDS = [
     Kind("collect_env", re.compile(r"^(Collecting environment information|PyTorch version: )"),
-         ["python3", "-m", "torch.utils.collect_env"]),
+         list(COLLECT_ENV_ARGV)),
     Kind("nvidia-smi -q", re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$"), ["nvidia-smi", "-q"]),
     Kind("nvidia-smi -q -x", re.compile(r"^(<\?xml.*\?>\s*)?<(nvidia_smi_log|!DOCTYPE nvidia_smi_log)"), ["nvidia-smi", "-q", "-x"]),
     Kind("nvidia-smi", re.compile(r"^\|\s*NVIDIA-SMI \d"), ["nvidia-smi"]),
@@ -157,7 +158,7 @@ def _gpu_names(chosen) -> List[Tuple[str, List[str]]]:
     found = []
     for argv, piece in chosen.items():
         try:
-            if argv == ("python3", "-m", "torch.utils.collect_env"):
+            if argv == tuple(COLLECT_ENV_ARGV):
                 names = collect_env.parse_collect_env(piece.text)["torch"].get("gpu_models") or []
             elif argv == ("nvidia-smi", "-q"):
                 names = [g["name"] for g in nvsmi_q.parse(piece.text)["gpus"] if isinstance(g["name"], str)]
@@ -231,7 +232,7 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
         raise SnapshotError(f"the pasted outputs describe different machines ({conflict}): "
                             f"recognised {'; '.join(recognised)}; paste one node's outputs at a time")
     # collect_env carries an lscpu: use it when no separate lscpu was pasted.
-    ce = chosen.get(("python3", "-m", "torch.utils.collect_env"))
+    ce = chosen.get(tuple(COLLECT_ENV_ARGV))
     if ce and ("lscpu",) not in chosen:
         m = re.search(r"^CPU:\n(.*?)(?:\n\n|\nVersions of relevant libraries)", ce.text, re.S | re.M)
         if m and "Architecture:" in m.group(1):

@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Optional
 from hpcdoctor import knowledge
 from hpcdoctor.facts import Unknown
 from hpcdoctor.parse import nvsmi_q, nvsmi_table, nvsmi_topo, nvsmi_xml
+from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
 from hpcdoctor.parse.collect_env import parse_collect_env
 from hpcdoctor.checks._gpu import add_locality, driver_stack_absent, gpus_on_bus, ran_and_failed, tool_output
 from hpcdoctor.probes import revive
@@ -61,7 +62,7 @@ def _from_nvsmi_table(root: SysRoot) -> Dict[str, Any]:
 
 def _from_collect_env(root: SysRoot) -> Dict[str, Any]:
     """GPU models and the driver as collect_env lists them: names only, the rest Unknown."""
-    res = root.run(["python3", "-m", "torch.utils.collect_env"], timeout=60.0, live=False)
+    res = root.run(COLLECT_ENV_ARGV, timeout=60.0, live=False)
     t = parse_collect_env(res.stdout).get("torch", {})
     models = t.get("gpu_models") or []
     if not models:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional
 
 from hpcdoctor.facts import Unknown
+from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
 from hpcdoctor.parse.collect_env import parse_collect_env
 from hpcdoctor.parse.torch_config import parse_config
 from hpcdoctor.sysroot import Missing, SysRoot, run_process
@@ -175,7 +176,7 @@ def _fill_defaults(out: Dict[str, Any], env: Dict[str, str]) -> None:
 
 
 def from_collect_env(root: SysRoot) -> Dict[str, Any]:
-    res = root.run(["python3", "-m", "torch.utils.collect_env"], timeout=60.0, live=False)
+    res = root.run(COLLECT_ENV_ARGV, timeout=60.0, live=False)
     parsed = parse_collect_env(res.stdout)
     if not parsed.get("recognised"):
         if res.rc != 0 and "No module named 'torch'" in (res.stdout + res.stderr):

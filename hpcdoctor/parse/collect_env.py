@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional
 
+# The command whose output this is: how snapshots and pastes file it, and how checks ask for it.
+ARGV = ["python3", "-m", "torch.utils.collect_env"]
+
 _NA = ("N/A", "Could not collect", "None", "")
 _KEYS = {
     "PyTorch version": "version",
