@@ -15,9 +15,10 @@ import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
+from hpcdoctor.parse.collect_env import SGLANG_ARGV
 from hpcdoctor.sysroot import ReplaySysRoot, SnapshotError
 
 MAX_PASTE_BYTES = 16 * 1024 * 1024
@@ -32,8 +33,10 @@ class Kind:
 
 
 KINDS = [
-    Kind("collect_env", re.compile(r"^(Collecting environment information|PyTorch version: )"),
+    Kind("collect_env", re.compile(r"^\s*(Collecting environment information|PyTorch version\s*: |"
+                                   r"Versions of relevant libraries:\s*$)"),
          list(COLLECT_ENV_ARGV)),
+    Kind("sglang check_env", re.compile(r"^Python: \d+\.\d+"), list(SGLANG_ARGV)),
     Kind("nvidia-smi -q", re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$"), ["nvidia-smi", "-q"]),
     Kind("nvidia-smi -q -x", re.compile(r"^(<\?xml.*\?>\s*)?<(nvidia_smi_log|!DOCTYPE nvidia_smi_log)"), ["nvidia-smi", "-q", "-x"]),
     Kind("nvidia-smi", re.compile(r"^\|\s*NVIDIA-SMI \d"), ["nvidia-smi"]),
@@ -42,10 +45,13 @@ KINDS = [
     Kind("numactl -H", re.compile(r"^available: \d+ nodes"), ["numactl", "-H"]),
     Kind("ibstat", re.compile(r"^CA '[^']+'"), ["ibstat"], per_device=True),
     Kind("ibstatus", re.compile(r"^Infiniband device '[^']+' port"), ["ibstatus"], per_device=True),
+    Kind("ibv_devinfo", re.compile(r"^hca_id:\s*\S+"), ["ibv_devinfo"], per_device=True),
     Kind("fi_info", re.compile(r"^provider: \S+"), ["fi_info", "-p", "cxi"], per_device=True),
     Kind("amd-smi static --json", re.compile(r'^\s*[\[{]\s*("gpu_data"|$)'), ["amd-smi", "static", "--json"]),
-    Kind("rocm-smi", re.compile(r"^=+\s*(ROCm System Management Interface|Concise Info)\s*=+"), ["rocm-smi"],
+    Kind("rocm-smi", re.compile(r"^\s*=+\s*(ROCm System Management Interface|Concise Info)\s*=+"), ["rocm-smi"],
          per_device=True),
+    # --showtopo's and --showtoponuma's sections, pasted without the banner above them.
+    Kind("rocm-smi section", re.compile(r"^\s*=+\s*(Weight between two GPUs|Numa Nodes)\s*=+"), ["rocm-smi"]),
     Kind("amd-smi static", re.compile(r"^(GPU|CPU): \d+\s*$"), ["amd-smi", "static"], per_device=True),
 ]
 
@@ -106,13 +112,23 @@ def recognise(text: str) -> Recognition:
             kind = next(k for k in KINDS if k.name == "nvidia-smi topo -m")
         if kind and kind.name == "nvidia-smi topo -m" and not re.search(r"GPU0", line):
             kind = None
-        if kind and kind.per_device and starts and starts[-1][1].name == kind.name:
-            kind = None  # the next device's block of the same output
+        if kind and kind.name == "sglang check_env" and not any(
+                re.match(r"^(CUDA|ROCM) available: ", l) for l in lines[i + 1:i + 4]):
+            kind = None
+        if kind and kind.per_device and starts and starts[-1][1].name == kind.name and not (
+                kind.name == "rocm-smi" and "ROCm System Management Interface" in line):
+            kind = None  # the next device's block of the same output (each rocm-smi run has one banner)
+        if kind and kind.name == "rocm-smi section" and starts and starts[-1][1].argv == ["rocm-smi"] and (
+                "Numa Nodes" not in line or any("between two GPUs" in l for l in lines[starts[-1][0]:i])
+                or all(not l.strip() or re.match(r"^\s*=+.*=+\s*$", l) for l in lines[starts[-1][0]:i])):
+            kind = None  # a section of the rocm-smi output above (the banner, or --showtopo's matrices)
         if kind:
             starts.append((i, kind))
             # Skip what belongs to this piece: nested headers (collect_env's lscpu, XML, JSON).
             if kind.name == "collect_env":
                 inside_until = _collect_env_end(lines, i)
+            elif kind.name == "sglang check_env":
+                inside_until = next((j + 1 for j in range(i, len(lines)) if lines[j].startswith("ulimit soft:")), len(lines))
             elif kind.name == "nvidia-smi -q -x":
                 inside_until = next((j + 1 for j in range(i, len(lines)) if "</nvidia_smi_log>" in lines[j]), len(lines))
             elif kind.argv[-1] == "--json":
@@ -120,11 +136,17 @@ def recognise(text: str) -> Recognition:
                 end = _json_end(text, offset)
                 inside_until = text[:end].count("\n") + 1
         i += 1
-    # rocm-smi -a and the concise table share a banner: tell them apart by their lines.
+    # rocm-smi's outputs share a banner: tell them apart by their sections and lines.
     for n, (start, kind) in enumerate(starts):
-        if kind.name == "rocm-smi":
+        if kind.argv == ["rocm-smi"]:
             end = starts[n + 1][0] if n + 1 < len(starts) else len(lines)
-            if any(re.match(r"^GPU\[\d+\]", l) for l in lines[start:end]):
+            body = lines[start:end]
+            device_lines = [l for l in body if re.match(r"^GPU\[\d+\]", l)]
+            if any(re.search(r"(Weight|Hops|Link Type) between two GPUs", l) for l in body):
+                starts[n] = (start, Kind("rocm-smi --showtopo", kind.start, ["rocm-smi", "--showtopo"]))
+            elif device_lines and all("(Topology)" in l for l in device_lines):
+                starts[n] = (start, Kind("rocm-smi --showtoponuma", kind.start, ["rocm-smi", "--showtoponuma"]))
+            elif device_lines:
                 starts[n] = (start, Kind("rocm-smi -a", kind.start, ["rocm-smi", "-a"]))
     rec = Recognition()
     first = starts[0][0] if starts else len(lines)
@@ -137,16 +159,32 @@ def recognise(text: str) -> Recognition:
     return rec
 
 
+_VLLM_TAIL = re.compile(r"^(=+\s*$|\s*vLLM Info|\s*Environment Variables|(ROCM|Neuron SDK|vLLM) Version\s*:|vLLM Build Flags:|"
+                        r"CUDA Archs:|\[conda\].*ROCM Version:)")
+_ENV_LINE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
 def _collect_env_end(lines: List[str], i: int) -> int:
-    """collect_env ends after its library list ([pip3] / [conda] lines), or at the end."""
+    """collect_env ends after its library list ([pip3] / [conda] lines), or at the end. vLLM's
+    copy goes on with its version, build flags, GPU topology (any tool's text) and environment."""
+    indent = len(lines[i]) - len(lines[i].lstrip())
     j = i
-    in_libs = False
+    state = "head"
     while j < len(lines):
-        line = lines[j]
-        if line.startswith("Versions of relevant libraries"):
-            in_libs = True
-        elif in_libs and line.strip() and not re.match(r"^\[(pip\d?|conda)\]", line):
-            return j
+        line = lines[j][indent:] if lines[j][:indent].strip() == "" else lines[j]
+        if state == "head" and re.match(r"^(=+\s*)?Versions of relevant libraries", line.strip()):
+            state = "libs"
+        elif state == "libs" and line.strip() and not re.match(r"^(\[(pip\d?|conda)\]|=+$)", line):
+            if not _VLLM_TAIL.match(line):
+                return j
+            state = "vllm"
+        if state == "vllm":
+            if line.startswith("GPU Topology:"):
+                state = "topo"
+            elif line.strip() and not (_VLLM_TAIL.match(line) or _ENV_LINE.match(line) or line.startswith("  ")):
+                return j
+        elif state == "topo" and (_ENV_LINE.match(line) or re.match(r"^=+$", line.strip())):
+            state = "vllm"
         j += 1
     return len(lines)
 
@@ -158,7 +196,7 @@ def _gpu_names(chosen) -> List[Tuple[str, List[str]]]:
     found = []
     for argv, piece in chosen.items():
         try:
-            if argv == tuple(COLLECT_ENV_ARGV):
+            if argv in (tuple(COLLECT_ENV_ARGV), tuple(SGLANG_ARGV)):
                 names = collect_env.parse_collect_env(piece.text)["torch"].get("gpu_models") or []
             elif argv == ("nvidia-smi", "-q"):
                 names = [g["name"] for g in nvsmi_q.parse(piece.text)["gpus"] if isinstance(g["name"], str)]
@@ -204,26 +242,65 @@ def read_text(path: str) -> str:
     return text
 
 
+def find_symptoms(text: str) -> List[Dict[str, Any]]:
+    """Known error and log messages in a paste (knowledge/symptoms.toml), with their line."""
+    from hpcdoctor import knowledge
+
+    table = knowledge.load("symptoms")["symptoms"]
+    found: List[Dict[str, Any]] = []
+    for n, line in enumerate(text.replace("\r\n", "\n").split("\n"), 1):
+        for sid, entry in table.items():
+            m = re.search(entry["pattern"], line)
+            if m and not any(f["id"] == sid for f in found):
+                found.append({"id": sid, "line": n, "text": line.strip()[:300], "means": entry["means"],
+                              **{k: v for k, v in m.groupdict().items() if v is not None}})
+    return found
+
+
+def _embedded(piece: Piece) -> Dict[Tuple[str, ...], Piece]:
+    """Outputs that an environment report carries inside it: collect_env's lscpu, and the
+    ``nvidia-smi topo -m`` or ``rocm-smi --showtopo`` that vLLM's and sglang's reports include."""
+    from hpcdoctor.parse.collect_env import parse_collect_env
+
+    parsed = parse_collect_env(piece.text)
+    out: Dict[Tuple[str, ...], Piece] = {}
+    lscpu = parsed.get("lscpu") or ""
+    if "Architecture:" in lscpu:
+        out[("lscpu",)] = Piece(next(k for k in KINDS if k.name == "lscpu"), lscpu + "\n", piece.line)
+    topo = parsed.get("gpu_topology") or ""
+    if "GPU0" in topo and "CPU Affinity" in topo:
+        out[("nvidia-smi", "topo", "-m")] = Piece(next(k for k in KINDS if k.name == "nvidia-smi topo -m"), topo, piece.line)
+    elif re.search(r"(Weight|Hops|Link Type) between two GPUs", topo):
+        out[("rocm-smi", "--showtopo")] = Piece(Kind("rocm-smi --showtopo", re.compile("$^"), ["rocm-smi", "--showtopo"]),
+                                               topo, piece.line)
+    return out
+
+
 @contextmanager
 def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str], List[str]]]:
     """A snapshot built from pasted texts: (root, recognised pieces, notes). Raises SnapshotError
     when nothing in them is recognised."""
     recognised: List[str] = []
     notes: List[str] = []
-    chosen = {}
+    chosen: Dict[Tuple[str, ...], Piece] = {}
+    symptoms: List[Dict[str, Any]] = []
     for path in paths:
-        rec = recognise(read_text(path))
+        text = read_text(path)
+        rec = recognise(text)
         label = "stdin" if path == "-" else Path(path).name
-        notes.extend(f"{label}: {n}" for n in rec.notes)
-        for piece, text in zip(rec.pieces, rec.summary()):
-            recognised.append(f"{label}: {text}")
+        found = find_symptoms(text)
+        symptoms.extend(found)
+        notes.extend(f"{label}: {n}" for n in rec.notes if not found)
+        for piece, summary in zip(rec.pieces, rec.summary()):
+            recognised.append(f"{label}: {summary}")
             key = tuple(piece.kind.argv)
             if key in chosen:
                 notes.append(f"{label}: a second {piece.kind.name} at line {piece.line} was ignored "
                              "(two machines in one paste? paste one node at a time)")
                 continue
             chosen[key] = piece
-    if not chosen:
+        recognised.extend(f"{label}: message {s['id']} (line {s['line']})" for s in found)
+    if not chosen and not symptoms:
         what = "; ".join(recognised) or "no known tool output"
         raise SnapshotError(f"nothing hpcdoctor can read in {', '.join(paths)} (recognised: {what}); paste the "
                             "output of python -m torch.utils.collect_env, nvidia-smi -q, lscpu, numactl -H, ...")
@@ -231,20 +308,20 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
     if conflict:
         raise SnapshotError(f"the pasted outputs describe different machines ({conflict}): "
                             f"recognised {'; '.join(recognised)}; paste one node's outputs at a time")
-    # collect_env carries an lscpu: use it when no separate lscpu was pasted.
-    ce = chosen.get(tuple(COLLECT_ENV_ARGV))
-    if ce and ("lscpu",) not in chosen:
-        m = re.search(r"^CPU:\n(.*?)(?:\n\n|\nVersions of relevant libraries)", ce.text, re.S | re.M)
-        if m and "Architecture:" in m.group(1):
-            chosen[("lscpu",)] = Piece(next(k for k in KINDS if k.name == "lscpu"), m.group(1) + "\n", ce.line)
+    for argv in (tuple(COLLECT_ENV_ARGV), tuple(SGLANG_ARGV)):
+        if argv in chosen:
+            for key, piece in _embedded(chosen[argv]).items():
+                chosen.setdefault(key, piece)  # what was pasted on its own wins
     tmp = Path(tempfile.mkdtemp(prefix="hpcdoctor-paste-"))
     try:
         (tmp / "cmd").mkdir()
+        (tmp / "probes").mkdir()
         index = []
         for n, (argv, piece) in enumerate(chosen.items()):
             (tmp / "cmd" / f"{n}.txt").write_text(piece.text, encoding="utf-8")
             index.append({"argv": list(argv), "rc": 0, "stdout": f"{n}.txt", "stderr": ""})
         (tmp / "cmd" / "index.json").write_text(json.dumps(index), encoding="utf-8")
+        (tmp / "probes" / "ticket.json").write_text(json.dumps({"symptoms": symptoms}), encoding="utf-8")
         yield ReplaySysRoot(tmp, label=", ".join(paths)), recognised, notes
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

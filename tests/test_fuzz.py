@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 from conftest import CPUINFO, NODES, PUBLIC
 from hpcdoctor import config
 from hpcdoctor.envfilter import parse_env_output
-from hpcdoctor.parse import amdsmi, collect_env, cpuinfo, cpulist, kv, lscpu, numactl, nvsmi_topo, nvsmi_xml, rdma, torch_config
+from hpcdoctor.parse import (amdsmi, collect_env, cpuinfo, cpulist, kv, lscpu, numactl, nvsmi_topo, nvsmi_xml, rdma, rocm_topo,
+                             torch_config)
+from hpcdoctor.paste import find_symptoms, recognise
 from hpcdoctor.sysroot import ReplaySysRoot, SnapshotError
 
 settings.register_profile("ci", max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
@@ -124,6 +126,22 @@ def test_rdma_outputs(text):
     rdma.parse_ibstat(text)
     rdma.parse_ibstatus(text)
     rdma.parse_fi_info(text)
+    rdma.parse_ibv_devinfo(text)
+
+
+REPORT_S = _samples(*(NODES.parent / "pastes").glob("*.txt"), *(PUBLIC / "amd").glob("*rocm-smi*.txt"))
+
+
+@given(mutated(REPORT_S))
+def test_pasted_reports(text):
+    # vLLM's and sglang's reports, rocm-smi's topology, whole pastes: never anything but ValueError.
+    collect_env.parse_collect_env(text)
+    find_symptoms(text)
+    recognise(text)
+    try:
+        rocm_topo.parse(text)
+    except ValueError:
+        pass
 
 
 @given(mutated(TEXT_S))

@@ -56,10 +56,17 @@ def test_missing_arch():
 
 
 def test_driver_too_old():
-    g = facts(H100, **{"nvidia.driver_version": "535.161.08"})
+    # A driver too old for the runtime: torch cannot initialise CUDA.
+    g = facts(H100, **{"nvidia.driver_version": "535.161.08", "torch.cuda_available": False})
     (f,) = fired("driver-too-old", g)
     assert "CUDA 13.0" in f.message and "580.65.06" in f.message
     assert not fired("driver-too-old", facts(H100))  # 580.159.04 runs CUDA 13.0
+
+
+def test_driver_too_old_silent_when_forward_compatibility_works():
+    # torch initialised CUDA 13.0 on a 535 driver: the cuda-compat package is in use, not an error.
+    g = facts(H100, **{"nvidia.driver_version": "535.161.08", "torch.cuda_available": True})
+    assert not fired("driver-too-old", g)
 
 
 def test_duplicate_libraries():

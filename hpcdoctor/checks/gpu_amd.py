@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional
 from hpcdoctor import knowledge
 from hpcdoctor.checks._gpu import add_locality, driver_stack_absent, gpus_on_bus, tool_output
 from hpcdoctor.facts import Unknown
-from hpcdoctor.parse import amdsmi
+from hpcdoctor.parse import amdsmi, rocm_topo
 from hpcdoctor.sysroot import Missing, SysRoot
 
 NAME = "gpu_amd"
@@ -26,6 +26,27 @@ def _versions(root: SysRoot) -> Dict[str, Any]:
         return tool_output(root, ["amd-smi", "version", "--json"], amdsmi.parse_amdsmi_version)
     except Missing as exc:
         return {"rocm_version": Unknown(str(exc))}
+
+
+def _topology(root: SysRoot) -> Any:
+    """GPU links and NUMA nodes from a recorded or pasted ``rocm-smi --showtopo`` (else
+    ``--showtoponuma``); never run for: sysfs gives a live node's NUMA nodes."""
+    errors = []
+    for argv in (["rocm-smi", "--showtopo"], ["rocm-smi", "--showtoponuma"]):
+        try:
+            return tool_output(root, argv, rocm_topo.parse, live=False)
+        except Missing as exc:
+            errors.append(str(exc))
+    return Unknown("; ".join(errors))
+
+
+def _fill_numa(gpus: List[Dict[str, Any]], topology: Any) -> None:
+    numa = topology.get("numa_node", {}) if isinstance(topology, dict) else {}
+    for g in gpus:
+        node = numa.get(str(g.get("index")))
+        if isinstance(g.get("numa_node"), Unknown) and isinstance(node, int) and node >= 0:
+            g["numa_node"] = node
+            g["numa_node_source"] = "rocm-smi"
 
 
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
@@ -51,7 +72,8 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
             break
         except Missing as exc:
             errors.append(str(exc))
-    amd: Dict[str, Any] = {"pci_devices": len(on_bus) if isinstance(on_bus, list) else on_bus}
+    amd: Dict[str, Any] = {"pci_devices": len(on_bus) if isinstance(on_bus, list) else on_bus,
+                           "topology": _topology(root)}
     if data is None:
         amd["error"] = "; ".join(errors)
         if isinstance(on_bus, list) and on_bus:
@@ -60,20 +82,26 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
             return {"gpus": [], "amd": amd}
         return {"gpus": Unknown(amd["error"]), "amd": amd}
     gpus = data["gpus"]
-    packages = 0.0
+    packages: Any = 0.0
     for g in gpus:
         name = g.get("name")
         sku = knowledge.gpu_sku(name) if isinstance(name, str) else None
         g["sku"] = sku["id"] if sku else None
-        gcds = int(sku.get("gcds", 1)) if sku else 1
-        g["gcds_per_package"] = gcds
-        packages += 1.0 / gcds
+        if not isinstance(name, str):
+            # An unnamed device (ROCm 4/5's concise table) may be one GCD of an MI250X: unknown.
+            g["gcds_per_package"] = packages = Unknown("the source does not name the devices")
+        else:
+            gcds = int(sku.get("gcds", 1)) if sku else 1
+            g["gcds_per_package"] = gcds
+            if not isinstance(packages, Unknown):
+                packages += 1.0 / gcds
         add_locality(root, g)
+    _fill_numa(gpus, amd["topology"])
     amd.update({
         "source": data["source"],
         "driver_version": data.get("driver_version"),
         "devices": len(gpus),
-        "packages": int(round(packages)),
+        "packages": packages if isinstance(packages, Unknown) else int(round(packages)),
     })
     amd.update(_versions(root))
     return {"gpus": gpus, "amd": amd}

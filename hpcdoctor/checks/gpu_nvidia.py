@@ -12,8 +12,7 @@ from typing import Any, Dict, List, Optional
 from hpcdoctor import knowledge
 from hpcdoctor.facts import Unknown
 from hpcdoctor.parse import nvsmi_q, nvsmi_table, nvsmi_topo, nvsmi_xml
-from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
-from hpcdoctor.parse.collect_env import parse_collect_env
+from hpcdoctor.checks._report import environment_report
 from hpcdoctor.checks._gpu import add_locality, driver_stack_absent, gpus_on_bus, ran_and_failed, tool_output
 from hpcdoctor.probes import revive
 from hpcdoctor.sysroot import Missing, SysRoot
@@ -61,16 +60,22 @@ def _from_nvsmi_table(root: SysRoot) -> Dict[str, Any]:
 
 
 def _from_collect_env(root: SysRoot) -> Dict[str, Any]:
-    """GPU models and the driver as collect_env lists them: names only, the rest Unknown."""
-    res = root.run(COLLECT_ENV_ARGV, timeout=60.0, live=False)
-    t = parse_collect_env(res.stdout).get("torch", {})
+    """GPU models and the driver as an environment report lists them (collect_env: names only;
+    sglang's check_env adds compute capabilities), the rest Unknown."""
+    _, parsed = environment_report(root)
+    t = parsed.get("torch", {})
+    source = "sglang check_env" if parsed.get("format") == "sglang" else "collect_env"
     models = t.get("gpu_models") or []
     if not models:
-        raise Missing("collect_env lists no GPU model")
-    driver = t.get("driver_version") or Unknown("collect_env gives no driver version")
-    gpus = [{"index": i, "name": name, "driver_version": driver} for i, name in enumerate(models)]
-    return {"gpus": gpus, "driver_version": driver, "cuda_driver_version": Unknown("collect_env gives no driver CUDA version"),
-            "source": "collect_env"}
+        raise Missing(f"{source} lists no GPU model")
+    if t.get("hip") or t.get("platform") == "rocm":
+        raise Missing(f"{source} lists ROCm devices, not NVIDIA GPUs")
+    driver = t.get("driver_version") or Unknown(f"{source} gives no driver version")
+    caps = t.get("compute_capabilities") or {}
+    gpus = [{"index": i, "name": name, "driver_version": driver, **({"compute_capability": caps[str(i)]} if str(i) in caps else {})}
+            for i, name in enumerate(models)]
+    return {"gpus": gpus, "driver_version": driver, "cuda_driver_version": Unknown(f"{source} gives no driver CUDA version"),
+            "source": source}
 
 
 def _topology(root: SysRoot, n_gpus: int) -> Any:

@@ -1,5 +1,6 @@
 """Network: RDMA ports (InfiniBand, RoCE), Slingshot (cxi) devices, IP interfaces, NCCL's network
-plugin. Read from sysfs; recorded ``ibstat`` and ``fi_info`` outputs are parsed in replays."""
+plugin. Read from sysfs; recorded ``ibstat``, ``ibstatus``, ``ibv_devinfo`` and ``fi_info``
+outputs are parsed in replays."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def _ports(root: SysRoot) -> Any:
     except Missing as exc:
         sys_reason = str(exc)
     tools_absent = False
-    for argv, parse in ((["ibstat"], rdma.parse_ibstat), (["ibstatus"], rdma.parse_ibstatus)):
+    for argv, parse in ((["ibstat"], rdma.parse_ibstat), (["ibstatus"], rdma.parse_ibstatus),
+                        (["ibv_devinfo"], rdma.parse_ibv_devinfo)):
         try:
             res = root.run(argv, timeout=5.0, live=False)
         except Missing:

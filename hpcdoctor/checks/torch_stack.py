@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional
 
 from hpcdoctor.facts import Unknown
-from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
-from hpcdoctor.parse.collect_env import parse_collect_env
+from hpcdoctor.checks._report import environment_report
 from hpcdoctor.parse.torch_config import parse_config
 from hpcdoctor.sysroot import Missing, SysRoot, run_process
 
@@ -91,6 +90,8 @@ def cudnn_version(value: Any) -> Any:
 
 
 def _build_kind(t: Dict[str, Any]) -> Optional[str]:
+    if t.get("platform") in ("cuda", "rocm"):
+        return t["platform"]  # sglang's check_env: the build is known, its CUDA version may not be
     if t.get("hip"):
         return "rocm"
     if t.get("cuda"):
@@ -176,15 +177,17 @@ def _fill_defaults(out: Dict[str, Any], env: Dict[str, str]) -> None:
 
 
 def from_collect_env(root: SysRoot) -> Dict[str, Any]:
-    res = root.run(COLLECT_ENV_ARGV, timeout=60.0, live=False)
-    parsed = parse_collect_env(res.stdout)
+    res, parsed = environment_report(root)
+    source = "sglang check_env" if parsed.get("format") == "sglang" else "collect_env"
     if not parsed.get("recognised"):
         if res.rc != 0 and "No module named 'torch'" in (res.stdout + res.stderr):
-            return {"source": "collect_env", "installed": False, "version": None}
-        raise Missing(f"collect_env output not usable ({res.why_failed() if res.rc else 'unrecognised text'})")
+            return {"source": source, "installed": False, "version": None}
+        raise Missing(f"{source} output not usable ({res.why_failed() if res.rc else 'unrecognised text'})")
     t = parsed["torch"]
-    t["source"] = "collect_env"
-    t["installed"] = True
+    t["source"] = source
+    # A pasted library list alone says torch is there (pip's or conda's record), not which one imports.
+    t["installed"] = True if t.get("version") or "torch" in t.get("pip", {}) or "pytorch" in t.get("conda_list", {}) \
+        else Unknown("the report names no torch")
     libs = wheel_libraries(t.get("pip", {}))
     t["wheel_libraries"] = libs
     for key in ("cudnn", "nccl"):

@@ -214,6 +214,12 @@ def parse_rocm_smi_text(text: str) -> Dict[str, Any]:
             m = re.match(r"^(\d+)\s+\[0x[0-9a-fA-F]+\s*:\s*0x[0-9a-fA-F]+\]", line)
             if m and i + 1 < len(lines) and lines[i + 1].startswith(" ") and lines[i + 1].strip():
                 cards[f"card{m.group(1)}"] = {"Card series": lines[i + 1].strip()}
+    if not cards and re.search(r"^GPU\s+Temp", text, re.M):
+        # ROCm 4/5's concise table: "0    35.0c  90.0W  800Mhz ...", devices unnamed.
+        for line in text.replace("\r\n", "\n").split("\n"):
+            m = re.match(r"^(\d+)\s+[\d.]+c\s", line)
+            if m:
+                cards[f"card{m.group(1)}"] = {}
     if not cards:
         raise ValueError("no GPU lines: not rocm-smi output")
     data: Dict[str, Any] = dict(cards)

@@ -1,18 +1,23 @@
 """``python -m torch.utils.collect_env``: the report users paste into tickets.
 
-Also accepts vLLM's and sglang's copies (same first part) and reports cut off anywhere: every
-field is optional, and only what the text says is returned.
+Also reads vLLM's copy (torch's first part, then vLLM's version, build flags, ``nvidia-smi topo
+-m`` or ``rocm-smi --showtopo`` and a filtered environment; since 2025 in a "Key   : value" layout
+under ``=====`` banners) and sglang's ``python3 -m sglang.check_env`` (one "Key: value" per line,
+with compute capabilities). Reports may be cut off anywhere or indented as a whole by a Markdown
+paste: every field is optional, and only what the text says is returned.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 from typing import Any, Dict, List, Optional
 
-# The command whose output this is: how snapshots and pastes file it, and how checks ask for it.
+# The commands whose output this is: how snapshots and pastes file it, and how checks ask for it.
 ARGV = ["python3", "-m", "torch.utils.collect_env"]
+SGLANG_ARGV = ["python3", "-m", "sglang.check_env"]
 
-_NA = ("N/A", "Could not collect", "None", "")
+_NA = ("N/A", "Could not collect", "None", "No CUDA", "")
 _KEYS = {
     "PyTorch version": "version",
     "Is debug build": "debug_build",
@@ -34,47 +39,98 @@ _KEYS = {
     "Is XNNPACK available": "xnnpack",
     "Is XPU available": "xpu_available",
 }
+# vLLM's additions after the library list.
+_VLLM_KEYS = {"ROCM Version": "rocm_version", "Neuron SDK Version": "neuron_sdk", "vLLM Version": "version"}
 _BOOL = {"True": True, "False": False, "Yes": True, "No": False}
+_BANNER = re.compile(r"^={10,}\s*$")
+_ENV_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 
 
 def looks_like_collect_env(text: str) -> bool:
-    return bool(re.search(r"^(PyTorch version|Collecting environment information)", text, re.M))
+    return bool(re.search(r"^\s*(PyTorch version\s*:|Collecting environment information|Versions of relevant libraries:\s*$)",
+                          text, re.M))
+
+
+def dedent_paste(text: str) -> str:
+    """A report pasted inside an indented Markdown block, every line shifted by the same amount."""
+    return textwrap.dedent(text.replace("\r\n", "\n"))
 
 
 def parse_collect_env(text: str) -> Dict[str, Any]:
-    text = text.replace("\r\n", "\n")
-    out: Dict[str, Any] = {"recognised": False}
-    torch: Dict[str, Any] = {}
+    text = dedent_paste(text)
+    if _is_sglang(text):
+        return parse_sglang_check_env(text)
+    # Old vLLM reports lost a newline after an empty conda list: "[conda] Could not collectROCM Version: ...".
+    text = re.sub(r"(?m)^(\[conda\].*?\S)(ROCM Version: )", r"\1\n\2", text)
     lines = text.split("\n")
-    i = 0
+    torch: Dict[str, Any] = {}
     pip: Dict[str, str] = {}
     conda: Dict[str, Dict[str, str]] = {}
     cpu_lines: List[str] = []
-    section = None
+    topo_lines: List[str] = []
+    env: Dict[str, str] = {}
+    vllm: Dict[str, Any] = {}
+    section: Optional[str] = None
+    i = 0
     while i < len(lines):
         line = lines[i]
-        if line.startswith("CPU:"):
+        title = _banner_title(lines, i)
+        if title is not None:
+            section = {"CPU Info": "cpu", "Versions of relevant libraries": "libs", "vLLM Info": "vllm",
+                       "Environment Variables": "env"}.get(title)
+            i += 3
+            continue
+        if _BANNER.match(line):
+            i += 1
+            continue
+        if line.startswith("CPU:") and not line[4:].strip():
             section = "cpu"
             i += 1
             continue
-        if line.startswith("Versions of relevant libraries:"):
+        if line.startswith("Versions of relevant libraries"):
             section = "libs"
             i += 1
             continue
         if section == "cpu" and line.strip():
-            if re.match(r"^[A-Za-z][A-Za-z0-9 ()/_.-]*:", line) and line.split(":", 1)[0] in _KEYS:
-                section = None
-            else:
+            if not _is_key_line(line):
                 cpu_lines.append(line)
                 i += 1
                 continue
-        if section == "libs":
-            m = re.match(r"^\[pip\d?\]\s+(\S+?)==(\S+)", line)
+            section = None
+        if section == "libs" and not _VLLM_KEY.match(line):
+            _library_line(line, pip, conda)
+            i += 1
+            continue
+        if section == "topo":
+            if line.strip() and (_ENV_LINE.match(line.strip()) and not line.startswith((" ", "\t"))):
+                section = "env"  # old vLLM reports run the environment on after the topology
+            else:
+                topo_lines.append(line)
+                i += 1
+                continue
+        if section == "env":
+            m = _ENV_LINE.match(line.strip())
             if m:
-                pip[m.group(1).lower().replace("_", "-")] = m.group(2)
-            m = re.match(r"^\[conda\]\s+(\S+)\s+(\S+)\s+(\S+)", line)
-            if m:
-                conda[m.group(1)] = {"version": m.group(2), "build": m.group(3)}
+                env[m.group(1)] = m.group(2)
+            i += 1
+            continue
+        m = _VLLM_KEY.match(line)
+        if m:
+            section = "vllm"
+            key, value = m.group(1).strip(), m.group(2).strip()
+            if key == "vLLM Build Flags":
+                flags = value or (lines[i + 1].strip() if i + 1 < len(lines) else "")
+                vllm["build_flags"] = flags or None
+                i += 1 if value else 2
+                continue
+            if key == "GPU Topology":
+                section = "topo"
+                if value:
+                    topo_lines.append(value)
+                i += 1
+                continue
+            field = _VLLM_KEYS[key]
+            vllm[field] = None if value in _NA else value
             i += 1
             continue
         key, sep, value = line.partition(":")
@@ -84,7 +140,7 @@ def parse_collect_env(text: str) -> Dict[str, Any]:
             # Multi-line values (GPU list, cuDNN candidates) continue on lines without a key.
             extra = []
             j = i + 1
-            while j < len(lines) and lines[j].strip() and not _is_key_line(lines[j]):
+            while j < len(lines) and lines[j].strip() and not _is_key_line(lines[j]) and not _BANNER.match(lines[j]):
                 extra.append(lines[j].strip())
                 j += 1
             if field in ("gpu_models", "system_cudnn") and extra:
@@ -92,21 +148,49 @@ def parse_collect_env(text: str) -> Dict[str, Any]:
                 i = j - 1
             torch[field] = _convert(field, value)
         i += 1
-    if "version" in torch:
-        out["recognised"] = True
+    # A library list pasted alone is still collect_env's: it says what pip and conda hold.
+    out: Dict[str, Any] = {"recognised": "version" in torch or bool(pip or conda), "format": "vllm" if vllm else "torch"}
     if pip:
         torch["pip"] = pip
     if conda:
         torch["conda_list"] = conda
     if cpu_lines:
         out["lscpu"] = "\n".join(cpu_lines)
+    topo = "\n".join(topo_lines).strip("\n")
+    if topo.strip() and topo.strip() not in _NA:
+        out["gpu_topology"] = textwrap.dedent(topo) + "\n"
+    if vllm:
+        out["vllm"] = vllm
+    if env:
+        out["env_vars"] = env
     out["torch"] = torch
     return out
 
 
+_VLLM_KEY = re.compile(r"^(ROCM Version|Neuron SDK Version|vLLM Version|vLLM Build Flags|GPU Topology)\s*:\s*(.*)$")
+
+
+def _banner_title(lines: List[str], i: int) -> Optional[str]:
+    """The title of a "=====" / title / "=====" banner starting at line i."""
+    if i + 2 < len(lines) and _BANNER.match(lines[i]) and _BANNER.match(lines[i + 2]) and lines[i + 1].strip():
+        return lines[i + 1].strip()
+    return None
+
+
+def _library_line(line: str, pip: Dict[str, str], conda: Dict[str, Dict[str, str]]) -> None:
+    # "[pip3] torch==2.1.0", and before 2019 "[pip] torch (1.0.0.dev20181022)".
+    m = re.match(r"^\[pip\d?\]\s+(\S+?)(?:==(\S+)|\s+\((\S+)\))\s*$", line)
+    if m:
+        pip[m.group(1).lower().replace("_", "-")] = m.group(2) or m.group(3)
+    m = re.match(r"^\[conda\]\s+(\S+)\s+(\S+)\s+(\S+)", line)
+    if m:
+        conda[m.group(1)] = {"version": m.group(2), "build": m.group(3)}
+
+
 def _is_key_line(line: str) -> bool:
     key, sep, _ = line.partition(":")
-    return bool(sep) and (key.strip() in _KEYS or line.startswith(("CPU:", "Versions of relevant")))
+    return bool(sep) and (key.strip() in _KEYS or line.startswith(("CPU:", "Versions of relevant"))
+                          or bool(_VLLM_KEY.match(line)))
 
 
 def _convert(field: str, value: str) -> Any:
@@ -118,13 +202,13 @@ def _convert(field: str, value: str) -> Any:
         return value.split()[0]
     if field == "gpu_models":
         models = []
-        for part in value.split("\n"):
+        for n, part in enumerate(value.split("\n")):
             m = re.match(r"^GPU (\d+):\s*(.+?)(?:\s*\(UUID:.*\))?$", part.strip())
             if m:
                 models.append(m.group(2).strip())
-            elif part.strip() and not models:
-                models.append(part.strip())
-        return models
+            elif n == 0 and part.strip() not in _NA:
+                models.append(part.strip())  # one GPU on the key's own line, or a ROCm device name
+        return models or None
     if field == "system_cudnn":
         versions = sorted(set(re.findall(r"libcudnn\.so\.(\d+\.\d+\.\d+)", value)))
         if versions:
@@ -138,3 +222,91 @@ def _convert(field: str, value: str) -> Any:
 def _first_version(text: str) -> Optional[str]:
     m = re.search(r"\d+\.\d+(?:\.\d+)?", text)
     return m.group(0) if m else None
+
+
+# --- sglang -------------------------------------------------------------------------------------
+
+def _is_sglang(text: str) -> bool:
+    return bool(re.search(r"^(CUDA|ROCM) available: ", text, re.M)) and bool(re.search(r"^PyTorch: \S", text, re.M))
+
+
+_SGLANG_NOT_PACKAGES = ("CUDA_HOME", "ROCM_HOME", "MUSA_HOME", "HIPCC", "MCC")
+
+
+def looks_like_sglang_check_env(text: str) -> bool:
+    return _is_sglang(dedent_paste(text))
+
+
+def parse_sglang_check_env(text: str) -> Dict[str, Any]:
+    """``python3 -m sglang.check_env``: GPUs grouped by model ("GPU 0,1,2,3: NVIDIA H100 ..."),
+    their compute capabilities, nvcc, the driver, torch and package versions, the topology."""
+    text = dedent_paste(text)
+    torch: Dict[str, Any] = {}
+    names: Dict[int, str] = {}
+    caps: Dict[int, str] = {}
+    packages: Dict[str, str] = {}
+    topo_lines: List[str] = []
+    in_topo = False
+    for line in text.split("\n"):
+        if in_topo:
+            if re.match(r"^(Hypervisor vendor|ulimit soft): ", line):
+                in_topo = False
+            else:
+                topo_lines.append(line)
+                continue
+        m = re.match(r"^GPU ([\d,]+) Compute Capability: (\d+\.\d+)\s*$", line)
+        if m:
+            for i in m.group(1).split(","):
+                caps[int(i)] = m.group(2)
+            continue
+        m = re.match(r"^GPU ([\d,]+): (.+?)\s*$", line)
+        if m:
+            for i in m.group(1).split(","):
+                names[int(i)] = m.group(2)
+            continue
+        m = re.match(r"^([^:]+):(?:\s+(.*))?$", line)
+        if not m:
+            continue
+        key, value = m.group(1), (m.group(2) or "").strip()
+        if key in ("CUDA available", "ROCM available"):
+            # check_env prints this key only for a CUDA (or a ROCm) build of torch.
+            torch["cuda_available"] = _BOOL.get(value, value)
+            torch["platform"] = "rocm" if key.startswith("ROCM") else "cuda"
+        elif key == "PyTorch":
+            torch["version"] = value.split()[0]
+        elif key in ("CUDA Driver Version", "ROCM Driver Version") and value != "Not Available":
+            torch["driver_version"] = value.split(",")[0].strip()
+        elif key == "NVCC":
+            m = re.search(r"V(\d+\.\d+\.\d+)", value)
+            if m:
+                torch["system_cuda_runtime"] = m.group(1)
+        elif key.endswith("Topology"):
+            in_topo = True
+            if value:
+                topo_lines.append(value)
+        elif key == "Python":
+            torch["python_version"] = value.split()[0]
+        elif key in _SGLANG_NOT_PACKAGES:
+            continue
+        elif re.fullmatch(r"[A-Za-z0-9_.\-]+", key) and value and value != "Module Not Found":
+            packages[key.lower().replace("_", "-")] = value
+    if names:
+        torch["gpu_models"] = [names[i] for i in sorted(names)]
+    if caps:
+        torch["compute_capabilities"] = {str(i): caps[i] for i in sorted(caps)}
+    # The official wheels' local version names their CUDA ("2.3.1+cu121" was built with CUDA 12.1).
+    m = re.search(r"\+cu(\d+)(\d)$", str(torch.get("version", "")))
+    if m:
+        torch["cuda"] = f"{m.group(1)}.{m.group(2)}"
+        torch["cuda_from_version_tag"] = True
+    m = re.search(r"\+rocm(\d+(?:\.\d+)*)$", str(torch.get("version", "")))
+    if m:
+        torch["hip"] = m.group(1)
+    if "torch" not in packages and "version" in torch:
+        packages["torch"] = torch["version"]
+    torch["pip"] = packages
+    out: Dict[str, Any] = {"recognised": "version" in torch, "format": "sglang", "torch": torch}
+    topo = "\n".join(topo_lines).strip("\n")
+    if topo.strip():
+        out["gpu_topology"] = textwrap.dedent(topo) + "\n"
+    return out

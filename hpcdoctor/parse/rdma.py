@@ -1,4 +1,5 @@
-"""RDMA and fabric tools: ``ibstat``, ``ibstatus`` (the same facts sysfs holds), ``fi_info -p cxi``."""
+"""RDMA and fabric tools: ``ibstat``, ``ibstatus``, ``ibv_devinfo`` (the same facts sysfs holds),
+``fi_info -p cxi``."""
 
 from __future__ import annotations
 
@@ -64,6 +65,31 @@ def parse_ibstatus(text: str) -> List[Dict[str, Any]]:
             ports.append(cur)
         elif cur:
             _port_line(cur, line)
+    return ports
+
+
+def parse_ibv_devinfo(text: str) -> List[Dict[str, Any]]:
+    """``ibv_devinfo`` (without -v): per port its state ("PORT_ACTIVE (4)") and link layer. It
+    gives no physical state and no rate: those stay None rather than guessed."""
+    ports: List[Dict[str, Any]] = []
+    device = None
+    cur: Dict[str, Any] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        m = re.match(r"^hca_id:\s*(\S+)", line)
+        if m:
+            device, cur = m.group(1), {}
+            continue
+        m = re.match(r"^port:\s*(\d+)$", line)
+        if m and device:
+            cur = {"device": device, "port": int(m.group(1)), "phys_state": None, "rate_gbps": None}
+            ports.append(cur)
+            continue
+        key, sep, value = line.partition(":")
+        if cur and sep and key == "state":
+            cur["state"] = value.split("(")[0].strip().upper().replace("PORT_", "")
+        elif cur and sep and key == "link_layer":
+            cur["link_layer"] = value.strip()
     return ports
 
 

@@ -158,7 +158,8 @@ def driver_too_old(f):
     What it detects:
         A CUDA build of torch whose CUDA runtime needs a newer driver than the node has, beyond what
         CUDA's minor-version compatibility covers (any 11.x runtime on a driver >= 450.80.02, any
-        12.x on >= 525.60.13, any 13.x on >= 580.65.06).
+        12.x on >= 525.60.13, any 13.x on >= 580.65.06). Silent when torch reports CUDA available
+        all the same: the forward-compatibility package (cuda-compat) is then in use.
 
     Why it matters:
         torch.cuda.is_available() is False with "The NVIDIA driver on your system is too old", or
@@ -180,6 +181,10 @@ def driver_too_old(f):
         raise MissingFact("nvidia.driver_version", f.reason("nvidia.driver_version"))
     windows = "windows" in str(t.get("os") or "").lower()
     ok, why = driver_supports(driver, t["cuda"], windows)
+    if not ok and t.get("cuda_available") is True:
+        # torch initialised CUDA on this driver: CUDA's forward-compatibility package (cuda-compat,
+        # data-centre GPUs, as NGC containers ship it) bridges the gap. Not an error.
+        return
     if not ok:
         yield Hit(message=f"torch {t.get('version')} uses CUDA {t['cuda']}, driver {driver} is too old: {why}",
                   fix=f"install a torch build for the driver's CUDA ({f.get('nvidia.cuda_driver_version') or 'see nvidia-smi'}), "
@@ -289,36 +294,69 @@ def _tf32_measured(f):
 def bf16_unsupported(f):
     """
     What it detects:
-        The environment asks for bf16 (ACCELERATE_MIXED_PRECISION=bf16 for GPU training,
-        DNNL_DEFAULT_FPMATH_MODE=BF16 for CPU math) on GPUs older than Ampere (V100, T4) or on a CPU
-        without native bf16 (A64FX, Graviton2, Skylake).
+        bf16 asked for on GPUs older than Ampere (V100, T4, P100) or on a CPU without native bf16
+        (A64FX, Graviton2, Skylake): by the environment (ACCELERATE_MIXED_PRECISION=bf16,
+        DNNL_DEFAULT_FPMATH_MODE=BF16), or, in a pasted ticket, by the framework's own log
+        (vLLM's engine configuration with dtype=torch.bfloat16, or its refusal "Bfloat16 is only
+        supported on GPUs with compute capability of at least 8.0").
 
     Why it matters:
         On GPUs without bf16 units, torch either refuses bf16 autocast or emulates it far slower
-        than fp16; on CPUs without bf16 the fast-math mode gains nothing.
+        than fp16, and vLLM refuses to load the model; on CPUs without bf16 the fast-math mode
+        gains nothing.
 
     How to fix:
-        On V100/T4 use fp16 mixed precision with a gradient scaler (ACCELERATE_MIXED_PRECISION=fp16);
-        on the CPU, unset DNNL_DEFAULT_FPMATH_MODE.
+        On V100/T4 use fp16 mixed precision with a gradient scaler (ACCELERATE_MIXED_PRECISION=fp16),
+        or for vLLM --dtype=half (LLM(..., dtype="half")); on the CPU, unset DNNL_DEFAULT_FPMATH_MODE.
 
     References:
         - 004_3c12714629749d50.txt (data types supported per GPU generation)
         - 000_6e25303b50457a54.txt (section 3.2: bf16 support on Grace)
+        - https://github.com/vllm-project/vllm/pull/2374
     """
+    symptoms = {s["id"]: s for s in (f.get("ticket.symptoms") or [])}
+    if "bf16-refused" in symptoms or "bf16-requested" in symptoms:
+        yield from _bf16_in_ticket(f, symptoms)
+        return
     env = f["env.vars"]
     if (env.get("ACCELERATE_MIXED_PRECISION") or "").lower() == "bf16":
-        for g in f.gpus():
-            sku = knowledge.gpu_sku(g.get("name") or "")
-            cc = g.get("compute_capability")
-            no_bf16 = (sku is not None and sku.get("has_bf16") is False) or (
-                g.get("vendor") == "nvidia" and isinstance(cc, str) and version_of(cc) < version_of("8.0"))
-            if no_bf16:
-                yield Hit(message=f"ACCELERATE_MIXED_PRECISION=bf16 but {g.get('name')} has no bf16 units",
-                          subject=f"GPU {g.get('index')}", fix="export ACCELERATE_MIXED_PRECISION=fp16",
-                          evidence={"env.ACCELERATE_MIXED_PRECISION": "bf16", "compute_capability": cc})
-                break
+        g = _first_without_bf16(f.gpus())
+        if g is not None:
+            yield Hit(message=f"ACCELERATE_MIXED_PRECISION=bf16 but {g.get('name')} has no bf16 units",
+                      subject=f"GPU {g.get('index')}", fix="export ACCELERATE_MIXED_PRECISION=fp16",
+                      evidence={"env.ACCELERATE_MIXED_PRECISION": "bf16", "compute_capability": g.get("compute_capability")})
     mode = (env.get("DNNL_DEFAULT_FPMATH_MODE") or env.get("ONEDNN_DEFAULT_FPMATH_MODE") or "").upper()
     if mode == "BF16" and f.get("cpu.capabilities.bf16") is False:
         yield Hit(message=f"DNNL_DEFAULT_FPMATH_MODE=BF16 but this CPU ({f.get('cpu.microarch')}) has no native bf16",
                   fix="unset DNNL_DEFAULT_FPMATH_MODE", evidence={"env.DNNL_DEFAULT_FPMATH_MODE": mode,
                                                                   "cpu.capabilities.bf16": False})
+
+
+def _lacks_bf16(name, cc, vendor="nvidia"):
+    sku = knowledge.gpu_sku(name or "")
+    return (sku is not None and sku.get("has_bf16") is False) or (
+        vendor == "nvidia" and isinstance(cc, str) and version_of(cc) < version_of("8.0"))
+
+
+def _first_without_bf16(gpus):
+    return next((g for g in gpus if _lacks_bf16(g.get("name"), g.get("compute_capability"), g.get("vendor"))), None)
+
+
+def _bf16_in_ticket(f, symptoms):
+    """A pasted log asked for bf16 (or vLLM refused it): on which GPU, from the pasted GPU facts or,
+    with none pasted, from the refusal itself, which names the GPU and its compute capability."""
+    refused = symptoms.get("bf16-refused")
+    gpus = f.gpus()
+    g = _first_without_bf16(gpus)
+    if g is not None:
+        name, cc, subject = g.get("name"), g.get("compute_capability"), f"GPU {g.get('index')}"
+    elif refused and not gpus and refused.get("gpu"):
+        name, cc, subject = refused["gpu"], refused.get("cc"), None
+    else:
+        return  # the pasted GPUs have bf16 units, or none is known: nothing to say
+    seen = refused or symptoms["bf16-requested"]
+    yield Hit(message=f"the job asks for bf16 but {name} (compute capability {cc}) has no bf16 units"
+                      + (": vLLM refused to start" if refused else ""),
+              subject=subject,
+              fix='vllm serve ... --dtype=half   (LLM(..., dtype="half")); in training, fp16 with a GradScaler',
+              evidence={"ticket.line": seen["line"], "ticket.text": seen["text"][:160], "compute_capability": cc})

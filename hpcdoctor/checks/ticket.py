@@ -1,0 +1,22 @@
+"""Known messages in a pasted ticket (knowledge/symptoms.toml): the error a framework raised, the
+configuration it logged. Only pastes carry them; a live node or a recorded snapshot has none."""
+
+from __future__ import annotations
+
+from typing import Any, Dict
+
+from hpcdoctor.sysroot import Missing, SysRoot
+
+NAME = "ticket"
+TIMEOUT = 1.0
+
+
+def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
+    if root.mode != "replay":
+        return {"ticket": {"symptoms": []}}
+    try:
+        data = root.probe("ticket", dict)
+    except Missing:
+        return {"ticket": {"symptoms": []}}
+    symptoms = data.get("symptoms") if isinstance(data, dict) else None
+    return {"ticket": {"symptoms": [s for s in symptoms or [] if isinstance(s, dict) and isinstance(s.get("id"), str)]}}

@@ -1,0 +1,215 @@
+"""Triage of the environment reports and outputs that the first paste tests left out, all on real
+pastes (tests/fixtures/pastes/SOURCES.md, tests/fixtures/public/SOURCES.md): vLLM's collect_env in
+both layouts and indented by Markdown, sglang's check_env, rocm-smi's topology, ibv_devinfo, and
+the framework messages that travel with them in a ticket."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import NODES, PUBLIC, report_of, run_cli
+from hpcdoctor.parse import rdma, rocm_topo
+from hpcdoctor.parse.collect_env import parse_collect_env
+from hpcdoctor.paste import find_symptoms, recognise
+
+PASTES = NODES.parent / "pastes"
+AMD = PUBLIC / "amd"
+
+
+def _symbols(doc, severities=("error", "warning")):
+    return [x["symbol"] for x in doc["findings"] if x["severity"] in severities]
+
+
+# --- vLLM's collect_env -------------------------------------------------------------------------
+
+def test_vllm_report_indented_by_markdown_is_read_whole():
+    text = (PASTES / "vllm-dstack-8xh100-collect_env-indented.txt").read_text()
+    p = parse_collect_env(text)
+    t = p["torch"]
+    assert p["format"] == "vllm" and t["version"] == "2.5.1+cu124" and t["cuda"] == "12.4"
+    assert t["gpu_models"] == ["NVIDIA H100 80GB HBM3"] * 8 and t["driver_version"] == "550.90.12"
+    assert t["pip"]["torch"] == "2.5.1" and t["pip"]["nvidia-nccl-cu12"] == "2.21.5"
+    assert p["vllm"]["version"] == "0.6.3.post2.dev308+gb489fc3c" and "9.0+PTX" in p["vllm"]["build_flags"]
+    assert p["gpu_topology"].startswith("GPU0\tGPU1") and "NIC0: mlx5_0" in p["gpu_topology"]
+    assert p["env_vars"]["TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"] == "1" and p["env_vars"]["NCCL_VERSION"] == "2.19.3"
+    assert "Model name:" in p["lscpu"] and "avx512_bf16" in p["lscpu"]
+
+
+def test_vllm_report_becomes_a_node_with_its_topology_and_cpu():
+    doc = report_of("check", "--from", str(PASTES / "vllm-dstack-8xh100-collect_env-indented.txt"))
+    f = doc["facts"]
+    assert [r.split(": ", 1)[1] for r in doc["source"]["recognised"]] == ["collect_env (line 1)"]
+    assert len(f["gpus"]) == 8 and f["gpus"][0]["compute_capability"] == "9.0"
+    topo = f["nvidia"]["topology"]["devices"]
+    assert topo["GPU0"]["links"]["GPU7"] == "NV18" and topo["GPU4"]["numa_affinity"] == 1
+    assert f["cpu"]["source"] == "lscpu" and f["cpu"]["sockets"] == 2 and f["cpu"]["capabilities"]["avx512_bf16"]
+    # Healthy: 2.5.1+cu124 carries sm_90, driver 550 runs any 12.x; TF32 is turned on by the
+    # container's TORCH_ALLOW_TF32_CUBLAS_OVERRIDE, which the environment part of the paste
+    # shows, but the environment is not taken for the job's: the advice stays an advice.
+    assert not _symbols(doc)
+
+
+def test_vllm_new_layout_cut_off_with_no_gpu_visible():
+    # vLLM's 2025 layout ("Key   : value" under ===== banners), cut inside the CUDA section;
+    # a cu128 build where no GPU is visible is not a CPU-only build, and no GPU is invented.
+    path = PASTES / "vllm-omni-429-new-format-cuda-build-no-gpu-cut.txt"
+    p = parse_collect_env(path.read_text())
+    assert p["torch"]["version"] == "2.9.0+cu128" and p["torch"]["cuda_available"] is False
+    assert p["torch"]["gpu_models"] is None and "driver_version" not in p["torch"]
+    doc = report_of("check", "--from", str(path))
+    assert doc["facts"]["torch"]["build"] == "cuda" and doc["facts"]["gpus"] is None
+    assert not _symbols(doc)
+
+
+def test_old_vllm_missing_newline_before_its_own_keys():
+    # vLLM <= 0.5 printed "[conda] Could not collectROCM Version: ..." (no newline after conda).
+    text = ("PyTorch version: 2.2.1+cu121\nVersions of relevant libraries:\n[pip3] torch==2.2.1\n"
+            "[conda] Could not collectROCM Version: Could not collect\nNeuron SDK Version: N/A\n"
+            "vLLM Version: 0.4.1\n")
+    p = parse_collect_env(text)
+    assert p["vllm"]["version"] == "0.4.1" and p["torch"]["pip"] == {"torch": "2.2.1"}
+
+
+def test_vllm_report_cut_anywhere_never_invents():
+    text = (PASTES / "vllm-dstack-8xh100-collect_env-indented.txt").read_text()
+    for cut in range(0, len(text), 997):
+        p = parse_collect_env(text[:cut])
+        if "Nvidia driver version" not in text[:cut]:
+            assert "driver_version" not in p["torch"]
+        if "vLLM Version" not in text[:cut]:
+            assert "vllm" not in p or "version" not in p["vllm"]
+
+
+def test_forward_compatibility_is_not_called_a_too_old_driver():
+    # torch 2.4.0+cu121 on driver 470 with "Is CUDA available: True" (A10s; vllm-project/vllm#7943):
+    # the 12.x minor-version rule alone would say "too old", but CUDA initialised.
+    doc = report_of("check", "--from", str(PASTES / "vllm-7943-a10-driver470-cu121-forward-compat.txt"))
+    assert doc["facts"]["gpus"][0]["driver_version"] == "470.129.06"
+    assert "driver-too-old" not in _symbols(doc)
+    assert not [s for s in doc["skipped"] if s["symbol"] == "driver-too-old"]
+
+
+# --- sglang's check_env -------------------------------------------------------------------------
+
+def test_sglang_check_env_gives_gpus_capabilities_and_build():
+    doc = report_of("check", "--from", str(PASTES / "sglang-965-check_env-8xa100-cut.txt"))
+    f = doc["facts"]
+    assert [r.split(": ", 1)[1] for r in doc["source"]["recognised"]] == ["sglang check_env (line 1)"]
+    assert len(f["gpus"]) == 8 and {g["compute_capability"] for g in f["gpus"]} == {"8.0"}
+    assert f["gpus"][0].get("compute_capability_source") != "knowledge"  # sglang said it
+    assert f["torch"]["version"] == "2.3.1+cu121" and f["torch"]["cuda"] == "12.1" and f["torch"]["build"] == "cuda"
+    assert f["torch"]["source"] == "sglang check_env"
+    assert not _symbols(doc)
+
+
+def test_sglang_on_turing_is_healthy_for_torch():
+    # sglang#748: sglang 0.2.0 failed on RTX 2080 Ti; torch 2.3.1+cu121 itself carries sm_75 and
+    # driver 550 runs it: hpcdoctor must not blame torch. The driver line repeats per GPU.
+    path = PASTES / "sglang-748-check_env-10x2080ti-sm75-cut.txt"
+    rec = recognise(path.read_text())
+    assert rec.summary() == ["sglang check_env (line 2)"]
+    doc = report_of("check", "--from", str(path))
+    assert len(doc["facts"]["gpus"]) == 10 and doc["facts"]["gpus"][0]["driver_version"] == "550.90.07"
+    assert not _symbols(doc)
+
+
+def test_sglang_without_a_cuda_tag_keeps_the_cuda_version_unknown():
+    p = parse_collect_env("Python: 3.10.12\nCUDA available: True\nGPU 0: NVIDIA H100\nPyTorch: 2.7.1\n")
+    assert p["format"] == "sglang" and p["torch"]["platform"] == "cuda" and "cuda" not in p["torch"]
+
+
+# --- rocm-smi topology --------------------------------------------------------------------------
+
+def test_rocm_showtopo_cut_inside_numa_section():
+    topo = rocm_topo.parse((AMD / "rocm_smi_lib-108_4gpu_pcie_rocm-smi_showtopo_cut.txt").read_text())
+    assert topo["gpus"] == 4 and topo["weight"][0] == [0, 52, 52, 52] and topo["hops"][1][0] == 3
+    assert topo["link_type"][0] == [None, "PCIE", "PCIE", "PCIE"]
+    assert "numa_node" not in topo  # the NUMA line was cut mid-word: nothing kept from it
+
+
+@pytest.mark.parametrize("name", ["legacy-rocm-build-4740_8gpu_rocm-smi_showtoponuma.txt",
+                                  "optimum-amd_8gcd_MI250_rocm-smi_showtoponuma.txt"])
+def test_rocm_showtoponuma_tabs_or_spaces(name):
+    topo = rocm_topo.parse((AMD / name).read_text())
+    assert topo["numa_node"] == {str(i): (0 if i < 4 else 1) for i in range(8)}
+
+
+def test_cut_matrix_is_dropped_not_half_kept():
+    text = (AMD / "rocm_smi_lib-108_4gpu_pcie_rocm-smi_showtopo_cut.txt").read_text()
+    with pytest.raises(ValueError):  # the weight matrix cut after two of its four rows
+        rocm_topo.parse(text[: text.index("GPU2   52")])
+    topo = rocm_topo.parse(text[: text.index("GPU2   3 ")])  # weights whole, hops cut
+    assert topo["weight"][3] == [52, 52, 52, 0] and "hops" not in topo
+
+
+def test_mi250_concise_and_numa_pasted_together(tmp_path):
+    path = tmp_path / "mi250.txt"
+    path.write_text((AMD / "optimum-amd_8gcd_MI250_rocm-smi.txt").read_text()
+                    + (AMD / "optimum-amd_8gcd_MI250_rocm-smi_showtoponuma.txt").read_text())
+    doc = report_of("check", "--from", str(path))
+    kinds = [r.split(": ", 1)[1].split(" (line")[0] for r in doc["source"]["recognised"]]
+    assert kinds == ["rocm-smi", "rocm-smi --showtoponuma"]
+    gpus = doc["facts"]["gpus"]
+    assert len(gpus) == 8 and [g["numa_node"] for g in gpus] == [0, 0, 0, 0, 1, 1, 1, 1]
+    assert gpus[0]["numa_node_source"] == "rocm-smi"
+    # ROCm 4/5's table names no device: whether these are 8 GCDs of 4 MI250s is not guessed.
+    assert gpus[0]["name"] is None and doc["facts"]["amd"]["packages"] is None
+
+
+def test_two_rocm_outputs_in_a_row_stay_two():
+    a = (AMD / "optimum-amd_8gcd_MI250_rocm-smi.txt").read_text()
+    c = (AMD / "rocm_smi_lib-108_4gpu_pcie_rocm-smi_showtopo_cut.txt").read_text()
+    assert recognise(c + "\n" + a).summary() == ["rocm-smi --showtopo (line 1)", "rocm-smi (line 25)"]
+
+
+# --- ibv_devinfo --------------------------------------------------------------------------------
+
+def test_ibv_devinfo_port_down_found_and_cut_device_not_counted():
+    path = PUBLIC / "net" / "deepep-60_ibv_devinfo_cx7_port_down_cut.txt"
+    ports = rdma.parse_ibv_devinfo(path.read_text())
+    assert ports == [{"device": "mlx5_0", "port": 1, "phys_state": None, "rate_gbps": None,
+                      "state": "DOWN", "link_layer": "InfiniBand"}]
+    doc = report_of("check", "--from", str(path))
+    (hit,) = [x for x in doc["findings"] if x["symbol"] == "rdma-port-down"]
+    assert "mlx5_0:1" in hit["message"]
+
+
+# --- messages in the ticket ---------------------------------------------------------------------
+
+def test_vllm_bf16_refusal_on_v100_diagnosed_from_the_log_alone():
+    path = PASTES / "transformerlab-370-vllm-bf16-on-v100.txt"
+    assert [s["id"] for s in find_symptoms(path.read_text())] == ["bf16-refused", "bf16-requested"]
+    doc = report_of("check", "--from", str(path))
+    (hit,) = [x for x in doc["findings"] if x["symbol"] == "bf16-unsupported"]
+    assert "Tesla V100-SXM2-32GB" in hit["message"] and "7.0" in hit["message"] and "--dtype=half" in hit["fix"]
+    md = run_cli("check", "--from", str(path), "--format", "markdown").stdout
+    assert md.index("WARNING: bf16 requested on hardware without it") < md.index("--dtype=half")
+
+
+def test_bf16_request_with_a_pasted_report_uses_the_report_gpus(tmp_path):
+    # The same vLLM engine line pasted with an A100 node's report: bf16 is fine there.
+    log = (PASTES / "transformerlab-370-vllm-bf16-on-v100.txt").read_text().splitlines()[-1]
+    path = tmp_path / "t.txt"
+    path.write_text((PASTES / "sglang-965-check_env-8xa100-cut.txt").read_text() + "\n\n" + log + "\n")
+    doc = report_of("check", "--from", str(path))
+    assert doc["facts"]["ticket"]["symptoms"][0]["id"] == "bf16-requested"
+    assert "bf16-unsupported" not in _symbols(doc)
+    # ... and with the 2080 Ti node's, it is not.
+    path.write_text((PASTES / "sglang-748-check_env-10x2080ti-sm75-cut.txt").read_text() + "\n\n" + log + "\n")
+    doc = report_of("check", "--from", str(path))
+    (hit,) = [x for x in doc["findings"] if x["symbol"] == "bf16-unsupported"]
+    assert hit["subject"] == "GPU 0" and "RTX 2080 Ti" in hit["message"] and "7.5" in hit["message"]
+
+
+def test_a_live_or_recorded_node_has_no_ticket(tmp_path):
+    doc = report_of("check", "--from", str(NODES / "h100-kvm-1gpu"))
+    assert doc["facts"]["ticket"]["symptoms"] == []
+
+
+def test_pip_and_conda_lists_of_one_torch_are_not_duplicates():
+    # pytorch#35646: a conda install of pytorch shows up in pip's list too, same version.
+    doc = report_of("check", "--from", str(PASTES / "pytorch-35646-pip-and-conda-same-torch-healthy.txt"))
+    t = doc["facts"]["torch"]
+    assert t["pip"]["torch"] == "1.4.0" and t["conda_list"]["pytorch"]["version"] == "1.4.0"
+    assert "duplicate-libraries" not in [s["symbol"] for s in doc["skipped"]]
+    assert "duplicate-libraries" not in _symbols(doc)
