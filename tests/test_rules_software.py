@@ -77,6 +77,18 @@ def test_duplicate_libraries():
     assert not fired("duplicate-libraries", facts(H100, **{"torch.loaded_libraries": {"libnccl": ["/a/libnccl.so.2"]}}))
 
 
+def test_conda_and_pip_copies_of_the_cuda_libraries():
+    # Library-list entries as collect_env prints them (conda's channel column; pip via conda is pypi_0).
+    conda = {"cudatoolkit": {"version": "11.3.1", "build": "h2bc3f7f_2", "channel": "defaults"},
+             "nvidia-nccl-cu12": {"version": "2.20.5", "build": "pypi_0", "channel": "pypi"}}
+    pip = {"torch": "2.3.1", "nvidia-cuda-runtime-cu12": "12.1.105", "nvidia-nccl-cu12": "2.20.5"}
+    (hit,) = fired("duplicate-libraries", facts(H100, **{"torch.conda_list": conda, "torch.pip": pip}))
+    assert "cudatoolkit 11.3.1 from conda" in hit.message and "nvidia-cuda-runtime-cu12 12.1.105 from pip" in hit.message
+    # nccl seen by conda as pip's own install is one copy, and conda's cudatoolkit alone is fine.
+    del pip["nvidia-cuda-runtime-cu12"]
+    assert not fired("duplicate-libraries", facts(H100, **{"torch.conda_list": conda, "torch.pip": pip}))
+
+
 def test_torch_installed_twice():
     installs = [{"version": "2.4.0", "location": "/home/u/.local/lib/python3.11/site-packages"},
                 {"version": "2.11.0", "location": "/venv/lib/python3.11/site-packages"}]

@@ -182,9 +182,10 @@ def _library_line(line: str, pip: Dict[str, str], conda: Dict[str, Dict[str, str
     m = re.match(r"^\[pip\d?\]\s+(\S+?)(?:==(\S+)|\s+\((\S+)\))\s*$", line)
     if m:
         pip[m.group(1).lower().replace("_", "-")] = m.group(2) or m.group(3)
-    m = re.match(r"^\[conda\]\s+(\S+)\s+(\S+)\s+(\S+)", line)
+    m = re.match(r"^\[conda\]\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+(\S+))?", line)
     if m:
-        conda[m.group(1)] = {"version": m.group(2), "build": m.group(3)}
+        # The channel column is empty for the defaults channel; "pypi" marks pip's installs.
+        conda[m.group(1)] = {"version": m.group(2), "build": m.group(3), "channel": m.group(4) or "defaults"}
 
 
 def _is_key_line(line: str) -> bool:

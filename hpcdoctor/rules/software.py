@@ -202,7 +202,8 @@ def duplicate_libraries(f):
     What it detects:
         Two different files of the same library loaded into the job's process (two libnccl, two
         libcudart, two libcudnn), more than one OpenMP runtime (libgomp with libiomp5 or libomp),
-        or torch installed in two places on sys.path (user site and a venv, pip and conda).
+        torch installed in two places on sys.path (user site and a venv, pip and conda), or, in a
+        collect_env library list, conda's cudatoolkit or nccl beside NVIDIA's pip wheels of them.
 
     Why it matters:
         Two copies of a library means two states: NCCL communicators that hang, cuDNN version
@@ -243,6 +244,29 @@ def duplicate_libraries(f):
         yield Hit(message=f"torch {pip['torch']} from pip and pytorch {conda['pytorch'].get('version')} from conda in one environment",
                   fix="remove one of them (conda remove pytorch, or pip uninstall torch) and reinstall from one source",
                   evidence={"pip.torch": pip["torch"], "conda.pytorch": conda["pytorch"]})
+    for what, conda_names, wheel in CUDA_LIBRARY_COPIES:
+        ours = [n for n in conda_names if n in conda and not _from_pypi(conda[n])]
+        wheels = sorted(n for n in pip if re.fullmatch(wheel, n))
+        if ours and wheels:
+            c = ours[0]
+            yield Hit(message=f"two copies of {what}: {c} {conda[c].get('version')} from conda and "
+                              f"{wheels[0]} {pip[wheels[0]]} from pip",
+                      fix=f"keep one: conda remove {c} (the pip wheels come with torch), or install torch from conda only",
+                      evidence={f"conda.{c}": conda[c], f"pip.{wheels[0]}": pip[wheels[0]]})
+
+
+# The same library from conda's channels and from NVIDIA's pip wheels (collect_env lists conda's
+# cudatoolkit and nccl; pip's nvidia-* wheels are torch's own since 1.13).
+CUDA_LIBRARY_COPIES = (
+    ("the CUDA runtime", ("cudatoolkit", "cuda-runtime", "cuda-cudart"), r"nvidia-cuda-runtime-cu\d+"),
+    ("NCCL", ("nccl",), r"nvidia-nccl-cu\d+"),
+    ("cuDNN", ("cudnn",), r"nvidia-cudnn-cu\d+"),
+)
+
+
+def _from_pypi(entry) -> bool:
+    """conda list shows pip's installs too, as build pypi_0 in channel pypi: not a second copy."""
+    return entry.get("channel") == "pypi" or str(entry.get("build", "")).startswith("pypi")
 
 
 @rule("SW006", "tf32-disabled", "advice", "fp32 matmuls without TF32 on an Ampere-or-newer GPU", impact=7)
