@@ -34,7 +34,7 @@ class Kind:
 
 KINDS = [
     Kind("collect_env", re.compile(r"^\s*(Collecting environment information|PyTorch version\s*: |"
-                                   r"Versions of relevant libraries:\s*$)"),
+                                   r"Versions of relevant libraries:?\s*$)"),
          list(COLLECT_ENV_ARGV)),
     Kind("sglang check_env", re.compile(r"^Python: \d+\.\d+"), list(SGLANG_ARGV)),
     Kind("nvidia-smi -q", re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$"), ["nvidia-smi", "-q"]),

@@ -213,3 +213,18 @@ def test_pip_and_conda_lists_of_one_torch_are_not_duplicates():
     assert t["pip"]["torch"] == "1.4.0" and t["conda_list"]["pytorch"]["version"] == "1.4.0"
     assert "duplicate-libraries" not in [s["symbol"] for s in doc["skipped"]]
     assert "duplicate-libraries" not in _symbols(doc)
+
+
+def test_vllm_rocm_report_tail_cut_inside_its_topology():
+    # vllm-project/vllm#45751: the paste starts in lscpu's vulnerabilities and ends in the header
+    # of rocm-smi --showtopo's first matrix. What is whole is read; the matrix is not half-kept.
+    path = PASTES / "vllm-45751-rocm-new-format-tail-cut.txt"
+    rec = recognise(path.read_text())
+    assert rec.summary() == ["collect_env (line 8)"] and "lines 1-7: not recognised" in rec.notes[0]
+    p = parse_collect_env(rec.pieces[0].text)
+    assert p["vllm"] == {"rocm_version": "7.2.53211-35e8c7bf89", "version": "0.1.dev0",
+                         "build_flags": "CUDA Archs: Not Set; ROCm: Disabled; XPU: Disabled"}
+    assert p["torch"]["pip"]["torch"] == "2.10.0+git8514f05" and "version" not in p["torch"]
+    doc = report_of("check", "--from", str(path))
+    assert doc["facts"]["torch"]["pip"]["torch"] == "2.10.0+git8514f05"
+    assert doc["facts"]["amd"]["topology"] is None and "no whole topology matrix" in doc["unknown"]["amd.topology"]
