@@ -8,7 +8,7 @@ JSON and a rule both learn why, not just that, a fact is missing.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 SCHEMA_VERSION = "1.0"
 
@@ -65,6 +65,37 @@ class MissingFact(Exception):
 _ABSENT = object()
 
 
+class ListedEnv(dict):
+    """The part of a job's environment that a pasted report lists: every variable under its
+    prefixes, and nothing about any other. Asking for one it cannot know raises MissingFact, so
+    a rule that needs it is skipped rather than told the variable is unset."""
+
+    def __init__(self, listed: Mapping[str, str], prefixes: Sequence[str], hidden: Sequence[str], source: str) -> None:
+        super().__init__(listed)
+        self.prefixes, self.hidden, self.source = tuple(prefixes), tuple(hidden), source
+
+    def covers(self, name: str) -> bool:
+        return name.startswith(self.prefixes) and not any(h in name.lower() for h in self.hidden)
+
+    def _known(self, name: str) -> None:
+        if not dict.__contains__(self, name) and not self.covers(name):
+            raise MissingFact(f"env.vars.{name}", f"the pasted {self.source} lists only "
+                                                  f"{', '.join(p + '*' for p in self.prefixes)} variables")
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        self._known(name)
+        return dict.get(self, name, default)
+
+    def __getitem__(self, name: str) -> Any:
+        self._known(name)
+        return dict.__getitem__(self, name)
+
+    def __contains__(self, name: object) -> bool:
+        if isinstance(name, str):
+            self._known(name)
+        return dict.__contains__(self, name)
+
+
 class FactView:
     """Read-only access to facts by dotted path for rules.
 
@@ -106,6 +137,9 @@ class FactView:
         if value is _ABSENT or value is None or isinstance(value, Unknown):
             reason = value.reason if isinstance(value, Unknown) else self.reason(path)
             raise MissingFact(path, reason)
+        listed = self._lookup("env.listed") if path == "env.vars" else None
+        if isinstance(listed, dict):
+            return ListedEnv(value, listed.get("prefixes") or (), listed.get("hidden") or (), str(listed.get("source")))
         return value
 
     def get(self, path: str, default: Any = None) -> Any:

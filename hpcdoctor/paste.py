@@ -276,6 +276,18 @@ def _embedded(piece: Piece) -> Dict[Tuple[str, ...], Piece]:
     return out
 
 
+def _listed_env(piece: Piece) -> Optional[Dict[str, Any]]:
+    """vLLM's report lists the environment variables under fixed prefixes (not the job's whole
+    environment): kept with those prefixes, so that only what it covers is taken as known."""
+    from hpcdoctor.parse.collect_env import VLLM_ENV_HIDDEN, VLLM_ENV_PREFIXES, parse_collect_env
+
+    parsed = parse_collect_env(piece.text)
+    if parsed.get("format") != "vllm" or "env_vars" not in parsed:
+        return None
+    return {"source": "vLLM collect_env", "prefixes": list(VLLM_ENV_PREFIXES), "hidden": list(VLLM_ENV_HIDDEN),
+            "vars": parsed["env_vars"]}
+
+
 @contextmanager
 def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str], List[str]]]:
     """A snapshot built from pasted texts: (root, recognised pieces, notes). Raises SnapshotError
@@ -308,10 +320,12 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
     if conflict:
         raise SnapshotError(f"the pasted outputs describe different machines ({conflict}): "
                             f"recognised {'; '.join(recognised)}; paste one node's outputs at a time")
+    listed_env = None
     for argv in (tuple(COLLECT_ENV_ARGV), tuple(SGLANG_ARGV)):
         if argv in chosen:
             for key, piece in _embedded(chosen[argv]).items():
                 chosen.setdefault(key, piece)  # what was pasted on its own wins
+            listed_env = listed_env or _listed_env(chosen[argv])
     tmp = Path(tempfile.mkdtemp(prefix="hpcdoctor-paste-"))
     try:
         (tmp / "cmd").mkdir()
@@ -322,6 +336,8 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
             index.append({"argv": list(argv), "rc": 0, "stdout": f"{n}.txt", "stderr": ""})
         (tmp / "cmd" / "index.json").write_text(json.dumps(index), encoding="utf-8")
         (tmp / "probes" / "ticket.json").write_text(json.dumps({"symptoms": symptoms}), encoding="utf-8")
+        if listed_env:
+            (tmp / "probes" / "env_listed.json").write_text(json.dumps(listed_env), encoding="utf-8")
         yield ReplaySysRoot(tmp, label=", ".join(paths)), recognised, notes
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -24,7 +24,11 @@ def one_line_error(res, *needles):
         assert n in lines[0]
 
 
-@pytest.mark.parametrize("source", [None, H100, CPU])
+PASTED = [str(NODES.parent / "pastes" / n) for n in ("vllm-dstack-8xh100-collect_env-indented.txt",
+                                                     "transformerlab-370-vllm-bf16-on-v100.txt")]
+
+
+@pytest.mark.parametrize("source", [None, H100, CPU] + PASTED)
 def test_json_report_validates_against_published_schema(source):
     args = ["check"] + (["--from", source] if source else [])
     doc = report_of(*args)

@@ -43,10 +43,35 @@ def test_vllm_report_becomes_a_node_with_its_topology_and_cpu():
     topo = f["nvidia"]["topology"]["devices"]
     assert topo["GPU0"]["links"]["GPU7"] == "NV18" and topo["GPU4"]["numa_affinity"] == 1
     assert f["cpu"]["source"] == "lscpu" and f["cpu"]["sockets"] == 2 and f["cpu"]["capabilities"]["avx512_bf16"]
-    # Healthy: 2.5.1+cu124 carries sm_90, driver 550 runs any 12.x; TF32 is turned on by the
-    # container's TORCH_ALLOW_TF32_CUBLAS_OVERRIDE, which the environment part of the paste
-    # shows, but the environment is not taken for the job's: the advice stays an advice.
-    assert not _symbols(doc)
+    # Healthy: 2.5.1+cu124 carries sm_90, driver 550 runs any 12.x, and the NGC container sets
+    # TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 (the report's environment part), so no TF32 advice either.
+    assert doc["findings"] == []
+    assert f["torch"]["float32_matmul_precision"] == "high"
+
+
+def test_vllm_report_environment_is_known_only_under_its_prefixes():
+    doc = report_of("check", "--from", str(PASTES / "vllm-dstack-8xh100-collect_env-indented.txt"))
+    env = doc["facts"]["env"]
+    assert env["listed"]["source"] == "vLLM collect_env" and "NCCL" in env["listed"]["prefixes"]
+    assert env["vars"]["CUDA_MODULE_LOADING"] == "LAZY" and "NVIDIA_VISIBLE_DEVICES" in env["vars"]
+    # ACCELERATE_MIXED_PRECISION is under no listed prefix: unknown, so the rule is skipped, not run.
+    (skip,) = [s for s in doc["skipped"] if s["symbol"] == "bf16-unsupported"]
+    assert "lists only TORCH*" in skip["reason"]
+    # NCCL_DEBUG is under a listed prefix and absent: known to be unset, so that rule ran.
+    assert "nccl-debug-left-on" not in [s["symbol"] for s in doc["skipped"]]
+
+
+def test_listed_env_semantics():
+    from hpcdoctor.facts import FactView, MissingFact
+
+    facts = {"env": {"vars": {"NCCL_DEBUG": "INFO"}, "listed": {"source": "vLLM collect_env",
+                                                                "prefixes": ["NCCL", "OMP_"], "hidden": ["token"]}}}
+    env = FactView(facts, {})["env.vars"]
+    assert env.get("NCCL_DEBUG") == "INFO" and env.get("OMP_NUM_THREADS") is None
+    for name in ("SLURM_JOB_ID", "NCCL_TOKEN_FILE"):  # not listed, or hidden by the report
+        with pytest.raises(MissingFact):
+            env.get(name)
+    assert FactView({"env": {"vars": {}}}, {})["env.vars"].get("SLURM_JOB_ID") is None  # a whole env
 
 
 def test_vllm_new_layout_cut_off_with_no_gpu_visible():

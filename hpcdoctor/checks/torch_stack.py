@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional
 
 from hpcdoctor.facts import Unknown
-from hpcdoctor.checks._report import environment_report
+from hpcdoctor.checks._report import environment_report, listed_environ
 from hpcdoctor.parse.torch_config import parse_config
 from hpcdoctor.sysroot import Missing, SysRoot, run_process
 
@@ -194,7 +194,9 @@ def from_collect_env(root: SysRoot) -> Dict[str, Any]:
         if key in libs:
             t[key] = libs[key]
     if t.get("version"):
-        _fill_defaults(t, root.environ())
+        # A pasted vLLM report lists the TORCH* and NVIDIA* variables that decide TF32.
+        listed = listed_environ(root)
+        _fill_defaults(t, listed["vars"] if listed else root.environ())
         from hpcdoctor import knowledge
 
         wheel = knowledge.wheel_arch_list(str(t["version"]))

@@ -42,6 +42,11 @@ _KEYS = {
 # vLLM's additions after the library list.
 _VLLM_KEYS = {"ROCM Version": "rocm_version", "Neuron SDK Version": "neuron_sdk", "vLLM Version": "version"}
 _BOOL = {"True": True, "False": False, "Yes": True, "No": False}
+# vLLM's report lists every variable under these prefixes, from its first version with an
+# environment section (vllm-project/vllm#9293, Nov 2024) on, except names holding these words;
+# later versions add prefixes, and vLLM's own variables only where vllm.envs defines them.
+VLLM_ENV_PREFIXES = ("TORCH", "NCCL", "PYTORCH", "CUDA", "CUBLAS", "CUDNN", "OMP_", "MKL_", "NVIDIA")
+VLLM_ENV_HIDDEN = ("secret", "token", "api", "access", "password")
 _BANNER = re.compile(r"^={10,}\s*$")
 _ENV_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 
