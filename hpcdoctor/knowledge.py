@@ -68,3 +68,4 @@ def wheel_arch_list(torch_version: str) -> Optional[Dict[str, Any]]:
         if w["cuda"] == cuda and release in SpecifierSet(w["torch"]):
             return {"arch": list(w["arch"]), "cuda": cuda}
     return None
+

@@ -253,3 +253,25 @@ def test_vllm_rocm_report_tail_cut_inside_its_topology():
     doc = report_of("check", "--from", str(path))
     assert doc["facts"]["torch"]["pip"]["torch"] == "2.10.0+git8514f05"
     assert doc["facts"]["amd"]["topology"] is None and "no whole topology matrix" in doc["unknown"]["amd.topology"]
+
+
+@pytest.mark.parametrize("name,line,carries", [
+    # Only torch's warning pasted (a Chinese ticket), and the warning with two prose lines after it.
+    ("hellod035-leggedlab-26-rtx5090-torch-warning-only.txt", 6, "sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90"),
+    ("pbfslab-deepprep-233-rtx5090-torch201-cu118-warning.txt", 1, "sm_37, sm_50, sm_60"),
+])
+def test_torch_arch_warning_alone_is_diagnosed(name, line, carries):
+    doc = report_of("check", "--from", str(PASTES / name))
+    assert _symbols(doc) == ["torch-missing-arch"]
+    (hit,) = [x for x in doc["findings"] if x["symbol"] == "torch-missing-arch"]
+    assert hit["message"].startswith("NVIDIA GeForce RTX 5090 is sm_120") and carries in hit["message"]
+    assert f"line {line}" in hit["message"]
+    # The fix names wheels that carry sm_120 (torch >= 2.7, CUDA 12.8), from the wheel knowledge.
+    assert "'torch>=2.7' --index-url https://download.pytorch.org/whl/cu128" in hit["fix"]
+
+
+def test_warning_inside_a_collect_env_paste_is_not_a_second_finding():
+    doc = report_of("check", "--from", str(PASTES / "pytorch-150733-rtx5090d-cu126.txt"))
+    assert {s["id"] for s in doc["facts"]["ticket"]["symptoms"]} == {"sm-not-compatible", "arch-list-reported"}
+    hits = [x for x in doc["findings"] if x["symbol"] == "torch-missing-arch"]
+    assert len(hits) == 1 and hits[0]["subject"] == "GPU 0" and "2.6.0+cu126" in hits[0]["message"]

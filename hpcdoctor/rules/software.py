@@ -101,7 +101,9 @@ def torch_missing_arch(f):
     """
     What it detects:
         An NVIDIA GPU whose compute capability is not covered by the torch build's arch list: no
-        binary for that architecture and no PTX old enough to be compiled for it.
+        binary for that architecture and no PTX old enough to be compiled for it. In a pasted
+        ticket without an environment report, torch's own warning says it ("... with CUDA
+        capability sm_120 is not compatible ...", then the build's arch list).
 
     Why it matters:
         CUDA calls fail with "no kernel image is available for execution on the device", and torch
@@ -111,12 +113,21 @@ def torch_missing_arch(f):
 
     How to fix:
         Install a build that lists the GPU's architecture: a newer CUDA variant for new GPUs, an
-        older torch release for retired ones.
+        older torch release for retired ones. The fix names the official wheels that run it, from
+        knowledge/torch_wheels.toml.
 
     References:
         - 001_dd2fe1913b91ca0a.txt ("no kernel image is available for execution on the device")
         - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility
     """
+    symptoms = {s["id"]: s for s in (f.get("ticket.symptoms") or [])}
+    hits = list(_missing_arch_from_facts(f)) if f.get("torch") or "sm-not-compatible" not in symptoms else []
+    if not hits and "sm-not-compatible" in symptoms:
+        hits = [_missing_arch_from_warning(symptoms)]
+    yield from hits
+
+
+def _missing_arch_from_facts(f):
     t = f["torch"]
     arch = t.get("arch_list")
     if t.get("build") != "cuda" or not isinstance(arch, list) or not arch:
@@ -124,11 +135,47 @@ def torch_missing_arch(f):
     for g in _cuda_gpus(f):
         cc = g.get("compute_capability")
         if isinstance(cc, str) and not arch_supported(cc, arch):
-            yield Hit(message=f"{g.get('name')} is sm_{cc.replace('.', '')}, but torch {t.get('version')} carries "
+            sm = "sm_" + cc.replace(".", "")
+            yield Hit(message=f"{g.get('name')} is {sm}, but torch {t.get('version')} carries "
                               f"{', '.join(arch)}: \"no kernel image is available for execution on the device\"",
-                      subject=f"GPU {g.get('index')}",
-                      fix="install a torch build whose arch list includes sm_%s (see torch.cuda.get_arch_list())" % cc.replace(".", ""),
+                      subject=f"GPU {g.get('index')}", fix=_arch_fix(sm),
                       evidence={"compute_capability": cc, "torch.arch_list": arch})
+
+
+def _missing_arch_from_warning(symptoms):
+    """torch's own warning, pasted without an environment report: it names the GPU, its
+    architecture and, on its next line, the build's arch list."""
+    warn = symptoms["sm-not-compatible"]
+    sm = f"sm_{warn['sm']}"
+    listed = symptoms.get("arch-list-reported", {}).get("archs")
+    carries = f"this torch carries {', '.join(listed.split())}" if listed else "this torch does not carry it"
+    return Hit(message=f"{warn.get('gpu')} is {sm}, but {carries} (torch's warning, line {warn['line']}): "
+                       "\"no kernel image is available for execution on the device\"",
+               fix=_arch_fix(sm), evidence={"ticket.line": warn["line"], "ticket.text": warn["text"][:160]})
+
+
+def _arch_fix(sm: str) -> str:
+    """Which official wheels carry the architecture (knowledge/torch_wheels.toml): the variant
+    of the latest releases that do, on the oldest CUDA (the gentlest driver requirement)."""
+    def bounds(w):
+        lo = re.search(r">=\s*([\d.]+)", w["torch"])
+        hi = re.search(r"<\s*([\d.]+)", w["torch"])
+        return version_of(lo.group(1)) if lo else None, version_of(hi.group(1)) if hi else None
+
+    table = knowledge.load("torch_wheels").get("wheel", [])
+    digits = sm[3:]
+    cc = f"{digits[:-1]}.{digits[-1]}"
+    wheels = [w for w in table if all(bounds(w)) and arch_supported(cc, w.get("arch", []))]
+    if not wheels:
+        return f"install a torch build whose arch list includes {sm} (torch.cuda.get_arch_list())"
+    best = max(wheels, key=lambda w: (bounds(w)[1], [-x for x in version_of(w["cuda"]).release]))
+    lower = min(bounds(w)[0] for w in wheels if w["cuda"] == best["cuda"])
+    upper = bounds(best)[1]
+    dropped = any(bounds(w)[0] and bounds(w)[0] >= upper for w in table)  # later releases left it out
+    spec = f">={lower}" + (f",<{upper}" if dropped else "")
+    tag = "cu" + best["cuda"].replace(".", "")
+    return (f"pip install 'torch{spec}' --index-url https://download.pytorch.org/whl/{tag}   "
+            f"(the +{tag} wheels of torch{spec} run {sm})")
 
 
 def driver_supports(driver: str, runtime: str, windows: bool = False):
