@@ -118,10 +118,9 @@ def recognise(text: str) -> Recognition:
         if kind and kind.per_device and starts and starts[-1][1].name == kind.name and not (
                 kind.name == "rocm-smi" and "ROCm System Management Interface" in line):
             kind = None  # the next device's block of the same output (each rocm-smi run has one banner)
-        if kind and kind.name == "rocm-smi section" and starts and starts[-1][1].argv == ["rocm-smi"] and (
-                "Numa Nodes" not in line or any("between two GPUs" in l for l in lines[starts[-1][0]:i])
-                or all(not l.strip() or re.match(r"^\s*=+.*=+\s*$", l) for l in lines[starts[-1][0]:i])):
-            kind = None  # a section of the rocm-smi output above (the banner, or --showtopo's matrices)
+        if kind and kind.name == "rocm-smi section" and starts and _continues_rocm_output(lines[starts[-1][0]:i], line,
+                                                                                       starts[-1][1]):
+            kind = None
         if kind:
             starts.append((i, kind))
             # Skip what belongs to this piece: nested headers (collect_env's lscpu, XML, JSON).
@@ -157,6 +156,16 @@ def recognise(text: str) -> Recognition:
         end = starts[n + 1][0] if n + 1 < len(starts) else len(lines)
         rec.pieces.append(Piece(kind, "\n".join(lines[start:end]).rstrip() + "\n", start + 1))
     return rec
+
+
+def _continues_rocm_output(before: List[str], line: str, previous: Kind) -> bool:
+    """Whether a --showtopo/--showtoponuma section heading belongs to the rocm-smi output above it:
+    right under its banner, or --showtopo's next matrices and its NUMA part; not a concise table's."""
+    if previous.argv != ["rocm-smi"]:
+        return False
+    if "Numa Nodes" not in line or any("between two GPUs" in l for l in before):
+        return True
+    return all(not l.strip() or re.match(r"^\s*=+.*=+\s*$", l) for l in before)
 
 
 _VLLM_TAIL = re.compile(r"^(=+\s*$|\s*vLLM Info|\s*Environment Variables|(ROCM|Neuron SDK|vLLM) Version\s*:|vLLM Build Flags:|"
@@ -257,35 +266,31 @@ def find_symptoms(text: str) -> List[Dict[str, Any]]:
     return found
 
 
-def _embedded(piece: Piece) -> Dict[Tuple[str, ...], Piece]:
-    """Outputs that an environment report carries inside it: collect_env's lscpu, and the
-    ``nvidia-smi topo -m`` or ``rocm-smi --showtopo`` that vLLM's and sglang's reports include."""
-    from hpcdoctor.parse.collect_env import parse_collect_env
-
-    parsed = parse_collect_env(piece.text)
-    out: Dict[Tuple[str, ...], Piece] = {}
-    lscpu = parsed.get("lscpu") or ""
-    if "Architecture:" in lscpu:
-        out[("lscpu",)] = Piece(next(k for k in KINDS if k.name == "lscpu"), lscpu + "\n", piece.line)
-    topo = parsed.get("gpu_topology") or ""
-    if "GPU0" in topo and "CPU Affinity" in topo:
-        out[("nvidia-smi", "topo", "-m")] = Piece(next(k for k in KINDS if k.name == "nvidia-smi topo -m"), topo, piece.line)
-    elif re.search(r"(Weight|Hops|Link Type) between two GPUs", topo):
-        out[("rocm-smi", "--showtopo")] = Piece(Kind("rocm-smi --showtopo", re.compile("$^"), ["rocm-smi", "--showtopo"]),
-                                               topo, piece.line)
-    return out
+_SHOWTOPO = Kind("rocm-smi --showtopo", re.compile(r"$^"), ["rocm-smi", "--showtopo"])  # only found inside reports
 
 
-def _listed_env(piece: Piece) -> Optional[Dict[str, Any]]:
-    """vLLM's report lists the environment variables under fixed prefixes (not the job's whole
-    environment): kept with those prefixes, so that only what it covers is taken as known."""
+def _inside_report(piece: Piece) -> Tuple[Dict[Tuple[str, ...], Piece], Optional[Dict[str, Any]]]:
+    """What an environment report carries inside it: outputs of other commands (collect_env's
+    lscpu, the ``nvidia-smi topo -m`` or ``rocm-smi --showtopo`` of vLLM's and sglang's reports),
+    and the environment variables vLLM's report lists under fixed prefixes (not the job's whole
+    environment: kept with those prefixes, so that only what they cover is taken as known)."""
     from hpcdoctor.parse.collect_env import VLLM_ENV_HIDDEN, VLLM_ENV_PREFIXES, parse_collect_env
 
     parsed = parse_collect_env(piece.text)
-    if parsed.get("format") != "vllm" or "env_vars" not in parsed:
-        return None
-    return {"source": "vLLM collect_env", "prefixes": list(VLLM_ENV_PREFIXES), "hidden": list(VLLM_ENV_HIDDEN),
-            "vars": parsed["env_vars"]}
+    outputs: Dict[Tuple[str, ...], Piece] = {}
+    lscpu = parsed.get("lscpu") or ""
+    if "Architecture:" in lscpu:
+        outputs[("lscpu",)] = Piece(next(k for k in KINDS if k.name == "lscpu"), lscpu + "\n", piece.line)
+    topo = parsed.get("gpu_topology") or ""
+    if "GPU0" in topo and "CPU Affinity" in topo:
+        outputs[("nvidia-smi", "topo", "-m")] = Piece(next(k for k in KINDS if k.name == "nvidia-smi topo -m"), topo, piece.line)
+    elif re.search(r"(Weight|Hops|Link Type) between two GPUs", topo):
+        outputs[tuple(_SHOWTOPO.argv)] = Piece(_SHOWTOPO, topo, piece.line)
+    env = None
+    if parsed.get("format") == "vllm" and "env_vars" in parsed:
+        env = {"source": "vLLM collect_env", "prefixes": list(VLLM_ENV_PREFIXES), "hidden": list(VLLM_ENV_HIDDEN),
+               "vars": parsed["env_vars"]}
+    return outputs, env
 
 
 @contextmanager
@@ -302,7 +307,7 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
         label = "stdin" if path == "-" else Path(path).name
         found = find_symptoms(text)
         symptoms.extend(found)
-        notes.extend(f"{label}: {n}" for n in rec.notes if not found)
+        notes.extend(f"{label}: {n}" for n in rec.notes)
         for piece, summary in zip(rec.pieces, rec.summary()):
             recognised.append(f"{label}: {summary}")
             key = tuple(piece.kind.argv)
@@ -323,9 +328,10 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
     listed_env = None
     for argv in (tuple(COLLECT_ENV_ARGV), tuple(SGLANG_ARGV)):
         if argv in chosen:
-            for key, piece in _embedded(chosen[argv]).items():
+            outputs, env = _inside_report(chosen[argv])
+            for key, piece in outputs.items():
                 chosen.setdefault(key, piece)  # what was pasted on its own wins
-            listed_env = listed_env or _listed_env(chosen[argv])
+            listed_env = listed_env or env
     tmp = Path(tempfile.mkdtemp(prefix="hpcdoctor-paste-"))
     try:
         (tmp / "cmd").mkdir()
