@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 import subprocess
-import sys
 import threading
 import time
 
@@ -152,8 +150,6 @@ def test_gpu_lock_serialises(tmp_path, monkeypatch):
     first = bench_probe.GpuLock("GPU-abc", wait=1)
     with pytest.raises(TimeoutError, match="another benchmark holds"):
         bench_probe.GpuLock("GPU-abc", wait=0.3)
-    released = {}
-
     def later():
         time.sleep(0.4)
         first.release()

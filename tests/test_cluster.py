@@ -9,7 +9,6 @@ import subprocess
 import sys
 import time
 
-import pytest
 
 from conftest import NODES, torch_python
 from hpcdoctor.payload.cluster_probe import first_host

@@ -7,11 +7,10 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from conftest import NODES, ROOT, run_cli
+from conftest import ROOT, run_cli
 
 MARK = "hpcdoctor-test-hang-marker"
 

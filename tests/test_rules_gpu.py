@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 from rulekit import facts, fired, gpu_change, nvsmi_node, run_rule
 

@@ -6,7 +6,6 @@ import json
 import shutil
 import subprocess
 
-import pytest
 
 from conftest import NODES, ROOT, report_of, run_cli
 from hpcdoctor import diff
