@@ -2,8 +2,8 @@
 one another in one file, cut short, with Windows line ends), and lay the pieces out as a snapshot
 so that the ordinary checks and rules run on them unchanged.
 
-Nothing is invented: a piece is stored as the output of the command that produces it, and facts
-that no piece carries stay Unknown.
+Nothing is invented: a piece is stored as the output of the command that produces it (or, for
+/proc/cpuinfo, as that file), and facts that no piece carries stay Unknown.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ class Kind:
     start: "re.Pattern[str]"
     argv: List[str]                     # the command whose output this is
     per_device: bool = False            # one block per device: adjacent blocks are one output
+    file: Optional[str] = None          # or the file whose content this is (argv is then empty)
 
 
 KINDS = [
@@ -42,6 +43,7 @@ KINDS = [
     Kind("nvidia-smi", re.compile(r"^\|\s*NVIDIA-SMI \d"), ["nvidia-smi"]),
     Kind("nvidia-smi topo -m", re.compile(r"^\s*GPU0[\s\S]*(CPU Affinity|NUMA Affinity)"), ["nvidia-smi", "topo", "-m"]),
     Kind("lscpu", re.compile(r"^Architecture:\s+\S+"), ["lscpu"]),
+    Kind("/proc/cpuinfo", re.compile(r"^processor\s*:\s*\d+\s*$"), [], per_device=True, file="/proc/cpuinfo"),
     Kind("numactl -H", re.compile(r"^available: \d+ nodes"), ["numactl", "-H"]),
     Kind("ibstat", re.compile(r"^CA '[^']+'"), ["ibstat"], per_device=True),
     Kind("ibstatus", re.compile(r"^Infiniband device '[^']+' port"), ["ibstatus"], per_device=True),
@@ -130,7 +132,7 @@ def recognise(text: str) -> Recognition:
                 inside_until = next((j + 1 for j in range(i, len(lines)) if lines[j].startswith("ulimit soft:")), len(lines))
             elif kind.name == "nvidia-smi -q -x":
                 inside_until = next((j + 1 for j in range(i, len(lines)) if "</nvidia_smi_log>" in lines[j]), len(lines))
-            elif kind.argv[-1] == "--json":
+            elif kind.argv[-1:] == ["--json"]:
                 offset = sum(len(l) + 1 for l in lines[:i])
                 end = _json_end(text, offset)
                 inside_until = text[:end].count("\n") + 1
@@ -310,7 +312,7 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
         notes.extend(f"{label}: {n}" for n in rec.notes)
         for piece, summary in zip(rec.pieces, rec.summary()):
             recognised.append(f"{label}: {summary}")
-            key = tuple(piece.kind.argv)
+            key = tuple(piece.kind.argv) or ("file", str(piece.kind.file))
             if key in chosen:
                 notes.append(f"{label}: a second {piece.kind.name} at line {piece.line} was ignored "
                              "(two machines in one paste? paste one node at a time)")
@@ -338,6 +340,11 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
         (tmp / "probes").mkdir()
         index = []
         for n, (argv, piece) in enumerate(chosen.items()):
+            if piece.kind.file:
+                target = tmp / "fs" / piece.kind.file.lstrip("/")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(piece.text, encoding="utf-8")
+                continue
             (tmp / "cmd" / f"{n}.txt").write_text(piece.text, encoding="utf-8")
             index.append({"argv": list(argv), "rc": 0, "stdout": f"{n}.txt", "stderr": ""})
         (tmp / "cmd" / "index.json").write_text(json.dumps(index), encoding="utf-8")

@@ -275,3 +275,30 @@ def test_warning_inside_a_collect_env_paste_is_not_a_second_finding():
     assert {s["id"] for s in doc["facts"]["ticket"]["symptoms"]} == {"sm-not-compatible", "arch-list-reported"}
     hits = [x for x in doc["findings"] if x["symbol"] == "torch-missing-arch"]
     assert len(hits) == 1 and hits[0]["subject"] == "GPU 0" and "2.6.0+cu126" in hits[0]["message"]
+
+
+# --- /proc/cpuinfo ------------------------------------------------------------------------------
+
+CPUINFO = NODES.parent / "cpuinfo"
+
+
+@pytest.mark.parametrize("name,arch,microarch,flag,lacks", [
+    ("linux-rocky8-a64fx", "aarch64", "a64fx", "sve", "bf16"),
+    ("linux-ubuntu22.04-neoverse_v2", "aarch64", "neoverse_v2", "bf16", None),
+    ("linux-unknown-sapphirerapids", "x86_64", "sapphirerapids", "amx_bf16", None),
+])
+def test_pasted_cpuinfo_blocks(name, arch, microarch, flag, lacks):
+    doc = report_of("check", "--from", str(CPUINFO / name))
+    cpu = doc["facts"]["cpu"]
+    assert doc["source"]["recognised"][0].endswith("/proc/cpuinfo (line 1)")
+    assert cpu["arch"] == arch and cpu["microarch"] == microarch and cpu["capabilities"][flag] is True
+    if lacks:
+        assert cpu["capabilities"][lacks] is False
+    # One processor's block is a part of /proc/cpuinfo: no count is made from it.
+    assert cpu["logical_cpus"] is None and "part of it" in doc["unknown"]["cpu.logical_cpus"]
+
+
+def test_whole_pasted_cpuinfo_is_counted():
+    doc = report_of("check", "--from", str(NODES / "cpu-kvm-2core" / "fs" / "proc" / "cpuinfo"))
+    cpu = doc["facts"]["cpu"]
+    assert cpu["logical_cpus"] == 2 and cpu["sockets"] == 1

@@ -34,16 +34,33 @@ def capabilities(arch: str, flags: List[str]) -> Dict[str, bool]:
     return caps
 
 
+def _whole_cpuinfo(procs: List[Dict[str, str]]) -> Any:
+    """True when a /proc/cpuinfo read without sysfs (a paste) lists every processor: x86 says
+    how many each socket has ("siblings"); elsewhere nothing does, so it cannot be told."""
+    if not procs:
+        return "no processor entries"
+    siblings = {p.get("physical id"): p.get("siblings") for p in procs}
+    if None in siblings or not all(str(v).isdecimal() for v in siblings.values()):
+        return "counted from /proc/cpuinfo alone, which may be a part of it (no sysfs, no siblings count)"
+    for pkg, count in siblings.items():
+        listed = sum(1 for p in procs if p.get("physical id") == pkg)
+        if listed != int(count):
+            return f"/proc/cpuinfo lists {listed} of socket {pkg}'s {count} processors: a part of it"
+    return True
+
+
 def _topology(root: SysRoot, procs: List[Dict[str, str]]) -> Dict[str, Any]:
     """Logical CPUs, cores and sockets: sysfs first (exact), then cpuinfo, then lscpu."""
     online: Any = Unknown("no CPU list")
     try:
         online = parse_cpulist(root.read("/sys/devices/system/cpu/online"))
     except (Missing, ListFormatError) as exc:
-        if procs:
+        whole = _whole_cpuinfo(procs)
+        if procs and whole is True:
             online = [int(p["processor"]) for p in procs if p.get("processor", "").isdecimal()]
         else:
-            online = Unknown(str(exc))
+            online = Unknown(whole if isinstance(whole, str) else str(exc))
+            procs = []  # its core and socket ids would undercount too
 
     sockets, cores = set(), set()
     if isinstance(online, list):
