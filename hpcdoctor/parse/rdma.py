@@ -34,24 +34,29 @@ def _port_line(cur: Dict[str, Any], line: str) -> None:
         cur[field] = value.strip()
 
 
-def parse_ibstat(text: str) -> List[Dict[str, Any]]:
-    """One entry per port: device, port, state, physical state, rate (Gb/s), link layer."""
+def _device_ports(text: str, device: str, port: str, on_line, **blank: Any) -> List[Dict[str, Any]]:
+    """Ports of tools that print a device line, then per port a header and "key: value" lines."""
     ports: List[Dict[str, Any]] = []
-    device = None
+    name = None
     cur: Dict[str, Any] = {}
     for raw in text.splitlines():
         line = raw.strip()
-        m = re.match(r"^CA '([^']+)'", line)
+        m = re.match(device, line)
         if m:
-            device, cur = m.group(1), {}
+            name, cur = m.group(1), {}
             continue
-        m = re.match(r"^Port (\d+):$", line)
-        if m and device:
-            cur = {"device": device, "port": int(m.group(1))}
+        m = re.match(port, line)
+        if m and name:
+            cur = {"device": name, "port": int(m.group(1)), **blank}
             ports.append(cur)
         elif cur:
-            _port_line(cur, line)
+            on_line(cur, line)
     return ports
+
+
+def parse_ibstat(text: str) -> List[Dict[str, Any]]:
+    """One entry per port: device, port, state, physical state, rate (Gb/s), link layer."""
+    return _device_ports(text, r"^CA '([^']+)'", r"^Port (\d+):$", _port_line)
 
 
 def parse_ibstatus(text: str) -> List[Dict[str, Any]]:
@@ -68,29 +73,18 @@ def parse_ibstatus(text: str) -> List[Dict[str, Any]]:
     return ports
 
 
+def _devinfo_line(cur: Dict[str, Any], line: str) -> None:
+    key, sep, value = line.partition(":")
+    if sep and key == "state":  # "PORT_ACTIVE (4)"
+        cur["state"] = value.split("(")[0].strip().upper().replace("PORT_", "")
+    elif sep and key == "link_layer":
+        cur["link_layer"] = value.strip()
+
+
 def parse_ibv_devinfo(text: str) -> List[Dict[str, Any]]:
-    """``ibv_devinfo`` (without -v): per port its state ("PORT_ACTIVE (4)") and link layer. It
-    gives no physical state and no rate: those stay None rather than guessed."""
-    ports: List[Dict[str, Any]] = []
-    device = None
-    cur: Dict[str, Any] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        m = re.match(r"^hca_id:\s*(\S+)", line)
-        if m:
-            device, cur = m.group(1), {}
-            continue
-        m = re.match(r"^port:\s*(\d+)$", line)
-        if m and device:
-            cur = {"device": device, "port": int(m.group(1)), "phys_state": None, "rate_gbps": None}
-            ports.append(cur)
-            continue
-        key, sep, value = line.partition(":")
-        if cur and sep and key == "state":
-            cur["state"] = value.split("(")[0].strip().upper().replace("PORT_", "")
-        elif cur and sep and key == "link_layer":
-            cur["link_layer"] = value.strip()
-    return ports
+    """``ibv_devinfo`` (without -v): per port its state and link layer. It gives no physical
+    state and no rate: those stay None rather than guessed."""
+    return _device_ports(text, r"^hca_id:\s*(\S+)", r"^port:\s*(\d+)$", _devinfo_line, phys_state=None, rate_gbps=None)
 
 
 def parse_fi_info(text: str) -> List[Dict[str, str]]:
