@@ -95,6 +95,13 @@ def _is_json_kind(lines: List[str], i: int) -> Optional[str]:
 def recognise(text: str) -> Recognition:
     text = re.sub(r"\x1b\[[0-9;]*m", "", text.replace("\r\n", "\n").replace("\r", "\n"))
     lines = text.split("\n")
+    cut_line = None
+    if lines[-1].strip() and not lines[-1].rstrip().endswith(("}", "]", ">", "=", "+", "|")):
+        # No line end after a text line: the paste may stop inside it, and a value read from it
+        # ("Nvidia driver version: 5", "PyTorch version: 2.1") would be wrong, not just short.
+        # Leaving out a whole last line costs one fact; JSON, XML and table ends are kept.
+        cut_line = (len(lines), lines[-1])
+        lines[-1] = ""
     starts: List[Tuple[int, Kind]] = []
     i = 0
     inside_until = -1
@@ -150,6 +157,8 @@ def recognise(text: str) -> Recognition:
             elif device_lines:
                 starts[n] = (start, Kind("rocm-smi -a", kind.start, ["rocm-smi", "-a"]))
     rec = Recognition()
+    if cut_line:
+        rec.notes.append(f"line {cut_line[0]}: cut off mid-line ({cut_line[1].strip()[:40]!r}...), left out")
     first = starts[0][0] if starts else len(lines)
     before = "\n".join(lines[:first]).strip()
     if before and not re.fullmatch(r"(?s).*Permission needed.*", before):

@@ -245,7 +245,7 @@ def test_vllm_rocm_report_tail_cut_inside_its_topology():
     # of rocm-smi --showtopo's first matrix. What is whole is read; the matrix is not half-kept.
     path = PASTES / "vllm-45751-rocm-new-format-tail-cut.txt"
     rec = recognise(path.read_text())
-    assert rec.summary() == ["collect_env (line 8)"] and "lines 1-7: not recognised" in rec.notes[0]
+    assert rec.summary() == ["collect_env (line 8)"] and any("lines 1-7: not recognised" in n for n in rec.notes)
     p = parse_collect_env(rec.pieces[0].text)
     assert p["vllm"] == {"rocm_version": "7.2.53211-35e8c7bf89", "version": "0.1.dev0",
                          "build_flags": "CUDA Archs: Not Set; ROCm: Disabled; XPU: Disabled"}
@@ -302,3 +302,27 @@ def test_whole_pasted_cpuinfo_is_counted():
     doc = report_of("check", "--from", str(NODES / "cpu-kvm-2core" / "fs" / "proc" / "cpuinfo"))
     cpu = doc["facts"]["cpu"]
     assert cpu["logical_cpus"] == 2 and cpu["sockets"] == 1
+
+
+@pytest.mark.parametrize("name,field,marker", [
+    ("sglang-965-check_env-8xa100-cut.txt", "driver_version", "CUDA Driver Version"),
+    ("vllm-omni-429-new-format-cuda-build-no-gpu-cut.txt", "version", "PyTorch version"),
+    ("vllm-45751-rocm-new-format-tail-cut.txt", "pip", "[pip3] conch"),
+])
+def test_reports_cut_anywhere_keep_only_what_is_there(name, field, marker):
+    text = (PASTES / name).read_text()
+    for cut in range(0, len(text) + 1, 37):
+        part = text[:cut]
+        p = parse_collect_env(part)
+        recognise(part)
+        if marker not in part:
+            assert field not in p["torch"], (cut, p["torch"].get(field))
+
+
+def test_a_paste_cut_inside_its_last_line_leaves_that_line_out():
+    text = (PASTES / "vllm-7943-a10-driver470-cu121-forward-compat.txt").read_text()
+    cut = text[: text.index("Nvidia driver version: 470") + len("Nvidia driver version: 47")]
+    rec = recognise(cut)
+    assert "cut off mid-line ('Nvidia driver version: 47'" in rec.notes[0]
+    assert "driver_version" not in parse_collect_env(rec.pieces[0].text)["torch"]  # not "47"
+    assert recognise(cut + "0.129.06\n").notes == []  # the whole line, with its line end, is read
