@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any, Dict
 
 from hpcdoctor import envfilter
-from hpcdoctor.facts import Unknown
 from hpcdoctor.checks._report import listed_environ
+from hpcdoctor.facts import Unknown
 from hpcdoctor.sysroot import ReplaySysRoot, SysRoot
 
 NAME = "env"

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from hpcdoctor import knowledge
+from hpcdoctor.checks._gpu import add_locality, driver_stack_absent, gpus_on_bus, ran_and_failed, tool_output
+from hpcdoctor.checks._report import environment_report
 from hpcdoctor.facts import Unknown
 from hpcdoctor.parse import nvsmi_q, nvsmi_table, nvsmi_topo, nvsmi_xml
-from hpcdoctor.checks._report import environment_report
-from hpcdoctor.checks._gpu import add_locality, driver_stack_absent, gpus_on_bus, ran_and_failed, tool_output
 from hpcdoctor.probes import revive
 from hpcdoctor.sysroot import Missing, SysRoot
 

@@ -15,8 +15,8 @@ import shutil
 from pathlib import Path
 from typing import Any, Dict, Optional
 
-from hpcdoctor.facts import Unknown
 from hpcdoctor.checks._report import environment_report, listed_environ
+from hpcdoctor.facts import Unknown
 from hpcdoctor.parse.torch_config import parse_config
 from hpcdoctor.sysroot import Missing, SysRoot, run_process
 
