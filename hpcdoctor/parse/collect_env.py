@@ -239,10 +239,6 @@ def _is_sglang(text: str) -> bool:
 _SGLANG_NOT_PACKAGES = ("CUDA_HOME", "ROCM_HOME", "MUSA_HOME", "HIPCC", "MCC")
 
 
-def looks_like_sglang_check_env(text: str) -> bool:
-    return _is_sglang(dedent_paste(text))
-
-
 def parse_sglang_check_env(text: str) -> Dict[str, Any]:
     """``python3 -m sglang.check_env``: GPUs grouped by model ("GPU 0,1,2,3: NVIDIA H100 ..."),
     their compute capabilities, nvcc, the driver, torch and package versions, the topology."""
@@ -308,8 +304,7 @@ def parse_sglang_check_env(text: str) -> Dict[str, Any]:
     m = re.search(r"\+rocm(\d+(?:\.\d+)*)$", str(torch.get("version", "")))
     if m:
         torch["hip"] = m.group(1)
-    if "torch" not in packages and "version" in torch:
-        packages["torch"] = torch["version"]
+    # What sglang imported, by module name: kept where pip's list goes, with nothing added to it.
     torch["pip"] = packages
     out: Dict[str, Any] = {"recognised": "version" in torch, "format": "sglang", "torch": torch}
     topo = "\n".join(topo_lines).strip("\n")
