@@ -26,11 +26,17 @@ def _th() -> Dict[str, Any]:
     return knowledge.load("thresholds")["bench"]
 
 
+def _site(config: Dict[str, Any], key: Optional[str]) -> Optional[Tuple[float, str]]:
+    """The site config's minimum under [bench] key, which overrides every derived expectation."""
+    value = (config.get("bench") or {}).get(key) if key else None
+    return (float(value), f"site config {config.get('_path')}") if value else None
+
+
 def gemm(gpu: Dict[str, Any], dtype: str, config: Dict[str, Any],
          sms: Optional[int] = None) -> Optional[Tuple[float, str]]:
-    bench_cfg = config.get("bench") or {}
-    if dtype in CONFIG_KEYS and bench_cfg.get(CONFIG_KEYS[dtype]):
-        return float(bench_cfg[CONFIG_KEYS[dtype]]), f"site config {config.get('_path')}"
+    site = _site(config, CONFIG_KEYS.get(dtype))
+    if site:
+        return site
     frac = _th()["gemm_fraction"]
     sku = knowledge.gpu_sku(str(gpu.get("name") or ""))
     peak_key = "fp32" if dtype == "fp32" else dtype
@@ -48,9 +54,9 @@ def gemm(gpu: Dict[str, Any], dtype: str, config: Dict[str, Any],
 
 
 def d2d(gpu: Dict[str, Any], config: Dict[str, Any]) -> Optional[Tuple[float, str]]:
-    cfg = (config.get("bench") or {}).get("min_d2d_gbs")
-    if cfg:
-        return float(cfg), f"site config {config.get('_path')}"
+    site = _site(config, "min_d2d_gbs")
+    if site:
+        return site
     sku = knowledge.gpu_sku(str(gpu.get("name") or ""))
     if sku and sku.get("mem_bw_gbs"):
         bw = float(sku["mem_bw_gbs"]) / int(sku.get("gcds", 1))
@@ -60,9 +66,9 @@ def d2d(gpu: Dict[str, Any], config: Dict[str, Any]) -> Optional[Tuple[float, st
 
 
 def h2d(gpu: Dict[str, Any], config: Dict[str, Any]) -> Optional[Tuple[float, str]]:
-    cfg = (config.get("bench") or {}).get("min_h2d_gbs")
-    if cfg:
-        return float(cfg), f"site config {config.get('_path')}"
+    site = _site(config, "min_h2d_gbs")
+    if site:
+        return site
     gen, width = gpu.get("pcie_gen_max"), gpu.get("pcie_width_max")
     table = knowledge.load("thresholds")["pcie"]["x16_gbs"]
     if isinstance(gen, int) and isinstance(width, int) and str(gen) in table and width >= 4:
@@ -73,9 +79,9 @@ def h2d(gpu: Dict[str, Any], config: Dict[str, Any]) -> Optional[Tuple[float, st
 
 
 def allreduce_busbw(gpu: Dict[str, Any], config: Dict[str, Any]) -> Optional[Tuple[float, str]]:
-    cfg = (config.get("bench") or {}).get("min_allreduce_busbw_gbs")
-    if cfg:
-        return float(cfg), f"site config {config.get('_path')}"
+    site = _site(config, "min_allreduce_busbw_gbs")
+    if site:
+        return site
     sku = knowledge.gpu_sku(str(gpu.get("name") or ""))
     link = (sku or {}).get("nvlink_gbs") or (sku or {}).get("xgmi_gbs")
     if link:
