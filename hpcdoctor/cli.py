@@ -118,21 +118,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args_list.insert(0, "check")
     try:
         args = build_parser().parse_args(args_list)
-        if args.command == "check":
-            return cmd_check(args)
-        if args.command == "snapshot":
-            return cmd_snapshot(args)
-        if args.command == "rules":
-            return cmd_rules(args)
-        if args.command == "env":
-            return cmd_env(args)
-        if args.command == "nhc":
-            return cmd_nhc(args)
-        if args.command == "diff":
-            return cmd_diff(args)
-        if args.command == "explain":
-            return cmd_explain(args)
-        raise UsageError("no command given (see 'hpcdoctor --help')")
+        commands = {"check": cmd_check, "snapshot": cmd_snapshot, "rules": cmd_rules, "env": cmd_env,
+                    "nhc": cmd_nhc, "diff": cmd_diff, "explain": cmd_explain}
+        if args.command not in commands:
+            raise UsageError("no command given (see 'hpcdoctor --help')")
+        return commands[args.command](args)
     except UsageError as exc:
         _err(str(exc))
         return EXIT_ERROR
