@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+import hpcdoctor
 from typing import Any, Dict
 
 from hpcdoctor.checks.torch_stack import payload_result, target_python
@@ -14,7 +16,8 @@ from hpcdoctor.sysroot import Missing, SysRoot, run_process
 NAME = "bench"
 PROVIDES = ("bench",)
 EXCLUSIVE = True  # runs after the other checks, alone
-PAYLOAD = Path(__file__).resolve().parent.parent / "payload" / "bench_probe.py"
+# The payloads ship inside the hpcdoctor package, wherever the checks folder is mapped from.
+PAYLOAD = Path(hpcdoctor.__file__).resolve().parent / "payload" / "bench_probe.py"
 TIER_BUDGET = {"quick": 20.0, "full": 120.0}
 
 

@@ -13,6 +13,8 @@ import json
 import os
 import shutil
 from pathlib import Path
+
+import hpcdoctor
 from typing import Any, Dict, Optional
 
 from hpcdoctor.checks._report import environment_report, listed_environ
@@ -22,7 +24,8 @@ from hpcdoctor.sysroot import Missing, SysRoot, run_process
 
 NAME = "torch_stack"
 PROVIDES = ("torch",)
-PAYLOAD = Path(__file__).resolve().parent.parent / "payload" / "torch_probe.py"
+# The payloads ship inside the hpcdoctor package, wherever the checks folder is mapped from.
+PAYLOAD = Path(hpcdoctor.__file__).resolve().parent / "payload" / "torch_probe.py"
 FAST_TIMEOUT = 10.0
 DEEP_TIMEOUT = 90.0
 

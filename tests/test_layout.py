@@ -1,0 +1,60 @@
+"""The repository's top level holds checks/ and rules/, installed as hpcdoctor.checks and
+hpcdoctor.rules. These tests build the real wheel and run it from outside the repository, so a
+package that the wheel forgets (or a path computed from the old layout) fails here."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from conftest import ROOT
+
+
+def _build_wheel(dest: Path) -> Path:
+    # --no-build-isolation: the build must not need the network; setuptools is already installed.
+    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                          "-w", str(dest), str(ROOT)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    (wheel,) = dest.glob("hpcdoctor-*.whl")
+    return wheel
+
+
+def test_wheel_maps_top_level_folders_into_the_package(tmp_path):
+    wheel = _build_wheel(tmp_path / "dist")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "hpcdoctor/checks/cpu.py" in names and "hpcdoctor/rules/software.py" in names
+    assert "hpcdoctor/payload/torch_probe.py" in names and "hpcdoctor/payload/bench_probe.py" in names
+    assert "hpcdoctor/knowledge/gpus.toml" in names and "hpcdoctor/schema/report.schema.json" in names
+    # Nothing at the top level of site-packages but the package itself and its metadata.
+    tops = {n.split("/", 1)[0] for n in names}
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"hpcdoctor"}
+
+
+def test_installed_wheel_runs_from_outside_the_repository(tmp_path):
+    wheel = _build_wheel(tmp_path / "dist")
+    target = tmp_path / "site"
+    res = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
+                          str(wheel)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    env = dict(os.environ, PYTHONPATH=str(target))
+    probe = ("import hpcdoctor, hpcdoctor.checks.cpu, hpcdoctor.rules, importlib.util;"
+             "print(hpcdoctor.checks.cpu.__file__);"
+             "print(importlib.util.find_spec('checks'), importlib.util.find_spec('rules'))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=60)
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.splitlines()
+    assert first.startswith(str(target)), first
+    assert second == "None None"
+    rules = subprocess.run([sys.executable, "-m", "hpcdoctor", "rules"], capture_output=True, text=True,
+                           env=env, cwd=tmp_path, timeout=60)
+    assert rules.returncode == 0, rules.stderr
+    assert "THR001" in rules.stdout and "omp-threads-unset" in rules.stdout
+    # A payload found through the installed package, not the checkout: the fast torch probe runs.
+    check = subprocess.run([sys.executable, "-m", "hpcdoctor", "check", "--format", "json", "--python",
+                            sys.executable], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert check.returncode in (0, 1), check.stderr
+    assert '"payload failed' not in check.stdout and "can't open file" not in check.stdout
