@@ -5,6 +5,12 @@ from __future__ import annotations
 from typing import Iterable, List
 
 
+# The largest CPU count Linux is built for is 8192 (x86 MAXSMP, powerpc; arm64 stops at 4096);
+# this leaves room for larger machines yet keeps a hostile list ("400 ranges of 65,537" in 7 KB)
+# from costing gigabytes: the cap is on the whole list, not only on each range.
+MAX_CPUS = 1 << 16
+
+
 class ListFormatError(ValueError):
     pass
 
@@ -28,11 +34,13 @@ def parse_cpulist(text: str) -> List[int]:
         if "-" in part:
             lo_s, _, hi_s = part.partition("-")
             lo, hi = _int(lo_s), _int(hi_s)
-            if hi < lo or hi - lo > 1 << 16:
+            if hi < lo or hi - lo > MAX_CPUS:
                 raise ListFormatError(f"bad range {part!r}")
             cpus.update(range(lo, hi + 1, stride))
         else:
             cpus.add(_int(part))
+        if len(cpus) > MAX_CPUS:
+            raise ListFormatError(f"CPU list names more than {MAX_CPUS} CPUs: not a real machine's")
     return sorted(cpus)
 
 
@@ -42,6 +50,8 @@ def parse_cpumask(text: str) -> List[int]:
     digits = text.strip().replace(",", "")
     if not digits:
         return []
+    if len(digits) > MAX_CPUS // 4:
+        raise ListFormatError(f"hex mask of more than {MAX_CPUS} CPUs: not a real machine's")
     try:
         value = int(digits, 16)
     except ValueError:

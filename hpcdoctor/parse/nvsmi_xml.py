@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+
+import defusedxml.ElementTree as SafeET
+from defusedxml import DefusedXmlException
 from typing import Any, Dict, List, Optional
 
 from hpcdoctor.facts import Unknown
@@ -72,12 +75,15 @@ def parse(text: str) -> Dict[str, Any]:
     """Parse the whole report: {"driver_version", "cuda_driver_version", "gpus": [...]}."""
     if len(text) > MAX_XML_BYTES:
         raise NvsmiXmlError("nvidia-smi XML is larger than any real report")
-    # nvidia-smi's DOCTYPE names an external DTD and defines no entities; a document that does
-    # is not from nvidia-smi and could be an entity-expansion bomb, so it is refused unparsed.
-    if re.search(r"<!ENTITY", text, re.I):
-        raise NvsmiXmlError("nvidia-smi XML with entity declarations refused")
+    # nvidia-smi's DOCTYPE names an external DTD and declares no entities; a document that does
+    # is not from nvidia-smi and could be an entity-expansion bomb. The parser itself refuses
+    # entity declarations and external references, whatever encoding expat detects (a regular
+    # expression over the decoded text missed UTF-16 without a byte-order mark).
     try:
-        root = ET.fromstring(text.strip().encode("utf-8", "replace"))
+        root = SafeET.fromstring(text.strip().encode("utf-8", "replace"), forbid_dtd=False,
+                                 forbid_entities=True, forbid_external=True)
+    except DefusedXmlException as exc:
+        raise NvsmiXmlError(f"nvidia-smi XML with entity declarations refused ({exc.__class__.__name__})") from None
     except ET.ParseError as exc:
         raise NvsmiXmlError(f"nvidia-smi XML does not parse: {exc}") from None
     if root.tag != "nvidia_smi_log":
