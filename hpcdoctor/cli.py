@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import tempfile
@@ -40,6 +41,31 @@ def _csv(values: Optional[List[str]]) -> List[str]:
     return out
 
 
+def _seconds(text: str) -> float:
+    """A duration: a finite positive number (``nan`` compares false with everything, so a
+    budget of nan would bound nothing)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive, finite number of seconds")
+    return value
+
+
+def strict_json(doc: Any, **kw: Any) -> str:
+    """JSON that strict parsers accept: NaN and infinities become null, and where the document
+    has an ``unknown`` map, the reason is recorded there."""
+    from hpcdoctor.facts import finite
+
+    unknown = doc.get("unknown") if isinstance(doc, dict) else None
+    more: Optional[Dict[str, str]] = dict(unknown) if isinstance(unknown, dict) else None
+    clean = finite(doc, more)
+    if more is not None:
+        clean["unknown"] = more
+    return json.dumps(clean, allow_nan=False, default=str, **kw)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="hpcdoctor", description="Diagnose and tune HPC and AI compute nodes.")
     p.add_argument("--version", action="version", version=f"hpcdoctor {__version__}")
@@ -58,14 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--select", action="append", metavar="RULES", help="only these rules (codes, prefixes or symbols)")
     c.add_argument("--ignore", action="append", metavar="RULES", help="skip these rules")
     c.add_argument("--config", metavar="FILE", help="site expectations (default: $HPCDOCTOR_CONFIG, /etc/hpcdoctor/config.toml)")
-    c.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+    c.add_argument("--budget", type=_seconds, default=None, metavar="SECONDS",
                    help="hard limit for all probes (default 30; 60 with --bench quick, 180 with --bench full)")
     c.add_argument("--quiet", "-q", action="store_true", help="print only blocking findings, one line each")
     c.add_argument("--verbose", "-v", action="store_true", help="also list skipped rules and why")
     c.add_argument("--rank-report", action="store_true", help="one line about this task's placement (run under srun)")
     c.add_argument("--cluster", action="store_true",
                    help="every rank checks its node; rank 0 prints one report for all (run under srun or torchrun)")
-    c.add_argument("--cluster-timeout", type=float, default=60.0, metavar="SECONDS",
+    c.add_argument("--cluster-timeout", type=_seconds, default=60.0, metavar="SECONDS",
                    help="how long rank 0 waits for the other ranks (default 60)")
 
     n = sub.add_parser("nhc", help="health check for Slurm/NHC: one drain-reason line and exit 1 on errors")
@@ -74,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--config", metavar="FILE")
     n.add_argument("--select", action="append", metavar="RULES")
     n.add_argument("--ignore", action="append", metavar="RULES")
-    n.add_argument("--budget", type=float, default=20.0, metavar="SECONDS")
+    n.add_argument("--budget", type=_seconds, default=20.0, metavar="SECONDS")
     n.add_argument("--deep", action="store_true")
 
     d = sub.add_parser("diff", help="compare two snapshots or JSON reports (good node against bad node)")
@@ -86,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("out", metavar="OUT", help="folder to create, or a name ending in .tar.gz")
     s.add_argument("--python", metavar="PATH")
     s.add_argument("--deep", action="store_true")
-    s.add_argument("--budget", type=float, default=60.0, metavar="SECONDS")
+    s.add_argument("--budget", type=_seconds, default=60.0, metavar="SECONDS")
     s.add_argument("--redact", action="store_true", help="also hide host names, serials, GPU UUIDs and user names")
 
     v = sub.add_parser("env", help="print export lines for findings an environment variable fixes")
@@ -96,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--select", action="append", metavar="RULES")
     v.add_argument("--ignore", action="append", metavar="RULES")
     v.add_argument("--config", metavar="FILE", help="site expectations (default: $HPCDOCTOR_CONFIG, /etc/hpcdoctor/config.toml)")
-    v.add_argument("--budget", type=float, default=30.0, metavar="SECONDS")
+    v.add_argument("--budget", type=_seconds, default=30.0, metavar="SECONDS")
     v.add_argument("--deep", action="store_true")
 
     r = sub.add_parser("rules", help="list the rules")
@@ -114,6 +140,11 @@ def _err(message: str) -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    for stream in (sys.stdout, sys.stderr):
+        try:  # a lone surrogate in a hostile snapshot's text is printed escaped, never fatal
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            pass
     if not args_list or (args_list[0].startswith("-") and args_list[0] not in ("-h", "--help", "--version")):
         args_list.insert(0, "check")
     try:
@@ -153,7 +184,7 @@ def _options(args: argparse.Namespace):
 
     bench = getattr(args, "bench", None)
     budget = args.budget if args.budget is not None else DEFAULT_BUDGET[bench]
-    if budget <= 0:
+    if not math.isfinite(budget) or budget <= 0:
         raise UsageError("--budget must be a positive number of seconds")
     deep = args.deep or bool(bench)
     return Options(python=args.python, depth="deep" if deep else "fast", bench=bench, budget=budget)
@@ -162,14 +193,24 @@ def _options(args: argparse.Namespace):
 def _write_output(path: str, text: str) -> None:
     """Write atomically: a pre-job record is either complete or absent, never half a file."""
     target = Path(path)
+    # A lone surrogate (from a hostile snapshot's JSON) cannot be UTF-8: written escaped, not fatal.
+    data = text.encode("utf-8", errors="backslashreplace")
+    tmp = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=str(target.parent))
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         os.replace(tmp, target)
+        tmp = None
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def diagnose(args: argparse.Namespace) -> Dict[str, Any]:
@@ -227,7 +268,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     result = diff.compare(diff.load_report(args.a), diff.load_report(args.b))
     if args.format == "json":
-        sys.stdout.write(json.dumps(result, indent=2, default=str) + "\n")
+        sys.stdout.write(strict_json(result, indent=2) + "\n")
     else:
         sys.stdout.write(diff.render_text(result, args.a, args.b))
     return EXIT_FINDINGS if result["facts"] or result["only_a"] or result["only_b"] else EXIT_OK
@@ -295,7 +336,7 @@ def cluster_step(doc: Dict[str, Any], args: argparse.Namespace) -> int:
         gathered = json.loads(out.read_text())
     result = cluster.analyse(gathered)
     if args.format == "json":
-        text = json.dumps(result, indent=2, default=str) + "\n"
+        text = strict_json(result, indent=2) + "\n"
     else:
         text = cluster.render(result)
     if args.output:
@@ -310,7 +351,7 @@ def cluster_step(doc: Dict[str, Any], args: argparse.Namespace) -> int:
 
 def render(doc: Dict[str, Any], fmt: str, verbose: bool = False, elapsed: Optional[float] = None) -> str:
     if fmt == "json":
-        return json.dumps(doc, indent=2, sort_keys=False, default=str) + "\n"
+        return strict_json(doc, indent=2, sort_keys=False) + "\n"
     if fmt == "markdown":
         from hpcdoctor.report import markdown
 

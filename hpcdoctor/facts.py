@@ -8,6 +8,7 @@ JSON and a rule both learn why, not just that, a fact is missing.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 SCHEMA_VERSION = "1.0"
@@ -48,9 +49,31 @@ def flatten_unknowns(tree: Any, prefix: str = "") -> Tuple[Any, Dict[str, str]]:
             return [walk(v, f"{path}.{i}") for i, v in enumerate(node)]
         if isinstance(node, (set, frozenset)):
             return sorted(node)
+        if isinstance(node, float) and not math.isfinite(node):
+            # NaN and infinities are not JSON; a reading that gave one was not a reading.
+            unknown[path] = f"not a finite number ({node!r})"
+            return None
         return node
 
     return walk(tree, prefix), unknown
+
+
+def finite(tree: Any, unknown: Optional[Dict[str, str]] = None, prefix: str = "") -> Any:
+    """``tree`` with every NaN or infinity replaced by None (its path and reason added to
+    ``unknown`` when given), so that the JSON written is strict JSON."""
+
+    def walk(node: Any, path: str) -> Any:
+        if isinstance(node, float) and not math.isfinite(node):
+            if unknown is not None:
+                unknown[path] = f"not a finite number ({node!r})"
+            return None
+        if isinstance(node, dict):
+            return {k: walk(v, f"{path}.{k}" if path else str(k)) for k, v in node.items()}
+        if isinstance(node, (list, tuple)):
+            return [walk(v, f"{path}.{i}") for i, v in enumerate(node)]
+        return node
+
+    return walk(tree, prefix)
 
 
 class MissingFact(Exception):

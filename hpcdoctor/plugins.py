@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
 import os
 import pkgutil
@@ -35,6 +36,18 @@ def builtin_modules(package: str) -> List[ModuleType]:
     return [importlib.import_module(f"{package}.{n}") for n in names]
 
 
+class _NoBytecodeLoader(importlib.machinery.SourceFileLoader):
+    """Compiles a site plugin from its source every time: /etc/hpcdoctor is read, never written
+    (no ``__pycache__`` beside the plugins), and no stale or planted .pyc is ever run."""
+
+    def get_code(self, fullname: str):  # type: ignore[override]
+        path = self.get_filename(fullname)
+        return self.source_to_code(self.get_data(path), path)
+
+    def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
+        return None
+
+
 def load_dir(directory: str, kind: str) -> Tuple[List[ModuleType], List[str]]:
     """Modules from one site directory, and one error line per file that failed to load."""
     mods, errors = [], []
@@ -45,7 +58,7 @@ def load_dir(directory: str, kind: str) -> Tuple[List[ModuleType], List[str]]:
         path = os.path.join(directory, fname)
         name = f"hpcdoctor_site_{kind}_{tag}_{fname[:-3]}"
         try:
-            spec = importlib.util.spec_from_file_location(name, path)
+            spec = importlib.util.spec_from_file_location(name, path, loader=_NoBytecodeLoader(name, path))
             if spec is None or spec.loader is None:
                 raise ImportError("not a Python module")
             mod = importlib.util.module_from_spec(spec)

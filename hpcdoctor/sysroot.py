@@ -355,6 +355,11 @@ class ReplaySysRoot(SysRoot):
             self.meta = _load_json(meta_path, "meta.json")
             if not isinstance(self.meta, dict) or self.meta.get("format") != SNAPSHOT_FORMAT:
                 raise SnapshotError(f"{self.label}: meta.json is not an hpcdoctor snapshot")
+            version = self.meta.get("version", SNAPSHOT_VERSION)
+            # A newer layout may mean something else by the same file names: refused, not guessed at.
+            if type(version) is not int or not 1 <= version <= SNAPSHOT_VERSION:
+                raise SnapshotError(f"{self.label}: snapshot format version {str(version)[:20]!r} is not one this "
+                                    f"hpcdoctor reads (1 to {SNAPSHOT_VERSION}); read it with the hpcdoctor that wrote it")
         self.unreadable: Dict[str, str] = dict(self.meta.get("unreadable") or {})
         listings = self.meta.get("listings") or {}
         self.listings: Dict[str, List[str]] = listings if isinstance(listings, dict) else {}

@@ -1,0 +1,175 @@
+"""Input that chooses hpcdoctor's memory and time, and snapshots that try to read outside
+themselves (issue 19). Every hostile input is generated here, a few KB on disk; where memory or time
+is the point, the CLI runs in a child process and its peak RSS is read with getrusage."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import math
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import NODES, run_cli
+from hpcdoctor import pipeline
+from hpcdoctor.parse import cpulist, nvsmi_xml
+from hpcdoctor.runner import Options
+from hpcdoctor.sysroot import Missing, ReplaySysRoot, SnapshotError
+
+# Today's code used 2-4 GB on these inputs; a bounded run stays near 100 MB. The bound is wide
+# so that a loaded CI machine cannot make it flaky, and narrow enough to catch the old behaviour.
+PEAK_RSS_LIMIT_MB = 500
+
+
+def measured(*args: str, env=None, timeout: float = 120, input: bytes = None):
+    """Run the CLI in a fresh child through a small wrapper that reports the child's own
+    getrusage(RUSAGE_CHILDREN): (CompletedProcess, peak RSS in MB, wall seconds)."""
+    wrapper = ("import resource,subprocess,sys,json;"
+               "r=subprocess.run(sys.argv[1:],stdin=sys.stdin,stdout=sys.stdout,stderr=sys.stderr);"
+               "u=resource.getrusage(resource.RUSAGE_CHILDREN);"
+               "sys.stderr.write('\\nRUSAGE '+json.dumps([u.ru_maxrss])+'\\n');sys.exit(r.returncode)")
+    full_env = dict(os.environ, **(env or {}))
+    t0 = time.monotonic()
+    res = subprocess.run([sys.executable, "-c", wrapper, sys.executable, "-m", "hpcdoctor", *args],
+                         capture_output=True, env=full_env, timeout=timeout, input=input)
+    wall = time.monotonic() - t0
+    err = res.stderr.decode("utf-8", "replace")
+    head, _, tail = err.rpartition("\nRUSAGE ")
+    peak_mb = json.loads(tail)[0] / 1024
+    res.stderr = head
+    return res, peak_mb, wall
+
+
+# -- CPU lists ---------------------------------------------------------------------------------
+
+
+def test_cpulist_total_is_capped_not_only_each_range():
+    hostile = ",".join(f"{i * 70000}-{i * 70000 + 65536}" for i in range(400))  # 7 KB, 26 M CPUs
+    with pytest.raises(cpulist.ListFormatError, match="more than"):
+        cpulist.parse_cpulist(hostile)
+    with pytest.raises(cpulist.ListFormatError):
+        cpulist.parse_cpumask("f" * 100_000)
+    assert cpulist.parse_cpulist("0-8191") == list(range(8192))  # the largest kernel build passes
+
+
+def test_cpulist_bomb_in_a_bundle_is_an_unknown_with_its_reason(tmp_path):
+    snap = tmp_path / "snap"
+    shutil.copytree(NODES / "cpu-kvm-2core", snap)
+    hostile = ",".join(f"{i * 70000}-{i * 70000 + 65536}" for i in range(400))
+    for folder in ("cpu", "node"):
+        (snap / "fs" / "sys" / "devices" / "system" / folder / "online").write_text(hostile + "\n")
+    res, peak, wall = measured("check", "--from", str(snap), "--format", "json")
+    assert res.returncode in (0, 1), res.stderr
+    doc = json.loads(res.stdout)
+    # The CPU count falls back to the whole /proc/cpuinfo; NUMA has no other source here.
+    assert doc["facts"]["cpu"]["logical_cpus"] == 2
+    assert "more than 65536" in doc["unknown"]["numa.nodes"]
+    assert peak < PEAK_RSS_LIMIT_MB, peak
+
+
+# -- nvidia-smi XML ----------------------------------------------------------------------------
+
+_BOMB = ('<?xml version="1.0" encoding="UTF-16"?>\n<!DOCTYPE nvidia_smi_log [<!ENTITY a "aaaaaaaaaa">'
+         '<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>\n<nvidia_smi_log><driver_version>&b;</driver_version>'
+         '</nvidia_smi_log>')
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-8"])
+def test_entities_refused_in_any_encoding(encoding):
+    doc = _BOMB if encoding != "utf-8" else _BOMB.replace("UTF-16", "UTF-8")
+    text = doc.encode(encoding).decode("utf-8", "replace")  # as a recording is read: no BOM
+    with pytest.raises(nvsmi_xml.NvsmiXmlError, match="entity"):
+        nvsmi_xml.parse(text)
+
+
+# -- budgets, strict JSON, surrogates, snapshot versions, plugins -------------------------------
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1", "0", "NaN"])
+def test_budget_must_be_finite_and_positive(value):
+    res = run_cli("check", "--budget", value, "--from", str(NODES / "cpu-kvm-2core"))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "budget" in res.stderr, res.stderr
+
+
+def _snapshot_with_probe(tmp_path, name, data) -> Path:
+    snap = tmp_path / "snap"
+    shutil.copytree(NODES / "cpu-kvm-2core", snap)
+    (snap / "probes").mkdir(exist_ok=True)
+    (snap / "probes" / f"{name}.json").write_text(data)
+    return snap
+
+
+def test_json_report_never_holds_nan(tmp_path):
+    # Any recorded probe may carry NaN (json.loads accepts it); the report must stay strict JSON
+    # with the reason among the unknowns.
+    snap = _snapshot_with_probe(tmp_path, "statvfs_dev_shm", '{"size_bytes": NaN}')
+    (snap / "meta.json").write_text(json.dumps({"format": "hpcdoctor-snapshot", "version": 1}))
+    assert math.isnan(ReplaySysRoot(snap).probe("statvfs_dev_shm", dict)["size_bytes"])
+    res = run_cli("check", "--from", str(snap), "--format", "json")
+    assert res.returncode in (0, 1), res.stderr
+    assert "NaN" not in res.stdout and "Infinity" not in res.stdout
+    doc = json.loads(res.stdout, parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
+    assert doc["facts"]["memory"]["shm_size_bytes"] is None
+    assert "finite" in doc["unknown"]["memory.shm_size_bytes"]
+    from hpcdoctor.cli import strict_json
+
+    doc = {"facts": {"a": float("nan"), "b": [1.0, float("inf")]}, "unknown": {}}
+    out = json.loads(strict_json(doc))
+    assert out["facts"] == {"a": None, "b": [1.0, None]}
+    assert set(out["unknown"]) == {"facts.a", "facts.b.1"}
+
+
+def test_lone_surrogate_in_a_fact_is_written_escaped(tmp_path):
+    # JSON's \\ud800 escape is how a lone surrogate arrives: json.loads gives it back as is.
+    snap = _snapshot_with_probe(tmp_path, "hostname", '"gpu\\ud800node"')
+    for fmt in ("markdown", "json", "terminal"):
+        out = tmp_path / f"r.{fmt}"
+        res = run_cli("check", "--from", str(snap), "--format", fmt, "-o", str(out))
+        assert res.returncode in (0, 1) and "UnicodeEncodeError" not in res.stderr, res.stderr
+        assert out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".r.")] == []  # no temp file left
+    res = run_cli("check", "--from", str(snap))
+    assert res.returncode in (0, 1) and "UnicodeEncodeError" not in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("version", [999, "1", 0, None])
+def test_unknown_snapshot_version_is_refused_in_one_line(tmp_path, version):
+    snap = tmp_path / "snap"
+    snap.mkdir()
+    (snap / "meta.json").write_text(json.dumps({"format": "hpcdoctor-snapshot", "version": version}))
+    res = run_cli("check", "--from", str(snap))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "version" in res.stderr, res.stderr
+
+
+def test_current_snapshot_version_is_read(tmp_path):
+    snap = tmp_path / "snap"
+    snap.mkdir()
+    (snap / "meta.json").write_text(json.dumps({"format": "hpcdoctor-snapshot", "version": 1}))
+    assert ReplaySysRoot(snap).meta["version"] == 1
+
+
+def test_site_plugins_are_loaded_without_writing_bytecode(tmp_path):
+    from hpcdoctor import plugins
+
+    d = tmp_path / "checks.d"
+    d.mkdir()
+    (d / "site_probe.py").write_text("NAME = 'site_probe'\nVALUE = 41 + 1\n")
+    d.chmod(0o755)
+    saved = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False  # as an interpreter normally runs
+    try:
+        mods, errors = plugins.load_dir(str(d), "checks")
+    finally:
+        sys.dont_write_bytecode = saved
+    assert errors == [] and [m.VALUE for m in mods] == [42]
+    assert sorted(p.name for p in d.iterdir()) == ["site_probe.py"]
