@@ -18,6 +18,7 @@ import fnmatch
 import json
 import os
 import re
+import selectors
 import signal
 import subprocess
 import threading
@@ -62,6 +63,8 @@ class CmdResult:
             return f"{name} is not installed"
         if self.rc == 124:
             return f"{' '.join(self.argv)} timed out"
+        if self.rc == RC_TOO_MUCH_OUTPUT and self.stderr.startswith("printed more than"):
+            return f"{' '.join(self.argv)} {self.stderr}"
         first = (self.stderr or self.stdout or "").strip().splitlines()
         detail = first[-1][:200] if first else "no output"
         return f"{' '.join(self.argv)} exited {self.rc}: {detail}"
@@ -197,7 +200,11 @@ def run_process(argv: Sequence[str], timeout: float, env: Optional[Dict[str, str
                 on_stderr_line: Optional[Callable[[str], None]] = None) -> CmdResult:
     """Run argv with a hard timeout. The child gets its own process group so that a hung
     ``nvidia-smi`` and anything it spawned are killed together, and no stdin, so nothing can
-    wait on a terminal. ``on_stderr_line`` receives stderr as it comes (benchmark progress)."""
+    wait on a terminal. ``on_stderr_line`` receives stderr as it comes (benchmark progress).
+
+    What is read is bounded too: past ``MAX_READ_BYTES`` of output the command is ended (a tool
+    that prints without end must not fill the node's memory), and once the command has exited,
+    a descendant that keeps its output open (a ``setsid`` child) is not waited for."""
     start = time.monotonic()
     try:
         proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -208,65 +215,97 @@ def run_process(argv: Sequence[str], timeout: float, env: Optional[Dict[str, str
         return CmdResult(list(argv), 126, "", f"cannot execute: {exc}", 0.0)
     _register(proc)
     try:
-        if on_stderr_line is None:
-            out, err, rc = _communicate(proc, timeout)
-        else:
-            out, err, rc = _stream(proc, timeout, on_stderr_line)
+        out, err, rc = _collect(proc, start + max(timeout, 0.01), on_stderr_line)
     except BaseException:
         _kill_group(proc)
         raise
     finally:
         _unregister(proc)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
     if rc == 124:
         err = f"timed out after {timeout:.1f}s"
+    elif rc == RC_TOO_MUCH_OUTPUT:
+        err = f"printed more than {MAX_READ_BYTES >> 20} MiB; stopped reading and ended it"
     return CmdResult(list(argv), rc, _decode(out), err, time.monotonic() - start)
 
 
-def _communicate(proc: "subprocess.Popen[bytes]", timeout: float) -> Tuple[bytes, str, int]:
+# A command ended for printing more than anyone reads; why_failed says so.
+RC_TOO_MUCH_OUTPUT = 125
+MAX_STDERR_BYTES = 256 * 1024
+# Once the command has exited, what its descendants still write is read while it keeps coming,
+# with gaps no longer than this; a descendant holding the pipe open in silence is not waited for.
+EXIT_GRACE_S = 0.2
+_POLL_S = 0.05
+
+
+def _collect(proc: "subprocess.Popen[bytes]", deadline: float,
+             on_line: Optional[Callable[[str], None]]) -> Tuple[bytes, str, int]:
+    assert proc.stdout is not None and proc.stderr is not None
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    out, err, pending = bytearray(), bytearray(), bytearray()
+    sel = selectors.DefaultSelector()
+    sel.register(out_fd, selectors.EVENT_READ)
+    sel.register(err_fd, selectors.EVENT_READ)
+    outcome = None  # None: pipes closed; "timeout", "too much", "held open"
     try:
-        out, err = proc.communicate(timeout=max(timeout, 0.01))
-    except subprocess.TimeoutExpired:
+        while sel.get_map():
+            now = time.monotonic()
+            if now >= deadline:
+                outcome = "timeout"
+                break
+            exited = proc.poll() is not None
+            events = sel.select(min(deadline - now, EXIT_GRACE_S if exited else _POLL_S))
+            if not events and exited:
+                outcome = "held open"
+                break
+            for key, _ in events:
+                data = os.read(key.fd, 65536)
+                if not data:
+                    sel.unregister(key.fd)
+                elif key.fd == out_fd:
+                    out += data
+                    if len(out) > MAX_READ_BYTES:
+                        del out[MAX_READ_BYTES:]
+                        outcome = "too much"
+                else:
+                    err += data
+                    if on_line is not None:
+                        pending += data
+                        *lines, rest = pending.split(b"\n")
+                        pending[:] = rest
+                        for raw in lines:
+                            _call(on_line, raw)
+                    if len(err) > 2 * MAX_STDERR_BYTES:
+                        del err[:-MAX_STDERR_BYTES]
+            if outcome == "too much":
+                break
+    finally:
+        sel.close()
+    if on_line is not None and pending:
+        _call(on_line, bytes(pending))
+    if outcome is not None:
+        # Ends the command, or what is left of its group holding the pipe: a process group
+        # outlives its leader while members remain, and its id is not reused until then.
         _kill_group(proc)
-        try:
-            out, _ = proc.communicate(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            out = b""
-        return out, "", 124
-    return out, _decode(err), proc.returncode
-
-
-def _stream(proc: "subprocess.Popen[bytes]", timeout: float, on_line: Callable[[str], None]) -> Tuple[bytes, str, int]:
-    err_lines: List[str] = []
-    out_chunks: List[bytes] = []
-
-    def pump_err() -> None:
-        assert proc.stderr is not None
-        for raw in iter(proc.stderr.readline, b""):
-            line = raw.decode("utf-8", errors="replace").rstrip("\n")
-            err_lines.append(line)
-            try:
-                on_line(line)
-            except Exception:
-                pass
-
-    def pump_out() -> None:
-        assert proc.stdout is not None
-        for chunk in iter(lambda: proc.stdout.read(65536), b""):
-            out_chunks.append(chunk)
-
-    threads = [threading.Thread(target=pump_err, daemon=True), threading.Thread(target=pump_out, daemon=True)]
-    for t in threads:
-        t.start()
     try:
-        proc.wait(timeout=max(timeout, 0.01))
-        rc = proc.returncode
+        proc.wait(timeout=1.0)
     except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        proc.wait()
-        rc = 124
-    for t in threads:
-        t.join(1.0)
-    return b"".join(out_chunks), "\n".join(err_lines[-200:]), rc
+        pass  # unkillable (uninterruptible sleep in a driver): not waited for
+    if outcome == "timeout":
+        return bytes(out), "", 124
+    if outcome == "too much":
+        return bytes(out), "", RC_TOO_MUCH_OUTPUT
+    rc = proc.returncode if proc.returncode is not None else 124
+    return bytes(out), _decode(bytes(err[-MAX_STDERR_BYTES:])), rc
+
+
+def _call(on_line: Callable[[str], None], raw: bytes) -> None:
+    try:
+        on_line(raw.decode("utf-8", errors="replace").rstrip("\r"))
+    except Exception:
+        pass
 
 
 def _decode(data: Optional[bytes]) -> str:

@@ -173,3 +173,46 @@ def test_site_plugins_are_loaded_without_writing_bytecode(tmp_path):
         sys.dont_write_bytecode = saved
     assert errors == [] and [m.VALUE for m in mods] == [42]
     assert sorted(p.name for p in d.iterdir()) == ["site_probe.py"]
+
+
+# -- tools on PATH that misbehave --------------------------------------------------------------
+
+
+def _fake_tool(tmp_path, name: str, script: str) -> dict:
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    tool = bindir / name
+    tool.write_text("#!/bin/sh\n" + script)
+    tool.chmod(0o755)
+    return {"PATH": f"{bindir}:{os.environ['PATH']}"}
+
+
+def _pids_with(marker: str):
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [int(line.split()[0]) for line in out.splitlines() if marker in line and "ps -eo" not in line]
+
+
+def test_tool_printing_without_end_is_cut_and_ended(tmp_path):
+    env = _fake_tool(tmp_path, "nvidia-smi", f"exec yes {'x' * 200}\n")
+    res, peak, wall = measured("check", "--budget", "20", "--format", "json", env=env)
+    assert res.returncode in (0, 1), res.stderr
+    doc = json.loads(res.stdout)
+    reasons = json.dumps(doc["unknown"]) + json.dumps(doc["facts"].get("nvidia"))
+    assert "printed more than 8 MiB" in reasons
+    assert peak < PEAK_RSS_LIMIT_MB, peak
+    assert wall < 15, wall
+
+
+def test_descendant_holding_the_output_open_is_not_waited_for(tmp_path):
+    marker = f"hpcdoctor-setsid-marker-{os.getpid()}"
+    env = _fake_tool(tmp_path, "nvidia-smi", f"setsid sh -c 'sleep 60; : {marker}' &\necho 'NVIDIA-SMI has failed'\nexit 9\n")
+    try:
+        t0 = time.monotonic()
+        res = run_cli("check", "--budget", "30", "--format", "json", env=env, timeout=60)
+        wall = time.monotonic() - t0
+        assert res.returncode in (0, 1), res.stderr
+        assert wall < 12, wall  # it was the whole 30 s budget
+        assert json.loads(res.stdout)["probes"]["gpu_nvidia"]["status"] != "timeout"
+    finally:
+        for pid in _pids_with(marker):
+            os.kill(pid, signal.SIGKILL)
