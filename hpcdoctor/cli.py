@@ -11,8 +11,10 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Dict, List, NoReturn, Optional, Sequence
@@ -134,6 +136,51 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class Stopped(BaseException):
+    """SIGTERM or SIGHUP (Slurm at a time limit, a closed terminal): unwound like Ctrl-C, so that
+    temporary folders are removed and child process groups ended, then exit 128 + the signal.
+    A BaseException, so that no ``except Exception`` in a check swallows it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    # Later signals are ignored so that the clean-up they interrupt can finish.
+    for sig in _STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Stopped(signum)
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _install_signal_handlers() -> Dict[int, Any]:
+    """Handlers for the stop signals; returns the previous ones (main() restores them, for
+    callers that run it in their own process)."""
+    previous: Dict[int, Any] = {}
+    if threading.current_thread() is not threading.main_thread():
+        return previous
+    for sig in _STOP_SIGNALS:
+        old = signal.getsignal(sig)
+        # A signal ignored by whoever started us (nohup's SIGHUP) stays ignored.
+        if old is not signal.SIG_IGN:
+            previous[sig] = old
+            signal.signal(sig, _on_signal)
+    return previous
+
+
+def _stopped(code: int, message: str) -> int:
+    from hpcdoctor.sysroot import kill_children
+
+    kill_children(final=True)
+    _err(message)
+    return code
+
+
 def _err(message: str) -> None:
     sys.stderr.write(f"hpcdoctor: error: {message}\n")
 
@@ -147,6 +194,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             pass
     if not args_list or (args_list[0].startswith("-") and args_list[0] not in ("-h", "--help", "--version")):
         args_list.insert(0, "check")
+    previous = _install_signal_handlers()
+    try:
+        return _main(args_list)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _main(args_list: List[str]) -> int:
     try:
         args = build_parser().parse_args(args_list)
         commands = {"check": cmd_check, "snapshot": cmd_snapshot, "rules": cmd_rules, "env": cmd_env,
@@ -158,8 +214,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _err(str(exc))
         return EXIT_ERROR
     except KeyboardInterrupt:
-        _err("interrupted")
-        return 130
+        return _stopped(128 + signal.SIGINT, "interrupted")
+    except Stopped as exc:
+        return _stopped(128 + exc.signum, f"stopped by {signal.Signals(exc.signum).name}")
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:

@@ -159,11 +159,16 @@ def _join(base: str, name: str) -> str:
 # gave up on must not outlive hpcdoctor (a pre-job step that leaves processes behind harms the job).
 _LIVE: "set[subprocess.Popen[bytes]]" = set()
 _LIVE_LOCK = threading.Lock()
+# Set once hpcdoctor is stopping (a signal): a check thread still running must not start more.
+_STOPPING = threading.Event()
 
 
-def _register(proc: "subprocess.Popen[bytes]") -> None:
+def _register(proc: "subprocess.Popen[bytes]") -> bool:
     with _LIVE_LOCK:
+        if _STOPPING.is_set():
+            return False
         _LIVE.add(proc)
+        return True
 
 
 def _unregister(proc: "subprocess.Popen[bytes]") -> None:
@@ -171,9 +176,12 @@ def _unregister(proc: "subprocess.Popen[bytes]") -> None:
         _LIVE.discard(proc)
 
 
-def kill_children() -> int:
-    """End every child process group still running; returns how many were ended."""
+def kill_children(final: bool = False) -> int:
+    """End every child process group still running; returns how many were ended. ``final``:
+    hpcdoctor is stopping, and commands started from now on are ended at once."""
     with _LIVE_LOCK:
+        if final:
+            _STOPPING.set()
         procs = list(_LIVE)
         _LIVE.clear()
     for proc in procs:
@@ -182,7 +190,7 @@ def kill_children() -> int:
     return len(procs)
 
 
-atexit.register(kill_children)
+atexit.register(kill_children, True)
 
 
 def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
@@ -213,7 +221,16 @@ def run_process(argv: Sequence[str], timeout: float, env: Optional[Dict[str, str
         return CmdResult(list(argv), 127, "", "command not found", 0.0)
     except OSError as exc:
         return CmdResult(list(argv), 126, "", f"cannot execute: {exc}", 0.0)
-    _register(proc)
+    if not _register(proc):
+        _kill_group(proc)
+        try:
+            proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            pass
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        return CmdResult(list(argv), 124, "", "hpcdoctor is stopping", 0.0)
     try:
         out, err, rc = _collect(proc, start + max(timeout, 0.01), on_stderr_line)
     except BaseException:

@@ -216,3 +216,54 @@ def test_descendant_holding_the_output_open_is_not_waited_for(tmp_path):
     finally:
         for pid in _pids_with(marker):
             os.kill(pid, signal.SIGKILL)
+
+
+# -- stop signals ------------------------------------------------------------------------------
+
+SLOW_CHECK = '''
+NAME = "site_slow"
+TIMEOUT = 60.0
+
+
+def collect(root, ctx):
+    import time
+    try:
+        root.run(["nvidia-smi", "--marker"], timeout=60)  # live: a child that hangs
+    except Exception:
+        pass  # replay: not recorded
+    time.sleep(60)
+    return {}
+'''
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_stop_signal_cleans_children_and_temporary_folders(tmp_path, signum):
+    marker = f"hpcdoctor-signal-marker-{os.getpid()}-{int(signum)}"
+    env = _fake_tool(tmp_path, "nvidia-smi", f"sh -c 'sleep 600; : {marker}'\n")
+    (tmp_path / "plugins" / "checks").mkdir(parents=True)
+    (tmp_path / "plugins" / "checks" / "site_slow.py").write_text(SLOW_CHECK)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    bundle = tmp_path / "b.tar.gz"
+    with tarfile.open(bundle, "w:gz") as tar:
+        tar.add(str(NODES / "cpu-kvm-2core"), arcname="b")
+    env.update(HPCDOCTOR_PATH=str(tmp_path / "plugins"), TMPDIR=str(tmp))
+    try:
+        for args in (["check", "--budget", "60"], ["check", "--from", str(bundle), "--budget", "60"]):
+            proc = subprocess.Popen([sys.executable, "-m", "hpcdoctor", *args], env=dict(os.environ, **env),
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 30
+            # A replay holds its bundle in a temporary folder; a live run has its child started.
+            while time.monotonic() < deadline and not (list(tmp.iterdir()) if "--from" in args else _pids_with(marker)):
+                time.sleep(0.05)
+            time.sleep(0.5)
+            proc.send_signal(signum)
+            out, err = proc.communicate(timeout=20)
+            assert proc.returncode == 128 + signum, (proc.returncode, err)
+            assert err.count("\n") == 1 and err.startswith("hpcdoctor: ") and "Traceback" not in err, err
+            time.sleep(0.3)
+            assert _pids_with(marker) == [], args
+            assert list(tmp.iterdir()) == [], args
+    finally:
+        for pid in _pids_with(marker):
+            os.kill(pid, signal.SIGKILL)
