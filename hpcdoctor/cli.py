@@ -290,7 +290,8 @@ def diagnose(args: argparse.Namespace) -> Dict[str, Any]:
     if snapshot_like and len(sources) > 1:
         raise UsageError("--from takes one snapshot, or one or more pasted texts, not both")
     if snapshot_like:
-        with open_snapshot(sources[0]) as root:
+        # Unpacking a bundle counts against the budget too.
+        with open_snapshot(sources[0], deadline=started + options.budget) as root:
             doc = pipeline.document(root, options, rules, site, source={"mode": "replay", "path": sources[0]})
     elif sources:
         from hpcdoctor.paste import open_paste

@@ -1,25 +1,36 @@
 """Opening snapshots (folders and .tar.gz bundles from users) and writing them.
 
-A bundle is untrusted input: members with absolute paths, ``..``, links, devices, or sizes past
-the limits are refused before anything is written, and extraction happens only into a fresh
-temporary folder.
+A bundle is untrusted input: it is read as a stream, one 512-byte header at a time; members with
+absolute paths, ``..``, links, devices, headers or sizes past the limits are refused before they
+are read, extraction happens only into a fresh temporary folder (removed whole when anything is
+refused), and the whole extraction is bounded by the run's budget.
 """
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
 import tarfile
 import tempfile
+import time
+import zlib
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Dict, Iterator, Optional
 
 from hpcdoctor.sysroot import ReplaySysRoot, SnapshotError
 
 MAX_MEMBER_BYTES = 64 * 1024 * 1024
 MAX_TOTAL_BYTES = 512 * 1024 * 1024
 MAX_MEMBERS = 50_000
+# A long name or a pax record set of a real snapshot is a few hundred bytes. tarfile reads such a
+# header whole before a caller sees the member (3 GB of zeros are 3 MB gzipped), so headers are
+# read here, 512 bytes at a time, and their size is judged before their content is read.
+MAX_HEADER_BYTES = 64 * 1024
+BLOCK = tarfile.BLOCKSIZE
+_EXTENDED = (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE,
+             tarfile.SOLARIS_XHDTYPE)
 
 
 def is_archive(path: str) -> bool:
@@ -28,7 +39,7 @@ def is_archive(path: str) -> bool:
 
 def _check_member(m: tarfile.TarInfo) -> None:
     name = m.name
-    if name.startswith("/") or os.path.isabs(name) or ".." in Path(name).parts:
+    if not name or name.startswith("/") or os.path.isabs(name) or ".." in Path(name).parts or "\x00" in name:
         raise SnapshotError(f"refusing archive member {name!r}: path leaves the bundle")
     if not (m.isfile() or m.isdir()):
         raise SnapshotError(f"refusing archive member {name!r}: links and special files are not allowed")
@@ -36,33 +47,126 @@ def _check_member(m: tarfile.TarInfo) -> None:
         raise SnapshotError(f"refusing archive member {name!r}: {m.size} bytes is over the limit")
 
 
-def extract_bundle(path: str, dest: str) -> Path:
-    """Extract a snapshot archive into ``dest``; returns the snapshot root inside it."""
+class _Stream:
+    """The decompressed archive, read forwards only, never past the total limit or the deadline."""
+
+    def __init__(self, fh: gzip.GzipFile, path: str, deadline: Optional[float]) -> None:
+        self.fh, self.path, self.deadline, self.read_bytes = fh, path, deadline, 0
+
+    def read(self, n: int, short_ok: bool = False) -> bytes:
+        # Member data and padding, plus at most three header blocks per member.
+        if self.read_bytes + n > MAX_TOTAL_BYTES + MAX_MEMBERS * (3 * BLOCK + MAX_HEADER_BYTES):
+            raise SnapshotError(f"{self.path}: archive is larger than a snapshot can be")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise SnapshotError(f"{self.path}: unpacking did not finish within the budget")
+        data = self.fh.read(n)
+        self.read_bytes += len(data)
+        if len(data) < n and not short_ok:
+            raise SnapshotError(f"{self.path}: archive ends in the middle of a member")
+        return data
+
+    def copy(self, size: int, out: BinaryIO) -> None:
+        left = size
+        while left > 0:
+            chunk = self.read(min(left, 1 << 20))
+            out.write(chunk)
+            left -= len(chunk)
+        self.read(_padding(size))
+
+    def skip(self, size: int) -> None:
+        left = size + _padding(size)
+        while left > 0:
+            left -= len(self.read(min(left, 1 << 20)))
+
+
+def _padding(size: int) -> int:
+    return -size % BLOCK
+
+
+def _pax_records(data: bytes, path: str) -> Dict[str, str]:
+    """``LENGTH KEY=VALUE\\n`` records (POSIX.1-2001 pax)."""
+    out: Dict[str, str] = {}
+    pos = 0
+    while pos < len(data) and data[pos:pos + 1] != b"\x00":
+        space = data.find(b" ", pos, pos + 20)
+        if space < 0 or not data[pos:space].isdigit():
+            raise SnapshotError(f"{path}: malformed pax header")
+        length = int(data[pos:space])
+        record = data[space + 1:pos + length]
+        if length <= 0 or not record.endswith(b"\n") or b"=" not in record:
+            raise SnapshotError(f"{path}: malformed pax header")
+        key, _, value = record[:-1].partition(b"=")
+        out[key.decode("utf-8", "replace")] = value.decode("utf-8", "surrogateescape")
+        pos += length
+    return out
+
+
+def _headers(stream: _Stream, path: str) -> Iterator[tarfile.TarInfo]:
+    """Each member's header, with GNU long names and pax records applied; the caller reads or
+    skips the member's data before asking for the next."""
+    long_name: Optional[str] = None
+    pax: Dict[str, str] = {}
+    while True:
+        buf = stream.read(BLOCK, short_ok=True)
+        if len(buf) < BLOCK or buf == b"\x00" * BLOCK:
+            return  # end of archive (two zero blocks, or a writer that stopped at the last member)
+        try:
+            info = tarfile.TarInfo.frombuf(buf, "utf-8", "surrogateescape")
+        except tarfile.HeaderError as exc:
+            raise SnapshotError(f"{path}: not a readable .tar.gz snapshot (bad header: {exc})") from None
+        if info.type in _EXTENDED:
+            if info.size > MAX_HEADER_BYTES:
+                raise SnapshotError(f"refusing archive {path}: an extended header of {info.size} bytes "
+                                    f"(names and attributes of a snapshot fit in {MAX_HEADER_BYTES >> 10} KiB)")
+            data = stream.read(info.size + _padding(info.size))[:info.size]
+            if info.type == tarfile.GNUTYPE_LONGNAME:
+                long_name = data.split(b"\x00", 1)[0].decode("utf-8", "surrogateescape")
+            elif info.type in (tarfile.XHDTYPE, tarfile.SOLARIS_XHDTYPE):
+                pax = _pax_records(data, path)
+            continue  # a global pax header or a long link name changes nothing a snapshot uses
+        if "path" in pax:
+            info.name = pax["path"]
+        elif long_name is not None:
+            info.name = long_name
+        if "size" in pax:
+            if not pax["size"].isdigit():
+                raise SnapshotError(f"{path}: malformed pax size {pax['size'][:20]!r}")
+            info.size = int(pax["size"])
+        if info.type == tarfile.AREGTYPE and info.name.endswith("/"):
+            info.type = tarfile.DIRTYPE
+        info.name = info.name.rstrip("/")
+        long_name, pax = None, {}
+        yield info
+
+
+def extract_bundle(path: str, dest: str, deadline: Optional[float] = None) -> Path:
+    """Extract a snapshot archive into ``dest``; returns the snapshot root inside it. Every
+    header and member is judged before it is read; memory stays at one megabyte whatever the
+    archive claims, and ``deadline`` (time.monotonic()) bounds the whole extraction."""
     try:
-        with tarfile.open(path, "r:gz") as tar:
-            members = []
-            total = 0
-            for m in tar:
+        with gzip.open(path, "rb") as fh:
+            stream = _Stream(fh, path, deadline)  # type: ignore[arg-type]
+            count = total = 0
+            for m in _headers(stream, path):
                 _check_member(m)
+                count += 1
                 total += m.size
-                members.append(m)
-                if len(members) > MAX_MEMBERS or total > MAX_TOTAL_BYTES:
+                if count > MAX_MEMBERS or total > MAX_TOTAL_BYTES:
                     raise SnapshotError(f"{path}: archive is larger than a snapshot can be")
-            for m in members:
                 target = Path(dest, m.name)
                 if m.isdir():
                     target.mkdir(parents=True, exist_ok=True)
+                    stream.skip(m.size)
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
-                src = tar.extractfile(m)
-                if src is None:
-                    continue
-                with src, open(target, "wb") as out:
-                    shutil.copyfileobj(src, out)
-    except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
+                with open(target, "xb") as out:
+                    stream.copy(m.size, out)
+    except (EOFError, OSError, ValueError, zlib.error) as exc:
         raise SnapshotError(f"{path}: not a readable .tar.gz snapshot ({exc.__class__.__name__}: {exc})") from None
     root = Path(dest)
     entries = [p for p in root.iterdir()]
+    if not entries:
+        raise SnapshotError(f"{path}: an empty archive, not a snapshot")
     # Archives written by `hpcdoctor snapshot x.tar.gz` hold one top folder.
     if len(entries) == 1 and entries[0].is_dir() and not (root / "meta.json").exists():
         root = entries[0]
@@ -70,13 +174,13 @@ def extract_bundle(path: str, dest: str) -> Path:
 
 
 @contextmanager
-def open_snapshot(path: str) -> Iterator[ReplaySysRoot]:
+def open_snapshot(path: str, deadline: Optional[float] = None) -> Iterator[ReplaySysRoot]:
     if is_archive(path):
         if not os.path.isfile(path):
             raise SnapshotError(f"{path}: no such file")
         tmp = tempfile.mkdtemp(prefix="hpcdoctor-replay-")
         try:
-            yield ReplaySysRoot(extract_bundle(path, tmp), label=path)
+            yield ReplaySysRoot(extract_bundle(path, tmp, deadline), label=path)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return

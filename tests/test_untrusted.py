@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import zlib
 import time
 from pathlib import Path
 
@@ -267,3 +268,67 @@ def test_stop_signal_cleans_children_and_temporary_folders(tmp_path, signum):
     finally:
         for pid in _pids_with(marker):
             os.kill(pid, signal.SIGKILL)
+
+
+# -- bundles -----------------------------------------------------------------------------------
+
+
+def hostile_header_bundle(path: Path, size: int, kind: bytes = tarfile.GNUTYPE_LONGNAME, data: bool = True) -> Path:
+    """A .tar.gz whose first header is a GNU long name (or pax header) of ``size`` bytes of
+    zeros, streamed through zlib so that a gigabyte costs a megabyte on disk and no memory."""
+    info = tarfile.TarInfo("././@LongLink")
+    info.type, info.size = kind, size
+    co = zlib.compressobj(9, zlib.DEFLATED, 31)
+    with open(path, "wb") as out:
+        out.write(co.compress(info.tobuf(format=tarfile.GNU_FORMAT)))
+        zeros = b"\0" * (1 << 20)
+        left = size + (-size % 512) if data else 0
+        while left > 0:
+            out.write(co.compress(zeros[:min(left, len(zeros))]))
+            left -= len(zeros)
+        out.write(co.compress(tarfile.TarInfo("snap/meta.json").tobuf(format=tarfile.GNU_FORMAT) + b"\0" * 1024))
+        out.write(co.flush())
+    return path
+
+
+@pytest.mark.parametrize("kind", [tarfile.GNUTYPE_LONGNAME, tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.GNUTYPE_LONGLINK])
+def test_oversized_extended_header_is_refused_before_it_is_read(tmp_path, kind):
+    # Only the header is there (a few hundred bytes): refusing it must not need its content.
+    bundle = hostile_header_bundle(tmp_path / "h.tar.gz", 3 << 30, kind, data=False)
+    res = run_cli("check", "--from", str(bundle))
+    assert res.returncode == 2 and "extended header of 3221225472 bytes" in res.stderr, res.stderr
+    assert res.stderr.count("\n") == 1
+
+
+def test_long_name_of_zeros_costs_no_memory(tmp_path):
+    bundle = hostile_header_bundle(tmp_path / "h.tar.gz", 700 << 20)  # 0.7 MB on disk
+    res, peak, wall = measured("check", "--from", str(bundle), "--budget", "3")
+    assert res.returncode == 2 and "extended header" in res.stderr, res.stderr
+    assert peak < PEAK_RSS_LIMIT_MB, peak  # today's code: 1.4 GB here, 3.2 GB for 3 GB of zeros
+
+
+def test_bundles_with_long_names_and_pax_records_are_read(tmp_path):
+    long_dir = "d" * 120
+    for fmt in (tarfile.GNU_FORMAT, tarfile.PAX_FORMAT):
+        bundle = tmp_path / f"ok{fmt}.tar.gz"
+        with tarfile.open(bundle, "w:gz", format=fmt) as tar:
+            tar.add(str(NODES / "cpu-kvm-2core"), arcname="snap")
+            extra = tarfile.TarInfo(f"snap/fs/{long_dir}/é.txt")
+            extra.size = 5
+            tar.addfile(extra, io.BytesIO(b"hello"))
+        from hpcdoctor.snapshot import open_snapshot
+
+        with open_snapshot(str(bundle)) as root:
+            assert root.read(f"/{long_dir}/é.txt") == "hello"
+            assert "GenuineIntel" in root.read("/proc/cpuinfo")
+
+
+def test_bundle_extraction_is_bounded_by_the_budget(tmp_path):
+    from hpcdoctor.snapshot import extract_bundle
+
+    bundle = tmp_path / "b.tar.gz"
+    with tarfile.open(bundle, "w:gz") as tar:
+        tar.add(str(NODES / "cpu-kvm-2core"), arcname="snap")
+    (tmp_path / "out").mkdir()
+    with pytest.raises(SnapshotError, match="within the budget"):
+        extract_bundle(str(bundle), str(tmp_path / "out"), deadline=time.monotonic() - 1)
