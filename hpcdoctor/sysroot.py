@@ -32,6 +32,9 @@ from hpcdoctor import envfilter
 # A file bigger than this is not something a check needs; reading it would only cost time.
 MAX_READ_BYTES = 8 * 1024 * 1024
 DEFAULT_CMD_TIMEOUT = 5.0
+# A recording is read whole up to this (a pasted `nvidia-smi -q` of 1000 GPUs is 12 MB; a paste is
+# at most 16 MiB); a bigger one is refused with its reason, never cut silently.
+MAX_RECORDED_BYTES = 16 * 1024 * 1024
 
 SNAPSHOT_FORMAT = "hpcdoctor-snapshot"
 SNAPSHOT_VERSION = 1
@@ -398,17 +401,22 @@ def argv_key(argv: Sequence[str]) -> str:
 
 
 class ReplaySysRoot(SysRoot):
+    """A snapshot folder. Every byte comes through ``_inside`` and ``_read_bytes``: a symlink in a
+    user's snapshot (a probe, a listing, ``meta.json``, ``index.json``, a command's output) that
+    leads out of the folder is refused, whatever the way in."""
+
     mode = "replay"
 
     def __init__(self, root: Path, label: Optional[str] = None) -> None:
         super().__init__()
         self.root = Path(root)
         self.label = label or str(root)
+        self._base = os.path.realpath(self.root)
         self.fs = self.root / "fs"
         self.meta: Dict[str, Any] = {}
         meta_path = self.root / "meta.json"
-        if meta_path.is_file():
-            self.meta = _load_json(meta_path, "meta.json")
+        if self._is_file(meta_path):
+            self.meta = self._load_json(meta_path, "meta.json")
             if not isinstance(self.meta, dict) or self.meta.get("format") != SNAPSHOT_FORMAT:
                 raise SnapshotError(f"{self.label}: meta.json is not an hpcdoctor snapshot")
             version = self.meta.get("version", SNAPSHOT_VERSION)
@@ -416,13 +424,14 @@ class ReplaySysRoot(SysRoot):
             if type(version) is not int or not 1 <= version <= SNAPSHOT_VERSION:
                 raise SnapshotError(f"{self.label}: snapshot format version {str(version)[:20]!r} is not one this "
                                     f"hpcdoctor reads (1 to {SNAPSHOT_VERSION}); read it with the hpcdoctor that wrote it")
-        self.unreadable: Dict[str, str] = dict(self.meta.get("unreadable") or {})
+        unreadable = self.meta.get("unreadable")
+        self.unreadable: Dict[str, str] = dict(unreadable) if isinstance(unreadable, dict) else {}
         listings = self.meta.get("listings") or {}
         self.listings: Dict[str, List[str]] = listings if isinstance(listings, dict) else {}
         self.commands: Dict[str, Dict[str, Any]] = {}
         index = self.root / "cmd" / "index.json"
-        if index.is_file():
-            entries = _load_json(index, "cmd/index.json")
+        if self._is_file(index):
+            entries = self._load_json(index, "cmd/index.json")
             if not isinstance(entries, list):
                 raise SnapshotError(f"{self.label}: cmd/index.json is not a list")
             for entry in entries:
@@ -430,19 +439,48 @@ class ReplaySysRoot(SysRoot):
                     raise SnapshotError(f"{self.label}: cmd/index.json has an entry without argv")
                 self.commands[argv_key([str(a) for a in entry["argv"]])] = entry
 
+    # -- the one guard ------------------------------------------------------------------------
+    def _inside(self, path: Path) -> Path:
+        """``path`` with its links resolved, or Missing when they lead out of the snapshot."""
+        real = os.path.realpath(path)
+        if real != self._base and not real.startswith(self._base + os.sep):
+            raise Missing(f"{path} points outside the snapshot")
+        return Path(real)
+
+    def _is_file(self, path: Path) -> bool:
+        try:
+            return self._inside(path).is_file()
+        except Missing:
+            raise SnapshotError(f"{self.label}: {path.name} points outside the snapshot") from None
+
+    def _read_bytes(self, path: Path, what: str) -> bytes:
+        """A recorded file, whole, up to MAX_RECORDED_BYTES; a bigger one is refused, not cut."""
+        real = self._inside(path)
+        try:
+            with open(real, "rb") as fh:
+                data = fh.read(MAX_RECORDED_BYTES + 1)
+        except OSError as exc:
+            raise Missing(f"{what}: {exc.strerror or exc}") from None
+        if len(data) > MAX_RECORDED_BYTES:
+            raise Missing(f"{what} is larger than the {MAX_RECORDED_BYTES >> 20} MiB hpcdoctor reads of a recording")
+        return data
+
+    def _load_json(self, path: Path, what: str) -> Any:
+        try:
+            data = self._read_bytes(path, what)
+        except Missing as exc:
+            raise SnapshotError(f"{self.label}: {exc}") from None
+        return _parse_json(data, what)
+
+    # -- the interface ------------------------------------------------------------------------
     def _host_path(self, path: str) -> Path:
         rel = os.path.normpath("/" + path).lstrip("/")
         return self.fs / rel
 
     def read(self, path: str) -> str:
         target = self._host_path(path)
-        try:
-            _ensure_inside(target, self.root)
-            if target.is_file():
-                with open(target, "rb") as fh:
-                    return fh.read(MAX_READ_BYTES).decode("utf-8", errors="replace")
-        except OSError as exc:
-            raise Missing(f"{path}: {exc}") from None
+        if self._inside(target).is_file():
+            return self._read_bytes(target, path).decode("utf-8", errors="replace")
         reason = self.unreadable.get(path)
         raise Missing(reason or f"{path} was not recorded")
 
@@ -451,12 +489,19 @@ class ReplaySysRoot(SysRoot):
         if isinstance(recorded, list):
             return [str(n) for n in recorded]
         target = self._host_path(path)
-        if target.is_dir():
-            return os.listdir(target)
+        real = self._inside(target)
+        if real.is_dir():
+            try:
+                return os.listdir(real)
+            except OSError as exc:
+                raise Missing(f"{path}: {exc.strerror or exc}") from None
         raise Missing(self.unreadable.get(path) or f"{path} was not recorded")
 
     def exists(self, path: str) -> bool:
-        return self._host_path(path).exists()
+        try:
+            return self._inside(self._host_path(path)).exists()
+        except Missing:
+            return False
 
     def run(self, argv: Sequence[str], timeout: float = DEFAULT_CMD_TIMEOUT, live: bool = True) -> CmdResult:
         entry = self.commands.get(argv_key(list(argv)))
@@ -465,11 +510,10 @@ class ReplaySysRoot(SysRoot):
         stdout = ""
         if entry.get("stdout"):
             out_path = self.root / "cmd" / str(entry["stdout"])
-            _ensure_inside(out_path, self.root)
             try:
-                stdout = out_path.read_bytes()[:MAX_READ_BYTES].decode("utf-8", errors="replace")
-            except OSError as exc:
-                raise Missing(f"{' '.join(argv)}: recorded output unreadable ({exc})") from None
+                stdout = self._read_bytes(out_path, f"recorded output of {' '.join(argv)}").decode("utf-8", errors="replace")
+            except Missing as exc:
+                raise Missing(f"{' '.join(argv)}: {exc}") from None
         rc = entry.get("rc")
         return CmdResult(list(argv), rc if isinstance(rc, int) else 1, stdout, str(entry.get("stderr") or ""))
 
@@ -487,9 +531,9 @@ class ReplaySysRoot(SysRoot):
 
     def probe(self, name: str, fn: Callable[[], Any]) -> Any:
         path = self.root / "probes" / f"{name}.json"
-        if not path.is_file():
+        if not self._inside(path).is_file():
             raise Missing(f"probe {name} was not recorded")
-        data = _load_json(path, f"probes/{name}.json")
+        data = _parse_json(self._read_bytes(path, f"probes/{name}.json"), f"probes/{name}.json")
         if isinstance(data, dict) and "__missing__" in data:
             raise Missing(str(data["__missing__"]))
         return data
@@ -499,20 +543,11 @@ class SnapshotError(Exception):
     """A snapshot that cannot be used at all (corrupt, foreign, hostile)."""
 
 
-def _load_json(path: Path, what: str) -> Any:
+def _parse_json(data: bytes, what: str) -> Any:
     try:
-        with open(path, "rb") as fh:
-            return json.loads(fh.read(MAX_READ_BYTES).decode("utf-8", errors="replace"))
-    except (OSError, ValueError) as exc:
+        return json.loads(data.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError) as exc:
         raise SnapshotError(f"{what} is not valid JSON ({exc.__class__.__name__}: {exc})") from None
-
-
-def _ensure_inside(path: Path, root: Path) -> None:
-    # A symlink inside a user's bundle must not lead the replay outside of it.
-    real = os.path.realpath(path)
-    base = os.path.realpath(root)
-    if real != base and not real.startswith(base + os.sep):
-        raise Missing(f"{path} points outside the snapshot")
 
 
 # ---------------------------------------------------------------------------------------------

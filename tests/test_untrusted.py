@@ -9,6 +9,7 @@ import io
 import json
 import math
 import os
+import re
 import resource
 import shutil
 import signal
@@ -332,3 +333,77 @@ def test_bundle_extraction_is_bounded_by_the_budget(tmp_path):
     (tmp_path / "out").mkdir()
     with pytest.raises(SnapshotError, match="within the budget"):
         extract_bundle(str(bundle), str(tmp_path / "out"), deadline=time.monotonic() - 1)
+
+
+# -- snapshots that reach outside themselves ---------------------------------------------------
+
+
+def _outside_secret(tmp_path) -> Path:
+    secret = tmp_path / "outside.json"
+    secret.write_text('{"hostname": "OUTSIDE-SECRET", "format": "hpcdoctor-snapshot", "version": 1}')
+    return secret
+
+
+@pytest.mark.parametrize("link", ["probes/hostname.json", "probes/nvml.json", "meta.json", "cmd/index.json",
+                                  "cmd/uname.txt", "fs/proc", "fs/sys/devices/system/cpu/online"])
+def test_no_way_into_a_snapshot_follows_a_link_out_of_it(tmp_path, link):
+    secret = _outside_secret(tmp_path)
+    outside_dir = tmp_path / "outside_dir"
+    outside_dir.mkdir()
+    (outside_dir / "cpuinfo").write_text("processor\t: 0\nmodel name\t: OUTSIDE-SECRET\n")
+    snap = tmp_path / "snap"
+    shutil.copytree(NODES / "cpu-kvm-2core", snap)
+    (snap / "probes").mkdir(exist_ok=True)
+    target = snap / link
+    if target.is_dir():
+        shutil.rmtree(target)
+    elif target.exists():
+        target.unlink()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.symlink_to(outside_dir if link == "fs/proc" else secret)
+    res = run_cli("check", "--from", str(snap), "--format", "json")
+    assert "OUTSIDE-SECRET" not in res.stdout + res.stderr
+    if link in ("meta.json", "cmd/index.json"):
+        assert res.returncode == 2 and "outside the snapshot" in res.stderr, res.stderr
+    else:
+        assert res.returncode in (0, 1), res.stderr
+    root = ReplaySysRoot(snap) if res.returncode != 2 else None
+    if root is not None and link.startswith("fs/"):
+        path = "/" + link[3:]
+        assert not root.exists(path)
+        with pytest.raises(Missing, match="outside the snapshot"):
+            root.listdir(path) if link == "fs/proc" else root.read(path)
+    if root is not None and link.startswith("probes/"):
+        with pytest.raises(Missing, match="outside the snapshot"):
+            root.probe(Path(link).stem, dict)
+
+
+def test_recorded_output_over_the_limit_is_refused_with_its_reason(tmp_path):
+    from hpcdoctor.sysroot import MAX_RECORDED_BYTES
+
+    snap = tmp_path / "snap"
+    (snap / "cmd").mkdir(parents=True)
+    big = snap / "cmd" / "q.txt"
+    with open(big, "wb") as fh:
+        fh.truncate(MAX_RECORDED_BYTES + 1)  # sparse: nothing on disk
+    (snap / "cmd" / "index.json").write_text(json.dumps([{"argv": ["nvidia-smi", "-q"], "rc": 0, "stdout": "q.txt"}]))
+    with pytest.raises(Missing, match="larger than the 16 MiB"):
+        ReplaySysRoot(snap).run(["nvidia-smi", "-q"])
+
+
+def test_paste_of_a_thousand_gpus_is_read_whole(tmp_path):
+    # Between 8 and 16 MiB a paste used to be cut at 8 MiB in silence (609 of 1000 GPUs).
+    src = (Path(__file__).parent / "fixtures" / "public" / "nvsmi" / "gls_8xH100-SXM_nvsmi_a_565.txt").read_text()
+    head, *blocks = re.split(r"(?m)^(?=GPU [0-9A-F]{8}:)", src)
+    n = 1000
+    head = re.sub(r"(Attached GPUs\s*: )\d+", lambda m: m.group(1) + str(n), head)
+    paste = tmp_path / "q.txt"
+    with open(paste, "w") as fh:
+        fh.write(head)
+        for i in range(n):
+            fh.write(re.sub(r"^GPU [0-9A-F:.]+", f"GPU {i // 256:08X}:{i % 256:02X}:00.0", blocks[i % len(blocks)], count=1))
+    assert paste.stat().st_size > 9 << 20
+    res, peak, wall = measured("check", "--from", str(paste), "--format", "json", timeout=300)
+    assert res.returncode in (0, 1), res.stderr
+    assert len(json.loads(res.stdout)["facts"]["gpus"]) == n
+    assert peak < PEAK_RSS_LIMIT_MB, peak
