@@ -407,3 +407,32 @@ def test_paste_of_a_thousand_gpus_is_read_whole(tmp_path):
     assert res.returncode in (0, 1), res.stderr
     assert len(json.loads(res.stdout)["facts"]["gpus"]) == n
     assert peak < PEAK_RSS_LIMIT_MB, peak
+
+
+# -- diff --------------------------------------------------------------------------------------
+
+
+def _report(path: Path, cpus) -> Path:
+    path.write_text(json.dumps({"schema_version": "1.0", "facts": {"affinity": {"allowed_cpus": cpus}},
+                                "findings": [], "unknown": {}}))
+    return path
+
+
+def test_diff_of_long_lists_is_not_quadratic(tmp_path):
+    # 45,000 CPUs each side (300 KB): pairwise membership took 23-52 s; sets take milliseconds.
+    a = _report(tmp_path / "a.json", [2 * i for i in range(45_000)])
+    b = _report(tmp_path / "b.json", [2 * i + 1 for i in range(45_000)])
+    res, peak, wall = measured("diff", str(a), str(b))
+    assert res.returncode == 1, res.stderr
+    out = res.stdout.decode()
+    assert "+1 +3 +5" in out and "(and 89950 more)" in out
+    assert wall < 10, wall
+    full = json.loads(run_cli("diff", str(a), str(b), "--format", "json").stdout)
+    assert len(full["facts"][0]["b"]) == 45_000
+
+
+def test_diff_refuses_what_no_report_is(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    res = run_cli("diff", str(deep), str(deep))
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr, res.stderr
