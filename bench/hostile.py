@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""The worst input of each kind that chose hpcdoctor's memory and time (issue 19), generated
+here, and the peak memory and wall time of one hpcdoctor on each.
+
+    python bench/hostile.py                                   # this checkout's hpcdoctor
+    python bench/hostile.py --hpcdoctor /tmp/orig/.venv/bin/hpcdoctor   # another one, to compare
+    python bench/hostile.py --only tar-longname,diff          # some rows
+
+Peak memory is the child's own maximum resident set (os.wait4); a row runs under a 120 s limit
+(--limit) and is reported as "killed" past it. Inputs are built in a temporary folder: the tar
+bundle is 3.1 MB on disk for a 3 GB header of zeros, the paste 12 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE = ROOT / "tests" / "fixtures" / "nodes" / "cpu-kvm-2core"
+Q_SOURCE = ROOT / "tests" / "fixtures" / "public" / "nvsmi" / "gls_8xH100-SXM_nvsmi_a_565.txt"
+MARKER = "hpcdoctor-bench-hostile"
+
+
+def header_bundle(path: Path, size: int, kind: bytes) -> Path:
+    """A .tar.gz whose first header is a GNU long name or pax header of ``size`` zeros."""
+    info = tarfile.TarInfo("././@LongLink")
+    info.type, info.size = kind, size
+    co = zlib.compressobj(9, zlib.DEFLATED, 31)
+    with open(path, "wb") as out:
+        out.write(co.compress(info.tobuf(format=tarfile.GNU_FORMAT)))
+        zeros = b"\0" * (1 << 20)
+        left = size + (-size % 512)
+        while left > 0:
+            out.write(co.compress(zeros[:min(left, len(zeros))]))
+            left -= len(zeros)
+        out.write(co.compress(tarfile.TarInfo("snap/meta.json").tobuf(format=tarfile.GNU_FORMAT) + b"\0" * 1024))
+        out.write(co.flush())
+    return path
+
+
+def cpulist_snapshot(path: Path) -> Path:
+    """The 2-core recording with 400 ranges of 65,537 CPUs as its online list (7 KB)."""
+    shutil.copytree(NODE, path)
+    hostile = ",".join(f"{i * 70000}-{i * 70000 + 65536}" for i in range(400)) + "\n"
+    for folder in ("cpu", "node"):
+        (path / "fs" / "sys" / "devices" / "system" / folder / "online").write_text(hostile)
+    return path
+
+
+def tool_path(tmp: Path, name: str, script: str) -> dict:
+    bindir = tmp / f"bin-{name}"
+    bindir.mkdir()
+    tool = bindir / "nvidia-smi"
+    tool.write_text("#!/bin/sh\n" + script)
+    tool.chmod(0o755)
+    return {"PATH": f"{bindir}:{os.environ['PATH']}"}
+
+
+def diff_reports(tmp: Path):
+    """Two 300 KB reports whose 45,000-CPU lists differ in every item."""
+    paths = []
+    for name, odd in (("a", 0), ("b", 1)):
+        doc = {"schema_version": "1.0", "findings": [], "unknown": {},
+               "facts": {"affinity": {"allowed_cpus": [2 * i + odd for i in range(45_000)]}}}
+        p = tmp / f"{name}.json"
+        p.write_text(json.dumps(doc))
+        paths.append(str(p))
+    return paths
+
+
+def q_paste(path: Path, gpus: int = 1200) -> Path:
+    """`nvidia-smi -q` of ``gpus`` GPUs (12 MB for 1200), each with its own bus id."""
+    head, *blocks = re.split(r"(?m)^(?=GPU [0-9A-F]{8}:)", Q_SOURCE.read_text())
+    head = re.sub(r"(Attached GPUs\s*: )\d+", lambda m: m.group(1) + str(gpus), head)
+    with open(path, "w") as fh:
+        fh.write(head)
+        for i in range(gpus):
+            fh.write(re.sub(r"^GPU [0-9A-F:.]+", f"GPU {i // 256:08X}:{i % 256:02X}:00.0", blocks[i % len(blocks)], count=1))
+    return path
+
+
+def cases(tmp: Path):
+    """(name, argv after the executable, extra environment, what to read in the result)."""
+    yield "tar-longname", ["check", "--from", str(header_bundle(tmp / "ln.tar.gz", 3 << 30, tarfile.GNUTYPE_LONGNAME)),
+                           "--budget", "3"], {}
+    yield "tar-pax", ["check", "--from", str(header_bundle(tmp / "pax.tar.gz", 3 << 30, tarfile.XHDTYPE)),
+                      "--budget", "3"], {}
+    yield "cpulist", ["check", "--from", str(cpulist_snapshot(tmp / "cpus")), "--format", "json"], {}
+    yield "endless-tool", ["check", "--budget", "20", "--format", "json"], tool_path(tmp, "yes", f"exec yes {'x' * 200}\n")
+    yield "setsid-child", ["check", "--budget", "30", "--format", "json"], tool_path(
+        tmp, "setsid", f"setsid sh -c 'sleep 120; : {MARKER}' &\necho 'NVIDIA-SMI has failed'\nexit 9\n")
+    yield "diff-300KB", ["diff", *diff_reports(tmp)], {}
+    yield "paste-q-12MB", ["check", "--from", str(q_paste(tmp / "q.txt")), "--format", "json"], {}
+
+
+def measure(exe: str, argv, env, limit: float):
+    t0 = time.monotonic()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([exe, *argv], stdout=out, stderr=err, env=dict(os.environ, **env),
+                                start_new_session=True)
+        killed = False
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() - t0 > limit:
+                os.killpg(proc.pid, signal.SIGKILL)
+                killed = True
+            time.sleep(0.02)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - t0
+        out.seek(0)
+        err.seek(0)
+        return proc.returncode, usage.ru_maxrss / 1024, wall, killed, out.read(), err.read().decode("utf-8", "replace")
+
+
+def note(name: str, stdout: bytes, stderr: str) -> str:
+    try:
+        doc = json.loads(stdout) if stdout.startswith(b"{") else None
+    except ValueError:
+        doc = None
+    if name == "paste-q-12MB" and doc:
+        return f"{len(doc['facts'].get('gpus') or [])} GPUs read"
+    if name == "cpulist" and doc:
+        return f"logical_cpus={doc['facts']['cpu'].get('logical_cpus')}"
+    if name == "endless-tool" and doc:
+        nvidia = doc["facts"].get("nvidia") or {}
+        return str(nvidia.get("error") or doc["probes"].get("gpu_nvidia", {}).get("reason") or "")[-60:]
+    if name == "setsid-child" and doc:
+        return f"gpu_nvidia probe: {doc['probes'].get('gpu_nvidia', {}).get('status')}"
+    last = stderr.strip().splitlines()[-1] if stderr.strip() else ""
+    return last.replace(str(Path(tempfile.gettempdir())), "$TMP")[:90]
+
+
+def _leftovers():
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [int(line.split()[0]) for line in out.splitlines() if MARKER in line and "ps -eo" not in line]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--hpcdoctor", default=str(Path(sys.executable).parent / "hpcdoctor"))
+    ap.add_argument("--only", default="", help="comma-separated row names")
+    ap.add_argument("--limit", type=float, default=120.0)
+    args = ap.parse_args()
+    only = {x for x in args.only.split(",") if x}
+    print(f"{'input':14} {'exit':>4} {'peak MB':>8} {'seconds':>8}  note")
+    with tempfile.TemporaryDirectory(prefix="hpcdoctor-bench-hostile-") as tmp:
+        for name, argv, env in cases(Path(tmp)):
+            if only and name not in only:
+                continue
+            rc, peak, wall, killed, out, err = measure(args.hpcdoctor, argv, env, args.limit)
+            print(f"{name:14} {'kill' if killed else rc:>4} {peak:8.0f} {wall:8.2f}  {note(name, out, err)}", flush=True)
+            for pid in _leftovers():  # the setsid child is outside hpcdoctor's reach by design
+                os.kill(pid, signal.SIGKILL)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
