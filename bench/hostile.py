@@ -134,9 +134,11 @@ def note(name: str, stdout: bytes, stderr: str) -> str:
     if name == "paste-q-12MB" and doc:
         return f"{len(doc['facts'].get('gpus') or [])} GPUs read"
     if name == "cpulist" and doc:
-        return f"logical_cpus={doc['facts']['cpu'].get('logical_cpus')}"
+        return f"logical_cpus={(doc['facts'].get('cpu') or {}).get('logical_cpus')}"
     if name == "endless-tool" and doc:
         nvidia = doc["facts"].get("nvidia") or {}
+        if not isinstance(nvidia, dict):
+            nvidia = {}
         return str(nvidia.get("error") or doc["probes"].get("gpu_nvidia", {}).get("reason") or "")[-60:]
     if name == "setsid-child" and doc:
         return f"gpu_nvidia probe: {doc['probes'].get('gpu_nvidia', {}).get('status')}"
