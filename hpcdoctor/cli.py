@@ -20,7 +20,7 @@ from hpcdoctor import __version__
 from hpcdoctor.report.safe import term, term_block
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-FORMATS = ("terminal", "json", "markdown")
+FORMATS = ("terminal", "json", "markdown", "prometheus")
 
 
 class UsageError(Exception):
@@ -174,6 +174,18 @@ def _write_output(path: str, text: str) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def _write_prometheus(path: str, doc: Dict[str, Any]) -> None:
+    """The Prometheus client's own atomic writer (temporary file, then rename), which node_exporter's
+    textfile collector needs: it may read the file at any moment."""
+    from hpcdoctor.report import prometheus
+
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        prometheus.write(doc, path)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 def diagnose(args: argparse.Namespace) -> Dict[str, Any]:
     """Run checks and rules as the arguments say (live, a snapshot, or pasted text); the report
     document."""
@@ -257,7 +269,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     elapsed = doc["elapsed_s"]
     blocking = engine.at_or_above(doc["findings"], args.fail_on)
     text = render(doc, args.format, verbose=args.verbose, elapsed=elapsed) if args.output or args.format != "terminal" else None
-    if args.output:
+    if args.output and args.format == "prometheus":
+        _write_prometheus(args.output, doc)
+    elif args.output:
         _write_output(args.output, text or "")
     if args.rank_report:
         from hpcdoctor.report import rank
@@ -321,6 +335,10 @@ def render(doc: Dict[str, Any], fmt: str, verbose: bool = False, elapsed: Option
         from hpcdoctor.report import markdown
 
         return markdown.render(doc)
+    if fmt == "prometheus":
+        from hpcdoctor.report import prometheus
+
+        return prometheus.render(doc)
     import io
 
     from hpcdoctor.report import terminal
