@@ -41,7 +41,7 @@ def _check_member(m: tarfile.TarInfo) -> None:
     name = m.name
     if not name or name.startswith("/") or os.path.isabs(name) or ".." in Path(name).parts or "\x00" in name:
         raise SnapshotError(f"refusing archive member {name!r}: path leaves the bundle")
-    if not (m.isfile() or m.isdir()):
+    if not (m.isfile() or m.isdir()) or m.type == tarfile.GNUTYPE_SPARSE:
         raise SnapshotError(f"refusing archive member {name!r}: links and special files are not allowed")
     if m.size > MAX_MEMBER_BYTES:
         raise SnapshotError(f"refusing archive member {name!r}: {m.size} bytes is over the limit")
@@ -132,6 +132,8 @@ def _headers(stream: _Stream, path: str) -> Iterator[tarfile.TarInfo]:
             if not pax["size"].isdigit():
                 raise SnapshotError(f"{path}: malformed pax size {pax['size'][:20]!r}")
             info.size = int(pax["size"])
+        if any(key.startswith("GNU.sparse") for key in pax):
+            info.type = tarfile.GNUTYPE_SPARSE  # its data is a map, not the file: refused
         if info.type == tarfile.AREGTYPE and info.name.endswith("/"):
             info.type = tarfile.DIRTYPE
         info.name = info.name.rstrip("/")

@@ -326,6 +326,15 @@ def test_bundles_with_long_names_and_pax_records_are_read(tmp_path):
             assert "GenuineIntel" in root.read("/proc/cpuinfo")
 
 
+def test_sparse_members_are_refused(tmp_path):
+    info = tarfile.TarInfo("snap/fs/proc/cpuinfo")
+    info.type, info.size = tarfile.GNUTYPE_SPARSE, 0
+    raw = info.tobuf(format=tarfile.GNU_FORMAT) + b"\0" * 1024
+    (tmp_path / "s.tar.gz").write_bytes(gzip.compress(raw))
+    res = run_cli("check", "--from", str(tmp_path / "s.tar.gz"))
+    assert res.returncode == 2 and "special files" in res.stderr, res.stderr
+
+
 def test_bundle_extraction_is_bounded_by_the_budget(tmp_path):
     from hpcdoctor.snapshot import extract_bundle
 
