@@ -305,6 +305,12 @@ def _collect(proc: "subprocess.Popen[bytes]", deadline: float,
         sel.close()
     if on_line is not None and pending:
         _call(on_line, bytes(pending))
+    if outcome is None:
+        # Both pipes closed: the command may still be finishing, within its deadline.
+        try:
+            proc.wait(timeout=max(0.01, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            outcome = "timeout"
     if outcome is not None:
         # Ends the command, or what is left of its group holding the pipe: a process group
         # outlives its leader while members remain, and its id is not reused until then.

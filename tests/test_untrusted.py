@@ -447,3 +447,20 @@ def test_diff_refuses_what_no_report_is(tmp_path):
     deep.write_text("[" * 100_000 + "]" * 100_000)
     res = run_cli("diff", str(deep), str(deep))
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr, res.stderr
+
+
+def test_run_process_bounds_output_and_waits_only_for_the_command():
+    from hpcdoctor.sysroot import MAX_READ_BYTES, RC_TOO_MUCH_OUTPUT, run_process
+
+    res = run_process(["yes"], timeout=30)
+    assert res.rc == RC_TOO_MUCH_OUTPUT and len(res.stdout) == MAX_READ_BYTES
+    assert "printed more than 8 MiB" in res.why_failed()
+    # Closing its output early does not end a command: its exit status is still waited for...
+    res = run_process(["sh", "-c", "echo a; exec >&- 2>&-; sleep 0.5; exit 4"], timeout=10)
+    assert (res.rc, res.stdout) == (4, "a\n")
+    # ...up to its deadline.
+    res = run_process(["sh", "-c", "exec >&- 2>&-; sleep 30"], timeout=0.5)
+    assert res.rc == 124
+    lines = []
+    res = run_process(["sh", "-c", "echo one >&2; echo two >&2; printf three >&2"], timeout=10, on_stderr_line=lines.append)
+    assert lines == ["one", "two", "three"] and res.rc == 0
