@@ -166,7 +166,10 @@ def main() -> int:
             rc, peak, wall, killed, out, err = measure(args.hpcdoctor, argv, env, args.limit)
             print(f"{name:14} {'kill' if killed else rc:>4} {peak:8.0f} {wall:8.2f}  {note(name, out, err)}", flush=True)
             for pid in _leftovers():  # the setsid child is outside hpcdoctor's reach by design
-                os.kill(pid, signal.SIGKILL)
+                try:
+                    os.killpg(os.getpgid(pid), signal.SIGKILL)  # its session's group: the sleep too
+                except ProcessLookupError:
+                    pass
     return 0
 
 

@@ -194,6 +194,19 @@ def _pids_with(marker: str):
     return [int(line.split()[0]) for line in out.splitlines() if marker in line and "ps -eo" not in line]
 
 
+def _kill_marked(marker: str) -> None:
+    """End what a test's fake tool left behind: each marked process's group (its sleep too)."""
+    for pid in _pids_with(marker):
+        try:
+            pgid = os.getpgid(pid)
+            if pgid != os.getpgrp():
+                os.killpg(pgid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def test_tool_printing_without_end_is_cut_and_ended(tmp_path):
     env = _fake_tool(tmp_path, "nvidia-smi", f"exec yes {'x' * 200}\n")
     res, peak, wall = measured("check", "--budget", "20", "--format", "json", env=env)
@@ -218,8 +231,7 @@ def test_descendant_holding_the_output_open_is_not_waited_for(tmp_path):
         assert probe["status"] != "timeout" and probe["duration_s"] < 5, probe
         assert wall < 8, wall
     finally:
-        for pid in _pids_with(marker):
-            os.kill(pid, signal.SIGKILL)
+        _kill_marked(marker)
 
 
 # -- stop signals ------------------------------------------------------------------------------
@@ -269,8 +281,7 @@ def test_stop_signal_cleans_children_and_temporary_folders(tmp_path, signum):
             assert _pids_with(marker) == [], args
             assert list(tmp.iterdir()) == [], args
     finally:
-        for pid in _pids_with(marker):
-            os.kill(pid, signal.SIGKILL)
+        _kill_marked(marker)
 
 
 # -- bundles -----------------------------------------------------------------------------------
