@@ -235,7 +235,10 @@ def run_process(argv: Sequence[str], timeout: float, env: Optional[Dict[str, str
                 pipe.close()
         return CmdResult(list(argv), 124, "", "hpcdoctor is stopping", 0.0)
     try:
-        out, err, rc = _collect(proc, start + max(timeout, 0.01), on_stderr_line)
+        # Counted once the command has started, as communicate() did: a command capped at the
+        # run's deadline then outlasts the runner's wait, so its probe reads "stopped by the
+        # budget" rather than racing it with "timed out".
+        out, err, rc = _collect(proc, time.monotonic() + max(timeout, 0.01), on_stderr_line)
     except BaseException:
         _kill_group(proc)
         raise
