@@ -1,7 +1,9 @@
 """Command line: ``hpcdoctor check | snapshot | rules | explain | env``.
 
 Contract: stdout carries the report or data, stderr progress and errors; exit 0 when nothing is
-at or above ``--fail-on``, 1 when something is, 2 for usage errors, bad input or internal errors.
+at or above ``--fail-on``, 1 when something is, 2 for usage errors, bad input or internal errors,
+3 when nothing is at or above ``--fail-on`` but a probe that matters on this node could not give
+its facts (see hpcdoctor.verdict; ``--fail-on never`` exits 0).
 Every error is one line; a traceback is shown only with HPCDOCTOR_DEBUG=1.
 """
 
@@ -18,7 +20,7 @@ from typing import Any, Dict, List, NoReturn, Optional, Sequence
 
 from hpcdoctor import __version__
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_INCOMPLETE = 0, 1, 2, 3
 FORMATS = ("terminal", "json", "markdown")
 
 
@@ -213,9 +215,14 @@ def diagnose(args: argparse.Namespace) -> Dict[str, Any]:
 def cmd_nhc(args: argparse.Namespace) -> int:
     """Exit 0 and print nothing on a healthy node; print the drain reason and exit 1 otherwise.
     A run that cannot judge (an internal error) exits 2, which NHC and Slurm treat as a failure."""
+    from hpcdoctor import config as site_config
     from hpcdoctor.report import nhc
 
-    line = nhc.health_line(diagnose(args))
+    doc = diagnose(args)
+    site = site_config.find(args.config)
+    line = nhc.health_line(doc, site)
+    for note in nhc.health_notes(doc, site):
+        sys.stderr.write(note + "\n")
     if line:
         sys.stdout.write(line + "\n")
         return EXIT_FINDINGS
@@ -239,6 +246,11 @@ def cmd_env(args: argparse.Namespace) -> int:
     doc = diagnose(args)
     user_env = (doc["facts"].get("env") or {}).get("vars") or {}
     sys.stdout.write(envlines.render(doc, args.shell, user_env))
+    if doc.get("unchecked"):
+        from hpcdoctor import verdict
+
+        sys.stderr.write(f"hpcdoctor: warning: could not check {verdict.summary_line(doc['unchecked'])}; "
+                         "these exports may be incomplete\n")
     return EXIT_OK
 
 
@@ -256,18 +268,35 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.rank_report:
         from hpcdoctor.report import rank
 
-        sys.stdout.write(rank.line(doc) + "\n")
+        if args.format == "json":
+            sys.stdout.write(json.dumps(rank.record(doc), default=str) + "\n")
+        else:
+            sys.stdout.write(rank.line(doc) + "\n")
     elif args.quiet:
+        from hpcdoctor import verdict
+
         for f in blocking:
             subject = f"{f['subject']}: " if f.get("subject") else ""
             sys.stdout.write(f"hpcdoctor: {f['severity']} {f['code']} {f['symbol']}: {subject}{f['message']}\n")
+        if doc.get("unchecked") and args.fail_on != "never":
+            sys.stdout.write(f"hpcdoctor: incomplete: could not check {verdict.summary_line(doc['unchecked'])}\n")
     elif args.format == "terminal" or args.output:
         from hpcdoctor.report import terminal
 
         terminal.render(doc, sys.stdout, verbose=args.verbose, elapsed=elapsed)
     else:
         sys.stdout.write(text or "")
-    return EXIT_FINDINGS if blocking else EXIT_OK
+    return exit_code(doc, blocking, args.fail_on)
+
+
+def exit_code(doc: Dict[str, Any], blocking: List[Dict[str, Any]], fail_on: str) -> int:
+    """1 for findings at or above --fail-on; else 3 when a probe that matters is unknown, so an
+    unchecked node never passes a pre-job script; ``--fail-on never`` always exits 0."""
+    if blocking:
+        return EXIT_FINDINGS
+    if doc.get("unchecked") and fail_on != "never":
+        return EXIT_INCOMPLETE
+    return EXIT_OK
 
 
 def cluster_step(doc: Dict[str, Any], args: argparse.Namespace) -> int:
@@ -384,7 +413,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     for col in ("code", "symbol", "severity", "title"):
         table.add_column(col)
     for r in rules:
-        table.add_row(r.code, r.symbol, r.severity, escape(r.title))
+        table.add_row(r.code, r.symbol, "/".join([r.severity, *r.also]), escape(r.title))
     con.print(table)
     return EXIT_OK
 
@@ -404,7 +433,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from hpcdoctor.report.terminal import make_console
 
     con = make_console(sys.stdout)
-    con.print(f"[bold]{r.code} {r.symbol}[/] ({r.severity}, {r.status}): {escape(r.title)}")
+    con.print(f"[bold]{r.code} {r.symbol}[/] ({escape(r.severity_story())}, {r.status}): {escape(r.title)}")
     for head in engine.HEADINGS[:-1]:
         con.print(f"\n[bold]{head}[/]")
         con.print(escape(r.docs.get(head, "")))

@@ -50,7 +50,8 @@ def gpu_driver_unusable(f):
             )
 
 
-@rule("GPU002", "ecc-uncorrectable-errors", "error", "uncorrectable ECC errors on a GPU", impact=10)
+@rule("GPU002", "ecc-uncorrectable-errors", "error", "uncorrectable ECC errors on a GPU", impact=10,
+      also={"warning": "the errors are only in the lifetime count, none since the driver loaded"})
 def ecc_uncorrectable_errors(f):
     """
     What it detects:
@@ -292,7 +293,8 @@ def mig_enabled(f):
                       evidence={"mig_enabled": g.get("mig_enabled"), "mig_devices": n})
 
 
-@rule("GPU010", "compute-mode-restricted", "warning", "GPU compute mode restricts processes", impact=6)
+@rule("GPU010", "compute-mode-restricted", "warning", "GPU compute mode restricts processes", impact=6,
+      also={"error": "the compute mode is Prohibited"})
 def compute_mode_restricted(f):
     """
     What it detects:

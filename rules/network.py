@@ -84,7 +84,8 @@ def _ifname_matches(spec: str, names):
     return [n for n in names if n not in hits] if exclude else hits
 
 
-@rule("NET003", "nccl-socket-ifname", "warning", "NCCL_SOCKET_IFNAME names no usable interface", impact=7)
+@rule("NET003", "nccl-socket-ifname", "warning", "NCCL_SOCKET_IFNAME names no usable interface", impact=7,
+      also={"advice": "it is unset with several interfaces up"})
 def nccl_socket_ifname(f):
     """
     What it detects:

@@ -45,7 +45,10 @@ def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = Fa
     con.print()
 
     findings = doc.get("findings", [])
-    if not findings:
+    unchecked = doc.get("unchecked") or []
+    if not findings and unchecked:
+        con.print("[yellow]? no findings in what could be checked[/]")
+    elif not findings:
         con.print("[green]✓ no findings[/]")
     else:
         n = doc.get("summary", {})
@@ -57,6 +60,11 @@ def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = Fa
             con.print(f"[{style}]{icon} {f['severity']:<7}[/] [bold]{f['code']} {f['symbol']}[/]  {subject}"
                       f"{escape(f['message'])}")
             con.print(f"            [dim]fix:[/] {escape(f['fix'])}")
+    if unchecked:
+        con.print()
+        con.print("[bold yellow]Could not check[/] (the verdict is open for these)")
+        for u in unchecked:
+            con.print(f"[yellow]? {escape(u['probe'])}[/]: {escape(u['what'])}: {escape(u['reason'])}")
     problems = failed_probes(doc)
     skipped = doc.get("skipped", [])
     if problems or skipped:
