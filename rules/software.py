@@ -321,7 +321,10 @@ def tf32_disabled(f):
     """
     What it detects:
         An NVIDIA GPU of compute capability 8.0 or newer while torch computes fp32 matrix
-        multiplications at full precision (float32 matmul precision "highest", torch's default).
+        multiplications at full precision (float32 matmul precision "highest", torch's default),
+        said only where it matters: the setting was read (--deep), a benchmark measured fp32
+        against TF32, or a pasted log shows fp32 work (Lightning's tensor-core warning, a vLLM
+        engine in float32). From torch's default alone it stays quiet.
 
     Why it matters:
         TF32 tensor cores run fp32 matmuls many times faster (on an H100, ~51 TFLOP/s without and
@@ -340,6 +343,12 @@ def tf32_disabled(f):
     if t.get("build") != "cuda":
         return
     precision = f["torch.float32_matmul_precision"]
+    # Worth saying only where something shows fp32 work or the setting itself: torch's default
+    # alone (a release's default, from knowledge) would make it the only line of every reply.
+    read = "float32_matmul_precision" not in (t.get("from_knowledge") or [])
+    symptoms = {s["id"] for s in (f.get("ticket.symptoms") or [])}
+    if not (read or symptoms & {"fp32-matmul-warned", "fp32-requested"} or _tf32_measured(f)):
+        return
     ampere = [g for g in _cuda_gpus(f)
               if isinstance(g.get("compute_capability"), str) and version_of(g["compute_capability"]) >= version_of("8.0")]
     if precision == "highest" and ampere:
