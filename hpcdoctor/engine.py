@@ -32,6 +32,10 @@ class Hit:
     subject: Optional[str] = None            # "GPU 0", "rank 3": what the finding is about
     severity: Optional[str] = None           # overrides the rule's default where the case is worse
     env: Dict[str, str] = field(default_factory=dict)  # variables that fix it, for `hpcdoctor env`
+    fix_lang: str = "bash"                   # what the fix runs in: "bash" or "python"
+
+
+FIX_LANGS = ("bash", "python")
 
 
 @dataclass
@@ -78,11 +82,12 @@ class Finding:
     impact: int
     subject: Optional[str] = None
     env: Dict[str, str] = field(default_factory=dict)
+    fix_lang: str = "bash"
 
     def to_json(self) -> Dict[str, Any]:
         out = {
             "code": self.code, "symbol": self.symbol, "severity": self.severity, "title": self.title,
-            "message": self.message, "fix": self.fix, "evidence": self.evidence,
+            "message": self.message, "fix": self.fix, "fix_lang": self.fix_lang, "evidence": self.evidence,
             "references": self.references, "impact": self.impact,
         }
         if self.subject:
@@ -216,6 +221,7 @@ def evaluate(rules: Sequence[Rule], view: FactView) -> Tuple[List[Finding], List
                 code=r.code, symbol=r.symbol, severity=h.severity or r.severity, title=r.title,
                 message=h.message, fix=h.fix, evidence=h.evidence, references=r.references,
                 impact=r.impact, subject=h.subject, env=dict(h.env),
+                fix_lang=h.fix_lang if h.fix_lang in FIX_LANGS else "bash",
             ))
     return rank(findings), skipped
 

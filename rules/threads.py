@@ -286,8 +286,8 @@ def gpu_numa_mismatch(f):
         yield Hit(message=f"this rank runs on CPUs {format_cpulist(allowed)} but its GPU {g.get('index')} is local to "
                           f"CPUs {format_cpulist(local)}" + (f" (NUMA node {node})" if isinstance(node, int) else ""),
                   subject=f"GPU {g.get('index')}",
-                  fix="srun --gpus-per-task=1 --gpu-bind=closest --cpu-bind=cores ..."
-                      + (f"   (or numactl --cpunodebind={node} --membind={node})" if isinstance(node, int) else ""),
+                  fix="srun --gpus-per-task=1 --gpu-bind=closest --cpu-bind=cores python train.py"
+                      + (f"   # or: numactl --cpunodebind={node} --membind={node} python train.py" if isinstance(node, int) else ""),
                   evidence={"affinity.allowed_cpus": format_cpulist(allowed), "gpu.local_cpus": format_cpulist(local)})
 
 
@@ -318,10 +318,10 @@ def dataloader_workers(f):
     workers = max(0, share - 1)
     if share <= 1:
         yield Hit(message=f"each GPU rank has {share} CPU: DataLoader workers will starve the GPU",
-                  fix="#SBATCH --cpus-per-task=8   (then DataLoader(num_workers=7))",
+                  fix="#SBATCH --cpus-per-task=8   # then DataLoader(num_workers=7) in the script",
                   evidence={"cpus_per_rank": share, "source": source}, severity="warning")
     else:
         yield Hit(message=f"each GPU rank has {share} CPUs ({source}): use up to {workers} DataLoader workers, "
                           "leaving one CPU for the training loop",
-                  fix=f"DataLoader(..., num_workers={workers}, pin_memory=True, persistent_workers=True)",
+                  fix=f"DataLoader(..., num_workers={workers}, pin_memory=True, persistent_workers=True)", fix_lang="python",
                   evidence={"cpus_per_rank": share, "source": source})

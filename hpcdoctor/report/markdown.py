@@ -32,7 +32,7 @@ def render(doc: Dict[str, Any]) -> str:
             "",
             "**Fix:**",
             "",
-            "```bash",
+            f"```{f.get('fix_lang') or 'bash'}",
             f["fix"],
             "```",
             "",

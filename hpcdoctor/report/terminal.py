@@ -59,7 +59,11 @@ def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = Fa
             subject = f"{escape(f['subject'])}: " if f.get("subject") else ""
             con.print(f"[{style}]{icon} {f['severity']:<7}[/] [bold]{f['code']} {f['symbol']}[/]  {subject}"
                       f"{escape(f['message'])}")
-            con.print(f"            [dim]fix:[/] {escape(f['fix'])}")
+            # A fix is copied into a shell: never broken mid-command, whatever the width (the
+            # terminal may fold the line on screen; a copy still gives the whole command).
+            for i, fix_line in enumerate(str(f["fix"]).splitlines() or [""]):
+                label = "[dim]fix:[/] " if i == 0 else "     "
+                con.print(f"            {label}{escape(fix_line)}", soft_wrap=True)
     if unchecked:
         con.print()
         con.print("[bold yellow]Could not check[/] (the verdict is open for these)")
