@@ -31,6 +31,20 @@ def _share(f):
     return truth, "the CPUs this process may run on"
 
 
+BINDING = {"OMP_PLACES": "cores", "OMP_PROC_BIND": "close"}
+
+
+def _binding_missing(f, threads):
+    """A multi-threaded process in a job with no OpenMP or srun binding (THR004's case)."""
+    env = f["env.vars"]
+    if not f.get("scheduler.in_job") or threads < 2:
+        return False
+    if env.get("OMP_PROC_BIND") or env.get("OMP_PLACES") or env.get("KMP_AFFINITY") or env.get("GOMP_CPU_AFFINITY"):
+        return False
+    bind = (f.get("scheduler.cpu_bind") or "").lower()
+    return not bind or "none" in bind
+
+
 def _threads_fix(share, source):
     return "export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK" if source == "SLURM_CPUS_PER_TASK" else \
         f"export OMP_NUM_THREADS={share}"
@@ -64,13 +78,18 @@ def omp_threads_unset(f):
     if env.get("OMP_NUM_THREADS") is not None or not (in_job or ranks > 1):
         return
     share, source = _share(f)
+    # Setting the count alone would leave the new threads unbound (THR004): fix both at once.
+    bind = dict(BINDING) if _binding_missing(f, share) else {}
+    fix = _threads_fix(share, source)
+    if bind:
+        fix += "".join(f" {k}={v}" for k, v in bind.items())
     yield Hit(
         message=(f"OMP_NUM_THREADS is unset; each of the {ranks} rank(s) on this node should use "
                  f"{share} thread(s) ({source})"),
-        fix=_threads_fix(share, source),
+        fix=fix,
         evidence={"env.OMP_NUM_THREADS": None, "cpus_per_rank": share, "local_ranks": ranks},
         severity="warning" if ranks > 1 else None,
-        env={"OMP_NUM_THREADS": str(share)},
+        env={"OMP_NUM_THREADS": str(share), **bind},
     )
 
 
@@ -181,17 +200,13 @@ def omp_binding_unset(f):
     """
     env = f["env.vars"]
     threads = parse_threads(env.get("OMP_NUM_THREADS"))
-    if not f.get("scheduler.in_job") or threads is None or threads < 2:
-        return
-    if env.get("OMP_PROC_BIND") or env.get("OMP_PLACES") or env.get("KMP_AFFINITY") or env.get("GOMP_CPU_AFFINITY"):
+    if threads is None or not _binding_missing(f, threads):
         return
     bind = (f.get("scheduler.cpu_bind") or "").lower()
-    if bind and "none" not in bind:
-        return
     yield Hit(message=f"{threads} OpenMP threads with no binding: threads migrate between cores and NUMA nodes",
               fix="export OMP_PLACES=cores OMP_PROC_BIND=close   # and srun --cpu-bind=cores",
               evidence={"env.OMP_PROC_BIND": None, "env.OMP_PLACES": None, "scheduler.cpu_bind": bind or None},
-              env={"OMP_PLACES": "cores", "OMP_PROC_BIND": "close"})
+              env=dict(BINDING))
 
 
 @rule("THR005", "stale-affinity-vars", "warning", "affinity variables that contradict the CPUs given", impact=7)
