@@ -110,6 +110,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def silence_stdout() -> None:
+    """The reader closed the pipe (``| head -1``): that is not a failure. Point stdout at
+    /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def _err(message: str) -> None:
     sys.stderr.write(f"hpcdoctor: error: {message}\n")
 
@@ -132,6 +142,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _err("interrupted")
         return 130
     except BrokenPipeError:
+        silence_stdout()
         return EXIT_OK
     except Exception as exc:
         from hpcdoctor.config import ConfigError
@@ -265,6 +276,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     text = render(doc, args.format, verbose=args.verbose, elapsed=elapsed) if args.output or args.format != "terminal" else None
     if args.output:
         _write_output(args.output, text or "")
+    try:
+        _print_check(doc, args, blocking, text, elapsed)
+    except BrokenPipeError:
+        silence_stdout()  # the verdict stands whether or not all of it was read
+    return exit_code(doc, blocking, args.fail_on)
+
+
+def _print_check(doc: Dict[str, Any], args: argparse.Namespace, blocking: List[Dict[str, Any]],
+                 text: Optional[str], elapsed: float) -> None:
     if args.rank_report:
         from hpcdoctor.report import rank
 
@@ -286,7 +306,6 @@ def cmd_check(args: argparse.Namespace) -> int:
         terminal.render(doc, sys.stdout, verbose=args.verbose, elapsed=elapsed)
     else:
         sys.stdout.write(text or "")
-    return exit_code(doc, blocking, args.fail_on)
 
 
 def exit_code(doc: Dict[str, Any], blocking: List[Dict[str, Any]], fail_on: str) -> int:
@@ -353,6 +372,9 @@ def render(doc: Dict[str, Any], fmt: str, verbose: bool = False, elapsed: Option
     return buf.getvalue()
 
 
+OTHER_ARCHIVES = (".zip", ".tar", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar.zst", ".gz", ".7z", ".rar")
+
+
 def cmd_snapshot(args: argparse.Namespace) -> int:
     import shutil
 
@@ -363,6 +385,12 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     options = _options(args)
     out = args.out
     archive = is_archive(out)
+    other = next((x for x in OTHER_ARCHIVES if out.lower().endswith(x)), None)
+    if other and not archive:
+        # Never a folder named like an archive: ask for the one archive form replays read.
+        stem = out[: -len(other)]
+        raise UsageError(f"{out}: snapshots are written as a folder or a .tar.gz archive, not {other} "
+                         f"(try '{stem}.tar.gz')")
     if os.path.exists(out) and (archive or os.listdir(out)):
         raise UsageError(f"{out} already exists; choose a new name")
     folder = Path(tempfile.mkdtemp(prefix="hpcdoctor-snap-")) / "snapshot" if archive else Path(out)

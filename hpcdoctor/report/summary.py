@@ -72,6 +72,8 @@ def node_lines(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
         if t.get("version"):
             extra = f" (CUDA {t['cuda']})" if t.get("cuda") else (f" (ROCm {t['hip']})" if t.get("hip") else " (CPU build)" if t.get("build") == "cpu" else "")
             where = f" · {t['target_python']}" if t.get("target_python") else ""
+            if t.get("invoked_as") and t.get("invoked_as") != t.get("target_python"):
+                where += f" (run as {t['invoked_as']})"
             lines.append(("Python", f"torch {t['version']}{extra}{where}"))
         elif t.get("import_error"):
             lines.append(("Python", f"torch cannot be imported: {t['import_error']}"))

@@ -18,8 +18,14 @@ def make_console(stream: IO[str], plain: Optional[bool] = None):
     if plain is None:
         plain = not is_tty or bool(os.environ.get("NO_COLOR"))
     # Plain output is for logs and pipes: no colour, no hard wrapping, no terminal tricks.
-    return Console(file=stream, highlight=False, no_color=plain, soft_wrap=not is_tty,
-                   force_terminal=False if plain else None, emoji=False, width=None if is_tty else 200)
+    con = Console(file=stream, highlight=False, no_color=plain, soft_wrap=not is_tty,
+                  force_terminal=False if plain else None, emoji=False, width=None if is_tty else 200)
+    con.on_broken_pipe = _broken_pipe  # rich would exit 1; the CLI decides what a closed pipe means
+    return con
+
+
+def _broken_pipe() -> None:
+    raise BrokenPipeError("stdout closed by the reader")
 
 
 def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = False,
