@@ -232,7 +232,8 @@ def cmd_nhc(args: argparse.Namespace) -> int:
     doc = diagnose(args)
     site = site_config.find(args.config)
     line = nhc.health_line(doc, site)
-    for note in nhc.health_notes(doc, site):
+    # NHC wrappers capture stderr with stdout: a note beside a drain reason would garble it.
+    for note in ([] if line else nhc.health_notes(doc, site)):
         sys.stderr.write(note + "\n")
     if line:
         sys.stdout.write(line + "\n")
