@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from hpcdoctor import verdict
+from hpcdoctor.report.safe import term
 
 PREFIX = "hpcdoctor:"
 MAX_REASON = 220  # Slurm truncates long reasons in sinfo; keep the cause in front
@@ -37,6 +38,8 @@ def health_line(doc: Dict[str, Any], config: Optional[Dict[str, Any]] = None) ->
         line = f"{PREFIX} could not check {verdict.summary_line(unknowns)}"
     else:
         return None
+    # Slurm stores the reason and sinfo prints it to admins' terminals: one line, no controls.
+    line = term(line)
     return line if len(line) <= MAX_REASON else line[: MAX_REASON - 1] + "…"
 
 

@@ -30,7 +30,8 @@ def _broken_pipe() -> None:
 
 def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = False,
            elapsed: Optional[float] = None) -> None:
-    from rich.markup import escape
+    # Values come from the node, a paste or a bundle: controls are shown escaped, never obeyed.
+    from hpcdoctor.report.safe import markup as escape
 
     con = make_console(stream)
     facts = doc.get("facts", {})
@@ -63,7 +64,7 @@ def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = Fa
         for f in findings:
             icon, style = ICONS.get(f["severity"], ("•", ""))
             subject = f"{escape(f['subject'])}: " if f.get("subject") else ""
-            con.print(f"[{style}]{icon} {f['severity']:<7}[/] [bold]{f['code']} {f['symbol']}[/]  {subject}"
+            con.print(f"[{style}]{icon} {f['severity']:<7}[/] [bold]{escape(f['code'])} {escape(f['symbol'])}[/]  {subject}"
                       f"{escape(f['message'])}")
             # A fix is copied into a shell: never broken mid-command, whatever the width (the
             # terminal may fold the line on screen; a copy still gives the whole command).
@@ -84,7 +85,7 @@ def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = Fa
     if skipped:
         if verbose:
             for s in skipped:
-                con.print(f"[dim]- skipped {s['code']} {s['symbol']}: {escape(s['reason'])}[/]")
+                con.print(f"[dim]- skipped {escape(s['code'])} {escape(s['symbol'])}: {escape(s['reason'])}[/]")
         else:
             con.print(f"[dim]{len(skipped)} rule(s) skipped for missing facts (--verbose lists them)[/]")
     if doc.get("plugin_errors"):
