@@ -76,6 +76,12 @@ def ran_and_failed(error: str) -> bool:
     return not not_consulted(error) and not any(a in error for a in TOOL_ABSENT)
 
 
+def tool_hung(errors: Sequence[str]) -> bool:
+    """A vendor tool that was started and never answered: a driver in trouble, even when no GPU
+    shows on the bus (a GPU that fell off it), so never read as "no GPUs"."""
+    return any(e.endswith(" timed out") for e in errors)
+
+
 def driver_stack_absent(errors: Sequence[str]) -> bool:
     """Every source that could be consulted failed only because the vendor's tools and libraries
     are not installed: the job has no usable GPU of that vendor."""

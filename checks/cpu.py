@@ -98,6 +98,30 @@ def _topology(root: SysRoot, procs: List[Dict[str, str]]) -> Dict[str, Any]:
     return out
 
 
+def _number(text: Any) -> Any:
+    text = str(text or "").strip()
+    return int(text) if text.isdecimal() else None
+
+
+def _by_model(cpu: Dict[str, Any], vendor: str, family: Any, model: Any) -> None:
+    """Correct a microarchitecture named from masked flags with the model number (a VM that hides
+    AMX still reports Sapphire Rapids' model), and say what was hidden."""
+    from hpcdoctor import microarch
+
+    flags_name = cpu.get("microarch") if isinstance(cpu.get("microarch"), str) else None
+    name, note = microarch.reconcile(cpu.get("arch") or "", flags_name,
+                                     microarch.from_model(vendor, _number(family), _number(model)),
+                                     cpu.get("flags") or [], cpu.get("hypervisor") is True)
+    if name and name != flags_name:
+        from archspec.cpu import TARGETS
+
+        cpu["microarch"] = name
+        cpu["microarch_ancestors"] = [a.name for a in TARGETS[name].ancestors]
+        cpu["microarch_from_flags"] = flags_name
+    if note:
+        cpu["microarch_note"] = note
+
+
 def _lscpu(root: SysRoot) -> Dict[str, str]:
     try:
         res = root.run(["lscpu"], timeout=2.0, live=False)
@@ -126,13 +150,19 @@ def _from_lscpu(root: SysRoot, why: str) -> Dict[str, Any]:
     flags = sorted(set(fields.get("Flags", "").split()))
     block = {"vendor_id": fields.get("Vendor ID", ""), "flags": " ".join(flags)}
     if arch == "aarch64":
-        block = {"Features": " ".join(flags)}
+        from hpcdoctor import microarch
+
+        # lscpu names the implementer ("ARM", "Nvidia"); archspec matches on its code.
+        codes = {v: k for k, v in microarch._detect.TARGETS_JSON["conversions"]["arm_vendors"].items()}
+        block = {"Features": " ".join(flags), "CPU implementer": codes.get(fields.get("Vendor ID", ""), "")}
     micro: Any = Unknown("lscpu alone does not identify the microarchitecture")
     if arch in ("x86_64", "aarch64") and flags:
         from hpcdoctor import microarch
 
         found = microarch.detect(arch, block, flags)
         micro = found["name"] if found else micro
+        if found and arch == "aarch64" and not (fields.get("Model name") or fields.get("BIOS Model name")):
+            fields["Model name"] = f"{found['vendor']} {found['name']}"
     sockets = int_field(fields, "Socket(s)")
     per = int_field(fields, "Core(s) per socket", "Core(s) per cluster")
     cpus = int_field(fields, "CPU(s)")
@@ -145,6 +175,7 @@ def _from_lscpu(root: SysRoot, why: str) -> Dict[str, Any]:
         "threads_per_core": int_field(fields, "Thread(s) per core") or Unknown("no threads per core"),
         "governor": Unknown("lscpu does not show the governor"), "source": "lscpu",
     }
+    _by_model(cpu, fields.get("Vendor ID", ""), fields.get("CPU family"), fields.get("Model"))
     return {"cpu": cpu}
 
 
@@ -179,6 +210,8 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
         # x86 guests see the hypervisor CPUID bit; clocks and topology then describe the VM.
         "hypervisor": "hypervisor" in flags if arch == "x86_64" else Unknown("no hypervisor flag on this ISA"),
     }
+    if arch == "x86_64":
+        _by_model(cpu, first.get("vendor_id", ""), first.get("cpu family"), first.get("model"))
     cpu.update(_topology(root, procs))
     gov = root.read_or("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
     cpu["governor"] = gov.strip() if gov else Unknown("no cpufreq scaling governor (a VM, or no cpufreq driver)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from hpcdoctor import knowledge
-from hpcdoctor.checks._gpu import add_locality, driver_stack_absent, gpus_on_bus, tool_output
+from hpcdoctor.checks._gpu import add_locality, driver_stack_absent, gpus_on_bus, tool_hung, tool_output
 from hpcdoctor.facts import Unknown
 from hpcdoctor.parse import amdsmi, rocm_topo
 from hpcdoctor.sysroot import Missing, SysRoot
@@ -78,6 +78,8 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
         amd["error"] = "; ".join(errors)
         if isinstance(on_bus, list) and on_bus:
             return {"gpus": Unknown(f"{len(on_bus)} AMD GPU(s) on the PCI bus, but {amd['error']}"), "amd": amd}
+        if isinstance(on_bus, list) and not on_bus and tool_hung(errors):
+            return {"gpus": Unknown(f"no AMD GPU on the PCI bus, but {amd['error']}"), "amd": amd}
         if (isinstance(on_bus, list) and not on_bus) or driver_stack_absent(errors):
             return {"gpus": [], "amd": amd}
         return {"gpus": Unknown(amd["error"]), "amd": amd}

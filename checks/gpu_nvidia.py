@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional
 
 from hpcdoctor import knowledge
-from hpcdoctor.checks._gpu import add_locality, driver_stack_absent, gpus_on_bus, ran_and_failed, tool_output
+from hpcdoctor.checks._gpu import (add_locality, driver_stack_absent, gpus_on_bus, ran_and_failed, tool_hung,
+                                   tool_output)
 from hpcdoctor.checks._report import environment_report
 from hpcdoctor.facts import Unknown
 from hpcdoctor.parse import nvsmi_q, nvsmi_table, nvsmi_topo, nvsmi_xml
@@ -109,8 +110,10 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     if data is None:
         reason = "; ".join(errors)
         nvidia["error"] = reason
-        if isinstance(on_bus, list) and not on_bus:
+        if isinstance(on_bus, list) and not on_bus and not tool_hung(errors):
             return {"gpus": [], "nvidia": nvidia}  # no NVIDIA GPU here: a fact, not a failure
+        if isinstance(on_bus, list) and not on_bus:
+            return {"gpus": Unknown(f"no NVIDIA GPU on the PCI bus, but {reason}"), "nvidia": nvidia}
         if isinstance(on_bus, list):
             return {"gpus": Unknown(f"{len(on_bus)} NVIDIA GPU(s) on the PCI bus, but {reason}"), "nvidia": nvidia}
         # The bus could not be read (a container, or a snapshot of another kind). With no

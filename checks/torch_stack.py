@@ -63,7 +63,11 @@ def payload_result(res: Any, python: str, what: str) -> Dict[str, Any]:
         raise Missing(f"{what} failed in {python} (exit {res.rc}): {tail}") from None
     if not isinstance(data, dict):
         raise Missing(f"{what} printed something other than a JSON object")
-    data["target_python"] = python
+    # A pyenv/asdf shim or a wrapper script is not the interpreter: name the one that ran.
+    exe = data.get("executable")
+    data["target_python"] = exe if isinstance(exe, str) and exe else python
+    if data["target_python"] != python:
+        data["invoked_as"] = python
     return data
 
 
@@ -110,6 +114,7 @@ def from_payload(data: Dict[str, Any], env: Dict[str, str]) -> Dict[str, Any]:
         "source": f"payload ({data.get('depth', 'fast')})",
         "depth": data.get("depth", "fast"),
         "target_python": data.get("target_python"),
+        "invoked_as": data.get("invoked_as"),
         "python_version": data.get("python"),
         "virtualenv": data.get("virtualenv"),
         "conda": data.get("conda"),

@@ -1,7 +1,9 @@
 """Command line: ``hpcdoctor check | snapshot | rules | explain | env``.
 
 Contract: stdout carries the report or data, stderr progress and errors; exit 0 when nothing is
-at or above ``--fail-on``, 1 when something is, 2 for usage errors, bad input or internal errors.
+at or above ``--fail-on``, 1 when something is, 2 for usage errors, bad input or internal errors,
+3 when nothing is at or above ``--fail-on`` but a probe that matters on this node could not give
+its facts (see hpcdoctor.verdict; ``--fail-on never`` exits 0).
 Every error is one line; a traceback is shown only with HPCDOCTOR_DEBUG=1.
 """
 
@@ -22,7 +24,7 @@ from typing import Any, Dict, List, NoReturn, Optional, Sequence
 from hpcdoctor import __version__
 from hpcdoctor.report.safe import term, term_block
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_INCOMPLETE = 0, 1, 2, 3
 FORMATS = ("terminal", "json", "markdown", "prometheus")
 
 
@@ -182,6 +184,16 @@ def _stopped(code: int, message: str) -> int:
     return code
 
 
+def silence_stdout() -> None:
+    """The reader closed the pipe (``| head -1``): that is not a failure. Point stdout at
+    /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def _err(message: str) -> None:
     # Messages name paths and values from the input: shown, never obeyed by the terminal.
     sys.stderr.write(f"hpcdoctor: error: {term_block(message)}\n")
@@ -220,6 +232,7 @@ def _main(args_list: List[str]) -> int:
     except Stopped as exc:
         return _stopped(128 + exc.signum, f"stopped by {signal.Signals(exc.signum).name}")
     except BrokenPipeError:
+        silence_stdout()
         return EXIT_OK
     except Exception as exc:
         from hpcdoctor.config import ConfigError
@@ -326,9 +339,15 @@ def diagnose(args: argparse.Namespace) -> Dict[str, Any]:
 def cmd_nhc(args: argparse.Namespace) -> int:
     """Exit 0 and print nothing on a healthy node; print the drain reason and exit 1 otherwise.
     A run that cannot judge (an internal error) exits 2, which NHC and Slurm treat as a failure."""
+    from hpcdoctor import config as site_config
     from hpcdoctor.report import nhc
 
-    line = nhc.health_line(diagnose(args))
+    doc = diagnose(args)
+    site = site_config.find(args.config)
+    line = nhc.health_line(doc, site)
+    # NHC wrappers capture stderr with stdout: a note beside a drain reason would garble it.
+    for note in ([] if line else nhc.health_notes(doc, site)):
+        sys.stderr.write(note + "\n")
     if line:
         sys.stdout.write(line + "\n")
         return EXIT_FINDINGS
@@ -356,6 +375,11 @@ def cmd_env(args: argparse.Namespace) -> int:
         # Their eval idioms cannot carry comments: the reasons go where a person reads them.
         for note in envlines.render_parts(doc, args.shell, user_env)[1]:
             sys.stderr.write(f"hpcdoctor: {note}\n")
+    if doc.get("unchecked"):
+        from hpcdoctor import verdict
+
+        sys.stderr.write(term(f"hpcdoctor: warning: could not check {verdict.summary_line(doc['unchecked'])}; "
+                              "these exports may be incomplete") + "\n")
     return EXIT_OK
 
 
@@ -372,21 +396,46 @@ def cmd_check(args: argparse.Namespace) -> int:
         _write_prometheus(args.output, doc)
     elif args.output:
         _write_output(args.output, text or "")
+    try:
+        _print_check(doc, args, blocking, text, elapsed)
+    except BrokenPipeError:
+        silence_stdout()  # the verdict stands whether or not all of it was read
+    return exit_code(doc, blocking, args.fail_on)
+
+
+def _print_check(doc: Dict[str, Any], args: argparse.Namespace, blocking: List[Dict[str, Any]],
+                 text: Optional[str], elapsed: float) -> None:
     if args.rank_report:
         from hpcdoctor.report import rank
 
-        sys.stdout.write(term(rank.line(doc)) + "\n")
+        if args.format == "json":
+            sys.stdout.write(json.dumps(rank.record(doc), default=str) + "\n")
+        else:
+            sys.stdout.write(term(rank.line(doc)) + "\n")
     elif args.quiet:
+        from hpcdoctor import verdict
+
         for f in blocking:
             subject = f"{f['subject']}: " if f.get("subject") else ""
             sys.stdout.write(term(f"hpcdoctor: {f['severity']} {f['code']} {f['symbol']}: {subject}{f['message']}") + "\n")
+        if doc.get("unchecked") and args.fail_on != "never":
+            sys.stdout.write(term(f"hpcdoctor: incomplete: could not check {verdict.summary_line(doc['unchecked'])}") + "\n")
     elif args.format == "terminal" or args.output:
         from hpcdoctor.report import terminal
 
         terminal.render(doc, sys.stdout, verbose=args.verbose, elapsed=elapsed)
     else:
         sys.stdout.write(text or "")
-    return EXIT_FINDINGS if blocking else EXIT_OK
+
+
+def exit_code(doc: Dict[str, Any], blocking: List[Dict[str, Any]], fail_on: str) -> int:
+    """1 for findings at or above --fail-on; else 3 when a probe that matters is unknown, so an
+    unchecked node never passes a pre-job script; ``--fail-on never`` always exits 0."""
+    if blocking:
+        return EXIT_FINDINGS
+    if doc.get("unchecked") and fail_on != "never":
+        return EXIT_INCOMPLETE
+    return EXIT_OK
 
 
 def cluster_step(doc: Dict[str, Any], args: argparse.Namespace) -> int:
@@ -447,6 +496,9 @@ def render(doc: Dict[str, Any], fmt: str, verbose: bool = False, elapsed: Option
     return buf.getvalue()
 
 
+OTHER_ARCHIVES = (".zip", ".tar", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar.zst", ".gz", ".7z", ".rar")
+
+
 def cmd_snapshot(args: argparse.Namespace) -> int:
     import shutil
 
@@ -457,6 +509,12 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     options = _options(args)
     out = args.out
     archive = is_archive(out)
+    other = next((x for x in OTHER_ARCHIVES if out.lower().endswith(x)), None)
+    if other and not archive:
+        # Never a folder named like an archive: ask for the one archive form replays read.
+        stem = out[: -len(other)]
+        raise UsageError(f"{out}: snapshots are written as a folder or a .tar.gz archive, not {other} "
+                         f"(try '{stem}.tar.gz')")
     if os.path.exists(out) and (archive or os.listdir(out)):
         raise UsageError(f"{out} already exists; choose a new name")
     folder = Path(tempfile.mkdtemp(prefix="hpcdoctor-snap-")) / "snapshot" if archive else Path(out)
@@ -507,7 +565,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     for col in ("code", "symbol", "severity", "title"):
         table.add_column(col)
     for r in rules:
-        table.add_row(r.code, r.symbol, r.severity, escape(r.title))
+        table.add_row(r.code, r.symbol, "/".join([r.severity, *r.also]), escape(r.title))
     con.print(table)
     return EXIT_OK
 
@@ -527,7 +585,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from hpcdoctor.report.terminal import make_console
 
     con = make_console(sys.stdout)
-    con.print(f"[bold]{r.code} {r.symbol}[/] ({r.severity}, {r.status}): {escape(r.title)}")
+    con.print(f"[bold]{r.code} {r.symbol}[/] ({escape(r.severity_story())}, {r.status}): {escape(r.title)}")
     for head in engine.HEADINGS[:-1]:
         con.print(f"\n[bold]{head}[/]")
         con.print(escape(r.docs.get(head, "")))

@@ -8,6 +8,9 @@
     min_pcie_gen = 5
     min_pcie_width = 16
 
+    [health]
+    unknown_gpu = "drain"          # "warn": an unknown GPU (a hung nvidia-smi) does not drain in nhc
+
     [rules]
     ignore = ["ENV004"]            # codes, prefixes or symbols
     select = []
@@ -33,6 +36,7 @@ SCHEMA: Dict[str, Dict[str, tuple]] = {
     "expect": {"gpus": (int,), "gpu_model": (str,), "cpus": (int,), "memory_gib": (int, float),
                "min_pcie_gen": (int,), "min_pcie_width": (int,)},
     "rules": {"ignore": (list,), "select": (list,)},
+    "health": {"unknown_gpu": (str,)},
     "bench": {"min_gemm_bf16_tflops": (int, float), "min_gemm_tf32_tflops": (int, float),
               "min_d2d_gbs": (int, float), "min_h2d_gbs": (int, float), "min_allreduce_busbw_gbs": (int, float)},
 }
@@ -81,6 +85,8 @@ def load(path: str) -> Dict[str, Any]:
             types = SCHEMA[section][key]
             if isinstance(value, bool) or not isinstance(value, types):
                 raise ConfigError(f"{where}: '{key}' must be {' or '.join(t.__name__ for t in types)}, not {value!r}")
+            if section == "health" and key == "unknown_gpu" and value not in ("drain", "warn"):
+                raise ConfigError(f"{where}: unknown_gpu must be \"drain\" or \"warn\", not {value!r}")
             if key == "gpu_model":
                 try:
                     re.compile(value)

@@ -29,6 +29,10 @@ ABSENT = "(absent)"
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 # Items of a changed list shown on the terminal; --format json keeps them all.
 MAX_LIST_CHANGES = 50
+# Why a vendor's tools gave nothing, in words that depend on how the node was read (live: "is not
+# installed"; a snapshot: "was not recorded"). That one side failed is a difference; the wording
+# of two failures is not.
+WORDING = re.compile(r"^(nvidia|amd)\.(error|fallback_reason)$")
 
 
 def load_report(path: str) -> Dict[str, Any]:
@@ -70,6 +74,8 @@ def compare(a: Dict[str, Any], b: Dict[str, Any]) -> Dict[str, Any]:
         if VOLATILE.search(key):
             continue
         va, vb = fa.get(key, ABSENT), fb.get(key, ABSENT)
+        if WORDING.search(key) and ABSENT not in (va, vb):
+            continue
         if va != vb:
             facts.append((key, va, vb))
     ka = {(f["code"], f.get("subject")): f for f in a.get("findings", [])}

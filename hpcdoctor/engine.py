@@ -32,6 +32,10 @@ class Hit:
     subject: Optional[str] = None            # "GPU 0", "rank 3": what the finding is about
     severity: Optional[str] = None           # overrides the rule's default where the case is worse
     env: Dict[str, str] = field(default_factory=dict)  # variables that fix it, for `hpcdoctor env`
+    fix_lang: str = "bash"                   # what the fix runs in: "bash" or "python"
+
+
+FIX_LANGS = ("bash", "python")
 
 
 @dataclass
@@ -46,13 +50,23 @@ class Rule:
     references: List[str]
     status: str = "stable"
     module: str = ""
+    also: Dict[str, str] = field(default_factory=dict)  # other severity -> the case that gives it
+
+    def severity_story(self) -> str:
+        """'advice (warning when several ranks share this node)': the same words wherever shown."""
+        if not self.also:
+            return self.severity
+        return f"{self.severity} ({'; '.join(f'{s} when {why}' for s, why in self.also.items())})"
 
     def to_json(self) -> Dict[str, Any]:
-        return {
+        out = {
             "code": self.code, "symbol": self.symbol, "severity": self.severity, "title": self.title,
             "impact": self.impact, "status": self.status, "references": self.references,
             "docs": self.docs,
         }
+        if self.also:
+            out["also"] = dict(self.also)
+        return out
 
 
 @dataclass
@@ -68,11 +82,12 @@ class Finding:
     impact: int
     subject: Optional[str] = None
     env: Dict[str, str] = field(default_factory=dict)
+    fix_lang: str = "bash"
 
     def to_json(self) -> Dict[str, Any]:
         out = {
             "code": self.code, "symbol": self.symbol, "severity": self.severity, "title": self.title,
-            "message": self.message, "fix": self.fix, "evidence": self.evidence,
+            "message": self.message, "fix": self.fix, "fix_lang": self.fix_lang, "evidence": self.evidence,
             "references": self.references, "impact": self.impact,
         }
         if self.subject:
@@ -111,18 +126,21 @@ def parse_references(section: str) -> List[str]:
     return refs
 
 
-def rule(code: str, symbol: str, severity: str, title: str, impact: int = 5, status: str = "stable"):
+def rule(code: str, symbol: str, severity: str, title: str, impact: int = 5, status: str = "stable",
+         also: Optional[Dict[str, str]] = None):
     """Declare a rule. ``impact`` (1-10) orders findings of one severity: how much time or
-    correctness the problem typically costs."""
-    if severity not in SEVERITIES:
-        raise RuleError(f"{code}: severity {severity!r} is not one of {', '.join(SEVERITIES)}")
+    correctness the problem typically costs. ``also``: any other severity a hit may carry, with
+    the case that gives it, so ``rules`` and ``explain`` tell the same story as the findings."""
+    for s in [severity, *(also or {})]:
+        if s not in SEVERITIES:
+            raise RuleError(f"{code}: severity {s!r} is not one of {', '.join(SEVERITIES)}")
 
     def wrap(func: Callable[[FactView], Iterable[Hit]]) -> Callable[[FactView], Iterable[Hit]]:
         docs = parse_docs(func.__doc__)
         func._hpcdoctor_rule = Rule(  # type: ignore[attr-defined]
             code=code, symbol=symbol, severity=severity, title=title, impact=impact, func=func,
             docs=docs, references=parse_references(docs.get("References", "")), status=status,
-            module=func.__module__,
+            module=func.__module__, also=dict(also or {}),
         )
         return func
 
@@ -193,11 +211,17 @@ def evaluate(rules: Sequence[Rule], view: FactView) -> Tuple[List[Finding], List
             skipped.append({"code": r.code, "symbol": r.symbol,
                             "reason": f"rule failed: {exc.__class__.__name__}: {exc}"})
             continue
+        wrong = [h.severity for h in hits if h.severity not in (None, r.severity) and h.severity not in r.also]
+        if wrong:  # a severity the catalogue does not declare would tell users two stories
+            skipped.append({"code": r.code, "symbol": r.symbol,
+                            "reason": f"rule failed: severity {wrong[0]!r} is not declared by the rule"})
+            continue
         for h in hits:
             findings.append(Finding(
                 code=r.code, symbol=r.symbol, severity=h.severity or r.severity, title=r.title,
                 message=h.message, fix=h.fix, evidence=h.evidence, references=r.references,
                 impact=r.impact, subject=h.subject, env=dict(h.env),
+                fix_lang=h.fix_lang if h.fix_lang in FIX_LANGS else "bash",
             ))
     return rank(findings), skipped
 

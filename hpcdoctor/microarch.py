@@ -9,7 +9,7 @@ archspec does.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 # archspec costs ~25 ms to import (it loads its JSON database), so only the cpu check pays it.
 import archspec.cpu.detect as _detect
@@ -76,3 +76,40 @@ def detect(arch: str, block: Dict[str, str], flags: List[str], generation: int =
         "vendor": info.vendor,
         "ancestors": [a.name for a in best.ancestors],
     }
+
+
+# Names users know for the CPUID features a hypervisor most often masks.
+FEATURE_GROUPS = (("amx", "AMX"), ("avx512", "AVX-512"), ("vaes", "VAES"), ("vpclmulqdq", "VPCLMULQDQ"),
+                  ("sha_ni", "SHA"), ("avx2", "AVX2"))
+
+
+def from_model(vendor: str, family: Optional[int], model: Optional[int]) -> Optional[str]:
+    """The archspec target an x86 family/model number is (knowledge/cpu_models.toml), or None."""
+    from hpcdoctor import knowledge
+
+    if family is None or model is None:
+        return None
+    for entry in knowledge.load("cpu_models").get("model", []):
+        if entry["vendor"] == vendor and entry["family"] == family and \
+                any(lo <= model <= hi for lo, hi in entry["models"]):
+            return str(entry["target"])
+    return None
+
+
+def reconcile(arch: str, by_flags: Optional[str], by_model: Optional[str], flags: List[str],
+              hypervisor: bool) -> Tuple[Optional[str], Optional[str]]:
+    """(microarchitecture, note) when the flags and the model number disagree. The model wins
+    when the flags name an older generation of the same line (masked features); the note says
+    what the flags lack and who hid it, since what the guest can execute is what the flags say."""
+    if not by_model or by_model == by_flags or by_model not in TARGETS or arch != "x86_64":
+        return by_flags, None
+    target = TARGETS[by_model]
+    if by_flags in TARGETS and TARGETS[by_flags] > target:
+        return by_flags, None  # flags say more than the table: trust the flags
+    # archspec's aliases count "pni" as sse3 and the like: only what the guest really lacks.
+    have = _detect.partial_uarch(vendor=target.vendor, features=set(flags), generation=0, cpu_part="")
+    missing = sorted(x for x in target.features if x not in have)
+    names = [label for prefix, label in FEATURE_GROUPS if any(m.startswith(prefix) for m in missing)]
+    hidden = ", ".join(names) or ", ".join(missing[:3]) or "some features"
+    who = "the hypervisor" if hypervisor else "the firmware or kernel"
+    return by_model, f"{hidden} hidden by {who}"

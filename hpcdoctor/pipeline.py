@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Dict, Optional, Sequence
 
-from hpcdoctor import __version__, engine, plugins
+from hpcdoctor import __version__, engine, plugins, verdict
 from hpcdoctor.facts import SCHEMA_VERSION, FactView, flatten_unknowns
 from hpcdoctor.runner import Options, merge_facts, run_checks
 from hpcdoctor.systems import recognise
@@ -53,4 +53,5 @@ def document(root: SysRoot, options: Options, rules: Sequence[engine.Rule],
     }
     if gathered["plugin_errors"]:
         doc["plugin_errors"] = gathered["plugin_errors"]
+    doc["unchecked"] = verdict.unchecked(doc, python_named=bool(options.python))
     return doc

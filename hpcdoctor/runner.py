@@ -132,5 +132,8 @@ def merge_facts(results: Dict[str, ProbeResult]) -> Dict[str, Any]:
     for res in results.values():
         if res.status != "ok":
             for key in res.provides:
+                # Another vendor's "no GPUs" says nothing about the one whose probe never finished.
+                if facts.get(key, None) == []:
+                    del facts[key]
                 facts.setdefault(key, Unknown(res.reason or res.status))
     return facts

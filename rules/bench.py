@@ -54,8 +54,8 @@ def bench_gemm_low(f):
                 n = b["gemm"][dtype].get("n")
                 yield Hit(message=f"{dtype} GEMM n={n}: {got:.1f} TFLOP/s measured, {exp[0]:.0f} expected ({exp[1]})",
                           subject=f"GPU {b.get('index')}",
-                          fix="check clocks, power and processes on this GPU (nvidia-smi -q -d PERFORMANCE,POWER); "
-                              "if unexplained, drain and run dcgmi diag -r 3",
+                          fix="nvidia-smi -q -d PERFORMANCE,POWER   # clocks, power and processes on this GPU; "
+                              "if unexplained, drain the node and run dcgmi diag -r 3",
                           evidence={"measured_tflops": got, "expected_tflops": round(exp[0], 1), "dtype": dtype})
 
 
@@ -89,7 +89,7 @@ def bench_memory_low(f):
             if exp and got < exp[0]:
                 yield Hit(message=f"{what}: {got:.1f} GB/s measured, {exp[0]:.0f} expected ({exp[1]})",
                           subject=f"GPU {b.get('index')}",
-                          fix="check the PCIe link and NUMA placement in this report; if unexplained, drain and run dcgmi diag -r 3",
+                          fix="dcgmi diag -r 3   # after checking the PCIe link and NUMA placement in this report; drain the node first",
                           evidence={"measured_gbs": got, "expected_gbs": round(exp[0], 1), "figure": key})
 
 
@@ -122,7 +122,7 @@ def bench_allreduce_low(f):
     if exp and last["busbw_gbs"] < exp[0]:
         yield Hit(message=f"all-reduce of {last['bytes'] >> 20} MiB over {ar.get('world_size')} GPUs: busbw "
                           f"{last['busbw_gbs']:.1f} GB/s measured, {exp[0]:.0f} expected ({exp[1]})",
-                  fix="check nvidia-smi nvlink -s and topo -m; NCCL_DEBUG=INFO shows the transport NCCL picked",
+                  fix="nvidia-smi nvlink -s; nvidia-smi topo -m   # NCCL_DEBUG=INFO shows the transport NCCL picked",
                   evidence={"busbw_gbs": last["busbw_gbs"], "expected_gbs": round(exp[0], 1), "bytes": last["bytes"]})
 
 
@@ -156,5 +156,5 @@ def bench_gpu_straggler(f):
     for idx, v in sorted(figures.items()):
         if v < median * frac:
             yield Hit(message=f"{v:.1f} TFLOP/s against a node median of {median:.1f} ({v / median:.0%})",
-                      subject=f"GPU {idx}", fix="compare its clocks, temperature and power with the others; admins: dcgmi diag -r 3",
+                      subject=f"GPU {idx}", fix=f"nvidia-smi -q -d CLOCK,TEMPERATURE,POWER   # compare GPU {idx} with the others; admins: dcgmi diag -r 3",
                       evidence={"tflops": v, "node_median": median, "all": figures})

@@ -88,7 +88,7 @@ def python_env_on_parallel_fs(f):
     if fs.get("network") and not f.get("scheduler.in_container"):
         yield Hit(message=f"torch loads from {fs.get('fstype')} ({fs.get('mount_point')}): every rank's import hits the "
                           "filesystem's metadata servers",
-                  fix="apptainer build env.sif ...; or copy the venv to $TMPDIR at job start",
+                  fix="# pack the environment into one image (apptainer build env.sif env.def), or copy it to $TMPDIR at job start",
                   evidence={"torch.site_fs": fs})
 
 
@@ -114,5 +114,5 @@ def login_node(f):
     gpus = f["gpus"]
     if not in_job and not gpus and f.get("scheduler.launcher_local_rank") is None:
         yield Hit(message="no batch job and no GPU here: this looks like a login or front-end node",
-                  fix="srun --pty -p <gpu-partition> --gpus=1 hpcdoctor check",
+                  fix="srun --pty --gpus=1 hpcdoctor check   # add -p with your site's GPU partition",
                   evidence={"scheduler.in_job": False, "gpus": 0})

@@ -45,12 +45,13 @@ def gpu_driver_unusable(f):
         if isinstance(on_bus, int) and on_bus > 0 and error:
             yield Hit(
                 message=f"{on_bus} {vendor.upper()} GPU(s) on the PCI bus, but: {error}",
-                fix="drain the node and report the message to the administrators (a driver/library mismatch needs a reboot)",
+                fix="# drain the node and report the message to the administrators (a driver/library mismatch needs a reboot)",
                 evidence={f"{vendor}.pci_devices": on_bus, f"{vendor}.error": error},
             )
 
 
-@rule("GPU002", "ecc-uncorrectable-errors", "error", "uncorrectable ECC errors on a GPU", impact=10)
+@rule("GPU002", "ecc-uncorrectable-errors", "error", "uncorrectable ECC errors on a GPU", impact=10,
+      also={"warning": "the errors are only in the lifetime count, none since the driver loaded"})
 def ecc_uncorrectable_errors(f):
     """
     What it detects:
@@ -75,11 +76,11 @@ def ecc_uncorrectable_errors(f):
         vol, agg = _int(g.get("ecc_uncorrectable_volatile")), _int(g.get("ecc_uncorrectable_aggregate"))
         if vol:
             yield Hit(message=f"{vol} uncorrectable ECC error(s) since the driver loaded", subject=_subject(g),
-                      fix="drain the node; admins: reset the GPU and run dcgmi diag -r 3",
+                      fix="dcgmi diag -r 3   # admins, after draining the node and resetting the GPU",
                       evidence={"ecc_uncorrectable_volatile": vol, "ecc_uncorrectable_aggregate": agg})
         elif agg:
             yield Hit(message=f"{agg} uncorrectable ECC error(s) over the GPU's lifetime", subject=_subject(g),
-                      fix="watch this GPU: if the count grows, admins run dcgmi diag -r 3 and replace it",
+                      fix="nvidia-smi -q -d ECC   # watch the count; if it grows, admins run dcgmi diag -r 3 and replace the GPU",
                       evidence={"ecc_uncorrectable_aggregate": agg}, severity="warning")
 
 
@@ -105,15 +106,15 @@ def row_remap_pending(f):
         rows = g.get("remapped_rows") if isinstance(g.get("remapped_rows"), dict) else {}
         if rows.get("failed"):
             yield Hit(message="row remapping failed: the GPU has no spare memory rows left", subject=_subject(g),
-                      fix="drain the node; the GPU needs replacement (RMA)", evidence={"remapped_rows": rows})
+                      fix="# drain the node; the GPU needs replacement (RMA)", evidence={"remapped_rows": rows})
         elif rows.get("pending"):
             yield Hit(message=f"a memory row remap is pending ({rows.get('uncorrectable')} uncorrectable remapped rows); "
                               "it takes effect only after a GPU reset", subject=_subject(g),
-                      fix="drain the node; admins: reset the GPU when idle (nvidia-smi -r -i %s), or reboot" % g.get("index"),
+                      fix="nvidia-smi -r -i %s   # admins reset the GPU once the node is drained and it is idle; or reboot" % g.get("index"),
                       evidence={"remapped_rows": rows})
         elif g.get("retired_pages_pending") is True:
             yield Hit(message="retired memory pages are pending; they take effect only after a GPU reset",
-                      subject=_subject(g), fix="drain the node; admins: reset the GPU when idle, or reboot",
+                      subject=_subject(g), fix="nvidia-smi -r -i %s   # admins reset the GPU once the node is drained and it is idle; or reboot" % g.get("index"),
                       evidence={"retired_pages_pending": True, "retired_pages": g.get("retired_pages")})
 
 
@@ -180,7 +181,7 @@ def pcie_link_degraded(f):
             problems.append(f"gen {gen} of gen {gmax} while busy")
         if problems:
             yield Hit(message="PCIe link at " + " and ".join(problems), subject=_subject(g),
-                      fix="confirm with hpcdoctor check --bench quick; admins: reseat the GPU or replace the riser",
+                      fix="hpcdoctor check --bench quick   # confirms the slow link; admins: reseat the GPU or replace the riser",
                       evidence={"pcie_width": width, "pcie_width_max": wmax, "pcie_gen": gen, "pcie_gen_max": gmax})
 
 
@@ -211,7 +212,7 @@ def gpu_throttled(f):
         bad = [e for e in events if e in harmful]
         if bad:
             yield Hit(message=f"clocks held back by {', '.join(bad)} (temperature {g.get('temperature_c')} C)",
-                      subject=_subject(g), fix="admins: check cooling and power delivery (nvidia-smi -q -d PERFORMANCE,TEMPERATURE)",
+                      subject=_subject(g), fix="nvidia-smi -q -d PERFORMANCE,TEMPERATURE   # admins: check cooling and power delivery",
                       evidence={"clock_event_reasons": events, "temperature_c": g.get("temperature_c")})
 
 
@@ -237,7 +238,7 @@ def power_limit_reduced(f):
         lim, dflt = g.get("power_limit_w"), g.get("power_default_limit_w")
         if isinstance(lim, (int, float)) and isinstance(dflt, (int, float)) and dflt > 0 and lim < dflt * frac:
             yield Hit(message=f"power limit {lim:.0f} W of a default {dflt:.0f} W", subject=_subject(g),
-                      fix=f"admins: nvidia-smi -i {g.get('index')} -pl {dflt:.0f} (unless capped on purpose)",
+                      fix=f"nvidia-smi -i {g.get('index')} -pl {dflt:.0f}   # admins, unless capped on purpose",
                       evidence={"power_limit_w": lim, "power_default_limit_w": dflt})
 
 
@@ -261,7 +262,7 @@ def persistence_mode_off(f):
     for g in _gpus(f):
         if g.get("vendor") == "nvidia" and g.get("persistence_mode") is False:
             yield Hit(message="persistence mode is off: the driver re-initialises the GPU for every job",
-                      subject=_subject(g), fix="admins: enable nvidia-persistenced",
+                      subject=_subject(g), fix="systemctl enable --now nvidia-persistenced   # admins",
                       evidence={"persistence_mode": False})
 
 
@@ -288,11 +289,12 @@ def mig_enabled(f):
             n = g.get("mig_devices")
             yield Hit(message="MIG is enabled" + (f" with {n} instance(s)" if n else "")
                       + ": processes see a slice, and NCCL cannot span instances",
-                      subject=_subject(g), fix="request a full (non-MIG) GPU for multi-GPU training",
+                      subject=_subject(g), fix="# request a full (non-MIG) GPU for multi-GPU training",
                       evidence={"mig_enabled": g.get("mig_enabled"), "mig_devices": n})
 
 
-@rule("GPU010", "compute-mode-restricted", "warning", "GPU compute mode restricts processes", impact=6)
+@rule("GPU010", "compute-mode-restricted", "warning", "GPU compute mode restricts processes", impact=6,
+      also={"error": "the compute mode is Prohibited"})
 def compute_mode_restricted(f):
     """
     What it detects:
@@ -319,11 +321,11 @@ def compute_mode_restricted(f):
         mode = g.get("compute_mode")
         if mode == "Prohibited":
             yield Hit(message="compute mode Prohibited: no process can use this GPU", subject=_subject(g),
-                      fix="admins: nvidia-smi -i %s -c DEFAULT" % g.get("index"), evidence={"compute_mode": mode},
+                      fix="nvidia-smi -i %s -c DEFAULT   # admins" % g.get("index"), evidence={"compute_mode": mode},
                       severity="error")
         elif mode in ("Exclusive_Process", "Exclusive_Thread") and ranks > len(gpus):
             yield Hit(message=f"compute mode {mode} with {ranks} local ranks for {len(gpus)} GPU(s): ranks cannot share it",
-                      subject=_subject(g), fix="srun --gpus-per-task=1 (one rank per GPU)",
+                      subject=_subject(g), fix="srun --gpus-per-task=1 python train.py   # one rank per GPU",
                       evidence={"compute_mode": mode, "local_ranks": ranks})
 
 
@@ -354,5 +356,5 @@ def gpu_memory_in_use(f):
             pids = ", ".join(str(p.get("pid")) for p in procs[:8])
             yield Hit(message=(f"{len(procs)} process(es) on the GPU (pid {pids})" if procs else "no process listed")
                       + (f", {used} MiB of {total} MiB in use" if used is not None and total else ""),
-                      subject=_subject(g), fix="nvidia-smi; end leftover processes of yours, or ask admins to clean the node",
+                      subject=_subject(g), fix="nvidia-smi   # end leftover processes of yours, or ask admins to clean the node",
                       evidence={"processes": procs, "memory_used_mib": used, "memory_total_mib": total})

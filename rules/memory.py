@@ -30,7 +30,7 @@ def thp_disabled(f):
         return
     yield Hit(
         message="transparent huge pages are disabled (never); large allocations use 4 KiB pages",
-        fix="ask the administrators to set /sys/kernel/mm/transparent_hugepage/enabled to madvise",
+        fix="echo madvise | sudo tee /sys/kernel/mm/transparent_hugepage/enabled   # administrators",
         evidence={"memory.thp_enabled": mode},
     )
 
@@ -62,7 +62,7 @@ def numa_balancing_on(f):
         return
     yield Hit(
         message=f"automatic NUMA balancing is on across {count} NUMA nodes; pages and threads migrate at run time",
-        fix="srun --cpu-bind=cores --mem-bind=local ...   (admins: sysctl kernel.numa_balancing=0)",
+        fix="srun --cpu-bind=cores --mem-bind=local python train.py   # admins: sysctl kernel.numa_balancing=0",
         evidence={"numa.count": count, "numa.balancing": True},
     )
 
@@ -92,5 +92,5 @@ def shm_too_small(f):
     size = f["memory.shm_size_bytes"]
     if f.get("torch.installed") is True and size < limit:
         yield Hit(message=f"/dev/shm is {size / 2**20:.0f} MiB: DataLoader workers will fail with bus errors",
-                  fix="docker run --shm-size=16g ... (or --ipc=host); stopgap: DataLoader(num_workers=0)",
+                  fix="docker run --shm-size=16g IMAGE   # or --ipc=host; stopgap in the script: DataLoader(num_workers=0)",
                   evidence={"memory.shm_size_bytes": size, "threshold_bytes": limit})

@@ -42,7 +42,7 @@ def no_rdma_multinode(f):
     if not active and not cxi:
         yield Hit(message=f"this job spans {f.get('scheduler.nodes')} nodes but no InfiniBand, RoCE or Slingshot "
                           "device is active here: NCCL will fall back to TCP sockets",
-                  fix="check ibstat; give containers the RDMA devices; confirm NCCL_DEBUG=INFO shows NET/IB or NET/OFI",
+                  fix="ibstat   # give containers the RDMA devices; NCCL_DEBUG=INFO should show NET/IB or NET/OFI",
                   evidence={"network.rdma_ports": ports, "network.cxi_devices": cxi, "scheduler.nodes": f.get("scheduler.nodes")})
 
 
@@ -70,7 +70,7 @@ def rdma_port_down(f):
     if down:
         names = ", ".join(f"{p['device']}:{p['port']} {p.get('state')}" for p in down)
         yield Hit(message=f"{len(down)} of {len(ports)} RDMA port(s) not active: {names}",
-                  fix="report to the administrators (ibstat); meanwhile exclude it: export NCCL_IB_HCA=^" + down[0]["device"],
+                  fix="export NCCL_IB_HCA=^" + down[0]["device"] + "   # meanwhile; report the port to the administrators (ibstat)",
                   evidence={"down": down})
 
 
@@ -85,7 +85,8 @@ def _ifname_matches(spec: str, names):
     return [n for n in names if n not in hits] if exclude else hits
 
 
-@rule("NET003", "nccl-socket-ifname", "warning", "NCCL_SOCKET_IFNAME names no usable interface", impact=7)
+@rule("NET003", "nccl-socket-ifname", "warning", "NCCL_SOCKET_IFNAME names no usable interface", impact=7,
+      also={"advice": "it is unset with several interfaces up"})
 def nccl_socket_ifname(f):
     """
     What it detects:
@@ -165,5 +166,5 @@ def slingshot_ofi(f):
         problems.append(f"FI_PROVIDER={provider}")
     if problems:
         yield Hit(message=f"Slingshot devices ({', '.join(cxi)}) but {'; '.join(problems)}: NCCL/RCCL will use TCP",
-                  fix="module load <the site's aws-ofi-nccl/aws-ofi-rccl module>; export FI_PROVIDER=cxi",
+                  fix="export FI_PROVIDER=cxi   # and module load the site's aws-ofi-nccl (aws-ofi-rccl) module",
                   evidence={"network.cxi_devices": cxi, "network.nccl_net_plugin": plugin, "env.FI_PROVIDER": provider})

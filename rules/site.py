@@ -22,7 +22,7 @@ def _expected_gpus(f):
     return None, None
 
 
-MISSING_GPU_FIX = "drain the node and report the missing GPU (nvidia-smi, dmesg | grep -i xid)"
+MISSING_GPU_FIX = "nvidia-smi; dmesg | grep -i xid   # then drain the node and report the missing GPU"
 
 
 @rule("SYS001", "gpu-count-mismatch", "error", "fewer GPUs than the node should have", impact=10)
@@ -105,7 +105,7 @@ def node_shape_mismatch(f):
                 diffs[f"GPU {g.get('index')} {fact}"] = (v, expect[key])
     if diffs:
         text = "; ".join(f"{k} {a} (expected {b})" for k, (a, b) in diffs.items())
-        yield Hit(message=text, fix="drain the node and report it, or update the site config if it is out of date",
+        yield Hit(message=text, fix="# drain the node and report it, or update the site config if it is out of date",
                   evidence={k: {"actual": a, "expected": b} for k, (a, b) in diffs.items()})
 
 

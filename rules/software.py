@@ -36,7 +36,7 @@ def torch_import_failed(f):
     err = f["torch"].get("import_error")
     if err:
         yield Hit(message=f"import torch fails in {f.get('torch.target_python') or 'the job interpreter'}: {err}",
-                  fix="reinstall torch in a fresh virtual environment, and check LD_LIBRARY_PATH for shadowing libraries",
+                  fix="# reinstall torch in a fresh virtual environment, and check LD_LIBRARY_PATH for shadowing libraries",
                   evidence={"torch.import_error": err, "torch.target_python": f.get("torch.target_python")})
 
 
@@ -72,7 +72,7 @@ def torch_cpu_only(f):
         yield Hit(message=f"torch {t.get('version')} is a CPU-only build, but this node has {len(gpus)} "
                           f"{'/'.join(kinds)} GPU(s): everything runs on the CPU",
                   fix="pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126   "
-                      "(pick the CUDA version your driver supports)",
+                      "# pick the CUDA version your driver supports",
                   evidence={"torch.version": t.get("version"), "torch.build": t.get("build"),
                             "conda.pytorch": conda or None, "gpus": len(gpus)})
 
@@ -167,7 +167,7 @@ def _arch_fix(sm: str) -> str:
     cc = f"{digits[:-1]}.{digits[-1]}"
     wheels = [w for w in table if all(bounds(w)) and arch_supported(cc, w.get("arch", []))]
     if not wheels:
-        return f"install a torch build whose arch list includes {sm} (torch.cuda.get_arch_list())"
+        return f"# install a torch build whose arch list includes {sm} (torch.cuda.get_arch_list())"
     best = max(wheels, key=lambda w: (bounds(w)[1], [-x for x in version_of(w["cuda"]).release]))
     lower = min(bounds(w)[0] for w in wheels if w["cuda"] == best["cuda"])
     upper = bounds(best)[1]
@@ -175,7 +175,7 @@ def _arch_fix(sm: str) -> str:
     spec = f">={lower}" + (f",<{upper}" if dropped else "")
     tag = "cu" + best["cuda"].replace(".", "")
     return (f"pip install 'torch{spec}' --index-url https://download.pytorch.org/whl/{tag}   "
-            f"(the +{tag} wheels of torch{spec} run {sm})")
+            f"# the +{tag} wheels of torch{spec} run {sm}")
 
 
 def driver_supports(driver: str, runtime: str, windows: bool = False):
@@ -234,8 +234,8 @@ def driver_too_old(f):
         return
     if not ok:
         yield Hit(message=f"torch {t.get('version')} uses CUDA {t['cuda']}, driver {driver} is too old: {why}",
-                  fix=f"install a torch build for the driver's CUDA ({f.get('nvidia.cuda_driver_version') or 'see nvidia-smi'}), "
-                      "e.g. pip install torch --index-url https://download.pytorch.org/whl/cu118",
+                  fix="pip install torch --index-url https://download.pytorch.org/whl/cu118   "
+                      f"# or another build for the driver's CUDA ({f.get('nvidia.cuda_driver_version') or 'see nvidia-smi'})",
                   evidence={"torch.cuda": t["cuda"], "nvidia.driver_version": driver,
                             "nvidia.cuda_driver_version": f.get("nvidia.cuda_driver_version")})
 
@@ -271,25 +271,25 @@ def duplicate_libraries(f):
     for name, paths in sorted(libs.items()):
         if len(paths) > 1 and name not in OPENMP_RUNTIMES:
             yield Hit(message=f"{len(paths)} different {name} files are loaded: {', '.join(paths)}",
-                      fix="remove the LD_LIBRARY_PATH/LD_PRELOAD entry or package that brings the extra copy",
+                      fix="# remove the LD_LIBRARY_PATH/LD_PRELOAD entry or package that brings the extra copy",
                       evidence={f"torch.loaded_libraries.{name}": paths})
     omp = [n for n in OPENMP_RUNTIMES if n in libs]
     if len(omp) > 1:
         yield Hit(message=f"{len(omp)} OpenMP runtimes loaded ({', '.join(omp)}): threads oversubscribe and may deadlock",
-                  fix="keep one OpenMP runtime: drop the LD_PRELOAD of the other, or install torch and MKL from one source",
+                  fix="# keep one OpenMP runtime: drop the LD_PRELOAD of the other, or install torch and MKL from one source",
                   evidence={n: libs[n] for n in omp})
     installs = t.get("installs") or []
     places = sorted({i.get("location") for i in installs})
     if len(places) > 1:
         yield Hit(message="torch is installed in %d places on sys.path: %s" % (len(places), "; ".join(
                       f"{i.get('version')} in {i.get('location')}" for i in installs)),
-                  fix="pip uninstall torch (repeat until none is left), then install it once",
+                  fix="pip uninstall -y torch   # repeat until none is left, then install it once",
                   evidence={"torch.installs": installs})
     conda = t.get("conda_list") or {}
     pip = t.get("pip") or {}
     if "pytorch" in conda and "torch" in pip and conda["pytorch"].get("version", "").split("+")[0] != pip["torch"].split("+")[0]:
         yield Hit(message=f"torch {pip['torch']} from pip and pytorch {conda['pytorch'].get('version')} from conda in one environment",
-                  fix="remove one of them (conda remove pytorch, or pip uninstall torch) and reinstall from one source",
+                  fix="# remove one of them (conda remove pytorch, or pip uninstall torch) and reinstall from one source",
                   evidence={"pip.torch": pip["torch"], "conda.pytorch": conda["pytorch"]})
     for what, conda_names, wheel in CUDA_LIBRARY_COPIES:
         ours = [n for n in conda_names if n in conda and not _from_pypi(conda[n])]
@@ -298,7 +298,7 @@ def duplicate_libraries(f):
             c = ours[0]
             yield Hit(message=f"two copies of {what}: {c} {conda[c].get('version')} from conda and "
                               f"{wheels[0]} {pip[wheels[0]]} from pip",
-                      fix=f"keep one: conda remove {c} (the pip wheels come with torch), or install torch from conda only",
+                      fix=f"conda remove {c}   # keep one copy: the pip wheels come with torch (or install torch from conda only)",
                       evidence={f"conda.{c}": conda[c], f"pip.{wheels[0]}": pip[wheels[0]]})
 
 
@@ -321,7 +321,10 @@ def tf32_disabled(f):
     """
     What it detects:
         An NVIDIA GPU of compute capability 8.0 or newer while torch computes fp32 matrix
-        multiplications at full precision (float32 matmul precision "highest", torch's default).
+        multiplications at full precision (float32 matmul precision "highest", torch's default),
+        said only where it matters: the setting was read (--deep), a benchmark measured fp32
+        against TF32, or a pasted log shows fp32 work (Lightning's tensor-core warning, a vLLM
+        engine in float32). From torch's default alone it stays quiet.
 
     Why it matters:
         TF32 tensor cores run fp32 matmuls many times faster (on an H100, ~51 TFLOP/s without and
@@ -340,6 +343,12 @@ def tf32_disabled(f):
     if t.get("build") != "cuda":
         return
     precision = f["torch.float32_matmul_precision"]
+    # Worth saying only where something shows fp32 work or the setting itself: torch's default
+    # alone (a release's default, from knowledge) would make it the only line of every reply.
+    read = "float32_matmul_precision" not in (t.get("from_knowledge") or [])
+    symptoms = {s["id"] for s in (f.get("ticket.symptoms") or [])}
+    if not (read or symptoms & {"fp32-matmul-warned", "fp32-requested"} or _tf32_measured(f)):
+        return
     ampere = [g for g in _cuda_gpus(f)
               if isinstance(g.get("compute_capability"), str) and version_of(g["compute_capability"]) >= version_of("8.0")]
     if precision == "highest" and ampere:
@@ -348,7 +357,7 @@ def tf32_disabled(f):
         yield Hit(message=f"float32 matmul precision is \"highest\"{source} on {ampere[0].get('name')}: fp32 matmuls "
                           "skip the TF32 tensor cores" + (proof or ", several times slower")
                           + "; TF32 trades input precision (10-bit mantissa)",
-                  fix='torch.set_float32_matmul_precision("high")   # or torch.backends.cuda.matmul.allow_tf32 = True',
+                  fix='torch.set_float32_matmul_precision("high")   # or torch.backends.cuda.matmul.allow_tf32 = True', fix_lang="python",
                   evidence={"torch.float32_matmul_precision": precision, "compute_capability": ampere[0].get("compute_capability")})
 
 
@@ -429,5 +438,5 @@ def _bf16_in_ticket(f, symptoms):
     yield Hit(message=f"the job asks for bf16 but {name} (compute capability {cc}) has no bf16 units"
                       + (": vLLM refused to start" if refused else ""),
               subject=subject,
-              fix='vllm serve ... --dtype=half   (LLM(..., dtype="half")); in training, fp16 with a GradScaler',
+              fix='vllm serve MODEL --dtype=half   # in Python LLM(..., dtype="half"); in training, fp16 with a GradScaler',
               evidence={"ticket.line": seen["line"], "ticket.text": seen["text"][:160], "compute_capability": cc})

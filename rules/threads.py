@@ -9,19 +9,49 @@ from hpcdoctor.rules._common import local_ranks, parse_threads
 
 
 def _share(f):
-    """CPUs each rank on this node may use: Slurm's cpus-per-task, else the allowed set split
-    between local ranks. Returns (cpus, where it comes from)."""
+    """CPUs each rank on this node may use, and where that comes from. The CPUs this process may
+    run on (sched_getaffinity, the cgroup) are the truth; Slurm's cpus-per-task is a claim that
+    only lowers the share, never raises it past what the kernel allows."""
     cpt = f.get("scheduler.cpus_per_task")
-    if isinstance(cpt, int) and cpt > 0:
-        return cpt, "SLURM_CPUS_PER_TASK"
-    allowed = f["affinity.allowed_count"]
+    cpt = cpt if isinstance(cpt, int) and cpt > 0 else None
+    allowed = f.get("affinity.allowed_count")
+    if not isinstance(allowed, int) or allowed < 1:
+        if cpt:
+            return cpt, "SLURM_CPUS_PER_TASK"
+        allowed = f["affinity.allowed_count"]  # raises MissingFact with the reason
     ranks = local_ranks(f)
-    if ranks > 1:
-        return max(1, allowed // ranks), f"{allowed} allowed CPUs / {ranks} local ranks"
-    return allowed, "the CPUs this process may run on"
+    # Ranks bound one by one each see their own set; ranks sharing one set split it.
+    truth = allowed if ranks < 2 or (cpt and allowed <= cpt) else max(1, allowed // ranks)
+    if cpt and cpt <= truth:
+        return cpt, "SLURM_CPUS_PER_TASK"
+    if cpt:
+        return truth, f"{allowed} CPUs allowed, though SLURM_CPUS_PER_TASK={cpt}"
+    if ranks > 1 and truth != allowed:
+        return truth, f"{allowed} allowed CPUs / {ranks} local ranks"
+    return truth, "the CPUs this process may run on"
 
 
-@rule("THR001", "omp-threads-unset", "advice", "OMP_NUM_THREADS unset inside a job", impact=7)
+BINDING = {"OMP_PLACES": "cores", "OMP_PROC_BIND": "close"}
+
+
+def _binding_missing(f, threads):
+    """A multi-threaded process in a job with no OpenMP or srun binding (THR004's case)."""
+    env = f["env.vars"]
+    if not f.get("scheduler.in_job") or threads < 2:
+        return False
+    if env.get("OMP_PROC_BIND") or env.get("OMP_PLACES") or env.get("KMP_AFFINITY") or env.get("GOMP_CPU_AFFINITY"):
+        return False
+    bind = (f.get("scheduler.cpu_bind") or "").lower()
+    return not bind or "none" in bind
+
+
+def _threads_fix(share, source):
+    return "export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK" if source == "SLURM_CPUS_PER_TASK" else \
+        f"export OMP_NUM_THREADS={share}"
+
+
+@rule("THR001", "omp-threads-unset", "advice", "OMP_NUM_THREADS unset inside a job", impact=7,
+      also={"warning": "several ranks share this node"})
 def omp_threads_unset(f):
     """
     What it detects:
@@ -48,19 +78,23 @@ def omp_threads_unset(f):
     if env.get("OMP_NUM_THREADS") is not None or not (in_job or ranks > 1):
         return
     share, source = _share(f)
-    value = "$SLURM_CPUS_PER_TASK" if source == "SLURM_CPUS_PER_TASK" else str(share)
+    # Setting the count alone would leave the new threads unbound (THR004): fix both at once.
+    bind = dict(BINDING) if _binding_missing(f, share) else {}
+    fix = _threads_fix(share, source)
+    if bind:
+        fix += "".join(f" {k}={v}" for k, v in bind.items())
     yield Hit(
         message=(f"OMP_NUM_THREADS is unset; each of the {ranks} rank(s) on this node should use "
                  f"{share} thread(s) ({source})"),
-        fix=f"export OMP_NUM_THREADS={value}",
+        fix=fix,
         evidence={"env.OMP_NUM_THREADS": None, "cpus_per_rank": share, "local_ranks": ranks},
         severity="warning" if ranks > 1 else None,
-        env={"OMP_NUM_THREADS": str(share)},
+        env={"OMP_NUM_THREADS": str(share), **bind},
     )
 
 
 @rule("THR002", "omp-threads-mismatch", "warning", "OMP_NUM_THREADS does not match the CPUs given",
-      impact=7)
+      impact=7, also={"advice": "fewer threads than CPUs (cores idle, nothing slowed)"})
 def omp_threads_mismatch(f):
     """
     What it detects:
@@ -93,12 +127,11 @@ def omp_threads_mismatch(f):
     share, source = _share(f)
     if threads == share:
         return
-    value = "$SLURM_CPUS_PER_TASK" if source == "SLURM_CPUS_PER_TASK" else str(share)
     over = threads > share
     yield Hit(
         message=(f"OMP_NUM_THREADS={threads} but each rank has {share} CPU(s) ({source}): "
                  + ("threads oversubscribe the cores" if over else f"{share - threads} CPU(s) per rank sit idle")),
-        fix=f"export OMP_NUM_THREADS={value}",
+        fix=_threads_fix(share, source),
         evidence={"env.OMP_NUM_THREADS": raw, "cpus_per_rank": share},
         severity=None if over else "advice",
         env={"OMP_NUM_THREADS": str(share)},
@@ -114,8 +147,9 @@ def _allowed(f):
 def cpu_oversubscribed(f):
     """
     What it detects:
-        OMP_NUM_THREADS times the ranks on this node exceeds the CPUs the process may run on, where
-        the ranks share one CPU set (no per-rank binding).
+        More OpenMP threads than the CPUs this process may run on: OMP_NUM_THREADS alone for a
+        single rank or ranks bound one by one, OMP_NUM_THREADS times the ranks where they share
+        one CPU set (no per-rank binding).
 
     Why it matters:
         When ranks share a CPU set, their thread teams add up: four ranks of 16 threads on 16 CPUs
@@ -131,15 +165,19 @@ def cpu_oversubscribed(f):
     threads = parse_threads(f["env.vars"].get("OMP_NUM_THREADS"))
     ranks = local_ranks(f)
     allowed = f["affinity.allowed_count"]
-    if threads is None or ranks < 2:
+    if threads is None or threads < 1:
         return
     # With per-rank binding each rank's set is its own; sharing shows as a set larger than a share.
     cpt = f.get("scheduler.cpus_per_task")
-    shared = not isinstance(cpt, int) or allowed > cpt
-    if shared and threads * ranks > allowed:
-        yield Hit(message=f"{ranks} ranks × {threads} threads = {threads * ranks} threads on {allowed} allowed CPUs",
-                  fix="export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK; srun --cpu-bind=cores ...",
-                  evidence={"env.OMP_NUM_THREADS": threads, "local_ranks": ranks, "affinity.allowed_count": allowed})
+    shared = ranks > 1 and (not isinstance(cpt, int) or allowed > cpt)
+    team = threads * (ranks if shared else 1)
+    if team > allowed:
+        share, source = _share(f)
+        who = f"{ranks} ranks × {threads} threads = {team} threads" if shared else f"{threads} threads"
+        yield Hit(message=f"{who} on {allowed} allowed CPUs",
+                  fix=_threads_fix(share, source) + "   # and launch ranks with: srun --cpu-bind=cores",
+                  evidence={"env.OMP_NUM_THREADS": threads, "local_ranks": ranks, "affinity.allowed_count": allowed},
+                  env={"OMP_NUM_THREADS": str(share)})
 
 
 @rule("THR004", "omp-binding-unset", "advice", "OpenMP threads not bound to cores", impact=4)
@@ -162,17 +200,13 @@ def omp_binding_unset(f):
     """
     env = f["env.vars"]
     threads = parse_threads(env.get("OMP_NUM_THREADS"))
-    if not f.get("scheduler.in_job") or threads is None or threads < 2:
-        return
-    if env.get("OMP_PROC_BIND") or env.get("OMP_PLACES") or env.get("KMP_AFFINITY") or env.get("GOMP_CPU_AFFINITY"):
+    if threads is None or not _binding_missing(f, threads):
         return
     bind = (f.get("scheduler.cpu_bind") or "").lower()
-    if bind and "none" not in bind:
-        return
     yield Hit(message=f"{threads} OpenMP threads with no binding: threads migrate between cores and NUMA nodes",
               fix="export OMP_PLACES=cores OMP_PROC_BIND=close   # and srun --cpu-bind=cores",
               evidence={"env.OMP_PROC_BIND": None, "env.OMP_PLACES": None, "scheduler.cpu_bind": bind or None},
-              env={"OMP_PLACES": "cores", "OMP_PROC_BIND": "close"})
+              env=dict(BINDING))
 
 
 @rule("THR005", "stale-affinity-vars", "warning", "affinity variables that contradict the CPUs given", impact=7)
@@ -267,12 +301,13 @@ def gpu_numa_mismatch(f):
         yield Hit(message=f"this rank runs on CPUs {format_cpulist(allowed)} but its GPU {g.get('index')} is local to "
                           f"CPUs {format_cpulist(local)}" + (f" (NUMA node {node})" if isinstance(node, int) else ""),
                   subject=f"GPU {g.get('index')}",
-                  fix="srun --gpus-per-task=1 --gpu-bind=closest --cpu-bind=cores ..."
-                      + (f"   (or numactl --cpunodebind={node} --membind={node})" if isinstance(node, int) else ""),
+                  fix="srun --gpus-per-task=1 --gpu-bind=closest --cpu-bind=cores python train.py"
+                      + (f"   # or: numactl --cpunodebind={node} --membind={node} python train.py" if isinstance(node, int) else ""),
                   evidence={"affinity.allowed_cpus": format_cpulist(allowed), "gpu.local_cpus": format_cpulist(local)})
 
 
-@rule("THR007", "dataloader-workers", "advice", "DataLoader workers this allocation supports", impact=3)
+@rule("THR007", "dataloader-workers", "advice", "DataLoader workers this allocation supports", impact=3,
+      also={"warning": "each GPU rank has a single CPU"})
 def dataloader_workers(f):
     """
     What it detects:
@@ -298,10 +333,10 @@ def dataloader_workers(f):
     workers = max(0, share - 1)
     if share <= 1:
         yield Hit(message=f"each GPU rank has {share} CPU: DataLoader workers will starve the GPU",
-                  fix="#SBATCH --cpus-per-task=8   (then DataLoader(num_workers=7))",
+                  fix="#SBATCH --cpus-per-task=8   # then DataLoader(num_workers=7) in the script",
                   evidence={"cpus_per_rank": share, "source": source}, severity="warning")
     else:
         yield Hit(message=f"each GPU rank has {share} CPUs ({source}): use up to {workers} DataLoader workers, "
                           "leaving one CPU for the training loop",
-                  fix=f"DataLoader(..., num_workers={workers}, pin_memory=True, persistent_workers=True)",
+                  fix=f"DataLoader(..., num_workers={workers}, pin_memory=True, persistent_workers=True)", fix_lang="python",
                   evidence={"cpus_per_rank": share, "source": source})

@@ -57,3 +57,21 @@ def torch_python() -> str:
             pytest.fail(f"{py} has no torch: the payload tests need the CPU build (see README)")
         pytest.skip("no torch in this interpreter (CI installs the CPU build)")
     return py
+
+
+@pytest.fixture(autouse=True)
+def _fixes_run_as_printed(monkeypatch):
+    """Every finding fired in-process, by any test, carries a fix that runs as printed."""
+    from fixcheck import fix_problem
+    from hpcdoctor import engine
+
+    real = engine.evaluate
+
+    def checked(rules, view):
+        findings, skipped = real(rules, view)
+        for f in findings:
+            problem = fix_problem(f.fix, f.fix_lang)
+            assert problem is None, f"{f.code} {f.symbol}: fix {f.fix!r}: {problem}"
+        return findings, skipped
+
+    monkeypatch.setattr(engine, "evaluate", checked)

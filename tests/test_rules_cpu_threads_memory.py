@@ -42,7 +42,7 @@ def test_bf16_fpmath_skipped_without_environment(tmp_path):
 
 def test_omp_unset_fires_in_job_with_several_ranks():
     (f,) = fired("omp-threads-unset", with_env("h100-kvm-1gpu", SLURM_JOB))
-    assert f.fix == "export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK"
+    assert f.fix == "export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK OMP_PLACES=cores OMP_PROC_BIND=close"
     assert f.severity == "warning"
 
 

@@ -96,10 +96,25 @@ def test_torch_installed_twice():
     assert "2 places" in f.message
 
 
-def test_tf32_disabled_on_h100_from_knowledge():
-    (f,) = fired("tf32-disabled", facts(H100))
-    assert "highest" in f.message and "set_float32_matmul_precision" in f.fix
-    assert not fired("tf32-disabled", facts(H100, **{"torch.float32_matmul_precision": "high"}))
+def test_tf32_quiet_from_torchs_default_alone():
+    assert "float32_matmul_precision" in facts(H100)["facts"]["torch"]["from_knowledge"]
+    assert not fired("tf32-disabled", facts(H100))
+
+
+def test_tf32_disabled_when_the_setting_was_read():
+    (f,) = fired("tf32-disabled", facts(H100, **{"torch.from_knowledge": []}))
+    assert "highest" in f.message and f.fix.startswith('torch.set_float32_matmul_precision("high")')
+    assert not fired("tf32-disabled", facts(H100, **{"torch.from_knowledge": [],
+                                                      "torch.float32_matmul_precision": "high"}))
+
+
+def test_tf32_disabled_when_a_paste_shows_fp32_work():
+    line = ("You are using a CUDA device ('NVIDIA H100 80GB HBM3') that has Tensor Cores. To properly utilize them, "
+            "you should set `torch.set_float32_matmul_precision('medium' | 'high')` which will trade-off precision")
+    from hpcdoctor.paste import find_symptoms
+
+    (f,) = fired("tf32-disabled", facts(H100, **{"ticket.symptoms": find_symptoms(line)}))
+    assert "highest" in f.message
 
 
 def test_tf32_silent_on_pre_ampere(tmp_path):

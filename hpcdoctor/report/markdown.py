@@ -20,8 +20,12 @@ def render(doc: Dict[str, Any]) -> str:
     host = (facts.get("system") or {}).get("hostname") or "the node"
     out: List[str] = [f"## hpcdoctor report for {md_code(host)}", ""]
     findings = doc.get("findings", [])
+    unchecked = doc.get("unchecked") or []
     if not findings:
-        out += ["No problems found.", ""]
+        out += ["No problems found in what could be checked." if unchecked else "No problems found.", ""]
+    if unchecked:
+        out += ["**Could not be checked** (the verdict is open for these):", ""]
+        out += [f"- {u['probe']} ({u['what']}): {u['reason']}" for u in unchecked] + [""]
     for f in findings:
         subject = f" ({md_text(f['subject'])})" if f.get("subject") else ""
         out += [
@@ -31,7 +35,7 @@ def render(doc: Dict[str, Any]) -> str:
             "",
             "**Fix:**",
             "",
-            md_block(f["fix"], "bash"),
+            md_block(f["fix"], f.get("fix_lang") or "bash"),
             "",
             f"Rule {md_code(f['code'])} {md_code(f['symbol'])}; see {md_code('hpcdoctor explain ' + f['code'])}.",
         ]

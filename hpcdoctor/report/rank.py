@@ -26,6 +26,25 @@ def _numa_of(cpus: List[int], nodes: Any) -> List[int]:
     return found
 
 
+def record(doc: Dict[str, Any]) -> Dict[str, Any]:
+    """The same as ``line`` as one JSON object (``--rank-report --format json``)."""
+    f = FactView(doc.get("facts", {}), doc.get("unknown", {}))
+    env = f.get("env.vars") or {}
+    cpus = f.get("affinity.allowed_cpus") or []
+    problems = [x for x in doc.get("findings", []) if x["symbol"] in PLACEMENT]
+    return {
+        "rank": f.get("scheduler.rank", env.get("RANK")), "ntasks": f.get("scheduler.ntasks") or env.get("WORLD_SIZE"),
+        "local_rank": f.get("scheduler.local_rank", f.get("scheduler.launcher_local_rank")),
+        "host": f.get("system.hostname"), "cpus": format_cpulist(cpus) or None,
+        "numa_nodes": _numa_of(cpus, f.get("numa.nodes")),
+        "gpus": [{"index": g.get("index"), "numa_node": g.get("numa_node") if isinstance(g.get("numa_node"), int) else None}
+                 for g in f.gpus()],
+        "omp_num_threads": env.get("OMP_NUM_THREADS"),
+        "findings": [{k: x.get(k) for k in ("severity", "code", "symbol", "message")} for x in problems],
+        "unchecked": doc.get("unchecked") or [],
+    }
+
+
 def line(doc: Dict[str, Any]) -> str:
     f = FactView(doc.get("facts", {}), doc.get("unknown", {}))
     env = f.get("env.vars") or {}
@@ -55,5 +74,9 @@ def line(doc: Dict[str, Any]) -> str:
         parts.append("GPU " + " ".join(gpu_bits))
     parts.append(f"OMP_NUM_THREADS {env.get('OMP_NUM_THREADS', 'unset')}")
     problems = [x for x in doc.get("findings", []) if x["symbol"] in PLACEMENT]
-    parts.append("ok" if not problems else "; ".join(f"{x['severity']} {x['symbol']}: {x['message']}" for x in problems))
+    unchecked = doc.get("unchecked") or []
+    if unchecked:
+        parts.append("could not check " + ", ".join(u["probe"] for u in unchecked))
+    parts.append(("ok" if not unchecked else "no findings in what could be checked") if not problems
+                 else "; ".join(f"{x['severity']} {x['symbol']}: {x['message']}" for x in problems))
     return " · ".join(str(p) for p in parts)

@@ -18,7 +18,10 @@ def node_lines(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
     cpu_bits = []
     if f.has("cpu.model_name"):
         cpu_bits.append(str(f.get("cpu.model_name")))
-    micro = [x for x in (f.get("cpu.microarch"), f.get("cpu.arch")) if x]
+    micro: List[str] = []
+    for x in (f.get("cpu.microarch"), f.get("cpu.microarch_note"), f.get("cpu.arch")):
+        if x and str(x) not in micro:  # a generic target is named like its ISA: say it once
+            micro.append(str(x))
     if micro:
         cpu_bits.append(f"({', '.join(micro)})")
     topo = []
@@ -34,6 +37,9 @@ def node_lines(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
     shown = [c for c in order if caps.get(c)]
     if shown:
         cpu_bits.append("· " + " ".join(shown[:5]))
+    if f.get("cpu.hypervisor") is True:
+        # Clocks, PCIe and NUMA read differently in a guest: say so where the CPU is named.
+        cpu_bits.append("· VM (hypervisor)")
     lines.append(("CPU", " ".join(cpu_bits) or "unknown: " + f.reason("cpu")))
 
     mem_bits = []
@@ -66,6 +72,8 @@ def node_lines(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
         if t.get("version"):
             extra = f" (CUDA {t['cuda']})" if t.get("cuda") else (f" (ROCm {t['hip']})" if t.get("hip") else " (CPU build)" if t.get("build") == "cpu" else "")
             where = f" · {t['target_python']}" if t.get("target_python") else ""
+            if t.get("invoked_as") and t.get("invoked_as") != t.get("target_python"):
+                where += f" (run as {t['invoked_as']})"
             lines.append(("Python", f"torch {t['version']}{extra}{where}"))
         elif t.get("import_error"):
             lines.append(("Python", f"torch cannot be imported: {t['import_error']}"))

@@ -18,8 +18,14 @@ def make_console(stream: IO[str], plain: Optional[bool] = None):
     if plain is None:
         plain = not is_tty or bool(os.environ.get("NO_COLOR"))
     # Plain output is for logs and pipes: no colour, no hard wrapping, no terminal tricks.
-    return Console(file=stream, highlight=False, no_color=plain, soft_wrap=not is_tty,
-                   force_terminal=False if plain else None, emoji=False, width=None if is_tty else 200)
+    con = Console(file=stream, highlight=False, no_color=plain, soft_wrap=not is_tty,
+                  force_terminal=False if plain else None, emoji=False, width=None if is_tty else 200)
+    con.on_broken_pipe = _broken_pipe  # rich would exit 1; the CLI decides what a closed pipe means
+    return con
+
+
+def _broken_pipe() -> None:
+    raise BrokenPipeError("stdout closed by the reader")
 
 
 def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = False,
@@ -46,7 +52,10 @@ def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = Fa
     con.print()
 
     findings = doc.get("findings", [])
-    if not findings:
+    unchecked = doc.get("unchecked") or []
+    if not findings and unchecked:
+        con.print("[yellow]? no findings in what could be checked[/]")
+    elif not findings:
         con.print("[green]✓ no findings[/]")
     else:
         n = doc.get("summary", {})
@@ -57,7 +66,16 @@ def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = Fa
             subject = f"{escape(f['subject'])}: " if f.get("subject") else ""
             con.print(f"[{style}]{icon} {f['severity']:<7}[/] [bold]{escape(f['code'])} {escape(f['symbol'])}[/]  {subject}"
                       f"{escape(f['message'])}")
-            con.print(f"            [dim]fix:[/] {escape(f['fix'])}")
+            # A fix is copied into a shell: never broken mid-command, whatever the width (the
+            # terminal may fold the line on screen; a copy still gives the whole command).
+            for i, fix_line in enumerate(str(f["fix"]).splitlines() or [""]):
+                label = "[dim]fix:[/] " if i == 0 else "     "
+                con.print(f"            {label}{escape(fix_line)}", soft_wrap=True)
+    if unchecked:
+        con.print()
+        con.print("[bold yellow]Could not check[/] (the verdict is open for these)")
+        for u in unchecked:
+            con.print(f"[yellow]? {escape(u['probe'])}[/]: {escape(u['what'])}: {escape(u['reason'])}")
     problems = failed_probes(doc)
     skipped = doc.get("skipped", [])
     if problems or skipped:
