@@ -71,3 +71,20 @@ def test_fast_math_advice_never_on_cpus_without_bf16(name, tmp_path):
 @pytest.mark.parametrize("name", WITH_BF16)
 def test_fast_math_advice_on_cpus_with_bf16(name, tmp_path):
     assert fired("cpu-bf16-fpmath", _with(cpuinfo_facts(name, tmp_path), **{"env.vars": {}}))
+
+
+def test_fires_when_bf16_was_too_slow_to_fit_the_budget(tmp_path):
+    bench = _cpu_bench(125.0, 0.0)
+    bench["cpu"]["bf16"] = {"skipped": "GEMM n=1024 would take about 9.5 s, 2.0 s left", "probe_gflops": 0.9}
+    (f,) = fired("cpu-bf16-emulated", _with(cpuinfo_facts("linux-amazon-neoverse_n1", tmp_path), bench=bench))
+    assert "0.9 GFLOP/s against 125.0" in f.message
+
+
+@pytest.mark.parametrize("name", WITH_BF16)
+def test_fast_math_advice_silent_where_measured_without_gain(name, tmp_path):
+    g = _with(cpuinfo_facts(name, tmp_path), **{"env.vars": {}, "bench": {
+        "cpu": {"fp32": {"gflops": 67.0}, "fp32_bf16_fastmath": {"gflops": 55.0}}}})
+    assert not fired("cpu-bf16-fpmath", g)
+    g["facts"]["bench"]["cpu"]["fp32_bf16_fastmath"]["gflops"] = 130.0
+    (f,) = fired("cpu-bf16-fpmath", g)
+    assert "67 -> 130 GFLOP/s (1.9x)" in f.message

@@ -342,15 +342,28 @@ def cpu_gemm(torch, case, n_target, seconds, max_samples, name):
             n = nxt
             a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
             one = _timed(fn)
-        per_sample = max(1, int(0.002 / one))  # keep each timing well above the clock's resolution
-        left = deadline - time.monotonic()
-        samples = int(left / (one * per_sample))
-        if samples < MIN_SAMPLES:
-            raise would_take(one * (float(n_target) / n) ** 3 * (1 + MIN_SAMPLES), left, "GEMM n=%d " % n_target)
+        while True:
+            per_sample = max(1, int(0.002 / one))  # keep each timing well above the clock's resolution
+            left = deadline - time.monotonic()
+            samples = int(left / (one * per_sample))
+            if samples >= MIN_SAMPLES:
+                break
+            if n <= min(CPU_PROBE_N, n_target):
+                exc = would_take(one * (float(n_target) / n) ** 3 * (1 + MIN_SAMPLES), left, "GEMM n=%d " % n_target)
+                exc.rate = 2.0 * n ** 3 / one / 1e9
+                raise exc
+            # the first call at this size ran slower than the smaller one foretold: step back
+            n //= 2
+            a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+            fn()
+            one = _timed(fn)
         samples = min(samples, max_samples)
         sec = time_host(fn, samples, per_sample, warmup=0)
     except NoFit as exc:
-        return {"skipped": str(exc)}
+        out = {"skipped": str(exc)}
+        if getattr(exc, "rate", None):
+            out["probe_gflops"] = round(exc.rate, 2)  # from the calls that sized it: a hint, not a figure
+        return out
     except Exception as exc:
         return {"skipped": err(exc)}
     finally:
