@@ -268,3 +268,16 @@ def test_cli_budget_of_half_a_second(py):
         assert doc["unknown"]["bench"]
     else:
         _honest(bench)
+
+
+def test_cli_stops_a_hung_payload_at_the_deadline_and_keeps_its_figures(py):
+    from conftest import report_of
+
+    t0 = time.monotonic()
+    doc = report_of("check", "--bench", "quick", "--budget", "12", "--python", py, timeout=60,
+                    env={"HPCDOCTOR_BENCH_CRASH": "cpu.bf16:hang"})
+    assert time.monotonic() - t0 < 12 + 3
+    bench = doc["facts"]["bench"]
+    assert bench["cut"] == "cpu.bf16" and "deadline" in bench["stopped"]
+    assert bench["cpu"]["fp32"].get("gflops") or bench["cpu"]["fp32"].get("skipped")
+    assert bench["allreduce"]["skipped"].startswith("not reached: ")

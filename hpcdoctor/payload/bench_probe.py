@@ -22,7 +22,8 @@ Progress goes to stderr: "hpcdoctor bench: ..." once per finished measurement,
 
 Test knobs (environment): HPCDOCTOR_BENCH_SLOW="cpu.bf16:140" repeats every call of that
 measurement 140 times, as a CPU that emulates bf16 would be slow; HPCDOCTOR_BENCH_CRASH=
-"cpu.bf16:kill" (or ":segv") ends the process the way the OOM killer or a crashing torch would.
+"cpu.bf16:kill" (or ":segv", ":hang") ends the process the way the OOM killer or a crashing torch
+would, or hangs it there.
 """
 
 import argparse
@@ -127,6 +128,9 @@ def maybe_crash(name):
         import signal
 
         os.kill(os.getpid(), signal.SIGKILL)
+    elif how == "hang":
+        while True:  # a wedged driver call: only the parent's deadline ends it
+            time.sleep(1)
     elif how == "segv":
         import ctypes
         import faulthandler
