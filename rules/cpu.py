@@ -20,7 +20,8 @@ def cpu_bf16_fpmath(f):
         The Isambard guide reports up to 2x for fp32 inference on Grace; AMX doubles that again
         on Sapphire Rapids. The trade-off is precision: inputs are rounded to bf16's 8-bit
         mantissa, which inference nearly always tolerates and training should verify.
-        CPUs without bf16 (A64FX, Graviton2, Zen 3 and older) gain nothing, so it never fires there.
+        CPUs without bf16 (A64FX, Graviton2, Zen 3 and older) gain nothing, so it never fires there,
+        nor where the benchmark measured fast math less than 10% faster than plain fp32.
 
     How to fix:
         export DNNL_DEFAULT_FPMATH_MODE=BF16 in the job script (and LRU_CACHE_CAPACITY=1024 on
@@ -41,6 +42,8 @@ def cpu_bf16_fpmath(f):
     cpu_bench = f.get("bench.cpu") or {}
     fp32 = (cpu_bench.get("fp32") or {}).get("gflops")
     fast = (cpu_bench.get("fp32_bf16_fastmath") or {}).get("gflops")
+    if isinstance(fp32, (int, float)) and isinstance(fast, (int, float)) and fast < fp32 * 1.1:
+        return  # measured here: fast math gains nothing (a CPU that only claims bf16, or a capped ISA)
     gain = (f"measured here: {fp32:.0f} -> {fast:.0f} GFLOP/s ({fast / fp32:.1f}x)"
             if isinstance(fp32, (int, float)) and isinstance(fast, (int, float)) and fp32 > 0
             else "up to 2x for fp32 inference")
@@ -112,3 +115,77 @@ def torch_without_acl(f):
         yield Hit(message=f"torch {f.get('torch.version')} on aarch64 has no Arm Compute Library backend",
                   fix="pip install --force-reinstall torch   # the official aarch64 wheel is built with ACL",
                   evidence={"torch.acl": False, "torch.version": f.get("torch.version")})
+
+
+def _cpu_bf16_figures(f):
+    """(fp32, bf16) GFLOP/s of the CPU GEMM bench, where both were measured; for a bf16 GEMM too
+    slow to fit its budget, the rate of the calls that sized it."""
+    cpu = f.get("bench.cpu") or {}
+    fp32 = (cpu.get("fp32") or {}).get("gflops") if isinstance(cpu.get("fp32"), dict) else None
+    b = cpu.get("bf16") if isinstance(cpu.get("bf16"), dict) else {}
+    bf16 = b.get("gflops", b.get("probe_gflops"))
+    if isinstance(fp32, (int, float)) and isinstance(bf16, (int, float)) and fp32 > 0 and bf16 > 0:
+        return fp32, bf16
+    return None
+
+
+@rule("CPU004", "cpu-bf16-emulated", "warning", "bf16 on a CPU that emulates it", impact=8)
+def cpu_bf16_emulated(f):
+    """
+    What it detects:
+        bf16 compute on a CPU without native bf16 instructions (x86 without avx512_bf16 and
+        amx_bf16: Zen 2, Zen 3, Ice Lake and older Intel; aarch64 without the bf16 flag: Graviton2,
+        A64FX), on a node without GPUs, when bf16 would be used. "Would be used" means one of:
+        the benchmark (--bench) measured the bf16 GEMM slower than the fp32 one; the environment
+        asks for bf16 mixed precision (ACCELERATE_MIXED_PRECISION=bf16, which Accelerate and the
+        HF Trainer turn into bf16 autocast, bf16 by default on the CPU); or a pasted ticket shows
+        the job asking for bf16. A bf16 fast-math setting (DNNL_DEFAULT_FPMATH_MODE /
+        ONEDNN_DEFAULT_FPMATH_MODE=BF16, torch.backends.mkldnn.matmul.fp32_precision="bf16") is
+        not counted: it is a hint oneDNN follows only where the ISA has bf16, so it costs nothing
+        here (bf16-unsupported says it gains nothing either).
+
+    Why it matters:
+        Without bf16 instructions, oneDNN and torch convert bf16 to fp32 and back around every
+        operation: on a Zen 2 EPYC the bf16 GEMM measured 0.9 GFLOP/s against 125 for fp32, about
+        140x slower, and a model cast to bf16 or run under bf16 autocast runs at that pace.
+
+    How to fix:
+        Keep fp32 on this CPU: drop the bf16 cast or autocast (ACCELERATE_MIXED_PRECISION=no,
+        --bf16 off), or run the job on nodes whose CPUs have bf16 (Sapphire Rapids and newer,
+        Zen 4 and newer, Graviton3, Grace), where oneDNN's BF16 fast math for fp32
+        (DNNL_DEFAULT_FPMATH_MODE=BF16) is the faster route.
+
+    References:
+        - https://oneapi-src.github.io/oneDNN/dev_guide_attributes_fpmath_mode.html
+        - https://pytorch.org/docs/stable/_modules/torch/cpu/amp/autocast_mode (CPU autocast: bf16 by default; read 2026-11-22)
+        - 000_6e25303b50457a54.txt (section 3.2: bf16 support on Grace)
+    """
+    if f.gpus():
+        return
+    caps = f.get("cpu.capabilities") or {}
+    native = caps.get("bf16")
+    figures = _cpu_bf16_figures(f)
+    model = f.get("cpu.model_name") or f.get("cpu.microarch") or "this CPU"
+    fix = "keep fp32 on this CPU (drop the bf16 cast/autocast); for bf16, use nodes whose CPUs have it"
+    if figures and figures[1] < figures[0] and native is not True:
+        fp32, bf16 = figures
+        yield Hit(message=(f"bf16 GEMM measured {bf16:.1f} GFLOP/s against {fp32:.1f} for fp32 ({fp32 / bf16:.0f}x "
+                           f"slower): {model} has no native bf16, so bf16 is emulated"),
+                  fix=fix, evidence={"bench.cpu.fp32.gflops": fp32, "bench.cpu.bf16.gflops": bf16,
+                                     "cpu.capabilities.bf16": native})
+        return
+    if native is not False:
+        return
+    env = f.get("env.vars") or {}
+    symptoms = {s.get("id") for s in (f.get("ticket.symptoms") or []) if isinstance(s, dict)}
+    if (env.get("ACCELERATE_MIXED_PRECISION") or "").lower() == "bf16":
+        why, evidence = "ACCELERATE_MIXED_PRECISION=bf16", {"env.ACCELERATE_MIXED_PRECISION": "bf16"}
+        fix = "export ACCELERATE_MIXED_PRECISION=no   # fp32: bf16 is emulated on this CPU"
+    elif "bf16-requested" in symptoms:
+        why, evidence = "the pasted log asks for bf16", {"ticket.symptoms": "bf16-requested"}
+    else:
+        return
+    evidence["cpu.capabilities.bf16"] = False
+    yield Hit(message=(f"{why}, but {model} has no native bf16 (no avx512_bf16/amx_bf16 or Arm bf16): "
+                       f"bf16 is emulated there, measured up to 140x slower than fp32"),
+              fix=fix, evidence=evidence, env=({"ACCELERATE_MIXED_PRECISION": "no"} if "env.ACCELERATE_MIXED_PRECISION" in evidence else {}))

@@ -26,6 +26,9 @@ CPU_TRUTH = {
                                        amx_bf16=False, bf16=False),
     "linux-rhel7-broadwell": dict(arch="x86_64", micro="broadwell", avx2=True, avx512f=False, bf16=False),
     "linux-rhel8-power9": dict(arch="ppc64le", micro="power9le", bf16=False),
+    "linux-ubuntu20.04-zen3": dict(arch="x86_64", micro="zen3", avx2=True, avx512f=False, bf16=False),
+    "linux-centos7-cascadelake": dict(arch="x86_64", micro="cascadelake", avx512f=True, avx512_vnni=True,
+                                      avx512_bf16=False, bf16=False),
 }
 
 

@@ -144,4 +144,8 @@ def bench_lines(bench: Any) -> List[Tuple[str, str]]:
         out.append(("Bench", f"all-reduce: {ar.get('not_applicable') or ar.get('stopped')}"))
     if bench.get("stopped"):
         out.append(("Bench", f"stopped: {bench['stopped']}"))
+    from hpcdoctor.checks.bench import not_measured
+
+    for name, reason in not_measured(bench).items():
+        out.append(("Bench", f"{name} not measured: {reason}"))
     return out
