@@ -1,0 +1,84 @@
+"""The links between nodes (check --cluster --bench): the rules over what rank 0 gathers, fed
+with network facts parsed from recorded real ibstat / fi_info outputs."""
+
+from __future__ import annotations
+
+from conftest import PUBLIC
+from rulekit import fired
+
+from hpcdoctor.parse import rdma
+from hpcdoctor.report import cluster
+
+NET = PUBLIC / "net"
+
+
+def _ib_net():
+    # 8x ConnectX-7 at 400 Gb/s, Ethernet link layer (RoCE), all active
+    return {"rdma_ports": rdma.parse_ibstat((NET / "gpud_ibstat_h100_node_8xCX7_400G_eth_all_active.txt").read_text()),
+            "cxi_devices": []}
+
+
+def _gathered(busbw, pairs, net=None):
+    hosts = sorted({h for p in pairs for h in (p["a"], p["b"])})
+    return {"facts": {"cluster": {
+        "nodes": hosts, "pairs": pairs, "network": {h: net or _ib_net() for h in hosts},
+        "allreduce": {"backend": "nccl", "nodes": len(hosts),
+                      "results": [{"bytes": 64 << 20, "algbw_gbs": busbw / 1.5, "busbw_gbs": busbw}]}}},
+        "unknown": {}}
+
+
+def _ring(slow_node=None, fast=40.0, slow=4.0):
+    hosts = ["n1", "n2", "n3", "n4"]
+    return [{"a": a, "b": b, "gbs": slow if slow_node in (a, b) else fast}
+            for a, b in zip(hosts, hosts[1:] + hosts[:1])]
+
+
+def test_roce_rate_from_ibstat_sets_the_expectation_and_the_finding_says_so():
+    (f,) = fired("cluster-allreduce-low", _gathered(6.0, _ring()))
+    assert "RoCE" in f.message and "400 Gb/s" in f.message and "as the nodes report their network" in f.message
+    assert f.evidence["expected_gbs"] == 25.0  # half of one 400 Gb/s port (50 GB/s)
+
+
+def test_allreduce_near_line_rate_is_silent():
+    assert not fired("cluster-allreduce-low", _gathered(44.0, _ring()))
+
+
+def test_slingshot_nic_is_the_expectation_when_no_rdma_port_is_active():
+    net = {"rdma_ports": [], "cxi_devices": ["cxi0"]}
+    (f,) = fired("cluster-allreduce-low", _gathered(5.0, _ring(), net))
+    assert "Slingshot-11" in f.message and f.evidence["expected_gbs"] == 12.5
+
+
+def test_no_network_figure_is_no_verdict_rather_than_a_pass_on_a_guess():
+    net = {"rdma_ports": [], "cxi_devices": []}
+    assert not fired("cluster-allreduce-low", _gathered(0.01, _ring(), net))
+
+
+def test_the_pairs_of_a_slow_node_are_named_and_the_node_with_them():
+    found = fired("cluster-link-slow", _gathered(44.0, _ring("n3")))
+    assert sorted(f.subject for f in found) == ["n2 <-> n3", "n3 <-> n4"]
+    assert all("every slow pair includes n3" in f.message for f in found)
+    assert all("--exclude=n3" in f.fix for f in found)
+
+
+def test_even_links_are_silent():
+    assert not fired("cluster-link-slow", _gathered(44.0, _ring()))
+
+
+def test_cluster_rules_are_skipped_with_a_reason_in_a_single_node_check():
+    from rulekit import run_rule
+
+    for sym in ("cluster-link-slow", "cluster-allreduce-low"):
+        findings, skipped = run_rule(sym, {"facts": {}, "unknown": {}})
+        assert not findings and skipped and "cluster" in skipped[0]["reason"]
+
+
+def test_hostile_values_from_other_ranks_are_rendered_inert_and_bounded():
+    evil = "n\x1b]52;c;aGk=\x07\x1b[2J" + "x" * 10000
+    doc = {"facts": {"system": {"hostname": evil}}, "findings": [
+        {"severity": "warning", "code": "X\x1b[31m", "symbol": "s", "message": "m"}]}
+    result = cluster.analyse({"world_size": 1, "missing": [], "nodes": {"0": doc},
+                              "ranks": {"0": {"cpus": "0-4000000000", "leader": 0}}})
+    text = cluster.render(result)
+    assert "\x1b" not in text and "\x07" not in text and "\\x1b]52" in text
+    assert max(len(line) for line in text.splitlines()) < 1000
