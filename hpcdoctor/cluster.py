@@ -120,13 +120,13 @@ def rank_info(facts: Dict[str, Any], env: Dict[str, str], rank: int, node: str) 
 
 
 def _follower(env: Dict[str, str], rank: int, node: str, identity: str) -> int:
-    from hpcdoctor import plugins
+    from hpcdoctor.checks import affinity
     from hpcdoctor.facts import flatten_unknowns
     from hpcdoctor.runner import Options, merge_facts, run_checks
     from hpcdoctor.sysroot import LiveSysRoot
 
-    mods = [m for m in plugins.builtin_modules("hpcdoctor.checks") if getattr(m, "NAME", "") == "affinity"]
-    facts, _ = flatten_unknowns(merge_facts(run_checks(LiveSysRoot(), mods, Options(budget=5.0))))
+    # Only what is this rank's own: the node's other facts come once, from its leader.
+    facts, _ = flatten_unknowns(merge_facts(run_checks(LiveSysRoot(), [affinity], Options(budget=5.0))))
     info = json.dumps(rank_info(facts, env, rank, node)).encode()[:MAX_RANK_INFO]
     folder = local_dir(env, identity, node, create=True)
     fd, tmp = tempfile.mkstemp(prefix=".rank-", dir=str(folder))
@@ -138,10 +138,6 @@ def _follower(env: Dict[str, str], rank: int, node: str, identity: str) -> int:
 
 def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Dict[str, Any]]) -> Optional[Dict[str, Any]]:
     """This rank's part; on rank 0 the gathered reports (None on every other rank)."""
-    from hpcdoctor.checks.torch_stack import target_python
-    from hpcdoctor.runner import Options
-    from hpcdoctor.sysroot import run_process
-
     env = dict(os.environ)
     try:
         rank, world, master, port = rendezvous(env)
@@ -155,6 +151,10 @@ def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Di
     if lr is not None and lr > 0 and rank != 0:
         _follower(env, rank, node, identity)
         return None
+    from hpcdoctor.checks.torch_stack import target_python
+    from hpcdoctor.runner import Options
+    from hpcdoctor.sysroot import run_process
+
     python = target_python(Options(python=args.python))
     if python is None:
         raise ClusterError("--cluster needs a python3 with torch on the node leaders (pass --python)")

@@ -142,6 +142,9 @@ def analyse(gathered: Dict[str, Any]) -> Dict[str, Any]:
     return {"world_size": gathered.get("world_size"), "nodes": sorted(nodes), "missing_ranks": gathered.get("missing", []),
             "divergent": divergent, "stragglers": stragglers, "findings": findings,
             "shared_cpus": _placement(gathered, host_of), "links": links, "link_findings": link_findings,
+            "node_checked_by": {h: int(r) for h, (r, _) in sorted(nodes.items())},
+            "ranks": {str(r): {"node": host_of.get(str(i.get("leader")), i.get("node")), "cpus": i.get("cpus")}
+                      for r, i in sorted((gathered.get("ranks") or {}).items(), key=lambda kv: int(kv[0]))},
             "rejected_posts": gathered.get("rejected") or [], "auth": gathered.get("auth"),
             "store": gathered.get("store")}
 
