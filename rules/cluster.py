@@ -118,6 +118,6 @@ def cluster_link_slow(f):
         yield Hit(message=f"{p['a']} <-> {p['b']}: {p['gbs']:.2f} GB/s against a median pair of {med:.2f} GB/s"
                           f"{culprit}{against}",
                   subject=f"{p['a']} <-> {p['b']}",
-                  fix=f"sbatch --exclude={sorted(shared)[0] if culprit else p['b']} until the link is checked "
-                      "(ibstat; NCCL_DEBUG=INFO)",
+                  fix=f"sbatch --exclude={sorted(shared)[0] if culprit else p['b']} <your job script>, "
+                      "until ibstat and the NIC's error counters on that node have been checked",
                   evidence={"gbs": round(p["gbs"], 3), "median_gbs": round(med, 3), "a": p["a"], "b": p["b"]})

@@ -82,3 +82,13 @@ def test_hostile_values_from_other_ranks_are_rendered_inert_and_bounded():
     text = cluster.render(result)
     assert "\x1b" not in text and "\x07" not in text and "\\x1b]52" in text
     assert max(len(line) for line in text.splitlines()) < 1000
+
+
+def test_malformed_reports_from_other_ranks_are_missing_values_not_a_crash():
+    junk = [{"facts": [1, 2]}, {"facts": {"gpus": ["x", 3], "bench": {"gpus": "no"}}, "findings": [1, {"x": 1}]},
+            {"facts": {"system": {"hostname": ["a"]}}, "unknown": "z"}, "not a dict"]
+    result = cluster.analyse({"world_size": 4, "missing": [], "nodes": {str(i): d for i, d in enumerate(junk)},
+                              "ranks": {"0": {"cpus": 5, "leader": "x"}},
+                              "links": {"leaders": [0, 1], "results": {"0": "x", "1": {"pairs": [1, {"a": 0}]}}}})
+    assert len(result["nodes"]) == 3
+    assert cluster.render(result).startswith("hpcdoctor cluster report: 3 node(s)")

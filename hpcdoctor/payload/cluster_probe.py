@@ -257,8 +257,9 @@ def run_bench(store, key, job, rank, args, deadline):
     if n < 2:
         return {"skipped": "one node: no link between nodes to measure"}
     backend = "nccl" if torch.cuda.is_available() else "gloo"
-    if backend == "nccl" and getattr(torch.version, "hip", None):
-        backend = "nccl"  # RCCL answers to the same name in ROCm builds
+    # In ROCm builds of torch, RCCL answers to the name "nccl".
+    if backend == "nccl":
+        torch.cuda.set_device(0)  # the first GPU this rank sees; NCCL's barrier needs a current device
     prefix = dist.PrefixStore("hpcdoctor/bench/%s" % plan.get("round", 0), store)
     try:
         dist.init_process_group(backend, store=prefix, rank=me, world_size=n,

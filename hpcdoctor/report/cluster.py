@@ -31,7 +31,9 @@ UNIFORM = [
 
 
 def _host(doc: Dict[str, Any], rank: str) -> str:
-    return str((doc.get("facts", {}).get("system") or {}).get("hostname") or f"rank {rank}")
+    facts = doc.get("facts") if isinstance(doc.get("facts"), dict) else {}
+    system = facts.get("system") if isinstance(facts.get("system"), dict) else {}
+    return str(system.get("hostname") or f"rank {rank}")[:256]
 
 
 def _best_gemm(doc: Dict[str, Any]) -> Any:
@@ -50,8 +52,23 @@ def _nodes(gathered: Dict[str, Any]) -> Dict[str, Tuple[str, Dict[str, Any]]]:
     nodes: Dict[str, Tuple[str, Dict[str, Any]]] = {}
     for rank, doc in sorted(reports.items(), key=lambda kv: int(kv[0])):
         if isinstance(doc, dict):
-            nodes.setdefault(_host(doc, rank), (rank, doc))
+            nodes.setdefault(_host(doc, rank), (rank, _shape(doc)))
     return nodes
+
+
+def _shape(doc: Dict[str, Any]) -> Dict[str, Any]:
+    """Another node's report as far as the analysis reads it: the expected types, or nothing."""
+    facts = doc.get("facts") if isinstance(doc.get("facts"), dict) else {}
+    unknown = doc.get("unknown") if isinstance(doc.get("unknown"), dict) else {}
+    findings = [f for f in doc.get("findings") or [] if isinstance(f, dict)] if isinstance(doc.get("findings"), list) else []
+    return {"facts": facts, "unknown": unknown, "findings": findings}
+
+
+def _value(get: Any, doc: Dict[str, Any]) -> Any:
+    try:
+        return get(FactView(doc["facts"], doc["unknown"]))
+    except Exception:  # a malformed report from another rank is a missing value, not a crash
+        return None
 
 
 def _placement(gathered: Dict[str, Any], host_of: Dict[str, str]) -> List[Dict[str, Any]]:
@@ -113,14 +130,14 @@ def analyse(gathered: Dict[str, Any]) -> Dict[str, Any]:
     host_of = {rank: host for host, (rank, _) in nodes.items()}
     divergent: List[Dict[str, Any]] = []
     for label, get in UNIFORM:
-        values = {host: get(FactView(doc.get("facts", {}), doc.get("unknown", {}))) for host, (_, doc) in nodes.items()}
+        values = {host: _value(get, doc) for host, (_, doc) in nodes.items()}
         known = {h: v for h, v in values.items() if v is not None}
         if len(set(map(str, known.values()))) <= 1:
             continue
         majority, _ = Counter(map(str, known.values())).most_common(1)[0]
         divergent.append({"fact": label, "majority": majority,
                           "differ": {h: v for h, v in known.items() if str(v) != majority}})
-    gemm = {h: _best_gemm(doc) for h, (_, doc) in nodes.items()}
+    gemm = {h: _value(lambda _f, d=doc: _best_gemm(d), doc) for h, (_, doc) in nodes.items()}
     gemm = {h: v for h, v in gemm.items() if v is not None}
     stragglers = []
     if len(gemm) >= 2:
