@@ -20,6 +20,7 @@ import os
 import re
 import stat
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -158,7 +159,6 @@ def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Di
     python = target_python(Options(python=args.python))
     if python is None:
         raise ClusterError("--cluster needs a python3 with torch on the node leaders (pass --python)")
-    doc = diagnose(args)
     key, how = job_key(env, identity)
     count = local_count(env) if lr is not None else 1
     folder = local_dir(env, identity, node, create=True) if count != 1 else None
@@ -168,8 +168,6 @@ def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Di
     bench_budget = 20.0 if args.bench == "quick" else 90.0
     with tempfile.TemporaryDirectory(prefix="hpcdoctor-cluster-") as tmp:
         local, out = Path(tmp) / "local.json", Path(tmp) / "gathered.json"
-        local.write_text(json.dumps({"node": doc, "rank": rank_info(doc.get("facts", {}), env, rank, node)},
-                                    default=str))
         argv = [python, str(payload), "--report", str(local), "--out", str(out),
                 "--timeout", str(args.cluster_timeout), "--local-count", str(count)]
         if folder is not None:
@@ -177,11 +175,32 @@ def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Di
         if args.bench:
             argv += ["--bench", args.bench, "--bench-budget", str(bench_budget)]
         limit = args.cluster_timeout + (bench_budget + 10 if args.bench else 0) + 30
+        # The payload imports torch and joins the store while this process checks the node; on a
+        # shared filesystem the import alone can take longer than the check.
+        box: Dict[str, Any] = {}
+        worker = threading.Thread(target=lambda: box.update(res=run_process(argv, timeout=limit, env=child_env)),
+                                  name="cluster-payload", daemon=True)
+        if not args.bench:  # a benchmark beside a torch import would measure the import
+            worker.start()
         try:
-            res = run_process(argv, timeout=limit, env=child_env)
+            doc = diagnose(args)
+            mine = {"node": doc, "rank": rank_info(doc.get("facts", {}), env, rank, node)}
+        except BaseException as exc:
+            _hand_over(local, {"abort": f"node check failed: {exc.__class__.__name__}"})
+            if worker.is_alive():
+                worker.join(10)
+            raise
+        _hand_over(local, mine)
+        if args.bench:
+            worker.start()
+        try:
+            worker.join(limit + 5)
         finally:
             if folder is not None:
                 _tidy(folder)
+        res = box.get("res")
+        if res is None:
+            raise ClusterError("cluster gathering did not finish")
         if res.rc != 0:
             tail = (res.stderr.strip().splitlines() or ["no output"])[-1]
             raise ClusterError(f"cluster gathering failed: {tail[:300]}")
@@ -190,6 +209,12 @@ def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Di
         gathered = json.loads(out.read_text())
     gathered["auth"] = how
     return gathered
+
+
+def _hand_over(path: Path, doc: Dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(json.dumps(doc, default=str))
+    os.replace(tmp, path)  # the payload sees the whole report or none
 
 
 def _tidy(folder: Path) -> None:
