@@ -90,6 +90,7 @@ def _rank(rank, world, port, py, node, source=None, local=0, per_node=1, extra=(
     (a test-only override) and `source` the snapshot its leader replays."""
     env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                LOCAL_RANK=str(local), LOCAL_WORLD_SIZE=str(per_node), HPCDOCTOR_TESTING="1", HPCDOCTOR_TEST_NODE=node,
+               GLOO_SOCKET_IFNAME="lo",  # gloo would otherwise bind to the address the host name resolves to
                **(env_extra or {}))
     argv = [sys.executable, "-m", "hpcdoctor", "check", "--cluster", "--python", py, "--format", "json", *extra]
     if source:
