@@ -92,3 +92,18 @@ def test_malformed_reports_from_other_ranks_are_missing_values_not_a_crash():
                               "links": {"leaders": [0, 1], "results": {"0": "x", "1": {"pairs": [1, {"a": 0}]}}}})
     assert len(result["nodes"]) == 3
     assert cluster.render(result).startswith("hpcdoctor cluster report: 3 node(s)")
+
+
+def test_rank_placement_threads_over_cpus_and_a_remote_gpu_are_named():
+    node = {"facts": {"system": {"hostname": "gpu01"},
+                      "gpus": [{"index": 0, "local_cpus": list(range(0, 8))}, {"index": 1, "local_cpus": list(range(8, 16))}]}}
+    ranks = {"0": {"cpus": "0-7", "leader": 0, "env": {"CUDA_VISIBLE_DEVICES": "0", "OMP_NUM_THREADS": "8"}},
+             "1": {"cpus": "0-7", "leader": 0, "env": {"CUDA_VISIBLE_DEVICES": "1", "OMP_NUM_THREADS": "16"}}}
+    result = cluster.analyse({"world_size": 2, "missing": [], "nodes": {"0": node}, "ranks": ranks})
+    assert sorted((p["rank"], p["what"]) for p in result["rank_problems"]) == [
+        (1, "GPU 1 is attached to CPUs this rank may not use"), (1, "OMP_NUM_THREADS=16 on 8 allowed CPU(s)")]
+    assert result["shared_cpus"] == [{"node": "gpu01", "ranks": [0, 1]}]
+    # well placed: each rank on its GPU's CPUs, one thread per CPU
+    ranks["1"] = {"cpus": "8-15", "leader": 0, "env": {"CUDA_VISIBLE_DEVICES": "1", "OMP_NUM_THREADS": "8"}}
+    result = cluster.analyse({"world_size": 2, "missing": [], "nodes": {"0": node}, "ranks": ranks})
+    assert result["rank_problems"] == [] and result["shared_cpus"] == []

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from hpcdoctor import engine, knowledge
 from hpcdoctor.engine import SEVERITY_RANK
@@ -71,19 +71,47 @@ def _value(get: Any, doc: Dict[str, Any]) -> Any:
         return None
 
 
+def _cpus(text: Any) -> Optional[set]:
+    # Another rank's text: bounded before it is expanded, so "0-4000000000" costs nothing.
+    if not isinstance(text, str) or len(text) > 4096 or any(int(n) >= 1 << 16 for n in re.findall(r"\d+", text)):
+        return None
+    try:
+        return set(parse_cpulist(text))
+    except ListFormatError:
+        return None
+
+
+def _rank_problems(gathered: Dict[str, Any], nodes: Dict[str, Tuple[str, Dict[str, Any]]],
+                   host_of: Dict[str, str]) -> List[Dict[str, Any]]:
+    """Per rank: more OpenMP threads than allowed CPUs, and visible GPUs attached to CPUs the rank
+    may not run on (its node's GPU list, from the leader's check, gives each GPU's local CPUs)."""
+    problems = []
+    for r, info in sorted((gathered.get("ranks") or {}).items(), key=lambda kv: int(kv[0])):
+        cpus = _cpus(info.get("cpus"))
+        env = info.get("env") if isinstance(info.get("env"), dict) else {}
+        host = host_of.get(str(info.get("leader")), str(info.get("node")))
+        if cpus is None:
+            continue
+        threads = str(env.get("OMP_NUM_THREADS") or "")
+        if threads.isdecimal() and int(threads) > len(cpus):
+            problems.append({"rank": int(r), "node": host, "what": f"OMP_NUM_THREADS={threads} on {len(cpus)} allowed CPU(s)"})
+        visible = str(env.get("CUDA_VISIBLE_DEVICES") or env.get("ROCR_VISIBLE_DEVICES") or env.get("HIP_VISIBLE_DEVICES") or "")
+        gpus = _value(lambda f: f.gpus(), nodes[host][1]) if host in nodes else None
+        for idx in [int(x) for x in visible.split(",") if x.strip().isdecimal()][:64]:
+            g = next((g for g in gpus or [] if isinstance(g, dict) and g.get("index") == idx), None)
+            local = _cpus(g.get("local_cpus")) if g and isinstance(g.get("local_cpus"), str) else (
+                set(g["local_cpus"]) if g and isinstance(g.get("local_cpus"), list) and len(g["local_cpus"]) < 1 << 16 else None)
+            if local and not (local & cpus):
+                problems.append({"rank": int(r), "node": host, "what": f"GPU {idx} is attached to CPUs this rank may not use"})
+    return problems
+
+
 def _placement(gathered: Dict[str, Any], host_of: Dict[str, str]) -> List[Dict[str, Any]]:
     """Ranks of one node allowed on the same CPUs: bound to overlapping cores, they compete."""
     by_node: Dict[str, List[Tuple[int, set]]] = {}
     for r, info in (gathered.get("ranks") or {}).items():
-        cpus = info.get("cpus")
-        if not isinstance(cpus, str):
-            continue
-        # Another rank's text: bounded before it is expanded, so "0-4000000000" costs nothing.
-        if len(cpus) > 4096 or any(int(n) >= 1 << 16 for n in re.findall(r"\d+", cpus)):
-            continue
-        try:
-            cpu_set = set(parse_cpulist(cpus))
-        except ListFormatError:
+        cpu_set = _cpus(info.get("cpus"))
+        if cpu_set is None:
             continue
         by_node.setdefault(host_of.get(str(info.get("leader")), str(info.get("node"))), []).append((int(r), cpu_set))
     shared = []
@@ -158,7 +186,7 @@ def analyse(gathered: Dict[str, Any]) -> Dict[str, Any]:
         link_findings = cluster_findings(facts)
     return {"world_size": gathered.get("world_size"), "nodes": sorted(nodes), "missing_ranks": gathered.get("missing", []),
             "divergent": divergent, "stragglers": stragglers, "findings": findings,
-            "shared_cpus": _placement(gathered, host_of), "links": links, "link_findings": link_findings,
+            "shared_cpus": _placement(gathered, host_of), "rank_problems": _rank_problems(gathered, nodes, host_of), "links": links, "link_findings": link_findings,
             "node_checked_by": {h: int(r) for h, (r, _) in sorted(nodes.items())},
             "ranks": {str(r): {"node": host_of.get(str(i.get("leader")), i.get("node")), "cpus": i.get("cpus")}
                       for r, i in sorted((gathered.get("ranks") or {}).items(), key=lambda kv: int(kv[0]))},
@@ -195,6 +223,8 @@ def render(result: Dict[str, Any]) -> str:
         lines.append(f"Straggler: {_safe(s['node'])} GEMM {s['tflops']:.1f} TFLOP/s against a median of {s['median']:.1f}")
     for s in result.get("shared_cpus") or []:
         lines.append(f"Ranks sharing CPUs on {_safe(s['node'])}: {', '.join(map(str, s['ranks']))} (check --cpu-bind / --cpus-per-task)")
+    for p in result.get("rank_problems") or []:
+        lines.append(f"Rank {p['rank']} on {_safe(p['node'])}: {_safe(p['what'])}")
     links = result.get("links")
     if links:
         ar = links.get("allreduce") or {}
