@@ -21,6 +21,7 @@ import re
 import stat
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -169,7 +170,8 @@ def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Di
     with tempfile.TemporaryDirectory(prefix="hpcdoctor-cluster-") as tmp:
         local, out = Path(tmp) / "local.json", Path(tmp) / "gathered.json"
         argv = [python, str(payload), "--report", str(local), "--out", str(out),
-                "--timeout", str(args.cluster_timeout), "--local-count", str(count)]
+                "--timeout", str(args.cluster_timeout), "--local-count", str(count),
+                "--since", str(time.time() - args.cluster_timeout)]
         if folder is not None:
             argv += ["--local-dir", str(folder)]
         if args.bench:

@@ -107,3 +107,21 @@ def test_rank_placement_threads_over_cpus_and_a_remote_gpu_are_named():
     ranks["1"] = {"cpus": "8-15", "leader": 0, "env": {"CUDA_VISIBLE_DEVICES": "1", "OMP_NUM_THREADS": "8"}}
     result = cluster.analyse({"world_size": 2, "missing": [], "nodes": {"0": node}, "ranks": ranks})
     assert result["rank_problems"] == [] and result["shared_cpus"] == []
+
+
+def test_the_leader_forwards_fresh_rank_files_only_and_bounded(tmp_path):
+    import json
+    import os
+    import time
+
+    from hpcdoctor.payload.cluster_probe import MAX_RANK_FILE, read_local
+
+    (tmp_path / "rank-1.json").write_text(json.dumps({"cpus": "0"}))
+    (tmp_path / "rank-2.json").write_text(json.dumps({"cpus": "1"}))
+    (tmp_path / "rank-3.json").write_text("{" + " " * MAX_RANK_FILE + "}")
+    (tmp_path / "rank-4.json").symlink_to(tmp_path / "rank-1.json")
+    old = time.time() - 3600
+    os.utime(tmp_path / "rank-2.json", (old, old))  # left by an earlier run on the same port
+    found = read_local(str(tmp_path), done={0}, since=time.time() - 60)
+    assert found == {1: {"cpus": "0"}}
+    assert not list(tmp_path.glob("rank-[23].json"))  # the stale and the oversized are dropped

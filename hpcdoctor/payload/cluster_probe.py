@@ -86,8 +86,9 @@ def post(store, key, job, doc):
     return len(body)
 
 
-def read_local(folder, done):
-    """Rank reports that the node's other ranks left in the node folder, not yet forwarded."""
+def read_local(folder, done, since=0.0):
+    """Rank reports that the node's other ranks left in the node folder, not yet forwarded; files
+    older than ``since`` are a previous run's (same port, no job id) and are dropped."""
     found = {}
     try:
         names = os.listdir(folder)
@@ -101,16 +102,17 @@ def read_local(folder, done):
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
             with os.fdopen(fd, "rb") as fh:
+                fresh = os.fstat(fh.fileno()).st_mtime >= since
                 data = fh.read(MAX_RANK_FILE + 1)
-            info = json.loads(data.decode("utf-8")) if len(data) <= MAX_RANK_FILE else None
+            info = json.loads(data.decode("utf-8")) if fresh and len(data) <= MAX_RANK_FILE else None
         except (OSError, ValueError):
             continue
         if isinstance(info, dict):
             found[int(m.group(1))] = info
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
     return found
 
 
@@ -279,6 +281,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--local-dir")
     ap.add_argument("--local-count", type=int, default=0, help="ranks on this node, 0 when unknown")
+    ap.add_argument("--since", type=float, default=0.0, help="ignore rank files older than this (epoch s)")
     ap.add_argument("--bench", choices=("quick", "full"))
     ap.add_argument("--bench-budget", type=float, default=30.0)
     args = ap.parse_args()
@@ -302,7 +305,7 @@ def main():
     local_done = not args.local_dir or args.local_count == 1
     while time.monotonic() < deadline:
         if args.local_dir and not local_done:
-            batch = read_local(args.local_dir, forwarded)
+            batch = read_local(args.local_dir, forwarded, args.since)
             if batch:
                 forwarded.update(batch)
                 post(store, key, job, {"from": rank, "ranks": {str(r): v for r, v in batch.items()}})
