@@ -8,6 +8,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import MissingFact
 
 
 def _th() -> Dict[str, Any]:
@@ -30,10 +31,14 @@ def node_link(net: Any) -> Optional[Tuple[float, str]]:
     return None
 
 
-def _expected(f) -> Optional[Tuple[float, str]]:
+def _expected(f, required: bool = False) -> Optional[Tuple[float, str]]:
     """The slowest node's NIC in GB/s, and the sentence saying where it came from."""
     links = {h: node_link(n) for h, n in (f.get("cluster.network") or {}).items()}
     if not links or any(v is None for v in links.values()):
+        if required:
+            without = sorted(h for h, v in links.items() if v is None)
+            raise MissingFact("cluster.network", "no active InfiniBand/RoCE port or Slingshot NIC reported by "
+                                                 + (", ".join(without[:5]) or "any node") + ": no rate to expect")
         return None
     host, (gbps, what) = min(links.items(), key=lambda kv: kv[1][0])
     return gbps / 8, f"{what} on {host}, as the nodes report their network"
@@ -66,9 +71,7 @@ def cluster_allreduce_low(f):
     rows = ar.get("results") or []
     if not rows:
         return
-    exp = _expected(f)
-    if exp is None:
-        return
+    exp = _expected(f, required=True)
     frac = _th()["allreduce_fraction"]
     last = rows[-1]
     if last["busbw_gbs"] < exp[0] * frac:

@@ -180,3 +180,5 @@ def test_links_pass_with_gloo_names_the_slowed_node(tmp_path):
     slow = sorted(f["subject"] for f in result["link_findings"] if f["symbol"] == "cluster-link-slow")
     assert slow == ["node-b <-> node-c", "node-c <-> node-d"]
     assert "every slow pair includes node-c" in result["link_findings"][0]["message"]
+    # the replayed VM has no RDMA port: the all-reduce is shown but not judged, and the report says so
+    assert [s["symbol"] for s in result["link_unjudged"]] == ["cluster-allreduce-low"]

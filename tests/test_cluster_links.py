@@ -49,9 +49,12 @@ def test_slingshot_nic_is_the_expectation_when_no_rdma_port_is_active():
     assert "Slingshot-11" in f.message and f.evidence["expected_gbs"] == 12.5
 
 
-def test_no_network_figure_is_no_verdict_rather_than_a_pass_on_a_guess():
+def test_no_network_figure_is_not_judged_and_says_why_rather_than_passing():
+    from rulekit import run_rule
+
     net = {"rdma_ports": [], "cxi_devices": []}
-    assert not fired("cluster-allreduce-low", _gathered(0.01, _ring(), net))
+    findings, skipped = run_rule("cluster-allreduce-low", _gathered(0.01, _ring(), net))
+    assert not findings and "no active InfiniBand/RoCE port or Slingshot NIC reported by n1" in skipped[0]["reason"]
 
 
 def test_the_pairs_of_a_slow_node_are_named_and_the_node_with_them():

@@ -146,11 +146,11 @@ def _links(gathered: Dict[str, Any], host_of: Dict[str, str]) -> Dict[str, Any]:
     return out
 
 
-def cluster_findings(facts: Dict[str, Any]) -> List[Dict[str, Any]]:
-    """The cluster rules (CLU*) over the facts only rank 0 has."""
+def cluster_findings(facts: Dict[str, Any]) -> Tuple[List[Dict[str, Any]], List[Dict[str, str]]]:
+    """The cluster rules (CLU*) over the facts only rank 0 has, and those that could not judge."""
     rules = [r for r in engine.load_rules()[0] if r.code.startswith("CLU")]
-    findings, _ = engine.evaluate(rules, FactView(facts, {}))
-    return [f.to_json() for f in findings]
+    findings, skipped = engine.evaluate(rules, FactView(facts, {}))
+    return [f.to_json() for f in findings], skipped
 
 
 def analyse(gathered: Dict[str, Any]) -> Dict[str, Any]:
@@ -180,13 +180,15 @@ def analyse(gathered: Dict[str, Any]) -> Dict[str, Any]:
                 for (s, c, sym), h in sorted(grouped.items(), key=lambda kv: (SEVERITY_RANK.get(kv[0][0], 99), kv[0][1]))]
     links = _links(gathered, host_of) if gathered.get("links") else None
     link_findings: List[Dict[str, Any]] = []
+    link_skipped: List[Dict[str, str]] = []
     if links is not None:
         facts = {"cluster": {"nodes": sorted(nodes), "pairs": links["pairs"], "allreduce": links["allreduce"],
                              "network": {h: (doc.get("facts", {}) or {}).get("network") for h, (_, doc) in nodes.items()}}}
-        link_findings = cluster_findings(facts)
+        link_findings, link_skipped = cluster_findings(facts)
     return {"world_size": gathered.get("world_size"), "nodes": sorted(nodes), "missing_ranks": gathered.get("missing", []),
             "divergent": divergent, "stragglers": stragglers, "findings": findings,
             "shared_cpus": _placement(gathered, host_of), "rank_problems": _rank_problems(gathered, nodes, host_of), "links": links, "link_findings": link_findings,
+            "link_unjudged": link_skipped,
             "node_checked_by": {h: int(r) for h, (r, _) in sorted(nodes.items())},
             "ranks": {str(r): {"node": host_of.get(str(i.get("leader")), i.get("node")), "cpus": i.get("cpus")}
                       for r, i in sorted((gathered.get("ranks") or {}).items(), key=lambda kv: int(kv[0]))},
@@ -239,6 +241,8 @@ def render(result: Dict[str, Any]) -> str:
         lines.append(f"{f['severity']:<7} {f['code']} {f['symbol']}: {_safe(f['message'], 400)}")
         if f.get("fix"):
             lines.append(f"        fix: {_safe(f['fix'], 400)}")
+    for sk in result.get("link_unjudged") or []:
+        lines.append(f"? {sk['code']} {sk['symbol']} not judged: {_safe(sk['reason'], 400)}")
     if result["findings"]:
         lines.append("Findings:")
         for f in result["findings"]:
