@@ -297,6 +297,8 @@ def cluster_step(args: argparse.Namespace) -> int:
     from hpcdoctor import engine
     from hpcdoctor.report import cluster
 
+    if args.format not in ("terminal", "json"):
+        raise UsageError(f"--cluster writes --format terminal or json, not {args.format}")
     try:
         gathered = orchestrate.gather(args, diagnose)
     except orchestrate.ClusterError as exc:

@@ -128,3 +128,26 @@ def test_the_leader_forwards_fresh_rank_files_only_and_bounded(tmp_path):
     found = read_local(str(tmp_path), done={0}, since=time.time() - 60)
     assert found == {1: {"cpus": "0"}}
     assert not list(tmp_path.glob("rank-[23].json"))  # the stale and the oversized are dropped
+
+
+def test_slurm_layout_and_job_keys():
+    from hpcdoctor import cluster as orchestrate
+
+    assert orchestrate.tasks_per_node("2(x3),1") == [2, 2, 2, 1]
+    assert orchestrate.tasks_per_node("4(x2") == []
+    env = {"SLURM_LOCALID": "1", "SLURM_STEP_TASKS_PER_NODE": "2(x3),1", "SLURM_NODEID": "3"}
+    assert orchestrate.local_rank(env) == 1 and orchestrate.local_count(env) == 1
+    assert orchestrate.local_count({"SLURM_TASKS_PER_NODE": "8(x2)", "SLURM_NODEID": "9"}) == 0  # unknown, not a guess
+    job1 = orchestrate.job_identity({"SLURM_JOB_ID": "101", "SLURM_STEP_ID": "0"}, "gpu001", 20101)
+    job2 = orchestrate.job_identity({"SLURM_JOB_ID": "102", "SLURM_STEP_ID": "0"}, "gpu001", 20101)
+    (k1, how1), (k2, _) = orchestrate.job_key({}, job1), orchestrate.job_key({}, job2)
+    assert k1 != k2 and how1 == "derived from the job's identity"
+    k3, how3 = orchestrate.job_key({"HPCDOCTOR_CLUSTER_SECRET": "abc"}, job1)
+    assert k3 not in (k1, k2) and how3 == "HPCDOCTOR_CLUSTER_SECRET" and "abc" not in how3
+
+
+def test_cluster_refuses_a_format_it_does_not_write():
+    from conftest import run_cli
+
+    res = run_cli("check", "--cluster", "--format", "markdown")
+    assert res.returncode == 2 and "--cluster writes --format terminal or json" in res.stderr
