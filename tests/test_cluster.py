@@ -182,3 +182,17 @@ def test_links_pass_with_gloo_names_the_slowed_node(tmp_path):
     assert "every slow pair includes node-c" in result["link_findings"][0]["message"]
     # the replayed VM has no RDMA port: the all-reduce is shown but not judged, and the report says so
     assert [s["symbol"] for s in result["link_unjudged"]] == ["cluster-allreduce-low"]
+
+
+def test_an_absent_follower_is_named_and_the_leader_does_not_wait_past_the_timeout(tmp_path):
+    py = torch_python()
+    port = _port()
+    t0 = time.monotonic()
+    p0 = _rank(0, 3, port, py, "node-a", _node(tmp_path, "cpu-kvm-2core", "node-a"), 0, 3, ("--cluster-timeout", "4"))
+    p2 = _rank(2, 3, port, "/nonexistent", "node-a", None, 2, 3)  # local rank 1 (global 1) never starts
+    out0, err0 = p0.communicate(timeout=60)
+    p2.communicate(timeout=60)
+    assert p0.returncode == 2 and "1 of 3 rank(s) never reported" in err0
+    result = json.loads(out0)
+    assert result["missing_ranks"] == [1] and sorted(result["ranks"]) == ["0", "2"]
+    assert time.monotonic() - t0 < 30
