@@ -387,9 +387,9 @@ def cmd_env(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from hpcdoctor import engine
 
-    doc = diagnose(args)
     if args.cluster:
-        return cluster_step(doc, args)  # rank 0 writes the cluster report, not its node's
+        return cluster_step(args)  # only node leaders check their node; rank 0 writes the report
+    doc = diagnose(args)
     elapsed = doc["elapsed_s"]
     blocking = engine.at_or_above(doc["findings"], args.fail_on)
     text = render(doc, args.format, verbose=args.verbose, elapsed=elapsed) if args.output or args.format != "terminal" else None
@@ -439,29 +439,21 @@ def exit_code(doc: Dict[str, Any], blocking: List[Dict[str, Any]], fail_on: str)
     return EXIT_OK
 
 
-def cluster_step(doc: Dict[str, Any], args: argparse.Namespace) -> int:
-    """Post this rank's report; on rank 0, print the cluster report (exit 2 if ranks are missing)."""
+def cluster_step(args: argparse.Namespace) -> int:
+    """This rank's part of a cluster check; on rank 0, the cluster report (exit 2 if ranks are
+    missing or posts were rejected)."""
+    from hpcdoctor import cluster as orchestrate
     from hpcdoctor import engine
-    from hpcdoctor.checks.torch_stack import target_python
     from hpcdoctor.report import cluster
-    from hpcdoctor.runner import Options
-    from hpcdoctor.sysroot import run_process
 
-    python = target_python(Options(python=args.python))
-    if python is None:
-        raise UsageError("--cluster needs a python3 with torch (pass --python)")
-    payload = Path(__file__).resolve().parent / "payload" / "cluster_probe.py"
-    with tempfile.TemporaryDirectory(prefix="hpcdoctor-cluster-") as tmp:
-        local, out = Path(tmp) / "local.json", Path(tmp) / "gathered.json"
-        local.write_text(json.dumps(doc, default=str))
-        res = run_process([python, str(payload), "--report", str(local), "--out", str(out),
-                           "--timeout", str(args.cluster_timeout)], timeout=args.cluster_timeout + 30)
-        if res.rc != 0:
-            tail = (res.stderr.strip().splitlines() or ["no output"])[-1]
-            raise UsageError(f"cluster gathering failed: {tail}")
-        if not out.exists():
-            return EXIT_OK  # not rank 0: rank 0 prints the report
-        gathered = json.loads(out.read_text())
+    if args.format not in ("terminal", "json"):
+        raise UsageError(f"--cluster writes --format terminal or json, not {args.format}")
+    try:
+        gathered = orchestrate.gather(args, diagnose)
+    except orchestrate.ClusterError as exc:
+        raise UsageError(str(exc)) from None
+    if gathered is None:
+        return EXIT_OK  # not rank 0: rank 0 prints the report
     result = cluster.analyse(gathered)
     if args.format == "json":
         text = strict_json(result, indent=2) + "\n"
@@ -470,8 +462,11 @@ def cluster_step(doc: Dict[str, Any], args: argparse.Namespace) -> int:
     if args.output:
         _write_output(args.output, text)
     sys.stdout.write(text)
-    if result["missing_ranks"]:
-        _err(f"{len(result['missing_ranks'])} of {result['world_size']} rank(s) never reported; the report is partial")
+    if result["missing_ranks"] or result["rejected_posts"]:
+        if result["missing_ranks"]:
+            _err(f"{len(result['missing_ranks'])} of {result['world_size']} rank(s) never reported; the report is partial")
+        if result["rejected_posts"]:
+            _err(f"{len(result['rejected_posts'])} post(s) to the cluster store were rejected (not signed with this job's key)")
         return EXIT_ERROR
     bad = engine.at_or_above(result["findings"], args.fail_on)
     return EXIT_FINDINGS if bad or result["divergent"] else EXIT_OK

@@ -83,3 +83,116 @@ def test_straggler_and_grouping_analysis():
     assert [s["node"] for s in r["stragglers"]] == ["n3"]
     assert r["findings"] == [{"severity": "warning", "code": "GPU006", "symbol": "gpu006", "nodes": ["n1", "n3"]}]
     assert "Straggler: n3" in cluster.render(r)
+
+
+def _rank(rank, world, port, py, node, source=None, local=0, per_node=1, extra=(), env_extra=None):
+    """One rank as srun/torchrun starts it; `node` is its host name for the node-local channel
+    (a test-only override) and `source` the snapshot its leader replays."""
+    env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+               LOCAL_RANK=str(local), LOCAL_WORLD_SIZE=str(per_node), HPCDOCTOR_TESTING="1", HPCDOCTOR_TEST_NODE=node,
+               GLOO_SOCKET_IFNAME="lo",  # gloo would otherwise bind to the address the host name resolves to
+               **(env_extra or {}))
+    argv = [sys.executable, "-m", "hpcdoctor", "check", "--cluster", "--python", py, "--format", "json", *extra]
+    if source:
+        argv += ["--from", source]
+    return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_two_nodes_of_two_ranks_started_in_reverse_one_check_per_node(tmp_path):
+    py = torch_python()
+    port = _port()
+    src = {"node-a": _node(tmp_path, "cpu-kvm-2core", "node-a"), "node-b": _node(tmp_path, "cpu-kvm-2core", "node-b")}
+    layout = [(0, "node-a", 0), (1, "node-a", 1), (2, "node-b", 0), (3, "node-b", 1)]
+    procs = {}
+    for rank, node, local in reversed(layout):
+        # the followers get a python without torch: they must never need it
+        procs[rank] = _rank(rank, 4, port, py if local == 0 else "/nonexistent/python3", node,
+                            src[node] if local == 0 else None, local, 2)
+        time.sleep(0.2)
+    outs = {r: p.communicate(timeout=120) for r, p in procs.items()}
+    assert all(p.returncode in (0, 1) for p in procs.values()), {r: o[1][-300:] for r, o in outs.items()}
+    assert all(outs[r][0] == "" for r in (1, 2, 3))
+    result = json.loads(outs[0][0])
+    assert result["missing_ranks"] == [] and result["rejected_posts"] == []
+    assert result["node_checked_by"] == {"node-a": 0, "node-b": 2}  # the followers checked nothing
+    assert {r: v["node"] for r, v in result["ranks"].items()} == {"0": "node-a", "1": "node-a", "2": "node-b", "3": "node-b"}
+    assert result["auth"] == "derived from the job's identity"
+
+
+def test_a_slow_follower_is_waited_for(tmp_path):
+    py = torch_python()
+    port = _port()
+    p0 = _rank(0, 2, port, py, "node-a", _node(tmp_path, "cpu-kvm-2core", "node-a"), 0, 2, ("--cluster-timeout", "30"))
+    time.sleep(3)
+    p1 = _rank(1, 2, port, "/nonexistent", "node-a", None, 1, 2)
+    out0, err0 = p0.communicate(timeout=60)
+    p1.communicate(timeout=60)
+    assert p0.returncode in (0, 1), err0
+    assert json.loads(out0)["missing_ranks"] == []
+
+
+FOREIGN = r"""
+import datetime, hashlib, hmac, json, sys
+from torch.distributed import TCPStore
+s = TCPStore("127.0.0.1", int(sys.argv[1]), 1, False, timeout=datetime.timedelta(seconds=20))
+body = json.dumps({"job": "x", "from": 1, "node": {"facts": {"system": {"hostname": "intruder"}}},
+                   "ranks": {"1": {"cpus": "0"}}}).encode()
+for payload in (body, hmac.new(b"guess", body, hashlib.sha256).hexdigest().encode() + body):
+    s.set("hpcdoctor/post/%d" % s.add("hpcdoctor/posts", 1), payload)
+"""
+
+
+def test_a_foreign_post_is_rejected_and_reported_and_the_real_rank_still_counts(tmp_path):
+    py = torch_python()
+    port = _port()
+    env = {"HPCDOCTOR_CLUSTER_SECRET": "s3cret-for-this-job"}
+    p0 = _rank(0, 2, port, py, "node-a", _node(tmp_path, "cpu-kvm-2core", "node-a"), 0, 1,
+               ("--cluster-timeout", "20", "--format", "terminal"), env)
+    time.sleep(2)
+    subprocess.run([py, "-c", FOREIGN, str(port)], check=True, timeout=60, capture_output=True)
+    p1 = _rank(1, 2, port, py, "node-b", _node(tmp_path, "cpu-kvm-2core", "node-b"), 0, 1, (), env)
+    out0, err0 = p0.communicate(timeout=90)
+    p1.communicate(timeout=90)
+    assert p0.returncode == 2 and "rejected" in err0
+    assert "2 bad or missing signature" in out0 and "intruder" not in out0
+    assert "2 node(s), 2 rank(s)" in out0 and "never reported" not in out0
+    assert "s3cret" not in out0 + err0 and "posts signed with a per-job key (HPCDOCTOR_CLUSTER_SECRET)" in out0
+
+
+def test_links_pass_with_gloo_names_the_slowed_node(tmp_path):
+    py = torch_python()
+    port = _port()
+    hosts = ["node-a", "node-b", "node-c", "node-d"]
+    procs = []
+    for rank, host in enumerate(hosts):
+        slow = {"HPCDOCTOR_TEST_SLOW_S": "0.3"} if host == "node-c" else {}
+        procs.append(_rank(rank, 4, port, py, host, _node(tmp_path, "cpu-kvm-2core", host), 0, 1,
+                           ("--bench", "quick", "--cluster-timeout", "60"), slow))
+    outs = [p.communicate(timeout=240) for p in procs]
+    assert all(p.returncode in (0, 1) for p in procs), [o[1][-400:] for o in outs]
+    result = json.loads(outs[0][0])
+    ar = result["links"]["allreduce"]
+    assert ar["backend"] == "gloo" and ar["nodes"] == 4
+    for row in ar["results"]:
+        assert abs(row["busbw_gbs"] - row["algbw_gbs"] * 2 * 3 / 4) < 1e-9
+    pairs = {(p["a"], p["b"]) for p in result["links"]["pairs"]}
+    assert pairs == {("node-a", "node-b"), ("node-b", "node-c"), ("node-c", "node-d"), ("node-d", "node-a")}
+    slow = sorted(f["subject"] for f in result["link_findings"] if f["symbol"] == "cluster-link-slow")
+    assert slow == ["node-b <-> node-c", "node-c <-> node-d"]
+    assert "every slow pair includes node-c" in result["link_findings"][0]["message"]
+    # the replayed VM has no RDMA port: the all-reduce is shown but not judged, and the report says so
+    assert [s["symbol"] for s in result["link_unjudged"]] == ["cluster-allreduce-low"]
+
+
+def test_an_absent_follower_is_named_and_the_leader_does_not_wait_past_the_timeout(tmp_path):
+    py = torch_python()
+    port = _port()
+    t0 = time.monotonic()
+    p0 = _rank(0, 3, port, py, "node-a", _node(tmp_path, "cpu-kvm-2core", "node-a"), 0, 3, ("--cluster-timeout", "4"))
+    p2 = _rank(2, 3, port, "/nonexistent", "node-a", None, 2, 3)  # local rank 1 (global 1) never starts
+    out0, err0 = p0.communicate(timeout=60)
+    p2.communicate(timeout=60)
+    assert p0.returncode == 2 and "1 of 3 rank(s) never reported" in err0
+    result = json.loads(out0)
+    assert result["missing_ranks"] == [1] and sorted(result["ranks"]) == ["0", "2"]
+    assert time.monotonic() - t0 < 30

@@ -1,10 +1,17 @@
-"""hpcdoctor cluster payload: gathers every rank's report on rank 0 through torch.distributed's
-TCPStore. Runs inside the *target* interpreter (standard library and torch).
+"""hpcdoctor cluster payload: node leaders post their node's report to rank 0 through
+torch.distributed's TCPStore. Runs inside the *target* interpreter (standard library and torch).
 
-Each rank posts its report under its own key; rank 0 hosts the store and collects the keys that
-arrive before the timeout, so a rank that never comes gives a partial result, not a hang.
+Only one rank per node runs this (the node leader, local rank 0). The node's other ranks leave
+their small rank reports in a node-local folder (``--local-dir``, private to the user); the leader
+forwards them, so a node costs one torch import and one node check whatever its rank count.
 
-    cluster_probe.py --report LOCAL.json --out GATHERED.json [--timeout S]
+Every post is signed with HMAC-SHA256 under the job's key (``HPCDOCTOR_CLUSTER_KEY`` in the
+environment, never on the command line); rank 0 drops and counts posts that fail, are too large,
+or name another job. Posts go under ``hpcdoctor/post/<i>``, ``i`` from an atomic counter, so no
+rank can overwrite another's post.
+
+    cluster_probe.py --report LOCAL.json --out GATHERED.json [--timeout S] [--local-dir D]
+                     [--local-count N] [--bench quick|full] [--bench-budget S]
 
 Rank, world size and rendezvous come from torchrun's variables (RANK, WORLD_SIZE, MASTER_ADDR,
 MASTER_PORT), else from Slurm's (SLURM_PROCID, SLURM_NTASKS, the first host of the node list).
@@ -12,14 +19,21 @@ MASTER_PORT), else from Slurm's (SLURM_PROCID, SLURM_NTASKS, the first host of t
 
 import argparse
 import datetime
+import hashlib
+import hmac
 import json
 import os
 import re
+import statistics
 import sys
 import time
 
-KEY = "hpcdoctor/report/%d"
+COUNT = "hpcdoctor/posts"
+POST = "hpcdoctor/post/%d"
 DONE = "hpcdoctor/done"
+PLAN = "hpcdoctor/bench-plan"
+MAX_POST = 4 << 20  # a node report is ~40 KB; anything this large is not ours
+MAX_RANK_FILE = 64 << 10
 
 
 def first_host(nodelist):
@@ -33,8 +47,8 @@ def first_host(nodelist):
     return prefix + ranges.split(",")[0].split("-")[0]
 
 
-def rendezvous():
-    env = os.environ
+def rendezvous(env=None):
+    env = os.environ if env is None else env
     rank = env.get("RANK", env.get("SLURM_PROCID"))
     world = env.get("WORLD_SIZE", env.get("SLURM_NTASKS"))
     host = env.get("MASTER_ADDR") or first_host(env.get("SLURM_JOB_NODELIST", env.get("SLURM_NODELIST", "")))
@@ -45,42 +59,297 @@ def rendezvous():
     return int(rank), int(world), host, port
 
 
+def sign(key, body):
+    return hmac.new(key, body, hashlib.sha256).hexdigest().encode("ascii") + body
+
+
+def verify(key, raw, job):
+    """The post's body as a dict, or (None, reason). Size is checked before anything is parsed."""
+    if len(raw) > MAX_POST:
+        return None, "larger than %d bytes" % MAX_POST
+    mac, body = raw[:64], raw[64:]
+    if not hmac.compare_digest(mac, hmac.new(key, body, hashlib.sha256).hexdigest().encode("ascii")):
+        return None, "bad or missing signature"
+    try:
+        doc = json.loads(body.decode("utf-8"))
+    except ValueError:
+        return None, "signed but not JSON"
+    if not isinstance(doc, dict) or doc.get("job") != job:
+        return None, "signed for another job"
+    return doc, None
+
+
+def post(store, key, job, doc):
+    body = json.dumps(dict(doc, job=job), separators=(",", ":")).encode("utf-8")
+    i = store.add(COUNT, 1)
+    store.set(POST % i, sign(key, body))
+    return len(body)
+
+
+def read_local(folder, done, since=0.0):
+    """Rank reports that the node's other ranks left in the node folder, not yet forwarded; files
+    older than ``since`` are a previous run's (same port, no job id) and are dropped."""
+    found = {}
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return found
+    for name in names:
+        m = re.match(r"^rank-(\d+)\.json$", name)
+        if not m or int(m.group(1)) in done:
+            continue
+        path = os.path.join(folder, name)
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as fh:
+                fresh = os.fstat(fh.fileno()).st_mtime >= since
+                data = fh.read(MAX_RANK_FILE + 1)
+            info = json.loads(data.decode("utf-8")) if fresh and len(data) <= MAX_RANK_FILE else None
+        except (OSError, ValueError):
+            continue
+        if isinstance(info, dict):
+            found[int(m.group(1))] = info
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    return found
+
+
+class Collector:
+    """Rank 0's side: read and check every post; a rank counts as arrived once its info is in."""
+
+    def __init__(self, store, key, job, world):
+        self.store, self.key, self.job, self.world = store, key, job, world
+        self.seen = 0
+        self.pending = set()
+        self.nodes = {}  # leader rank -> node report
+        self.ranks = {}  # rank -> rank report
+        self.rejected = []
+        self.bench = {}  # leader rank -> bench result
+        self.post_bytes = []
+
+    def poll(self):
+        top = self.store.add(COUNT, 0)
+        self.pending.update(range(self.seen + 1, top + 1))
+        self.seen = max(self.seen, top)
+        for i in sorted(self.pending):
+            if not self.store.check([POST % i]):
+                continue
+            self.pending.discard(i)
+            raw = self.store.get(POST % i)
+            self.post_bytes.append(len(raw))
+            doc, why = verify(self.key, raw, self.job)
+            if doc is None:
+                self.rejected.append({"post": i, "reason": why})
+                continue
+            sender = doc.get("from")
+            if not isinstance(sender, int) or not 0 <= sender < self.world:
+                self.rejected.append({"post": i, "reason": "no valid sender rank"})
+                continue
+            if isinstance(doc.get("node"), dict):
+                self.nodes[sender] = doc["node"]
+            for r, info in (doc.get("ranks") or {}).items():
+                if str(r).isdecimal() and int(r) < self.world and isinstance(info, dict):
+                    self.ranks[int(r)] = dict(info, leader=sender)
+            if isinstance(doc.get("bench"), dict):
+                self.bench[sender] = doc["bench"]
+
+    def complete(self):
+        return len(self.ranks) == self.world
+
+
+def _pairs(n):
+    """Ring neighbours (i, i+1 mod n) in rounds of disjoint pairs: 2 rounds for even n, 3 for odd,
+    so the pass takes the same time at 4 nodes as at 4,096 and each pair is timed alone."""
+    edges = [(i, (i + 1) % n) for i in range(n if n > 2 else n - 1)]
+    rounds = []
+    while edges:
+        used, this, rest = set(), [], []
+        for a, b in edges:
+            (rest if a in used or b in used else this).append((a, b))
+            if (a, b) in this:
+                used.update((a, b))
+        rounds.append(this)
+        edges = rest
+    return rounds
+
+
+def _test_delay():
+    # A test-only knob that slows this "node" on purpose so that a test can prove it is named.
+    if os.environ.get("HPCDOCTOR_TESTING") == "1":
+        return float(os.environ.get("HPCDOCTOR_TEST_SLOW_S") or 0)
+    return 0.0
+
+
+def links_bench(torch, dist, me, n, tier, budget_end):
+    """All-reduce across the node leaders, then the ring of node pairs, each pair alone."""
+    gpu = torch.cuda.is_available()
+    dev = torch.device("cuda", 0) if gpu else torch.device("cpu")
+    sizes = [1 << 20, 16 << 20, 64 << 20] if gpu else [1 << 20, 4 << 20]
+    if tier == "full":
+        sizes.append(256 << 20 if gpu else 16 << 20)
+    iters = 5
+    out = {"backend": dist.get_backend(), "nodes": n, "allreduce": [], "pairs": []}
+
+    def sync():
+        if gpu:
+            torch.cuda.synchronize()
+
+    for size in sizes:
+        if time.monotonic() > budget_end:
+            out["stopped"] = "budget exhausted"
+            break
+        t = torch.ones(size // 4, dtype=torch.float32, device=dev)
+        dist.all_reduce(t)
+        sync()
+        dist.barrier()
+        start = time.perf_counter()
+        for _ in range(iters):
+            dist.all_reduce(t)
+        sync()
+        took = torch.tensor([time.perf_counter() - start], dtype=torch.float64, device=dev)
+        dist.all_reduce(took, op=dist.ReduceOp.MAX)  # the slowest rank sets the pace, as in nccl-tests
+        sec = took.item() / iters
+        algbw = size / sec / 1e9
+        out["allreduce"].append({"bytes": size, "time_s": sec, "algbw_gbs": algbw,
+                                 "busbw_gbs": algbw * 2 * (n - 1) / n})
+    size = sizes[-1] if gpu else 4 << 20
+    buf = torch.ones(size // 4, dtype=torch.float32, device=dev)
+    delay = _test_delay()
+    for rnd in _pairs(n):
+        dist.barrier()
+        for a, b in rnd:
+            if me not in (a, b):
+                continue
+            peer = b if me == a else a
+            start = time.perf_counter()
+            for _ in range(iters):
+                # a sends then receives, b the reverse: one round trip moves 2 x size over the pair
+                for turn in ((a, b), (b, a)):
+                    if delay and turn[0] == me:
+                        time.sleep(delay)
+                    if turn[0] == me:
+                        dist.send(buf, dst=peer)
+                    else:
+                        dist.recv(buf, src=peer)
+            sync()
+            sec = time.perf_counter() - start
+            if me == a:
+                out["pairs"].append({"a": a, "b": b, "bytes": size, "gbs": 2 * size * iters / sec / 1e9})
+    dist.barrier()
+    return out
+
+
+def run_bench(store, key, job, rank, args, deadline):
+    """A leader's part of the links pass: wait for rank 0's signed plan, join, measure, post."""
+    import torch
+    import torch.distributed as dist
+
+    plan = None
+    while time.monotonic() < deadline:
+        if store.check([PLAN]):
+            plan, why = verify(key, store.get(PLAN), job)
+            break
+        time.sleep(0.1)
+    if not plan or rank not in (plan.get("leaders") or []):
+        return None
+    leaders = plan["leaders"]
+    me, n = leaders.index(rank), len(leaders)
+    if n < 2:
+        return {"skipped": "one node: no link between nodes to measure"}
+    backend = "nccl" if torch.cuda.is_available() else "gloo"
+    # In ROCm builds of torch, RCCL answers to the name "nccl".
+    if backend == "nccl":
+        torch.cuda.set_device(0)  # the first GPU this rank sees; NCCL's barrier needs a current device
+    prefix = dist.PrefixStore("hpcdoctor/bench/%s" % plan.get("round", 0), store)
+    try:
+        dist.init_process_group(backend, store=prefix, rank=me, world_size=n,
+                                timeout=datetime.timedelta(seconds=max(5.0, deadline - time.monotonic())))
+        try:
+            return links_bench(torch, dist, me, n, args.bench, time.monotonic() + args.bench_budget)
+        finally:
+            dist.destroy_process_group()
+    except Exception as exc:  # one failed pass is a finding of its own, never a traceback
+        return {"error": "%s: %s" % (exc.__class__.__name__, str(exc)[:300])}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--report", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--local-dir")
+    ap.add_argument("--local-count", type=int, default=0, help="ranks on this node, 0 when unknown")
+    ap.add_argument("--since", type=float, default=0.0, help="ignore rank files older than this (epoch s)")
+    ap.add_argument("--bench", choices=("quick", "full"))
+    ap.add_argument("--bench-budget", type=float, default=30.0)
     args = ap.parse_args()
     rank, world, host, port = rendezvous()
+    key = bytes.fromhex(os.environ.get("HPCDOCTOR_CLUSTER_KEY", ""))
+    job = os.environ.get("HPCDOCTOR_CLUSTER_JOB", "")
+    if not key:
+        raise SystemExit("hpcdoctor cluster: no job key in the environment")
     from torch.distributed import TCPStore
 
     with open(args.report) as fh:
-        mine = fh.read()
+        mine = json.load(fh)
     deadline = time.monotonic() + args.timeout
     store = TCPStore(host, port, world, rank == 0, timeout=datetime.timedelta(seconds=args.timeout),
                      wait_for_workers=False)
-    store.set(KEY % rank, mine)
-    if rank != 0:
-        # Stay until rank 0 has read everything: the store lives in rank 0's process.
-        try:
-            store.wait([DONE], datetime.timedelta(seconds=max(1.0, deadline - time.monotonic())))
-        except Exception:
-            pass
-        return
-    arrived = {}
+    collector = Collector(store, key, job, world) if rank == 0 else None
+    t0 = time.perf_counter()
+    size = post(store, key, job, {"from": rank, "node": mine["node"], "ranks": {str(rank): mine["rank"]}})
+    timing = {"node_post_bytes": size, "node_post_s": time.perf_counter() - t0}
+    forwarded = {rank}
+    local_done = not args.local_dir or args.local_count == 1
     while time.monotonic() < deadline:
-        for r in range(world):
-            if r not in arrived and store.check([KEY % r]):
-                arrived[r] = json.loads(store.get(KEY % r).decode("utf-8"))
-        if len(arrived) == world:
+        if args.local_dir and not local_done:
+            batch = read_local(args.local_dir, forwarded, args.since)
+            if batch:
+                forwarded.update(batch)
+                post(store, key, job, {"from": rank, "ranks": {str(r): v for r, v in batch.items()}})
+            local_done = args.local_count > 0 and len(forwarded) >= args.local_count
+        if collector is not None:
+            collector.poll()
+            if collector.complete():
+                break
+        elif local_done or store.check([DONE]):
             break
-        time.sleep(0.2)
+        time.sleep(0.05)
+    bench_deadline = deadline + (args.bench_budget + 10 if args.bench else 0)
+    if collector is None:
+        if args.bench:
+            result = run_bench(store, key, job, rank, args, bench_deadline)
+            if result is not None:
+                post(store, key, job, {"from": rank, "bench": result})
+        # Stay until rank 0 has read everything: the store lives in rank 0's process.
+        while time.monotonic() < bench_deadline and not store.check([DONE]):
+            time.sleep(0.1)
+        return
+    links = None
+    if args.bench:
+        leaders = sorted(collector.nodes)
+        store.set(PLAN, sign(key, json.dumps({"job": job, "leaders": leaders}).encode("utf-8")))
+        own = run_bench(store, key, job, 0, args, bench_deadline)
+        if own is not None:
+            collector.bench[0] = own
+        while time.monotonic() < bench_deadline and len(collector.bench) < len(leaders):
+            collector.poll()
+            time.sleep(0.05)
+        links = {"leaders": leaders, "results": {str(r): v for r, v in sorted(collector.bench.items())}}
     store.set(DONE, "1")
-    out = {"world_size": world, "arrived": sorted(arrived), "missing": [r for r in range(world) if r not in arrived],
-           "reports": {str(r): doc for r, doc in sorted(arrived.items())}}
+    out = {"world_size": world, "arrived": sorted(collector.ranks),
+           "missing": [r for r in range(world) if r not in collector.ranks],
+           "nodes": {str(r): doc for r, doc in sorted(collector.nodes.items())},
+           "ranks": {str(r): info for r, info in sorted(collector.ranks.items())},
+           "rejected": collector.rejected, "links": links,
+           "store": dict(timing, posts_read=len(collector.post_bytes),
+                         bytes_read=sum(collector.post_bytes),
+                         median_post_bytes=statistics.median(collector.post_bytes) if collector.post_bytes else 0)}
     with open(args.out, "w") as fh:
         json.dump(out, fh)
-    time.sleep(0.5)  # let the others see DONE before the store goes away
+    time.sleep(0.3)  # let the others see DONE before the store goes away
 
 
 if __name__ == "__main__":

@@ -7,13 +7,15 @@ per-node findings grouped so that one problem on twenty nodes reads as one line.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
-from hpcdoctor import knowledge
+from hpcdoctor import engine, knowledge
 from hpcdoctor.engine import SEVERITY_RANK
 from hpcdoctor.facts import FactView
+from hpcdoctor.parse.cpulist import ListFormatError, parse_cpulist
 
 UNIFORM = [
     ("NVIDIA driver", lambda f: f.get("nvidia.driver_version")),
@@ -29,7 +31,9 @@ UNIFORM = [
 
 
 def _host(doc: Dict[str, Any], rank: str) -> str:
-    return str((doc.get("facts", {}).get("system") or {}).get("hostname") or f"rank {rank}")
+    facts = doc.get("facts") if isinstance(doc.get("facts"), dict) else {}
+    system = facts.get("system") if isinstance(facts.get("system"), dict) else {}
+    return str(system.get("hostname") or f"rank {rank}")[:256]
 
 
 def _best_gemm(doc: Dict[str, Any]) -> Any:
@@ -42,22 +46,126 @@ def _best_gemm(doc: Dict[str, Any]) -> Any:
     return min(values) if values else None
 
 
-def analyse(gathered: Dict[str, Any]) -> Dict[str, Any]:
-    reports = gathered.get("reports", {})
-    # One entry per node: ranks of one node agree on node facts, and the first stands for them.
+def _nodes(gathered: Dict[str, Any]) -> Dict[str, Tuple[str, Dict[str, Any]]]:
+    """One entry per host: ranks of one node agree on node facts, and the first stands for them."""
+    reports = gathered.get("nodes") or gathered.get("reports") or {}
     nodes: Dict[str, Tuple[str, Dict[str, Any]]] = {}
     for rank, doc in sorted(reports.items(), key=lambda kv: int(kv[0])):
-        nodes.setdefault(_host(doc, rank), (rank, doc))
+        if isinstance(doc, dict):
+            nodes.setdefault(_host(doc, rank), (rank, _shape(doc)))
+    return nodes
+
+
+def _shape(doc: Dict[str, Any]) -> Dict[str, Any]:
+    """Another node's report as far as the analysis reads it: the expected types, or nothing."""
+    facts = doc.get("facts") if isinstance(doc.get("facts"), dict) else {}
+    unknown = doc.get("unknown") if isinstance(doc.get("unknown"), dict) else {}
+    findings = [f for f in doc.get("findings") or [] if isinstance(f, dict)] if isinstance(doc.get("findings"), list) else []
+    return {"facts": facts, "unknown": unknown, "findings": findings}
+
+
+def _value(get: Any, doc: Dict[str, Any]) -> Any:
+    try:
+        return get(FactView(doc["facts"], doc["unknown"]))
+    except Exception:  # a malformed report from another rank is a missing value, not a crash
+        return None
+
+
+def _cpus(text: Any) -> Optional[set]:
+    # Another rank's text: bounded before it is expanded, so "0-4000000000" costs nothing.
+    if not isinstance(text, str) or len(text) > 4096 or any(int(n) >= 1 << 16 for n in re.findall(r"\d+", text)):
+        return None
+    try:
+        return set(parse_cpulist(text))
+    except ListFormatError:
+        return None
+
+
+def _rank_problems(gathered: Dict[str, Any], nodes: Dict[str, Tuple[str, Dict[str, Any]]],
+                   host_of: Dict[str, str]) -> List[Dict[str, Any]]:
+    """Per rank: more OpenMP threads than allowed CPUs, and visible GPUs attached to CPUs the rank
+    may not run on (its node's GPU list, from the leader's check, gives each GPU's local CPUs)."""
+    problems = []
+    for r, info in sorted((gathered.get("ranks") or {}).items(), key=lambda kv: int(kv[0])):
+        cpus = _cpus(info.get("cpus"))
+        env = info.get("env") if isinstance(info.get("env"), dict) else {}
+        host = host_of.get(str(info.get("leader")), str(info.get("node")))
+        if cpus is None:
+            continue
+        threads = str(env.get("OMP_NUM_THREADS") or "")
+        if threads.isdecimal() and int(threads) > len(cpus):
+            problems.append({"rank": int(r), "node": host, "what": f"OMP_NUM_THREADS={threads} on {len(cpus)} allowed CPU(s)"})
+        visible = str(env.get("CUDA_VISIBLE_DEVICES") or env.get("ROCR_VISIBLE_DEVICES") or env.get("HIP_VISIBLE_DEVICES") or "")
+        gpus = _value(lambda f: f.gpus(), nodes[host][1]) if host in nodes else None
+        for idx in [int(x) for x in visible.split(",") if x.strip().isdecimal()][:64]:
+            g = next((g for g in gpus or [] if isinstance(g, dict) and g.get("index") == idx), None)
+            local = _cpus(g.get("local_cpus")) if g and isinstance(g.get("local_cpus"), str) else (
+                set(g["local_cpus"]) if g and isinstance(g.get("local_cpus"), list) and len(g["local_cpus"]) < 1 << 16 else None)
+            if local and not (local & cpus):
+                problems.append({"rank": int(r), "node": host, "what": f"GPU {idx} is attached to CPUs this rank may not use"})
+    return problems
+
+
+def _placement(gathered: Dict[str, Any], host_of: Dict[str, str]) -> List[Dict[str, Any]]:
+    """Ranks of one node allowed on the same CPUs: bound to overlapping cores, they compete."""
+    by_node: Dict[str, List[Tuple[int, set]]] = {}
+    for r, info in (gathered.get("ranks") or {}).items():
+        cpu_set = _cpus(info.get("cpus"))
+        if cpu_set is None:
+            continue
+        by_node.setdefault(host_of.get(str(info.get("leader")), str(info.get("node"))), []).append((int(r), cpu_set))
+    shared = []
+    for host, ranks in sorted(by_node.items()):
+        if len(ranks) < 2:
+            continue
+        overlapping = sorted({r for r, c in ranks for q, d in ranks if q != r and c & d})
+        if overlapping:
+            shared.append({"node": host, "ranks": overlapping})
+    return shared
+
+
+def _links(gathered: Dict[str, Any], host_of: Dict[str, str]) -> Dict[str, Any]:
+    links = gathered.get("links") or {}
+    leaders = [str(r) for r in links.get("leaders") or []]
+    results = links.get("results") or {}
+    name = {i: host_of.get(r, f"rank {r}") for i, r in enumerate(leaders)}
+    out: Dict[str, Any] = {"pairs": [], "allreduce": None, "errors": {}}
+    for r, res in results.items():
+        if not isinstance(res, dict):
+            continue
+        if res.get("error") or res.get("skipped"):
+            out["errors"][host_of.get(r, f"rank {r}")] = str(res.get("error") or res.get("skipped"))[:300]
+            continue
+        if r == "0" or out["allreduce"] is None and res.get("allreduce"):
+            out["allreduce"] = {"backend": res.get("backend"), "nodes": res.get("nodes"),
+                                "results": [x for x in res.get("allreduce") or [] if isinstance(x, dict)]}
+        for p in res.get("pairs") or []:
+            if isinstance(p, dict) and isinstance(p.get("gbs"), (int, float)):
+                out["pairs"].append({"a": name.get(p.get("a"), str(p.get("a"))), "b": name.get(p.get("b"), str(p.get("b"))),
+                                     "gbs": p["gbs"], "bytes": p.get("bytes")})
+    return out
+
+
+def cluster_findings(facts: Dict[str, Any]) -> Tuple[List[Dict[str, Any]], List[Dict[str, str]]]:
+    """The cluster rules (CLU*) over the facts only rank 0 has, and those that could not judge."""
+    rules = [r for r in engine.load_rules()[0] if r.code.startswith("CLU")]
+    findings, skipped = engine.evaluate(rules, FactView(facts, {}))
+    return [f.to_json() for f in findings], skipped
+
+
+def analyse(gathered: Dict[str, Any]) -> Dict[str, Any]:
+    nodes = _nodes(gathered)
+    host_of = {rank: host for host, (rank, _) in nodes.items()}
     divergent: List[Dict[str, Any]] = []
     for label, get in UNIFORM:
-        values = {host: get(FactView(doc.get("facts", {}), doc.get("unknown", {}))) for host, (_, doc) in nodes.items()}
+        values = {host: _value(get, doc) for host, (_, doc) in nodes.items()}
         known = {h: v for h, v in values.items() if v is not None}
         if len(set(map(str, known.values()))) <= 1:
             continue
         majority, _ = Counter(map(str, known.values())).most_common(1)[0]
         divergent.append({"fact": label, "majority": majority,
                           "differ": {h: v for h, v in known.items() if str(v) != majority}})
-    gemm = {h: _best_gemm(doc) for h, (_, doc) in nodes.items()}
+    gemm = {h: _value(lambda _f, d=doc: _best_gemm(d), doc) for h, (_, doc) in nodes.items()}
     gemm = {h: v for h, v in gemm.items() if v is not None}
     stragglers = []
     if len(gemm) >= 2:
@@ -67,30 +175,78 @@ def analyse(gathered: Dict[str, Any]) -> Dict[str, Any]:
     grouped: Dict[Tuple[str, str, str], List[str]] = {}
     for host, (_, doc) in nodes.items():
         for f in doc.get("findings", []):
-            grouped.setdefault((f["severity"], f["code"], f["symbol"]), []).append(host)
+            grouped.setdefault((str(f.get("severity")), str(f.get("code")), str(f.get("symbol"))), []).append(host)
     findings = [{"severity": s, "code": c, "symbol": sym, "nodes": sorted(h)}
-                for (s, c, sym), h in sorted(grouped.items(), key=lambda kv: (SEVERITY_RANK[kv[0][0]], kv[0][1]))]
+                for (s, c, sym), h in sorted(grouped.items(), key=lambda kv: (SEVERITY_RANK.get(kv[0][0], 99), kv[0][1]))]
+    links = _links(gathered, host_of) if gathered.get("links") else None
+    link_findings: List[Dict[str, Any]] = []
+    link_skipped: List[Dict[str, str]] = []
+    if links is not None:
+        facts = {"cluster": {"nodes": sorted(nodes), "pairs": links["pairs"], "allreduce": links["allreduce"],
+                             "network": {h: (doc.get("facts", {}) or {}).get("network") for h, (_, doc) in nodes.items()}}}
+        link_findings, link_skipped = cluster_findings(facts)
     return {"world_size": gathered.get("world_size"), "nodes": sorted(nodes), "missing_ranks": gathered.get("missing", []),
-            "divergent": divergent, "stragglers": stragglers, "findings": findings}
+            "divergent": divergent, "stragglers": stragglers, "findings": findings,
+            "shared_cpus": _placement(gathered, host_of), "rank_problems": _rank_problems(gathered, nodes, host_of), "links": links, "link_findings": link_findings,
+            "link_unjudged": link_skipped,
+            "node_checked_by": {h: int(r) for h, (r, _) in sorted(nodes.items())},
+            "ranks": {str(r): {"node": host_of.get(str(i.get("leader")), i.get("node")), "cpus": i.get("cpus")}
+                      for r, i in sorted((gathered.get("ranks") or {}).items(), key=lambda kv: int(kv[0]))},
+            "rejected_posts": gathered.get("rejected") or [], "auth": gathered.get("auth"),
+            "store": gathered.get("store")}
+
+
+def _safe(value: Any, limit: int = 200) -> str:
+    """A value from another rank, shown as text: control characters escaped, length bounded."""
+    text = str(value)
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def render(result: Dict[str, Any]) -> str:
-    lines = [f"hpcdoctor cluster report: {len(result['nodes'])} node(s), {result['world_size']} rank(s)"]
+    lines = [f"hpcdoctor cluster report: {len(result['nodes'])} node(s), {_safe(result['world_size'])} rank(s)"]
+    if result.get("auth"):
+        lines.append(f"posts signed with a per-job key ({_safe(result['auth'])})")
+    if result.get("rejected_posts"):
+        reasons = Counter(_safe(r.get("reason")) for r in result["rejected_posts"])
+        lines.append("! posts rejected (not this job's, or not signed with its key): "
+                     + ", ".join(f"{n} {why}" for why, n in sorted(reasons.items())))
     if result["missing_ranks"]:
-        lines.append(f"! ranks that never reported: {', '.join(map(str, result['missing_ranks']))} (partial result)")
+        lines.append(f"! ranks that never reported: {', '.join(map(_safe, result['missing_ranks']))} (partial result)")
     if result["divergent"]:
         lines.append("Nodes that differ from the majority:")
         for d in result["divergent"]:
-            others = "; ".join(f"{h}: {v}" for h, v in sorted(d["differ"].items()))
-            lines.append(f"  {d['fact']}: majority {d['majority']} · {others}")
+            others = "; ".join(f"{_safe(h)}: {_safe(v)}" for h, v in sorted(d["differ"].items()))
+            lines.append(f"  {_safe(d['fact'])}: majority {_safe(d['majority'])} · {others}")
     else:
         lines.append("All nodes agree on driver, torch, NCCL, GPUs, CPU and kernel.")
     for s in result["stragglers"]:
-        lines.append(f"Straggler: {s['node']} GEMM {s['tflops']:.1f} TFLOP/s against a median of {s['median']:.1f}")
+        lines.append(f"Straggler: {_safe(s['node'])} GEMM {s['tflops']:.1f} TFLOP/s against a median of {s['median']:.1f}")
+    for s in result.get("shared_cpus") or []:
+        lines.append(f"Ranks sharing CPUs on {_safe(s['node'])}: {', '.join(map(str, s['ranks']))} (check --cpu-bind / --cpus-per-task)")
+    for p in result.get("rank_problems") or []:
+        lines.append(f"Rank {p['rank']} on {_safe(p['node'])}: {_safe(p['what'])}")
+    links = result.get("links")
+    if links:
+        ar = links.get("allreduce") or {}
+        for row in ar.get("results") or []:
+            lines.append(f"All-reduce across {_safe(ar.get('nodes'))} nodes ({_safe(ar.get('backend'))}), "
+                         f"{row['bytes'] >> 10} KiB: algbw {row['algbw_gbs']:.2f} GB/s, busbw {row['busbw_gbs']:.2f} GB/s")
+        for p in links.get("pairs") or []:
+            lines.append(f"  link {_safe(p['a'])} <-> {_safe(p['b'])}: {p['gbs']:.2f} GB/s")
+        for host, why in sorted((links.get("errors") or {}).items()):
+            lines.append(f"! links not measured from {_safe(host)}: {_safe(why)}")
+    for f in result.get("link_findings") or []:
+        lines.append(f"{f['severity']:<7} {f['code']} {f['symbol']}: {_safe(f['message'], 400)}")
+        if f.get("fix"):
+            lines.append(f"        fix: {_safe(f['fix'], 400)}")
+    for sk in result.get("link_unjudged") or []:
+        lines.append(f"? {sk['code']} {sk['symbol']} not judged: {_safe(sk['reason'], 400)}")
     if result["findings"]:
         lines.append("Findings:")
         for f in result["findings"]:
-            nodes = f["nodes"]
+            nodes = [_safe(n, 80) for n in f["nodes"]]
             where = ", ".join(nodes[:6]) + (f" (+{len(nodes) - 6})" if len(nodes) > 6 else "")
-            lines.append(f"  {f['severity']:<7} {f['code']} {f['symbol']}: {len(nodes)} node(s): {where}")
+            lines.append(f"  {_safe(f['severity'], 20):<7} {_safe(f['code'], 20)} {_safe(f['symbol'], 60)}: {len(nodes)} node(s): {where}")
     return "\n".join(lines) + "\n"

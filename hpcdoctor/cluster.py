@@ -1,0 +1,231 @@
+"""``check --cluster``: one node check per node, every rank's placement, rank 0's report.
+
+The node's first local rank (LOCAL_RANK / SLURM_LOCALID 0) is its leader: it checks the node and
+runs the payload that talks to rank 0's TCPStore. The node's other ranks gather only what is
+theirs (allowed CPUs, binding and thread variables, visible GPUs), with no torch and no payload,
+and leave it in a node-local folder that only this user can write, for the leader to forward.
+Without a local rank variable every rank is its own leader (correct, only slower).
+
+Posts are signed with a per-job key: HPCDOCTOR_CLUSTER_SECRET when set, else a hash of the job's
+identity (stops another job's or a stray tool's posts, not a user who can read the job's
+environment; set the secret for that). The key reaches the payload through its environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import stat
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from hpcdoctor.payload.cluster_probe import rendezvous
+
+MAX_RANK_INFO = 16 << 10
+
+
+class ClusterError(Exception):
+    pass
+
+
+def testing(env: Dict[str, str]) -> bool:
+    return env.get("HPCDOCTOR_TESTING") == "1"
+
+
+def node_name(env: Dict[str, str]) -> str:
+    # Tests run several "nodes" on one machine; the override is honoured only under the test flag.
+    if testing(env) and env.get("HPCDOCTOR_TEST_NODE"):
+        return env["HPCDOCTOR_TEST_NODE"]
+    import socket
+
+    return socket.gethostname()
+
+
+def local_rank(env: Dict[str, str]) -> Optional[int]:
+    for name in ("LOCAL_RANK", "SLURM_LOCALID"):
+        if (env.get(name) or "").isdecimal():
+            return int(env[name])
+    return None
+
+
+def tasks_per_node(spec: str) -> List[int]:
+    """Slurm's SLURM_STEP_TASKS_PER_NODE: "2(x3),1" -> [2, 2, 2, 1]."""
+    out: List[int] = []
+    for part in (spec or "").split(","):
+        m = re.fullmatch(r"\s*(\d+)(?:\(x(\d+)\))?\s*", part)
+        if not m:
+            return []
+        out.extend([int(m.group(1))] * int(m.group(2) or 1))
+    return out
+
+
+def local_count(env: Dict[str, str]) -> int:
+    """Ranks on this node, 0 when the launcher does not say (the leader then forwards until done)."""
+    if (env.get("LOCAL_WORLD_SIZE") or "").isdecimal():
+        return int(env["LOCAL_WORLD_SIZE"])
+    per_node = tasks_per_node(env.get("SLURM_STEP_TASKS_PER_NODE") or env.get("SLURM_TASKS_PER_NODE") or "")
+    node = env.get("SLURM_NODEID") or ""
+    if per_node and node.isdecimal() and int(node) < len(per_node):
+        return per_node[int(node)]
+    return 0
+
+
+def job_identity(env: Dict[str, str], master: str, port: int) -> str:
+    parts = [env.get(k, "") for k in ("SLURM_JOB_ID", "SLURM_STEP_ID", "TORCHELASTIC_RUN_ID")]
+    return "\0".join(parts + [master, str(port), str(os.getuid())])
+
+
+def job_key(env: Dict[str, str], identity: str) -> Tuple[bytes, str]:
+    """The signing key and how it was made (the key itself is never printed)."""
+    secret = env.get("HPCDOCTOR_CLUSTER_SECRET")
+    if secret:
+        return hashlib.sha256(b"hpcdoctor-cluster-secret\0" + secret.encode()).digest(), "HPCDOCTOR_CLUSTER_SECRET"
+    return hashlib.sha256(b"hpcdoctor-cluster-job\0" + identity.encode()).digest(), "derived from the job's identity"
+
+
+def local_dir(env: Dict[str, str], identity: str, node: str, create: bool) -> Path:
+    """The node folder where the node's ranks leave their reports: private to this user, refused
+    when someone else made it or can write to it."""
+    tag = hashlib.sha256((identity + "\0" + node).encode()).hexdigest()[:20]
+    path = Path(tempfile.gettempdir()) / f"hpcdoctor-cluster-{os.getuid()}-{tag}"
+    if create:
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise ClusterError(f"cannot create the node folder {path}: {exc.strerror}") from None
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return path
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise ClusterError(f"{path} is not a private folder of this user; refusing to use it")
+    return path
+
+
+def rank_info(facts: Dict[str, Any], env: Dict[str, str], rank: int, node: str) -> Dict[str, Any]:
+    """What is this rank's own: where it may run and what it will start."""
+    from hpcdoctor.parse.cpulist import format_cpulist
+
+    cpus = (facts.get("affinity") or {}).get("allowed_cpus")
+    keep = ("OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES", "SLURM_CPU_BIND", "SLURM_CPU_BIND_LIST",
+            "CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "LOCAL_RANK", "SLURM_LOCALID")
+    return {"rank": rank, "node": node, "cpus": format_cpulist(cpus) if isinstance(cpus, list) else None,
+            "env": {k: env[k][:256] for k in keep if k in env}}
+
+
+def _follower(env: Dict[str, str], rank: int, node: str, identity: str) -> int:
+    from hpcdoctor.checks import affinity
+    from hpcdoctor.facts import flatten_unknowns
+    from hpcdoctor.runner import Options, merge_facts, run_checks
+    from hpcdoctor.sysroot import LiveSysRoot
+
+    # Only what is this rank's own: the node's other facts come once, from its leader.
+    facts, _ = flatten_unknowns(merge_facts(run_checks(LiveSysRoot(), [affinity], Options(budget=5.0))))
+    info = json.dumps(rank_info(facts, env, rank, node)).encode()[:MAX_RANK_INFO]
+    folder = local_dir(env, identity, node, create=True)
+    fd, tmp = tempfile.mkstemp(prefix=".rank-", dir=str(folder))
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(info)
+    os.replace(tmp, folder / f"rank-{rank}.json")  # whole or absent when the leader looks
+    return 0
+
+
+def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """This rank's part; on rank 0 the gathered reports (None on every other rank)."""
+    env = dict(os.environ)
+    try:
+        rank, world, master, port = rendezvous(env)
+    except SystemExit as exc:
+        raise ClusterError(str(exc).replace("hpcdoctor cluster: ", "")) from None
+    except ValueError:
+        raise ClusterError("RANK, WORLD_SIZE and MASTER_PORT must be integers") from None
+    node = node_name(env)
+    identity = job_identity(env, master, port)
+    lr = local_rank(env)
+    if lr is not None and lr > 0 and rank != 0:
+        _follower(env, rank, node, identity)
+        return None
+    from hpcdoctor.checks.torch_stack import target_python
+    from hpcdoctor.runner import Options
+    from hpcdoctor.sysroot import run_process
+
+    python = target_python(Options(python=args.python))
+    if python is None:
+        raise ClusterError("--cluster needs a python3 with torch on the node leaders (pass --python)")
+    key, how = job_key(env, identity)
+    count = local_count(env) if lr is not None else 1
+    folder = local_dir(env, identity, node, create=True) if count != 1 else None
+    payload = Path(__file__).resolve().parent / "payload" / "cluster_probe.py"
+    child_env = dict(env, HPCDOCTOR_CLUSTER_KEY=key.hex(),
+                     HPCDOCTOR_CLUSTER_JOB=hashlib.sha256(identity.encode()).hexdigest()[:32])
+    bench_budget = 20.0 if args.bench == "quick" else 90.0
+    with tempfile.TemporaryDirectory(prefix="hpcdoctor-cluster-") as tmp:
+        local, out = Path(tmp) / "local.json", Path(tmp) / "gathered.json"
+        argv = [python, str(payload), "--report", str(local), "--out", str(out),
+                "--timeout", str(args.cluster_timeout), "--local-count", str(count),
+                "--since", str(time.time() - args.cluster_timeout)]
+        if folder is not None:
+            argv += ["--local-dir", str(folder)]
+        if args.bench:
+            argv += ["--bench", args.bench, "--bench-budget", str(bench_budget)]
+        limit = args.cluster_timeout + (bench_budget + 10 if args.bench else 0) + 30
+        # The payload imports torch and joins the store while this process checks the node; on a
+        # shared filesystem the import alone can take longer than the check.
+        box: Dict[str, Any] = {}
+        worker = threading.Thread(target=lambda: box.update(res=run_process(argv, timeout=limit, env=child_env)),
+                                  name="cluster-payload", daemon=True)
+        if not args.bench:  # a benchmark beside a torch import would measure the import
+            worker.start()
+        try:
+            doc = diagnose(args)
+            mine = {"node": doc, "rank": rank_info(doc.get("facts", {}), env, rank, node)}
+        except BaseException as exc:
+            _hand_over(local, {"abort": f"node check failed: {exc.__class__.__name__}"})
+            if worker.is_alive():
+                worker.join(10)
+            raise
+        _hand_over(local, mine)
+        if args.bench:
+            worker.start()
+        try:
+            worker.join(limit + 5)
+        finally:
+            if folder is not None:
+                _tidy(folder)
+        res = box.get("res")
+        if res is None:
+            raise ClusterError("cluster gathering did not finish")
+        if res.rc != 0:
+            tail = (res.stderr.strip().splitlines() or ["no output"])[-1]
+            raise ClusterError(f"cluster gathering failed: {tail[:300]}")
+        if not out.exists():
+            return None  # a leader other than rank 0: rank 0 prints the report
+        gathered = json.loads(out.read_text())
+    gathered["auth"] = how
+    return gathered
+
+
+def _hand_over(path: Path, doc: Dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(json.dumps(doc, default=str))
+    os.replace(tmp, path)  # the payload sees the whole report or none
+
+
+def _tidy(folder: Path) -> None:
+    for p in folder.glob("*"):
+        try:
+            p.unlink()
+        except OSError:
+            pass
+    try:
+        folder.rmdir()
+    except OSError:
+        pass

@@ -1,0 +1,126 @@
+"""The links between nodes, from ``check --cluster --bench`` (facts under ``cluster``, which only
+rank 0's cluster report has: a single node's check skips these rules)."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, Dict, Optional, Tuple
+
+from hpcdoctor import knowledge
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import MissingFact
+
+
+def _th() -> Dict[str, Any]:
+    return knowledge.load("thresholds")["cluster"]
+
+
+def node_link(net: Any) -> Optional[Tuple[float, str]]:
+    """One NIC's line rate in Gb/s for a node, from what its network check reported, and what it is."""
+    if not isinstance(net, dict):
+        return None
+    active = [p for p in net.get("rdma_ports") or [] if isinstance(p, dict) and p.get("state") == "ACTIVE"
+              and isinstance(p.get("rate_gbps"), (int, float))]
+    if active:
+        best = max(active, key=lambda p: p["rate_gbps"])
+        kind = "RoCE" if str(best.get("link_layer") or "").lower() == "ethernet" else "InfiniBand"
+        return float(best["rate_gbps"]), f"{kind} {best['device']} port {best.get('port')} at {best['rate_gbps']:g} Gb/s"
+    if net.get("cxi_devices"):
+        rate = float(_th()["slingshot_nic_gbps"])
+        return rate, f"Slingshot-11 NIC {net['cxi_devices'][0]} at {rate:g} Gb/s"
+    return None
+
+
+def _expected(f, required: bool = False) -> Optional[Tuple[float, str]]:
+    """The slowest node's NIC in GB/s, and the sentence saying where it came from."""
+    links = {h: node_link(n) for h, n in (f.get("cluster.network") or {}).items()}
+    if not links or any(v is None for v in links.values()):
+        if required:
+            without = sorted(h for h, v in links.items() if v is None)
+            raise MissingFact("cluster.network", "no active InfiniBand/RoCE port or Slingshot NIC reported by "
+                                                 + (", ".join(without[:5]) or "any node") + ": no rate to expect")
+        return None
+    host, (gbps, what) = min(links.items(), key=lambda kv: kv[1][0])
+    return gbps / 8, f"{what} on {host}, as the nodes report their network"
+
+
+@rule("CLU001", "cluster-allreduce-low", "warning", "all-reduce across nodes below the network's rate", impact=8)
+def cluster_allreduce_low(f):
+    """
+    What it detects:
+        The all-reduce across the job's nodes (one rank per node, NCCL/RCCL on GPUs, gloo
+        without) reaching a bus bandwidth (nccl-tests' busbw = algbw x 2(n-1)/n) at its largest
+        size below half of one NIC's line rate, the NIC being the fastest active InfiniBand or
+        RoCE port, or a Slingshot-11 NIC, of the slowest node.
+
+    Why it matters:
+        Gradients cross the network at every step of data-parallel training; a fabric that
+        delivers a fraction of its rate (a port trained down, traffic on TCP instead of RDMA,
+        a congested or mis-routed switch) slows every step of every job that spans these nodes.
+
+    How to fix:
+        Run the job with NCCL_DEBUG=INFO and check that NCCL uses the IB/RoCE or OFI transport
+        (not "NET/Socket"); check ibstat rates on every node; for Slingshot, that the
+        aws-ofi-nccl plugin is on LD_LIBRARY_PATH; give the node list to the administrators.
+
+    References:
+        - https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md
+        - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html
+    """
+    ar = f["cluster.allreduce"]
+    rows = ar.get("results") or []
+    if not rows:
+        return
+    exp = _expected(f, required=True)
+    frac = _th()["allreduce_fraction"]
+    last = rows[-1]
+    if last["busbw_gbs"] < exp[0] * frac:
+        yield Hit(message=f"all-reduce of {last['bytes'] >> 20} MiB over {ar.get('nodes')} nodes ({ar.get('backend')}): "
+                          f"busbw {last['busbw_gbs']:.2f} GB/s, expected at least {exp[0] * frac:.1f} GB/s "
+                          f"({frac:.0%} of {exp[0]:.1f} GB/s: {exp[1]})",
+                  fix="srun --export=ALL,NCCL_DEBUG=INFO <your job> and check that NCCL picks NET/IB or NET/OFI, "
+                      "not NET/Socket; then check ibstat on every node",
+                  evidence={"busbw_gbs": round(last["busbw_gbs"], 3), "expected_gbs": round(exp[0] * frac, 2),
+                            "bytes": last["bytes"], "nodes": ar.get("nodes")})
+
+
+@rule("CLU002", "cluster-link-slow", "warning", "node pairs whose link is slower than the others", impact=8)
+def cluster_link_slow(f):
+    """
+    What it detects:
+        Node pairs of the job whose point-to-point bandwidth, measured one pair at a time around
+        a ring of the nodes, is below half of the median pair. When every slow pair shares one
+        node, that node is named.
+
+    Why it matters:
+        A collective runs at the pace of its slowest link: one bad cable, port or NIC makes the
+        whole allocation as slow as that pair, and an average over all pairs hides it.
+
+    How to fix:
+        Check the named node's ports (ibstat: rate and state; ibqueryerrors or the NIC's error
+        counters), its NCCL transport (NCCL_DEBUG=INFO), and exclude it from the job
+        (sbatch --exclude=NODE) until the administrators have looked at it.
+
+    References:
+        - https://github.com/GoogleCloudPlatform/cluster-health-scanner
+        - https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md
+    """
+    pairs = [p for p in f["cluster.pairs"] if isinstance(p.get("gbs"), (int, float))]
+    if len(pairs) < 3:
+        return  # with two pairs there is no majority to compare with
+    med = statistics.median(p["gbs"] for p in pairs)
+    frac = _th()["link_slow_fraction"]
+    slow = [p for p in pairs if p["gbs"] < med * frac]
+    if not slow:
+        return
+    shared = set.intersection(*({p["a"], p["b"]} for p in slow))
+    culprit = f"; every slow pair includes {sorted(shared)[0]}" if len(shared) == 1 and len(slow) >= 2 else ""
+    exp = _expected(f)
+    against = f"; the network reports {exp[0]:.1f} GB/s ({exp[1]})" if exp else ""
+    for p in slow:
+        yield Hit(message=f"{p['a']} <-> {p['b']}: {p['gbs']:.2f} GB/s against a median pair of {med:.2f} GB/s"
+                          f"{culprit}{against}",
+                  subject=f"{p['a']} <-> {p['b']}",
+                  fix=f"sbatch --exclude={sorted(shared)[0] if culprit else p['b']} <your job script>, "
+                      "until ibstat and the NIC's error counters on that node have been checked",
+                  evidence={"gbs": round(p["gbs"], 3), "median_gbs": round(med, 3), "a": p["a"], "b": p["b"]})
