@@ -21,8 +21,9 @@ from hpcdoctor import knowledge
 _SPLIT = re.compile(r"[^A-Z0-9.]+")
 # "80 GB", "80GB", "144G" are one token; NVML and pci.ids write memory sizes all three ways.
 _SIZE = re.compile(r"\b(\d+)\s?G(?:I?B)?\b")
-# Words that name the vendor or the product line, not the model: "NVIDIA Tesla T4" is "T4".
-_NOISE = frozenset({"NVIDIA", "AMD", "ATI", "CORPORATION", "TESLA", "GEFORCE", "RADEON", "INSTINCT", "GPU", "TM", "R"})
+# Words that name the vendor or the product line, not the model: "NVIDIA GeForce RTX 4090" is
+# "RTX 4090". "Tesla" stays: "Tesla M40" (5.2) is not "GRID M40" (5.0).
+_NOISE = frozenset({"NVIDIA", "AMD", "ATI", "CORPORATION", "GEFORCE", "RADEON", "INSTINCT", "GPU", "TM", "R"})
 
 _site: List[Dict[str, Any]] = []
 
