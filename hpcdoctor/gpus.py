@@ -93,6 +93,12 @@ def datasheet(name: Optional[str]) -> Optional[Dict[str, Any]]:
     return found if found and found.get("kind") in ("sku", "site") else None
 
 
+def name_matches(name: Optional[str], names: Sequence[str]) -> bool:
+    """Whether a GPU name matches any of ``names`` by the table's rule (all tokens present)."""
+    have = tokens(name or "")
+    return any(p and p <= have for p in (tokens(n) for n in names))
+
+
 def set_site(entries: Sequence[Dict[str, Any]]) -> None:
     """Use the site config's [[gpu]] entries before the shipped tables (until the next call)."""
     _site[:] = [dict(e) for e in entries]

@@ -156,3 +156,10 @@ def test_site_gpu_entry_overrides_the_shipped_segment(tmp_path):
 def test_site_gpu_mistakes_name_the_file(tmp_path, text, message):
     with pytest.raises(config.ConfigError, match="site.toml:1: .*" + re.escape(message)):
         config.load(_cfg(tmp_path, text))
+
+
+def test_system_recognition_matches_gpu_names_by_tokens(tmp_path):
+    """'RTX A1000 ... 64GB' contains the text 'A100' and '64GB', but it is no Leonardo A100."""
+    g = _leonardo(tmp_path, "2.21.5")
+    g["facts"]["gpus"][0]["name"] = "NVIDIA RTX A1000 64GB"
+    assert recognise(FactView(g["facts"], g["unknown"])) == []
