@@ -144,6 +144,7 @@ def test_names_that_do_not_say_which_gpu_are_unknown(name):
 
 @pytest.mark.parametrize("name,sku", [
     ("NVIDIA GH200 144G HBM3e", "gh200-144gb"), ("NVIDIA GH200 480GB", "gh200"), ("NVIDIA H200 NVL", None),
+    ("NVIDIA H200", "h200"), ("NVIDIA B200", "b200"), ("NVIDIA H100", None),
     ("NVIDIA GB200", None), ("NVIDIA RTX A1000 Laptop GPU", None), ("NVIDIA T400", None),
     ("AMD Instinct MI300X OAM", "mi300x"), ("AMD Instinct MI325X", None),
 ])
