@@ -165,3 +165,15 @@ def test_gh200_144gb_is_hbm3e_at_4_9_tbs():
 ])
 def test_segment(name, segment):
     assert gpus.lookup(name)["segment"] == segment
+
+
+@pytest.mark.parametrize("name,gfx", [
+    # as rocm-smi --json ("Card series"), rocm-smi -a, amd-smi static (MARKET_NAME) write them in the recordings
+    ("Arcturus GL-XL [Instinct MI100]", "gfx908"), ("AMD Instinct MI300X", "gfx942"), ("MI300A", "gfx942"),
+    ("AMD Instinct MI300X OAM", "gfx942"), ("AMD Instinct MI250X", "gfx90a"),
+    # ROCm's GPU specifications page (rocm.docs.amd.com/en/latest/reference/gpu-specs.html, read 2026-11-22)
+    ("AMD Instinct MI325X", "gfx942"), ("AMD Instinct MI355X", "gfx950"), ("AMD Instinct MI350X", "gfx950"),
+    ("AMD Instinct MI210", "gfx90a"),
+])
+def test_real_amd_names_resolve_to_their_gfx(name, gfx):
+    assert gpus.lookup(name)["gfx"] == gfx
