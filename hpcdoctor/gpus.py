@@ -13,6 +13,7 @@ A site adds or overrides GPUs with ``[[gpu]]`` entries in its config (``set_site
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
@@ -25,7 +26,8 @@ _SIZE = re.compile(r"\b(\d+)\s?G(?:I?B)?\b")
 # "RTX 4090". "Tesla" stays: "Tesla M40" (5.2) is not "GRID M40" (5.0).
 _NOISE = frozenset({"NVIDIA", "AMD", "ATI", "CORPORATION", "GEFORCE", "RADEON", "INSTINCT", "GPU", "TM", "R"})
 
-_site: List[Dict[str, Any]] = []
+_site: List[Tuple[str, Dict[str, Any], List[FrozenSet[str]]]] = []
+_answers: Dict[str, Optional[Dict[str, Any]]] = {}
 
 
 def tokens(name: str) -> FrozenSet[str]:
@@ -33,17 +35,20 @@ def tokens(name: str) -> FrozenSet[str]:
     return frozenset(t.strip(".") for t in _SPLIT.split(text) if t.strip(".") and t.strip(".") not in _NOISE)
 
 
-def _entries() -> List[Tuple[str, Dict[str, Any]]]:
+@functools.lru_cache(maxsize=None)
+def _table() -> Tuple[Tuple[str, Dict[str, Any], List[FrozenSet[str]]], ...]:
+    """The shipped entries with their names already split: a GPU is looked up by every rule."""
     data = knowledge.load("gpus")
-    return [("sku", e) for e in data.get("sku", [])] + [("model", e) for e in data.get("model", [])]
+    return tuple((kind, e, _patterns(e)) for kind in ("sku", "model") for e in data.get(kind, []))
 
 
 def _patterns(entry: Dict[str, Any]) -> List[FrozenSet[str]]:
     return [p for p in (tokens(n) for n in entry.get("names", [])) if p]
 
 
-def _best(candidates: Sequence[Tuple[str, Dict[str, Any]]], have: FrozenSet[str]) -> Optional[Dict[str, Any]]:
-    hits = [(kind, e, p) for kind, e in candidates for p in _patterns(e) if p <= have]
+def _best(candidates: Sequence[Tuple[str, Dict[str, Any], List[FrozenSet[str]]]],
+          have: FrozenSet[str]) -> Optional[Dict[str, Any]]:
+    hits = [(kind, e, p) for kind, e, patterns in candidates for p in patterns if p <= have]
     # A match yields to one whose tokens strictly contain its own: the more specific name.
     kept = [h for h in hits if not any(h[2] < other[2] for other in hits)]
     entries = {id(e): (kind, e) for kind, e, _ in kept}
@@ -70,14 +75,15 @@ def lookup(name: Optional[str]) -> Optional[Dict[str, Any]]:
     The result carries ``id``, ``kind`` ("sku": with datasheet figures; "model": name, compute
     capability and segment only; "site": from the site config; "ambiguous": several entries that
     agree on ``cc``/``gfx``), ``cc`` or ``gfx``, ``segment`` and ``source``."""
-    have = tokens(name or "")
-    if not have:
-        return None
-    if _site:
-        found = _best([("site", e) for e in _site], have)
-        if found:
-            return found
-    return _best(_entries(), have)
+    key = name or ""
+    if key not in _answers:
+        if len(_answers) > 4096:
+            _answers.clear()  # a test feeding all of pci.ids, not a run: keep memory flat
+        have = tokens(key)
+        found = (_best(_site, have) if _site else None) or (_best(_table(), have) if have else None)
+        _answers[key] = found
+    found = _answers[key]
+    return dict(found) if found else None
 
 
 def compute_capability(name: Optional[str]) -> Optional[str]:
@@ -101,4 +107,5 @@ def name_matches(name: Optional[str], names: Sequence[str]) -> bool:
 
 def set_site(entries: Sequence[Dict[str, Any]]) -> None:
     """Use the site config's [[gpu]] entries before the shipped tables (until the next call)."""
-    _site[:] = [dict(e) for e in entries]
+    _site[:] = [("site", dict(e), _patterns(e)) for e in entries]
+    _answers.clear()
