@@ -302,13 +302,14 @@ def diagnose(args: argparse.Namespace) -> Dict[str, Any]:
     """Run checks and rules as the arguments say (live, a snapshot, or pasted text); the report
     document."""
     from hpcdoctor import config as site_config
-    from hpcdoctor import engine, pipeline
+    from hpcdoctor import engine, gpus, pipeline
     from hpcdoctor.snapshot import open_snapshot
     from hpcdoctor.sysroot import LiveSysRoot
 
     started = time.monotonic()
     options = _options(args)
     site = site_config.find(args.config) or {}
+    gpus.set_site(site.get("gpu") or [])  # the site's [[gpu]] entries, before the shipped table
     rules, rule_errors = engine.load_rules()
     site_rules = site.get("rules") or {}
     rules = engine.select(rules, _csv(args.select) or [str(x) for x in site_rules.get("select", [])],

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
-from hpcdoctor import knowledge
+from hpcdoctor import gpus, knowledge
 
 # FLOP per clock per SM (dense), by compute capability major.minor, for GPUs without a SKU entry.
 # Checked against datasheets: A100 108 SM x 1410 MHz x 2048 = 312 bf16; A10 72 x 1695 x 1024 = 125;
@@ -19,6 +19,14 @@ FLOP_PER_CLK_SM = {
     "9.0": {"fp32": 256, "tf32": 2048, "bf16": 4096, "fp16": 4096, "fp8": 8192},
     "10.0": {"fp32": 256, "tf32": 4096, "bf16": 8192, "fp16": 8192, "fp8": 16384},
 }
+# GeForce cards run bf16/fp16 tensor ops with fp32 accumulation (what GEMMs in torch use), fp8 and
+# TF32 at half the rate of the data-centre and workstation parts of the same architecture; the
+# GPU table says which cards (tensor_rate = "geforce", with its whitepaper source).
+GEFORCE_TENSOR_FACTOR = 0.5
+TENSOR_DTYPES = ("tf32", "bf16", "fp16", "fp8")
+# Architectures with GeForce parts (developer.nvidia.com/cuda-gpus, read 2026-11-22: GeForce RTX 20/
+# GTX 16 at 7.5, RTX 30 at 8.6, RTX 40 at 8.9, RTX 50 at 12.0); GA100, GH100 and GB100 have none.
+GEFORCE_CCS = ("7.5", "8.6", "8.9", "12.0")
 CONFIG_KEYS = {"bf16": "min_gemm_bf16_tflops", "tf32": "min_gemm_tf32_tflops"}
 
 
@@ -47,10 +55,28 @@ def gemm(gpu: Dict[str, Any], dtype: str, config: Dict[str, Any],
     clk = (gpu.get("clocks") or {}).get("sm_max_mhz")
     per = FLOP_PER_CLK_SM.get(str(cc), {}).get(dtype)
     if per and isinstance(sms, int) and isinstance(clk, (int, float)):
+        per, rate, known = _rate_class(gpu, dtype, cc, per)
         peak = sms * per * clk * 1e6 / 1e12
+        why = f"no datasheet for {known} in hpcdoctor's knowledge" if known else "GPU not in hpcdoctor's knowledge"
         return peak * frac, (f"{frac:.0%} of {peak:.0f} TFLOP/s derived from {sms} SMs x {clk} MHz "
-                             f"x {per} FLOP/clk (GPU not in hpcdoctor's knowledge)")
+                             f"x {per:g} FLOP/clk, {rate} ({why})")
     return None
+
+
+def _rate_class(gpu: Dict[str, Any], dtype: str, cc: Any, per: float) -> Tuple[float, str, Optional[str]]:
+    """FLOP/clk/SM for this card's rate class, its description, and the table's id for the card.
+    GeForce tensor rates are half. A card the table does not know, on an architecture that has
+    GeForce parts, gets the lower rate too: holding a GeForce card to data-centre rates would
+    report a healthy GPU as slow."""
+    known = gpus.lookup(str(gpu.get("name") or ""))
+    name = (known or {}).get("id")
+    if dtype not in TENSOR_DTYPES:
+        return per, "fp32 rate", name
+    if (known or {}).get("tensor_rate") == "geforce":
+        return per * GEFORCE_TENSOR_FACTOR, "GeForce tensor rate (fp32 accumulate, half)", name
+    if known is None and str(cc) in GEFORCE_CCS:
+        return per * GEFORCE_TENSOR_FACTOR, "rate class unknown: the lower, GeForce tensor rate", name
+    return per, "data-centre/workstation tensor rate", name
 
 
 def d2d(gpu: Dict[str, Any], config: Dict[str, Any]) -> Optional[Tuple[float, str]]:

@@ -33,22 +33,18 @@ def reference_title(ref: str) -> str:
 
 
 def gpu_sku(name: str) -> Optional[Dict[str, Any]]:
-    """The [[sku]] entry whose pattern matches a GPU product name, or None for an unknown GPU."""
-    for sku in load("gpus").get("sku", []):
-        if re.search(sku["match"], name or "", re.I):
-            return sku
-    return None
+    """The datasheet ([[sku]] or site [[gpu]]) entry for a GPU product name, or None; matched by
+    tokens in hpcdoctor.gpus, which also answers for GPUs known without a datasheet."""
+    from hpcdoctor import gpus
+
+    return gpus.datasheet(name)
 
 
 def compute_capability(name: str) -> Optional[str]:
-    """CUDA compute capability for an NVIDIA product name, from the SKU table or the cc table."""
-    sku = gpu_sku(name)
-    if sku and sku.get("cc"):
-        return str(sku["cc"])
-    for entry in load("gpus").get("cc", []):
-        if re.search(entry["match"], name or "", re.I):
-            return str(entry["cc"])
-    return None
+    """CUDA compute capability for an NVIDIA product name (hpcdoctor.gpus.compute_capability)."""
+    from hpcdoctor import gpus
+
+    return gpus.compute_capability(name)
 
 
 def wheel_arch_list(torch_version: str) -> Optional[Dict[str, Any]]:

@@ -1,7 +1,7 @@
 """Recognise a known system from the facts: "this looks like a LUMI-G node".
 
-A system matches when its CPU pattern (if any) matches the CPU model or microarchitecture and its
-GPU pattern matches the GPUs, or, for CPU-only systems, when no GPU is present and the core
+A system matches when its CPU pattern (if any) matches the CPU model or microarchitecture and
+every GPU's name matches one of its GPU names (by tokens, as hpcdoctor.gpus matches them), or, for CPU-only systems, when no GPU is present and the core
 count fits. Several systems can share a node shape (Isambard-AI and JUPITER Booster are both 4x
 GH200); all candidates are returned, the caller says so when there is more than one.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List
 
+from hpcdoctor import gpus as gpu_table
 from hpcdoctor import knowledge
 from hpcdoctor.facts import FactView
 
@@ -23,8 +24,8 @@ def recognise(f: FactView) -> List[Dict[str, Any]]:
     for s in knowledge.load("systems").get("system", []):
         if s.get("cpu_match") and not re.search(s["cpu_match"], cpu_text, re.I):
             continue
-        if s.get("gpu_match"):
-            if not names or not all(re.search(s["gpu_match"], n, re.I) for n in names):
+        if s.get("gpu_names"):
+            if not names or not all(gpu_table.name_matches(n, s["gpu_names"]) for n in names):
                 continue
             # Without a CPU to go by, a GPU model alone is too common: the node must be whole.
             if not s.get("cpu_match") and len(names) != s.get("gpus_per_node"):
@@ -34,7 +35,7 @@ def recognise(f: FactView) -> List[Dict[str, Any]]:
                 continue
             if s.get("cores") and f.get("cpu.cores") not in (None, s["cores"]):
                 continue
-        if not s.get("cpu_match") and not s.get("gpu_match"):
+        if not s.get("cpu_match") and not s.get("gpu_names"):
             continue
         found.append(s)
     return found

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hpcdoctor import knowledge
+from hpcdoctor import gpus, knowledge
 from hpcdoctor.engine import Hit, rule
 
 
@@ -122,7 +122,9 @@ def row_remap_pending(f):
 def ecc_disabled(f):
     """
     What it detects:
-        A GPU that supports ECC with ECC currently disabled (or disabled from the next reboot).
+        A data-centre GPU (by hpcdoctor's GPU table, not by guessing from the name) with ECC
+        currently disabled (or disabled from the next reboot). GeForce and workstation cards, whose
+        normal state is ECC off, and GPUs the table does not know are not judged.
 
     Why it matters:
         Without ECC, bit flips in GPU memory corrupt results silently; in long training runs that
@@ -137,6 +139,11 @@ def ecc_disabled(f):
         - https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html
     """
     for g in _gpus(f):
+        # ECC off is the normal state of GeForce and most workstation cards: only a GPU the table
+        # knows as a data-centre part is held to it, and an unknown one is not claimed.
+        known = gpus.lookup(g.get("name")) if isinstance(g.get("name"), str) else None
+        if not known or known.get("segment") != "datacenter":
+            continue
         if g.get("ecc_enabled") is False or g.get("ecc_pending") is False:
             fix = ("admins: nvidia-smi -i %s -e 1 and reset the GPU" % g.get("index") if g.get("vendor") != "amd"
                    else "admins: enable memory (UMC) ECC through the amdgpu RAS settings and reboot")
@@ -167,8 +174,8 @@ def pcie_link_degraded(f):
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html
     """
     for g in _gpus(f):
-        sku = knowledge.gpu_sku(g.get("name") or "") if g.get("name") else None
-        if sku and sku.get("c2c"):
+        known = gpus.lookup(g.get("name")) if isinstance(g.get("name"), str) else None
+        if known and known.get("c2c"):
             continue
         width, wmax = _int(g.get("pcie_width")), _int(g.get("pcie_width_max"))
         gen, gmax = _int(g.get("pcie_gen")), _int(g.get("pcie_gen_max"))

@@ -281,3 +281,27 @@ def test_cli_stops_a_hung_payload_at_the_deadline_and_keeps_its_figures(py):
     assert bench["cut"] == "cpu.bf16" and "deadline" in bench["stopped"]
     assert bench["cpu"]["fp32"].get("gflops") or bench["cpu"]["fp32"].get("skipped")
     assert bench["allreduce"]["skipped"].startswith("not reached: ")
+
+
+def _derived(name, cc, sms, clk, dtype="bf16"):
+    from hpcdoctor import expect
+
+    return expect.gemm({"name": name, "compute_capability": cc, "clocks": {"sm_max_mhz": clk}}, dtype, {}, sms)
+
+
+def test_geforce_card_is_not_held_to_data_centre_tensor_rates():
+    """An RTX 4090 (128 SMs, 2520 MHz) has no datasheet entry; its bf16 GEMM with fp32 accumulation
+    runs at half the professional Ada rate per SM and clock (NVIDIA's Ada and GA102 whitepapers),
+    so the derived peak is half that of a workstation card with the same SMs and clock."""
+    geforce, why = _derived("NVIDIA GeForce RTX 4090", "8.9", 128, 2520)
+    pro, _ = _derived("NVIDIA RTX 6000 Ada Generation", "8.9", 128, 2520)
+    assert geforce == pytest.approx(pro / 2) and "GeForce tensor rate" in why
+    tf32, _ = _derived("NVIDIA GeForce RTX 3090", "8.6", 82, 1695, "tf32")
+    assert tf32 == pytest.approx(_derived("NVIDIA RTX A6000", "8.6", 82, 1695, "tf32")[0] / 2)
+    fp32, _ = _derived("NVIDIA GeForce RTX 4090", "8.9", 128, 2520, "fp32")
+    assert fp32 == _derived("NVIDIA RTX 6000 Ada Generation", "8.9", 128, 2520, "fp32")[0]
+
+
+def test_unknown_card_on_a_geforce_architecture_gets_the_lower_rate_and_says_so():
+    low, why = _derived("NVIDIA Graphics Device", "8.9", 128, 2520)
+    assert low == _derived("NVIDIA GeForce RTX 4090", "8.9", 128, 2520)[0] and "rate class unknown" in why

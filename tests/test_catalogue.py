@@ -55,7 +55,7 @@ def test_every_knowledge_entry_has_a_source(name):
     if name == "cuda":
         assert data["source"]
         return
-    entries = [e for key in ("sku", "cc") for e in data.get(key, [])] if name == "gpus" else list(data.values())
+    entries = [e for key in ("sku", "model") for e in data.get(key, [])] if name == "gpus" else list(data.values())
     assert entries
     for e in entries:
         assert e.get("source"), e

@@ -115,3 +115,28 @@ def test_v100s_node_is_healthy(tmp_path):
     assert len(g["facts"]["gpus"]) == 8
     for sym in ("ecc-uncorrectable-errors", "row-remap-pending", "gpu-throttled"):
         assert not fired(sym, g), sym
+
+
+def test_ecc_off_on_eight_geforce_rtx_4090s_is_their_normal_state():
+    """issue 15: a real 8x RTX 4090 nvidia-smi -q (ECC Mode Current/Pending: Disabled) drew eight
+    'nvidia-smi -e 1' findings. GeForce is not held to ECC, by the GPU table's segment."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    paste = Path(__file__).parent / "fixtures" / "public" / "nvsmi" / "gpud_8xRTX4090_nvsmi_q_pcie_gen1_idle.txt"
+    out = subprocess.run([sys.executable, "-m", "hpcdoctor", "check", "--from", str(paste), "--format", "json"],
+                         capture_output=True, text=True)
+    doc = json.loads(out.stdout)
+    gpus = doc["facts"]["gpus"]
+    assert len(gpus) == 8 and {g["ecc_enabled"] for g in gpus} == {False}
+    assert not [x for x in doc["findings"] if x["symbol"] == "ecc-disabled"]
+
+
+def test_ecc_disabled_is_judged_by_segment_not_by_name_guessing():
+    datacenter = gpu_change(H100, ecc_enabled=False, ecc_pending=False)
+    assert fired("ecc-disabled", datacenter)
+    for name in ("NVIDIA GeForce RTX 4090", "NVIDIA RTX A6000", "NVIDIA Graphics Device"):
+        assert not fired("ecc-disabled", gpu_change(H100, name=name, ecc_enabled=False, ecc_pending=False)), name
+    assert fired("ecc-disabled", gpu_change(H100, name="NVIDIA H200 NVL", ecc_enabled=False, ecc_pending=False))

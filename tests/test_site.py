@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from conftest import NODES, run_cli
+from conftest import NODES, PUBLIC, report_of, run_cli
 from rulekit import facts, fired, nvsmi_node
 from hpcdoctor import config
 from hpcdoctor.facts import FactView
@@ -105,3 +107,59 @@ def test_env_command_live_with_user_setting():
     assert "# OMP_NUM_THREADS is already set to '7'" in res.stdout
     res = run_cli("env", env={"SLURM_JOB_ID": "5", "SLURM_CPUS_PER_TASK": "2"})
     assert "export OMP_NUM_THREADS=2" in res.stdout
+
+
+SITE_GPU = """
+[[gpu]]
+names = ["H300 SXM"]
+cc = "10.3"
+segment = "datacenter"
+bf16 = 2500
+source = "vendor sheet, 2026-11-01"
+"""
+
+
+def test_site_adds_a_gpu_without_a_release(tmp_path):
+    from hpcdoctor import gpus
+
+    site = config.load(_cfg(tmp_path, SITE_GPU))
+    assert gpus.compute_capability("NVIDIA H300 SXM 288GB") is None
+    gpus.set_site(site["gpu"])
+    try:
+        found = gpus.lookup("NVIDIA H300 SXM 288GB")
+        assert found["cc"] == "10.3" and found["kind"] == "site" and "vendor sheet" in found["source"]
+        assert gpus.datasheet("NVIDIA H300 SXM 288GB")["bf16"] == 2500
+        assert gpus.compute_capability("NVIDIA H100 80GB HBM3") == "9.0"  # the shipped table still answers
+    finally:
+        gpus.set_site([])
+
+
+def test_site_gpu_entry_overrides_the_shipped_segment(tmp_path):
+    """A site that runs its RTX 4090s with ECC on says so; the real 8x RTX 4090 paste (ECC off) then
+    draws ecc-disabled on all eight, where the shipped table keeps it silent."""
+    paste = str(PUBLIC / "nvsmi" / "gpud_8xRTX4090_nvsmi_q_pcie_gen1_idle.txt")
+    cfg = _cfg(tmp_path, '[[gpu]]\nnames = ["RTX 4090"]\ncc = "8.9"\nsegment = "datacenter"\n')
+    doc = report_of("check", "--from", paste, "--config", cfg)
+    assert len([x for x in doc["findings"] if x["symbol"] == "ecc-disabled"]) == 8
+    doc = report_of("check", "--from", paste)
+    assert not [x for x in doc["findings"] if x["symbol"] == "ecc-disabled"]
+
+
+@pytest.mark.parametrize("text,message", [
+    ('[[gpu]]\ncc = "9.0"\n', "needs names"),
+    ('[[gpu]]\nnames = ["X1"]\n', "needs cc"),
+    ('[[gpu]]\nnames = ["X1"]\ncc = "nine"\n', "cc must look like"),
+    ('[[gpu]]\nnames = ["X1"]\ncc = "9.0"\nsegment = "hpc"\n', "segment must be one of"),
+    ('[[gpu]]\nnames = ["X1"]\ncc = "9.0"\nbf16 = "fast"\n', "'bf16' must be int or float"),
+    ('[[gpu]]\nnames = ["X1"]\ncc = "9.0"\nmatch = "X1"\n', "unknown key 'match'"),
+])
+def test_site_gpu_mistakes_name_the_file(tmp_path, text, message):
+    with pytest.raises(config.ConfigError, match="site.toml:1: .*" + re.escape(message)):
+        config.load(_cfg(tmp_path, text))
+
+
+def test_system_recognition_matches_gpu_names_by_tokens(tmp_path):
+    """'RTX A1000 ... 64GB' contains the text 'A100' and '64GB', but it is no Leonardo A100."""
+    g = _leonardo(tmp_path, "2.21.5")
+    g["facts"]["gpus"][0]["name"] = "NVIDIA RTX A1000 64GB"
+    assert recognise(FactView(g["facts"], g["unknown"])) == []
