@@ -51,21 +51,8 @@ def compute_capability(name: str) -> Optional[str]:
     return None
 
 
-def wheel_arch_list(torch_version: str) -> Optional[Dict[str, Any]]:
-    """Arch list of the official wheel a "2.6.0+cu124"-style version names, or None."""
-    from packaging.specifiers import SpecifierSet
-    from packaging.version import InvalidVersion, Version
+def wheel_arch_list(torch_version: str, os_name: str = "linux", cpu: str = "x86_64") -> Optional[Dict[str, Any]]:
+    """Arch list of the official wheel a "2.6.0+cu124"-style version names, or None (hpcdoctor.wheels)."""
+    from hpcdoctor import wheels
 
-    m = re.match(r"^(\d+\.\d+(?:\.\d+)?)[^+]*\+cu(\d+)(\d)$", torch_version or "")
-    if not m:
-        return None
-    try:
-        release = Version(m.group(1))
-    except InvalidVersion:
-        return None
-    cuda = f"{int(m.group(2))}.{m.group(3)}"
-    for w in load("torch_wheels").get("wheel", []):
-        if w["cuda"] == cuda and release in SpecifierSet(w["torch"]):
-            return {"arch": list(w["arch"]), "cuda": cuda}
-    return None
-
+    return wheels.wheel_arch_list(torch_version, os_name, cpu)
