@@ -125,7 +125,9 @@ def resolve(cc: str, driver: Optional[str] = None, os_name: str = "linux", cpu: 
     runnable = [w for w in carries if runs(w)]
     if not runnable:
         best = max(carries, key=lambda w: (_bounds(w)[1], _version(w["cuda"])))
-        gentlest = min(carries, key=lambda w: _version(required_driver(w["cuda"], windows, config) or "9999"))
+        # The gentlest driver requirement, and of those builds the newest release.
+        gentlest = min(carries, key=lambda w: (_version(required_driver(w["cuda"], windows, config) or "9999"),
+                                               [-x for x in _bounds(w)[1].release]))
         need = required_driver(best["cuda"], windows, config)
         low = required_driver(gentlest["cuda"], windows, config)
         text = (f"no official build for {sm} runs on driver {driver}: ask the administrators for a driver >= {need} "

@@ -109,7 +109,7 @@ def torch_missing_arch(f):
     symptoms = {s["id"]: s for s in (f.get("ticket.symptoms") or [])}
     hits = list(_missing_arch_from_facts(f)) if f.get("torch") or "sm-not-compatible" not in symptoms else []
     if not hits and "sm-not-compatible" in symptoms:
-        hits = [_missing_arch_from_warning(symptoms)]
+        hits = [_missing_arch_from_warning(f, symptoms)]
     yield from hits
 
 
@@ -128,7 +128,7 @@ def _missing_arch_from_facts(f):
                       evidence={"compute_capability": cc, "torch.arch_list": arch})
 
 
-def _missing_arch_from_warning(symptoms):
+def _missing_arch_from_warning(f, symptoms):
     """torch's own warning, pasted without an environment report: it names the GPU, its
     architecture and, on its next line, the build's arch list."""
     warn = symptoms["sm-not-compatible"]
