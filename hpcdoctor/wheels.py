@@ -74,7 +74,14 @@ def driver_supports(driver: str, runtime: str, windows: bool = False, config: Op
     if dv < _version(need):
         how = f"minor-version compatibility for {rt.major}.x" if compat else "no minor-version compatibility before CUDA 11"
         return False, f"CUDA {runtime} needs a driver >= {need} ({how})"
-    return True, (f"driver >= {need} runs any CUDA {rt.major}.x runtime" if compat else f"driver >= {need}")
+    if not compat:
+        return True, f"driver >= {need}"
+    own = knowledge.load("cuda")["release_driver" if not windows else "release_driver_windows"].get(f"{rt.major}.{rt.minor}")
+    if own and dv < _version(own):
+        # Minor-version compatibility runs it, but PTX newer than the driver cannot be JIT-compiled.
+        return True, (f"driver >= {need} runs any CUDA {rt.major}.x runtime through minor-version compatibility "
+                      f"(CUDA {runtime}'s own driver is {own}; PTX built for it will not JIT on this driver)")
+    return True, f"driver >= {need} runs any CUDA {rt.major}.x runtime"
 
 
 def _site(config: Optional[Dict[str, Any]]) -> Dict[str, Any]:

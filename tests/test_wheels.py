@@ -48,6 +48,15 @@ def test_aarch64_cu130_list_differs_from_x86():
     assert "sm_110" in arm and "sm_75" not in arm and "sm_75" in x86 and "sm_110" not in x86
 
 
+@pytest.mark.parametrize("cuda,own", [("12.3", "545.23.06"), ("12.5", "555.42.02"), ("13.1", "590.44.01"),
+                                       ("13.2", "595.45.04")])
+def test_new_toolkit_drivers_run_through_minor_compatibility(cuda, own):
+    # NVIDIA CUDA 13.2 Update 2 release notes, Table 3 (GA rows), read 2026-11-22.
+    ok, why = wheels.driver_supports("580.65.06" if cuda.startswith("13") else "535.104.05", cuda)
+    assert ok is True and own in why and "minor-version compatibility" in why
+    assert own not in wheels.driver_supports(own, cuda)[1]
+
+
 def test_unsourced_releases_are_unknown_not_guessed():
     assert wheels.wheel_arch_list("2.13.0+cu130") is None
     assert wheels.wheel_arch_list("2.10.0+cu128", os_name="windows") is None
