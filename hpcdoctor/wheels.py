@@ -121,9 +121,10 @@ def resolve(cc: str, driver: Optional[str] = None, os_name: str = "linux", cpu: 
     carries = [w for w in table if arch_supported(cc, w.get("arch", []))]
     where = f"{'Windows' if windows else 'Linux'} {cpu}"
     if not carries:
-        known = "no build in hpcdoctor's knowledge" if table else f"hpcdoctor knows no official wheel lists for {where}"
+        known = (f"no torch build in hpcdoctor's knowledge (2.0 and later) carries {sm} on {where}" if table
+                 else f"hpcdoctor has no sourced wheel arch lists for {where}")
         return {"ok": False, "need_driver": None,
-                "text": f"{known} carries {sm}: install a torch build whose arch list includes {sm} "
+                "text": f"{known}: install a torch build whose arch list includes {sm} "
                         "(torch.cuda.get_arch_list()), or ask the administrators for the site's module"}
 
     def runs(w):
@@ -137,7 +138,8 @@ def resolve(cc: str, driver: Optional[str] = None, os_name: str = "linux", cpu: 
                                                [-x for x in _bounds(w)[1].release]))
         need = required_driver(best["cuda"], windows, config)
         low = required_driver(gentlest["cuda"], windows, config)
-        text = (f"no official build for {sm} runs on driver {driver}: ask the administrators for a driver >= {need} "
+        text = (f"no torch build in hpcdoctor's knowledge (2.0 and later) for {sm} runs on driver {driver}: "
+                f"ask the administrators for a driver >= {need} "
                 f"(the newest builds, CUDA {best['cuda']})")
         if low and low != need:
             text += f"; >= {low} runs the CUDA {gentlest['cuda']} builds of torch{_spec(carries, gentlest['cuda'])}"

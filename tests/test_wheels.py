@@ -140,7 +140,7 @@ def test_driver_418_is_not_told_cu118():
 def test_windows_cpu_build_is_not_told_a_linux_wheel():
     # pytorch/pytorch#122924: Windows, RTX 4080 Laptop: no Windows list is sourced, so no index is named.
     f = _fix(report_of("check", "--from", str(PASTES / "pytorch-122924-windows-cpu-build-rtx4080.txt")), "torch-cpu-only")
-    assert "download.pytorch.org/whl/cu126" not in f["fix"]
+    assert "download.pytorch.org" not in f["fix"] and "Windows x86_64" in f["fix"] and "sm_89" in f["fix"]
 
 
 def test_h100_driver_535_gets_cu128_not_cu118():
