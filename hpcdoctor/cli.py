@@ -1,4 +1,4 @@
-"""Command line: ``hpcdoctor check | snapshot | rules | explain | env``.
+"""Command line: ``hpcdoctor check | snapshot | rules | explain | env | knowledge``.
 
 Contract: stdout carries the report or data, stderr progress and errors; exit 0 when nothing is
 at or above ``--fail-on``, 1 when something is, 2 for usage errors, bad input or internal errors,
@@ -133,6 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("rules", help="list the rules")
     r.add_argument("--format", choices=("terminal", "json"), default="terminal")
 
+    k = sub.add_parser("knowledge", help="show how current hpcdoctor's knowledge is: each table's dates and sources")
+    k.add_argument("--format", choices=("terminal", "json"), default="terminal")
+    k.add_argument("--config", metavar="FILE", help="also show the site config's [knowledge] overrides")
+    k.add_argument("--all", action="store_true", help="list every source, not the first few per table")
+
     e = sub.add_parser("explain", help="show the documentation of one rule")
     e.add_argument("rule", metavar="CODE_OR_SYMBOL")
     e.add_argument("--format", choices=("terminal", "json"), default="terminal")
@@ -220,7 +225,8 @@ def _main(args_list: List[str]) -> int:
     try:
         args = build_parser().parse_args(args_list)
         commands = {"check": cmd_check, "snapshot": cmd_snapshot, "rules": cmd_rules, "env": cmd_env,
-                    "nhc": cmd_nhc, "diff": cmd_diff, "explain": cmd_explain}
+                    "nhc": cmd_nhc, "diff": cmd_diff, "explain": cmd_explain,
+                    "knowledge": cmd_knowledge}
         if args.command not in commands:
             raise UsageError("no command given (see 'hpcdoctor --help')")
         return commands[args.command](args)
@@ -589,4 +595,27 @@ def cmd_explain(args: argparse.Namespace) -> int:
     con.print("\n[bold]References[/]")
     for ref in r.references:
         con.print(f"- {escape(knowledge.reference_title(ref))}")
+    return EXIT_OK
+
+
+def cmd_knowledge(args: argparse.Namespace) -> int:
+    from hpcdoctor import config as site_config, knowledge
+
+    tables = knowledge.provenance(site_config.find(args.config))
+    if args.format == "json":
+        sys.stdout.write(json.dumps(tables, indent=2) + "\n")
+        return EXIT_OK
+    from rich.markup import escape
+
+    from hpcdoctor.report.terminal import make_console
+
+    con = make_console(sys.stdout)
+    shown = None if args.all else 3
+    for t in tables:
+        dates = ("read " + ", ".join(t["dates"])) if t["dates"] else "no read date recorded"
+        con.print(f"[bold]{escape(t['table'])}[/] ({escape(t['file'])}): {t['entries']} sourced entries; {dates}")
+        for src in t["sources"][:shown]:
+            con.print(f"  - {escape(src)}")
+        if shown is not None and len(t["sources"]) > shown:
+            con.print(f"  ... {len(t['sources']) - shown} more (--all)")
     return EXIT_OK

@@ -47,21 +47,47 @@ def compute_capability(name: str) -> Optional[str]:
     return gpus.compute_capability(name)
 
 
-def wheel_arch_list(torch_version: str) -> Optional[Dict[str, Any]]:
-    """Arch list of the official wheel a "2.6.0+cu124"-style version names, or None."""
-    from packaging.specifiers import SpecifierSet
-    from packaging.version import InvalidVersion, Version
+def wheel_arch_list(torch_version: str, os_name: str = "linux", cpu: str = "x86_64") -> Optional[Dict[str, Any]]:
+    """Arch list of the official wheel a "2.6.0+cu124"-style version names, or None (hpcdoctor.wheels)."""
+    from hpcdoctor import wheels
 
-    m = re.match(r"^(\d+\.\d+(?:\.\d+)?)[^+]*\+cu(\d+)(\d)$", torch_version or "")
-    if not m:
-        return None
-    try:
-        release = Version(m.group(1))
-    except InvalidVersion:
-        return None
-    cuda = f"{int(m.group(2))}.{m.group(3)}"
-    for w in load("torch_wheels").get("wheel", []):
-        if w["cuda"] == cuda and release in SpecifierSet(w["torch"]):
-            return {"arch": list(w["arch"]), "cuda": cuda}
-    return None
+    return wheels.wheel_arch_list(torch_version, os_name, cpu)
 
+
+def provenance(config: Optional[Dict[str, Any]] = None) -> list:
+    """Per knowledge table: its entries, the dates its sources were read and the sources it cites,
+    so a support engineer sees how current the tool's knowledge is (``hpcdoctor knowledge``)."""
+    out = []
+    for path in sorted(KNOWLEDGE_DIR.glob("*.toml")):
+        data = load(path.stem)
+        sources: list = []
+        dates: set = set()
+        entries = 0
+
+        def walk(node: Any, key: str = "") -> None:
+            nonlocal entries
+            if isinstance(node, dict):
+                if any(k in node for k in ("source", "url", "title", "pattern")):
+                    entries += 1
+                for k, v in node.items():
+                    walk(v, k)
+            elif isinstance(node, list):
+                for v in node:
+                    walk(v, key)
+            elif isinstance(node, str):
+                if key in ("source", "url", "date", "read"):
+                    dates.update(re.findall(r"\b20\d\d-\d\d-\d\d\b", node))
+                if key in ("source", "url") and node not in sources:
+                    sources.append(node)
+
+        walk(data)
+        out.append({"table": path.stem, "file": f"hpcdoctor/knowledge/{path.name}", "entries": entries,
+                    "dates": sorted(dates), "sources": sources})
+    site = (config or {}).get("knowledge")
+    if site:
+        out.append({"table": "site config [knowledge]", "file": str((config or {}).get("_path")),
+                    "entries": len(site.get("wheel") or []) + len(site.get("release_driver") or {}),
+                    "dates": sorted({d for w in site.get("wheel") or [] for d in re.findall(r"\b20\d\d-\d\d-\d\d\b", str(w.get("source", "")))}),
+                    "sources": [str(w.get("source") or "site config, no source given") for w in site.get("wheel") or []]
+                    + ([f"index_url = {site['index_url']}"] if site.get("index_url") else [])})
+    return out

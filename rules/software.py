@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hpcdoctor import knowledge
+from hpcdoctor import knowledge, wheels
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import MissingFact
 from hpcdoctor.rules._common import version_of
@@ -53,13 +53,16 @@ def torch_cpu_only(f):
         the CUDA channel or a matching pytorch-cuda package is missing.
 
     How to fix:
-        Install a CUDA build matching the driver, e.g. pip install torch --index-url
-        https://download.pytorch.org/whl/cu126, or the site's PyTorch module; in conda, add
-        pytorch-cuda and remove cpuonly.
+        Install the newest CUDA build that this node's driver, GPU, OS and CPU architecture run,
+        which the fix names (hpcdoctor.wheels, from knowledge/torch_wheels.toml and cuda.toml),
+        e.g. pip install "torch>=2.9,<2.12" --index-url https://download.pytorch.org/whl/cu130;
+        or the site's PyTorch module. PyTorch publishes no conda packages after 2.5: in a conda
+        env, remove conda's pytorch and use pip inside the env.
 
     References:
         - 002_4b90f9ad31dff33f.txt (ARC4: the conda cpu_mkl build of PyTorch)
         - 001_dd2fe1913b91ca0a.txt (installing the GPU build)
+        - https://github.com/pytorch/pytorch/issues/138506 (no conda packages after 2.5)
     """
     t = f["torch"]
     gpus = f["gpus"]
@@ -71,29 +74,12 @@ def torch_cpu_only(f):
         kinds = sorted({g.get("vendor") for g in gpus})
         yield Hit(message=f"torch {t.get('version')} is a CPU-only build, but this node has {len(gpus)} "
                           f"{'/'.join(kinds)} GPU(s): everything runs on the CPU",
-                  fix="pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126   "
-                      "# pick the CUDA version your driver supports",
+                  fix=_build_fix(f, gpus),
                   evidence={"torch.version": t.get("version"), "torch.build": t.get("build"),
                             "conda.pytorch": conda or None, "gpus": len(gpus)})
 
 
-def arch_supported(cc: str, arch_list) -> bool:
-    """Whether a build's arch list runs on compute capability ``cc``: SASS for the same major and
-    a minor at or below (sm_80 runs on 8.6), or PTX (compute_XY) at or below, JIT-compiled."""
-    major, minor = (int(x) for x in cc.split("."))
-    for arch in arch_list:
-        m = re.match(r"^(sm|compute)_(\d+?)(\d)([af]?)$", arch)
-        if not m:
-            continue
-        a_major, a_minor, suffix = int(m.group(2)), int(m.group(3)), m.group(4)
-        if m.group(1) == "sm":
-            if suffix == "a" and (a_major, a_minor) != (major, minor):
-                continue  # arch-specific SASS (sm_90a) runs on that exact GPU only
-            if a_major == major and a_minor <= minor:
-                return True
-        elif (a_major, a_minor) <= (major, minor):
-            return True
-    return False
+arch_supported = wheels.arch_supported
 
 
 @rule("SW003", "torch-missing-arch", "error", "the torch build has no kernels for this GPU", impact=10)
@@ -123,7 +109,7 @@ def torch_missing_arch(f):
     symptoms = {s["id"]: s for s in (f.get("ticket.symptoms") or [])}
     hits = list(_missing_arch_from_facts(f)) if f.get("torch") or "sm-not-compatible" not in symptoms else []
     if not hits and "sm-not-compatible" in symptoms:
-        hits = [_missing_arch_from_warning(symptoms)]
+        hits = [_missing_arch_from_warning(f, symptoms)]
     yield from hits
 
 
@@ -138,11 +124,11 @@ def _missing_arch_from_facts(f):
             sm = "sm_" + cc.replace(".", "")
             yield Hit(message=f"{g.get('name')} is {sm}, but torch {t.get('version')} carries "
                               f"{', '.join(arch)}: \"no kernel image is available for execution on the device\"",
-                      subject=f"GPU {g.get('index')}", fix=_arch_fix(sm),
+                      subject=f"GPU {g.get('index')}", fix=_build_fix(f, [g]),
                       evidence={"compute_capability": cc, "torch.arch_list": arch})
 
 
-def _missing_arch_from_warning(symptoms):
+def _missing_arch_from_warning(f, symptoms):
     """torch's own warning, pasted without an environment report: it names the GPU, its
     architecture and, on its next line, the build's arch list."""
     warn = symptoms["sm-not-compatible"]
@@ -151,52 +137,51 @@ def _missing_arch_from_warning(symptoms):
     carries = f"this torch carries {', '.join(listed.split())}" if listed else "this torch does not carry it"
     return Hit(message=f"{warn.get('gpu')} is {sm}, but {carries} (torch's warning, line {warn['line']}): "
                        "\"no kernel image is available for execution on the device\"",
-               fix=_arch_fix(sm), evidence={"ticket.line": warn["line"], "ticket.text": warn["text"][:160]})
-
-
-def _arch_fix(sm: str) -> str:
-    """Which official wheels carry the architecture (knowledge/torch_wheels.toml): the variant
-    of the latest releases that do, on the oldest CUDA (the gentlest driver requirement)."""
-    def bounds(w):
-        lo = re.search(r">=\s*([\d.]+)", w["torch"])
-        hi = re.search(r"<\s*([\d.]+)", w["torch"])
-        return version_of(lo.group(1)) if lo else None, version_of(hi.group(1)) if hi else None
-
-    table = knowledge.load("torch_wheels").get("wheel", [])
-    digits = sm[3:]
-    cc = f"{digits[:-1]}.{digits[-1]}"
-    wheels = [w for w in table if all(bounds(w)) and arch_supported(cc, w.get("arch", []))]
-    if not wheels:
-        return f"# install a torch build whose arch list includes {sm} (torch.cuda.get_arch_list())"
-    best = max(wheels, key=lambda w: (bounds(w)[1], [-x for x in version_of(w["cuda"]).release]))
-    lower = min(bounds(w)[0] for w in wheels if w["cuda"] == best["cuda"])
-    upper = bounds(best)[1]
-    dropped = any(bounds(w)[0] and bounds(w)[0] >= upper for w in table)  # later releases left it out
-    spec = f">={lower}" + (f",<{upper}" if dropped else "")
-    tag = "cu" + best["cuda"].replace(".", "")
-    return (f"pip install 'torch{spec}' --index-url https://download.pytorch.org/whl/{tag}   "
-            f"# the +{tag} wheels of torch{spec} run {sm}")
+               fix=_build_fix(f, [{"compute_capability": f"{sm[3:-1]}.{sm[-1]}"}]), evidence={"ticket.line": warn["line"], "ticket.text": warn["text"][:160]})
 
 
 def driver_supports(driver: str, runtime: str, windows: bool = False):
-    """(ok, why) for a CUDA runtime on a driver, with minor-version compatibility."""
-    cuda = knowledge.load("cuda")
-    dv = version_of(driver)
-    rt = version_of(runtime)
-    if dv is None or rt is None:
-        return True, "versions not understood"
-    major = str(rt.major)
-    minimum = cuda["minor_compat_windows" if windows else "minor_compat"].get(major)
-    if minimum is None and not windows and rt.major < 11:
-        exact = cuda["release_driver"].get(f"{rt.major}.{rt.minor}")
-        if exact and dv < version_of(exact):
-            return False, f"CUDA {runtime} needs a driver >= {exact} (no minor-version compatibility before CUDA 11)"
-        return True, f"driver >= {exact}" if exact else f"no driver data for CUDA {runtime}"
-    if minimum is None:
-        return True, f"no driver data for CUDA {major}.x"
-    if dv < version_of(minimum):
-        return False, f"CUDA {runtime} needs a driver >= {minimum} (minor-version compatibility for {major}.x)"
-    return True, f"driver >= {minimum} runs any CUDA {major}.x runtime"
+    """(ok, why) for a CUDA runtime on a driver (hpcdoctor.wheels); unknown counts as not refused."""
+    ok, why = wheels.driver_supports(driver, runtime, windows)
+    return ok is not False, why
+
+
+def _platform(f):
+    """(os, cpu architecture) of the node the build must run on, as the wheel tables name them."""
+    t = f["torch"] if isinstance(f.get("torch"), dict) else {}
+    text = f"{t.get('os') or ''} {t.get('python_platform') or ''}".lower()
+    os_name = "windows" if "windows" in text else "linux"
+    arch = str(f.get("cpu.arch") or "").lower()
+    cpu = "aarch64" if arch in ("aarch64", "arm64") or "aarch64" in text or "arm64" in text else "x86_64"
+    return os_name, cpu
+
+
+def _installer(t) -> str:
+    conda = (t.get("conda_packages") or {}).get("pytorch") or (t.get("conda_list") or {}).get("pytorch")
+    if isinstance(conda, dict) and conda.get("channel") != "pypi" and not str(conda.get("build", "")).startswith("pypi"):
+        return "conda"
+    return "conda" if "cpuonly" in (t.get("conda_packages") or {}) else "pip"
+
+
+def _build_fix(f, gpus) -> str:
+    """The newest build every listed NVIDIA GPU runs on this driver, OS, CPU and installer."""
+    t = f["torch"] if isinstance(f.get("torch"), dict) else {}
+    ccs = sorted({g.get("compute_capability") for g in gpus if isinstance(g.get("compute_capability"), str)
+                  and g.get("vendor", "nvidia") == "nvidia"})
+    if not ccs:
+        kinds = sorted({str(g.get("vendor")) for g in gpus})
+        if "amd" in kinds:
+            return (f"install a ROCm build of torch (pip install torch --index-url {wheels.DEFAULT_INDEX}/rocmX.Y, "
+                    "with the ROCm version the site's driver supports), or the site's PyTorch module")
+        return "install a CUDA build of torch for this GPU's compute capability, or the site's PyTorch module"
+    driver = f.get("nvidia.driver_version") or next((g.get("driver_version") for g in f.gpus()
+                                                    if isinstance(g.get("driver_version"), str)), None)
+    os_name, cpu = _platform(f)
+    # The oldest architecture decides: a build that runs it and every newer one listed.
+    answers = [wheels.resolve(cc, driver if isinstance(driver, str) else None, os_name, cpu, _installer(t), f.config)
+               for cc in ccs]
+    bad = next((a for a in answers if not a["ok"]), None)
+    return (bad or answers[0])["text"]
 
 
 @rule("SW004", "driver-too-old", "error", "the NVIDIA driver is too old for the torch build's CUDA", impact=10)
@@ -213,8 +198,9 @@ def driver_too_old(f):
         CUDA initialisation fails with error 803/804: the GPUs are unusable from this environment.
 
     How to fix:
-        Install a torch built for an older CUDA (the cu118/cu121/cu126 wheels), matching the
-        driver's CUDA version that nvidia-smi shows, or ask the administrators for a newer driver.
+        Install the newest build that this driver runs and that carries the GPU's architecture, which
+        the fix names (hpcdoctor.wheels), or, where no official build runs on this driver, ask the
+        administrators for the driver the fix names.
 
     References:
         - https://docs.nvidia.com/deploy/cuda-compatibility/
@@ -226,18 +212,57 @@ def driver_too_old(f):
     driver = f.get("nvidia.driver_version") or _cuda_gpus(f)[0].get("driver_version")
     if not driver:
         raise MissingFact("nvidia.driver_version", f.reason("nvidia.driver_version"))
-    windows = "windows" in str(t.get("os") or "").lower()
-    ok, why = driver_supports(driver, t["cuda"], windows)
+    windows = _platform(f)[0] == "windows"
+    ok, why = wheels.driver_supports(driver, t["cuda"], windows, f.config)
+    ok = ok is not False
     if not ok and t.get("cuda_available") is True:
         # torch initialised CUDA on this driver: CUDA's forward-compatibility package (cuda-compat,
         # data-centre GPUs, as NGC containers ship it) bridges the gap. Not an error.
         return
     if not ok:
         yield Hit(message=f"torch {t.get('version')} uses CUDA {t['cuda']}, driver {driver} is too old: {why}",
-                  fix="pip install torch --index-url https://download.pytorch.org/whl/cu118   "
-                      f"# or another build for the driver's CUDA ({f.get('nvidia.cuda_driver_version') or 'see nvidia-smi'})",
+                  fix=_build_fix(f, _cuda_gpus(f)),
                   evidence={"torch.cuda": t["cuda"], "nvidia.driver_version": driver,
                             "nvidia.cuda_driver_version": f.get("nvidia.cuda_driver_version")})
+
+
+@rule("SW008", "torch-rocm-missing-gfx", "error", "the ROCm torch build has no kernels for this AMD GPU", impact=10)
+def torch_rocm_missing_gfx(f):
+    """
+    What it detects:
+        A ROCm build of torch whose arch list (torch.cuda.get_arch_list(), gfx targets) lacks the
+        graphics target of an AMD GPU on the node: a gfx1100 Radeon under a wheel built for
+        gfx90a/gfx942 only, or an MI300X (gfx942) under an older ROCm wheel.
+
+    Why it matters:
+        ROCm code objects run only on the gfx target they were built for; there is no PTX-like
+        forward path. Kernels fail with "HIP error: invalid device function" or "no kernel image",
+        or torch.cuda.is_available() is True and the first operation fails.
+
+    How to fix:
+        Install a ROCm build of torch whose arch list includes the GPU's gfx target (a newer
+        ROCm variant from download.pytorch.org/whl/rocmX.Y, or the site's module built for it),
+        and check it with python -c "import torch; print(torch.cuda.get_arch_list())".
+
+    References:
+        - https://rocm.docs.amd.com/projects/install-on-linux/en/latest/reference/system-requirements.html
+        - https://github.com/pytorch/pytorch/issues/138506
+    """
+    t = f["torch"]
+    arch = t.get("arch_list")
+    if t.get("build") != "rocm" or not isinstance(arch, list) or not arch:
+        return
+    built = {str(a).split(":")[0] for a in arch}  # gfx90a:xnack- is still gfx90a code
+    for g in f["gpus"]:
+        gfx = g.get("gfx_target")
+        if g.get("vendor") == "amd" and isinstance(gfx, str) and gfx.startswith("gfx") and gfx.split(":")[0] not in built:
+            yield Hit(message=f"{g.get('name')} is {gfx}, but torch {t.get('version')} carries {', '.join(arch)}: "
+                              "\"invalid device function\" at the first kernel",
+                      subject=f"GPU {g.get('index')}",
+                      fix=f"install a ROCm build of torch whose arch list includes {gfx} (check with python -c "
+                          "\"import torch; print(torch.cuda.get_arch_list())\"), or the site's PyTorch module; "
+                          "hpcdoctor has no sourced ROCm wheel gfx lists yet",
+                      evidence={"gfx_target": gfx, "torch.arch_list": arch})
 
 
 OPENMP_RUNTIMES = ("libgomp", "libiomp5", "libomp")

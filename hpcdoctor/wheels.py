@@ -1,0 +1,179 @@
+"""Which official torch build runs on a node: one resolver for every fix that names a build.
+
+From the driver, the GPU's compute capability, the OS, the CPU architecture and the installer, it
+picks the newest build in knowledge/torch_wheels.toml (plus the site's [knowledge] config) whose
+arch list runs the GPU and whose CUDA the driver runs, or says which driver would be needed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+from hpcdoctor import knowledge
+
+DEFAULT_INDEX = "https://download.pytorch.org/whl"
+# PyTorch stopped publishing to its conda channel after 2.5: a conda env gets pip inside it.
+CONDA_NOTE = ("PyTorch publishes no conda packages after 2.5 (pytorch/pytorch#138506): in this conda "
+              "env, conda remove pytorch first, then install with pip inside the env")
+
+
+def _version(text: Any):
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(str(text))
+    except InvalidVersion:
+        return None
+
+
+def arch_supported(cc: str, arch_list) -> bool:
+    """Whether a build's arch list runs on compute capability ``cc``: SASS for the same major and
+    a minor at or below (sm_80 runs on 8.6), or PTX (compute_XY) at or below, JIT-compiled."""
+    major, minor = (int(x) for x in cc.split("."))
+    for arch in arch_list:
+        m = re.match(r"^(sm|compute)_(\d+?)(\d)([af]?)$", arch)
+        if not m:
+            continue
+        a_major, a_minor, suffix = int(m.group(2)), int(m.group(3)), m.group(4)
+        if m.group(1) == "sm":
+            if suffix == "a" and (a_major, a_minor) != (major, minor):
+                continue  # arch-specific SASS (sm_90a) runs on that exact GPU only
+            if a_major == major and a_minor <= minor:
+                return True
+        elif (a_major, a_minor) <= (major, minor):
+            return True
+    return False
+
+
+def required_driver(runtime: str, windows: bool = False, config: Optional[Dict[str, Any]] = None) -> Optional[str]:
+    """The lowest driver that runs a CUDA runtime: the major's minor-version-compatibility minimum
+    from CUDA 11 on, the toolkit's own driver before."""
+    cuda = knowledge.load("cuda")
+    rt = _version(runtime)
+    if rt is None:
+        return None
+    if rt.major >= 11:
+        return cuda["minor_compat_windows" if windows else "minor_compat"].get(str(rt.major))
+    table = dict(cuda["release_driver_windows" if windows else "release_driver"])
+    if not windows:
+        table.update((_site(config).get("release_driver") or {}))
+    return table.get(f"{rt.major}.{rt.minor}")
+
+
+def driver_supports(driver: str, runtime: str, windows: bool = False, config: Optional[Dict[str, Any]] = None):
+    """(ok, why) for a CUDA runtime on a driver, with minor-version compatibility; ok is None when
+    the versions are not understood or knowledge has no driver for that CUDA."""
+    dv, rt = _version(driver), _version(runtime)
+    if dv is None or rt is None:
+        return None, "versions not understood"
+    need = required_driver(runtime, windows, config)
+    if need is None:
+        return None, f"no driver data for CUDA {runtime}" + (" on Windows" if windows else "")
+    compat = rt.major >= 11
+    if dv < _version(need):
+        how = f"minor-version compatibility for {rt.major}.x" if compat else "no minor-version compatibility before CUDA 11"
+        return False, f"CUDA {runtime} needs a driver >= {need} ({how})"
+    if not compat:
+        return True, f"driver >= {need}"
+    own = knowledge.load("cuda")["release_driver" if not windows else "release_driver_windows"].get(f"{rt.major}.{rt.minor}")
+    if own and dv < _version(own):
+        # Minor-version compatibility runs it, but PTX newer than the driver cannot be JIT-compiled.
+        return True, (f"driver >= {need} runs any CUDA {rt.major}.x runtime through minor-version compatibility "
+                      f"(CUDA {runtime}'s own driver is {own}; PTX built for it will not JIT on this driver)")
+    return True, f"driver >= {need} runs any CUDA {rt.major}.x runtime"
+
+
+def _site(config: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    return (config or {}).get("knowledge") or {}
+
+
+def wheel_table(config: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+    """The site's wheel entries first (first match wins, so they override), then the shipped ones."""
+    return list(_site(config).get("wheel") or []) + list(knowledge.load("torch_wheels").get("wheel", []))
+
+
+def _bounds(w: Dict[str, Any]) -> Tuple[Any, Any]:
+    lo = re.search(r">=\s*([\d.]+)", w["torch"])
+    hi = re.search(r"<\s*([\d.]+)", w["torch"])
+    return (_version(lo.group(1)) if lo else None), (_version(hi.group(1)) if hi else None)
+
+
+def _matches_platform(w: Dict[str, Any], os_name: str, cpu: str) -> bool:
+    return w.get("os", "linux") == os_name and w.get("cpu", "x86_64") == cpu
+
+
+def index_url(tag: str, config: Optional[Dict[str, Any]] = None) -> str:
+    base = _site(config).get("index_url") or DEFAULT_INDEX
+    return f"{base.rstrip('/')}/{tag}"
+
+
+def resolve(cc: str, driver: Optional[str] = None, os_name: str = "linux", cpu: str = "x86_64",
+            installer: str = "pip", config: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The newest official build this node can run.
+
+    Returns {"ok": True, "torch", "cuda", "tag", "index_url", "command", "text"} or {"ok": False,
+    "need_driver" (None when no known build carries the GPU at all), "text"}.
+    """
+    windows = os_name == "windows"
+    sm = "sm_" + cc.replace(".", "")
+    table = [w for w in wheel_table(config) if all(_bounds(w)) and _matches_platform(w, os_name, cpu)]
+    carries = [w for w in table if arch_supported(cc, w.get("arch", []))]
+    where = f"{'Windows' if windows else 'Linux'} {cpu}"
+    if not carries:
+        known = (f"no torch build in hpcdoctor's knowledge (2.0 and later) carries {sm} on {where}" if table
+                 else f"hpcdoctor has no sourced wheel arch lists for {where}")
+        return {"ok": False, "need_driver": None,
+                "text": f"{known}: install a torch build whose arch list includes {sm} "
+                        "(torch.cuda.get_arch_list()), or ask the administrators for the site's module"}
+
+    def runs(w):
+        return driver is None or driver_supports(driver, w["cuda"], windows, config)[0] is True
+
+    runnable = [w for w in carries if runs(w)]
+    if not runnable:
+        best = max(carries, key=lambda w: (_bounds(w)[1], _version(w["cuda"])))
+        # The gentlest driver requirement, and of those builds the newest release.
+        gentlest = min(carries, key=lambda w: (_version(required_driver(w["cuda"], windows, config) or "9999"),
+                                               [-x for x in _bounds(w)[1].release]))
+        need = required_driver(best["cuda"], windows, config)
+        low = required_driver(gentlest["cuda"], windows, config)
+        text = (f"no torch build in hpcdoctor's knowledge (2.0 and later) for {sm} runs on driver {driver}: "
+                f"ask the administrators for a driver >= {need} "
+                f"(the newest builds, CUDA {best['cuda']})")
+        if low and low != need:
+            text += f"; >= {low} runs the CUDA {gentlest['cuda']} builds of torch{_spec(carries, gentlest['cuda'])}"
+        return {"ok": False, "need_driver": need, "text": text}
+    best = max(runnable, key=lambda w: (_bounds(w)[1], _version(w["cuda"])))
+    spec = _spec(runnable, best["cuda"])
+    tag = "cu" + best["cuda"].replace(".", "")
+    url = index_url(tag, config)
+    command = f'pip install --force-reinstall "torch{spec}" --index-url {url}'
+    text = f"{command}   (the +{tag} wheels of torch{spec} run {sm}"
+    text += f" on driver {driver})" if driver else f"; they need a driver >= {required_driver(best['cuda'], windows, config)})"
+    if installer == "conda":
+        text += f"; {CONDA_NOTE}"
+    return {"ok": True, "torch": spec, "cuda": best["cuda"], "tag": tag, "index_url": url,
+            "command": command, "text": text}
+
+
+def _spec(entries: List[Dict[str, Any]], cuda: str) -> str:
+    # Bounded above by where knowledge stops: a later release may have dropped the GPU.
+    same = [_bounds(w) for w in entries if w["cuda"] == cuda]
+    return f">={min(lo for lo, _ in same)},<{max(hi for _, hi in same)}"
+
+
+def wheel_arch_list(torch_version: str, os_name: str = "linux", cpu: str = "x86_64",
+                    config: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
+    """Arch list of the official wheel a "2.6.0+cu124"-style version names, or None."""
+    m = re.match(r"^(\d+\.\d+(?:\.\d+)?)[^+]*\+cu(\d+)(\d)$", torch_version or "")
+    release = _version(m.group(1)) if m else None
+    if release is None:
+        return None
+    cuda = f"{int(m.group(2))}.{m.group(3)}"
+    from packaging.specifiers import SpecifierSet
+
+    for w in wheel_table(config):
+        if w["cuda"] == cuda and _matches_platform(w, os_name, cpu) and release in SpecifierSet(w["torch"]):
+            return {"arch": list(w["arch"]), "cuda": cuda}
+    return None
