@@ -8,6 +8,8 @@ Nothing is invented: a piece is stored as the output of the command that produce
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import re
 import shutil
@@ -74,11 +76,17 @@ class Recognition:
         return [f"{p.kind.name} (line {p.line})" for p in self.pieces]
 
 
+_SPACE = re.compile(r"\s*")
+
+
 def _json_end(text: str, offset: int) -> int:
+    """Where the JSON document starting at offset ends (the end of the text when it does not).
+    Decoded in place: slicing the rest of the text at every start made many short documents
+    quadratic (issue 19)."""
     try:
-        _, end = json.JSONDecoder().raw_decode(text[offset:].lstrip())
-        return offset + (len(text[offset:]) - len(text[offset:].lstrip())) + end
-    except ValueError:
+        _, end = json.JSONDecoder().raw_decode(text, _SPACE.match(text, offset).end())
+        return end
+    except (ValueError, RecursionError):
         return len(text)
 
 
@@ -95,6 +103,8 @@ def _is_json_kind(lines: List[str], i: int) -> Optional[str]:
 def recognise(text: str) -> Recognition:
     text = re.sub(r"\x1b\[[0-9;]*m", "", text.replace("\r\n", "\n").replace("\r", "\n"))
     lines = text.split("\n")
+    # Where each line starts in the text, for JSON documents that span lines.
+    line_at = list(itertools.accumulate((len(l) + 1 for l in lines), initial=0))
     cut_line = None
     if lines[-1].strip() and not lines[-1].rstrip().endswith(("}", "]", ">", "=", "+", "|")):
         # No line end after a text line: the paste may stop inside it, and a value read from it
@@ -103,6 +113,7 @@ def recognise(text: str) -> Recognition:
         cut_line = (len(lines), lines[-1])
         lines[-1] = ""
     starts: List[Tuple[int, Kind]] = []
+    rocm_seen = {"between": False, "only_banners": True}
     i = 0
     inside_until = -1
     while i < len(lines):
@@ -127,9 +138,15 @@ def recognise(text: str) -> Recognition:
         if kind and kind.per_device and starts and starts[-1][1].name == kind.name and not (
                 kind.name == "rocm-smi" and "ROCm System Management Interface" in line):
             kind = None  # the next device's block of the same output (each rocm-smi run has one banner)
-        if kind and kind.name == "rocm-smi section" and starts and _continues_rocm_output(lines[starts[-1][0]:i], line,
+        if kind and kind.name == "rocm-smi section" and starts and _continues_rocm_output(rocm_seen, line,
                                                                                        starts[-1][1]):
             kind = None
+        # What the lines since the last start held, kept as they go by (rescanning them at every
+        # section heading was quadratic).
+        if kind:
+            rocm_seen = {"between": False, "only_banners": True}
+        rocm_seen["between"] = rocm_seen["between"] or "between two GPUs" in line
+        rocm_seen["only_banners"] = rocm_seen["only_banners"] and bool(not line.strip() or _BANNER_LINE.match(line))
         if kind:
             starts.append((i, kind))
             # Skip what belongs to this piece: nested headers (collect_env's lscpu, XML, JSON).
@@ -140,9 +157,8 @@ def recognise(text: str) -> Recognition:
             elif kind.name == "nvidia-smi -q -x":
                 inside_until = next((j + 1 for j in range(i, len(lines)) if "</nvidia_smi_log>" in lines[j]), len(lines))
             elif kind.argv[-1:] == ["--json"]:
-                offset = sum(len(l) + 1 for l in lines[:i])
-                end = _json_end(text, offset)
-                inside_until = text[:end].count("\n") + 1
+                end = _json_end(text, line_at[i])
+                inside_until = bisect.bisect_right(line_at, end)
         i += 1
     # rocm-smi's outputs share a banner: tell them apart by their sections and lines.
     for n, (start, kind) in enumerate(starts):
@@ -169,14 +185,18 @@ def recognise(text: str) -> Recognition:
     return rec
 
 
-def _continues_rocm_output(before: List[str], line: str, previous: Kind) -> bool:
-    """Whether a --showtopo/--showtoponuma section heading belongs to the rocm-smi output above it:
-    right under its banner, or --showtopo's next matrices and its NUMA part; not a concise table's."""
+_BANNER_LINE = re.compile(r"^\s*=+.*=+\s*$")
+
+
+def _continues_rocm_output(seen: Dict[str, bool], line: str, previous: Kind) -> bool:
+    """Whether a --showtopo/--showtoponuma section heading belongs to the rocm-smi output above it
+    (``seen`` tells what the lines since its start held): right under its banner, or --showtopo's
+    next matrices and its NUMA part; not a concise table's."""
     if previous.argv != ["rocm-smi"]:
         return False
-    if "Numa Nodes" not in line or any("between two GPUs" in l for l in before):
+    if "Numa Nodes" not in line or seen["between"]:
         return True
-    return all(not l.strip() or re.match(r"^\s*=+.*=+\s*$", l) for l in before)
+    return seen["only_banners"]
 
 
 _VLLM_TAIL = re.compile(r"^(=+\s*$|\s*vLLM Info|\s*Environment Variables|(ROCM|Neuron SDK|vLLM) Version\s*:|vLLM Build Flags:|"
@@ -262,19 +282,58 @@ def read_text(path: str) -> str:
     return text
 
 
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
 def find_symptoms(text: str) -> List[Dict[str, Any]]:
-    """Known error and log messages in a paste (knowledge/symptoms.toml), with their line."""
+    """Known error and log messages in a paste (knowledge/symptoms.toml), with their line.
+
+    Linear in the paste: each entry's needle is looked up in the whole text (str.find), and its
+    pattern, whose quantifiers are bounded, runs only on the window around a line holding it."""
     from hpcdoctor import knowledge
 
     table = knowledge.load("symptoms")["symptoms"]
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    low = text.translate(_ASCII_LOWER)  # same length as text: offsets stay valid
     found: List[Dict[str, Any]] = []
-    for n, line in enumerate(text.replace("\r\n", "\n").split("\n"), 1):
-        for sid, entry in table.items():
-            m = re.search(entry["pattern"], line)
-            if m and not any(f["id"] == sid for f in found):
-                found.append({"id": sid, "line": n, "text": line.strip()[:300], "means": entry["means"],
+    for sid, entry in table.items():
+        rx = re.compile(entry["pattern"])
+        needle = entry["needle"].translate(_ASCII_LOWER)
+        pos = low.find(needle)
+        line_no, counted_to = 1, 0
+        while pos != -1:
+            start = text.rfind("\n", 0, pos) + 1
+            end = text.find("\n", pos)
+            end = len(text) if end == -1 else end
+            line_no += text.count("\n", counted_to, start)
+            counted_to = start
+            # A listing (all = true) is matched line by line; a message with the lines around it.
+            m = rx.search(text[start:end] if entry.get("all") else _window(text, start, end))
+            if m:
+                found.append({"id": sid, "line": line_no, "text": text[start:end].strip()[:300], "means": entry["means"],
                               **{k: v for k, v in m.groupdict().items() if v is not None}})
+                if not entry.get("all"):
+                    break
+            pos = low.find(needle, end)
+    found.sort(key=lambda s: s["line"])
     return found
+
+
+def _window(text: str, start: int, end: int) -> str:
+    """The line text[start:end] with the two lines before it and the three after, joined by
+    spaces: warnings that torch prints over several lines, or that a terminal wrapped. Each line is
+    cut at 4 KB, so a pattern's work stays bounded whatever the paste's line lengths."""
+    lo = start
+    for _ in range(2):
+        if lo > 0:
+            lo = text.rfind("\n", 0, lo - 1) + 1
+    hi = end
+    for _ in range(3):
+        if hi < len(text):
+            nxt = text.find("\n", hi + 1)
+            hi = len(text) if nxt == -1 else nxt
+    parts = text[lo:hi].split("\n")
+    return " ".join(p.strip()[:4096] if len(p) > 4096 else p.strip() for p in parts)
 
 
 _SHOWTOPO = Kind("rocm-smi --showtopo", re.compile(r"$^"), ["rocm-smi", "--showtopo"])  # only found inside reports

@@ -89,6 +89,14 @@ def shm_too_small(f):
     from hpcdoctor import knowledge
 
     limit = knowledge.load("thresholds")["shm"]["min_bytes"]
+    for s in f.get("ticket.symptoms") or []:
+        if s["id"] == "nccl-shm-failed" and s.get("nospace"):
+            # NCCL's own failure pasted: /dev/shm filled up under its segment (docker's 64 MB default).
+            yield Hit(message=f"NCCL could not create its {int(s['size']) / 2**20:.1f} MiB shared-memory segment: "
+                              f"/dev/shm is full (line {s['line']})",
+                      fix="docker run --shm-size=16g ... (or --ipc=host)",
+                      evidence={"ticket.line": s["line"], "ticket.text": s["text"][:160]})
+            return
     size = f["memory.shm_size_bytes"]
     if f.get("torch.installed") is True and size < limit:
         yield Hit(message=f"/dev/shm is {size / 2**20:.0f} MiB: DataLoader workers will fail with bus errors",

@@ -188,7 +188,7 @@ def _library_line(line: str, pip: Dict[str, str], conda: Dict[str, Dict[str, str
     if m:
         pip[m.group(1).lower().replace("_", "-")] = m.group(2) or m.group(3)
     m = re.match(r"^\[conda\]\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+(\S+))?", line)
-    if m:
+    if m and line[len("[conda]"):].strip() not in _NA:  # "[conda] Could not collect" is no package
         # The channel column is empty for the defaults channel; "pypi" marks pip's installs.
         conda[m.group(1)] = {"version": m.group(2), "build": m.group(3), "channel": m.group(4) or "defaults"}
 
