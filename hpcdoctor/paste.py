@@ -21,6 +21,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
 from hpcdoctor.parse.collect_env import SGLANG_ARGV
+from hpcdoctor.paste_machines import disagreement
 from hpcdoctor.sysroot import ReplaySysRoot, SnapshotError
 
 MAX_PASTE_BYTES = 16 * 1024 * 1024
@@ -210,8 +211,18 @@ def _collect_env_end(lines: List[str], i: int) -> int:
     indent = len(lines[i]) - len(lines[i].lstrip())
     j = i
     state = "head"
+    versions = 0
     while j < len(lines):
         line = lines[j][indent:] if lines[j][:indent].strip() == "" else lines[j]
+        # A report cut before its library list ends where the next one starts: two machines'
+        # reports must stay two pieces for the machine guard, not be read as one.
+        if state == "head" and j > i:
+            if re.match(r"^\s*Collecting environment information", line):
+                return j
+            if re.match(r"^\s*PyTorch version\s*[:：]?\s*\d", line):
+                versions += 1
+                if versions > 1 or (versions == 1 and not re.match(r"^\s*Collecting", lines[i]) and j > i):
+                    return j
         if state == "head" and re.match(r"^(=+\s*)?Versions of relevant libraries", line.strip()):
             state = "libs"
         elif state == "libs" and line.strip() and not re.match(r"^(\[(pip\d?|conda)\]|=+$)", line):
@@ -227,36 +238,6 @@ def _collect_env_end(lines: List[str], i: int) -> int:
             state = "vllm"
         j += 1
     return len(lines)
-
-
-def _gpu_names(chosen) -> List[Tuple[str, List[str]]]:
-    """GPU model lists each pasted piece states, to catch pastes from two machines."""
-    from hpcdoctor.parse import collect_env, nvsmi_q, nvsmi_xml
-
-    found = []
-    for argv, piece in chosen.items():
-        try:
-            if argv in (tuple(COLLECT_ENV_ARGV), tuple(SGLANG_ARGV)):
-                names = collect_env.parse_collect_env(piece.text)["torch"].get("gpu_models") or []
-            elif argv == ("nvidia-smi", "-q"):
-                names = [g["name"] for g in nvsmi_q.parse(piece.text)["gpus"] if isinstance(g["name"], str)]
-            elif argv == ("nvidia-smi", "-q", "-x"):
-                names = [g["name"] for g in nvsmi_xml.parse(piece.text)["gpus"] if isinstance(g["name"], str)]
-            else:
-                continue
-        except ValueError:
-            continue
-        if names:
-            found.append((piece.kind.name, names))
-    return found
-
-
-def _machines_disagree(chosen) -> Optional[str]:
-    lists = _gpu_names(chosen)
-    models = {kind: sorted(set(names)) for kind, names in lists}
-    if len({tuple(v) for v in models.values()}) > 1:
-        return "; ".join(f"{k}: {', '.join(v)}" for k, v in models.items())
-    return None
 
 
 def read_text(path: str) -> str:
@@ -370,6 +351,7 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
     recognised: List[str] = []
     notes: List[str] = []
     chosen: Dict[Tuple[str, ...], Piece] = {}
+    every: List[Tuple[str, Piece]] = []  # every piece of every file, for the machine guard
     symptoms: List[Dict[str, Any]] = []
     for path in paths:
         text = read_text(path)
@@ -381,9 +363,9 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
         for piece, summary in zip(rec.pieces, rec.summary()):
             recognised.append(f"{label}: {summary}")
             key = tuple(piece.kind.argv) or ("file", str(piece.kind.file))
+            every.append((label, piece))
             if key in chosen:
-                notes.append(f"{label}: a second {piece.kind.name} at line {piece.line} was ignored "
-                             "(two machines in one paste? paste one node at a time)")
+                notes.append(f"{label}: a second {piece.kind.name} at line {piece.line}, of the same machine, was not read")
                 continue
             chosen[key] = piece
         recognised.extend(f"{label}: message {s['id']} (line {s['line']})" for s in found)
@@ -391,10 +373,9 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
         what = "; ".join(recognised) or "no known tool output"
         raise SnapshotError(f"nothing hpcdoctor can read in {', '.join(paths)} (recognised: {what}); paste the "
                             "output of python -m torch.utils.collect_env, nvidia-smi -q, lscpu, numactl -H, ...")
-    conflict = _machines_disagree(chosen)
+    conflict = disagreement(every)
     if conflict:
-        raise SnapshotError(f"the pasted outputs describe different machines ({conflict}): "
-                            f"recognised {'; '.join(recognised)}; paste one node's outputs at a time")
+        raise SnapshotError(f"{conflict}; paste one machine's outputs at a time")
     listed_env = None
     for argv in (tuple(COLLECT_ENV_ARGV), tuple(SGLANG_ARGV)):
         if argv in chosen:

@@ -367,7 +367,10 @@ def gpu_memory_in_use(f):
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html
     """
     frac = knowledge.load("thresholds")["gpu_memory"]["in_use_fraction"]
-    yield from _held_by_others_in_ticket(f, frac)
+    pasted = list(_held_by_others_in_ticket(f, frac))
+    if pasted:  # a pasted ticket has no GPU listing to read beside it
+        yield from pasted
+        return
     for g in _gpus(f):
         procs = g.get("processes") if isinstance(g.get("processes"), list) else []
         used, total = _int(g.get("memory_used_mib")), _int(g.get("memory_total_mib"))

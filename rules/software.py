@@ -139,12 +139,14 @@ def torch_missing_arch(f):
         - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility
     """
     symptoms = ticket_symptoms(f)
-    hits = list(_missing_arch_from_facts(f)) if f.get("torch") or "sm-not-compatible" not in symptoms else []
-    if not hits and "sm-not-compatible" in symptoms:
-        hits = [_missing_arch_from_warning(symptoms)]
-    if not hits:
-        hits = list(_missing_arch_from_cc_warning(f, symptoms))
-    yield from hits
+
+    def from_ticket():
+        if "sm-not-compatible" in symptoms:
+            yield _missing_arch_from_warning(symptoms)
+        else:
+            yield from _missing_arch_from_cc_warning(f, symptoms)
+
+    yield from _facts_or_ticket(lambda: list(_missing_arch_from_facts(f)), from_ticket())
 
 
 def _missing_arch_from_cc_warning(f, symptoms):
