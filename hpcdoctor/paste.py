@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
-from hpcdoctor.parse.collect_env import SGLANG_ARGV
+from hpcdoctor.parse.collect_env import SGLANG_ARGV, normalise_colons
 from hpcdoctor.paste_machines import disagreement
 from hpcdoctor.sysroot import ReplaySysRoot, SnapshotError
 
@@ -37,7 +37,7 @@ class Kind:
 
 
 KINDS = [
-    Kind("collect_env", re.compile(r"^\s*(Collecting environment information|PyTorch version\s*: |"
+    Kind("collect_env", re.compile(r"^\s*(Collecting environment information|PyTorch version\s*(?:: |\s)\s*\d|"
                                    r"Versions of relevant libraries:?\s*$)"),
          list(COLLECT_ENV_ARGV)),
     Kind("sglang check_env", re.compile(r"^Python: \d+\.\d+"), list(SGLANG_ARGV)),
@@ -103,6 +103,10 @@ def _is_json_kind(lines: List[str], i: int) -> Optional[str]:
 
 def recognise(text: str) -> Recognition:
     text = re.sub(r"\x1b\[[0-9;]*m", "", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = normalise_colons(text)
+    if "\n>" in text or text.startswith(">"):
+        # A Markdown quote ("> " before each line of a pasted report) is not part of the output.
+        text = re.sub(r"(?m)^[ \t]{0,3}> ?", "", text)
     lines = text.split("\n")
     # Where each line starts in the text, for JSON documents that span lines.
     line_at = list(itertools.accumulate((len(l) + 1 for l in lines), initial=0))
@@ -240,6 +244,21 @@ def _collect_env_end(lines: List[str], i: int) -> int:
     return len(lines)
 
 
+def _decode(data: bytes) -> Optional[str]:
+    """Text in the encodings pastes arrive in: UTF-8 (with or without a BOM), UTF-16 with a BOM
+    (PowerShell's ``>`` writes UTF-16LE) or without one (every other byte NUL on ASCII text).
+    None for binary data."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    head = data[:65536]
+    if b"\x00" not in head:
+        return data.decode("utf-8-sig", errors="replace")
+    for order, nuls in (("utf-16-le", head[1::2]), ("utf-16-be", head[0::2])):
+        if len(nuls) > 16 and nuls.count(0) > 0.9 * len(nuls):
+            return data[:len(data) // 2 * 2].decode(order, errors="replace")
+    return None
+
+
 def read_text(path: str) -> str:
     """A paste from a file or '-' (standard input), refused when binary or empty."""
     import sys
@@ -255,9 +274,9 @@ def read_text(path: str) -> str:
     label = "standard input" if path == "-" else path
     if len(data) > MAX_PASTE_BYTES:
         raise SnapshotError(f"{label}: larger than any paste ({MAX_PASTE_BYTES >> 20} MiB)")
-    if b"\x00" in data[:65536]:
+    text = _decode(data)
+    if text is None:
         raise SnapshotError(f"{label}: a binary file, not a snapshot or pasted text")
-    text = data.decode("utf-8", errors="replace")
     if not text.strip():
         raise SnapshotError(f"{label}: empty")
     return text
