@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -67,16 +66,23 @@ GENERATORS = {
 def run(path: Path, timeout: float) -> tuple:
     beside = Path(sys.executable).with_name("hpcdoctor")
     cmd = [str(beside) if beside.exists() else "hpcdoctor", "check", "--from", str(path), "--format", "json"]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, timeout=timeout, env=dict(os.environ, NO_COLOR="1"))
-        rc = proc.returncode
-    except subprocess.TimeoutExpired:
-        rc = "timeout"
-    wall = time.monotonic() - t0
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return rc, wall, max(peak, before.ru_maxrss) / 1024
+    with open(os.devnull, "wb") as null:
+        proc = subprocess.Popen(cmd, stdout=null, stderr=null, env=dict(os.environ, NO_COLOR="1"))
+    rc = None
+    while rc is None:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            rc = os.waitstatus_to_exitcode(status)
+            break
+        if time.monotonic() - t0 > timeout:
+            proc.kill()
+            _, _, usage = os.wait4(proc.pid, 0)
+            rc = "timeout"
+            break
+        time.sleep(0.02)
+    proc.returncode = rc if isinstance(rc, int) else -9
+    return rc, time.monotonic() - t0, usage.ru_maxrss / 1024  # this child's own peak, in MiB
 
 
 def main() -> int:

@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
 from hpcdoctor.parse.collect_env import SGLANG_ARGV, normalise_colons
 from hpcdoctor.paste_machines import disagreement
-from hpcdoctor.sysroot import ReplaySysRoot, SnapshotError
+from hpcdoctor.sysroot import MAX_READ_BYTES, ReplaySysRoot, SnapshotError
 
 MAX_PASTE_BYTES = 16 * 1024 * 1024
 
@@ -61,6 +61,12 @@ KINDS = [
 ]
 
 
+# One match per line tells whether any kind may start there: most lines start none, and trying
+# each kind's pattern on every line of a 16 MiB paste cost seconds.
+# The first alternative that matches names the kind, as trying KINDS in order would.
+_ANY_START = re.compile("|".join(f"(?P<k{n}>{k.start.pattern})" for n, k in enumerate(KINDS)))
+
+
 @dataclass
 class Piece:
     kind: Kind
@@ -91,9 +97,8 @@ def _json_end(text: str, offset: int) -> int:
         return len(text)
 
 
-def _is_json_kind(lines: List[str], i: int) -> Optional[str]:
-    """A JSON document starting at line i: amd-smi (gpu_data / asic) or rocm-smi (card0)."""
-    head = "\n".join(lines[i:i + 40])
+def _is_json_kind(head: str) -> Optional[str]:
+    """A JSON document whose first 40 lines are head: amd-smi (gpu_data / asic) or rocm-smi (card0)."""
     if '"card0"' in head or '"card1"' in head:
         return "rocm-smi --json"
     if '"gpu_data"' in head or '"asic"' in head:
@@ -126,9 +131,10 @@ def recognise(text: str) -> Recognition:
         if i < inside_until:
             i += 1
             continue
-        kind = next((k for k in KINDS if k.start.match(line)), None)
+        m = _ANY_START.match(line)
+        kind = KINDS[int(m.lastgroup[1:])] if m else None
         if kind and kind.name == "amd-smi static --json":
-            which = _is_json_kind(lines, i)
+            which = _is_json_kind(text[line_at[i]:line_at[min(i + 40, len(lines))]])
             if which is None:
                 kind = None
             elif which == "rocm-smi --json":
@@ -381,6 +387,10 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
         notes.extend(f"{label}: {n}" for n in rec.notes)
         for piece, summary in zip(rec.pieces, rec.summary()):
             recognised.append(f"{label}: {summary}")
+            size = len(piece.text.encode("utf-8"))
+            if size > MAX_READ_BYTES:
+                notes.append(f"{label}: the {piece.kind.name} at line {piece.line} is {size / 2**20:.1f} MiB; "
+                             f"only its first {MAX_READ_BYTES >> 20} MiB were read")
             key = tuple(piece.kind.argv) or ("file", str(piece.kind.file))
             every.append((label, piece))
             if key in chosen:
