@@ -99,7 +99,7 @@ def main() -> int:
                 continue
             for mib in sizes:
                 path = Path(tmp) / f"{name}.txt"
-                path.write_text(gen(int(mib * MiB) - 16))
+                path.write_text(gen(int(mib * MiB) - 256))
                 rc, wall, peak = run(path, args.timeout)
                 print(f"{name:22} {path.stat().st_size / MiB:6.2f} {rc!s:>7} {wall:8.2f} {peak:9.0f}", flush=True)
     return 0

@@ -124,6 +124,7 @@ def recognise(text: str) -> Recognition:
         lines[-1] = ""
     starts: List[Tuple[int, Kind]] = []
     rocm_seen = {"between": False, "only_banners": True}
+    json_markers = [m.start() for m in re.finditer(r'"(?:card\d|gpu_data|asic)"', text)]
     i = 0
     inside_until = -1
     while i < len(lines):
@@ -134,7 +135,11 @@ def recognise(text: str) -> Recognition:
         m = _ANY_START.match(line)
         kind = KINDS[int(m.lastgroup[1:])] if m else None
         if kind and kind.name == "amd-smi static --json":
-            which = _is_json_kind(text[line_at[i]:line_at[min(i + 40, len(lines))]])
+            # Only where a marker lies in the next 40 lines (found once in the whole text): a
+            # paste of many "{" lines would otherwise look ahead at every one of them.
+            k = bisect.bisect_left(json_markers, line_at[i])
+            near = k < len(json_markers) and json_markers[k] < line_at[min(i + 40, len(lines))]
+            which = _is_json_kind(text[line_at[i]:line_at[min(i + 40, len(lines))]]) if near else None
             if which is None:
                 kind = None
             elif which == "rocm-smi --json":

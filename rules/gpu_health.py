@@ -353,7 +353,9 @@ def gpu_memory_in_use(f):
     """
     What it detects:
         A GPU on which processes already run, or more than a few percent of the memory is in use,
-        before the job starts.
+        before the job starts. In a pasted ticket, torch's "CUDA out of memory" message where the
+        card's capacity minus what was free and what this process reserved (over a quarter of the
+        card) was held by other processes.
 
     Why it matters:
         A leftover process from an earlier job (a zombie rank, a stuck DataLoader) holds memory and

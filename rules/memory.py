@@ -71,7 +71,8 @@ def numa_balancing_on(f):
 def shm_too_small(f):
     """
     What it detects:
-        /dev/shm smaller than hpcdoctor's threshold (1 GiB) where torch is installed.
+        /dev/shm smaller than hpcdoctor's threshold (1 GiB) where torch is installed; in a pasted
+        ticket, NCCL's "Error while creating shared memory segment" after "No space left on device".
 
     Why it matters:
         PyTorch DataLoader workers pass every batch to the main process through shared memory; a

@@ -120,8 +120,11 @@ def torch_missing_arch(f):
     What it detects:
         An NVIDIA GPU whose compute capability is not covered by the torch build's arch list: no
         binary for that architecture and no PTX old enough to be compiled for it. In a pasted
-        ticket without an environment report, torch's own warning says it ("... with CUDA
-        capability sm_120 is not compatible ...", then the build's arch list).
+        ticket without an environment report, torch's own warnings say it ("... with CUDA
+        capability sm_120 is not compatible ...", then the build's arch list; "... which is of
+        cuda capability 3.5 ... minimum ... is 3.7"; from 2.8 "... compute capability (CC) 7.0"
+        and the CCs the build supports); on ROCm, "HIP error: invalid device function", a kernel
+        without a code object for the GPU's gfx target.
 
     Why it matters:
         CUDA calls fail with "no kernel image is available for execution on the device", and torch
@@ -143,6 +146,13 @@ def torch_missing_arch(f):
     def from_ticket():
         if "sm-not-compatible" in symptoms:
             yield _missing_arch_from_warning(symptoms)
+        elif "hip-invalid-device-function" in symptoms:
+            s = symptoms["hip-invalid-device-function"]
+            yield Hit(message=f"a HIP kernel has no code object for this GPU's gfx target (line {s['line']}: "
+                              "\"HIP error: invalid device function\"): the ROCm build's arch list lacks the GPU",
+                      fix="rocminfo | grep -m1 gfx; python -c 'import torch; print(torch.cuda.get_arch_list())'   "
+                          "(then install a ROCm build of torch whose list has that gfx)",
+                      evidence=ticket_evidence(s))
         else:
             yield from _missing_arch_from_cc_warning(f, symptoms)
 
@@ -258,7 +268,10 @@ def driver_too_old(f):
         A CUDA build of torch whose CUDA runtime needs a newer driver than the node has, beyond what
         CUDA's minor-version compatibility covers (any 11.x runtime on a driver >= 450.80.02, any
         12.x on >= 525.60.13, any 13.x on >= 580.65.06). Silent when torch reports CUDA available
-        all the same: the forward-compatibility package (cuda-compat) is then in use.
+        all the same: the forward-compatibility package (cuda-compat) is then in use. In a pasted
+        ticket, torch's own verdict: "driver on your system is too old (found version 12080)",
+        the number being the driver's CUDA version, or CUDA runtime error 35 ("CUDA driver version
+        is insufficient for CUDA runtime version").
 
     Why it matters:
         torch.cuda.is_available() is False with "The NVIDIA driver on your system is too old", or
@@ -349,7 +362,10 @@ def duplicate_libraries(f):
         Two different files of the same library loaded into the job's process (two libnccl, two
         libcudart, two libcudnn), more than one OpenMP runtime (libgomp with libiomp5 or libomp),
         torch installed in two places on sys.path (user site and a venv, pip and conda), or, in a
-        collect_env library list, conda's cudatoolkit or nccl beside NVIDIA's pip wheels of them.
+        collect_env library list, conda's cudatoolkit or nccl beside NVIDIA's pip wheels of them,
+        or pip's torch ("torch 1.3.1 pypi_0 pypi") beside conda's pytorch. In a pasted ticket,
+        the messages a second copy causes: cuDNN's "version incompatibility: PyTorch was compiled
+        against ... but found runtime version ..." and Intel OpenMP's "OMP: Error #15".
 
     Why it matters:
         Two copies of a library means two states: NCCL communicators that hang, cuDNN version

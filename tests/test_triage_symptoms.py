@@ -82,6 +82,7 @@ def test_message_is_read_with_its_facts(name, sid, fields):
     ("residualmasking-15-oom-other-programs", "gpu-memory-in-use", ["other processes"]),
     ("lmflow-251-bf16-t4-colab", "bf16-unsupported", ["bf16"]),
     ("nccl-342-docker-shm-no-space", "shm-too-small", ["/dev/shm"]),
+    ("pytorch-132570-rocm-gfx1010-not-in-wheel", "torch-missing-arch", ["gfx"]),
 ])
 def test_ticket_gets_the_diagnosis_its_thread_confirms(name, symbol, words):
     hits = symbols(ticket(name))
