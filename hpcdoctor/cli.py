@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any, Dict, List, NoReturn, Optional, Sequence
 
 from hpcdoctor import __version__
+from hpcdoctor.report.safe import term, term_block
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-FORMATS = ("terminal", "json", "markdown")
+FORMATS = ("terminal", "json", "markdown", "prometheus")
 
 
 class UsageError(Exception):
@@ -109,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _err(message: str) -> None:
-    sys.stderr.write(f"hpcdoctor: error: {message}\n")
+    # Messages name paths and values from the input: shown, never obeyed by the terminal.
+    sys.stderr.write(f"hpcdoctor: error: {term_block(message)}\n")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -172,6 +174,18 @@ def _write_output(path: str, text: str) -> None:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
+def _write_prometheus(path: str, doc: Dict[str, Any]) -> None:
+    """The Prometheus client's own atomic writer (temporary file, then rename), which node_exporter's
+    textfile collector needs: it may read the file at any moment."""
+    from hpcdoctor.report import prometheus
+
+    try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        prometheus.write(doc, path)
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 def diagnose(args: argparse.Namespace) -> Dict[str, Any]:
     """Run checks and rules as the arguments say (live, a snapshot, or pasted text); the report
     document."""
@@ -229,7 +243,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(result, indent=2, default=str) + "\n")
     else:
-        sys.stdout.write(diff.render_text(result, args.a, args.b))
+        sys.stdout.write(term_block(diff.render_text(result, args.a, args.b)))
     return EXIT_FINDINGS if result["facts"] or result["only_a"] or result["only_b"] else EXIT_OK
 
 
@@ -239,6 +253,10 @@ def cmd_env(args: argparse.Namespace) -> int:
     doc = diagnose(args)
     user_env = (doc["facts"].get("env") or {}).get("vars") or {}
     sys.stdout.write(envlines.render(doc, args.shell, user_env))
+    if args.shell in ("fish", "csh"):
+        # Their eval idioms cannot carry comments: the reasons go where a person reads them.
+        for note in envlines.render_parts(doc, args.shell, user_env)[1]:
+            sys.stderr.write(f"hpcdoctor: {note}\n")
     return EXIT_OK
 
 
@@ -251,16 +269,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     elapsed = doc["elapsed_s"]
     blocking = engine.at_or_above(doc["findings"], args.fail_on)
     text = render(doc, args.format, verbose=args.verbose, elapsed=elapsed) if args.output or args.format != "terminal" else None
-    if args.output:
+    if args.output and args.format == "prometheus":
+        _write_prometheus(args.output, doc)
+    elif args.output:
         _write_output(args.output, text or "")
     if args.rank_report:
         from hpcdoctor.report import rank
 
-        sys.stdout.write(rank.line(doc) + "\n")
+        sys.stdout.write(term(rank.line(doc)) + "\n")
     elif args.quiet:
         for f in blocking:
             subject = f"{f['subject']}: " if f.get("subject") else ""
-            sys.stdout.write(f"hpcdoctor: {f['severity']} {f['code']} {f['symbol']}: {subject}{f['message']}\n")
+            sys.stdout.write(term(f"hpcdoctor: {f['severity']} {f['code']} {f['symbol']}: {subject}{f['message']}") + "\n")
     elif args.format == "terminal" or args.output:
         from hpcdoctor.report import terminal
 
@@ -297,7 +317,7 @@ def cluster_step(doc: Dict[str, Any], args: argparse.Namespace) -> int:
     if args.format == "json":
         text = json.dumps(result, indent=2, default=str) + "\n"
     else:
-        text = cluster.render(result)
+        text = term_block(cluster.render(result))  # other ranks' values are untrusted
     if args.output:
         _write_output(args.output, text)
     sys.stdout.write(text)
@@ -315,6 +335,10 @@ def render(doc: Dict[str, Any], fmt: str, verbose: bool = False, elapsed: Option
         from hpcdoctor.report import markdown
 
         return markdown.render(doc)
+    if fmt == "prometheus":
+        from hpcdoctor.report import prometheus
+
+        return prometheus.render(doc)
     import io
 
     from hpcdoctor.report import terminal

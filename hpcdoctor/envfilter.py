@@ -25,29 +25,92 @@ RELEVANT_NAMES = frozenset({
     "NO_COLOR", "TERM",
 })
 
-# A name containing one of these words holds a secret; its value is never kept.
-_SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASS", "CREDENTIAL", "AUTH", "COOKIE", "SESSION")
-_SECRET_RE = re.compile(r"(?:^|_)(?:%s)(?:_|$|S\b)" % "|".join(_SECRET_WORDS))
-# Credentials embedded in URLs (MASTER_ADDR=https://user:pw@host, proxies).
-_URL_CRED_RE = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s:]+(?::[^/@\s]*)?@")
+# A name holds a secret when one of its underscore-separated words is, begins with or ends with a
+# secret word: TORCH_HUB_APIKEY, NCCL_APITOKEN, NCCL_PASSPHRASE, SLURM_JWT, CONDA_PWD. Matching
+# whole words only (the old rule) missed all five.
+_SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "PWD", "JWT", "CREDENTIAL",
+                 "CREDENTIALS", "AUTH", "COOKIE", "SESSION", "SIGNATURE", "APIKEY")
+_SECRET_PREFIXES = ("PASS", "SECRET", "TOKEN", "CRED", "AUTH")
+_SECRET_SUFFIXES = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PWD", "JWT", "CREDENTIALS", "COOKIE", "KEYS",
+                    "TOKENS", "SECRETS")
 
 REDACTED = "<redacted>"
 
-# Slurm exports a few variables whose names look secret but are not (SLURM_JOB_PARTITION is
-# fine; SLURM_STEP_LAUNCHER_PORT has PORT not PASS): the regex above already spares them. These
-# are names that match a secret word yet are plainly configuration.
-_NOT_SECRET = frozenset({"NCCL_IB_PKEY", "FI_CXI_DEFAULT_VNI", "NCCL_IB_GID_INDEX"})
+# Names that match a secret word yet are plainly configuration.
+_NOT_SECRET = frozenset({"NCCL_IB_PKEY", "FI_CXI_DEFAULT_VNI", "NCCL_IB_GID_INDEX", "PWD", "OLDPWD",
+                         "SLURM_STEP_LAUNCHER_PORT", "KMP_AFFINITY"})
 
 
 def is_secret_name(name: str) -> bool:
     upper = name.upper()
     if upper in _NOT_SECRET:
         return False
-    return bool(_SECRET_RE.search(upper))
+    for word in upper.split("_"):
+        if not word:
+            continue
+        if word in _SECRET_WORDS or word.startswith(_SECRET_PREFIXES) or word.endswith(_SECRET_SUFFIXES):
+            return True
+    return False
+
+
+# --- secrets by value -------------------------------------------------------------------------
+# A URL as it appears in a variable: scheme, then anything up to whitespace or a quote.
+_URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+# Query keys that carry a signature or a token in signed and API URLs (S3, GCS, Azure SAS, OAuth).
+_SECRET_QUERY_KEYS = frozenset({
+    "sig", "signature", "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature",
+    "x-goog-credential", "token", "access_token", "refresh_token", "id_token", "api_key", "apikey", "key",
+    "password", "passwd", "secret", "client_secret", "auth", "session", "sessiontoken", "x-ms-signature",
+})
+_QUERY_PAIR = re.compile(r"([?&;])([^=&#;]+)=([^&#;]*)")
+# conda's token channels: https://conda.anaconda.org/t/<token>/channel
+_CONDA_TOKEN = re.compile(r"(/t/)[^/\s]+(?=/)")
+# Known credential shapes outside URLs: HTTP authorisation values and key=value settings.
+_AUTH_HEADER = re.compile(r"\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}", re.I)
+# ("name: value" needs the space, so that PATH-like lists such as /opt/token:/usr/bin stay intact.)
+_KV_SECRET = re.compile(r"\b(password|passwd|pwd|token|secret|api[_-]?key|apikey)(\s*=\s*|:\s+)([^\s,;&]+)", re.I)
+# Prefixes that providers put on their tokens so that scanners can find them.
+_TOKEN_SHAPES = re.compile(
+    r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|hf_[A-Za-z0-9]{20,}|glpat-[A-Za-z0-9_-]{20,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,})\b")
+
+
+def _scrub_userinfo(url: str) -> str:
+    scheme, rest = url.split("://", 1)
+    head = re.split(r"[?#]", rest, 1)[0]
+    if "@" not in head:
+        return url
+    userinfo, tail = head.rsplit("@", 1)
+    # user:password@ (the password may hold / or @) and :TOKEN@ are credentials; a bare TOKEN@
+    # before the host is too (git's https://TOKEN@github.com). host:port/path@x is a path.
+    if re.match(r"^[^/:@]+:\d+/", userinfo):
+        return url
+    if ":" not in userinfo and "/" in userinfo:
+        return url
+    return f"{scheme}://{REDACTED}@{tail}{rest[len(head):]}"
+
+
+def _scrub_url(m: "re.Match[str]") -> str:
+    url = _scrub_userinfo(m.group(0))
+    url = _CONDA_TOKEN.sub(lambda t: t.group(1) + REDACTED, url)
+
+    def pair(q: "re.Match[str]") -> str:
+        key = q.group(2)
+        if key.lower() in _SECRET_QUERY_KEYS and q.group(3):
+            return f"{q.group(1)}{key}={REDACTED}"
+        return q.group(0)
+
+    return _QUERY_PAIR.sub(pair, url)
 
 
 def scrub_value(value: str) -> str:
-    return _URL_CRED_RE.sub(lambda m: m.group("scheme") + REDACTED + "@", value)
+    """A value with every credential it carries replaced: URL user information, signed-URL and
+    token query parameters, conda token channels, authorisation values, key=value secrets and
+    provider token shapes. Detection by value backs up detection by name."""
+    value = _URL_RE.sub(_scrub_url, value)
+    value = _AUTH_HEADER.sub(lambda m: f"{m.group(1)} {REDACTED}", value)
+    value = _KV_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", value)
+    return _TOKEN_SHAPES.sub(REDACTED, value)
 
 
 def is_relevant(name: str) -> bool:

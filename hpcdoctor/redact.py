@@ -34,8 +34,9 @@ class Redactor:
         text = UUID_RE.sub(lambda m: self._uuid(m.group(0)), text)
         values = [v for v in sorted(self.mapping, key=len, reverse=True) if not v.startswith(("GPU-", "MIG-"))]
         if values:
-            # Whole tokens only: host "vm" must not turn "kvm" into "khost-1".
-            pattern = re.compile(r"(?<![A-Za-z0-9_-])(%s)(?![A-Za-z0-9_-])" % "|".join(re.escape(v) for v in values))
+            # Whole alphanumeric tokens: host "vm" must not turn "kvm" into "khost-1", but a name
+            # glued to "_" or "-" (/scratch/gpu042_tmp/bob_7, bob-lab, gpu042-ib) is still a name.
+            pattern = re.compile(r"(?<![A-Za-z0-9])(%s)(?![A-Za-z0-9])" % "|".join(re.escape(v) for v in values))
             text = pattern.sub(lambda m: self.mapping[m.group(1)], text)
         return text
 
@@ -52,6 +53,9 @@ def sensitive_values(facts: Dict[str, Any], env: Dict[str, str]) -> Redactor:
     for name in ("HOSTNAME", "SLURMD_NODENAME", "SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_SUBMIT_HOST",
                  "SLURM_TOPOLOGY_ADDR", "MASTER_ADDR"):
         r.add("host", env.get(name))
+    for name in ("SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_STEP_NODELIST"):
+        for host in expand_nodelist(env.get(name) or ""):
+            r.add("host", host)
     for name in ("USER", "LOGNAME", "SLURM_JOB_USER"):
         r.add("user", env.get(name))
     home = env.get("HOME")
@@ -62,6 +66,32 @@ def sensitive_values(facts: Dict[str, Any], env: Dict[str, str]) -> Redactor:
             r.add("serial", g.get("serial"))
             r.add("uuid", g.get("uuid"))
     return r
+
+
+_MAX_HOSTS = 4096  # a node list is the job's, bounded; past this the names are not worth the time
+
+
+def expand_nodelist(spec: str) -> List[str]:
+    """Host names in a Slurm node list: "gpu042-ib,gpu[043-045,047]" gives gpu042-ib and gpu043 to
+    gpu047 as listed. Malformed pieces are kept as they are (they are still names to hide)."""
+    hosts: List[str] = []
+    for piece in re.findall(r"[^,\[]+(?:\[[^\]]*\])?[^,]*", spec):
+        m = re.fullmatch(r"([^\[]*)\[([^\]]*)\](.*)", piece)
+        if not m:
+            hosts.append(piece)
+            continue
+        prefix, ranges, suffix = m.groups()
+        for part in ranges.split(","):
+            lo, _, hi = part.partition("-")
+            if not lo.isdecimal() or (hi and not hi.isdecimal()):
+                hosts.append(piece)
+                break
+            end = int(hi) if hi else int(lo)
+            for n in range(int(lo), min(end, int(lo) + _MAX_HOSTS) + 1):
+                hosts.append(f"{prefix}{n:0{len(lo)}d}{suffix}")
+        if len(hosts) > _MAX_HOSTS:
+            break
+    return hosts[:_MAX_HOSTS]
 
 
 def redact_tree(folder: Path, redactor: Redactor) -> List[str]:

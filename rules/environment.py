@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.rules._common import version_of
 
@@ -35,7 +37,7 @@ def nccl_async_error_handling(f):
         value = env["NCCL_ASYNC_ERROR_HANDLING"]
         yield Hit(message=f"NCCL_ASYNC_ERROR_HANDLING={value} is the old name; torch {f.get('torch.version')} reads "
                           "TORCH_NCCL_ASYNC_ERROR_HANDLING",
-                  fix=f"export TORCH_NCCL_ASYNC_ERROR_HANDLING={value}",
+                  fix=f"export TORCH_NCCL_ASYNC_ERROR_HANDLING={shlex.quote(str(value))}",
                   evidence={"env.NCCL_ASYNC_ERROR_HANDLING": value}, env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": value})
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex  # interface names come from the node, or a bundle: quoted in the printed fix
 
 from hpcdoctor.engine import Hit, rule
 
@@ -112,14 +113,14 @@ def nccl_socket_ifname(f):
         spec = env.get(var)
         if spec and not _ifname_matches(spec, up):
             yield Hit(message=f"{var}={spec} matches no interface that is up (up: {', '.join(up) or 'none'})",
-                      fix=f"export {var}={_suggest(up)}   # the fast interface on these nodes",
+                      fix=f"export {var}={shlex.quote(_suggest(up))}   # the fast interface on these nodes",
                       evidence={f"env.{var}": spec, "interfaces_up": up})
     if not env.get("NCCL_SOCKET_IFNAME") and _multinode(f):
         candidates = [n for n in up if not re.match(r"^(docker|virbr|veth|br-|cni|flannel|ifb)", n)]
         if len(candidates) > 1:
             yield Hit(message=f"NCCL_SOCKET_IFNAME is unset with {len(candidates)} interfaces up ({', '.join(candidates)}): "
                               "NCCL may bootstrap over the wrong one", severity="advice",
-                      fix=f"export NCCL_SOCKET_IFNAME={_suggest(candidates)}",
+                      fix=f"export NCCL_SOCKET_IFNAME={shlex.quote(_suggest(candidates))}",
                       evidence={"interfaces_up": candidates})
 
 

@@ -7,47 +7,47 @@ import re
 from typing import Any, Dict, List
 
 from hpcdoctor import knowledge
+from hpcdoctor.report.safe import md_block, md_code, md_text
 from hpcdoctor.report.summary import failed_probes, node_lines
 
 
+# Every value below may come from the user's node or paste: it goes through md_text, md_code or
+# md_block so that it can neither close its code block nor become a link, an image or HTML.
 def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return md_text(text)
 
 
 def render(doc: Dict[str, Any]) -> str:
     facts = doc.get("facts", {})
     host = (facts.get("system") or {}).get("hostname") or "the node"
-    out: List[str] = [f"## hpcdoctor report for `{host}`", ""]
+    out: List[str] = [f"## hpcdoctor report for {md_code(host)}", ""]
     findings = doc.get("findings", [])
     if not findings:
         out += ["No problems found.", ""]
-
     for f in findings:
-        subject = f" ({f['subject']})" if f.get("subject") else ""
+        subject = f" ({md_text(f['subject'])})" if f.get("subject") else ""
         out += [
-            f"### {f['severity'].upper()}: {f['title']}{subject}",
+            f"### {f['severity'].upper()}: {md_text(f['title'])}{subject}",
             "",
-            f"{f['message']}.",
+            f"{md_text(f['message'])}.",
             "",
             "**Fix:**",
             "",
-            "```bash",
-            f["fix"],
-            "```",
+            md_block(f["fix"], "bash"),
             "",
-            f"Rule `{f['code']}` `{f['symbol']}`; see `hpcdoctor explain {f['code']}`.",
+            f"Rule {md_code(f['code'])} {md_code(f['symbol'])}; see {md_code('hpcdoctor explain ' + f['code'])}.",
         ]
         refs = [knowledge.reference_title(r) for r in f.get("references", [])]
         if refs:
-            out += [""] + [f"- {r}" for r in refs]
+            out += [""] + [f"- {md_text(r)}" for r in refs]
         out.append("")
     if doc.get("source", {}).get("mode") == "paste":
         src = doc["source"]
-        out += ["### What was read", ""] + [f"- {r}" for r in src.get("recognised", [])]
-        out += [f"- note: {n}" for n in src.get("notes", [])] + [""]
+        out += ["### What was read", ""] + [f"- {md_text(r)}" for r in src.get("recognised", [])]
+        out += [f"- note: {md_text(n)}" for n in src.get("notes", [])] + [""]
     paste = doc.get("source", {}).get("mode") == "paste"
     out += ["### Node", "", "| | |", "|---|---|"]
-    out += [f"| {label} | {_cell(_gpu_sources(text) if paste and label == 'GPUs' else text)} |"
+    out += [f"| {_cell(label)} | {_cell(_gpu_sources(text) if paste and label == 'GPUs' else text)} |"
             for label, text in node_lines(doc)]
     out.append("")
     problems = failed_probes(doc)
@@ -56,7 +56,7 @@ def render(doc: Dict[str, Any]) -> str:
         out += [_not_checked(problems, skipped), ""]
     src = doc.get("source", {})
     out.append(f"<sub>hpcdoctor {doc['tool']['version']}, {src.get('mode', 'live')}"
-               f"{' of ' + str(src['path']) if src.get('path') else ''}, {doc.get('depth', 'fast')} depth, "
+               f"{' of ' + md_text(src['path']) if src.get('path') else ''}, {doc.get('depth', 'fast')} depth, "
                f"schema {doc['schema_version']}</sub>")
     return "\n".join(out) + "\n"
 
@@ -72,7 +72,7 @@ def _not_checked(problems: List[str], skipped: List[Dict[str, Any]]) -> str:
     lacking = ", ".join(f"{k} ({n})" for k, n in sorted(needs.items(), key=lambda kv: -kv[1]))
     parts = [f"{len(skipped)} rules" if skipped else "", f"{len(problems)} probes" if problems else ""]
     return (f"**Not checked:** {' and '.join(p for p in parts if p)}, for lack of "
-            f"{lacking or 'data'} (the JSON report gives each reason).")
+            f"{md_text(lacking) if lacking else 'data'} (the JSON report gives each reason).")
 
 
 _GPU_SOURCES = {

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
+from hpcdoctor.report.safe import term
+
 PREFIX = "hpcdoctor:"
 MAX_REASON = 220  # Slurm truncates long reasons in sinfo; keep the cause in front
 
@@ -20,5 +22,6 @@ def health_line(doc: Dict[str, Any]) -> Optional[str]:
     first = errors[0]
     subject = f"{first['subject']}: " if first.get("subject") else ""
     more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-    line = f"{PREFIX} {first['code']} {first['symbol']}: {subject}{first['message']}{more}"
+    # Slurm stores the reason and sinfo prints it to admins' terminals: one line, no controls.
+    line = term(f"{PREFIX} {first['code']} {first['symbol']}: {subject}{first['message']}{more}")
     return line if len(line) <= MAX_REASON else line[: MAX_REASON - 1] + "…"

@@ -24,7 +24,8 @@ def make_console(stream: IO[str], plain: Optional[bool] = None):
 
 def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = False,
            elapsed: Optional[float] = None) -> None:
-    from rich.markup import escape
+    # Values come from the node, a paste or a bundle: controls are shown escaped, never obeyed.
+    from hpcdoctor.report.safe import markup as escape
 
     con = make_console(stream)
     facts = doc.get("facts", {})
@@ -54,7 +55,7 @@ def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = Fa
         for f in findings:
             icon, style = ICONS.get(f["severity"], ("•", ""))
             subject = f"{escape(f['subject'])}: " if f.get("subject") else ""
-            con.print(f"[{style}]{icon} {f['severity']:<7}[/] [bold]{f['code']} {f['symbol']}[/]  {subject}"
+            con.print(f"[{style}]{icon} {f['severity']:<7}[/] [bold]{escape(f['code'])} {escape(f['symbol'])}[/]  {subject}"
                       f"{escape(f['message'])}")
             con.print(f"            [dim]fix:[/] {escape(f['fix'])}")
     problems = failed_probes(doc)
@@ -66,7 +67,7 @@ def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = Fa
     if skipped:
         if verbose:
             for s in skipped:
-                con.print(f"[dim]- skipped {s['code']} {s['symbol']}: {escape(s['reason'])}[/]")
+                con.print(f"[dim]- skipped {escape(s['code'])} {escape(s['symbol'])}: {escape(s['reason'])}[/]")
         else:
             con.print(f"[dim]{len(skipped)} rule(s) skipped for missing facts (--verbose lists them)[/]")
     if doc.get("plugin_errors"):
