@@ -37,7 +37,7 @@ class Kind:
 
 
 KINDS = [
-    Kind("collect_env", re.compile(r"^\s*(Collecting environment information|PyTorch version\s*(?:: |\s)\s*\d|"
+    Kind("collect_env", re.compile(r"^\s*(Collecting environment information|PyTorch version\s*(?::\s|\s+\d)|"
                                    r"Versions of relevant libraries:?\s*$)"),
          list(COLLECT_ENV_ARGV)),
     Kind("sglang check_env", re.compile(r"^Python: \d+\.\d+"), list(SGLANG_ARGV)),

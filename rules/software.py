@@ -431,8 +431,7 @@ def _duplicates_from_facts(f):
                           "from conda are both installed in this environment",
                   fix="pip uninstall -y torch && conda install --force-reinstall pytorch   (or remove conda's: conda remove --force pytorch)",
                   evidence={"conda.torch": conda["torch"], "conda.pytorch": conda["pytorch"]})
-        return
-    if "pytorch" in conda and "torch" in pip and conda["pytorch"].get("version", "").split("+")[0] != pip["torch"].split("+")[0]:
+    elif "pytorch" in conda and "torch" in pip and conda["pytorch"].get("version", "").split("+")[0] != pip["torch"].split("+")[0]:
         yield Hit(message=f"torch {pip['torch']} from pip and pytorch {conda['pytorch'].get('version')} from conda in one environment",
                   fix="remove one of them (conda remove pytorch, or pip uninstall torch) and reinstall from one source",
                   evidence={"pip.torch": pip["torch"], "conda.pytorch": conda["pytorch"]})
