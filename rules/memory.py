@@ -91,10 +91,12 @@ def shm_too_small(f):
 
     limit = knowledge.load("thresholds")["shm"]["min_bytes"]
     for s in f.get("ticket.symptoms") or []:
-        if s["id"] == "nccl-shm-failed" and s.get("nospace"):
-            # NCCL's own failure pasted: /dev/shm filled up under its segment (docker's 64 MB default).
+        if s["id"] == "nccl-shm-failed" and not s.get("denied"):
+            # NCCL's own failure pasted: /dev/shm filled up under its segment (docker's 64 MB
+            # default); a refused shm_open is a permission, not a size, and is left alone.
+            said = "/dev/shm is full" if s.get("nospace") else "/dev/shm is most likely too small"
             yield Hit(message=f"NCCL could not create its {int(s['size']) / 2**20:.1f} MiB shared-memory segment: "
-                              f"/dev/shm is full (line {s['line']})",
+                              f"{said} (line {s['line']})",
                       fix="docker run --shm-size=16g ... (or --ipc=host)",
                       evidence={"ticket.line": s["line"], "ticket.text": s["text"][:160]})
             return

@@ -83,6 +83,7 @@ def test_message_is_read_with_its_facts(name, sid, fields):
     ("lmflow-251-bf16-t4-colab", "bf16-unsupported", ["bf16"]),
     ("nccl-342-docker-shm-no-space", "shm-too-small", ["/dev/shm"]),
     ("pytorch-132570-rocm-gfx1010-not-in-wheel", "torch-missing-arch", ["gfx"]),
+    ("minimax-42-vllm-nccl-shm-segment", "shm-too-small", ["/dev/shm"]),
 ])
 def test_ticket_gets_the_diagnosis_its_thread_confirms(name, symbol, words):
     hits = symbols(ticket(name))
