@@ -8,6 +8,8 @@ Nothing is invented: a piece is stored as the output of the command that produce
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import re
 import shutil
@@ -18,8 +20,9 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
-from hpcdoctor.parse.collect_env import SGLANG_ARGV
-from hpcdoctor.sysroot import ReplaySysRoot, SnapshotError
+from hpcdoctor.parse.collect_env import SGLANG_ARGV, normalise_colons
+from hpcdoctor.paste_machines import disagreement
+from hpcdoctor.sysroot import MAX_READ_BYTES, ReplaySysRoot, SnapshotError
 
 MAX_PASTE_BYTES = 16 * 1024 * 1024
 
@@ -34,7 +37,7 @@ class Kind:
 
 
 KINDS = [
-    Kind("collect_env", re.compile(r"^\s*(Collecting environment information|PyTorch version\s*: |"
+    Kind("collect_env", re.compile(r"^\s*(Collecting environment information|PyTorch version\s*(?::\s|\s+\d)|"
                                    r"Versions of relevant libraries:?\s*$)"),
          list(COLLECT_ENV_ARGV)),
     Kind("sglang check_env", re.compile(r"^Python: \d+\.\d+"), list(SGLANG_ARGV)),
@@ -58,6 +61,12 @@ KINDS = [
 ]
 
 
+# One match per line tells whether any kind may start there: most lines start none, and trying
+# each kind's pattern on every line of a 16 MiB paste cost seconds.
+# The first alternative that matches names the kind, as trying KINDS in order would.
+_ANY_START = re.compile("|".join(f"(?P<k{n}>{k.start.pattern})" for n, k in enumerate(KINDS)))
+
+
 @dataclass
 class Piece:
     kind: Kind
@@ -74,17 +83,22 @@ class Recognition:
         return [f"{p.kind.name} (line {p.line})" for p in self.pieces]
 
 
+_SPACE = re.compile(r"\s*")
+
+
 def _json_end(text: str, offset: int) -> int:
+    """Where the JSON document starting at offset ends (the end of the text when it does not).
+    Decoded in place: slicing the rest of the text at every start made many short documents
+    quadratic (issue 19)."""
     try:
-        _, end = json.JSONDecoder().raw_decode(text[offset:].lstrip())
-        return offset + (len(text[offset:]) - len(text[offset:].lstrip())) + end
-    except ValueError:
+        _, end = json.JSONDecoder().raw_decode(text, _SPACE.match(text, offset).end())
+        return end
+    except (ValueError, RecursionError):
         return len(text)
 
 
-def _is_json_kind(lines: List[str], i: int) -> Optional[str]:
-    """A JSON document starting at line i: amd-smi (gpu_data / asic) or rocm-smi (card0)."""
-    head = "\n".join(lines[i:i + 40])
+def _is_json_kind(head: str) -> Optional[str]:
+    """A JSON document whose first 40 lines are head: amd-smi (gpu_data / asic) or rocm-smi (card0)."""
     if '"card0"' in head or '"card1"' in head:
         return "rocm-smi --json"
     if '"gpu_data"' in head or '"asic"' in head:
@@ -94,7 +108,13 @@ def _is_json_kind(lines: List[str], i: int) -> Optional[str]:
 
 def recognise(text: str) -> Recognition:
     text = re.sub(r"\x1b\[[0-9;]*m", "", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = normalise_colons(text)
+    if "\n>" in text or text.startswith(">"):
+        # A Markdown quote ("> " before each line of a pasted report) is not part of the output.
+        text = re.sub(r"(?m)^[ \t]{0,3}> ?", "", text)
     lines = text.split("\n")
+    # Where each line starts in the text, for JSON documents that span lines.
+    line_at = list(itertools.accumulate((len(l) + 1 for l in lines), initial=0))
     cut_line = None
     if lines[-1].strip() and not lines[-1].rstrip().endswith(("}", "]", ">", "=", "+", "|")):
         # No line end after a text line: the paste may stop inside it, and a value read from it
@@ -103,6 +123,8 @@ def recognise(text: str) -> Recognition:
         cut_line = (len(lines), lines[-1])
         lines[-1] = ""
     starts: List[Tuple[int, Kind]] = []
+    rocm_seen = {"between": False, "only_banners": True}
+    json_markers = [m.start() for m in re.finditer(r'"(?:card\d|gpu_data|asic)"', text)]
     i = 0
     inside_until = -1
     while i < len(lines):
@@ -110,9 +132,14 @@ def recognise(text: str) -> Recognition:
         if i < inside_until:
             i += 1
             continue
-        kind = next((k for k in KINDS if k.start.match(line)), None)
+        m = _ANY_START.match(line)
+        kind = KINDS[int(m.lastgroup[1:])] if m else None
         if kind and kind.name == "amd-smi static --json":
-            which = _is_json_kind(lines, i)
+            # Only where a marker lies in the next 40 lines (found once in the whole text): a
+            # paste of many "{" lines would otherwise look ahead at every one of them.
+            k = bisect.bisect_left(json_markers, line_at[i])
+            near = k < len(json_markers) and json_markers[k] < line_at[min(i + 40, len(lines))]
+            which = _is_json_kind(text[line_at[i]:line_at[min(i + 40, len(lines))]]) if near else None
             if which is None:
                 kind = None
             elif which == "rocm-smi --json":
@@ -127,9 +154,15 @@ def recognise(text: str) -> Recognition:
         if kind and kind.per_device and starts and starts[-1][1].name == kind.name and not (
                 kind.name == "rocm-smi" and "ROCm System Management Interface" in line):
             kind = None  # the next device's block of the same output (each rocm-smi run has one banner)
-        if kind and kind.name == "rocm-smi section" and starts and _continues_rocm_output(lines[starts[-1][0]:i], line,
+        if kind and kind.name == "rocm-smi section" and starts and _continues_rocm_output(rocm_seen, line,
                                                                                        starts[-1][1]):
             kind = None
+        # What the lines since the last start held, kept as they go by (rescanning them at every
+        # section heading was quadratic).
+        if kind:
+            rocm_seen = {"between": False, "only_banners": True}
+        rocm_seen["between"] = rocm_seen["between"] or "between two GPUs" in line
+        rocm_seen["only_banners"] = rocm_seen["only_banners"] and bool(not line.strip() or _BANNER_LINE.match(line))
         if kind:
             starts.append((i, kind))
             # Skip what belongs to this piece: nested headers (collect_env's lscpu, XML, JSON).
@@ -140,9 +173,8 @@ def recognise(text: str) -> Recognition:
             elif kind.name == "nvidia-smi -q -x":
                 inside_until = next((j + 1 for j in range(i, len(lines)) if "</nvidia_smi_log>" in lines[j]), len(lines))
             elif kind.argv[-1:] == ["--json"]:
-                offset = sum(len(l) + 1 for l in lines[:i])
-                end = _json_end(text, offset)
-                inside_until = text[:end].count("\n") + 1
+                end = _json_end(text, line_at[i])
+                inside_until = bisect.bisect_right(line_at, end)
         i += 1
     # rocm-smi's outputs share a banner: tell them apart by their sections and lines.
     for n, (start, kind) in enumerate(starts):
@@ -169,14 +201,18 @@ def recognise(text: str) -> Recognition:
     return rec
 
 
-def _continues_rocm_output(before: List[str], line: str, previous: Kind) -> bool:
-    """Whether a --showtopo/--showtoponuma section heading belongs to the rocm-smi output above it:
-    right under its banner, or --showtopo's next matrices and its NUMA part; not a concise table's."""
+_BANNER_LINE = re.compile(r"^\s*=+.*=+\s*$")
+
+
+def _continues_rocm_output(seen: Dict[str, bool], line: str, previous: Kind) -> bool:
+    """Whether a --showtopo/--showtoponuma section heading belongs to the rocm-smi output above it
+    (``seen`` tells what the lines since its start held): right under its banner, or --showtopo's
+    next matrices and its NUMA part; not a concise table's."""
     if previous.argv != ["rocm-smi"]:
         return False
-    if "Numa Nodes" not in line or any("between two GPUs" in l for l in before):
+    if "Numa Nodes" not in line or seen["between"]:
         return True
-    return all(not l.strip() or re.match(r"^\s*=+.*=+\s*$", l) for l in before)
+    return seen["only_banners"]
 
 
 _VLLM_TAIL = re.compile(r"^(=+\s*$|\s*vLLM Info|\s*Environment Variables|(ROCM|Neuron SDK|vLLM) Version\s*:|vLLM Build Flags:|"
@@ -190,8 +226,18 @@ def _collect_env_end(lines: List[str], i: int) -> int:
     indent = len(lines[i]) - len(lines[i].lstrip())
     j = i
     state = "head"
+    versions = 0
     while j < len(lines):
         line = lines[j][indent:] if lines[j][:indent].strip() == "" else lines[j]
+        # A report cut before its library list ends where the next one starts: two machines'
+        # reports must stay two pieces for the machine guard, not be read as one.
+        if state == "head" and j > i:
+            if re.match(r"^\s*Collecting environment information", line):
+                return j
+            if re.match(r"^\s*PyTorch version\s*[:：]?\s*\d", line):
+                versions += 1
+                if versions > 1 or (versions == 1 and not re.match(r"^\s*Collecting", lines[i]) and j > i):
+                    return j
         if state == "head" and re.match(r"^(=+\s*)?Versions of relevant libraries", line.strip()):
             state = "libs"
         elif state == "libs" and line.strip() and not re.match(r"^(\[(pip\d?|conda)\]|=+$)", line):
@@ -209,33 +255,18 @@ def _collect_env_end(lines: List[str], i: int) -> int:
     return len(lines)
 
 
-def _gpu_names(chosen) -> List[Tuple[str, List[str]]]:
-    """GPU model lists each pasted piece states, to catch pastes from two machines."""
-    from hpcdoctor.parse import collect_env, nvsmi_q, nvsmi_xml
-
-    found = []
-    for argv, piece in chosen.items():
-        try:
-            if argv in (tuple(COLLECT_ENV_ARGV), tuple(SGLANG_ARGV)):
-                names = collect_env.parse_collect_env(piece.text)["torch"].get("gpu_models") or []
-            elif argv == ("nvidia-smi", "-q"):
-                names = [g["name"] for g in nvsmi_q.parse(piece.text)["gpus"] if isinstance(g["name"], str)]
-            elif argv == ("nvidia-smi", "-q", "-x"):
-                names = [g["name"] for g in nvsmi_xml.parse(piece.text)["gpus"] if isinstance(g["name"], str)]
-            else:
-                continue
-        except ValueError:
-            continue
-        if names:
-            found.append((piece.kind.name, names))
-    return found
-
-
-def _machines_disagree(chosen) -> Optional[str]:
-    lists = _gpu_names(chosen)
-    models = {kind: sorted(set(names)) for kind, names in lists}
-    if len({tuple(v) for v in models.values()}) > 1:
-        return "; ".join(f"{k}: {', '.join(v)}" for k, v in models.items())
+def _decode(data: bytes) -> Optional[str]:
+    """Text in the encodings pastes arrive in: UTF-8 (with or without a BOM), UTF-16 with a BOM
+    (PowerShell's ``>`` writes UTF-16LE) or without one (every other byte NUL on ASCII text).
+    None for binary data."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    head = data[:65536]
+    if b"\x00" not in head:
+        return data.decode("utf-8-sig", errors="replace")
+    for order, nuls in (("utf-16-le", head[1::2]), ("utf-16-be", head[0::2])):
+        if len(nuls) > 16 and nuls.count(0) > 0.9 * len(nuls):
+            return data[:len(data) // 2 * 2].decode(order, errors="replace")
     return None
 
 
@@ -254,27 +285,66 @@ def read_text(path: str) -> str:
     label = "standard input" if path == "-" else path
     if len(data) > MAX_PASTE_BYTES:
         raise SnapshotError(f"{label}: larger than any paste ({MAX_PASTE_BYTES >> 20} MiB)")
-    if b"\x00" in data[:65536]:
+    text = _decode(data)
+    if text is None:
         raise SnapshotError(f"{label}: a binary file, not a snapshot or pasted text")
-    text = data.decode("utf-8", errors="replace")
     if not text.strip():
         raise SnapshotError(f"{label}: empty")
     return text
 
 
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
 def find_symptoms(text: str) -> List[Dict[str, Any]]:
-    """Known error and log messages in a paste (knowledge/symptoms.toml), with their line."""
+    """Known error and log messages in a paste (knowledge/symptoms.toml), with their line.
+
+    Linear in the paste: each entry's needle is looked up in the whole text (str.find), and its
+    pattern, whose quantifiers are bounded, runs only on the window around a line holding it."""
     from hpcdoctor import knowledge
 
     table = knowledge.load("symptoms")["symptoms"]
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    low = text.translate(_ASCII_LOWER)  # same length as text: offsets stay valid
     found: List[Dict[str, Any]] = []
-    for n, line in enumerate(text.replace("\r\n", "\n").split("\n"), 1):
-        for sid, entry in table.items():
-            m = re.search(entry["pattern"], line)
-            if m and not any(f["id"] == sid for f in found):
-                found.append({"id": sid, "line": n, "text": line.strip()[:300], "means": entry["means"],
+    for sid, entry in table.items():
+        rx = re.compile(entry["pattern"])
+        needle = entry["needle"].translate(_ASCII_LOWER)
+        pos = low.find(needle)
+        line_no, counted_to = 1, 0
+        while pos != -1:
+            start = text.rfind("\n", 0, pos) + 1
+            end = text.find("\n", pos)
+            end = len(text) if end == -1 else end
+            line_no += text.count("\n", counted_to, start)
+            counted_to = start
+            # A listing (all = true) is matched line by line; a message with the lines around it.
+            m = rx.search(text[start:end] if entry.get("all") else _window(text, start, end))
+            if m:
+                found.append({"id": sid, "line": line_no, "text": text[start:end].strip()[:300], "means": entry["means"],
                               **{k: v for k, v in m.groupdict().items() if v is not None}})
+                if not entry.get("all"):
+                    break
+            pos = low.find(needle, end)
+    found.sort(key=lambda s: s["line"])
     return found
+
+
+def _window(text: str, start: int, end: int) -> str:
+    """The line text[start:end] with the two lines before it and the three after, joined by
+    spaces: warnings that torch prints over several lines, or that a terminal wrapped. Each line is
+    cut at 4 KB, so a pattern's work stays bounded whatever the paste's line lengths."""
+    lo = start
+    for _ in range(2):
+        if lo > 0:
+            lo = text.rfind("\n", 0, lo - 1) + 1
+    hi = end
+    for _ in range(3):
+        if hi < len(text):
+            nxt = text.find("\n", hi + 1)
+            hi = len(text) if nxt == -1 else nxt
+    parts = text[lo:hi].split("\n")
+    return " ".join(p.strip()[:4096] if len(p) > 4096 else p.strip() for p in parts)
 
 
 _SHOWTOPO = Kind("rocm-smi --showtopo", re.compile(r"$^"), ["rocm-smi", "--showtopo"])  # only found inside reports
@@ -311,6 +381,7 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
     recognised: List[str] = []
     notes: List[str] = []
     chosen: Dict[Tuple[str, ...], Piece] = {}
+    every: List[Tuple[str, Piece]] = []  # every piece of every file, for the machine guard
     symptoms: List[Dict[str, Any]] = []
     for path in paths:
         text = read_text(path)
@@ -321,10 +392,14 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
         notes.extend(f"{label}: {n}" for n in rec.notes)
         for piece, summary in zip(rec.pieces, rec.summary()):
             recognised.append(f"{label}: {summary}")
+            size = len(piece.text.encode("utf-8"))
+            if size > MAX_READ_BYTES:
+                notes.append(f"{label}: the {piece.kind.name} at line {piece.line} is {size / 2**20:.1f} MiB; "
+                             f"only its first {MAX_READ_BYTES >> 20} MiB were read")
             key = tuple(piece.kind.argv) or ("file", str(piece.kind.file))
+            every.append((label, piece))
             if key in chosen:
-                notes.append(f"{label}: a second {piece.kind.name} at line {piece.line} was ignored "
-                             "(two machines in one paste? paste one node at a time)")
+                notes.append(f"{label}: a second {piece.kind.name} at line {piece.line}, of the same machine, was not read")
                 continue
             chosen[key] = piece
         recognised.extend(f"{label}: message {s['id']} (line {s['line']})" for s in found)
@@ -332,10 +407,9 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
         what = "; ".join(recognised) or "no known tool output"
         raise SnapshotError(f"nothing hpcdoctor can read in {', '.join(paths)} (recognised: {what}); paste the "
                             "output of python -m torch.utils.collect_env, nvidia-smi -q, lscpu, numactl -H, ...")
-    conflict = _machines_disagree(chosen)
+    conflict = disagreement(every)
     if conflict:
-        raise SnapshotError(f"the pasted outputs describe different machines ({conflict}): "
-                            f"recognised {'; '.join(recognised)}; paste one node's outputs at a time")
+        raise SnapshotError(f"{conflict}; paste one machine's outputs at a time")
     listed_env = None
     for argv in (tuple(COLLECT_ENV_ARGV), tuple(SGLANG_ARGV)):
         if argv in chosen:

@@ -37,3 +37,21 @@ def local_ranks(f: FactView) -> int:
 
 def in_slurm_step_or_job(f: FactView) -> bool:
     return f.get("scheduler.kind") == "slurm"
+
+
+def ticket_symptoms(f: FactView) -> dict:
+    """The messages found in a pasted ticket (knowledge/symptoms.toml), by id, first match each;
+    empty on a live node or a snapshot."""
+    found = {}
+    for s in f.get("ticket.symptoms") or []:
+        found.setdefault(s["id"], s)
+    return found
+
+
+def ticket_all(f: FactView, sid: str) -> list:
+    """Every match of one symptom (catalogue entries with all = true: listings, one line each)."""
+    return [s for s in f.get("ticket.symptoms") or [] if s["id"] == sid]
+
+
+def ticket_evidence(s: dict) -> dict:
+    return {"ticket.line": s.get("line"), "ticket.text": str(s.get("text", ""))[:160]}

@@ -336,12 +336,35 @@ def compute_mode_restricted(f):
                       evidence={"compute_mode": mode, "local_ranks": ranks})
 
 
+def _gib(text: str) -> float:
+    value, unit = text.split()
+    return float(value) / {"KiB": 2**20, "MiB": 2**10, "GiB": 1}[unit]
+
+
+def _held_by_others_in_ticket(f, frac: float):
+    """torch's out-of-memory message states the card's capacity, what this process reserved and
+    what was free: the rest was held by other processes."""
+    for s in f.get("ticket.symptoms") or []:
+        if s["id"] != "cuda-oom":
+            continue
+        total, free, mine = _gib(s["total"]), _gib(s["free"]), _gib(s["reserved"])
+        others = total - free - mine
+        if others > total * max(frac, 0.25):
+            yield Hit(message=f"out of memory on GPU {s['gpu']} while this process reserved only {s['reserved']} of "
+                              f"{s['total']}: about {others:.1f} GiB were held by other processes (line {s['line']})",
+                      subject=f"GPU {s['gpu']}", fix="nvidia-smi; end leftover processes of yours, or ask admins to clean the node",
+                      evidence={"ticket.line": s["line"], "ticket.text": s["text"][:160], "held_by_others_gib": round(others, 2)})
+        return
+
+
 @rule("GPU011", "gpu-memory-in-use", "warning", "GPU memory held by other processes at start", impact=7)
 def gpu_memory_in_use(f):
     """
     What it detects:
         A GPU on which processes already run, or more than a few percent of the memory is in use,
-        before the job starts.
+        before the job starts. In a pasted ticket, torch's "CUDA out of memory" message where the
+        card's capacity minus what was free and what this process reserved (over a quarter of the
+        card) was held by other processes.
 
     Why it matters:
         A leftover process from an earlier job (a zombie rank, a stuck DataLoader) holds memory and
@@ -355,6 +378,10 @@ def gpu_memory_in_use(f):
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html
     """
     frac = knowledge.load("thresholds")["gpu_memory"]["in_use_fraction"]
+    pasted = list(_held_by_others_in_ticket(f, frac))
+    if pasted:  # a pasted ticket has no GPU listing to read beside it
+        yield from pasted
+        return
     for g in _gpus(f):
         procs = g.get("processes") if isinstance(g.get("processes"), list) else []
         used, total = _int(g.get("memory_used_mib")), _int(g.get("memory_total_mib"))

@@ -71,7 +71,8 @@ def numa_balancing_on(f):
 def shm_too_small(f):
     """
     What it detects:
-        /dev/shm smaller than hpcdoctor's threshold (1 GiB) where torch is installed.
+        /dev/shm smaller than hpcdoctor's threshold (1 GiB) where torch is installed; in a pasted
+        ticket, NCCL's "Error while creating shared memory segment" after "No space left on device".
 
     Why it matters:
         PyTorch DataLoader workers pass every batch to the main process through shared memory; a
@@ -89,6 +90,16 @@ def shm_too_small(f):
     from hpcdoctor import knowledge
 
     limit = knowledge.load("thresholds")["shm"]["min_bytes"]
+    for s in f.get("ticket.symptoms") or []:
+        if s["id"] == "nccl-shm-failed" and not s.get("denied"):
+            # NCCL's own failure pasted: /dev/shm filled up under its segment (docker's 64 MB
+            # default); a refused shm_open is a permission, not a size, and is left alone.
+            said = "/dev/shm is full" if s.get("nospace") else "/dev/shm is most likely too small"
+            yield Hit(message=f"NCCL could not create its {int(s['size']) / 2**20:.1f} MiB shared-memory segment: "
+                              f"{said} (line {s['line']})",
+                      fix="docker run --shm-size=16g ... (or --ipc=host)",
+                      evidence={"ticket.line": s["line"], "ticket.text": s["text"][:160]})
+            return
     size = f["memory.shm_size_bytes"]
     if f.get("torch.installed") is True and size < limit:
         yield Hit(message=f"/dev/shm is {size / 2**20:.0f} MiB: DataLoader workers will fail with bus errors",

@@ -7,7 +7,7 @@ import re
 from hpcdoctor import knowledge, wheels
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import MissingFact
-from hpcdoctor.rules._common import version_of
+from hpcdoctor.rules._common import ticket_all, ticket_evidence, ticket_symptoms, version_of
 
 
 def _cuda_gpus(f):
@@ -33,11 +33,29 @@ def torch_import_failed(f):
     References:
         - 001_dd2fe1913b91ca0a.txt (installing PyTorch in a virtual environment)
     """
+    yield from _facts_or_ticket(lambda: list(_import_failed_from_facts(f)), _import_failed_in_ticket(f))
+
+
+def _import_failed_from_facts(f):
     err = f["torch"].get("import_error")
     if err:
         yield Hit(message=f"import torch fails in {f.get('torch.target_python') or 'the job interpreter'}: {err}",
                   fix="# reinstall torch in a fresh virtual environment, and check LD_LIBRARY_PATH for shadowing libraries",
                   evidence={"torch.import_error": err, "torch.target_python": f.get("torch.target_python")})
+
+
+def _import_failed_in_ticket(f):
+    """A pasted import traceback: the loader's error names the library torch could not load."""
+    sym = ticket_symptoms(f)
+    hit = sym.get("import-missing-library") or sym.get("import-undefined-symbol")
+    if hit is None:
+        return
+    lib = hit.get("library")
+    fix = ("reinstall torch in a fresh virtual environment (python -m venv env && env/bin/pip install torch), "
+           "and unset LD_LIBRARY_PATH entries that shadow the libraries the wheel brings")
+    why = f"{lib} was not found" if lib else "a library was loaded from another build than torch was linked against"
+    yield Hit(message=f"import torch fails: {why} ({hit['error'][:200]}, line {hit['line']})", fix=fix,
+              evidence={**ticket_evidence(hit), "torch.import_error": hit["error"][:300], "library": lib})
 
 
 @rule("SW002", "torch-cpu-only", "error", "a CPU-only torch build on a node with GPUs", impact=10)
@@ -88,8 +106,11 @@ def torch_missing_arch(f):
     What it detects:
         An NVIDIA GPU whose compute capability is not covered by the torch build's arch list: no
         binary for that architecture and no PTX old enough to be compiled for it. In a pasted
-        ticket without an environment report, torch's own warning says it ("... with CUDA
-        capability sm_120 is not compatible ...", then the build's arch list).
+        ticket without an environment report, torch's own warnings say it ("... with CUDA
+        capability sm_120 is not compatible ...", then the build's arch list; "... which is of
+        cuda capability 3.5 ... minimum ... is 3.7"; from 2.8 "... compute capability (CC) 7.0"
+        and the CCs the build supports); on ROCm, "HIP error: invalid device function", a kernel
+        without a code object for the GPU's gfx target.
 
     Why it matters:
         CUDA calls fail with "no kernel image is available for execution on the device", and torch
@@ -106,11 +127,52 @@ def torch_missing_arch(f):
         - 001_dd2fe1913b91ca0a.txt ("no kernel image is available for execution on the device")
         - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility
     """
-    symptoms = {s["id"]: s for s in (f.get("ticket.symptoms") or [])}
-    hits = list(_missing_arch_from_facts(f)) if f.get("torch") or "sm-not-compatible" not in symptoms else []
-    if not hits and "sm-not-compatible" in symptoms:
-        hits = [_missing_arch_from_warning(f, symptoms)]
-    yield from hits
+    symptoms = ticket_symptoms(f)
+
+    def from_ticket():
+        if "sm-not-compatible" in symptoms:
+            yield _missing_arch_from_warning(f, symptoms)
+        elif "hip-invalid-device-function" in symptoms:
+            s = symptoms["hip-invalid-device-function"]
+            yield Hit(message=f"a HIP kernel has no code object for this GPU's gfx target (line {s['line']}: "
+                              "\"HIP error: invalid device function\"): the ROCm build's arch list lacks the GPU",
+                      fix="rocminfo | grep -m1 gfx; python -c 'import torch; print(torch.cuda.get_arch_list())'   "
+                          "# then install a ROCm build of torch whose list has that gfx",
+                      evidence=ticket_evidence(s))
+        else:
+            yield from _missing_arch_from_cc_warning(f, symptoms)
+
+    yield from _facts_or_ticket(lambda: list(_missing_arch_from_facts(f)), from_ticket())
+
+
+def _missing_arch_from_cc_warning(f, symptoms):
+    """torch's other capability warnings: before 2.8 "... which is of cuda capability X.Y" with the
+    build's minimum (or "no longer supports this GPU"), from 2.8 "... compute capability (CC) X.Y"
+    followed by the CCs the build supports. A capability above an old build's maximum but of the
+    same major runs (binary compatibility within a major): torch warned all the same, no finding."""
+    old = symptoms.get("gpu-cc-old-form")
+    new = symptoms.get("gpu-cc-list-form")
+    warn = old or new
+    if warn is None:
+        return
+    cc = version_of(warn["cc"])
+    if old:
+        lowest = old.get("min") or old.get("min2")
+        if not (old.get("too_old") or (lowest and cc < version_of(lowest))):
+            return
+        carries = f"its minimum is {lowest}" if lowest else "torch no longer supports it"
+    else:
+        ranges = ticket_all(f, "arch-cc-built-for")
+        runs = [r for r in ranges if version_of(r["lo"]) <= cc < version_of(r["hi"])
+                and warn["cc"] not in re.split(r"[,\s]+", r.get("except", ""))]
+        if runs:
+            return
+        built = ", ".join(r["built"] for r in ranges)
+        carries = f"the build supports CC {built}" if built else "torch lists it outside its build's CCs"
+    sm = "sm_" + warn["cc"].replace(".", "")
+    yield Hit(message=f"{warn.get('gpu')} is compute capability {warn['cc']}, but {carries} (torch's warning, "
+                      f"line {warn['line']}): \"no kernel image is available for execution on the device\"",
+              fix=_build_fix(f, [{"compute_capability": warn["cc"]}]), evidence=ticket_evidence(warn))
 
 
 def _missing_arch_from_facts(f):
@@ -191,7 +253,10 @@ def driver_too_old(f):
         A CUDA build of torch whose CUDA runtime needs a newer driver than the node has, beyond what
         CUDA's minor-version compatibility covers (any 11.x runtime on a driver >= 450.80.02, any
         12.x on >= 525.60.13, any 13.x on >= 580.65.06). Silent when torch reports CUDA available
-        all the same: the forward-compatibility package (cuda-compat) is then in use.
+        all the same: the forward-compatibility package (cuda-compat) is then in use. In a pasted
+        ticket, torch's own verdict: "driver on your system is too old (found version 12080)",
+        the number being the driver's CUDA version, or CUDA runtime error 35 ("CUDA driver version
+        is insufficient for CUDA runtime version").
 
     Why it matters:
         torch.cuda.is_available() is False with "The NVIDIA driver on your system is too old", or
@@ -206,6 +271,53 @@ def driver_too_old(f):
         - https://docs.nvidia.com/deploy/cuda-compatibility/
         - 001_dd2fe1913b91ca0a.txt (matching PyTorch builds to the cluster's CUDA)
     """
+    yield from _facts_or_ticket(lambda: list(_driver_too_old_from_facts(f)), _driver_too_old_in_ticket(f))
+
+
+def _facts_or_ticket(from_facts, from_ticket):
+    """What the gathered facts establish; where they establish nothing, or are unknown, what the
+    pasted messages say. Unknown facts with no message stay unknown (the rule is skipped)."""
+    try:
+        hits = from_facts()
+    except MissingFact:
+        hits = list(from_ticket)
+        if not hits:
+            raise
+        return hits
+    return hits or list(from_ticket)
+
+
+def _driver_too_old_in_ticket(f):
+    """torch's own verdict pasted: "driver on your system is too old (found version 12080)", the
+    number being the driver's CUDA version (cudaDriverGetVersion), or CUDA runtime error 35."""
+    sym = ticket_symptoms(f)
+    hit = sym.get("driver-cuda-too-old") or sym.get("driver-insufficient")
+    if hit is None:
+        return
+    found = hit.get("driver_cuda")
+    driver_cuda = f"{int(found) // 1000}.{int(found) % 1000 // 10}" if found else None
+    tag = _wheel_for_driver_cuda(driver_cuda) if driver_cuda else None
+    if tag:
+        fix = f"pip install torch --index-url https://download.pytorch.org/whl/{tag}   (or ask the administrators for a newer driver)"
+    else:
+        fix = "ask the administrators for a newer NVIDIA driver (nvidia-smi shows its CUDA version), or install a torch built for that CUDA"
+    said = f"the driver supports CUDA {driver_cuda} only" if driver_cuda else "the driver is older than the CUDA runtime"
+    yield Hit(message=f"{said}, older than the CUDA of this torch build (line {hit['line']}: {hit['text'][:120]})",
+              fix=fix, evidence={**ticket_evidence(hit), "nvidia.cuda_driver_version": driver_cuda})
+
+
+def _wheel_for_driver_cuda(driver_cuda: str):
+    """The newest CUDA variant of the official wheels that a driver of this CUDA version runs
+    without minor-version compatibility (knowledge/torch_wheels.toml)."""
+    have = version_of(driver_cuda)
+    cudas = {w["cuda"] for w in knowledge.load("torch_wheels").get("wheel", []) if w.get("cuda")}
+    fitting = [c for c in cudas if version_of(c) and version_of(c) <= have]
+    if not fitting:
+        return None
+    return "cu" + max(fitting, key=version_of).replace(".", "")
+
+
+def _driver_too_old_from_facts(f):
     t = f["torch"]
     if t.get("build") != "cuda" or not t.get("cuda") or not _cuda_gpus(f):
         return
@@ -275,7 +387,10 @@ def duplicate_libraries(f):
         Two different files of the same library loaded into the job's process (two libnccl, two
         libcudart, two libcudnn), more than one OpenMP runtime (libgomp with libiomp5 or libomp),
         torch installed in two places on sys.path (user site and a venv, pip and conda), or, in a
-        collect_env library list, conda's cudatoolkit or nccl beside NVIDIA's pip wheels of them.
+        collect_env library list, conda's cudatoolkit or nccl beside NVIDIA's pip wheels of them,
+        or pip's torch ("torch 1.3.1 pypi_0 pypi") beside conda's pytorch. In a pasted ticket,
+        the messages a second copy causes: cuDNN's "version incompatibility: PyTorch was compiled
+        against ... but found runtime version ..." and Intel OpenMP's "OMP: Error #15".
 
     Why it matters:
         Two copies of a library means two states: NCCL communicators that hang, cuDNN version
@@ -291,6 +406,28 @@ def duplicate_libraries(f):
         - https://github.com/pytorch/pytorch/issues/37377
         - 001_dd2fe1913b91ca0a.txt (one clean virtual environment per project)
     """
+    yield from _facts_or_ticket(lambda: list(_duplicates_from_facts(f)), _duplicates_in_ticket(f))
+
+
+def _duplicates_in_ticket(f):
+    """The messages a second copy causes: cuDNN's version check (another libcudnn than torch's
+    own was loaded) and Intel OpenMP's "OMP: Error #15" (two libiomp5 in one process)."""
+    sym = ticket_symptoms(f)
+    if "cudnn-mismatch" in sym:
+        s = sym["cudnn-mismatch"]
+        yield Hit(message=f"torch was built with cuDNN {s['compiled']} but loaded cuDNN {s['found']} (line {s['line']}): "
+                          "another libcudnn shadows the one torch brings",
+                  fix="unset LD_LIBRARY_PATH   (or remove the cuDNN directory from it, so torch loads its own libcudnn)",
+                  evidence=ticket_evidence(s))
+    if "omp-error-15" in sym:
+        s = sym["omp-error-15"]
+        yield Hit(message=f"two copies of the Intel OpenMP runtime ({s['library']}) were loaded into one process (line {s['line']})",
+                  fix="conda install nomkl   (or pip uninstall intel-openmp, keeping torch's own libiomp5; "
+                      "KMP_DUPLICATE_LIB_OK=TRUE only hides the conflict)",
+                  evidence=ticket_evidence(s))
+
+
+def _duplicates_from_facts(f):
     t = f["torch"]
     libs = t.get("loaded_libraries") or {}
     for name, paths in sorted(libs.items()):
@@ -312,7 +449,14 @@ def duplicate_libraries(f):
                   evidence={"torch.installs": installs})
     conda = t.get("conda_list") or {}
     pip = t.get("pip") or {}
-    if "pytorch" in conda and "torch" in pip and conda["pytorch"].get("version", "").split("+")[0] != pip["torch"].split("+")[0]:
+    if "pytorch" in conda and conda.get("torch") and _from_pypi(conda["torch"]):
+        # conda list shows pip's installs with the pypi channel: "torch 1.3.1 pypi_0 pypi" beside
+        # conda's own "pytorch" package is a second torch in the same site-packages.
+        yield Hit(message=f"torch {conda['torch'].get('version')} from pip and pytorch {conda['pytorch'].get('version')} "
+                          "from conda are both installed in this environment",
+                  fix="pip uninstall -y torch && conda install --force-reinstall pytorch   (or remove conda's: conda remove --force pytorch)",
+                  evidence={"conda.torch": conda["torch"], "conda.pytorch": conda["pytorch"]})
+    elif "pytorch" in conda and "torch" in pip and conda["pytorch"].get("version", "").split("+")[0] != pip["torch"].split("+")[0]:
         yield Hit(message=f"torch {pip['torch']} from pip and pytorch {conda['pytorch'].get('version')} from conda in one environment",
                   fix="# remove one of them (conda remove pytorch, or pip uninstall torch) and reinstall from one source",
                   evidence={"pip.torch": pip["torch"], "conda.pytorch": conda["pytorch"]})
@@ -420,6 +564,15 @@ def bf16_unsupported(f):
         - https://github.com/vllm-project/vllm/pull/2374
     """
     symptoms = {s["id"]: s for s in (f.get("ticket.symptoms") or [])}
+    if "bf16-refused-hf" in symptoms and "bf16-refused" not in symptoms:
+        s = symptoms["bf16-refused-hf"]
+        g = _first_without_bf16(f.gpus())
+        on = f" on {g.get('name')}" if g is not None else ""
+        yield Hit(message=f"transformers refused bf16{on}: torch.cuda.is_bf16_supported() is False (line {s['line']}), "
+                          "the GPU has no bf16 units (pre-Ampere: V100, T4, P100, RTX 20xx)",
+                  fix="pass --fp16 instead of --bf16   (TrainingArguments(fp16=True, bf16=False))",
+                  evidence=ticket_evidence(s))
+        return
     if "bf16-refused" in symptoms or "bf16-requested" in symptoms:
         yield from _bf16_in_ticket(f, symptoms)
         return

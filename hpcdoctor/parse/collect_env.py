@@ -52,13 +52,24 @@ _ENV_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 
 
 def looks_like_collect_env(text: str) -> bool:
-    return bool(re.search(r"^\s*(PyTorch version\s*:|Collecting environment information|Versions of relevant libraries:\s*$)",
+    return bool(re.search(r"^\s*(PyTorch version\s*(?::|\s+\d)|Collecting environment information|Versions of relevant libraries:\s*$)",
                           text, re.M))
 
 
+def normalise_colons(text: str) -> str:
+    """Full-width colons ("GPU 0：", from Chinese and Japanese input methods and locales) read as ":"."""
+    return re.sub(r"\uff1a ?", ": ", text) if "\uff1a" in text else text
+
+
 def dedent_paste(text: str) -> str:
-    """A report pasted inside an indented Markdown block, every line shifted by the same amount."""
-    return textwrap.dedent(text.replace("\r\n", "\n"))
+    """A report pasted inside an indented Markdown block, every line shifted by the same amount,
+    or quoted ("> ") as a whole."""
+    text = normalise_colons(text.replace("\r\n", "\n"))
+    lines = text.split("\n")
+    filled = [l for l in lines if l.strip()]
+    if filled and all(re.match(r"^\s*>", l) for l in filled):
+        text = "\n".join(re.sub(r"^\s*> ?", "", l) for l in lines)
+    return textwrap.dedent(text)
 
 
 def parse_collect_env(text: str) -> Dict[str, Any]:
@@ -140,6 +151,11 @@ def parse_collect_env(text: str) -> Dict[str, Any]:
             continue
         key, sep, value = line.partition(":")
         field = _KEYS.get(key.strip()) if sep else None
+        if not field:
+            # Early reports wrote some keys without a colon: "PyTorch version 1.0.0".
+            m = _NO_COLON.match(line)
+            if m:
+                key, value, field = m.group(1), m.group(2), _KEYS[m.group(1)]
         if field:
             value = value.strip()
             # Multi-line values (GPU list, cuDNN candidates) continue on lines without a key.
@@ -172,6 +188,7 @@ def parse_collect_env(text: str) -> Dict[str, Any]:
     return out
 
 
+_NO_COLON = re.compile(r"^(%s)\s+(\d\S*.*)$" % "|".join(re.escape(k) for k in _KEYS))
 _VLLM_KEY = re.compile(r"^(ROCM Version|Neuron SDK Version|vLLM Version|vLLM Build Flags|GPU Topology)\s*:\s*(.*)$")
 
 
@@ -188,7 +205,7 @@ def _library_line(line: str, pip: Dict[str, str], conda: Dict[str, Dict[str, str
     if m:
         pip[m.group(1).lower().replace("_", "-")] = m.group(2) or m.group(3)
     m = re.match(r"^\[conda\]\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+(\S+))?", line)
-    if m:
+    if m and line[len("[conda]"):].strip() not in _NA:  # "[conda] Could not collect" is no package
         # The channel column is empty for the defaults channel; "pypi" marks pip's installs.
         conda[m.group(1)] = {"version": m.group(2), "build": m.group(3), "channel": m.group(4) or "defaults"}
 

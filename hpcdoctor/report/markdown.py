@@ -1,7 +1,9 @@
-"""Markdown for a ticket reply: findings first, each with its fix, then the node summary."""
+"""Markdown for a ticket reply: the diagnosis first (findings ranked, each with the command that fixes
+it), then what was read, the node summary, and one line on what could not be checked."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, Dict, List
 
 from hpcdoctor import knowledge
@@ -47,18 +49,45 @@ def render(doc: Dict[str, Any]) -> str:
         src = doc["source"]
         out += ["### What was read", ""] + [f"- {md_text(r)}" for r in src.get("recognised", [])]
         out += [f"- note: {md_text(n)}" for n in src.get("notes", [])] + [""]
+    paste = doc.get("source", {}).get("mode") == "paste"
     out += ["### Node", "", "| | |", "|---|---|"]
-    out += [f"| {_cell(label)} | {_cell(text)} |" for label, text in node_lines(doc)]
+    out += [f"| {_cell(label)} | {_cell(_gpu_sources(text) if paste and label == 'GPUs' else text)} |"
+            for label, text in node_lines(doc)]
     out.append("")
     problems = failed_probes(doc)
     skipped = doc.get("skipped", [])
     if problems or skipped:
-        out += ["<details><summary>What could not be checked</summary>", ""]
-        out += [f"- probe {md_text(p)}" for p in problems]
-        out += [f"- rule {md_code(s['code'])} {md_text(s['symbol'])}: {md_text(s['reason'])}" for s in skipped]
-        out += ["", "</details>", ""]
+        out += [_not_checked(problems, skipped), ""]
     src = doc.get("source", {})
     out.append(f"<sub>hpcdoctor {doc['tool']['version']}, {src.get('mode', 'live')}"
                f"{' of ' + md_text(src['path']) if src.get('path') else ''}, {doc.get('depth', 'fast')} depth, "
                f"schema {doc['schema_version']}</sub>")
     return "\n".join(out) + "\n"
+
+
+def _not_checked(problems: List[str], skipped: List[Dict[str, Any]]) -> str:
+    """One line: how many rules could not run, and the facts they lacked (each rule's reason is in
+    the JSON report and in ``hpcdoctor explain``)."""
+    needs: Dict[str, int] = {}
+    for s in skipped:
+        m = re.match(r"needs ([\w.]+)", str(s.get("reason", "")))
+        key = m.group(1).split(".")[0] if m else "other"
+        needs[key] = needs.get(key, 0) + 1
+    lacking = ", ".join(f"{k} ({n})" for k, n in sorted(needs.items(), key=lambda kv: -kv[1]))
+    parts = [f"{len(skipped)} rules" if skipped else "", f"{len(problems)} probes" if problems else ""]
+    return (f"**Not checked:** {' and '.join(p for p in parts if p)}, for lack of "
+            f"{md_text(lacking) if lacking else 'data'} (the JSON report gives each reason).")
+
+
+_GPU_SOURCES = {
+    "NVIDIA": "nvidia-smi -q, nvidia-smi -q -x, the nvidia-smi table, collect_env's GPU list",
+    "AMD": "amd-smi static (--json), rocm-smi (-a, --json)",
+}
+
+
+def _gpu_sources(text: str) -> str:
+    """An unknown GPU in a paste, explained by what was looked for, vendor by vendor."""
+    if not text.startswith("unknown"):
+        return text
+    tried = "; ".join(f"{vendor}: {what}" for vendor, what in _GPU_SOURCES.items())
+    return f"unknown: the paste holds no GPU listing (looked for {tried})"

@@ -1,0 +1,109 @@
+"""Worst-case paste reading times (issue 19): each generated hostile paste goes through
+`hpcdoctor check --from` in a fresh process; printed: its size, wall time and the child's peak RSS.
+
+    python bench/paste_scaling.py [--scale 1.0] [--only NAME]
+
+The inputs are those the adversarial trial found quadratic, plus a 16 MiB paste of each kind:
+one long line of repeated GPU words (a symptom pattern backtracking), short JSON lines
+(`_json_end` and the offset sums in recognition), many short report-like lines, and a 16 MiB
+nvidia-smi table. Linear reading means time grows with size, not with its square: compare the
+half-size and full-size rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+MiB = 1024 * 1024
+
+
+def repeated_words(size: int) -> str:
+    return ("NVIDIA " * (size // 7)) + "\n"
+
+
+def json_lines(size: int) -> str:
+    line = '{"gpu_data": [], "k": 1}\n'
+    return line * (size // len(line))
+
+
+def short_lines(size: int) -> str:
+    line = "PyTorch version: 2.1.0\nGPU 0: NVIDIA A100\n"
+    return line * (size // len(line))
+
+
+def open_json(size: int) -> str:
+    line = "{\n"
+    return line * (size // len(line))
+
+
+def rocm_sections(size: int) -> str:
+    head = "======================= ROCm System Management Interface =======================\n"
+    line = "============================ Numa Nodes ============================\n"
+    return head + line * (size // len(line))
+
+
+def long_prose_line(size: int) -> str:
+    word = "The NVIDIA driver on your system is too old with CUDA capability sm_ "
+    return word * (size // len(word)) + "\n"
+
+
+GENERATORS = {
+    "repeated-words-line": repeated_words,
+    "json-lines": json_lines,
+    "open-json-lines": open_json,
+    "report-lines": short_lines,
+    "rocm-sections": rocm_sections,
+    "long-prose-line": long_prose_line,
+}
+
+
+def run(path: Path, timeout: float) -> tuple:
+    beside = Path(sys.executable).with_name("hpcdoctor")
+    cmd = [str(beside) if beside.exists() else "hpcdoctor", "check", "--from", str(path), "--format", "json"]
+    t0 = time.monotonic()
+    with open(os.devnull, "wb") as null:
+        proc = subprocess.Popen(cmd, stdout=null, stderr=null, env=dict(os.environ, NO_COLOR="1"))
+    rc = None
+    while rc is None:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            rc = os.waitstatus_to_exitcode(status)
+            break
+        if time.monotonic() - t0 > timeout:
+            proc.kill()
+            _, _, usage = os.wait4(proc.pid, 0)
+            rc = "timeout"
+            break
+        time.sleep(0.02)
+    proc.returncode = rc if isinstance(rc, int) else -9
+    return rc, time.monotonic() - t0, usage.ru_maxrss / 1024  # this child's own peak, in MiB
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="0.112,0.68,4,16", help="sizes in MiB, comma-separated")
+    ap.add_argument("--only", action="append", help="generator name (repeatable)")
+    ap.add_argument("--timeout", type=float, default=120.0)
+    args = ap.parse_args()
+    sizes = [float(s) for s in args.sizes.split(",")]
+    print(f"{'input':22} {'MiB':>6} {'rc':>7} {'wall s':>8} {'peak MiB':>9}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, gen in GENERATORS.items():
+            if args.only and name not in args.only:
+                continue
+            for mib in sizes:
+                path = Path(tmp) / f"{name}.txt"
+                path.write_text(gen(int(mib * MiB) - 256))
+                rc, wall, peak = run(path, args.timeout)
+                print(f"{name:22} {path.stat().st_size / MiB:6.2f} {rc!s:>7} {wall:8.2f} {peak:9.0f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""Which machine each pasted piece describes: the identities a piece carries (GPU models and
+their count, the NVIDIA driver, the CPU model), compared across every piece of one paste and of
+several --from files, so that two machines' outputs are refused rather than merged into a
+diagnosis that belongs to neither (issue 13, issue 19).
+
+An identity a piece does not state is not compared; names that nvidia-smi's table truncates
+("NVIDIA A100-SXM4...") match any name they begin."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
+from hpcdoctor.parse.collect_env import SGLANG_ARGV
+
+
+def identity(piece) -> Dict[str, Any]:
+    """{"gpus": [names], "driver": str, "cpu": str} for what this piece states; parse errors
+    leave the piece without an identity (it is then compared on nothing)."""
+    from hpcdoctor.parse import collect_env, lscpu, nvsmi_q, nvsmi_table, nvsmi_xml
+
+    argv = tuple(piece.kind.argv) or ("file", str(piece.kind.file))
+    out: Dict[str, Any] = {}
+    try:
+        if argv in (tuple(COLLECT_ENV_ARGV), tuple(SGLANG_ARGV)):
+            parsed = collect_env.parse_collect_env(piece.text)
+            t = parsed["torch"]
+            if t.get("gpu_models") and not str(t.get("hip") or ""):
+                out["gpus"] = list(t["gpu_models"])
+            if t.get("driver_version"):
+                out["driver"] = str(t["driver_version"])
+            cpu = lscpu.parse_lscpu(parsed.get("lscpu") or "").get("Model name")
+            if cpu:
+                out["cpu"] = cpu
+        elif argv in (("nvidia-smi", "-q"), ("nvidia-smi", "-q", "-x"), ("nvidia-smi",)):
+            mod = {("nvidia-smi", "-q"): nvsmi_q, ("nvidia-smi", "-q", "-x"): nvsmi_xml}.get(argv, nvsmi_table)
+            parsed = mod.parse(piece.text)
+            names = [g["name"] if isinstance(g["name"], str) else _truncated(g["name"]) for g in parsed["gpus"]]
+            if names and all(names):
+                out["gpus"] = names
+            driver = parsed.get("driver_version")
+            if isinstance(driver, str):
+                out["driver"] = driver
+        elif argv == ("lscpu",):
+            cpu = lscpu.parse_lscpu(piece.text).get("Model name")
+            if cpu:
+                out["cpu"] = cpu
+        elif argv == ("file", "/proc/cpuinfo"):
+            m = re.search(r"^model name\s*:\s*(.+)$", piece.text, re.M)
+            if m:
+                out["cpu"] = m.group(1)
+    except (ValueError, KeyError, TypeError):
+        return {}
+    return out
+
+
+def _truncated(unknown) -> Optional[str]:
+    m = re.search(r"truncated in the table: (.+)$", str(getattr(unknown, "reason", unknown)))
+    return m.group(1) if m else None
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"\s+", " ", name).strip().rstrip(".").strip().lower()
+
+
+def _same_gpu(a: str, b: str) -> bool:
+    a, b = _norm(a), _norm(b)
+    return a == b or a.startswith(b) or b.startswith(a)
+
+
+def _same_gpus(a: List[str], b: List[str]) -> bool:
+    if len(a) != len(b):
+        return False
+    return all(any(_same_gpu(x, y) for y in b) for x in a) and all(any(_same_gpu(y, x) for x in a) for y in b)
+
+
+def disagreement(pieces: Sequence[Tuple[str, Any]]) -> Optional[str]:
+    """One sentence naming the first identity two pieces state differently, or None.
+    ``pieces``: (label, piece) in the order read."""
+    seen: Dict[str, Tuple[str, Any]] = {}
+    for label, piece in pieces:
+        ident = identity(piece)
+        where = f"{label} {piece.kind.name} (line {piece.line})"
+        for key, value in ident.items():
+            if key not in seen:
+                seen[key] = (where, value)
+                continue
+            first, before = seen[key]
+            same = _same_gpus(before, value) if key == "gpus" else _norm(before) == _norm(value)
+            if not same:
+                return f"{first} and {where} describe different machines: {_say(key, before)} against {_say(key, value)}"
+    return None
+
+
+def _say(key: str, value: Any) -> str:
+    if key == "gpus":
+        names = sorted(set(value))
+        return f"{len(value)} GPU(s) {', '.join(names)}"
+    return {"driver": "NVIDIA driver ", "cpu": "CPU "}[key] + str(value)

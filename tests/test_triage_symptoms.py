@@ -1,0 +1,150 @@
+"""The symptom catalogue read on real tickets: each message the software prints becomes the
+finding its thread confirms, and the healthy controls beside them stay silent. The tickets are the
+corpus in tests/fixtures/tickets (built on its own branch; HPCDOCTOR_TICKETS points elsewhere).
+Generated inputs only where the point is the encoding or the size."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import NODES, report_of, run_cli
+from hpcdoctor import knowledge
+from hpcdoctor.parse.collect_env import parse_collect_env
+from hpcdoctor.paste import find_symptoms, read_text, recognise
+
+PASTES = NODES.parent / "pastes"
+TICKETS = Path(os.environ.get("HPCDOCTOR_TICKETS", NODES.parent / "tickets"))
+
+
+def ticket(name: str) -> Path:
+    path = TICKETS / f"{name}.txt"
+    if not path.exists():
+        pytest.skip(f"ticket corpus not in this checkout ({path})")
+    return path
+
+
+def symbols(path: Path) -> dict:
+    doc = report_of("check", "--from", str(path))
+    return {f["symbol"]: f for f in doc["findings"] if f["severity"] in ("error", "warning")}
+
+
+def test_every_symptom_is_sourced_and_its_pattern_bounded():
+    table = knowledge.load("symptoms")["symptoms"]
+    assert len(table) >= 15
+    for sid, e in table.items():
+        assert e.get("needle") and e.get("source") and e.get("means"), sid
+        assert str(e.get("thread", "https://")).startswith("https://"), sid
+        # Unbounded repetition can backtrack quadratically on a long hostile line (issue 19).
+        outside_classes = re.sub(r"\[(?:\\.|[^\]])*\]", "", e["pattern"].replace("\\\\", ""))
+        assert not re.search(r"(?<!\\)[*+]", outside_classes), (sid, e["pattern"])
+        re.compile(e["pattern"])
+
+
+@pytest.mark.parametrize("name, sid, fields", [
+    ("yuan2-65-driver-found-11000", "driver-cuda-too-old", {"driver_cuda": "11000"}),
+    ("mmskeleton-30-driver-insufficient", "driver-insufficient", {}),
+    ("d3rlpy-42-no-driver-cpu-run", "no-driver", {}),
+    ("voice-changer-447-gt720-cc35", "gpu-cc-old-form", {"cc": "3.5", "gpu": "GeForce GT 720"}),
+    ("pytorch-172629-gb10-false-warning", "gpu-cc-old-form", {"cc": "12.1", "min2": "8.0", "max": "12.0"}),
+    ("pytorch-182250-v100-cc-list-form", "gpu-cc-list-form", {"gpu": "Tesla V100-PCIE-32GB", "cc": "7.0"}),
+    ("jetson-containers-93-libcurand10", "import-missing-library", {"library": "libcurand.so.10"}),
+    ("pmdm-5-undefined-symbol-cudart", "import-undefined-symbol", {}),
+    ("co-gat-2-cudnn-incompatibility", "cudnn-mismatch", {"compiled": "(8, 5, 0)", "found": "(8, 3, 3)"}),
+    ("centernet-119-cudnn-mismatch-old-form", "cudnn-mismatch", {"compiled": "7102", "found": "7605"}),
+    ("csprng-115-omp-error-15-windows", "omp-error-15", {"library": "libiomp5md.dll"}),
+    ("pytorch-40863-oom-memory-held-elsewhere", "cuda-oom", {"total": "11.17 GiB", "reserved": "530.00 MiB"}),
+    ("llama-chinese-192-bf16-t4", "bf16-refused-hf", {}),
+    ("openbuddy-45-bf16-v100-lowercase", "bf16-refused", {"cc": "7.0"}),
+    ("nccl-342-docker-shm-no-space", "nccl-shm-failed", {"nospace": "No space left on device"}),
+])
+def test_message_is_read_with_its_facts(name, sid, fields):
+    found = {s["id"]: s for s in find_symptoms(ticket(name).read_text(encoding="utf-8"))}
+    assert sid in found, sorted(found)
+    for k, v in fields.items():
+        assert found[sid][k] == v
+
+
+@pytest.mark.parametrize("name, symbol, words", [
+    ("yuan2-65-driver-found-11000", "driver-too-old", ["CUDA 11.0"]),
+    ("chatglm3-100-driver-found-11060", "driver-too-old", ["CUDA 11.6"]),
+    ("hpe-23-driver-insufficient-traceback", "driver-too-old", []),
+    ("jetson-containers-93-libcurand10", "torch-import-failed", ["libcurand.so.10"]),
+    ("pytorch-2091-conda-undefined-symbol-thpp", "torch-import-failed", ["undefined symbol"]),
+    ("voice-changer-447-gt720-cc35", "torch-missing-arch", ["3.5"]),
+    ("pytorch-16712-gtx670m-cc21", "torch-missing-arch", ["2.1"]),
+    ("pytorch-182250-v100-cc-list-form", "torch-missing-arch", ["7.0", "7.5"]),
+    ("gladia-928-cudnn-ld-library-path", "duplicate-libraries", ["cuDNN"]),
+    ("moneyprinter-90-omp-error-15", "duplicate-libraries", ["OpenMP"]),
+    ("residualmasking-15-oom-other-programs", "gpu-memory-in-use", ["other processes"]),
+    ("lmflow-251-bf16-t4-colab", "bf16-unsupported", ["bf16"]),
+    ("nccl-342-docker-shm-no-space", "shm-too-small", ["/dev/shm"]),
+    ("pytorch-132570-rocm-gfx1010-not-in-wheel", "torch-missing-arch", ["gfx"]),
+    ("minimax-42-vllm-nccl-shm-segment", "shm-too-small", ["/dev/shm"]),
+])
+def test_ticket_gets_the_diagnosis_its_thread_confirms(name, symbol, words):
+    hits = symbols(ticket(name))
+    assert symbol in hits, sorted(hits)
+    for w in words:
+        assert w in hits[symbol]["message"], hits[symbol]["message"]
+
+
+@pytest.mark.parametrize("name, silent", [
+    ("spark-vllm-docker-15-gb10-minmax-healthy", "torch-missing-arch"),   # 12.1 above a 12.0 maximum runs
+    ("pytorch-164708-rtx6000ada-source-build-healthy", "torch-missing-arch"),
+    ("pulid-13-oom-own-process-healthy", "gpu-memory-in-use"),            # the job's own memory
+    ("nccl-328-shm-open-permission-denied", "shm-too-small"),             # a permission, not a size
+    ("af-sfmlearner-39-no-driver-cpu-run-healthy", "driver-too-old"),     # no driver is no old driver
+])
+def test_neighbouring_messages_stay_silent(name, silent):
+    res = run_cli("check", "--from", str(ticket(name)), "--format", "json")
+    assert "Traceback" not in res.stderr
+    if res.returncode == 2:
+        return  # declined, with one line: no finding at all
+    assert silent not in symbols(ticket(name))
+
+
+def test_conda_could_not_collect_is_no_package():
+    parsed = parse_collect_env(ticket("pytorch-60082-gtx1070-conda-could-not-collect-healthy").read_text(encoding="utf-8"))
+    assert "Could" not in (parsed["torch"].get("conda_list") or {})
+
+
+REPORT = PASTES / "vllm-dstack-8xh100-collect_env-indented.txt"
+
+
+@pytest.mark.parametrize("encoding, bom", [("utf-16-le", b"\xff\xfe"), ("utf-16-le", b""), ("utf-16-be", b"\xfe\xff"),
+                                           ("utf-8", b"\xef\xbb\xbf")])
+def test_utf16_and_bom_pastes_are_text(tmp_path, encoding, bom):
+    # PowerShell's `python -m torch.utils.collect_env > env.txt` writes UTF-16LE with a BOM, CRLF.
+    text = REPORT.read_text(encoding="utf-8")
+    path = tmp_path / "env.txt"
+    path.write_bytes(bom + text.replace("\n", "\r\n").encode(encoding))
+    assert recognise(read_text(str(path))).summary() == recognise(text).summary()
+    doc = report_of("check", "--from", str(path))
+    assert doc["facts"]["torch"]["version"] == parse_collect_env(text)["torch"]["version"]
+
+
+def test_full_width_colons_and_keys_without_colon_read_like_the_report(tmp_path):
+    text = REPORT.read_text(encoding="utf-8")
+    wide = re.sub(r"(GPU \d+|Nvidia driver version):", "\\1\uff1a", text)
+    wide = wide.replace("PyTorch version:", "PyTorch version")
+    assert wide != text
+    plain = parse_collect_env(text)["torch"]
+    read = parse_collect_env(wide)["torch"]
+    for key in ("version", "gpu_models", "driver_version"):
+        assert read[key] == plain[key], key
+    assert [p.kind.name for p in recognise(wide).pieces] == [p.kind.name for p in recognise(text).pieces]
+
+
+def test_a_paste_over_the_limit_and_prose_alone_get_one_line(tmp_path):
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"x" * (16 * 1024 * 1024 + 1))
+    prose = tmp_path / "prose.txt"
+    prose.write_text("My training job is slow since yesterday, what should I check?\n")
+    for path, word in ((big, "16 MiB"), (prose, "nothing hpcdoctor can read")):
+        res = run_cli("check", "--from", str(path))
+        assert res.returncode == 2 and "Traceback" not in res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1 and word in res.stderr, res.stderr
