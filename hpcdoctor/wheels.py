@@ -149,8 +149,10 @@ def resolve(cc: str, driver: Optional[str] = None, os_name: str = "linux", cpu: 
     tag = "cu" + best["cuda"].replace(".", "")
     url = index_url(tag, config)
     command = f'pip install --force-reinstall "torch{spec}" --index-url {url}'
-    text = f"{command}   (the +{tag} wheels of torch{spec} run {sm}"
-    text += f" on driver {driver})" if driver else f"; they need a driver >= {required_driver(best['cuda'], windows, config)})"
+    # One runnable line: the command, then why in a comment (a fix must run as printed).
+    line = f"conda remove -y pytorch && {command}" if installer == "conda" else command
+    text = f"{line}   # the +{tag} wheels of torch{spec} run {sm}"
+    text += f" on driver {driver}" if driver else f"; they need a driver >= {required_driver(best['cuda'], windows, config)}"
     if installer == "conda":
         text += f"; {CONDA_NOTE}"
     return {"ok": True, "torch": spec, "cuda": best["cuda"], "tag": tag, "index_url": url,

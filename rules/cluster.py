@@ -3,6 +3,8 @@ rank 0's cluster report has: a single node's check skips these rules)."""
 
 from __future__ import annotations
 
+import shlex
+
 import statistics
 from typing import Any, Dict, Optional, Tuple
 
@@ -78,8 +80,8 @@ def cluster_allreduce_low(f):
         yield Hit(message=f"all-reduce of {last['bytes'] >> 20} MiB over {ar.get('nodes')} nodes ({ar.get('backend')}): "
                           f"busbw {last['busbw_gbs']:.2f} GB/s, expected at least {exp[0] * frac:.1f} GB/s "
                           f"({frac:.0%} of {exp[0]:.1f} GB/s: {exp[1]})",
-                  fix="srun --export=ALL,NCCL_DEBUG=INFO <your job> and check that NCCL picks NET/IB or NET/OFI, "
-                      "not NET/Socket; then check ibstat on every node",
+                  fix="srun --export=ALL,NCCL_DEBUG=INFO python train.py 2>&1 | grep -E 'NET/(IB|OFI|Socket)'   "
+                      "# NCCL must pick NET/IB or NET/OFI, not NET/Socket; then check ibstat on every node",
                   evidence={"busbw_gbs": round(last["busbw_gbs"], 3), "expected_gbs": round(exp[0] * frac, 2),
                             "bytes": last["bytes"], "nodes": ar.get("nodes")})
 
@@ -121,6 +123,6 @@ def cluster_link_slow(f):
         yield Hit(message=f"{p['a']} <-> {p['b']}: {p['gbs']:.2f} GB/s against a median pair of {med:.2f} GB/s"
                           f"{culprit}{against}",
                   subject=f"{p['a']} <-> {p['b']}",
-                  fix=f"sbatch --exclude={sorted(shared)[0] if culprit else p['b']} <your job script>, "
-                      "until ibstat and the NIC's error counters on that node have been checked",
+                  fix=f"sbatch --exclude={shlex.quote(sorted(shared)[0] if culprit else p['b'])} job.sbatch   "
+                      "# until ibstat and the NIC's error counters on that node have been checked",
                   evidence={"gbs": round(p["gbs"], 3), "median_gbs": round(med, 3), "a": p["a"], "b": p["b"]})

@@ -166,7 +166,7 @@ def cpu_bf16_emulated(f):
     native = caps.get("bf16")
     figures = _cpu_bf16_figures(f)
     model = f.get("cpu.model_name") or f.get("cpu.microarch") or "this CPU"
-    fix = "keep fp32 on this CPU (drop the bf16 cast/autocast); for bf16, use nodes whose CPUs have it"
+    fix = "# keep fp32 on this CPU: drop the bf16 cast or autocast; for bf16, use nodes whose CPUs have it"
     if figures and figures[1] < figures[0] and native is not True:
         fp32, bf16 = figures
         yield Hit(message=(f"bf16 GEMM measured {bf16:.1f} GFLOP/s against {fp32:.1f} for fp32 ({fp32 / bf16:.0f}x "

@@ -371,9 +371,9 @@ def torch_rocm_missing_gfx(f):
             yield Hit(message=f"{g.get('name')} is {gfx}, but torch {t.get('version')} carries {', '.join(arch)}: "
                               "\"invalid device function\" at the first kernel",
                       subject=f"GPU {g.get('index')}",
-                      fix=f"install a ROCm build of torch whose arch list includes {gfx} (check with python -c "
-                          "\"import torch; print(torch.cuda.get_arch_list())\"), or the site's PyTorch module; "
-                          "hpcdoctor has no sourced ROCm wheel gfx lists yet",
+                      fix="python -c 'import torch; print(torch.cuda.get_arch_list())'   "
+                          f"# then install a ROCm build of torch whose list includes {gfx}, or load the site's "
+                          "PyTorch module (hpcdoctor has no sourced ROCm wheel gfx lists yet)",
                       evidence={"gfx_target": gfx, "torch.arch_list": arch})
 
 

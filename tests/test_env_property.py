@@ -34,6 +34,12 @@ def _leonardo(tmp_path):
     return g
 
 
+def _zen3_bf16(tmp_path):
+    g = cpuinfo_facts("linux-ubuntu20.04-zen3", tmp_path)
+    g["facts"]["env"] = {"vars": {"ACCELERATE_MIXED_PRECISION": "bf16"}}
+    return g
+
+
 SCENARIOS = {
     "slurm-4-ranks-threads-unset": lambda tmp: with_env(H100, JOB),
     "torchrun-8-ranks": lambda tmp: with_env(H100, {"LOCAL_WORLD_SIZE": "8", "LOCAL_RANK": "0"}),
@@ -46,6 +52,7 @@ SCENARIOS = {
     "amx-cpu-node": lambda tmp: facts("cpu-kvm-2core"),
     "grace": _grace,
     "leonardo-nccl-2.27": _leonardo,
+    "bf16-autocast-on-zen3": _zen3_bf16,
 }
 
 
