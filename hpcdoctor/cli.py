@@ -446,6 +446,15 @@ def exit_code(doc: Dict[str, Any], blocking: List[Dict[str, Any]], fail_on: str)
     return EXIT_OK
 
 
+def cluster_reports(gathered: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+    """Each node's own report, once per node (the rank that checked it), keyed by host name."""
+    from hpcdoctor.report import cluster
+
+    reports = gathered.get("nodes") or gathered.get("reports") or {}
+    return {host: reports[rank] for host, (rank, _) in cluster._nodes(gathered).items()
+            if isinstance(reports.get(rank), dict)}
+
+
 def cluster_step(args: argparse.Namespace) -> int:
     """This rank's part of a cluster check; on rank 0, the cluster report (exit 2 if ranks are
     missing or posts were rejected)."""
@@ -453,8 +462,8 @@ def cluster_step(args: argparse.Namespace) -> int:
     from hpcdoctor import engine
     from hpcdoctor.report import cluster
 
-    if args.format not in ("terminal", "json"):
-        raise UsageError(f"--cluster writes --format terminal or json, not {args.format}")
+    if args.format not in ("terminal", "json", "prometheus"):
+        raise UsageError(f"--cluster writes --format terminal, json or prometheus, not {args.format}")
     try:
         gathered = orchestrate.gather(args, diagnose)
     except orchestrate.ClusterError as exc:
@@ -466,7 +475,19 @@ def cluster_step(args: argparse.Namespace) -> int:
         text = strict_json(result, indent=2) + "\n"
     else:
         text = term_block(cluster.render(result))  # other ranks' values are untrusted
-    if args.output:
+    if args.format == "prometheus":
+        # One textfile for the whole allocation, every sample labelled by node.
+        from hpcdoctor.report import prometheus
+
+        registry = prometheus.registry_for_nodes(cluster_reports(gathered))
+        if args.output:
+            try:
+                prometheus.write_registry(registry, args.output)
+            except OSError as exc:
+                raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+        else:
+            text = prometheus.exposition(registry)
+    elif args.output:
         _write_output(args.output, text)
     sys.stdout.write(text)
     if result["missing_ranks"] or result["rejected_posts"]:

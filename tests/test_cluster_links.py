@@ -150,4 +150,4 @@ def test_cluster_refuses_a_format_it_does_not_write():
     from conftest import run_cli
 
     res = run_cli("check", "--cluster", "--format", "markdown")
-    assert res.returncode == 2 and "--cluster writes --format terminal or json" in res.stderr
+    assert res.returncode == 2 and "--cluster writes --format terminal, json or prometheus" in res.stderr

@@ -188,6 +188,18 @@ def render(doc: Dict[str, Any]) -> str:
     return generate_latest(registry_for(doc)).decode("utf-8")
 
 
+def exposition(registry) -> str:
+    from prometheus_client import generate_latest
+
+    return generate_latest(registry).decode("utf-8")
+
+
+def write_registry(registry, path: str) -> None:
+    from prometheus_client import write_to_textfile
+
+    write_to_textfile(path, registry)
+
+
 def write(doc: Dict[str, Any], path: str) -> None:
     """Atomically (a temporary file renamed over the target), so the collector never reads half."""
     from prometheus_client import write_to_textfile
