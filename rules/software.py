@@ -300,7 +300,7 @@ def _driver_too_old_in_ticket(f):
     if tag:
         fix = f"pip install torch --index-url https://download.pytorch.org/whl/{tag}   (or ask the administrators for a newer driver)"
     else:
-        fix = "ask the administrators for a newer NVIDIA driver (nvidia-smi shows its CUDA version), or install a torch built for that CUDA"
+        fix = "nvidia-smi   # shows the CUDA version the driver supports: ask the administrators for a newer driver, or install a torch built for that CUDA"
     said = f"the driver supports CUDA {driver_cuda} only" if driver_cuda else "the driver is older than the CUDA runtime"
     yield Hit(message=f"{said}, older than the CUDA of this torch build (line {hit['line']}: {hit['text'][:120]})",
               fix=fix, evidence={**ticket_evidence(hit), "nvidia.cuda_driver_version": driver_cuda})
