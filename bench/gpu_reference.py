@@ -67,12 +67,15 @@ def gemm(torch, dev, dtype, n):
     return 2.0 * n ** 3 / sec / 1e12
 
 
-def copies(torch, dev, nbytes, host_bytes):
-    out = {}
+def device_copy(torch, dev, nbytes):
+    # Bytes read plus written, as STREAM and DCGM count; the buffers go when this returns.
     src = torch.empty(nbytes, dtype=torch.uint8, device=dev).random_()
     dst = torch.empty_like(src)
-    out["d2d_gbs"] = 2 * nbytes / timed(torch, lambda: dst.copy_(src)) / 1e9
-    del src, dst
+    return 2 * nbytes / timed(torch, lambda: dst.copy_(src)) / 1e9
+
+
+def copies(torch, dev, nbytes, host_bytes):
+    out = {"d2d_gbs": device_copy(torch, dev, nbytes)}
     torch.cuda.empty_cache()
     for pinned in (True, False):
         key = "pinned" if pinned else "pageable"

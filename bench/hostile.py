@@ -24,30 +24,14 @@ import sys
 import tarfile
 import tempfile
 import time
-import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = ROOT / "tests" / "fixtures" / "nodes" / "cpu-kvm-2core"
 Q_SOURCE = ROOT / "tests" / "fixtures" / "public" / "nvsmi" / "gls_8xH100-SXM_nvsmi_a_565.txt"
 MARKER = "hpcdoctor-bench-hostile"
-
-
-def header_bundle(path: Path, size: int, kind: bytes) -> Path:
-    """A .tar.gz whose first header is a GNU long name or pax header of ``size`` zeros."""
-    info = tarfile.TarInfo("././@LongLink")
-    info.type, info.size = kind, size
-    co = zlib.compressobj(9, zlib.DEFLATED, 31)
-    with open(path, "wb") as out:
-        out.write(co.compress(info.tobuf(format=tarfile.GNU_FORMAT)))
-        zeros = b"\0" * (1 << 20)
-        left = size + (-size % 512)
-        while left > 0:
-            out.write(co.compress(zeros[:min(left, len(zeros))]))
-            left -= len(zeros)
-        out.write(co.compress(tarfile.TarInfo("snap/meta.json").tobuf(format=tarfile.GNU_FORMAT) + b"\0" * 1024))
-        out.write(co.flush())
-    return path
+sys.path.insert(0, str(ROOT / "tests"))
+from hostile_inputs import header_bundle  # noqa: E402  (the inputs the tests use)
 
 
 def cpulist_snapshot(path: Path) -> Path:

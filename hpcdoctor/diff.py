@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 from hpcdoctor.facts import iter_paths
-from hpcdoctor.sysroot import SnapshotError
+from hpcdoctor.sysroot import SnapshotError, read_capped
 
 # Leaves that differ between any two runs, even on the same node.
 VOLATILE = re.compile(
@@ -40,11 +40,10 @@ def load_report(path: str) -> Dict[str, Any]:
     p = Path(path)
     if p.is_file() and not str(path).endswith((".tar.gz", ".tgz")):
         try:
-            with open(p, "rb") as fh:
-                data = fh.read(MAX_REPORT_BYTES + 1)
+            data = read_capped(p, MAX_REPORT_BYTES)
         except OSError as exc:
             raise SnapshotError(f"{path}: {exc.strerror or exc}") from None
-        if len(data) > MAX_REPORT_BYTES:
+        if data is None:
             raise SnapshotError(f"{path}: larger than any report ({MAX_REPORT_BYTES >> 20} MiB)")
         try:
             doc = json.loads(data.decode("utf-8", errors="replace"))

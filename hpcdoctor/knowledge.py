@@ -16,6 +16,17 @@ else:  # pragma: no cover - exercised on the oldest supported Python in CI
 KNOWLEDGE_DIR = Path(__file__).parent / "knowledge"
 
 
+def version_of(value: Any) -> Any:
+    """A packaging Version, or None when the text is not a version (local tags like +cu126 kept).
+    One parser for the tables (wheels, drivers) and the rules that compare against them."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(str(value))
+    except InvalidVersion:
+        return None
+
+
 @functools.lru_cache(maxsize=None)
 def load(name: str) -> Dict[str, Any]:
     with open(KNOWLEDGE_DIR / f"{name}.toml", "rb") as fh:

@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
 from hpcdoctor.parse.collect_env import SGLANG_ARGV, normalise_colons
 from hpcdoctor.paste_machines import disagreement
-from hpcdoctor.sysroot import MAX_READ_BYTES, ReplaySysRoot, SnapshotError
+from hpcdoctor.sysroot import MAX_READ_BYTES, ReplaySysRoot, SnapshotError, read_capped
 
 MAX_PASTE_BYTES = 16 * 1024 * 1024
 
@@ -274,16 +274,12 @@ def read_text(path: str) -> str:
     """A paste from a file or '-' (standard input), refused when binary or empty."""
     import sys
 
-    if path == "-":
-        data = sys.stdin.buffer.read(MAX_PASTE_BYTES + 1)
-    else:
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read(MAX_PASTE_BYTES + 1)
-        except OSError as exc:
-            raise SnapshotError(f"{path}: {exc.strerror or exc}") from None
+    try:
+        data = read_capped(sys.stdin.buffer if path == "-" else path, MAX_PASTE_BYTES)
+    except OSError as exc:
+        raise SnapshotError(f"{path}: {exc.strerror or exc}") from None
     label = "standard input" if path == "-" else path
-    if len(data) > MAX_PASTE_BYTES:
+    if data is None:
         raise SnapshotError(f"{label}: larger than any paste ({MAX_PASTE_BYTES >> 20} MiB)")
     text = _decode(data)
     if text is None:

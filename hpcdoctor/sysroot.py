@@ -36,6 +36,18 @@ DEFAULT_CMD_TIMEOUT = 5.0
 # at most 16 MiB); a bigger one is refused with its reason, never cut silently.
 MAX_RECORDED_BYTES = 16 * 1024 * 1024
 
+
+def read_capped(source: Any, limit: int) -> Optional[bytes]:
+    """All of a file (a path or a binary stream) up to ``limit`` bytes, or None when it holds more:
+    input past a limit is refused, never cut. Reads one byte more than the limit, no further, so
+    an endless stream costs ``limit`` bytes. OSError passes to the caller, who names the input."""
+    if isinstance(source, (str, Path)):
+        with open(source, "rb") as fh:
+            data = fh.read(limit + 1)
+    else:
+        data = source.read(limit + 1)
+    return None if len(data) > limit else data
+
 SNAPSHOT_FORMAT = "hpcdoctor-snapshot"
 SNAPSHOT_VERSION = 1
 
@@ -466,11 +478,10 @@ class ReplaySysRoot(SysRoot):
         """A recorded file, whole, up to MAX_RECORDED_BYTES; a bigger one is refused, not cut."""
         real = self._inside(path)
         try:
-            with open(real, "rb") as fh:
-                data = fh.read(MAX_RECORDED_BYTES + 1)
+            data = read_capped(real, MAX_RECORDED_BYTES)
         except OSError as exc:
             raise Missing(f"{what}: {exc.strerror or exc}") from None
-        if len(data) > MAX_RECORDED_BYTES:
+        if data is None:
             raise Missing(f"{what} is larger than the {MAX_RECORDED_BYTES >> 20} MiB hpcdoctor reads of a recording")
         return data
 

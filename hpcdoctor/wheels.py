@@ -11,6 +11,7 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from hpcdoctor import knowledge
+from hpcdoctor.knowledge import version_of
 
 DEFAULT_INDEX = "https://download.pytorch.org/whl"
 # PyTorch stopped publishing to its conda channel after 2.5: a conda env gets pip inside it.
@@ -18,13 +19,6 @@ CONDA_NOTE = ("PyTorch publishes no conda packages after 2.5 (pytorch/pytorch#13
               "env, conda remove pytorch first, then install with pip inside the env")
 
 
-def _version(text: Any):
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return Version(str(text))
-    except InvalidVersion:
-        return None
 
 
 def arch_supported(cc: str, arch_list) -> bool:
@@ -50,7 +44,7 @@ def required_driver(runtime: str, windows: bool = False, config: Optional[Dict[s
     """The lowest driver that runs a CUDA runtime: the major's minor-version-compatibility minimum
     from CUDA 11 on, the toolkit's own driver before."""
     cuda = knowledge.load("cuda")
-    rt = _version(runtime)
+    rt = version_of(runtime)
     if rt is None:
         return None
     if rt.major >= 11:
@@ -64,20 +58,20 @@ def required_driver(runtime: str, windows: bool = False, config: Optional[Dict[s
 def driver_supports(driver: str, runtime: str, windows: bool = False, config: Optional[Dict[str, Any]] = None):
     """(ok, why) for a CUDA runtime on a driver, with minor-version compatibility; ok is None when
     the versions are not understood or knowledge has no driver for that CUDA."""
-    dv, rt = _version(driver), _version(runtime)
+    dv, rt = version_of(driver), version_of(runtime)
     if dv is None or rt is None:
         return None, "versions not understood"
     need = required_driver(runtime, windows, config)
     if need is None:
         return None, f"no driver data for CUDA {runtime}" + (" on Windows" if windows else "")
     compat = rt.major >= 11
-    if dv < _version(need):
+    if dv < version_of(need):
         how = f"minor-version compatibility for {rt.major}.x" if compat else "no minor-version compatibility before CUDA 11"
         return False, f"CUDA {runtime} needs a driver >= {need} ({how})"
     if not compat:
         return True, f"driver >= {need}"
     own = knowledge.load("cuda")["release_driver" if not windows else "release_driver_windows"].get(f"{rt.major}.{rt.minor}")
-    if own and dv < _version(own):
+    if own and dv < version_of(own):
         # Minor-version compatibility runs it, but PTX newer than the driver cannot be JIT-compiled.
         return True, (f"driver >= {need} runs any CUDA {rt.major}.x runtime through minor-version compatibility "
                       f"(CUDA {runtime}'s own driver is {own}; PTX built for it will not JIT on this driver)")
@@ -96,7 +90,7 @@ def wheel_table(config: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]
 def _bounds(w: Dict[str, Any]) -> Tuple[Any, Any]:
     lo = re.search(r">=\s*([\d.]+)", w["torch"])
     hi = re.search(r"<\s*([\d.]+)", w["torch"])
-    return (_version(lo.group(1)) if lo else None), (_version(hi.group(1)) if hi else None)
+    return (version_of(lo.group(1)) if lo else None), (version_of(hi.group(1)) if hi else None)
 
 
 def _matches_platform(w: Dict[str, Any], os_name: str, cpu: str) -> bool:
@@ -132,9 +126,9 @@ def resolve(cc: str, driver: Optional[str] = None, os_name: str = "linux", cpu: 
 
     runnable = [w for w in carries if runs(w)]
     if not runnable:
-        best = max(carries, key=lambda w: (_bounds(w)[1], _version(w["cuda"])))
+        best = max(carries, key=lambda w: (_bounds(w)[1], version_of(w["cuda"])))
         # The gentlest driver requirement, and of those builds the newest release.
-        gentlest = min(carries, key=lambda w: (_version(required_driver(w["cuda"], windows, config) or "9999"),
+        gentlest = min(carries, key=lambda w: (version_of(required_driver(w["cuda"], windows, config) or "9999"),
                                                [-x for x in _bounds(w)[1].release]))
         need = required_driver(best["cuda"], windows, config)
         low = required_driver(gentlest["cuda"], windows, config)
@@ -144,7 +138,7 @@ def resolve(cc: str, driver: Optional[str] = None, os_name: str = "linux", cpu: 
         if low and low != need:
             text += f"; >= {low} runs the CUDA {gentlest['cuda']} builds of torch{_spec(carries, gentlest['cuda'])}"
         return {"ok": False, "need_driver": need, "text": text}
-    best = max(runnable, key=lambda w: (_bounds(w)[1], _version(w["cuda"])))
+    best = max(runnable, key=lambda w: (_bounds(w)[1], version_of(w["cuda"])))
     spec = _spec(runnable, best["cuda"])
     tag = "cu" + best["cuda"].replace(".", "")
     url = index_url(tag, config)
@@ -169,7 +163,7 @@ def wheel_arch_list(torch_version: str, os_name: str = "linux", cpu: str = "x86_
                     config: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
     """Arch list of the official wheel a "2.6.0+cu124"-style version names, or None."""
     m = re.match(r"^(\d+\.\d+(?:\.\d+)?)[^+]*\+cu(\d+)(\d)$", torch_version or "")
-    release = _version(m.group(1)) if m else None
+    release = version_of(m.group(1)) if m else None
     if release is None:
         return None
     cuda = f"{int(m.group(2))}.{m.group(3)}"

@@ -3,19 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Optional
 
 from hpcdoctor.facts import FactView
-
-
-def version_of(value: Any) -> Any:
-    """A packaging Version, or None when the text is not a version (local tags like +cu126 kept)."""
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        return Version(str(value))
-    except InvalidVersion:
-        return None
+from hpcdoctor.knowledge import version_of  # noqa: F401  (the rules' name for it)
 
 
 def parse_threads(value: Optional[str]) -> Optional[int]:

@@ -169,7 +169,6 @@ def _missing_arch_from_cc_warning(f, symptoms):
             return
         built = ", ".join(r["built"] for r in ranges)
         carries = f"the build supports CC {built}" if built else "torch lists it outside its build's CCs"
-    sm = "sm_" + warn["cc"].replace(".", "")
     yield Hit(message=f"{warn.get('gpu')} is compute capability {warn['cc']}, but {carries} (torch's warning, "
                       f"line {warn['line']}): \"no kernel image is available for execution on the device\"",
               fix=_build_fix(f, [{"compute_capability": warn["cc"]}]), evidence=ticket_evidence(warn))

@@ -258,8 +258,6 @@ def test_cli_keeps_figures_of_a_crashed_payload(py):
 
 
 def test_cli_budget_of_half_a_second(py):
-    from conftest import report_of
-
     t0 = time.monotonic()
     from conftest import run_cli
 

@@ -12,7 +12,10 @@ import subprocess
 import pytest
 
 from conftest import NODES, run_cli
+from hpcdoctor import engine
+from hpcdoctor.facts import FactView
 from hpcdoctor.report import envlines, markdown, safe
+from rulekit import with_env
 
 HOSTILE = [
     "x\\", "a'b", "a\\b", "x\\'; touch PWNED; echo '", "$(touch PWNED)", "`touch PWNED`", "a b  c", "*",
@@ -99,24 +102,12 @@ def test_fish_and_csh_scripts_carry_no_comments_the_eval_would_swallow():
 def test_env_command_with_a_crafted_old_nccl_variable_is_safe_in_fish(tmp_path):
     _shell("fish")
     crafted = "1\\'; touch PWNED; echo '"
-    res = run_cli("env", "--shell", "fish", "--from", str(NODES / "h100-kvm-1gpu"),
-                  env={"NCCL_ASYNC_ERROR_HANDLING": crafted})
-    assert res.returncode == 0, res.stderr
-    # Replayed snapshots carry their own environment; build the doc from the real rule instead.
-    from hpcdoctor.engine import Hit  # noqa: F401  (the rule module registers on import)
-    from hpcdoctor.rules import environment
-
-    facts = {"env.vars": {"NCCL_ASYNC_ERROR_HANDLING": crafted}, "torch.version": "2.4.0"}
-
-    class F(dict):
-        def get(self, k, d=None):
-            return facts.get(k, d)
-
-        def __getitem__(self, k):
-            return facts[k]
-
-    hits = list(environment.nccl_async_error_handling.__wrapped__(F()) if hasattr(
-        environment.nccl_async_error_handling, "__wrapped__") else environment.nccl_async_error_handling(F()))
+    # The real rule on the recorded H100 node (torch 2.11) with the crafted variable set.
+    g = with_env("h100-kvm-1gpu", {"NCCL_ASYNC_ERROR_HANDLING": crafted})
+    rules, errors = engine.load_rules()
+    assert not errors
+    findings, _ = engine.evaluate(rules, FactView(g["facts"], g["unknown"], {}))
+    hits = [x for x in findings if x.code == "ENV001"]
     assert hits, "ENV001 should fire on the crafted variable"
     doc = {"findings": [{"code": "ENV001", "symbol": "nccl-async-error-handling", "env": hits[0].env}]}
     script = tmp_path / "env.fish"

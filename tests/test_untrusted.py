@@ -10,22 +10,19 @@ import json
 import math
 import os
 import re
-import resource
 import shutil
 import signal
 import subprocess
 import sys
 import tarfile
-import zlib
 import time
 from pathlib import Path
 
 import pytest
 
 from conftest import NODES, run_cli
-from hpcdoctor import pipeline
+from hostile_inputs import header_bundle as hostile_header_bundle
 from hpcdoctor.parse import cpulist, nvsmi_xml
-from hpcdoctor.runner import Options
 from hpcdoctor.sysroot import Missing, ReplaySysRoot, SnapshotError
 
 # Today's code used 2-4 GB on these inputs; a bounded run stays near 100 MB. The bound is wide
@@ -285,24 +282,6 @@ def test_stop_signal_cleans_children_and_temporary_folders(tmp_path, signum):
 
 
 # -- bundles -----------------------------------------------------------------------------------
-
-
-def hostile_header_bundle(path: Path, size: int, kind: bytes = tarfile.GNUTYPE_LONGNAME, data: bool = True) -> Path:
-    """A .tar.gz whose first header is a GNU long name (or pax header) of ``size`` bytes of
-    zeros, streamed through zlib so that a gigabyte costs a megabyte on disk and no memory."""
-    info = tarfile.TarInfo("././@LongLink")
-    info.type, info.size = kind, size
-    co = zlib.compressobj(9, zlib.DEFLATED, 31)
-    with open(path, "wb") as out:
-        out.write(co.compress(info.tobuf(format=tarfile.GNU_FORMAT)))
-        zeros = b"\0" * (1 << 20)
-        left = size + (-size % 512) if data else 0
-        while left > 0:
-            out.write(co.compress(zeros[:min(left, len(zeros))]))
-            left -= len(zeros)
-        out.write(co.compress(tarfile.TarInfo("snap/meta.json").tobuf(format=tarfile.GNU_FORMAT) + b"\0" * 1024))
-        out.write(co.flush())
-    return path
 
 
 @pytest.mark.parametrize("kind", [tarfile.GNUTYPE_LONGNAME, tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.GNUTYPE_LONGLINK])

@@ -16,6 +16,7 @@ from hpcdoctor import engine, knowledge
 from hpcdoctor.engine import SEVERITY_RANK
 from hpcdoctor.facts import FactView
 from hpcdoctor.parse.cpulist import ListFormatError, parse_cpulist
+from hpcdoctor.report.safe import term
 
 UNIFORM = [
     ("NVIDIA driver", lambda f: f.get("nvidia.driver_version")),
@@ -201,7 +202,7 @@ def _safe(value: Any, limit: int = 200) -> str:
     text = str(value)
     if len(text) > limit:
         text = text[:limit] + "..."
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return term(text)
 
 
 def render(result: Dict[str, Any]) -> str:
