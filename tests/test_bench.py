@@ -373,3 +373,22 @@ def test_slow_quadro_rtx_6000_is_reported_and_a_healthy_rtx_5090_is_not():
     assert not fired("bench-gemm-low", _turing_or_blackwell_node("NVIDIA GeForce RTX 5090", "12.0", 170, 2407, "bf16", 150.0))
     (f,) = fired("bench-gemm-low", _turing_or_blackwell_node("NVIDIA GeForce RTX 5090", "12.0", 170, 2407, "bf16", 90.0))
     assert "GeForce tensor rate (fp32 accumulate, half)" in f.message and "geforce-rtx-50" in f.message
+
+
+def _h200_nvl_node(tflops):
+    g = h100_with_bench()
+    for gpu in (g["facts"]["gpus"][0], g["facts"]["bench"]["gpus"][0]):
+        gpu["name"] = "NVIDIA H200 NVL"
+    g["facts"]["bench"]["gpus"][0]["gemm"] = {"bf16": {"n": 8192, "tflops": tflops}}
+    return g
+
+
+def test_h200_nvl_is_judged_against_its_own_datasheet_not_the_sxm_part():
+    """NVIDIA's H200 page (nvidia.com/en-us/data-center/h200/, Specifications, read 2026-11-23 in a
+    verbatim capture) lists BFLOAT16 1,671 TFLOPS for H200 NVL against 1,979 for H200 SXM, both
+    'With sparsity': dense 835.5 and 989.5. An H200 NVL at 500 bf16 TFLOP/s (60% of its own peak)
+    is healthy; held to the SXM part's datasheet, as the NVL card once was, it read as slow.
+    'NVIDIA H200 NVL' is the name pci.ids gives 10de:233b ('GH100 [H200 NVL]') with NVML's prefix."""
+    assert not fired("bench-gemm-low", _h200_nvl_node(500.0))
+    (f,) = fired("bench-gemm-low", _h200_nvl_node(400.0))
+    assert "h200-nvl datasheet peak of 835.5" in f.message
