@@ -392,3 +392,12 @@ def test_h200_nvl_is_judged_against_its_own_datasheet_not_the_sxm_part():
     assert not fired("bench-gemm-low", _h200_nvl_node(500.0))
     (f,) = fired("bench-gemm-low", _h200_nvl_node(400.0))
     assert "h200-nvl datasheet peak of 835.5" in f.message
+
+
+def test_export_hoppers_are_not_held_to_the_h100_tensor_rate():
+    """'NVIDIA H20' and 'NVIDIA H800' (pci.ids 10de:2329 'GH100 [H20]', 2324 'GH100 [H800]', with
+    NVML's prefix) have no NVIDIA datasheet in reach; deriving their bf16 peak from GH100's per-SM
+    rate would guess. A plain 'NVIDIA H100' (10de:2336, no board named) is GH100 at its own rate."""
+    assert _derived("NVIDIA H20", "9.0", 132, 1980) is None
+    assert _derived("NVIDIA H800", "9.0", 132, 1980, "tf32") is None
+    assert _peak("NVIDIA H100", "9.0", 132, 1830, "bf16") == pytest.approx(989, abs=1)
