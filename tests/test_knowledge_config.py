@@ -56,7 +56,7 @@ def test_knowledge_command_shows_dates_and_sources(tmp_path):
     assert "2026-11-22" in tables["torch_wheels"]["dates"] and "2026-11-22" in tables["cuda"]["dates"]
     assert any("build_cuda.sh" in s for s in tables["torch_wheels"]["sources"])
     site = tables["site config [knowledge]"]
-    assert site["entries"] == 1 and "2026-11-20" in site["dates"]
+    assert site["entries"] == 1 and "2026-11-20" in site["dates"] and site["undated"] == 0
     text = run_cli("knowledge").stdout
     assert "torch_wheels" in text and "no read date recorded" in text  # undated tables say so
 
