@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.rules._common import nccl_shm_cause, ticket_evidence
 
 
 @rule("MEM001", "thp-disabled", "advice", "transparent huge pages disabled", impact=3)
@@ -72,7 +73,9 @@ def shm_too_small(f):
     """
     What it detects:
         /dev/shm smaller than hpcdoctor's threshold (1 GiB) where torch is installed; in a pasted
-        ticket, NCCL's "Error while creating shared memory segment" after "No space left on device".
+        ticket, NCCL's "Error while creating shared memory segment" or "Error: failed to extend
+        /dev/shm/nccl-... to N bytes" with "No space left on device" or no other errno named
+        (another errno, such as Permission denied, is nccl-shm-unusable).
 
     Why it matters:
         PyTorch DataLoader workers pass every batch to the main process through shared memory; a
@@ -86,20 +89,22 @@ def shm_too_small(f):
     References:
         - https://github.com/pytorch/pytorch#docker-image
         - 001_dd2fe1913b91ca0a.txt (DataLoader workers)
+        - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting/runtime_and_mpi_issues.html
     """
     from hpcdoctor import knowledge
 
     limit = knowledge.load("thresholds")["shm"]["min_bytes"]
-    for s in f.get("ticket.symptoms") or []:
-        if s["id"] == "nccl-shm-failed" and not s.get("denied"):
-            # NCCL's own failure pasted: /dev/shm filled up under its segment (docker's 64 MB
-            # default); a refused shm_open is a permission, not a size, and is left alone.
-            said = "/dev/shm is full" if s.get("nospace") else "/dev/shm is most likely too small"
-            yield Hit(message=f"NCCL could not create its {int(s['size']) / 2**20:.1f} MiB shared-memory segment: "
-                              f"{said} (line {s['line']})",
-                      fix="docker run --shm-size=16g ... (or --ipc=host)",
-                      evidence={"ticket.line": s["line"], "ticket.text": s["text"][:160]})
-            return
+    cause = nccl_shm_cause(f)
+    if cause and cause["kind"] == "size":
+        # NCCL's own failure pasted: /dev/shm filled up under its segment (docker's 64 MB
+        # default). A refused shm_open or any other errno is nccl-shm-unusable's, not a size.
+        s = cause["symptom"]
+        said = "/dev/shm is full" if cause["error"] else "/dev/shm is most likely too small"
+        what = f"its {cause['size'] / 2**20:.1f} MiB shared-memory segment" if cause["size"] else "its shared-memory segment"
+        yield Hit(message=f"NCCL could not create {what}: {said} (line {s['line']})",
+                  fix="docker run --shm-size=16g ...   # or --ipc=host; NCCL's guide: --shm-size=1g --ulimit memlock=-1",
+                  evidence=ticket_evidence(s))
+        return
     size = f["memory.shm_size_bytes"]
     if f.get("torch.installed") is True and size < limit:
         yield Hit(message=f"/dev/shm is {size / 2**20:.0f} MiB: DataLoader workers will fail with bus errors",
