@@ -75,7 +75,10 @@ def shm_too_small(f):
         /dev/shm smaller than hpcdoctor's threshold (1 GiB) where torch is installed; in a pasted
         ticket, NCCL's "Error while creating shared memory segment" or "Error: failed to extend
         /dev/shm/nccl-... to N bytes" with "No space left on device" or no other errno named
-        (another errno, such as Permission denied, is nccl-shm-unusable).
+        (another errno, such as Permission denied, is nccl-shm-unusable); torch's "DataLoader
+        worker (pid N) is killed by signal: Bus error", "Unexpected bus error encountered in
+        worker ... insufficient shared memory (shm)" or "unable to allocate shared memory(shm)
+        for file <...>: No space left on device".
 
     Why it matters:
         PyTorch DataLoader workers pass every batch to the main process through shared memory; a
@@ -90,6 +93,7 @@ def shm_too_small(f):
         - https://github.com/pytorch/pytorch#docker-image
         - 001_dd2fe1913b91ca0a.txt (DataLoader workers)
         - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting/runtime_and_mpi_issues.html
+        - https://github.com/pytorch/pytorch/blob/main/torch/csrc/DataLoader.cpp
     """
     from hpcdoctor import knowledge
 
@@ -103,6 +107,18 @@ def shm_too_small(f):
         what = f"its {cause['size'] / 2**20:.1f} MiB shared-memory segment" if cause["size"] else "its shared-memory segment"
         yield Hit(message=f"NCCL could not create {what}: {said} (line {s['line']})",
                   fix="docker run --shm-size=16g ...   # or --ipc=host; NCCL's guide: --shm-size=1g --ulimit memlock=-1",
+                  evidence=ticket_evidence(s))
+        return
+    found = sorted((s for s in f.get("ticket.symptoms") or [] if s["id"] in ("dataloader-bus-error", "torch-shm-no-space")),
+                   key=lambda s: s["id"] != "torch-shm-no-space")  # the errno, where pasted, says it best
+    if found:
+        # torch's own words: a DataLoader worker killed by SIGBUS, or a /torch_* file in /dev/shm
+        # that could not be sized. A live node's /dev/shm size is the other way in, below.
+        s = found[0]
+        said = ("/dev/shm is full" if s["id"] == "torch-shm-no-space"
+                else "a DataLoader worker died of a bus error passing its batch through /dev/shm")
+        yield Hit(message=f"{said} (line {s['line']})",
+                  fix="docker run --shm-size=16g IMAGE   # or --ipc=host; stopgap in the script: DataLoader(num_workers=0)",
                   evidence=ticket_evidence(s))
         return
     size = f["memory.shm_size_bytes"]

@@ -1,4 +1,4 @@
-"""NCCL's own messages in real tickets (issue 13): the shared-memory failures NCCL prints
+"""NCCL's and torch's /dev/shm messages in real tickets (issue 13): the shared-memory failures NCCL prints
 (src/include/shm.h, src/misc/shmutils.cc, src/os/linux.cc) and its "unhandled system error"
 (ncclGetErrorString). One cause gives one finding: a full /dev/shm is shm-too-small's, another
 errno is nccl-shm-unusable's, and nccl-system-error answers only when no cause is pasted.
@@ -156,3 +156,34 @@ def test_one_host_pasted_twice_and_nccl_lines_of_one_job_are_one_machine(tmp_pat
     doc = report_of("check", "--from", str(path))
     assert doc["source"]["mode"] == "paste"
     assert any("same machine" in n for n in doc["source"]["notes"])
+
+
+# torch's own /dev/shm messages (DataLoader workers, shared tensors) feed the same shm-too-small.
+
+@pytest.mark.parametrize("name, sid, fields", [
+    ("protenix-2-dataloader-bus-error-docker", "dataloader-bus-error", {"pid": "572"}),
+    ("pangeo-docker-images-258-dataloader-shm-hub", "dataloader-bus-error", {}),
+    ("hopsworks-1557-dataloader-shm-no-space-k8s", "torch-shm-no-space", {"file2": "/torch_739_144252761_4"}),
+])
+def test_torch_shm_message_is_read(name, sid, fields):
+    found = {s["id"]: s for s in find_symptoms(ticket(name).read_text(encoding="utf-8"))}
+    assert sid in found, sorted(found)
+    for k, v in fields.items():
+        assert found[sid][k] == v
+
+
+@pytest.mark.parametrize("name, words", [
+    ("hopsworks-1557-dataloader-shm-no-space-k8s", "/dev/shm is full"),     # the errno wins over the bus error
+    ("protenix-2-dataloader-bus-error-docker", "bus error"),
+])
+def test_dataloader_shm_is_shm_too_small(name, words):
+    hits = symbols(ticket(name))
+    assert "shm-too-small" in hits and words in hits["shm-too-small"]["message"], sorted(hits)
+    assert "--shm-size" in hits["shm-too-small"]["fix"]
+
+
+def test_a_dataloader_ticket_without_a_shm_message_stays_silent():
+    res = run_cli("check", "--from", str(ticket("pytorch-53894-dataloader-segfault-18-healthy")), "--format", "json")
+    assert "Traceback" not in res.stderr
+    if res.returncode != 2:
+        assert "shm-too-small" not in symbols(ticket("pytorch-53894-dataloader-segfault-18-healthy"))
