@@ -192,7 +192,12 @@ def nccl_system_error(f):
     s = found.get("nccl-system-error") or found.get("nccl-system-error-detail")
     if not s or nccl_shm_cause(f):
         return
-    warns = ticket_all(f, "nccl-warn")
+    # Warnings NCCL prints on its way to a working setup name no cause: without libibverbs the IB
+    # transport's init fails and NCCL falls back to sockets (src/misc/ibvwrap.cc, net_ib.cc
+    # ncclIbInit at v2.7.8-1); IB async events are only logged and acknowledged (net_ib.cc
+    # ncclIbAsyncThreadMain at v2.12.12-1).
+    warns = [w for w in ticket_all(f, "nccl-warn")
+             if not w["message"].startswith(("Failed to open libibverbs", "NET/IB : Got async event"))]
     if warns:
         said = (f"NCCL's first warning in the paste, line {warns[0]['line']}: \"{warns[0]['message'][:160]}\", "
                 "is not a cause hpcdoctor knows")

@@ -187,3 +187,13 @@ def test_a_dataloader_ticket_without_a_shm_message_stays_silent():
     assert "Traceback" not in res.stderr
     if res.returncode != 2:
         assert "shm-too-small" not in symbols(ticket("pytorch-53894-dataloader-segfault-18-healthy"))
+
+
+def test_a_benign_warn_is_not_quoted_as_the_cause():
+    # pytorch#40622's symptoms without its shared-memory lines: only "Failed to open
+    # libibverbs.so[.1]" is left, after which NCCL falls back to sockets; it names no cause.
+    found = find_symptoms(ticket("pytorch-40622-nccl273-posix-fallocate-ci").read_text(encoding="utf-8"))
+    rest = [s for s in found if not s["id"].startswith("nccl-shm") and "shared memory" not in s.get("message", "")]
+    assert any("libibverbs" in s.get("message", "") for s in rest)
+    (f,) = fired("nccl-system-error", facts(H100, **{"ticket.symptoms": rest}))
+    assert "no NCCL WARN line" in f.message and "libibverbs" not in f.message
