@@ -87,7 +87,10 @@ def provenance(config: Optional[Dict[str, Any]] = None) -> list:
                 if any(k in node for k in ("source", "url", "title", "pattern")):
                     entries += 1
                     own = " ".join(str(node.get(k, "")) for k in ("source", "url", "date", "read"))
-                    if not table_dated and not re.search(_DATE, own):
+                    # "not re-read <date>: <what was searched>" records a failed search, not a reading:
+                    # such an entry stays undated until it carries a read (or date) of its own.
+                    unread = "not re-read" in str(node.get("source", "")) and not (node.get("read") or node.get("date"))
+                    if not table_dated and (unread or not re.search(_DATE, own)):
                         undated += 1
                 for k, v in node.items():
                     walk(v, k)

@@ -93,3 +93,33 @@ def test_knowledge_command_counts_undated_entries():
             assert f"{t['undated']} of them with no read date" in line, line
         else:
             assert "of them with no read date" not in line, line
+
+
+def test_a_failed_search_is_not_a_read_date(tmp_path, monkeypatch):
+    """gpus.toml records entries whose datasheet could not be found again as 'not re-read
+    2026-11-23: <what was searched>'; the date in that sentence is when the search failed, so the
+    entry still counts as undated until it carries a read date of its own."""
+    from hpcdoctor import knowledge
+
+    (tmp_path / "t.toml").write_text(
+        '[[sku]]\nsource = "not re-read 2026-11-23: no datasheet found; from https://example.org/ds.pdf"\n\n'
+        '[[sku]]\nsource = "vendor page; not re-read 2026-11-23: tdp_w"\nread = "2026-11-23"\n')
+    monkeypatch.setattr(knowledge, "KNOWLEDGE_DIR", tmp_path)
+    knowledge.load.cache_clear()
+    try:
+        (t,) = knowledge.provenance()
+    finally:
+        knowledge.load.cache_clear()
+    assert t["entries"] == 2 and t["undated"] == 1
+
+
+def test_gpu_table_reports_the_entries_not_re_read():
+    """Every [[sku]] whose source says 'not re-read' and has no read date is counted undated by
+    'hpcdoctor knowledge', so a support engineer sees how much of the GPU table is unchecked."""
+    from hpcdoctor import knowledge
+
+    skus = knowledge.load("gpus")["sku"]
+    unread = [s["id"] for s in skus if "not re-read" in s["source"] and not s.get("read")]
+    assert "t4" in unread and "mi100" not in unread
+    (t,) = [t for t in knowledge.provenance() if t["table"] == "gpus"]
+    assert t["undated"] >= len(unread)
