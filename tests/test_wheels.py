@@ -285,3 +285,20 @@ def test_cpu_only_torch_on_an_mi300x_node_is_told_a_rocm_wheel():
                        "gpus": [{"index": 0, "vendor": "amd", "name": "AMD Instinct MI300X", "gfx_target": "gfx942"}]})
     (f,) = fired("torch-cpu-only", g)
     assert "/whl/rocm7.2" in f.fix and "gfx942" in f.fix
+
+
+def test_site_rocm_wheel_entry_overrides_and_bad_ones_are_refused(tmp_path):
+    from hpcdoctor import config
+
+    good = tmp_path / "site.toml"
+    good.write_text('[knowledge]\n[[knowledge.rocm_wheel]]\ntorch = ">=2.13,<2.14"\nrocm = "7.2"\n'
+                    'gfx = ["gfx90a", "gfx942", "gfx1031"]\nsource = "get_arch_list() of our 2.13.0+rocm7.2"\n')
+    c = config.load(str(good))
+    # The site's own build carries the RX 6700 XT that no official wheel in knowledge does.
+    r = wheels.resolve_rocm("gfx1031", c)
+    assert r["ok"] and r["torch"] == ">=2.13,<2.14" and r["tag"] == "rocm7.2"
+    assert "gfx1031" in wheels.rocm_wheel_gfx_list("2.13.0+rocm7.2", c)["arch"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[knowledge]\n[[knowledge.rocm_wheel]]\ntorch = ">=2.13"\nrocm = "7.2"\ngfx = ["gfx942"]\n')
+    with pytest.raises(config.ConfigError, match="bad.toml:2: torch needs a lower and an upper bound"):
+        config.load(str(bad))
