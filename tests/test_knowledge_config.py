@@ -15,10 +15,10 @@ SITE = """[knowledge]
 index_url = "https://pypi.site.example/torch"
 
 [[knowledge.wheel]]
-torch = ">=2.12,<2.13"
+torch = ">=2.15,<2.16"
 cuda = "13.0"
 arch = ["sm_80", "sm_90", "sm_100", "sm_120"]
-source = "torch.cuda.get_arch_list() of our 2.12.0+cu130, 2026-11-20"
+source = "torch.cuda.get_arch_list() of our 2.15.0+cu130, 2026-11-20"
 """
 
 
@@ -32,14 +32,15 @@ def test_site_wheel_and_index_reach_the_fix(tmp_path):
     cfg = config.load(_cfg(tmp_path, SITE))
     g = facts("h100-kvm-1gpu", **{"torch.build": "cpu", "torch.version": "2.11.0+cpu", "torch.cuda": None})
     (f,) = fired("torch-cpu-only", g, cfg)
-    assert '"torch>=2.9,<2.13" --index-url https://pypi.site.example/torch/cu130' in f.fix
+    # 2.15 is past the shipped table (its RFC, pytorch/pytorch#190385, is open): the site's entry is the newest build.
+    assert '"torch>=2.9,<2.16" --index-url https://pypi.site.example/torch/cu130' in f.fix
     assert not fired("torch-cpu-only", facts("h100-kvm-1gpu"), cfg)
 
 
 @pytest.mark.parametrize("text,needle", [
     (SITE.replace('cuda = "13.0"', 'cuda = "cu130"'), r"site.toml:4: cuda must be like"),
     (SITE.replace('arch = ["sm_80"', 'arch = ["gfx942"'), r"site.toml:4: arch entries"),
-    (SITE.replace('torch = ">=2.12,<2.13"', 'torch = "2.12"'), r"site.toml:4: torch"),
+    (SITE.replace('torch = ">=2.15,<2.16"', 'torch = "2.15"'), r"site.toml:4: torch"),
     (SITE.replace('source =', 'sauce ='), r"site.toml:4: unknown key 'sauce'"),
     (SITE.replace('https://pypi', 'pypi'), r"site.toml:2: index_url must be"),
     (SITE + '\n[knowledge.release_driver]\n"10.2" = 440\n', r"site.toml:11: release_driver maps"),
