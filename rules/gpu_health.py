@@ -347,7 +347,7 @@ def _gib(text: str) -> float:
 # One entry of the proc_info that reportProcessMemoryInfo() (c10/cuda/CUDACachingAllocator.cpp)
 # builds from NVML: "Process <pid> has <size> memory in use. " for another process, "Including
 # non-PyTorch memory, this process has <size> memory in use. " for the pid equal to getpid().
-_PROC_ENTRY = re.compile(r"(?:Process (\d{1,10})|(this process)) has ([\d.]{1,16} (?:bytes|[KMG]iB)) memory in use")
+_PROC_ENTRY = re.compile(r"(?:Process (\d{1,10})|(this process)) has (\d{1,12}(?:\.\d{1,4})? (?:bytes|[KMG]iB)) memory in use")
 
 
 def _oom_held_by_others(s: dict):
@@ -362,6 +362,8 @@ def _oom_held_by_others(s: dict):
     With neither (no NVML: some containers, Windows, every ROCm build) the split between this
     process's CUDA context and others is unknown: None."""
     total, free = _gib(s["total"]), _gib(s["free"])
+    if total <= 0:  # no card size, no share of it
+        return None
     if s["id"] == "cuda-oom":
         return total - free - _gib(s["reserved"]), [], "reserved", s["reserved"]
     entries = [(pid, size) for pid, me, size in _PROC_ENTRY.findall(s.get("procs") or "")
