@@ -364,7 +364,7 @@ def find_gpu_names(text: str) -> List[Dict[str, Any]]:
 
 # What a ticket says it wants, without a message that establishes a fault: judged beside a GPU
 # named in its text; on their own (or a GPU name alone) not something hpcdoctor can answer.
-INTENT_SYMPTOMS = frozenset({"bf16-intent", "flash-attn2-requested", "flash-attn2-installed"})
+INTENT_SYMPTOMS = frozenset({"bf16-intent", "flash-attn2-requested", "flash-attn2-installed", "torch-build-named"})
 
 
 def _window(text: str, start: int, end: int) -> str:

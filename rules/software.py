@@ -139,10 +139,37 @@ def torch_missing_arch(f):
                       fix="rocminfo | grep -m1 gfx; python -c 'import torch; print(torch.cuda.get_arch_list())'   "
                           "# then install a ROCm build of torch whose list has that gfx",
                       evidence=ticket_evidence(s))
-        else:
+        elif {"gpu-cc-old-form", "gpu-cc-list-form"} & set(symptoms):
             yield from _missing_arch_from_cc_warning(f, symptoms)
+        else:
+            yield from _missing_arch_from_named_build(f, symptoms)
 
     yield from _facts_or_ticket(lambda: list(_missing_arch_from_facts(f)), from_ticket())
+
+
+def _missing_arch_from_named_build(f, symptoms):
+    """A torch wheel named with its CUDA tag ("torch==1.7.1+cu101") and a GPU named in the same
+    ticket: a build whose CUDA predates every architecture of the GPU's major carries no code for
+    it (knowledge/frameworks.toml [toolkit_arch]). Majors the table does not reach stay unjudged."""
+    named = symptoms.get("torch-build-named")
+    gpu = _gpu_of_ticket(f) if named else None
+    if gpu is None:
+        return
+    cu = named["cu"]
+    build_cuda = version_of(f"{cu[:-1]}.{cu[-1]}")
+    firsts = {cc: v for cc, v in knowledge.load("frameworks")["toolkit_arch"].items() if cc != "source"}
+    major = version_of(gpu["cc"]).major
+    same_major = [v for cc, v in firsts.items() if version_of(cc).major == major]
+    if not same_major or build_cuda is None:
+        return
+    needs = min(same_major, key=version_of)
+    if build_cuda >= version_of(needs):
+        return
+    yield Hit(message=f"torch {named['torch']}+cu{cu} is built with CUDA {build_cuda}, older than CUDA {needs}, the first "
+                      f"that builds code for compute capability {major}.x; {gpu['name']} is {gpu['cc']} "
+                      f"(line {named['line']}): \"no kernel image is available for execution on the device\"",
+              fix=_build_fix(f, [{"compute_capability": gpu["cc"]}]),
+              evidence={**ticket_evidence(named), "compute_capability": gpu["cc"], "torch.cuda": str(build_cuda)})
 
 
 def _missing_arch_from_cc_warning(f, symptoms):

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import NODES, report_of
 from hpcdoctor.paste import find_gpu_names, find_symptoms
-from rulekit import facts, fired, nvsmi_node, set_path
+from rulekit import facts, fired, nvsmi_node, run_rule, set_path
 
 H100 = "h100-kvm-1gpu"
 V100S = "datakit_8x_v100s-pcie-32gb.xml"
@@ -132,3 +132,21 @@ def test_prose_that_only_names_a_gpu_is_still_declined(tmp_path):
     prose.write_text("Training on our Tesla T4 got slower since last week, any idea?\n")
     r = run_cli("check", "--from", str(prose))
     assert r.returncode == 2 and "nothing hpcdoctor can read" in r.stderr
+
+
+def test_torch_wheel_named_with_an_older_cuda_than_the_gpus_major():
+    g = with_ticket(facts(H100, gpus=[], torch=None), ticket_text("dinet-100-rtx3090-cu101-prose"))
+    (f,) = fired("torch-missing-arch", g)
+    assert "CUDA 10.1" in f.message and "8.6" in f.message
+
+
+@pytest.mark.parametrize("text", [
+    "I have a RTX 3090 and installed torch==1.12.1+cu113 as the README says.\n",   # CUDA 11.3 builds sm_86
+    "Our Tesla V100 runs torch==1.7.1+cu101 from the requirements.\n",              # 7.0 needs CUDA 9.0
+    "torch==1.7.1+cu101 on a Tesla T4 and an NVIDIA A100.\n",                       # two GPUs: no answer
+    "The NVIDIA H100 box has torch==1.7.1+cu101.\n",                               # major 9: not in the table
+])
+def test_torch_wheel_named_silent(text):
+    # torch unknown and nothing in the ticket to judge: skipped as unknown, never a finding.
+    findings, _ = run_rule("torch-missing-arch", with_ticket(facts(H100, gpus=[], torch=None), text))
+    assert not findings
