@@ -721,12 +721,13 @@ def framework_missing_arch(f):
                           f"{fa['min_cc']} (Ampere) and newer only; the refusal is flash-attn's own check, not torch's",
                   fix=_SDPA_FIX, fix_lang="python", evidence={**ticket_evidence(s), "framework.min_cc": fa["min_cc"]})
         return
-    if "framework-kernel-no-image" in sym:
-        s = sym["framework-kernel-no-image"]
+    if "framework-kernel-no-image" in sym or "framework-cuda-error-209" in sym:
+        s = sym.get("framework-kernel-no-image") or sym["framework-cuda-error-209"]
+        what = f"the framework kernel {s['kernel']}" if s.get("kernel") else f"a kernel of {s['framework']}"
         sgl = table["sgl-kernel"]
-        yield Hit(message=f"the framework kernel {s['kernel']} has no code for this GPU{on} (line {s['line']}: \"no kernel "
-                          "image is available\" from the framework's own kernel, not torch's); flashinfer's norm kernels "
-                          f"come built into sglang's sgl-kernel, which is built for compute capability {sgl['min_cc']} and newer",
+        yield Hit(message=f"{what} has no code for this GPU{on} (line {s['line']}: \"no kernel image is available\" from "
+                          "the framework's own kernel, not torch's); flashinfer's norm and sampling kernels come built "
+                          f"into sglang's sgl-kernel, which is built for compute capability {sgl['min_cc']} and newer",
                   fix="pip list 2>/dev/null | grep -i -E '^(sglang|sgl.kernel|flashinfer|vllm) '   "
                       "# the package whose kernel failed is built for newer GPUs: run it on a GPU of compute "
                       f"capability {sgl['min_cc']}+, or serve this GPU with a framework that lists it (vLLM documents 7.0+)",

@@ -150,3 +150,31 @@ def test_torch_wheel_named_silent(text):
     # torch unknown and nothing in the ticket to judge: skipped as unknown, never a finding.
     findings, _ = run_rule("torch-missing-arch", with_ticket(facts(H100, gpus=[], torch=None), text))
     assert not findings
+
+
+@pytest.mark.parametrize("name, sid, fields", [
+    ("flashinfer-1107-v100-decode-kernel-launch-failed", "framework-kernel-no-image", {"kernel": "SingleDecodeWithKVCache"}),
+    ("sglang-865-topktopp-sampling-no-kernel-image", "framework-kernel-no-image", {"kernel": "TopKTopPSamplingFromProbs"}),
+    ("sglang-1058-t4-flashinfer-cuda-error-209", "framework-cuda-error-209", {"framework": "flashinfer"}),
+])
+def test_flashinfer_error_forms(name, sid, fields):
+    found = {s["id"]: s for s in find_symptoms(ticket_text(name))}
+    assert sid in found, sorted(found)
+    for k, v in fields.items():
+        assert found[sid][k] == v
+
+
+def test_torchs_own_no_kernel_image_is_not_a_framework_message():
+    # torch's generic error (c10's CUDA check) names no framework kernel: it stays torch-missing-arch's.
+    text = ticket_text("sd-webui-nix-9-rtx5090-journald-prefixed")
+    found = {s["id"] for s in find_symptoms(text)}
+    assert not {"framework-kernel-no-image", "framework-cuda-error-209"} & found
+
+
+@pytest.mark.parametrize("name", [
+    "transformers-41875-a100-flash-attn-installed-healthy",
+    "litgpt-150-bf16-mixed-rtx-a6000-healthy",
+])
+def test_held_out_healthy_controls_stay_silent(name):
+    found = symbols(name)
+    assert not {"framework-missing-arch", "bf16-unsupported"} & set(found), sorted(found)
