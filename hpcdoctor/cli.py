@@ -634,6 +634,9 @@ def cmd_knowledge(args: argparse.Namespace) -> int:
     shown = None if args.all else 3
     for t in tables:
         dates = ("read " + ", ".join(t["dates"])) if t["dates"] else "no read date recorded"
+        if t["dates"] and t.get("undated"):
+            # One dated entry must not make a whole table look current.
+            dates += f"; {t['undated']} of them with no read date"
         con.print(f"[bold]{escape(t['table'])}[/] ({escape(t['file'])}): {t['entries']} sourced entries; {dates}")
         for src in t["sources"][:shown]:
             con.print(f"  - {escape(src)}")

@@ -8,16 +8,28 @@ from typing import Any, Dict, Optional, Tuple
 
 from hpcdoctor import gpus, knowledge
 
-# FLOP per clock per SM (dense), by compute capability major.minor, for GPUs without a SKU entry.
+# FLOP per clock per SM (dense), by compute capability major.minor, for GPUs without a SKU entry,
+# at the full (data-centre/workstation) tensor rate; GeForce cards get GEFORCE_TENSOR_FACTOR of it.
 # Checked against datasheets: A100 108 SM x 1410 MHz x 2048 = 312 bf16; A10 72 x 1695 x 1024 = 125;
 # L40S 142 x 2520 x 1024 = 366; H100 132 x 1830 x 4096 = 989; B200 148 x 1860 x 8192 = 2255.
+# 7.5: "Eight Tensor Cores in an SM perform ... 1024 total FP operations per clock" and Quadro RTX
+# 6000 72 x 1770 x 1024 = 130.5, "Peak FP16 Tensor TFLOPS with FP32 Accumulate" (NVIDIA, "NVIDIA
+# Turing Architecture In-Depth", developer.nvidia.com/blog/nvidia-turing-architecture-in-depth/,
+# Table 1, read 2026-11-23); T4 40 x 1590 x 1024 = 65.
+# 12.0: RTX PRO 6000 Blackwell Workstation Edition 188 x 2617 x 1024 = 503.8, "Peak BF16 Tensor
+# TFLOPS with FP32 Accumulate 503.8/1007.6" (dense/sparse), FP32 126.0 = 188 x 2617 x 256 (NVIDIA RTX
+# Blackwell PRO GPU Architecture v1.0, Appendix A Table 4); GeForce RTX 5090 170 x 2407 x 512 = 209.5,
+# "209.5/419" (NVIDIA RTX Blackwell GPU Architecture, Appendix A Table 3). Rows read 2026-11-23 as
+# quoted word for word in public files (see gpus.toml); TF32 and FP8 rows for 12.0 were not found, so
+# they are left out and those dtypes get no derived expectation.
 FLOP_PER_CLK_SM = {
-    "7.0": {"fp32": 128, "fp16": 1024}, "7.5": {"fp32": 128, "fp16": 512},
+    "7.0": {"fp32": 128, "fp16": 1024}, "7.5": {"fp32": 128, "fp16": 1024},
     "8.0": {"fp32": 128, "tf32": 1024, "bf16": 2048, "fp16": 2048},
     "8.6": {"fp32": 256, "tf32": 512, "bf16": 1024, "fp16": 1024},
     "8.9": {"fp32": 256, "tf32": 512, "bf16": 1024, "fp16": 1024, "fp8": 2048},
     "9.0": {"fp32": 256, "tf32": 2048, "bf16": 4096, "fp16": 4096, "fp8": 8192},
     "10.0": {"fp32": 256, "tf32": 4096, "bf16": 8192, "fp16": 8192, "fp8": 16384},
+    "12.0": {"fp32": 256, "bf16": 1024, "fp16": 1024},
 }
 # GeForce cards run bf16/fp16 tensor ops with fp32 accumulation (what GEMMs in torch use), fp8 and
 # TF32 at half the rate of the data-centre and workstation parts of the same architecture; the
@@ -56,6 +68,8 @@ def gemm(gpu: Dict[str, Any], dtype: str, config: Dict[str, Any],
     per = FLOP_PER_CLK_SM.get(str(cc), {}).get(dtype)
     if per and isinstance(sms, int) and isinstance(clk, (int, float)):
         per, rate, known = _rate_class(gpu, dtype, cc, per)
+        if per is None:
+            return None
         peak = sms * per * clk * 1e6 / 1e12
         why = f"no datasheet for {known} in hpcdoctor's knowledge" if known else "GPU not in hpcdoctor's knowledge"
         return peak * frac, (f"{frac:.0%} of {peak:.0f} TFLOP/s derived from {sms} SMs x {clk} MHz "
@@ -63,15 +77,18 @@ def gemm(gpu: Dict[str, Any], dtype: str, config: Dict[str, Any],
     return None
 
 
-def _rate_class(gpu: Dict[str, Any], dtype: str, cc: Any, per: float) -> Tuple[float, str, Optional[str]]:
+def _rate_class(gpu: Dict[str, Any], dtype: str, cc: Any, per: float) -> Tuple[Optional[float], str, Optional[str]]:
     """FLOP/clk/SM for this card's rate class, its description, and the table's id for the card.
     GeForce tensor rates are half. A card the table does not know, on an architecture that has
     GeForce parts, gets the lower rate too: holding a GeForce card to data-centre rates would
-    report a healthy GPU as slow."""
+    report a healthy GPU as slow. A card whose tensor rate the table marks "unknown" (GTX 16 and
+    MX Turing parts) gets no tensor expectation at all: None."""
     known = gpus.lookup(str(gpu.get("name") or ""))
     name = (known or {}).get("id")
     if dtype not in TENSOR_DTYPES:
         return per, "fp32 rate", name
+    if (known or {}).get("tensor_rate") == "unknown":
+        return None, "tensor rate unknown", name
     if (known or {}).get("tensor_rate") == "geforce":
         return per * GEFORCE_TENSOR_FACTOR, "GeForce tensor rate (fp32 accumulate, half)", name
     if known is None and str(cc) in GEFORCE_CCS:

@@ -65,6 +65,9 @@ def wheel_arch_list(torch_version: str, os_name: str = "linux", cpu: str = "x86_
     return wheels.wheel_arch_list(torch_version, os_name, cpu)
 
 
+_DATE = r"\b20\d\d-\d\d-\d\d\b"
+
+
 def provenance(config: Optional[Dict[str, Any]] = None) -> list:
     """Per knowledge table: its entries, the dates its sources were read and the sources it cites,
     so a support engineer sees how current the tool's knowledge is (``hpcdoctor knowledge``)."""
@@ -74,12 +77,18 @@ def provenance(config: Optional[Dict[str, Any]] = None) -> list:
         sources: list = []
         dates: set = set()
         entries = 0
+        undated = 0
+        # A date at the top of a table covers every entry in it (torch_wheels.toml).
+        table_dated = any(re.search(_DATE, str(data.get(k, ""))) for k in ("date", "read"))
 
         def walk(node: Any, key: str = "") -> None:
-            nonlocal entries
+            nonlocal entries, undated
             if isinstance(node, dict):
                 if any(k in node for k in ("source", "url", "title", "pattern")):
                     entries += 1
+                    own = " ".join(str(node.get(k, "")) for k in ("source", "url", "date", "read"))
+                    if not table_dated and not re.search(_DATE, own):
+                        undated += 1
                 for k, v in node.items():
                     walk(v, k)
             elif isinstance(node, list):
@@ -87,17 +96,18 @@ def provenance(config: Optional[Dict[str, Any]] = None) -> list:
                     walk(v, key)
             elif isinstance(node, str):
                 if key in ("source", "url", "date", "read"):
-                    dates.update(re.findall(r"\b20\d\d-\d\d-\d\d\b", node))
+                    dates.update(re.findall(_DATE, node))
                 if key in ("source", "url") and node not in sources:
                     sources.append(node)
 
         walk(data)
         out.append({"table": path.stem, "file": f"hpcdoctor/knowledge/{path.name}", "entries": entries,
-                    "dates": sorted(dates), "sources": sources})
+                    "undated": undated, "dates": sorted(dates), "sources": sources})
     site = (config or {}).get("knowledge")
     if site:
         out.append({"table": "site config [knowledge]", "file": str((config or {}).get("_path")),
                     "entries": len(site.get("wheel") or []) + len(site.get("release_driver") or {}),
+                    "undated": sum(not re.search(_DATE, str(w.get("source", ""))) for w in site.get("wheel") or []),
                     "dates": sorted({d for w in site.get("wheel") or [] for d in re.findall(r"\b20\d\d-\d\d-\d\d\b", str(w.get("source", "")))}),
                     "sources": [str(w.get("source") or "site config, no source given") for w in site.get("wheel") or []]
                     + ([f"index_url = {site['index_url']}"] if site.get("index_url") else [])})

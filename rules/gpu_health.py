@@ -198,7 +198,9 @@ def gpu_throttled(f):
     What it detects:
         A GPU whose active clock event (throttle) reasons include a hardware slowdown, thermal
         slowdown (hardware or software) or power-brake slowdown. Idle, application clock settings,
-        the software power cap and sync boost are normal and ignored.
+        the software power cap and sync boost are normal and ignored. An active reason hpcdoctor
+        does not know (one a newer driver added, such as NVML's board limit or reliability
+        reasons) is reported as such, not passed.
 
     Why it matters:
         A throttled GPU runs at a fraction of its clocks; in a multi-GPU job every collective waits
@@ -211,16 +213,25 @@ def gpu_throttled(f):
     References:
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html
     """
-    harmful = set(knowledge.load("thresholds")["clock_events"]["harmful"])
+    table = knowledge.load("thresholds")["clock_events"]
+    harmful, benign = set(table["harmful"]), set(table["benign"])
     for g in _gpus(f):
         events = g.get("clock_event_reasons")
         if not isinstance(events, list):
             continue
         bad = [e for e in events if e in harmful]
+        unknown = [e for e in events if e not in harmful and e not in benign]
         if bad:
             yield Hit(message=f"clocks held back by {', '.join(bad)} (temperature {g.get('temperature_c')} C)",
                       subject=_subject(g), fix="nvidia-smi -q -d PERFORMANCE,TEMPERATURE   # admins: check cooling and power delivery",
                       evidence={"clock_event_reasons": events, "temperature_c": g.get("temperature_c")})
+        elif unknown:
+            yield Hit(message=f"clocks held back by {', '.join(unknown)}, a reason hpcdoctor does not know: "
+                              "it may be harmless or a fault (temperature {0} C)".format(g.get("temperature_c")),
+                      subject=_subject(g),
+                      fix="nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER   # read what the driver says of this reason",
+                      evidence={"clock_event_reasons": events, "unclassified": unknown,
+                                "temperature_c": g.get("temperature_c")})
 
 
 @rule("GPU007", "power-limit-reduced", "warning", "GPU power limit below its default", impact=6)

@@ -308,3 +308,96 @@ def test_geforce_card_is_not_held_to_data_centre_tensor_rates():
 def test_unknown_card_on_a_geforce_architecture_gets_the_lower_rate_and_says_so():
     low, why = _derived("NVIDIA Graphics Device", "8.9", 128, 2520)
     assert low == _derived("NVIDIA GeForce RTX 4090", "8.9", 128, 2520)[0] and "rate class unknown" in why
+
+
+def _peak(name, cc, sms, clk, dtype):
+    """The peak (TFLOP/s) behind the derived expectation, or None where none is derived."""
+    from hpcdoctor import knowledge
+
+    got = _derived(name, cc, sms, clk, dtype)
+    return None if got is None else got[0] / knowledge.load("thresholds")["bench"]["gemm_fraction"]
+
+
+def test_turing_fallback_peaks_are_the_figures_nvidia_publishes_for_those_cards():
+    """NVIDIA, "NVIDIA Turing Architecture In-Depth" (developer.nvidia.com/blog/nvidia-turing-
+    architecture-in-depth/, Table 1, read 2026-11-23): Quadro RTX 6000, 72 SMs at 1770 MHz, 130.5
+    FP16 tensor TFLOPS with FP32 accumulation; GeForce RTX 2080 Ti Founders Edition, 68 SMs at
+    1635 MHz, 56.9 with FP32 accumulation (113.8 with FP16). The table gave 7.5 half the per-SM rate,
+    which held the Quadro to 65 and an unknown Turing card to a quarter of the rate. Names as pci.ids
+    (10de:1e30 subsystem 'Quadro RTX 6000') and sglang's check_env (pastes/sglang-748-...) write them."""
+    assert _peak("Quadro RTX 6000", "7.5", 72, 1770, "fp16") == pytest.approx(130.5, abs=0.1)
+    assert _peak("NVIDIA GeForce RTX 2080 Ti", "7.5", 68, 1635, "fp16") == pytest.approx(56.9, abs=0.1)
+
+
+def test_blackwell_fallback_peaks_geforce_half_of_rtx_pro():
+    """NVIDIA RTX Blackwell whitepaper, Appendix A Table 3: GeForce RTX 5090 (170 SMs, 2407 MHz)
+    'Peak BF16 Tensor TFLOPS with FP32 Accumulate 209.5/419' (dense/sparse); NVIDIA RTX Blackwell PRO
+    whitepaper v1.0, Appendix A Table 4: RTX PRO 6000 Blackwell Workstation Edition (188 SMs,
+    2617 MHz) '503.8/1007.6' (rows read 2026-11-23 as quoted word for word in public files; the PDFs
+    were not reachable). Before, 12.0 had no per-SM rates and neither card got an expectation."""
+    geforce = _peak("NVIDIA GeForce RTX 5090", "12.0", 170, 2407, "bf16")
+    pro = _peak("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "12.0", 188, 2617, "bf16")
+    assert geforce == pytest.approx(209.5, abs=0.1) and pro == pytest.approx(503.8, abs=0.1)
+    assert _peak("NVIDIA GeForce RTX 5090 D", "12.0", 170, 2407, "fp16") == pytest.approx(209.5, abs=0.1)
+    # no NVIDIA TF32 or FP8 row read for 12.0: no expectation rather than a guessed one
+    assert _derived("NVIDIA GeForce RTX 5090", "12.0", 170, 2407, "tf32") is None
+    assert _derived("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "12.0", 188, 2617, "fp8") is None
+
+
+def test_gtx_16_cards_get_no_tensor_expectation_only_fp32():
+    """TU116/TU117 GeForce parts (pci.ids 10de:2182 'TU116 [GeForce GTX 1660 Ti]', 1f09 'TU106
+    [GeForce GTX 1660 SUPER]'): no NVIDIA source read here gives their tensor rate, so none is
+    borrowed from the RTX 20 cards; their FP32 rate is still derived."""
+    assert _derived("NVIDIA GeForce GTX 1660 SUPER", "7.5", 22, 1785, "fp16") is None
+    assert _peak("NVIDIA GeForce GTX 1660 SUPER", "7.5", 22, 1785, "fp32") == pytest.approx(22 * 128 * 1785e-6)
+
+
+def _turing_or_blackwell_node(name, cc, sms, clk, dtype, tflops):
+    g = h100_with_bench()
+    for gpu in (g["facts"]["gpus"][0], g["facts"]["bench"]["gpus"][0]):
+        gpu["name"] = name
+    g["facts"]["gpus"][0]["compute_capability"] = cc
+    g["facts"]["gpus"][0]["clocks"]["sm_max_mhz"] = clk
+    g["facts"]["bench"]["gpus"][0]["gemm"] = {dtype: {"n": 8192, "tflops": tflops}}
+    g["facts"]["torch"]["devices"] = [{"index": 0, "multi_processor_count": sms}]
+    return g
+
+
+def test_slow_quadro_rtx_6000_is_reported_and_a_healthy_rtx_5090_is_not():
+    """Verdicts on the figures above: a Quadro RTX 6000 measuring 50 fp16 TFLOP/s is at 38% of the
+    130.5 NVIDIA publishes and is reported (the half rate the table used to give, 65, let it pass);
+    an RTX 5090 measuring 150 bf16 TFLOP/s (72% of its 209.5) passes, and one measuring 90 does not."""
+    (f,) = fired("bench-gemm-low", _turing_or_blackwell_node("Quadro RTX 6000", "7.5", 72, 1770, "fp16", 50.0))
+    assert "fp16 GEMM n=8192: 50.0 TFLOP/s measured" in f.message and "of 130 TFLOP/s derived" in f.message
+    assert "data-centre/workstation tensor rate" in f.message
+    assert not fired("bench-gemm-low", _turing_or_blackwell_node("NVIDIA GeForce RTX 5090", "12.0", 170, 2407, "bf16", 150.0))
+    (f,) = fired("bench-gemm-low", _turing_or_blackwell_node("NVIDIA GeForce RTX 5090", "12.0", 170, 2407, "bf16", 90.0))
+    assert "GeForce tensor rate (fp32 accumulate, half)" in f.message and "geforce-rtx-50" in f.message
+
+
+def _h200_nvl_node(tflops):
+    g = h100_with_bench()
+    for gpu in (g["facts"]["gpus"][0], g["facts"]["bench"]["gpus"][0]):
+        gpu["name"] = "NVIDIA H200 NVL"
+    g["facts"]["bench"]["gpus"][0]["gemm"] = {"bf16": {"n": 8192, "tflops": tflops}}
+    return g
+
+
+def test_h200_nvl_is_judged_against_its_own_datasheet_not_the_sxm_part():
+    """NVIDIA's H200 page (nvidia.com/en-us/data-center/h200/, Specifications, read 2026-11-23 in a
+    verbatim capture) lists BFLOAT16 1,671 TFLOPS for H200 NVL against 1,979 for H200 SXM, both
+    'With sparsity': dense 835.5 and 989.5. An H200 NVL at 500 bf16 TFLOP/s (60% of its own peak)
+    is healthy; held to the SXM part's datasheet, as the NVL card once was, it read as slow.
+    'NVIDIA H200 NVL' is the name pci.ids gives 10de:233b ('GH100 [H200 NVL]') with NVML's prefix."""
+    assert not fired("bench-gemm-low", _h200_nvl_node(500.0))
+    (f,) = fired("bench-gemm-low", _h200_nvl_node(400.0))
+    assert "h200-nvl datasheet peak of 835.5" in f.message
+
+
+def test_export_hoppers_are_not_held_to_the_h100_tensor_rate():
+    """'NVIDIA H20' and 'NVIDIA H800' (pci.ids 10de:2329 'GH100 [H20]', 2324 'GH100 [H800]', with
+    NVML's prefix) have no NVIDIA datasheet in reach; deriving their bf16 peak from GH100's per-SM
+    rate would guess. A plain 'NVIDIA H100' (10de:2336, no board named) is GH100 at its own rate."""
+    assert _derived("NVIDIA H20", "9.0", 132, 1980) is None
+    assert _derived("NVIDIA H800", "9.0", 132, 1980, "tf32") is None
+    assert _peak("NVIDIA H100", "9.0", 132, 1830, "bf16") == pytest.approx(989, abs=1)

@@ -56,7 +56,7 @@ def test_knowledge_command_shows_dates_and_sources(tmp_path):
     assert "2026-11-22" in tables["torch_wheels"]["dates"] and "2026-11-22" in tables["cuda"]["dates"]
     assert any("build_cuda.sh" in s for s in tables["torch_wheels"]["sources"])
     site = tables["site config [knowledge]"]
-    assert site["entries"] == 1 and "2026-11-20" in site["dates"]
+    assert site["entries"] == 1 and "2026-11-20" in site["dates"] and site["undated"] == 0
     text = run_cli("knowledge").stdout
     assert "torch_wheels" in text and "no read date recorded" in text  # undated tables say so
 
@@ -64,3 +64,32 @@ def test_knowledge_command_shows_dates_and_sources(tmp_path):
 def test_knowledge_command_bad_config_is_one_line_exit_2(tmp_path):
     res = run_cli("knowledge", "--config", _cfg(tmp_path, SITE.replace('cuda = "13.0"', 'cuda = 13')))
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "site.toml:4" in res.stderr
+
+
+def test_one_dated_entry_does_not_make_a_table_look_current(tmp_path, monkeypatch):
+    from hpcdoctor import knowledge
+
+    (tmp_path / "mixed.toml").write_text(
+        '[a]\nsource = "vendor page"\nread = "2026-11-23"\n\n[b]\nsource = "from memory"\n\n'
+        '[c]\nsource = "https://example.org/notes, read 2026-11-20"\n')
+    (tmp_path / "whole.toml").write_text('date = "2026-11-21"\n\n[[x]]\nsource = "build script"\n')
+    monkeypatch.setattr(knowledge, "KNOWLEDGE_DIR", tmp_path)
+    knowledge.load.cache_clear()
+    try:
+        tables = {t["table"]: t for t in knowledge.provenance()}
+    finally:
+        knowledge.load.cache_clear()
+    assert tables["mixed"]["entries"] == 3 and tables["mixed"]["undated"] == 1
+    assert tables["mixed"]["dates"] == ["2026-11-20", "2026-11-23"]
+    assert tables["whole"]["undated"] == 0  # a table-wide date covers its entries
+
+
+def test_knowledge_command_counts_undated_entries():
+    tables = json.loads(run_cli("knowledge", "--format", "json").stdout)
+    text = run_cli("knowledge").stdout
+    for t in tables:
+        line = next(ln for ln in text.splitlines() if ln.startswith(t["table"] + " "))
+        if t["dates"] and t["undated"]:
+            assert f"{t['undated']} of them with no read date" in line, line
+        else:
+            assert "of them with no read date" not in line, line

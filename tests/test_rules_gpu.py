@@ -75,6 +75,21 @@ def test_throttled_hardware_but_not_idle_or_power_cap():
     assert not fired("gpu-throttled", gpu_change(H100, clock_event_reasons=["gpu_idle", "sw_power_cap"]))
 
 
+def test_a_clock_event_reason_we_do_not_know_is_reported_not_passed():
+    from hpcdoctor.probes import nvml
+
+    # 0x104 = sw_power_cap + display clocks (both known); 0x200 is a bit newer drivers may set.
+    assert nvml.decode_clock_events(0x104) == ["sw_power_cap", "display_clocks_setting"]
+    names = nvml.decode_clock_events(0x204)
+    assert names == ["sw_power_cap", "unknown_reason_0x200"]
+    (f,) = fired("gpu-throttled", gpu_change(H100, clock_event_reasons=names))
+    assert "unknown_reason_0x200" in f.message and "does not know" in f.message
+    assert f.evidence["unclassified"] == ["unknown_reason_0x200"]
+    # A named reason from a newer nvidia-smi XML tag is treated the same way.
+    (f,) = fired("gpu-throttled", gpu_change(H100, clock_event_reasons=["board_limit"]))
+    assert "board_limit" in f.message
+
+
 def test_power_limit_reduced():
     (f,) = fired("power-limit-reduced", gpu_change(H100, power_limit_w=500.0))
     assert "500 W of a default 700 W" in f.message

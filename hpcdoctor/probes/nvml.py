@@ -24,7 +24,12 @@ COMPUTE_MODES = {0: "Default", 1: "Exclusive_Thread", 2: "Prohibited", 3: "Exclu
 
 
 def decode_clock_events(mask: int) -> List[str]:
-    return [name for bit, name in CLOCK_EVENT_BITS.items() if mask & bit]
+    names = [name for bit, name in CLOCK_EVENT_BITS.items() if mask & bit]
+    # Newer drivers add reasons (NVML's docs list BoardLimit and Reliability; nvidia-ml-py
+    # 13.615.71 gives no bit for them): an active bit we cannot name is kept, never dropped.
+    rest = mask & ~sum(CLOCK_EVENT_BITS)
+    names += [f"unknown_reason_{1 << b:#x}" for b in range(64) if rest >> b & 1]
+    return names
 
 
 def _s(value: Any) -> str:
