@@ -684,9 +684,11 @@ def framework_missing_arch(f):
     What it detects:
         A framework above torch whose own CUDA kernels are not built for the GPU while torch's
         build is not the problem: flash-attn 2's refusal "FlashAttention only supports Ampere GPUs
-        or newer", a framework kernel reporting CUDA's error by name ("RMSNorm failed with error
-        code no kernel image is available for execution on the device", flashinfer's norms inside
-        sglang), or flash-attn 2 asked for (attn_implementation="flash_attention_2") or installed
+        or newer", vLLM's "punica LoRA kernels require compute capability >= 8.0", a framework
+        kernel reporting CUDA's error by name ("RMSNorm failed with error code no kernel image is
+        available for execution on the device", flashinfer's norms inside sglang; "... kernel
+        launch failed, error: ..."; "CUDA Error: ... (209)" from flashinfer's own source), or
+        flash-attn 2 asked for (attn_implementation="flash_attention_2") or installed
         on a GPU below its minimum compute capability (knowledge/frameworks.toml). Silent where
         torch's own arch list lacks the GPU: that is torch-missing-arch, one cause, one finding.
 
@@ -699,7 +701,8 @@ def framework_missing_arch(f):
     How to fix:
         Use the framework's fallback that runs on this GPU: in transformers,
         attn_implementation="sdpa" (PyTorch's scaled_dot_product_attention) instead of
-        "flash_attention_2"; uninstall flash-attn where a library picks it up by itself; or run
+        "flash_attention_2"; uninstall flash-attn where a library picks it up by itself; for
+        vLLM's LoRA, merge the adapter into the base model and serve that; or run
         the framework on a GPU of the compute capability its kernels are built for.
 
     References:
@@ -707,6 +710,7 @@ def framework_missing_arch(f):
         - https://github.com/sgl-project/sglang/blob/main/sgl-kernel/CMakeLists.txt
         - https://docs.vllm.ai/en/v0.7.2/getting_started/installation/gpu/
         - https://huggingface.co/docs/transformers/v4.49.0/perf_infer_gpu_one
+        - https://github.com/vllm-project/vllm/issues/4434
     """
     sym = ticket_symptoms(f)
     if not sym or _torch_lacks_the_gpu(f, sym):
@@ -720,6 +724,12 @@ def framework_missing_arch(f):
         yield Hit(message=f"flash-attn 2 refused the GPU{on} (line {s['line']}): its kernels run on compute capability "
                           f"{fa['min_cc']} (Ampere) and newer only; the refusal is flash-attn's own check, not torch's",
                   fix=_SDPA_FIX, fix_lang="python", evidence={**ticket_evidence(s), "framework.min_cc": fa["min_cc"]})
+        return
+    if "vllm-lora-punica-cc" in sym:
+        s = sym["vllm-lora-punica-cc"]
+        yield Hit(message=f"vLLM refused LoRA on this GPU{on} (line {s['line']}): its punica LoRA kernels need compute "
+                          f"capability {s['min_cc']} or newer; the base model itself runs (vLLM documents 7.0+)",
+                  fix=_MERGE_LORA_FIX, fix_lang="python", evidence={**ticket_evidence(s), "framework.min_cc": s["min_cc"]})
         return
     if "framework-kernel-no-image" in sym or "framework-cuda-error-209" in sym:
         s = sym.get("framework-kernel-no-image") or sym["framework-cuda-error-209"]
@@ -747,6 +757,14 @@ def framework_missing_arch(f):
 _SDPA_FIX = ("# transformers: PyTorch's own attention (scaled_dot_product_attention) runs on every GPU torch supports;\n"
              "# flash-attn 2 needs compute capability 8.0+. Elsewhere: pip uninstall flash-attn, so libraries fall back.\n"
              "model = AutoModelForCausalLM.from_pretrained(model_path, torch_dtype=torch.float16, attn_implementation=\"sdpa\")")
+
+
+# vLLM maintainers' advice for LoRA on GPUs its punica kernels lack (vllm-project/vllm#4434): merge the
+# adapter into the base model (PEFT's merge_and_unload) and serve the merged model without --enable-lora.
+_MERGE_LORA_FIX = ("# punica LoRA needs compute capability 8.0+: merge the adapter into the base model, then serve the\n"
+                   "# merged directory without --enable-lora (vllm-project/vllm#4434)\n"
+                   "merged = PeftModel.from_pretrained(base_model, adapter_path).merge_and_unload()\n"
+                   "merged.save_pretrained(\"merged-model\")")
 
 
 def _torch_lacks_the_gpu(f, sym) -> bool:

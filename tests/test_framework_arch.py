@@ -178,3 +178,9 @@ def test_torchs_own_no_kernel_image_is_not_a_framework_message():
 def test_held_out_healthy_controls_stay_silent(name):
     found = symbols(name)
     assert not {"framework-missing-arch", "bf16-unsupported"} & set(found), sorted(found)
+
+
+def test_vllm_lora_refusal_names_the_merge_fix(tmp_path):
+    g = with_ticket(nvsmi_node(V100S, tmp_path), ticket_text("vllm-3197-v100-punica-lora-cc80"))
+    (f,) = fired("framework-missing-arch", g)
+    assert "8.0" in f.message and "merge_and_unload" in f.fix
