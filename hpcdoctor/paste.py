@@ -315,7 +315,9 @@ def find_symptoms(text: str) -> List[Dict[str, Any]]:
             line_no += text.count("\n", counted_to, start)
             counted_to = start
             # A listing (all = true) is matched line by line; a message with the lines around it.
-            m = rx.search(text[start:end] if entry.get("all") else _window(text, start, end))
+            # A message printed on one line (`line = true`) is matched on its line alone: building the
+            # window for every line that holds a short needle cost seconds on a 16 MiB paste.
+            m = rx.search(text[start:end][:4096] if entry.get("all") or entry.get("line") else _window(text, start, end))
             if m:
                 found.append({"id": sid, "line": line_no, "text": text[start:end].strip()[:300], "means": entry["means"],
                               **{k: v for k, v in m.groupdict().items() if v is not None}})
