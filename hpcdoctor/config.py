@@ -28,6 +28,11 @@
     arch = ["sm_80", "sm_90", "sm_100", "sm_120"]
     cpu = "x86_64"                 # or "aarch64"; os = "linux" or "windows"
     source = "torch.cuda.get_arch_list() on our 2.12.0+cu130, 2026-11-20"
+    [[knowledge.rocm_wheel]]       # an extra or overriding ROCm wheel gfx list (checked first)
+    torch = ">=2.13,<2.14"
+    rocm = "7.2"
+    gfx = ["gfx90a", "gfx942"]
+    source = "torch.cuda.get_arch_list() on our 2.13.0+rocm7.2"
     [knowledge.release_driver]     # toolkit -> the driver it needs (before CUDA 11)
     "10.2" = "440.33"
 
@@ -53,7 +58,7 @@ SCHEMA: Dict[str, Dict[str, tuple]] = {
                "min_pcie_gen": (int,), "min_pcie_width": (int,)},
     "rules": {"ignore": (list,), "select": (list,)},
     "health": {"unknown_gpu": (str,)},
-    "knowledge": {"index_url": (str,), "wheel": (list,), "release_driver": (dict,)},
+    "knowledge": {"index_url": (str,), "wheel": (list,), "rocm_wheel": (list,), "release_driver": (dict,)},
     "bench": {"min_gemm_bf16_tflops": (int, float), "min_gemm_tf32_tflops": (int, float),
               "min_d2d_gbs": (int, float), "min_h2d_gbs": (int, float), "min_allreduce_busbw_gbs": (int, float)},
 }
@@ -202,6 +207,27 @@ def _check_knowledge(path: str, text: str, body: Dict[str, Any]) -> None:
             raise ConfigError(f"{where}: arch entries must be like \"sm_90\" or \"compute_120\", not {bad[0]!r}")
         if w.get("os", "linux") not in ("linux", "windows") or w.get("cpu", "x86_64") not in ("x86_64", "aarch64"):
             raise ConfigError(f"{where}: os must be linux or windows, cpu x86_64 or aarch64")
+    for n, w in enumerate(body.get("rocm_wheel") or []):
+        where = f"{path}:{_nth_line(text, '[[knowledge.rocm_wheel]]', n) or '?'}"
+        if not isinstance(w, dict):
+            raise ConfigError(f"{where}: knowledge.rocm_wheel must be a [[knowledge.rocm_wheel]] table")
+        unknown = sorted(set(w) - {"torch", "rocm", "gfx", "source"})
+        if unknown:
+            raise ConfigError(f"{where}: unknown key '{unknown[0]}' in [[knowledge.rocm_wheel]] (known: gfx, rocm, source, torch)")
+        missing = [k for k in ("torch", "rocm", "gfx") if k not in w]
+        if missing:
+            raise ConfigError(f"{where}: [[knowledge.rocm_wheel]] lacks {', '.join(missing)}")
+        try:
+            SpecifierSet(str(w["torch"]))
+        except InvalidSpecifier:
+            raise ConfigError(f"{where}: torch must be a version range like \">=2.13,<2.14\", not {w['torch']!r}") from None
+        if not (re.search(r">=\s*[\d.]+", str(w["torch"])) and re.search(r"<\s*[\d.]+", str(w["torch"]))):
+            raise ConfigError(f"{where}: torch needs a lower and an upper bound (\">=2.13,<2.14\")")
+        if not (isinstance(w["rocm"], str) and re.match(r"^\d+\.\d+(\.\d+)?$", w["rocm"])):
+            raise ConfigError(f"{where}: rocm must be like \"7.2\", not {w['rocm']!r}")
+        bad = [a for a in (w["gfx"] if isinstance(w["gfx"], list) else [w["gfx"]]) if not (isinstance(a, str) and re.match(r"^gfx[0-9a-f]+$", a))]
+        if bad or not isinstance(w["gfx"], list):
+            raise ConfigError(f"{where}: gfx must be a list like [\"gfx90a\", \"gfx942\"], not {(bad or [w['gfx']])[0]!r}")
     drivers = body.get("release_driver") or {}
     for cuda, driver in drivers.items():
         if not (re.match(r"^\d+\.\d+$", cuda) and isinstance(driver, str) and re.match(r"^\d+(\.\d+)+$", driver)):

@@ -87,7 +87,10 @@ def provenance(config: Optional[Dict[str, Any]] = None) -> list:
                 if any(k in node for k in ("source", "url", "title", "pattern")):
                     entries += 1
                     own = " ".join(str(node.get(k, "")) for k in ("source", "url", "date", "read"))
-                    if not table_dated and not re.search(_DATE, own):
+                    # "not re-read <date>: <what was searched>" records a failed search, not a reading:
+                    # such an entry stays undated until it carries a read (or date) of its own.
+                    unread = "not re-read" in str(node.get("source", "")) and not (node.get("read") or node.get("date"))
+                    if not table_dated and (unread or not re.search(_DATE, own)):
                         undated += 1
                 for k, v in node.items():
                     walk(v, k)
@@ -104,11 +107,12 @@ def provenance(config: Optional[Dict[str, Any]] = None) -> list:
         out.append({"table": path.stem, "file": f"hpcdoctor/knowledge/{path.name}", "entries": entries,
                     "undated": undated, "dates": sorted(dates), "sources": sources})
     site = (config or {}).get("knowledge")
+    site_wheels = list((site or {}).get("wheel") or []) + list((site or {}).get("rocm_wheel") or [])
     if site:
         out.append({"table": "site config [knowledge]", "file": str((config or {}).get("_path")),
-                    "entries": len(site.get("wheel") or []) + len(site.get("release_driver") or {}),
-                    "undated": sum(not re.search(_DATE, str(w.get("source", ""))) for w in site.get("wheel") or []),
-                    "dates": sorted({d for w in site.get("wheel") or [] for d in re.findall(r"\b20\d\d-\d\d-\d\d\b", str(w.get("source", "")))}),
-                    "sources": [str(w.get("source") or "site config, no source given") for w in site.get("wheel") or []]
+                    "entries": len(site_wheels) + len(site.get("release_driver") or {}),
+                    "undated": sum(not re.search(_DATE, str(w.get("source", ""))) for w in site_wheels),
+                    "dates": sorted({d for w in site_wheels for d in re.findall(r"\b20\d\d-\d\d-\d\d\b", str(w.get("source", "")))}),
+                    "sources": [str(w.get("source") or "site config, no source given") for w in site_wheels]
                     + ([f"index_url = {site['index_url']}"] if site.get("index_url") else [])})
     return out

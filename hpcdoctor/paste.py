@@ -72,6 +72,23 @@ class Piece:
     kind: Kind
     text: str
     line: int
+    host: Optional[str] = None  # the host name of the shell prompt right above it, if any
+
+
+# A shell prompt with the command after it: "user@host:~/dir$ cmd", "(env) user@host:/# cmd"
+# (Debian/Ubuntu's default PS1) or "[user@host dir]$ cmd" (Red Hat's). The host it names is the
+# machine that ran the command whose output follows.
+_PROMPT = re.compile(r"^\s{0,4}(?:\([^()\n]{1,60}\)\s{1,4})?(?:[A-Za-z0-9_][\w.-]{0,31}@(?P<host>[A-Za-z0-9][\w.-]{0,62}):[^\n$#]{0,200}"
+                     r"|\[[A-Za-z0-9_][\w.-]{0,31}@(?P<host2>[A-Za-z0-9][\w.-]{0,62}) [^\]\n]{0,200}\])[$#] ?\S")
+
+
+def _prompt_host(lines: List[str], start: int) -> Optional[str]:
+    """The host of the prompt on the nearest non-blank line above line ``start`` (two at most)."""
+    for j in range(start - 1, max(start - 3, -1), -1):
+        if lines[j].strip():
+            m = _PROMPT.match(lines[j])
+            return (m.group("host") or m.group("host2")) if m else None
+    return None
 
 
 @dataclass
@@ -197,7 +214,7 @@ def recognise(text: str) -> Recognition:
         rec.notes.append(f"lines 1-{first}: not recognised ({before.splitlines()[0][:60]!r}...)")
     for n, (start, kind) in enumerate(starts):
         end = starts[n + 1][0] if n + 1 < len(starts) else len(lines)
-        rec.pieces.append(Piece(kind, "\n".join(lines[start:end]).rstrip() + "\n", start + 1))
+        rec.pieces.append(Piece(kind, "\n".join(lines[start:end]).rstrip() + "\n", start + 1, _prompt_host(lines, start)))
     return rec
 
 
@@ -444,7 +461,12 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
                 notes.append(f"{label}: a second {piece.kind.name} at line {piece.line}, of the same machine, was not read")
                 continue
             chosen[key] = piece
-        recognised.extend(f"{label}: message {s['id']} (line {s['line']})" for s in found)
+        lines: Dict[str, List[int]] = {}
+        for s in found:  # a listing (every NCCL WARN of a log) is one entry, not one per line
+            lines.setdefault(s["id"], []).append(s["line"])
+        for sid, at in lines.items():
+            where = f"line {at[0]}" if len(at) == 1 else f"{len(at)} lines from {at[0]}"
+            recognised.append(f"{label}: message {sid} ({where})")
         if not rec.pieces:
             # Where no tool output names the GPUs, say which name in the text was taken for one.
             recognised.extend(f"{label}: GPU named in the text: {g['gpu']} (line {g['line']})" for g in named)

@@ -1,7 +1,15 @@
-"""Which machine each pasted piece describes: the identities a piece carries (GPU models and
-their count, the NVIDIA driver, the CPU model), compared across every piece of one paste and of
-several --from files, so that two machines' outputs are refused rather than merged into a
-diagnosis that belongs to neither (issue 13, issue 19).
+"""Which machine each pasted piece describes: the identities a piece carries (the host name of
+the shell prompt it was printed under, GPU models and their count, the NVIDIA driver, the CPU
+model), compared across every piece of one paste and of several --from files, so that two
+machines' outputs are refused rather than merged into a diagnosis that belongs to neither
+(issue 13, issue 19).
+
+No tool output hpcdoctor reads prints the host name (nvidia-smi -q, collect_env, lscpu do not);
+a prompt such as "root@4u8g-gen-0078:/sgl-workspace# python -m sglang.check_env" pasted above one
+does. A host name that is docker's default (the container's 12-hex-digit id) is not compared: a
+container and the machine it runs on answer to different names. NCCL's log lines carry a host
+too ("host:pid:tid [dev] NCCL INFO"), but a multi-node job's log names every node of one job:
+they are not a second machine's report and are not compared.
 
 An identity a piece does not state is not compared; names that nvidia-smi's table truncates
 ("NVIDIA A100-SXM4...") match any name they begin."""
@@ -16,12 +24,15 @@ from hpcdoctor.parse.collect_env import SGLANG_ARGV
 
 
 def identity(piece) -> Dict[str, Any]:
-    """{"gpus": [names], "driver": str, "cpu": str} for what this piece states; parse errors
+    """{"host": str, "gpus": [names], "driver": str, "cpu": str} for what this piece states; parse errors
     leave the piece without an identity (it is then compared on nothing)."""
     from hpcdoctor.parse import collect_env, lscpu, nvsmi_q, nvsmi_table, nvsmi_xml
 
     argv = tuple(piece.kind.argv) or ("file", str(piece.kind.file))
     out: Dict[str, Any] = {}
+    host = getattr(piece, "host", None)
+    if host and not re.fullmatch(r"[0-9a-f]{12}", host):
+        out["host"] = host
     try:
         if argv in (tuple(COLLECT_ENV_ARGV), tuple(SGLANG_ARGV)):
             parsed = collect_env.parse_collect_env(piece.text)
@@ -51,7 +62,7 @@ def identity(piece) -> Dict[str, Any]:
             if m:
                 out["cpu"] = m.group(1)
     except (ValueError, KeyError, TypeError):
-        return {}
+        return {k: v for k, v in out.items() if k == "host"}
     return out
 
 
@@ -97,4 +108,4 @@ def _say(key: str, value: Any) -> str:
     if key == "gpus":
         names = sorted(set(value))
         return f"{len(value)} GPU(s) {', '.join(names)}"
-    return {"driver": "NVIDIA driver ", "cpu": "CPU "}[key] + str(value)
+    return {"driver": "NVIDIA driver ", "cpu": "CPU ", "host": "host "}[key] + str(value)

@@ -161,7 +161,10 @@ def _spec(entries: List[Dict[str, Any]], cuda: str) -> str:
 
 def wheel_arch_list(torch_version: str, os_name: str = "linux", cpu: str = "x86_64",
                     config: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
-    """Arch list of the official wheel a "2.6.0+cu124"-style version names, or None."""
+    """Arch list of the official wheel a "2.6.0+cu124"-style version names (a "+rocmX.Y" one: its
+    gfx list, Linux x86_64 only), or None."""
+    if "+rocm" in str(torch_version or ""):
+        return rocm_wheel_gfx_list(torch_version, config) if (os_name, cpu) == ("linux", "x86_64") else None
     m = re.match(r"^(\d+\.\d+(?:\.\d+)?)[^+]*\+cu(\d+)(\d)$", torch_version or "")
     release = version_of(m.group(1)) if m else None
     if release is None:
@@ -173,3 +176,59 @@ def wheel_arch_list(torch_version: str, os_name: str = "linux", cpu: str = "x86_
         if w["cuda"] == cuda and _matches_platform(w, os_name, cpu) and release in SpecifierSet(w["torch"]):
             return {"arch": list(w["arch"]), "cuda": cuda}
     return None
+
+
+# --- ROCm: the gfx targets of the official "+rocmX.Y" wheels ----------------------------------
+
+ROCM_INDEX = DEFAULT_INDEX
+
+
+def rocm_wheel_table(config: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+    """The site's [[knowledge.rocm_wheel]] entries first (they override), then the shipped ones."""
+    return list(_site(config).get("rocm_wheel") or []) + list(knowledge.load("torch_wheels").get("rocm_wheel", []))
+
+
+def gfx_base(target: str) -> str:
+    """gfx90a:sramecc+:xnack- -> gfx90a: the feature flags do not change which code object runs."""
+    return str(target).split(":")[0].strip().lower()
+
+
+def rocm_wheel_gfx_list(torch_version: str, config: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
+    """gfx list of the official wheel a "2.5.1+rocm6.2"-style version names, or None: a nightly or
+    source build ("2.5.0.dev20240821+rocm6.2", "+git...") and an unknown release are not guessed."""
+    m = re.match(r"^(\d+\.\d+(?:\.\d+)?)\+rocm(\d+(?:\.\d+){1,2})$", str(torch_version or "").strip())
+    if not m:
+        return None
+    release = version_of(m.group(1))
+    from packaging.specifiers import SpecifierSet
+
+    for w in rocm_wheel_table(config):
+        if str(w.get("rocm")) == m.group(2) and release in SpecifierSet(w["torch"]):
+            return {"arch": list(w["gfx"]), "rocm": m.group(2), "source": w.get("source")}
+    return None
+
+
+def resolve_rocm(gfx: str, config: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The newest official ROCm wheel in knowledge whose gfx list carries this GPU's target.
+
+    Returns {"ok": True, "torch", "rocm", "tag", "index_url", "command", "text"} or {"ok": False, "text"}.
+    """
+    target = gfx_base(gfx)
+    table = [w for w in rocm_wheel_table(config) if all(_bounds(w))]
+    carries = [w for w in table if target in {gfx_base(a) for a in w.get("gfx", [])}]
+    if not carries:
+        known = ", ".join(sorted({f"{_bounds(w)[0]}+rocm{w['rocm']}" for w in table}, key=version_of))
+        return {"ok": False,
+                "text": (f"python -c 'import torch; print(torch.cuda.get_arch_list())'   # no official ROCm wheel "
+                         f"in hpcdoctor's knowledge ({known}) carries {target}: build torch from source with "
+                         f"PYTORCH_ROCM_ARCH={target}, or ask the administrators for a module built for it")}
+    best = max(carries, key=lambda w: (_bounds(w)[1], version_of(w["rocm"])))
+    lo, hi = _bounds(best)
+    spec = f">={lo},<{hi}"
+    tag = f"rocm{best['rocm']}"
+    url = index_url(tag, config)
+    command = f'pip install --force-reinstall "torch{spec}" --index-url {url}'
+    text = (f"{command}   # the +{tag} wheels of torch{spec} carry {target}; they bring ROCm {best['rocm']}'s "
+            "user-space libraries, the node's amdgpu kernel driver must support that ROCm release")
+    return {"ok": True, "torch": spec, "rocm": best["rocm"], "tag": tag, "index_url": url, "command": command,
+            "text": text}

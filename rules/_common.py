@@ -46,3 +46,36 @@ def ticket_all(f: FactView, sid: str) -> list:
 
 def ticket_evidence(s: dict) -> dict:
     return {"ticket.line": s.get("line"), "ticket.text": str(s.get("text", ""))[:160]}
+
+
+_NO_SPACE = "no space left on device"
+
+
+def nccl_shm_cause(f: FactView) -> Optional[dict]:
+    """What NCCL's shared-memory failure in a pasted ticket comes from, for the two rules that
+    answer it (shm-too-small, nccl-shm-unusable), so that one cause gets one finding:
+    {"kind": "size" | "access", "error": str or None, "symptom": the line that says it,
+    "size": the bytes NCCL asked for, where a line says}.
+    "size": /dev/shm ran out (No space left on device), or NCCL's segment or file could not be
+    sized and nothing names another errno (its troubleshooting page gives that as the line printed
+    when shared memory is insufficient). "access": another errno (Permission denied, Read-only
+    file system...): a larger /dev/shm would not help. None when no such line was pasted."""
+    calls = [s for s in f.get("ticket.symptoms") or []
+             if s["id"] in ("nccl-shm-call-failed", "nccl-shm-create-failed", "nccl-shm-extend-failed", "nccl-shm-failed")]
+    if not calls:
+        return None
+    errors = []
+    for s in calls:
+        err = s.get("error") or s.get("nospace") or s.get("denied")
+        if err:
+            errors.append((err.strip(), s))
+    sizes = [int(s["size"]) for s in calls if s.get("size")]
+    size = sizes[0] if sizes else None
+    for err, s in errors:
+        if err.lower() == _NO_SPACE:
+            return {"kind": "size", "error": err, "symptom": s, "size": size}
+    if errors:
+        err, s = errors[0]
+        return {"kind": "access", "error": err, "symptom": s, "size": size}
+    sized = [s for s in calls if s["id"] in ("nccl-shm-failed", "nccl-shm-extend-failed")]
+    return {"kind": "size", "error": None, "symptom": sized[0], "size": size} if sized else None

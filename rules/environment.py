@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.rules._common import version_of
+from hpcdoctor.rules._common import nccl_shm_cause, ticket_all, ticket_evidence, ticket_symptoms, version_of
 
 
 def _torch_at_least(f, version: str) -> bool:
@@ -116,3 +116,95 @@ def login_node(f):
         yield Hit(message="no batch job and no GPU here: this looks like a login or front-end node",
                   fix="srun --pty --gpus=1 hpcdoctor check   # add -p with your site's GPU partition",
                   evidence={"scheduler.in_job": False, "gpus": 0})
+
+
+@rule("ENV005", "nccl-shm-unusable", "error", "NCCL may not use /dev/shm", impact=8)
+def nccl_shm_unusable(f):
+    """
+    What it detects:
+        In a pasted ticket, NCCL's shared-memory transport failing on /dev/shm with an errno other
+        than "No space left on device": "NCCL WARN Call to shm_open failed : Permission denied"
+        (NCCL 2.4-2.11, src/include/shm.h), "Error: failed to create shared memory file
+        /dev/shm/nccl-..., error Permission denied (13)" (2.22+), or the same errno after
+        "Error: failed to extend" or "Error while creating shared memory segment". A full /dev/shm
+        is shm-too-small's; one cause gives one finding.
+
+    Why it matters:
+        NCCL passes data between ranks on one node through files in /dev/shm whenever GPUs cannot
+        reach each other directly; when it may not create them, communicator initialisation fails
+        and the job dies with "unhandled system error". A larger /dev/shm does not help: /dev/shm
+        is mounted without write access for the user (a tmpfs not of mode 1777, or read-only in a
+        container or sandbox).
+
+    How to fix:
+        Give the job a writable /dev/shm: docker run --ipc=host (or a private one with
+        --shm-size=1g); on Kubernetes an emptyDir volume with medium: Memory mounted at /dev/shm;
+        on a bare node an administrator restores mode 1777 (chmod 1777 /dev/shm, the mode systemd
+        mounts it with). NCCL_SHM_DISABLE=1 only as a stopgap: traffic between GPUs without
+        peer-to-peer access then goes through the network transport (IB or sockets), slower.
+
+    References:
+        - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting/runtime_and_mpi_issues.html
+        - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-shm-disable
+        - https://github.com/NVIDIA/nccl/blob/v2.7.8-1/src/include/shm.h
+        - https://github.com/NVIDIA/nccl/issues/328
+        - https://kubernetes.io/docs/concepts/storage/volumes/#emptydir
+        - https://github.com/systemd/systemd/blob/main/src/shared/mount-setup.c (/dev/shm mode=1777)
+    """
+    cause = nccl_shm_cause(f)
+    if not cause or cause["kind"] != "access":
+        return
+    s = cause["symptom"]
+    yield Hit(message=f"NCCL may not create its shared-memory files in /dev/shm: {cause['error']} (line {s['line']}); "
+                      "a larger /dev/shm would not help",
+              fix="ls -ld /dev/shm   # must read drwxrwxrwt (mode 1777) and be writable inside the job\n"
+                  "# containers: docker run --ipc=host ... (or --shm-size=1g); Kubernetes: an emptyDir with medium: Memory at /dev/shm\n"
+                  "sudo chmod 1777 /dev/shm   # on the node, by an administrator\n"
+                  "# stopgap only: export NCCL_SHM_DISABLE=1 sends traffic between GPUs without P2P over IB or sockets, slower",
+              evidence=ticket_evidence(s))
+
+
+@rule("ENV006", "nccl-system-error", "error", "NCCL failed with a system error whose cause is not pasted", impact=6)
+def nccl_system_error(f):
+    """
+    What it detects:
+        In a pasted ticket, NCCL's "unhandled system error" (ncclGetErrorString, src/init.cc; torch
+        adds "ncclSystemError: System call (e.g. socket, malloc) or external library call failed")
+        where no line this catalogue knows names the cause. When NCCL's cause is pasted (a
+        shared-memory failure) that cause's rule answers instead.
+
+    Why it matters:
+        The error code only says that a system call or an external library (sockets, /dev/shm,
+        InfiniBand verbs, NVML) failed; every cause has another fix. NCCL prints which call failed
+        and with which errno in a "NCCL WARN" line before returning, but only when NCCL_DEBUG is
+        WARN or INFO, and most pastes stop at the framework's traceback.
+
+    How to fix:
+        Rerun the failing command with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,SHM and read the
+        first "NCCL WARN" line (and the INFO lines just above it); paste that line.
+
+    References:
+        - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting/runtime_and_mpi_issues.html
+        - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-debug-subsys
+        - https://github.com/NVIDIA/nccl/blob/master/src/init.cc
+    """
+    found = ticket_symptoms(f)
+    s = found.get("nccl-system-error") or found.get("nccl-system-error-detail")
+    if not s or nccl_shm_cause(f):
+        return
+    # Warnings NCCL prints on its way to a working setup name no cause: without libibverbs the IB
+    # transport's init fails and NCCL falls back to sockets (src/misc/ibvwrap.cc, net_ib.cc
+    # ncclIbInit at v2.7.8-1); IB async events are only logged and acknowledged (net_ib.cc
+    # ncclIbAsyncThreadMain at v2.12.12-1).
+    warns = [w for w in ticket_all(f, "nccl-warn")
+             if not w["message"].startswith(("Failed to open libibverbs", "NET/IB : Got async event"))]
+    if warns:
+        said = (f"NCCL's first warning in the paste, line {warns[0]['line']}: \"{warns[0]['message'][:160]}\", "
+                "is not a cause hpcdoctor knows")
+    else:
+        said = "the paste holds no NCCL WARN line naming the call that failed"
+    version = f" (NCCL {s['nccl']})" if s.get("nccl") else ""
+    yield Hit(message=f"NCCL returned 'unhandled system error'{version} at line {s['line']}: {said}",
+              fix="NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,SHM python train.py 2>&1 | grep -m1 -B5 'NCCL WARN'"
+                  "   # the same command that failed; the first NCCL WARN names the call and its errno",
+              evidence=ticket_evidence(s))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.rules._common import nccl_shm_cause, ticket_evidence
 
 
 @rule("MEM001", "thp-disabled", "advice", "transparent huge pages disabled", impact=3)
@@ -72,7 +73,12 @@ def shm_too_small(f):
     """
     What it detects:
         /dev/shm smaller than hpcdoctor's threshold (1 GiB) where torch is installed; in a pasted
-        ticket, NCCL's "Error while creating shared memory segment" after "No space left on device".
+        ticket, NCCL's "Error while creating shared memory segment" or "Error: failed to extend
+        /dev/shm/nccl-... to N bytes" with "No space left on device" or no other errno named
+        (another errno, such as Permission denied, is nccl-shm-unusable); torch's "DataLoader
+        worker (pid N) is killed by signal: Bus error", "Unexpected bus error encountered in
+        worker ... insufficient shared memory (shm)" or "unable to allocate shared memory(shm)
+        for file <...>: No space left on device".
 
     Why it matters:
         PyTorch DataLoader workers pass every batch to the main process through shared memory; a
@@ -86,20 +92,35 @@ def shm_too_small(f):
     References:
         - https://github.com/pytorch/pytorch#docker-image
         - 001_dd2fe1913b91ca0a.txt (DataLoader workers)
+        - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting/runtime_and_mpi_issues.html
+        - https://github.com/pytorch/pytorch/blob/main/torch/csrc/DataLoader.cpp
     """
     from hpcdoctor import knowledge
 
     limit = knowledge.load("thresholds")["shm"]["min_bytes"]
-    for s in f.get("ticket.symptoms") or []:
-        if s["id"] == "nccl-shm-failed" and not s.get("denied"):
-            # NCCL's own failure pasted: /dev/shm filled up under its segment (docker's 64 MB
-            # default); a refused shm_open is a permission, not a size, and is left alone.
-            said = "/dev/shm is full" if s.get("nospace") else "/dev/shm is most likely too small"
-            yield Hit(message=f"NCCL could not create its {int(s['size']) / 2**20:.1f} MiB shared-memory segment: "
-                              f"{said} (line {s['line']})",
-                      fix="docker run --shm-size=16g ... (or --ipc=host)",
-                      evidence={"ticket.line": s["line"], "ticket.text": s["text"][:160]})
-            return
+    cause = nccl_shm_cause(f)
+    if cause and cause["kind"] == "size":
+        # NCCL's own failure pasted: /dev/shm filled up under its segment (docker's 64 MB
+        # default). A refused shm_open or any other errno is nccl-shm-unusable's, not a size.
+        s = cause["symptom"]
+        said = "/dev/shm is full" if cause["error"] else "/dev/shm is most likely too small"
+        what = f"its {cause['size'] / 2**20:.1f} MiB shared-memory segment" if cause["size"] else "its shared-memory segment"
+        yield Hit(message=f"NCCL could not create {what}: {said} (line {s['line']})",
+                  fix="docker run --shm-size=16g ...   # or --ipc=host; NCCL's guide: --shm-size=1g --ulimit memlock=-1",
+                  evidence=ticket_evidence(s))
+        return
+    found = sorted((s for s in f.get("ticket.symptoms") or [] if s["id"] in ("dataloader-bus-error", "torch-shm-no-space")),
+                   key=lambda s: s["id"] != "torch-shm-no-space")  # the errno, where pasted, says it best
+    if found:
+        # torch's own words: a DataLoader worker killed by SIGBUS, or a /torch_* file in /dev/shm
+        # that could not be sized. A live node's /dev/shm size is the other way in, below.
+        s = found[0]
+        said = ("/dev/shm is full" if s["id"] == "torch-shm-no-space"
+                else "a DataLoader worker died of a bus error passing its batch through /dev/shm")
+        yield Hit(message=f"{said} (line {s['line']})",
+                  fix="docker run --shm-size=16g IMAGE   # or --ipc=host; stopgap in the script: DataLoader(num_workers=0)",
+                  evidence=ticket_evidence(s))
+        return
     size = f["memory.shm_size_bytes"]
     if f.get("torch.installed") is True and size < limit:
         yield Hit(message=f"/dev/shm is {size / 2**20:.0f} MiB: DataLoader workers will fail with bus errors",

@@ -258,6 +258,10 @@ def _build_fix(f, gpus) -> str:
                   and g.get("vendor", "nvidia") == "nvidia"})
     if not ccs:
         kinds = sorted({str(g.get("vendor")) for g in gpus})
+        gfx = sorted({wheels.gfx_base(g["gfx_target"]) for g in gpus if g.get("vendor") == "amd"
+                      and isinstance(g.get("gfx_target"), str) and g["gfx_target"].startswith("gfx")})
+        if len(gfx) == 1:
+            return wheels.resolve_rocm(gfx[0], f.config)["text"]
         if "amd" in kinds:
             return (f"install a ROCm build of torch (pip install torch --index-url {wheels.DEFAULT_INDEX}/rocmX.Y, "
                     "with the ROCm version the site's driver supports), or the site's PyTorch module")
@@ -378,29 +382,54 @@ def torch_rocm_missing_gfx(f):
         or torch.cuda.is_available() is True and the first operation fails.
 
     How to fix:
-        Install a ROCm build of torch whose arch list includes the GPU's gfx target (a newer
-        ROCm variant from download.pytorch.org/whl/rocmX.Y, or the site's module built for it),
-        and check it with python -c "import torch; print(torch.cuda.get_arch_list())".
+        Install a ROCm build of torch whose arch list includes the GPU's gfx target, which the fix
+        names from knowledge/torch_wheels.toml ([[rocm_wheel]], e.g. the +rocm7.2 wheels of 2.11 for
+        gfx950 or gfx1151), or the site's module built for it; where no official wheel carries the
+        target (gfx1010, gfx1031), build from source with PYTORCH_ROCM_ARCH set to it. Check with
+        python -c "import torch; print(torch.cuda.get_arch_list())". A pasted collect_env names the
+        wheel, not its list: the official wheel's list is then used.
 
     References:
         - https://rocm.docs.amd.com/projects/install-on-linux/en/latest/reference/system-requirements.html
         - https://github.com/pytorch/pytorch/issues/138506
+        - https://github.com/pytorch/pytorch/issues/132570 (gfx1010 absent from the ROCm 6.2 wheels)
+        - https://github.com/astral-sh/uv/issues/14086 (get_arch_list() of the official ROCm wheels)
     """
     t = f["torch"]
     arch = t.get("arch_list")
     if t.get("build") != "rocm" or not isinstance(arch, list) or not arch:
         return
-    built = {str(a).split(":")[0] for a in arch}  # gfx90a:xnack- is still gfx90a code
-    for g in f["gpus"]:
+    built = {wheels.gfx_base(a) for a in arch}  # gfx90a:xnack- is still gfx90a code
+    # A pasted collect_env names the wheel, not its list: the list is then the official wheel's
+    # (knowledge/torch_wheels.toml [[rocm_wheel]]), and the message says so.
+    official = wheels.rocm_wheel_gfx_list(str(t.get("version") or ""), f.config)
+    from_table = "arch_list" in (t.get("from_knowledge") or []) and official is not None and official["arch"] == arch
+    whose = ("the official wheel " if from_table else "") + f"torch {t.get('version')}"
+    for g in _amd_devices(f, t):
         gfx = g.get("gfx_target")
-        if g.get("vendor") == "amd" and isinstance(gfx, str) and gfx.startswith("gfx") and gfx.split(":")[0] not in built:
-            yield Hit(message=f"{g.get('name')} is {gfx}, but torch {t.get('version')} carries {', '.join(arch)}: "
+        if g.get("vendor") == "amd" and isinstance(gfx, str) and gfx.startswith("gfx") and wheels.gfx_base(gfx) not in built:
+            yield Hit(message=f"{g.get('name')} is {gfx}, but {whose} carries {', '.join(arch)}: "
                               "\"invalid device function\" at the first kernel",
                       subject=f"GPU {g.get('index')}",
-                      fix="python -c 'import torch; print(torch.cuda.get_arch_list())'   "
-                          f"# then install a ROCm build of torch whose list includes {gfx}, or load the site's "
-                          "PyTorch module (hpcdoctor has no sourced ROCm wheel gfx lists yet)",
-                      evidence={"gfx_target": gfx, "torch.arch_list": arch})
+                      fix=wheels.resolve_rocm(gfx, f.config)["text"],
+                      evidence={"gfx_target": gfx, "torch.arch_list": arch,
+                                "arch_list_from": "knowledge/torch_wheels.toml" if from_table else "torch"})
+
+
+def _amd_devices(f, t):
+    """The node's AMD GPUs; where no GPU tool was recorded (a pasted collect_env), the device torch
+    itself reports: a ROCm collect_env prints torch.cuda.get_device_name() with the device's
+    gcnArchName, "AMD Instinct MI210 (gfx90a:sramecc+:xnack-)" (torch/utils/collect_env.py,
+    get_gpu_info). That is the current device only, so it is used for its gfx, never as a count."""
+    gpus = f.gpus()
+    if gpus or not isinstance(t.get("gpu_models"), list):
+        return f["gpus"]
+    named = []
+    for n, model in enumerate(t["gpu_models"]):
+        m = re.match(r"^(.+?)\s*\((gfx[0-9a-f]+(?::[a-z]+[+-])*)\)$", str(model).strip())
+        if m:
+            named.append({"index": n, "vendor": "amd", "name": m.group(1), "gfx_target": m.group(2)})
+    return named or f["gpus"]
 
 
 OPENMP_RUNTIMES = ("libgomp", "libiomp5", "libomp")

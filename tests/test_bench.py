@@ -401,3 +401,49 @@ def test_export_hoppers_are_not_held_to_the_h100_tensor_rate():
     assert _derived("NVIDIA H20", "9.0", 132, 1980) is None
     assert _derived("NVIDIA H800", "9.0", 132, 1980, "tf32") is None
     assert _peak("NVIDIA H100", "9.0", 132, 1830, "bf16") == pytest.approx(989, abs=1)
+
+
+def _renamed_node(name, dtype, tflops):
+    """The recorded H100 node's facts with the GPU renamed and one GEMM figure measured."""
+    g = h100_with_bench()
+    for gpu in (g["facts"]["gpus"][0], g["facts"]["bench"]["gpus"][0]):
+        gpu["name"] = name
+    g["facts"]["bench"]["gpus"][0]["gemm"] = {dtype: {"n": 8192, "tflops": tflops}}
+    return g
+
+
+# rocm-smi's own name for the card, as the public 4x MI100 recording has it
+# (tests/fixtures/public/amd/telegraf_rocm-smi_json_4xMI100_rocm602.json, "Card series").
+MI100 = "Arcturus GL-XL [Instinct MI100]"
+
+
+def test_slow_mi100_fp32_gemm_is_judged_against_the_matrix_core_rate():
+    """AMD's ROCm documentation ('AMD Instinct MI100 microarchitecture', table 'Peak-performance
+    capabilities of MI100', docs/reference/gpu-arch/mi100.md, read 2026-11-23) lists Matrix FP32
+    46.1 and Vector FP32 23.1 TFLOPS. rocBLAS runs fp32 GEMMs on the matrix cores, and the MI250
+    and MI300X entries already hold their Matrix FP32 rates; the MI100's held the vector rate, so
+    an MI100 at 20 TFLOP/s fp32 (43% of its matrix peak) passed. It is now reported; one at 30
+    (65%) is healthy."""
+    (f,) = fired("bench-gemm-low", _renamed_node(MI100, "fp32", 20.0))
+    assert "mi100 datasheet peak of 46.1" in f.message and "25 expected" in f.message
+    assert not fired("bench-gemm-low", _renamed_node(MI100, "fp32", 30.0))
+
+
+def test_mi250_gcd_is_held_to_half_the_oam_rate_amd_documents():
+    """ROCm's 'AMD Instinct MI250 microarchitecture' (docs/reference/gpu-arch/mi250.md, read
+    2026-11-23): Matrix BF16 362.1 TFLOPS for the OAM, whose two GCDs ROCm and PyTorch see as two
+    devices. A GCD at 90 bf16 TFLOP/s (50% of 181.05) is reported; at 120 (66%) it is healthy."""
+    (f,) = fired("bench-gemm-low", _renamed_node("AMD Instinct MI250", "bf16", 90.0))
+    assert "mi250 datasheet peak of 181.05" in f.message
+    assert not fired("bench-gemm-low", _renamed_node("AMD Instinct MI250", "bf16", 120.0))
+
+
+def test_a100_40gb_bf16_peak_is_the_dense_figure_nvidia_publishes():
+    """NVIDIA's 'Hopper Architecture In-Depth' (developer.nvidia.com/blog/nvidia-hopper-architecture-
+    in-depth/, Table 3, A100 column, read 2026-11-23 in a verbatim capture) lists 'Peak BF16 Tensor
+    TFLOPS with FP32 Accumulate 312/624', the second 'using the Sparsity feature'. An
+    'NVIDIA A100-SXM4-40GB' (NVML's name) at 160 bf16 TFLOP/s (51% of dense 312) is reported; held
+    to the sparse 624 it would be at 26%, and at 200 (64%) it is healthy."""
+    (f,) = fired("bench-gemm-low", _renamed_node("NVIDIA A100-SXM4-40GB", "bf16", 160.0))
+    assert "a100-40gb datasheet peak of 312" in f.message and "172 expected" in f.message
+    assert not fired("bench-gemm-low", _renamed_node("NVIDIA A100-SXM4-40GB", "bf16", 200.0))

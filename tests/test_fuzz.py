@@ -237,3 +237,16 @@ def test_vendor_text_tables(text):
             fn(text)
         except ValueError:
             pass
+
+
+OOM_S = _samples(*(NODES.parent / "tickets").glob("*oom*.txt"))
+
+
+@given(mutated(OOM_S))
+def test_pasted_out_of_memory_messages(text):
+    # Cut, spliced or garbled OOM messages: what is read must never break GPU011's arithmetic.
+    from rulekit import facts, run_rule
+    found = find_symptoms(text)
+    if any(s["id"].startswith("cuda-oom") for s in found):
+        findings, skipped = run_rule("gpu-memory-in-use", facts("h100-kvm-1gpu", **{"ticket.symptoms": found}))
+        assert not skipped, skipped  # the engine turns a rule's exception into a skip: that is a failure here

@@ -15,10 +15,10 @@ SITE = """[knowledge]
 index_url = "https://pypi.site.example/torch"
 
 [[knowledge.wheel]]
-torch = ">=2.12,<2.13"
+torch = ">=2.15,<2.16"
 cuda = "13.0"
 arch = ["sm_80", "sm_90", "sm_100", "sm_120"]
-source = "torch.cuda.get_arch_list() of our 2.12.0+cu130, 2026-11-20"
+source = "torch.cuda.get_arch_list() of our 2.15.0+cu130, 2026-11-20"
 """
 
 
@@ -32,14 +32,15 @@ def test_site_wheel_and_index_reach_the_fix(tmp_path):
     cfg = config.load(_cfg(tmp_path, SITE))
     g = facts("h100-kvm-1gpu", **{"torch.build": "cpu", "torch.version": "2.11.0+cpu", "torch.cuda": None})
     (f,) = fired("torch-cpu-only", g, cfg)
-    assert '"torch>=2.9,<2.13" --index-url https://pypi.site.example/torch/cu130' in f.fix
+    # 2.15 is past the shipped table (its RFC, pytorch/pytorch#190385, is open): the site's entry is the newest build.
+    assert '"torch>=2.9,<2.16" --index-url https://pypi.site.example/torch/cu130' in f.fix
     assert not fired("torch-cpu-only", facts("h100-kvm-1gpu"), cfg)
 
 
 @pytest.mark.parametrize("text,needle", [
     (SITE.replace('cuda = "13.0"', 'cuda = "cu130"'), r"site.toml:4: cuda must be like"),
     (SITE.replace('arch = ["sm_80"', 'arch = ["gfx942"'), r"site.toml:4: arch entries"),
-    (SITE.replace('torch = ">=2.12,<2.13"', 'torch = "2.12"'), r"site.toml:4: torch"),
+    (SITE.replace('torch = ">=2.15,<2.16"', 'torch = "2.15"'), r"site.toml:4: torch"),
     (SITE.replace('source =', 'sauce ='), r"site.toml:4: unknown key 'sauce'"),
     (SITE.replace('https://pypi', 'pypi'), r"site.toml:2: index_url must be"),
     (SITE + '\n[knowledge.release_driver]\n"10.2" = 440\n', r"site.toml:11: release_driver maps"),
@@ -93,3 +94,33 @@ def test_knowledge_command_counts_undated_entries():
             assert f"{t['undated']} of them with no read date" in line, line
         else:
             assert "of them with no read date" not in line, line
+
+
+def test_a_failed_search_is_not_a_read_date(tmp_path, monkeypatch):
+    """gpus.toml records entries whose datasheet could not be found again as 'not re-read
+    2026-11-23: <what was searched>'; the date in that sentence is when the search failed, so the
+    entry still counts as undated until it carries a read date of its own."""
+    from hpcdoctor import knowledge
+
+    (tmp_path / "t.toml").write_text(
+        '[[sku]]\nsource = "not re-read 2026-11-23: no datasheet found; from https://example.org/ds.pdf"\n\n'
+        '[[sku]]\nsource = "vendor page; not re-read 2026-11-23: tdp_w"\nread = "2026-11-23"\n')
+    monkeypatch.setattr(knowledge, "KNOWLEDGE_DIR", tmp_path)
+    knowledge.load.cache_clear()
+    try:
+        (t,) = knowledge.provenance()
+    finally:
+        knowledge.load.cache_clear()
+    assert t["entries"] == 2 and t["undated"] == 1
+
+
+def test_gpu_table_reports_the_entries_not_re_read():
+    """Every [[sku]] whose source says 'not re-read' and has no read date is counted undated by
+    'hpcdoctor knowledge', so a support engineer sees how much of the GPU table is unchecked."""
+    from hpcdoctor import knowledge
+
+    skus = knowledge.load("gpus")["sku"]
+    unread = [s["id"] for s in skus if "not re-read" in s["source"] and not s.get("read")]
+    assert "t4" in unread and "mi100" not in unread
+    (t,) = [t for t in knowledge.provenance() if t["table"] == "gpus"]
+    assert t["undated"] >= len(unread)

@@ -267,8 +267,9 @@ def test_torch_arch_warning_alone_is_diagnosed(name, line, carries):
     assert hit["message"].startswith("NVIDIA GeForce RTX 5090 is sm_120") and carries in hit["message"]
     assert f"line {line}" in hit["message"]
     # The fix names wheels that carry sm_120 (torch >= 2.7, CUDA 12.8), from the wheel knowledge.
-    # No driver in the paste: the newest build that carries sm_120, with the driver it needs.
-    assert '"torch>=2.9,<2.12" --index-url https://download.pytorch.org/whl/cu130' in hit["fix"]
+    # No driver in the paste: the newest build that carries sm_120 (2.12-2.14's cu132, RELEASE.md),
+    # with the driver it needs.
+    assert '"torch>=2.12,<2.15" --index-url https://download.pytorch.org/whl/cu132' in hit["fix"]
     assert "need a driver >= 580.65.06" in hit["fix"]
 
 

@@ -57,6 +57,13 @@ def test_every_symptom_is_sourced_and_its_pattern_bounded():
     ("centernet-119-cudnn-mismatch-old-form", "cudnn-mismatch", {"compiled": "7102", "found": "7605"}),
     ("csprng-115-omp-error-15-windows", "omp-error-15", {"library": "libiomp5md.dll"}),
     ("pytorch-40863-oom-memory-held-elsewhere", "cuda-oom", {"total": "11.17 GiB", "reserved": "530.00 MiB"}),
+    ("pulid-13-oom-own-process-healthy", "cuda-oom", {"free": "0 bytes", "reserved": "11.31 GiB"}),
+    ("dasheng-denoiser-3-oom-two-other-processes", "cuda-oom-v2", {"total": "94.98 GiB", "free": "35.05 GiB",
+                                                                    "unallocated": "132.21 MiB"}),
+    ("lerf-73-oom-capacty-own-process-healthy", "cuda-oom-v2", {"total": "23.65 GiB", "free": "1.66 GiB"}),  # 2.1's typo
+    ("keys-values-92-oom-rank-contexts-healthy", "cuda-oom-v2", {"total": "39.49 GiB"}),   # PYTORCH_ALLOC_CONF tail
+    ("z-image-103-hip-oom-own-process-healthy", "cuda-oom-v2", {"vendor": "HIP", "total": "23.98 GiB"}),
+    ("ootdiffusion-167-oom-no-process-figures-healthy", "cuda-oom-v2", {"allocated": "0 bytes"}),
     ("llama-chinese-192-bf16-t4", "bf16-refused-hf", {}),
     ("openbuddy-45-bf16-v100-lowercase", "bf16-refused", {"cc": "7.0"}),
     ("nccl-342-docker-shm-no-space", "nccl-shm-failed", {"nospace": "No space left on device"}),
@@ -80,6 +87,11 @@ def test_message_is_read_with_its_facts(name, sid, fields):
     ("gladia-928-cudnn-ld-library-path", "duplicate-libraries", ["cuDNN"]),
     ("moneyprinter-90-omp-error-15", "duplicate-libraries", ["OpenMP"]),
     ("residualmasking-15-oom-other-programs", "gpu-memory-in-use", ["other processes"]),
+    ("llamafactory-182-oom-visible-devices-overwritten", "gpu-memory-in-use", ["other processes", "26.5 GiB"]),
+    ("denseclip-52-oom-other-users-a100", "gpu-memory-in-use", ["other processes", "37.4 GiB"]),
+    ("dasheng-denoiser-3-oom-two-other-processes", "gpu-memory-in-use", ["pid 142715 53.82 GiB", "pid 232313 4.21 GiB",
+                                                                         "58.0 GiB"]),
+    ("dorado-653-oom-second-process", "gpu-memory-in-use", ["132.00 MiB", "11.0 GiB"]),   # held out
     ("lmflow-251-bf16-t4-colab", "bf16-unsupported", ["bf16"]),
     ("nccl-342-docker-shm-no-space", "shm-too-small", ["/dev/shm"]),
     ("pytorch-132570-rocm-gfx1010-not-in-wheel", "torch-missing-arch", ["gfx"]),
@@ -96,6 +108,23 @@ def test_ticket_gets_the_diagnosis_its_thread_confirms(name, symbol, words):
     ("spark-vllm-docker-15-gb10-minmax-healthy", "torch-missing-arch"),   # 12.1 above a 12.0 maximum runs
     ("pytorch-164708-rtx6000ada-source-build-healthy", "torch-missing-arch"),
     ("pulid-13-oom-own-process-healthy", "gpu-memory-in-use"),            # the job's own memory
+    ("pytorch-16417-oom-this-process-healthy", "gpu-memory-in-use"),      # NVML: this process, no other
+    ("cads-4-oom-own-process-healthy", "gpu-memory-in-use"),
+    ("lerf-73-oom-capacty-own-process-healthy", "gpu-memory-in-use"),
+    ("mygirlgpt-11-oom-capacty-4gb-healthy", "gpu-memory-in-use"),
+    ("keys-values-92-oom-rank-contexts-healthy", "gpu-memory-in-use"),   # 4 x 414 MiB: 4 % of the card
+    ("pytorch-99699-oom-wrapped-own-process-healthy", "gpu-memory-in-use"),
+    ("generateu-10-oom-container-own-pid-healthy", "gpu-memory-in-use"),  # the one listed pid is the job
+    ("florence2-17-oom-container-own-pid-healthy", "gpu-memory-in-use"),  # (container: NVML's host pid)
+    ("ootdiffusion-167-oom-no-process-figures-healthy", "gpu-memory-in-use"),  # no NVML figures: unknown
+    ("z-image-103-hip-oom-own-process-healthy", "gpu-memory-in-use"),     # ROCm prints none either
+    # held out: found after the reader was built
+    ("vary-52-oom-small-other-processes-healthy", "gpu-memory-in-use"),   # others 21 %: under a quarter
+    ("qanything-303-oom-visible-devices-own-process-healthy", "gpu-memory-in-use"),
+    ("musepose-45-oom-wrapped-windows-shared-healthy", "gpu-memory-in-use"),
+    ("ms-swift-2044-oom-terminal-wrapped-healthy", "gpu-memory-in-use"),  # wrapped inside a number
+    ("seamless-416-oom-container-own-pid-healthy", "gpu-memory-in-use"),
+    ("cell2location-404-oom-own-process-a100-healthy", "gpu-memory-in-use"),
     ("nccl-328-shm-open-permission-denied", "shm-too-small"),             # a permission, not a size
     ("af-sfmlearner-39-no-driver-cpu-run-healthy", "driver-too-old"),     # no driver is no old driver
 ])
@@ -105,6 +134,23 @@ def test_neighbouring_messages_stay_silent(name, silent):
     if res.returncode == 2:
         return  # declined, with one line: no finding at all
     assert silent not in symbols(ticket(name))
+
+
+def test_a_wrapped_oom_message_is_read_across_its_lines():
+    """PR 99699's own example, wrapped inside "Including non-PyTorch memory,/this process": both
+    NVML entries are read, so the 577 MiB process is counted and the job's 15.32 GiB is not."""
+    (s,) = [s for s in find_symptoms(ticket("pytorch-99699-oom-wrapped-own-process-healthy").read_text(encoding="utf-8"))
+            if s["id"] == "cuda-oom-v2"]
+    assert "Process 1246069 has 577.00 MiB memory in use" in s["procs"]
+    assert "this process has 15.32 GiB memory in use" in s["procs"]
+
+
+def test_held_by_others_fix_names_the_pids_and_a_way_out():
+    (f,) = [f for f in report_of("check", "--from", str(ticket("dasheng-denoiser-3-oom-two-other-processes")))["findings"]
+            if f["symbol"] == "gpu-memory-in-use"]
+    assert f["fix"].startswith("nvidia-smi --query-compute-apps=pid,used_memory --format=csv")
+    assert "-p 142715,232313" in f["fix"] and "CUDA_VISIBLE_DEVICES=" in f["fix"]
+    assert "administrators" in f["fix"]
 
 
 def test_conda_could_not_collect_is_no_package():

@@ -29,10 +29,13 @@ def test_torch27_cu128_has_no_volta():
 
 def test_torch28_to_210_cu128_carry_volta_again_and_211_drops_it():
     # .ci/manywheel/build_cuda.sh 00c7a380 (12.8: 7.0;...), RELEASE.md "For Release 2.9 and 2.10";
-    # Volta left cu128 in 2.11 (RELEASE.md as quoted in issue 12).
+    # Volta left cu128 in 2.11: RELEASE.md "For Release 2.11" in pytorch/pytorch#175253 and the RFC
+    # pytorch/pytorch#172352 (primary, read 2026-11-23).
     for v in ("2.8.0+cu128", "2.9.1+cu128", "2.10.0+cu128"):
         assert wheels.arch_supported("7.0", wheels.wheel_arch_list(v)["arch"]), v
     assert not wheels.arch_supported("7.0", wheels.wheel_arch_list("2.11.0+cu128")["arch"])
+    # torch 2.12 has no cu128 wheels at all (pytorch/pytorch#182849 removed the 12.8.1 row).
+    assert wheels.wheel_arch_list("2.12.0+cu128") is None
 
 
 def test_torch27_shipped_cu118_with_kepler():
@@ -58,8 +61,12 @@ def test_new_toolkit_drivers_run_through_minor_compatibility(cuda, own):
 
 
 def test_unsourced_releases_are_unknown_not_guessed():
-    assert wheels.wheel_arch_list("2.13.0+cu130") is None
-    assert wheels.wheel_arch_list("2.10.0+cu128", os_name="windows") is None
+    # 2.15: RFC pytorch/pytorch#190385 (drop cu126) is still open; no Windows table before 2.9;
+    # nightly/source ROCm builds and the TheRock-based +rocm7.14 wheels are not the listed wheels.
+    assert wheels.wheel_arch_list("2.15.0+cu130") is None
+    assert wheels.wheel_arch_list("2.8.0+cu128", os_name="windows") is None
+    assert wheels.wheel_arch_list("2.5.0.dev20240821+rocm6.2") is None
+    assert wheels.wheel_arch_list("2.12.0+rocm7.14.0") is None
 
 
 def test_cuda110_ga_driver_and_windows_before_cuda11():
@@ -81,13 +88,13 @@ def test_cuda110_ga_driver_and_windows_before_cuda11():
     ("450.80.02", "3.7", "x86_64", "cu118"),                  # K80: only cu118 carries sm_37
     ("470.82.01", "6.0", "x86_64", "cu118"),                  # 11.x only on 470
     ("525.60.13", "5.0", "x86_64", "cu126"),
-    ("535.104.05", "7.0", "x86_64", "cu126"),                 # cu126 carries Volta to 2.11, cu128 to 2.10
-    ("535.104.05", "8.6", "x86_64", "cu128"),
-    ("570.86.10", "8.9", "x86_64", "cu128"),
-    ("580.65.06", "9.0", "x86_64", "cu130"),
-    ("580.65.06", "10.0", "x86_64", "cu130"),
-    ("570.86.10", "12.0", "x86_64", "cu128"),
-    ("580.65.06", "9.0", "aarch64", "cu130"),
+    ("535.104.05", "7.0", "x86_64", "cu126"),                 # cu126 carries Volta to 2.14, cu128 to 2.10
+    ("535.104.05", "8.6", "x86_64", "cu126"),                 # 12.x on 535: cu126 goes to 2.14, cu128 stops at 2.11
+    ("570.86.10", "8.9", "x86_64", "cu126"),
+    ("580.65.06", "9.0", "x86_64", "cu132"),                  # 13.2 runs on 580 by minor-version compatibility
+    ("580.65.06", "10.0", "x86_64", "cu132"),
+    ("570.86.10", "12.0", "x86_64", "cu128"),                 # Blackwell on a 12.x driver: cu128, the 2.11 wheels
+    ("580.65.06", "9.0", "aarch64", "cu132"),
 ])
 def test_resolver_eras(driver, cc, cpu, expect):
     r = wheels.resolve(cc, driver, "linux", cpu)
@@ -105,10 +112,12 @@ def test_resolver_names_a_build_the_driver_runs_and_the_gpu_is_in():
                 assert r["command"].startswith('pip install --force-reinstall "torch>=')
 
 
-def test_volta_on_aarch64_and_windows_have_no_known_build():
+def test_volta_on_aarch64_has_no_build_and_windows_gets_a_windows_one():
+    # RELEASE.md aarch64 table: no build carries anything below Ampere(8.0).
     assert not wheels.resolve("7.0", "580.65.06", "linux", "aarch64")["ok"]
+    # RELEASE.md's x86 table is "for Linux x86 and Windows builds": a 560.94 Windows driver runs 12.x.
     r = wheels.resolve("8.6", "560.94", "windows", "x86_64")
-    assert not r["ok"] and "Windows" in r["text"]
+    assert r["ok"] and r["tag"] == "cu126", r
 
 
 def test_conda_env_gets_pip_inside_it():
@@ -117,10 +126,11 @@ def test_conda_env_gets_pip_inside_it():
 
 
 def test_site_index_and_extra_wheel_entries():
+    # A release the table lacks (2.15), added by the site, becomes the newest pick.
     config = {"knowledge": {"index_url": "https://mirror.example.org/torch/",
-                            "wheel": [{"torch": ">=2.12,<2.13", "cuda": "13.0", "arch": ["sm_90"]}]}}
+                            "wheel": [{"torch": ">=2.15,<2.16", "cuda": "13.0", "arch": ["sm_90"]}]}}
     r = wheels.resolve("9.0", "580.65.06", config=config)
-    assert r["index_url"] == "https://mirror.example.org/torch/cu130" and r["torch"] == ">=2.9,<2.13"
+    assert r["index_url"] == "https://mirror.example.org/torch/cu130" and r["torch"] == ">=2.9,<2.16"
 
 
 # --- the fixes on real pastes and the recorded H100 --------------------------------------------
@@ -137,21 +147,23 @@ def test_driver_418_is_not_told_cu118():
     assert "/whl/cu118" not in f["fix"] and ("driver >=" in f["fix"] or "compute capability" in f["fix"])
 
 
-def test_windows_cpu_build_is_not_told_a_linux_wheel():
-    # pytorch/pytorch#122924: Windows, RTX 4080 Laptop: no Windows list is sourced, so no index is named.
+def test_windows_cpu_build_is_told_a_windows_wheel_its_driver_runs():
+    # pytorch/pytorch#122924: Windows 11, RTX 4080 Laptop (sm_89), driver 551.86. RELEASE.md's table
+    # is "for Linux x86 and Windows builds": 551.86 runs 12.x (>= 528.33 on Windows), not 13.x.
     f = _fix(report_of("check", "--from", str(PASTES / "pytorch-122924-windows-cpu-build-rtx4080.txt")), "torch-cpu-only")
-    assert "download.pytorch.org" not in f["fix"] and "Windows x86_64" in f["fix"] and "sm_89" in f["fix"]
+    assert "/whl/cu126" in f["fix"] and "sm_89" in f["fix"] and "551.86" in f["fix"], f["fix"]
 
 
-def test_h100_driver_535_gets_cu128_not_cu118():
+def test_h100_driver_535_gets_a_cuda12_build_not_cu118():
+    # 535 runs any 12.x runtime: cu126 (to 2.14) is the newest; cu13x needs 580.
     (f,) = fired("driver-too-old", facts(H100, **{"nvidia.driver_version": "535.161.08", "torch.cuda_available": False}))
-    assert "/whl/cu128" in f.fix and "535.161.08" in f.fix
+    assert "/whl/cu126" in f.fix and "535.161.08" in f.fix and "<2.15" in f.fix
 
 
 def test_h100_cpu_build_gets_cu130_and_conda_note():
     conda = {"pytorch": {"version": "2.5.1", "build": "cpu_mkl_py310_0", "channel": "pytorch"}}
     (f,) = fired("torch-cpu-only", facts(H100, **{"torch.build": "cpu", "torch.conda_list": conda}))
-    assert "/whl/cu130" in f.fix and "conda remove pytorch" in f.fix
+    assert "/whl/cu13" in f.fix and "conda remove pytorch" in f.fix
 
 
 def test_rocm_build_without_the_gpus_gfx():
@@ -159,7 +171,134 @@ def test_rocm_build_without_the_gpus_gfx():
                        "torch.arch_list": ["gfx900", "gfx906", "gfx908", "gfx90a", "gfx1030", "gfx1100"],
                        "gpus": [{"index": 0, "vendor": "amd", "name": "AMD Instinct MI300X", "gfx_target": "gfx942"}]})
     (f,) = fired("torch-rocm-missing-gfx", g)
-    assert "gfx942" in f.message and "get_arch_list" in f.fix
+    # The fix names the newest official wheel carrying gfx942 (uv#18730: the rocm7.2 wheel's list).
+    assert "gfx942" in f.message and "/whl/rocm7.2" in f.fix and "the official wheel" not in f.message
     g = facts(H100, **{"torch.build": "rocm", "torch.arch_list": ["gfx90a:xnack-", "gfx942"],
                        "gpus": [{"index": 0, "vendor": "amd", "name": "AMD Instinct MI300X", "gfx_target": "gfx942"}]})
     assert not fired("torch-rocm-missing-gfx", g)
+
+
+# --- torch 2.12-2.14, aarch64 and Windows lists (RELEASE.md "PyTorch CUDA Support Matrix") -----
+# Sources, read 2026-11-23: pytorch/pytorch#182849 (2.12 table), #194367 ("For Release 2.12, 2.13
+# and 2.14"), #175253 (2.11), #164471 (2.9); RFCs #172663 (2.11 aarch64), #178665, #190355.
+
+def test_torch212_to_214_ship_cu126_for_volta_and_cu13x_for_blackwell():
+    # Tesla V100 (7.0): only cu126 carries it in 2.12-2.14; cu130/cu132 start at Turing.
+    assert wheels.arch_supported("7.0", wheels.wheel_arch_list("2.14.0+cu126")["arch"])
+    assert not wheels.arch_supported("7.0", wheels.wheel_arch_list("2.13.0+cu132")["arch"])
+    # NVIDIA GeForce RTX 5090 (12.0) and B200 (10.0) are in the 13.0 and 13.2 wheels, not in cu126.
+    for v in ("2.12.0+cu130", "2.13.1+cu132", "2.14.0+cu132"):
+        arch = wheels.wheel_arch_list(v)["arch"]
+        assert wheels.arch_supported("12.0", arch) and wheels.arch_supported("10.0", arch), v
+    assert not wheels.arch_supported("12.0", wheels.wheel_arch_list("2.14.0+cu126")["arch"])
+
+
+@pytest.mark.parametrize("cc,driver,expect", [
+    ("9.0", "550.54.15", "cu126"),   # GH200 on a 12.x driver: the cu126 aarch64 build (8.0, 9.0) to 2.14
+    ("9.0", "580.65.06", "cu132"),   # GH200 on 580: the 13.2 SBSA build
+    ("10.0", "570.124.06", "cu128"), # GB200 on 570: only 2.11's cu128 aarch64 build (10.0, 12.0)
+    ("11.0", "580.65.06", "cu132"),  # Jetson Thor: 11.0 only in the 13.x aarch64 builds
+    ("12.1", "580.95.05", "cu132"),  # DGX Spark GB10 runs the sm_120 code of the aarch64 build
+])
+def test_aarch64_resolver_before_and_besides_cuda13(cc, driver, expect):
+    r = wheels.resolve(cc, driver, "linux", "aarch64")
+    assert r["ok"] and r["tag"] == expect, r
+
+
+def test_aarch64_wheels_lack_turing_and_volta():
+    # RELEASE.md aarch64 table: 12.6.3 | Ampere(8.0), Hopper(9.0): a T4 (7.5) on Graviton has no build.
+    assert not wheels.arch_supported("7.5", wheels.wheel_arch_list("2.12.0+cu126", cpu="aarch64")["arch"])
+    r = wheels.resolve("7.5", "580.65.06", "linux", "aarch64")
+    assert not r["ok"] and "sm_75" in r["text"]
+
+
+def test_windows_lists_follow_release_md_without_ptx():
+    # "+PTX available on linux builds only": the Windows cu130 list has no compute_120.
+    assert not any(a.startswith("compute_") for a in wheels.wheel_arch_list("2.12.0+cu130", os_name="windows")["arch"])
+    # Volta on Windows: cu128 through 2.10 (#164471), gone in 2.11 (#175253).
+    assert wheels.arch_supported("7.0", wheels.wheel_arch_list("2.10.0+cu128", os_name="windows")["arch"])
+    assert not wheels.arch_supported("7.0", wheels.wheel_arch_list("2.11.0+cu128", os_name="windows")["arch"])
+    # An RTX 5090 on a Windows 572.16 driver (12.x only): the cu128 wheels, not cu13x (needs >= 580.88).
+    r = wheels.resolve("12.0", "572.16", "windows", "x86_64")
+    assert r["ok"] and r["tag"] == "cu128" and r["torch"].endswith("<2.12"), r
+
+
+# --- ROCm wheels' gfx lists ([[rocm_wheel]]) ----------------------------------------------------
+# Sources: torch.cuda.get_arch_list() of 2.4.1+rocm6.0, 2.5.1+rocm6.2, 2.7.1+rocm6.2.4, 2.7.1+rocm6.3
+# pasted in astral-sh/uv#14086; of the rocm7.2 wheel in astral-sh/uv#18730; roc-obj-ls of the
+# ROCm 6.2 wheels in pytorch/pytorch#132570 (all secondary evidence from the wheels themselves).
+
+@pytest.mark.parametrize("gpu,gfx,tag", [
+    ("AMD Instinct MI300X", "gfx942", "rocm7.2"),
+    ("AMD Instinct MI250X (LUMI-G)", "gfx90a:sramecc+:xnack-", "rocm7.2"),
+    ("AMD Radeon RX 7900 XTX", "gfx1100", "rocm7.2"),
+    ("AMD Instinct MI355X", "gfx950", "rocm7.2"),
+    ("AMD Radeon RX 7600", "gfx1102", "rocm7.2"),   # ROCm/pytorch#2730's GPU: in the wheels since 2.7
+])
+def test_rocm_resolver_names_a_wheel_that_carries_the_gpu(gpu, gfx, tag):
+    r = wheels.resolve_rocm(gfx)
+    assert r["ok"] and r["tag"] == tag and r["command"].startswith('pip install --force-reinstall "torch>='), (gpu, r)
+
+
+@pytest.mark.parametrize("gpu,gfx", [
+    ("AMD Radeon RX 5700 XT", "gfx1010"),   # pytorch/pytorch#132570: roc-obj-ls finds no gfx1010
+    ("AMD Radeon RX 6700 XT", "gfx1031"),   # same thread: 2.5.1+rocm6.2 needs HSA_OVERRIDE_GFX_VERSION
+])
+def test_rocm_resolver_says_no_official_wheel_carries_rdna1_or_gfx1031(gpu, gfx):
+    r = wheels.resolve_rocm(gfx)
+    assert not r["ok"] and f"PYTORCH_ROCM_ARCH={gfx}" in r["text"] and "/whl/rocm" not in r["text"], gpu
+
+
+def test_rx7600_was_not_in_the_rocm62_wheels_but_is_in_27():
+    # gfx1102 reached the wheels with pytorch/pytorch#147761 (2025-02-24): 2.5.1+rocm6.2 lacks it,
+    # 2.7.1+rocm6.3 carries it.
+    assert "gfx1102" not in wheels.wheel_arch_list("2.5.1+rocm6.2")["arch"]
+    assert "gfx1102" in wheels.wheel_arch_list("2.7.1+rocm6.3")["arch"]
+
+
+def test_pasted_rocm_collect_env_is_judged_against_the_wheels_list():
+    # vllm-project/vllm#9713: 2.5.1+rocm6.2 on "AMD Radeon Graphics (gfx906:sramecc+:xnack-)", torch's
+    # own list not pasted: the wheel's list comes from knowledge and carries gfx906 (healthy).
+    doc = report_of("check", "--from", str(NODES.parent / "tickets" / "vllm-9713-rocm-gfx906-healthy.txt"))
+    t = doc["facts"]["torch"]
+    assert "gfx906" in t["arch_list"] and "arch_list" in t["from_knowledge"]
+    assert not [x for x in doc["findings"] if x["symbol"] == "torch-rocm-missing-gfx"]
+    assert not [s for s in doc["skipped"] if "SW008" in str(s)]
+
+
+def test_rx6700xt_under_the_rocm62_wheel_is_told_there_is_no_official_wheel():
+    # pytorch/pytorch#132570 (pkrasicki): RX 6700 XT (gfx1031) on torch 2.5.1+rocm6.2, list not pasted.
+    listed = wheels.wheel_arch_list("2.5.1+rocm6.2")["arch"]
+    g = facts(H100, **{"torch.build": "rocm", "torch.cuda": None, "torch.hip": "6.2.41133",
+                       "torch.version": "2.5.1+rocm6.2", "torch.arch_list": listed,
+                       "torch.from_knowledge": ["arch_list"],
+                       "gpus": [{"index": 0, "vendor": "amd", "name": "AMD Radeon RX 6700 XT", "gfx_target": "gfx1031"}]})
+    (f,) = fired("torch-rocm-missing-gfx", g)
+    assert "the official wheel torch 2.5.1+rocm6.2" in f.message and "PYTORCH_ROCM_ARCH=gfx1031" in f.fix
+    # The same wheel on an RX 7900 XTX (gfx1100) is fine.
+    g["facts"]["gpus"] = [{"index": 0, "vendor": "amd", "name": "AMD Radeon RX 7900 XTX", "gfx_target": "gfx1100"}]
+    assert not fired("torch-rocm-missing-gfx", g)
+
+
+def test_cpu_only_torch_on_an_mi300x_node_is_told_a_rocm_wheel():
+    g = facts(H100, **{"torch.build": "cpu", "torch.cuda": None,
+                       "gpus": [{"index": 0, "vendor": "amd", "name": "AMD Instinct MI300X", "gfx_target": "gfx942"}]})
+    (f,) = fired("torch-cpu-only", g)
+    assert "/whl/rocm7.2" in f.fix and "gfx942" in f.fix
+
+
+def test_site_rocm_wheel_entry_overrides_and_bad_ones_are_refused(tmp_path):
+    from hpcdoctor import config
+
+    good = tmp_path / "site.toml"
+    good.write_text('[knowledge]\n[[knowledge.rocm_wheel]]\ntorch = ">=2.13,<2.14"\nrocm = "7.2"\n'
+                    'gfx = ["gfx90a", "gfx942", "gfx1031"]\nsource = "get_arch_list() of our 2.13.0+rocm7.2"\n')
+    c = config.load(str(good))
+    # The site's own build carries the RX 6700 XT that no official wheel in knowledge does.
+    r = wheels.resolve_rocm("gfx1031", c)
+    assert r["ok"] and r["torch"] == ">=2.13,<2.14" and r["tag"] == "rocm7.2"
+    assert "gfx1031" in wheels.rocm_wheel_gfx_list("2.13.0+rocm7.2", c)["arch"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[knowledge]\n[[knowledge.rocm_wheel]]\ntorch = ">=2.13"\nrocm = "7.2"\ngfx = ["gfx942"]\n')
+    with pytest.raises(config.ConfigError, match="bad.toml:2: torch needs a lower and an upper bound"):
+        config.load(str(bad))
