@@ -707,7 +707,8 @@ def _bf16_in_ticket(f, symptoms):
               evidence={"ticket.line": seen["line"], "ticket.text": seen["text"][:160], "compute_capability": cc})
 
 
-@rule("SW013", "framework-missing-arch", "error", "a framework's own kernels have no code for this GPU", impact=9)
+@rule("SW013", "framework-missing-arch", "error", "a framework's own kernels have no code for this GPU", impact=9,
+      also={"warning": "flash-attn 2 is only installed, not seen asked for or failing"})
 def framework_missing_arch(f):
     """
     What it detects:
@@ -774,11 +775,15 @@ def framework_missing_arch(f):
         return
     asked = sym.get("flash-attn2-requested") or sym.get("flash-attn2-installed")
     if asked and gpu and version_of(gpu["cc"]) < version_of(fa["min_cc"]):
+        requested = "flash-attn2-requested" in sym
         what = ("the code asks for flash-attn 2 (attn_implementation=\"flash_attention_2\")"
-                if "flash-attn2-requested" in sym else f"flash-attn {asked.get('version')} is installed")
+                if requested else f"flash-attn {asked.get('version')} is installed")
         yield Hit(message=f"{what}, but {gpu['name']} is compute capability {gpu['cc']}: flash-attn 2's kernels run "
-                          f"on {fa['min_cc']} (Ampere) and newer only, and it fails with \"FlashAttention only supports "
-                          "Ampere GPUs or newer\"",
+                          f"on {fa['min_cc']} (Ampere) and newer only, and "
+                          + ("it fails" if requested else "code that selects it fails")
+                          + " with \"FlashAttention only supports Ampere GPUs or newer\"",
+                  # Installed is not used: many stacks install it and fall back to SDPA on older GPUs.
+                  severity="error" if requested else "warning",
                   fix=_SDPA_FIX, fix_lang="python",
                   evidence={**ticket_evidence(asked), "compute_capability": gpu["cc"], "framework.min_cc": fa["min_cc"]})
 

@@ -184,3 +184,13 @@ def test_vllm_lora_refusal_names_the_merge_fix(tmp_path):
     g = with_ticket(nvsmi_node(V100S, tmp_path), ticket_text("vllm-3197-v100-punica-lora-cc80"))
     (f,) = fired("framework-missing-arch", g)
     assert "8.0" in f.message and "merge_and_unload" in f.fix
+
+
+def test_flash_attn_installed_is_a_warning_asked_for_is_an_error():
+    # minference#51 lists flash-attn==2.6.0.post1 beside a Tesla V100S: code that selects it fails,
+    # but an installed package may never be used (libraries fall back to SDPA): a warning.
+    installed = symbols("minference-51-v100s-flash-attn-ampere-only")["framework-missing-arch"]
+    assert installed["severity"] == "warning" and "is installed" in installed["message"]
+    # flash-attention#762 passes attn_implementation="flash_attention_2" on a T4: it will fail.
+    asked = symbols("flash-attention-762-t4-bf16-flash-attn2")["framework-missing-arch"]
+    assert asked["severity"] == "error" and "asks for flash-attn 2" in asked["message"]
