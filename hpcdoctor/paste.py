@@ -332,7 +332,9 @@ def find_symptoms(text: str) -> List[Dict[str, Any]]:
             line_no += text.count("\n", counted_to, start)
             counted_to = start
             # A listing (all = true) is matched line by line; a message with the lines around it.
-            m = rx.search(text[start:end] if entry.get("all") else _window(text, start, end))
+            # A message printed on one line (`line = true`) is matched on its line alone: building the
+            # window for every line that holds a short needle cost seconds on a 16 MiB paste.
+            m = rx.search(text[start:end][:4096] if entry.get("all") or entry.get("line") else _window(text, start, end))
             if m:
                 found.append({"id": sid, "line": line_no, "text": text[start:end].strip()[:300], "means": entry["means"],
                               **{k: v for k, v in m.groupdict().items() if v is not None}})
@@ -341,6 +343,47 @@ def find_symptoms(text: str) -> List[Dict[str, Any]]:
             pos = low.find(needle, end)
     found.sort(key=lambda s: s["line"])
     return found
+
+
+# GPU product names written in a ticket's prose ("16 GB T4 GPU", "GPU NVIDIA TITAN RTX", "I have a
+# RTX 3090", "GPU is NVIDIA T1000"): only whole product names, a brand line (RTX/GTX/TITAN/Quadro)
+# with its model number, or a bare model ("T4", "V100S") with NVIDIA/Tesla before it or "GPU" after
+# it. Each is resolved by the token matcher (hpcdoctor.gpus.lookup); a name it does not resolve to
+# one compute capability is left out, never guessed. Quantifiers are bounded (issue 19).
+_GPU_IN_PROSE = re.compile(
+    r"(?<![\w.-])(?P<name>"
+    r"(?:NVIDIA[ \t]{1,3})?(?:GeForce[ \t]{1,3})?(?:RTX|GTX)[ \t]{0,2}A?\d{3,4}(?:[ \t]{0,2}(?:Ti|SUPER|Super)(?![\w]))?"
+    r"|(?:NVIDIA[ \t]{1,3})?TITAN[ \t]{1,3}(?:RTX|Xp|X|V)(?![\w])"
+    r"|(?:NVIDIA[ \t]{1,3})?Quadro[ \t]{1,3}(?:RTX[ \t]{1,3})?[A-Z]{0,2}\d{3,4}(?![\w])"
+    r"|(?:NVIDIA[ \t]{1,3}(?:Tesla[ \t]{1,3})?|Tesla[ \t]{1,3})[A-Z]{1,2}\d{1,4}[A-Z]{0,2}(?:-[A-Za-z0-9]{1,10}){0,3}(?![\w-])"
+    r"|[A-Z]{1,2}\d{1,4}[A-Z]?(?=[ \t]{1,3}GPUs?\b))")
+
+
+def find_gpu_names(text: str) -> List[Dict[str, Any]]:
+    """NVIDIA GPUs named in a paste's prose (see _GPU_IN_PROSE), one entry per distinct name, each
+    with the compute capability the GPU table gives it (the fact ticket.gpus_named). Rules read
+    them only where no tool output names the node's GPUs."""
+    from hpcdoctor import gpus
+
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    found: Dict[str, Dict[str, Any]] = {}
+    for m in _GPU_IN_PROSE.finditer(text):
+        name = re.sub(r"[ \t]{1,3}", " ", m.group("name"))
+        if name in found or len(found) >= 32:
+            continue
+        entry = gpus.lookup(name)
+        if not entry or entry.get("vendor", "nvidia") != "nvidia" or not entry.get("cc"):
+            continue
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        found[name] = {"gpu": name, "cc": str(entry["cc"]), "line": text.count("\n", 0, m.start()) + 1,
+                       "text": text[start:len(text) if end == -1 else end].strip()[:300]}
+    return list(found.values())
+
+
+# What a ticket says it wants, without a message that establishes a fault: judged beside a GPU
+# named in its text; on their own (or a GPU name alone) not something hpcdoctor can answer.
+INTENT_SYMPTOMS = frozenset({"bf16-intent", "flash-attn2-requested", "flash-attn2-installed", "torch-build-named"})
 
 
 def _window(text: str, start: int, end: int) -> str:
@@ -396,12 +439,15 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
     chosen: Dict[Tuple[str, ...], Piece] = {}
     every: List[Tuple[str, Piece]] = []  # every piece of every file, for the machine guard
     symptoms: List[Dict[str, Any]] = []
+    gpus_named: List[Dict[str, Any]] = []
     for path in paths:
         text = read_text(path)
         rec = recognise(text)
         label = "stdin" if path == "-" else Path(path).name
         found = find_symptoms(text)
         symptoms.extend(found)
+        named = find_gpu_names(text)
+        gpus_named.extend(dict(g, file=label) for g in named)
         notes.extend(f"{label}: {n}" for n in rec.notes)
         for piece, summary in zip(rec.pieces, rec.summary()):
             recognised.append(f"{label}: {summary}")
@@ -421,7 +467,13 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
         for sid, at in lines.items():
             where = f"line {at[0]}" if len(at) == 1 else f"{len(at)} lines from {at[0]}"
             recognised.append(f"{label}: message {sid} ({where})")
-    if not chosen and not symptoms:
+        if not rec.pieces:
+            # Where no tool output names the GPUs, say which name in the text was taken for one.
+            recognised.extend(f"{label}: GPU named in the text: {g['gpu']} (line {g['line']})" for g in named)
+    judged = [s for s in symptoms if s["id"] not in INTENT_SYMPTOMS]
+    # A GPU named beside what the job asks of it (bf16, flash-attn 2) can be judged; either alone
+    # (prose that mentions a GPU) is not something to answer.
+    if not chosen and not judged and not (gpus_named and symptoms):
         what = "; ".join(recognised) or "no known tool output"
         raise SnapshotError(f"nothing hpcdoctor can read in {', '.join(paths)} (recognised: {what}); paste the "
                             "output of python -m torch.utils.collect_env, nvidia-smi -q, lscpu, numactl -H, ...")
@@ -449,7 +501,8 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
             (tmp / "cmd" / f"{n}.txt").write_text(piece.text, encoding="utf-8")
             index.append({"argv": list(argv), "rc": 0, "stdout": f"{n}.txt", "stderr": ""})
         (tmp / "cmd" / "index.json").write_text(json.dumps(index), encoding="utf-8")
-        (tmp / "probes" / "ticket.json").write_text(json.dumps({"symptoms": symptoms}), encoding="utf-8")
+        (tmp / "probes" / "ticket.json").write_text(json.dumps({"symptoms": symptoms, "gpus_named": gpus_named}),
+                                                     encoding="utf-8")
         if listed_env:
             (tmp / "probes" / "env_listed.json").write_text(json.dumps(listed_env), encoding="utf-8")
         yield ReplaySysRoot(tmp, label=", ".join(paths)), recognised, notes

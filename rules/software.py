@@ -139,10 +139,37 @@ def torch_missing_arch(f):
                       fix="rocminfo | grep -m1 gfx; python -c 'import torch; print(torch.cuda.get_arch_list())'   "
                           "# then install a ROCm build of torch whose list has that gfx",
                       evidence=ticket_evidence(s))
-        else:
+        elif {"gpu-cc-old-form", "gpu-cc-list-form"} & set(symptoms):
             yield from _missing_arch_from_cc_warning(f, symptoms)
+        else:
+            yield from _missing_arch_from_named_build(f, symptoms)
 
     yield from _facts_or_ticket(lambda: list(_missing_arch_from_facts(f)), from_ticket())
+
+
+def _missing_arch_from_named_build(f, symptoms):
+    """A torch wheel named with its CUDA tag ("torch==1.7.1+cu101") and a GPU named in the same
+    ticket: a build whose CUDA predates every architecture of the GPU's major carries no code for
+    it (knowledge/frameworks.toml [toolkit_arch]). Majors the table does not reach stay unjudged."""
+    named = symptoms.get("torch-build-named")
+    gpu = _gpu_of_ticket(f) if named else None
+    if gpu is None:
+        return
+    cu = named["cu"]
+    build_cuda = version_of(f"{cu[:-1]}.{cu[-1]}")
+    firsts = {cc: v for cc, v in knowledge.load("frameworks")["toolkit_arch"].items() if cc != "source"}
+    major = version_of(gpu["cc"]).major
+    same_major = [v for cc, v in firsts.items() if version_of(cc).major == major]
+    if not same_major or build_cuda is None:
+        return
+    needs = min(same_major, key=version_of)
+    if build_cuda >= version_of(needs):
+        return
+    yield Hit(message=f"torch {named['torch']}+cu{cu} is built with CUDA {build_cuda}, older than CUDA {needs}, the first "
+                      f"that builds code for compute capability {major}.x; {gpu['name']} is {gpu['cc']} "
+                      f"(line {named['line']}): \"no kernel image is available for execution on the device\"",
+              fix=_build_fix(f, [{"compute_capability": gpu["cc"]}]),
+              evidence={**ticket_evidence(named), "compute_capability": gpu["cc"], "torch.cuda": str(build_cuda)})
 
 
 def _missing_arch_from_cc_warning(f, symptoms):
@@ -604,6 +631,9 @@ def bf16_unsupported(f):
     if "bf16-refused" in symptoms or "bf16-requested" in symptoms:
         yield from _bf16_in_ticket(f, symptoms)
         return
+    if "bf16-intent" in symptoms:
+        yield from _bf16_intent(f, symptoms["bf16-intent"])
+        return
     env = f["env.vars"]
     if (env.get("ACCELERATE_MIXED_PRECISION") or "").lower() == "bf16":
         g = _first_without_bf16(f.gpus())
@@ -616,6 +646,35 @@ def bf16_unsupported(f):
         yield Hit(message=f"DNNL_DEFAULT_FPMATH_MODE=BF16 but this CPU ({f.get('cpu.microarch')}) has no native bf16",
                   fix="unset DNNL_DEFAULT_FPMATH_MODE", evidence={"env.DNNL_DEFAULT_FPMATH_MODE": mode,
                                                                   "cpu.capabilities.bf16": False})
+
+
+def _bf16_intent(f, seen):
+    """bf16 asked for by a framework's own flag or dtype (bf16-mixed, torch.bfloat16, --bf16) in a
+    ticket, on the GPU its tool outputs show or, with none, the one its text names (all names of
+    one compute capability, see _gpu_of_ticket)."""
+    if f.gpus():
+        g = _first_without_bf16(f.gpus())
+        gpu = {"name": g.get("name"), "cc": g.get("compute_capability")} if g is not None else None
+    else:
+        gpu = _gpu_of_ticket(f)
+        if gpu and not _lacks_bf16(gpu["name"], gpu["cc"]):
+            gpu = None
+    if gpu is None:
+        return
+    said = seen["text"]
+    if "bf16-mixed" in said:
+        fix = ("# no bf16 units on this GPU: fp16 mixed precision with loss scaling instead (litgpt: --precision 16-mixed)\n"
+               "trainer = L.Trainer(precision=\"16-mixed\")")
+    elif "bfloat16" in said:
+        fix = ("# no bf16 units on this GPU: load and run the model in fp16 instead\n"
+               "model = AutoModelForCausalLM.from_pretrained(model_path, torch_dtype=torch.float16)")
+    else:
+        fix = ("# no bf16 units on this GPU: transformers' fp16 mixed precision instead (--fp16 on the command line)\n"
+               "args = TrainingArguments(output_dir=\"out\", fp16=True, bf16=False)")
+    yield Hit(message=f"the job asks for bf16 (line {seen['line']}: {said[:80]}) but {gpu['name']} (compute capability "
+                      f"{gpu['cc']}) has no bf16 units: torch refuses bf16 there or emulates it far slower than fp16",
+              fix=fix, fix_lang="python",
+              evidence={"ticket.line": seen["line"], "ticket.text": said[:160], "compute_capability": gpu["cc"]})
 
 
 def _lacks_bf16(name, cc, vendor="nvidia"):
@@ -646,3 +705,125 @@ def _bf16_in_ticket(f, symptoms):
               subject=subject,
               fix='vllm serve MODEL --dtype=half   # in Python LLM(..., dtype="half"); in training, fp16 with a GradScaler',
               evidence={"ticket.line": seen["line"], "ticket.text": seen["text"][:160], "compute_capability": cc})
+
+
+@rule("SW013", "framework-missing-arch", "error", "a framework's own kernels have no code for this GPU", impact=9,
+      also={"warning": "flash-attn 2 is only installed, not seen asked for or failing"})
+def framework_missing_arch(f):
+    """
+    What it detects:
+        A framework above torch whose own CUDA kernels are not built for the GPU while torch's
+        build is not the problem: flash-attn 2's refusal "FlashAttention only supports Ampere GPUs
+        or newer", vLLM's "punica LoRA kernels require compute capability >= 8.0", a framework
+        kernel reporting CUDA's error by name ("RMSNorm failed with error code no kernel image is
+        available for execution on the device", flashinfer's norms inside sglang; "... kernel
+        launch failed, error: ..."; "CUDA Error: ... (209)" from flashinfer's own source), or
+        flash-attn 2 asked for (attn_implementation="flash_attention_2") or installed
+        on a GPU below its minimum compute capability (knowledge/frameworks.toml). Silent where
+        torch's own arch list lacks the GPU: that is torch-missing-arch, one cause, one finding.
+
+    Why it matters:
+        torch runs on the GPU, so its checks pass, and the job dies at the framework's first
+        kernel. Reinstalling torch, the usual advice for "no kernel image", changes nothing: the
+        framework's wheel carries no code for this architecture (flash-attn 2 and sgl-kernel start
+        at compute capability 8.0, vLLM at 7.0).
+
+    How to fix:
+        Use the framework's fallback that runs on this GPU: in transformers,
+        attn_implementation="sdpa" (PyTorch's scaled_dot_product_attention) instead of
+        "flash_attention_2"; uninstall flash-attn where a library picks it up by itself; for
+        vLLM's LoRA, merge the adapter into the base model and serve that; or run
+        the framework on a GPU of the compute capability its kernels are built for.
+
+    References:
+        - https://github.com/Dao-AILab/flash-attention/blob/main/README.md
+        - https://github.com/sgl-project/sglang/blob/main/sgl-kernel/CMakeLists.txt
+        - https://docs.vllm.ai/en/v0.7.2/getting_started/installation/gpu/
+        - https://huggingface.co/docs/transformers/v4.49.0/perf_infer_gpu_one
+        - https://github.com/vllm-project/vllm/issues/4434
+    """
+    sym = ticket_symptoms(f)
+    if not sym or _torch_lacks_the_gpu(f, sym):
+        return
+    table = knowledge.load("frameworks")["framework"]
+    fa = table["flash-attn"]
+    gpu = _gpu_of_ticket(f)
+    on = f" on {gpu['name']} (compute capability {gpu['cc']})" if gpu else ""
+    if "flash-attn-ampere-only" in sym:
+        s = sym["flash-attn-ampere-only"]
+        yield Hit(message=f"flash-attn 2 refused the GPU{on} (line {s['line']}): its kernels run on compute capability "
+                          f"{fa['min_cc']} (Ampere) and newer only; the refusal is flash-attn's own check, not torch's",
+                  fix=_SDPA_FIX, fix_lang="python", evidence={**ticket_evidence(s), "framework.min_cc": fa["min_cc"]})
+        return
+    if "vllm-lora-punica-cc" in sym:
+        s = sym["vllm-lora-punica-cc"]
+        yield Hit(message=f"vLLM refused LoRA on this GPU{on} (line {s['line']}): its punica LoRA kernels need compute "
+                          f"capability {s['min_cc']} or newer; the base model itself runs (vLLM documents 7.0+)",
+                  fix=_MERGE_LORA_FIX, fix_lang="python", evidence={**ticket_evidence(s), "framework.min_cc": s["min_cc"]})
+        return
+    if "framework-kernel-no-image" in sym or "framework-cuda-error-209" in sym:
+        s = sym.get("framework-kernel-no-image") or sym["framework-cuda-error-209"]
+        what = f"the framework kernel {s['kernel']}" if s.get("kernel") else f"a kernel of {s['framework']}"
+        sgl = table["sgl-kernel"]
+        yield Hit(message=f"{what} has no code for this GPU{on} (line {s['line']}: \"no kernel image is available\" from "
+                          "the framework's own kernel, not torch's); flashinfer's norm and sampling kernels come built "
+                          f"into sglang's sgl-kernel, which is built for compute capability {sgl['min_cc']} and newer",
+                  fix="pip list 2>/dev/null | grep -i -E '^(sglang|sgl.kernel|flashinfer|vllm) '   "
+                      "# the package whose kernel failed is built for newer GPUs: run it on a GPU of compute "
+                      f"capability {sgl['min_cc']}+, or serve this GPU with a framework that lists it (vLLM documents 7.0+)",
+                  evidence={**ticket_evidence(s), "framework.min_cc": sgl["min_cc"]})
+        return
+    asked = sym.get("flash-attn2-requested") or sym.get("flash-attn2-installed")
+    if asked and gpu and version_of(gpu["cc"]) < version_of(fa["min_cc"]):
+        requested = "flash-attn2-requested" in sym
+        what = ("the code asks for flash-attn 2 (attn_implementation=\"flash_attention_2\")"
+                if requested else f"flash-attn {asked.get('version')} is installed")
+        yield Hit(message=f"{what}, but {gpu['name']} is compute capability {gpu['cc']}: flash-attn 2's kernels run "
+                          f"on {fa['min_cc']} (Ampere) and newer only, and "
+                          + ("it fails" if requested else "code that selects it fails")
+                          + " with \"FlashAttention only supports Ampere GPUs or newer\"",
+                  # Installed is not used: many stacks install it and fall back to SDPA on older GPUs.
+                  severity="error" if requested else "warning",
+                  fix=_SDPA_FIX, fix_lang="python",
+                  evidence={**ticket_evidence(asked), "compute_capability": gpu["cc"], "framework.min_cc": fa["min_cc"]})
+
+
+_SDPA_FIX = ("# transformers: PyTorch's own attention (scaled_dot_product_attention) runs on every GPU torch supports;\n"
+             "# flash-attn 2 needs compute capability 8.0+. Elsewhere: pip uninstall flash-attn, so libraries fall back.\n"
+             "model = AutoModelForCausalLM.from_pretrained(model_path, torch_dtype=torch.float16, attn_implementation=\"sdpa\")")
+
+
+# vLLM maintainers' advice for LoRA on GPUs its punica kernels lack (vllm-project/vllm#4434): merge the
+# adapter into the base model (PEFT's merge_and_unload) and serve the merged model without --enable-lora.
+_MERGE_LORA_FIX = ("# punica LoRA needs compute capability 8.0+: merge the adapter into the base model, then serve the\n"
+                   "# merged directory without --enable-lora (vllm-project/vllm#4434)\n"
+                   "merged = PeftModel.from_pretrained(base_model, adapter_path).merge_and_unload()\n"
+                   "merged.save_pretrained(\"merged-model\")")
+
+
+def _torch_lacks_the_gpu(f, sym) -> bool:
+    """Whether torch's own build lacks the GPU (torch-missing-arch's cause, not a framework's):
+    torch's architecture warnings pasted, or a known arch list without the GPU's capability."""
+    if {"sm-not-compatible", "gpu-cc-old-form", "gpu-cc-list-form", "hip-invalid-device-function"} & set(sym):
+        return True
+    arch = f.get("torch.arch_list")
+    if f.get("torch.build") == "cuda" and isinstance(arch, list) and arch:
+        return any(isinstance(g.get("compute_capability"), str) and not arch_supported(g["compute_capability"], arch)
+                   for g in _cuda_gpus(f))
+    return False
+
+
+def _gpu_of_ticket(f):
+    """The NVIDIA GPU a ticket is about, {name, cc}: from the pasted tool outputs, else the GPUs its
+    text names (hpcdoctor.paste.find_gpu_names) when they all have one compute capability; None
+    when unknown or when the names disagree (no guess)."""
+    listed = [g for g in _cuda_gpus(f) if isinstance(g.get("compute_capability"), str)]
+    if listed:
+        low = min(listed, key=lambda g: version_of(g["compute_capability"]))
+        return {"name": low.get("name"), "cc": low["compute_capability"]}
+    if f.gpus():
+        return None
+    named = f.get("ticket.gpus_named") or []
+    if named and len({g["cc"] for g in named}) == 1:
+        return {"name": named[0]["gpu"], "cc": named[0]["cc"]}
+    return None

@@ -4,6 +4,7 @@ Windows line ends; diagnoses that are known for those recordings; refusals for b
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -182,3 +183,21 @@ def test_nvidia_smi_table_matches_the_xml_of_the_same_node():
     (x,) = nvsmi_xml.parse((NODES / "h100-kvm-1gpu" / "cmd" / "nvsmi_qx.txt").read_text())["gpus"]
     for key in ("name", "memory_total_mib", "persistence_mode", "compute_mode", "ecc_uncorrectable_volatile", "mig_enabled"):
         assert t[key] == x[key], key
+
+
+def test_terminal_paste_report_groups_what_was_not_judged():
+    # A real ticket whose only readable line is flash-attn's refusal (X-R1#45): the terminal reply
+    # names the GPU sources tried for both vendors and one line per missing fact, not 40 rules.
+    path = Path(__file__).parent / "fixtures" / "tickets" / "x-r1-45-v100-flash-attn-ampere-only.txt"
+    res = run_cli("check", "--from", str(path))
+    out = res.stdout
+    assert res.returncode == 1 and "pasted text" in out.splitlines()[0]
+    gpus = next(ln for ln in out.splitlines() if ln.startswith("GPUs"))
+    assert "NVIDIA: nvidia-smi -q" in gpus and "AMD: amd-smi" in gpus
+    grouped = [ln for ln in out.splitlines() if ln.startswith("- not judged (")]
+    assert grouped and not [ln for ln in out.splitlines() if ln.startswith("- skipped ")]
+    counted = sum(int(ln.split("(", 1)[1].split(")", 1)[0]) for ln in grouped)
+    doc = report_of("check", "--from", str(path))
+    assert counted == len(doc["skipped"]) and len(grouped) < len(doc["skipped"])
+    verbose = run_cli("check", "--from", str(path), "--verbose").stdout
+    assert sum(ln.startswith("- skipped ") for ln in verbose.splitlines()) == len(doc["skipped"])

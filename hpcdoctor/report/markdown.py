@@ -3,12 +3,11 @@ it), then what was read, the node summary, and one line on what could not be che
 
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, List
 
 from hpcdoctor import knowledge
 from hpcdoctor.report.safe import md_block, md_code, md_text
-from hpcdoctor.report.summary import failed_probes, node_lines
+from hpcdoctor.report.summary import failed_probes, node_lines, paste_gpu_line, skipped_by_fact
 
 
 # Every value below may come from the user's node or paste: it goes through md_text, md_code or
@@ -51,7 +50,7 @@ def render(doc: Dict[str, Any]) -> str:
         out += [f"- note: {md_text(n)}" for n in src.get("notes", [])] + [""]
     paste = doc.get("source", {}).get("mode") == "paste"
     out += ["### Node", "", "| | |", "|---|---|"]
-    out += [f"| {_cell(label)} | {_cell(_gpu_sources(text) if paste and label == 'GPUs' else text)} |"
+    out += [f"| {_cell(label)} | {_cell(paste_gpu_line(text) if paste and label == 'GPUs' else text)} |"
             for label, text in node_lines(doc)]
     out.append("")
     problems = failed_probes(doc)
@@ -68,26 +67,9 @@ def render(doc: Dict[str, Any]) -> str:
 def _not_checked(problems: List[str], skipped: List[Dict[str, Any]]) -> str:
     """One line: how many rules could not run, and the facts they lacked (each rule's reason is in
     the JSON report and in ``hpcdoctor explain``)."""
-    needs: Dict[str, int] = {}
-    for s in skipped:
-        m = re.match(r"needs ([\w.]+)", str(s.get("reason", "")))
-        key = m.group(1).split(".")[0] if m else "other"
-        needs[key] = needs.get(key, 0) + 1
-    lacking = ", ".join(f"{k} ({n})" for k, n in sorted(needs.items(), key=lambda kv: -kv[1]))
+    lacking = ", ".join(f"{k} ({len(syms)})" for k, syms, _ in skipped_by_fact(skipped))
     parts = [f"{len(skipped)} rules" if skipped else "", f"{len(problems)} probes" if problems else ""]
     return (f"**Not checked:** {' and '.join(p for p in parts if p)}, for lack of "
             f"{md_text(lacking) if lacking else 'data'} (the JSON report gives each reason).")
 
 
-_GPU_SOURCES = {
-    "NVIDIA": "nvidia-smi -q, nvidia-smi -q -x, the nvidia-smi table, collect_env's GPU list",
-    "AMD": "amd-smi static (--json), rocm-smi (-a, --json)",
-}
-
-
-def _gpu_sources(text: str) -> str:
-    """An unknown GPU in a paste, explained by what was looked for, vendor by vendor."""
-    if not text.startswith("unknown"):
-        return text
-    tried = "; ".join(f"{vendor}: {what}" for vendor, what in _GPU_SOURCES.items())
-    return f"unknown: the paste holds no GPU listing (looked for {tried})"

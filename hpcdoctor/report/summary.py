@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Dict, List, Tuple
 
 from hpcdoctor.facts import FactView
@@ -149,3 +150,31 @@ def bench_lines(bench: Any) -> List[Tuple[str, str]]:
     for name, reason in not_measured(bench).items():
         out.append(("Bench", f"{name} not measured: {reason}"))
     return out
+
+
+# What a paste was searched for, vendor by vendor, when it named no GPU in a form hpcdoctor reads.
+_GPU_SOURCES = {
+    "NVIDIA": "nvidia-smi -q, nvidia-smi -q -x, the nvidia-smi table, collect_env's GPU list",
+    "AMD": "amd-smi static (--json), rocm-smi (-a, --json)",
+}
+
+
+def paste_gpu_line(text: str) -> str:
+    """An unknown GPU in a paste, explained by what was looked for, vendor by vendor (the probe's own
+    reason names only the vendor tried last)."""
+    if not text.startswith("unknown"):
+        return text
+    tried = "; ".join(f"{vendor}: {what}" for vendor, what in _GPU_SOURCES.items())
+    return f"unknown: the paste holds no GPU listing (looked for {tried})"
+
+
+def skipped_by_fact(skipped: List[Dict[str, Any]]) -> List[Tuple[str, List[str], str]]:
+    """Skipped rules grouped by the fact they lacked, most first: (fact, [symbols], one reason)."""
+    groups: Dict[str, Tuple[List[str], str]] = {}
+    for s in skipped:
+        reason = str(s.get("reason", ""))
+        m = re.match(r"needs ([\w.]+)", reason)
+        key = m.group(1).split(".")[0] if m else "other"
+        symbols, first = groups.setdefault(key, ([], reason))
+        symbols.append(str(s.get("symbol")))
+    return sorted(((k, syms, why) for k, (syms, why) in groups.items()), key=lambda g: -len(g[1]))

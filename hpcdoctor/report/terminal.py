@@ -6,7 +6,7 @@ import os
 import sys
 from typing import Any, Dict, IO, Optional
 
-from hpcdoctor.report.summary import failed_probes, node_lines
+from hpcdoctor.report.summary import failed_probes, node_lines, paste_gpu_line, skipped_by_fact
 
 ICONS = {"error": ("✖", "bold red"), "warning": ("▲", "bold yellow"), "advice": ("●", "cyan")}
 
@@ -35,16 +35,16 @@ def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = Fa
 
     con = make_console(stream)
     facts = doc.get("facts", {})
-    host = (facts.get("system") or {}).get("hostname") or "this node"
     src = doc.get("source", {})
+    host = (facts.get("system") or {}).get("hostname") or ("pasted text" if src.get("mode") == "paste" else "this node")
     where = src.get("path") or src.get("mode", "live")
     timing = f" in {elapsed:.2f}s" if elapsed is not None else ""
     con.print(f"[bold]hpcdoctor[/] {escape(doc['tool']['version'])} · [bold]{escape(str(host))}[/] · "
               f"{escape(str(where))} · {escape(doc.get('depth', 'fast'))} depth{timing}")
+    paste = src.get("mode") == "paste"
     for label, text in node_lines(doc):
-        con.print(f"[bold]{label:<7}[/] {escape(text)}")
-    if src.get("mode") == "paste":
-        verbose = True  # support staff triaging a paste need to see what could not be judged
+        con.print(f"[bold]{label:<7}[/] {escape(paste_gpu_line(text) if paste and label == 'GPUs' else text)}")
+    if paste:
         for item in src.get("recognised", []):
             con.print(f"[dim]read:   {escape(item)}[/]")
         for note in src.get("notes", []):
@@ -83,7 +83,14 @@ def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = Fa
     for line in problems:
         con.print(f"[yellow]? probe {escape(line)}[/]")
     if skipped:
-        if verbose:
+        if paste and not verbose:
+            # Support staff triaging a paste see what could not be judged, one line per missing fact.
+            for fact, symbols, why in skipped_by_fact(skipped):
+                if fact == "gpus":  # the probe's reason names only the vendor tried last
+                    why = "needs gpus: " + paste_gpu_line("unknown").split(": ", 1)[1]
+                names = ", ".join(symbols[:6]) + (f" and {len(symbols) - 6} more" if len(symbols) > 6 else "")
+                con.print(f"[dim]- not judged ({len(symbols)}): {escape(names)}: {escape(why)}[/]")
+        elif verbose:
             for s in skipped:
                 con.print(f"[dim]- skipped {escape(s['code'])} {escape(s['symbol'])}: {escape(s['reason'])}[/]")
         else:
