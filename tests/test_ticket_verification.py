@@ -6,7 +6,10 @@ with the pastes as they are on disk, and truthfully summarised in the folder's R
 from __future__ import annotations
 
 import re
-import tomllib
+try:
+    import tomllib
+except ImportError:  # Python < 3.11: the same parser as hpcdoctor's own (pyproject: tomli)
+    import tomli as tomllib
 
 from conftest import FIXTURES
 
