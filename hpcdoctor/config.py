@@ -162,6 +162,8 @@ def gpu_entries(path: str, text: str, entries: Any) -> list:
         out.append(entry)
     return out
 WHEEL_KEYS = {"torch": str, "cuda": str, "arch": list, "os": str, "cpu": str, "source": str}
+# rocm and gfx are checked by their own messages (rocm must be like "7.2", gfx must be a list).
+ROCM_WHEEL_KEYS = {"torch": object, "rocm": object, "gfx": object, "source": object}
 
 
 def _nth_line(text: str, header: str, n: int) -> int:
@@ -177,29 +179,10 @@ def _nth_line(text: str, header: str, n: int) -> int:
 def _check_knowledge(path: str, text: str, body: Dict[str, Any]) -> None:
     """The [knowledge] overrides the wheel resolver reads (hpcdoctor.wheels): each entry must be
     usable as the shipped ones are, or the file and line are named."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
     url = body.get("index_url")
     if url is not None and not re.match(r"^(https?|file)://\S+$", url):
         raise ConfigError(f"{path}:{_line_of(text, 'index_url', 'knowledge') or '?'}: index_url must be an http(s):// or file:// URL")
-    for n, w in enumerate(body.get("wheel") or []):
-        where = f"{path}:{_nth_line(text, '[[knowledge.wheel]]', n) or '?'}"
-        if not isinstance(w, dict):
-            raise ConfigError(f"{where}: knowledge.wheel must be a [[knowledge.wheel]] table")
-        for key, value in w.items():
-            if key not in WHEEL_KEYS:
-                raise ConfigError(f"{where}: unknown key '{key}' in [[knowledge.wheel]] (known: {', '.join(sorted(WHEEL_KEYS))})")
-            if not isinstance(value, WHEEL_KEYS[key]):
-                raise ConfigError(f"{where}: '{key}' must be {WHEEL_KEYS[key].__name__}, not {value!r}")
-        missing = [k for k in ("torch", "cuda", "arch") if k not in w]
-        if missing:
-            raise ConfigError(f"{where}: [[knowledge.wheel]] lacks {', '.join(missing)}")
-        try:
-            SpecifierSet(w["torch"])
-        except InvalidSpecifier:
-            raise ConfigError(f"{where}: torch must be a version range like \">=2.12,<2.13\", not {w['torch']!r}") from None
-        if not (re.search(r">=\s*[\d.]+", w["torch"]) and re.search(r"<\s*[\d.]+", w["torch"])):
-            raise ConfigError(f"{where}: torch needs a lower and an upper bound (\">=2.12,<2.13\")")
+    for where, w in _wheel_entries(path, text, body, "wheel", WHEEL_KEYS, ("torch", "cuda", "arch"), ">=2.12,<2.13"):
         if not re.match(r"^\d+\.\d+$", w["cuda"]):
             raise ConfigError(f"{where}: cuda must be like \"13.0\", not {w['cuda']!r}")
         bad = [a for a in w["arch"] if not (isinstance(a, str) and re.match(r"^(sm|compute)_\d+[af]?$", a))]
@@ -207,22 +190,7 @@ def _check_knowledge(path: str, text: str, body: Dict[str, Any]) -> None:
             raise ConfigError(f"{where}: arch entries must be like \"sm_90\" or \"compute_120\", not {bad[0]!r}")
         if w.get("os", "linux") not in ("linux", "windows") or w.get("cpu", "x86_64") not in ("x86_64", "aarch64"):
             raise ConfigError(f"{where}: os must be linux or windows, cpu x86_64 or aarch64")
-    for n, w in enumerate(body.get("rocm_wheel") or []):
-        where = f"{path}:{_nth_line(text, '[[knowledge.rocm_wheel]]', n) or '?'}"
-        if not isinstance(w, dict):
-            raise ConfigError(f"{where}: knowledge.rocm_wheel must be a [[knowledge.rocm_wheel]] table")
-        unknown = sorted(set(w) - {"torch", "rocm", "gfx", "source"})
-        if unknown:
-            raise ConfigError(f"{where}: unknown key '{unknown[0]}' in [[knowledge.rocm_wheel]] (known: gfx, rocm, source, torch)")
-        missing = [k for k in ("torch", "rocm", "gfx") if k not in w]
-        if missing:
-            raise ConfigError(f"{where}: [[knowledge.rocm_wheel]] lacks {', '.join(missing)}")
-        try:
-            SpecifierSet(str(w["torch"]))
-        except InvalidSpecifier:
-            raise ConfigError(f"{where}: torch must be a version range like \">=2.13,<2.14\", not {w['torch']!r}") from None
-        if not (re.search(r">=\s*[\d.]+", str(w["torch"])) and re.search(r"<\s*[\d.]+", str(w["torch"]))):
-            raise ConfigError(f"{where}: torch needs a lower and an upper bound (\">=2.13,<2.14\")")
+    for where, w in _wheel_entries(path, text, body, "rocm_wheel", ROCM_WHEEL_KEYS, ("torch", "rocm", "gfx"), ">=2.13,<2.14"):
         if not (isinstance(w["rocm"], str) and re.match(r"^\d+\.\d+(\.\d+)?$", w["rocm"])):
             raise ConfigError(f"{where}: rocm must be like \"7.2\", not {w['rocm']!r}")
         bad = [a for a in (w["gfx"] if isinstance(w["gfx"], list) else [w["gfx"]]) if not (isinstance(a, str) and re.match(r"^gfx[0-9a-f]+$", a))]
@@ -235,6 +203,35 @@ def _check_knowledge(path: str, text: str, body: Dict[str, Any]) -> None:
             raise ConfigError(f"{path}:{line}: "
                               f"release_driver maps \"10.2\" = \"440.33\", not {cuda!r} = {driver!r}")
 
+
+
+def _wheel_entries(path: str, text: str, body: Dict[str, Any], table: str, keys: Dict[str, type],
+                   required: tuple, example: str):
+    """Each [[knowledge.<table>]] entry with where it is (file:line), after the checks both wheel
+    tables share: a table, known keys of the right type, the required keys, and a torch range
+    with both bounds. The caller checks what is its own (cuda and arch, or rocm and gfx)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    header = f"[[knowledge.{table}]]"
+    for n, w in enumerate(body.get(table) or []):
+        where = f"{path}:{_nth_line(text, header, n) or '?'}"
+        if not isinstance(w, dict):
+            raise ConfigError(f"{where}: knowledge.{table} must be a {header} table")
+        for key, value in w.items():
+            if key not in keys:
+                raise ConfigError(f"{where}: unknown key '{key}' in {header} (known: {', '.join(sorted(keys))})")
+            if not isinstance(value, keys[key]):
+                raise ConfigError(f"{where}: '{key}' must be {keys[key].__name__}, not {value!r}")
+        missing = [k for k in required if k not in w]
+        if missing:
+            raise ConfigError(f"{where}: {header} lacks {', '.join(missing)}")
+        try:
+            SpecifierSet(str(w["torch"]))
+        except InvalidSpecifier:
+            raise ConfigError(f"{where}: torch must be a version range like \"{example}\", not {w['torch']!r}") from None
+        if not (re.search(r">=\s*[\d.]+", str(w["torch"])) and re.search(r"<\s*[\d.]+", str(w["torch"]))):
+            raise ConfigError(f"{where}: torch needs a lower and an upper bound (\"{example}\")")
+        yield where, w
 
 def find(explicit: Optional[str]) -> Optional[Dict[str, Any]]:
     path = explicit or os.environ.get("HPCDOCTOR_CONFIG")
