@@ -159,13 +159,16 @@ _GPU_SOURCES = {
 }
 
 
-def paste_gpu_line(text: str) -> str:
-    """An unknown GPU in a paste, explained by what was looked for, vendor by vendor (the probe's own
+def paste_gpu_sources() -> str:
+    """Why a paste's GPUs are unknown, by what was looked for, vendor by vendor (the probe's own
     reason names only the vendor tried last)."""
-    if not text.startswith("unknown"):
-        return text
     tried = "; ".join(f"{vendor}: {what}" for vendor, what in _GPU_SOURCES.items())
-    return f"unknown: the paste holds no GPU listing (looked for {tried})"
+    return f"the paste holds no GPU listing (looked for {tried})"
+
+
+def paste_gpu_line(text: str) -> str:
+    """A paste's GPU summary line, its unknown explained by paste_gpu_sources()."""
+    return f"unknown: {paste_gpu_sources()}" if text.startswith("unknown") else text
 
 
 def skipped_by_fact(skipped: List[Dict[str, Any]]) -> List[Tuple[str, List[str], str]]:

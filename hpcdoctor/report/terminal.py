@@ -6,7 +6,7 @@ import os
 import sys
 from typing import Any, Dict, IO, Optional
 
-from hpcdoctor.report.summary import failed_probes, node_lines, paste_gpu_line, skipped_by_fact
+from hpcdoctor.report.summary import failed_probes, node_lines, paste_gpu_line, paste_gpu_sources, skipped_by_fact
 
 ICONS = {"error": ("✖", "bold red"), "warning": ("▲", "bold yellow"), "advice": ("●", "cyan")}
 
@@ -87,7 +87,7 @@ def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = Fa
             # Support staff triaging a paste see what could not be judged, one line per missing fact.
             for fact, symbols, why in skipped_by_fact(skipped):
                 if fact == "gpus":  # the probe's reason names only the vendor tried last
-                    why = "needs gpus: " + paste_gpu_line("unknown").split(": ", 1)[1]
+                    why = "needs gpus: " + paste_gpu_sources()
                 names = ", ".join(symbols[:6]) + (f" and {len(symbols) - 6} more" if len(symbols) > 6 else "")
                 con.print(f"[dim]- not judged ({len(symbols)}): {escape(names)}: {escape(why)}[/]")
         elif verbose:
