@@ -69,8 +69,10 @@ def _from_collect_env(root: SysRoot) -> Dict[str, Any]:
     models = t.get("gpu_models") or []
     if not models:
         raise Missing(f"{source} lists no GPU model")
-    if t.get("hip") or t.get("platform") == "rocm":
+    if t.get("hip") or t.get("platform") == "rocm" or "+rocm" in str(t.get("version") or ""):
         raise Missing(f"{source} lists ROCm devices, not NVIDIA GPUs")
+    if isinstance(t.get("hip"), Unknown):
+        raise Missing(f"{source}'s ROCm line is broken, so whose GPUs it lists is unknown")
     driver = t.get("driver_version") or Unknown(f"{source} gives no driver version")
     caps = t.get("compute_capabilities") or {}
     gpus = [{"index": i, "name": name, "driver_version": driver, **({"compute_capability": caps[str(i)]} if str(i) in caps else {})}

@@ -10,6 +10,7 @@ result is present.
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 from pathlib import Path
@@ -103,6 +104,10 @@ def _build_kind(t: Dict[str, Any]) -> Optional[str]:
         return "rocm"
     if t.get("cuda"):
         return "cuda"
+    if isinstance(t.get("hip"), Unknown) or isinstance(t.get("cuda"), Unknown):
+        # A pasted report whose build line was broken: only the wheel's own tag still tells.
+        m = re.search(r"\+(cpu|cu\d|rocm\d)", str(t.get("version") or ""))
+        return {"cp": "cpu", "cu": "cuda", "ro": "rocm"}[m.group(1)[:2]] if m else None
     if t.get("version"):
         return "cpu"
     return None

@@ -21,6 +21,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
 from hpcdoctor.parse.collect_env import SGLANG_ARGV, normalise_colons
+from hpcdoctor.parse.collect_env import parse_collect_env as parse_report
 from hpcdoctor.paste_machines import disagreement
 from hpcdoctor.sysroot import MAX_READ_BYTES, ReplaySysRoot, SnapshotError, read_capped
 
@@ -406,6 +407,18 @@ def _window(text: str, start: int, end: int) -> str:
 _SHOWTOPO = Kind("rocm-smi --showtopo", re.compile(r"$^"), ["rocm-smi", "--showtopo"])  # only found inside reports
 
 
+def _broken_lines(parsed: Dict[str, Any]) -> List[str]:
+    """The values of an environment report left unread because their line was broken."""
+    from hpcdoctor.facts import Unknown
+
+    t = parsed.get("torch") or {}
+    cut = [k for k, v in t.items() if isinstance(v, Unknown)]
+    cut += [f"GPU name {n}" for n, v in enumerate(t.get("gpu_models") or []) if isinstance(v, Unknown)]
+    cut += [f"package {name}" for name in t.get("libraries_cut") or []]
+    cut += [f"'{line}'" for line in t.get("lines_cut") or []]
+    return cut
+
+
 def _inside_report(piece: Piece) -> Tuple[Dict[Tuple[str, ...], Piece], Optional[Dict[str, Any]]]:
     """What an environment report carries inside it: outputs of other commands (collect_env's
     lscpu, the ``nvidia-smi topo -m`` or ``rocm-smi --showtopo`` of vLLM's and sglang's reports),
@@ -484,6 +497,10 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
     for argv in (tuple(COLLECT_ENV_ARGV), tuple(SGLANG_ARGV)):
         if argv in chosen:
             outputs, env = _inside_report(chosen[argv])
+            cut = _broken_lines(parse_report(chosen[argv].text))
+            if cut:
+                notes.append(f"the {chosen[argv].kind.name} at line {chosen[argv].line} has {len(cut)} broken line(s) "
+                             f"(wrapped or cut); not read: {', '.join(cut[:6])}{' ...' if len(cut) > 6 else ''}")
             for key, piece in outputs.items():
                 chosen.setdefault(key, piece)  # what was pasted on its own wins
             listed_env = listed_env or env

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 import textwrap
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
+
+from hpcdoctor.facts import Unknown
 
 # The commands whose output this is: how snapshots and pastes file it, and how checks ask for it.
 ARGV = ["python3", "-m", "torch.utils.collect_env"]
@@ -87,6 +89,8 @@ def parse_collect_env(text: str) -> Dict[str, Any]:
     env: Dict[str, str] = {}
     vllm: Dict[str, Any] = {}
     section: Optional[str] = None
+    last_library: Optional[Tuple[str, str]] = None
+    cut_libraries: List[str] = []
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -114,7 +118,11 @@ def parse_collect_env(text: str) -> Dict[str, Any]:
                 continue
             section = None
         if section == "libs" and not _VLLM_KEY.match(line):
-            _library_line(line, pip, conda)
+            if line.strip() and not line.lstrip().startswith("[") and last_library:
+                # A package line running on to the next one was broken: its version may be cut.
+                (pip if last_library[0] == "pip" else conda).pop(last_library[1], None)
+                cut_libraries.append(last_library[1])
+            last_library = _library_line(line, pip, conda)
             i += 1
             continue
         if section == "topo":
@@ -161,13 +169,20 @@ def parse_collect_env(text: str) -> Dict[str, Any]:
             # Multi-line values (GPU list, cuDNN candidates) continue on lines without a key.
             extra = []
             j = i + 1
-            while j < len(lines) and lines[j].strip() and not _is_key_line(lines[j]) and not _BANNER.match(lines[j]):
+            while (j < len(lines) and lines[j].strip() and not _is_key_line(lines[j]) and not _BANNER.match(lines[j])
+                   and not _PY_WARNING.match(lines[j].strip())):
                 extra.append(lines[j].strip())
                 j += 1
             if field in ("gpu_models", "system_cudnn") and extra:
                 value = "\n".join([value] + extra).strip()
                 i = j - 1
-            torch[field] = _convert(field, value)
+                torch[field] = _convert(field, value, i - len(extra) + 1)
+            elif extra and not _head_is_whole(field, value):
+                # collect_env prints these on one line: text running on to the next line is a line
+                # broken by a terminal, a mail client or OCR, and its value may be cut anywhere.
+                torch[field] = _cut_value(line, extra[0], i + 1)
+            else:
+                torch[field] = _convert(field, value)
         i += 1
     # A library list pasted alone is still collect_env's: it says what pip and conda hold.
     out: Dict[str, Any] = {"recognised": "version" in torch or bool(pip or conda), "format": "vllm" if vllm else "torch"}
@@ -175,6 +190,8 @@ def parse_collect_env(text: str) -> Dict[str, Any]:
         torch["pip"] = pip
     if conda:
         torch["conda_list"] = conda
+    if cut_libraries:
+        torch["libraries_cut"] = cut_libraries
     if cpu_lines:
         out["lscpu"] = "\n".join(cpu_lines)
     topo = "\n".join(topo_lines).strip("\n")
@@ -199,15 +216,20 @@ def _banner_title(lines: List[str], i: int) -> Optional[str]:
     return None
 
 
-def _library_line(line: str, pip: Dict[str, str], conda: Dict[str, Dict[str, str]]) -> None:
+def _library_line(line: str, pip: Dict[str, str], conda: Dict[str, Dict[str, str]]) -> Optional[Tuple[str, str]]:
+    """Files one package line; returns which list and name it went to."""
     # "[pip3] torch==2.1.0", and before 2019 "[pip] torch (1.0.0.dev20181022)".
     m = re.match(r"^\[pip\d?\]\s+(\S+?)(?:==(\S+)|\s+\((\S+)\))\s*$", line)
     if m:
-        pip[m.group(1).lower().replace("_", "-")] = m.group(2) or m.group(3)
+        name = m.group(1).lower().replace("_", "-")
+        pip[name] = m.group(2) or m.group(3)
+        return ("pip", name)
     m = re.match(r"^\[conda\]\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+(\S+))?", line)
     if m and line[len("[conda]"):].strip() not in _NA:  # "[conda] Could not collect" is no package
         # The channel column is empty for the defaults channel; "pypi" marks pip's installs.
         conda[m.group(1)] = {"version": m.group(2), "build": m.group(3), "channel": m.group(4) or "defaults"}
+        return ("conda", m.group(1))
+    return None
 
 
 def _is_key_line(line: str) -> bool:
@@ -216,7 +238,58 @@ def _is_key_line(line: str) -> bool:
                           or bool(_VLLM_KEY.match(line)))
 
 
-def _convert(field: str, value: str) -> Any:
+# A Python warning printed into the report (torch's CUDA-initialisation warnings, for one) is no
+# continuation of the line above it.
+_PY_WARNING = re.compile(r"^\S*\.py:\d+: \w*Warning: ")
+# Fields read by their first word only ("3.10.13 (main, ...)"): a cut after that word loses nothing.
+_HEAD_FIELDS = ("version", "python_version")
+
+
+def _head_is_whole(field: str, value: str) -> bool:
+    return field in _HEAD_FIELDS and len(value.split(None, 1)) == 2
+
+
+def _rejoined_na(head: str, tail: str) -> bool:
+    """Whether a value broken over two lines is one of collect_env's not-available words
+    ("No" + "CUDA"), the break having eaten a space or not."""
+    return bool(head) and (f"{head} {tail}".strip() in _NA or f"{head}{tail}".strip() in _NA)
+
+
+def _cut_value(line: str, tail: str, number: int) -> Any:
+    key, _, head = line.partition(":")
+    if _rejoined_na(head.strip(), tail):
+        return None
+    return Unknown(f"collect_env line {number} ('{line.strip()[:60]}') runs on to the next line "
+                   f"('{tail[:30]}'): a broken line, so its value was not read")
+
+
+def _gpu_models(value: str, first_line: int) -> Any:
+    """GPU names, one per "GPU n:" line (or one on the key's own line); a name whose line runs on
+    to a line that is neither another GPU nor a MIG device under it was cut, and is Unknown."""
+    models: List[Any] = []
+    whole: List[bool] = []
+    for n, part in enumerate(value.split("\n")):
+        part = part.strip()
+        m = re.match(r"^GPU (\d+):\s*(.+)$", part)
+        if m or (n == 0 and part):
+            name = m.group(2) if m else part
+            # The name ends where nvidia-smi -L's "(UUID: ..." starts, cut or not.
+            whole.append("(UUID:" in name)
+            models.append(re.sub(r"\s*\(UUID:.*$", "", name).strip())
+        elif re.match(r"^MIG\b", part) or not models:
+            continue
+        elif whole[-1]:
+            continue
+        elif n == 1 and len(models) == 1 and _rejoined_na(models[0], part):
+            return None
+        elif isinstance(models[-1], str) and models[-1] not in _NA:
+            models[-1] = Unknown(f"the GPU name '{models[-1]}' at collect_env line {first_line + n - 1} runs on "
+                                 f"to the next line ('{part[:30]}'): a broken line, so the name was not read")
+    models = [m for m in models if not (isinstance(m, str) and m in _NA)]
+    return models or None
+
+
+def _convert(field: str, value: str, first_line: int = 0) -> Any:
     if value in _NA:
         return None
     if field in ("cuda_available", "debug_build", "xnnpack", "xpu_available"):
@@ -224,27 +297,25 @@ def _convert(field: str, value: str) -> Any:
     if field == "version":
         return value.split()[0]
     if field == "gpu_models":
-        models = []
-        for n, part in enumerate(value.split("\n")):
-            m = re.match(r"^GPU (\d+):\s*(.+?)(?:\s*\(UUID:.*\))?$", part.strip())
-            if m:
-                models.append(m.group(2).strip())
-            elif n == 0 and part.strip() not in _NA:
-                models.append(part.strip())  # one GPU on the key's own line, or a ROCm device name
-        return models or None
+        return _gpu_models(value, first_line)
     if field == "system_cudnn":
-        versions = sorted(set(re.findall(r"libcudnn\.so\.(\d+\.\d+\.\d+)", value)))
+        parts = value.split("\n")
+        # Every candidate after the first line is a path ("/usr/lib/.../libcudnn.so.8.9.7"): a line
+        # that is none is a broken one, and which version was cut, or how many there were, is lost.
+        if any(n and not p.lstrip().startswith("/") for n, p in enumerate(parts)):
+            return Unknown(f"collect_env's cuDNN candidates run over broken lines: {value[:80]!r}")
+        versions = sorted(set(re.findall(r"libcudnn\.so\.(\d+\.\d+\.\d+)$", value, re.M)))
         if versions:
             return versions[-1] if len(versions) == 1 else versions
-        return _first_version(value) or value
+        # A bare version, or a library named by its major alone ("libcudnn.so.7"); never a number
+        # from elsewhere in a path ("/usr/local/cuda-9.0/...") or from a path cut across lines.
+        m = re.fullmatch(r"(\d+\.\d+(?:\.\d+)?)", value.strip()) or re.search(r"libcudnn\.so\.(\d+)$", value.strip())
+        if m:
+            return m.group(1)
+        return Unknown(f"no cuDNN version in collect_env's candidates: {value[:80]!r}") if "\n" in value else value
     if field == "python_version":
         return value.split()[0]
     return value
-
-
-def _first_version(text: str) -> Optional[str]:
-    m = re.search(r"\d+\.\d+(?:\.\d+)?", text)
-    return m.group(0) if m else None
 
 
 # --- sglang -------------------------------------------------------------------------------------
@@ -253,6 +324,7 @@ def _is_sglang(text: str) -> bool:
     return bool(re.search(r"^(CUDA|ROCM) available: ", text, re.M)) and bool(re.search(r"^PyTorch: \S", text, re.M))
 
 
+_SGLANG_KEY = re.compile(r"^[^:\s][^:]*:(?:\s|$)")
 _SGLANG_NOT_PACKAGES = ("CUDA_HOME", "ROCM_HOME", "MUSA_HOME", "HIPCC", "MCC")
 
 
@@ -266,13 +338,27 @@ def parse_sglang_check_env(text: str) -> Dict[str, Any]:
     packages: Dict[str, str] = {}
     topo_lines: List[str] = []
     in_topo = False
-    for line in text.split("\n"):
+    lines = text.split("\n")
+    values_seen = set()
+    for n, line in enumerate(lines):
         if in_topo:
             if re.match(r"^(Hypervisor vendor|ulimit soft): ", line):
                 in_topo = False
             else:
                 topo_lines.append(line)
                 continue
+        following = lines[n + 1] if n + 1 < len(lines) else ""
+        before = lines[n - 1].strip() if n else ""
+        if before and not _SGLANG_KEY.match(lines[n - 1]) and before not in values_seen and not topo_lines:
+            continue  # the tail of a broken line ("Capability: 8.6" after "GPU 0,1 Compute"), no key
+        # (Early check_env printed the driver once per GPU, each on a line of its own.)
+        if (_SGLANG_KEY.match(line) and following.strip() and not _SGLANG_KEY.match(following)
+                and not re.match(r"^[^:]*Topology:", line) and following.strip() != line.partition(":")[2].strip()):
+            # check_env prints one "Key: value" per line: one running on to a line that is no key
+            # was broken (a terminal, a mail client, OCR), and its value may be cut; the rest of
+            # it, on the next line, matches no key and is passed over too.
+            torch.setdefault("lines_cut", []).append(line.strip()[:60])
+            continue
         m = re.match(r"^GPU ([\d,]+) Compute Capability: (\d+\.\d+)\s*$", line)
         if m:
             for i in m.group(1).split(","):
@@ -287,6 +373,7 @@ def parse_sglang_check_env(text: str) -> Dict[str, Any]:
         if not m:
             continue
         key, value = m.group(1), (m.group(2) or "").strip()
+        values_seen.add(value)
         if key in ("CUDA available", "ROCM available"):
             # check_env prints this key only for a CUDA (or a ROCm) build of torch.
             torch["cuda_available"] = _BOOL.get(value, value)
