@@ -708,7 +708,8 @@ def _bf16_in_ticket(f, symptoms):
 
 
 @rule("SW013", "framework-missing-arch", "error", "a framework's own kernels have no code for this GPU", impact=9,
-      also={"warning": "flash-attn 2 is only installed, not seen asked for or failing"})
+      also={"warning": "flash-attn 2 is only installed, not seen asked for or failing; or vLLM LoRA on a GPU "
+                                "below 8.0 with no vLLM release named"})
 def framework_missing_arch(f):
     """
     What it detects:
@@ -719,7 +720,11 @@ def framework_missing_arch(f):
         available for execution on the device", flashinfer's norms inside sglang; "... kernel
         launch failed, error: ..."; "CUDA Error: ... (209)" from flashinfer's own source), or
         flash-attn 2 asked for (attn_implementation="flash_attention_2") or installed
-        on a GPU below its minimum compute capability (knowledge/frameworks.toml). Silent where
+        on a GPU below its minimum compute capability (knowledge/frameworks.toml); vLLM started
+        with LoRA (--enable-lora, enable_lora=True) on a GPU below 8.0 in the releases whose LoRA
+        ran punica CUDA kernels (0.3.0 to 0.5.3.post1): an error where the paste names such a
+        release ("Initializing an LLM engine (v0.4.2)", vllm==0.4.2), a warning where it names
+        none, silent where it names only later ones. Silent where
         torch's own arch list lacks the GPU: that is torch-missing-arch, one cause, one finding.
 
     Why it matters:
@@ -741,6 +746,8 @@ def framework_missing_arch(f):
         - https://docs.vllm.ai/en/v0.7.2/getting_started/installation/gpu/
         - https://huggingface.co/docs/transformers/v4.49.0/perf_infer_gpu_one
         - https://github.com/vllm-project/vllm/issues/4434
+        - https://github.com/vllm-project/vllm/pull/5036
+        - https://pypi.org/project/vllm/0.5.3.post1/ (sdist: CMakeLists.txt, _punica_C arches >= 8.0)
     """
     sym = ticket_symptoms(f)
     if not sym or _torch_lacks_the_gpu(f, sym):
@@ -760,6 +767,10 @@ def framework_missing_arch(f):
         yield Hit(message=f"vLLM refused LoRA on this GPU{on} (line {s['line']}): its punica LoRA kernels need compute "
                           f"capability {s['min_cc']} or newer; the base model itself runs (vLLM documents 7.0+)",
                   fix=_MERGE_LORA_FIX, fix_lang="python", evidence={**ticket_evidence(s), "framework.min_cc": s["min_cc"]})
+        return
+    lora = _vllm_lora_on_old_gpu(f, sym, table["vllm-lora-punica"], gpu)
+    if lora:
+        yield lora
         return
     if "framework-kernel-no-image" in sym or "framework-cuda-error-209" in sym:
         s = sym.get("framework-kernel-no-image") or sym["framework-cuda-error-209"]
@@ -786,6 +797,42 @@ def framework_missing_arch(f):
                   severity="error" if requested else "warning",
                   fix=_SDPA_FIX, fix_lang="python",
                   evidence={**ticket_evidence(asked), "compute_capability": gpu["cc"], "framework.min_cc": fa["min_cc"]})
+
+
+def _vllm_lora_on_old_gpu(f, sym, punica, gpu):
+    """vLLM started with LoRA (--enable-lora, enable_lora=True) on a GPU below the compute
+    capability of its punica CUDA kernels, in the releases that ran them (knowledge/frameworks.toml,
+    vllm-lora-punica): an error where the paste names a release in that range, a warning where it
+    names none (the releases after it run LoRA on Triton kernels), silence where every release it
+    names lies outside the range."""
+    asked = sym.get("vllm-lora-enabled") or sym.get("vllm-lora-enabled-kwarg")
+    if not asked or not gpu or version_of(gpu["cc"]) >= version_of(punica["min_cc"]):
+        return None
+    first, fixed = version_of(punica["first"]), version_of(punica["fixed_in"])
+    named = [s for s in f.get("ticket.symptoms") or [] if s["id"] in ("vllm-version-logged", "vllm-version-pinned")]
+    inside = [s for s in named if first <= version_of(s["version"]) < fixed]
+    if named and not inside:
+        return None
+    why = (f"vLLM {punica['first']} up to {punica['fixed_in']} (not included) runs LoRA on punica CUDA kernels built "
+           f"for compute capability {punica['min_cc']} and newer only, which fail on this GPU with \"no kernel image is "
+           "available\" or \"punica LoRA kernels require compute capability >= 8.0\" while the base model runs")
+    evidence = {**ticket_evidence(asked), "compute_capability": gpu["cc"], "framework.min_cc": punica["min_cc"]}
+    if inside and len(inside) == len(named):
+        v = inside[0]
+        return Hit(message=f"LoRA is enabled (line {asked['line']}) with vLLM {v['version']} (line {v['line']}) on "
+                           f"{gpu['name']} (compute capability {gpu['cc']}): {why}",
+                   fix=_LORA_FIX_HEAD + _MERGE_LORA_FIX, fix_lang="python",
+                   evidence={**evidence, "vllm.version": v["version"]})
+    return Hit(message=f"LoRA is enabled (line {asked['line']}) on {gpu['name']} (compute capability {gpu['cc']}) and the "
+                       f"paste does not say which vLLM ran: {why}; from {punica['fixed_in']} on, LoRA runs Triton kernels instead",
+               severity="warning", fix=_LORA_FIX_HEAD + _MERGE_LORA_FIX, fix_lang="python", evidence=evidence)
+
+
+# Which vLLM ran decides it (knowledge/frameworks.toml, vllm-lora-punica); the way round the
+# punica kernels' minimum that vLLM's maintainers give is the merged adapter (#4434).
+_LORA_FIX_HEAD = ("import vllm\n"
+                  "print(vllm.__version__)  # 0.3.0 to 0.5.3.post1 run LoRA on punica kernels built for compute capability "
+                  "8.0+ only; from 0.5.4 LoRA runs Triton kernels (vllm-project/vllm#5036)\n")
 
 
 _SDPA_FIX = ("# transformers: PyTorch's own attention (scaled_dot_product_attention) runs on every GPU torch supports;\n"
