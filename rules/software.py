@@ -110,7 +110,9 @@ def torch_missing_arch(f):
         capability sm_120 is not compatible ...", then the build's arch list; "... which is of
         cuda capability 3.5 ... minimum ... is 3.7"; from 2.8 "... compute capability (CC) 7.0"
         and the CCs the build supports); on ROCm, "HIP error: invalid device function", a kernel
-        without a code object for the GPU's gfx target.
+        without a code object for the GPU's gfx target. On Turing (7.5) under a torch built with
+        CUDA 9.0 or older, torch's "cublas runtime error : the GPU program failed to execute": the
+        build's sm_70 kernels run there, its cuBLAS does not (PyTorch's maintainers).
 
     Why it matters:
         CUDA calls fail with "no kernel image is available for execution on the device", and torch
@@ -126,6 +128,7 @@ def torch_missing_arch(f):
     References:
         - 001_dd2fe1913b91ca0a.txt ("no kernel image is available for execution on the device")
         - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility
+        - https://github.com/pytorch/pytorch/issues/18620 (CUDA 10 for RTX cards: cuBLAS of CUDA 9)
     """
     symptoms = ticket_symptoms(f)
 
@@ -142,9 +145,43 @@ def torch_missing_arch(f):
         elif {"gpu-cc-old-form", "gpu-cc-list-form"} & set(symptoms):
             yield from _missing_arch_from_cc_warning(f, symptoms)
         else:
-            yield from _missing_arch_from_named_build(f, symptoms)
+            cublas = list(_cublas_on_turing(f, symptoms))
+            yield from cublas or _missing_arch_from_named_build(f, symptoms)
 
     yield from _facts_or_ticket(lambda: list(_missing_arch_from_facts(f)), from_ticket())
+
+
+def _cublas_on_turing(f, symptoms):
+    """torch's "cublas runtime error : the GPU program failed to execute" on a Turing GPU (7.5)
+    under a torch built with CUDA 9.0 or older, read from collect_env ("CUDA used to build
+    PyTorch: 9.0.176") or a wheel named with its tag (+cu90): its kernels run there by binary
+    compatibility, its cuBLAS does not (knowledge/frameworks.toml, cublas_turing). A CUDA version
+    named in prose says nothing of the build and is not read."""
+    s = symptoms.get("cublas-execution-failed")
+    gpu = _gpu_of_ticket(f) if s else None
+    if gpu is None:
+        return
+    known = knowledge.load("frameworks")["cublas_turing"]
+    if gpu["cc"] != known["cc"]:
+        return
+    named = symptoms.get("torch-build-named")
+    build = f.get("torch.cuda")
+    if build:
+        where = f"torch is built with CUDA {build}"
+    elif named:
+        build = f"{named['cu'][:-1]}.{named['cu'][-1]}"
+        where = f"torch {named['torch']}+cu{named['cu']} (line {named['line']}) is built with CUDA {build}"
+    else:
+        return
+    release = version_of(str(build))
+    if release is None or version_of(".".join(map(str, release.release[:2]))) > version_of(known["fails_up_to_cuda"]):
+        return
+    yield Hit(message=f"cuBLAS failed on {gpu['name']} (compute capability {gpu['cc']}, Turing; line {s['line']}: "
+                      f"\"cublas runtime error : the GPU program failed to execute\"), and {where}: Turing needs a "
+                      f"CUDA {known['needs_cuda']}+ build of torch (PyTorch's maintainers, pytorch#18620); its sm_70 "
+                      "kernels run there, its CUDA 9 cuBLAS does not",
+              fix=_build_fix(f, [{"compute_capability": gpu["cc"]}]),
+              evidence={**ticket_evidence(s), "compute_capability": gpu["cc"], "torch.cuda": str(build)})
 
 
 def _missing_arch_from_named_build(f, symptoms):

@@ -257,3 +257,34 @@ def test_punica_refusal_of_vllm_0_3_0_without_spaces():
     (s,) = [s for s in find_symptoms("ImportError: punica LoRA kernels require compute capability>=8.0\n")
             if s["id"] == "vllm-lora-punica-cc"]
     assert s["min_cc"] == "8.0"
+
+
+# cuBLAS of a CUDA 9.0 torch build on Turing (knowledge/frameworks.toml, cublas_turing): the two
+# held-out problem tickets and two healthy controls were found after the rule was written.
+@pytest.mark.parametrize("name, gpu", [
+    ("pytorch-20860-2080ti-cu90-build-cublas", "GeForce RTX 2080 Ti"),
+    ("pytorch-21459-2080-cu90-build-cublas-prose-says-cuda10", "GeForce RTX 2080"),
+])
+def test_cublas_error_on_turing_under_a_cuda9_build(name, gpu):
+    f = symbols(name)["torch-missing-arch"]
+    assert f["severity"] == "error" and gpu in f["message"] and "9.0.176" in f["message"]
+    assert "framework-missing-arch" not in symbols(name)
+
+
+@pytest.mark.parametrize("name", [
+    "pytorch-7548-cublas-input-data-healthy",             # CUDA 9.0, no Turing GPU: bad input data
+    "mmdetection-1455-2080ti-cublas-batch-size-healthy",  # a 2080Ti, no build named: batch size
+    "structureflow-12-titan-rtx-cuda90-prose",            # "CUDA 9.0" in prose is not the build's CUDA
+])
+def test_cublas_error_without_a_known_cuda9_build_on_turing_is_silent(name):
+    assert "torch-missing-arch" not in symbols(name)
+    assert "cublas-execution-failed" in {s["id"] for s in find_symptoms(ticket_text(name))}
+
+
+def test_cublas_error_on_turing_under_a_cuda10_build_is_silent(tmp_path):
+    text = ticket_text("pytorch-20860-2080ti-cu90-build-cublas")
+    assert "CUDA used to build PyTorch: 9.0.176" in text
+    paste = tmp_path / "cu100.txt"
+    paste.write_text(text.replace("CUDA used to build PyTorch: 9.0.176", "CUDA used to build PyTorch: 10.0.130"))
+    doc = report_of("check", "--from", str(paste))
+    assert "torch-missing-arch" not in {f["symbol"] for f in doc["findings"]}
