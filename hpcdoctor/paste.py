@@ -384,7 +384,8 @@ def find_gpu_names(text: str) -> List[Dict[str, Any]]:
 
 # What a ticket says it wants, without a message that establishes a fault: judged beside a GPU
 # named in its text; on their own (or a GPU name alone) not something hpcdoctor can answer.
-INTENT_SYMPTOMS = frozenset({"bf16-intent", "flash-attn2-requested", "flash-attn2-installed", "torch-build-named"})
+INTENT_SYMPTOMS = frozenset({"bf16-intent", "flash-attn2-requested", "flash-attn2-installed", "torch-build-named",
+                             "vllm-lora-enabled", "vllm-lora-enabled-kwarg", "vllm-version-logged", "vllm-version-pinned"})
 
 
 def _window(text: str, start: int, end: int) -> str:

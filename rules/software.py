@@ -110,7 +110,9 @@ def torch_missing_arch(f):
         capability sm_120 is not compatible ...", then the build's arch list; "... which is of
         cuda capability 3.5 ... minimum ... is 3.7"; from 2.8 "... compute capability (CC) 7.0"
         and the CCs the build supports); on ROCm, "HIP error: invalid device function", a kernel
-        without a code object for the GPU's gfx target.
+        without a code object for the GPU's gfx target. On Turing (7.5) under a torch built with
+        CUDA 9.0 or older, torch's "cublas runtime error : the GPU program failed to execute": the
+        build's sm_70 kernels run there, its cuBLAS does not (PyTorch's maintainers).
 
     Why it matters:
         CUDA calls fail with "no kernel image is available for execution on the device", and torch
@@ -126,6 +128,7 @@ def torch_missing_arch(f):
     References:
         - 001_dd2fe1913b91ca0a.txt ("no kernel image is available for execution on the device")
         - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility
+        - https://github.com/pytorch/pytorch/issues/18620 (CUDA 10 for RTX cards: cuBLAS of CUDA 9)
     """
     symptoms = ticket_symptoms(f)
 
@@ -142,9 +145,43 @@ def torch_missing_arch(f):
         elif {"gpu-cc-old-form", "gpu-cc-list-form"} & set(symptoms):
             yield from _missing_arch_from_cc_warning(f, symptoms)
         else:
-            yield from _missing_arch_from_named_build(f, symptoms)
+            cublas = list(_cublas_on_turing(f, symptoms))
+            yield from cublas or _missing_arch_from_named_build(f, symptoms)
 
     yield from _facts_or_ticket(lambda: list(_missing_arch_from_facts(f)), from_ticket())
+
+
+def _cublas_on_turing(f, symptoms):
+    """torch's "cublas runtime error : the GPU program failed to execute" on a Turing GPU (7.5)
+    under a torch built with CUDA 9.0 or older, read from collect_env ("CUDA used to build
+    PyTorch: 9.0.176") or a wheel named with its tag (+cu90): its kernels run there by binary
+    compatibility, its cuBLAS does not (knowledge/frameworks.toml, cublas_turing). A CUDA version
+    named in prose says nothing of the build and is not read."""
+    s = symptoms.get("cublas-execution-failed")
+    gpu = _gpu_of_ticket(f) if s else None
+    if gpu is None:
+        return
+    known = knowledge.load("frameworks")["cublas_turing"]
+    if gpu["cc"] != known["cc"]:
+        return
+    named = symptoms.get("torch-build-named")
+    build = f.get("torch.cuda")
+    if build:
+        where = f"torch is built with CUDA {build}"
+    elif named:
+        build = f"{named['cu'][:-1]}.{named['cu'][-1]}"
+        where = f"torch {named['torch']}+cu{named['cu']} (line {named['line']}) is built with CUDA {build}"
+    else:
+        return
+    release = version_of(str(build))
+    if release is None or version_of(".".join(map(str, release.release[:2]))) > version_of(known["fails_up_to_cuda"]):
+        return
+    yield Hit(message=f"cuBLAS failed on {gpu['name']} (compute capability {gpu['cc']}, Turing; line {s['line']}: "
+                      f"\"cublas runtime error : the GPU program failed to execute\"), and {where}: Turing needs a "
+                      f"CUDA {known['needs_cuda']}+ build of torch (PyTorch's maintainers, pytorch#18620); its sm_70 "
+                      "kernels run there, its CUDA 9 cuBLAS does not",
+              fix=_build_fix(f, [{"compute_capability": gpu["cc"]}]),
+              evidence={**ticket_evidence(s), "compute_capability": gpu["cc"], "torch.cuda": str(build)})
 
 
 def _missing_arch_from_named_build(f, symptoms):
@@ -708,7 +745,8 @@ def _bf16_in_ticket(f, symptoms):
 
 
 @rule("SW013", "framework-missing-arch", "error", "a framework's own kernels have no code for this GPU", impact=9,
-      also={"warning": "flash-attn 2 is only installed, not seen asked for or failing"})
+      also={"warning": "flash-attn 2 is only installed, not seen asked for or failing; or vLLM LoRA on a GPU "
+                                "below 8.0 with no vLLM release named"})
 def framework_missing_arch(f):
     """
     What it detects:
@@ -719,7 +757,11 @@ def framework_missing_arch(f):
         available for execution on the device", flashinfer's norms inside sglang; "... kernel
         launch failed, error: ..."; "CUDA Error: ... (209)" from flashinfer's own source), or
         flash-attn 2 asked for (attn_implementation="flash_attention_2") or installed
-        on a GPU below its minimum compute capability (knowledge/frameworks.toml). Silent where
+        on a GPU below its minimum compute capability (knowledge/frameworks.toml); vLLM started
+        with LoRA (--enable-lora, enable_lora=True) on a GPU below 8.0 in the releases whose LoRA
+        ran punica CUDA kernels (0.3.0 to 0.5.3.post1): an error where the paste names such a
+        release ("Initializing an LLM engine (v0.4.2)", vllm==0.4.2), a warning where it names
+        none, silent where it names only later ones. Silent where
         torch's own arch list lacks the GPU: that is torch-missing-arch, one cause, one finding.
 
     Why it matters:
@@ -741,6 +783,8 @@ def framework_missing_arch(f):
         - https://docs.vllm.ai/en/v0.7.2/getting_started/installation/gpu/
         - https://huggingface.co/docs/transformers/v4.49.0/perf_infer_gpu_one
         - https://github.com/vllm-project/vllm/issues/4434
+        - https://github.com/vllm-project/vllm/pull/5036
+        - https://pypi.org/project/vllm/0.5.3.post1/ (sdist: CMakeLists.txt, _punica_C arches >= 8.0)
     """
     sym = ticket_symptoms(f)
     if not sym or _torch_lacks_the_gpu(f, sym):
@@ -760,6 +804,10 @@ def framework_missing_arch(f):
         yield Hit(message=f"vLLM refused LoRA on this GPU{on} (line {s['line']}): its punica LoRA kernels need compute "
                           f"capability {s['min_cc']} or newer; the base model itself runs (vLLM documents 7.0+)",
                   fix=_MERGE_LORA_FIX, fix_lang="python", evidence={**ticket_evidence(s), "framework.min_cc": s["min_cc"]})
+        return
+    lora = _vllm_lora_on_old_gpu(f, sym, table["vllm-lora-punica"], gpu)
+    if lora:
+        yield lora
         return
     if "framework-kernel-no-image" in sym or "framework-cuda-error-209" in sym:
         s = sym.get("framework-kernel-no-image") or sym["framework-cuda-error-209"]
@@ -786,6 +834,42 @@ def framework_missing_arch(f):
                   severity="error" if requested else "warning",
                   fix=_SDPA_FIX, fix_lang="python",
                   evidence={**ticket_evidence(asked), "compute_capability": gpu["cc"], "framework.min_cc": fa["min_cc"]})
+
+
+def _vllm_lora_on_old_gpu(f, sym, punica, gpu):
+    """vLLM started with LoRA (--enable-lora, enable_lora=True) on a GPU below the compute
+    capability of its punica CUDA kernels, in the releases that ran them (knowledge/frameworks.toml,
+    vllm-lora-punica): an error where the paste names a release in that range, a warning where it
+    names none (the releases after it run LoRA on Triton kernels), silence where every release it
+    names lies outside the range."""
+    asked = sym.get("vllm-lora-enabled") or sym.get("vllm-lora-enabled-kwarg")
+    if not asked or not gpu or version_of(gpu["cc"]) >= version_of(punica["min_cc"]):
+        return None
+    first, fixed = version_of(punica["first"]), version_of(punica["fixed_in"])
+    named = [s for s in f.get("ticket.symptoms") or [] if s["id"] in ("vllm-version-logged", "vllm-version-pinned")]
+    inside = [s for s in named if first <= version_of(s["version"]) < fixed]
+    if named and not inside:
+        return None
+    why = (f"vLLM {punica['first']} up to {punica['fixed_in']} (not included) runs LoRA on punica CUDA kernels built "
+           f"for compute capability {punica['min_cc']} and newer only, which fail on this GPU with \"no kernel image is "
+           "available\" or \"punica LoRA kernels require compute capability >= 8.0\" while the base model runs")
+    evidence = {**ticket_evidence(asked), "compute_capability": gpu["cc"], "framework.min_cc": punica["min_cc"]}
+    if inside and len(inside) == len(named):
+        v = inside[0]
+        return Hit(message=f"LoRA is enabled (line {asked['line']}) with vLLM {v['version']} (line {v['line']}) on "
+                           f"{gpu['name']} (compute capability {gpu['cc']}): {why}",
+                   fix=_LORA_FIX_HEAD + _MERGE_LORA_FIX, fix_lang="python",
+                   evidence={**evidence, "vllm.version": v["version"]})
+    return Hit(message=f"LoRA is enabled (line {asked['line']}) on {gpu['name']} (compute capability {gpu['cc']}) and the "
+                       f"paste does not say which vLLM ran: {why}; from {punica['fixed_in']} on, LoRA runs Triton kernels instead",
+               severity="warning", fix=_LORA_FIX_HEAD + _MERGE_LORA_FIX, fix_lang="python", evidence=evidence)
+
+
+# Which vLLM ran decides it (knowledge/frameworks.toml, vllm-lora-punica); the way round the
+# punica kernels' minimum that vLLM's maintainers give is the merged adapter (#4434).
+_LORA_FIX_HEAD = ("import vllm\n"
+                  "print(vllm.__version__)  # 0.3.0 to 0.5.3.post1 run LoRA on punica kernels built for compute capability "
+                  "8.0+ only; from 0.5.4 LoRA runs Triton kernels (vllm-project/vllm#5036)\n")
 
 
 _SDPA_FIX = ("# transformers: PyTorch's own attention (scaled_dot_product_attention) runs on every GPU torch supports;\n"

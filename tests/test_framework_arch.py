@@ -194,3 +194,97 @@ def test_flash_attn_installed_is_a_warning_asked_for_is_an_error():
     # flash-attention#762 passes attn_implementation="flash_attention_2" on a T4: it will fail.
     asked = symbols("flash-attention-762-t4-bf16-flash-attn2")["framework-missing-arch"]
     assert asked["severity"] == "error" and "asks for flash-attn 2" in asked["message"]
+
+
+# vLLM's LoRA on a GPU below 8.0 (knowledge/frameworks.toml, vllm-lora-punica). The lines are
+# verbatim from public vLLM issues (Apache-2.0 repository; issue text quoted for testing, read
+# 2026-11-23): #2810's title and engine arguments, #3826's "args: Namespace(..., enable_lora=True"
+# and start-up lines (a cut from inside the first of them: the stored excerpt starts there).
+VLLM_2810 = ("# Error when initializing LLMEngine with multi lora using vllm==0.3.0 - RuntimeError: CUDA error: "
+             "no kernel image is available for execution on the device\n"
+             "    engine_args = EngineArgs(model=\"meta-llama/Llama-2-7b-chat-hf\",\n"
+             "                             revision=\"c1b0db933684edbfe29a06fa47eb19cc48025e93\",\n"
+             "                             enable_lora=True,\n")
+VLLM_3826 = ("m_gpu_blocks=None, max_num_batched_tokens=None, max_num_seqs=256, max_logprobs=5, disable_log_stats=False, "
+             "quantization=None, enforce_eager=True, max_context_len_to_capture=8192, disable_custom_all_reduce=False, "
+             "tokenizer_pool_size=0, tokenizer_pool_type='ray', tokenizer_pool_extra_config=None, enable_lora=True, "
+             "max_loras=1, max_lora_rank=64, lora_extra_vocab_size=256, lora_dtype='auto', max_cpu_loras=None, "
+             "device='auto', image_input_type=None, image_token_id=None, image_input_shape=None, image_feature_size=None, "
+             "scheduler_delay_factor=0.0, enable_chunked_prefill=False, engine_use_ray=False, disable_log_requests=True, "
+             "max_log_len=None)\n"
+             "WARNING 04-03 18:43:13 config.py:767] Casting torch.bfloat16 to torch.float16.\n"
+             "INFO 04-03 18:43:13 llm_engine.py:74] Initializing an LLM engine (v0.4.0.post1) with config: "
+             "model='/export/models/qwen/Qwen1.5-14B-Chat', tokenizer='/export/models/qwen/Qwen1.5-14B-Chat', "
+             "tokenizer_mode=auto, revision=None, tokenizer_revision=None, trust_remote_code=False, dtype=torch.float16, "
+             "max_seq_len=512, download_dir=None, load_format=auto, tensor_parallel_size=1, disable_custom_all_reduce=False, "
+             "quantization=None, enforce_eager=True, kv_cache_dtype=auto, device_config=cuda, seed=0)\n")
+
+
+@pytest.mark.parametrize("text, version", [(VLLM_2810, "0.3.0"), (VLLM_3826, "0.4.0.post1")])
+def test_vllm_lora_with_a_punica_release_on_a_v100s_is_an_error(tmp_path, text, version):
+    g = with_ticket(nvsmi_node(V100S, tmp_path), text)
+    (f,) = fired("framework-missing-arch", g)
+    assert f.severity == "error" and f"vLLM {version}" in f.message and "7.0" in f.message
+    assert f.evidence["vllm.version"] == version and "merge_and_unload" in f.fix
+
+
+@pytest.mark.parametrize("text", [VLLM_2810, VLLM_3826])
+def test_vllm_lora_on_an_h100_is_silent(text):
+    assert not fired("framework-missing-arch", with_ticket(facts(H100), text))
+
+
+def test_vllm_lora_without_a_release_named_is_a_warning():
+    # vllm#4604: --enable-lora on a "Tesla V100-SXM2-16GB" named in prose, the releases in prose only.
+    found = symbols("vllm-4604-lora-v100-no-kernel-image")
+    f = found["framework-missing-arch"]
+    assert f["severity"] == "warning" and "does not say which vLLM ran" in f["message"]
+    assert "torch-missing-arch" not in found
+
+
+def test_vllm_lora_only_in_releases_after_the_punica_kernels_is_silent(tmp_path):
+    # The same engine arguments with a release from the Triton kernels on: the range ends there.
+    from hpcdoctor import knowledge
+
+    fixed = knowledge.load("frameworks")["framework"]["vllm-lora-punica"]["fixed_in"]
+    text = VLLM_3826.replace("(v0.4.0.post1)", f"(v{fixed})")
+    assert not fired("framework-missing-arch", with_ticket(nvsmi_node(V100S, tmp_path), text))
+    last = VLLM_3826.replace("(v0.4.0.post1)", "(v0.5.3.post1)")
+    assert fired("framework-missing-arch", with_ticket(nvsmi_node(V100S, tmp_path / "b"), last))
+
+
+def test_punica_refusal_of_vllm_0_3_0_without_spaces():
+    # vllm-0.3.0's vllm/lora/punica.py wrote "capability>=8.0" (no spaces); later releases ">= 8.0".
+    (s,) = [s for s in find_symptoms("ImportError: punica LoRA kernels require compute capability>=8.0\n")
+            if s["id"] == "vllm-lora-punica-cc"]
+    assert s["min_cc"] == "8.0"
+
+
+# cuBLAS of a CUDA 9.0 torch build on Turing (knowledge/frameworks.toml, cublas_turing): the two
+# held-out problem tickets and two healthy controls were found after the rule was written.
+@pytest.mark.parametrize("name, gpu", [
+    ("pytorch-20860-2080ti-cu90-build-cublas", "GeForce RTX 2080 Ti"),
+    ("pytorch-21459-2080-cu90-build-cublas-prose-says-cuda10", "GeForce RTX 2080"),
+])
+def test_cublas_error_on_turing_under_a_cuda9_build(name, gpu):
+    f = symbols(name)["torch-missing-arch"]
+    assert f["severity"] == "error" and gpu in f["message"] and "9.0.176" in f["message"]
+    assert "framework-missing-arch" not in symbols(name)
+
+
+@pytest.mark.parametrize("name", [
+    "pytorch-7548-cublas-input-data-healthy",             # CUDA 9.0, no Turing GPU: bad input data
+    "mmdetection-1455-2080ti-cublas-batch-size-healthy",  # a 2080Ti, no build named: batch size
+    "structureflow-12-titan-rtx-cuda90-prose",            # "CUDA 9.0" in prose is not the build's CUDA
+])
+def test_cublas_error_without_a_known_cuda9_build_on_turing_is_silent(name):
+    assert "torch-missing-arch" not in symbols(name)
+    assert "cublas-execution-failed" in {s["id"] for s in find_symptoms(ticket_text(name))}
+
+
+def test_cublas_error_on_turing_under_a_cuda10_build_is_silent(tmp_path):
+    text = ticket_text("pytorch-20860-2080ti-cu90-build-cublas")
+    assert "CUDA used to build PyTorch: 9.0.176" in text
+    paste = tmp_path / "cu100.txt"
+    paste.write_text(text.replace("CUDA used to build PyTorch: 9.0.176", "CUDA used to build PyTorch: 10.0.130"))
+    doc = report_of("check", "--from", str(paste))
+    assert "torch-missing-arch" not in {f["symbol"] for f in doc["findings"]}
