@@ -148,3 +148,21 @@ def test_a100_80gb_copy_bandwidth_per_board_from_the_a100_page():
     (f,) = fired("bench-memory-low", _d2d_node("NVIDIA A100-SXM4-80GB", 1250.0))
     assert "a100-sxm4-80gb memory bandwidth of 2039" in f.message
     assert not fired("bench-memory-low", _d2d_node("NVIDIA A100 80GB PCIe", 1400.0))
+
+
+def test_every_threshold_and_every_re_read_datasheet_carries_its_read_date():
+    """'hpcdoctor knowledge' counts an entry as undated when it has no read date (or only a 'not
+    re-read' note). The five thresholds dated against their sources on 2026-11-23 stay dated, and
+    only the ten SKUs whose datasheets were searched for and not reached stay undated, each saying
+    so in its source."""
+    from hpcdoctor import knowledge
+
+    rows = {r["table"]: r for r in knowledge.provenance()}
+    assert rows["thresholds"]["undated"] == 0
+    undated = [s["id"] for s in knowledge.load("gpus")["sku"] if not s.get("read")]
+    assert sorted(undated) == ["a10", "gh200", "gh200-144gb", "h100-pcie", "l4", "l40s", "t4", "v100-pcie",
+                               "v100-sxm2", "v100s-pcie"]
+    assert rows["gpus"]["undated"] == len(undated)
+    for s in knowledge.load("gpus")["sku"]:
+        if s["id"] in undated:
+            assert s["source"].startswith("not re-read 2026-11-23:"), s["id"]
