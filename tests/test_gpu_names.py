@@ -145,12 +145,15 @@ def test_names_that_do_not_say_which_gpu_are_unknown(name):
 @pytest.mark.parametrize("name,sku", [
     ("NVIDIA GH200 144G HBM3e", "gh200-144gb"), ("NVIDIA GH200 480GB", "gh200"), ("NVIDIA H200 NVL", "h200-nvl"),
     ("NVIDIA H200", "h200"), ("NVIDIA B200", "b200"), ("NVIDIA H100", None),
-    ("NVIDIA GB200", None), ("NVIDIA RTX A1000 Laptop GPU", None), ("NVIDIA T400", None),
-    ("AMD Instinct MI300X OAM", "mi300x"), ("AMD Instinct MI325X", None),
+    ("NVIDIA GB200", "gb200"), ("NVIDIA RTX A1000 Laptop GPU", None), ("NVIDIA T400", None),
+    ("AMD Instinct MI300X OAM", "mi300x"), ("AMD Instinct MI325X", "mi325x"),
+    ("AMD Instinct MI355X", "mi355x"), ("AMD Instinct MI350X", "mi350x"),
+    ("NVIDIA B300 SXM6 AC", "b300"), ("NVIDIA GB300", None),
 ])
 def test_datasheets_are_not_borrowed(name, sku):
-    """GB200 is not a B200, H200 NVL not the SXM part (it has its own datasheet now), the 144 GB
-    GH200 not the 96 GB one."""
+    """GB200 is not a B200 (each has its own datasheet: NVIDIA's GB200 NVL72 and HGX pages), H200
+    NVL not the SXM part, the 144 GB GH200 not the 96 GB one, GB300 not a B300 (no GB300 source was
+    reached, so it has none), MI355X not an MI350X (AMD's CDNA 4 white paper lists both)."""
     found = gpus.datasheet(name)
     assert (found["id"] if found else None) == sku
 
