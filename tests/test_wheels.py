@@ -224,9 +224,12 @@ def test_windows_lists_follow_release_md_without_ptx():
 
 
 # --- ROCm wheels' gfx lists ([[rocm_wheel]]) ----------------------------------------------------
-# Sources: torch.cuda.get_arch_list() of 2.4.1+rocm6.0, 2.5.1+rocm6.2, 2.7.1+rocm6.2.4, 2.7.1+rocm6.3
-# pasted in astral-sh/uv#14086; of the rocm7.2 wheel in astral-sh/uv#18730; roc-obj-ls of the
-# ROCm 6.2 wheels in pytorch/pytorch#132570 (all secondary evidence from the wheels themselves).
+# Sources: PYTORCH_ROCM_ARCH in pytorch/builder manywheel/build_docker.sh (release/2.4) and in
+# pytorch/pytorch .ci/docker/manywheel/build.sh, tied to releases by the PRs that changed it
+# (#141667, #147761, #148562, #167299, #179653) and the release branch cuts; confirmed where pasted by
+# torch.cuda.get_arch_list() of 2.4.1+rocm6.0, 2.5.1+rocm6.2, 2.7.1+rocm6.2.4, 2.7.1+rocm6.3 in
+# astral-sh/uv#14086, of the rocm7.2 wheel in astral-sh/uv#18730, roc-obj-ls of the ROCm 6.2 wheels
+# in pytorch/pytorch#132570 (secondary evidence from the wheels themselves).
 
 @pytest.mark.parametrize("gpu,gfx,tag", [
     ("AMD Instinct MI300X", "gfx942", "rocm7.2"),
@@ -302,3 +305,97 @@ def test_site_rocm_wheel_entry_overrides_and_bad_ones_are_refused(tmp_path):
     bad.write_text('[knowledge]\n[[knowledge.rocm_wheel]]\ntorch = ">=2.13"\nrocm = "7.2"\ngfx = ["gfx942"]\n')
     with pytest.raises(config.ConfigError, match="bad.toml:2: torch needs a lower and an upper bound"):
         config.load(str(bad))
+
+
+# --- ROCm lists sourced from the build scripts (2.4-2.13): verdicts on real GPUs ---------------
+
+def _rocm_torch(version, gpus):
+    """A pasted collect_env's torch (the wheel's name, its list taken from knowledge) on these GPUs."""
+    listed = wheels.wheel_arch_list(version)
+    assert listed, f"{version} should be a known official wheel"
+    return facts(H100, **{"torch.build": "rocm", "torch.cuda": None, "torch.hip": None, "torch.version": version,
+                          "torch.arch_list": listed["arch"], "torch.from_knowledge": ["arch_list"], "gpus": gpus})
+
+
+def _gpu(name, gfx):
+    return [{"index": 0, "vendor": "amd", "name": name, "gfx_target": gfx}]
+
+
+_MI300X_PASTE = []
+
+
+def _mi300x_gpus():
+    # The 8x MI300X of huggingface/dell-ai's recorded `amd-smi static --json` (ROCm 7.2.1), as the
+    # paste reader gives them: tests/fixtures/public/amd/delai_8xMI300X_amd-smi_static_json_root.json.
+    if not _MI300X_PASTE:
+        doc = report_of("check", "--from", str(NODES.parent / "public" / "amd" / "delai_8xMI300X_amd-smi_static_json_root.json"))
+        _MI300X_PASTE.extend(doc["facts"]["gpus"])
+    return _MI300X_PASTE
+
+
+@pytest.mark.parametrize("version", [
+    "2.4.1+rocm6.1",    # builder manywheel/build_docker.sh @a4b440ec (release/2.4): gfx942 for ROCm >= 6.0
+    "2.5.1+rocm6.1",    # pytorch .ci/docker/manywheel/build.sh @1fca82d: same block
+    "2.6.0+rocm6.2.4",  # after pytorch/pytorch#141667: gfx942 unconditional
+    "2.8.0+rocm6.3",
+    "2.9.1+rocm6.4",
+    "2.10.0+rocm7.0",
+    "2.11.0+rocm7.1",
+    "2.13.0+rocm7.2",
+])
+def test_real_mi300x_paste_is_carried_by_every_newly_sourced_rocm_wheel(version):
+    """MI300X (gfx942) from a real amd-smi paste under each newly sourced official ROCm wheel: SW008
+    stays silent. Sources: PYTORCH_ROCM_ARCH in pytorch/builder manywheel/build_docker.sh @a4b440ec
+    (release/2.4) and pytorch/pytorch .ci/docker/manywheel/build.sh (#141667 onwards: gfx942 always)."""
+    gpus = _mi300x_gpus()
+    assert len(gpus) == 8 and {g["gfx_target"] for g in gpus} == {"gfx942"}
+    assert not fired("torch-rocm-missing-gfx", _rocm_torch(version, gpus))
+
+
+def test_rx7600_gfx1102_was_not_in_26_but_is_in_28():
+    """RX 7600 (gfx1102, the GPU of ROCm/pytorch#2730): gfx1102 entered PYTORCH_ROCM_ARCH with
+    pytorch/pytorch#147761 (merged 24 February 2025), after the 2.6 cut (11 December 2024) and the
+    2.6.0 release: 2.6.0+rocm6.2.4 lacks it (SW008 fires and names a wheel that has it), 2.8.0+rocm6.4
+    carries it."""
+    gpu = _gpu("AMD Radeon RX 7600", "gfx1102")
+    (f,) = fired("torch-rocm-missing-gfx", _rocm_torch("2.6.0+rocm6.2.4", gpu))
+    assert "the official wheel torch 2.6.0+rocm6.2.4" in f.message and "gfx1102" in f.message
+    assert "/whl/rocm" in f.fix and "PYTORCH_ROCM_ARCH=" not in f.fix
+    assert not fired("torch-rocm-missing-gfx", _rocm_torch("2.8.0+rocm6.4", gpu))
+    # gfx1101 (RX 7800 XT) came earlier, with #141667 (merged 4 December 2024): 2.6 carries it.
+    assert not fired("torch-rocm-missing-gfx", _rocm_torch("2.6.0+rocm6.1", _gpu("AMD Radeon RX 7800 XT", "gfx1101")))
+
+
+@pytest.mark.parametrize("name,gfx", [
+    # Strix Halo, "Radeon 8060S Graphics": ROCm/legacy-rocm-build#5668 ("HIP error: invalid device
+    # function" on an AI Max+ 395) and docling-project/docling-serve#342 (rocminfo "Name: gfx1151").
+    ("AMD Radeon 8060S Graphics", "gfx1151"),
+    ("AMD Instinct MI355X", "gfx950"),
+])
+def test_gfx950_and_strix_halo_need_torch_210(name, gfx):
+    """gfx950/gfx1150/gfx1151 entered every ROCm wheel with pytorch/pytorch#167299 (merged 7 November
+    2025, before the 2.10 cut of 10 December 2025); 2.8 and 2.9 ship ROCm 6.3/6.4 only, below the
+    ROCm 7.0 check that guarded them before: 2.9.1+rocm6.4 fires, 2.10.0+rocm7.0 is silent."""
+    (f,) = fired("torch-rocm-missing-gfx", _rocm_torch("2.9.1+rocm6.4", _gpu(name, gfx)))
+    assert "the official wheel torch 2.9.1+rocm6.4" in f.message
+    assert "/whl/rocm7." in f.fix and f"carry {gfx}" in f.fix
+    assert not fired("torch-rocm-missing-gfx", _rocm_torch("2.10.0+rocm7.0", _gpu(name, gfx)))
+
+
+def test_radeon_780m_gfx1103_is_carried_from_213():
+    """Radeon 780M iGPU (gfx1103, Phoenix; named so in ROCm/vllm#880): gfx1103 entered
+    PYTORCH_ROCM_ARCH with pytorch/pytorch#179653 (landed by 17 April 2026, per #179788), after the
+    2.11 release and before the 2.13 cut (9 June 2026). 2.11.0+rocm7.2 fires and its fix names the
+    2.13 wheels, the first known to carry it; 2.13.0+rocm7.1 is silent."""
+    gpu = _gpu("AMD Radeon 780M", "gfx1103")
+    (f,) = fired("torch-rocm-missing-gfx", _rocm_torch("2.11.0+rocm7.2", gpu))
+    assert '"torch>=2.13,<2.14"' in f.fix and "/whl/rocm7.2" in f.fix
+    assert not fired("torch-rocm-missing-gfx", _rocm_torch("2.13.0+rocm7.1", gpu))
+
+
+@pytest.mark.parametrize("version", ["2.12.0+rocm7.2", "2.12.1+rocm7.1", "2.14.0+rocm7.2", "2.14.0+rocm7.14"])
+def test_unsourced_rocm_releases_are_not_guessed(version):
+    """2.12 (gfx1103's #179653 landed between 8 and 17 April 2026, around the 15 April cut) and 2.14
+    (script reworked for TheRock in July 2026, text not readable) have no primary source: their list
+    is unknown, never borrowed from a neighbouring release."""
+    assert wheels.wheel_arch_list(version) is None
