@@ -61,7 +61,7 @@ def test_new_toolkit_drivers_run_through_minor_compatibility(cuda, own):
 
 
 def test_unsourced_releases_are_unknown_not_guessed():
-    # 2.15: RFC pytorch/pytorch#190385 (drop cu126) is still open; no Windows table before 2.9;
+    # 2.15: RFC pytorch/pytorch#190385 (drop cu126) is still open; Windows 2.6-2.8 not tied to a branch;
     # nightly/source ROCm builds and the TheRock-based +rocm7.14 wheels are not the listed wheels.
     assert wheels.wheel_arch_list("2.15.0+cu130") is None
     assert wheels.wheel_arch_list("2.8.0+cu128", os_name="windows") is None
