@@ -61,10 +61,17 @@ def test_new_toolkit_drivers_run_through_minor_compatibility(cuda, own):
 
 
 def test_unsourced_releases_are_unknown_not_guessed():
-    # 2.15: RFC pytorch/pytorch#190385 (drop cu126) is still open; no Windows table before 2.9;
+    # 2.15: RFC pytorch/pytorch#190385 (drop cu126) is still open; Windows 2.6-2.8 not tied to a branch;
     # nightly/source ROCm builds and the TheRock-based +rocm7.14 wheels are not the listed wheels.
     assert wheels.wheel_arch_list("2.15.0+cu130") is None
     assert wheels.wheel_arch_list("2.8.0+cu128", os_name="windows") is None
+    # Windows 2.6-2.8: the stored .ci/pytorch/windows/*.bat versions are not tied to a release branch
+    # (and cuda128.bat @07619f94 disagrees with the 2.7.1+cu128 wheel read in CorridorKey#141).
+    assert wheels.wheel_arch_list("2.6.0+cu124", os_name="windows") is None
+    assert wheels.wheel_arch_list("2.7.1+cu128", os_name="windows") is None
+    # aarch64 cu126/cu128 of 2.9 and 2.10: no build_cuda.sh tied to those branches was found.
+    assert wheels.wheel_arch_list("2.9.1+cu126", cpu="aarch64") is None
+    assert wheels.wheel_arch_list("2.10.0+cu128", cpu="aarch64") is None
     assert wheels.wheel_arch_list("2.5.0.dev20240821+rocm6.2") is None
     assert wheels.wheel_arch_list("2.12.0+rocm7.14.0") is None
 
@@ -221,6 +228,67 @@ def test_windows_lists_follow_release_md_without_ptx():
     # An RTX 5090 on a Windows 572.16 driver (12.x only): the cu128 wheels, not cu13x (needs >= 580.88).
     r = wheels.resolve("12.0", "572.16", "windows", "x86_64")
     assert r["ok"] and r["tag"] == "cu128" and r["torch"].endswith("<2.12"), r
+
+
+# --- Windows before 2.9: pytorch/builder windows/cudaNNN.bat at release/2.0 ... release/2.5 ----------
+# Sources, read 2026-11-23: builder's TORCH_CUDA_ARCH_LIST per CUDA variant at each release branch
+# (cuda117.bat @9f0fad92 release/2.0: 3.7+PTX;5.0;6.0;6.1;7.0;7.5;8.0;8.6; cuda118.bat adds 9.0;
+# cuda121.bat/cuda124.bat: 5.0;6.0;6.1;7.0;7.5;8.0;8.6;9.0) and the Windows variants of each release in
+# pytorch/test-infra's release matrices. compute_37 is not counted (torch's _check_cubins counts sm_
+# entries only; malfet in pytorch/pytorch#153944: "CUDA-11.8 does not support Blackwell GPUs").
+
+
+def _paste_facts(name):
+    from hpcdoctor import pipeline
+    from hpcdoctor.paste import open_paste
+    from hpcdoctor.runner import Options
+
+    with open_paste([str(PASTES / name)]) as (root, _recognised, _notes):
+        return pipeline.gather(root, Options())
+
+
+def test_windows_cu117_paste_is_judged_from_the_builder_list_and_stays_silent():
+    # pytorch/pytorch#51858 (Windows 11 Pro, torch 2.0.1+cu117, GTX 1050 Ti = 6.1, driver 535.98): the
+    # collect_env has no arch list; until the builder's cuda117.bat list was in knowledge the rule had
+    # nothing to judge. The wheel carries sm_61 (Windows lists add 6.1): healthy, and judged.
+    doc = report_of("check", "--from", str(PASTES / "pytorch-51858-windows-gtx1050ti-cu117-healthy.txt"))
+    t = doc["facts"]["torch"]
+    assert "arch_list" in t["from_knowledge"] and "sm_61" in t["arch_list"]
+    assert not any(a.startswith("compute_") for a in t["arch_list"])
+    assert not [x for x in doc["findings"] if x["symbol"] == "torch-missing-arch"]
+    assert not [s for s in doc["skipped"] if "SW003" in str(s)]
+
+
+def test_windows_cu117_wheel_on_an_rtx_50_fires_and_names_a_windows_cu128_build():
+    # The same real Windows collect_env (pytorch#51858: 2.0.1+cu117, driver 535.98) with the GPU of
+    # josStorer/RWKV-Runner#423, an "NVIDIA GeForce RTX 5070 Ti Laptop GPU" (sm_120), whose torch
+    # warned "supports CUDA capabilities sm_37 sm_50 sm_60 sm_61 sm_70 sm_75 sm_80 sm_86 compute_37"
+    # (this very list): torch-missing-arch, and the fix names the Windows cu128 wheels (2.9-2.11 on
+    # Windows, RELEASE.md; the Linux cu128 range would start at 2.7).
+    g = _paste_facts("pytorch-51858-windows-gtx1050ti-cu117-healthy.txt")
+    g["facts"]["gpus"][0].update(name="NVIDIA GeForce RTX 5070 Ti Laptop GPU", compute_capability="12.0")
+    (f,) = fired("torch-missing-arch", g)
+    assert "sm_120" in f.message and "2.0.1+cu117" in f.message
+    assert "/whl/cu128" in f.fix and '"torch>=2.9,<2.12"' in f.fix and "535.98" in f.fix, f.fix
+    # The paste's own GPU (GTX 1050 Ti) under the same facts: silent.
+    assert not fired("torch-missing-arch", _paste_facts("pytorch-51858-windows-gtx1050ti-cu117-healthy.txt"))
+
+
+@pytest.mark.parametrize("gpu,cc,driver,expect", [
+    # A CUDA 11.x Windows driver (>= 452.39, below 12.x's 528.33): before, no Windows build ran.
+    ("NVIDIA GeForce GTX 1050 Ti", "6.1", "516.94", ("cu118", '"torch>=2.0,<2.6"')),
+    ("Tesla K80", "3.7", "472.12", ("cu118", '"torch>=2.0,<2.6"')),     # only cu117/cu118 carry sm_37
+    ("NVIDIA GeForce GTX 1080", "6.1", "535.98", ("cu126", '"torch>=2.9,<2.15"')),  # 12.x: the newest
+])
+def test_windows_resolver_reaches_the_builder_era_wheels(gpu, cc, driver, expect):
+    r = wheels.resolve(cc, driver, "windows", "x86_64")
+    assert r["ok"] and r["tag"] == expect[0] and expect[1] in r["command"], (gpu, r)
+
+
+def test_windows_kepler_below_37_has_no_build():
+    # GeForce GTX 780 (3.5): no Windows list carries sm_35 or older PTX that torch counts.
+    r = wheels.resolve("3.5", "472.12", "windows", "x86_64")
+    assert not r["ok"] and "sm_35 on Windows x86_64" in r["text"]
 
 
 # --- ROCm wheels' gfx lists ([[rocm_wheel]]) ----------------------------------------------------
