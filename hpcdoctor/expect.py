@@ -57,8 +57,9 @@ def gemm(gpu: Dict[str, Any], dtype: str, config: Dict[str, Any],
     site = _site(config, CONFIG_KEYS.get(dtype))
     if site:
         return site
-    frac = _th()["gemm_fraction"]
     sku = knowledge.gpu_sku(str(gpu.get("name") or ""))
+    amd = "amd" in (gpu.get("vendor"), (sku or {}).get("vendor"))
+    frac = _th()["gemm_fraction_amd" if amd else "gemm_fraction"]
     peak_key = "fp32" if dtype == "fp32" else dtype
     if sku and sku.get(peak_key):
         peak = float(sku[peak_key]) / int(sku.get("gcds", 1))
