@@ -59,7 +59,9 @@ def test_knowledge_command_shows_dates_and_sources(tmp_path):
     site = tables["site config [knowledge]"]
     assert site["entries"] == 1 and "2026-11-20" in site["dates"] and site["undated"] == 0
     text = run_cli("knowledge").stdout
-    assert "torch_wheels" in text and "no read date recorded" in text  # undated tables say so
+    assert "torch_wheels" in text and "no read date recorded" not in text  # every shipped table is dated
+    undated = run_cli("knowledge", "--config", _cfg(tmp_path, SITE.replace(", 2026-11-20", ""))).stdout
+    assert "no read date recorded" in undated  # a site entry with no date says so
 
 
 def test_knowledge_command_bad_config_is_one_line_exit_2(tmp_path):
