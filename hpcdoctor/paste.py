@@ -21,7 +21,6 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
 from hpcdoctor.parse.collect_env import SGLANG_ARGV, normalise_colons
-from hpcdoctor.parse.collect_env import parse_collect_env as parse_report
 from hpcdoctor.paste_machines import disagreement
 from hpcdoctor.sysroot import MAX_READ_BYTES, ReplaySysRoot, SnapshotError, read_capped
 
@@ -420,11 +419,12 @@ def _broken_lines(parsed: Dict[str, Any]) -> List[str]:
     return cut
 
 
-def _inside_report(piece: Piece) -> Tuple[Dict[Tuple[str, ...], Piece], Optional[Dict[str, Any]]]:
+def _inside_report(piece: Piece) -> Tuple[Dict[Tuple[str, ...], Piece], Optional[Dict[str, Any]], List[str]]:
     """What an environment report carries inside it: outputs of other commands (collect_env's
     lscpu, the ``nvidia-smi topo -m`` or ``rocm-smi --showtopo`` of vLLM's and sglang's reports),
     and the environment variables vLLM's report lists under fixed prefixes (not the job's whole
-    environment: kept with those prefixes, so that only what they cover is taken as known)."""
+    environment: kept with those prefixes, so that only what they cover is taken as known), and
+    the values left unread because their line was broken."""
     from hpcdoctor.parse.collect_env import VLLM_ENV_HIDDEN, VLLM_ENV_PREFIXES, parse_collect_env
 
     parsed = parse_collect_env(piece.text)
@@ -441,7 +441,7 @@ def _inside_report(piece: Piece) -> Tuple[Dict[Tuple[str, ...], Piece], Optional
     if parsed.get("format") == "vllm" and "env_vars" in parsed:
         env = {"source": "vLLM collect_env", "prefixes": list(VLLM_ENV_PREFIXES), "hidden": list(VLLM_ENV_HIDDEN),
                "vars": parsed["env_vars"]}
-    return outputs, env
+    return outputs, env, _broken_lines(parsed)
 
 
 @contextmanager
@@ -497,8 +497,7 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
     listed_env = None
     for argv in (tuple(COLLECT_ENV_ARGV), tuple(SGLANG_ARGV)):
         if argv in chosen:
-            outputs, env = _inside_report(chosen[argv])
-            cut = _broken_lines(parse_report(chosen[argv].text))
+            outputs, env, cut = _inside_report(chosen[argv])
             if cut:
                 notes.append(f"the {chosen[argv].kind.name} at line {chosen[argv].line} has {len(cut)} broken line(s) "
                              f"(wrapped or cut); not read: {', '.join(cut[:6])}{' ...' if len(cut) > 6 else ''}")

@@ -129,3 +129,6 @@ def test_a_broken_line_is_said_not_guessed(tmp_path):
     assert not doc["findings"] or not _alarms(doc)
     assert not (doc["facts"].get("gpus") or [])
     assert doc["facts"]["torch"]["version"] == "2.2.2"
+    # What was not read is said, by name, in one note.
+    (note,) = [n for n in doc["source"]["notes"] if "broken line" in n]
+    assert "not read: gcc, python_platform" in note
