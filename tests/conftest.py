@@ -15,6 +15,16 @@ NODES = FIXTURES / "nodes"
 CPUINFO = FIXTURES / "cpuinfo"
 PUBLIC = FIXTURES / "public"
 ROOT = HERE.parent
+# The real ticket corpus; HPCDOCTOR_TICKETS points the ticket tests at another copy of it.
+TICKETS = Path(os.environ.get("HPCDOCTOR_TICKETS", FIXTURES / "tickets"))
+
+
+def ticket(name: str) -> Path:
+    """The paste of one corpus ticket, by its manifest id."""
+    path = TICKETS / f"{name}.txt"
+    if not path.exists():
+        pytest.skip(f"ticket corpus not in this checkout ({path})")
+    return path
 
 
 def run_cli(*args: str, env=None, timeout: float = 60, input: str = None):
@@ -31,6 +41,12 @@ def report_of(*args: str, **kw) -> dict:
     res = run_cli(*args, "--format", "json", **kw)
     assert res.returncode in (0, 1), res.stderr
     return json.loads(res.stdout)
+
+
+def alarms(path) -> dict:
+    """The error and warning findings of `check --from <path>`, by symbol."""
+    doc = report_of("check", "--from", str(path))
+    return {f["symbol"]: f for f in doc["findings"] if f["severity"] in ("error", "warning")}
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ broken ROCm build line read as a CPU build, and cut package versions."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
@@ -38,7 +39,7 @@ def hard_wrap(text: str, width: int) -> str:
 
 def _run(path) -> dict:
     cmd = score_mod.cli_command() + ["check", "--from", str(path), "--format", "json"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=dict(score_mod.os.environ, NO_COLOR="1"))
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=dict(os.environ, NO_COLOR="1"))
     try:
         doc = json.loads(proc.stdout)
     except ValueError:

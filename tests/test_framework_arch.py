@@ -5,25 +5,18 @@ were added after the rule was written and are checked through the CLI."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
-from conftest import NODES, report_of
+from conftest import report_of, ticket
 from hpcdoctor.paste import find_gpu_names, find_symptoms
 from rulekit import facts, fired, nvsmi_node, run_rule, set_path
 
 H100 = "h100-kvm-1gpu"
 V100S = "datakit_8x_v100s-pcie-32gb.xml"
-TICKETS = Path(os.environ.get("HPCDOCTOR_TICKETS", NODES.parent / "tickets"))
 
 
 def ticket_text(name: str) -> str:
-    path = TICKETS / f"{name}.txt"
-    if not path.exists():
-        pytest.skip(f"ticket corpus not in this checkout ({path})")
-    return path.read_text(encoding="utf-8")
+    return ticket(name).read_text(encoding="utf-8")
 
 
 def with_ticket(g, text: str, **changes):
@@ -36,8 +29,7 @@ def with_ticket(g, text: str, **changes):
 
 
 def symbols(name: str) -> dict:
-    ticket_text(name)
-    doc = report_of("check", "--from", str(TICKETS / f"{name}.txt"))
+    doc = report_of("check", "--from", str(ticket(name)))
     return {f["symbol"]: f for f in doc["findings"] if f["severity"] in ("error", "warning")}
 
 

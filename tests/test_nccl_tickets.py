@@ -6,35 +6,19 @@ Held-out tickets (found after the rules were built) are in tickets.toml under "H
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
-from conftest import NODES, report_of, run_cli
+from conftest import NODES, alarms, report_of, run_cli, ticket
 from hpcdoctor.paste import find_symptoms, read_text, recognise
 from rulekit import facts, fired
 
-TICKETS = Path(os.environ.get("HPCDOCTOR_TICKETS", NODES.parent / "tickets"))
 PASTES = NODES.parent / "pastes"
 H100 = "h100-kvm-1gpu"
-
-
-def ticket(name: str) -> Path:
-    path = TICKETS / f"{name}.txt"
-    if not path.exists():
-        pytest.skip(f"ticket corpus not in this checkout ({path})")
-    return path
 
 
 def ticket_facts(name: str):
     """A recorded node's facts with the symptoms of one real ticket, as a paste gives them."""
     return facts(H100, **{"ticket.symptoms": find_symptoms(ticket(name).read_text(encoding="utf-8"))})
-
-
-def symbols(path: Path) -> dict:
-    doc = report_of("check", "--from", str(path))
-    return {f["symbol"]: f for f in doc["findings"] if f["severity"] in ("error", "warning")}
 
 
 @pytest.mark.parametrize("name, sid, fields", [
@@ -100,7 +84,7 @@ def test_a_warn_line_without_an_error_is_no_finding():
     ("pytorch-ci-infra-490-nccl-shm-extend-no-space", "shm-too-small", ["nccl-system-error", "nccl-shm-unusable"]),
 ])
 def test_one_cause_one_finding_through_the_cli(name, symbol, silent):
-    hits = symbols(ticket(name))
+    hits = alarms(ticket(name))
     assert symbol in hits, sorted(hits)
     for s in silent:
         assert s not in hits
@@ -118,7 +102,7 @@ def test_utf16_powershell_paste_of_an_nccl_ticket_is_read_the_same(tmp_path):
     path = tmp_path / "ticket.txt"
     path.write_bytes(b"\xff\xfe" + text.replace("\n", "\r\n").encode("utf-16-le"))
     assert find_symptoms(read_text(str(path))) == find_symptoms(text)
-    assert "nccl-shm-unusable" in symbols(path)
+    assert "nccl-shm-unusable" in alarms(path)
 
 
 # The machine guard reads the host name of the shell prompt above a piece.
@@ -160,24 +144,12 @@ def test_one_host_pasted_twice_and_nccl_lines_of_one_job_are_one_machine(tmp_pat
 
 # torch's own /dev/shm messages (DataLoader workers, shared tensors) feed the same shm-too-small.
 
-@pytest.mark.parametrize("name, sid, fields", [
-    ("protenix-2-dataloader-bus-error-docker", "dataloader-bus-error", {"pid": "572"}),
-    ("pangeo-docker-images-258-dataloader-shm-hub", "dataloader-bus-error", {}),
-    ("hopsworks-1557-dataloader-shm-no-space-k8s", "torch-shm-no-space", {"file2": "/torch_739_144252761_4"}),
-])
-def test_torch_shm_message_is_read(name, sid, fields):
-    found = {s["id"]: s for s in find_symptoms(ticket(name).read_text(encoding="utf-8"))}
-    assert sid in found, sorted(found)
-    for k, v in fields.items():
-        assert found[sid][k] == v
-
-
 @pytest.mark.parametrize("name, words", [
     ("hopsworks-1557-dataloader-shm-no-space-k8s", "/dev/shm is full"),     # the errno wins over the bus error
     ("protenix-2-dataloader-bus-error-docker", "bus error"),
 ])
 def test_dataloader_shm_is_shm_too_small(name, words):
-    hits = symbols(ticket(name))
+    hits = alarms(ticket(name))
     assert "shm-too-small" in hits and words in hits["shm-too-small"]["message"], sorted(hits)
     assert "--shm-size" in hits["shm-too-small"]["fix"]
 
@@ -186,7 +158,7 @@ def test_a_dataloader_ticket_without_a_shm_message_stays_silent():
     res = run_cli("check", "--from", str(ticket("pytorch-53894-dataloader-segfault-18-healthy")), "--format", "json")
     assert "Traceback" not in res.stderr
     if res.returncode != 2:
-        assert "shm-too-small" not in symbols(ticket("pytorch-53894-dataloader-segfault-18-healthy"))
+        assert "shm-too-small" not in alarms(ticket("pytorch-53894-dataloader-segfault-18-healthy"))
 
 
 def test_a_benign_warn_is_not_quoted_as_the_cause():

@@ -5,31 +5,16 @@ Generated inputs only where the point is the encoding or the size."""
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
 import pytest
 
-from conftest import NODES, report_of, run_cli
+from conftest import NODES, alarms, report_of, run_cli, ticket
 from hpcdoctor import knowledge
 from hpcdoctor.parse.collect_env import parse_collect_env
 from hpcdoctor.paste import find_symptoms, read_text, recognise
 
 PASTES = NODES.parent / "pastes"
-TICKETS = Path(os.environ.get("HPCDOCTOR_TICKETS", NODES.parent / "tickets"))
-
-
-def ticket(name: str) -> Path:
-    path = TICKETS / f"{name}.txt"
-    if not path.exists():
-        pytest.skip(f"ticket corpus not in this checkout ({path})")
-    return path
-
-
-def symbols(path: Path) -> dict:
-    doc = report_of("check", "--from", str(path))
-    return {f["symbol"]: f for f in doc["findings"] if f["severity"] in ("error", "warning")}
 
 
 def test_every_symptom_is_sourced_and_its_pattern_bounded():
@@ -67,6 +52,10 @@ def test_every_symptom_is_sourced_and_its_pattern_bounded():
     ("llama-chinese-192-bf16-t4", "bf16-refused-hf", {}),
     ("openbuddy-45-bf16-v100-lowercase", "bf16-refused", {"cc": "7.0"}),
     ("nccl-342-docker-shm-no-space", "nccl-shm-failed", {"nospace": "No space left on device"}),
+    # torch's own /dev/shm messages (DataLoader workers, shared tensors), read for shm-too-small
+    ("protenix-2-dataloader-bus-error-docker", "dataloader-bus-error", {"pid": "572"}),
+    ("pangeo-docker-images-258-dataloader-shm-hub", "dataloader-bus-error", {}),
+    ("hopsworks-1557-dataloader-shm-no-space-k8s", "torch-shm-no-space", {"file2": "/torch_739_144252761_4"}),
 ])
 def test_message_is_read_with_its_facts(name, sid, fields):
     found = {s["id"]: s for s in find_symptoms(ticket(name).read_text(encoding="utf-8"))}
@@ -98,7 +87,7 @@ def test_message_is_read_with_its_facts(name, sid, fields):
     ("minimax-42-vllm-nccl-shm-segment", "shm-too-small", ["/dev/shm"]),
 ])
 def test_ticket_gets_the_diagnosis_its_thread_confirms(name, symbol, words):
-    hits = symbols(ticket(name))
+    hits = alarms(ticket(name))
     assert symbol in hits, sorted(hits)
     for w in words:
         assert w in hits[symbol]["message"], hits[symbol]["message"]
@@ -133,7 +122,7 @@ def test_neighbouring_messages_stay_silent(name, silent):
     assert "Traceback" not in res.stderr
     if res.returncode == 2:
         return  # declined, with one line: no finding at all
-    assert silent not in symbols(ticket(name))
+    assert silent not in alarms(ticket(name))
 
 
 def test_a_wrapped_oom_message_is_read_across_its_lines():
