@@ -106,8 +106,8 @@ def _build_kind(t: Dict[str, Any]) -> Optional[str]:
         return "cuda"
     if isinstance(t.get("hip"), Unknown) or isinstance(t.get("cuda"), Unknown):
         # A pasted report whose build line was broken: only the wheel's own tag still tells.
-        m = re.search(r"\+(cpu|cu\d|rocm\d)", str(t.get("version") or ""))
-        return {"cp": "cpu", "cu": "cuda", "ro": "rocm"}[m.group(1)[:2]] if m else None
+        m = re.search(r"\+(cpu|cu(?=\d)|rocm(?=\d))", str(t.get("version") or ""))
+        return {"cpu": "cpu", "cu": "cuda", "rocm": "rocm"}[m.group(1)] if m else None
     if t.get("version"):
         return "cpu"
     return None

@@ -204,7 +204,6 @@ def _check_knowledge(path: str, text: str, body: Dict[str, Any]) -> None:
                               f"release_driver maps \"10.2\" = \"440.33\", not {cuda!r} = {driver!r}")
 
 
-
 def _wheel_entries(path: str, text: str, body: Dict[str, Any], table: str, keys: Dict[str, type],
                    required: tuple, example: str):
     """Each [[knowledge.<table>]] entry with where it is (file:line), after the checks both wheel
@@ -232,6 +231,7 @@ def _wheel_entries(path: str, text: str, body: Dict[str, Any], table: str, keys:
         if not (re.search(r">=\s*[\d.]+", str(w["torch"])) and re.search(r"<\s*[\d.]+", str(w["torch"]))):
             raise ConfigError(f"{where}: torch needs a lower and an upper bound (\"{example}\")")
         yield where, w
+
 
 def find(explicit: Optional[str]) -> Optional[Dict[str, Any]]:
     path = explicit or os.environ.get("HPCDOCTOR_CONFIG")

@@ -112,7 +112,7 @@ def provenance(config: Optional[Dict[str, Any]] = None) -> list:
         out.append({"table": "site config [knowledge]", "file": str((config or {}).get("_path")),
                     "entries": len(site_wheels) + len(site.get("release_driver") or {}),
                     "undated": sum(not re.search(_DATE, str(w.get("source", ""))) for w in site_wheels),
-                    "dates": sorted({d for w in site_wheels for d in re.findall(r"\b20\d\d-\d\d-\d\d\b", str(w.get("source", "")))}),
+                    "dates": sorted({d for w in site_wheels for d in re.findall(_DATE, str(w.get("source", "")))}),
                     "sources": [str(w.get("source") or "site config, no source given") for w in site_wheels]
                     + ([f"index_url = {site['index_url']}"] if site.get("index_url") else [])})
     return out

@@ -180,9 +180,6 @@ def wheel_arch_list(torch_version: str, os_name: str = "linux", cpu: str = "x86_
 
 # --- ROCm: the gfx targets of the official "+rocmX.Y" wheels ----------------------------------
 
-ROCM_INDEX = DEFAULT_INDEX
-
-
 def rocm_wheel_table(config: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
     """The site's [[knowledge.rocm_wheel]] entries first (they override), then the shipped ones."""
     return list(_site(config).get("rocm_wheel") or []) + list(knowledge.load("torch_wheels").get("rocm_wheel", []))

@@ -229,7 +229,7 @@ def gpu_throttled(f):
                       evidence={"clock_event_reasons": events, "temperature_c": g.get("temperature_c")})
         elif unknown:
             yield Hit(message=f"clocks held back by {', '.join(unknown)}, a reason hpcdoctor does not know: "
-                              "it may be harmless or a fault (temperature {0} C)".format(g.get("temperature_c")),
+                              f"it may be harmless or a fault (temperature {g.get('temperature_c')} C)",
                       subject=_subject(g),
                       fix="nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER   # read what the driver says of this reason",
                       evidence={"clock_event_reasons": events, "unclassified": unknown,

@@ -178,6 +178,5 @@ def skipped_by_fact(skipped: List[Dict[str, Any]]) -> List[Tuple[str, List[str],
         reason = str(s.get("reason", ""))
         m = re.match(r"needs ([\w.]+)", reason)
         key = m.group(1).split(".")[0] if m else "other"
-        symbols, first = groups.setdefault(key, ([], reason))
-        symbols.append(str(s.get("symbol")))
+        groups.setdefault(key, ([], reason))[0].append(str(s.get("symbol")))
     return sorted(((k, syms, why) for k, (syms, why) in groups.items()), key=lambda g: -len(g[1]))
