@@ -5,24 +5,11 @@ then find nothing."""
 
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Dict
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.knowledge import gpus
-
-
-def _told(f, symbol: str) -> List[Dict]:
-    """The pasted messages whose catalogue entry feeds ``symbol``, one per entry, in line order."""
-    seen, out = set(), []
-    for s in f.get("ticket.symptoms") or []:
-        if isinstance(s, dict) and symbol in (s.get("rules") or []) and s.get("id") not in seen:
-            seen.add(s.get("id"))
-            out.append(s)
-    return out
-
-
-def _evidence(s: Dict) -> Dict:
-    return {"ticket.line": s.get("line"), "ticket.text": str(s.get("text", ""))[:160], "message": s.get("id")}
+from hpcdoctor.rules._common import catalogued as _told, told_evidence as _evidence
 
 
 def _said(s: Dict) -> str:

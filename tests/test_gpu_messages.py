@@ -134,3 +134,104 @@ def test_a_syslog_xid_32_is_an_application_fault_not_a_reset(tmp_path):
 def test_a_live_node_has_no_pasted_messages_and_these_rules_stay_silent(symbol):
     findings, skipped = run_rule(symbol, facts("h100-kvm-1gpu"))
     assert findings == [] and skipped == []
+
+
+# Rules that judged live facts only, now reading the same condition from a pasted message.
+SMI_NO_DRIVER = (  # https://github.com/ci-for-research/self-hosted-runners/issues/40
+    "Nvidia driver (version 440) is already installed but when I run nvidia-smi command I get the following error.\n"
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver "
+    "is installed and running.\n")
+NVML_MISMATCH = (  # https://github.com/illinois-scicomp/machine-shop-maintenance/issues/60
+    "idf2@koelsch:~$ nvidia-smi\n"
+    "Failed to initialize NVML: Driver/library version mismatch\n")
+NVML_MISMATCH_OLD_TEXT = (  # https://github.com/rapidsai/dask-cuda/issues/949 (its title)
+    "pynvml.nvml.NVMLError_LibRmVersionMismatch: RM has detected an NVML/RM version mismatch.\n")
+CUDA_803 = (  # https://github.com/vllm-project/vllm/issues/15335 (its title)
+    "[Bug]: RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+    "NumCudaDevices() that might have already set an error? Error 803: system has unsupported display driver / cuda "
+    "driver combination\n")
+SMI_NO_LIBRARY = (  # https://github.com/NVIDIA/nvidia-docker/issues/1163
+    "docker run --runtime=nvidia --rm nvidia/cuda:9.0-base nvidia-smi\n\n"
+    "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display Driver is "
+    "properly installed and present in your system.\n"
+    "Please also try adding directory that contains libnvidia-ml.so to your system PATH.\n")
+ECC_TORCH = (  # https://github.com/tloen/alpaca-lora/issues/123
+    "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
+ECC_TF = (  # https://github.com/nagadit/DeepFaceLab_Linux/issues/89
+    "F tensorflow/stream_executor/lib/statusor.cc:34] Attempting to fetch value instead of handling error Internal: failed "
+    "initializing StreamExecutor for CUDA device ordinal 0: Internal: failed call to cuDevicePrimaryCtxRetain: "
+    "CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error encountered\n")
+XID63_REMAP = (  # https://raw.githubusercontent.com/stas00/ml-engineering/7bc7c3054eb93c277a4755c597ae0864d77a63f1/compute/accelerator/nvidia/debug.md
+    "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.\n")
+NO_KERNEL_IMAGE_RTX3060 = (  # https://github.com/williamyang1991/DualStyleGAN/issues/67 (title, then the description)
+    "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    ">>> torch.cuda.get_device_name(0)\n"
+    "'NVIDIA GeForce RTX 3060'\n")
+NO_KERNEL_IMAGE_PLAIN = (  # https://github.com/facebookresearch/detectron2/issues/235
+    "RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+NO_KERNEL_IMAGE_FRAMEWORK = (  # https://github.com/sgl-project/sglang/issues/831 (a framework's own wording)
+    "RuntimeError: RMSNorm failed with error code no kernel image is available for execution on the device\n")
+DRIVER_35_SAMPLES = (  # https://github.com/tensorflow/tensorflow/issues/990
+    " CUDA Device Query (Runtime API) version (CUDART static linking)\n\n"
+    "cudaGetDeviceCount returned 35\n"
+    "-> CUDA driver version is insufficient for CUDA runtime version\n"
+    "Result = FAIL\n")
+DRIVER_35_CTRANSLATE2 = (  # https://github.com/SYSTRAN/faster-whisper/issues/363
+    "    self.model = ctranslate2.models.Whisper(\n"
+    "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version\n")
+HIP_NO_CODE_OBJECT = (  # https://github.com/pytorch/pytorch/issues/73534
+    "whether I install from source of via pip the error ```hipErrorNoBinaryForGpu: Unable to find code object for all "
+    "current devices!``` is thrown when I try to use CUDA, even though C HIP code compiles and runs perfectly well. \n")
+
+
+@pytest.mark.parametrize("text, said", [
+    (SMI_NO_DRIVER, "not loaded"), (NVML_MISMATCH, "not the version"), (NVML_MISMATCH_OLD_TEXT, "not the version"),
+    (CUDA_803, "not the version"), (SMI_NO_LIBRARY, "no NVIDIA driver libraries")],
+    ids=["smi-no-driver", "nvml-mismatch", "nvml-mismatch-old-text", "cuda-803", "smi-no-library"])
+def test_a_pasted_driver_failure_is_gpu_driver_unusable(tmp_path, text, said):
+    hit = one("gpu-driver-unusable", paste_facts(tmp_path, text))
+    assert said in hit.message
+
+
+def test_a_version_mismatch_is_answered_with_a_reboot_not_a_modprobe(tmp_path):
+    fix = one("gpu-driver-unusable", paste_facts(tmp_path, NVML_MISMATCH)).fix
+    assert "reboot" in fix and "modprobe" not in fix
+
+
+@pytest.mark.parametrize("text", [ECC_TORCH, ECC_TF], ids=["torch", "tensorflow-driver-api"])
+def test_a_pasted_uncorrectable_ecc_error_is_read_without_gpu_facts(tmp_path, text):
+    hit = one("ecc-uncorrectable-errors", paste_facts(tmp_path, text))
+    assert "dcgmi diag" in hit.fix
+
+
+def test_xid_63_is_a_pending_remap_at_warning_level(tmp_path):
+    hit = one("row-remap-pending", paste_facts(tmp_path, XID63_REMAP))
+    assert hit.severity == "warning" and "nvidia-smi -r" in hit.fix
+
+
+def test_plain_no_kernel_image_with_the_gpu_named_gets_a_build_for_it(tmp_path):
+    hit = one("torch-missing-arch", paste_facts(tmp_path, NO_KERNEL_IMAGE_RTX3060))
+    assert "8.6" in hit.message and "pip install" in hit.fix
+
+
+def test_plain_no_kernel_image_without_a_gpu_asks_for_the_arch_list(tmp_path):
+    hit = one("torch-missing-arch", paste_facts(tmp_path, NO_KERNEL_IMAGE_PLAIN))
+    assert "get_arch_list" in hit.fix
+
+
+def test_a_frameworks_own_no_kernel_image_is_not_torchs(tmp_path):
+    findings, _ = run_rule("torch-missing-arch", paste_facts(tmp_path, NO_KERNEL_IMAGE_FRAMEWORK))
+    assert findings == []
+
+
+@pytest.mark.parametrize("text", [DRIVER_35_SAMPLES, DRIVER_35_CTRANSLATE2], ids=["cuda-samples", "ctranslate2"])
+def test_error_35_in_any_wording_is_driver_too_old(tmp_path, text):
+    hit = one("driver-too-old", paste_facts(tmp_path, text))
+    assert "nvidia-smi" in hit.fix
+
+
+def test_hip_no_code_object_is_the_rocm_build_missing_the_gfx(tmp_path):
+    g = paste_facts(tmp_path, HIP_NO_CODE_OBJECT)
+    assert "rocminfo" in one("torch-rocm-missing-gfx", g).fix
+    assert run_rule("torch-missing-arch", g)[0] == []
