@@ -136,7 +136,7 @@ def gpu_fallen_off_bus(f):
     if not told:
         return
     s = told[0]
-    where = f" (PCI {s['pci']})" if s.get("pci") else ""
+    where = f" ({s['pci']})" if s.get("pci") else ""
     yield Hit(message=f"a GPU{where} fell off the bus or is lost ({_xid(s)}, {_said(s)}): "
                       "it stays unusable until the node is rebooted",
               fix="scontrol update nodename=$(hostname -s) state=drain reason=\"GPU fell off the bus\"   # Slurm; or your scheduler's drain\n"

@@ -106,7 +106,7 @@ def test_a_gpu_lost_from_the_bus_is_read_in_every_wording(tmp_path, text):
 
 def test_xid79_names_its_pci_address(tmp_path):
     hit = one("gpu-fallen-off-bus", paste_facts(tmp_path, XID79_JOURNAL))
-    assert "PCI:0000:10:00" in hit.message and "Xid 79" in hit.message
+    assert "(PCI:0000:10:00)" in hit.message and "Xid 79" in hit.message
 
 
 def test_gsp_timeout_xid_needs_a_reset(tmp_path):
