@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from hpcdoctor import gpus
+from hpcdoctor.knowledge import gpus
 
 PCI_IDS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "public" / "pci_ids_nvidia_amd.txt"
 

@@ -106,7 +106,7 @@ def _number(text: Any) -> Any:
 def _by_model(cpu: Dict[str, Any], vendor: str, family: Any, model: Any) -> None:
     """Correct a microarchitecture named from masked flags with the model number (a VM that hides
     AMX still reports Sapphire Rapids' model), and say what was hidden."""
-    from hpcdoctor import microarch
+    from hpcdoctor.knowledge import microarch
 
     flags_name = cpu.get("microarch") if isinstance(cpu.get("microarch"), str) else None
     name, note = microarch.reconcile(cpu.get("arch") or "", flags_name,
@@ -150,14 +150,14 @@ def _from_lscpu(root: SysRoot, why: str) -> Dict[str, Any]:
     flags = sorted(set(fields.get("Flags", "").split()))
     block = {"vendor_id": fields.get("Vendor ID", ""), "flags": " ".join(flags)}
     if arch == "aarch64":
-        from hpcdoctor import microarch
+        from hpcdoctor.knowledge import microarch
 
         # lscpu names the implementer ("ARM", "Nvidia"); archspec matches on its code.
         codes = {v: k for k, v in microarch._detect.TARGETS_JSON["conversions"]["arm_vendors"].items()}
         block = {"Features": " ".join(flags), "CPU implementer": codes.get(fields.get("Vendor ID", ""), "")}
     micro: Any = Unknown("lscpu alone does not identify the microarchitecture")
     if arch in ("x86_64", "aarch64") and flags:
-        from hpcdoctor import microarch
+        from hpcdoctor.knowledge import microarch
 
         found = microarch.detect(arch, block, flags)
         micro = found["name"] if found else micro
@@ -193,7 +193,7 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     flags = ci.flags(first)
     micro: Any = Unknown("unknown ISA family")
     if arch:
-        from hpcdoctor import microarch
+        from hpcdoctor.knowledge import microarch
 
         found = microarch.detect(arch, first, flags, ci.power_generation(first))
         micro = found if found else Unknown(f"archspec has no targets for {arch}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from hpcdoctor import knowledge
+from hpcdoctor.knowledge import gpus as gpu_table
 from hpcdoctor.checks._gpu import add_locality, driver_stack_absent, gpus_on_bus, tool_hung, tool_output
 from hpcdoctor.facts import Unknown
 from hpcdoctor.parse import amdsmi, rocm_topo
@@ -87,7 +87,7 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     packages: Any = 0.0
     for g in gpus:
         name = g.get("name")
-        sku = knowledge.gpu_sku(name) if isinstance(name, str) else None
+        sku = gpu_table.datasheet(name) if isinstance(name, str) else None
         g["sku"] = sku["id"] if sku else None
         if not isinstance(name, str):
             # An unnamed device (ROCm 4/5's concise table) may be one GCD of an MI250X: unknown.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional
 
-from hpcdoctor import knowledge
+from hpcdoctor.knowledge import gpus as gpu_table
 from hpcdoctor.checks._gpu import (add_locality, driver_stack_absent, gpus_on_bus, ran_and_failed, tool_hung,
                                    tool_output)
 from hpcdoctor.checks._report import environment_report
@@ -28,11 +28,11 @@ def _fill_knowledge(gpu: Dict[str, Any]) -> None:
     cc = gpu.get("compute_capability")
     name = gpu.get("name")
     if isinstance(name, str) and (cc is None or isinstance(cc, Unknown)):
-        known = knowledge.compute_capability(name)
+        known = gpu_table.compute_capability(name)
         gpu["compute_capability"] = known or Unknown(f"neither the source nor hpcdoctor's knowledge gives the compute capability of {name}")
         if known:
             gpu["compute_capability_source"] = "knowledge"
-    sku = knowledge.gpu_sku(name) if isinstance(name, str) else None
+    sku = gpu_table.datasheet(name) if isinstance(name, str) else None
     gpu["sku"] = sku["id"] if sku else None
 
 

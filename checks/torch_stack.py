@@ -210,11 +210,11 @@ def from_collect_env(root: SysRoot) -> Dict[str, Any]:
         # A pasted vLLM report lists the TORCH* and NVIDIA* variables that decide TF32.
         listed = listed_environ(root)
         _fill_defaults(t, listed["vars"] if listed else root.environ())
-        from hpcdoctor import knowledge
+        from hpcdoctor.knowledge import wheels
 
         platform = f"{t.get('os') or ''} {t.get('python_platform') or ''}".lower()
-        wheel = knowledge.wheel_arch_list(str(t["version"]), "windows" if "windows" in platform else "linux",
-                                          "aarch64" if "aarch64" in platform or "arm64" in platform else "x86_64")
+        wheel = wheels.wheel_arch_list(str(t["version"]), "windows" if "windows" in platform else "linux",
+                                       "aarch64" if "aarch64" in platform or "arm64" in platform else "x86_64")
         if wheel and "arch_list" not in t:
             t["arch_list"] = wheel["arch"]
             t.setdefault("from_knowledge", []).append("arch_list")

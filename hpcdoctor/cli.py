@@ -308,7 +308,8 @@ def diagnose(args: argparse.Namespace) -> Dict[str, Any]:
     """Run checks and rules as the arguments say (live, a snapshot, or pasted text); the report
     document."""
     from hpcdoctor import config as site_config
-    from hpcdoctor import engine, gpus, pipeline
+    from hpcdoctor import engine, pipeline
+    from hpcdoctor.knowledge import gpus
     from hpcdoctor.snapshot import open_snapshot
     from hpcdoctor.sysroot import LiveSysRoot
 

@@ -23,6 +23,8 @@ from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
 from hpcdoctor.parse.collect_env import SGLANG_ARGV, normalise_colons
 from hpcdoctor.paste_machines import disagreement
 from hpcdoctor.sysroot import MAX_READ_BYTES, ReplaySysRoot, SnapshotError, read_capped
+from hpcdoctor.triage.messages import find_messages, find_unlisted_errors
+from hpcdoctor.triage.scan import ASCII_LOWER, lines_holding, lower, window_at
 
 MAX_PASTE_BYTES = 16 * 1024 * 1024
 
@@ -306,9 +308,6 @@ def read_text(path: str) -> str:
     return text
 
 
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
 def find_symptoms(text: str) -> List[Dict[str, Any]]:
     """Known error and log messages in a paste (knowledge/symptoms.toml), with their line.
 
@@ -318,29 +317,20 @@ def find_symptoms(text: str) -> List[Dict[str, Any]]:
 
     table = knowledge.load("symptoms")["symptoms"]
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    low = text.translate(_ASCII_LOWER)  # same length as text: offsets stay valid
+    low = lower(text)
     found: List[Dict[str, Any]] = []
     for sid, entry in table.items():
         rx = re.compile(entry["pattern"])
-        needle = entry["needle"].translate(_ASCII_LOWER)
-        pos = low.find(needle)
-        line_no, counted_to = 1, 0
-        while pos != -1:
-            start = text.rfind("\n", 0, pos) + 1
-            end = text.find("\n", pos)
-            end = len(text) if end == -1 else end
-            line_no += text.count("\n", counted_to, start)
-            counted_to = start
+        for line_no, start, end in lines_holding(text, low, entry["needle"].translate(ASCII_LOWER)):
             # A listing (all = true) is matched line by line; a message with the lines around it.
             # A message printed on one line (`line = true`) is matched on its line alone: building the
             # window for every line that holds a short needle cost seconds on a 16 MiB paste.
-            m = rx.search(text[start:end][:4096] if entry.get("all") or entry.get("line") else _window(text, start, end))
+            m = rx.search(text[start:end][:4096] if entry.get("all") or entry.get("line") else window_at(text, start, end)[0])
             if m:
                 found.append({"id": sid, "line": line_no, "text": text[start:end].strip()[:300], "means": entry["means"],
                               **{k: v for k, v in m.groupdict().items() if v is not None}})
                 if not entry.get("all"):
                     break
-            pos = low.find(needle, end)
     found.sort(key=lambda s: s["line"])
     return found
 
@@ -363,7 +353,7 @@ def find_gpu_names(text: str) -> List[Dict[str, Any]]:
     """NVIDIA GPUs named in a paste's prose (see _GPU_IN_PROSE), one entry per distinct name, each
     with the compute capability the GPU table gives it (the fact ticket.gpus_named). Rules read
     them only where no tool output names the node's GPUs."""
-    from hpcdoctor import gpus
+    from hpcdoctor.knowledge import gpus
 
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     found: Dict[str, Dict[str, Any]] = {}
@@ -381,27 +371,12 @@ def find_gpu_names(text: str) -> List[Dict[str, Any]]:
     return list(found.values())
 
 
-# What a ticket says it wants, without a message that establishes a fault: judged beside a GPU
-# named in its text; on their own (or a GPU name alone) not something hpcdoctor can answer.
-INTENT_SYMPTOMS = frozenset({"bf16-intent", "flash-attn2-requested", "flash-attn2-installed", "torch-build-named",
-                             "vllm-lora-enabled", "vllm-lora-enabled-kwarg", "vllm-version-logged", "vllm-version-pinned"})
-
-
-def _window(text: str, start: int, end: int) -> str:
-    """The line text[start:end] with the two lines before it and the three after, joined by
-    spaces: warnings that torch prints over several lines, or that a terminal wrapped. Each line is
-    cut at 4 KB, so a pattern's work stays bounded whatever the paste's line lengths."""
-    lo = start
-    for _ in range(2):
-        if lo > 0:
-            lo = text.rfind("\n", 0, lo - 1) + 1
-    hi = end
-    for _ in range(3):
-        if hi < len(text):
-            nxt = text.find("\n", hi + 1)
-            hi = len(text) if nxt == -1 else nxt
-    parts = text[lo:hi].split("\n")
-    return " ".join(p.strip()[:4096] if len(p) > 4096 else p.strip() for p in parts)
+def describe(symptom: Dict[str, Any]) -> str:
+    """One line of the reply's "read" list for a catalogued message or an unlisted error line."""
+    if symptom["id"] == "unlisted-error" or symptom.get("unlisted"):
+        return f"line {symptom['line']}: not in hpcdoctor's catalogue: {symptom['text'][:160]}"
+    code = f" ({symptom['code']})" if symptom.get("code") not in (None, "") else ""
+    return f"line {symptom['line']}: {symptom['family']} {symptom['key']}{code}: {symptom['means']}"
 
 
 _SHOWTOPO = Kind("rocm-smi --showtopo", re.compile(r"$^"), ["rocm-smi", "--showtopo"])  # only found inside reports
@@ -458,7 +433,9 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
         text = read_text(path)
         rec = recognise(text)
         label = "stdin" if path == "-" else Path(path).name
-        found = find_symptoms(text)
+        found = find_symptoms(text) + find_messages(text)
+        found += find_unlisted_errors(text, (s["line"] for s in found))
+        found.sort(key=lambda s: s["line"])
         symptoms.extend(found)
         named = find_gpu_names(text)
         gpus_named.extend(dict(g, file=label) for g in named)
@@ -477,17 +454,18 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
             chosen[key] = piece
         lines: Dict[str, List[int]] = {}
         for s in found:  # a listing (every NCCL WARN of a log) is one entry, not one per line
-            lines.setdefault(s["id"], []).append(s["line"])
+            if ":" not in s["id"] and s["id"] != "unlisted-error":
+                lines.setdefault(s["id"], []).append(s["line"])
         for sid, at in lines.items():
             where = f"line {at[0]}" if len(at) == 1 else f"{len(at)} lines from {at[0]}"
             recognised.append(f"{label}: message {sid} ({where})")
+        recognised.extend(f"{label}: {describe(s)}" for s in found if ":" in s["id"] or s["id"] == "unlisted-error")
         if not rec.pieces:
             # Where no tool output names the GPUs, say which name in the text was taken for one.
             recognised.extend(f"{label}: GPU named in the text: {g['gpu']} (line {g['line']})" for g in named)
-    judged = [s for s in symptoms if s["id"] not in INTENT_SYMPTOMS]
-    # A GPU named beside what the job asks of it (bf16, flash-attn 2) can be judged; either alone
-    # (prose that mentions a GPU) is not something to answer.
-    if not chosen and not judged and not (gpus_named and symptoms):
+    # Whatever was read is answered, with the rules it could not judge: a GPU named in prose, an
+    # intent, an error line no catalogue knows. Only a paste where nothing at all was read is refused.
+    if not chosen and not symptoms and not gpus_named:
         what = "; ".join(recognised) or "no known tool output"
         raise SnapshotError(f"nothing hpcdoctor can read in {', '.join(paths)} (recognised: {what}); paste the "
                             "output of python -m torch.utils.collect_env, nvidia-smi -q, lscpu, numactl -H, ...")

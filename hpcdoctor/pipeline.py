@@ -8,7 +8,7 @@ from typing import Any, Dict, Optional, Sequence
 from hpcdoctor import __version__, engine, plugins, verdict
 from hpcdoctor.facts import SCHEMA_VERSION, FactView, flatten_unknowns
 from hpcdoctor.runner import Options, merge_facts, run_checks
-from hpcdoctor.systems import recognise
+from hpcdoctor.knowledge.systems import recognise
 from hpcdoctor.sysroot import SysRoot
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import statistics
 
-from hpcdoctor import expect, knowledge
+from hpcdoctor import knowledge
+from hpcdoctor.knowledge import expect
 from hpcdoctor.engine import Hit, rule
 
 

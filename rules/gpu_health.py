@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from hpcdoctor import gpus, knowledge
+from hpcdoctor import knowledge
+from hpcdoctor.knowledge import gpus
 from hpcdoctor.engine import Hit, rule
 
 

@@ -6,7 +6,7 @@ import re
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.rules._common import version_of
-from hpcdoctor.systems import recognise
+from hpcdoctor.knowledge.systems import recognise
 
 
 def _expected_gpus(f):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from hpcdoctor import knowledge, wheels
+from hpcdoctor import knowledge
+from hpcdoctor.knowledge import gpus as gpu_table, wheels
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import MissingFact
 from hpcdoctor.rules._common import ticket_all, ticket_evidence, ticket_symptoms, version_of
@@ -715,7 +716,7 @@ def _bf16_intent(f, seen):
 
 
 def _lacks_bf16(name, cc, vendor="nvidia"):
-    sku = knowledge.gpu_sku(name or "")
+    sku = gpu_table.datasheet(name or "")
     return (sku is not None and sku.get("has_bf16") is False) or (
         vendor == "nvidia" and isinstance(cc, str) and version_of(cc) < version_of("8.0"))
 

@@ -287,7 +287,7 @@ def test_cli_stops_a_hung_payload_at_the_deadline_and_keeps_its_figures(py):
 
 
 def _derived(name, cc, sms, clk, dtype="bf16"):
-    from hpcdoctor import expect
+    from hpcdoctor.knowledge import expect
 
     return expect.gemm({"name": name, "compute_capability": cc, "clocks": {"sm_max_mhz": clk}}, dtype, {}, sms)
 

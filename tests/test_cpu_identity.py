@@ -4,7 +4,7 @@ hypervisor masks flags, and a VM said to be one."""
 from __future__ import annotations
 
 from conftest import CPUINFO, PUBLIC, report_of
-from hpcdoctor import microarch
+from hpcdoctor.knowledge import microarch
 from hpcdoctor.parse import cpuinfo as ci
 from hpcdoctor.parse.lscpu import parse_lscpu
 from hpcdoctor.report.summary import node_lines

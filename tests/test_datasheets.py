@@ -8,7 +8,7 @@ from __future__ import annotations
 from rulekit import fired
 from test_bench import _derived, _renamed_node
 
-from hpcdoctor import expect, gpus
+from hpcdoctor.knowledge import expect, gpus
 
 
 def _d2d_node(name, gbs):

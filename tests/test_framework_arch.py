@@ -5,6 +5,8 @@ were added after the rule was written and are checked through the CLI."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import report_of, ticket
@@ -117,13 +119,28 @@ def test_tickets_through_the_cli(name, must):
     assert "torch-missing-arch" not in found
 
 
-def test_prose_that_only_names_a_gpu_is_still_declined(tmp_path):
+def test_prose_that_only_names_a_gpu_is_answered_with_what_was_read_and_no_verdict(tmp_path):
+    """Issue 24: what was read is answered, never refused; a GPU name alone judges nothing, and the
+    reply says so instead of passing."""
     from conftest import run_cli
 
     prose = tmp_path / "prose.txt"
     prose.write_text("Training on our Tesla T4 got slower since last week, any idea?\n")
     r = run_cli("check", "--from", str(prose))
-    assert r.returncode == 2 and "nothing hpcdoctor can read" in r.stderr
+    assert r.returncode == 0, r.stderr
+    assert "GPU named in the text: Tesla T4 (line 1)" in r.stdout
+    assert "no findings in what the paste shows" in r.stdout and "✓" not in r.stdout
+    doc = json.loads(run_cli("check", "--from", str(prose), "--format", "json").stdout)
+    assert not [f for f in doc["findings"] if f["severity"] in ("error", "warning")]
+
+
+def test_a_paste_with_nothing_read_is_still_refused(tmp_path):
+    from conftest import run_cli
+
+    prose = tmp_path / "prose.txt"
+    prose.write_text("Training got slower since last week, any idea?\n")
+    r = run_cli("check", "--from", str(prose))
+    assert r.returncode == 2 and "nothing hpcdoctor can read" in r.stderr and r.stderr.count("\n") == 1
 
 
 def test_torch_wheel_named_with_an_older_cuda_than_the_gpus_major():

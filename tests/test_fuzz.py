@@ -78,7 +78,7 @@ def test_cpuinfo(text):
 
 @given(mutated(CPUINFO_S))
 def test_microarch_detection(text):
-    from hpcdoctor import microarch
+    from hpcdoctor.knowledge import microarch
 
     blocks = cpuinfo.parse_cpuinfo(text)
     arch = cpuinfo.infer_arch(blocks)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hpcdoctor import gpus
+from hpcdoctor.knowledge import gpus
 
 PCI_IDS = Path(__file__).parent / "fixtures" / "public" / "pci_ids_nvidia_amd.txt"
 

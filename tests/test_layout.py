@@ -58,3 +58,21 @@ def test_installed_wheel_runs_from_outside_the_repository(tmp_path):
                             sys.executable], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert check.returncode in (0, 1), check.stderr
     assert '"payload failed' not in check.stdout and "can't open file" not in check.stdout
+
+
+def test_checkout_root_runs_after_a_plain_install(tmp_path):
+    """`pip install .` then `python -m hpcdoctor` from the checkout's root: the checkout's hpcdoctor/
+    shadows the installed package there, and must still find its checks and rules."""
+    wheel = _build_wheel(tmp_path / "dist")
+    target = tmp_path / "site"
+    res = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
+                          str(wheel)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    env = dict(os.environ, PYTHONPATH=str(target))
+    # As `python -m hpcdoctor rules` where only the wheel is installed: this test environment's own
+    # editable install is taken off the import path first.
+    plain = ("import runpy, sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()];"
+             "sys.argv = ['hpcdoctor', 'rules']; runpy.run_module('hpcdoctor', run_name='__main__', alter_sys=True)")
+    rules = subprocess.run([sys.executable, "-c", plain], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    assert rules.returncode == 0, rules.stderr
+    assert "THR001" in rules.stdout

@@ -10,7 +10,7 @@ from conftest import NODES, PUBLIC, report_of, run_cli
 from rulekit import facts, fired, nvsmi_node
 from hpcdoctor import config
 from hpcdoctor.facts import FactView
-from hpcdoctor.systems import recognise
+from hpcdoctor.knowledge.systems import recognise
 
 H100 = "h100-kvm-1gpu"
 
@@ -120,7 +120,7 @@ source = "vendor sheet, 2026-11-01"
 
 
 def test_site_adds_a_gpu_without_a_release(tmp_path):
-    from hpcdoctor import gpus
+    from hpcdoctor.knowledge import gpus
 
     site = config.load(_cfg(tmp_path, SITE_GPU))
     assert gpus.compute_capability("NVIDIA H300 SXM 288GB") is None

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import NODES, report_of
 from rulekit import facts, fired
-from hpcdoctor import wheels
+from hpcdoctor.knowledge import wheels
 
 PASTES = NODES.parent / "pastes"
 H100 = "h100-kvm-1gpu"

@@ -55,6 +55,9 @@ def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = Fa
     unchecked = doc.get("unchecked") or []
     if not findings and unchecked:
         con.print("[yellow]? no findings in what could be checked[/]")
+    elif not findings and paste and doc.get("skipped"):
+        # A paste shows part of a machine: silence on what it does not show is not a pass.
+        con.print(f"[yellow]? no findings in what the paste shows; {len(doc['skipped'])} rule(s) not judged (below)[/]")
     elif not findings:
         con.print("[green]✓ no findings[/]")
     else:

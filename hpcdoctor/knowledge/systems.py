@@ -9,14 +9,22 @@ GH200); all candidates are returned, the caller says so when there is more than 
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Protocol
 
-from hpcdoctor import gpus as gpu_table
 from hpcdoctor import knowledge
-from hpcdoctor.facts import FactView
+from hpcdoctor.knowledge import gpus as gpu_table
 
 
-def recognise(f: FactView) -> List[Dict[str, Any]]:
+class Facts(Protocol):
+    """What recognition reads of the facts (hpcdoctor.facts.FactView has it): the knowledge
+    package imports nothing else from hpcdoctor, so it names the shape, not the class."""
+
+    def get(self, path: str, default: Any = None) -> Any: ...
+
+    def gpus(self) -> List[Dict[str, Any]]: ...
+
+
+def recognise(f: Facts) -> List[Dict[str, Any]]:
     cpu_text = " ".join(str(x) for x in (f.get("cpu.model_name"), f.get("cpu.microarch")) if x)
     gpus = f.gpus()
     names = [str(g.get("name")) for g in gpus if g.get("name")]

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
-from hpcdoctor import gpus, knowledge
+from hpcdoctor import knowledge
+from hpcdoctor.knowledge import gpus
 
 # FLOP per clock per SM (dense), by compute capability major.minor, for GPUs without a SKU entry,
 # at the full (data-centre/workstation) tensor rate; GeForce cards get GEFORCE_TENSOR_FACTOR of it.
@@ -57,7 +58,7 @@ def gemm(gpu: Dict[str, Any], dtype: str, config: Dict[str, Any],
     site = _site(config, CONFIG_KEYS.get(dtype))
     if site:
         return site
-    sku = knowledge.gpu_sku(str(gpu.get("name") or ""))
+    sku = gpus.datasheet(str(gpu.get("name") or ""))
     amd = "amd" in (gpu.get("vendor"), (sku or {}).get("vendor"))
     frac = _th()["gemm_fraction_amd" if amd else "gemm_fraction"]
     peak_key = "fp32" if dtype == "fp32" else dtype
@@ -101,7 +102,7 @@ def d2d(gpu: Dict[str, Any], config: Dict[str, Any]) -> Optional[Tuple[float, st
     site = _site(config, "min_d2d_gbs")
     if site:
         return site
-    sku = knowledge.gpu_sku(str(gpu.get("name") or ""))
+    sku = gpus.datasheet(str(gpu.get("name") or ""))
     if sku and sku.get("mem_bw_gbs"):
         bw = float(sku["mem_bw_gbs"]) / int(sku.get("gcds", 1))
         frac = _th()["copy_fraction"]
@@ -126,7 +127,7 @@ def allreduce_busbw(gpu: Dict[str, Any], config: Dict[str, Any]) -> Optional[Tup
     site = _site(config, "min_allreduce_busbw_gbs")
     if site:
         return site
-    sku = knowledge.gpu_sku(str(gpu.get("name") or ""))
+    sku = gpus.datasheet(str(gpu.get("name") or ""))
     link = (sku or {}).get("nvlink_gbs") or (sku or {}).get("xgmi_gbs")
     if link:
         frac = _th()["allreduce_fraction"]

@@ -1,4 +1,9 @@
-"""Hardware and site knowledge as data: TOML files shipped in ``hpcdoctor/knowledge``."""
+"""Everything hpcdoctor knows, as data and the lookups over it: the TOML tables in this folder
+(GPUs, torch wheels, systems, CPU models, thresholds, symptoms, message catalogues) and the modules
+that read them (``gpus``, ``wheels``, ``systems``, ``microarch``, ``expect``, ``messages``).
+
+This package imports nothing else from hpcdoctor, so checks, rules, triage and reporters can all
+depend on it without an import circle."""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on the oldest supported Python in CI
     import tomli as tomllib
 
-KNOWLEDGE_DIR = Path(__file__).parent / "knowledge"
+KNOWLEDGE_DIR = Path(__file__).parent
 
 
 def version_of(value: Any) -> Any:
@@ -41,28 +46,6 @@ def reference_title(ref: str) -> str:
         rest = ref[len(key):].strip()
         return f"{seed['title']} {rest}".strip()
     return ref
-
-
-def gpu_sku(name: str) -> Optional[Dict[str, Any]]:
-    """The datasheet ([[sku]] or site [[gpu]]) entry for a GPU product name, or None; matched by
-    tokens in hpcdoctor.gpus, which also answers for GPUs known without a datasheet."""
-    from hpcdoctor import gpus
-
-    return gpus.datasheet(name)
-
-
-def compute_capability(name: str) -> Optional[str]:
-    """CUDA compute capability for an NVIDIA product name (hpcdoctor.gpus.compute_capability)."""
-    from hpcdoctor import gpus
-
-    return gpus.compute_capability(name)
-
-
-def wheel_arch_list(torch_version: str, os_name: str = "linux", cpu: str = "x86_64") -> Optional[Dict[str, Any]]:
-    """Arch list of the official wheel a "2.6.0+cu124"-style version names, or None (hpcdoctor.wheels)."""
-    from hpcdoctor import wheels
-
-    return wheels.wheel_arch_list(torch_version, os_name, cpu)
 
 
 _DATE = r"\b20\d\d-\d\d-\d\d\b"

@@ -1,0 +1,200 @@
+"""Message catalogues: what the software that prints an error means by it.
+
+One TOML file per family in ``messages/`` (CUDA runtime and driver errors, HIP, NVML, nvidia-smi,
+Xid, NCCL, torch, frameworks), each built from the code or document that emits the messages, so a
+message is known because its emitter defines it, not because a ticket once showed it. The schema
+is ``messages/README.md``; ``tests/test_messages_catalogue.py`` holds every file to it.
+
+A family has *forms* (the ways its messages are printed: torch's ``CUDA error: <text>``, the kernel
+log's ``NVRM: Xid (...): <code>``), whose named groups (``name``, ``code`` or ``message``) pick an
+*entry* (one per enum value or distinct message), and entries that carry their own ``needle`` and
+``pattern`` where a message has no family form (NCCL's WARN lines).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on the oldest supported Python in CI
+    import tomli as tomllib
+
+MESSAGES_DIR = Path(__file__).parent / "messages"
+
+# What a cause may be: the catalogue says who has to act, a rule says what to do.
+CAUSES = frozenset({"environment", "build", "driver", "hardware", "program", "resource", "transient",
+                    "internal", "configuration"})
+
+_SPACES = re.compile(r"\s{1,64}")
+# An unbounded repeat (*, +, {n,}) after anything: a pattern over a pasted line must not be able to
+# backtrack for as long as the line is, so every repeat in the catalogue is bounded ({0,N}).
+_UNBOUNDED = re.compile(r"(?<!\\)(?:[*+]|\{\d+,\})")
+
+
+def norm(text: str) -> str:
+    """A message as compared: lower case, runs of white space as one space (a wrapped or
+    re-indented paste), without the full stop some emitters add."""
+    return _SPACES.sub(" ", text.strip().lower()).rstrip(".")
+
+
+@dataclass(frozen=True)
+class Form:
+    family: str
+    id: str
+    needle: str
+    pattern: "re.Pattern[str]"
+    key: str
+    source: str
+    example: str = ""
+
+
+@dataclass(frozen=True)
+class Entry:
+    family: str
+    key: str
+    data: Dict[str, Any]
+    needle: str = ""
+    pattern: Optional["re.Pattern[str]"] = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.family}:{self.key}"
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.data.get(name, default)
+
+
+@dataclass
+class Family:
+    id: str
+    title: str
+    source: str
+    read: str
+    path: Path
+    proposed_rules: Tuple[str, ...] = ()
+    forms: List[Form] = field(default_factory=list)
+    entries: List[Entry] = field(default_factory=list)
+    by_key: Dict[str, Entry] = field(default_factory=dict)
+    by_code: Dict[int, Entry] = field(default_factory=dict)
+    # Longest message first: a captured text is matched by the longest message it starts with.
+    by_message: List[Tuple[str, Entry]] = field(default_factory=list)
+
+    def lookup(self, group: str, value: str) -> Optional[Entry]:
+        """The entry a form's captured group names, or None: ``name`` and ``code`` exactly, ``message``
+        by the longest catalogued message the captured text starts with (a window runs on past the
+        message into the lines after it)."""
+        if group == "name":
+            return self.by_key.get(value.strip()) or self.by_key.get(value.strip().rstrip(":.,;"))
+        if group == "code":
+            try:
+                return self.by_code.get(int(value))
+            except ValueError:
+                return None
+        said = norm(value)
+        for text, entry in self.by_message:
+            if said.startswith(text) and (len(said) == len(text) or not said[len(text)].isalnum()):
+                return entry
+        return None
+
+
+class CatalogueError(ValueError):
+    """A catalogue file that does not follow the schema (a shipped file is held to it by a test)."""
+
+
+def _compile(pattern: str, where: str) -> "re.Pattern[str]":
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise CatalogueError(f"{where}: pattern does not compile: {exc}") from None
+
+
+def _family(path: Path) -> Family:
+    with open(path, "rb") as fh:
+        data = tomllib.load(fh)
+    head = data.get("family")
+    if not isinstance(head, dict) or not isinstance(head.get("id"), str):
+        raise CatalogueError(f"{path.name}: no [family] table with an id")
+    fid = head["id"]
+    fam = Family(id=fid, title=str(head.get("title", fid)), source=str(head.get("source", "")),
+                 read=str(head.get("read", "")), path=path, proposed_rules=tuple(head.get("proposed_rules") or ()))
+    for n, form in enumerate(data.get("form") or []):
+        where = f"{path.name} form {form.get('id', n)}"
+        fam.forms.append(Form(family=fid, id=str(form.get("id", n)), needle=str(form.get("needle", "")),
+                              pattern=_compile(str(form.get("pattern", "")), where), key=str(form.get("key", "")),
+                              source=str(form.get("source", "")), example=str(form.get("example", ""))))
+    for n, raw in enumerate(data.get("entry") or []):
+        key = str(raw.get("key", ""))
+        where = f"{path.name} entry {key or n}"
+        own = _compile(str(raw["pattern"]), where) if "pattern" in raw else None
+        entry = Entry(family=fid, key=key, data=dict(raw), needle=str(raw.get("needle", "")), pattern=own)
+        fam.entries.append(entry)
+        fam.by_key.setdefault(key, entry)
+        if isinstance(raw.get("code"), int) and not isinstance(raw.get("code"), bool):
+            fam.by_code.setdefault(raw["code"], entry)
+        if isinstance(raw.get("message"), str) and raw["message"].strip():
+            fam.by_message.append((norm(raw["message"]), entry))
+    fam.by_message.sort(key=lambda pair: -len(pair[0]))
+    return fam
+
+
+@functools.lru_cache(maxsize=None)
+def families() -> Tuple[Family, ...]:
+    """Every shipped catalogue, in file-name order."""
+    return tuple(_family(p) for p in sorted(MESSAGES_DIR.glob("*.toml")))
+
+
+def family(fid: str) -> Optional[Family]:
+    return next((f for f in families() if f.id == fid), None)
+
+
+def entry(eid: str) -> Optional[Entry]:
+    """An entry by its symptom id, ``<family>:<key>``."""
+    fid, _, key = eid.partition(":")
+    fam = family(fid)
+    return fam.by_key.get(key) if fam else None
+
+
+def problems(fam: Family, known_rules: frozenset = frozenset()) -> List[str]:
+    """How a family breaks the schema (``messages/README.md``); empty when it follows it. With
+    ``known_rules``, every rule an entry feeds must exist or be declared proposed."""
+    out: List[str] = []
+    name = fam.path.name
+    if not fam.source or not re.search(r"20\d\d-\d\d-\d\d", fam.read):
+        out.append(f"{name}: [family] needs a source and a read date")
+    seen: Dict[str, int] = {}
+    for form in fam.forms:
+        if not form.needle or not form.source:
+            out.append(f"{name} form {form.id}: needs a needle and a source")
+        if form.key not in form.pattern.groupindex:
+            out.append(f"{name} form {form.id}: key {form.key!r} is not a named group of its pattern")
+        if _UNBOUNDED.search(form.pattern.pattern):
+            out.append(f"{name} form {form.id}: unbounded repeat in pattern")
+    for e in fam.entries:
+        where = f"{name} entry {e.key or '?'}"
+        seen[e.key] = seen.get(e.key, 0) + 1
+        if not e.key:
+            out.append(f"{where}: no key")
+        if not e.get("means"):
+            out.append(f"{where}: no means")
+        if e.get("cause") not in CAUSES:
+            out.append(f"{where}: cause {e.get('cause')!r} is not one of {sorted(CAUSES)}")
+        if e.pattern is not None:
+            if not e.needle:
+                out.append(f"{where}: a pattern without a needle")
+            if _UNBOUNDED.search(e.pattern.pattern):
+                out.append(f"{where}: unbounded repeat in pattern")
+            if not (e.get("source") or fam.source) or not re.search(r"20\d\d-\d\d-\d\d", str(e.get("read") or fam.read)):
+                out.append(f"{where}: needs a source and a read date")
+        if e.get("example") and not e.get("example_source") and e.pattern is not None and not e.get("source"):
+            out.append(f"{where}: an example needs example_source")
+        for rule in e.get("rules") or []:
+            if known_rules and rule not in known_rules and rule not in fam.proposed_rules:
+                out.append(f"{where}: feeds rule {rule!r}, which neither exists nor is proposed")
+    out += [f"{name}: key {k!r} appears {n} times" for k, n in seen.items() if n > 1]
+    return out

@@ -1,0 +1,104 @@
+"""Catalogued messages in a paste (hpcdoctor/knowledge/messages/), and error lines that no
+catalogue knows, quoted back so support staff see they were looked at.
+
+Each match becomes a ``ticket.symptoms`` entry like the symptoms table's: ``id`` is
+``<family>:<key>`` (``cuda:cudaErrorNoKernelImageForDevice``), with the family, key, code, cause,
+the rules the entry feeds and the line it was read on. A form whose message is not in its family's
+table gives ``<family>:unlisted`` with the text it captured: an emitter's new message is read as
+new, never as its nearest neighbour."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, Iterable, List, Set
+
+from hpcdoctor.knowledge import messages
+from hpcdoctor.triage.scan import lines_holding, lower, window_at
+
+# Findings per family and unlisted error lines per paste: a log that repeats one error on every
+# line is one finding, and a paste of ten thousand distinct errors is not read to the end of them.
+MAX_PER_FAMILY = 32
+MAX_UNLISTED = 8
+
+
+def _record(fam: messages.Family, entry: "messages.Entry | None", line_no: int, line: str, groups: Dict[str, Any],
+            captured: str) -> Dict[str, Any]:
+    fields = {k: str(v)[:300] for k, v in groups.items() if v is not None}
+    if entry is None:
+        return {"id": f"{fam.id}:unlisted", "family": fam.id, "line": line_no, "text": line.strip()[:300],
+                "means": f"a {fam.title} message that is not in hpcdoctor's catalogue", "unlisted": True,
+                "captured": captured.strip()[:200], **fields}
+    out = {**fields, "id": entry.id, "family": fam.id, "key": entry.key, "line": line_no, "text": line.strip()[:300],
+           "means": entry.get("means", ""), "cause": entry.get("cause", ""), "rules": list(entry.get("rules") or [])}
+    for extra in ("code", "message", "action"):
+        if entry.get(extra) not in (None, ""):
+            out[extra] = entry.get(extra)
+    return out
+
+
+def find_messages(text: str) -> List[Dict[str, Any]]:
+    """Every catalogued message in ``text`` (first line each), in line order. Linear in the paste:
+    see hpcdoctor.triage.scan."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    low = lower(text)
+    found: List[Dict[str, Any]] = []
+    for fam in messages.families():
+        seen: Set[str] = set()
+        for form in fam.forms:
+            for line_no, start, end in lines_holding(text, low, form.needle.lower()):
+                if len(seen) >= MAX_PER_FAMILY:
+                    break
+                joined, at = window_at(text, start, end)
+                m = form.pattern.search(joined, at)
+                if not m or m.group(form.key) is None:
+                    continue
+                captured = m.group(form.key)
+                entry = fam.lookup(form.key, captured)
+                mark = entry.key if entry else "unlisted:" + messages.norm(captured)[:80]
+                if mark in seen:
+                    continue
+                seen.add(mark)
+                groups = {k: v for k, v in m.groupdict().items() if k != form.key}
+                groups[form.key] = captured
+                found.append(_record(fam, entry, line_no, text[start:end], groups, captured))
+        for entry in fam.entries:
+            if entry.pattern is None or entry.key in seen:
+                continue
+            for line_no, start, end in lines_holding(text, low, entry.needle.lower()):
+                joined, at = window_at(text, start, end)
+                m = entry.pattern.search(joined, at)
+                if m:
+                    seen.add(entry.key)
+                    found.append(_record(fam, entry, line_no, text[start:end], m.groupdict(), m.group(0)))
+                    break
+    found.sort(key=lambda s: s["line"])
+    return found
+
+
+# The last line of a Python traceback, or a process killed by a signal: the lines a user pastes
+# as "the error". Anchored on literals found first, bounded, one line at a time.
+_EXCEPTION = re.compile(r"^[\s>|E]{0,8}(?P<exc>[A-Za-z_][\w.]{0,80}(?:Error|Exception|Interrupt))(?::[ \t]{0,4}(?P<msg>[^\n]{0,300}))?$")
+_SIGNAL = re.compile(r"(?:Segmentation fault|Bus error|Illegal instruction|Aborted)(?: \(core dumped\))?\s{0,8}$")
+
+
+def find_unlisted_errors(text: str, read_lines: Iterable[int]) -> List[Dict[str, Any]]:
+    """Error lines that no catalogue or symptom matched on the same line: quoted back as not in
+    hpcdoctor's catalogue, never silently passed over."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    low = lower(text)
+    taken = set(read_lines)
+    out: List[Dict[str, Any]] = []
+    for needle, rx in (("error", _EXCEPTION), ("exception", _EXCEPTION), ("interrupt", _EXCEPTION),
+                       ("segmentation fault", _SIGNAL), ("bus error", _SIGNAL), ("illegal instruction", _SIGNAL),
+                       ("aborted", _SIGNAL)):
+        for line_no, start, end in lines_holding(text, low, needle):
+            if len(out) >= MAX_UNLISTED:
+                return sorted(out, key=lambda s: s["line"])
+            if line_no in taken:
+                continue
+            line = text[start:end][:1024]
+            if rx.search(line):
+                taken.add(line_no)
+                out.append({"id": "unlisted-error", "line": line_no, "text": line.strip()[:300],
+                            "means": "an error line that is not in hpcdoctor's catalogue"})
+    return sorted(out, key=lambda s: s["line"])
