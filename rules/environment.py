@@ -6,6 +6,7 @@ import shlex
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.rules._common import nccl_shm_cause, ticket_all, ticket_evidence, ticket_symptoms, version_of
+from hpcdoctor.rules._where import SHM_BIGGER, shm_fix
 
 
 def _torch_at_least(f, version: str) -> bool:
@@ -156,12 +157,19 @@ def nccl_shm_unusable(f):
         return
     s = cause["symptom"]
     yield Hit(message=f"NCCL may not create its shared-memory files in /dev/shm: {cause['error']} (line {s['line']}); "
-                      "a larger /dev/shm would not help",
-              fix="ls -ld /dev/shm   # must read drwxrwxrwt (mode 1777) and be writable inside the job\n"
-                  "# containers: docker run --ipc=host ... (or --shm-size=1g); Kubernetes: an emptyDir with medium: Memory at /dev/shm\n"
-                  "sudo chmod 1777 /dev/shm   # on the node, by an administrator\n"
-                  "# stopgap only: export NCCL_SHM_DISABLE=1 sends traffic between GPUs without P2P over IB or sockets, slower",
-              evidence=ticket_evidence(s))
+                      "a larger /dev/shm would not help. Stopgap only: NCCL_SHM_DISABLE=1 sends traffic between GPUs "
+                      "without P2P over IB or sockets, slower",
+              fix=shm_fix(f, SHM_WRITABLE), evidence=ticket_evidence(s))
+
+
+# A writable /dev/shm, by place: an emptyDir volume is a fresh tmpfs the pod may write; docker's
+# --ipc=host shares the host's (mode 1777); on a node an administrator restores the mode systemd
+# mounts it with (src/shared/mount-setup.c, mode=1777).
+SHM_WRITABLE = {
+    "kubernetes": SHM_BIGGER["kubernetes"],
+    "docker": "docker run --ipc=host IMAGE   # or --shm-size=1g: a private /dev/shm the job may write",
+    "site": "sudo chmod 1777 /dev/shm   # an administrator, on the node: drwxrwxrwt is the mode systemd mounts it with",
+}
 
 
 @rule("ENV006", "nccl-system-error", "error", "NCCL failed with a system error whose cause is not pasted", impact=6)
