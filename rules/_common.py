@@ -90,3 +90,26 @@ def nccl_shm_cause(f: FactView) -> Optional[dict]:
         return {"kind": "access", "error": err, "symptom": s, "size": size}
     sized = [s for s in calls if s["id"] in ("nccl-shm-failed", "nccl-shm-extend-failed")]
     return {"kind": "size", "error": None, "symptom": sized[0], "size": size} if sized else None
+
+
+# NCCL WARN lines (knowledge/messages/nccl.toml) whose cause a rule of its own answers
+# (nccl-socket-ifname, nccl-duplicate-gpu, nccl-roce-gid, nccl-ib-memlock): with one of them
+# pasted, the generic "unhandled system error" finding has nothing to add.
+_NAMED_NCCL_CAUSES = frozenset((
+    "nccl:bootstrap-no-socket-interface", "nccl:net-socket-no-interface", "nccl:ib-no-ip-interface",
+    "nccl:net-socket-no-listening-interface", "nccl:net-no-interface-same-subnet", "nccl:duplicate-gpu",
+    "nccl:ib-modify-qp-failed"))
+
+
+def nccl_named_cause(f: FactView) -> Optional[dict]:
+    """The first pasted NCCL line whose cause another rule answers, or None."""
+    for s in f.get("ticket.symptoms") or []:
+        sid = s["id"]
+        error = (s.get("error") or "").strip().lower()
+        if (sid in _NAMED_NCCL_CAUSES
+                or (sid == "nccl:ib-completion-error" and s.get("status") == "12")
+                or (sid in ("nccl:ib-reg-mr-failed", "nccl:ib-create-qp-failed", "nccl:ib-create-cq-failed")
+                    and error == "cannot allocate memory")
+                or (sid == "nccl:ib-reg-mr-failed" and not error)):
+            return s
+    return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.rules._common import nccl_shm_cause, ticket_all, ticket_evidence, ticket_symptoms, version_of
+from hpcdoctor.rules._common import nccl_named_cause, nccl_shm_cause, ticket_all, ticket_evidence, ticket_symptoms, version_of
 from hpcdoctor.rules._where import SHM_BIGGER, shm_fix
 
 
@@ -179,7 +179,8 @@ def nccl_system_error(f):
         In a pasted ticket, NCCL's "unhandled system error" (ncclGetErrorString, src/init.cc; torch
         adds "ncclSystemError: System call (e.g. socket, malloc) or external library call failed")
         where no line this catalogue knows names the cause. When NCCL's cause is pasted (a
-        shared-memory failure) that cause's rule answers instead.
+        shared-memory failure, no socket interface, two ranks on one GPU, an InfiniBand
+        registration or queue-pair failure) that cause's rule answers instead.
 
     Why it matters:
         The error code only says that a system call or an external library (sockets, /dev/shm,
@@ -198,7 +199,7 @@ def nccl_system_error(f):
     """
     found = ticket_symptoms(f)
     s = found.get("nccl-system-error") or found.get("nccl-system-error-detail")
-    if not s or nccl_shm_cause(f):
+    if not s or nccl_shm_cause(f) or nccl_named_cause(f):
         return
     # Warnings NCCL prints on its way to a working setup name no cause: without libibverbs the IB
     # transport's init fails and NCCL falls back to sockets (src/misc/ibvwrap.cc, net_ib.cc

@@ -33,7 +33,7 @@ def nccl_ib_memlock(f):
     """
     What it detects:
         In a pasted log, NCCL's "Call to ibv_reg_mr failed with error Cannot allocate memory"
-        (also ibv_reg_mr_iova2, ibv_reg_dmabuf_mr, and ibv_create_qp with that errno; NCCL up to
+        (also ibv_reg_mr_iova2, ibv_reg_dmabuf_mr, and ibv_create_qp/cq with that errno; NCCL up to
         2.12 printed "Call to ibv_reg_mr failed" with no errno at all), src/misc/ibvwrap.cc.
 
     Why it matters:
@@ -56,12 +56,12 @@ def nccl_ib_memlock(f):
         - https://slurm.schedmd.com/slurm.conf.html#OPT_PropagateResourceLimitsExcept
     """
     hits = [s for s in f.get("ticket.symptoms") or []
-            if s["id"] in ("nccl:ib-reg-mr-failed", "nccl:ib-create-qp-failed")]
+            if s["id"] in ("nccl:ib-reg-mr-failed", "nccl:ib-create-qp-failed", "nccl:ib-create-cq-failed")]
     for s in hits:
         error = (s.get("error") or "").strip()
         if error.lower() != _NO_MEMORY and not (s["id"] == "nccl:ib-reg-mr-failed" and not error):
             continue  # another errno (Bad address: GPU memory without nvidia-peermem) is another cause
-        call = s.get("call") or "ibv_create_qp"
+        call = s.get("call") or s["id"].split(":")[1].replace("ib-", "ibv_").replace("-failed", "").replace("-", "_")
         said = f"with {error}" if error else "(NCCL 2.12 and older print no errno; ENOMEM is the usual one)"
         place = where(f)
         fix = _MEMLOCK_FIX[place] if place else "\n".join(_MEMLOCK_FIX[p] for p in ("docker", "site"))

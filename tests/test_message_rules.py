@@ -188,3 +188,24 @@ def test_xformers_without_cuda():
 def test_a_live_node_without_a_paste_is_silent(symbol):
     findings, skipped = run_rule(symbol, facts(H100))
     assert not findings and not skipped
+
+
+# https://github.com/deepseek-ai/DeepEP/issues/143
+DEEPEP_143 = ("msm-h200-2:4016:4653 [7] misc/ibvwrap.cc:190 NCCL WARN Call to ibv_create_cq failed with error Cannot "
+              "allocate memory\n")
+
+
+def test_ib_memlock_on_a_completion_queue():
+    (f,) = fired("nccl-ib-memlock", pasted(DEEPEP_143))
+    assert "ibv_create_cq failed with Cannot allocate memory" in f.message
+
+
+def test_a_named_cause_silences_the_generic_system_error():
+    """nccl#875's torch line ("unhandled system error", no cause) alone gets nccl-system-error;
+    with nccl-tests#206's WARN line before it, as one log holds both, only nccl-ib-memlock answers."""
+    torch_line = ("RuntimeError: NCCL error in: /home/builder/mc3/envs/pytorch-build/envs/pytorch-build/conda-bld/"
+                  "pytorch_1673601922403/work/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1191, unhandled system "
+                  "error, NCCL version 2.10.3\n")
+    assert fired("nccl-system-error", pasted(torch_line))
+    both = pasted(NCCL_TESTS_206 + torch_line)
+    assert not fired("nccl-system-error", both) and fired("nccl-ib-memlock", both)
