@@ -1,0 +1,93 @@
+"""hpcdoctor under a real Slurm (tests/slurm_cluster.py): the pre-job script through sbatch, the
+per-rank report under srun's binding, the cluster check on Slurm's own variables, the health check
+draining and resuming the node in slurmctld, and the Prolog and Epilog writing node metrics."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from hpcdoctor.parse.cpulist import parse_cpulist
+
+EXAMPLES = ROOT / "examples"
+PREFLIGHT = EXAMPLES / "preflight.sbatch"
+# The example asks for 2 nodes of 4 tasks with 4 GPUs; options on sbatch's command line override its
+# #SBATCH lines, which fits it to one node of this machine without editing it.
+ONE_NODE = ["--nodes=1", "--ntasks-per-node=2", "--cpus-per-task=1", "--gpus-per-node=0"]
+
+
+def _job_dir(slurm, name: str) -> Path:
+    d = slurm.root / "jobs" / name
+    d.mkdir()
+    (d / "train.py").write_text('print("training step")\n')  # what the example's last line starts
+    return d
+
+
+def _sbatch(slurm, cwd: Path, *extra: str, env=None):
+    slurm.wait_idle()
+    res = slurm.run(["sbatch", "--wait", *ONE_NODE, "-o", "job.out", *extra, str(PREFLIGHT)], timeout=90, env=env, cwd=cwd)
+    out = (cwd / "job.out").read_text() if (cwd / "job.out").exists() else ""
+    return res, out
+
+
+def test_preflight_passes_on_a_healthy_node(slurm):
+    cwd = _job_dir(slurm, "healthy")
+    res, out = _sbatch(slurm, cwd)
+    assert res.returncode == 0, out + res.stderr
+    job = re.search(r"Submitted batch job (\d+)", res.stdout).group(1)
+    assert "pre-flight failed" not in out and out.count("training step") == 2
+    # step 1 left its JSON record, one per node; step 3 printed one placement line per rank
+    (record,) = (cwd / f"hpcdoctor-{job}").iterdir()
+    doc = json.loads(record.read_text())
+    assert doc["facts"]["scheduler"]["job_id"] == job and not [f for f in doc["findings"] if f["severity"] == "error"]
+    ranks = sorted(re.findall(r"^rank (\d+)/2 .* CPUs (\S+) ", out, re.M))
+    assert [r for r, _ in ranks] == ["0", "1"]
+
+
+def test_preflight_fails_with_hpcdoctors_line_when_a_gpu_is_expected(slurm, tmp_path):
+    cwd = _job_dir(slurm, "fault")
+    site = cwd / "site.toml"
+    site.write_text("[expect]\ngpus = 1\n")  # this node has none: the job must stop before training
+    res, out = _sbatch(slurm, cwd, env={"HPCDOCTOR_CONFIG": str(site)})
+    assert res.returncode != 0
+    lines = [ln for ln in out.splitlines() if ln.startswith("hpcdoctor:")]
+    assert lines == [f"hpcdoctor: error SYS001 gpu-count-mismatch: 0 GPU(s) visible, 1 expected (site config {site})"]
+    assert "pre-flight failed" in out and "training step" not in out
+
+
+def _rank_reports(slurm, *srun_opts: str):
+    """Each rank's --rank-report record beside `taskset -p` of the same process (exec keeps the PID)."""
+    slurm.wait_idle()
+    script = 'echo "taskset $SLURM_PROCID $(taskset -pc $$)"; exec hpcdoctor check --rank-report --format json'
+    res = slurm.run(["srun", *srun_opts, "bash", "-c", script], timeout=60)
+    assert res.returncode == 0, res.stderr
+    taskset = {int(m.group(1)): parse_cpulist(m.group(2))
+               for m in re.finditer(r"^taskset (\d+) pid \d+'s current affinity list: (\S+)$", res.stdout, re.M)}
+    records = {r["rank"]: r for r in (json.loads(ln) for ln in res.stdout.splitlines() if ln.startswith("{"))}
+    assert sorted(records) == sorted(taskset), res.stdout
+    return records, taskset
+
+
+def test_rank_report_shows_the_cpus_slurm_bound_each_rank_to(slurm):
+    cpus = int(slurm.shape["CPUs"])
+    records, taskset = _rank_reports(slurm, "-n2", "--cpu-bind=cores")
+    for rank, rec in records.items():
+        assert parse_cpulist(rec["cpus"]) == taskset[rank]
+        assert rec["local_rank"] == rank and rec["ntasks"] == 2
+    if cpus >= 2:  # two ranks bound to cores get two different cores
+        assert not set(taskset[0]) & set(taskset[1]) and len(taskset[0]) == cpus // 2
+
+
+def test_rank_report_without_binding_and_with_two_cpus_per_task(slurm):
+    cpus = list(range(int(slurm.shape["CPUs"])))
+    records, taskset = _rank_reports(slurm, "-n2", "--cpu-bind=none")
+    for rank, rec in records.items():
+        assert parse_cpulist(rec["cpus"]) == taskset[rank] == cpus  # unbound: the whole node
+    records, taskset = _rank_reports(slurm, "-n1", "-c2", "--cpu-bind=cores")
+    assert parse_cpulist(records[0]["cpus"]) == taskset[0] and len(taskset[0]) == 2
