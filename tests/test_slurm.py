@@ -91,3 +91,88 @@ def test_rank_report_without_binding_and_with_two_cpus_per_task(slurm):
         assert parse_cpulist(rec["cpus"]) == taskset[rank] == cpus  # unbound: the whole node
     records, taskset = _rank_reports(slurm, "-n1", "-c2", "--cpu-bind=cores")
     assert parse_cpulist(records[0]["cpus"]) == taskset[0] and len(taskset[0]) == 2
+
+
+HEALTHCHECK = EXAMPLES / "slurm-healthcheck.sh"
+
+
+def _site_config(path: Path, text: str) -> None:
+    tmp = path.with_suffix(".new")
+    tmp.write_text(text)
+    tmp.replace(path)  # slurmd's next run reads the old or the new file, never half of one
+
+
+def _hpcdoctor_exe(slurm) -> str:
+    exe = Path(slurm.bin) / "hpcdoctor"
+    assert exe.exists(), "the test environment installs the hpcdoctor script"
+    return str(exe)
+
+
+def test_health_check_drains_with_hpcdoctors_reason_and_resumes_its_own_drain(slurm):
+    """The shipped HealthCheckProgram, run by slurmd itself. slurmd gives it no environment of ours,
+    so a two-line wrapper says where this test's slurm.conf, hpcdoctor and site config are."""
+    site = slurm.root / "health-site.toml"
+    _site_config(site, "")
+    wrapper = slurm.root / "healthcheck-wrapper.sh"
+    wrapper.write_text(f"#!/bin/bash\nexport SLURM_CONF={slurm.conf} HPCDOCTOR={_hpcdoctor_exe(slurm)} "
+                       f"HPCDOCTOR_CONFIG={site}\nexec bash {HEALTHCHECK}\n")
+    wrapper.chmod(0o755)
+    slurm.wait_idle()
+    slurm.reconfigure([f"HealthCheckProgram={wrapper}", "HealthCheckInterval=2", "HealthCheckNodeState=ANY"])
+    try:
+        _site_config(site, "[expect]\ngpus = 1\n")
+        slurm.wait_for(lambda: slurm.node_reason().startswith("hpcdoctor:"), 30, "the node was not drained")
+        assert slurm.node_reason() == f"hpcdoctor: SYS001 gpu-count-mismatch: 0 GPU(s) visible, 1 expected (site config {site})"
+        assert "drain" in slurm.node_state()
+        (row,) = slurm.run(["sinfo", "-R", "-h"]).stdout.splitlines()  # sinfo cuts the reason to 20 columns
+        assert row.startswith("hpcdoctor: SYS001 gp") and row.split()[-1] == slurm.node
+        _site_config(site, "")  # the node is healthy again: hpcdoctor resumes its own drain
+        slurm.wait_for(lambda: slurm.node_state() == "idle", 30, "the node was not resumed")
+        # A drain that is not hpcdoctor's stays, whatever hpcdoctor thinks of the node.
+        slurm.run(["scontrol", "update", f"nodename={slurm.node}", "state=drain", "reason=admin: new DIMM"], check=True)
+        time.sleep(5)  # two health check rounds
+        assert slurm.node_reason() == "admin: new DIMM" and "drain" in slurm.node_state()
+    finally:
+        slurm.reconfigure([])
+        slurm.run(["scontrol", "update", f"nodename={slurm.node}", "state=resume"])
+        slurm.wait_idle()
+
+
+def _run_healthcheck(slurm, tmp_path, env, limit=60):
+    t0 = time.monotonic()
+    res = subprocess.run(["bash", str(HEALTHCHECK)], capture_output=True, text=True, timeout=limit,
+                         env=dict(slurm.env, HPCDOCTOR=_hpcdoctor_exe(slurm), SLURMD_NODENAME=slurm.node, **env))
+    return res, time.monotonic() - t0
+
+
+def test_health_check_with_slurm_down_says_so_in_one_line(slurm, tmp_path):
+    down = tmp_path / "down.conf"  # this cluster's configuration with nothing listening on its port
+    text = slurm.conf.read_text()
+    text = re.sub(r"^SlurmctldPort=\d+$", f"SlurmctldPort={_closed_port()}", text, flags=re.M)
+    down.write_text(re.sub(r"^MessageTimeout=\d+$", "MessageTimeout=2", text, flags=re.M))
+    res, took = _run_healthcheck(slurm, tmp_path, {"SLURM_CONF": str(down)})
+    assert res.returncode == 1 and res.stdout == ""
+    (line,) = res.stderr.splitlines()
+    assert line.startswith("hpcdoctor-healthcheck: scontrol show failed (exit 1): ") and "contact" in line.lower()
+    assert took < 40
+
+
+def test_health_check_with_a_hung_scontrol_keeps_its_budget(slurm, tmp_path):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "scontrol").write_text("#!/bin/sh\nexec sleep 600\n")  # a slurmctld that never answers
+    (fake / "scontrol").chmod(0o755)
+    res, took = _run_healthcheck(slurm, tmp_path, {"PATH": f"{fake}:{slurm.env['PATH']}", "SCONTROL_LIMIT": "2"})
+    assert res.returncode == 1 and res.stdout == ""
+    assert res.stderr.splitlines() == [f"hpcdoctor-healthcheck: scontrol show did not answer within 2s (node {slurm.node} left as it is)"]
+    assert took < 10
+
+
+def _closed_port() -> int:
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    return port
