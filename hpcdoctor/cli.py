@@ -396,7 +396,13 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     if args.cluster:
         return cluster_step(args)  # only node leaders check their node; rank 0 writes the report
-    doc = diagnose(args)
+    if args.format == "prometheus" and not args.sources:
+        from hpcdoctor.nodescope import node_environment
+
+        with node_environment():  # node metrics: the same from a Prolog as from a timer
+            doc = diagnose(args)
+    else:
+        doc = diagnose(args)
     elapsed = doc["elapsed_s"]
     blocking = engine.at_or_above(doc["findings"], args.fail_on)
     text = render(doc, args.format, verbose=args.verbose, elapsed=elapsed) if args.output or args.format != "terminal" else None

@@ -176,3 +176,46 @@ def _closed_port() -> int:
     port = s.getsockname()[1]
     s.close()  # nothing listens there now
     return port
+
+
+PROLOG, EPILOG = EXAMPLES / "prometheus" / "slurm-prolog.sh", EXAMPLES / "prometheus" / "slurm-epilog.sh"
+
+
+def _finding_codes(prom: str) -> set:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {(s.labels["code"], s.labels["subject"]) for fam in text_string_to_metric_families(prom)
+            for s in fam.samples if s.name == "hpcdoctor_finding"}
+
+
+def _wrapped(slurm, script: Path, name: str) -> Path:
+    """slurmd runs Prolog and Epilog with only the job's SLURM_* variables: the site's two settings
+    reach the shipped script through a wrapper, as they would through an edit of its first lines."""
+    out = slurm.root / f"textfile-{name}"
+    out.mkdir(exist_ok=True)
+    wrapper = slurm.root / f"{name}-wrapper.sh"
+    wrapper.write_text(f"#!/bin/bash\nexport HPCDOCTOR={_hpcdoctor_exe(slurm)} HPCDOCTOR_TEXTFILE_DIR={out}\n"
+                       f"exec bash {script}\n")
+    wrapper.chmod(0o755)
+    return out
+
+
+def test_prolog_and_epilog_write_node_metrics_that_do_not_depend_on_the_job(slurm, tmp_path):
+    pro, epi = _wrapped(slurm, PROLOG, "prolog"), _wrapped(slurm, EPILOG, "epilog")
+    slurm.wait_idle()
+    slurm.reconfigure([f"Prolog={slurm.root / 'prolog-wrapper.sh'}", f"Epilog={slurm.root / 'epilog-wrapper.sh'}"])
+    try:
+        res = slurm.run(["srun", "-n2", "true"], timeout=60)
+        assert res.returncode == 0, res.stderr
+        slurm.wait_for(lambda: (epi / "hpcdoctor.prom").exists(), 30, "the epilog wrote no metrics")
+        assert (pro / "hpcdoctor.prom").exists(), "the prolog wrote no metrics"
+    finally:
+        slurm.reconfigure([])
+    # The timer's run on the same node, outside any job: the node's metrics must say the same.
+    timer = tmp_path / "timer.prom"
+    subprocess.run([_hpcdoctor_exe(slurm), "check", "--format", "prometheus", "--fail-on", "never", "--budget", "15",
+                    "--output", str(timer)], check=True, timeout=60, env=slurm.env)
+    node = _finding_codes(timer.read_text())
+    assert _finding_codes((pro / "hpcdoctor.prom").read_text()) == node
+    assert _finding_codes((epi / "hpcdoctor.prom").read_text()) == node
+    assert sorted(p.name for p in pro.iterdir()) == ["hpcdoctor.prom"]  # no temporary file left behind
