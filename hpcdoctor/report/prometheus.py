@@ -158,6 +158,11 @@ def fill(m: _Metrics, doc: Dict[str, Any], labels: Dict[str, Any]) -> None:
     for name, status in problems:
         m.set("hpcdoctor_probe_unknown", "a probe that did not run or finish (value 1)",
               {**labels, "probe": name, "status": status}, 1)
+    # The verdict's own list: a part that matters here (the GPUs, the CPUs) and gave no facts.
+    for u in doc.get("unchecked") or []:
+        if isinstance(u, dict):
+            m.set("hpcdoctor_unchecked", "a part that matters on this node could not be checked (value 1)",
+                  {**labels, "probe": u.get("probe")}, 1)
     for path in sorted(doc.get("unknown") or {}):
         if path.startswith("gpus") or path.startswith("bench"):
             m.set("hpcdoctor_fact_unknown", "a GPU or benchmark fact that could not be established (value 1)",
