@@ -488,6 +488,7 @@ def cluster_step(args: argparse.Namespace) -> int:
         registry = prometheus.registry_for_nodes(cluster_reports(gathered))
         if args.output:
             try:
+                Path(args.output).parent.mkdir(parents=True, exist_ok=True)  # as the one-node path does
                 prometheus.write_registry(registry, args.output)
             except OSError as exc:
                 raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None

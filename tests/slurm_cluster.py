@@ -68,9 +68,10 @@ class SlurmCluster:
         self.extra: List[str] = []
         self.bin = str(Path(sys.executable).parent)  # the test environment's hpcdoctor and python
         self.env = dict(os.environ, SLURM_CONF=str(self.conf), PATH=self.bin + ":" + os.environ.get("PATH", ""))
-        for k in list(self.env):
-            if k.startswith(("SLURM_", "SBATCH_", "SRUN_", "SALLOC_")) and k != "SLURM_CONF":
-                del self.env[k]  # a test run inside a job must not hand its job's settings to ours
+        from hpcdoctor.nodescope import is_job_variable
+
+        for k in [k for k in self.env if is_job_variable(k)]:
+            del self.env[k]  # a test run inside a job must not hand its job's settings to ours
 
     # --- configuration ---------------------------------------------------------------------
     def write_conf(self) -> None:

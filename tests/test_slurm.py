@@ -219,3 +219,25 @@ def test_prolog_and_epilog_write_node_metrics_that_do_not_depend_on_the_job(slur
     assert _finding_codes((pro / "hpcdoctor.prom").read_text()) == node
     assert _finding_codes((epi / "hpcdoctor.prom").read_text()) == node
     assert sorted(p.name for p in pro.iterdir()) == ["hpcdoctor.prom"]  # no temporary file left behind
+
+
+def test_cluster_check_under_srun_finds_its_store_from_slurms_variables(slurm):
+    from conftest import torch_python
+
+    py = torch_python()
+    slurm.wait_idle()
+    assert not {"MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK"} & set(slurm.env)
+    res = slurm.run(["srun", "-n2", "--cpu-bind=cores", "--label", "hpcdoctor", "check", "--cluster", "--python", py,
+                     "--format", "json", "--cluster-timeout", "30", "--fail-on", "never"], timeout=120)
+    by_rank = {}
+    for ln in res.stdout.splitlines():
+        rank, _, text = ln.partition(": ")
+        by_rank.setdefault(rank.strip(), []).append(text)
+    assert list(by_rank) == ["0"], res.stdout[-2000:] + res.stderr[-2000:]  # the report is rank 0's alone
+    result = json.loads("\n".join(by_rank["0"]))
+    assert result["nodes"] == [slurm.node] and result["missing_ranks"] == [] and result["rejected_posts"] == []
+    assert result["node_checked_by"] == {slurm.node: 0}  # one check for the node, by its first local rank
+    assert sorted(result["ranks"]) == ["0", "1"]
+    if int(slurm.shape["CPUs"]) >= 2:  # each rank's CPUs as Slurm bound them, and no two share one
+        cpus = [set(parse_cpulist(result["ranks"][r]["cpus"])) for r in ("0", "1")]
+        assert not cpus[0] & cpus[1] and result["shared_cpus"] == []
