@@ -17,8 +17,9 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, Optional
 
 DAEMONS = ("munged", "slurmctld", "slurmd")
 CLIENTS = ("sinfo", "srun", "sbatch", "scontrol")
@@ -59,13 +60,22 @@ def _shape() -> Dict[str, str]:
     return fields
 
 
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+# Slurm's hooks, each the shipped example behind a switch: slurmd starts hooks with almost no
+# environment, so a wrapper says where this cluster's slurm.conf, hpcdoctor and folders are. They are
+# in slurm.conf from the start and switched by a file, since `scontrol reconfigure` in 22.05 can
+# hand out a job id again, and slurmd runs no Prolog for a job id it has seen.
+HOOKS = {"prolog": EXAMPLES / "prometheus" / "slurm-prolog.sh", "epilog": EXAMPLES / "prometheus" / "slurm-epilog.sh",
+         "healthcheck": EXAMPLES / "slurm-healthcheck.sh"}
+
+
 class SlurmCluster:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.conf = root / "slurm.conf"
         self.node = socket.gethostname().split(".")[0]
         self.procs: Dict[str, subprocess.Popen] = {}
-        self.extra: List[str] = []
+        self.site_config = root / "site.toml"  # the hooks' hpcdoctor site config (HPCDOCTOR_CONFIG)
         self.bin = str(Path(sys.executable).parent)  # the test environment's hpcdoctor and python
         self.env = dict(os.environ, SLURM_CONF=str(self.conf), PATH=self.bin + ":" + os.environ.get("PATH", ""))
         from hpcdoctor.nodescope import is_job_variable
@@ -100,14 +110,33 @@ class SlurmCluster:
             f"ThreadsPerCore={shape.get('ThreadsPerCore', 1)} RealMemory={max(1, int(shape.get('RealMemory', 1024)) - 256)} "
             "State=UNKNOWN",
             "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
+            f"Prolog={r}/hooks/prolog", f"Epilog={r}/hooks/epilog",
+            f"HealthCheckProgram={r}/hooks/healthcheck", "HealthCheckInterval=2", "HealthCheckNodeState=ANY",
         ]
-        self.conf.write_text("\n".join(x for x in lines + self.extra if x) + "\n")
+        self.conf.write_text("\n".join(lines) + "\n")
 
-    def reconfigure(self, extra: List[str]) -> None:
-        """New lines (Prolog=, HealthCheckProgram=, ...) in slurm.conf, read by the running daemons."""
-        self.extra = list(extra)
-        self.write_conf()
-        self.run(["scontrol", "reconfigure"], check=True)
+    def write_hooks(self) -> None:
+        hooks = self.root / "hooks"
+        hooks.mkdir(mode=0o755, exist_ok=True)
+        self.site_config.write_text("")
+        for name, script in HOOKS.items():
+            (self.root / f"textfile-{name}").mkdir(exist_ok=True)
+            path = hooks / name
+            path.write_text(f"#!/bin/bash\n[ -e {hooks}/{name}.on ] || exit 0\n"
+                            f"export SLURM_CONF={self.conf} HPCDOCTOR={self.bin}/hpcdoctor "
+                            f"HPCDOCTOR_TEXTFILE_DIR={self.root}/textfile-{name} HPCDOCTOR_CONFIG={self.site_config}\n"
+                            f"exec bash {script}\n")
+            path.chmod(0o755)
+
+    @contextmanager
+    def hook(self, name: str) -> Iterator[Path]:
+        """The shipped example ``name`` runs as Slurm's hook while the block runs; yields its textfile folder."""
+        on = self.root / "hooks" / f"{name}.on"
+        on.touch()
+        try:
+            yield self.root / f"textfile-{name}"
+        finally:
+            on.unlink()
 
     # --- life cycle ------------------------------------------------------------------------
     def start(self, budget: float = 30.0) -> None:
@@ -130,6 +159,7 @@ class SlurmCluster:
         except OSError:
             self.loopback_name = False
         self.write_conf()
+        self.write_hooks()
         deadline = time.monotonic() + budget
         self._spawn("munged", [find("munged"), "-F", "-f", f"--key-file={key}", f"--socket={r}/munge/munge.sock",
                                f"--pid-file={r}/munge/munged.pid", f"--log-file={r}/log/munged.log",

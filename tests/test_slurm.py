@@ -109,33 +109,27 @@ def _hpcdoctor_exe(slurm) -> str:
 
 
 def test_health_check_drains_with_hpcdoctors_reason_and_resumes_its_own_drain(slurm):
-    """The shipped HealthCheckProgram, run by slurmd itself. slurmd gives it no environment of ours,
-    so a two-line wrapper says where this test's slurm.conf, hpcdoctor and site config are."""
-    site = slurm.root / "health-site.toml"
-    _site_config(site, "")
-    wrapper = slurm.root / "healthcheck-wrapper.sh"
-    wrapper.write_text(f"#!/bin/bash\nexport SLURM_CONF={slurm.conf} HPCDOCTOR={_hpcdoctor_exe(slurm)} "
-                       f"HPCDOCTOR_CONFIG={site}\nexec bash {HEALTHCHECK}\n")
-    wrapper.chmod(0o755)
+    """The shipped HealthCheckProgram, run by slurmd itself every 2 s (tests/slurm_cluster.py)."""
+    site = slurm.site_config
     slurm.wait_idle()
-    slurm.reconfigure([f"HealthCheckProgram={wrapper}", "HealthCheckInterval=2", "HealthCheckNodeState=ANY"])
-    try:
-        _site_config(site, "[expect]\ngpus = 1\n")
-        slurm.wait_for(lambda: slurm.node_reason().startswith("hpcdoctor:"), 30, "the node was not drained")
-        assert slurm.node_reason() == f"hpcdoctor: SYS001 gpu-count-mismatch: 0 GPU(s) visible, 1 expected (site config {site})"
-        assert "drain" in slurm.node_state()
-        (row,) = slurm.run(["sinfo", "-R", "-h"]).stdout.splitlines()  # sinfo cuts the reason to 20 columns
-        assert row.startswith("hpcdoctor: SYS001 gp") and row.split()[-1] == slurm.node
-        _site_config(site, "")  # the node is healthy again: hpcdoctor resumes its own drain
-        slurm.wait_for(lambda: slurm.node_state() == "idle", 30, "the node was not resumed")
-        # A drain that is not hpcdoctor's stays, whatever hpcdoctor thinks of the node.
-        slurm.run(["scontrol", "update", f"nodename={slurm.node}", "state=drain", "reason=admin: new DIMM"], check=True)
-        time.sleep(5)  # two health check rounds
-        assert slurm.node_reason() == "admin: new DIMM" and "drain" in slurm.node_state()
-    finally:
-        slurm.reconfigure([])
-        slurm.run(["scontrol", "update", f"nodename={slurm.node}", "state=resume"])
-        slurm.wait_idle()
+    with slurm.hook("healthcheck"):
+        try:
+            _site_config(site, "[expect]\ngpus = 1\n")
+            slurm.wait_for(lambda: slurm.node_reason().startswith("hpcdoctor:"), 30, "the node was not drained")
+            assert slurm.node_reason() == f"hpcdoctor: SYS001 gpu-count-mismatch: 0 GPU(s) visible, 1 expected (site config {site})"
+            assert "drain" in slurm.node_state()
+            (row,) = slurm.run(["sinfo", "-R", "-h"]).stdout.splitlines()  # sinfo cuts the reason to 20 columns
+            assert row.startswith("hpcdoctor: SYS001 gp") and row.split()[-1] == slurm.node
+            _site_config(site, "")  # the node is healthy again: hpcdoctor resumes its own drain
+            slurm.wait_for(lambda: slurm.node_state() == "idle", 30, "the node was not resumed")
+            # A drain that is not hpcdoctor's stays, whatever hpcdoctor thinks of the node.
+            slurm.run(["scontrol", "update", f"nodename={slurm.node}", "state=drain", "reason=admin: new DIMM"], check=True)
+            time.sleep(5)  # two health check rounds
+            assert slurm.node_reason() == "admin: new DIMM" and "drain" in slurm.node_state()
+        finally:
+            _site_config(site, "")
+            slurm.run(["scontrol", "update", f"nodename={slurm.node}", "state=resume"])
+    slurm.wait_idle()
 
 
 def _run_healthcheck(slurm, tmp_path, env, limit=60):
@@ -188,29 +182,13 @@ def _finding_codes(prom: str) -> set:
             for s in fam.samples if s.name == "hpcdoctor_finding"}
 
 
-def _wrapped(slurm, script: Path, name: str) -> Path:
-    """slurmd runs Prolog and Epilog with only the job's SLURM_* variables: the site's two settings
-    reach the shipped script through a wrapper, as they would through an edit of its first lines."""
-    out = slurm.root / f"textfile-{name}"
-    out.mkdir(exist_ok=True)
-    wrapper = slurm.root / f"{name}-wrapper.sh"
-    wrapper.write_text(f"#!/bin/bash\nexport HPCDOCTOR={_hpcdoctor_exe(slurm)} HPCDOCTOR_TEXTFILE_DIR={out}\n"
-                       f"exec bash {script}\n")
-    wrapper.chmod(0o755)
-    return out
-
-
 def test_prolog_and_epilog_write_node_metrics_that_do_not_depend_on_the_job(slurm, tmp_path):
-    pro, epi = _wrapped(slurm, PROLOG, "prolog"), _wrapped(slurm, EPILOG, "epilog")
     slurm.wait_idle()
-    slurm.reconfigure([f"Prolog={slurm.root / 'prolog-wrapper.sh'}", f"Epilog={slurm.root / 'epilog-wrapper.sh'}"])
-    try:
+    with slurm.hook("prolog") as pro, slurm.hook("epilog") as epi:
         res = slurm.run(["srun", "-n2", "true"], timeout=60)
         assert res.returncode == 0, res.stderr
         slurm.wait_for(lambda: (epi / "hpcdoctor.prom").exists(), 30, "the epilog wrote no metrics")
         assert (pro / "hpcdoctor.prom").exists(), "the prolog wrote no metrics"
-    finally:
-        slurm.reconfigure([])
     # The timer's run on the same node, outside any job: the node's metrics must say the same.
     timer = tmp_path / "timer.prom"
     subprocess.run([_hpcdoctor_exe(slurm), "check", "--format", "prometheus", "--fail-on", "never", "--budget", "15",
