@@ -5,6 +5,7 @@ draining and resuming the node in slurmctld, and the Prolog and Epilog writing n
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import time
@@ -80,15 +81,17 @@ def test_rank_report_shows_the_cpus_slurm_bound_each_rank_to(slurm):
     for rank, rec in records.items():
         assert parse_cpulist(rec["cpus"]) == taskset[rank]
         assert rec["local_rank"] == rank and rec["ntasks"] == 2
-    if cpus >= 2:  # two ranks bound to cores get two different cores
-        assert not set(taskset[0]) & set(taskset[1]) and len(taskset[0]) == cpus // 2
+    if cpus >= 2:  # two ranks bound to cores get different cores
+        assert taskset[0] and taskset[1] and not set(taskset[0]) & set(taskset[1])
 
 
 def test_rank_report_without_binding_and_with_two_cpus_per_task(slurm):
-    cpus = list(range(int(slurm.shape["CPUs"])))
+    mine = sorted(os.sched_getaffinity(0))  # slurmd's too: we started it
     records, taskset = _rank_reports(slurm, "-n2", "--cpu-bind=none")
     for rank, rec in records.items():
-        assert parse_cpulist(rec["cpus"]) == taskset[rank] == cpus  # unbound: the whole node
+        assert parse_cpulist(rec["cpus"]) == taskset[rank] == mine  # unbound: all slurmd may use
+    if len(mine) < 2:
+        pytest.skip("one CPU: no room for -c2")
     records, taskset = _rank_reports(slurm, "-n1", "-c2", "--cpu-bind=cores")
     assert parse_cpulist(records[0]["cpus"]) == taskset[0] and len(taskset[0]) == 2
 
