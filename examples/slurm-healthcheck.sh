@@ -39,7 +39,7 @@ out=$(timeout 40 "$HPCDOCTOR" nhc --budget 20 2>&1)
 rc=$?
 case $rc in
     0) reason="" ;;
-    1) reason="${out%%$'\n'*}" ;;
+    1) reason=$(grep -m1 '^hpcdoctor:' <<<"$out") || reason="${out%%$'\n'*}" ;;
     *) reason="hpcdoctor: could not run (exit $rc): ${out##*$'\n'}" ;;
 esac
 
