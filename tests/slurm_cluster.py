@@ -38,6 +38,17 @@ def missing() -> List[str]:
     return [n for n in DAEMONS + CLIENTS if find(n) is None]
 
 
+def die_with_parent() -> None:
+    """preexec_fn: the daemon gets SIGTERM when the test process dies, even by SIGKILL (a killed
+    pytest must not leave a Slurm running). Linux prctl(PR_SET_PDEATHSIG)."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
 def _free_ports(n: int) -> List[int]:
     socks, ports = [], []
     for _ in range(n):
@@ -172,7 +183,7 @@ class SlurmCluster:
     def _spawn(self, name: str, argv: List[str]) -> None:
         log = open(self.root / "log" / f"{name}.out", "wb")
         self.procs[name] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                            env=self.env, start_new_session=True)
+                                            env=self.env, start_new_session=True, preexec_fn=die_with_parent)
         log.close()
 
     def _wait(self, ok, deadline: float, what: str) -> None:

@@ -17,6 +17,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import NODES, ROOT, run_cli
+from slurm_cluster import die_with_parent
 
 ALERTS = ROOT / "examples" / "prometheus" / "hpcdoctor-alerts.yml"
 ALERT_TESTS = ROOT / "examples" / "prometheus" / "hpcdoctor-alerts.test.yml"
@@ -74,7 +75,7 @@ def test_node_exporter_serves_hpcdoctors_file(tmp_path):
     port = _free_port()
     proc = subprocess.Popen([exporter, f"--web.listen-address=127.0.0.1:{port}", "--collector.disable-defaults",
                              "--collector.textfile", f"--collector.textfile.directory={folder}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
     try:
         url = f"http://127.0.0.1:{port}/metrics"
         served = _samples(_scrape(url, proc, time.monotonic() + 15))
