@@ -74,8 +74,8 @@ def _shape() -> Dict[str, str]:
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 # Slurm's hooks, each the shipped example behind a switch: slurmd starts hooks with almost no
 # environment, so a wrapper says where this cluster's slurm.conf, hpcdoctor and folders are. They are
-# in slurm.conf from the start and switched by a file, since `scontrol reconfigure` in 22.05 can
-# hand out a job id again, and slurmd runs no Prolog for a job id it has seen.
+# in slurm.conf from the start and switched by a file: after an `scontrol reconfigure`, 22.05.8 gave
+# out a job id a second time here, and slurmd ran no Prolog for it ("reissued job credential").
 HOOKS = {"prolog": EXAMPLES / "prometheus" / "slurm-prolog.sh", "epilog": EXAMPLES / "prometheus" / "slurm-epilog.sh",
          "healthcheck": EXAMPLES / "slurm-healthcheck.sh"}
 
@@ -111,7 +111,7 @@ class SlurmCluster:
             "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/affinity",
             "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core",
             "JobAcctGatherType=jobacct_gather/none", "AccountingStorageType=accounting_storage/none",
-            # MinJobAge under 5 keeps `sbatch --wait` polling every 2 s (sbatch.c's _job_wait).
+            # MinJobAge of 5 or less keeps `sbatch --wait` polling every 2 s (sbatch.c's _job_wait).
             "MpiDefault=none", "ReturnToService=2", "KillWait=2", "MinJobAge=4", "InactiveLimit=0",
             "SlurmctldTimeout=30", "SlurmdTimeout=30", "MessageTimeout=10",
             # Listen on loopback only (the node's name resolves there, checked in start()).
