@@ -119,22 +119,37 @@ def local_dir(env: Dict[str, str], identity: str, node: str, create: bool) -> Pa
     return path
 
 
-def leads_host(env: Dict[str, str], identity: str, node: str, rank: int, master: str) -> bool:
+def leads_host(env: Dict[str, str], identity: str, node: str, rank: int, master: str, since: float) -> bool:
     """The election when the launcher gives no local rank: rank 0 leads its own host, and the ranks
     of a host named as the rendezvous host follow it; elsewhere the first rank to create the node
     folder's ``leader`` file leads and the others follow. The folder is on the node, so this costs
     no torch import and no store round trip (the store lives in rank 0's payload). A rank that
     reaches rank 0's host before rank 0 and cannot tell it is that host leads too: its node is
-    then checked twice, never missed."""
+    then checked twice, never missed. A ``leader`` file older than ``since`` is an earlier run's
+    (same port, no job id, a leader that died before tidying) and is taken over."""
     folder = local_dir(env, identity, node, create=True)
     if rank != 0 and master.split(".")[0] == node.split(".")[0]:
         return False
-    try:
-        fd = os.open(str(folder / "leader"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
+    leader = folder / "leader"
+    for _ in range(2):
+        try:
+            fd = os.open(str(leader), os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            break
+        except FileExistsError:
+            try:
+                stale = os.lstat(leader).st_mtime < since
+            except OSError:
+                stale = True  # gone in between: try again
+            if not stale:
+                return rank == 0
+            try:
+                os.unlink(leader)
+            except OSError:
+                pass
+        except OSError as exc:
+            raise ClusterError(f"cannot elect this node's leader in {folder}: {exc.strerror}") from None
+    else:
         return rank == 0
-    except OSError as exc:
-        raise ClusterError(f"cannot elect this node's leader in {folder}: {exc.strerror}") from None
     with os.fdopen(fd, "w") as fh:
         fh.write(str(rank))
     return True
@@ -182,7 +197,7 @@ def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Di
     lr = local_rank(env)
     elected = lr is None
     if elected:
-        lr = 0 if leads_host(env, identity, node, rank, master) else 1
+        lr = 0 if leads_host(env, identity, node, rank, master, time.time() - args.cluster_timeout) else 1
     if lr > 0 and rank != 0:
         _follower(env, rank, node, identity)
         return None
@@ -195,7 +210,8 @@ def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Di
         raise ClusterError("--cluster needs a python3 with torch on the node leaders (pass --python)")
     key, how = job_key(env, identity)
     count = local_count(env)  # 0 when unknown: the leader forwards its node's reports until rank 0 is done
-    folder = local_dir(env, identity, node, create=True) if count != 1 else None
+    # An elected leader always has the folder, and tidies its election away at the end.
+    folder = local_dir(env, identity, node, create=True) if count != 1 or elected else None
     payload = Path(__file__).resolve().parent / "payload" / "cluster_probe.py"
     child_env = dict(env, HPCDOCTOR_CLUSTER_KEY=key.hex(),
                      HPCDOCTOR_CLUSTER_JOB=hashlib.sha256(identity.encode()).hexdigest()[:32])
