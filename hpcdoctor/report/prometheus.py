@@ -5,8 +5,9 @@ monitoring already looks. The exposition format is written by the Prometheus pro
 client (its registry, ``generate_latest`` and the atomic ``write_to_textfile``), which escapes
 label values, so a GPU name with quotes or newlines cannot break the file.
 
-An unknown is never a pass here either: every probe that did not run is a
-``hpcdoctor_probe_unknown`` sample, every fact that could not be established about a GPU's health
+An unknown is never a pass here either: every part that matters on the node and could not be
+checked (the verdict's list: GPUs, CPUs) is a ``hpcdoctor_unchecked`` sample, every probe that did
+not run a ``hpcdoctor_probe_unknown`` sample, every fact that could not be established about a GPU's health
 a ``hpcdoctor_fact_unknown`` sample, and a value that is unknown is absent, never exported as 0.
 """
 
