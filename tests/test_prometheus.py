@@ -3,6 +3,7 @@ the same run, on the replayed H100 node, a paste, real CPU benchmark figures and
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -240,8 +241,12 @@ JOB_ENV = {"SLURM_JOB_ID": "42", "SLURM_JOBID": "42", "SLURM_JOB_NTASKS": "4", "
 def test_node_metrics_set_the_jobs_variables_aside(tmp_path):
     """What a Prolog sees (a job of 4 tasks, no OMP_NUM_THREADS) changes the job's findings but not
     the node's metrics."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
-    in_job = report_of("check", "--fail-on", "never", env=JOB_ENV)
+    from hpcdoctor.nodescope import is_job_variable
+
+    clean = {k: v for k, v in os.environ.items() if not is_job_variable(k) and k != "OMP_NUM_THREADS"}
+    res = subprocess.run([sys.executable, "-m", "hpcdoctor", "check", "--format", "json", "--fail-on", "never"],
+                         env=dict(clean, **JOB_ENV), capture_output=True, text=True, timeout=120)
+    in_job = json.loads(res.stdout)
     assert "THR001" in {f["code"] for f in in_job["findings"]}  # the job's own finding, where it belongs
     files = {}
     for name, env in (("job", JOB_ENV), ("timer", {})):
