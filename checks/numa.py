@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 from hpcdoctor.facts import Unknown
-from hpcdoctor.parse.cpulist import ListFormatError, parse_cpulist
+from hpcdoctor.parse.cpulist import ListFormatError, parse_cpulist, parse_cpumask
 from hpcdoctor.parse.kv import parse_meminfo
 from hpcdoctor.parse.numactl import parse_numactl_h
 from hpcdoctor.sysroot import Missing, SysRoot
@@ -15,16 +15,42 @@ TIMEOUT = 3.0
 NODE_DIR = "/sys/devices/system/node"
 
 
+def _node_ids(root: SysRoot) -> List[int]:
+    """The online nodes; where a dump kept the node folders but not the ``online`` list (lscpu's
+    test dumps copy only node*/cpumap), the folders."""
+    try:
+        return parse_cpulist(root.read(f"{NODE_DIR}/online"))
+    except Missing:
+        dirs = [p.rsplit("/", 1)[-1] for p in root.glob(f"{NODE_DIR}/node[0-9]*")]
+        ids = sorted(int(d[4:]) for d in dirs if d[4:].isdecimal())
+        if not ids:
+            raise
+        return ids
+
+
+def _node_cpus(root: SysRoot, base: str) -> Any:
+    """A node's CPUs from its ``cpulist``, or its ``cpumap`` mask where the list is missing."""
+    try:
+        return parse_cpulist(root.read(f"{base}/cpulist"))
+    except Missing as exc:
+        text = root.read_or(f"{base}/cpumap")
+        if text is None:
+            return Unknown(str(exc))
+        try:
+            return parse_cpumask(text)
+        except ListFormatError as exc2:
+            return Unknown(f"{base}/cpumap: {exc2}")
+    except ListFormatError as exc:
+        return Unknown(f"{base}/cpulist: {exc}")
+
+
 def _from_sysfs(root: SysRoot) -> Dict[str, Any]:
-    ids = parse_cpulist(root.read(f"{NODE_DIR}/online"))
+    ids = _node_ids(root)
     nodes = []
     for nid in ids:
         base = f"{NODE_DIR}/node{nid}"
         node: Dict[str, Any] = {"id": nid}
-        try:
-            node["cpus"] = parse_cpulist(root.read(f"{base}/cpulist"))
-        except (Missing, ListFormatError) as exc:
-            node["cpus"] = Unknown(str(exc))
+        node["cpus"] = _node_cpus(root, base)
         mem = parse_meminfo(root.read_or(f"{base}/meminfo", "") or "")
         node["mem_total_bytes"] = mem.get("MemTotal", Unknown(f"{base}/meminfo unreadable"))
         dist = (root.read_or(f"{base}/distance") or "").split()
