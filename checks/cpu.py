@@ -125,9 +125,9 @@ def _topology(root: SysRoot, procs: List[Dict[str, str]], arm_blocks: Any = None
     if source == "sysfs":
         files = _topology_files(root, online)
         if any("/topology/" in p for p in files):
-            out.update(topo.read_topology(files, online, types if types and len(types) > 1 else None))
+            out.update(topo.read_topology(files, online, types or None))
             return out
-    if types and len(types) > 1:
+    if types:
         out["core_types"] = [dict(v, type=k) for k, v in types.items()]
     if source is None:
         procs = []  # a part of a cpuinfo: its core and socket ids would undercount too

@@ -44,13 +44,25 @@ def _node_cpus(root: SysRoot, base: str) -> Any:
         return Unknown(f"{base}/cpulist: {exc}")
 
 
+def _online_cpus(root: SysRoot) -> Any:
+    try:
+        return set(parse_cpulist(root.read("/sys/devices/system/cpu/online")))
+    except (Missing, ListFormatError):
+        return None
+
+
 def _from_sysfs(root: SysRoot) -> Dict[str, Any]:
     ids = _node_ids(root)
+    online = _online_cpus(root)
     nodes = []
     for nid in ids:
         base = f"{NODE_DIR}/node{nid}"
         node: Dict[str, Any] = {"id": nid}
-        node["cpus"] = _node_cpus(root, base)
+        node["cpus"] = cpus = _node_cpus(root, base)
+        if isinstance(cpus, list) and online is not None and not set(cpus) <= online:
+            # Some kernels keep an offline CPU in its node's list; a job can run only on the others.
+            node["cpus"] = [c for c in cpus if c in online]
+            node["offline_cpus"] = [c for c in cpus if c not in online]
         mem = parse_meminfo(root.read_or(f"{base}/meminfo", "") or "")
         node["mem_total_bytes"] = mem.get("MemTotal", Unknown(f"{base}/meminfo unreadable"))
         dist = (root.read_or(f"{base}/distance") or "").split()

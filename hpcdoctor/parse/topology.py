@@ -150,7 +150,7 @@ def read_topology(files: Mapping[str, str], online: List[int],
     """sockets, cores, threads_per_core, dies, clusters and core_types of the online CPUs.
 
     ``types`` maps a core type's label to {"cpus": [...], and what else names it (an Arm part)};
-    without it the hybrid PMUs' lists are used where the kernel has them."""
+    without it the hybrid PMUs' lists are used where the kernel has them (two or more types)."""
     out: Dict[str, Any] = {}
     how: Dict[str, str] = {}
     for what, key in (("core", "cores"), ("package", "sockets")):
@@ -174,13 +174,15 @@ def read_topology(files: Mapping[str, str], online: List[int],
         else:
             out[key] = len(found) if isinstance(found, set) else found
     out["topology_source"] = how
+    given = types is not None
     if types is None:
         hybrid = hybrid_types(files, online)
         if isinstance(hybrid, Unknown):
             out["core_types"] = hybrid
             return out
         types = {label: {"cpus": cpus} for label, cpus in (hybrid or {}).items()}
-    if len(types) > 1:
+    # Types the caller named (an Arm chip's MIDR parts) are reported even when there is one.
+    if len(types) > 1 or (given and types):
         out["core_types"] = [_one_type(label, info, cores) for label, info in types.items()]
     return out
 
