@@ -122,13 +122,21 @@ def _topology(root: SysRoot, procs: List[Dict[str, str]], arm_blocks: Any = None
     if arm_blocks is not None and isinstance(online, list):
         types = _types_by_midr(_arm_types(root, arm_blocks, online), online)
         out["_arm_types"] = types
+    elif arm_blocks is not None:
+        # A cpuinfo that may be a part still names the cores it lists; their counts wait.
+        ids = ci.arm_ids(arm_blocks)
+        out["_arm_types"] = _types_by_midr(ids, sorted(ids))
+        why = online.reason if isinstance(online, Unknown) else "CPU list unknown"
+        out["core_types"] = [dict(v, type=k, cpus=Unknown(why), cores=Unknown(why), threads_per_core=Unknown(why))
+                             for k, v in out["_arm_types"].items()]
     if source == "sysfs":
         files = _topology_files(root, online)
         if any("/topology/" in p for p in files):
             out.update(topo.read_topology(files, online, types or None))
             return out
     if types:
-        out["core_types"] = [dict(v, type=k) for k, v in types.items()]
+        out["core_types"] = [dict(v, type=k, cores=Unknown("no sysfs topology"),
+                                  threads_per_core=Unknown("no sysfs topology")) for k, v in types.items()]
     if source is None:
         procs = []  # a part of a cpuinfo: its core and socket ids would undercount too
     if procs and all("physical id" in p and "core id" in p for p in procs):
