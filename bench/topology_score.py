@@ -259,7 +259,7 @@ def _extract(tarball: Path, dest: Path) -> Optional[Path]:
         tmp = dest / "x"
         with tarfile.open(tarball) as tf:
             wanted = [m for m in tf.getmembers() if (m.isfile() or m.isdir()) and ".." not in m.name and
-                      re.search(r"/(proc|sys/devices/system|sys/devices/cpu|sys/kernel|sys/bus/cpu)(/|$)", "/" + m.name)]
+                      re.search(r"/(proc|sys/devices/system|sys/devices/cpu[^/]*|sys/kernel|sys/bus/cpu)(/|$)", "/" + m.name)]
             tf.extractall(tmp, members=wanted)
         tops = [p for p in tmp.iterdir()] if tmp.is_dir() else []
         if len(tops) != 1:

@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
-from pathlib import Path
 from typing import Any, Dict
 
 import pytest

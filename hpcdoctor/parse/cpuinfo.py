@@ -99,14 +99,24 @@ def model_of(arch: str, blocks: List[Dict[str, str]]) -> Optional[str]:
 
 
 def arm_ids(blocks: List[Dict[str, str]]) -> Dict[int, Tuple[int, int]]:
-    """{processor: (implementer, part)} from an arm64 cpuinfo's per-processor MIDR fields."""
+    """{processor: (implementer, part)} from an Arm cpuinfo's MIDR fields: per processor (arm64,
+    newer arm), or once after the processor list (older 32-bit arm kernels print the boot CPU's
+    for the machine, as lscpu then reads it)."""
     out: Dict[int, Tuple[int, int]] = {}
+    shared = []
     for b in blocks:
         proc, impl, part = b.get("processor", ""), b.get("CPU implementer", ""), b.get("CPU part", "")
         try:
-            out[int(proc)] = (int(impl, 16), int(part, 16))
+            ids = (int(impl, 16), int(part, 16))
         except ValueError:
             continue
+        if proc.strip().isdecimal():
+            out[int(proc)] = ids
+        else:
+            shared.append(ids)
+    if not out and len(set(shared)) == 1:
+        procs = [int(b["processor"]) for b in blocks if b.get("processor", "").strip().isdecimal()]
+        out = {p: shared[0] for p in procs}
     return out
 
 
