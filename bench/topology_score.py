@@ -306,7 +306,7 @@ def collect_dumps(dirs: List[Path], work: Path) -> List[Dict[str, Any]]:
                                          "fake_kinds": "HWLOC_CPUKINDS" in body}
         for tarball in sorted(d.glob("*.tar.gz")):
             name = tarball.name[:-len(".tar.gz")]
-            expected = d / f"lscpu-{name}"
+            expected = next((e / f"lscpu-{name}" for e in dirs if (e / f"lscpu-{name}").exists()), d / f"lscpu-{name}")
             if expected.exists():
                 machines[f"util-linux/{name}"] = {"rank": 0, "tarball": tarball, "target": expected}
     out = []
