@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from hpcdoctor.facts import Unknown
-from hpcdoctor.parse import arm_parts, cpuinfo as ci
+from hpcdoctor.parse import arm_parts, cpuinfo as ci, uname
 from hpcdoctor.parse import topology as topo
 from hpcdoctor.parse.cpulist import ListFormatError, parse_cpulist
 from hpcdoctor.parse.lscpu import int_field, parse_lscpu
@@ -201,19 +201,27 @@ def _model_name(arch: str, blocks: List[Dict[str, str]], types: Any) -> Any:
 
 
 def _uname_machine(root: SysRoot) -> Any:
-    """`uname -m`, run live and read from a snapshot's recording; None where neither has it."""
+    """`uname -m`, run live and read from a snapshot's recording, else a recorded `uname -a`;
+    None where neither has it."""
     try:
         res = root.run(["uname", "-m"], timeout=1.0)
+        found = uname.machine(res.stdout) if res.ok else None
+        if found:
+            return found, "uname -m"
+    except Missing:
+        pass
+    try:
+        res = root.run(["uname", "-a"], timeout=1.0, live=False)
     except Missing:
         return None
-    word = res.stdout.strip() if res.ok else ""
-    return word if word and len(word) <= 20 and word.replace("_", "").isalnum() else None
+    found = uname.machine_from_all(res.stdout) if res.ok else None
+    return (found, "uname -a") if found else None
 
 
 def _arch(root: SysRoot, blocks: List[Dict[str, str]]) -> Any:
     machine = _uname_machine(root)
     if machine:
-        return machine, "uname -m"
+        return machine
     order = (root.read_or("/sys/kernel/cpu_byteorder") or "").strip() or None
     arch, how = ci.arch_of(blocks, order)
     return (arch, how) if arch else (Unknown(how), None)

@@ -151,3 +151,13 @@ def test_arm_part_table_is_sourced():
         assert all(k.startswith("0x") for k in impl["parts"])
     # A part the table lacks is named by its numbers, never guessed.
     assert arm_parts.name(0x41, 0xfff) == "ARM part 0xfff"
+
+
+@pytest.mark.parametrize("node", ["cpu-kvm-2core", "h100-kvm-1gpu"])
+def test_architecture_from_a_recorded_uname_a(node):
+    # "... PREEMPT_DYNAMIC @0 x86_64 GNU/Linux" and "... @0 x86_64 x86_64 x86_64 GNU/Linux", as recorded.
+    from hpcdoctor.parse.uname import machine_from_all
+
+    assert machine_from_all((FIXTURES / "nodes" / node / "cmd" / "uname.txt").read_text()) == "x86_64"
+    cpu = cpu_check.collect(ReplaySysRoot(FIXTURES / "nodes" / node), None)["cpu"]
+    assert (cpu["arch"], cpu["arch_source"]) == ("x86_64", "uname -a")

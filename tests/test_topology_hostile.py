@@ -135,3 +135,20 @@ def test_dump_without_cpuinfo_or_node_list_still_reads_sysfs(tmp_path):
     assert isinstance(cpu["model_name"], Unknown) and isinstance(cpu["sockets"], Unknown)
     numa = numa_check.collect(root, None)["numa"]
     assert [(n["id"], n["cpus"]) for n in numa["nodes"]] == [(0, [0, 1])]
+
+
+def test_uname_garbage_is_not_an_architecture():
+    from hpcdoctor.parse.uname import machine, machine_from_all
+
+    assert machine("x86_64\n") == "x86_64"
+    for text in ("", "\x1b[31mx86_64", "x" * 40, "x86_64; rm -rf /"):
+        assert machine(text) is None
+    for text in ("", "Linux", "Linux host 6.1 #1 SMP 2023 GNU/Linux", "Linux h 6.1 #1 x86_64 Darwin"):
+        assert machine_from_all(text) is None
+
+
+def test_offline_cpus_are_kept_apart_from_a_nodes_cpus(tmp_path):
+    files = {"/sys/devices/system/cpu/online": "0-1,3\n", "/sys/devices/system/node/online": "0\n",
+             "/sys/devices/system/node/node0/cpulist": "0-3\n"}
+    numa = numa_check.collect(ReplaySysRoot(_snapshot(tmp_path, files)), None)["numa"]
+    assert numa["nodes"][0]["cpus"] == [0, 1, 3] and numa["nodes"][0]["offline_cpus"] == [2]
