@@ -92,10 +92,18 @@ def _from_tree(root: Dict[str, Any], kinds: List[List[int]], arch: Optional[str]
     cores = [n for n in _walk(root) if n["type"] == "Core"]
     packages = [n for n in _walk(root) if n["type"] == "Package"]
     numa: Dict[int, List[int]] = {}
-    for parent in _walk(root):
-        for c in parent["children"]:
+
+    def attach(node: Dict[str, Any], cpus: List[int]) -> None:
+        # A NUMA node's CPUs are those of the nearest object above it that has any (one under a
+        # memory-side cache sits below an object without PUs).
+        here = sorted(set(_pus(node))) or cpus
+        for c in node["children"]:
             if c["type"] == "NUMANode":
-                numa[_pnum(c["attrs"]) or 0] = sorted(set(_pus(parent)))
+                numa[_pnum(c["attrs"]) or 0] = here
+            else:
+                attach(c, here)
+
+    attach(root, [])
     core_pus = [sorted(_pus(c)) for c in cores]
     exp: Dict[str, Any] = {"logical_cpus": len(pus) or None, "sockets": len(packages) or None,
                            "cores": len(cores) or None,

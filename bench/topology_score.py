@@ -132,16 +132,21 @@ def _dump_online(fs: Path) -> Optional[List[int]]:
             return cpulist(f.read_text(errors="replace").rstrip("\x00\n "))
         except ValueError:
             return None
-    return None
+    dirs = [d for d in (fs / "sys/devices/system/cpu").glob("cpu[0-9]*") if (d / "topology").is_dir()]
+    return sorted(int(d.name[3:]) for d in dirs) or None
 
 
 def _restricted(fs: Path, exp: Dict[str, Any]) -> None:
-    """hwloc shows the CPUs a recorded cgroup cpuset allows, hpcdoctor the node's: where the dump
-    has such a cpuset and hwloc shows fewer CPUs than are online, the counts are not comparable."""
+    """hwloc shows the CPUs and memory a recorded cgroup cpuset allows, hpcdoctor the node's: where
+    the dump has such a cpuset and hwloc shows fewer CPUs than are online or fewer NUMA nodes than
+    the kernel has, the counts are not comparable."""
     online = _dump_online(fs)
     cpuset = fs / "proc/self/cpuset"
     named = cpuset.exists() and cpuset.read_text(errors="replace").strip() not in ("", "/")
-    if named and online and exp.get("logical_cpus") and exp["logical_cpus"] < len(online):
+    nodes = len(list((fs / "sys/devices/system/node").glob("node[0-9]*")))
+    fewer_cpus = bool(online and exp.get("logical_cpus") and exp["logical_cpus"] < len(online))
+    fewer_nodes = bool(nodes and exp.get("numa_count") and exp["numa_count"] < nodes)
+    if named and (fewer_cpus or fewer_nodes):
         for f in ("logical_cpus", "sockets", "cores", "threads_per_core", "numa_count", "numa_cpus", "core_types"):
             exp[f] = None
         exp["restricted"] = True

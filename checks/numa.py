@@ -45,10 +45,28 @@ def _node_cpus(root: SysRoot, base: str) -> Any:
 
 
 def _online_cpus(root: SysRoot) -> Any:
+    """The online CPUs: the kernel's list, else the CPUs that have a topology folder (the kernel
+    removes it from an offline CPU)."""
     try:
         return set(parse_cpulist(root.read("/sys/devices/system/cpu/online")))
     except (Missing, ListFormatError):
-        return None
+        dirs = [p.rsplit("/", 2)[-2] for p in root.glob("/sys/devices/system/cpu/cpu[0-9]*/topology")]
+        return {int(d[3:]) for d in dirs if d[3:].isdecimal()} or None
+
+
+def _overlaps(nodes: List[Dict[str, Any]]) -> None:
+    """A CPU sits in one node; lists that share CPUs (a firmware's broken tables: every node
+    listing every CPU) cannot say which, so each such list becomes an Unknown that names them."""
+    seen: Dict[int, int] = {}
+    clash = set()
+    for node in nodes:
+        for cpu in node["cpus"] if isinstance(node["cpus"], list) else []:
+            if cpu in seen:
+                clash.update((seen[cpu], node["id"]))
+            seen.setdefault(cpu, node["id"])
+    for node in nodes:
+        if node["id"] in clash:
+            node["cpus"] = Unknown(f"the CPU lists of nodes {', '.join(map(str, sorted(clash)))} overlap")
 
 
 def _from_sysfs(root: SysRoot) -> Dict[str, Any]:
@@ -68,6 +86,7 @@ def _from_sysfs(root: SysRoot) -> Dict[str, Any]:
         dist = (root.read_or(f"{base}/distance") or "").split()
         node["distances"] = [int(d) for d in dist if d.isdecimal()] or Unknown(f"{base}/distance unreadable")
         nodes.append(node)
+    _overlaps(nodes)
     return {"nodes": nodes, "source": "sysfs"}
 
 

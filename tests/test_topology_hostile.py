@@ -152,3 +152,12 @@ def test_offline_cpus_are_kept_apart_from_a_nodes_cpus(tmp_path):
              "/sys/devices/system/node/node0/cpulist": "0-3\n"}
     numa = numa_check.collect(ReplaySysRoot(_snapshot(tmp_path, files)), None)["numa"]
     assert numa["nodes"][0]["cpus"] == [0, 1, 3] and numa["nodes"][0]["offline_cpus"] == [2]
+
+
+def test_nodes_that_share_cpus_are_unknown_not_believed(tmp_path):
+    files = {"/sys/devices/system/cpu/online": "0-3\n", "/sys/devices/system/node/online": "0-2\n",
+             "/sys/devices/system/node/node0/cpulist": "0-3\n", "/sys/devices/system/node/node1/cpulist": "0-3\n",
+             "/sys/devices/system/node/node2/cpulist": "\n"}
+    nodes = numa_check.collect(ReplaySysRoot(_snapshot(tmp_path, files)), None)["numa"]["nodes"]
+    assert isinstance(nodes[0]["cpus"], Unknown) and "nodes 0, 1 overlap" in nodes[0]["cpus"].reason
+    assert isinstance(nodes[1]["cpus"], Unknown) and nodes[2]["cpus"] == []
