@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from collections.abc import Mapping
+from typing import Any, Dict, Iterator, List
 
 from hpcdoctor.facts import Unknown
 from hpcdoctor.parse import arm_parts, cpuinfo as ci, uname
@@ -67,26 +68,27 @@ def _online(root: SysRoot, procs: List[Dict[str, str]]) -> Any:
     return Unknown(whole if isinstance(whole, str) else why), None
 
 
-def _topology_files(root: SysRoot, online: List[int]) -> Dict[str, str]:
-    """What the topology reader needs, read through SysRoot: each CPU's topology folder is
-    listed once and only the files in it are read."""
-    files: Dict[str, str] = {}
-    for pmu, _ in topo.HYBRID_PMUS:
-        text = root.read_or(f"/sys/devices/{pmu}/cpus")
-        if text is not None:
-            files[f"/sys/devices/{pmu}/cpus"] = text
-    wanted = {n for names in topo.MASKS.values() for n in names} | set(topo.IDS)
-    for cpu in online:
-        base = f"{topo.CPU_DIR}/cpu{cpu}/topology"
-        try:
-            names = [n for n in root.listdir(base) if n in wanted]
-        except Missing:
-            continue
-        for name in names:
-            text = root.read_or(f"{base}/{name}")
-            if text is not None:
-                files[f"{base}/{name}"] = text
-    return files
+class _Files(Mapping):
+    """The reader's {path: text}, read through SysRoot when the reader asks for a path, once:
+    it asks only for what it uses (one mask per CPU on a current kernel)."""
+
+    def __init__(self, root: SysRoot) -> None:
+        self.root = root
+        self.cache: Dict[str, Any] = {}
+
+    def __getitem__(self, path: str) -> str:
+        if path not in self.cache:
+            self.cache[path] = self.root.read_or(path)
+        text = self.cache[path]
+        if text is None:
+            raise KeyError(path)
+        return text
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([k for k, v in self.cache.items() if v is not None])
+
+    def __len__(self) -> int:
+        return sum(1 for v in self.cache.values() if v is not None)
 
 
 def _arm_types(root: SysRoot, blocks: List[Dict[str, str]], online: List[int]) -> Dict[int, Any]:
@@ -129,11 +131,9 @@ def _topology(root: SysRoot, procs: List[Dict[str, str]], arm_blocks: Any = None
         why = online.reason if isinstance(online, Unknown) else "CPU list unknown"
         out["core_types"] = [dict(v, type=k, cpus=Unknown(why), cores=Unknown(why), threads_per_core=Unknown(why))
                              for k, v in out["_arm_types"].items()]
-    if source == "sysfs":
-        files = _topology_files(root, online)
-        if any("/topology/" in p for p in files):
-            out.update(topo.read_topology(files, online, types or None))
-            return out
+    if source == "sysfs" and any(root.exists(f"{topo.CPU_DIR}/cpu{c}/topology") for c in online[:1]):
+        out.update(topo.read_topology(_Files(root), online, types or None))
+        return out
     if types:
         out["core_types"] = [dict(v, type=k, cores=Unknown("no sysfs topology"),
                                   threads_per_core=Unknown("no sysfs topology")) for k, v in types.items()]

@@ -161,3 +161,13 @@ def test_nodes_that_share_cpus_are_unknown_not_believed(tmp_path):
     nodes = numa_check.collect(ReplaySysRoot(_snapshot(tmp_path, files)), None)["numa"]["nodes"]
     assert isinstance(nodes[0]["cpus"], Unknown) and "nodes 0, 1 overlap" in nodes[0]["cpus"].reason
     assert isinstance(nodes[1]["cpus"], Unknown) and nodes[2]["cpus"] == []
+
+
+def test_package_masks_that_overlap_are_unknown():
+    # Packages are read once per group: a later CPU whose package overlaps an earlier one's.
+    files = _files(cpu0={"core_cpus_list": "0", "package_cpus_list": "0-1"},
+                   cpu1={"core_cpus_list": "1", "package_cpus_list": "0-1"},
+                   cpu2={"core_cpus_list": "2", "package_cpus_list": "1-2"})
+    topo = read_topology(files, [0, 1, 2])
+    assert topo["cores"] == 3
+    assert isinstance(topo["sockets"], Unknown) and "overlaps" in topo["sockets"].reason

@@ -16,7 +16,7 @@ SysRoot. What cannot be told is an Unknown with its reason, never a count from C
 
 from __future__ import annotations
 
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
 from hpcdoctor.facts import Unknown
 from hpcdoctor.parse.cpulist import ListFormatError, format_cpulist, parse_cpulist, parse_cpumask
@@ -36,15 +36,6 @@ MASKS = {
 IDS = ("physical_package_id", "core_id", "die_id", "cluster_id")
 
 
-def paths_for(cpus: Iterable[int]) -> List[str]:
-    """Every file the reader may use, for the check to read through SysRoot."""
-    out = [f"{CPU_DIR}/online"] + [f"/sys/devices/{pmu}/cpus" for pmu, _ in HYBRID_PMUS]
-    for cpu in cpus:
-        base = f"{CPU_DIR}/cpu{cpu}/topology"
-        out += [f"{base}/{n}" for names in MASKS.values() for n in names] + [f"{base}/{n}" for n in IDS]
-    return out
-
-
 def _mask(files: Mapping[str, str], cpu: int, names: Tuple[str, ...]) -> Optional[Set[int]]:
     """The first of ``names`` cpuN has, parsed; None when it has none. A file that does not parse
     raises ListFormatError with its path."""
@@ -62,12 +53,20 @@ def _mask(files: Mapping[str, str], cpu: int, names: Tuple[str, ...]) -> Optiona
 
 def groups(files: Mapping[str, str], online: List[int], what: str) -> Any:
     """The set of CPU groups the ``what`` masks draw (one frozenset per core, package ...), None
-    when no CPU has the mask, or Unknown when they are partial, malformed or contradict."""
+    when no CPU has the mask, or Unknown when they are partial, malformed or contradict.
+
+    Core masks are read for every CPU (they give threads per core); the wider ones for one CPU of
+    each group, the rest being in it by the mask's own word, which keeps a replay of a 384-CPU
+    snapshot well inside the check's time. Groups that overlap without being equal contradict."""
     names = MASKS[what]
     on = set(online)
+    every = what == "core"
     sets: Dict[int, FrozenSet[int]] = {}
+    covered: Set[int] = set()
     missing = []
     for cpu in online:
+        if not every and cpu in covered:
+            continue
         try:
             got = _mask(files, cpu, names)
         except ListFormatError as exc:
@@ -77,14 +76,19 @@ def groups(files: Mapping[str, str], online: List[int], what: str) -> Any:
             continue
         if cpu not in got:
             return Unknown(f"cpu{cpu}'s {names[0]} ({format_cpulist(got)}) does not hold cpu{cpu}")
-        sets[cpu] = frozenset(got & on)
+        mine = frozenset(got & on)
+        if not every and mine & covered:
+            return Unknown(f"{names[0]} contradict: cpu{cpu} lists {format_cpulist(mine)}, which overlaps "
+                           f"the groups of CPUs {format_cpulist(mine & covered)}")
+        sets[cpu] = mine
+        covered |= mine
     if not sets:
         return None
     if missing:
         return Unknown(f"{names[0]} missing for CPUs {format_cpulist(missing)} but present for others")
     for cpu, mine in sets.items():
         for other in mine:
-            if sets[other] != mine:
+            if other in sets and sets[other] != mine:
                 return Unknown(f"{names[0]} contradict: cpu{cpu} lists {format_cpulist(mine)}, "
                                f"cpu{other} lists {format_cpulist(sets[other])}")
     return set(sets.values())
