@@ -85,7 +85,7 @@ def test_straggler_and_grouping_analysis():
     assert [s["node"] for s in r["stragglers"]] == ["n3"]
     assert r["findings"] == [{"severity": "warning", "code": "GPU006", "symbol": "gpu006", "nodes": ["n1", "n3"],
                               "message": "", "fix": ""}]
-    assert "Straggler: n3" in cluster.render(r)
+    assert "Straggler (CLU004 node-straggler): n3" in cluster.render(r)
 
 
 def _rank(rank, world, port, py, node, source=None, local=0, per_node=1, extra=(), env_extra=None):
@@ -316,3 +316,31 @@ def test_the_host_election_first_claim_wins_rank_0_leads_and_a_stale_claim_is_ta
     os.utime(leader, (now - 3600, now - 3600))
     assert leads_host({}, ident, "node-b", 4, "node-a", now - 60) is True
     assert leader.read_text() == "4"
+
+
+def test_node_divergent_names_the_odd_nodes_and_a_drain_that_runs():
+    from fixcheck import fix_problem
+    from rulekit import fired
+
+    values = {"NVIDIA driver": {"n1": "580.159.04", "n2": "580.159.04", "n3": "570.86.15", "n4": None},
+              "torch": {"n1": "2.11.0+cu130", "n2": "2.11.0+cu130", "n3": "2.11.0+cu130", "n4": "2.11.0+cu130"}}
+    (f,) = fired("node-divergent", {"facts": {"cluster": {"nodes": ["n1", "n2", "n3", "n4"], "node_values": values}},
+                                    "unknown": {}})
+    assert f.subject == "NVIDIA driver" and "580.159.04 on 2 of 3 node(s) but differs on n3: 570.86.15" in f.message
+    assert f.fix.startswith("scontrol update nodename=n3 state=drain reason=")
+    assert fix_problem(f.fix, "bash") is None
+    # the job's own software differing is the job's environment, not a node to drain
+    values["torch"]["n4"] = "2.10.0+cu128"
+    found = {x.subject: x for x in fired("node-divergent", {"facts": {"cluster": {"node_values": values}}, "unknown": {}})}
+    assert "scontrol" not in found["torch"].fix and "each node" in found["torch"].fix
+    same = {"kernel": {"n1": "6.8.0", "n2": "6.8.0", "n3": None}}
+    assert not fired("node-divergent", {"facts": {"cluster": {"node_values": same}}, "unknown": {}})
+
+
+def test_node_straggler_against_the_jobs_median_only():
+    from rulekit import fired
+
+    gemm = {"n1": 730.0, "n2": 725.0, "n3": 510.0}
+    (f,) = fired("node-straggler", {"facts": {"cluster": {"gemm_tflops": gemm}}, "unknown": {}})
+    assert f.subject == "n3" and "median of 725.0 across 3 nodes" in f.message
+    assert not fired("node-straggler", {"facts": {"cluster": {"gemm_tflops": {"n1": 730.0}}}, "unknown": {}})  # one node: nothing to compare
