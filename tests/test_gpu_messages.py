@@ -235,3 +235,19 @@ def test_hip_no_code_object_is_the_rocm_build_missing_the_gfx(tmp_path):
     g = paste_facts(tmp_path, HIP_NO_CODE_OBJECT)
     assert "rocminfo" in one("torch-rocm-missing-gfx", g).fix
     assert run_rule("torch-missing-arch", g)[0] == []
+
+
+def test_each_new_rule_fires_on_its_own_message_and_on_no_other(tmp_path):
+    g802, g804 = paste_facts(tmp_path, FABRIC_THC, "802.txt"), paste_facts(tmp_path, COMPAT_CUPY, "804.txt")
+    g79, g119 = paste_facts(tmp_path, XID79_JOURNAL, "79.txt"), paste_facts(tmp_path, XID119_GSP, "119.txt")
+    g32 = paste_facts(tmp_path, XID32_SYSLOG, "32.txt")
+    assert fired("nvidia-fabric-manager", g802)
+    assert not fired("nvidia-fabric-manager", g804)
+    assert fired("cuda-forward-compat-unsupported", g804)
+    assert not fired("cuda-forward-compat-unsupported", g79)
+    assert fired("gpu-fallen-off-bus", g79)
+    assert not fired("gpu-fallen-off-bus", g119)
+    assert fired("gpu-xid-reset-required", g119)
+    assert not fired("gpu-xid-reset-required", g79)
+    assert fired("gpu-xid-application-fault", g32)
+    assert not fired("gpu-xid-application-fault", g119)
