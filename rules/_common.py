@@ -106,3 +106,26 @@ def catalogued(f: FactView, symbol: str) -> list:
 def told_evidence(s: dict) -> dict:
     """What a finding read from a catalogued message shows: its line, text and catalogue entry."""
     return {"ticket.line": s.get("line"), "ticket.text": str(s.get("text", ""))[:160], "message": s.get("id")}
+
+
+# NCCL WARN lines (knowledge/messages/nccl.toml) whose cause a rule of its own answers
+# (nccl-socket-ifname, nccl-duplicate-gpu, nccl-roce-gid, nccl-ib-memlock): with one of them
+# pasted, the generic "unhandled system error" finding has nothing to add.
+_NAMED_NCCL_CAUSES = frozenset((
+    "nccl:bootstrap-no-socket-interface", "nccl:net-socket-no-interface", "nccl:ib-no-ip-interface",
+    "nccl:net-socket-no-listening-interface", "nccl:net-no-interface-same-subnet", "nccl:duplicate-gpu",
+    "nccl:ib-modify-qp-failed"))
+
+
+def nccl_named_cause(f: FactView) -> Optional[dict]:
+    """The first pasted NCCL line whose cause another rule answers, or None."""
+    for s in f.get("ticket.symptoms") or []:
+        sid = s["id"]
+        error = (s.get("error") or "").strip().lower()
+        if (sid in _NAMED_NCCL_CAUSES
+                or (sid == "nccl:ib-completion-error" and s.get("status") == "12")
+                or (sid in ("nccl:ib-reg-mr-failed", "nccl:ib-create-qp-failed", "nccl:ib-create-cq-failed")
+                    and error == "cannot allocate memory")
+                or (sid == "nccl:ib-reg-mr-failed" and not error)):
+            return s
+    return None

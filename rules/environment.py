@@ -5,7 +5,8 @@ from __future__ import annotations
 import shlex
 
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.rules._common import nccl_shm_cause, ticket_all, ticket_evidence, ticket_symptoms, version_of
+from hpcdoctor.rules._common import nccl_named_cause, nccl_shm_cause, ticket_all, ticket_evidence, ticket_symptoms, version_of
+from hpcdoctor.rules._where import SHM_BIGGER, shm_fix
 
 
 def _torch_at_least(f, version: str) -> bool:
@@ -156,12 +157,19 @@ def nccl_shm_unusable(f):
         return
     s = cause["symptom"]
     yield Hit(message=f"NCCL may not create its shared-memory files in /dev/shm: {cause['error']} (line {s['line']}); "
-                      "a larger /dev/shm would not help",
-              fix="ls -ld /dev/shm   # must read drwxrwxrwt (mode 1777) and be writable inside the job\n"
-                  "# containers: docker run --ipc=host ... (or --shm-size=1g); Kubernetes: an emptyDir with medium: Memory at /dev/shm\n"
-                  "sudo chmod 1777 /dev/shm   # on the node, by an administrator\n"
-                  "# stopgap only: export NCCL_SHM_DISABLE=1 sends traffic between GPUs without P2P over IB or sockets, slower",
-              evidence=ticket_evidence(s))
+                      "a larger /dev/shm would not help. Stopgap only: NCCL_SHM_DISABLE=1 sends traffic between GPUs "
+                      "without P2P over IB or sockets, slower",
+              fix=shm_fix(f, SHM_WRITABLE), evidence=ticket_evidence(s))
+
+
+# A writable /dev/shm, by place: an emptyDir volume is a fresh tmpfs the pod may write; docker's
+# --ipc=host shares the host's (mode 1777); on a node an administrator restores the mode systemd
+# mounts it with (src/shared/mount-setup.c, mode=1777).
+SHM_WRITABLE = {
+    "kubernetes": SHM_BIGGER["kubernetes"],
+    "docker": "docker run --ipc=host IMAGE   # or --shm-size=1g: a private /dev/shm the job may write",
+    "site": "sudo chmod 1777 /dev/shm   # an administrator, on the node: drwxrwxrwt is the mode systemd mounts it with",
+}
 
 
 @rule("ENV006", "nccl-system-error", "error", "NCCL failed with a system error whose cause is not pasted", impact=6)
@@ -171,7 +179,8 @@ def nccl_system_error(f):
         In a pasted ticket, NCCL's "unhandled system error" (ncclGetErrorString, src/init.cc; torch
         adds "ncclSystemError: System call (e.g. socket, malloc) or external library call failed")
         where no line this catalogue knows names the cause. When NCCL's cause is pasted (a
-        shared-memory failure) that cause's rule answers instead.
+        shared-memory failure, no socket interface, two ranks on one GPU, an InfiniBand
+        registration or queue-pair failure) that cause's rule answers instead.
 
     Why it matters:
         The error code only says that a system call or an external library (sockets, /dev/shm,
@@ -190,7 +199,7 @@ def nccl_system_error(f):
     """
     found = ticket_symptoms(f)
     s = found.get("nccl-system-error") or found.get("nccl-system-error-detail")
-    if not s or nccl_shm_cause(f):
+    if not s or nccl_shm_cause(f) or nccl_named_cause(f):
         return
     # Warnings NCCL prints on its way to a working setup name no cause: without libibverbs the IB
     # transport's init fails and NCCL falls back to sockets (src/misc/ibvwrap.cc, net_ib.cc

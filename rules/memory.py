@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.rules._common import nccl_shm_cause, ticket_evidence
+from hpcdoctor.rules._where import shm_fix
 
 
 @rule("MEM001", "thp-disabled", "advice", "transparent huge pages disabled", impact=3)
@@ -77,8 +78,9 @@ def shm_too_small(f):
         /dev/shm/nccl-... to N bytes" with "No space left on device" or no other errno named
         (another errno, such as Permission denied, is nccl-shm-unusable); torch's "DataLoader
         worker (pid N) is killed by signal: Bus error", "Unexpected bus error encountered in
-        worker ... insufficient shared memory (shm)" or "unable to allocate shared memory(shm)
-        for file <...>: No space left on device".
+        worker ... insufficient shared memory (shm)", "unable to allocate shared memory(shm)
+        for file <...>: No space left on device" or "unable to write to file </torch_...>" with
+        that errno or, as torch 0.3-1.x printed it, none (a line wrapped by a mail client read too).
 
     Why it matters:
         PyTorch DataLoader workers pass every batch to the main process through shared memory; a
@@ -86,14 +88,17 @@ def shm_too_small(f):
         killed ... insufficient shared memory" as soon as batches grow.
 
     How to fix:
-        Run the container with a larger /dev/shm (docker --shm-size=16g or --ipc=host; Apptainer
-        shares the host's), or set num_workers=0 as a stopgap.
+        Where the job runs decides how: in a Kubernetes pod, a memory-backed emptyDir volume
+        mounted at /dev/shm; under docker or podman, --shm-size=16g (or --ipc=host); on a Slurm
+        node or in Apptainer (which shares the node's /dev/shm), /dev/shm is the node's tmpfs and
+        its size the site's setting. DataLoader(num_workers=0) is a stopgap.
 
     References:
         - https://github.com/pytorch/pytorch#docker-image
         - 001_dd2fe1913b91ca0a.txt (DataLoader workers)
         - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting/runtime_and_mpi_issues.html
         - https://github.com/pytorch/pytorch/blob/main/torch/csrc/DataLoader.cpp
+        - https://kubernetes.io/docs/concepts/storage/volumes/#emptydir
     """
     from hpcdoctor import knowledge
 
@@ -106,23 +111,49 @@ def shm_too_small(f):
         said = "/dev/shm is full" if cause["error"] else "/dev/shm is most likely too small"
         what = f"its {cause['size'] / 2**20:.1f} MiB shared-memory segment" if cause["size"] else "its shared-memory segment"
         yield Hit(message=f"NCCL could not create {what}: {said} (line {s['line']})",
-                  fix="docker run --shm-size=16g ...   # or --ipc=host; NCCL's guide: --shm-size=1g --ulimit memlock=-1",
-                  evidence=ticket_evidence(s))
+                  fix=shm_fix(f), evidence=ticket_evidence(s))
         return
-    found = sorted((s for s in f.get("ticket.symptoms") or [] if s["id"] in ("dataloader-bus-error", "torch-shm-no-space")),
-                   key=lambda s: s["id"] != "torch-shm-no-space")  # the errno, where pasted, says it best
-    if found:
+    s = torch_shm_message(f)
+    if s:
         # torch's own words: a DataLoader worker killed by SIGBUS, or a /torch_* file in /dev/shm
         # that could not be sized. A live node's /dev/shm size is the other way in, below.
-        s = found[0]
-        said = ("/dev/shm is full" if s["id"] == "torch-shm-no-space"
-                else "a DataLoader worker died of a bus error passing its batch through /dev/shm")
-        yield Hit(message=f"{said} (line {s['line']})",
-                  fix="docker run --shm-size=16g IMAGE   # or --ipc=host; stopgap in the script: DataLoader(num_workers=0)",
-                  evidence=ticket_evidence(s))
+        said = ("/dev/shm is full" if s.get("full")
+                else "a /torch_* shared-memory file in /dev/shm could not be written, as when /dev/shm is full"
+                if s.get("unsized") else "a DataLoader worker died of a bus error passing its batch through /dev/shm")
+        yield Hit(message=f"{said} (line {s['line']}); a stopgap in the script: DataLoader(num_workers=0)",
+                  fix=shm_fix(f), evidence=ticket_evidence(s))
         return
     size = f["memory.shm_size_bytes"]
     if f.get("torch.installed") is True and size < limit:
-        yield Hit(message=f"/dev/shm is {size / 2**20:.0f} MiB: DataLoader workers will fail with bus errors",
-                  fix="docker run --shm-size=16g IMAGE   # or --ipc=host; stopgap in the script: DataLoader(num_workers=0)",
-                  evidence={"memory.shm_size_bytes": size, "threshold_bytes": limit})
+        yield Hit(message=f"/dev/shm is {size / 2**20:.0f} MiB: DataLoader workers will fail with bus errors; "
+                          "a stopgap in the script: DataLoader(num_workers=0)",
+                  fix=shm_fix(f), evidence={"memory.shm_size_bytes": size, "threshold_bytes": limit})
+
+
+_NO_SPACE = "no space left on device"
+
+
+def torch_shm_message(f):
+    """torch's message that /dev/shm ran out, from a pasted ticket: the first of an errno that
+    says it is full, a /torch_* file that could not be written with no errno (torch 0.3-1.x
+    printed none), a DataLoader worker killed by SIGBUS. Marked "full" or "unsized"; None
+    when no such line was pasted. Read from both the symptoms table and the torch catalogue
+    (knowledge/messages/torch.toml), whose needles also catch a line wrapped by a mail client."""
+    found = f.get("ticket.symptoms") or []
+    full, unsized, bus = [], [], []
+    for s in found:
+        sid = s["id"]
+        error = (s.get("error") or "").strip().lower()
+        if sid == "torch-shm-no-space" or (sid in ("torch:shm-write-failed", "torch:shm-allocate-failed")
+                                            and error == _NO_SPACE):
+            full.append(s)
+        elif sid == "torch:shm-write-failed" and not error:
+            unsized.append(s)
+        elif sid in ("dataloader-bus-error", "torch:dataloader-worker-bus-error") or (
+                sid == "torch:dataloader-killed-by-signal" and s.get("signal") == "Bus error"):
+            bus.append(s)
+    if full:
+        return dict(full[0], full=True)
+    if unsized:
+        return dict(unsized[0], unsized=True)
+    return bus[0] if bus else None

@@ -6,6 +6,7 @@ import re
 import shlex  # interface names come from the node, or a bundle: quoted in the printed fix
 
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.rules._common import ticket_evidence
 
 
 def _multinode(f) -> bool:
@@ -92,7 +93,10 @@ def nccl_socket_ifname(f):
     What it detects:
         NCCL_SOCKET_IFNAME (or GLOO_SOCKET_IFNAME) set to names that match no interface that is up
         on this node; or, at advice level in a multi-node job, unset while several interfaces are
-        up.
+        up. In a pasted log, NCCL's own "Bootstrap : no socket interface found", "NET/Socket : no
+        interface found" or "NET/IB : No IP interface found." (src/bootstrap.cc,
+        src/transport/net_socket.cc, net_ib.cc, every release since 2.4), with the value its
+        "NCCL_SOCKET_IFNAME set by environment to X" INFO line names.
 
     Why it matters:
         NCCL and Gloo use that interface for bootstrap (and for data when no RDMA is available).
@@ -106,7 +110,13 @@ def nccl_socket_ifname(f):
 
     References:
         - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-socket-ifname
+        - https://github.com/NVIDIA/nccl/blob/v2.21.5-1/src/bootstrap.cc (bootstrapNetInit)
+        - https://github.com/NVIDIA/nccl/issues/1837 (NCCL 2.27: a name that matches nothing ends in ncclSocketInit)
     """
+    said = _no_interface_in_ticket(f)
+    if said:
+        yield said
+        return
     env = f["env.vars"]
     ifaces = f["network.interfaces"]
     up = [i["name"] for i in ifaces if i.get("operstate") in ("up", "unknown")]
@@ -123,6 +133,41 @@ def nccl_socket_ifname(f):
                               "NCCL may bootstrap over the wrong one", severity="advice",
                       fix=f"export NCCL_SOCKET_IFNAME={shlex.quote(_suggest(candidates))}",
                       evidence={"interfaces_up": candidates})
+
+
+# NCCL's own words that no interface matched (knowledge/messages/nccl.toml): at bootstrap, in the
+# socket transport, for the IB transport's side-band sockets, and beside NCCL_COMM_ID.
+_NO_INTERFACE = ("nccl:bootstrap-no-socket-interface", "nccl:net-socket-no-interface", "nccl:ib-no-ip-interface",
+                 "nccl:net-socket-no-listening-interface", "nccl:net-no-interface-same-subnet")
+
+
+def _no_interface_in_ticket(f):
+    """A pasted log where NCCL found no interface to use, with the NCCL_SOCKET_IFNAME it was
+    given where its INFO line (or the listed environment) says."""
+    found = {s["id"]: s for s in reversed(f.get("ticket.symptoms") or [])}
+    setting = found.get("nccl:socket-ifname-set")
+    s = next((found[i] for i in _NO_INTERFACE if i in found), None)
+    if s is None and setting:
+        # NCCL 2.27 warns nothing when the name matches no interface and fails later on the
+        # address it never got (nccl#1837): that failure counts only beside the name it was given.
+        s = found.get("nccl:socket-init-no-address")
+    if s is None:
+        return None
+    spec = setting["ifname"] if setting else (f.get("env.vars") or {}).get("NCCL_SOCKET_IFNAME")
+    evidence = ticket_evidence(s)
+    if spec:
+        evidence["NCCL_SOCKET_IFNAME"] = spec
+        where = f" (line {setting['line']})" if setting else ""
+        return Hit(message=f"NCCL found no network interface matching NCCL_SOCKET_IFNAME={spec}{where}: "
+                           f"\"{s['text'][:120]}\" (line {s['line']})",
+                   fix="unset NCCL_SOCKET_IFNAME   # NCCL then takes the first interface that is neither lo nor docker*; "
+                       "or name one that 'ip -brief address show up' lists on every node",
+                   evidence=evidence)
+    return Hit(message=f"NCCL found no network interface to use: \"{s['text'][:120]}\" (line {s['line']}); "
+                       "the paste does not say what NCCL_SOCKET_IFNAME was",
+               fix="ip -brief address show up   # on a node of the job: NCCL_SOCKET_IFNAME must name (a prefix of) one "
+                   "listed there, other than lo and docker*",
+               evidence=evidence)
 
 
 def _suggest(names) -> str:

@@ -41,6 +41,10 @@ _KEYS = {
     "Is XNNPACK available": "xnnpack",
     "Is XPU available": "xpu_available",
 }
+# Keys collect_env prints that nothing here reads (torch 2.13.0 wheel, torch/utils/collect_env.py,
+# env_info_fmt, lines 786-802, read 2026-11-25): still keys, so the line above them is whole and
+# not a value broken by a terminal.
+_UNREAD_KEYS = frozenset(("Clang version", "CMake version", "Caching allocator config"))
 # vLLM's additions after the library list.
 _VLLM_KEYS = {"ROCM Version": "rocm_version", "Neuron SDK Version": "neuron_sdk", "vLLM Version": "version"}
 _BOOL = {"True": True, "False": False, "Yes": True, "No": False}
@@ -117,6 +121,11 @@ def parse_collect_env(text: str) -> Dict[str, Any]:
                 i += 1
                 continue
             section = None
+        if section == "libs" and line.strip().startswith("```"):
+            # A Markdown fence closing the pasted report: the last package line was whole.
+            section, last_library = None, None
+            i += 1
+            continue
         if section == "libs" and not _VLLM_KEY.match(line):
             if line.strip() and not line.lstrip().startswith("[") and last_library:
                 # A package line running on to the next one was broken: its version may be cut.
@@ -234,7 +243,7 @@ def _library_line(line: str, pip: Dict[str, str], conda: Dict[str, Dict[str, str
 
 def _is_key_line(line: str) -> bool:
     key, sep, _ = line.partition(":")
-    return bool(sep) and (key.strip() in _KEYS or line.startswith(("CPU:", "Versions of relevant"))
+    return bool(sep) and (key.strip() in _KEYS or key.strip() in _UNREAD_KEYS or line.startswith(("CPU:", "Versions of relevant"))
                           or bool(_VLLM_KEY.match(line)))
 
 
@@ -325,6 +334,9 @@ def _is_sglang(text: str) -> bool:
 
 
 _SGLANG_KEY = re.compile(r"^[^:\s][^:]*:(?:\s|$)")
+# sglang 0.2's check_env printed nvcc -V whole as the value of "NVCC:" (sgl-project/sglang#831): its
+# lines after the first are that value, not a broken line.
+_NVCC_V_LINE = re.compile(r"^(?:Copyright \(c\) \d{4}-\d{4} NVIDIA Corporation|Built on \S+$|Cuda compilation tools, release |Build cuda_)")
 _SGLANG_NOT_PACKAGES = ("CUDA_HOME", "ROCM_HOME", "MUSA_HOME", "HIPCC", "MCC")
 
 
@@ -340,6 +352,7 @@ def parse_sglang_check_env(text: str) -> Dict[str, Any]:
     in_topo = False
     lines = text.split("\n")
     values_seen = set()
+    in_nvcc = False
     for n, line in enumerate(lines):
         if in_topo:
             if re.match(r"^(Hypervisor vendor|ulimit soft): ", line):
@@ -349,6 +362,16 @@ def parse_sglang_check_env(text: str) -> Dict[str, Any]:
                 continue
         following = lines[n + 1] if n + 1 < len(lines) else ""
         before = lines[n - 1].strip() if n else ""
+        if _NVCC_V_LINE.match(line) and (in_nvcc or (before.startswith("NVCC:"))):
+            in_nvcc = True
+            m = re.match(r"^Cuda compilation tools, release [\d.]+, V(\d+\.\d+\.\d+)\s*$", line)
+            if m:
+                torch["system_cuda_runtime"] = m.group(1)
+            continue
+        in_nvcc = False
+        if line.startswith("NVCC:") and _NVCC_V_LINE.match(following):
+            in_nvcc = True
+            continue
         if before and not _SGLANG_KEY.match(lines[n - 1]) and before not in values_seen and not topo_lines:
             continue  # the tail of a broken line ("Capability: 8.6" after "GPU 0,1 Compute"), no key
         # (Early check_env printed the driver once per GPU, each on a line of its own.)

@@ -154,6 +154,27 @@ def cluster_findings(facts: Dict[str, Any]) -> Tuple[List[Dict[str, Any]], List[
     return [f.to_json() for f in findings], skipped
 
 
+def _grouped_findings(nodes: Dict[str, Tuple[str, Dict[str, Any]]]) -> List[Dict[str, Any]]:
+    """One entry per finding code, with the message and fix as the nodes gave them: one variant
+    when they agree, else each variant with its nodes (a code alone tells the reader nothing)."""
+    grouped: Dict[Tuple[str, str, str], Dict[Tuple[str, str], List[str]]] = {}
+    for host, (_, doc) in nodes.items():
+        for f in doc.get("findings", []):
+            key = (str(f.get("severity")), str(f.get("code")), str(f.get("symbol")))
+            variant = (str(f.get("message") or ""), str(f.get("fix") or ""))
+            grouped.setdefault(key, {}).setdefault(variant, []).append(host)
+    out = []
+    for (sev, code, sym), variants in sorted(grouped.items(), key=lambda kv: (SEVERITY_RANK.get(kv[0][0], 99), kv[0][1])):
+        hosts = sorted({h for hs in variants.values() for h in hs})
+        ordered = sorted(variants.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        (message, fix), _ = ordered[0]
+        entry = {"severity": sev, "code": code, "symbol": sym, "nodes": hosts, "message": message, "fix": fix}
+        if len(ordered) > 1:
+            entry["variants"] = [{"message": m, "fix": x, "nodes": sorted(h)} for (m, x), h in ordered]
+        out.append(entry)
+    return out
+
+
 def analyse(gathered: Dict[str, Any]) -> Dict[str, Any]:
     nodes = _nodes(gathered)
     host_of = {rank: host for host, (rank, _) in nodes.items()}
@@ -173,12 +194,7 @@ def analyse(gathered: Dict[str, Any]) -> Dict[str, Any]:
         frac = knowledge.load("thresholds")["bench"]["straggler_fraction"]
         med = statistics.median(gemm.values())
         stragglers = [{"node": h, "tflops": v, "median": med} for h, v in sorted(gemm.items()) if v < med * frac]
-    grouped: Dict[Tuple[str, str, str], List[str]] = {}
-    for host, (_, doc) in nodes.items():
-        for f in doc.get("findings", []):
-            grouped.setdefault((str(f.get("severity")), str(f.get("code")), str(f.get("symbol"))), []).append(host)
-    findings = [{"severity": s, "code": c, "symbol": sym, "nodes": sorted(h)}
-                for (s, c, sym), h in sorted(grouped.items(), key=lambda kv: (SEVERITY_RANK.get(kv[0][0], 99), kv[0][1]))]
+    findings = _grouped_findings(nodes)
     links = _links(gathered, host_of) if gathered.get("links") else None
     link_findings: List[Dict[str, Any]] = []
     link_skipped: List[Dict[str, str]] = []
@@ -250,4 +266,13 @@ def render(result: Dict[str, Any]) -> str:
             nodes = [_safe(n, 80) for n in f["nodes"]]
             where = ", ".join(nodes[:6]) + (f" (+{len(nodes) - 6})" if len(nodes) > 6 else "")
             lines.append(f"  {_safe(f['severity'], 20):<7} {_safe(f['code'], 20)} {_safe(f['symbol'], 60)}: {len(nodes)} node(s): {where}")
+            for v in (f.get("variants") or [f])[:3]:
+                on = f" (on {', '.join(_safe(n, 80) for n in v['nodes'][:3])}{', ...' if len(v['nodes']) > 3 else ''})" \
+                    if f.get("variants") else ""
+                if v.get("message"):
+                    lines.append(f"          {_safe(v['message'], 400)}{on}")
+                if v.get("fix"):
+                    lines.append(f"          fix: {_safe(v['fix'], 400)}")
+            if len(f.get("variants") or []) > 3:
+                lines.append(f"          ... {len(f['variants']) - 3} more variant(s) (--format json)")
     return "\n".join(lines) + "\n"

@@ -1,0 +1,148 @@
+"""What NCCL's own WARN lines establish, read from a pasted log (knowledge/messages/nccl.toml):
+the cause NCCL named before returning its error code."""
+
+from __future__ import annotations
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.rules._common import ticket_evidence
+from hpcdoctor.rules._where import where
+
+
+def _first(f, *ids):
+    """The first pasted line of any of these catalogue entries, in paste order."""
+    return next((s for s in f.get("ticket.symptoms") or [] if s["id"] in ids), None)
+
+
+_NO_MEMORY = "cannot allocate memory"
+
+# Where the locked-memory limit comes from, by place: the container runtime's --ulimit (NCCL's
+# troubleshooting guide runs containers with --ulimit memlock=-1); on a Slurm node the limit of the
+# shell that submitted the job travels with it unless slurm.conf says PropagateResourceLimitsExcept=
+# MEMLOCK, and the node's limits.conf / slurmd's LimitMEMLOCK set it.
+_MEMLOCK_FIX = {
+    "docker": "docker run --ulimit memlock=-1 IMAGE   # NCCL's guide runs containers with --ulimit memlock=-1",
+    "kubernetes": "kubectl exec POD -- sh -c 'ulimit -l'   # must print unlimited; the node's container runtime "
+                  "sets it (its service's LimitMEMLOCK=infinity), an administrator's change",
+    "site": "srun sh -c 'ulimit -l'   # must print unlimited inside the job; if not, administrators: memlock "
+            "unlimited in /etc/security/limits.conf and PropagateResourceLimitsExcept=MEMLOCK in slurm.conf",
+}
+
+
+@rule("NET005", "nccl-ib-memlock", "error", "InfiniBand memory registration refused: the locked-memory limit", impact=9)
+def nccl_ib_memlock(f):
+    """
+    What it detects:
+        In a pasted log, NCCL's "Call to ibv_reg_mr failed with error Cannot allocate memory"
+        (also ibv_reg_mr_iova2, ibv_reg_dmabuf_mr, and ibv_create_qp/cq with that errno; NCCL up to
+        2.12 printed "Call to ibv_reg_mr failed" with no errno at all), src/misc/ibvwrap.cc.
+
+    Why it matters:
+        InfiniBand and RoCE transfer from memory the HCA has pinned, and pinned (locked) memory is
+        bounded by RLIMIT_MEMLOCK (ulimit -l). With the default of a few MiB to 8 MiB, NCCL's
+        registrations fail with ENOMEM and the communicator dies with "unhandled system error";
+        NCCL's answer is an unlimited memlock limit for the job, which must hold inside the job
+        (a container, an srun step), not only in a login shell.
+
+    How to fix:
+        Run the job with an unlimited locked-memory limit: docker/podman --ulimit memlock=-1; on a
+        Slurm cluster the administrators set memlock unlimited in /etc/security/limits.conf and
+        keep slurmd from passing a smaller submit-shell limit (PropagateResourceLimitsExcept=
+        MEMLOCK in slurm.conf); check with ulimit -l inside the job.
+
+    References:
+        - https://github.com/NVIDIA/nccl/blob/v2.21.5-1/src/misc/ibvwrap.cc (IBV_PTR_CHECK_ERRNO)
+        - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html
+        - https://github.com/NVIDIA/nccl-tests/issues/206 (ulimit -l was 8192; limits.conf fixed it)
+        - https://slurm.schedmd.com/slurm.conf.html#OPT_PropagateResourceLimitsExcept
+    """
+    hits = [s for s in f.get("ticket.symptoms") or []
+            if s["id"] in ("nccl:ib-reg-mr-failed", "nccl:ib-create-qp-failed", "nccl:ib-create-cq-failed")]
+    for s in hits:
+        error = (s.get("error") or "").strip()
+        if error.lower() != _NO_MEMORY and not (s["id"] == "nccl:ib-reg-mr-failed" and not error):
+            continue  # another errno (Bad address: GPU memory without nvidia-peermem) is another cause
+        call = s.get("call") or s["id"].split(":")[1].replace("ib-", "ibv_").replace("-failed", "").replace("-", "_")
+        said = f"with {error}" if error else "(NCCL 2.12 and older print no errno; ENOMEM is the usual one)"
+        place = where(f)
+        fix = _MEMLOCK_FIX[place] if place else "\n".join(_MEMLOCK_FIX[p] for p in ("docker", "site"))
+        yield Hit(message=f"the InfiniBand HCA would not pin memory for NCCL: {call} failed {said} (line {s['line']}): "
+                          "the job's locked-memory limit (ulimit -l) is too small",
+                  fix=fix, evidence=ticket_evidence(s))
+        return
+
+
+@rule("NET006", "nccl-duplicate-gpu", "error", "two ranks of one communicator on the same GPU", impact=8)
+def nccl_duplicate_gpu(f):
+    """
+    What it detects:
+        In a pasted log, NCCL's "Duplicate GPU detected : rank N and rank M both on CUDA device X"
+        (src/init.cc, NCCL 2.5-2.29), or torch's "Last error:" repeating it after "invalid usage".
+
+    Why it matters:
+        NCCL gives each rank of a communicator its own GPU. When the launcher starts several ranks
+        on a node and the script never selects a device per rank (or CUDA_VISIBLE_DEVICES hides
+        all but one GPU), every rank lands on GPU 0 and NCCL refuses to form the communicator.
+
+    How to fix:
+        Select the rank's GPU before creating the process group, from the launcher's local rank
+        (torchrun sets LOCAL_RANK): torch.cuda.set_device(int(os.environ["LOCAL_RANK"])); and do
+        not narrow CUDA_VISIBLE_DEVICES to one GPU for all ranks of a node.
+
+    References:
+        - https://github.com/NVIDIA/nccl/blob/v2.21.5-1/src/init.cc
+        - https://pytorch.org/docs/stable/elastic/run.html (LOCAL_RANK)
+        - https://github.com/NVIDIA/Megatron-LM/issues/661
+    """
+    s = _first(f, "nccl:duplicate-gpu")
+    if s is None:
+        return
+    yield Hit(message=f"ranks {s.get('rank')} and {s.get('other')} both run on the GPU at bus id {s.get('busid')} "
+                      f"(line {s['line']}): each rank must select its own GPU",
+              fix='import os\nimport torch\ntorch.cuda.set_device(int(os.environ["LOCAL_RANK"]))  # before init_process_group',
+              fix_lang="python", evidence=ticket_evidence(s))
+
+
+# ibv_wc_status 12 is IBV_WC_RETRY_EXC_ERR (rdma-core libibverbs/verbs.h, enum ibv_wc_status): the
+# sender's retries ran out, no acknowledgement came back from the peer's HCA.
+_RETRY_EXCEEDED = "12"
+
+
+@rule("NET007", "nccl-roce-gid", "warning", "RDMA connections to peers fail: GID index or fabric path", impact=8)
+def nccl_roce_gid(f):
+    """
+    What it detects:
+        In a pasted log, NCCL's "Call to ibv_modify_qp failed with ..." (connecting a queue pair),
+        or "NET/IB : Got completion ... with error 12" / "status=12" (transport retries exceeded),
+        from src/misc/ibvwrap.cc and the IB transport.
+
+    Why it matters:
+        The queue pair could not be brought up, or packets to the peer's HCA went unanswered. On
+        RoCE the usual cause is a GID index that names an address other nodes cannot route to
+        (a link-local IPv6 or RoCE v1 entry), set by NCCL_IB_GID_INDEX or NCCL's own pick; on
+        rail-optimised fabrics, NICs of different rails that cannot reach each other. Status 12
+        is also what a peer that died mid-transfer leaves behind.
+
+    How to fix:
+        List the GIDs (ibv_devinfo -v) and set NCCL_IB_GID_INDEX to the RoCE v2 entry of the
+        interface's routable address, the same on every node; on rail-optimised systems try
+        NCCL_CROSS_NIC=0; confirm with the OFED perftest tools (ib_write_bw) between the two nodes.
+
+    References:
+        - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-ib-gid-index
+        - https://github.com/NVIDIA/nccl/issues/426 (error 12 right away: RoCE GID index)
+        - https://github.com/NVIDIA/nccl/issues/769 (a link-local GID fails, index 3 works)
+        - https://github.com/linux-rdma/rdma-core/blob/master/libibverbs/verbs.h (IBV_WC_RETRY_EXC_ERR = 12)
+    """
+    s = _first(f, "nccl:ib-modify-qp-failed")
+    if s is None:
+        c = _first(f, "nccl:ib-completion-error")
+        s = c if c is not None and c.get("status") == _RETRY_EXCEEDED else None
+    if s is None:
+        return
+    what = (f"bringing up a queue pair to a peer failed ({s.get('error')})" if s["id"] == "nccl:ib-modify-qp-failed"
+            else "RDMA packets to a peer went unanswered (completion status 12, retries exceeded)")
+    gid = f"; NCCL used GID index {s['gid_index']}" if s.get("gid_index") else ""
+    yield Hit(message=f"{what} (line {s['line']}){gid}: on RoCE most often a GID index other nodes cannot route to",
+              fix="ibv_devinfo -v | grep -E 'GID|port:'   # then export NCCL_IB_GID_INDEX to the RoCE v2 entry of "
+                  "the routable address, the same on every node",
+              evidence=ticket_evidence(s))

@@ -1,0 +1,223 @@
+"""What torch's own messages establish, read from a pasted log (knowledge/messages/torch.toml and
+frameworks.toml): the c10d store and NCCL watchdog, DataLoader workers, torch.compile's Triton
+backend and xFormers."""
+
+from __future__ import annotations
+
+import shlex
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.rules._common import ticket_evidence
+
+
+def _first(f, *ids):
+    return next((s for s in f.get("ticket.symptoms") or [] if s["id"] in ids), None)
+
+
+@rule("ENV007", "nccl-watchdog-timeout", "warning", "a collective ran past the process group's timeout", impact=7)
+def nccl_watchdog_timeout(f):
+    """
+    What it detects:
+        In a pasted log, torch's "[Rank R] Watchdog caught collective operation timeout:
+        WorkNCCL(SeqNum=N, OpType=OP, ..., Timeout(ms)=T) ran for M milliseconds before timing
+        out." (ProcessGroupNCCL.cpp, WorkNCCL::checkTimeout).
+
+    Why it matters:
+        What the line establishes: this rank entered collective number N (OP) and waited the whole
+        timeout for the others. Some rank never reached it: it died (its own log has the first
+        error), hangs (I/O, a deadlock, a GPU fault), or took another code path (ranks that call
+        collectives in a different order or number wait forever). The network is rarely the cause
+        of a clean timeout; a rank that diverged or stalled is. The line alone does not say which
+        rank, and raising the timeout only hides it.
+
+    How to fix:
+        Find the rank that did not arrive: its log's first error, or torch's flight recorder
+        (TORCH_NCCL_TRACE_BUFFER_SIZE=2000 records each rank's last collectives and is dumped on a
+        timeout) which shows the rank whose last SeqNum is behind the others.
+
+    References:
+        - https://pytorch.org/docs/stable/torch_nccl_environment_variables.html
+        - https://pytorch.org/tutorials/prototype/flight_recorder_tutorial.html
+        - torch 2.13.0 wheel torch/distributed/distributed_c10d.py line 2128 (TORCH_NCCL_TRACE_BUFFER_SIZE)
+    """
+    s = _first(f, "torch:watchdog-collective-timeout")
+    if s is None:
+        return
+    ran, limit = int(s.get("ran_ms") or 0), int(s.get("timeout_ms") or 0)
+    yield Hit(message=f"collective {s.get('op')} number {s.get('seq')} waited {ran / 1000:.0f} s, past the process "
+                      f"group's {limit / 1000:.0f} s timeout (line {s['line']}): another rank never reached it "
+                      "(it died, hung or took another code path); the line does not say which",
+              fix="export TORCH_NCCL_TRACE_BUFFER_SIZE=2000   # flight recorder: on the next timeout each rank's last "
+                  "collectives are dumped, and the rank whose SeqNum lags is the one to read",
+              evidence=ticket_evidence(s), env={"TORCH_NCCL_TRACE_BUFFER_SIZE": "2000"})
+
+
+@rule("ENV008", "nccl-watchdog-stuck", "warning", "torch's NCCL watchdog thread itself hung", impact=7)
+def nccl_watchdog_stuck(f):
+    """
+    What it detects:
+        In a pasted log, torch's "ProcessGroupNCCL's watchdog got stuck for N seconds without
+        making progress in monitoring enqueued collectives" or "Heartbeat monitor timed out!
+        Process will be terminated after dumping debug info." (ProcessGroupNCCL.cpp, the
+        heartbeat monitor of torch 2.2 and newer).
+
+    Why it matters:
+        Unlike a collective timeout, the watchdog could not even poll its collectives: it is
+        blocked inside a CUDA or NCCL call (a GPU that stopped answering, an NCCL abort waiting on
+        a dead peer, or a thread holding the GIL in a CUDA call), and torch kills the process after
+        TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC. Raising that timeout only delays the abort.
+
+    How to fix:
+        Look at the node where it happened: a GPU fault (Xid in the kernel log, nvidia-smi not
+        answering) is the first suspect; otherwise the first error of any rank, printed before.
+
+    References:
+        - https://pytorch.org/docs/stable/torch_nccl_environment_variables.html (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC)
+        - https://github.com/verl-project/verl/issues/1158
+    """
+    s = _first(f, "torch:watchdog-stuck", "torch:heartbeat-monitor-timeout")
+    if s is None:
+        return
+    held = f" for {s['seconds']} s" if s.get("seconds") else ""
+    yield Hit(message=f"torch's NCCL watchdog was blocked{held} inside a CUDA or NCCL call (line {s['line']}) and the "
+                      "process was terminated: look for a GPU that stopped answering or a rank that failed first",
+              fix="nvidia-smi   # on the node of the stuck rank: a GPU that hangs here, or an Xid in its kernel log, "
+                  "is the cause",
+              evidence=ticket_evidence(s))
+
+
+@rule("ENV009", "c10d-store-unreachable", "error", "ranks could not reach the rendezvous store", impact=8)
+def c10d_store_unreachable(f):
+    """
+    What it detects:
+        In a pasted log, torch's TCPStore failures: "The client socket has timed out after ...
+        while trying to connect to (HOST, PORT)", "The client socket has failed to connect to any
+        network address of (HOST, PORT)", or rank 0's "Timed out after N seconds waiting for
+        clients. J/K clients joined." (torch/csrc/distributed/c10d, libtorch_cpu.so).
+
+    Why it matters:
+        Every rank first connects to the store rank 0 serves at MASTER_ADDR:MASTER_PORT. If the
+        address names the wrong host or an interface other nodes cannot reach, the port is
+        firewalled, or rank 0 never started, no rank gets further and the job hangs until the
+        rendezvous timeout.
+
+    How to fix:
+        Test the address and port from a node that failed (nc -zv HOST PORT); set MASTER_ADDR to
+        rank 0's address on the network the nodes share (under Slurm, the first host of
+        scontrol show hostnames "$SLURM_JOB_NODELIST"), and a free MASTER_PORT.
+
+    References:
+        - https://pytorch.org/docs/stable/distributed.html#tcp-initialization
+        - torch 2.13.0 wheel torch/lib/libtorch_cpu.so (strings)
+    """
+    s = _first(f, "torch:store-client-timeout", "torch:store-client-connect-failed", "torch:store-wait-clients-timeout")
+    if s is None:
+        return
+    host, port = s.get("host"), s.get("port")
+    if host and port:
+        yield Hit(message=f"this rank could not reach the rendezvous store at {host}:{port} (line {s['line']}): "
+                          "rank 0 not running, a wrong MASTER_ADDR/MASTER_PORT, or a firewall",
+                  fix=f"nc -zv {shlex.quote(host)} {shlex.quote(port)}   # from the failing node: must connect",
+                  evidence=ticket_evidence(s))
+        return
+    if s.get("address"):
+        said = f"this rank could not connect to the rendezvous store at {s['address']}"
+    else:
+        said = f"only {s.get('joined')} of {s.get('expected')} ranks reached the rendezvous store"
+    yield Hit(message=f"{said} (line {s['line']}): some ranks did not start, or cannot reach MASTER_ADDR:MASTER_PORT",
+              fix='nc -zv "$MASTER_ADDR" "$MASTER_PORT"   # from a node whose ranks did not arrive: must connect',
+              evidence=ticket_evidence(s))
+
+
+@rule("MEM004", "dataloader-open-files", "warning", "DataLoader workers ran out of file descriptors", impact=6)
+def dataloader_open_files(f):
+    """
+    What it detects:
+        In a pasted log, torch's "Too many open files. Communication with the workers is no longer
+        possible." (torch/utils/data/dataloader.py).
+
+    Why it matters:
+        With the default "file_descriptor" sharing strategy every tensor a worker sends holds a
+        file descriptor until the main process frees it; many workers and large prefetching run
+        through a 1024 open-files limit and the DataLoader stops.
+
+    How to fix:
+        Raise the soft open-files limit in the job script (ulimit -n up to the hard limit), or
+        call torch.multiprocessing.set_sharing_strategy('file_system') at the start of the script,
+        as torch's message says.
+
+    References:
+        - torch 2.13.0 wheel torch/utils/data/dataloader.py lines 1327-1332
+        - https://pytorch.org/docs/stable/multiprocessing.html#sharing-strategies
+    """
+    s = _first(f, "torch:dataloader-too-many-open-files")
+    if s is None:
+        return
+    yield Hit(message=f"the DataLoader's workers ran out of file descriptors (line {s['line']})",
+              fix='ulimit -n "$(ulimit -Hn)"   # in the job script, before python; or in the script: '
+                  "torch.multiprocessing.set_sharing_strategy('file_system')",
+              evidence=ticket_evidence(s))
+
+
+@rule("SW020", "triton-gpu-too-old", "warning", "torch.compile on a GPU Triton does not support", impact=6)
+def triton_gpu_too_old(f):
+    """
+    What it detects:
+        In a pasted log, "Found <GPU> which is too old to be supported by the triton GPU compiler,
+        which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but
+        your device is of CUDA capability X.Y" (torch/_inductor, GPUTooOldForTriton).
+
+    Why it matters:
+        torch.compile's default backend (inductor) generates Triton kernels, and Triton has no
+        code generation for GPUs older than compute capability 7.0 (Pascal, Maxwell). The model
+        itself runs in eager mode on such a GPU; only compilation fails.
+
+    How to fix:
+        Turn torch.compile off for this GPU (TORCH_COMPILE_DISABLE=1 in torch 2.13; older releases
+        read TORCHDYNAMO_DISABLE=1), or drop the torch.compile call, or run on a GPU of compute
+        capability 7.0 or newer.
+
+    References:
+        - torch 2.13.0 wheel torch/_inductor/exc.py lines 151-153; torch/_dynamo/config.py line 284
+        - https://github.com/MIC-DKFZ/nnUNet/issues/2188
+    """
+    s = _first(f, "frameworks:triton-gpu-too-old")
+    if s is None:
+        return
+    yield Hit(message=f"torch.compile cannot generate Triton kernels for the {s.get('gpu')} (compute capability "
+                      f"{s.get('cc')}, Triton needs {s.get('min_cc')}) (line {s['line']}); eager mode runs on it",
+              fix="export TORCH_COMPILE_DISABLE=1 TORCHDYNAMO_DISABLE=1   # torch.compile off: the first name from "
+                  "torch 2.13's config, the second read by older releases",
+              evidence=ticket_evidence(s), env={"TORCH_COMPILE_DISABLE": "1", "TORCHDYNAMO_DISABLE": "1"})
+
+
+@rule("SW021", "xformers-without-cuda", "warning", "xFormers installed without CUDA kernels for this torch", impact=6)
+def xformers_without_cuda(f):
+    """
+    What it detects:
+        In a pasted log, xFormers' "xFormers wasn't build with CUDA support" (an operator's reason
+        in "No operator found for `memory_efficient_attention_forward`"),
+        xformers/ops/fmha/common.py.
+
+    Why it matters:
+        The xFormers package loaded, but its compiled extension did not: it was built for another
+        torch or CUDA (pip installed a wheel for a different torch, or a source build without a
+        CUDA toolkit), so every attention call on the GPU fails.
+
+    How to fix:
+        Install the xFormers wheel built for the installed torch (from the same index as torch),
+        or uninstall xFormers so that the framework falls back to torch's own attention; check
+        with python -m xformers.info.
+
+    References:
+        - https://github.com/facebookresearch/xformers/blob/a9e2e7b331cc08552835ca0acbc0e15f69b42b30/xformers/ops/fmha/common.py
+        - https://github.com/kijai/ComfyUI-DepthAnythingV2/issues/27
+    """
+    s = _first(f, "frameworks:xformers-without-cuda")
+    if s is None:
+        return
+    yield Hit(message=f"xFormers is installed without working CUDA kernels for this torch (line {s['line']}): every "
+                      "memory_efficient_attention call on the GPU fails",
+              fix="python -m xformers.info   # then install the xformers wheel built for this torch and CUDA, "
+                  "or pip uninstall xformers to use torch's own attention",
+              evidence=ticket_evidence(s))
