@@ -89,10 +89,13 @@ _TOLD_DRIVER = {
 
 
 def _driver_unusable_told(f):
-    """A pasted nvidia-smi, NVML or CUDA message that says the driver cannot be used (the
-    catalogue entries that feed gpu-driver-unusable): the first one, with what it means."""
+    """A pasted nvidia-smi, NVML or CUDA message that says the driver cannot be used: the first
+    one, with what it means. Only the messages above: torch's "Found no NVIDIA driver on your
+    system" is also true of a machine without a GPU, where it is no fault."""
     for s in catalogued(f, "gpu-driver-unusable"):
-        said, fix = _TOLD_DRIVER.get(s["id"], (s.get("means", ""), "nvidia-smi   # run it on the node and report its output"))
+        if s["id"] not in _TOLD_DRIVER:
+            continue
+        said, fix = _TOLD_DRIVER[s["id"]]
         yield Hit(message=f"{said} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
                   fix=fix, evidence=told_evidence(s))
         return

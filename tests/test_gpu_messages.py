@@ -251,3 +251,11 @@ def test_each_new_rule_fires_on_its_own_message_and_on_no_other(tmp_path):
     assert not fired("gpu-xid-reset-required", g79)
     assert fired("gpu-xid-application-fault", g32)
     assert not fired("gpu-xid-application-fault", g119)
+
+
+def test_torchs_no_driver_warning_on_a_cpu_host_is_no_driver_fault(tmp_path):
+    # https://github.com/HIT-SCIR/ltp/issues/468: a machine without a GPU; torch's warning is a fact there.
+    text = ("UserWarning: CUDA initialization: Found no NVIDIA driver on your system. Please check that you have an "
+            "NVIDIA GPU and installed a driver\n")
+    findings, _ = run_rule("gpu-driver-unusable", paste_facts(tmp_path, text))
+    assert findings == []
