@@ -259,3 +259,15 @@ def test_torchs_no_driver_warning_on_a_cpu_host_is_no_driver_fault(tmp_path):
             "NVIDIA GPU and installed a driver\n")
     findings, _ = run_rule("gpu-driver-unusable", paste_facts(tmp_path, text))
     assert findings == []
+
+
+def test_a_pasted_xid_48_is_an_uncorrectable_ecc_error_and_its_64_a_reset(tmp_path):
+    # https://github.com/NVIDIA/gpu-operator/issues/1146 (syslog layout with the dmesg timestamp)
+    text = ("Dec  2 11:38:47 worker4 kernel: [  219.470994] NVRM: Xid (PCI:0000:07:00): 48, pid='<unknown>', name=<unknown>, "
+            "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at physAddr 0x7fffa8860 "
+            "partition 7, subpartition 1.\n"
+            "Dec  2 11:38:47 worker4 kernel: [  219.471050] NVRM: Xid (PCI:0000:07:00): 64, pid='<unknown>', name=<unknown>, "
+            "Dynamic Page Retirement: Blacklisting failed.  Page should have been blacklisted on boot(0x00000000007fffa8).\n")
+    g = paste_facts(tmp_path, text)
+    assert "Xid 48" in one("ecc-uncorrectable-errors", g).message
+    assert one("gpu-xid-reset-required", g).evidence["xids"] == [64]
