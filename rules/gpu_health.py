@@ -416,7 +416,9 @@ def compute_mode_restricted(f):
     """
     What it detects:
         A GPU in compute mode Prohibited (no process may use it), or Exclusive_Process while
-        several ranks on the node are set to share GPUs.
+        several ranks on the node are set to share GPUs. In a pasted ticket, CUDA's error 46, "all
+        CUDA-capable devices are busy or unavailable" (since CUDA 11 "CUDA-capable device(s) is/are
+        busy or unavailable").
 
     Why it matters:
         Prohibited makes the GPU unusable; Exclusive_Process lets only one process create a
@@ -430,6 +432,18 @@ def compute_mode_restricted(f):
     References:
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html
     """
+    yield from _facts_or_told(f, "compute-mode-restricted", lambda: list(_compute_mode_from_facts(f)), _busy_told)
+
+
+def _busy_told(s):
+    return Hit(message=f"CUDA found every GPU busy or unavailable (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\"): "
+                       "a GPU in Exclusive_Process mode already used by another process, or in Prohibited mode",
+               fix="nvidia-smi --query-gpu=index,compute_mode --format=csv   # Exclusive_Process or Prohibited?\n"
+                   "nvidia-smi --query-compute-apps=pid,gpu_uuid --format=csv   # the process that holds it",
+               evidence=told_evidence(s))
+
+
+def _compute_mode_from_facts(f):
     from hpcdoctor.rules._common import local_ranks
 
     gpus = _gpus(f)

@@ -271,3 +271,14 @@ def test_a_pasted_xid_48_is_an_uncorrectable_ecc_error_and_its_64_a_reset(tmp_pa
     g = paste_facts(tmp_path, text)
     assert "Xid 48" in one("ecc-uncorrectable-errors", g).message
     assert one("gpu-xid-reset-required", g).evidence["xids"] == [64]
+
+
+@pytest.mark.parametrize("text", [
+    # https://github.com/AILab-CVC/YOLO-World/issues/385
+    "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable\n",
+    # https://github.com/pytorch/pytorch/issues/2704 (the older runtime's wording)
+    "RuntimeError: cuda runtime error (46) : all CUDA-capable devices are busy or unavailable at "
+    "/opt/conda/conda-bld/pytorch_1502004572321/work/torch/lib/THC/generic/THCStorage.cu:66\n"], ids=["cuda11+", "old-thc"])
+def test_error_46_in_both_wordings_points_at_the_compute_mode(tmp_path, text):
+    hit = one("compute-mode-restricted", paste_facts(tmp_path, text))
+    assert "compute_mode" in hit.fix
