@@ -89,10 +89,13 @@ _TOLD_DRIVER = {
 
 
 def _driver_unusable_told(f):
-    """A pasted nvidia-smi, NVML or CUDA message that says the driver cannot be used (the
-    catalogue entries that feed gpu-driver-unusable): the first one, with what it means."""
+    """A pasted nvidia-smi, NVML or CUDA message that says the driver cannot be used: the first
+    one, with what it means. Only the messages above: torch's "Found no NVIDIA driver on your
+    system" is also true of a machine without a GPU, where it is no fault."""
     for s in catalogued(f, "gpu-driver-unusable"):
-        said, fix = _TOLD_DRIVER.get(s["id"], (s.get("means", ""), "nvidia-smi   # run it on the node and report its output"))
+        if s["id"] not in _TOLD_DRIVER:
+            continue
+        said, fix = _TOLD_DRIVER[s["id"]]
         yield Hit(message=f"{said} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
                   fix=fix, evidence=told_evidence(s))
         return
@@ -413,7 +416,9 @@ def compute_mode_restricted(f):
     """
     What it detects:
         A GPU in compute mode Prohibited (no process may use it), or Exclusive_Process while
-        several ranks on the node are set to share GPUs.
+        several ranks on the node are set to share GPUs. In a pasted ticket, CUDA's error 46, "all
+        CUDA-capable devices are busy or unavailable" (since CUDA 11 "CUDA-capable device(s) is/are
+        busy or unavailable").
 
     Why it matters:
         Prohibited makes the GPU unusable; Exclusive_Process lets only one process create a
@@ -427,6 +432,18 @@ def compute_mode_restricted(f):
     References:
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html
     """
+    yield from _facts_or_told(f, "compute-mode-restricted", lambda: list(_compute_mode_from_facts(f)), _busy_told)
+
+
+def _busy_told(s):
+    return Hit(message=f"CUDA found every GPU busy or unavailable (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\"): "
+                       "a GPU in Exclusive_Process mode already used by another process, or in Prohibited mode",
+               fix="nvidia-smi --query-gpu=index,compute_mode --format=csv   # Exclusive_Process or Prohibited?\n"
+                   "nvidia-smi --query-compute-apps=pid,gpu_uuid --format=csv   # the process that holds it",
+               evidence=told_evidence(s))
+
+
+def _compute_mode_from_facts(f):
     from hpcdoctor.rules._common import local_ranks
 
     gpus = _gpus(f)

@@ -235,3 +235,50 @@ def test_hip_no_code_object_is_the_rocm_build_missing_the_gfx(tmp_path):
     g = paste_facts(tmp_path, HIP_NO_CODE_OBJECT)
     assert "rocminfo" in one("torch-rocm-missing-gfx", g).fix
     assert run_rule("torch-missing-arch", g)[0] == []
+
+
+def test_each_new_rule_fires_on_its_own_message_and_on_no_other(tmp_path):
+    g802, g804 = paste_facts(tmp_path, FABRIC_THC, "802.txt"), paste_facts(tmp_path, COMPAT_CUPY, "804.txt")
+    g79, g119 = paste_facts(tmp_path, XID79_JOURNAL, "79.txt"), paste_facts(tmp_path, XID119_GSP, "119.txt")
+    g32 = paste_facts(tmp_path, XID32_SYSLOG, "32.txt")
+    assert fired("nvidia-fabric-manager", g802)
+    assert not fired("nvidia-fabric-manager", g804)
+    assert fired("cuda-forward-compat-unsupported", g804)
+    assert not fired("cuda-forward-compat-unsupported", g79)
+    assert fired("gpu-fallen-off-bus", g79)
+    assert not fired("gpu-fallen-off-bus", g119)
+    assert fired("gpu-xid-reset-required", g119)
+    assert not fired("gpu-xid-reset-required", g79)
+    assert fired("gpu-xid-application-fault", g32)
+    assert not fired("gpu-xid-application-fault", g119)
+
+
+def test_torchs_no_driver_warning_on_a_cpu_host_is_no_driver_fault(tmp_path):
+    # https://github.com/HIT-SCIR/ltp/issues/468: a machine without a GPU; torch's warning is a fact there.
+    text = ("UserWarning: CUDA initialization: Found no NVIDIA driver on your system. Please check that you have an "
+            "NVIDIA GPU and installed a driver\n")
+    findings, _ = run_rule("gpu-driver-unusable", paste_facts(tmp_path, text))
+    assert findings == []
+
+
+def test_a_pasted_xid_48_is_an_uncorrectable_ecc_error_and_its_64_a_reset(tmp_path):
+    # https://github.com/NVIDIA/gpu-operator/issues/1146 (syslog layout with the dmesg timestamp)
+    text = ("Dec  2 11:38:47 worker4 kernel: [  219.470994] NVRM: Xid (PCI:0000:07:00): 48, pid='<unknown>', name=<unknown>, "
+            "An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at physAddr 0x7fffa8860 "
+            "partition 7, subpartition 1.\n"
+            "Dec  2 11:38:47 worker4 kernel: [  219.471050] NVRM: Xid (PCI:0000:07:00): 64, pid='<unknown>', name=<unknown>, "
+            "Dynamic Page Retirement: Blacklisting failed.  Page should have been blacklisted on boot(0x00000000007fffa8).\n")
+    g = paste_facts(tmp_path, text)
+    assert "Xid 48" in one("ecc-uncorrectable-errors", g).message
+    assert one("gpu-xid-reset-required", g).evidence["xids"] == [64]
+
+
+@pytest.mark.parametrize("text", [
+    # https://github.com/AILab-CVC/YOLO-World/issues/385
+    "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable\n",
+    # https://github.com/pytorch/pytorch/issues/2704 (the older runtime's wording)
+    "RuntimeError: cuda runtime error (46) : all CUDA-capable devices are busy or unavailable at "
+    "/opt/conda/conda-bld/pytorch_1502004572321/work/torch/lib/THC/generic/THCStorage.cu:66\n"], ids=["cuda11+", "old-thc"])
+def test_error_46_in_both_wordings_points_at_the_compute_mode(tmp_path, text):
+    hit = one("compute-mode-restricted", paste_facts(tmp_path, text))
+    assert "compute_mode" in hit.fix
