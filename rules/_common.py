@@ -92,11 +92,20 @@ def nccl_shm_cause(f: FactView) -> Optional[dict]:
     return {"kind": "size", "error": None, "symptom": sized[0], "size": size} if sized else None
 
 
+# Kernel-log Xids since boot that a rule may take from the node itself: the GPU's own condition.
+# An Xid blamed on an application (gpu-xid-application-fault) is left to pastes: on a shared node
+# it is another job's bug, not this job's.
+_FROM_KERNEL_LOG = frozenset({"gpu-fallen-off-bus", "gpu-xid-reset-required", "ecc-uncorrectable-errors",
+                              "row-remap-pending"})
+
+
 def catalogued(f: FactView, symbol: str) -> list:
-    """The pasted messages whose catalogue entry (hpcdoctor/knowledge/messages/) feeds the rule
-    ``symbol``, one per entry, in line order; empty on a live node or a snapshot."""
+    """The messages whose catalogue entry (hpcdoctor/knowledge/messages/) feeds the rule
+    ``symbol``, one per entry: those pasted in a ticket, in line order, then (for the GPU's own
+    condition) the Xids of the node's kernel log since boot."""
     seen, out = set(), []
-    for s in f.get("ticket.symptoms") or []:
+    logged = f.get("kernel_log.messages") if symbol in _FROM_KERNEL_LOG else None
+    for s in list(f.get("ticket.symptoms") or []) + list(logged or []):
         if isinstance(s, dict) and symbol in (s.get("rules") or []) and s.get("id") not in seen:
             seen.add(s.get("id"))
             out.append(s)
@@ -105,7 +114,8 @@ def catalogued(f: FactView, symbol: str) -> list:
 
 def told_evidence(s: dict) -> dict:
     """What a finding read from a catalogued message shows: its line, text and catalogue entry."""
-    return {"ticket.line": s.get("line"), "ticket.text": str(s.get("text", ""))[:160], "message": s.get("id")}
+    where = "kernel_log" if s.get("source") else "ticket"
+    return {f"{where}.line": s.get("line"), f"{where}.text": str(s.get("text", ""))[:160], "message": s.get("id")}
 
 
 # NCCL WARN lines (knowledge/messages/nccl.toml) whose cause a rule of its own answers

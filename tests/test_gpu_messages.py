@@ -282,3 +282,53 @@ def test_a_pasted_xid_48_is_an_uncorrectable_ecc_error_and_its_64_a_reset(tmp_pa
 def test_error_46_in_both_wordings_points_at_the_compute_mode(tmp_path, text):
     hit = one("compute-mode-restricted", paste_facts(tmp_path, text))
     assert "compute_mode" in hit.fix
+
+
+# The node's own kernel log (checks/kernel_log.py): the same Xid lines, read where the log is.
+
+
+def _node_with_kernel_log(tmp_path, dmesg: tuple, journal: tuple = None):
+    """The recorded H100 node with its kernel log recorded as (rc, stdout, stderr) of dmesg and of
+    journalctl -k; None leaves a source unrecorded."""
+    import json
+    import shutil
+
+    from conftest import NODES
+    from hpcdoctor.sysroot import ReplaySysRoot
+
+    node = tmp_path / "node"
+    shutil.copytree(NODES / "h100-kvm-1gpu", node)
+    index = json.loads((node / "cmd" / "index.json").read_text())
+    from hpcdoctor.checks.kernel_log import SOURCES
+    for n, (argv, rec) in enumerate(zip(SOURCES, (dmesg, journal))):
+        if rec is not None:
+            (node / "cmd" / f"klog{n}.txt").write_text(rec[1])
+            index.append({"argv": argv, "rc": rec[0], "stdout": f"klog{n}.txt", "stderr": rec[2]})
+    (node / "cmd" / "index.json").write_text(json.dumps(index))
+    return pipeline.gather(ReplaySysRoot(node), Options())
+
+
+DMESG_CLOSED = (1, "", "dmesg: read kernel buffer failed: Operation not permitted\n")  # util-linux's words
+
+
+def test_a_gpu_that_fell_off_the_bus_is_found_in_the_nodes_own_kernel_log(tmp_path):
+    g = _node_with_kernel_log(tmp_path, DMESG_CLOSED, (0, XID79_JOURNAL, ""))
+    assert g["facts"]["kernel_log"]["source"].startswith("journalctl -k")
+    hit = one("gpu-fallen-off-bus", g)
+    assert "Xid 79" in hit.message and hit.evidence["kernel_log.line"] == 2
+
+
+def test_an_application_xid_in_the_kernel_log_is_another_jobs_and_stays_out(tmp_path):
+    # The PR quotes `dmesg --ctime` in a Markdown block quote: the output is its lines without "> ".
+    dmesg = "".join(line[2:] + "\n" for line in XID13_AND_109.splitlines())
+    g = _node_with_kernel_log(tmp_path, (0, dmesg, ""))
+    assert [m["key"] for m in g["facts"]["kernel_log"]["messages"]]  # read...
+    assert not fired("gpu-xid-application-fault", g)  # ...but not held against this job
+    assert one("gpu-xid-reset-required", g)  # Xid 109 is the GPU's own: a reset
+
+
+def test_a_kernel_log_nobody_may_read_is_unknown_with_both_reasons(tmp_path):
+    g = _node_with_kernel_log(tmp_path, DMESG_CLOSED, (1, "", "No journal files were found.\n"))
+    reason = g["unknown"]["kernel_log"]
+    assert "Operation not permitted" in reason and "No journal files were found" in reason
+    assert not fired("gpu-fallen-off-bus", g)

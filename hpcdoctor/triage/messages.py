@@ -10,7 +10,7 @@ new, never as its nearest neighbour."""
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Iterable, List, Set
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set
 
 from hpcdoctor.knowledge import messages
 from hpcdoctor.triage.scan import lines_holding, lower, window_at
@@ -52,13 +52,15 @@ def _record(fam: messages.Family, entry: "messages.Entry | None", line_no: int, 
     return out
 
 
-def find_messages(text: str) -> List[Dict[str, Any]]:
-    """Every catalogued message in ``text`` (first line each), in line order. Linear in the paste:
-    see hpcdoctor.triage.scan."""
+def find_messages(text: str, families: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
+    """Every catalogued message in ``text`` (first line each), in line order, from every family or
+    those named. Linear in the paste: see hpcdoctor.triage.scan."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     low = lower(text)
     found: List[Dict[str, Any]] = []
     for fam in messages.families():
+        if families is not None and fam.id not in families:
+            continue
         seen: Set[str] = set()
         for form in fam.forms:
             for line_no, start, end in _distinct_lines(text, low, form.needle.lower()):

@@ -1,0 +1,34 @@
+"""NVIDIA's Xid reports in this node's kernel log since boot (dmesg, or the journal's copy of the
+kernel's messages where the ring buffer is closed to users), read through the Xid catalogue
+(hpcdoctor/knowledge/messages/xid.toml): a GPU that fell off the bus, or that NVIDIA says needs a
+reset, is found on the node itself and not only in a pasted log."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from hpcdoctor.facts import Unknown
+from hpcdoctor.sysroot import Missing, SysRoot
+from hpcdoctor.triage.messages import find_messages
+
+NAME = "kernel_log"
+TIMEOUT = 3.0
+
+# dmesg reads the ring buffer, which kernel.dmesg_restrict=1 keeps to root; journalctl -k reads
+# the journal's copy of this boot's kernel messages, open to the systemd-journal and adm groups.
+SOURCES = (["dmesg"], ["journalctl", "-k", "-b", "-q", "--no-pager", "-o", "short"])
+
+
+def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
+    tried: List[str] = []
+    for argv in SOURCES:
+        try:
+            res = root.run(argv, timeout=2.0)
+        except Missing as exc:
+            tried.append(str(exc))
+            continue
+        if res.ok and res.stdout.strip():
+            found = [dict(m, source=" ".join(argv)) for m in find_messages(res.stdout, families=("xid",))]
+            return {"kernel_log": {"source": " ".join(argv), "messages": found}}
+        tried.append(res.why_failed() if not res.ok else f"{argv[0]} printed nothing")
+    return {"kernel_log": Unknown("the kernel log could not be read: " + "; ".join(tried))}
