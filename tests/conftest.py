@@ -49,6 +49,55 @@ def alarms(path) -> dict:
     return {f["symbol"]: f for f in doc["findings"] if f["severity"] in ("error", "warning")}
 
 
+@pytest.fixture(scope="session")
+def triage():
+    """`hpcdoctor check --from PATH --format json`, run in this process through the CLI's own
+    entry point (hpcdoctor.cli.main: argument parsing, open_paste or open_snapshot, the pipeline,
+    the JSON writer, the exit code), memoised by path. A ticket test needs the verdict, not a
+    fresh interpreter per paste (hundreds of them); tests of exit codes and streams use run_cli.
+
+    Returns a function: path -> {"rc", "doc" (the parsed report or None), "stdout", "stderr"}.
+    An exception escaping the CLI is kept as the traceback a fresh process would print with
+    HPCDOCTOR_DEBUG=1, so no "internal error" line can pass for a clean refusal."""
+    import contextlib
+    import io
+    import traceback
+
+    from hpcdoctor import cli
+
+    parser = cli.build_parser()  # argparse parsers are reusable; building one costs ~20 ms of gettext
+    cache: dict = {}
+
+    def run(path) -> dict:
+        key = str(path)
+        if key in cache:
+            return cache[key]
+        out, err = io.StringIO(), io.StringIO()
+        saved_parser, saved_debug = cli.build_parser, os.environ.get("HPCDOCTOR_DEBUG")
+        cli.build_parser = lambda: parser
+        os.environ["HPCDOCTOR_DEBUG"] = "1"
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                rc = cli.main(["check", "--from", key, "--format", "json"])
+        except Exception:  # what HPCDOCTOR_DEBUG=1 lets through: a crash, never a verdict
+            rc = None
+            err.write(traceback.format_exc())
+        finally:
+            cli.build_parser = saved_parser
+            if saved_debug is None:
+                os.environ.pop("HPCDOCTOR_DEBUG", None)
+            else:
+                os.environ["HPCDOCTOR_DEBUG"] = saved_debug
+        try:
+            doc = json.loads(out.getvalue())
+        except ValueError:
+            doc = None
+        cache[key] = {"rc": rc, "doc": doc, "stdout": out.getvalue(), "stderr": err.getvalue()}
+        return cache[key]
+
+    return run
+
+
 @pytest.fixture
 def cpuinfo_snapshot(tmp_path):
     """Build a snapshot folder holding only one real /proc/cpuinfo."""
