@@ -9,7 +9,6 @@ result is present.
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import json
 import re
@@ -57,6 +56,8 @@ def chosen_here(facts: Dict[str, Any], options: Any) -> None:
         return
     if importlib.util.find_spec("torch") is None:  # finds the package, imports nothing
         return
+    import importlib.metadata  # here, not at the top: ~10 ms of every start for a rare case
+
     try:
         version = importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:

@@ -38,6 +38,14 @@ def run_cli(*args: str, env=None, timeout: float = 60, input: str = None):
 
 
 def report_of(*args: str, **kw) -> dict:
+    """The JSON report of a command. `check --from PATH` (with `--fail-on never` at most) runs in
+    this process through the CLI's entry point (conftest's triage); anything else, or any
+    environment, input or timeout of its own, runs in a fresh process."""
+    extra = args[3:]
+    if not kw and args[:2] == ("check", "--from") and len(args) >= 3 and extra in ((), ("--fail-on", "never")):
+        res = check_from(args[2], *extra)
+        assert res["rc"] in (0, 1), res["stderr"]
+        return res["doc"]
     res = run_cli(*args, "--format", "json", **kw)
     assert res.returncode in (0, 1), res.stderr
     return json.loads(res.stdout)
@@ -49,53 +57,77 @@ def alarms(path) -> dict:
     return {f["symbol"]: f for f in doc["findings"] if f["severity"] in ("error", "warning")}
 
 
-@pytest.fixture(scope="session")
-def triage():
-    """`hpcdoctor check --from PATH --format json`, run in this process through the CLI's own
-    entry point (hpcdoctor.cli.main: argument parsing, open_paste or open_snapshot, the pipeline,
-    the JSON writer, the exit code), memoised by path. A ticket test needs the verdict, not a
-    fresh interpreter per paste (hundreds of them); tests of exit codes and streams use run_cli.
+_CHECKED: dict = {}
+_PARSER: list = []
+# check_from runs the engine as it ships, not under _fixes_run_as_printed below: a memoised
+# report is made once, inside whichever test asks first, and must not depend on which one that
+# was. (Run out of process before, these reports were never under that check either.)
+_SHIPPED_EVALUATE = __import__("hpcdoctor.engine", fromlist=["evaluate"]).evaluate
 
-    Returns a function: path -> {"rc", "doc" (the parsed report or None), "stdout", "stderr"}.
-    An exception escaping the CLI is kept as the traceback a fresh process would print with
-    HPCDOCTOR_DEBUG=1, so no "internal error" line can pass for a clean refusal."""
+
+def _fingerprint(path: Path) -> tuple:
+    """What a report of PATH depends on: its files' names, sizes and times, so a file a test
+    rewrites in place is read again, never answered from the memo."""
+    try:
+        if path.is_dir():
+            return tuple(sorted((str(p.relative_to(path)), p.stat().st_size, p.stat().st_mtime_ns)
+                                for p in path.rglob("*") if p.is_file()))
+        st = path.stat()
+        return (st.st_size, st.st_mtime_ns)
+    except OSError:
+        return ()
+
+
+def check_from(path, *extra: str) -> dict:
+    """`hpcdoctor check --from PATH --format json [EXTRA]`, run in this process through the CLI's
+    own entry point (hpcdoctor.cli.main: argument parsing, open_paste or open_snapshot, the
+    pipeline, the JSON writer, the exit code), memoised by path, content and arguments.
+
+    Returns {"rc", "doc" (the parsed report or None), "stdout", "stderr"}. An exception escaping
+    the CLI is kept as the traceback a fresh process prints with HPCDOCTOR_DEBUG=1 (rc None), so
+    no "internal error" line can pass for a clean refusal."""
     import contextlib
     import io
     import traceback
 
-    from hpcdoctor import cli
+    from hpcdoctor import cli, engine
 
-    parser = cli.build_parser()  # argparse parsers are reusable; building one costs ~20 ms of gettext
-    cache: dict = {}
+    key = (str(path), _fingerprint(Path(path)), extra)
+    if key in _CHECKED:
+        return _CHECKED[key]
+    if not _PARSER:
+        _PARSER.append(cli.build_parser())  # reusable; building one costs ~20 ms of gettext lookups
+    out, err = io.StringIO(), io.StringIO()
+    saved_parser, saved_debug, saved_evaluate = cli.build_parser, os.environ.get("HPCDOCTOR_DEBUG"), engine.evaluate
+    cli.build_parser = lambda: _PARSER[0]
+    engine.evaluate = _SHIPPED_EVALUATE
+    os.environ["HPCDOCTOR_DEBUG"] = "1"
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = cli.main(["check", "--from", str(path), "--format", "json", *extra])
+    except Exception:  # what HPCDOCTOR_DEBUG=1 lets through: a crash, never a verdict
+        rc = None
+        err.write(traceback.format_exc())
+    finally:
+        cli.build_parser, engine.evaluate = saved_parser, saved_evaluate
+        if saved_debug is None:
+            os.environ.pop("HPCDOCTOR_DEBUG", None)
+        else:
+            os.environ["HPCDOCTOR_DEBUG"] = saved_debug
+    try:
+        doc = json.loads(out.getvalue())
+    except ValueError:
+        doc = None
+    _CHECKED[key] = {"rc": rc, "doc": doc, "stdout": out.getvalue(), "stderr": err.getvalue()}
+    return _CHECKED[key]
 
-    def run(path) -> dict:
-        key = str(path)
-        if key in cache:
-            return cache[key]
-        out, err = io.StringIO(), io.StringIO()
-        saved_parser, saved_debug = cli.build_parser, os.environ.get("HPCDOCTOR_DEBUG")
-        cli.build_parser = lambda: parser
-        os.environ["HPCDOCTOR_DEBUG"] = "1"
-        try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                rc = cli.main(["check", "--from", key, "--format", "json"])
-        except Exception:  # what HPCDOCTOR_DEBUG=1 lets through: a crash, never a verdict
-            rc = None
-            err.write(traceback.format_exc())
-        finally:
-            cli.build_parser = saved_parser
-            if saved_debug is None:
-                os.environ.pop("HPCDOCTOR_DEBUG", None)
-            else:
-                os.environ["HPCDOCTOR_DEBUG"] = saved_debug
-        try:
-            doc = json.loads(out.getvalue())
-        except ValueError:
-            doc = None
-        cache[key] = {"rc": rc, "doc": doc, "stdout": out.getvalue(), "stderr": err.getvalue()}
-        return cache[key]
 
-    return run
+@pytest.fixture(scope="session")
+def triage():
+    """check_from for the ticket corpus: every paste once per session, whichever test asks
+    first (hundreds of pastes: a fresh interpreter each cost minutes). Tests of exit codes and
+    streams use run_cli."""
+    return check_from
 
 
 @pytest.fixture
