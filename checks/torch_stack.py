@@ -56,11 +56,11 @@ def chosen_here(facts: Dict[str, Any], options: Any) -> None:
         return
     if importlib.util.find_spec("torch") is None:  # finds the package, imports nothing
         return
-    import importlib.metadata  # here, not at the top: ~10 ms of every start for a rare case
+    from importlib import metadata  # here, not at the top: ~10 ms of every start for a rare case
 
     try:
-        version = importlib.metadata.version("torch")
-    except importlib.metadata.PackageNotFoundError:
+        version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
         version = None
     facts["own_python"] = {"path": sys.executable, "torch": version}
 

@@ -44,7 +44,9 @@ def _check(py, path_first, *args):
                          capture_output=True, text=True, env=env, timeout=120)
     assert doc.returncode == 0, doc.stderr
     (line,) = [x for x in text.stdout.splitlines() if x.startswith("Python")]
-    return line, json.loads(doc.stdout)["facts"]["torch"]
+    report = json.loads(doc.stdout)
+    assert report["facts"]["torch"] is not None, report["unknown"].get("torch")
+    return line, report["facts"]["torch"]
 
 
 def test_no_torch_on_path_names_the_interpreter_that_has_it(py, bare):
