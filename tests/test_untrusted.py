@@ -293,6 +293,7 @@ def test_oversized_extended_header_is_refused_before_it_is_read(tmp_path, kind):
     assert res.stderr.count("\n") == 1
 
 
+@pytest.mark.slow  # gzips a 700 MB header of zeros, then measures the peak memory of refusing it
 def test_long_name_of_zeros_costs_no_memory(tmp_path):
     bundle = hostile_header_bundle(tmp_path / "h.tar.gz", 700 << 20)  # 0.7 MB on disk
     res, peak, wall = measured("check", "--from", str(bundle), "--budget", "3")
