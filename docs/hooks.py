@@ -135,8 +135,8 @@ def _load_results() -> List[Dict[str, Any]]:
 def _figure(doc: Dict[str, Any]) -> str:
     r = doc["results"]
     if doc["bench"] == "check_time":
-        return (f"median {r['median_s']:.3f} s of {r['runs']} runs (min {r['min_s']:.3f}, max {r['max_s']:.3f}; "
-                f"target {r['target_s']:g} s)")
+        target = "" if r["check_arguments"] else f"; target {r['target_s']:g} s"  # issue 2's target is the plain check's
+        return f"median {r['median_s']:.3f} s of {r['runs']} runs (min {r['min_s']:.3f}, max {r['max_s']:.3f}{target})"
     if doc["bench"] == "triage_score":
         recall = f"{100 * r['recall']:.1f} %" if r.get("recall") is not None else "n/a"
         return (f"{r['tickets']} tickets ({r['healthy']} healthy controls): recall {r['hit']}/{r['expected']} "
@@ -153,13 +153,16 @@ def performance_page() -> str:
     lines = ["# Performance, measured", "",
              "Every figure on this page is read from a result file a bench script wrote (`--json-out`) when "
              "the documentation is built; none is typed. Rerun a command to measure your own machine. The "
-             "load average says how busy the machine was: figures taken beside other work are slower.", ""]
+             "load average (1 minute, when the file was written) says how busy the machine was: on 2 CPUs, "
+             "a load above 2 means other work shared them, and the times are longer than on an idle node.", ""]
     if not results:
         return "\n".join(lines + ["No result files in `bench/results/`.", ""])
     lines += ["| what | command | figure | machine | date |", "| --- | --- | --- | --- | --- |"]
     for doc in results:
         m = doc["machine"]
-        machine = f"{m.get('cpu_model') or 'unknown CPU'}, {m.get('cpus')} CPUs, Python {m.get('python')}"
+        load = m.get("load_average")
+        machine = (f"{m.get('cpu_model') or 'unknown CPU'}, {m.get('cpus')} CPUs, Python {m.get('python')}"
+                   + (f", load average {load[0]:g}" if load else ""))
         lines.append(f"| `{doc['_file']}` | `{doc['command']}` | {_figure(doc)} | {machine} | {doc['date']} |")
     lines += ["", "## The machines", ""]
     seen = set()
@@ -168,8 +171,7 @@ def performance_page() -> str:
         if m["uname"] in seen:
             continue
         seen.add(m["uname"])
-        lines += [f"- `{m['uname']}`: {m.get('cpu_model')}, {m.get('cpus')} CPUs; load average "
-                  f"{m.get('load_average')} when `{doc['_file']}` was written"]
+        lines += [f"- `{m['uname']}`: {m.get('cpu_model')}, {m.get('cpus')} CPUs"]
     lines += ["", "How each benchmark measures (the node's `--bench` figures and hpcdoctor's own speed) is "
               "described in `bench/README.md` in the source tree.", ""]
     return "\n".join(lines)
