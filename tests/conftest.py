@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from hpcdoctor import engine as _engine
+
 HERE = Path(__file__).parent
 FIXTURES = HERE / "fixtures"
 NODES = FIXTURES / "nodes"
@@ -62,7 +64,7 @@ _PARSER: list = []
 # check_from runs the engine as it ships, not under _fixes_run_as_printed below: a memoised
 # report is made once, inside whichever test asks first, and must not depend on which one that
 # was. (Run out of process before, these reports were never under that check either.)
-_SHIPPED_EVALUATE = __import__("hpcdoctor.engine", fromlist=["evaluate"]).evaluate
+_SHIPPED_EVALUATE = _engine.evaluate
 
 
 def _fingerprint(path: Path) -> tuple:
