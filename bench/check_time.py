@@ -1,6 +1,6 @@
 """Wall time of `hpcdoctor check` as a user runs it: a fresh process each time, median of N.
 
-    python bench/check_time.py [--runs 15] [-- extra check arguments]
+    python bench/check_time.py [--runs 15] [--json-out FILE] [-- extra check arguments]
 
 The hpcdoctor beside this interpreter is timed, and the probes ask this interpreter (--python
 sys.executable) unless the extra arguments name one: run it with the venv's python and
@@ -26,6 +26,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--target", type=float, default=1.0, help="seconds; exit 1 when the median is above")
+    ap.add_argument("--json-out", metavar="FILE", help="also write the result, machine and date as JSON")
     ap.add_argument("extra", nargs="*", help="arguments after -- go to hpcdoctor check")
     args = ap.parse_args()
     beside = os.path.join(os.path.dirname(sys.executable), "hpcdoctor")
@@ -54,6 +55,12 @@ def main() -> int:
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
     print(f"runs: {args.runs}  median: {med:.3f}s  min: {min(times):.3f}s  max: {max(times):.3f}s  "
           f"target: {args.target:.1f}s  {'OK' if med <= args.target else 'OVER'}")
+    import result
+
+    result.write(args.json_out, "check_time", result.invocation(), {
+        "check_arguments": args.extra, "runs": args.runs, "median_s": round(med, 3),
+        "min_s": round(min(times), 3), "max_s": round(max(times), 3), "target_s": args.target,
+        "torch": torch.get("version")})
     return 0 if med <= args.target else 1
 
 

@@ -1,6 +1,6 @@
 """Score triage of pasted tickets on the real ticket corpus (tests/fixtures/tickets/).
 
-    python bench/triage_score.py [--verbose] [--json] [--jobs N] [--timeout S] [--corpus DIR]
+    python bench/triage_score.py [--verbose] [--json] [--json-out FILE] [--jobs N] [--timeout S] [--corpus DIR]
 
 Each paste goes through the installed CLI as a support engineer runs it,
 `hpcdoctor check --from <paste> --format json`, in a fresh process with a time limit. Printed:
@@ -176,12 +176,18 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--jobs", type=int, default=None, help="pastes run at once")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per paste")
     ap.add_argument("--corpus", type=Path, default=CORPUS)
+    ap.add_argument("--json-out", metavar="FILE", help="write the totals, machine and date as JSON")
     args = ap.parse_args(argv)
     s = score(args.corpus, args.jobs, args.timeout)
     if args.json:
         print(json.dumps(s, indent=2, sort_keys=True))
     else:
         print_text(s, args.verbose)
+    if args.json_out:
+        import result  # beside this script; imported here so tests can load the module alone
+
+        result.write(args.json_out, "triage_score", result.invocation(),
+                     {k: v for k, v in s.items() if k != "results"})
     return 0
 
 

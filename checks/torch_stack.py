@@ -9,10 +9,12 @@ result is present.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import hpcdoctor
@@ -40,6 +42,27 @@ def target_python(options: Any) -> Optional[str]:
     if options.python:
         return options.python
     return shutil.which("python3") or shutil.which("python")
+
+
+def chosen_here(facts: Dict[str, Any], options: Any) -> None:
+    """How the interpreter was chosen, and, when python3 on PATH has no torch but the one running
+    hpcdoctor has (a venv's hpcdoctor run without activating the venv), that one: it is most
+    likely the job's. Live runs only: a replay says nothing about the replaying machine."""
+    facts["chosen_by"] = "--python" if options.python else "python3 on PATH"
+    if options.python or facts.get("installed") or not sys.executable:
+        return
+    # Paths, not resolved files: a venv's python is a link to the very binary it differs from.
+    if os.path.abspath(sys.executable) == os.path.abspath(str(facts.get("target_python") or "")):
+        return
+    if importlib.util.find_spec("torch") is None:  # finds the package, imports nothing
+        return
+    from importlib import metadata  # here, not at the top: ~10 ms of every start for a rare case
+
+    try:
+        version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        version = None
+    facts["own_python"] = {"path": sys.executable, "torch": version}
 
 
 def run_payload(python: str, depth: str, limit: float) -> Dict[str, Any]:
@@ -231,7 +254,10 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
         if python is None:
             raise Missing("no python3 on PATH (pass --python)")
         data = root.probe("torch_stack", lambda: run_payload(python, options.depth, limit))
-        return {"torch": from_payload(data, env)}
+        facts = from_payload(data, env)
+        if root.mode == "live":
+            chosen_here(facts, options)
+        return {"torch": facts}
     except Missing as payload_exc:
         if root.mode != "replay":
             return {"torch": Unknown(str(payload_exc))}

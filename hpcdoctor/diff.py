@@ -15,13 +15,14 @@ from typing import Any, Dict, List, Tuple
 from hpcdoctor.facts import iter_paths
 from hpcdoctor.sysroot import SnapshotError, read_capped
 
-# Leaves that differ between any two runs, even on the same node.
+# Leaves that differ between any two runs, even on the same node (torch.chosen_by and own_python say
+# how hpcdoctor was run, not what the node is).
 VOLATILE = re.compile(
     r"(available_bytes|free_bytes|memory_used_mib|\.clocks\.(sm|mem)_mhz$|temperature_c|power_draw_w|"
     r"duration_s|elapsed_s|generated_at|^system\.hostname$|\.uuid$|\.serial$|\.processes|clock_event_reasons|"
     r"^env\.vars\.(SLURM_JOB_ID|SLURM_JOBID|SLURM_STEP_ID|SLURM_PROCID|SLURM_LOCALID|SLURM_NODEID|HOSTNAME|"
     r"SLURMD_NODENAME|SLURM_TOPOLOGY_ADDR|SLURM_TASK_PID|SLURM_JOB_START_TIME|SLURM_JOB_END_TIME)$|"
-    r"^bench\.|\.import_s$|\.cuda_init_s$)")
+    r"^bench\.|\.import_s$|\.cuda_init_s$|^torch\.chosen_by$|^torch\.own_python\.)")
 
 
 ABSENT = "(absent)"

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from hpcdoctor import engine as _engine
+
 HERE = Path(__file__).parent
 FIXTURES = HERE / "fixtures"
 NODES = FIXTURES / "nodes"
@@ -38,6 +40,14 @@ def run_cli(*args: str, env=None, timeout: float = 60, input: str = None):
 
 
 def report_of(*args: str, **kw) -> dict:
+    """The JSON report of a command. `check --from PATH` (with `--fail-on never` at most) runs in
+    this process through the CLI's entry point (conftest's triage); anything else, or any
+    environment, input or timeout of its own, runs in a fresh process."""
+    extra = args[3:]
+    if not kw and args[:2] == ("check", "--from") and len(args) >= 3 and extra in ((), ("--fail-on", "never")):
+        res = check_from(args[2], *extra)
+        assert res["rc"] in (0, 1), res["stderr"]
+        return res["doc"]
     res = run_cli(*args, "--format", "json", **kw)
     assert res.returncode in (0, 1), res.stderr
     return json.loads(res.stdout)
@@ -47,6 +57,84 @@ def alarms(path) -> dict:
     """The error and warning findings of `check --from <path>`, by symbol."""
     doc = report_of("check", "--from", str(path))
     return {f["symbol"]: f for f in doc["findings"] if f["severity"] in ("error", "warning")}
+
+
+_CHECKED: dict = {}
+_PARSER: list = []
+# check_from runs the engine as it ships, not under _fixes_run_as_printed below: a memoised
+# report is made once, inside whichever test asks first, and must not depend on which one that
+# was. (Run out of process before, these reports were never under that check either.)
+_SHIPPED_EVALUATE = _engine.evaluate
+
+
+def _fingerprint(path: Path) -> tuple:
+    """What a report of PATH depends on: its files' names, sizes and times, so a file a test
+    rewrites in place is read again, never answered from the memo."""
+    try:
+        if path.is_dir():
+            return tuple(sorted((str(p.relative_to(path)), p.stat().st_size, p.stat().st_mtime_ns)
+                                for p in path.rglob("*") if p.is_file()))
+        st = path.stat()
+        return (st.st_size, st.st_mtime_ns)
+    except OSError:
+        return ()
+
+
+def check_from(path, *extra: str) -> dict:
+    """`hpcdoctor check --from PATH --format json [EXTRA]`, run in this process through the CLI's
+    own entry point (hpcdoctor.cli.main: argument parsing, open_paste or open_snapshot, the
+    pipeline, the JSON writer, the exit code), memoised by path, content and arguments.
+
+    Returns {"rc", "doc" (the parsed report or None), "stdout", "stderr"}. An exception escaping
+    the CLI is kept as the traceback a fresh process prints with HPCDOCTOR_DEBUG=1 (rc None), so
+    no "internal error" line can pass for a clean refusal."""
+    import contextlib
+    import io
+    import traceback
+
+    from hpcdoctor import cli, engine
+
+    key = (str(path), _fingerprint(Path(path)), extra)
+    if key in _CHECKED:
+        return _fresh(_CHECKED[key])
+    if not _PARSER:
+        _PARSER.append(cli.build_parser())  # reusable; building one costs ~20 ms of gettext lookups
+    out, err = io.StringIO(), io.StringIO()
+    saved_parser, saved_debug, saved_evaluate = cli.build_parser, os.environ.get("HPCDOCTOR_DEBUG"), engine.evaluate
+    cli.build_parser = lambda: _PARSER[0]
+    engine.evaluate = _SHIPPED_EVALUATE
+    os.environ["HPCDOCTOR_DEBUG"] = "1"
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = cli.main(["check", "--from", str(path), "--format", "json", *extra])
+    except Exception:  # what HPCDOCTOR_DEBUG=1 lets through: a crash, never a verdict
+        rc = None
+        err.write(traceback.format_exc())
+    finally:
+        cli.build_parser, engine.evaluate = saved_parser, saved_evaluate
+        if saved_debug is None:
+            os.environ.pop("HPCDOCTOR_DEBUG", None)
+        else:
+            os.environ["HPCDOCTOR_DEBUG"] = saved_debug
+    try:
+        doc = json.loads(out.getvalue())
+    except ValueError:
+        doc = None
+    _CHECKED[key] = {"rc": rc, "doc": doc, "stdout": out.getvalue(), "stderr": err.getvalue()}
+    return _fresh(_CHECKED[key])
+
+
+def _fresh(run: dict) -> dict:
+    # A test may change the report it is given (a node made to differ): each caller gets its own.
+    return dict(run, doc=json.loads(run["stdout"]) if run["doc"] is not None else None)
+
+
+@pytest.fixture(scope="session")
+def triage():
+    """check_from for the ticket corpus: every paste once per session, whichever test asks
+    first (hundreds of pastes: a fresh interpreter each cost minutes). Tests of exit codes and
+    streams use run_cli."""
+    return check_from
 
 
 @pytest.fixture

@@ -138,6 +138,7 @@ def _honest(bench):
     assert ar.get("results") or ar.get("skipped") or ar.get("not_applicable"), ar
 
 
+@pytest.mark.slow  # a real benchmark payload: torch import, GEMMs, a gloo all-reduce
 def test_payload_cpu_gemm_and_gloo_allreduce(py):
     out, err, _ = _run(py, "--tier", "quick", "--budget", "60", "--cpu-n", "256", "--max-allreduce-bytes", str(1 << 20))
     assert out["device_kind"] == "cpu" and out["gpus"] == [] and "stopped" not in out
@@ -156,6 +157,7 @@ def test_payload_cpu_gemm_and_gloo_allreduce(py):
     assert len(lines) == 4 and lines[0].startswith("hpcdoctor bench: 1/4 cpu.fp32 GEMM") and "s left" in lines[0]
 
 
+@pytest.mark.slow  # a real benchmark payload: torch import, GEMMs, a gloo all-reduce
 def test_payload_budget_of_half_a_second(py):
     out, _, wall = _run(py, "--tier", "quick", "--budget", "0.5")
     assert wall < 30  # the torch import cannot be cut short; nothing after it runs
@@ -164,6 +166,7 @@ def test_payload_budget_of_half_a_second(py):
     assert all("budget" in why for why in bench_check.not_measured(out).values())
 
 
+@pytest.mark.slow  # a real benchmark payload: torch import, GEMMs, a gloo all-reduce
 def test_slow_measurement_keeps_the_budget_and_the_figures_before_it(py):
     """A bf16 GEMM made 2000x slower (as on a CPU that emulates bf16): the budget holds, and the
     fp32 figure measured before it survives."""
@@ -178,6 +181,7 @@ def test_slow_measurement_keeps_the_budget_and_the_figures_before_it(py):
     assert "cpu.bf16" in err
 
 
+@pytest.mark.slow  # a real benchmark payload: torch import, GEMMs, a gloo all-reduce
 @pytest.mark.parametrize("how, signal_name", [("kill", "SIGKILL"), ("segv", "SIGSEGV")])
 def test_killed_payload_keeps_earlier_figures(py, how, signal_name):
     out, _, _ = _run(py, "--tier", "quick", "--budget", "20", "--max-allreduce-bytes", "8192",
@@ -232,6 +236,7 @@ def test_lock_directory_not_writable(tmp_path, monkeypatch):
         bench_probe.GpuLock("GPU-abc", wait=0.1)
 
 
+@pytest.mark.slow  # a real benchmark payload: torch import, GEMMs, a gloo all-reduce
 def test_cli_bench_quick_on_cpu(py):
     from conftest import report_of
 
@@ -246,6 +251,7 @@ def test_cli_bench_quick_on_cpu(py):
     assert doc["probes"]["bench"]["status"] == "ok"
 
 
+@pytest.mark.slow  # a real benchmark payload: torch import, GEMMs, a gloo all-reduce
 def test_cli_keeps_figures_of_a_crashed_payload(py):
     from conftest import report_of
 
@@ -257,6 +263,7 @@ def test_cli_keeps_figures_of_a_crashed_payload(py):
     assert bench["cpu"]["bf16"]["skipped"].startswith("cut: ")
 
 
+@pytest.mark.slow  # a real benchmark payload: torch import, GEMMs, a gloo all-reduce
 def test_cli_budget_of_half_a_second(py):
     t0 = time.monotonic()
     from conftest import run_cli
@@ -273,6 +280,7 @@ def test_cli_budget_of_half_a_second(py):
         _honest(bench)
 
 
+@pytest.mark.slow  # a real benchmark payload: torch import, GEMMs, a gloo all-reduce
 def test_cli_stops_a_hung_payload_at_the_deadline_and_keeps_its_figures(py):
     from conftest import report_of
 

@@ -13,13 +13,11 @@ broken ROCm build line read as a CPU build, and cut package versions."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from test_triage_corpus import MANIFEST, TICKETS, score_mod
+from conftest import run_cli
+from test_triage_corpus import MANIFEST, TICKETS
 
 WIDTHS = (33, 80)
 # The one finding a broken paste may add: it names no cause, quotes NCCL's first warning and asks
@@ -37,18 +35,10 @@ def hard_wrap(text: str, width: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def _run(path) -> dict:
-    cmd = score_mod.cli_command() + ["check", "--from", str(path), "--format", "json"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=dict(os.environ, NO_COLOR="1"))
-    try:
-        doc = json.loads(proc.stdout)
-    except ValueError:
-        doc = None
-    return {"rc": proc.returncode, "stderr": proc.stderr, "doc": doc}
-
-
 @pytest.fixture(scope="module")
-def readings(tmp_path_factory):
+def readings(tmp_path_factory, triage):
+    """Every corpus paste, whole and wrapped at each width, through `check --from` (in this
+    process: conftest's triage runs the CLI's entry point)."""
     jobs = []
     for width in WIDTHS:
         folder = tmp_path_factory.mktemp(f"w{width}")
@@ -57,9 +47,7 @@ def readings(tmp_path_factory):
             (folder / f"{t['id']}.txt").write_text(hard_wrap(text, width), encoding="utf-8")
             jobs.append((t["id"], width, folder / f"{t['id']}.txt"))
     jobs += [(t["id"], None, TICKETS / f"{t['id']}.txt") for t in MANIFEST]
-    with ThreadPoolExecutor(4) as pool:
-        runs = list(pool.map(lambda j: _run(j[2]), jobs))
-    return {(tid, width): run for (tid, width, _), run in zip(jobs, runs)}
+    return {(tid, width): triage(path) for tid, width, path in jobs}
 
 
 def _alarms(doc) -> set:
@@ -122,11 +110,14 @@ def test_what_a_broken_paste_reads_is_what_the_whole_one_says_or_nothing(reading
 
 
 def test_a_broken_line_is_said_not_guessed(tmp_path):
-    """The healthy macOS report (pytorch#121067) broken at 33 columns: no GPU named "No", no finding."""
+    """The healthy macOS report (pytorch#121067) broken at 33 columns: no GPU named "No", no finding.
+    A fresh CLI process, as a support engineer runs it: its exit status and streams too."""
     text = (TICKETS / "pytorch-121067-macos-email-wrapped-healthy.txt").read_text(encoding="utf-8")
     path = tmp_path / "broken.txt"
     path.write_text(hard_wrap(text, 33), encoding="utf-8")
-    doc = _run(path)["doc"]
+    res = run_cli("check", "--from", str(path), "--format", "json", env={"NO_COLOR": "1"})
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    doc = json.loads(res.stdout)
     assert not doc["findings"] or not _alarms(doc)
     assert not (doc["facts"].get("gpus") or [])
     assert doc["facts"]["torch"]["version"] == "2.2.2"

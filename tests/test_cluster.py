@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 
 from conftest import NODES, torch_python
 from hpcdoctor.payload.cluster_probe import first_host
@@ -42,6 +43,7 @@ def test_first_host_of_a_slurm_nodelist():
     assert first_host("nid001234") == "nid001234"
 
 
+@pytest.mark.slow  # real ranks: hpcdoctor processes and a TCPStore daemon in torch
 def test_two_ranks_gather_and_differences_are_reported(tmp_path):
     py = torch_python()
     port = _port()
@@ -60,6 +62,7 @@ def test_two_ranks_gather_and_differences_are_reported(tmp_path):
     assert procs[0].returncode == 1  # a divergent node is a problem
 
 
+@pytest.mark.slow  # real ranks: hpcdoctor processes and a TCPStore daemon in torch
 def test_a_rank_that_never_arrives_gives_a_partial_result_and_exit_2(tmp_path):
     py = torch_python()
     port = _port()
@@ -101,6 +104,7 @@ def _rank(rank, world, port, py, node, source=None, local=0, per_node=1, extra=(
     return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow  # real ranks: hpcdoctor processes and a TCPStore daemon in torch
 def test_two_nodes_of_two_ranks_started_in_reverse_one_check_per_node(tmp_path):
     py = torch_python()
     port = _port()
@@ -122,6 +126,7 @@ def test_two_nodes_of_two_ranks_started_in_reverse_one_check_per_node(tmp_path):
     assert result["auth"] == "derived from the job's identity"
 
 
+@pytest.mark.slow  # real ranks: hpcdoctor processes and a TCPStore daemon in torch
 def test_a_slow_follower_is_waited_for(tmp_path):
     py = torch_python()
     port = _port()
@@ -145,6 +150,7 @@ for payload in (body, hmac.new(b"guess", body, hashlib.sha256).hexdigest().encod
 """
 
 
+@pytest.mark.slow  # real ranks: hpcdoctor processes and a TCPStore daemon in torch
 def test_a_foreign_post_is_rejected_and_reported_and_the_real_rank_still_counts(tmp_path):
     py = torch_python()
     port = _port()
@@ -162,6 +168,7 @@ def test_a_foreign_post_is_rejected_and_reported_and_the_real_rank_still_counts(
     assert "s3cret" not in out0 + err0 and "posts signed with a per-job key (HPCDOCTOR_CLUSTER_SECRET)" in out0
 
 
+@pytest.mark.slow  # real ranks: hpcdoctor processes and a TCPStore daemon in torch
 def test_links_pass_with_gloo_names_the_slowed_node(tmp_path):
     py = torch_python()
     port = _port()
@@ -187,6 +194,7 @@ def test_links_pass_with_gloo_names_the_slowed_node(tmp_path):
     assert [s["symbol"] for s in result["link_unjudged"]] == ["cluster-allreduce-low"]
 
 
+@pytest.mark.slow  # real ranks: hpcdoctor processes and a TCPStore daemon in torch
 def test_an_absent_follower_is_named_and_the_leader_does_not_wait_past_the_timeout(tmp_path):
     py = torch_python()
     port = _port()

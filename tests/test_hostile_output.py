@@ -47,7 +47,9 @@ IDIOMS = {
 }
 
 
-@pytest.mark.parametrize("idiom", sorted(IDIOMS))
+# bash is everywhere and cheap; zsh and fish are real shells CI installs: slow.
+@pytest.mark.parametrize("idiom", [i if IDIOMS[i][0] == "bash" else pytest.param(i, marks=pytest.mark.slow)
+                                   for i in sorted(IDIOMS)])
 def test_env_output_evals_to_the_exact_value_in_the_real_shell(idiom, tmp_path):
     shell, argv = IDIOMS[idiom]
     _shell(shell)
@@ -65,6 +67,7 @@ def test_env_output_evals_to_the_exact_value_in_the_real_shell(idiom, tmp_path):
         assert res.stdout == value + "\n", (idiom, value, script.read_text())
 
 
+@pytest.mark.slow  # a real shell (CI installs it)
 def test_env_output_evals_to_the_exact_value_in_interactive_tcsh(tmp_path):
     # History substitution ("!") happens only in an interactive tcsh, where people eval this.
     _shell("tcsh")
@@ -99,6 +102,7 @@ def test_fish_and_csh_scripts_carry_no_comments_the_eval_would_swallow():
         assert "#" not in text and text.count(";") == 2, text
 
 
+@pytest.mark.slow  # a real shell (CI installs it)
 def test_env_command_with_a_crafted_old_nccl_variable_is_safe_in_fish(tmp_path):
     _shell("fish")
     crafted = "1\\'; touch PWNED; echo '"

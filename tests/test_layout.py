@@ -10,6 +10,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 
 
@@ -22,6 +24,7 @@ def _build_wheel(dest: Path) -> Path:
     return wheel
 
 
+@pytest.mark.slow  # builds the real wheel with pip
 def test_wheel_maps_top_level_folders_into_the_package(tmp_path):
     wheel = _build_wheel(tmp_path / "dist")
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -33,6 +36,7 @@ def test_wheel_maps_top_level_folders_into_the_package(tmp_path):
     assert {t for t in tops if not t.endswith(".dist-info")} == {"hpcdoctor"}
 
 
+@pytest.mark.slow  # builds the real wheel with pip
 def test_installed_wheel_runs_from_outside_the_repository(tmp_path):
     wheel = _build_wheel(tmp_path / "dist")
     target = tmp_path / "site"

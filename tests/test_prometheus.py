@@ -124,6 +124,7 @@ def _h100_bench_from_recording():
     return {"gpus": [{"index": 0, "gemm": gemm, "memory": {"d2d_gbs": d2d, "h2d_pinned_gbs": pinned}}]}, gemm
 
 
+@pytest.mark.slow  # runs check --bench quick: a real benchmark
 def test_every_benchmark_figure_is_exported(tmp_path):
     py = torch_python()
     doc = report_of("check", "--bench", "quick", "--python", py, "--fail-on", "never", timeout=180)

@@ -36,12 +36,13 @@ def hostile_path(tmp_path):
 
 
 def test_hung_nvidia_smi_and_torch_import_within_budget(hostile_path):
+    budget = 4.0  # long enough for every probe to start; the hung ones are stopped at it
     t0 = time.monotonic()
-    res = run_cli("check", "--deep", "--budget", "10", "--format", "json", "--python", sys.executable,
+    res = run_cli("check", "--deep", "--budget", str(budget), "--format", "json", "--python", sys.executable,
                   env=hostile_path, timeout=60)
     elapsed = time.monotonic() - t0
     assert res.returncode == 3, res.stderr  # hung probes leave the verdict open: never a pass
-    assert elapsed < 11.5, elapsed  # 10 s budget plus interpreter start-up
+    assert elapsed < budget + 1.5, elapsed  # the budget plus interpreter start-up
     doc = json.loads(res.stdout)
     assert {"gpu", "python"} <= {u["probe"] for u in doc["unchecked"]}
     stuck = {k: v for k, v in doc["probes"].items() if v["status"] != "ok"}
@@ -52,7 +53,7 @@ def test_hung_nvidia_smi_and_torch_import_within_budget(hostile_path):
 
 
 def test_terminal_report_names_the_stuck_probe(hostile_path):
-    res = run_cli("check", "--budget", "3", env=hostile_path, timeout=30)
+    res = run_cli("check", "--budget", "2", env=hostile_path, timeout=30)
     assert "probe gpu_nvidia: timeout" in res.stdout
 
 
@@ -62,9 +63,10 @@ def test_blocking_nvml_call(tmp_path):
     (fake / "pynvml.py").write_text(
         "import time\nclass NVMLError(Exception):\n    pass\n"
         "def nvmlInit():\n    time.sleep(600)\n")
+    budget = 2.0  # the other probes finish well within it; the blocked one is abandoned at it
     t0 = time.monotonic()
-    res = run_cli("check", "--budget", "4", "--format", "json", env={"PYTHONPATH": str(fake)}, timeout=60)
-    assert time.monotonic() - t0 < 6
+    res = run_cli("check", "--budget", str(budget), "--format", "json", env={"PYTHONPATH": str(fake)}, timeout=60)
+    assert time.monotonic() - t0 < budget + 2
     doc = json.loads(res.stdout)
     assert doc["probes"]["gpu_nvidia"]["status"] == "timeout"
     assert doc["facts"]["cpu"]["arch"]  # everything else still reported
@@ -84,6 +86,7 @@ def test_kill_children_ends_process_groups():
     assert _leftovers() == []
 
 
+@pytest.mark.slow  # eight concurrent hpcdoctor processes
 def test_eight_simultaneous_checks_agree():
     procs = [subprocess.Popen([sys.executable, "-m", "hpcdoctor", "check", "--format", "json"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(8)]

@@ -39,6 +39,7 @@ def test_fast_depth_reads_metadata_without_importing_torch(py, truth):
     assert elapsed < 5  # no torch import: a fraction of a second, with wide room for a slow CI
 
 
+@pytest.mark.slow  # imports the real torch (seconds)
 def test_deep_depth_imports_torch(py, truth):
     facts = torch_stack.from_payload(torch_stack.run_payload(py, "deep", 120), {})
     assert facts["version"] == truth["v"] and facts["build"] == "cpu"
@@ -107,6 +108,7 @@ def test_interpreter_without_torch():
     assert facts["installed"] is False and facts["build"] is None
 
 
+@pytest.mark.slow  # imports the real torch (seconds)
 def test_cli_deep_check_reports_torch(py):
     from conftest import report_of
 

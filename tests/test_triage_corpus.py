@@ -30,10 +30,44 @@ MANIFEST = score_mod.load_manifest(TICKETS)
 CATALOGUE = {r.symbol for r in engine.load_rules()[0]}
 
 
+def as_score_run(run: dict) -> dict:
+    """conftest's triage result in the shape bench/triage_score.py judges."""
+    doc = run["doc"]
+    findings = {f["symbol"]: f["severity"] for f in (doc or {}).get("findings", [])}
+    return {"rc": run["rc"], "findings": findings, "stderr": run["stderr"], "report": doc is not None}
+
+
 @pytest.fixture(scope="module")
-def scored():
-    """Every paste through the installed CLI once (parallel processes), judged against the manifest."""
-    return {r["id"]: r for r in score_mod.score(TICKETS, timeout=120)["results"]}
+def scored(triage):
+    """Every paste through `check --from` once (conftest's triage: the CLI's entry point in this
+    process), judged by the bench script's own judge against the manifest."""
+    return {t["id"]: score_mod.judge(t, as_score_run(triage(TICKETS / f"{t['id']}.txt"))) for t in MANIFEST}
+
+
+# A healthy control, a diagnosis, one with a known miss, and pastes hpcdoctor declines (exit 2).
+CLI_SAMPLE = ["pytorch-121067-macos-email-wrapped-healthy", "yuan2-65-driver-found-11000"]
+
+
+@pytest.mark.parametrize("tid", CLI_SAMPLE + [t["id"] for t in MANIFEST if t.get("known_miss")][:1])
+def test_in_process_triage_is_what_the_cli_prints(triage, tid):
+    """The ticket tests read conftest's in-process triage; a fresh process as the bench script runs
+    it (installed CLI, HPCDOCTOR_DEBUG=1) gives the same exit status, report and judgement."""
+    t = next(x for x in MANIFEST if x["id"] == tid)
+    cli = score_mod.run_ticket(t, TICKETS, timeout=120)
+    here = as_score_run(triage(TICKETS / f"{tid}.txt"))
+    assert (cli["rc"], cli["report"], cli["findings"]) == (here["rc"], here["report"], here["findings"])
+    assert cli["stderr"] == here["stderr"]
+    assert score_mod.judge(t, cli) == score_mod.judge(t, here)
+
+
+def test_declined_paste_in_process_is_the_cli_refusal(triage):
+    declined = [t for t in MANIFEST if t["healthy"] and triage(TICKETS / f"{t['id']}.txt")["rc"] == 2]
+    assert declined, "the corpus holds healthy pastes hpcdoctor declines (prose alone)"
+    t = declined[0]
+    cli = score_mod.run_ticket(t, TICKETS, timeout=120)
+    here = triage(TICKETS / f"{t['id']}.txt")
+    assert cli["rc"] == here["rc"] == 2 and cli["stderr"] == here["stderr"]
+    assert len(cli["stderr"].strip().splitlines()) == 1, cli["stderr"]
 
 
 def test_manifest_is_complete_and_honest():

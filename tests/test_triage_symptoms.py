@@ -9,12 +9,25 @@ import re
 
 import pytest
 
-from conftest import NODES, alarms, report_of, run_cli, ticket
+from conftest import NODES, run_cli, ticket
 from hpcdoctor import knowledge
 from hpcdoctor.parse.collect_env import parse_collect_env
 from hpcdoctor.paste import find_symptoms, read_text, recognise
 
 PASTES = NODES.parent / "pastes"
+
+
+def alarms(triage, path) -> dict:
+    """The error and warning findings of `check --from <path>` (conftest's triage), by symbol."""
+    run = triage(path)
+    assert run["rc"] in (0, 1), run["stderr"]
+    return {f["symbol"]: f for f in run["doc"]["findings"] if f["severity"] in ("error", "warning")}
+
+
+def report_of(triage, path) -> dict:
+    run = triage(path)
+    assert run["rc"] in (0, 1), run["stderr"]
+    return run["doc"]
 
 
 def test_every_symptom_is_sourced_and_its_pattern_bounded():
@@ -86,8 +99,8 @@ def test_message_is_read_with_its_facts(name, sid, fields):
     ("pytorch-132570-rocm-gfx1010-not-in-wheel", "torch-missing-arch", ["gfx"]),
     ("minimax-42-vllm-nccl-shm-segment", "shm-too-small", ["/dev/shm"]),
 ])
-def test_ticket_gets_the_diagnosis_its_thread_confirms(name, symbol, words):
-    hits = alarms(ticket(name))
+def test_ticket_gets_the_diagnosis_its_thread_confirms(triage, name, symbol, words):
+    hits = alarms(triage, ticket(name))
     assert symbol in hits, sorted(hits)
     for w in words:
         assert w in hits[symbol]["message"], hits[symbol]["message"]
@@ -117,12 +130,12 @@ def test_ticket_gets_the_diagnosis_its_thread_confirms(name, symbol, words):
     ("nccl-328-shm-open-permission-denied", "shm-too-small"),             # a permission, not a size
     ("af-sfmlearner-39-no-driver-cpu-run-healthy", "driver-too-old"),     # no driver is no old driver
 ])
-def test_neighbouring_messages_stay_silent(name, silent):
-    res = run_cli("check", "--from", str(ticket(name)), "--format", "json")
-    assert "Traceback" not in res.stderr
-    if res.returncode == 2:
+def test_neighbouring_messages_stay_silent(triage, name, silent):
+    res = triage(ticket(name))
+    assert "Traceback" not in res["stderr"] and res["rc"] in (0, 1, 2), res["stderr"]
+    if res["rc"] == 2:
         return  # declined, with one line: no finding at all
-    assert silent not in alarms(ticket(name))
+    assert silent not in alarms(triage, ticket(name))
 
 
 def test_a_wrapped_oom_message_is_read_across_its_lines():
@@ -134,8 +147,8 @@ def test_a_wrapped_oom_message_is_read_across_its_lines():
     assert "this process has 15.32 GiB memory in use" in s["procs"]
 
 
-def test_held_by_others_fix_names_the_pids_and_a_way_out():
-    (f,) = [f for f in report_of("check", "--from", str(ticket("dasheng-denoiser-3-oom-two-other-processes")))["findings"]
+def test_held_by_others_fix_names_the_pids_and_a_way_out(triage):
+    (f,) = [f for f in report_of(triage, ticket("dasheng-denoiser-3-oom-two-other-processes"))["findings"]
             if f["symbol"] == "gpu-memory-in-use"]
     assert f["fix"].startswith("nvidia-smi --query-compute-apps=pid,used_memory --format=csv")
     assert "-p 142715,232313" in f["fix"] and "CUDA_VISIBLE_DEVICES=" in f["fix"]
@@ -152,13 +165,13 @@ REPORT = PASTES / "vllm-dstack-8xh100-collect_env-indented.txt"
 
 @pytest.mark.parametrize("encoding, bom", [("utf-16-le", b"\xff\xfe"), ("utf-16-le", b""), ("utf-16-be", b"\xfe\xff"),
                                            ("utf-8", b"\xef\xbb\xbf")])
-def test_utf16_and_bom_pastes_are_text(tmp_path, encoding, bom):
+def test_utf16_and_bom_pastes_are_text(triage, tmp_path, encoding, bom):
     # PowerShell's `python -m torch.utils.collect_env > env.txt` writes UTF-16LE with a BOM, CRLF.
     text = REPORT.read_text(encoding="utf-8")
     path = tmp_path / "env.txt"
     path.write_bytes(bom + text.replace("\n", "\r\n").encode(encoding))
     assert recognise(read_text(str(path))).summary() == recognise(text).summary()
-    doc = report_of("check", "--from", str(path))
+    doc = report_of(triage, path)
     assert doc["facts"]["torch"]["version"] == parse_collect_env(text)["torch"]["version"]
 
 

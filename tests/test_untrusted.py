@@ -293,6 +293,7 @@ def test_oversized_extended_header_is_refused_before_it_is_read(tmp_path, kind):
     assert res.stderr.count("\n") == 1
 
 
+@pytest.mark.slow  # gzips a 700 MB header of zeros, then measures the peak memory of refusing it
 def test_long_name_of_zeros_costs_no_memory(tmp_path):
     bundle = hostile_header_bundle(tmp_path / "h.tar.gz", 700 << 20)  # 0.7 MB on disk
     res, peak, wall = measured("check", "--from", str(bundle), "--budget", "3")
@@ -392,6 +393,7 @@ def test_recorded_output_over_the_limit_is_refused_with_its_reason(tmp_path):
         ReplaySysRoot(snap).run(["nvidia-smi", "-q"])
 
 
+@pytest.mark.slow  # a 9 MiB paste in a fresh process, its peak memory measured
 def test_paste_of_a_thousand_gpus_is_read_whole(tmp_path):
     # Between 8 and 16 MiB a paste used to be cut at 8 MiB in silence (609 of 1000 GPUs).
     src = (Path(__file__).parent / "fixtures" / "public" / "nvsmi" / "gls_8xH100-SXM_nvsmi_a_565.txt").read_text()

@@ -12,6 +12,20 @@ def _gib(n: Any) -> str:
     return f"{n / 1024 ** 3:.0f} GiB" if isinstance(n, (int, float)) else "?"
 
 
+def _chosen(t: Dict[str, Any]) -> str:
+    # Said only for the default: a run from a venv asks whatever python3 comes first on PATH.
+    return " (python3 on PATH)" if t.get("chosen_by") == "python3 on PATH" else ""
+
+
+def _own_python(t: Dict[str, Any]) -> str:
+    """Where the job's torch may be instead: hpcdoctor's own interpreter, or any other."""
+    own = t.get("own_python") or {}
+    if own.get("path"):
+        has = f"torch {own['torch']}" if own.get("torch") else "torch"
+        return f"; hpcdoctor's own {own['path']} has {has}: add --python {own['path']}"
+    return "; --python PATH asks another" if t.get("chosen_by") == "python3 on PATH" else ""
+
+
 def node_lines(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
     f = FactView(doc.get("facts", {}), doc.get("unknown", {}))
     lines: List[Tuple[str, str]] = []
@@ -75,12 +89,12 @@ def node_lines(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
             where = f" · {t['target_python']}" if t.get("target_python") else ""
             if t.get("invoked_as") and t.get("invoked_as") != t.get("target_python"):
                 where += f" (run as {t['invoked_as']})"
-            lines.append(("Python", f"torch {t['version']}{extra}{where}"))
+            lines.append(("Python", f"torch {t['version']}{extra}{where}{_chosen(t)}"))
         elif t.get("import_error"):
             lines.append(("Python", f"torch cannot be imported: {t['import_error']}"))
         elif t.get("installed") is False:
             where = f" in {t['target_python']}" if t.get("target_python") else ""
-            lines.append(("Python", f"no torch installed{where}"))
+            lines.append(("Python", f"no torch installed{where}{_chosen(t)}{_own_python(t)}"))
     elif "torch" in doc.get("unknown", {}):
         lines.append(("Python", "unknown: " + doc["unknown"]["torch"]))
 
