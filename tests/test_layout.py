@@ -64,6 +64,7 @@ def test_installed_wheel_runs_from_outside_the_repository(tmp_path):
     assert '"payload failed' not in check.stdout and "can't open file" not in check.stdout
 
 
+@pytest.mark.slow  # builds the real wheel with pip
 def test_checkout_root_runs_after_a_plain_install(tmp_path):
     """`pip install .` then `python -m hpcdoctor` from the checkout's root: the checkout's hpcdoctor/
     shadows the installed package there, and must still find its checks and rules."""

@@ -19,6 +19,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from conftest import NODES, ROOT, run_cli
 from slurm_cluster import die_with_parent
 
+pytestmark = pytest.mark.slow  # a real node_exporter and promtool
+
 ALERTS = ROOT / "examples" / "prometheus" / "hpcdoctor-alerts.yml"
 ALERT_TESTS = ROOT / "examples" / "prometheus" / "hpcdoctor-alerts.test.yml"
 

@@ -16,6 +16,8 @@ import pytest
 from conftest import ROOT
 from hpcdoctor.parse.cpulist import parse_cpulist
 
+pytestmark = pytest.mark.slow  # real daemons: munged, slurmctld, slurmd
+
 EXAMPLES = ROOT / "examples"
 PREFLIGHT = EXAMPLES / "preflight.sbatch"
 # The example asks for 2 nodes of 4 tasks with 4 GPUs; options on sbatch's command line override its
