@@ -244,8 +244,8 @@ def ecc_disabled(f):
         if not known or known.get("segment") != "datacenter":
             continue
         if g.get("ecc_enabled") is False or g.get("ecc_pending") is False:
-            fix = ("admins: nvidia-smi -i %s -e 1 and reset the GPU" % g.get("index") if g.get("vendor") != "amd"
-                   else "admins: enable memory (UMC) ECC through the amdgpu RAS settings and reboot")
+            fix = ("nvidia-smi -i %s -e 1   # administrators, then reset the GPU" % g.get("index") if g.get("vendor") != "amd"
+                   else "# administrators: enable memory (UMC) ECC through the amdgpu RAS settings and reboot")
             yield Hit(message=f"ECC is {'off' if g.get('ecc_enabled') is False else 'set to turn off at the next reset'}",
                       subject=_subject(g), fix=fix,
                       evidence={"ecc_enabled": g.get("ecc_enabled"), "ecc_pending": g.get("ecc_pending")})

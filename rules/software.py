@@ -52,8 +52,9 @@ def _import_failed_in_ticket(f):
     if hit is None:
         return
     lib = hit.get("library")
-    fix = ("reinstall torch in a fresh virtual environment (python -m venv env && env/bin/pip install torch), "
-           "and unset LD_LIBRARY_PATH entries that shadow the libraries the wheel brings")
+    # The loader's own words point at a library path that shadows the wheel's: try without it first.
+    fix = ("unset LD_LIBRARY_PATH; python3 -c 'import torch'   "
+           "# if it still fails, reinstall torch in a fresh virtual environment")
     why = f"{lib} was not found" if lib else "a library was loaded from another build than torch was linked against"
     yield Hit(message=f"import torch fails: {why} ({hit['error'][:200]}, line {hit['line']})", fix=fix,
               evidence={**ticket_evidence(hit), "torch.import_error": hit["error"][:300], "library": lib})
@@ -580,13 +581,13 @@ def _duplicates_in_ticket(f):
         s = sym["cudnn-mismatch"]
         yield Hit(message=f"torch was built with cuDNN {s['compiled']} but loaded cuDNN {s['found']} (line {s['line']}): "
                           "another libcudnn shadows the one torch brings",
-                  fix="unset LD_LIBRARY_PATH   (or remove the cuDNN directory from it, so torch loads its own libcudnn)",
+                  fix="unset LD_LIBRARY_PATH   # or remove the cuDNN directory from it, so torch loads its own libcudnn",
                   evidence=ticket_evidence(s))
     if "omp-error-15" in sym:
         s = sym["omp-error-15"]
         yield Hit(message=f"two copies of the Intel OpenMP runtime ({s['library']}) were loaded into one process (line {s['line']})",
-                  fix="conda install nomkl   (or pip uninstall intel-openmp, keeping torch's own libiomp5; "
-                      "KMP_DUPLICATE_LIB_OK=TRUE only hides the conflict)",
+                  fix="conda install nomkl   # or pip uninstall intel-openmp, keeping torch's own libiomp5; "
+                      "KMP_DUPLICATE_LIB_OK=TRUE only hides the conflict",
                   evidence=ticket_evidence(s))
 
 
@@ -733,7 +734,8 @@ def bf16_unsupported(f):
         on = f" on {g.get('name')}" if g is not None else ""
         yield Hit(message=f"transformers refused bf16{on}: torch.cuda.is_bf16_supported() is False (line {s['line']}), "
                           "the GPU has no bf16 units (pre-Ampere: V100, T4, P100, RTX 20xx)",
-                  fix="pass --fp16 instead of --bf16   (TrainingArguments(fp16=True, bf16=False))",
+                  fix="# on the command line, --fp16 in place of --bf16; in code:\n"
+                      "args = TrainingArguments(output_dir=\"out\", fp16=True, bf16=False)", fix_lang="python",
                   evidence=ticket_evidence(s))
         return
     if "bf16-refused" in symptoms or "bf16-requested" in symptoms:
