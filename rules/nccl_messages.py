@@ -38,7 +38,7 @@ def nccl_ib_memlock(f):
 
     Why it matters:
         InfiniBand and RoCE transfer from memory the HCA has pinned, and pinned (locked) memory is
-        bounded by RLIMIT_MEMLOCK (ulimit -l). With the default of a few MiB to 8 MiB, NCCL's
+        bounded by RLIMIT_MEMLOCK (ulimit -l). With a small limit (8192 kB in nccl-tests#206), NCCL's
         registrations fail with ENOMEM and the communicator dies with "unhandled system error";
         NCCL's answer is an unlimited memlock limit for the job, which must hold inside the job
         (a container, an srun step), not only in a login shell.
