@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from collections.abc import Mapping
+from typing import Any, Dict, Iterator, List
 
 from hpcdoctor.facts import Unknown
-from hpcdoctor.parse import cpuinfo as ci
+from hpcdoctor.knowledge import arm_parts
+from hpcdoctor.parse import cpuinfo as ci, uname
+from hpcdoctor.parse import topology as topo
 from hpcdoctor.parse.cpulist import ListFormatError, parse_cpulist
 from hpcdoctor.parse.lscpu import int_field, parse_lscpu
 from hpcdoctor.sysroot import Missing, SysRoot
@@ -49,52 +52,113 @@ def _whole_cpuinfo(procs: List[Dict[str, str]]) -> Any:
     return True
 
 
-def _topology(root: SysRoot, procs: List[Dict[str, str]]) -> Dict[str, Any]:
-    """Logical CPUs, cores and sockets: sysfs first (exact), then cpuinfo, then lscpu."""
-    online: Any = Unknown("no CPU list")
+def _online(root: SysRoot, procs: List[Dict[str, str]]) -> Any:
+    """The online CPUs: the kernel's list; without it, the CPUs whose topology folder exists (the
+    kernel removes it from an offline CPU); without sysfs, a whole cpuinfo's processors."""
     try:
-        online = parse_cpulist(root.read("/sys/devices/system/cpu/online"))
+        return parse_cpulist(root.read(f"{topo.CPU_DIR}/online")), "sysfs"
     except (Missing, ListFormatError) as exc:
-        whole = _whole_cpuinfo(procs)
-        if procs and whole is True:
-            online = [int(p["processor"]) for p in procs if p.get("processor", "").isdecimal()]
-        else:
-            online = Unknown(whole if isinstance(whole, str) else str(exc))
-            procs = []  # its core and socket ids would undercount too
+        why = str(exc)
+    dirs = [p.rsplit("/", 2)[-2] for p in root.glob(f"{topo.CPU_DIR}/cpu[0-9]*/topology")]
+    cpus = sorted(int(d[3:]) for d in dirs if d[3:].isdecimal())
+    if cpus:
+        return cpus, "sysfs"
+    whole = _whole_cpuinfo(procs)
+    if procs and whole is True:
+        return [int(p["processor"]) for p in procs if p.get("processor", "").isdecimal()], "cpuinfo"
+    return Unknown(whole if isinstance(whole, str) else why), None
 
-    sockets, cores = set(), set()
-    if isinstance(online, list):
-        for cpu in online:
-            base = f"/sys/devices/system/cpu/cpu{cpu}/topology"
-            pkg = root.read_or(f"{base}/physical_package_id")
-            core = root.read_or(f"{base}/core_id")
-            if pkg is None or core is None:
-                sockets, cores = set(), set()
-                break
-            sockets.add(pkg.strip())
-            cores.add((pkg.strip(), core.strip()))
-    if not cores and procs and all("physical id" in p and "core id" in p for p in procs):
-        sockets = {p["physical id"] for p in procs}
-        cores = {(p["physical id"], p["core id"]) for p in procs}
 
+class _Files(Mapping):
+    """The reader's {path: text}, read through SysRoot when the reader asks for a path, once:
+    it asks only for what it uses (one mask per CPU on a current kernel)."""
+
+    def __init__(self, root: SysRoot) -> None:
+        self.root = root
+        self.cache: Dict[str, Any] = {}
+
+    def __getitem__(self, path: str) -> str:
+        if path not in self.cache:
+            self.cache[path] = self.root.read_or(path)
+        text = self.cache[path]
+        if text is None:
+            raise KeyError(path)
+        return text
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([k for k, v in self.cache.items() if v is not None])
+
+    def __len__(self) -> int:
+        return sum(1 for v in self.cache.values() if v is not None)
+
+
+def _arm_types(root: SysRoot, blocks: List[Dict[str, str]], online: List[int]) -> Dict[int, Any]:
+    """{cpu: (implementer, part)} from cpuinfo's MIDR fields, else from the kernel's midr_el1."""
+    ids = ci.arm_ids(blocks)
+    if ids:
+        return ids
+    for cpu in online:
+        text = root.read_or(f"{topo.CPU_DIR}/cpu{cpu}/regs/identification/midr_el1")
+        found = arm_parts.parse_midr(text) if text else None
+        if found:
+            ids[cpu] = found
+    return ids
+
+
+def _types_by_midr(ids: Dict[int, Any], online: List[int]) -> Dict[str, Dict[str, Any]]:
+    by: Dict[Any, List[int]] = {}
+    for cpu in online:
+        if cpu in ids:
+            by.setdefault(ids[cpu], []).append(cpu)
+    return {arm_parts.name(impl, part): {"cpus": cpus, "implementer": f"0x{impl:02x}", "part": f"0x{part:03x}",
+                                         "model_name": arm_parts.name(impl, part)}
+            for (impl, part), cpus in sorted(by.items(), key=lambda kv: kv[1][0])}
+
+
+def _topology(root: SysRoot, procs: List[Dict[str, str]], arm_blocks: Any = None) -> Dict[str, Any]:
+    """Logical CPUs, cores, sockets and what lies between: sysfs masks first (the kernel's
+    documented answer), then cpuinfo's ids for a paste without sysfs, then lscpu. ``arm_blocks``:
+    an Arm cpuinfo, whose per-CPU MIDR tells the core types of a heterogeneous chip."""
+    online, source = _online(root, procs)
     out: Dict[str, Any] = {"logical_cpus": len(online) if isinstance(online, list) else online}
-    if cores:
-        out["sockets"] = len(sockets)
-        out["cores"] = len(cores)
+    types = None
+    if arm_blocks is not None and isinstance(online, list):
+        types = _types_by_midr(_arm_types(root, arm_blocks, online), online)
+        out["_arm_types"] = types
+    elif arm_blocks is not None:
+        # A cpuinfo that may be a part still names the cores it lists; their counts wait.
+        ids = ci.arm_ids(arm_blocks)
+        out["_arm_types"] = _types_by_midr(ids, sorted(ids))
+        why = online.reason if isinstance(online, Unknown) else "CPU list unknown"
+        out["core_types"] = [dict(v, type=k, cpus=Unknown(why), cores=Unknown(why), threads_per_core=Unknown(why))
+                             for k, v in out["_arm_types"].items()]
+    if source == "sysfs" and any(root.exists(f"{topo.CPU_DIR}/cpu{c}/topology") for c in online[:1]):
+        out.update(topo.read_topology(_Files(root), online, types or None))
+        return out
+    if types:
+        out["core_types"] = [dict(v, type=k, cores=Unknown("no sysfs topology"),
+                                  threads_per_core=Unknown("no sysfs topology")) for k, v in types.items()]
+    if source is None:
+        procs = []  # a part of a cpuinfo: its core and socket ids would undercount too
+    if procs and all("physical id" in p and "core id" in p for p in procs):
+        sockets = {p["physical id"] for p in procs}
+        cores: Dict[Any, int] = {}
+        for p in procs:
+            key = (p["physical id"], p["core id"])
+            cores[key] = cores.get(key, 0) + 1
+        out.update(sockets=len(sockets), cores=len(cores), threads_per_core=max(cores.values()),
+                   topology_source={"cores": "cpuinfo physical id, core id", "sockets": "cpuinfo physical id"})
+        return out
+    fields = _lscpu(root)
+    n_sockets = int_field(fields, "Socket(s)")
+    per_socket = int_field(fields, "Core(s) per socket", "Core(s) per cluster")
+    if n_sockets and per_socket:
+        out.update(sockets=n_sockets, cores=n_sockets * per_socket,
+                   threads_per_core=int_field(fields, "Thread(s) per core") or Unknown("lscpu gives no threads per core"),
+                   topology_source={"cores": "lscpu", "sockets": "lscpu"})
     else:
-        fields = _lscpu(root)
-        n_sockets = int_field(fields, "Socket(s)")
-        per_socket = int_field(fields, "Core(s) per socket", "Core(s) per cluster")
-        if n_sockets and per_socket:
-            out["sockets"] = n_sockets
-            out["cores"] = n_sockets * per_socket
-        else:
-            out["sockets"] = Unknown("no topology in sysfs, cpuinfo or lscpu")
-            out["cores"] = Unknown("no topology in sysfs, cpuinfo or lscpu")
-    if isinstance(out["logical_cpus"], int) and isinstance(out.get("cores"), int) and out["cores"]:
-        out["threads_per_core"] = max(1, out["logical_cpus"] // out["cores"])
-    else:
-        out["threads_per_core"] = Unknown("cores or logical CPUs unknown")
+        for key in ("sockets", "cores", "threads_per_core"):
+            out[key] = Unknown("no topology in sysfs, cpuinfo or lscpu")
     return out
 
 
@@ -130,15 +194,38 @@ def _lscpu(root: SysRoot) -> Dict[str, str]:
     return parse_lscpu(res.stdout) if res.ok else {}
 
 
-def _model_name(arch: str, block: Dict[str, str], micro: Any) -> Any:
-    if block.get("model name"):
-        return block["model name"]
-    if arch.startswith("ppc64") and block.get("cpu"):
-        return block["cpu"].split(",")[0]
-    if isinstance(micro, dict):
-        # Arm kernels print no model name; archspec's name for the CPU part is the useful one.
-        return f"{micro['vendor']} {micro['name']}"
-    return Unknown("cpuinfo has no model name")
+def _model_name(arch: str, blocks: List[Dict[str, str]], types: Any) -> Any:
+    if types:
+        # lscpu's names from the MIDR; the kernel's "ARMv7 Processor rev 4" names no core.
+        return " + ".join(types) if len(types) > 1 else next(iter(types))
+    return ci.model_of(arch, blocks) or Unknown("cpuinfo has no model name")
+
+
+def _uname_machine(root: SysRoot) -> Any:
+    """`uname -m`, run live and read from a snapshot's recording, else a recorded `uname -a`;
+    None where neither has it."""
+    try:
+        res = root.run(["uname", "-m"], timeout=1.0)
+        found = uname.machine(res.stdout) if res.ok else None
+        if found:
+            return found, "uname -m"
+    except Missing:
+        pass
+    try:
+        res = root.run(["uname", "-a"], timeout=1.0, live=False)
+    except Missing:
+        return None
+    found = uname.machine_from_all(res.stdout) if res.ok else None
+    return (found, "uname -a") if found else None
+
+
+def _arch(root: SysRoot, blocks: List[Dict[str, str]]) -> Any:
+    machine = _uname_machine(root)
+    if machine:
+        return machine
+    order = (root.read_or("/sys/kernel/cpu_byteorder") or "").strip() or None
+    arch, how = ci.arch_of(blocks, order)
+    return (arch, how) if arch else (Unknown(how), None)
 
 
 def _from_lscpu(root: SysRoot, why: str) -> Dict[str, Any]:
@@ -161,8 +248,6 @@ def _from_lscpu(root: SysRoot, why: str) -> Dict[str, Any]:
 
         found = microarch.detect(arch, block, flags)
         micro = found["name"] if found else micro
-        if found and arch == "aarch64" and not (fields.get("Model name") or fields.get("BIOS Model name")):
-            fields["Model name"] = f"{found['vendor']} {found['name']}"
     sockets = int_field(fields, "Socket(s)")
     per = int_field(fields, "Core(s) per socket", "Core(s) per cluster")
     cpus = int_field(fields, "CPU(s)")
@@ -179,40 +264,65 @@ def _from_lscpu(root: SysRoot, why: str) -> Dict[str, Any]:
     return {"cpu": cpu}
 
 
+def _without_cpuinfo(root: SysRoot, why: str) -> Dict[str, Any]:
+    """Topology from sysfs when a dump holds no cpuinfo and no lscpu: what it can tell."""
+    arch, how = _arch(root, [])
+    cpu: Dict[str, Any] = {"arch": arch, "arch_source": how or Unknown(arch.reason if isinstance(arch, Unknown) else "")}
+    cpu.update(_topology(root, []))
+    cpu.pop("_arm_types", None)
+    if isinstance(cpu["logical_cpus"], Unknown):
+        raise Missing(f"{why}; no lscpu or sysfs CPU list recorded either")
+    for key in ("vendor", "model_name", "microarch"):
+        cpu[key] = Unknown(why)
+    cpu.update(microarch_ancestors=[], flags=[], capabilities=capabilities("", []),
+               hypervisor=Unknown(why), governor=Unknown(why), source="sysfs")
+    return {"cpu": cpu}
+
+
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     try:
         text = root.read("/proc/cpuinfo")
     except Missing as exc:
-        return _from_lscpu(root, str(exc))
+        try:
+            return _from_lscpu(root, str(exc))
+        except Missing as exc2:
+            return _without_cpuinfo(root, str(exc2))
     blocks = ci.parse_cpuinfo(text)
     procs = ci.processors(blocks) or blocks
     if not procs:
         raise Missing("/proc/cpuinfo has no processor entries")
-    arch = ci.infer_arch(blocks)
+    arch, arch_how = _arch(root, blocks)
+    arch_name = arch if isinstance(arch, str) else ""
     first = procs[0]
     flags = ci.flags(first)
-    micro: Any = Unknown("unknown ISA family")
-    if arch:
+    micro: Any = Unknown(arch.reason if isinstance(arch, Unknown) else f"archspec has no targets for {arch}")
+    if arch_name in ("x86_64", "aarch64", "riscv64") or arch_name.startswith("ppc64"):
         from hpcdoctor.knowledge import microarch
 
-        found = microarch.detect(arch, first, flags, ci.power_generation(first))
-        micro = found if found else Unknown(f"archspec has no targets for {arch}")
+        found = microarch.detect(arch_name, first, flags, ci.power_generation(first))
+        micro = found if found else micro
 
+    topology = _topology(root, procs, blocks if arch_name in ("aarch64", "arm") else None)
+    types = topology.pop("_arm_types", None)
+    vendor = first.get("vendor_id") or first.get("vendor")
+    if not vendor and types:
+        impl = next(iter(types.values()))["implementer"]
+        vendor = arm_parts.vendor(int(impl, 16))
     cpu: Dict[str, Any] = {
-        "arch": arch or Unknown("cpuinfo matches no known ISA family"),
-        "vendor": (first.get("vendor_id") or (micro["vendor"] if isinstance(micro, dict) else None)
-                   or Unknown("no vendor in cpuinfo")),
-        "model_name": _model_name(arch or "", first, micro),
+        "arch": arch,
+        "arch_source": arch_how or Unknown("architecture unknown"),
+        "vendor": vendor or (micro["vendor"] if isinstance(micro, dict) else None) or Unknown("no vendor in cpuinfo"),
+        "model_name": _model_name(arch_name, blocks, types),
         "microarch": micro["name"] if isinstance(micro, dict) else micro,
         "microarch_ancestors": micro["ancestors"] if isinstance(micro, dict) else [],
         "flags": flags,
-        "capabilities": capabilities(arch or "", flags),
+        "capabilities": capabilities(arch_name, flags),
         # x86 guests see the hypervisor CPUID bit; clocks and topology then describe the VM.
-        "hypervisor": "hypervisor" in flags if arch == "x86_64" else Unknown("no hypervisor flag on this ISA"),
+        "hypervisor": "hypervisor" in flags if arch_name == "x86_64" else Unknown("no hypervisor flag on this ISA"),
     }
-    if arch == "x86_64":
+    if arch_name == "x86_64":
         _by_model(cpu, first.get("vendor_id", ""), first.get("cpu family"), first.get("model"))
-    cpu.update(_topology(root, procs))
+    cpu.update(topology)
     gov = root.read_or("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
     cpu["governor"] = gov.strip() if gov else Unknown("no cpufreq scaling governor (a VM, or no cpufreq driver)")
     return {"cpu": cpu}

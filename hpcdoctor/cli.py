@@ -397,7 +397,13 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     if args.cluster:
         return cluster_step(args)  # only node leaders check their node; rank 0 writes the report
-    doc = diagnose(args)
+    if args.format == "prometheus" and not args.sources:
+        from hpcdoctor.nodescope import node_environment
+
+        with node_environment():  # node metrics: the same from a Prolog as from a timer
+            doc = diagnose(args)
+    else:
+        doc = diagnose(args)
     elapsed = doc["elapsed_s"]
     blocking = engine.at_or_above(doc["findings"], args.fail_on)
     text = render(doc, args.format, verbose=args.verbose, elapsed=elapsed) if args.output or args.format != "terminal" else None
@@ -483,6 +489,7 @@ def cluster_step(args: argparse.Namespace) -> int:
         registry = prometheus.registry_for_nodes(cluster_reports(gathered))
         if args.output:
             try:
+                Path(args.output).parent.mkdir(parents=True, exist_ok=True)  # as the one-node path does
                 prometheus.write_registry(registry, args.output)
             except OSError as exc:
                 raise UsageError(f"cannot write {args.output}: {exc.strerror or exc}") from None

@@ -1,10 +1,11 @@
 """``check --cluster``: one node check per node, every rank's placement, rank 0's report.
 
-The node's first local rank (LOCAL_RANK / SLURM_LOCALID 0) is its leader: it checks the node and
+The node's first local rank (local rank 0 from torchrun, mpirun or srun) is its leader: it checks the node and
 runs the payload that talks to rank 0's TCPStore. The node's other ranks gather only what is
 theirs (allowed CPUs, binding and thread variables, visible GPUs), with no torch and no payload,
 and leave it in a node-local folder that only this user can write, for the leader to forward.
-Without a local rank variable every rank is its own leader (correct, only slower).
+Without a local rank variable the node's ranks elect one leader through the node folder
+(``leads_host``), so sixteen ranks on a node still cost one check.
 
 Posts are signed with a per-job key: HPCDOCTOR_CLUSTER_SECRET when set, else a hash of the job's
 identity (stops another job's or a stray tool's posts, not a user who can read the job's
@@ -47,8 +48,15 @@ def node_name(env: Dict[str, str]) -> str:
     return socket.gethostname()
 
 
+# The launcher's own variables first: mpirun inside an allocation starts its ranks through one
+# Slurm task per node, so SLURM_LOCALID is 0 for all of them. Open MPI sets OMPI_COMM_WORLD_LOCAL_*,
+# MPICH and Intel MPI's Hydra MPI_LOCAL* (both read so by libpsm3's rank detection).
+LOCAL_RANK_VARS = ("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID")
+LOCAL_SIZE_VARS = ("LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS")
+
+
 def local_rank(env: Dict[str, str]) -> Optional[int]:
-    for name in ("LOCAL_RANK", "SLURM_LOCALID"):
+    for name in LOCAL_RANK_VARS:
         if (env.get(name) or "").isdecimal():
             return int(env[name])
     return None
@@ -67,8 +75,9 @@ def tasks_per_node(spec: str) -> List[int]:
 
 def local_count(env: Dict[str, str]) -> int:
     """Ranks on this node, 0 when the launcher does not say (the leader then forwards until done)."""
-    if (env.get("LOCAL_WORLD_SIZE") or "").isdecimal():
-        return int(env["LOCAL_WORLD_SIZE"])
+    for name in LOCAL_SIZE_VARS:
+        if (env.get(name) or "").isdecimal():
+            return int(env[name])
     per_node = tasks_per_node(env.get("SLURM_STEP_TASKS_PER_NODE") or env.get("SLURM_TASKS_PER_NODE") or "")
     node = env.get("SLURM_NODEID") or ""
     if per_node and node.isdecimal() and int(node) < len(per_node):
@@ -108,6 +117,42 @@ def local_dir(env: Dict[str, str], identity: str, node: str, create: bool) -> Pa
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
         raise ClusterError(f"{path} is not a private folder of this user; refusing to use it")
     return path
+
+
+def leads_host(env: Dict[str, str], identity: str, node: str, rank: int, master: str, since: float) -> bool:
+    """The election when the launcher gives no local rank: rank 0 leads its own host, and the ranks
+    of a host named as the rendezvous host follow it; elsewhere the first rank to create the node
+    folder's ``leader`` file leads and the others follow. The folder is on the node, so this costs
+    no torch import and no store round trip (the store lives in rank 0's payload). A rank that
+    reaches rank 0's host before rank 0 and cannot tell it is that host leads too: its node is
+    then checked twice, never missed. A ``leader`` file older than ``since`` is an earlier run's
+    (same port, no job id, a leader that died before tidying) and is taken over."""
+    folder = local_dir(env, identity, node, create=True)
+    if rank != 0 and master.split(".")[0] == node.split(".")[0]:
+        return False
+    leader = folder / "leader"
+    for _ in range(2):
+        try:
+            fd = os.open(str(leader), os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            break
+        except FileExistsError:
+            try:
+                stale = os.lstat(leader).st_mtime < since
+            except OSError:
+                stale = True  # gone in between: try again
+            if not stale:
+                return rank == 0
+            try:
+                os.unlink(leader)
+            except OSError:
+                pass
+        except OSError as exc:
+            raise ClusterError(f"cannot elect this node's leader in {folder}: {exc.strerror}") from None
+    else:
+        return rank == 0
+    with os.fdopen(fd, "w") as fh:
+        fh.write(str(rank))
+    return True
 
 
 def rank_info(facts: Dict[str, Any], env: Dict[str, str], rank: int, node: str) -> Dict[str, Any]:
@@ -150,7 +195,10 @@ def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Di
     node = node_name(env)
     identity = job_identity(env, master, port)
     lr = local_rank(env)
-    if lr is not None and lr > 0 and rank != 0:
+    elected = lr is None
+    if elected:
+        lr = 0 if leads_host(env, identity, node, rank, master, time.time() - args.cluster_timeout) else 1
+    if lr > 0 and rank != 0:
         _follower(env, rank, node, identity)
         return None
     from hpcdoctor.checks.torch_stack import target_python
@@ -161,8 +209,9 @@ def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Di
     if python is None:
         raise ClusterError("--cluster needs a python3 with torch on the node leaders (pass --python)")
     key, how = job_key(env, identity)
-    count = local_count(env) if lr is not None else 1
-    folder = local_dir(env, identity, node, create=True) if count != 1 else None
+    count = local_count(env)  # 0 when unknown: the leader forwards its node's reports until rank 0 is done
+    # An elected leader always has the folder, and tidies its election away at the end.
+    folder = local_dir(env, identity, node, create=True) if count != 1 or elected else None
     payload = Path(__file__).resolve().parent / "payload" / "cluster_probe.py"
     child_env = dict(env, HPCDOCTOR_CLUSTER_KEY=key.hex(),
                      HPCDOCTOR_CLUSTER_JOB=hashlib.sha256(identity.encode()).hexdigest()[:32])

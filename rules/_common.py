@@ -92,6 +92,22 @@ def nccl_shm_cause(f: FactView) -> Optional[dict]:
     return {"kind": "size", "error": None, "symptom": sized[0], "size": size} if sized else None
 
 
+def catalogued(f: FactView, symbol: str) -> list:
+    """The pasted messages whose catalogue entry (hpcdoctor/knowledge/messages/) feeds the rule
+    ``symbol``, one per entry, in line order; empty on a live node or a snapshot."""
+    seen, out = set(), []
+    for s in f.get("ticket.symptoms") or []:
+        if isinstance(s, dict) and symbol in (s.get("rules") or []) and s.get("id") not in seen:
+            seen.add(s.get("id"))
+            out.append(s)
+    return out
+
+
+def told_evidence(s: dict) -> dict:
+    """What a finding read from a catalogued message shows: its line, text and catalogue entry."""
+    return {"ticket.line": s.get("line"), "ticket.text": str(s.get("text", ""))[:160], "message": s.get("id")}
+
+
 # NCCL WARN lines (knowledge/messages/nccl.toml) whose cause a rule of its own answers
 # (nccl-socket-ifname, nccl-duplicate-gpu, nccl-roce-gid, nccl-ib-memlock, nccl-topo-file): with one of them
 # pasted, the generic "unhandled system error" finding has nothing to add.

@@ -1,11 +1,12 @@
-"""The links between nodes, from ``check --cluster --bench`` (facts under ``cluster``, which only
-rank 0's cluster report has: a single node's check skips these rules)."""
+"""The nodes of one job compared with each other, and the links between them, from
+``check --cluster`` (facts under ``cluster``, which only rank 0's cluster report has: a single
+node's check skips these rules)."""
 
 from __future__ import annotations
 
 import shlex
-
 import statistics
+from collections import Counter
 from typing import Any, Dict, Optional, Tuple
 
 from hpcdoctor import knowledge
@@ -126,3 +127,83 @@ def cluster_link_slow(f):
                   fix=f"sbatch --exclude={shlex.quote(sorted(shared)[0] if culprit else p['b'])} job.sbatch   "
                       "# until ibstat and the NIC's error counters on that node have been checked",
                   evidence={"gbs": round(p["gbs"], 3), "median_gbs": round(med, 3), "a": p["a"], "b": p["b"]})
+
+
+@rule("CLU003", "node-divergent", "warning", "nodes of one job that differ from the others", impact=8)
+def node_divergent(f):
+    """
+    What it detects:
+        Across the nodes of one job (``check --cluster``), a node whose NVIDIA driver, ROCm,
+        torch, NCCL, GPU count or model, CPU model, logical CPU count or kernel differs from what
+        most of the job's nodes report. One finding per fact, naming every node that differs.
+
+    Why it matters:
+        A multi-node job runs at the pace of its slowest or oddest node: a different NCCL or driver
+        can hang a collective or change its algorithm on one node only, a node with fewer GPUs
+        breaks the job's layout, and a different torch on one node gives different numerics. Such
+        a node is usually one that missed an update or a rebuild.
+
+    How to fix:
+        Administrators drain the differing nodes until they match the others (the fix names
+        them); a job whose own software differs between nodes (torch, NCCL) is using a Python
+        environment that is not the same everywhere: run it from one environment on a shared
+        filesystem.
+
+    References:
+        - 004_3c12714629749d50.txt (stragglers in large training runs)
+    """
+    values = f["cluster.node_values"]
+    for fact, per_node in sorted(values.items()):
+        known = {h: str(v) for h, v in per_node.items() if v is not None}
+        if len(set(known.values())) <= 1:
+            continue
+        counts = Counter(known.values())
+        majority, n = counts.most_common(1)[0]
+        differ = {h: v for h, v in sorted(known.items()) if v != majority}
+        tied = n * 2 <= len(known)
+        hosts = sorted(differ)
+        where = "; ".join(f"{h}: {v}" for h, v in list(differ.items())[:6]) + (" ..." if len(differ) > 6 else "")
+        own = fact in ("torch", "NCCL")
+        yield Hit(message=f"{fact} is {majority} on {n} of {len(known)} node(s) but differs on {where}"
+                          + (" (no majority: the nodes split evenly)" if tied else ""),
+                  subject=fact,
+                  fix=("which python3; python3 -c 'import torch; print(torch.__version__, torch.cuda.nccl.version())'"
+                       "   # run on each node: the job's environment differs between them" if own else
+                       "scontrol update nodename=" + ",".join(shlex.quote(h) for h in hosts)
+                       + f" state=drain reason={shlex.quote('hpcdoctor: ' + fact + ' differs from the other nodes')}"),
+                  evidence={"fact": fact, "majority": majority, "differ": differ})
+
+
+@rule("CLU004", "node-straggler", "warning", "a node whose GEMM throughput trails the job's others", impact=9)
+def node_straggler(f):
+    """
+    What it detects:
+        Across the nodes of one job (``check --cluster --bench``), a node whose slowest GPU's bf16
+        GEMM throughput (fp32 where bf16 was not measured) is below the straggler fraction of the
+        median of the job's nodes (knowledge/thresholds.toml, bench.straggler_fraction, the same
+        fraction BEN004 applies to the GPUs of one node).
+
+    Why it matters:
+        Every step of a data-parallel job waits for its slowest node: one node with a throttled or
+        failing GPU slows all of them, and it is invisible in any single node's report.
+
+    How to fix:
+        Look at the straggler's own findings in this report (clocks, power, temperature); the
+        administrators drain it and run the vendor's diagnostics (dcgmi diag -r 3 on NVIDIA).
+
+    References:
+        - 004_3c12714629749d50.txt (stragglers in large training runs)
+    """
+    gemm = {h: v for h, v in f["cluster.gemm_tflops"].items() if isinstance(v, (int, float))}
+    if len(gemm) < 2:
+        return
+    frac = knowledge.load("thresholds")["bench"]["straggler_fraction"]
+    median = statistics.median(gemm.values())
+    for host, v in sorted(gemm.items()):
+        if v < median * frac:
+            yield Hit(message=f"GEMM {v:.1f} TFLOP/s against a median of {median:.1f} across "
+                              f"{len(gemm)} nodes ({v / median:.0%})",
+                      subject=host,
+                      fix=f"scontrol update nodename={shlex.quote(host)} state=drain "
+                          f"reason={shlex.quote('hpcdoctor: GEMM straggler')}   # then: dcgmi diag -r 3 on it",
+                      evidence={"node": host, "tflops": v, "median": median})

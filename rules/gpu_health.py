@@ -7,6 +7,8 @@ import re
 from hpcdoctor import knowledge
 from hpcdoctor.knowledge import gpus
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import MissingFact
+from hpcdoctor.rules._common import catalogued, told_evidence
 
 
 def _subject(g) -> str:
@@ -28,7 +30,11 @@ def gpu_driver_unusable(f):
     """
     What it detects:
         GPUs on the PCI bus that neither NVML nor the vendor tool can talk to: no driver loaded, a
-        driver/library version mismatch after an update without reboot, a fallen-off device.
+        driver/library version mismatch after an update without reboot, a fallen-off device. In a
+        pasted ticket, the messages that say so: nvidia-smi's "couldn't communicate with the NVIDIA
+        driver", "No devices were found" and "couldn't find libnvidia-ml.so library", NVML's
+        "Driver/library version mismatch", "Driver Not Loaded" and "NVML Shared Library Not Found",
+        CUDA's error 803 (display driver / CUDA driver mismatch).
 
     Why it matters:
         Every GPU job on the node fails or silently runs on the CPU. A driver/library mismatch is
@@ -41,16 +47,55 @@ def gpu_driver_unusable(f):
     References:
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlInitializationAndCleanup.html
         - 004_3c12714629749d50.txt (node health checks before jobs)
+        - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html (nvmlReturn_t)
     """
+    found = False
     for vendor in ("nvidia", "amd"):
         on_bus = f.get(f"{vendor}.pci_devices")
         error = f.get(f"{vendor}.error")
         if isinstance(on_bus, int) and on_bus > 0 and error:
+            found = True
             yield Hit(
                 message=f"{on_bus} {vendor.upper()} GPU(s) on the PCI bus, but: {error}",
                 fix="# drain the node and report the message to the administrators (a driver/library mismatch needs a reboot)",
                 evidence={f"{vendor}.pci_devices": on_bus, f"{vendor}.error": error},
             )
+    if not found:
+        yield from _driver_unusable_told(f)
+
+
+# What a pasted nvidia-smi, NVML or CUDA message says of the driver, by catalogue entry: the state
+# it names and the commands that confirm and end it.
+_NOT_LOADED = ("the NVIDIA kernel driver is not loaded (or /dev/nvidia* is missing where the command ran)",
+               "lsmod | grep -w nvidia   # empty: the kernel module is not loaded\n"
+               "sudo modprobe nvidia && nvidia-smi   # administrators; if it fails, dmesg says why (a new kernel without the driver rebuilt: dkms status)")
+_MISMATCH = ("the NVIDIA kernel module loaded now is not the version of the driver libraries (a driver updated without a "
+             "reboot, or a container carrying its own libcuda)",
+             "cat /proc/driver/nvidia/version   # the kernel module loaded now; the libraries are the installed driver's\n"
+             "sudo reboot   # administrators: loads the installed driver's module")
+_NO_LIBRARY = ("no NVIDIA driver libraries (libnvidia-ml, libcuda) where the command ran: no driver installed there, or a "
+               "container started without the NVIDIA runtime",
+               "ldconfig -p | grep -E 'libnvidia-ml|libcuda'   # empty: no driver libraries here\n"
+               "docker run --rm --gpus all IMAGE nvidia-smi   # a container sees the host driver only through the NVIDIA runtime")
+_NO_DEVICE = ("NVML reports no usable GPU although the driver answers: the driver failed to initialise every GPU",
+              "journalctl -k -b | grep -i NVRM   # RmInitAdapter failed and similar lines: why the driver gave up on the GPU")
+_TOLD_DRIVER = {
+    "nvidia_smi:couldnt-communicate": _NOT_LOADED, "nvml:NVML_ERROR_DRIVER_NOT_LOADED": _NOT_LOADED,
+    "nvml:NVML_ERROR_LIB_RM_VERSION_MISMATCH": _MISMATCH, "cuda:cudaErrorSystemDriverMismatch": _MISMATCH,
+    "cuda_driver:CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": _MISMATCH,
+    "nvidia_smi:nvml-library-not-found": _NO_LIBRARY, "nvml:NVML_ERROR_LIBRARY_NOT_FOUND": _NO_LIBRARY,
+    "nvidia_smi:no-devices-found": _NO_DEVICE,
+}
+
+
+def _driver_unusable_told(f):
+    """A pasted nvidia-smi, NVML or CUDA message that says the driver cannot be used (the
+    catalogue entries that feed gpu-driver-unusable): the first one, with what it means."""
+    for s in catalogued(f, "gpu-driver-unusable"):
+        said, fix = _TOLD_DRIVER.get(s["id"], (s.get("means", ""), "nvidia-smi   # run it on the node and report its output"))
+        yield Hit(message=f"{said} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
+                  fix=fix, evidence=told_evidence(s))
+        return
 
 
 @rule("GPU002", "ecc-uncorrectable-errors", "error", "uncorrectable ECC errors on a GPU", impact=10,
@@ -59,7 +104,9 @@ def ecc_uncorrectable_errors(f):
     """
     What it detects:
         A GPU whose volatile (since the last driver load) uncorrectable ECC error count is above
-        zero; or, at warning level, whose lifetime (aggregate) count is.
+        zero; or, at warning level, whose lifetime (aggregate) count is. In a pasted log, Xid 48
+        (double bit ECC error) or 140 (ECC unrecovered error), or CUDA's "uncorrectable ECC error
+        encountered" (cudaErrorECCUncorrectable, 214).
 
     Why it matters:
         An uncorrectable error means data in GPU memory was corrupted and the application that
@@ -75,6 +122,36 @@ def ecc_uncorrectable_errors(f):
         - https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html
         - 004_3c12714629749d50.txt (GPU failures and health checks in large training runs)
     """
+    yield from _facts_or_told(f, "ecc-uncorrectable-errors", lambda: list(_ecc_from_facts(f)), _ecc_told)
+
+
+def _ecc_told(s):
+    what = f"Xid {s.get('code')} ({s.get('means', '')[:60]})" if s.get("family") == "xid" else s.get("key")
+    return Hit(message=f"an uncorrectable ECC error was reported ({what}, line {s.get('line')}): data in GPU memory "
+                       "was corrupted and the GPU needs a reset",
+               fix="nvidia-smi -q -d ECC,ROW_REMAPPER   # on the node: which GPU, and whether a remap is pending\n"
+                   "dcgmi diag -r 3   # admins, after draining the node and resetting the GPU",
+               evidence=told_evidence(s))
+
+
+def _facts_or_told(f, symbol, from_facts, told):
+    """What the gathered GPU facts establish; where they are unknown or establish nothing, the
+    pasted message (catalogued as feeding ``symbol``) that says the same. Unknown facts with no
+    such message stay unknown: the rule is skipped."""
+    try:
+        hits = from_facts()
+    except MissingFact:
+        said = catalogued(f, symbol)
+        if not said:
+            raise
+        return [told(said[0])]
+    if hits:
+        return hits
+    said = catalogued(f, symbol)
+    return [told(said[0])] if said else []
+
+
+def _ecc_from_facts(f):
     for g in _gpus(f):
         vol, agg = _int(g.get("ecc_uncorrectable_volatile")), _int(g.get("ecc_uncorrectable_aggregate"))
         if vol:
@@ -87,12 +164,15 @@ def ecc_uncorrectable_errors(f):
                       evidence={"ecc_uncorrectable_aggregate": agg}, severity="warning")
 
 
-@rule("GPU003", "row-remap-pending", "error", "memory row remapping or page retirement awaits a GPU reset", impact=9)
+@rule("GPU003", "row-remap-pending", "error", "memory row remapping or page retirement awaits a GPU reset", impact=9,
+      also={"warning": "a pasted Xid 63 tells of a remap that the next GPU reset applies"})
 def row_remap_pending(f):
     """
     What it detects:
         A GPU with a row remap pending or failed (Ampere and later), or retired pages pending
-        (Volta and Turing).
+        (Volta and Turing). In a pasted kernel log, Xid 63 ("Row Remapper: New row marked for
+        remapping, reset gpu to activate", or a new retired page): a warning, since NVIDIA's Xid
+        catalog asks no immediate action and the remap may have been applied by a reset since.
 
     Why it matters:
         The faulty memory row stays in use until the GPU is reset, so the error that caused it can
@@ -104,7 +184,20 @@ def row_remap_pending(f):
 
     References:
         - https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html
+        - https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html (Xid 63)
     """
+    yield from _facts_or_told(f, "row-remap-pending", lambda: list(_remap_from_facts(f)), _remap_told)
+
+
+def _remap_told(s):
+    return Hit(message=f"the kernel log shows Xid {s.get('code')} (line {s.get('line')}: a memory row marked for remapping "
+                       "or a page for retirement): it takes effect at the next GPU reset",
+               fix="nvidia-smi -q -d ROW_REMAPPER,PAGE_RETIREMENT   # on the node: still pending?\n"
+                   "sudo nvidia-smi -r -i 0   # admins, the GPU of the Xid's PCI address (nvidia-smi -L), once drained and idle; or reboot",
+               evidence=told_evidence(s), severity="warning")
+
+
+def _remap_from_facts(f):
     for g in _gpus(f):
         rows = g.get("remapped_rows") if isinstance(g.get("remapped_rows"), dict) else {}
         if rows.get("failed"):

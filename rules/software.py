@@ -8,7 +8,7 @@ from hpcdoctor import knowledge
 from hpcdoctor.knowledge import gpus as gpu_table, wheels
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import MissingFact
-from hpcdoctor.rules._common import ticket_all, ticket_evidence, ticket_symptoms, version_of
+from hpcdoctor.rules._common import catalogued, ticket_all, ticket_evidence, ticket_symptoms, told_evidence, version_of
 
 
 def _cuda_gpus(f):
@@ -113,7 +113,11 @@ def torch_missing_arch(f):
         and the CCs the build supports); on ROCm, "HIP error: invalid device function", a kernel
         without a code object for the GPU's gfx target. On Turing (7.5) under a torch built with
         CUDA 9.0 or older, torch's "cublas runtime error : the GPU program failed to execute": the
-        build's sm_70 kernels run there, its cuBLAS does not (PyTorch's maintainers).
+        build's sm_70 kernels run there, its cuBLAS does not (PyTorch's maintainers). Where nothing
+        else names the architectures, CUDA's own "no kernel image is available for execution on
+        the device" (error 209) raised through torch's check ("CUDA error: ..." or, before 1.5,
+        "cuda runtime error (48) : ..."); a framework's kernels saying it in their own words are
+        framework-missing-arch's.
 
     Why it matters:
         CUDA calls fail with "no kernel image is available for execution on the device", and torch
@@ -147,7 +151,8 @@ def torch_missing_arch(f):
             yield from _missing_arch_from_cc_warning(f, symptoms)
         else:
             cublas = list(_cublas_on_turing(f, symptoms))
-            yield from cublas or _missing_arch_from_named_build(f, symptoms)
+            named = cublas or list(_missing_arch_from_named_build(f, symptoms))
+            yield from named or _missing_arch_told(f)
 
     yield from _facts_or_ticket(lambda: list(_missing_arch_from_facts(f)), from_ticket())
 
@@ -183,6 +188,33 @@ def _cublas_on_turing(f, symptoms):
                       "kernels run there, its CUDA 9 cuBLAS does not",
               fix=_build_fix(f, [{"compute_capability": gpu["cc"]}]),
               evidence={**ticket_evidence(s), "compute_capability": gpu["cc"], "torch.cuda": str(build)})
+
+
+# torch's own CUDA checks print the runtime's text after these words (C10_CUDA_CHECK since 1.5,
+# THCudaCheck before): a framework's kernels say it in their own words ("RMSNorm failed with error
+# code ...") and are framework-missing-arch's.
+_TORCH_CHECK_WORDS = ("CUDA error: ", "HIP error: ", "cuda runtime error (", "THCudaCheck FAIL")
+
+
+def _missing_arch_told(f):
+    """CUDA's "no kernel image is available for execution on the device" (or "invalid device
+    function") raised through torch's own check, with nothing else in the ticket naming the
+    architectures: the build, or an extension built against it, has no code for this GPU."""
+    for s in catalogued(f, "torch-missing-arch"):
+        if s.get("family") not in ("cuda", "hip") or not any(w in str(s.get("text", "")) for w in _TORCH_CHECK_WORDS):
+            continue
+        gpu = _gpu_of_ticket(f)
+        if gpu:
+            fix = _build_fix(f, [{"compute_capability": gpu["cc"]}])
+            about = f"{gpu['name']} (compute capability {gpu['cc']})"
+        else:
+            fix = ("python -c 'import torch; print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())'"
+                   "   # the GPU's sm_XY must be in the list: else install a torch build that lists it")
+            about = "this GPU"
+        yield Hit(message=f"a CUDA kernel has no code for {about} (line {s.get('line')}: \"{s.get('message') or s.get('key')}\"): "
+                          "the torch build, or an extension built against it, lacks the GPU's architecture",
+                  fix=fix, evidence=told_evidence(s))
+        return
 
 
 def _missing_arch_from_named_build(f, symptoms):
@@ -324,7 +356,9 @@ def driver_too_old(f):
         all the same: the forward-compatibility package (cuda-compat) is then in use. In a pasted
         ticket, torch's own verdict: "driver on your system is too old (found version 12080)",
         the number being the driver's CUDA version, or CUDA runtime error 35 ("CUDA driver version
-        is insufficient for CUDA runtime version").
+        is insufficient for CUDA runtime version") in any program's wording (torch, CTranslate2,
+        onnxruntime, CUDA samples), 36 (an API call that needs a newer driver) or 222 (PTX built by
+        a newer CUDA than the driver's JIT compiler).
 
     Why it matters:
         torch.cuda.is_available() is False with "The NVIDIA driver on your system is too old", or
@@ -361,6 +395,7 @@ def _driver_too_old_in_ticket(f):
     sym = ticket_symptoms(f)
     hit = sym.get("driver-cuda-too-old") or sym.get("driver-insufficient")
     if hit is None:
+        yield from _driver_too_old_told(f)
         return
     found = hit.get("driver_cuda")
     driver_cuda = f"{int(found) // 1000}.{int(found) % 1000 // 10}" if found else None
@@ -372,6 +407,19 @@ def _driver_too_old_in_ticket(f):
     said = f"the driver supports CUDA {driver_cuda} only" if driver_cuda else "the driver is older than the CUDA runtime"
     yield Hit(message=f"{said}, older than the CUDA of this torch build (line {hit['line']}: {hit['text'][:120]})",
               fix=fix, evidence={**ticket_evidence(hit), "nvidia.cuda_driver_version": driver_cuda})
+
+
+def _driver_too_old_told(f):
+    """CUDA's own words for it, in any program's wording (the catalogue entries that feed
+    driver-too-old): error 35, "CUDA driver version is insufficient for CUDA runtime version";
+    36, an API call that needs a newer driver; 222, PTX newer than the driver's JIT compiler."""
+    for s in catalogued(f, "driver-too-old"):
+        yield Hit(message=f"the NVIDIA driver is older than the CUDA this program was built with ({s.get('key')}, "
+                          f"line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
+                  fix="nvidia-smi | head -4   # the highest CUDA this driver runs: install a build of that CUDA or older, "
+                      "or ask the administrators for a newer driver",
+                  evidence=told_evidence(s))
+        return
 
 
 def _wheel_for_driver_cuda(driver_cuda: str):
@@ -412,7 +460,8 @@ def torch_rocm_missing_gfx(f):
     What it detects:
         A ROCm build of torch whose arch list (torch.cuda.get_arch_list(), gfx targets) lacks the
         graphics target of an AMD GPU on the node: a gfx1100 Radeon under a wheel built for
-        gfx90a/gfx942 only, or an MI300X (gfx942) under an older ROCm wheel.
+        gfx90a/gfx942 only, or an MI300X (gfx942) under an older ROCm wheel. In a pasted log, the
+        HIP runtime's "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!".
 
     Why it matters:
         ROCm code objects run only on the gfx target they were built for; there is no PTX-like
@@ -433,9 +482,17 @@ def torch_rocm_missing_gfx(f):
         - https://github.com/pytorch/pytorch/issues/132570 (gfx1010 absent from the ROCm 6.2 wheels)
         - https://github.com/astral-sh/uv/issues/14086 (get_arch_list() of the official ROCm wheels)
     """
-    t = f["torch"]
+    try:
+        t = f["torch"]
+    except MissingFact:
+        told = list(_rocm_gfx_told(f))
+        if not told:
+            raise
+        yield from told
+        return
     arch = t.get("arch_list")
     if t.get("build") != "rocm" or not isinstance(arch, list) or not arch:
+        yield from _rocm_gfx_told(f)
         return
     built = {wheels.gfx_base(a) for a in arch}  # gfx90a:xnack- is still gfx90a code
     # A pasted collect_env names the wheel, not its list: the list is then the official wheel's
@@ -452,6 +509,19 @@ def torch_rocm_missing_gfx(f):
                       fix=wheels.resolve_rocm(gfx, f.config)["text"],
                       evidence={"gfx_target": gfx, "torch.arch_list": arch,
                                 "arch_list_from": "knowledge/torch_wheels.toml" if from_table else "torch"})
+
+
+def _rocm_gfx_told(f):
+    """The HIP runtime's "hipErrorNoBinaryForGpu: Unable to find code object for all current
+    devices!" (ROCm/clr hip_code_object.cpp), pasted: the program's HIP code carries no code
+    object for the GPU's gfx target."""
+    for s in catalogued(f, "torch-rocm-missing-gfx"):
+        yield Hit(message=f"the HIP runtime found no code object for this GPU's gfx target (line {s.get('line')}: "
+                          f"\"{str(s.get('text', '')).strip()[:120]}\"): the ROCm build lacks the GPU's architecture",
+                  fix="rocminfo | grep -m1 -o 'gfx[0-9a-f]*'   # the GPU's target: install a ROCm build of torch whose "
+                      "torch.cuda.get_arch_list() has it (AMD_LOG_LEVEL=1 prints the targets the binary carries)",
+                  evidence=told_evidence(s))
+        return
 
 
 def _amd_devices(f, t):

@@ -91,3 +91,26 @@ def _fixes_run_as_printed(monkeypatch):
         return findings, skipped
 
     monkeypatch.setattr(engine, "evaluate", checked)
+
+
+@pytest.fixture(scope="session")
+def slurm(tmp_path_factory):
+    """A real one-node Slurm (tests/slurm_cluster.py), started once for the session and stopped by
+    PID at its end. Skipped where it cannot start outside CI; in CI (CI=true) that is a failure."""
+    import slurm_cluster
+
+    cluster = slurm_cluster.SlurmCluster(tmp_path_factory.mktemp("slurm"))
+    try:
+        cluster.start()
+    except slurm_cluster.Unavailable as exc:
+        cluster.stop()
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"a real Slurm is required in CI: {exc}")
+        pytest.skip(f"no real Slurm here: {exc}")
+    except BaseException:
+        cluster.stop()
+        raise
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

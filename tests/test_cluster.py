@@ -30,7 +30,9 @@ def _node(tmp_path, fixture, host):
 
 
 def _launch(rank, world, port, source, py, *extra):
-    env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    # Each rank stands for a node of its own (the snapshot it replays): the first rank on it.
+    env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+               LOCAL_RANK="0")
     return subprocess.Popen([sys.executable, "-m", "hpcdoctor", "check", "--cluster", "--python", py, "--from", source,
                              *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -81,8 +83,9 @@ def test_straggler_and_grouping_analysis():
         "0": doc("n1", 730.0, ["GPU006"]), "1": doc("n2", 725.0, []), "2": doc("n3", 510.0, ["GPU006"])}}
     r = cluster.analyse(gathered)
     assert [s["node"] for s in r["stragglers"]] == ["n3"]
-    assert r["findings"] == [{"severity": "warning", "code": "GPU006", "symbol": "gpu006", "nodes": ["n1", "n3"]}]
-    assert "Straggler: n3" in cluster.render(r)
+    assert r["findings"] == [{"severity": "warning", "code": "GPU006", "symbol": "gpu006", "nodes": ["n1", "n3"],
+                              "message": "", "fix": ""}]
+    assert "Straggler (CLU004 node-straggler): n3" in cluster.render(r)
 
 
 def _rank(rank, world, port, py, node, source=None, local=0, per_node=1, extra=(), env_extra=None):
@@ -196,3 +199,148 @@ def test_an_absent_follower_is_named_and_the_leader_does_not_wait_past_the_timeo
     result = json.loads(out0)
     assert result["missing_ranks"] == [1] and sorted(result["ranks"]) == ["0", "2"]
     assert time.monotonic() - t0 < 30
+
+
+LAUNCHER_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+
+
+def _launched(ranking, py, node, source=None, extra=()):
+    """A rank as a launcher other than torchrun starts it: ``ranking`` is all it is told."""
+    env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS and not k.startswith(("SLURM_", "OMPI_", "PMI_", "MPI_"))}
+    env.update(ranking, HPCDOCTOR_TESTING="1", HPCDOCTOR_TEST_NODE=node, GLOO_SOCKET_IFNAME="lo")
+    argv = [sys.executable, "-m", "hpcdoctor", "check", "--cluster", "--python", py, "--format", "json", *extra]
+    if source:
+        argv += ["--from", source]
+    return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _finish(procs):
+    outs = {r: p.communicate(timeout=120) for r, p in procs.items()}
+    assert all(p.returncode in (0, 1) for p in procs.values()), {r: o[1][-300:] for r, o in outs.items()}
+    assert all(outs[r][0] == "" for r in procs if r != 0)
+    return json.loads(outs[0][0])
+
+
+def test_without_a_local_rank_each_node_elects_one_leader(tmp_path):
+    py = torch_python()
+    port = str(_port())
+    src = {"node-a": _node(tmp_path, "cpu-kvm-2core", "node-a"), "node-b": _node(tmp_path, "cpu-kvm-2core", "node-b")}
+    procs = {}
+    for rank, node in ((0, "node-a"), (1, "node-a"), (2, "node-b"), (3, "node-b")):
+        ranking = {"RANK": str(rank), "WORLD_SIZE": "4", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port}
+        # rank 1 shares rank 0's node, which rank 0 leads: it must never need torch
+        procs[rank] = _launched(ranking, "/nonexistent/python3" if rank == 1 else py, node, src[node])
+        time.sleep(0.5)
+    result = _finish(procs)
+    assert result["missing_ranks"] == [] and sorted(result["ranks"]) == ["0", "1", "2", "3"]
+    checked = result["node_checked_by"]
+    assert sorted(checked) == ["node-a", "node-b"] and checked["node-a"] == 0 and checked["node-b"] in (2, 3)
+    assert {r: v["node"] for r, v in result["ranks"].items()} == {"0": "node-a", "1": "node-a", "2": "node-b", "3": "node-b"}
+
+
+def test_mpirun_ranks_inside_an_allocation_use_the_launchers_numbers(tmp_path):
+    """Open MPI's mpirun inside a one-task Slurm step: every rank inherits SLURM_PROCID=0 and
+    SLURM_LOCALID=0; its own OMPI_COMM_WORLD_* variables say who is who."""
+    py = torch_python()
+    port = str(_port())
+    src = _node(tmp_path, "cpu-kvm-2core", "node-a")
+    procs = {}
+    for rank in (0, 1):
+        ranking = {"OMPI_COMM_WORLD_RANK": str(rank), "OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_LOCAL_RANK": str(rank),
+                   "OMPI_COMM_WORLD_LOCAL_SIZE": "2", "SLURM_PROCID": "0", "SLURM_LOCALID": "0", "SLURM_NTASKS": "1",
+                   "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port}
+        procs[rank] = _launched(ranking, py if rank == 0 else "/nonexistent/python3", "node-a", src if rank == 0 else None)
+    result = _finish(procs)
+    assert result["world_size"] == 2 and result["missing_ranks"] == []
+    assert result["node_checked_by"] == {"node-a": 0} and sorted(result["ranks"]) == ["0", "1"]
+
+
+def test_local_rank_prefers_the_launchers_own_variables():
+    from hpcdoctor.cluster import local_count, local_rank
+
+    assert local_rank({"MPI_LOCALRANKID": "3", "MPI_LOCALNRANKS": "4", "SLURM_LOCALID": "0"}) == 3
+    assert local_count({"MPI_LOCALNRANKS": "4", "SLURM_STEP_TASKS_PER_NODE": "1", "SLURM_NODEID": "0"}) == 4
+    assert local_rank({"SLURM_LOCALID": "1"}) == 1 and local_rank({"RANK": "5"}) is None
+
+
+def test_the_cluster_summary_carries_each_findings_message_and_fix():
+    from conftest import report_of
+
+    docs = {}
+    for rank, host in enumerate(("n1", "n2", "n3")):
+        doc = report_of("check", "--from", str(NODES / "cpu-kvm-2core"), "--fail-on", "never")
+        doc["facts"]["system"]["hostname"] = host
+        docs[str(rank)] = doc
+    per_node = {f["code"]: f for f in docs["0"]["findings"]}
+    assert per_node
+    # n3 says one of the same findings in other words (another figure, as nodes of one job do)
+    docs["2"]["findings"][0] = dict(docs["2"]["findings"][0], message="the same finding, in n3's words")
+    result = cluster.analyse({"world_size": 3, "missing": [], "nodes": docs})
+    text = cluster.render(result)
+    for f in result["findings"]:
+        assert f["message"] == per_node[f["code"]]["message"] and f"{f['code']} {f['symbol']}: " in text
+        assert f["message"][:60] in text
+        if per_node.get(f["code"], {}).get("fix"):
+            assert f"fix: {per_node[f['code']]['fix']}"[:60] in text
+    # the same code with another message on one node: each variant is shown with its nodes
+    differ = [f for f in result["findings"] if f.get("variants")]
+    assert differ, [f["code"] for f in result["findings"]]
+    assert any(v["nodes"] == ["n3"] for v in differ[0]["variants"]) and "(on n3)" in text
+
+
+def test_cluster_prometheus_output_creates_its_folder(tmp_path):
+    py = torch_python()
+    out = tmp_path / "new" / "folder" / "all.prom"
+    p = _rank(0, 1, _port(), py, "node-a", _node(tmp_path, "cpu-kvm-2core", "node-a"), 0, 1,
+              ("--format", "prometheus", "--output", str(out)))
+    _, err = p.communicate(timeout=120)
+    assert p.returncode in (0, 1), err
+    assert 'node="node-a"' in out.read_text()
+
+
+def test_the_host_election_first_claim_wins_rank_0_leads_and_a_stale_claim_is_taken_over(tmp_path, monkeypatch):
+    import tempfile
+
+    from hpcdoctor.cluster import leads_host, local_dir
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    now = time.time()
+    ident = "job\0identity"
+    assert leads_host({}, ident, "node-b", 3, "node-a", now - 60) is True
+    assert leads_host({}, ident, "node-b", 2, "node-a", now - 60) is False
+    assert leads_host({}, ident, "node-b", 0, "node-a", now - 60) is True  # rank 0 always leads its host
+    # on the rendezvous host, named as the launcher names it, every other rank follows rank 0
+    assert leads_host({}, ident, "node-a.cluster", 5, "node-a", now - 60) is False
+    # a claim left by an earlier run (older than this run's window) does not silence the node
+    leader = local_dir({}, ident, "node-b", create=False) / "leader"
+    os.utime(leader, (now - 3600, now - 3600))
+    assert leads_host({}, ident, "node-b", 4, "node-a", now - 60) is True
+    assert leader.read_text() == "4"
+
+
+def test_node_divergent_names_the_odd_nodes_and_a_drain_that_runs():
+    from fixcheck import fix_problem
+    from rulekit import fired
+
+    values = {"NVIDIA driver": {"n1": "580.159.04", "n2": "580.159.04", "n3": "570.86.15", "n4": None},
+              "torch": {"n1": "2.11.0+cu130", "n2": "2.11.0+cu130", "n3": "2.11.0+cu130", "n4": "2.11.0+cu130"}}
+    (f,) = fired("node-divergent", {"facts": {"cluster": {"nodes": ["n1", "n2", "n3", "n4"], "node_values": values}},
+                                    "unknown": {}})
+    assert f.subject == "NVIDIA driver" and "580.159.04 on 2 of 3 node(s) but differs on n3: 570.86.15" in f.message
+    assert f.fix.startswith("scontrol update nodename=n3 state=drain reason=")
+    assert fix_problem(f.fix, "bash") is None
+    # the job's own software differing is the job's environment, not a node to drain
+    values["torch"]["n4"] = "2.10.0+cu128"
+    found = {x.subject: x for x in fired("node-divergent", {"facts": {"cluster": {"node_values": values}}, "unknown": {}})}
+    assert "scontrol" not in found["torch"].fix and "each node" in found["torch"].fix
+    same = {"kernel": {"n1": "6.8.0", "n2": "6.8.0", "n3": None}}
+    assert not fired("node-divergent", {"facts": {"cluster": {"node_values": same}}, "unknown": {}})
+
+
+def test_node_straggler_against_the_jobs_median_only():
+    from rulekit import fired
+
+    gemm = {"n1": 730.0, "n2": 725.0, "n3": 510.0}
+    (f,) = fired("node-straggler", {"facts": {"cluster": {"gemm_tflops": gemm}}, "unknown": {}})
+    assert f.subject == "n3" and "median of 725.0 across 3 nodes" in f.message
+    assert not fired("node-straggler", {"facts": {"cluster": {"gemm_tflops": {"n1": 730.0}}}, "unknown": {}})  # one node: nothing to compare

@@ -25,7 +25,8 @@ CPU_TRUTH = {
     "linux-rhel7-skylake_avx512": dict(arch="x86_64", micro="skylake_avx512", avx512f=True, avx512_bf16=False,
                                        amx_bf16=False, bf16=False),
     "linux-rhel7-broadwell": dict(arch="x86_64", micro="broadwell", avx2=True, avx512f=False, bf16=False),
-    "linux-rhel8-power9": dict(arch="ppc64le", micro="power9le", bf16=False),
+    # A POWER cpuinfo does not say the byte order (ppc64 or ppc64le): Unknown, not a guess.
+    "linux-rhel8-power9": dict(arch=None, micro=None, bf16=False),
     "linux-ubuntu20.04-zen3": dict(arch="x86_64", micro="zen3", avx2=True, avx512f=False, bf16=False),
     "linux-centos7-cascadelake": dict(arch="x86_64", micro="cascadelake", avx512f=True, avx512_vnni=True,
                                       avx512_bf16=False, bf16=False),
@@ -44,13 +45,15 @@ def test_cpuinfo_replay(name, cpuinfo_snapshot):
     assert doc["probes"]["cpu"]["status"] == "ok"
     assert cpu["arch"] == truth["arch"]
     assert cpu["microarch"] == truth["micro"]
+    if truth["arch"] is None:
+        assert "byte order" in doc["unknown"]["cpu.arch"]
     caps = cpu["capabilities"]
     for cap, expected in truth.items():
         if cap not in ("arch", "micro"):
             assert caps.get(cap, False) is expected, f"{name}: {cap}"
     assert cpu["flags"] == sorted(cpu["flags"])
     # POWER's cpuinfo has no flag list at all; every other ISA's does.
-    assert bool(cpu["flags"]) is (truth["arch"] != "ppc64le")
+    assert bool(cpu["flags"]) is ("power" not in name)
 
 
 def test_power9_has_none_of_the_ai_features(cpuinfo_snapshot):
@@ -60,7 +63,9 @@ def test_power9_has_none_of_the_ai_features(cpuinfo_snapshot):
 
 def test_arm_model_name_comes_from_the_cpu_part(cpuinfo_snapshot):
     cpu = pipeline.gather(ReplaySysRoot(cpuinfo_snapshot("linux-ubuntu22.04-neoverse_v2")), Options())["facts"]["cpu"]
-    assert cpu["model_name"] == "ARM neoverse_v2"
+    # lscpu's name for implementer 0x41 part 0xd4f, not a name made from archspec's target.
+    assert cpu["model_name"] == "Neoverse-V2"
+    assert cpu["vendor"] == "ARM"
 
 
 def _ref(node):

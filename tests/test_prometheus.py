@@ -3,12 +3,14 @@ the same run, on the replayed H100 node, a paste, real CPU benchmark figures and
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -171,7 +173,7 @@ def test_systemd_units_verify_and_their_command_runs(tmp_path):
     timer = (EXAMPLES / "hpcdoctor-textfile.timer").read_text()
     out = tmp_path / "textfile" / "hpcdoctor.prom"
     out.parent.mkdir()
-    service = service.replace("/usr/local/bin/hpcdoctor", _hpcdoctor_exe()).replace(
+    service = service.replace("/opt/hpcdoctor/bin/hpcdoctor", _hpcdoctor_exe()).replace(
         "/var/lib/node_exporter/textfile", str(out.parent))
     (tmp_path / "hpcdoctor-textfile.service").write_text(service)
     (tmp_path / "hpcdoctor-textfile.timer").write_text(timer)
@@ -228,3 +230,76 @@ def test_cluster_rank_0_exports_each_node_once(tmp_path):
     assert hosts == set(docs) == {"gpu01", "cpu01"}
     assert value(parsed, "hpcdoctor_gpu_pcie_link_width", node="gpu01", gpu=0, which="current") == 16
     assert not any(k[0] == "hpcdoctor_gpu_info" and dict(k[1])["node"] == "cpu01" for k in parsed)
+
+
+# --- node metrics judge the node; a textfile folder that cannot be written --------------------
+
+JOB_ENV = {"SLURM_JOB_ID": "42", "SLURM_JOBID": "42", "SLURM_JOB_NTASKS": "4", "SLURM_NTASKS": "4",
+           "SLURM_JOB_NUM_NODES": "1", "SLURM_TASKS_PER_NODE": "4", "SLURM_CPUS_PER_TASK": "1"}
+
+
+def test_node_metrics_set_the_jobs_variables_aside(tmp_path):
+    """What a Prolog sees (a job of 4 tasks, no OMP_NUM_THREADS) changes the job's findings but not
+    the node's metrics."""
+    from hpcdoctor.nodescope import is_job_variable
+
+    clean = {k: v for k, v in os.environ.items() if not is_job_variable(k) and k != "OMP_NUM_THREADS"}
+    res = subprocess.run([sys.executable, "-m", "hpcdoctor", "check", "--format", "json", "--fail-on", "never"],
+                         env=dict(clean, **JOB_ENV), capture_output=True, text=True, timeout=120)
+    in_job = json.loads(res.stdout)
+    assert "THR001" in {f["code"] for f in in_job["findings"]}  # the job's own finding, where it belongs
+    files = {}
+    for name, env in (("job", JOB_ENV), ("timer", {})):
+        out = tmp_path / f"{name}.prom"
+        res = subprocess.run([sys.executable, "-m", "hpcdoctor", "check", "--format", "prometheus", "--fail-on", "never",
+                              "--output", str(out)], env=dict(clean, **env), capture_output=True, text=True, timeout=120)
+        assert res.returncode == 0, res.stderr
+        files[name] = {dict(k[1])["code"] for k in samples(out.read_text()) if k[0] == "hpcdoctor_finding"}
+    assert "THR001" not in files["job"] and files["job"] == files["timer"]
+
+
+def test_node_environment_puts_everything_back():
+    from hpcdoctor.nodescope import node_environment
+
+    env = {"SLURM_JOB_ID": "1", "SLURM_CONF": "/etc/slurm/slurm.conf", "CUDA_VISIBLE_DEVICES": "0", "OMP_NUM_THREADS": "8",
+           "MPI_LOCALRANKID": "0"}
+    before = dict(env)
+    with node_environment(env) as aside:
+        assert env == {"SLURM_CONF": "/etc/slurm/slurm.conf", "OMP_NUM_THREADS": "8"}
+        assert aside == ["CUDA_VISIBLE_DEVICES", "MPI_LOCALRANKID", "SLURM_JOB_ID"]
+    assert env == before
+
+
+def _limit_file_size(size):
+    def limit():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))  # Python ignores SIGXFSZ: writes fail with EFBIG
+    return limit
+
+
+def test_a_write_that_fails_half_way_leaves_the_old_file_and_no_temporary(tmp_path):
+    out = tmp_path / "textfile" / "hpcdoctor.prom"
+    out.parent.mkdir()
+    out.write_text("# the previous run's metrics\n")
+    t0 = time.monotonic()
+    res = subprocess.run([sys.executable, "-m", "hpcdoctor", "check", "--format", "prometheus", "--fail-on", "never",
+                          "--budget", "10", "--output", str(out)], capture_output=True, text=True, timeout=60,
+                         preexec_fn=_limit_file_size(300))
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.splitlines() == [f"hpcdoctor: error: cannot write {out}: File too large"]
+    assert out.read_text() == "# the previous run's metrics\n"
+    assert sorted(p.name for p in out.parent.iterdir()) == ["hpcdoctor.prom"]
+    assert time.monotonic() - t0 < 30
+
+
+def test_a_textfile_folder_that_cannot_be_written_is_one_line_and_the_prolog_still_passes():
+    unwritable = "/sys/kernel"  # sysfs: no one, root included, creates a file there
+    res = run_cli("check", "--format", "prometheus", "--fail-on", "never", "--budget", "10",
+                  "--output", f"{unwritable}/hpcdoctor.prom")
+    assert res.returncode == 2 and res.stdout == ""
+    (line,) = res.stderr.splitlines()
+    assert line.startswith(f"hpcdoctor: error: cannot write {unwritable}/hpcdoctor.prom: ")
+    env = dict(os.environ, HPCDOCTOR=_hpcdoctor_exe(), HPCDOCTOR_TEXTFILE_DIR=unwritable)
+    res = subprocess.run(["bash", str(EXAMPLES / "slurm-prolog.sh")], env=env, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and res.stdout == "" and res.stderr.splitlines() == [line]

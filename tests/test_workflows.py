@@ -96,7 +96,7 @@ def test_diff_refuses_other_schema_versions_and_foreign_files(tmp_path):
 
 
 def test_examples_are_valid_shell():
-    for name in ("preflight.sbatch", "hpcdoctor.nhc"):
+    for name in ("preflight.sbatch", "hpcdoctor.nhc", "slurm-healthcheck.sh"):
         assert subprocess.run(["bash", "-n", str(ROOT / "examples" / name)]).returncode == 0
     text = (ROOT / "examples" / "preflight.sbatch").read_text()
     assert "--quiet --fail-on error" in text and 'eval "$(hpcdoctor env)"' in text

@@ -17,7 +17,7 @@ class ListFormatError(ValueError):
 
 def parse_cpulist(text: str) -> List[int]:
     """Parse a cpulist such as ``0-3,8,10-11`` (also ``0-7:2`` stride form). Empty means none."""
-    text = text.strip()
+    text = _trim(text)
     if not text:
         return []
     cpus = set()
@@ -47,7 +47,7 @@ def parse_cpulist(text: str) -> List[int]:
 def parse_cpumask(text: str) -> List[int]:
     """Parse a hex mask as in /sys ``local_cpus`` or Cpus_allowed: comma-separated 32-bit words,
     most significant first."""
-    digits = text.strip().replace(",", "")
+    digits = _trim(text).replace(",", "")
     if not digits:
         return []
     if len(digits) > MAX_CPUS // 4:
@@ -71,6 +71,12 @@ def format_cpulist(cpus: Iterable[int]) -> str:
         out.append(str(items[i]) if i == j else f"{items[i]}-{items[j]}")
         i = j + 1
     return ",".join(out)
+
+
+def _trim(text: str) -> str:
+    # Kernels 2.6.23 to about 3.3 wrote sysfs CPU lists and masks with the terminating NUL
+    # included ("0-7\n\0"); only a trailing one is that, a NUL inside a list is garbage.
+    return text.rstrip("\x00 \t\r\n").strip()
 
 
 def _int(s: str) -> int:

@@ -49,8 +49,9 @@ def first_host(nodelist):
 
 def rendezvous(env=None):
     env = os.environ if env is None else env
-    rank = env.get("RANK", env.get("SLURM_PROCID"))
-    world = env.get("WORLD_SIZE", env.get("SLURM_NTASKS"))
+    # mpirun inside an allocation: its ranks share the Slurm task's SLURM_PROCID, so its own come first.
+    rank = next((env[k] for k in ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID") if k in env), None)
+    world = next((env[k] for k in ("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS") if k in env), None)
     host = env.get("MASTER_ADDR") or first_host(env.get("SLURM_JOB_NODELIST", env.get("SLURM_NODELIST", "")))
     job = env.get("SLURM_JOB_ID", "0")
     port = int(env.get("MASTER_PORT") or 20000 + int(re.sub(r"\D", "", job) or 0) % 20000)

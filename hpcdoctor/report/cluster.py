@@ -8,11 +8,10 @@ per-node findings grouped so that one problem on twenty nodes reads as one line.
 from __future__ import annotations
 
 import re
-import statistics
 from collections import Counter
 from typing import Any, Dict, List, Optional, Tuple
 
-from hpcdoctor import engine, knowledge
+from hpcdoctor import engine
 from hpcdoctor.engine import SEVERITY_RANK
 from hpcdoctor.facts import FactView
 from hpcdoctor.parse.cpulist import ListFormatError, parse_cpulist
@@ -147,45 +146,54 @@ def _links(gathered: Dict[str, Any], host_of: Dict[str, str]) -> Dict[str, Any]:
     return out
 
 
-def cluster_findings(facts: Dict[str, Any]) -> Tuple[List[Dict[str, Any]], List[Dict[str, str]]]:
-    """The cluster rules (CLU*) over the facts only rank 0 has, and those that could not judge."""
-    rules = [r for r in engine.load_rules()[0] if r.code.startswith("CLU")]
+def cluster_findings(facts: Dict[str, Any], codes: Tuple[str, ...]) -> Tuple[List[Dict[str, Any]], List[Dict[str, str]]]:
+    """The cluster rules named by ``codes`` over the facts only rank 0 has, and those that could not judge."""
+    rules = [r for r in engine.load_rules()[0] if r.code in codes]
     findings, skipped = engine.evaluate(rules, FactView(facts, {}))
     return [f.to_json() for f in findings], skipped
+
+
+def _grouped_findings(nodes: Dict[str, Tuple[str, Dict[str, Any]]]) -> List[Dict[str, Any]]:
+    """One entry per finding code, with the message and fix as the nodes gave them: one variant
+    when they agree, else each variant with its nodes (a code alone tells the reader nothing)."""
+    grouped: Dict[Tuple[str, str, str], Dict[Tuple[str, str], List[str]]] = {}
+    for host, (_, doc) in nodes.items():
+        for f in doc.get("findings", []):
+            key = (str(f.get("severity")), str(f.get("code")), str(f.get("symbol")))
+            variant = (str(f.get("message") or ""), str(f.get("fix") or ""))
+            grouped.setdefault(key, {}).setdefault(variant, []).append(host)
+    out = []
+    for (sev, code, sym), variants in sorted(grouped.items(), key=lambda kv: (SEVERITY_RANK.get(kv[0][0], 99), kv[0][1])):
+        hosts = sorted({h for hs in variants.values() for h in hs})
+        ordered = sorted(variants.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        (message, fix), _ = ordered[0]
+        entry = {"severity": sev, "code": code, "symbol": sym, "nodes": hosts, "message": message, "fix": fix}
+        if len(ordered) > 1:
+            entry["variants"] = [{"message": m, "fix": x, "nodes": sorted(h)} for (m, x), h in ordered]
+        out.append(entry)
+    return out
 
 
 def analyse(gathered: Dict[str, Any]) -> Dict[str, Any]:
     nodes = _nodes(gathered)
     host_of = {rank: host for host, (rank, _) in nodes.items()}
-    divergent: List[Dict[str, Any]] = []
-    for label, get in UNIFORM:
-        values = {host: _value(get, doc) for host, (_, doc) in nodes.items()}
-        known = {h: v for h, v in values.items() if v is not None}
-        if len(set(map(str, known.values()))) <= 1:
-            continue
-        majority, _ = Counter(map(str, known.values())).most_common(1)[0]
-        divergent.append({"fact": label, "majority": majority,
-                          "differ": {h: v for h, v in known.items() if str(v) != majority}})
+    # What the rules compare across nodes (CLU003 node-divergent, CLU004 node-straggler): the
+    # judging is theirs, with codes and explain pages; this lays the nodes' facts side by side.
+    values = {label: {host: _value(get, doc) for host, (_, doc) in nodes.items()} for label, get in UNIFORM}
     gemm = {h: _value(lambda _f, d=doc: _best_gemm(d), doc) for h, (_, doc) in nodes.items()}
-    gemm = {h: v for h, v in gemm.items() if v is not None}
-    stragglers = []
-    if len(gemm) >= 2:
-        frac = knowledge.load("thresholds")["bench"]["straggler_fraction"]
-        med = statistics.median(gemm.values())
-        stragglers = [{"node": h, "tflops": v, "median": med} for h, v in sorted(gemm.items()) if v < med * frac]
-    grouped: Dict[Tuple[str, str, str], List[str]] = {}
-    for host, (_, doc) in nodes.items():
-        for f in doc.get("findings", []):
-            grouped.setdefault((str(f.get("severity")), str(f.get("code")), str(f.get("symbol"))), []).append(host)
-    findings = [{"severity": s, "code": c, "symbol": sym, "nodes": sorted(h)}
-                for (s, c, sym), h in sorted(grouped.items(), key=lambda kv: (SEVERITY_RANK.get(kv[0][0], 99), kv[0][1]))]
+    node_findings, _ = cluster_findings({"cluster": {"nodes": sorted(nodes), "node_values": values,
+                                                     "gemm_tflops": {h: v for h, v in gemm.items() if v is not None}}},
+                                        ("CLU003", "CLU004"))
+    divergent = [dict(f["evidence"], fix=f["fix"]) for f in node_findings if f["code"] == "CLU003"]
+    stragglers = [dict(f["evidence"], fix=f["fix"]) for f in node_findings if f["code"] == "CLU004"]
+    findings = _grouped_findings(nodes)
     links = _links(gathered, host_of) if gathered.get("links") else None
     link_findings: List[Dict[str, Any]] = []
     link_skipped: List[Dict[str, str]] = []
     if links is not None:
         facts = {"cluster": {"nodes": sorted(nodes), "pairs": links["pairs"], "allreduce": links["allreduce"],
                              "network": {h: (doc.get("facts", {}) or {}).get("network") for h, (_, doc) in nodes.items()}}}
-        link_findings, link_skipped = cluster_findings(facts)
+        link_findings, link_skipped = cluster_findings(facts, ("CLU001", "CLU002"))
     return {"world_size": gathered.get("world_size"), "nodes": sorted(nodes), "missing_ranks": gathered.get("missing", []),
             "divergent": divergent, "stragglers": stragglers, "findings": findings,
             "shared_cpus": _placement(gathered, host_of), "rank_problems": _rank_problems(gathered, nodes, host_of), "links": links, "link_findings": link_findings,
@@ -216,14 +224,17 @@ def render(result: Dict[str, Any]) -> str:
     if result["missing_ranks"]:
         lines.append(f"! ranks that never reported: {', '.join(map(_safe, result['missing_ranks']))} (partial result)")
     if result["divergent"]:
-        lines.append("Nodes that differ from the majority:")
+        lines.append("Nodes that differ from the majority (CLU003 node-divergent):")
         for d in result["divergent"]:
             others = "; ".join(f"{_safe(h)}: {_safe(v)}" for h, v in sorted(d["differ"].items()))
             lines.append(f"  {_safe(d['fact'])}: majority {_safe(d['majority'])} · {others}")
+            lines.append(f"        fix: {_safe(d.get('fix'), 400)}")
     else:
         lines.append("All nodes agree on driver, torch, NCCL, GPUs, CPU and kernel.")
     for s in result["stragglers"]:
-        lines.append(f"Straggler: {_safe(s['node'])} GEMM {s['tflops']:.1f} TFLOP/s against a median of {s['median']:.1f}")
+        lines.append(f"Straggler (CLU004 node-straggler): {_safe(s['node'])} GEMM {s['tflops']:.1f} TFLOP/s "
+                     f"against a median of {s['median']:.1f}")
+        lines.append(f"        fix: {_safe(s.get('fix'), 400)}")
     for s in result.get("shared_cpus") or []:
         lines.append(f"Ranks sharing CPUs on {_safe(s['node'])}: {', '.join(map(str, s['ranks']))} (check --cpu-bind / --cpus-per-task)")
     for p in result.get("rank_problems") or []:
@@ -250,4 +261,13 @@ def render(result: Dict[str, Any]) -> str:
             nodes = [_safe(n, 80) for n in f["nodes"]]
             where = ", ".join(nodes[:6]) + (f" (+{len(nodes) - 6})" if len(nodes) > 6 else "")
             lines.append(f"  {_safe(f['severity'], 20):<7} {_safe(f['code'], 20)} {_safe(f['symbol'], 60)}: {len(nodes)} node(s): {where}")
+            for v in (f.get("variants") or [f])[:3]:
+                on = f" (on {', '.join(_safe(n, 80) for n in v['nodes'][:3])}{', ...' if len(v['nodes']) > 3 else ''})" \
+                    if f.get("variants") else ""
+                if v.get("message"):
+                    lines.append(f"          {_safe(v['message'], 400)}{on}")
+                if v.get("fix"):
+                    lines.append(f"          fix: {_safe(v['fix'], 400)}")
+            if len(f.get("variants") or []) > 3:
+                lines.append(f"          ... {len(f['variants']) - 3} more variant(s) (--format json)")
     return "\n".join(lines) + "\n"

@@ -5,8 +5,9 @@ monitoring already looks. The exposition format is written by the Prometheus pro
 client (its registry, ``generate_latest`` and the atomic ``write_to_textfile``), which escapes
 label values, so a GPU name with quotes or newlines cannot break the file.
 
-An unknown is never a pass here either: every probe that did not run is a
-``hpcdoctor_probe_unknown`` sample, every fact that could not be established about a GPU's health
+An unknown is never a pass here either: every part that matters on the node and could not be
+checked (the verdict's list: GPUs, CPUs) is a ``hpcdoctor_unchecked`` sample, every probe that did
+not run a ``hpcdoctor_probe_unknown`` sample, every fact that could not be established about a GPU's health
 a ``hpcdoctor_fact_unknown`` sample, and a value that is unknown is absent, never exported as 0.
 """
 
@@ -158,6 +159,11 @@ def fill(m: _Metrics, doc: Dict[str, Any], labels: Dict[str, Any]) -> None:
     for name, status in problems:
         m.set("hpcdoctor_probe_unknown", "a probe that did not run or finish (value 1)",
               {**labels, "probe": name, "status": status}, 1)
+    # The verdict's own list: a part that matters here (the GPUs, the CPUs) and gave no facts.
+    for u in doc.get("unchecked") or []:
+        if isinstance(u, dict):
+            m.set("hpcdoctor_unchecked", "a part that matters on this node could not be checked (value 1)",
+                  {**labels, "probe": u.get("probe")}, 1)
     for path in sorted(doc.get("unknown") or {}):
         if path.startswith("gpus") or path.startswith("bench"):
             m.set("hpcdoctor_fact_unknown", "a GPU or benchmark fact that could not be established (value 1)",

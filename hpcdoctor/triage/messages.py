@@ -19,6 +19,22 @@ from hpcdoctor.triage.scan import lines_holding, lower, window_at
 # line is one finding, and a paste of ten thousand distinct errors is not read to the end of them.
 MAX_PER_FAMILY = 32
 MAX_UNLISTED = 8
+# Lines read per form or pattern: a log that prints one message on a hundred thousand lines is that
+# message repeated; reading each would cost seconds on a 16 MiB paste for nothing new.
+MAX_LINES_PER_NEEDLE = 2048
+
+
+def _distinct_lines(text: str, low: str, needle: str):
+    """The lines holding ``needle``, each distinct text once, the first MAX_LINES_PER_NEEDLE of them."""
+    texts: Set[str] = set()
+    for n, (line_no, start, end) in enumerate(lines_holding(text, low, needle)):
+        if n >= MAX_LINES_PER_NEEDLE:
+            return
+        line = text[start:end]
+        if line in texts:
+            continue
+        texts.add(line)
+        yield line_no, start, end
 
 
 def _record(fam: messages.Family, entry: "messages.Entry | None", line_no: int, line: str, groups: Dict[str, Any],
@@ -45,7 +61,7 @@ def find_messages(text: str) -> List[Dict[str, Any]]:
     for fam in messages.families():
         seen: Set[str] = set()
         for form in fam.forms:
-            for line_no, start, end in lines_holding(text, low, form.needle.lower()):
+            for line_no, start, end in _distinct_lines(text, low, form.needle.lower()):
                 if len(seen) >= MAX_PER_FAMILY:
                     break
                 joined, at = window_at(text, start, end)
@@ -64,7 +80,7 @@ def find_messages(text: str) -> List[Dict[str, Any]]:
         for entry in fam.entries:
             if entry.pattern is None or entry.key in seen:
                 continue
-            for line_no, start, end in lines_holding(text, low, entry.needle.lower()):
+            for line_no, start, end in _distinct_lines(text, low, entry.needle.lower()):
                 joined, at = window_at(text, start, end)
                 m = entry.pattern.search(joined, at)
                 if m:

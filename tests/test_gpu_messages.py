@@ -1,0 +1,237 @@
+"""The GPU rules that read pasted messages (rules/gpu_messages.py, and the pasted evidence of
+GPU001, GPU002, GPU003, SW003, SW004, SW008), each on verbatim lines of real public threads, read
+through the real paste path (hpcdoctor.paste.open_paste, the message catalogues) in-process."""
+
+from __future__ import annotations
+
+import pytest
+
+from rulekit import facts, fired, run_rule
+from hpcdoctor import pipeline
+from hpcdoctor.paste import open_paste
+from hpcdoctor.runner import Options
+from hpcdoctor.triage.messages import find_messages
+
+# Verbatim excerpts (cut at line ends, never edited), with the thread each comes from.
+FABRIC_TORCH_WARNING = (  # https://github.com/microsoft/lisa/issues/2823
+    "2023-06-27 06:27:41.764[18188][DEBUG] lisa.env[generated_4].node[0].cmd[384].stdout /home/l****t/.local/lib/python3.6/"
+    "site-packages/torch/cuda/__init__.py:80: UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). "
+    "Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 802: system "
+    "not yet initialized (Triggered internally at  ../c10/cuda/CUDAFunctions.cpp:112.)\n"
+    "2023-06-27 06:27:41.764[18188][DEBUG] lisa.env[generated_4].node[0].cmd[384].stdout   return torch._C._cuda_getDeviceCount() > 0\n"
+    "2023-06-27 06:27:41.764[18188][DEBUG] lisa.env[generated_4].node[0].cmd[384].stdout gpu count: 0\n")
+FABRIC_THC = (  # https://github.com/pytorch/pytorch/issues/35710
+    "THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch_1579022034529/work/aten/src/THC/THCGeneral.cpp line=50 error=802 : "
+    "system not yet initialized\n"
+    "RuntimeError: cuda runtime error (802) : system not yet initialized at /opt/conda/conda-bld/pytorch_1579022034529/work/"
+    "aten/src/THC/THCGeneral.cpp:50\n")
+FABRIC_JAX = (  # https://github.com/jax-ml/jax/issues/24866
+    "(base) $ python3 -c \"import jax; jax.numpy.array(0)\"\n"
+    "2024-11-12 15:37:25.005059: E external/xla/xla/stream_executor/cuda/cuda_driver.cc:152] failed call to cuInit: INTERNAL: "
+    "CUDA error: Failed call to cuInit: CUDA_ERROR_SYSTEM_NOT_READY: system not yet initialized\n")
+COMPAT_CUPY = (  # https://github.com/rapidsai/cusignal/issues/398
+    "**cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorCompatNotSupportedOnDevice: forward compatibility was "
+    "attempted on non supported HW**\n")
+COMPAT_GEFORCE = (  # https://github.com/gpustack/gpustack/issues/1254 (its title, as the thread stores it)
+    "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+    "NumCudaDevices() that might have already set an error? Error 804: forward compatibility was att\n")
+XID79_JOURNAL = (  # https://gist.github.com/ZackMattor/34b6e600e6dc6a1a2b5cb3fc91a0d438
+    "Sep 09 15:53:19 saturn kernel: NVRM: GPU at PCI:0000:10:00: GPU-072931a9-3c93-2239-0583-43798217258d | |\n"
+    "Sep 09 15:53:19 saturn kernel: NVRM: Xid (PCI:0000:10:00): 79, pid=0, GPU has fallen off the bus. | |\n"
+    "Sep 09 15:53:19 saturn kernel: NVRM: GPU 0000:10:00.0: GPU has fallen off the bus. | |\n")
+GPU_LOST_SMI = (  # https://github.com/JosephKJ/OWOD/issues/81
+    "**\"Unable to determine the device handle for GPU 0000:02:00.0: GPU is lost. Reboot the system to recover this GPU\"**\n")
+FALLEN_OLD_DRIVER = (  # https://pastebin.com/C4RfJB4y
+    "- Sep 18 20:58:08 yuri-notebook kernel: [ 1936.510073] NVRM: GPU at 0000:01:00.0 has fallen off the bus.\n"
+    "- Sep 18 20:58:08 yuri-notebook kernel: [ 1936.510087] NVRM: GPU at 0000:01:00.0 has fallen off the bus.\n")
+XID119_GSP = (  # https://github.com/NVIDIA/NVSentinel/pull/1270
+    "kernel: [16450076.435595] NVRM: Xid (PCI:0002:00:00): 119, pid=1582259, name=nvc:[driver], Timeout after 6s of waiting "
+    "for RPC response from GPU1 GSP! Expected function 76 (GSP_RM_CONTROL) (0x20802a02 0x8).\n")
+XID13_AND_109 = (  # https://github.com/leptonai/gpud/pull/46 (dmesg --ctime)
+    "> [Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Warp "
+    "Exception on (GPC 7, TPC 7, SM 0): Illegal Instruction Parameter\n"
+    "> [Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, Graphics SM Global "
+    "Exception on (GPC 7, TPC 7, SM 0): Multiple Warp Errors\n"
+    "> [Fri Aug 30 11:43:14 2024] NVRM: Xid (PCI:0000:cb:00): 109, pid=1797828, name=pt_main_thread, Ch 00000008, "
+    "errorString CTX SWITCH TIMEOUT, Info 0x58005\n")
+XID32_SYSLOG = (  # https://gist.github.com/kohsuke/84ce815d0a8ad85ecaf6
+    "Dec 23 23:30:56 rescue kernel: [ 179.437933] NVRM: Xid (PCI:0000:01:00): 32, Channel ID 00000005 intr 00008000 | |\n")
+
+
+def paste_facts(tmp_path, text: str, name: str = "ticket.txt"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with open_paste([str(path)]) as (root, _recognised, _notes):
+        return pipeline.gather(root, Options())
+
+
+def one(symbol: str, gathered):
+    found = fired(symbol, gathered)
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.parametrize("text", [FABRIC_TORCH_WARNING, FABRIC_THC, FABRIC_JAX], ids=["torch-warning", "thc", "jax"])
+def test_error_802_in_any_wording_is_fabric_manager(tmp_path, text):
+    hit = one("nvidia-fabric-manager", paste_facts(tmp_path, text))
+    assert "Fabric Manager" in hit.message and "nvidia-fabricmanager" in hit.fix
+    assert hit.evidence["message"] in ("cuda:cudaErrorSystemNotReady", "cuda_driver:CUDA_ERROR_SYSTEM_NOT_READY")
+
+
+def test_error_804_is_not_called_fabric_manager_nor_802_forward_compat(tmp_path):
+    assert fired("nvidia-fabric-manager", paste_facts(tmp_path, COMPAT_CUPY, "a.txt")) == []
+    assert fired("cuda-forward-compat-unsupported", paste_facts(tmp_path, FABRIC_THC, "b.txt")) == []
+
+
+@pytest.mark.parametrize("text", [COMPAT_CUPY, COMPAT_GEFORCE], ids=["cupy-name", "torch-truncated-title"])
+def test_error_804_without_a_datacenter_gpu_drops_the_compat_library(tmp_path, text):
+    hit = one("cuda-forward-compat-unsupported", paste_facts(tmp_path, text))
+    assert "data-center GPUs only" in hit.message
+    assert "grep -v '/compat'" in hit.fix and "LD_LIBRARY_PATH" in hit.fix
+
+
+def test_error_804_beside_a_datacenter_gpu_restricts_the_visible_devices():
+    # A recorded H100 node and the pasted 804: the H100 supports forward compatibility, so the
+    # device CUDA refused is another one; CUDA's header says to hide it with CUDA_VISIBLE_DEVICES.
+    g = facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(COMPAT_CUPY)})
+    hit = one("cuda-forward-compat-unsupported", g)
+    assert "another visible device" in hit.message and "CUDA_VISIBLE_DEVICES" in hit.fix
+
+
+@pytest.mark.parametrize("text", [XID79_JOURNAL, GPU_LOST_SMI, FALLEN_OLD_DRIVER], ids=["xid79", "smi-lost", "old-nvrm"])
+def test_a_gpu_lost_from_the_bus_is_read_in_every_wording(tmp_path, text):
+    hit = one("gpu-fallen-off-bus", paste_facts(tmp_path, text))
+    assert "reboot" in hit.fix and "drain" in hit.fix
+
+
+def test_xid79_names_its_pci_address(tmp_path):
+    hit = one("gpu-fallen-off-bus", paste_facts(tmp_path, XID79_JOURNAL))
+    assert "(PCI:0000:10:00)" in hit.message and "Xid 79" in hit.message
+
+
+def test_gsp_timeout_xid_needs_a_reset(tmp_path):
+    hit = one("gpu-xid-reset-required", paste_facts(tmp_path, XID119_GSP))
+    assert hit.evidence["xids"] == [119] and "nvidia-smi -r" in hit.fix
+
+
+def test_application_xids_are_told_apart_from_reset_xids(tmp_path):
+    g = paste_facts(tmp_path, XID13_AND_109)
+    reset = one("gpu-xid-reset-required", g)
+    app = one("gpu-xid-application-fault", g)
+    assert reset.evidence["xids"] == [109]
+    assert app.evidence["xids"] == [13] and "compute-sanitizer" in app.fix
+
+
+def test_a_syslog_xid_32_is_an_application_fault_not_a_reset(tmp_path):
+    g = paste_facts(tmp_path, XID32_SYSLOG)
+    assert one("gpu-xid-application-fault", g).evidence["xids"] == [32]
+    assert fired("gpu-xid-reset-required", g) == []
+    assert fired("gpu-fallen-off-bus", g) == []
+
+
+@pytest.mark.parametrize("symbol", ["nvidia-fabric-manager", "cuda-forward-compat-unsupported", "gpu-fallen-off-bus",
+                                    "gpu-xid-reset-required", "gpu-xid-application-fault"])
+def test_a_live_node_has_no_pasted_messages_and_these_rules_stay_silent(symbol):
+    findings, skipped = run_rule(symbol, facts("h100-kvm-1gpu"))
+    assert findings == [] and skipped == []
+
+
+# Rules that judged live facts only, now reading the same condition from a pasted message.
+SMI_NO_DRIVER = (  # https://github.com/ci-for-research/self-hosted-runners/issues/40
+    "Nvidia driver (version 440) is already installed but when I run nvidia-smi command I get the following error.\n"
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver "
+    "is installed and running.\n")
+NVML_MISMATCH = (  # https://github.com/illinois-scicomp/machine-shop-maintenance/issues/60
+    "idf2@koelsch:~$ nvidia-smi\n"
+    "Failed to initialize NVML: Driver/library version mismatch\n")
+NVML_MISMATCH_OLD_TEXT = (  # https://github.com/rapidsai/dask-cuda/issues/949 (its title)
+    "pynvml.nvml.NVMLError_LibRmVersionMismatch: RM has detected an NVML/RM version mismatch.\n")
+CUDA_803 = (  # https://github.com/vllm-project/vllm/issues/15335 (its title)
+    "[Bug]: RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+    "NumCudaDevices() that might have already set an error? Error 803: system has unsupported display driver / cuda "
+    "driver combination\n")
+SMI_NO_LIBRARY = (  # https://github.com/NVIDIA/nvidia-docker/issues/1163
+    "docker run --runtime=nvidia --rm nvidia/cuda:9.0-base nvidia-smi\n\n"
+    "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display Driver is "
+    "properly installed and present in your system.\n"
+    "Please also try adding directory that contains libnvidia-ml.so to your system PATH.\n")
+ECC_TORCH = (  # https://github.com/tloen/alpaca-lora/issues/123
+    "RuntimeError: CUDA error: uncorrectable ECC error encountered\n"
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
+ECC_TF = (  # https://github.com/nagadit/DeepFaceLab_Linux/issues/89
+    "F tensorflow/stream_executor/lib/statusor.cc:34] Attempting to fetch value instead of handling error Internal: failed "
+    "initializing StreamExecutor for CUDA device ordinal 0: Internal: failed call to cuDevicePrimaryCtxRetain: "
+    "CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error encountered\n")
+XID63_REMAP = (  # https://raw.githubusercontent.com/stas00/ml-engineering/7bc7c3054eb93c277a4755c597ae0864d77a63f1/compute/accelerator/nvidia/debug.md
+    "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.\n")
+NO_KERNEL_IMAGE_RTX3060 = (  # https://github.com/williamyang1991/DualStyleGAN/issues/67 (title, then the description)
+    "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+    ">>> torch.cuda.get_device_name(0)\n"
+    "'NVIDIA GeForce RTX 3060'\n")
+NO_KERNEL_IMAGE_PLAIN = (  # https://github.com/facebookresearch/detectron2/issues/235
+    "RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+NO_KERNEL_IMAGE_FRAMEWORK = (  # https://github.com/sgl-project/sglang/issues/831 (a framework's own wording)
+    "RuntimeError: RMSNorm failed with error code no kernel image is available for execution on the device\n")
+DRIVER_35_SAMPLES = (  # https://github.com/tensorflow/tensorflow/issues/990
+    " CUDA Device Query (Runtime API) version (CUDART static linking)\n\n"
+    "cudaGetDeviceCount returned 35\n"
+    "-> CUDA driver version is insufficient for CUDA runtime version\n"
+    "Result = FAIL\n")
+DRIVER_35_CTRANSLATE2 = (  # https://github.com/SYSTRAN/faster-whisper/issues/363
+    "    self.model = ctranslate2.models.Whisper(\n"
+    "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version\n")
+HIP_NO_CODE_OBJECT = (  # https://github.com/pytorch/pytorch/issues/73534
+    "whether I install from source of via pip the error ```hipErrorNoBinaryForGpu: Unable to find code object for all "
+    "current devices!``` is thrown when I try to use CUDA, even though C HIP code compiles and runs perfectly well. \n")
+
+
+@pytest.mark.parametrize("text, said", [
+    (SMI_NO_DRIVER, "not loaded"), (NVML_MISMATCH, "not the version"), (NVML_MISMATCH_OLD_TEXT, "not the version"),
+    (CUDA_803, "not the version"), (SMI_NO_LIBRARY, "no NVIDIA driver libraries")],
+    ids=["smi-no-driver", "nvml-mismatch", "nvml-mismatch-old-text", "cuda-803", "smi-no-library"])
+def test_a_pasted_driver_failure_is_gpu_driver_unusable(tmp_path, text, said):
+    hit = one("gpu-driver-unusable", paste_facts(tmp_path, text))
+    assert said in hit.message
+
+
+def test_a_version_mismatch_is_answered_with_a_reboot_not_a_modprobe(tmp_path):
+    fix = one("gpu-driver-unusable", paste_facts(tmp_path, NVML_MISMATCH)).fix
+    assert "reboot" in fix and "modprobe" not in fix
+
+
+@pytest.mark.parametrize("text", [ECC_TORCH, ECC_TF], ids=["torch", "tensorflow-driver-api"])
+def test_a_pasted_uncorrectable_ecc_error_is_read_without_gpu_facts(tmp_path, text):
+    hit = one("ecc-uncorrectable-errors", paste_facts(tmp_path, text))
+    assert "dcgmi diag" in hit.fix
+
+
+def test_xid_63_is_a_pending_remap_at_warning_level(tmp_path):
+    hit = one("row-remap-pending", paste_facts(tmp_path, XID63_REMAP))
+    assert hit.severity == "warning" and "nvidia-smi -r" in hit.fix
+
+
+def test_plain_no_kernel_image_with_the_gpu_named_gets_a_build_for_it(tmp_path):
+    hit = one("torch-missing-arch", paste_facts(tmp_path, NO_KERNEL_IMAGE_RTX3060))
+    assert "8.6" in hit.message and "pip install" in hit.fix
+
+
+def test_plain_no_kernel_image_without_a_gpu_asks_for_the_arch_list(tmp_path):
+    hit = one("torch-missing-arch", paste_facts(tmp_path, NO_KERNEL_IMAGE_PLAIN))
+    assert "get_arch_list" in hit.fix
+
+
+def test_a_frameworks_own_no_kernel_image_is_not_torchs(tmp_path):
+    findings, _ = run_rule("torch-missing-arch", paste_facts(tmp_path, NO_KERNEL_IMAGE_FRAMEWORK))
+    assert findings == []
+
+
+@pytest.mark.parametrize("text", [DRIVER_35_SAMPLES, DRIVER_35_CTRANSLATE2], ids=["cuda-samples", "ctranslate2"])
+def test_error_35_in_any_wording_is_driver_too_old(tmp_path, text):
+    hit = one("driver-too-old", paste_facts(tmp_path, text))
+    assert "nvidia-smi" in hit.fix
+
+
+def test_hip_no_code_object_is_the_rocm_build_missing_the_gfx(tmp_path):
+    g = paste_facts(tmp_path, HIP_NO_CODE_OBJECT)
+    assert "rocminfo" in one("torch-rocm-missing-gfx", g).fix
+    assert run_rule("torch-missing-arch", g)[0] == []
