@@ -119,12 +119,13 @@ def told_evidence(s: dict) -> dict:
 
 
 # NCCL WARN lines (knowledge/messages/nccl.toml) whose cause a rule of its own answers
-# (nccl-socket-ifname, nccl-duplicate-gpu, nccl-roce-gid, nccl-ib-memlock): with one of them
+# (nccl-socket-ifname, nccl-duplicate-gpu, nccl-roce-gid, nccl-ib-memlock, nccl-topo-file): with one of them
 # pasted, the generic "unhandled system error" finding has nothing to add.
 _NAMED_NCCL_CAUSES = frozenset((
     "nccl:bootstrap-no-socket-interface", "nccl:net-socket-no-interface", "nccl:ib-no-ip-interface",
     "nccl:net-socket-no-listening-interface", "nccl:net-no-interface-same-subnet", "nccl:duplicate-gpu",
-    "nccl:ib-modify-qp-failed"))
+    "nccl:ib-modify-qp-failed", "nccl:xml-topology-file-unreadable", "nccl:xml-graph-file-unreadable",
+    "nccl:xml-wrong-version", "nccl:xml-parse-error", "nccl:xml-attribute-missing"))
 
 
 def nccl_named_cause(f: FactView) -> Optional[dict]:

@@ -38,7 +38,7 @@ def nccl_ib_memlock(f):
 
     Why it matters:
         InfiniBand and RoCE transfer from memory the HCA has pinned, and pinned (locked) memory is
-        bounded by RLIMIT_MEMLOCK (ulimit -l). With the default of a few MiB to 8 MiB, NCCL's
+        bounded by RLIMIT_MEMLOCK (ulimit -l). With a small limit (8192 kB in nccl-tests#206), NCCL's
         registrations fail with ENOMEM and the communicator dies with "unhandled system error";
         NCCL's answer is an unlimited memlock limit for the job, which must hold inside the job
         (a container, an srun step), not only in a login shell.
@@ -145,4 +145,45 @@ def nccl_roce_gid(f):
     yield Hit(message=f"{what} (line {s['line']}){gid}: on RoCE most often a GID index other nodes cannot route to",
               fix="ibv_devinfo -v | grep -E 'GID|port:'   # then export NCCL_IB_GID_INDEX to the RoCE v2 entry of "
                   "the routable address, the same on every node",
+              evidence=ticket_evidence(s))
+
+
+_TOPO_FILE_LINES = ("nccl:xml-topology-file-unreadable", "nccl:xml-graph-file-unreadable", "nccl:xml-wrong-version",
+                    "nccl:xml-parse-error", "nccl:xml-attribute-missing")
+
+
+@rule("NET008", "nccl-topo-file", "error", "the topology or graph file NCCL was given cannot be used", impact=7)
+def nccl_topo_file(f):
+    """
+    What it detects:
+        In a pasted log, NCCL refusing the XML file NCCL_TOPO_FILE or NCCL_GRAPH_FILE names:
+        "Could not open XML topology file ..." / "... graph file ...", "XML Topology has wrong
+        version", "XML Parse error", or "Attribute X of node Y not found" (src/graph/xml.cc,
+        xml.h).
+
+    Why it matters:
+        A topology file replaces NCCL's own discovery (cloud VMs ship one for their PCI layout);
+        a graph file forces the rings and trees. When the file is missing, written for another
+        NCCL version or another machine shape, or hand-edited without an attribute NCCL needs,
+        communicator initialisation fails. The variables are often set where users do not look:
+        /etc/nccl.conf and ~/.nccl.conf are read like the environment.
+
+    How to fix:
+        Unset NCCL_TOPO_FILE and NCCL_GRAPH_FILE (and remove them from /etc/nccl.conf or
+        ~/.nccl.conf) to let NCCL detect the topology; on a VM image that needs the file, use
+        the one its provider ships for this instance type.
+
+    References:
+        - https://github.com/NVIDIA/nccl/blob/v2.21.5-1/src/graph/xml.cc
+        - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-topo-file
+        - https://github.com/NVIDIA/nccl/issues/1008 (NCCL_GRAPH_FILE set in /etc/nccl.conf)
+        - https://github.com/NVIDIA/nccl/issues/1726 (a malformed vendor topology file)
+    """
+    s = _first(f, *_TOPO_FILE_LINES)
+    if s is None:
+        return
+    yield Hit(message=f"NCCL could not use the topology or graph file it was given (line {s['line']}: "
+                      f"\"{s['text'][:140]}\")",
+              fix="unset NCCL_TOPO_FILE NCCL_GRAPH_FILE   # NCCL then detects the topology; /etc/nccl.conf and "
+                  "~/.nccl.conf can set them too",
               evidence=ticket_evidence(s))

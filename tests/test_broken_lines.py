@@ -123,4 +123,6 @@ def test_a_broken_line_is_said_not_guessed(tmp_path):
     assert doc["facts"]["torch"]["version"] == "2.2.2"
     # What was not read is said, by name, in one note.
     (note,) = [n for n in doc["source"]["notes"] if "broken line" in n]
-    assert "not read: gcc, python_platform" in note
+    # "GCC version: Could not collect" is 30 columns and whole; "Clang version: ..." after it is a
+    # key collect_env prints (and hpcdoctor does not read), not the rest of the GCC line (issue 24).
+    assert note.endswith("not read: python_platform")

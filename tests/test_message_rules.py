@@ -209,3 +209,13 @@ def test_a_named_cause_silences_the_generic_system_error():
     assert fired("nccl-system-error", pasted(torch_line))
     both = pasted(NCCL_TESTS_206 + torch_line)
     assert not fired("nccl-system-error", both) and fired("nccl-ib-memlock", both)
+
+
+# https://github.com/NVIDIA/nccl/issues/1726 (the vendor topology file missed the cpu node's arch)
+NCCL_1726 = "Attribute arch of node cpu not found\n"
+
+
+def test_topo_file_refused():
+    (f,) = fired("nccl-topo-file", pasted(NCCL_1726))
+    assert "line 1" in f.message and f.fix.startswith("unset NCCL_TOPO_FILE NCCL_GRAPH_FILE")
+    assert not fired("nccl-topo-file", pasted(NCCL_TESTS_206))
