@@ -434,7 +434,7 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
         rec = recognise(text)
         label = "stdin" if path == "-" else Path(path).name
         found = find_symptoms(text) + find_messages(text)
-        found += find_unlisted_errors(text, (s["line"] for s in found))
+        found += find_unlisted_errors(text, found)
         found.sort(key=lambda s: s["line"])
         symptoms.extend(found)
         named = find_gpu_names(text)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import shlex
 
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.rules._common import nccl_named_cause, nccl_shm_cause, ticket_all, ticket_evidence, ticket_symptoms, version_of
+from hpcdoctor.rules._common import (catalogued, nccl_named_cause, nccl_shm_cause, ticket_all, ticket_evidence,
+                                     ticket_symptoms, version_of)
 from hpcdoctor.rules._where import SHM_BIGGER, shm_fix
 
 
@@ -172,13 +173,14 @@ SHM_WRITABLE = {
 }
 
 
-@rule("ENV006", "nccl-system-error", "error", "NCCL failed with a system error whose cause is not pasted", impact=6)
+@rule("ENV006", "nccl-system-error", "error", "NCCL failed with a system or internal error whose cause is not pasted",
+      impact=6)
 def nccl_system_error(f):
     """
     What it detects:
         In a pasted ticket, NCCL's "unhandled system error" (ncclGetErrorString, src/init.cc; torch
-        adds "ncclSystemError: System call (e.g. socket, malloc) or external library call failed")
-        where no line this catalogue knows names the cause. When NCCL's cause is pasted (a
+        adds "ncclSystemError: System call (e.g. socket, malloc) or external library call failed"),
+        or its "internal error" (ncclInternalError), where no line this catalogue knows names the cause. When NCCL's cause is pasted (a
         shared-memory failure, no socket interface, two ranks on one GPU, an InfiniBand
         registration or queue-pair failure) that cause's rule answers instead.
 
@@ -198,9 +200,10 @@ def nccl_system_error(f):
         - https://github.com/NVIDIA/nccl/blob/master/src/init.cc
     """
     found = ticket_symptoms(f)
-    s = found.get("nccl-system-error") or found.get("nccl-system-error-detail")
+    s = found.get("nccl-system-error") or found.get("nccl-system-error-detail") or next(iter(catalogued(f, "nccl-system-error")), None)
     if not s or nccl_shm_cause(f) or nccl_named_cause(f):
         return
+    error = "internal error" if s.get("key") == "ncclInternalError" else "unhandled system error"
     # Warnings NCCL prints on its way to a working setup name no cause: without libibverbs the IB
     # transport's init fails and NCCL falls back to sockets (src/misc/ibvwrap.cc, net_ib.cc
     # ncclIbInit at v2.7.8-1); IB async events are only logged and acknowledged (net_ib.cc
@@ -213,7 +216,7 @@ def nccl_system_error(f):
     else:
         said = "the paste holds no NCCL WARN line naming the call that failed"
     version = f" (NCCL {s['nccl']})" if s.get("nccl") else ""
-    yield Hit(message=f"NCCL returned 'unhandled system error'{version} at line {s['line']}: {said}",
+    yield Hit(message=f"NCCL returned '{error}'{version} at line {s['line']}: {said}",
               fix="NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,SHM python train.py 2>&1 | grep -m1 -B5 'NCCL WARN'"
                   "   # the same command that failed; the first NCCL WARN names the call and its errno",
               evidence=ticket_evidence(s))

@@ -34,7 +34,8 @@ def gpu_driver_unusable(f):
         pasted ticket, the messages that say so: nvidia-smi's "couldn't communicate with the NVIDIA
         driver", "No devices were found" and "couldn't find libnvidia-ml.so library", NVML's
         "Driver/library version mismatch", "Driver Not Loaded" and "NVML Shared Library Not Found",
-        CUDA's error 803 (display driver / CUDA driver mismatch).
+        CUDA's error 803 (display driver / CUDA driver mismatch), and torch's "CUDA unknown error"
+        at start-up (CUDA's 999 from the device count: the unified-memory module's state).
 
     Why it matters:
         Every GPU job on the node fails or silently runs on the CPU. A driver/library mismatch is
@@ -48,6 +49,8 @@ def gpu_driver_unusable(f):
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlInitializationAndCleanup.html
         - 004_3c12714629749d50.txt (node health checks before jobs)
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html (nvmlReturn_t)
+        - https://github.com/pop-os/default-settings/pull/64 (CUDA's unknown error after a resume)
+        - https://github.com/pytorch/pytorch/issues/49081 (/dev/nvidia-uvm missing)
     """
     found = False
     for vendor in ("nvidia", "amd"):
@@ -79,7 +82,18 @@ _NO_LIBRARY = ("no NVIDIA driver libraries (libnvidia-ml, libcuda) where the com
                "docker run --rm --gpus all IMAGE nvidia-smi   # a container sees the host driver only through the NVIDIA runtime")
 _NO_DEVICE = ("NVML reports no usable GPU although the driver answers: the driver failed to initialise every GPU",
               "journalctl -k -b | grep -i NVRM   # RmInitAdapter failed and similar lines: why the driver gave up on the GPU")
+# torch's "CUDA unknown error" is CUDA's 999 at initialisation (device count), where it means the
+# driver's state, not a program's bug: the unified-memory module broken by a suspend and resume
+# (System76 reload it on resume, pop-os/default-settings#64) or /dev/nvidia-uvm missing in a
+# container (pytorch/pytorch#49081); torch's own text adds a CUDA_VISIBLE_DEVICES changed late.
+_INIT_UNKNOWN = ("CUDA could not initialise the GPU (CUDA's unknown error, 999, at start-up): the driver's unified-memory "
+                 "module (nvidia_uvm) lost its state, typically after a suspend and resume, or /dev/nvidia-uvm is missing "
+                 "where the program ran; less often CUDA_VISIBLE_DEVICES was changed after the program started",
+                 "ls -l /dev/nvidia-uvm   # missing: sudo nvidia-modprobe -c 0 -u\n"
+                 "sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm   # administrators, with no CUDA program running; "
+                 "or reboot")
 _TOLD_DRIVER = {
+    "torch:cuda-unknown-error": _INIT_UNKNOWN,
     "nvidia_smi:couldnt-communicate": _NOT_LOADED, "nvml:NVML_ERROR_DRIVER_NOT_LOADED": _NOT_LOADED,
     "nvml:NVML_ERROR_LIB_RM_VERSION_MISMATCH": _MISMATCH, "cuda:cudaErrorSystemDriverMismatch": _MISMATCH,
     "cuda_driver:CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": _MISMATCH,

@@ -60,12 +60,15 @@ def _import_failed_in_ticket(f):
               evidence={**ticket_evidence(hit), "torch.import_error": hit["error"][:300], "library": lib})
 
 
-@rule("SW002", "torch-cpu-only", "error", "a CPU-only torch build on a node with GPUs", impact=10)
+@rule("SW002", "torch-cpu-only", "error", "a CPU-only torch build on a node with GPUs", impact=10,
+      also={"warning": "torch said it was built without CUDA, and the paste shows no GPU listing to confirm one is there"})
 def torch_cpu_only(f):
     """
     What it detects:
         A torch build without CUDA or ROCm (a "+cpu" wheel, conda's cpu_mkl build, the cpuonly
-        package) on a node where GPUs are present.
+        package) on a node where GPUs are present. In a pasted ticket, torch's own "Torch not
+        compiled with CUDA enabled": an error beside a GPU listing, a warning without one (a
+        machine without an NVIDIA GPU says it too), nothing beside a listing with no GPU.
 
     Why it matters:
         torch.cuda.is_available() is False and everything runs on the CPU, tens of times slower,
@@ -84,8 +87,15 @@ def torch_cpu_only(f):
         - 001_dd2fe1913b91ca0a.txt (installing the GPU build)
         - https://github.com/pytorch/pytorch/issues/138506 (no conda packages after 2.5)
     """
-    t = f["torch"]
-    gpus = f["gpus"]
+    told = catalogued(f, "torch-cpu-only")
+    try:
+        t = f["torch"]
+        gpus = f["gpus"]
+    except MissingFact:
+        if not told:
+            raise
+        yield from _cpu_build_told(f, told[0])
+        return
     if not gpus or not t.get("installed"):
         return
     conda = (t.get("conda_packages") or {}).get("pytorch") or (t.get("conda_list") or {}).get("pytorch") or {}
@@ -97,6 +107,27 @@ def torch_cpu_only(f):
                   fix=_build_fix(f, gpus),
                   evidence={"torch.version": t.get("version"), "torch.build": t.get("build"),
                             "conda.pytorch": conda or None, "gpus": len(gpus)})
+
+
+def _cpu_build_told(f, s):
+    """torch's own "Torch not compiled with CUDA enabled": the build is CPU-only and the job asked
+    it for CUDA. With the node's GPUs listed it is the error above; without, a warning, since a
+    machine with no NVIDIA GPU (a laptop, a Mac) raises it too, where the program is what to change."""
+    gpus = f.get("gpus")
+    if isinstance(gpus, list) and not gpus:
+        return  # a listing with no GPU: the program asked a machine without one for CUDA
+    said = f"line {s.get('line')}: \"{str(s.get('text', '')).strip()[:100]}\""
+    check = ("python3 -c 'import torch; print(torch.__version__, torch.version.cuda)'   "
+             "# None: a CPU build in this environment")
+    if gpus:
+        yield Hit(message=f"torch says it was built without CUDA ({said}), and this node has {len(gpus)} GPU(s)",
+                  fix=f"{check}\n{_build_fix(f, gpus)}", evidence=ticket_evidence(s))
+        return
+    yield Hit(message=f"torch says it was built without CUDA ({said}): this environment's torch is a CPU-only build "
+                      "and the job asked it for CUDA. On a machine with an NVIDIA GPU, install a CUDA build; on one "
+                      "without (a Mac, a CPU node), the program must use the CPU or MPS",
+              severity="warning", fix=f"{check}\nnvidia-smi   # the driver a CUDA build must run on; none: no NVIDIA GPU here",
+              evidence=ticket_evidence(s))
 
 
 arch_supported = wheels.arch_supported

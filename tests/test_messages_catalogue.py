@@ -164,7 +164,9 @@ def test_error_lines_no_catalogue_knows_are_quoted_back():
             "ValueError: the flux capacitor is misaligned\nSegmentation fault (core dumped)\n")
     got = find_unlisted_errors(text, [])
     assert [(s["line"], s["id"]) for s in got] == [(3, "unlisted-error"), (4, "unlisted-error")]
-    assert find_unlisted_errors(text, [3, 4]) == []
+    assert find_unlisted_errors(text, [{"line": 3}, {"line": 4}]) == []
+    # the message read on a traceback's raise line covers the same words on its last line
+    assert [s["line"] for s in find_unlisted_errors(text, [{"line": 1, "matched": "the flux capacitor is misaligned"}])] == [4]
 
 
 def test_messages_directory_ships_with_the_package():

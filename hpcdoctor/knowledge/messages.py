@@ -108,8 +108,10 @@ class CatalogueError(ValueError):
 
 
 def _compile(pattern: str, where: str) -> "re.Pattern[str]":
+    # Case-blind, as the needles are: users retype messages in prose ("unexpected bus error
+    # encountered in worker"), and no two messages of a catalogue differ by case alone.
     try:
-        return re.compile(pattern)
+        return re.compile(pattern, re.IGNORECASE)
     except re.error as exc:
         raise CatalogueError(f"{where}: pattern does not compile: {exc}") from None
 

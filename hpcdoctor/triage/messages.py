@@ -87,7 +87,8 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None) -> List[D
                 m = entry.pattern.search(joined, at)
                 if m:
                     seen.add(entry.key)
-                    found.append(_record(fam, entry, line_no, text[start:end], m.groupdict(), m.group(0)))
+                    found.append(dict(_record(fam, entry, line_no, text[start:end], m.groupdict(), m.group(0)),
+                                      matched=m.group(0)[:200]))
                     break
     found.sort(key=lambda s: s["line"])
     return found
@@ -99,12 +100,15 @@ _EXCEPTION = re.compile(r"^[\s>|E]{0,8}(?P<exc>[A-Za-z_][\w.]{0,80}(?:Error|Exce
 _SIGNAL = re.compile(r"(?:Segmentation fault|Bus error|Illegal instruction|Aborted)(?: \(core dumped\))?\s{0,8}$")
 
 
-def find_unlisted_errors(text: str, read_lines: Iterable[int]) -> List[Dict[str, Any]]:
-    """Error lines that no catalogue or symptom matched on the same line: quoted back as not in
-    hpcdoctor's catalogue, never silently passed over."""
+def find_unlisted_errors(text: str, read: Iterable[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Error lines that nothing already ``read`` (the catalogued messages and symptoms found) covers,
+    on their line or by their words (a traceback repeats its message on the raise line and on the
+    last line): quoted back as not in hpcdoctor's catalogue, never silently passed over."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     low = lower(text)
-    taken = set(read_lines)
+    read = list(read)
+    taken = {s.get("line") for s in read}
+    said = {lower(str(w)) for s in read for w in (s.get("matched"), s.get("message")) if w and len(str(w)) >= 12}
     out: List[Dict[str, Any]] = []
     for needle, rx in (("error", _EXCEPTION), ("exception", _EXCEPTION), ("interrupt", _EXCEPTION),
                        ("segmentation fault", _SIGNAL), ("bus error", _SIGNAL), ("illegal instruction", _SIGNAL),
@@ -115,7 +119,7 @@ def find_unlisted_errors(text: str, read_lines: Iterable[int]) -> List[Dict[str,
             if line_no in taken:
                 continue
             line = text[start:end][:1024]
-            if rx.search(line):
+            if rx.search(line) and not any(w in low[start:start + 1024] for w in said):
                 taken.add(line_no)
                 out.append({"id": "unlisted-error", "line": line_no, "text": line.strip()[:300],
                             "means": "an error line that is not in hpcdoctor's catalogue"})
