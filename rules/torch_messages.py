@@ -38,7 +38,7 @@ def nccl_watchdog_timeout(f):
     References:
         - https://pytorch.org/docs/stable/torch_nccl_environment_variables.html
         - https://pytorch.org/tutorials/prototype/flight_recorder_tutorial.html
-        - torch 2.13.0 wheel torch/distributed/distributed_c10d.py line 2128 (TORCH_NCCL_TRACE_BUFFER_SIZE)
+        - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/distributed/distributed_c10d.py (TORCH_NCCL_TRACE_BUFFER_SIZE)
     """
     s = _first(f, "torch:watchdog-collective-timeout")
     if s is None:
@@ -108,7 +108,6 @@ def c10d_store_unreachable(f):
 
     References:
         - https://pytorch.org/docs/stable/distributed.html#tcp-initialization
-        - torch 2.13.0 wheel torch/lib/libtorch_cpu.so (strings)
     """
     s = _first(f, "torch:store-client-timeout", "torch:store-client-connect-failed", "torch:store-wait-clients-timeout")
     if s is None:
@@ -147,7 +146,7 @@ def dataloader_open_files(f):
         as torch's message says.
 
     References:
-        - torch 2.13.0 wheel torch/utils/data/dataloader.py lines 1327-1332
+        - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/utils/data/dataloader.py (the too-many-open-files hint)
         - https://pytorch.org/docs/stable/multiprocessing.html#sharing-strategies
     """
     s = _first(f, "torch:dataloader-too-many-open-files")
@@ -178,7 +177,7 @@ def triton_gpu_too_old(f):
         capability 7.0 or newer.
 
     References:
-        - torch 2.13.0 wheel torch/_inductor/exc.py lines 151-153; torch/_dynamo/config.py line 284
+        - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/_inductor/exc.py (GPUTooOldForTriton)
         - https://github.com/MIC-DKFZ/nnUNet/issues/2188
     """
     s = _first(f, "frameworks:triton-gpu-too-old")

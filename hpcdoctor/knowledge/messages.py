@@ -108,10 +108,10 @@ class CatalogueError(ValueError):
 
 
 def _compile(pattern: str, where: str) -> "re.Pattern[str]":
-    # Case-blind, as the needles are: users retype messages in prose ("unexpected bus error
-    # encountered in worker"), and no two messages of a catalogue differ by case alone.
+    # Case matters unless a pattern says (?i): some patterns end a captured field where the case
+    # of the next word changes ("Cannot allocate memory" before a joined "RuntimeError").
     try:
-        return re.compile(pattern, re.IGNORECASE)
+        return re.compile(pattern)
     except re.error as exc:
         raise CatalogueError(f"{where}: pattern does not compile: {exc}") from None
 
