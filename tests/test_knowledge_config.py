@@ -126,3 +126,19 @@ def test_gpu_table_reports_the_entries_not_re_read():
     assert "t4" in unread and "mi100" not in unread
     (t,) = [t for t in knowledge.provenance() if t["table"] == "gpus"]
     assert t["undated"] >= len(unread)
+
+
+# How a source was found (the research tools and their vocabulary) belongs in the TOML comments:
+# a user reading `hpcdoctor knowledge` sees what was read and when, not the search that led there.
+_SEARCH_WORDS = ("find_string", "find_files", "read_file", "search index", "code index", "index id", "corpus",
+                 "corpora", "stored version", "searched", "search tool")
+
+
+def test_knowledge_command_shows_no_search_tool_vocabulary():
+    tables = json.loads(run_cli("knowledge", "--format", "json").stdout)
+    shown = [(t["table"], s) for t in tables for s in t["sources"]]
+    assert len(shown) > 100  # every shipped table's sources were read, not an empty listing
+    leaks = [(table, word, s[:120]) for table, s in shown for word in _SEARCH_WORDS if word in s.lower()]
+    assert leaks == []
+    text = run_cli("knowledge").stdout
+    assert not [w for w in _SEARCH_WORDS if w in text.lower()]
