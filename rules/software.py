@@ -289,6 +289,14 @@ def _installer(t) -> str:
     return "conda" if "cpuonly" in (t.get("conda_packages") or {}) else "pip"
 
 
+def _environment(t) -> dict:
+    """What of the environment decides which build installs there: its Python version, the torch
+    it has (the fix moves as little as it can) and the torchvision/torchaudio that must move with it."""
+    version = t.get("version") if isinstance(t.get("version"), str) else None
+    python = t.get("python_version") if isinstance(t.get("python_version"), str) else None
+    return {"python": python, "current": version, "companions": wheels.releases.installed_companions(t)}
+
+
 def _build_fix(f, gpus) -> str:
     """The newest build every listed NVIDIA GPU runs on this driver, OS, CPU and installer."""
     t = f["torch"] if isinstance(f.get("torch"), dict) else {}
@@ -299,7 +307,7 @@ def _build_fix(f, gpus) -> str:
         gfx = sorted({wheels.gfx_base(g["gfx_target"]) for g in gpus if g.get("vendor") == "amd"
                       and isinstance(g.get("gfx_target"), str) and g["gfx_target"].startswith("gfx")})
         if len(gfx) == 1:
-            return wheels.resolve_rocm(gfx[0], f.config)["text"]
+            return wheels.resolve_rocm(gfx[0], f.config, **_environment(t))["text"]
         if "amd" in kinds:
             return (f"install a ROCm build of torch (pip install torch --index-url {wheels.DEFAULT_INDEX}/rocmX.Y, "
                     "with the ROCm version the site's driver supports), or the site's PyTorch module")
@@ -308,8 +316,8 @@ def _build_fix(f, gpus) -> str:
                                                     if isinstance(g.get("driver_version"), str)), None)
     os_name, cpu = _platform(f)
     # The oldest architecture decides: a build that runs it and every newer one listed.
-    answers = [wheels.resolve(cc, driver if isinstance(driver, str) else None, os_name, cpu, _installer(t), f.config)
-               for cc in ccs]
+    answers = [wheels.resolve(cc, driver if isinstance(driver, str) else None, os_name, cpu, _installer(t), f.config,
+                              **_environment(t)) for cc in ccs]
     bad = next((a for a in answers if not a["ok"]), None)
     return (bad or answers[0])["text"]
 
