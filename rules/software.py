@@ -239,9 +239,18 @@ def _missing_arch_from_cc_warning(f, symptoms):
               fix=_build_fix(f, [{"compute_capability": warn["cc"]}]), evidence=ticket_evidence(warn))
 
 
+def _arch_list_not_known(f, t, devices) -> None:
+    """A wheel whose arch list knowledge lacks, on a node with GPUs to judge against it: not judged
+    (the rule is skipped with the reason), never a silent pass."""
+    if devices and t.get("arch_list") is None and "torch.arch_list" in f.unknown:
+        raise MissingFact("torch.arch_list", f.unknown["torch.arch_list"])
+
+
 def _missing_arch_from_facts(f):
     t = f["torch"]
     arch = t.get("arch_list")
+    if t.get("build") == "cuda":
+        _arch_list_not_known(f, t, _cuda_gpus(f))
     if t.get("build") != "cuda" or not isinstance(arch, list) or not arch:
         return
     for g in _cuda_gpus(f):
@@ -443,6 +452,8 @@ def torch_rocm_missing_gfx(f):
     """
     t = f["torch"]
     arch = t.get("arch_list")
+    if t.get("build") == "rocm":
+        _arch_list_not_known(f, t, [g for g in _amd_devices(f, t) if g.get("vendor") == "amd"])
     if t.get("build") != "rocm" or not isinstance(arch, list) or not arch:
         return
     built = {wheels.gfx_base(a) for a in arch}  # gfx90a:xnack- is still gfx90a code

@@ -84,3 +84,45 @@ def test_a_release_without_a_sourced_pairing_is_passed_over_for_one_with():
     g = facts("h100-kvm-1gpu", **{"torch.build": "cpu", "torch.version": "2.8.0+cpu", "torch.cuda": None})
     (f,) = fired("torch-cpu-only", g)
     assert '"torch>=2.10,<2.11" "torchvision>=0.25,<0.26" "torchaudio>=2.10,<2.11"' in f.fix, f.fix
+
+
+# --- a wheel whose arch list knowledge lacks is "not judged", never silence ---------------------
+
+def _edited_paste(tmp_path, name, *swaps):
+    text = (PASTES.parent / name).read_text()
+    for old, new in swaps:
+        assert old in text
+        text = text.replace(old, new)
+    p = tmp_path / "paste.txt"
+    p.write_text(text)
+    return report_of("check", "--from", str(p))
+
+
+def test_windows_27_cu126_on_an_rtx5090_is_not_judged(tmp_path):
+    # The real Windows collect_env of pytorch/pytorch#51858 with the case: 2.7.0+cu126 on an
+    # RTX 5090. Windows 2.6-2.8 lists are not sourced (torch_wheels.toml header): skipped, with why.
+    doc = _edited_paste(tmp_path,
+                        "pastes/pytorch-51858-windows-gtx1050ti-cu117-healthy.txt",
+                        ("PyTorch version: 2.0.1+cu117", "PyTorch version: 2.7.0+cu126"),
+                        ("GPU 0: NVIDIA GeForce GTX 1050 Ti", "GPU 0: NVIDIA GeForce RTX 5090"))
+    assert not [x for x in doc["findings"] if x["symbol"] == "torch-missing-arch"]
+    (s,) = [s for s in doc["skipped"] if s["symbol"] == "torch-missing-arch"]
+    assert "2.7.0+cu126" in s["reason"] and "no sourced arch list" in s["reason"] and "Windows" in s["reason"], s
+    assert doc["unknown"]["torch.arch_list"] == s["reason"].split(": ", 1)[1]
+
+
+def test_mi300x_under_a_rocm57_wheel_is_not_judged(tmp_path):
+    # The real ROCm collect_env of vllm-project/vllm#8004 (MI210) with the case: an MI300X under
+    # 2.3.1+rocm5.7, a wheel older than every [[rocm_wheel]] entry (2.4 on): skipped, with why.
+    doc = _edited_paste(tmp_path, "tickets/vllm-8004-mi210-rocm62-healthy.txt",
+                        ("PyTorch version: 2.5.0.dev20240821+rocm6.2", "PyTorch version: 2.3.1+rocm5.7"),
+                        ("AMD Instinct MI210 (gfx90a:sramecc+:xnack-)", "AMD Instinct MI300X (gfx942:sramecc+:xnack-)"))
+    assert not [x for x in doc["findings"] if x["symbol"] == "torch-rocm-missing-gfx"]
+    (s,) = [s for s in doc["skipped"] if s["symbol"] == "torch-rocm-missing-gfx"]
+    assert "2.3.1+rocm5.7" in s["reason"] and "no sourced arch list" in s["reason"], s
+
+
+def test_a_known_wheel_is_still_judged_not_skipped(tmp_path):
+    # The same Windows paste as shipped (2.0.1+cu117, whose builder list is sourced): judged, silent.
+    doc = report_of("check", "--from", str(PASTES / "pytorch-51858-windows-gtx1050ti-cu117-healthy.txt"))
+    assert not [s for s in doc["skipped"] if s["symbol"] == "torch-missing-arch"]
