@@ -788,7 +788,7 @@ def framework_missing_arch(f):
         torch runs on the GPU, so its checks pass, and the job dies at the framework's first
         kernel. Reinstalling torch, the usual advice for "no kernel image", changes nothing: the
         framework's wheel carries no code for this architecture (flash-attn 2 and sgl-kernel start
-        at compute capability 8.0, vLLM at 7.0).
+        at compute capability 8.0, vLLM at 7.0 up to 0.19.1 and 7.5 from 0.20.0).
 
     How to fix:
         Use the framework's fallback that runs on this GPU: in transformers,
@@ -822,7 +822,7 @@ def framework_missing_arch(f):
     if "vllm-lora-punica-cc" in sym:
         s = sym["vllm-lora-punica-cc"]
         yield Hit(message=f"vLLM refused LoRA on this GPU{on} (line {s['line']}): its punica LoRA kernels need compute "
-                          f"capability {s['min_cc']} or newer; the base model itself runs (vLLM documents 7.0+)",
+                          f"capability {s['min_cc']} or newer; the base model runs where vLLM itself supports the GPU ({_vllm_minimum()})",
                   fix=_MERGE_LORA_FIX, fix_lang="python", evidence={**ticket_evidence(s), "framework.min_cc": s["min_cc"]})
         return
     lora = _vllm_lora_on_old_gpu(f, sym, table["vllm-lora-punica"], gpu)
@@ -838,7 +838,7 @@ def framework_missing_arch(f):
                           f"into sglang's sgl-kernel, which is built for compute capability {sgl['min_cc']} and newer",
                   fix="pip list 2>/dev/null | grep -i -E '^(sglang|sgl.kernel|flashinfer|vllm) '   "
                       "# the package whose kernel failed is built for newer GPUs: run it on a GPU of compute "
-                      f"capability {sgl['min_cc']}+, or serve this GPU with a framework that lists it (vLLM documents 7.0+)",
+                      f"capability {sgl['min_cc']}+, or serve this GPU with a framework that lists it ({_vllm_minimum()})",
                   evidence={**ticket_evidence(s), "framework.min_cc": sgl["min_cc"]})
         return
     asked = sym.get("flash-attn2-requested") or sym.get("flash-attn2-installed")
@@ -854,6 +854,11 @@ def framework_missing_arch(f):
                   severity="error" if requested else "warning",
                   fix=_SDPA_FIX, fix_lang="python",
                   evidence={**ticket_evidence(asked), "compute_capability": gpu["cc"], "framework.min_cc": fa["min_cc"]})
+
+
+def _vllm_minimum() -> str:
+    v = knowledge.load("frameworks")["framework"]["vllm"]
+    return f"vLLM documents {v['min_cc_before']}+ before {v['since']}, {v['min_cc']}+ from it"
 
 
 def _vllm_lora_on_old_gpu(f, sym, punica, gpu):
