@@ -220,7 +220,7 @@ def from_collect_env(root: SysRoot) -> Dict[str, Any]:
             t["arch_list"] = wheel["arch"]
             t.setdefault("from_knowledge", []).append("arch_list")
         elif "arch_list" not in t and re.search(r"\+(cu\d{2,3}|rocm\d)", str(t["version"])):
-            # A wheel named by its tag whose list knowledge lacks (Windows 2.6-2.8, ROCm before 2.4, a
+            # A wheel named by its tag whose list knowledge lacks (Windows 2.6-2.8, ROCm before 2.2, a
             # nightly): the rules that need the list say they could not judge, rather than pass.
             t["arch_list"] = Unknown(f"the report names the wheel ({t['version']}), not its arch list, and "
                                      f"hpcdoctor has no sourced arch list for it on {os_name.title()} {cpu} "

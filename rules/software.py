@@ -468,7 +468,7 @@ def torch_rocm_missing_gfx(f):
             yield Hit(message=f"{g.get('name')} is {gfx}, but {whose} carries {', '.join(arch)}: "
                               "\"invalid device function\" at the first kernel",
                       subject=f"GPU {g.get('index')}",
-                      fix=wheels.resolve_rocm(gfx, f.config)["text"],
+                      fix=wheels.resolve_rocm(gfx, f.config, **_environment(t))["text"],
                       evidence={"gfx_target": gfx, "torch.arch_list": arch,
                                 "arch_list_from": "knowledge/torch_wheels.toml" if from_table else "torch"})
 

@@ -111,15 +111,27 @@ def test_windows_27_cu126_on_an_rtx5090_is_not_judged(tmp_path):
     assert doc["unknown"]["torch.arch_list"] == s["reason"].split(": ", 1)[1]
 
 
-def test_mi300x_under_a_rocm57_wheel_is_not_judged(tmp_path):
-    # The real ROCm collect_env of vllm-project/vllm#8004 (MI210) with the case: an MI300X under
-    # 2.3.1+rocm5.7, a wheel older than every [[rocm_wheel]] entry (2.4 on): skipped, with why.
+def test_mi300x_under_the_rocm57_wheel_is_judged_and_told_the_rocm60_one(tmp_path):
+    # The real ROCm collect_env of vllm-project/vllm#8004 (MI210, Python 3.10) with the case:
+    # an MI300X under 2.3.1+rocm5.7. pytorch/builder build_docker.sh at release/2.3 adds gfx942 for
+    # ROCm >= 6.0 only: the rocm5.7 wheel lacks it, the 2.3 rocm6.0 wheel (the nearest) carries it.
     doc = _edited_paste(tmp_path, "tickets/vllm-8004-mi210-rocm62-healthy.txt",
                         ("PyTorch version: 2.5.0.dev20240821+rocm6.2", "PyTorch version: 2.3.1+rocm5.7"),
                         ("AMD Instinct MI210 (gfx90a:sramecc+:xnack-)", "AMD Instinct MI300X (gfx942:sramecc+:xnack-)"))
+    (f,) = [x for x in doc["findings"] if x["symbol"] == "torch-rocm-missing-gfx"]
+    assert "gfx942" in f["message"] and "the official wheel torch 2.3.1+rocm5.7" in f["message"]
+    assert f["fix"].startswith('pip install --force-reinstall "torch>=2.3,<2.4" '
+                               "--index-url https://download.pytorch.org/whl/rocm6.0"), f["fix"]
+
+
+def test_mi300x_under_a_rocm_wheel_older_than_the_tables_is_not_judged(tmp_path):
+    # The same paste with 2.1.2+rocm5.6, older than every [[rocm_wheel]] entry (2.2 on): skipped, with why.
+    doc = _edited_paste(tmp_path, "tickets/vllm-8004-mi210-rocm62-healthy.txt",
+                        ("PyTorch version: 2.5.0.dev20240821+rocm6.2", "PyTorch version: 2.1.2+rocm5.6"),
+                        ("AMD Instinct MI210 (gfx90a:sramecc+:xnack-)", "AMD Instinct MI300X (gfx942:sramecc+:xnack-)"))
     assert not [x for x in doc["findings"] if x["symbol"] == "torch-rocm-missing-gfx"]
     (s,) = [s for s in doc["skipped"] if s["symbol"] == "torch-rocm-missing-gfx"]
-    assert "2.3.1+rocm5.7" in s["reason"] and "no sourced arch list" in s["reason"], s
+    assert "2.1.2+rocm5.6" in s["reason"] and "no sourced arch list" in s["reason"], s
 
 
 def test_a_known_wheel_is_still_judged_not_skipped(tmp_path):
