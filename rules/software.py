@@ -72,10 +72,11 @@ def torch_cpu_only(f):
         the CUDA channel or a matching pytorch-cuda package is missing.
 
     How to fix:
-        Install the newest CUDA build that this node's driver, GPU, OS and CPU architecture run,
-        which the fix names (hpcdoctor.wheels, from knowledge/torch_wheels.toml and cuda.toml),
-        e.g. pip install "torch>=2.9,<2.12" --index-url https://download.pytorch.org/whl/cu130;
-        or the site's PyTorch module. PyTorch publishes no conda packages after 2.5: in a conda
+        Install the CUDA build nearest the installed release that this node's driver, GPU, OS, CPU
+        architecture and Python run, which the fix names with the torchvision/torchaudio releases
+        built for it (hpcdoctor.knowledge.wheels, from knowledge/torch_wheels.toml and cuda.toml),
+        e.g. pip install --force-reinstall "torch>=2.11,<2.12" "torchvision>=0.26,<0.27"
+        --index-url https://download.pytorch.org/whl/cu130; or the site's PyTorch module. PyTorch publishes no conda packages after 2.5: in a conda
         env, remove conda's pytorch and use pip inside the env.
 
     References:
@@ -307,7 +308,8 @@ def _environment(t) -> dict:
 
 
 def _build_fix(f, gpus) -> str:
-    """The newest build every listed NVIDIA GPU runs on this driver, OS, CPU and installer."""
+    """The build every listed NVIDIA GPU runs on this driver, OS, CPU, Python and installer,
+    nearest the installed release (hpcdoctor.knowledge.wheels.resolve)."""
     t = f["torch"] if isinstance(f.get("torch"), dict) else {}
     ccs = sorted({g.get("compute_capability") for g in gpus if isinstance(g.get("compute_capability"), str)
                   and g.get("vendor", "nvidia") == "nvidia"})
@@ -348,8 +350,9 @@ def driver_too_old(f):
         CUDA initialisation fails with error 803/804: the GPUs are unusable from this environment.
 
     How to fix:
-        Install the newest build that this driver runs and that carries the GPU's architecture, which
-        the fix names (hpcdoctor.wheels), or, where no official build runs on this driver, ask the
+        Install the build nearest the installed release that this driver runs, that carries the GPU's
+        architecture and that has wheels for the environment's Python, which the fix names
+        (hpcdoctor.knowledge.wheels), or, where no official build runs on this driver, ask the
         administrators for the driver the fix names.
 
     References:
