@@ -13,6 +13,16 @@ def _windows(f) -> bool:
     return "windows" in f"{t.get('os') or ''} {t.get('python_platform') or ''}".lower()
 
 
+def _not_judged_below(driver, need, cc, first) -> None:
+    """A generation whose first driver is not confirmed (Hopper): at or above the driver of the
+    toolkit that first builds for it, surely new enough; below it, not judged, never a pass."""
+    have = version_of(driver)
+    if need is None or have is None or have < version_of(need):
+        raise MissingFact("nvidia.driver_version", f"driver {driver} is older than CUDA {first}'s ({need}), the first "
+                                                   f"toolkit for compute capability {cc}, and hpcdoctor has no source "
+                                                   "for the first driver that runs this generation")
+
+
 @rule("SW030", "driver-predates-gpu", "error", "the NVIDIA driver is older than the GPU's architecture", impact=10)
 def driver_predates_gpu(f):
     """
@@ -21,8 +31,9 @@ def driver_predates_gpu(f):
         for the GPU's architecture generation (compute capability major): an RTX 5090 (12.0,
         Blackwell, first built by CUDA 12.8, whose driver is >= 570.26) on a 535 driver; an A100
         (8.0, CUDA 11.0, >= 450.51.05) on a 440 driver. The generation's first toolkit is a lower
-        bound: a later GPU of the same major may need a newer driver still. Hopper (9.0) and
-        Windows drivers for Blackwell are not judged (knowledge/cuda.toml says why).
+        bound: a later GPU of the same major may need a newer driver still. Hopper (9.0) below
+        CUDA 11.8's driver and Windows drivers for Blackwell are not judged (knowledge/cuda.toml
+        says why): the rule is then skipped with the reason.
 
     Why it matters:
         No torch build, container or CUDA runtime helps: the driver does not know the GPU. nvidia-smi
@@ -46,12 +57,16 @@ def driver_predates_gpu(f):
         raise MissingFact("nvidia.driver_version", f.reason("nvidia.driver_version"))
     cuda = knowledge.load("cuda")
     firsts = cuda["arch_first_toolkit"]
+    unconfirmed = cuda["arch_first_toolkit_unconfirmed"]
     windows = _windows(f)
     drivers = cuda["release_driver_windows" if windows else "release_driver"]
     seen = set()
     for g in gpus:
         cc = g["compute_capability"]
-        first = firsts.get(cc.split(".")[0])
+        major = cc.split(".")[0]
+        if major in unconfirmed and major not in firsts:
+            _not_judged_below(driver, drivers.get(unconfirmed[major]), cc, unconfirmed[major])
+        first = firsts.get(major)
         if first is None or cc in seen:
             continue
         seen.add(cc)

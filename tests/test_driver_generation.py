@@ -5,7 +5,7 @@ Compatibility Guide; the toolkit drivers from NVIDIA's release-notes table)."""
 from __future__ import annotations
 
 from conftest import report_of
-from rulekit import facts, fired
+from rulekit import facts, fired, run_rule
 from test_wheels import PASTES
 
 RTX5090D = PASTES / "pytorch-150733-rtx5090d-cu126.txt"   # RTX 5090 D (12.0), driver 570.124.04
@@ -33,9 +33,12 @@ def test_the_paste_as_recorded_is_new_enough(tmp_path):
     assert not [x for x in _with_driver(tmp_path, "570.26")["findings"] if x["symbol"] == "driver-predates-gpu"]
 
 
-def test_hopper_is_not_judged_and_an_h100_node_stays_silent():
-    # No source says whether a driver before CUDA 11.8's ran an H100: major 9 is left out of the table.
-    assert not fired("driver-predates-gpu", facts("h100-kvm-1gpu", **{"nvidia.driver_version": "515.65.01"}))
+def test_hopper_below_cuda118s_driver_is_not_judged_and_the_recorded_h100_passes():
+    # No source says whether a driver before CUDA 11.8's (520.61.05) ran an H100: not judged below it.
+    found, skipped = run_rule("driver-predates-gpu", facts("h100-kvm-1gpu", **{"nvidia.driver_version": "515.65.01"}))
+    assert not found and "520.61.05" in skipped[0]["reason"] and "11.8" in skipped[0]["reason"], skipped
+    # The recorded H100 node (driver 580.159.04) is judged and passes.
+    assert run_rule("driver-predates-gpu", facts("h100-kvm-1gpu")) == ([], [])
 
 
 def test_a100_on_a_cuda10_driver(tmp_path):
