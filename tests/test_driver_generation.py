@@ -48,3 +48,10 @@ def test_a100_on_a_cuda10_driver(tmp_path):
         gpu.update(name="NVIDIA A100-SXM4-40GB", compute_capability="8.0", driver_version="440.64.00")
     (f,) = fired("driver-predates-gpu", g)
     assert "450.51.05" in f.fix and "CUDA 11.0" in f.message
+
+
+def test_a100_on_a_cuda12_driver_is_silent():
+    g = facts("h100-kvm-1gpu", **{"nvidia.driver_version": "535.104.05"})
+    for gpu in g["facts"]["gpus"]:
+        gpu.update(name="NVIDIA A100-SXM4-40GB", compute_capability="8.0", driver_version="535.104.05")
+    assert not fired("driver-predates-gpu", g)
