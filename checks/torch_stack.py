@@ -236,11 +236,18 @@ def from_collect_env(root: SysRoot) -> Dict[str, Any]:
         from hpcdoctor.knowledge import wheels
 
         platform = f"{t.get('os') or ''} {t.get('python_platform') or ''}".lower()
-        wheel = wheels.wheel_arch_list(str(t["version"]), "windows" if "windows" in platform else "linux",
-                                       "aarch64" if "aarch64" in platform or "arm64" in platform else "x86_64")
+        os_name = "windows" if "windows" in platform else "linux"
+        cpu = "aarch64" if "aarch64" in platform or "arm64" in platform else "x86_64"
+        wheel = wheels.wheel_arch_list(str(t["version"]), os_name, cpu)
         if wheel and "arch_list" not in t:
             t["arch_list"] = wheel["arch"]
             t.setdefault("from_knowledge", []).append("arch_list")
+        elif "arch_list" not in t and re.search(r"\+(cu\d{2,3}|rocm\d)", str(t["version"])):
+            # A wheel named by its tag whose list knowledge lacks (Windows 2.6-2.8, ROCm before 2.2, a
+            # nightly): the rules that need the list say they could not judge, rather than pass.
+            t["arch_list"] = Unknown(f"the report names the wheel ({t['version']}), not its arch list, and "
+                                     f"hpcdoctor has no sourced arch list for it on {os_name.title()} {cpu} "
+                                     "(knowledge/torch_wheels.toml)")
     t["build"] = _build_kind(t)
     return t
 

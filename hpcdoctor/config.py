@@ -28,6 +28,7 @@
     arch = ["sm_80", "sm_90", "sm_100", "sm_120"]
     cpu = "x86_64"                 # or "aarch64"; os = "linux" or "windows"
     source = "torch.cuda.get_arch_list() on our 2.12.0+cu130, 2026-11-20"
+    python = ["3.11", "3.12"]     # optional: the Pythons these wheels exist for
     [[knowledge.rocm_wheel]]       # an extra or overriding ROCm wheel gfx list (checked first)
     torch = ">=2.13,<2.14"
     rocm = "7.2"
@@ -161,9 +162,11 @@ def gpu_entries(path: str, text: str, entries: Any) -> list:
         entry.setdefault("source", f"site config {path}")
         out.append(entry)
     return out
-WHEEL_KEYS = {"torch": str, "cuda": str, "arch": list, "os": str, "cpu": str, "source": str}
+# python: the CPython versions ("3.12") the site's wheels exist for; without it a release the shipped
+# [[python]] table lacks is not offered to a node whose Python is known.
+WHEEL_KEYS = {"torch": str, "cuda": str, "arch": list, "os": str, "cpu": str, "source": str, "python": list}
 # rocm and gfx are checked by their own messages (rocm must be like "7.2", gfx must be a list).
-ROCM_WHEEL_KEYS = {"torch": object, "rocm": object, "gfx": object, "source": object}
+ROCM_WHEEL_KEYS = {"torch": object, "rocm": object, "gfx": object, "source": object, "python": list}
 
 
 def _nth_line(text: str, header: str, n: int) -> int:

@@ -76,10 +76,11 @@ def torch_cpu_only(f):
         the CUDA channel or a matching pytorch-cuda package is missing.
 
     How to fix:
-        Install the newest CUDA build that this node's driver, GPU, OS and CPU architecture run,
-        which the fix names (hpcdoctor.wheels, from knowledge/torch_wheels.toml and cuda.toml),
-        e.g. pip install "torch>=2.9,<2.12" --index-url https://download.pytorch.org/whl/cu130;
-        or the site's PyTorch module. PyTorch publishes no conda packages after 2.5: in a conda
+        Install the CUDA build nearest the installed release that this node's driver, GPU, OS, CPU
+        architecture and Python run, which the fix names with the torchvision/torchaudio releases
+        built for it (hpcdoctor.knowledge.wheels, from knowledge/torch_wheels.toml and cuda.toml),
+        e.g. pip install --force-reinstall "torch>=2.11,<2.12" "torchvision>=0.26,<0.27"
+        --index-url https://download.pytorch.org/whl/cu130; or the site's PyTorch module. PyTorch publishes no conda packages after 2.5: in a conda
         env, remove conda's pytorch and use pip inside the env.
 
     References:
@@ -303,9 +304,18 @@ def _missing_arch_from_cc_warning(f, symptoms):
               fix=_build_fix(f, [{"compute_capability": warn["cc"]}]), evidence=ticket_evidence(warn))
 
 
+def _arch_list_not_known(f, t, devices) -> None:
+    """A wheel whose arch list knowledge lacks, on a node with GPUs to judge against it: not judged
+    (the rule is skipped with the reason), never a silent pass."""
+    if devices and t.get("arch_list") is None and "torch.arch_list" in f.unknown:
+        raise MissingFact("torch.arch_list", f.unknown["torch.arch_list"])
+
+
 def _missing_arch_from_facts(f):
     t = f["torch"]
     arch = t.get("arch_list")
+    if t.get("build") == "cuda":
+        _arch_list_not_known(f, t, _cuda_gpus(f))
     if t.get("build") != "cuda" or not isinstance(arch, list) or not arch:
         return
     for g in _cuda_gpus(f):
@@ -353,8 +363,17 @@ def _installer(t) -> str:
     return "conda" if "cpuonly" in (t.get("conda_packages") or {}) else "pip"
 
 
+def _environment(t) -> dict:
+    """What of the environment decides which build installs there: its Python version, the torch
+    it has (the fix moves as little as it can) and the torchvision/torchaudio that must move with it."""
+    version = t.get("version") if isinstance(t.get("version"), str) else None
+    python = t.get("python_version") if isinstance(t.get("python_version"), str) else None
+    return {"python": python, "current": version, "companions": wheels.releases.installed_companions(t)}
+
+
 def _build_fix(f, gpus) -> str:
-    """The newest build every listed NVIDIA GPU runs on this driver, OS, CPU and installer."""
+    """The build every listed NVIDIA GPU runs on this driver, OS, CPU, Python and installer,
+    nearest the installed release (hpcdoctor.knowledge.wheels.resolve)."""
     t = f["torch"] if isinstance(f.get("torch"), dict) else {}
     ccs = sorted({g.get("compute_capability") for g in gpus if isinstance(g.get("compute_capability"), str)
                   and g.get("vendor", "nvidia") == "nvidia"})
@@ -363,7 +382,7 @@ def _build_fix(f, gpus) -> str:
         gfx = sorted({wheels.gfx_base(g["gfx_target"]) for g in gpus if g.get("vendor") == "amd"
                       and isinstance(g.get("gfx_target"), str) and g["gfx_target"].startswith("gfx")})
         if len(gfx) == 1:
-            return wheels.resolve_rocm(gfx[0], f.config)["text"]
+            return wheels.resolve_rocm(gfx[0], f.config, **_environment(t))["text"]
         if "amd" in kinds:
             return (f"install a ROCm build of torch (pip install torch --index-url {wheels.DEFAULT_INDEX}/rocmX.Y, "
                     "with the ROCm version the site's driver supports), or the site's PyTorch module")
@@ -372,8 +391,8 @@ def _build_fix(f, gpus) -> str:
                                                     if isinstance(g.get("driver_version"), str)), None)
     os_name, cpu = _platform(f)
     # The oldest architecture decides: a build that runs it and every newer one listed.
-    answers = [wheels.resolve(cc, driver if isinstance(driver, str) else None, os_name, cpu, _installer(t), f.config)
-               for cc in ccs]
+    answers = [wheels.resolve(cc, driver if isinstance(driver, str) else None, os_name, cpu, _installer(t), f.config,
+                              **_environment(t)) for cc in ccs]
     bad = next((a for a in answers if not a["ok"]), None)
     return (bad or answers[0])["text"]
 
@@ -397,8 +416,9 @@ def driver_too_old(f):
         CUDA initialisation fails with error 803/804: the GPUs are unusable from this environment.
 
     How to fix:
-        Install the newest build that this driver runs and that carries the GPU's architecture, which
-        the fix names (hpcdoctor.wheels), or, where no official build runs on this driver, ask the
+        Install the build nearest the installed release that this driver runs, that carries the GPU's
+        architecture and that has wheels for the environment's Python, which the fix names
+        (hpcdoctor.knowledge.wheels), or, where no official build runs on this driver, ask the
         administrators for the driver the fix names.
 
     References:
@@ -523,6 +543,8 @@ def torch_rocm_missing_gfx(f):
         yield from told
         return
     arch = t.get("arch_list")
+    if t.get("build") == "rocm":
+        _arch_list_not_known(f, t, [g for g in _amd_devices(f, t) if g.get("vendor") == "amd"])
     if t.get("build") != "rocm" or not isinstance(arch, list) or not arch:
         yield from _rocm_gfx_told(f)
         return
@@ -538,7 +560,7 @@ def torch_rocm_missing_gfx(f):
             yield Hit(message=f"{g.get('name')} is {gfx}, but {whose} carries {', '.join(arch)}: "
                               "\"invalid device function\" at the first kernel",
                       subject=f"GPU {g.get('index')}",
-                      fix=wheels.resolve_rocm(gfx, f.config)["text"],
+                      fix=wheels.resolve_rocm(gfx, f.config, **_environment(t))["text"],
                       evidence={"gfx_target": gfx, "torch.arch_list": arch,
                                 "arch_list_from": "knowledge/torch_wheels.toml" if from_table else "torch"})
 
@@ -872,7 +894,7 @@ def framework_missing_arch(f):
         torch runs on the GPU, so its checks pass, and the job dies at the framework's first
         kernel. Reinstalling torch, the usual advice for "no kernel image", changes nothing: the
         framework's wheel carries no code for this architecture (flash-attn 2 and sgl-kernel start
-        at compute capability 8.0, vLLM at 7.0).
+        at compute capability 8.0, vLLM at 7.0 up to 0.19.1 and 7.5 from 0.20.0).
 
     How to fix:
         Use the framework's fallback that runs on this GPU: in transformers,
@@ -906,7 +928,7 @@ def framework_missing_arch(f):
     if "vllm-lora-punica-cc" in sym:
         s = sym["vllm-lora-punica-cc"]
         yield Hit(message=f"vLLM refused LoRA on this GPU{on} (line {s['line']}): its punica LoRA kernels need compute "
-                          f"capability {s['min_cc']} or newer; the base model itself runs (vLLM documents 7.0+)",
+                          f"capability {s['min_cc']} or newer; the base model runs where vLLM itself supports the GPU ({_vllm_minimum()})",
                   fix=_MERGE_LORA_FIX, fix_lang="python", evidence={**ticket_evidence(s), "framework.min_cc": s["min_cc"]})
         return
     lora = _vllm_lora_on_old_gpu(f, sym, table["vllm-lora-punica"], gpu)
@@ -922,7 +944,7 @@ def framework_missing_arch(f):
                           f"into sglang's sgl-kernel, which is built for compute capability {sgl['min_cc']} and newer",
                   fix="pip list 2>/dev/null | grep -i -E '^(sglang|sgl.kernel|flashinfer|vllm) '   "
                       "# the package whose kernel failed is built for newer GPUs: run it on a GPU of compute "
-                      f"capability {sgl['min_cc']}+, or serve this GPU with a framework that lists it (vLLM documents 7.0+)",
+                      f"capability {sgl['min_cc']}+, or serve this GPU with a framework that lists it ({_vllm_minimum()})",
                   evidence={**ticket_evidence(s), "framework.min_cc": sgl["min_cc"]})
         return
     asked = sym.get("flash-attn2-requested") or sym.get("flash-attn2-installed")
@@ -938,6 +960,11 @@ def framework_missing_arch(f):
                   severity="error" if requested else "warning",
                   fix=_SDPA_FIX, fix_lang="python",
                   evidence={**ticket_evidence(asked), "compute_capability": gpu["cc"], "framework.min_cc": fa["min_cc"]})
+
+
+def _vllm_minimum() -> str:
+    v = knowledge.load("frameworks")["framework"]["vllm"]
+    return f"vLLM documents {v['min_cc_before']}+ before {v['since']}, {v['min_cc']}+ from it"
 
 
 def _vllm_lora_on_old_gpu(f, sym, punica, gpu):

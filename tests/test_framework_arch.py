@@ -193,6 +193,9 @@ def test_vllm_lora_refusal_names_the_merge_fix(tmp_path):
     g = with_ticket(nvsmi_node(V100S, tmp_path), ticket_text("vllm-3197-v100-punica-lora-cc80"))
     (f,) = fired("framework-missing-arch", g)
     assert "8.0" in f.message and "merge_and_unload" in f.fix
+    # vLLM's own minimum is keyed by release (sdists 0.19.1 / 0.20.0: 7.0, then 7.5): a V100S (7.0)
+    # runs the base model only before 0.20.0, and the message says which releases.
+    assert "vLLM documents 7.0+ before 0.20.0, 7.5+ from it" in f.message
 
 
 def test_flash_attn_installed_is_a_warning_asked_for_is_an_error():

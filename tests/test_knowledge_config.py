@@ -30,10 +30,15 @@ def _cfg(tmp_path, text):
 
 def test_site_wheel_and_index_reach_the_fix(tmp_path):
     cfg = config.load(_cfg(tmp_path, SITE))
-    g = facts("h100-kvm-1gpu", **{"torch.build": "cpu", "torch.version": "2.11.0+cpu", "torch.cuda": None})
+    g = facts("h100-kvm-1gpu", **{"torch.build": "cpu", "torch.version": "2.15.0+cpu", "torch.cuda": None,
+                                  "torch.pip": {"torch": "2.15.0"}})
+    # 2.15 is past the shipped table (its RFC, pytorch/pytorch#190385, is open), and so are its
+    # Pythons: on this node (Python 3.12) the site's entry is offered only where it names them.
     (f,) = fired("torch-cpu-only", g, cfg)
-    # 2.15 is past the shipped table (its RFC, pytorch/pytorch#190385, is open): the site's entry is the newest build.
-    assert '"torch>=2.9,<2.16" --index-url https://pypi.site.example/torch/cu130' in f.fix
+    assert '"torch>=2.13,<2.14" --index-url https://pypi.site.example/torch/cu13' in f.fix, f.fix
+    cfg = config.load(_cfg(tmp_path, SITE + 'python = ["3.11", "3.12"]\n'))
+    (f,) = fired("torch-cpu-only", g, cfg)
+    assert '"torch>=2.15,<2.16" --index-url https://pypi.site.example/torch/cu130' in f.fix, f.fix
     assert not fired("torch-cpu-only", facts("h100-kvm-1gpu"), cfg)
 
 
@@ -126,3 +131,19 @@ def test_gpu_table_reports_the_entries_not_re_read():
     assert "t4" in unread and "mi100" not in unread
     (t,) = [t for t in knowledge.provenance() if t["table"] == "gpus"]
     assert t["undated"] >= len(unread)
+
+
+# How a source was found (the research tools and their vocabulary) belongs in the TOML comments:
+# a user reading `hpcdoctor knowledge` sees what was read and when, not the search that led there.
+_SEARCH_WORDS = ("find_string", "find_files", "read_file", "search index", "code index", "index id", "corpus",
+                 "corpora", "stored version", "searched", "search tool")
+
+
+def test_knowledge_command_shows_no_search_tool_vocabulary():
+    tables = json.loads(run_cli("knowledge", "--format", "json").stdout)
+    shown = [(t["table"], s) for t in tables for s in t["sources"]]
+    assert len(shown) > 100  # every shipped table's sources were read, not an empty listing
+    leaks = [(table, word, s[:120]) for table, s in shown for word in _SEARCH_WORDS if word in s.lower()]
+    assert leaks == []
+    text = run_cli("knowledge").stdout
+    assert not [w for w in _SEARCH_WORDS if w in text.lower()]

@@ -157,14 +157,22 @@ def test_driver_418_is_not_told_cu118():
 def test_windows_cpu_build_is_told_a_windows_wheel_its_driver_runs():
     # pytorch/pytorch#122924: Windows 11, RTX 4080 Laptop (sm_89), driver 551.86. RELEASE.md's table
     # is "for Linux x86 and Windows builds": 551.86 runs 12.x (>= 528.33 on Windows), not 13.x.
+    # The paste has torch 2.2.2 with torchvision 0.17.2 and torchaudio 2.2.2 on Python 3.10: the nearest
+    # release is 2.2 itself, whose Windows cu121 wheels carry sm_86 (runs 8.9); the companions move
+    # with it (generate_release_matrix.py RELEASE_DICT 2.2.x -> 0.17.x, 2.2.x).
     f = _fix(report_of("check", "--from", str(PASTES / "pytorch-122924-windows-cpu-build-rtx4080.txt")), "torch-cpu-only")
-    assert "/whl/cu126" in f["fix"] and "sm_89" in f["fix"] and "551.86" in f["fix"], f["fix"]
+    assert f["fix"].startswith('pip install --force-reinstall "torch>=2.2,<2.3" "torchvision>=0.17,<0.18" '
+                               '"torchaudio>=2.2,<2.3" --index-url https://download.pytorch.org/whl/cu121'), f["fix"]
+    assert "sm_89" in f["fix"] and "551.86" in f["fix"] and "Python version is unknown" not in f["fix"]
 
 
 def test_h100_driver_535_gets_a_cuda12_build_not_cu118():
-    # 535 runs any 12.x runtime: cu126 (to 2.14) is the newest; cu13x needs 580.
+    # The node has 2.11.0+cu130 (cu13x needs 580): 535 runs any 12.x runtime, and the nearest release
+    # is 2.11 itself, whose cu128 wheels carry sm_90; the node's torchvision/torchaudio move with it.
     (f,) = fired("driver-too-old", facts(H100, **{"nvidia.driver_version": "535.161.08", "torch.cuda_available": False}))
-    assert "/whl/cu126" in f.fix and "535.161.08" in f.fix and "<2.15" in f.fix
+    assert f.fix.startswith('pip install --force-reinstall "torch>=2.11,<2.12" "torchvision>=0.26,<0.27" '
+                            '"torchaudio>=2.11,<2.12" --index-url https://download.pytorch.org/whl/cu128'), f.fix
+    assert "535.161.08" in f.fix and "cu118" not in f.fix
 
 
 def test_h100_cpu_build_gets_cu130_and_conda_note():
@@ -269,7 +277,12 @@ def test_windows_cu117_wheel_on_an_rtx_50_fires_and_names_a_windows_cu128_build(
     g["facts"]["gpus"][0].update(name="NVIDIA GeForce RTX 5070 Ti Laptop GPU", compute_capability="12.0")
     (f,) = fired("torch-missing-arch", g)
     assert "sm_120" in f.message and "2.0.1+cu117" in f.message
-    assert "/whl/cu128" in f.fix and '"torch>=2.9,<2.12"' in f.fix and "535.98" in f.fix, f.fix
+    # The paste's Python is 3.9: the Windows wheels that carry sm_120 (2.9-2.11, RELEASE.md) exist for
+    # 3.10+ only (test-infra's release matrix for 2.9), so the fix is a new 3.10 environment, not a
+    # pip line that finds no wheel.
+    assert f.fix.startswith('py -3.10 -m venv torch-py310 && torch-py310\\Scripts\\python -m pip install '
+                            '"torch>=2.9,<2.10" --index-url https://download.pytorch.org/whl/cu128'), f.fix
+    assert "Python 3.9 has no wheels" in f.fix
     # The paste's own GPU (GTX 1050 Ti) under the same facts: silent.
     assert not fired("torch-missing-arch", _paste_facts("pytorch-51858-windows-gtx1050ti-cu117-healthy.txt"))
 

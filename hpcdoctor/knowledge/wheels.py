@@ -8,10 +8,10 @@ arch list runs the GPU and whose CUDA the driver runs, or says which driver woul
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from hpcdoctor import knowledge
-from hpcdoctor.knowledge import version_of
+from hpcdoctor.knowledge import releases, version_of
 
 DEFAULT_INDEX = "https://download.pytorch.org/whl"
 # PyTorch stopped publishing to its conda channel after 2.5: a conda env gets pip inside it.
@@ -103,8 +103,13 @@ def index_url(tag: str, config: Optional[Dict[str, Any]] = None) -> str:
 
 
 def resolve(cc: str, driver: Optional[str] = None, os_name: str = "linux", cpu: str = "x86_64",
-            installer: str = "pip", config: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    """The newest official build this node can run.
+            installer: str = "pip", config: Optional[Dict[str, Any]] = None, python: Optional[str] = None,
+            current: Optional[str] = None, companions: Sequence[str] = ()) -> Dict[str, Any]:
+    """The official build this node can run: with the installed torch known (``current``), the
+    release nearest to it; without, the newest. Only releases with wheels for the node's Python
+    (``python``, "3.12.9") are offered; when it is unknown the text says which Pythons the wheels
+    need. ``companions`` (torchvision, torchaudio) the environment lists are pinned to the releases
+    built against the chosen torch.
 
     Returns {"ok": True, "torch", "cuda", "tag", "index_url", "command", "text"} or {"ok": False,
     "need_driver" (None when no known build carries the GPU at all), "text"}.
@@ -138,19 +143,96 @@ def resolve(cc: str, driver: Optional[str] = None, os_name: str = "linux", cpu: 
         if low and low != need:
             text += f"; >= {low} runs the CUDA {gentlest['cuda']} builds of torch{_spec(carries, gentlest['cuda'])}"
         return {"ok": False, "need_driver": need, "text": text}
-    best = max(runnable, key=lambda w: (_bounds(w)[1], version_of(w["cuda"])))
-    spec = _spec(runnable, best["cuda"])
-    tag = "cu" + best["cuda"].replace(".", "")
+    return _pick(runnable, sm, driver, windows, installer, config, python, current, companions)
+
+
+def _pick(runnable, what, driver, windows, installer, config, python, current, companions, rocm=False):
+    """Of the builds that run the GPU on this driver, the release (and its newest CUDA or ROCm
+    variant) to install, and the command that installs it with its companions."""
+    variant = "rocm" if rocm else "cuda"
+    cands = [(m, w) for w in runnable for m in releases.minors_between(*_bounds(w))]
+    py = releases.python_minor(python)
+    if py:
+        fits = [(m, w) for m, w in cands if _has_python(w, m, py, rocm, config) is True]
+        if not fits:
+            return _no_wheels_for_python(cands, py, what, config, rocm, windows, current)
+        cands = fits
+    companions = [c for c in releases.COMPANIONS if c in set(companions)]
+    order = releases.nearest({m for m, _ in cands}, releases.release_minor(current))
+    # A release whose companions' pairing is known is one whose fix installs as a whole.
+    order.sort(key=lambda m: not all(releases.companion(m, c, config) for c in companions))
+    if current or companions:
+        target = order[0]
+        best = max((w for m, w in cands if m == target), key=lambda w: version_of(w[variant]))
+        spec, lo, hi = releases.pin(target), target, target
+    else:
+        best = max((w for _, w in cands), key=lambda w: (_bounds(w)[1], version_of(w[variant])))
+        same = sorted({m for m, w in cands if w[variant] == best[variant]}, key=version_of)
+        lo, hi = same[0], same[-1]
+        spec = f">={lo},<{releases.next_minor(hi)}"
+        target = hi
+    tag = (f"rocm{best['rocm']}" if rocm else "cu" + best["cuda"].replace(".", ""))
     url = index_url(tag, config)
-    command = f'pip install --force-reinstall "torch{spec}" --index-url {url}'
-    # One runnable line: the command, then why in a comment (a fix must run as printed).
+    pins, unpaired = [f'"torch{spec}"'], []
+    for c in companions:
+        paired = releases.companion(target, c, config)
+        if paired:
+            pins.append(f'"{c}{releases.pin(paired)}"')
+        else:
+            unpaired.append(c)
+    command = f"pip install --force-reinstall {' '.join(pins)} --index-url {url}"
     line = f"conda remove -y pytorch && {command}" if installer == "conda" else command
-    text = f"{line}   # the +{tag} wheels of torch{spec} run {sm}"
-    text += f" on driver {driver}" if driver else f"; they need a driver >= {required_driver(best['cuda'], windows, config)}"
+    if rocm:
+        text = (f"{line}   # the +{tag} wheels of torch{spec} carry {what}; they bring ROCm {best['rocm']}'s "
+                "user-space libraries, the node's amdgpu kernel driver must support that ROCm release")
+    else:
+        text = f"{line}   # the +{tag} wheels of torch{spec} run {what}"
+        text += f" on driver {driver}" if driver else f"; they need a driver >= {required_driver(best['cuda'], windows, config)}"
+    if py is None:
+        spans = sorted({s for s in (releases.python_span(m, config) for m in {lo, hi}) if s})
+        text += ("; this environment's Python version is unknown: check python3 --version, these wheels exist for "
+                 f"Python {' / '.join(spans)} only" if spans else
+                 f"; this environment's Python version is unknown, and so is which Pythons torch {target} has wheels for")
+    if unpaired:
+        text += (f"; {' and '.join(unpaired)} also installed: hpcdoctor has no sourced release of "
+                 f"{' or '.join(unpaired)} built against torch {target}, reinstall the one PyTorch pairs with it")
     if installer == "conda":
         text += f"; {CONDA_NOTE}"
-    return {"ok": True, "torch": spec, "cuda": best["cuda"], "tag": tag, "index_url": url,
-            "command": command, "text": text}
+    return {"ok": True, "torch": spec, variant: best[variant], "tag": tag, "index_url": url, "command": command,
+            "text": text}
+
+
+def _has_python(w, minor, py, rocm, config):
+    # A site's wheel entry may name its own Pythons; the shipped ones rely on [[python]].
+    own = w.get("python")
+    return py in own if isinstance(own, list) else releases.has_wheels_for(minor, py, rocm, config)
+
+
+def _no_wheels_for_python(cands, py, what, config, rocm, windows=False, current=None):
+    """No build that runs the GPU has wheels for this Python: say which Python they need, and
+    install into a new environment of that Python."""
+    minors = sorted({m for m, _ in cands}, key=version_of)
+    known = [m for m in minors if releases.python_entry(m, config)]
+    if not known:
+        return {"ok": False, "need_driver": None,
+                "text": f"# hpcdoctor does not know which Python versions torch {minors[0]}-{minors[-1]} (the builds that "
+                        f"run {what} here) has wheels for, and has none for Python {py} on record: check "
+                        "pip index versions torch in this environment"}
+    # The release nearest the installed one, and the Python nearest the node's that it has wheels for.
+    target = releases.nearest(known, releases.release_minor(current))[0]
+    pys = sorted((v for v in releases.python_entry(target, config)["versions"] if not v.endswith("t")), key=version_of)
+    want = next((v for v in pys if version_of(v) > version_of(py)), pys[-1])
+    best = max((w for m, w in cands if m == target), key=lambda w: version_of(w["rocm" if rocm else "cuda"]))
+    tag = f"rocm{best['rocm']}" if rocm else "cu" + best["cuda"].replace(".", "")
+    env = f"torch-py{want.replace('.', '')}"
+    install = f"\"torch{releases.pin(target)}\" --index-url {index_url(tag, config)}"
+    # The Python launcher (py -3.X) is how Windows picks an installed Python; elsewhere python3.X.
+    command = (f"py -{want} -m venv {env} && {env}\\Scripts\\python -m pip install {install}" if windows else
+               f"python{want} -m venv ~/{env} && ~/{env}/bin/pip install {install}")
+    return {"ok": False, "need_driver": None,
+            "text": f"{command}   # Python {py} has no wheels of any torch that runs {what} here (torch {target} has "
+                    f"wheels for Python {releases.python_span(target, config)}): a new environment with Python {want} "
+                    f"(where it is missing: module load python, or conda create -n torch python={want})"}
 
 
 def _spec(entries: List[Dict[str, Any]], cuda: str) -> str:
@@ -205,8 +287,10 @@ def rocm_wheel_gfx_list(torch_version: str, config: Optional[Dict[str, Any]] = N
     return None
 
 
-def resolve_rocm(gfx: str, config: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    """The newest official ROCm wheel in knowledge whose gfx list carries this GPU's target.
+def resolve_rocm(gfx: str, config: Optional[Dict[str, Any]] = None, python: Optional[str] = None,
+                 current: Optional[str] = None, companions: Sequence[str] = ()) -> Dict[str, Any]:
+    """The official ROCm wheel in knowledge whose gfx list carries this GPU's target: nearest to
+    the installed release, else the newest, for the node's Python (as ``resolve``).
 
     Returns {"ok": True, "torch", "rocm", "tag", "index_url", "command", "text"} or {"ok": False, "text"}.
     """
@@ -219,13 +303,4 @@ def resolve_rocm(gfx: str, config: Optional[Dict[str, Any]] = None) -> Dict[str,
                 "text": (f"python -c 'import torch; print(torch.cuda.get_arch_list())'   # no official ROCm wheel "
                          f"in hpcdoctor's knowledge ({known}) carries {target}: build torch from source with "
                          f"PYTORCH_ROCM_ARCH={target}, or ask the administrators for a module built for it")}
-    best = max(carries, key=lambda w: (_bounds(w)[1], version_of(w["rocm"])))
-    lo, hi = _bounds(best)
-    spec = f">={lo},<{hi}"
-    tag = f"rocm{best['rocm']}"
-    url = index_url(tag, config)
-    command = f'pip install --force-reinstall "torch{spec}" --index-url {url}'
-    text = (f"{command}   # the +{tag} wheels of torch{spec} carry {target}; they bring ROCm {best['rocm']}'s "
-            "user-space libraries, the node's amdgpu kernel driver must support that ROCm release")
-    return {"ok": True, "torch": spec, "rocm": best["rocm"], "tag": tag, "index_url": url, "command": command,
-            "text": text}
+    return _pick(carries, target, None, False, "pip", config, python, current, companions, rocm=True)
