@@ -384,9 +384,10 @@ def _build_fix(f, gpus) -> str:
         if len(gfx) == 1:
             return wheels.resolve_rocm(gfx[0], f.config, **_environment(t))["text"]
         if "amd" in kinds:
-            return (f"install a ROCm build of torch (pip install torch --index-url {wheels.DEFAULT_INDEX}/rocmX.Y, "
-                    "with the ROCm version the site's driver supports), or the site's PyTorch module")
-        return "install a CUDA build of torch for this GPU's compute capability, or the site's PyTorch module"
+            return ("amd-smi version   # then a ROCm build of torch for that ROCm: pip install torch --index-url "
+                    f"{wheels.DEFAULT_INDEX}/rocmX.Y, or the site's PyTorch module")
+        return ("nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv   # then a CUDA build of torch "
+                "for that compute capability and driver, or the site's PyTorch module")
     driver = f.get("nvidia.driver_version") or next((g.get("driver_version") for g in f.gpus()
                                                     if isinstance(g.get("driver_version"), str)), None)
     os_name, cpu = _platform(f)

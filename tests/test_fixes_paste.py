@@ -44,3 +44,20 @@ def test_markdown_puts_each_fix_in_its_own_language_block():
     text = markdown.render(_doc('torch.set_float32_matmul_precision("high")', "python"))
     assert '```python\ntorch.set_float32_matmul_precision("high")\n```' in text
     assert "```bash\n" + LONG + "\n```" in markdown.render(_doc(LONG))
+
+
+def test_every_fix_the_ticket_corpora_get_runs_as_printed():
+    """The in-process corpus reports (conftest.check_from) are made outside the per-test fix check,
+    so that a memoised report does not depend on which test asked first: check them all here, once."""
+    from conftest import FIXTURES, check_from
+
+    pastes = [p for d in ("tickets", "tickets_blind_a", "pastes") for p in sorted((FIXTURES / d).glob("*.txt"))]
+    assert len(pastes) > 150
+    bad = []
+    for path in pastes:
+        doc = check_from(path)["doc"] or {}
+        for f in doc.get("findings", []):
+            problem = fix_problem(f["fix"], f.get("fix_lang", "bash"))
+            if problem:
+                bad.append(f"{path.name} {f['code']}: {problem}")
+    assert bad == []

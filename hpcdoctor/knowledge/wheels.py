@@ -123,8 +123,8 @@ def resolve(cc: str, driver: Optional[str] = None, os_name: str = "linux", cpu: 
         known = (f"no torch build in hpcdoctor's knowledge (2.0 and later) carries {sm} on {where}" if table
                  else f"hpcdoctor has no sourced wheel arch lists for {where}")
         return {"ok": False, "need_driver": None,
-                "text": f"{known}: install a torch build whose arch list includes {sm} "
-                        "(torch.cuda.get_arch_list()), or ask the administrators for the site's module"}
+                "text": f"python3 -c 'import torch; print(torch.cuda.get_arch_list())'   # {known}: a torch build "
+                        f"whose arch list includes {sm} is needed, or the site's module"}
 
     def runs(w):
         return driver is None or driver_supports(driver, w["cuda"], windows, config)[0] is True
@@ -137,7 +137,9 @@ def resolve(cc: str, driver: Optional[str] = None, os_name: str = "linux", cpu: 
                                                [-x for x in _bounds(w)[1].release]))
         need = required_driver(best["cuda"], windows, config)
         low = required_driver(gentlest["cuda"], windows, config)
-        text = (f"no torch build in hpcdoctor's knowledge (2.0 and later) for {sm} runs on driver {driver}: "
+        # The user cannot change the driver: the command shows the one in force, the comment what to ask for.
+        text = (f"nvidia-smi --query-gpu=driver_version --format=csv,noheader   "
+                f"# no torch build in hpcdoctor's knowledge (2.0 and later) for {sm} runs on driver {driver}: "
                 f"ask the administrators for a driver >= {need} "
                 f"(the newest builds, CUDA {best['cuda']})")
         if low and low != need:
