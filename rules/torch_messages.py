@@ -49,7 +49,7 @@ def nccl_watchdog_timeout(f):
                       "(it died, hung or took another code path); the line does not say which",
               fix="export TORCH_NCCL_TRACE_BUFFER_SIZE=2000   # flight recorder: on the next timeout each rank's last "
                   "collectives are dumped, and the rank whose SeqNum lags is the one to read",
-              evidence=ticket_evidence(s), env={"TORCH_NCCL_TRACE_BUFFER_SIZE": "2000"})
+              evidence=ticket_evidence(s))
 
 
 @rule("ENV008", "nccl-watchdog-stuck", "warning", "torch's NCCL watchdog thread itself hung", impact=7)
@@ -187,7 +187,7 @@ def triton_gpu_too_old(f):
                       f"{s.get('cc')}, Triton needs {s.get('min_cc')}) (line {s['line']}); eager mode runs on it",
               fix="export TORCH_COMPILE_DISABLE=1 TORCHDYNAMO_DISABLE=1   # torch.compile off: the first name from "
                   "torch 2.13's config, the second read by older releases",
-              evidence=ticket_evidence(s), env={"TORCH_COMPILE_DISABLE": "1", "TORCHDYNAMO_DISABLE": "1"})
+              evidence=ticket_evidence(s))
 
 
 @rule("SW021", "xformers-without-cuda", "warning", "xFormers installed without CUDA kernels for this torch", impact=6)
