@@ -25,7 +25,10 @@ SEVERITY_MARK = {"error": "error", "warning": "warning", "advice": "advice"}
 MODULE_TOPIC = {
     "bench": "Benchmarks", "cluster": "Cluster", "cpu": "CPU precision", "environment": "Environment",
     "gpu_health": "GPU health", "memory": "Memory", "network": "Network", "site": "Site expectations",
-    "software": "Software stack", "threads": "Threads and placement",
+    "threads": "Threads and placement", "torch_build": "Software stack", "torch_driver": "Software stack",
+    "torch_rocm": "Software stack", "libraries": "Software stack", "precision": "Software stack",
+    "frameworks": "Software stack", "driver_generation": "Software stack", "gpu_messages": "GPU health",
+    "nccl_messages": "Network", "torch_messages": "Software stack",
 }
 
 

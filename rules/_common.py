@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
-from hpcdoctor.facts import FactView
+from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import version_of  # noqa: F401  (the rules' name for it)
 
 
@@ -139,4 +139,37 @@ def nccl_named_cause(f: FactView) -> Optional[dict]:
                     and error == "cannot allocate memory")
                 or (sid == "nccl:ib-reg-mr-failed" and not error)):
             return s
+    return None
+
+
+def cuda_gpus(f):
+    return [g for g in f.gpus() if g.get("vendor") == "nvidia"]
+
+
+def facts_or_ticket(from_facts, from_ticket):
+    """What the gathered facts establish; where they establish nothing, or are unknown, what the
+    pasted messages say. Unknown facts with no message stay unknown (the rule is skipped)."""
+    try:
+        hits = from_facts()
+    except MissingFact:
+        hits = list(from_ticket)
+        if not hits:
+            raise
+        return hits
+    return hits or list(from_ticket)
+
+
+def gpu_of_ticket(f):
+    """The NVIDIA GPU a ticket is about, {name, cc}: from the pasted tool outputs, else the GPUs its
+    text names (hpcdoctor.paste.find_gpu_names) when they all have one compute capability; None
+    when unknown or when the names disagree (no guess)."""
+    listed = [g for g in cuda_gpus(f) if isinstance(g.get("compute_capability"), str)]
+    if listed:
+        low = min(listed, key=lambda g: version_of(g["compute_capability"]))
+        return {"name": low.get("name"), "cc": low["compute_capability"]}
+    if f.gpus():
+        return None
+    named = f.get("ticket.gpus_named") or []
+    if named and len({g["cc"] for g in named}) == 1:
+        return {"name": named[0]["gpu"], "cc": named[0]["cc"]}
     return None

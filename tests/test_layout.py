@@ -28,7 +28,7 @@ def _build_wheel(dest: Path) -> Path:
 def test_wheel_maps_top_level_folders_into_the_package(tmp_path):
     wheel = _build_wheel(tmp_path / "dist")
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert "hpcdoctor/checks/cpu.py" in names and "hpcdoctor/rules/software.py" in names
+    assert "hpcdoctor/checks/cpu.py" in names and "hpcdoctor/rules/torch_build.py" in names
     assert "hpcdoctor/payload/torch_probe.py" in names and "hpcdoctor/payload/bench_probe.py" in names
     assert "hpcdoctor/knowledge/gpus.toml" in names and "hpcdoctor/schema/report.schema.json" in names
     # Nothing at the top level of site-packages but the package itself and its metadata.

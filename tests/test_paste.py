@@ -150,7 +150,7 @@ def test_no_visible_gpu_is_not_called_a_cpu_build_and_gpus_are_not_invented():
 
 
 def test_windows_driver_numbering():
-    from hpcdoctor.rules.software import driver_supports
+    from hpcdoctor.rules._builds import driver_supports
 
     assert driver_supports("535.98", "11.7", windows=True)[0]
     assert not driver_supports("451.48", "11.7", windows=True)[0]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from rulekit import facts, fired, nvsmi_node, run_rule
-from hpcdoctor.rules.software import arch_supported, driver_supports
+from hpcdoctor.knowledge.wheels import arch_supported
+from hpcdoctor.rules._builds import driver_supports
 
 H100 = "h100-kvm-1gpu"
 

@@ -1,0 +1,167 @@
+"""Frameworks' own kernels (flash-attn, vLLM, sglang, flashinfer) against the GPU they run on."""
+
+from __future__ import annotations
+
+from hpcdoctor import knowledge
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.knowledge import wheels
+from hpcdoctor.rules._common import cuda_gpus, gpu_of_ticket, ticket_evidence, ticket_symptoms, version_of
+
+
+@rule("SW013", "framework-missing-arch", "error", "a framework's own kernels have no code for this GPU", impact=9,
+      also={"warning": "flash-attn 2 is only installed, not seen asked for or failing; or vLLM LoRA on a GPU "
+                                "below 8.0 with no vLLM release named"})
+def framework_missing_arch(f):
+    """
+    What it detects:
+        A framework above torch whose own CUDA kernels are not built for the GPU while torch's
+        build is not the problem: flash-attn 2's refusal "FlashAttention only supports Ampere GPUs
+        or newer", vLLM's "punica LoRA kernels require compute capability >= 8.0", a framework
+        kernel reporting CUDA's error by name ("RMSNorm failed with error code no kernel image is
+        available for execution on the device", flashinfer's norms inside sglang; "... kernel
+        launch failed, error: ..."; "CUDA Error: ... (209)" from flashinfer's own source), or
+        flash-attn 2 asked for (attn_implementation="flash_attention_2") or installed
+        on a GPU below its minimum compute capability (knowledge/frameworks.toml); vLLM started
+        with LoRA (--enable-lora, enable_lora=True) on a GPU below 8.0 in the releases whose LoRA
+        ran punica CUDA kernels (0.3.0 to 0.5.3.post1): an error where the paste names such a
+        release ("Initializing an LLM engine (v0.4.2)", vllm==0.4.2), a warning where it names
+        none, silent where it names only later ones. Silent where
+        torch's own arch list lacks the GPU: that is torch-missing-arch, one cause, one finding.
+
+    Why it matters:
+        torch runs on the GPU, so its checks pass, and the job dies at the framework's first
+        kernel. Reinstalling torch, the usual advice for "no kernel image", changes nothing: the
+        framework's wheel carries no code for this architecture (flash-attn 2 and sgl-kernel start
+        at compute capability 8.0, vLLM at 7.0 up to 0.19.1 and 7.5 from 0.20.0).
+
+    How to fix:
+        Use the framework's fallback that runs on this GPU: in transformers,
+        attn_implementation="sdpa" (PyTorch's scaled_dot_product_attention) instead of
+        "flash_attention_2"; uninstall flash-attn where a library picks it up by itself; for
+        vLLM's LoRA, merge the adapter into the base model and serve that; or run
+        the framework on a GPU of the compute capability its kernels are built for.
+
+    References:
+        - https://github.com/Dao-AILab/flash-attention/blob/main/README.md
+        - https://github.com/sgl-project/sglang/blob/main/sgl-kernel/CMakeLists.txt
+        - https://docs.vllm.ai/en/v0.7.2/getting_started/installation/gpu/
+        - https://huggingface.co/docs/transformers/v4.49.0/perf_infer_gpu_one
+        - https://github.com/vllm-project/vllm/issues/4434
+        - https://github.com/vllm-project/vllm/pull/5036
+        - https://pypi.org/project/vllm/0.5.3.post1/ (sdist: CMakeLists.txt, _punica_C arches >= 8.0)
+    """
+    sym = ticket_symptoms(f)
+    if not sym or _torch_lacks_the_gpu(f, sym):
+        return
+    table = knowledge.load("frameworks")["framework"]
+    fa = table["flash-attn"]
+    gpu = gpu_of_ticket(f)
+    on = f" on {gpu['name']} (compute capability {gpu['cc']})" if gpu else ""
+    if "flash-attn-ampere-only" in sym:
+        s = sym["flash-attn-ampere-only"]
+        yield Hit(message=f"flash-attn 2 refused the GPU{on} (line {s['line']}): its kernels run on compute capability "
+                          f"{fa['min_cc']} (Ampere) and newer only; the refusal is flash-attn's own check, not torch's",
+                  fix=_SDPA_FIX, fix_lang="python", evidence={**ticket_evidence(s), "framework.min_cc": fa["min_cc"]})
+        return
+    if "vllm-lora-punica-cc" in sym:
+        s = sym["vllm-lora-punica-cc"]
+        yield Hit(message=f"vLLM refused LoRA on this GPU{on} (line {s['line']}): its punica LoRA kernels need compute "
+                          f"capability {s['min_cc']} or newer; the base model runs where vLLM itself supports the GPU ({_vllm_minimum()})",
+                  fix=_MERGE_LORA_FIX, fix_lang="python", evidence={**ticket_evidence(s), "framework.min_cc": s["min_cc"]})
+        return
+    lora = _vllm_lora_on_old_gpu(f, sym, table["vllm-lora-punica"], gpu)
+    if lora:
+        yield lora
+        return
+    if "framework-kernel-no-image" in sym or "framework-cuda-error-209" in sym:
+        s = sym.get("framework-kernel-no-image") or sym["framework-cuda-error-209"]
+        what = f"the framework kernel {s['kernel']}" if s.get("kernel") else f"a kernel of {s['framework']}"
+        sgl = table["sgl-kernel"]
+        yield Hit(message=f"{what} has no code for this GPU{on} (line {s['line']}: \"no kernel image is available\" from "
+                          "the framework's own kernel, not torch's); flashinfer's norm and sampling kernels come built "
+                          f"into sglang's sgl-kernel, which is built for compute capability {sgl['min_cc']} and newer",
+                  fix="pip list 2>/dev/null | grep -i -E '^(sglang|sgl.kernel|flashinfer|vllm) '   "
+                      "# the package whose kernel failed is built for newer GPUs: run it on a GPU of compute "
+                      f"capability {sgl['min_cc']}+, or serve this GPU with a framework that lists it ({_vllm_minimum()})",
+                  evidence={**ticket_evidence(s), "framework.min_cc": sgl["min_cc"]})
+        return
+    asked = sym.get("flash-attn2-requested") or sym.get("flash-attn2-installed")
+    if asked and gpu and version_of(gpu["cc"]) < version_of(fa["min_cc"]):
+        requested = "flash-attn2-requested" in sym
+        what = ("the code asks for flash-attn 2 (attn_implementation=\"flash_attention_2\")"
+                if requested else f"flash-attn {asked.get('version')} is installed")
+        yield Hit(message=f"{what}, but {gpu['name']} is compute capability {gpu['cc']}: flash-attn 2's kernels run "
+                          f"on {fa['min_cc']} (Ampere) and newer only, and "
+                          + ("it fails" if requested else "code that selects it fails")
+                          + " with \"FlashAttention only supports Ampere GPUs or newer\"",
+                  # Installed is not used: many stacks install it and fall back to SDPA on older GPUs.
+                  severity="error" if requested else "warning",
+                  fix=_SDPA_FIX, fix_lang="python",
+                  evidence={**ticket_evidence(asked), "compute_capability": gpu["cc"], "framework.min_cc": fa["min_cc"]})
+
+
+def _vllm_minimum() -> str:
+    v = knowledge.load("frameworks")["framework"]["vllm"]
+    return f"vLLM documents {v['min_cc_before']}+ before {v['since']}, {v['min_cc']}+ from it"
+
+
+def _vllm_lora_on_old_gpu(f, sym, punica, gpu):
+    """vLLM started with LoRA (--enable-lora, enable_lora=True) on a GPU below the compute
+    capability of its punica CUDA kernels, in the releases that ran them (knowledge/frameworks.toml,
+    vllm-lora-punica): an error where the paste names a release in that range, a warning where it
+    names none (the releases after it run LoRA on Triton kernels), silence where every release it
+    names lies outside the range."""
+    asked = sym.get("vllm-lora-enabled") or sym.get("vllm-lora-enabled-kwarg")
+    if not asked or not gpu or version_of(gpu["cc"]) >= version_of(punica["min_cc"]):
+        return None
+    first, fixed = version_of(punica["first"]), version_of(punica["fixed_in"])
+    named = [s for s in f.get("ticket.symptoms") or [] if s["id"] in ("vllm-version-logged", "vllm-version-pinned")]
+    inside = [s for s in named if first <= version_of(s["version"]) < fixed]
+    if named and not inside:
+        return None
+    why = (f"vLLM {punica['first']} up to {punica['fixed_in']} (not included) runs LoRA on punica CUDA kernels built "
+           f"for compute capability {punica['min_cc']} and newer only, which fail on this GPU with \"no kernel image is "
+           "available\" or \"punica LoRA kernels require compute capability >= 8.0\" while the base model runs")
+    evidence = {**ticket_evidence(asked), "compute_capability": gpu["cc"], "framework.min_cc": punica["min_cc"]}
+    if inside and len(inside) == len(named):
+        v = inside[0]
+        return Hit(message=f"LoRA is enabled (line {asked['line']}) with vLLM {v['version']} (line {v['line']}) on "
+                           f"{gpu['name']} (compute capability {gpu['cc']}): {why}",
+                   fix=_LORA_FIX_HEAD + _MERGE_LORA_FIX, fix_lang="python",
+                   evidence={**evidence, "vllm.version": v["version"]})
+    return Hit(message=f"LoRA is enabled (line {asked['line']}) on {gpu['name']} (compute capability {gpu['cc']}) and the "
+                       f"paste does not say which vLLM ran: {why}; from {punica['fixed_in']} on, LoRA runs Triton kernels instead",
+               severity="warning", fix=_LORA_FIX_HEAD + _MERGE_LORA_FIX, fix_lang="python", evidence=evidence)
+
+
+# Which vLLM ran decides it (knowledge/frameworks.toml, vllm-lora-punica); the way round the
+# punica kernels' minimum that vLLM's maintainers give is the merged adapter (#4434).
+_LORA_FIX_HEAD = ("import vllm\n"
+                  "print(vllm.__version__)  # 0.3.0 to 0.5.3.post1 run LoRA on punica kernels built for compute capability "
+                  "8.0+ only; from 0.5.4 LoRA runs Triton kernels (vllm-project/vllm#5036)\n")
+
+
+_SDPA_FIX = ("# transformers: PyTorch's own attention (scaled_dot_product_attention) runs on every GPU torch supports;\n"
+             "# flash-attn 2 needs compute capability 8.0+. Elsewhere: pip uninstall flash-attn, so libraries fall back.\n"
+             "model = AutoModelForCausalLM.from_pretrained(model_path, torch_dtype=torch.float16, attn_implementation=\"sdpa\")")
+
+
+# vLLM maintainers' advice for LoRA on GPUs its punica kernels lack (vllm-project/vllm#4434): merge the
+# adapter into the base model (PEFT's merge_and_unload) and serve the merged model without --enable-lora.
+_MERGE_LORA_FIX = ("# punica LoRA needs compute capability 8.0+: merge the adapter into the base model, then serve the\n"
+                   "# merged directory without --enable-lora (vllm-project/vllm#4434)\n"
+                   "merged = PeftModel.from_pretrained(base_model, adapter_path).merge_and_unload()\n"
+                   "merged.save_pretrained(\"merged-model\")")
+
+
+def _torch_lacks_the_gpu(f, sym) -> bool:
+    """Whether torch's own build lacks the GPU (torch-missing-arch's cause, not a framework's):
+    torch's architecture warnings pasted, or a known arch list without the GPU's capability."""
+    if {"sm-not-compatible", "gpu-cc-old-form", "gpu-cc-list-form", "hip-invalid-device-function"} & set(sym):
+        return True
+    arch = f.get("torch.arch_list")
+    if f.get("torch.build") == "cuda" and isinstance(arch, list) and arch:
+        return any(isinstance(g.get("compute_capability"), str) and not wheels.arch_supported(g["compute_capability"], arch)
+                   for g in cuda_gpus(f))
+    return False
+

@@ -1,0 +1,115 @@
+"""Runtime libraries a job loads twice: OpenMP runtimes, cuDNN and CUDA libraries, torch itself."""
+
+from __future__ import annotations
+
+import re
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.rules._common import facts_or_ticket, ticket_evidence, ticket_symptoms
+
+OPENMP_RUNTIMES = ("libgomp", "libiomp5", "libomp")
+
+
+@rule("SW005", "duplicate-libraries", "warning", "two copies of a runtime library loaded, or torch installed twice", impact=8)
+def duplicate_libraries(f):
+    """
+    What it detects:
+        Two different files of the same library loaded into the job's process (two libnccl, two
+        libcudart, two libcudnn), more than one OpenMP runtime (libgomp with libiomp5 or libomp),
+        torch installed in two places on sys.path (user site and a venv, pip and conda), or, in a
+        collect_env library list, conda's cudatoolkit or nccl beside NVIDIA's pip wheels of them,
+        or pip's torch ("torch 1.3.1 pypi_0 pypi") beside conda's pytorch. In a pasted ticket,
+        the messages a second copy causes: cuDNN's "version incompatibility: PyTorch was compiled
+        against ... but found runtime version ..." and Intel OpenMP's "OMP: Error #15".
+
+    Why it matters:
+        Two copies of a library means two states: NCCL communicators that hang, cuDNN version
+        errors, crashes at exit. Two OpenMP runtimes oversubscribe the cores and can deadlock
+        (Intel's "OMP: Error #15"). A second torch install shadows the one the user upgraded.
+
+    How to fix:
+        Remove the extra copy: uninstall the duplicate torch (pip uninstall torch until none is
+        left, then reinstall once), drop LD_LIBRARY_PATH entries or LD_PRELOADs that bring another
+        libnccl/libcudart, and avoid mixing conda's and pip's CUDA libraries.
+
+    References:
+        - https://github.com/pytorch/pytorch/issues/37377
+        - 001_dd2fe1913b91ca0a.txt (one clean virtual environment per project)
+    """
+    yield from facts_or_ticket(lambda: list(_duplicates_from_facts(f)), _duplicates_in_ticket(f))
+
+
+def _duplicates_in_ticket(f):
+    """The messages a second copy causes: cuDNN's version check (another libcudnn than torch's
+    own was loaded) and Intel OpenMP's "OMP: Error #15" (two libiomp5 in one process)."""
+    sym = ticket_symptoms(f)
+    if "cudnn-mismatch" in sym:
+        s = sym["cudnn-mismatch"]
+        yield Hit(message=f"torch was built with cuDNN {s['compiled']} but loaded cuDNN {s['found']} (line {s['line']}): "
+                          "another libcudnn shadows the one torch brings",
+                  fix="unset LD_LIBRARY_PATH   # or remove the cuDNN directory from it, so torch loads its own libcudnn",
+                  evidence=ticket_evidence(s))
+    if "omp-error-15" in sym:
+        s = sym["omp-error-15"]
+        yield Hit(message=f"two copies of the Intel OpenMP runtime ({s['library']}) were loaded into one process (line {s['line']})",
+                  fix="conda install nomkl   # or pip uninstall intel-openmp, keeping torch's own libiomp5; "
+                      "KMP_DUPLICATE_LIB_OK=TRUE only hides the conflict",
+                  evidence=ticket_evidence(s))
+
+
+def _duplicates_from_facts(f):
+    t = f["torch"]
+    libs = t.get("loaded_libraries") or {}
+    for name, paths in sorted(libs.items()):
+        if len(paths) > 1 and name not in OPENMP_RUNTIMES:
+            yield Hit(message=f"{len(paths)} different {name} files are loaded: {', '.join(paths)}",
+                      fix="# remove the LD_LIBRARY_PATH/LD_PRELOAD entry or package that brings the extra copy",
+                      evidence={f"torch.loaded_libraries.{name}": paths})
+    omp = [n for n in OPENMP_RUNTIMES if n in libs]
+    if len(omp) > 1:
+        yield Hit(message=f"{len(omp)} OpenMP runtimes loaded ({', '.join(omp)}): threads oversubscribe and may deadlock",
+                  fix="# keep one OpenMP runtime: drop the LD_PRELOAD of the other, or install torch and MKL from one source",
+                  evidence={n: libs[n] for n in omp})
+    installs = t.get("installs") or []
+    places = sorted({i.get("location") for i in installs})
+    if len(places) > 1:
+        yield Hit(message="torch is installed in %d places on sys.path: %s" % (len(places), "; ".join(
+                      f"{i.get('version')} in {i.get('location')}" for i in installs)),
+                  fix="pip uninstall -y torch   # repeat until none is left, then install it once",
+                  evidence={"torch.installs": installs})
+    conda = t.get("conda_list") or {}
+    pip = t.get("pip") or {}
+    if "pytorch" in conda and conda.get("torch") and _from_pypi(conda["torch"]):
+        # conda list shows pip's installs with the pypi channel: "torch 1.3.1 pypi_0 pypi" beside
+        # conda's own "pytorch" package is a second torch in the same site-packages.
+        yield Hit(message=f"torch {conda['torch'].get('version')} from pip and pytorch {conda['pytorch'].get('version')} "
+                          "from conda are both installed in this environment",
+                  fix="pip uninstall -y torch && conda install --force-reinstall pytorch   (or remove conda's: conda remove --force pytorch)",
+                  evidence={"conda.torch": conda["torch"], "conda.pytorch": conda["pytorch"]})
+    elif "pytorch" in conda and "torch" in pip and conda["pytorch"].get("version", "").split("+")[0] != pip["torch"].split("+")[0]:
+        yield Hit(message=f"torch {pip['torch']} from pip and pytorch {conda['pytorch'].get('version')} from conda in one environment",
+                  fix="# remove one of them (conda remove pytorch, or pip uninstall torch) and reinstall from one source",
+                  evidence={"pip.torch": pip["torch"], "conda.pytorch": conda["pytorch"]})
+    for what, conda_names, wheel in CUDA_LIBRARY_COPIES:
+        ours = [n for n in conda_names if n in conda and not _from_pypi(conda[n])]
+        wheels = sorted(n for n in pip if re.fullmatch(wheel, n))
+        if ours and wheels:
+            c = ours[0]
+            yield Hit(message=f"two copies of {what}: {c} {conda[c].get('version')} from conda and "
+                              f"{wheels[0]} {pip[wheels[0]]} from pip",
+                      fix=f"conda remove {c}   # keep one copy: the pip wheels come with torch (or install torch from conda only)",
+                      evidence={f"conda.{c}": conda[c], f"pip.{wheels[0]}": pip[wheels[0]]})
+
+
+# The same library from conda's channels and from NVIDIA's pip wheels (collect_env lists conda's
+# cudatoolkit and nccl; pip's nvidia-* wheels are torch's own since 1.13).
+CUDA_LIBRARY_COPIES = (
+    ("the CUDA runtime", ("cudatoolkit", "cuda-runtime", "cuda-cudart"), r"nvidia-cuda-runtime-cu\d+"),
+    ("NCCL", ("nccl",), r"nvidia-nccl-cu\d+"),
+    ("cuDNN", ("cudnn",), r"nvidia-cudnn-cu\d+"),
+)
+
+
+def _from_pypi(entry) -> bool:
+    """conda list shows pip's installs too, as build pypi_0 in channel pypi: not a second copy."""
+    return entry.get("channel") == "pypi" or str(entry.get("build", "")).startswith("pypi")

@@ -1,0 +1,175 @@
+"""Number formats the hardware runs: TF32 for fp32 matmuls, bf16 where the GPU has no bf16 units."""
+
+from __future__ import annotations
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.knowledge import gpus as gpu_table
+from hpcdoctor.rules._common import cuda_gpus, gpu_of_ticket, ticket_evidence, version_of
+
+
+@rule("SW006", "tf32-disabled", "advice", "fp32 matmuls without TF32 on an Ampere-or-newer GPU", impact=7)
+def tf32_disabled(f):
+    """
+    What it detects:
+        An NVIDIA GPU of compute capability 8.0 or newer while torch computes fp32 matrix
+        multiplications at full precision (float32 matmul precision "highest", torch's default),
+        said only where it matters: the setting was read (--deep), a benchmark measured fp32
+        against TF32, or a pasted log shows fp32 work (Lightning's tensor-core warning, a vLLM
+        engine in float32). From torch's default alone it stays quiet.
+
+    Why it matters:
+        TF32 tensor cores run fp32 matmuls many times faster (on an H100, ~51 TFLOP/s without and
+        ~380 with, measured here), at a 10-bit mantissa for the multiplication inputs; accumulation
+        stays fp32. Most training converges the same; the Alliance guide discusses the trade-off.
+
+    How to fix:
+        In the script: torch.backends.cuda.matmul.allow_tf32 = True, or
+        torch.set_float32_matmul_precision("high"). Keep "highest" where fp32 accuracy is required.
+
+    References:
+        - 001_dd2fe1913b91ca0a.txt (TF32: Performance vs numerical accuracy)
+        - https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices
+    """
+    t = f["torch"]
+    if t.get("build") != "cuda":
+        return
+    precision = f["torch.float32_matmul_precision"]
+    # Worth saying only where something shows fp32 work or the setting itself: torch's default
+    # alone (a release's default, from knowledge) would make it the only line of every reply.
+    read = "float32_matmul_precision" not in (t.get("from_knowledge") or [])
+    symptoms = {s["id"] for s in (f.get("ticket.symptoms") or [])}
+    if not (read or symptoms & {"fp32-matmul-warned", "fp32-requested"} or _tf32_measured(f)):
+        return
+    ampere = [g for g in cuda_gpus(f)
+              if isinstance(g.get("compute_capability"), str) and version_of(g["compute_capability"]) >= version_of("8.0")]
+    if precision == "highest" and ampere:
+        proof = _tf32_measured(f)
+        source = " (this release's default, from hpcdoctor's knowledge)" if "float32_matmul_precision" in (t.get("from_knowledge") or []) else ""
+        yield Hit(message=f"float32 matmul precision is \"highest\"{source} on {ampere[0].get('name')}: fp32 matmuls "
+                          "skip the TF32 tensor cores" + (proof or ", several times slower")
+                          + "; TF32 trades input precision (10-bit mantissa)",
+                  fix='torch.set_float32_matmul_precision("high")   # or torch.backends.cuda.matmul.allow_tf32 = True', fix_lang="python",
+                  evidence={"torch.float32_matmul_precision": precision, "compute_capability": ampere[0].get("compute_capability")})
+
+
+def _tf32_measured(f):
+    for g in (f.get("bench.gpus") or []):
+        fp32 = ((g.get("gemm") or {}).get("fp32") or {}).get("tflops")
+        tf32 = ((g.get("gemm") or {}).get("tf32") or {}).get("tflops")
+        if isinstance(fp32, (int, float)) and isinstance(tf32, (int, float)) and fp32 > 0:
+            return f": TF32 would make them {tf32 / fp32:.1f}x faster here ({fp32:.0f} -> {tf32:.0f} TFLOP/s measured)"
+    return None
+
+
+@rule("SW007", "bf16-unsupported", "warning", "bf16 requested on hardware without it", impact=7)
+def bf16_unsupported(f):
+    """
+    What it detects:
+        bf16 asked for on GPUs older than Ampere (V100, T4, P100) or on a CPU without native bf16
+        (A64FX, Graviton2, Skylake): by the environment (ACCELERATE_MIXED_PRECISION=bf16,
+        DNNL_DEFAULT_FPMATH_MODE=BF16), or, in a pasted ticket, by the framework's own log
+        (vLLM's engine configuration with dtype=torch.bfloat16, or its refusal "Bfloat16 is only
+        supported on GPUs with compute capability of at least 8.0").
+
+    Why it matters:
+        On GPUs without bf16 units, torch either refuses bf16 autocast or emulates it far slower
+        than fp16, and vLLM refuses to load the model; on CPUs without bf16 the fast-math mode
+        gains nothing.
+
+    How to fix:
+        On V100/T4 use fp16 mixed precision with a gradient scaler (ACCELERATE_MIXED_PRECISION=fp16),
+        or for vLLM --dtype=half (LLM(..., dtype="half")); on the CPU, unset DNNL_DEFAULT_FPMATH_MODE.
+
+    References:
+        - 004_3c12714629749d50.txt (data types supported per GPU generation)
+        - 000_6e25303b50457a54.txt (section 3.2: bf16 support on Grace)
+        - https://github.com/vllm-project/vllm/pull/2374
+    """
+    symptoms = {s["id"]: s for s in (f.get("ticket.symptoms") or [])}
+    if "bf16-refused-hf" in symptoms and "bf16-refused" not in symptoms:
+        s = symptoms["bf16-refused-hf"]
+        g = _first_without_bf16(f.gpus())
+        on = f" on {g.get('name')}" if g is not None else ""
+        yield Hit(message=f"transformers refused bf16{on}: torch.cuda.is_bf16_supported() is False (line {s['line']}), "
+                          "the GPU has no bf16 units (pre-Ampere: V100, T4, P100, RTX 20xx)",
+                  fix="# on the command line, --fp16 in place of --bf16; in code:\n"
+                      "args = TrainingArguments(output_dir=\"out\", fp16=True, bf16=False)", fix_lang="python",
+                  evidence=ticket_evidence(s))
+        return
+    if "bf16-refused" in symptoms or "bf16-requested" in symptoms:
+        yield from _bf16_in_ticket(f, symptoms)
+        return
+    if "bf16-intent" in symptoms:
+        yield from _bf16_intent(f, symptoms["bf16-intent"])
+        return
+    env = f["env.vars"]
+    if (env.get("ACCELERATE_MIXED_PRECISION") or "").lower() == "bf16":
+        g = _first_without_bf16(f.gpus())
+        if g is not None:
+            yield Hit(message=f"ACCELERATE_MIXED_PRECISION=bf16 but {g.get('name')} has no bf16 units",
+                      subject=f"GPU {g.get('index')}", fix="export ACCELERATE_MIXED_PRECISION=fp16",
+                      evidence={"env.ACCELERATE_MIXED_PRECISION": "bf16", "compute_capability": g.get("compute_capability")})
+    mode = (env.get("DNNL_DEFAULT_FPMATH_MODE") or env.get("ONEDNN_DEFAULT_FPMATH_MODE") or "").upper()
+    if mode == "BF16" and f.get("cpu.capabilities.bf16") is False:
+        yield Hit(message=f"DNNL_DEFAULT_FPMATH_MODE=BF16 but this CPU ({f.get('cpu.microarch')}) has no native bf16",
+                  fix="unset DNNL_DEFAULT_FPMATH_MODE", evidence={"env.DNNL_DEFAULT_FPMATH_MODE": mode,
+                                                                  "cpu.capabilities.bf16": False})
+
+
+def _bf16_intent(f, seen):
+    """bf16 asked for by a framework's own flag or dtype (bf16-mixed, torch.bfloat16, --bf16) in a
+    ticket, on the GPU its tool outputs show or, with none, the one its text names (all names of
+    one compute capability, see _gpu_of_ticket)."""
+    if f.gpus():
+        g = _first_without_bf16(f.gpus())
+        gpu = {"name": g.get("name"), "cc": g.get("compute_capability")} if g is not None else None
+    else:
+        gpu = gpu_of_ticket(f)
+        if gpu and not _lacks_bf16(gpu["name"], gpu["cc"]):
+            gpu = None
+    if gpu is None:
+        return
+    said = seen["text"]
+    if "bf16-mixed" in said:
+        fix = ("# no bf16 units on this GPU: fp16 mixed precision with loss scaling instead (litgpt: --precision 16-mixed)\n"
+               "trainer = L.Trainer(precision=\"16-mixed\")")
+    elif "bfloat16" in said:
+        fix = ("# no bf16 units on this GPU: load and run the model in fp16 instead\n"
+               "model = AutoModelForCausalLM.from_pretrained(model_path, torch_dtype=torch.float16)")
+    else:
+        fix = ("# no bf16 units on this GPU: transformers' fp16 mixed precision instead (--fp16 on the command line)\n"
+               "args = TrainingArguments(output_dir=\"out\", fp16=True, bf16=False)")
+    yield Hit(message=f"the job asks for bf16 (line {seen['line']}: {said[:80]}) but {gpu['name']} (compute capability "
+                      f"{gpu['cc']}) has no bf16 units: torch refuses bf16 there or emulates it far slower than fp16",
+              fix=fix, fix_lang="python",
+              evidence={"ticket.line": seen["line"], "ticket.text": said[:160], "compute_capability": gpu["cc"]})
+
+
+def _lacks_bf16(name, cc, vendor="nvidia"):
+    sku = gpu_table.datasheet(name or "")
+    return (sku is not None and sku.get("has_bf16") is False) or (
+        vendor == "nvidia" and isinstance(cc, str) and version_of(cc) < version_of("8.0"))
+
+
+def _first_without_bf16(gpus):
+    return next((g for g in gpus if _lacks_bf16(g.get("name"), g.get("compute_capability"), g.get("vendor"))), None)
+
+
+def _bf16_in_ticket(f, symptoms):
+    """A pasted log asked for bf16 (or vLLM refused it): on which GPU, from the pasted GPU facts or,
+    with none pasted, from the refusal itself, which names the GPU and its compute capability."""
+    refused = symptoms.get("bf16-refused")
+    gpus = f.gpus()
+    g = _first_without_bf16(gpus)
+    if g is not None:
+        name, cc, subject = g.get("name"), g.get("compute_capability"), f"GPU {g.get('index')}"
+    elif refused and not gpus and refused.get("gpu"):
+        name, cc, subject = refused["gpu"], refused.get("cc"), None
+    else:
+        return  # the pasted GPUs have bf16 units, or none is known: nothing to say
+    seen = refused or symptoms["bf16-requested"]
+    yield Hit(message=f"the job asks for bf16 but {name} (compute capability {cc}) has no bf16 units"
+                      + (": vLLM refused to start" if refused else ""),
+              subject=subject,
+              fix='vllm serve MODEL --dtype=half   # in Python LLM(..., dtype="half"); in training, fp16 with a GradScaler',
+              evidence={"ticket.line": seen["line"], "ticket.text": seen["text"][:160], "compute_capability": cc})

@@ -1,0 +1,333 @@
+"""The torch build against the node's GPUs: torch that cannot be imported, a CPU-only build, and
+a build without kernels for an NVIDIA GPU."""
+
+from __future__ import annotations
+
+import re
+
+from hpcdoctor import knowledge
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import MissingFact
+from hpcdoctor.knowledge import wheels
+from hpcdoctor.rules._builds import build_fix, arch_list_not_known
+from hpcdoctor.rules._common import (catalogued, cuda_gpus, facts_or_ticket, gpu_of_ticket, ticket_all,
+                                     ticket_evidence, ticket_symptoms, told_evidence, version_of)
+
+
+@rule("SW001", "torch-import-failed", "error", "torch cannot be imported", impact=10)
+def torch_import_failed(f):
+    """
+    What it detects:
+        The job's interpreter fails to import torch; the message is the real exception (a missing
+        libcudnn, an undefined symbol from a mixed install, a NumPy ABI mismatch).
+
+    Why it matters:
+        The job dies at its first line. The exception text names the cause far more precisely than
+        the traceback users usually paste.
+
+    How to fix:
+        Reinstall torch in a clean environment (python -m venv; pip install torch), or load the
+        module the site provides; for "cannot open shared object file", make sure no
+        LD_LIBRARY_PATH entry shadows the libraries the wheel brings.
+
+    References:
+        - 001_dd2fe1913b91ca0a.txt (installing PyTorch in a virtual environment)
+    """
+    yield from facts_or_ticket(lambda: list(_import_failed_from_facts(f)), _import_failed_in_ticket(f))
+
+
+def _import_failed_from_facts(f):
+    err = f["torch"].get("import_error")
+    if err:
+        yield Hit(message=f"import torch fails in {f.get('torch.target_python') or 'the job interpreter'}: {err}",
+                  fix="# reinstall torch in a fresh virtual environment, and check LD_LIBRARY_PATH for shadowing libraries",
+                  evidence={"torch.import_error": err, "torch.target_python": f.get("torch.target_python")})
+
+
+def _import_failed_in_ticket(f):
+    """A pasted import traceback: the loader's error names the library torch could not load."""
+    sym = ticket_symptoms(f)
+    hit = sym.get("import-missing-library") or sym.get("import-undefined-symbol")
+    if hit is None:
+        return
+    lib = hit.get("library")
+    # The loader's own words point at a library path that shadows the wheel's: try without it first.
+    fix = ("unset LD_LIBRARY_PATH; python3 -c 'import torch'   "
+           "# if it still fails, reinstall torch in a fresh virtual environment")
+    why = f"{lib} was not found" if lib else "a library was loaded from another build than torch was linked against"
+    yield Hit(message=f"import torch fails: {why} ({hit['error'][:200]}, line {hit['line']})", fix=fix,
+              evidence={**ticket_evidence(hit), "torch.import_error": hit["error"][:300], "library": lib})
+
+
+@rule("SW002", "torch-cpu-only", "error", "a CPU-only torch build on a node with GPUs", impact=10,
+      also={"warning": "torch said it was built without CUDA, and the paste shows no GPU listing to confirm one is there"})
+def torch_cpu_only(f):
+    """
+    What it detects:
+        A torch build without CUDA or ROCm (a "+cpu" wheel, conda's cpu_mkl build, the cpuonly
+        package) on a node where GPUs are present. In a pasted ticket, torch's own "Torch not
+        compiled with CUDA enabled": an error beside a GPU listing, a warning without one (a
+        machine without an NVIDIA GPU says it too), nothing beside a listing with no GPU.
+
+    Why it matters:
+        torch.cuda.is_available() is False and everything runs on the CPU, tens of times slower,
+        often without an error: the job only seems slow. Conda often resolves the CPU build when
+        the CUDA channel or a matching pytorch-cuda package is missing.
+
+    How to fix:
+        Install the CUDA build nearest the installed release that this node's driver, GPU, OS, CPU
+        architecture and Python run, which the fix names with the torchvision/torchaudio releases
+        built for it (hpcdoctor.knowledge.wheels, from knowledge/torch_wheels.toml and cuda.toml),
+        e.g. pip install --force-reinstall "torch>=2.11,<2.12" "torchvision>=0.26,<0.27"
+        --index-url https://download.pytorch.org/whl/cu130; or the site's PyTorch module. PyTorch publishes no conda packages after 2.5: in a conda
+        env, remove conda's pytorch and use pip inside the env.
+
+    References:
+        - 002_4b90f9ad31dff33f.txt (ARC4: the conda cpu_mkl build of PyTorch)
+        - 001_dd2fe1913b91ca0a.txt (installing the GPU build)
+        - https://github.com/pytorch/pytorch/issues/138506 (no conda packages after 2.5)
+    """
+    told = catalogued(f, "torch-cpu-only")
+    try:
+        t = f["torch"]
+        gpus = f["gpus"]
+    except MissingFact:
+        if not told:
+            raise
+        yield from _cpu_build_told(f, told[0])
+        return
+    if not gpus or not t.get("installed"):
+        return
+    conda = (t.get("conda_packages") or {}).get("pytorch") or (t.get("conda_list") or {}).get("pytorch") or {}
+    cpu_build = t.get("build") == "cpu" or "cpu" in str(conda.get("build", "")) or "cpuonly" in (t.get("conda_packages") or {})
+    if cpu_build:
+        kinds = sorted({g.get("vendor") for g in gpus})
+        yield Hit(message=f"torch {t.get('version')} is a CPU-only build, but this node has {len(gpus)} "
+                          f"{'/'.join(kinds)} GPU(s): everything runs on the CPU",
+                  fix=build_fix(f, gpus),
+                  evidence={"torch.version": t.get("version"), "torch.build": t.get("build"),
+                            "conda.pytorch": conda or None, "gpus": len(gpus)})
+
+
+def _cpu_build_told(f, s):
+    """torch's own "Torch not compiled with CUDA enabled": the build is CPU-only and the job asked
+    it for CUDA. With the node's GPUs listed it is the error above; without, a warning, since a
+    machine with no NVIDIA GPU (a laptop, a Mac) raises it too, where the program is what to change."""
+    gpus = f.get("gpus")
+    if isinstance(gpus, list) and not gpus:
+        return  # a listing with no GPU: the program asked a machine without one for CUDA
+    said = f"line {s.get('line')}: \"{str(s.get('text', '')).strip()[:100]}\""
+    check = ("python3 -c 'import torch; print(torch.__version__, torch.version.cuda)'   "
+             "# None: a CPU build in this environment")
+    if gpus:
+        yield Hit(message=f"torch says it was built without CUDA ({said}), and this node has {len(gpus)} GPU(s)",
+                  fix=f"{check}\n{build_fix(f, gpus)}", evidence=ticket_evidence(s))
+        return
+    yield Hit(message=f"torch says it was built without CUDA ({said}): this environment's torch is a CPU-only build "
+                      "and the job asked it for CUDA. On a machine with an NVIDIA GPU, install a CUDA build; on one "
+                      "without (a Mac, a CPU node), the program must use the CPU or MPS",
+              severity="warning", fix=f"{check}\nnvidia-smi   # the driver a CUDA build must run on; none: no NVIDIA GPU here",
+              evidence=ticket_evidence(s))
+
+
+
+
+@rule("SW003", "torch-missing-arch", "error", "the torch build has no kernels for this GPU", impact=10)
+def torch_missing_arch(f):
+    """
+    What it detects:
+        An NVIDIA GPU whose compute capability is not covered by the torch build's arch list: no
+        binary for that architecture and no PTX old enough to be compiled for it. In a pasted
+        ticket without an environment report, torch's own warnings say it ("... with CUDA
+        capability sm_120 is not compatible ...", then the build's arch list; "... which is of
+        cuda capability 3.5 ... minimum ... is 3.7"; from 2.8 "... compute capability (CC) 7.0"
+        and the CCs the build supports); on ROCm, "HIP error: invalid device function", a kernel
+        without a code object for the GPU's gfx target. On Turing (7.5) under a torch built with
+        CUDA 9.0 or older, torch's "cublas runtime error : the GPU program failed to execute": the
+        build's sm_70 kernels run there, its cuBLAS does not (PyTorch's maintainers). Where nothing
+        else names the architectures, CUDA's own "no kernel image is available for execution on
+        the device" (error 209) raised through torch's check ("CUDA error: ..." or, before 1.5,
+        "cuda runtime error (48) : ..."); a framework's kernels saying it in their own words are
+        framework-missing-arch's.
+
+    Why it matters:
+        CUDA calls fail with "no kernel image is available for execution on the device", and torch
+        warns "... with CUDA capability sm_120 is not compatible with the current PyTorch
+        installation". Old builds lack new GPUs (Blackwell needs CUDA 12.8+ wheels); new builds
+        drop old ones (Kepler, Maxwell, then Volta).
+
+    How to fix:
+        Install a build that lists the GPU's architecture: a newer CUDA variant for new GPUs, an
+        older torch release for retired ones. The fix names the official wheels that run it, from
+        knowledge/torch_wheels.toml.
+
+    References:
+        - 001_dd2fe1913b91ca0a.txt ("no kernel image is available for execution on the device")
+        - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility
+        - https://github.com/pytorch/pytorch/issues/18620 (CUDA 10 for RTX cards: cuBLAS of CUDA 9)
+    """
+    symptoms = ticket_symptoms(f)
+
+    def from_ticket():
+        if "sm-not-compatible" in symptoms:
+            yield _missing_arch_from_warning(f, symptoms)
+        elif "hip-invalid-device-function" in symptoms:
+            s = symptoms["hip-invalid-device-function"]
+            yield Hit(message=f"a HIP kernel has no code object for this GPU's gfx target (line {s['line']}: "
+                              "\"HIP error: invalid device function\"): the ROCm build's arch list lacks the GPU",
+                      fix="rocminfo | grep -m1 gfx; python -c 'import torch; print(torch.cuda.get_arch_list())'   "
+                          "# then install a ROCm build of torch whose list has that gfx",
+                      evidence=ticket_evidence(s))
+        elif {"gpu-cc-old-form", "gpu-cc-list-form"} & set(symptoms):
+            yield from _missing_arch_from_cc_warning(f, symptoms)
+        else:
+            cublas = list(_cublas_on_turing(f, symptoms))
+            named = cublas or list(_missing_arch_from_named_build(f, symptoms))
+            yield from named or _missing_arch_told(f)
+
+    yield from facts_or_ticket(lambda: list(_missing_arch_from_facts(f)), from_ticket())
+
+
+def _cublas_on_turing(f, symptoms):
+    """torch's "cublas runtime error : the GPU program failed to execute" on a Turing GPU (7.5)
+    under a torch built with CUDA 9.0 or older, read from collect_env ("CUDA used to build
+    PyTorch: 9.0.176") or a wheel named with its tag (+cu90): its kernels run there by binary
+    compatibility, its cuBLAS does not (knowledge/frameworks.toml, cublas_turing). A CUDA version
+    named in prose says nothing of the build and is not read."""
+    s = symptoms.get("cublas-execution-failed")
+    gpu = gpu_of_ticket(f) if s else None
+    if gpu is None:
+        return
+    known = knowledge.load("frameworks")["cublas_turing"]
+    if gpu["cc"] != known["cc"]:
+        return
+    named = symptoms.get("torch-build-named")
+    build = f.get("torch.cuda")
+    if build:
+        where = f"torch is built with CUDA {build}"
+    elif named:
+        build = f"{named['cu'][:-1]}.{named['cu'][-1]}"
+        where = f"torch {named['torch']}+cu{named['cu']} (line {named['line']}) is built with CUDA {build}"
+    else:
+        return
+    release = version_of(str(build))
+    if release is None or version_of(".".join(map(str, release.release[:2]))) > version_of(known["fails_up_to_cuda"]):
+        return
+    yield Hit(message=f"cuBLAS failed on {gpu['name']} (compute capability {gpu['cc']}, Turing; line {s['line']}: "
+                      f"\"cublas runtime error : the GPU program failed to execute\"), and {where}: Turing needs a "
+                      f"CUDA {known['needs_cuda']}+ build of torch (PyTorch's maintainers, pytorch#18620); its sm_70 "
+                      "kernels run there, its CUDA 9 cuBLAS does not",
+              fix=build_fix(f, [{"compute_capability": gpu["cc"]}]),
+              evidence={**ticket_evidence(s), "compute_capability": gpu["cc"], "torch.cuda": str(build)})
+
+
+# torch's own CUDA checks print the runtime's text after these words (C10_CUDA_CHECK since 1.5,
+# THCudaCheck before): a framework's kernels say it in their own words ("RMSNorm failed with error
+# code ...") and are framework-missing-arch's.
+_TORCH_CHECK_WORDS = ("CUDA error: ", "HIP error: ", "cuda runtime error (", "THCudaCheck FAIL")
+
+
+def _missing_arch_told(f):
+    """CUDA's "no kernel image is available for execution on the device" (or "invalid device
+    function") raised through torch's own check, with nothing else in the ticket naming the
+    architectures: the build, or an extension built against it, has no code for this GPU."""
+    for s in catalogued(f, "torch-missing-arch"):
+        if s.get("family") not in ("cuda", "hip") or not any(w in str(s.get("text", "")) for w in _TORCH_CHECK_WORDS):
+            continue
+        gpu = gpu_of_ticket(f)
+        if gpu:
+            fix = build_fix(f, [{"compute_capability": gpu["cc"]}])
+            about = f"{gpu['name']} (compute capability {gpu['cc']})"
+        else:
+            fix = ("python -c 'import torch; print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())'"
+                   "   # the GPU's sm_XY must be in the list: else install a torch build that lists it")
+            about = "this GPU"
+        yield Hit(message=f"a CUDA kernel has no code for {about} (line {s.get('line')}: \"{s.get('message') or s.get('key')}\"): "
+                          "the torch build, or an extension built against it, lacks the GPU's architecture",
+                  fix=fix, evidence=told_evidence(s))
+        return
+
+
+def _missing_arch_from_named_build(f, symptoms):
+    """A torch wheel named with its CUDA tag ("torch==1.7.1+cu101") and a GPU named in the same
+    ticket: a build whose CUDA predates every architecture of the GPU's major carries no code for
+    it (knowledge/frameworks.toml [toolkit_arch]). Majors the table does not reach stay unjudged."""
+    named = symptoms.get("torch-build-named")
+    gpu = gpu_of_ticket(f) if named else None
+    if gpu is None:
+        return
+    cu = named["cu"]
+    build_cuda = version_of(f"{cu[:-1]}.{cu[-1]}")
+    firsts = {cc: v for cc, v in knowledge.load("frameworks")["toolkit_arch"].items() if cc != "source"}
+    major = version_of(gpu["cc"]).major
+    same_major = [v for cc, v in firsts.items() if version_of(cc).major == major]
+    if not same_major or build_cuda is None:
+        return
+    needs = min(same_major, key=version_of)
+    if build_cuda >= version_of(needs):
+        return
+    yield Hit(message=f"torch {named['torch']}+cu{cu} is built with CUDA {build_cuda}, older than CUDA {needs}, the first "
+                      f"that builds code for compute capability {major}.x; {gpu['name']} is {gpu['cc']} "
+                      f"(line {named['line']}): \"no kernel image is available for execution on the device\"",
+              fix=build_fix(f, [{"compute_capability": gpu["cc"]}]),
+              evidence={**ticket_evidence(named), "compute_capability": gpu["cc"], "torch.cuda": str(build_cuda)})
+
+
+def _missing_arch_from_cc_warning(f, symptoms):
+    """torch's other capability warnings: before 2.8 "... which is of cuda capability X.Y" with the
+    build's minimum (or "no longer supports this GPU"), from 2.8 "... compute capability (CC) X.Y"
+    followed by the CCs the build supports. A capability above an old build's maximum but of the
+    same major runs (binary compatibility within a major): torch warned all the same, no finding."""
+    old = symptoms.get("gpu-cc-old-form")
+    new = symptoms.get("gpu-cc-list-form")
+    warn = old or new
+    if warn is None:
+        return
+    cc = version_of(warn["cc"])
+    if old:
+        lowest = old.get("min") or old.get("min2")
+        if not (old.get("too_old") or (lowest and cc < version_of(lowest))):
+            return
+        carries = f"its minimum is {lowest}" if lowest else "torch no longer supports it"
+    else:
+        ranges = ticket_all(f, "arch-cc-built-for")
+        runs = [r for r in ranges if version_of(r["lo"]) <= cc < version_of(r["hi"])
+                and warn["cc"] not in re.split(r"[,\s]+", r.get("except", ""))]
+        if runs:
+            return
+        built = ", ".join(r["built"] for r in ranges)
+        carries = f"the build supports CC {built}" if built else "torch lists it outside its build's CCs"
+    yield Hit(message=f"{warn.get('gpu')} is compute capability {warn['cc']}, but {carries} (torch's warning, "
+                      f"line {warn['line']}): \"no kernel image is available for execution on the device\"",
+              fix=build_fix(f, [{"compute_capability": warn["cc"]}]), evidence=ticket_evidence(warn))
+
+
+
+
+def _missing_arch_from_facts(f):
+    t = f["torch"]
+    arch = t.get("arch_list")
+    if t.get("build") == "cuda":
+        arch_list_not_known(f, t, cuda_gpus(f))
+    if t.get("build") != "cuda" or not isinstance(arch, list) or not arch:
+        return
+    for g in cuda_gpus(f):
+        cc = g.get("compute_capability")
+        if isinstance(cc, str) and not wheels.arch_supported(cc, arch):
+            sm = "sm_" + cc.replace(".", "")
+            yield Hit(message=f"{g.get('name')} is {sm}, but torch {t.get('version')} carries "
+                              f"{', '.join(arch)}: \"no kernel image is available for execution on the device\"",
+                      subject=f"GPU {g.get('index')}", fix=build_fix(f, [g]),
+                      evidence={"compute_capability": cc, "torch.arch_list": arch})
+
+
+def _missing_arch_from_warning(f, symptoms):
+    """torch's own warning, pasted without an environment report: it names the GPU, its
+    architecture and, on its next line, the build's arch list."""
+    warn = symptoms["sm-not-compatible"]
+    sm = f"sm_{warn['sm']}"
+    listed = symptoms.get("arch-list-reported", {}).get("archs")
+    carries = f"this torch carries {', '.join(listed.split())}" if listed else "this torch does not carry it"
+    return Hit(message=f"{warn.get('gpu')} is {sm}, but {carries} (torch's warning, line {warn['line']}): "
+                       "\"no kernel image is available for execution on the device\"",
+               fix=build_fix(f, [{"compute_capability": f"{sm[3:-1]}.{sm[-1]}"}]), evidence={"ticket.line": warn["line"], "ticket.text": warn["text"][:160]})

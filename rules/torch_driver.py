@@ -1,0 +1,109 @@
+"""The NVIDIA driver against the torch build's CUDA."""
+
+from __future__ import annotations
+
+from hpcdoctor import knowledge
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import MissingFact
+from hpcdoctor.knowledge import wheels
+from hpcdoctor.rules._builds import build_fix, node_platform
+from hpcdoctor.rules._common import (catalogued, cuda_gpus, facts_or_ticket, ticket_evidence, ticket_symptoms,
+                                     told_evidence, version_of)
+
+
+@rule("SW004", "driver-too-old", "error", "the NVIDIA driver is too old for the torch build's CUDA", impact=10)
+def driver_too_old(f):
+    """
+    What it detects:
+        A CUDA build of torch whose CUDA runtime needs a newer driver than the node has, beyond what
+        CUDA's minor-version compatibility covers (any 11.x runtime on a driver >= 450.80.02, any
+        12.x on >= 525.60.13, any 13.x on >= 580.65.06). Silent when torch reports CUDA available
+        all the same: the forward-compatibility package (cuda-compat) is then in use. In a pasted
+        ticket, torch's own verdict: "driver on your system is too old (found version 12080)",
+        the number being the driver's CUDA version, or CUDA runtime error 35 ("CUDA driver version
+        is insufficient for CUDA runtime version") in any program's wording (torch, CTranslate2,
+        onnxruntime, CUDA samples), 36 (an API call that needs a newer driver) or 222 (PTX built by
+        a newer CUDA than the driver's JIT compiler).
+
+    Why it matters:
+        torch.cuda.is_available() is False with "The NVIDIA driver on your system is too old", or
+        CUDA initialisation fails with error 803/804: the GPUs are unusable from this environment.
+
+    How to fix:
+        Install the build nearest the installed release that this driver runs, that carries the GPU's
+        architecture and that has wheels for the environment's Python, which the fix names
+        (hpcdoctor.knowledge.wheels), or, where no official build runs on this driver, ask the
+        administrators for the driver the fix names.
+
+    References:
+        - https://docs.nvidia.com/deploy/cuda-compatibility/
+        - 001_dd2fe1913b91ca0a.txt (matching PyTorch builds to the cluster's CUDA)
+    """
+    yield from facts_or_ticket(lambda: list(_driver_too_old_from_facts(f)), _driver_too_old_in_ticket(f))
+
+
+
+
+def _driver_too_old_in_ticket(f):
+    """torch's own verdict pasted: "driver on your system is too old (found version 12080)", the
+    number being the driver's CUDA version (cudaDriverGetVersion), or CUDA runtime error 35."""
+    sym = ticket_symptoms(f)
+    hit = sym.get("driver-cuda-too-old") or sym.get("driver-insufficient")
+    if hit is None:
+        yield from _driver_too_old_told(f)
+        return
+    found = hit.get("driver_cuda")
+    driver_cuda = f"{int(found) // 1000}.{int(found) % 1000 // 10}" if found else None
+    tag = _wheel_for_driver_cuda(driver_cuda) if driver_cuda else None
+    if tag:
+        fix = f"pip install torch --index-url https://download.pytorch.org/whl/{tag}   (or ask the administrators for a newer driver)"
+    else:
+        fix = "nvidia-smi   # shows the CUDA version the driver supports: ask the administrators for a newer driver, or install a torch built for that CUDA"
+    said = f"the driver supports CUDA {driver_cuda} only" if driver_cuda else "the driver is older than the CUDA runtime"
+    yield Hit(message=f"{said}, older than the CUDA of this torch build (line {hit['line']}: {hit['text'][:120]})",
+              fix=fix, evidence={**ticket_evidence(hit), "nvidia.cuda_driver_version": driver_cuda})
+
+
+def _driver_too_old_told(f):
+    """CUDA's own words for it, in any program's wording (the catalogue entries that feed
+    driver-too-old): error 35, "CUDA driver version is insufficient for CUDA runtime version";
+    36, an API call that needs a newer driver; 222, PTX newer than the driver's JIT compiler."""
+    for s in catalogued(f, "driver-too-old"):
+        yield Hit(message=f"the NVIDIA driver is older than the CUDA this program was built with ({s.get('key')}, "
+                          f"line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
+                  fix="nvidia-smi | head -4   # the highest CUDA this driver runs: install a build of that CUDA or older, "
+                      "or ask the administrators for a newer driver",
+                  evidence=told_evidence(s))
+        return
+
+
+def _wheel_for_driver_cuda(driver_cuda: str):
+    """The newest CUDA variant of the official wheels that a driver of this CUDA version runs
+    without minor-version compatibility (knowledge/torch_wheels.toml)."""
+    have = version_of(driver_cuda)
+    cudas = {w["cuda"] for w in knowledge.load("torch_wheels").get("wheel", []) if w.get("cuda")}
+    fitting = [c for c in cudas if version_of(c) and version_of(c) <= have]
+    if not fitting:
+        return None
+    return "cu" + max(fitting, key=version_of).replace(".", "")
+
+
+def _driver_too_old_from_facts(f):
+    t = f["torch"]
+    if t.get("build") != "cuda" or not t.get("cuda") or not cuda_gpus(f):
+        return
+    driver = f.get("nvidia.driver_version") or cuda_gpus(f)[0].get("driver_version")
+    if not driver:
+        raise MissingFact("nvidia.driver_version", f.reason("nvidia.driver_version"))
+    windows = node_platform(f)[0] == "windows"
+    ok, why = wheels.driver_supports(driver, t["cuda"], windows, f.config)
+    ok = ok is not False
+    if not ok and t.get("cuda_available") is True:
+        # torch initialised CUDA on this driver: CUDA's forward-compatibility package (cuda-compat,
+        # data-centre GPUs, as NGC containers ship it) bridges the gap. Not an error.
+        return
+    if not ok:
+        yield Hit(message=f"torch {t.get('version')} uses CUDA {t['cuda']}, driver {driver} is too old: {why}",
+                  fix=build_fix(f, cuda_gpus(f)),
+                  evidence={"torch.cuda": t["cuda"], "nvidia.driver_version": driver,
+                            "nvidia.cuda_driver_version": f.get("nvidia.cuda_driver_version")})

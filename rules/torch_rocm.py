@@ -1,0 +1,99 @@
+"""The ROCm torch build against the node's AMD GPUs."""
+
+from __future__ import annotations
+
+import re
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import MissingFact
+from hpcdoctor.knowledge import wheels
+from hpcdoctor.rules._builds import python_environment, arch_list_not_known
+from hpcdoctor.rules._common import catalogued, told_evidence
+
+
+@rule("SW008", "torch-rocm-missing-gfx", "error", "the ROCm torch build has no kernels for this AMD GPU", impact=10)
+def torch_rocm_missing_gfx(f):
+    """
+    What it detects:
+        A ROCm build of torch whose arch list (torch.cuda.get_arch_list(), gfx targets) lacks the
+        graphics target of an AMD GPU on the node: a gfx1100 Radeon under a wheel built for
+        gfx90a/gfx942 only, or an MI300X (gfx942) under an older ROCm wheel. In a pasted log, the
+        HIP runtime's "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!".
+
+    Why it matters:
+        ROCm code objects run only on the gfx target they were built for; there is no PTX-like
+        forward path. Kernels fail with "HIP error: invalid device function" or "no kernel image",
+        or torch.cuda.is_available() is True and the first operation fails.
+
+    How to fix:
+        Install a ROCm build of torch whose arch list includes the GPU's gfx target, which the fix
+        names from knowledge/torch_wheels.toml ([[rocm_wheel]], e.g. the +rocm7.2 wheels of 2.11 for
+        gfx950 or gfx1151), or the site's module built for it; where no official wheel carries the
+        target (gfx1010, gfx1031), build from source with PYTORCH_ROCM_ARCH set to it. Check with
+        python -c "import torch; print(torch.cuda.get_arch_list())". A pasted collect_env names the
+        wheel, not its list: the official wheel's list is then used.
+
+    References:
+        - https://rocm.docs.amd.com/projects/install-on-linux/en/latest/reference/system-requirements.html
+        - https://github.com/pytorch/pytorch/issues/138506
+        - https://github.com/pytorch/pytorch/issues/132570 (gfx1010 absent from the ROCm 6.2 wheels)
+        - https://github.com/astral-sh/uv/issues/14086 (get_arch_list() of the official ROCm wheels)
+    """
+    try:
+        t = f["torch"]
+    except MissingFact:
+        told = list(_rocm_gfx_told(f))
+        if not told:
+            raise
+        yield from told
+        return
+    arch = t.get("arch_list")
+    if t.get("build") == "rocm":
+        arch_list_not_known(f, t, [g for g in _amd_devices(f, t) if g.get("vendor") == "amd"])
+    if t.get("build") != "rocm" or not isinstance(arch, list) or not arch:
+        yield from _rocm_gfx_told(f)
+        return
+    built = {wheels.gfx_base(a) for a in arch}  # gfx90a:xnack- is still gfx90a code
+    # A pasted collect_env names the wheel, not its list: the list is then the official wheel's
+    # (knowledge/torch_wheels.toml [[rocm_wheel]]), and the message says so.
+    official = wheels.rocm_wheel_gfx_list(str(t.get("version") or ""), f.config)
+    from_table = "arch_list" in (t.get("from_knowledge") or []) and official is not None and official["arch"] == arch
+    whose = ("the official wheel " if from_table else "") + f"torch {t.get('version')}"
+    for g in _amd_devices(f, t):
+        gfx = g.get("gfx_target")
+        if g.get("vendor") == "amd" and isinstance(gfx, str) and gfx.startswith("gfx") and wheels.gfx_base(gfx) not in built:
+            yield Hit(message=f"{g.get('name')} is {gfx}, but {whose} carries {', '.join(arch)}: "
+                              "\"invalid device function\" at the first kernel",
+                      subject=f"GPU {g.get('index')}",
+                      fix=wheels.resolve_rocm(gfx, f.config, **python_environment(t))["text"],
+                      evidence={"gfx_target": gfx, "torch.arch_list": arch,
+                                "arch_list_from": "knowledge/torch_wheels.toml" if from_table else "torch"})
+
+
+def _rocm_gfx_told(f):
+    """The HIP runtime's "hipErrorNoBinaryForGpu: Unable to find code object for all current
+    devices!" (ROCm/clr hip_code_object.cpp), pasted: the program's HIP code carries no code
+    object for the GPU's gfx target."""
+    for s in catalogued(f, "torch-rocm-missing-gfx"):
+        yield Hit(message=f"the HIP runtime found no code object for this GPU's gfx target (line {s.get('line')}: "
+                          f"\"{str(s.get('text', '')).strip()[:120]}\"): the ROCm build lacks the GPU's architecture",
+                  fix="rocminfo | grep -m1 -o 'gfx[0-9a-f]*'   # the GPU's target: install a ROCm build of torch whose "
+                      "torch.cuda.get_arch_list() has it (AMD_LOG_LEVEL=1 prints the targets the binary carries)",
+                  evidence=told_evidence(s))
+        return
+
+
+def _amd_devices(f, t):
+    """The node's AMD GPUs; where no GPU tool was recorded (a pasted collect_env), the device torch
+    itself reports: a ROCm collect_env prints torch.cuda.get_device_name() with the device's
+    gcnArchName, "AMD Instinct MI210 (gfx90a:sramecc+:xnack-)" (torch/utils/collect_env.py,
+    get_gpu_info). That is the current device only, so it is used for its gfx, never as a count."""
+    gpus = f.gpus()
+    if gpus or not isinstance(t.get("gpu_models"), list):
+        return f["gpus"]
+    named = []
+    for n, model in enumerate(t["gpu_models"]):
+        m = re.match(r"^(.+?)\s*\((gfx[0-9a-f]+(?::[a-z]+[+-])*)\)$", str(model).strip())
+        if m:
+            named.append({"index": n, "vendor": "amd", "name": m.group(1), "gfx_target": m.group(2)})
+    return named or f["gpus"]
