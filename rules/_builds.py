@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from hpcdoctor.facts import MissingFact
+from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 
 
@@ -13,7 +13,7 @@ def driver_supports(driver: str, runtime: str, windows: bool = False):
     return ok is not False, why
 
 
-def node_platform(f):
+def node_platform(f: FactView):
     """(os, cpu architecture) of the node the build must run on, as the wheel tables name them."""
     t = f["torch"] if isinstance(f.get("torch"), dict) else {}
     text = f"{t.get('os') or ''} {t.get('python_platform') or ''}".lower()

@@ -142,7 +142,7 @@ def nccl_named_cause(f: FactView) -> Optional[dict]:
     return None
 
 
-def cuda_gpus(f):
+def cuda_gpus(f: FactView):
     return [g for g in f.gpus() if g.get("vendor") == "nvidia"]
 
 
@@ -159,7 +159,7 @@ def facts_or_ticket(from_facts, from_ticket):
     return hits or list(from_ticket)
 
 
-def gpu_of_ticket(f):
+def gpu_of_ticket(f: FactView):
     """The NVIDIA GPU a ticket is about, {name, cc}: from the pasted tool outputs, else the GPUs its
     text names (hpcdoctor.paste.find_gpu_names) when they all have one compute capability; None
     when unknown or when the names disagree (no guess)."""

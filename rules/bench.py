@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import statistics
+from typing import Iterator
 
 from hpcdoctor import knowledge
 from hpcdoctor.knowledge import expect
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
 
 
-def _measured(f):
+def _measured(f: FactView):
     """(bench GPU entry, facts GPU entry, SM count) pairs for the GPUs that were measured."""
     bench = f["bench"]
     gpus = f.gpus()
@@ -26,7 +28,7 @@ def _figure(entry, *keys):
 
 
 @rule("BEN001", "bench-gemm-low", "warning", "GEMM throughput below what the GPU should reach", impact=8)
-def bench_gemm_low(f):
+def bench_gemm_low(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A GPU whose measured matrix-multiply throughput (fp32, TF32, bf16, fp16, fp8) is below the
@@ -61,7 +63,7 @@ def bench_gemm_low(f):
 
 
 @rule("BEN002", "bench-memory-low", "warning", "memory or PCIe copy bandwidth below expectation", impact=7)
-def bench_memory_low(f):
+def bench_memory_low(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A device-to-device copy (bytes read plus written) below 67% of the GPU's memory bandwidth,
@@ -95,7 +97,7 @@ def bench_memory_low(f):
 
 
 @rule("BEN003", "bench-allreduce-low", "warning", "all-reduce bus bandwidth below expectation", impact=8)
-def bench_allreduce_low(f):
+def bench_allreduce_low(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         The all-reduce across the node's GPUs reaching a bus bandwidth (nccl-tests' busbw = algbw x
@@ -128,7 +130,7 @@ def bench_allreduce_low(f):
 
 
 @rule("BEN004", "bench-gpu-straggler", "warning", "one GPU well below its node's others", impact=9)
-def bench_gpu_straggler(f):
+def bench_gpu_straggler(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A GPU whose bf16 GEMM throughput (fp32 where bf16 was not measured) is below 90% of the

@@ -7,11 +7,11 @@ from __future__ import annotations
 import shlex
 import statistics
 from collections import Counter
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.facts import MissingFact
+from hpcdoctor.facts import FactView, MissingFact
 
 
 def _th() -> Dict[str, Any]:
@@ -48,7 +48,7 @@ def _expected(f, required: bool = False) -> Optional[Tuple[float, str]]:
 
 
 @rule("CLU001", "cluster-allreduce-low", "warning", "all-reduce across nodes below the network's rate", impact=8)
-def cluster_allreduce_low(f):
+def cluster_allreduce_low(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         The all-reduce across the job's nodes (one rank per node, NCCL/RCCL on GPUs, gloo
@@ -88,7 +88,7 @@ def cluster_allreduce_low(f):
 
 
 @rule("CLU002", "cluster-link-slow", "warning", "node pairs whose link is slower than the others", impact=8)
-def cluster_link_slow(f):
+def cluster_link_slow(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         Node pairs of the job whose point-to-point bandwidth, measured one pair at a time around
@@ -130,7 +130,7 @@ def cluster_link_slow(f):
 
 
 @rule("CLU003", "node-divergent", "warning", "nodes of one job that differ from the others", impact=8)
-def node_divergent(f):
+def node_divergent(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         Across the nodes of one job (``check --cluster``), a node whose NVIDIA driver, ROCm,
@@ -175,7 +175,7 @@ def node_divergent(f):
 
 
 @rule("CLU004", "node-straggler", "warning", "a node whose GEMM throughput trails the job's others", impact=9)
-def node_straggler(f):
+def node_straggler(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         Across the nodes of one job (``check --cluster --bench``), a node whose slowest GPU's bf16

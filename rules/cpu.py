@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
 
 
 @rule("CPU001", "cpu-bf16-fpmath", "advice", "fp32 math on a bf16-capable CPU without oneDNN fast math",
       impact=6)
-def cpu_bf16_fpmath(f):
+def cpu_bf16_fpmath(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A CPU node whose CPU computes in bf16 natively (x86 avx512_bf16 or amx_bf16; Arm bf16 or
@@ -57,12 +60,12 @@ def cpu_bf16_fpmath(f):
     )
 
 
-def _is_arm_torch(f):
+def _is_arm_torch(f: FactView):
     return f.get("cpu.arch") == "aarch64" and f.get("torch.installed") is True
 
 
 @rule("CPU002", "arm-onednn-cache", "advice", "oneDNN primitive cache left at its default on aarch64", impact=4)
-def arm_onednn_cache(f):
+def arm_onednn_cache(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         An aarch64 node whose torch uses oneDNN (with the Arm Compute Library) while
@@ -90,7 +93,7 @@ def arm_onednn_cache(f):
 
 
 @rule("CPU003", "torch-without-acl", "warning", "aarch64 torch built without the Arm Compute Library", impact=7)
-def torch_without_acl(f):
+def torch_without_acl(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A torch on aarch64 whose oneDNN backend was built without the Arm Compute Library (ACL),
@@ -117,7 +120,7 @@ def torch_without_acl(f):
                   evidence={"torch.acl": False, "torch.version": f.get("torch.version")})
 
 
-def _cpu_bf16_figures(f):
+def _cpu_bf16_figures(f: FactView):
     """(fp32, bf16) GFLOP/s of the CPU GEMM bench, where both were measured; for a bf16 GEMM too
     slow to fit its budget, the rate of the calls that sized it."""
     cpu = f.get("bench.cpu") or {}
@@ -130,7 +133,7 @@ def _cpu_bf16_figures(f):
 
 
 @rule("CPU004", "cpu-bf16-emulated", "warning", "bf16 on a CPU that emulates it", impact=8)
-def cpu_bf16_emulated(f):
+def cpu_bf16_emulated(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         bf16 compute on a CPU without native bf16 instructions (x86 without avx512_bf16 and

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.facts import MissingFact
+from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.rules._common import version_of
 
 
@@ -24,7 +26,7 @@ def _not_judged_below(driver, need, cc, first) -> None:
 
 
 @rule("SW030", "driver-predates-gpu", "error", "the NVIDIA driver is older than the GPU's architecture", impact=10)
-def driver_predates_gpu(f):
+def driver_predates_gpu(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         An NVIDIA GPU on a driver older than the driver of the first CUDA toolkit that builds code

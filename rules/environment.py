@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import shlex
+from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import (catalogued, nccl_named_cause, nccl_shm_cause, ticket_all, ticket_evidence,
                                      ticket_symptoms, version_of)
 from hpcdoctor.rules._where import SHM_BIGGER, shm_fix
@@ -16,7 +18,7 @@ def _torch_at_least(f, version: str) -> bool:
 
 
 @rule("ENV001", "nccl-async-error-handling", "advice", "the old NCCL_ASYNC_ERROR_HANDLING name", impact=4)
-def nccl_async_error_handling(f):
+def nccl_async_error_handling(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         NCCL_ASYNC_ERROR_HANDLING set while TORCH_NCCL_ASYNC_ERROR_HANDLING is not, with a torch
@@ -44,7 +46,7 @@ def nccl_async_error_handling(f):
 
 
 @rule("ENV002", "nccl-debug-left-on", "advice", "NCCL debug logging left on", impact=2)
-def nccl_debug_left_on(f):
+def nccl_debug_left_on(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         NCCL_DEBUG set to INFO or TRACE outside a debugging session.
@@ -67,7 +69,7 @@ def nccl_debug_left_on(f):
 
 
 @rule("ENV003", "python-env-on-parallel-fs", "advice", "the Python environment lives on a parallel filesystem", impact=5)
-def python_env_on_parallel_fs(f):
+def python_env_on_parallel_fs(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         torch imported from a network or parallel filesystem (Lustre, GPFS, NFS, BeeGFS, CephFS)
@@ -95,7 +97,7 @@ def python_env_on_parallel_fs(f):
 
 
 @rule("ENV004", "login-node", "advice", "running on a login node", impact=5)
-def login_node(f):
+def login_node(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         No batch job and no GPU: hpcdoctor (and presumably the user's work) runs on a login or
@@ -121,7 +123,7 @@ def login_node(f):
 
 
 @rule("ENV005", "nccl-shm-unusable", "error", "NCCL may not use /dev/shm", impact=8)
-def nccl_shm_unusable(f):
+def nccl_shm_unusable(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted ticket, NCCL's shared-memory transport failing on /dev/shm with an errno other
@@ -175,7 +177,7 @@ SHM_WRITABLE = {
 
 @rule("ENV006", "nccl-system-error", "error", "NCCL failed with a system or internal error whose cause is not pasted",
       impact=6)
-def nccl_system_error(f):
+def nccl_system_error(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted ticket, NCCL's "unhandled system error" (ncclGetErrorString, src/init.cc; torch

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._common import cuda_gpus, gpu_of_ticket, ticket_evidence, ticket_symptoms, version_of
 
@@ -11,7 +14,7 @@ from hpcdoctor.rules._common import cuda_gpus, gpu_of_ticket, ticket_evidence, t
 @rule("SW013", "framework-missing-arch", "error", "a framework's own kernels have no code for this GPU", impact=9,
       also={"warning": "flash-attn 2 is only installed, not seen asked for or failing; or vLLM LoRA on a GPU "
                                 "below 8.0 with no vLLM release named"})
-def framework_missing_arch(f):
+def framework_missing_arch(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A framework above torch whose own CUDA kernels are not built for the GPU while torch's
@@ -105,7 +108,7 @@ def _vllm_minimum() -> str:
     return f"vLLM documents {v['min_cc_before']}+ before {v['since']}, {v['min_cc']}+ from it"
 
 
-def _vllm_lora_on_old_gpu(f, sym, punica, gpu):
+def _vllm_lora_on_old_gpu(f: FactView, sym, punica, gpu):
     """vLLM started with LoRA (--enable-lora, enable_lora=True) on a GPU below the compute
     capability of its punica CUDA kernels, in the releases that ran them (knowledge/frameworks.toml,
     vllm-lora-punica): an error where the paste names a release in that range, a warning where it

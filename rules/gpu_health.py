@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 from hpcdoctor import knowledge
 from hpcdoctor.knowledge import gpus
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.facts import MissingFact
+from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.rules._common import catalogued, told_evidence
 
 
@@ -15,7 +16,7 @@ def _subject(g) -> str:
     return f"GPU {g.get('index')}"
 
 
-def _gpus(f):
+def _gpus(f: FactView):
     """The GPUs, or MissingFact when the GPU facts are Unknown (the rule is then skipped)."""
     gpus = f["gpus"]
     return gpus if isinstance(gpus, list) else []
@@ -26,7 +27,7 @@ def _int(v):
 
 
 @rule("GPU001", "gpu-driver-unusable", "error", "GPUs present but the driver cannot be used", impact=10)
-def gpu_driver_unusable(f):
+def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         GPUs on the PCI bus that neither NVML nor the vendor tool can talk to: no driver loaded, a
@@ -102,7 +103,7 @@ _TOLD_DRIVER = {
 }
 
 
-def _driver_unusable_told(f):
+def _driver_unusable_told(f: FactView):
     """A pasted nvidia-smi, NVML or CUDA message that says the driver cannot be used: the first
     one, with what it means. Only the messages above: torch's "Found no NVIDIA driver on your
     system" is also true of a machine without a GPU, where it is no fault."""
@@ -117,7 +118,7 @@ def _driver_unusable_told(f):
 
 @rule("GPU002", "ecc-uncorrectable-errors", "error", "uncorrectable ECC errors on a GPU", impact=10,
       also={"warning": "the errors are only in the lifetime count, none since the driver loaded"})
-def ecc_uncorrectable_errors(f):
+def ecc_uncorrectable_errors(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A GPU whose volatile (since the last driver load) uncorrectable ECC error count is above
@@ -151,7 +152,7 @@ def _ecc_told(s):
                evidence=told_evidence(s))
 
 
-def _facts_or_told(f, symbol, from_facts, told):
+def _facts_or_told(f: FactView, symbol, from_facts, told):
     """What the gathered GPU facts establish; where they are unknown or establish nothing, the
     pasted message (catalogued as feeding ``symbol``) that says the same. Unknown facts with no
     such message stay unknown: the rule is skipped."""
@@ -168,7 +169,7 @@ def _facts_or_told(f, symbol, from_facts, told):
     return [told(said[0])] if said else []
 
 
-def _ecc_from_facts(f):
+def _ecc_from_facts(f: FactView):
     for g in _gpus(f):
         vol, agg = _int(g.get("ecc_uncorrectable_volatile")), _int(g.get("ecc_uncorrectable_aggregate"))
         if vol:
@@ -183,7 +184,7 @@ def _ecc_from_facts(f):
 
 @rule("GPU003", "row-remap-pending", "error", "memory row remapping or page retirement awaits a GPU reset", impact=9,
       also={"warning": "a pasted Xid 63 tells of a remap that the next GPU reset applies"})
-def row_remap_pending(f):
+def row_remap_pending(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A GPU with a row remap pending or failed (Ampere and later), or retired pages pending
@@ -214,7 +215,7 @@ def _remap_told(s):
                evidence=told_evidence(s), severity="warning")
 
 
-def _remap_from_facts(f):
+def _remap_from_facts(f: FactView):
     for g in _gpus(f):
         rows = g.get("remapped_rows") if isinstance(g.get("remapped_rows"), dict) else {}
         if rows.get("failed"):
@@ -232,7 +233,7 @@ def _remap_from_facts(f):
 
 
 @rule("GPU004", "ecc-disabled", "warning", "ECC disabled on a data-centre GPU", impact=6)
-def ecc_disabled(f):
+def ecc_disabled(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A data-centre GPU (by hpcdoctor's GPU table, not by guessing from the name) with ECC
@@ -266,7 +267,7 @@ def ecc_disabled(f):
 
 
 @rule("GPU005", "pcie-link-degraded", "warning", "GPU PCIe link below its maximum", impact=7)
-def pcie_link_degraded(f):
+def pcie_link_degraded(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A GPU whose PCIe link runs narrower than its maximum width, or at a lower generation than
@@ -306,7 +307,7 @@ def pcie_link_degraded(f):
 
 
 @rule("GPU006", "gpu-throttled", "warning", "GPU clocks held back by heat or power delivery", impact=8)
-def gpu_throttled(f):
+def gpu_throttled(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A GPU whose active clock event (throttle) reasons include a hardware slowdown, thermal
@@ -348,7 +349,7 @@ def gpu_throttled(f):
 
 
 @rule("GPU007", "power-limit-reduced", "warning", "GPU power limit below its default", impact=6)
-def power_limit_reduced(f):
+def power_limit_reduced(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A GPU whose enforced power limit is below its default limit.
@@ -374,7 +375,7 @@ def power_limit_reduced(f):
 
 
 @rule("GPU008", "persistence-mode-off", "advice", "GPU persistence mode off", impact=3)
-def persistence_mode_off(f):
+def persistence_mode_off(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         An NVIDIA GPU with persistence mode disabled on Linux.
@@ -398,7 +399,7 @@ def persistence_mode_off(f):
 
 
 @rule("GPU009", "mig-enabled", "advice", "MIG partitioning enabled", impact=4)
-def mig_enabled(f):
+def mig_enabled(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A GPU with Multi-Instance GPU mode enabled (or pending).
@@ -426,7 +427,7 @@ def mig_enabled(f):
 
 @rule("GPU010", "compute-mode-restricted", "warning", "GPU compute mode restricts processes", impact=6,
       also={"error": "the compute mode is Prohibited"})
-def compute_mode_restricted(f):
+def compute_mode_restricted(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A GPU in compute mode Prohibited (no process may use it), or Exclusive_Process while
@@ -457,7 +458,7 @@ def _busy_told(s):
                evidence=told_evidence(s))
 
 
-def _compute_mode_from_facts(f):
+def _compute_mode_from_facts(f: FactView):
     from hpcdoctor.rules._common import local_ranks
 
     gpus = _gpus(f)
@@ -564,7 +565,7 @@ def _held_by_others_in_ticket(f, frac: float):
 
 
 @rule("GPU011", "gpu-memory-in-use", "warning", "GPU memory held by other processes at start", impact=7)
-def gpu_memory_in_use(f):
+def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A GPU on which processes already run, or more than a few percent of the memory is in use,

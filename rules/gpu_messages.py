@@ -5,9 +5,10 @@ then find nothing."""
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, Iterator
 
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import gpus
 from hpcdoctor.rules._common import catalogued as _told, told_evidence as _evidence
 
@@ -21,7 +22,7 @@ def _xid(s: Dict) -> str:
 
 
 @rule("GPU012", "nvidia-fabric-manager", "error", "CUDA waits for the GPU fabric: Fabric Manager not running", impact=10)
-def nvidia_fabric_manager(f):
+def nvidia_fabric_manager(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted ticket, CUDA's "system not yet initialized" (cudaErrorSystemNotReady, error
@@ -60,7 +61,7 @@ _COMPAT_OK = ("datacenter",)
 
 @rule("GPU013", "cuda-forward-compat-unsupported", "error",
       "CUDA forward compatibility used on a GPU that does not support it", impact=10)
-def cuda_forward_compat_unsupported(f):
+def cuda_forward_compat_unsupported(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted ticket, CUDA error 804, "forward compatibility was attempted on non supported
@@ -111,7 +112,7 @@ def cuda_forward_compat_unsupported(f):
 
 
 @rule("GPU014", "gpu-fallen-off-bus", "error", "a GPU fell off the bus or is lost", impact=10)
-def gpu_fallen_off_bus(f):
+def gpu_fallen_off_bus(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted ticket or kernel log, a GPU the driver lost on PCIe: Xid 79 ("GPU has fallen off
@@ -146,7 +147,7 @@ def gpu_fallen_off_bus(f):
 
 
 @rule("GPU015", "gpu-xid-reset-required", "error", "an Xid after which NVIDIA says to reset the GPU", impact=9)
-def gpu_xid_reset_required(f):
+def gpu_xid_reset_required(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted kernel log (dmesg, journalctl -k, /var/log/messages), an Xid whose immediate
@@ -181,7 +182,7 @@ def gpu_xid_reset_required(f):
 
 
 @rule("GPU016", "gpu-xid-application-fault", "warning", "an Xid NVIDIA attributes to the application", impact=6)
-def gpu_xid_application_fault(f):
+def gpu_xid_application_fault(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted kernel log, an Xid that NVIDIA's Xid catalog answers with RESTART_APP and

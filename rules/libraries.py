@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import facts_or_ticket, ticket_evidence, ticket_symptoms
 
 OPENMP_RUNTIMES = ("libgomp", "libiomp5", "libomp")
 
 
 @rule("SW005", "duplicate-libraries", "warning", "two copies of a runtime library loaded, or torch installed twice", impact=8)
-def duplicate_libraries(f):
+def duplicate_libraries(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         Two different files of the same library loaded into the job's process (two libnccl, two
@@ -39,7 +41,7 @@ def duplicate_libraries(f):
     yield from facts_or_ticket(lambda: list(_duplicates_from_facts(f)), _duplicates_in_ticket(f))
 
 
-def _duplicates_in_ticket(f):
+def _duplicates_in_ticket(f: FactView):
     """The messages a second copy causes: cuDNN's version check (another libcudnn than torch's
     own was loaded) and Intel OpenMP's "OMP: Error #15" (two libiomp5 in one process)."""
     sym = ticket_symptoms(f)
@@ -57,7 +59,7 @@ def _duplicates_in_ticket(f):
                   evidence=ticket_evidence(s))
 
 
-def _duplicates_from_facts(f):
+def _duplicates_from_facts(f: FactView):
     t = f["torch"]
     libs = t.get("loaded_libraries") or {}
     for name, paths in sorted(libs.items()):

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import nccl_shm_cause, ticket_evidence
 from hpcdoctor.rules._where import shm_fix
 
 
 @rule("MEM001", "thp-disabled", "advice", "transparent huge pages disabled", impact=3)
-def thp_disabled(f):
+def thp_disabled(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         Transparent huge pages set to "never" in /sys/kernel/mm/transparent_hugepage/enabled.
@@ -38,7 +41,7 @@ def thp_disabled(f):
 
 
 @rule("MEM002", "numa-balancing-on", "advice", "automatic NUMA balancing on a multi-node host", impact=4)
-def numa_balancing_on(f):
+def numa_balancing_on(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         Automatic NUMA balancing enabled (/proc/sys/kernel/numa_balancing) on a host with two or
@@ -70,7 +73,7 @@ def numa_balancing_on(f):
 
 
 @rule("MEM003", "shm-too-small", "warning", "/dev/shm too small for DataLoader workers", impact=6)
-def shm_too_small(f):
+def shm_too_small(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         /dev/shm smaller than hpcdoctor's threshold (1 GiB) where torch is installed; in a pasted
@@ -133,7 +136,7 @@ def shm_too_small(f):
 _NO_SPACE = "no space left on device"
 
 
-def torch_shm_message(f):
+def torch_shm_message(f: FactView):
     """torch's message that /dev/shm ran out, from a pasted ticket: the first of an errno that
     says it is full, a /torch_* file that could not be written with no errno (torch 0.3-1.x
     printed none), a DataLoader worker killed by SIGBUS. Marked "full" or "unsized"; None

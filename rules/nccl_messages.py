@@ -3,12 +3,15 @@ the cause NCCL named before returning its error code."""
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import ticket_evidence
 from hpcdoctor.rules._where import where
 
 
-def _first(f, *ids):
+def _first(f: FactView, *ids):
     """The first pasted line of any of these catalogue entries, in paste order."""
     return next((s for s in f.get("ticket.symptoms") or [] if s["id"] in ids), None)
 
@@ -29,7 +32,7 @@ _MEMLOCK_FIX = {
 
 
 @rule("NET005", "nccl-ib-memlock", "error", "InfiniBand memory registration refused: the locked-memory limit", impact=9)
-def nccl_ib_memlock(f):
+def nccl_ib_memlock(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, NCCL's "Call to ibv_reg_mr failed with error Cannot allocate memory"
@@ -72,7 +75,7 @@ def nccl_ib_memlock(f):
 
 
 @rule("NET006", "nccl-duplicate-gpu", "error", "two ranks of one communicator on the same GPU", impact=8)
-def nccl_duplicate_gpu(f):
+def nccl_duplicate_gpu(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, NCCL's "Duplicate GPU detected : rank N and rank M both on CUDA device X"
@@ -108,7 +111,7 @@ _RETRY_EXCEEDED = "12"
 
 
 @rule("NET007", "nccl-roce-gid", "warning", "RDMA connections to peers fail: GID index or fabric path", impact=8)
-def nccl_roce_gid(f):
+def nccl_roce_gid(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, NCCL's "Call to ibv_modify_qp failed with ..." (connecting a queue pair),
@@ -153,7 +156,7 @@ _TOPO_FILE_LINES = ("nccl:xml-topology-file-unreadable", "nccl:xml-graph-file-un
 
 
 @rule("NET008", "nccl-topo-file", "error", "the topology or graph file NCCL was given cannot be used", impact=7)
-def nccl_topo_file(f):
+def nccl_topo_file(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, NCCL refusing the XML file NCCL_TOPO_FILE or NCCL_GRAPH_FILE names:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 import shlex  # interface names come from the node, or a bundle: quoted in the printed fix
+from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import ticket_evidence
 
 
@@ -15,7 +17,7 @@ def _multinode(f) -> bool:
 
 
 @rule("NET001", "no-rdma-multinode", "warning", "a multi-node job without an RDMA network", impact=9)
-def no_rdma_multinode(f):
+def no_rdma_multinode(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A job spanning several nodes on a node with no active InfiniBand or RoCE port and no
@@ -48,7 +50,7 @@ def no_rdma_multinode(f):
 
 
 @rule("NET002", "rdma-port-down", "warning", "an RDMA port is down", impact=7)
-def rdma_port_down(f):
+def rdma_port_down(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         An InfiniBand or RoCE port on the node that is not in the ACTIVE state (down, polling,
@@ -88,7 +90,7 @@ def _ifname_matches(spec: str, names):
 
 @rule("NET003", "nccl-socket-ifname", "warning", "NCCL_SOCKET_IFNAME names no usable interface", impact=7,
       also={"advice": "it is unset with several interfaces up"})
-def nccl_socket_ifname(f):
+def nccl_socket_ifname(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         NCCL_SOCKET_IFNAME (or GLOO_SOCKET_IFNAME) set to names that match no interface that is up
@@ -141,7 +143,7 @@ _NO_INTERFACE = ("nccl:bootstrap-no-socket-interface", "nccl:net-socket-no-inter
                  "nccl:net-socket-no-listening-interface", "nccl:net-no-interface-same-subnet")
 
 
-def _no_interface_in_ticket(f):
+def _no_interface_in_ticket(f: FactView):
     """A pasted log where NCCL found no interface to use, with the NCCL_SOCKET_IFNAME it was
     given where its INFO line (or the listed environment) says."""
     found = {s["id"]: s for s in reversed(f.get("ticket.symptoms") or [])}
@@ -179,7 +181,7 @@ def _suggest(names) -> str:
 
 
 @rule("NET004", "slingshot-ofi", "warning", "Slingshot without the libfabric path for NCCL/RCCL", impact=9)
-def slingshot_ofi(f):
+def slingshot_ofi(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         HPE Slingshot (cxi) devices on the node while NCCL/RCCL has no OFI network plugin

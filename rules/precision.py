@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import gpus as gpu_table
 from hpcdoctor.rules._common import cuda_gpus, gpu_of_ticket, ticket_evidence, version_of
 
 
 @rule("SW006", "tf32-disabled", "advice", "fp32 matmuls without TF32 on an Ampere-or-newer GPU", impact=7)
-def tf32_disabled(f):
+def tf32_disabled(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         An NVIDIA GPU of compute capability 8.0 or newer while torch computes fp32 matrix
@@ -52,7 +55,7 @@ def tf32_disabled(f):
                   evidence={"torch.float32_matmul_precision": precision, "compute_capability": ampere[0].get("compute_capability")})
 
 
-def _tf32_measured(f):
+def _tf32_measured(f: FactView):
     for g in (f.get("bench.gpus") or []):
         fp32 = ((g.get("gemm") or {}).get("fp32") or {}).get("tflops")
         tf32 = ((g.get("gemm") or {}).get("tf32") or {}).get("tflops")
@@ -62,7 +65,7 @@ def _tf32_measured(f):
 
 
 @rule("SW007", "bf16-unsupported", "warning", "bf16 requested on hardware without it", impact=7)
-def bf16_unsupported(f):
+def bf16_unsupported(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         bf16 asked for on GPUs older than Ampere (V100, T4, P100) or on a CPU without native bf16
@@ -116,7 +119,7 @@ def bf16_unsupported(f):
                                                                   "cpu.capabilities.bf16": False})
 
 
-def _bf16_intent(f, seen):
+def _bf16_intent(f: FactView, seen):
     """bf16 asked for by a framework's own flag or dtype (bf16-mixed, torch.bfloat16, --bf16) in a
     ticket, on the GPU its tool outputs show or, with none, the one its text names (all names of
     one compute capability, see _gpu_of_ticket)."""
@@ -155,7 +158,7 @@ def _first_without_bf16(gpus):
     return next((g for g in gpus if _lacks_bf16(g.get("name"), g.get("compute_capability"), g.get("vendor"))), None)
 
 
-def _bf16_in_ticket(f, symptoms):
+def _bf16_in_ticket(f: FactView, symptoms):
     """A pasted log asked for bf16 (or vLLM refused it): on which GPU, from the pasted GPU facts or,
     with none pasted, from the refusal itself, which names the GPU and its compute capability."""
     refused = symptoms.get("bf16-refused")

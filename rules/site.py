@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import version_of
 from hpcdoctor.knowledge.systems import recognise
 
 
-def _expected_gpus(f):
+def _expected_gpus(f: FactView):
     """(count, where it comes from) or (None, None)."""
     expect = (f.config.get("expect") or {})
     if isinstance(expect.get("gpus"), int):
@@ -26,7 +28,7 @@ MISSING_GPU_FIX = "nvidia-smi; dmesg | grep -i xid   # then drain the node and r
 
 
 @rule("SYS001", "gpu-count-mismatch", "error", "fewer GPUs than the node should have", impact=10)
-def gpu_count_mismatch(f):
+def gpu_count_mismatch(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A node that shows fewer GPUs than it should: fewer than the site config's expect.gpus or
@@ -67,7 +69,7 @@ def gpu_count_mismatch(f):
 
 
 @rule("SYS002", "node-shape-mismatch", "warning", "the node differs from the site's expectations", impact=6)
-def node_shape_mismatch(f):
+def node_shape_mismatch(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A node whose CPU count, memory, GPU model or PCIe links differ from the site config's
@@ -115,7 +117,7 @@ def _in_range(version, low, high):
 
 
 @rule("SYS003", "nccl-known-issue", "warning", "an NCCL version with a known issue on this system", impact=8)
-def nccl_known_issue(f):
+def nccl_known_issue(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A node recognised as a system whose site guide lists an NCCL version range with known

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import local_ranks, parse_threads
 
 
-def _share(f):
+def _share(f: FactView):
     """CPUs each rank on this node may use, and where that comes from. The CPUs this process may
     run on (sched_getaffinity, the cgroup) are the truth; Slurm's cpus-per-task is a claim that
     only lowers the share, never raises it past what the kernel allows."""
@@ -34,7 +36,7 @@ def _share(f):
 BINDING = {"OMP_PLACES": "cores", "OMP_PROC_BIND": "close"}
 
 
-def _binding_missing(f, threads):
+def _binding_missing(f: FactView, threads):
     """A multi-threaded process in a job with no OpenMP or srun binding (THR004's case)."""
     env = f["env.vars"]
     if not f.get("scheduler.in_job") or threads < 2:
@@ -52,7 +54,7 @@ def _threads_fix(share, source):
 
 @rule("THR001", "omp-threads-unset", "advice", "OMP_NUM_THREADS unset inside a job", impact=7,
       also={"warning": "several ranks share this node"})
-def omp_threads_unset(f):
+def omp_threads_unset(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A process inside a batch job, or one of several ranks launched on a node, with
@@ -95,7 +97,7 @@ def omp_threads_unset(f):
 
 @rule("THR002", "omp-threads-mismatch", "warning", "OMP_NUM_THREADS does not match the CPUs given",
       impact=7, also={"advice": "fewer threads than CPUs (cores idle, nothing slowed)"})
-def omp_threads_mismatch(f):
+def omp_threads_mismatch(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         OMP_NUM_THREADS set to a value that is not a number, or that differs from the CPUs each
@@ -138,13 +140,13 @@ def omp_threads_mismatch(f):
     )
 
 
-def _allowed(f):
+def _allowed(f: FactView):
     cpus = f["affinity.allowed_cpus"]
     return set(cpus) if isinstance(cpus, list) else set()
 
 
 @rule("THR003", "cpu-oversubscribed", "warning", "more threads than CPUs across the ranks of this node", impact=8)
-def cpu_oversubscribed(f):
+def cpu_oversubscribed(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         More OpenMP threads than the CPUs this process may run on: OMP_NUM_THREADS alone for a
@@ -181,7 +183,7 @@ def cpu_oversubscribed(f):
 
 
 @rule("THR004", "omp-binding-unset", "advice", "OpenMP threads not bound to cores", impact=4)
-def omp_binding_unset(f):
+def omp_binding_unset(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A multi-threaded process in a job (OMP_NUM_THREADS above 1) with neither OMP_PROC_BIND nor
@@ -210,7 +212,7 @@ def omp_binding_unset(f):
 
 
 @rule("THR005", "stale-affinity-vars", "warning", "affinity variables that contradict the CPUs given", impact=7)
-def stale_affinity_vars(f):
+def stale_affinity_vars(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         GOMP_CPU_AFFINITY or KMP_AFFINITY set (often exported by a scheduler prologue or a module)
@@ -253,7 +255,7 @@ def stale_affinity_vars(f):
                       evidence={f"env.{name}": value, "outside_allowed": outside[:16]})
 
 
-def _rank_gpu(f):
+def _rank_gpu(f: FactView):
     """The GPU this rank uses: the only visible one, or the one at its local rank."""
     gpus = f.gpus()
     env = f.get("env.vars") or {}
@@ -270,7 +272,7 @@ def _rank_gpu(f):
 
 
 @rule("THR006", "gpu-numa-mismatch", "warning", "a rank's CPUs are far from its GPU", impact=7)
-def gpu_numa_mismatch(f):
+def gpu_numa_mismatch(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A rank bound to CPUs none of which are local to the GPU it uses (the GPU's NUMA node, from
@@ -308,7 +310,7 @@ def gpu_numa_mismatch(f):
 
 @rule("THR007", "dataloader-workers", "advice", "DataLoader workers this allocation supports", impact=3,
       also={"warning": "each GPU rank has a single CPU"})
-def dataloader_workers(f):
+def dataloader_workers(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A GPU job: how many DataLoader workers each GPU rank can feed from the CPUs it was given,

@@ -4,10 +4,11 @@ a build without kernels for an NVIDIA GPU."""
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.facts import MissingFact
+from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import build_fix, arch_list_not_known
 from hpcdoctor.rules._common import (catalogued, cuda_gpus, facts_or_ticket, gpu_of_ticket, ticket_all,
@@ -15,7 +16,7 @@ from hpcdoctor.rules._common import (catalogued, cuda_gpus, facts_or_ticket, gpu
 
 
 @rule("SW001", "torch-import-failed", "error", "torch cannot be imported", impact=10)
-def torch_import_failed(f):
+def torch_import_failed(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         The job's interpreter fails to import torch; the message is the real exception (a missing
@@ -36,7 +37,7 @@ def torch_import_failed(f):
     yield from facts_or_ticket(lambda: list(_import_failed_from_facts(f)), _import_failed_in_ticket(f))
 
 
-def _import_failed_from_facts(f):
+def _import_failed_from_facts(f: FactView):
     err = f["torch"].get("import_error")
     if err:
         yield Hit(message=f"import torch fails in {f.get('torch.target_python') or 'the job interpreter'}: {err}",
@@ -44,7 +45,7 @@ def _import_failed_from_facts(f):
                   evidence={"torch.import_error": err, "torch.target_python": f.get("torch.target_python")})
 
 
-def _import_failed_in_ticket(f):
+def _import_failed_in_ticket(f: FactView):
     """A pasted import traceback: the loader's error names the library torch could not load."""
     sym = ticket_symptoms(f)
     hit = sym.get("import-missing-library") or sym.get("import-undefined-symbol")
@@ -61,7 +62,7 @@ def _import_failed_in_ticket(f):
 
 @rule("SW002", "torch-cpu-only", "error", "a CPU-only torch build on a node with GPUs", impact=10,
       also={"warning": "torch said it was built without CUDA, and the paste shows no GPU listing to confirm one is there"})
-def torch_cpu_only(f):
+def torch_cpu_only(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A torch build without CUDA or ROCm (a "+cpu" wheel, conda's cpu_mkl build, the cpuonly
@@ -109,7 +110,7 @@ def torch_cpu_only(f):
                             "conda.pytorch": conda or None, "gpus": len(gpus)})
 
 
-def _cpu_build_told(f, s):
+def _cpu_build_told(f: FactView, s):
     """torch's own "Torch not compiled with CUDA enabled": the build is CPU-only and the job asked
     it for CUDA. With the node's GPUs listed it is the error above; without, a warning, since a
     machine with no NVIDIA GPU (a laptop, a Mac) raises it too, where the program is what to change."""
@@ -133,7 +134,7 @@ def _cpu_build_told(f, s):
 
 
 @rule("SW003", "torch-missing-arch", "error", "the torch build has no kernels for this GPU", impact=10)
-def torch_missing_arch(f):
+def torch_missing_arch(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         An NVIDIA GPU whose compute capability is not covered by the torch build's arch list: no
@@ -188,7 +189,7 @@ def torch_missing_arch(f):
     yield from facts_or_ticket(lambda: list(_missing_arch_from_facts(f)), from_ticket())
 
 
-def _cublas_on_turing(f, symptoms):
+def _cublas_on_turing(f: FactView, symptoms):
     """torch's "cublas runtime error : the GPU program failed to execute" on a Turing GPU (7.5)
     under a torch built with CUDA 9.0 or older, read from collect_env ("CUDA used to build
     PyTorch: 9.0.176") or a wheel named with its tag (+cu90): its kernels run there by binary
@@ -227,7 +228,7 @@ def _cublas_on_turing(f, symptoms):
 _TORCH_CHECK_WORDS = ("CUDA error: ", "HIP error: ", "cuda runtime error (", "THCudaCheck FAIL")
 
 
-def _missing_arch_told(f):
+def _missing_arch_told(f: FactView):
     """CUDA's "no kernel image is available for execution on the device" (or "invalid device
     function") raised through torch's own check, with nothing else in the ticket naming the
     architectures: the build, or an extension built against it, has no code for this GPU."""
@@ -248,7 +249,7 @@ def _missing_arch_told(f):
         return
 
 
-def _missing_arch_from_named_build(f, symptoms):
+def _missing_arch_from_named_build(f: FactView, symptoms):
     """A torch wheel named with its CUDA tag ("torch==1.7.1+cu101") and a GPU named in the same
     ticket: a build whose CUDA predates every architecture of the GPU's major carries no code for
     it (knowledge/frameworks.toml [toolkit_arch]). Majors the table does not reach stay unjudged."""
@@ -273,7 +274,7 @@ def _missing_arch_from_named_build(f, symptoms):
               evidence={**ticket_evidence(named), "compute_capability": gpu["cc"], "torch.cuda": str(build_cuda)})
 
 
-def _missing_arch_from_cc_warning(f, symptoms):
+def _missing_arch_from_cc_warning(f: FactView, symptoms):
     """torch's other capability warnings: before 2.8 "... which is of cuda capability X.Y" with the
     build's minimum (or "no longer supports this GPU"), from 2.8 "... compute capability (CC) X.Y"
     followed by the CCs the build supports. A capability above an old build's maximum but of the
@@ -304,7 +305,7 @@ def _missing_arch_from_cc_warning(f, symptoms):
 
 
 
-def _missing_arch_from_facts(f):
+def _missing_arch_from_facts(f: FactView):
     t = f["torch"]
     arch = t.get("arch_list")
     if t.get("build") == "cuda":
@@ -321,7 +322,7 @@ def _missing_arch_from_facts(f):
                       evidence={"compute_capability": cc, "torch.arch_list": arch})
 
 
-def _missing_arch_from_warning(f, symptoms):
+def _missing_arch_from_warning(f: FactView, symptoms):
     """torch's own warning, pasted without an environment report: it names the GPU, its
     architecture and, on its next line, the build's arch list."""
     warn = symptoms["sm-not-compatible"]

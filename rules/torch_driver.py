@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.facts import MissingFact
+from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import build_fix, node_platform
 from hpcdoctor.rules._common import (catalogued, cuda_gpus, facts_or_ticket, ticket_evidence, ticket_symptoms,
@@ -12,7 +14,7 @@ from hpcdoctor.rules._common import (catalogued, cuda_gpus, facts_or_ticket, tic
 
 
 @rule("SW004", "driver-too-old", "error", "the NVIDIA driver is too old for the torch build's CUDA", impact=10)
-def driver_too_old(f):
+def driver_too_old(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A CUDA build of torch whose CUDA runtime needs a newer driver than the node has, beyond what
@@ -44,7 +46,7 @@ def driver_too_old(f):
 
 
 
-def _driver_too_old_in_ticket(f):
+def _driver_too_old_in_ticket(f: FactView):
     """torch's own verdict pasted: "driver on your system is too old (found version 12080)", the
     number being the driver's CUDA version (cudaDriverGetVersion), or CUDA runtime error 35."""
     sym = ticket_symptoms(f)
@@ -64,7 +66,7 @@ def _driver_too_old_in_ticket(f):
               fix=fix, evidence={**ticket_evidence(hit), "nvidia.cuda_driver_version": driver_cuda})
 
 
-def _driver_too_old_told(f):
+def _driver_too_old_told(f: FactView):
     """CUDA's own words for it, in any program's wording (the catalogue entries that feed
     driver-too-old): error 35, "CUDA driver version is insufficient for CUDA runtime version";
     36, an API call that needs a newer driver; 222, PTX newer than the driver's JIT compiler."""
@@ -88,7 +90,7 @@ def _wheel_for_driver_cuda(driver_cuda: str):
     return "cu" + max(fitting, key=version_of).replace(".", "")
 
 
-def _driver_too_old_from_facts(f):
+def _driver_too_old_from_facts(f: FactView):
     t = f["torch"]
     if t.get("build") != "cuda" or not t.get("cuda") or not cuda_gpus(f):
         return

@@ -5,17 +5,19 @@ backend and xFormers."""
 from __future__ import annotations
 
 import shlex
+from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import ticket_evidence
 
 
-def _first(f, *ids):
+def _first(f: FactView, *ids):
     return next((s for s in f.get("ticket.symptoms") or [] if s["id"] in ids), None)
 
 
 @rule("ENV007", "nccl-watchdog-timeout", "warning", "a collective ran past the process group's timeout", impact=7)
-def nccl_watchdog_timeout(f):
+def nccl_watchdog_timeout(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, torch's "[Rank R] Watchdog caught collective operation timeout:
@@ -53,7 +55,7 @@ def nccl_watchdog_timeout(f):
 
 
 @rule("ENV008", "nccl-watchdog-stuck", "warning", "torch's NCCL watchdog thread itself hung", impact=7)
-def nccl_watchdog_stuck(f):
+def nccl_watchdog_stuck(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, torch's "ProcessGroupNCCL's watchdog got stuck for N seconds without
@@ -87,7 +89,7 @@ def nccl_watchdog_stuck(f):
 
 
 @rule("ENV009", "c10d-store-unreachable", "error", "ranks could not reach the rendezvous store", impact=8)
-def c10d_store_unreachable(f):
+def c10d_store_unreachable(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, torch's TCPStore failures: "The client socket has timed out after ...
@@ -129,7 +131,7 @@ def c10d_store_unreachable(f):
 
 
 @rule("MEM004", "dataloader-open-files", "warning", "DataLoader workers ran out of file descriptors", impact=6)
-def dataloader_open_files(f):
+def dataloader_open_files(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, torch's "Too many open files. Communication with the workers is no longer
@@ -159,7 +161,7 @@ def dataloader_open_files(f):
 
 
 @rule("SW020", "triton-gpu-too-old", "warning", "torch.compile on a GPU Triton does not support", impact=6)
-def triton_gpu_too_old(f):
+def triton_gpu_too_old(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, "Found <GPU> which is too old to be supported by the triton GPU compiler,
@@ -191,7 +193,7 @@ def triton_gpu_too_old(f):
 
 
 @rule("SW021", "xformers-without-cuda", "warning", "xFormers installed without CUDA kernels for this torch", impact=6)
-def xformers_without_cuda(f):
+def xformers_without_cuda(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, xFormers' "xFormers wasn't build with CUDA support" (an operator's reason

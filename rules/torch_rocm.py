@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.facts import MissingFact
+from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import python_environment, arch_list_not_known
 from hpcdoctor.rules._common import catalogued, told_evidence
 
 
 @rule("SW008", "torch-rocm-missing-gfx", "error", "the ROCm torch build has no kernels for this AMD GPU", impact=10)
-def torch_rocm_missing_gfx(f):
+def torch_rocm_missing_gfx(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A ROCm build of torch whose arch list (torch.cuda.get_arch_list(), gfx targets) lacks the
@@ -70,7 +71,7 @@ def torch_rocm_missing_gfx(f):
                                 "arch_list_from": "knowledge/torch_wheels.toml" if from_table else "torch"})
 
 
-def _rocm_gfx_told(f):
+def _rocm_gfx_told(f: FactView):
     """The HIP runtime's "hipErrorNoBinaryForGpu: Unable to find code object for all current
     devices!" (ROCm/clr hip_code_object.cpp), pasted: the program's HIP code carries no code
     object for the GPU's gfx target."""
@@ -83,7 +84,7 @@ def _rocm_gfx_told(f):
         return
 
 
-def _amd_devices(f, t):
+def _amd_devices(f: FactView, t):
     """The node's AMD GPUs; where no GPU tool was recorded (a pasted collect_env), the device torch
     itself reports: a ROCm collect_env prints torch.cuda.get_device_name() with the device's
     gcnArchName, "AMD Instinct MI210 (gfx90a:sramecc+:xnack-)" (torch/utils/collect_env.py,
