@@ -324,14 +324,16 @@ def diagnose(args: argparse.Namespace) -> Dict[str, Any]:
     snapshot_like = [s for s in sources if s != "-" and (os.path.isdir(s) or s.endswith((".tar.gz", ".tgz")))]
     if snapshot_like and len(sources) > 1:
         raise UsageError("--from takes one snapshot, or one or more pasted texts, not both")
+    # Unpacking a bundle and reading a paste count against the budget too, and the checks get
+    # what is left of it: one --budget for the whole run, not one per stage.
+    options.deadline = started + options.budget
     if snapshot_like:
-        # Unpacking a bundle counts against the budget too.
-        with open_snapshot(sources[0], deadline=started + options.budget) as root:
+        with open_snapshot(sources[0], deadline=options.deadline) as root:
             doc = pipeline.document(root, options, rules, site, source={"mode": "replay", "path": sources[0]})
     elif sources:
         from hpcdoctor.paste import open_paste
 
-        with open_paste(sources) as (root, recognised, notes):
+        with open_paste(sources, deadline=options.deadline) as (root, recognised, notes):
             doc = pipeline.document(root, options, rules, site, source={
                 "mode": "paste", "path": ", ".join(sources), "recognised": recognised, "notes": notes})
     else:

@@ -14,6 +14,7 @@ import json
 import re
 import shutil
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,24 @@ from hpcdoctor.paste_machines import disagreement
 from hpcdoctor.sysroot import MAX_READ_BYTES, ReplaySysRoot, SnapshotError, read_capped
 
 MAX_PASTE_BYTES = 16 * 1024 * 1024
+# What one paste may make hpcdoctor read and print (issue 27: 16 MiB of alternating ibstat and
+# ibv_devinfo lines made 1.3 M pieces, 762 MB and 180 MB of output). A real paste holds a few
+# tool outputs; past these the rest is left out with one note saying so.
+MAX_PIECES = 64
+MAX_NOTES = 32
+MAX_LINES_PER_SYMPTOM = 50
+
+
+class PasteOverBudget(SnapshotError):
+    pass
+
+
+def _in_time(deadline: Optional[float], what: str) -> None:
+    """Reading a paste is pure Python holding the interpreter: it counts against --budget and
+    checks the clock as it goes, rather than being stopped from outside."""
+    if deadline is not None and time.monotonic() > deadline:
+        raise PasteOverBudget(f"reading the paste did not finish within the budget ({what}); "
+                              "paste less, or give a larger --budget")
 
 
 @dataclass
@@ -123,7 +142,7 @@ def _is_json_kind(head: str) -> Optional[str]:
     return None
 
 
-def recognise(text: str) -> Recognition:
+def recognise(text: str, deadline: Optional[float] = None) -> Recognition:
     text = re.sub(r"\x1b\[[0-9;]*m", "", text.replace("\r\n", "\n").replace("\r", "\n"))
     text = normalise_colons(text)
     if "\n>" in text or text.startswith(">"):
@@ -144,8 +163,11 @@ def recognise(text: str) -> Recognition:
     json_markers = [m.start() for m in re.finditer(r'"(?:card\d|gpu_data|asic)"', text)]
     i = 0
     inside_until = -1
+    cut_at = None
     while i < len(lines):
         line = lines[i]
+        if i & 0x1fff == 0:
+            _in_time(deadline, f"recognising line {i + 1}")
         if i < inside_until:
             i += 1
             continue
@@ -180,6 +202,9 @@ def recognise(text: str) -> Recognition:
             rocm_seen = {"between": False, "only_banners": True}
         rocm_seen["between"] = rocm_seen["between"] or "between two GPUs" in line
         rocm_seen["only_banners"] = rocm_seen["only_banners"] and bool(not line.strip() or _BANNER_LINE.match(line))
+        if kind and len(starts) >= MAX_PIECES:
+            cut_at = i
+            break
         if kind:
             starts.append((i, kind))
             # Skip what belongs to this piece: nested headers (collect_env's lscpu, XML, JSON).
@@ -193,6 +218,8 @@ def recognise(text: str) -> Recognition:
                 end = _json_end(text, line_at[i])
                 inside_until = bisect.bisect_right(line_at, end)
         i += 1
+    if cut_at is not None:
+        lines = lines[:cut_at]
     # rocm-smi's outputs share a banner: tell them apart by their sections and lines.
     for n, (start, kind) in enumerate(starts):
         if kind.argv == ["rocm-smi"]:
@@ -206,7 +233,9 @@ def recognise(text: str) -> Recognition:
             elif device_lines:
                 starts[n] = (start, Kind("rocm-smi -a", kind.start, ["rocm-smi", "-a"]))
     rec = Recognition()
-    if cut_line:
+    if cut_at is not None:
+        rec.notes.append(f"line {cut_at + 1}: more than {MAX_PIECES} tool outputs; the rest of the paste was not read")
+    if cut_line and cut_at is None:
         rec.notes.append(f"line {cut_line[0]}: cut off mid-line ({cut_line[1].strip()[:40]!r}...), left out")
     first = starts[0][0] if starts else len(lines)
     before = "\n".join(lines[:first]).strip()
@@ -309,7 +338,7 @@ def read_text(path: str) -> str:
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def find_symptoms(text: str) -> List[Dict[str, Any]]:
+def find_symptoms(text: str, deadline: Optional[float] = None) -> List[Dict[str, Any]]:
     """Known error and log messages in a paste (knowledge/symptoms.toml), with their line.
 
     Linear in the paste: each entry's needle is looked up in the whole text (str.find), and its
@@ -321,11 +350,13 @@ def find_symptoms(text: str) -> List[Dict[str, Any]]:
     low = text.translate(_ASCII_LOWER)  # same length as text: offsets stay valid
     found: List[Dict[str, Any]] = []
     for sid, entry in table.items():
+        _in_time(deadline, f"looking for message {sid}")
         rx = re.compile(entry["pattern"])
         needle = entry["needle"].translate(_ASCII_LOWER)
         pos = low.find(needle)
         line_no, counted_to = 1, 0
-        while pos != -1:
+        listed = 0
+        while pos != -1 and listed < MAX_LINES_PER_SYMPTOM:
             start = text.rfind("\n", 0, pos) + 1
             end = text.find("\n", pos)
             end = len(text) if end == -1 else end
@@ -337,7 +368,8 @@ def find_symptoms(text: str) -> List[Dict[str, Any]]:
             m = rx.search(text[start:end][:4096] if entry.get("all") or entry.get("line") else _window(text, start, end))
             if m:
                 found.append({"id": sid, "line": line_no, "text": text[start:end].strip()[:300], "means": entry["means"],
-                              **{k: v for k, v in m.groupdict().items() if v is not None}})
+                              **{k: v[:300] for k, v in m.groupdict().items() if v is not None}})
+                listed += 1
                 if not entry.get("all"):
                     break
             pos = low.find(needle, end)
@@ -445,9 +477,11 @@ def _inside_report(piece: Piece) -> Tuple[Dict[Tuple[str, ...], Piece], Optional
 
 
 @contextmanager
-def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str], List[str]]]:
+def open_paste(paths: Sequence[str], deadline: Optional[float] = None
+               ) -> Iterator[Tuple[ReplaySysRoot, List[str], List[str]]]:
     """A snapshot built from pasted texts: (root, recognised pieces, notes). Raises SnapshotError
-    when nothing in them is recognised."""
+    when nothing in them is recognised, or when reading them runs past ``deadline``
+    (time.monotonic())."""
     recognised: List[str] = []
     notes: List[str] = []
     chosen: Dict[Tuple[str, ...], Piece] = {}
@@ -456,9 +490,10 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
     gpus_named: List[Dict[str, Any]] = []
     for path in paths:
         text = read_text(path)
-        rec = recognise(text)
+        _in_time(deadline, f"reading {path}")
+        rec = recognise(text, deadline)
         label = "stdin" if path == "-" else Path(path).name
-        found = find_symptoms(text)
+        found = find_symptoms(text, deadline)
         symptoms.extend(found)
         named = find_gpu_names(text)
         gpus_named.extend(dict(g, file=label) for g in named)
@@ -491,6 +526,7 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
         what = "; ".join(recognised) or "no known tool output"
         raise SnapshotError(f"nothing hpcdoctor can read in {', '.join(paths)} (recognised: {what}); paste the "
                             "output of python -m torch.utils.collect_env, nvidia-smi -q, lscpu, numactl -H, ...")
+    _in_time(deadline, "finding the pieces")
     conflict = disagreement(every)
     if conflict:
         raise SnapshotError(f"{conflict}; paste one machine's outputs at a time")
@@ -504,6 +540,11 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
             for key, piece in outputs.items():
                 chosen.setdefault(key, piece)  # what was pasted on its own wins
             listed_env = listed_env or env
+    _in_time(deadline, "reading the environment reports")
+    if len(notes) > MAX_NOTES:
+        notes[MAX_NOTES - 1:] = [f"{len(notes) - MAX_NOTES + 1} more notes left out"]
+    if len(recognised) > MAX_NOTES * 4:
+        recognised[MAX_NOTES * 4 - 1:] = [f"{len(recognised) - MAX_NOTES * 4 + 1} more pieces and messages left out"]
     tmp = Path(tempfile.mkdtemp(prefix="hpcdoctor-paste-"))
     try:
         (tmp / "cmd").mkdir()

@@ -1,0 +1,120 @@
+"""Round three of hostile input (issue 27): what was still quadratic, read before the budget, or
+grew the output with the input. Each test uses an input small enough to stay fast when the code
+is linear, and large enough that the quadratic code it replaced missed the limit by far."""
+
+from __future__ import annotations
+
+import json
+import time
+import tracemalloc
+
+import pytest
+
+from conftest import FIXTURES, run_cli
+from test_untrusted import measured
+from hpcdoctor import envfilter, paste_machines
+from hpcdoctor.paste import open_paste
+from hpcdoctor.sysroot import SnapshotError
+
+VLLM = FIXTURES / "pastes" / "vllm-dstack-8xh100-collect_env-indented.txt"
+
+
+# -- H1: secrets by value, in linear time ------------------------------------------------------
+
+
+@pytest.mark.parametrize("unit", ["a", "-a", "x://?a", "sk-"])
+def test_scrubbing_a_long_value_is_linear(unit):
+    # 40 KB of these took 1.6-2.7 s each (200 KB: 62 s); linear code takes milliseconds.
+    value = unit * (40_000 // len(unit))
+    if unit.startswith("x://"):
+        value = "x://" + value
+    t0 = time.perf_counter()
+    envfilter.scrub_value(value)
+    assert time.perf_counter() - t0 < 0.5
+
+
+def test_scrubbing_still_finds_a_url_behind_a_long_scheme():
+    out = envfilter.scrub_value("a" * 5000 + "://user:hunter2@host/x?sig=abc")
+    assert "hunter2" not in out and "abc" not in out
+
+
+def test_long_value_in_a_pasted_vllm_environment_ends_within_the_budget(tmp_path):
+    # A 100 KB value among vLLM's listed variables: 20 s or more with the quadratic pattern.
+    paste = tmp_path / "vllm.txt"
+    paste.write_text(VLLM.read_text().replace("NCCL_VERSION=2.19.3", "NCCL_VERSION=2.19.3-" + "a" * 100_000))
+    res, peak, wall = measured("check", "--from", str(paste), "--budget", "3", "--format", "json", timeout=120)
+    assert res.returncode in (0, 1, 3), res.stderr
+    assert json.loads(res.stdout)["facts"]["env"]["vars"]["NCCL_VERSION"].endswith("a" * 100)
+    assert wall < 3 + 3, wall  # the budget, and a loaded machine's interpreter start
+
+
+# -- H2/H3: which machine a piece describes --------------------------------------------------
+
+
+def test_comparing_long_gpu_lists_is_not_quadratic():
+    # 1,500 distinct names each side: pairwise comparison took seconds (150 KB lists: 74 s).
+    a = [f"NVIDIA H100 80GB HBM3 unit {i}" for i in range(1500)]
+    b = list(reversed(a))
+    t0 = time.perf_counter()
+    assert paste_machines._same_gpus(a, b)
+    assert not paste_machines._same_gpus(a, b[:-1] + ["AMD Instinct MI300X"])
+    assert time.perf_counter() - t0 < 0.5
+
+
+def test_truncated_names_still_match_their_whole_names():
+    assert paste_machines._same_gpus(["NVIDIA A100-SXM4..."] * 2, ["NVIDIA A100-SXM4-80GB"] * 2)
+    assert paste_machines._same_gpus(["NVIDIA A100-SXM4-80GB"], ["NVIDIA A100-SXM4..."])
+    assert not paste_machines._same_gpus(["NVIDIA A100-SXM4..."], ["NVIDIA H100 80GB HBM3"])
+
+
+class _Piece:
+    def __init__(self, text: str, kind_name: str, argv):
+        self.text, self.line, self.host = text, 1, None
+        self.kind = type("K", (), {"name": kind_name, "argv": argv, "file": None})()
+
+
+def test_identity_of_a_gpu_element_flood_costs_little_memory():
+    # 200 KB of <gpu/> built 35,000 GPU records (2 MB: 1.5 GB); now refused before the tree.
+    xml = '<?xml version="1.0" ?>\n<nvidia_smi_log><driver_version>550.54</driver_version>' + "<gpu/>" * 35_000 + "</nvidia_smi_log>\n"
+    tracemalloc.start()
+    try:
+        ident = paste_machines.identity(_Piece(xml, "nvidia-smi -q -x", ["nvidia-smi", "-q", "-x"]))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "gpus" not in ident
+    assert peak < 40 << 20, peak
+
+
+# -- M1: a paste is read under the budget, and what it prints is bounded ------------------------
+
+
+def _alternating(path, pairs: int):
+    path.write_text("".join(f"CA 'mlx5_{i}'\nhca_id: mlx5_{i}\n" for i in range(pairs)))
+    return path
+
+
+def test_paste_reading_counts_against_the_budget(tmp_path):
+    paste = _alternating(tmp_path / "ib.txt", 10)
+    with pytest.raises(SnapshotError, match="within the budget"):
+        with open_paste([str(paste)], deadline=time.monotonic() - 1):
+            pass
+
+
+def test_paste_of_many_pieces_prints_a_bounded_report(tmp_path):
+    # 100,000 one-line pieces (1.9 MB): each one was a recognised entry and a note, 14 MB of JSON.
+    paste = _alternating(tmp_path / "ib.txt", 50_000)
+    res, peak, wall = measured("check", "--from", str(paste), "--budget", "5", "--format", "json", timeout=120)
+    assert res.returncode in (0, 1, 3), res.stderr
+    doc = json.loads(res.stdout)
+    assert len(res.stdout) < 300_000, len(res.stdout)
+    assert any("more than 64 tool outputs" in n for n in doc["source"]["notes"])
+    assert wall < 5 + 3, wall
+
+
+def test_many_rdma_ports_are_refused_not_listed(tmp_path):
+    # One ibstat of 40,000 devices: every port was a fact (5 MB of JSON).
+    paste = tmp_path / "ibstat.txt"
+    paste.write_text("".join(f"CA 'mlx5_{i}'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Active\n" for i in range(40_000)))
+    doc = json.loads(run_cli("check", "--from", str(paste), "--format", "json", timeout=120).stdout)
+    assert "more than" in doc["unknown"]["network.rdma_ports"]
