@@ -5,6 +5,7 @@ is linear, and large enough that the quadratic code it replaced missed the limit
 from __future__ import annotations
 
 import json
+import re
 import time
 import tracemalloc
 
@@ -118,3 +119,38 @@ def test_many_rdma_ports_are_refused_not_listed(tmp_path):
     paste.write_text("".join(f"CA 'mlx5_{i}'\n\tCA type: MT4123\n\tPort 1:\n\t\tState: Active\n" for i in range(40_000)))
     doc = json.loads(run_cli("check", "--from", str(paste), "--format", "json", timeout=120).stdout)
     assert "more than" in doc["unknown"]["network.rdma_ports"]
+
+
+# -- M2 and zero-width: values are data in every format -----------------------------------------
+
+
+HOSTILE_REASON = "[click](http://evil.example) <img src=x onerror=alert(1)>\n```\n\x1b]52;c;cm0gLXJm\x07 \x1b[2J"
+
+
+def test_markdown_unchecked_line_shows_reasons_as_text():
+    from conftest import NODES, report_of
+    from hpcdoctor.report import markdown
+
+    doc = report_of("check", "--from", str(NODES / "cpu-kvm-2core"), "--format", "json")
+    doc["unchecked"] = [{"probe": "gpu_nvidia <b>", "what": "GPU [x](y)", "reason": HOSTILE_REASON}]
+    text = markdown.render(doc)
+    line = next(l for l in text.splitlines() if l.startswith("- gpu\\_nvidia"))
+    assert "\x1b" not in text and "\x07" not in text and "\n```\n\\x1b" not in text
+    assert not re.search(r"(?<!\\)\]\(|(?<!\\)<", line), line  # no link, no HTML: each escaped
+
+
+def test_prometheus_labels_carry_no_control_characters():
+    from hpcdoctor.report import prometheus
+
+    doc = {"tool": {"version": "0"}, "source": {"mode": "paste"}, "findings": [
+        {"code": "X1", "symbol": "x", "severity": "error", "subject": "GPU \x1b[2J\u202e\u200b0"}],
+        "facts": {"gpus": [{"index": 0, "name": "NVIDIA \x1b]52;c;AAAA\x07 H100"}]}}
+    out = prometheus.render(doc)
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out and "\u200b" not in out
+    assert "\\x1b" in out
+
+
+def test_zero_width_characters_are_shown_escaped():
+    from hpcdoctor.report.safe import term
+
+    assert term("NVIDIA\u200bH100\ufeff\u2060") == "NVIDIA\\u200bH100\\ufeff\\u2060"
