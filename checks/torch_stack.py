@@ -19,6 +19,7 @@ import hpcdoctor
 from typing import Any, Dict, Optional
 
 from hpcdoctor.checks._report import environment_report, listed_environ
+from hpcdoctor import jsonbound
 from hpcdoctor.facts import Unknown
 from hpcdoctor.parse.torch_config import parse_config
 from hpcdoctor.sysroot import Missing, SysRoot, run_process
@@ -58,7 +59,7 @@ def payload_result(res: Any, python: str, what: str) -> Dict[str, Any]:
     if res.rc in (126, 127):
         raise Missing(f"{python} cannot be run: {res.stderr.strip()}")
     try:
-        data = json.loads(res.stdout)
+        data = jsonbound.loads(res.stdout)
     except ValueError:
         tail = (res.stderr.strip().splitlines() or ["no output"])[-1][:300]
         raise Missing(f"{what} failed in {python} (exit {res.rc}): {tail}") from None

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from hpcdoctor import jsonbound
 from hpcdoctor.payload.cluster_probe import rendezvous
 
 MAX_RANK_INFO = 16 << 10
@@ -208,7 +209,10 @@ def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Di
             raise ClusterError(f"cluster gathering failed: {tail[:300]}")
         if not out.exists():
             return None  # a leader other than rank 0: rank 0 prints the report
-        gathered = json.loads(out.read_text())
+        try:
+            gathered = jsonbound.loads(out.read_text())
+        except ValueError as exc:
+            raise ClusterError(f"cluster gathering wrote no readable result: {exc}") from None
     gathered["auth"] = how
     return gathered
 

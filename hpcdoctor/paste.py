@@ -12,7 +12,6 @@ import bisect
 import itertools
 import json
 import re
-import shutil
 import tempfile
 import time
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
 from hpcdoctor.parse.collect_env import SGLANG_ARGV, normalise_colons
 from hpcdoctor.paste_machines import disagreement
+from hpcdoctor.snapshot import remove_tree
 from hpcdoctor.sysroot import MAX_READ_BYTES, ReplaySysRoot, SnapshotError, read_capped
 
 MAX_PASTE_BYTES = 16 * 1024 * 1024
@@ -565,4 +565,4 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
             (tmp / "probes" / "env_listed.json").write_text(json.dumps(listed_env), encoding="utf-8")
         yield ReplaySysRoot(tmp, label=", ".join(paths)), recognised, notes
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(str(tmp))

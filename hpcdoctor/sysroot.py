@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from hpcdoctor import envfilter
+from hpcdoctor import envfilter, jsonbound
 
 # A file bigger than this is not something a check needs; reading it would only cost time.
 MAX_READ_BYTES = 8 * 1024 * 1024
@@ -565,7 +565,7 @@ class SnapshotError(Exception):
 
 def _parse_json(data: bytes, what: str) -> Any:
     try:
-        return json.loads(data.decode("utf-8", errors="replace"))
+        return jsonbound.loads(data.decode("utf-8", errors="replace"))
     except (ValueError, RecursionError) as exc:
         raise SnapshotError(f"{what} is not valid JSON ({exc.__class__.__name__}: {exc})") from None
 

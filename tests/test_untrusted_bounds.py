@@ -154,3 +154,72 @@ def test_zero_width_characters_are_shown_escaped():
     from hpcdoctor.report.safe import term
 
     assert term("NVIDIA\u200bH100\ufeff\u2060") == "NVIDIA\\u200bH100\\ufeff\\u2060"
+
+
+# -- M3 and L1: depth ----------------------------------------------------------------------------
+
+
+def test_bundle_many_folders_deep_is_refused_and_leaves_nothing(tmp_path):
+    import io
+    import tarfile
+
+    bundle = tmp_path / "deep.tar.gz"
+    with tarfile.open(bundle, "w:gz", format=tarfile.GNU_FORMAT) as tar:
+        data = b"{}"
+        info = tarfile.TarInfo("snap/" + "d/" * 1800 + "meta.json")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    res = run_cli("check", "--from", str(bundle), env={"TMPDIR": str(scratch)})
+    assert res.returncode == 2
+    assert "deeper than 64 folders" in res.stderr and "internal error" not in res.stderr, res.stderr
+    assert list(scratch.iterdir()) == []
+
+
+def test_removing_a_tree_deeper_than_the_recursion_limit(tmp_path):
+    import os
+
+    from hpcdoctor.snapshot import remove_tree
+
+    top = tmp_path / "top"
+    top.mkdir()
+    fd = os.open(top, os.O_RDONLY)
+    for _ in range(1500):  # made by descriptor: the path would pass PATH_MAX
+        os.mkdir("d", dir_fd=fd)
+        nxt = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = nxt
+    os.close(fd)
+    remove_tree(str(top))
+    assert not top.exists()
+
+
+def test_json_nested_deeper_than_any_report_is_refused_in_one_line(tmp_path):
+    deep = "[" * 500 + "]" * 500
+    a = tmp_path / "a.json"
+    a.write_text('{"schema_version": "1.0", "findings": [], "unknown": {}, "facts": {"a": %s}}' % deep)
+    b = tmp_path / "b.json"
+    b.write_text('{"schema_version": "1.0", "findings": [], "unknown": {}, "facts": {"a": 1}}')
+    res = run_cli("diff", str(a), str(b))
+    assert res.returncode == 2 and "deeper than 64 levels" in res.stderr, res.stderr[-300:]
+    assert len(res.stdout) < 1000
+
+
+def test_jsonbound_never_raises_recursion_error():
+    from hpcdoctor import jsonbound
+
+    for n in (65, 950, 5000, 100_000):
+        with pytest.raises(ValueError):
+            jsonbound.loads("[" * n + "]" * n)
+    assert jsonbound.loads("[" * 64 + "]" * 64)
+
+
+def test_rank_report_takes_only_cpu_numbers():
+    from hpcdoctor.report import rank
+
+    doc = {"facts": {"affinity": {"allowed_cpus": [0, None, 1, float("nan"), "x"]},
+                     "numa": {"nodes": [{"id": 0, "cpus": [0, float("nan"), None]}, "junk"]},
+                     "gpus": [{"index": 0, "local_cpus": [None, 1]}]}, "unknown": {}, "findings": []}
+    assert "CPUs 0-1 (NUMA 0)" in rank.line(doc)
+    assert rank.record(doc)["cpus"] == "0-1"
