@@ -654,7 +654,9 @@ class RecordingSysRoot(LiveSysRoot):
 
     def _load_environ(self) -> Dict[str, str]:
         env = envfilter.relevant(os.environ)
-        text = "".join(f"{k}={v}\n" for k, v in sorted(env.items()))
+        # A line break inside a value would start a variable of its own when the recording is read
+        # back ("X=a\nOMP_NUM_THREADS=999"): recorded as the two characters \n, never as a line.
+        text = "".join(f"{k}={envfilter.one_line(v)}\n" for k, v in sorted(env.items()))
         self._store_cmd(CmdResult(["env"], 0, text, ""))
         return env
 

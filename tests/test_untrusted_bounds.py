@@ -223,3 +223,36 @@ def test_rank_report_takes_only_cpu_numbers():
                      "gpus": [{"index": 0, "local_cpus": [None, 1]}]}, "unknown": {}, "findings": []}
     assert "CPUs 0-1 (NUMA 0)" in rank.line(doc)
     assert rank.record(doc)["cpus"] == "0-1"
+
+
+# -- M5: secrets kept by the filter, and variables injected by a line break ---------------------
+
+SECRET_SHAPES = {
+    "TORCH_CALLBACK_URL": ("https://app.example/cb#access_token=fragtok-4411&state=1", "fragtok-4411"),
+    "TORCH_EXTRA_CONFIG": ('{"user": "bob", "password": "jsonpw 7781"}', "7781"),
+    "TORCH_LAUNCH_ARGS": ("--master 10.0.0.1 --password optpw-5512 --port 1", "optpw-5512"),
+    "NCCL_PROXY_ADDR": ("bob:barepw-3371@proxy.example:3128", "barepw-3371"),
+    "CUDA_PEM": ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAA\n-----END OPENSSH PRIVATE KEY-----",
+                 "b3BlbnNzaC1rZXktdjEAAA"),
+    "SLURM_EXPORT_NOTE": ("token for the job eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJib2IifQ.c2lnbmF0dXJl here", "c2lnbmF0dXJl"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECRET_SHAPES))
+def test_secret_shapes_are_scrubbed(name):
+    value, needle = SECRET_SHAPES[name]
+    out = envfilter.relevant({name: value})[name]
+    assert needle not in out and "<redacted>" in out, out
+
+
+def test_a_line_break_in_a_value_injects_nothing_into_a_snapshot(tmp_path):
+    import tarfile
+
+    env = {"TORCH_NOTE": "x\nSLURM_JWT=rawjwt-66123\nOMP_NUM_THREADS=999"}
+    assert run_cli("snapshot", str(tmp_path / "s.tar.gz"), env=env).returncode == 0
+    with tarfile.open(tmp_path / "s.tar.gz") as tar:
+        blob = b"".join(tar.extractfile(m).read() for m in tar if m.isfile()).decode("utf-8", "replace")
+    assert "rawjwt-66123" not in blob
+    assert "\nOMP_NUM_THREADS=999" not in blob
+    doc = json.loads(run_cli("check", "--from", str(tmp_path / "s.tar.gz"), "--format", "json").stdout)
+    assert doc["facts"]["env"]["vars"].get("OMP_NUM_THREADS") != "999"
