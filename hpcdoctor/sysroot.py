@@ -14,12 +14,14 @@ Unknown fact. Nothing here judges what it reads.
 from __future__ import annotations
 
 import atexit
+import errno
 import fnmatch
 import json
 import os
 import re
 import selectors
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -37,11 +39,19 @@ DEFAULT_CMD_TIMEOUT = 5.0
 MAX_RECORDED_BYTES = 16 * 1024 * 1024
 
 
-def read_capped(source: Any, limit: int) -> Optional[bytes]:
+def read_capped(source: Any, limit: int, regular_only: bool = False) -> Optional[bytes]:
     """All of a file (a path or a binary stream) up to ``limit`` bytes, or None when it holds more:
     input past a limit is refused, never cut. Reads one byte more than the limit, no further, so
-    an endless stream costs ``limit`` bytes. OSError passes to the caller, who names the input."""
-    if isinstance(source, (str, Path)):
+    an endless stream costs ``limit`` bytes. OSError passes to the caller, who names the input.
+    ``regular_only``: a FIFO or a device is refused before it is read (opening a FIFO for reading
+    waits for a writer: a recording holding one blocked until the budget ran out)."""
+    if isinstance(source, (str, Path)) and regular_only:
+        fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(errno.EINVAL, "not a regular file")
+            data = fh.read(limit + 1)
+    elif isinstance(source, (str, Path)):
         with open(source, "rb") as fh:
             data = fh.read(limit + 1)
     else:
@@ -478,7 +488,7 @@ class ReplaySysRoot(SysRoot):
         """A recorded file, whole, up to MAX_RECORDED_BYTES; a bigger one is refused, not cut."""
         real = self._inside(path)
         try:
-            data = read_capped(real, MAX_RECORDED_BYTES)
+            data = read_capped(real, MAX_RECORDED_BYTES, regular_only=True)
         except OSError as exc:
             raise Missing(f"{what}: {exc.strerror or exc}") from None
         if data is None:

@@ -256,3 +256,62 @@ def test_a_line_break_in_a_value_injects_nothing_into_a_snapshot(tmp_path):
     assert "\nOMP_NUM_THREADS=999" not in blob
     doc = json.loads(run_cli("check", "--from", str(tmp_path / "s.tar.gz"), "--format", "json").stdout)
     assert doc["facts"]["env"]["vars"].get("OMP_NUM_THREADS") != "999"
+
+
+# -- low: a FIFO, a site config of NaN, --output's mode, a full TMPDIR ---------------------------
+
+
+def test_a_fifo_in_a_recording_is_refused_not_waited_on(tmp_path):
+    import os
+    import shutil
+
+    from conftest import NODES
+
+    snap = tmp_path / "snap"
+    shutil.copytree(NODES / "cpu-kvm-2core", snap)
+    (snap / "cmd" / "env.txt").unlink()
+    os.mkfifo(snap / "cmd" / "env.txt")  # opening it for reading waits for a writer that never comes
+    res, peak, wall = measured("check", "--from", str(snap), "--budget", "5", "--format", "json", timeout=60)
+    doc = json.loads(res.stdout)
+    assert [n for n, p in doc["probes"].items() if p["status"] == "timeout"] == []
+    assert wall < 4, wall
+
+
+@pytest.mark.parametrize("line", ["memory_gib = nan", "cpus = -5", "memory_gib = inf", "gpus = -1"])
+def test_site_config_numbers_must_be_finite_and_not_negative(tmp_path, line):
+    from hpcdoctor import config
+
+    path = tmp_path / "site.toml"
+    path.write_text(f"[expect]\n{line}\n")
+    with pytest.raises(config.ConfigError, match="finite number of at least 0"):
+        config.load(str(path))
+
+
+def test_output_over_an_existing_file_keeps_its_mode(tmp_path):
+    import os
+    import stat as st
+
+    from conftest import NODES
+
+    out = tmp_path / "report.json"
+    out.write_text("old")
+    os.chmod(out, 0o644)
+    run_cli("check", "--from", str(NODES / "cpu-kvm-2core"), "--format", "json", "--output", str(out))
+    assert st.S_IMODE(out.stat().st_mode) == 0o644 and out.read_text().startswith("{")
+
+
+def test_a_full_tmpdir_is_one_line_not_an_internal_error(monkeypatch, capsys):
+    import errno
+    import tempfile
+
+    from conftest import NODES
+    from hpcdoctor import cli
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device", "/tmp/hpcdoctor-paste-x")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", full)
+    rc = cli.main(["check", "--from", str(NODES / "cpu-kvm-2core" / "cmd" / "lscpu.txt")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "No space left on device" in err and "internal error" not in err, err
+    assert len(err.strip().splitlines()) == 1
