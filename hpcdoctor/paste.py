@@ -391,7 +391,26 @@ _GPU_IN_PROSE = re.compile(
     r"|[A-Z]{1,2}\d{1,4}[A-Z]?(?=[ \t]{1,3}GPUs?\b))")
 
 
-def find_gpu_names(text: str) -> List[Dict[str, Any]]:
+# Every alternative of _GPU_IN_PROSE holds one of these words: lines without any are not tried
+# (the whole pattern over 16 MiB of other lines took 4 s; issue 27).
+_GPU_WORDS = re.compile(r"RTX|GTX|TITAN|Quadro|NVIDIA|Tesla|GPU")
+
+
+def _gpu_candidates(text: str, deadline: Optional[float]) -> Iterator["re.Match[str]"]:
+    """_GPU_IN_PROSE's matches, tried only on lines holding a GPU word, the clock checked as it goes."""
+    end = -1
+    for n, w in enumerate(_GPU_WORDS.finditer(text)):
+        if w.start() < end:
+            continue  # this line was tried
+        if n & 0x3ff == 0:
+            _in_time(deadline, "looking for GPU names")
+        start = text.rfind("\n", 0, w.start()) + 1
+        end = text.find("\n", w.end())
+        end = len(text) if end == -1 else end
+        yield from _GPU_IN_PROSE.finditer(text, start, end)
+
+
+def find_gpu_names(text: str, deadline: Optional[float] = None) -> List[Dict[str, Any]]:
     """NVIDIA GPUs named in a paste's prose (see _GPU_IN_PROSE), one entry per distinct name, each
     with the compute capability the GPU table gives it (the fact ticket.gpus_named). Rules read
     them only where no tool output names the node's GPUs."""
@@ -399,7 +418,7 @@ def find_gpu_names(text: str) -> List[Dict[str, Any]]:
 
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     found: Dict[str, Dict[str, Any]] = {}
-    for m in _GPU_IN_PROSE.finditer(text):
+    for m in _gpu_candidates(text, deadline):
         name = re.sub(r"[ \t]{1,3}", " ", m.group("name"))
         if name in found or len(found) >= 32:
             continue
@@ -495,7 +514,7 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
         label = "stdin" if path == "-" else Path(path).name
         found = find_symptoms(text, deadline)
         symptoms.extend(found)
-        named = find_gpu_names(text)
+        named = find_gpu_names(text, deadline)
         gpus_named.extend(dict(g, file=label) for g in named)
         notes.extend(f"{label}: {n}" for n in rec.notes)
         for piece, summary in zip(rec.pieces, rec.summary()):
