@@ -239,7 +239,8 @@ def main() -> int:
     args = ap.parse_args()
     only = {x for x in args.only.split(",") if x}
     print(f"{'input':15} {'exit':>4} {'peak MB':>8} {'seconds':>8}  note")
-    with tempfile.TemporaryDirectory(prefix="hpcdoctor-bench-hostile-") as tmp:
+    # Not named with MARKER: _leftovers would take every run reading an input there for a leftover.
+    with tempfile.TemporaryDirectory(prefix="hpcdoctor-hostile-inputs-") as tmp:
         for name, argv, env in cases(Path(tmp)):
             if only and name not in only:
                 continue

@@ -27,7 +27,7 @@ from hpcdoctor.parse.collect_env import SGLANG_ARGV
 def identity(piece) -> Dict[str, Any]:
     """{"host": str, "gpus": [names], "driver": str, "cpu": str} for what this piece states; parse errors
     leave the piece without an identity (it is then compared on nothing)."""
-    from hpcdoctor.parse import collect_env, lscpu, nvsmi_q, nvsmi_table, nvsmi_xml
+    from hpcdoctor.parse import MAX_GPUS, collect_env, lscpu, nvsmi_table, nvsmi_xml
 
     argv = tuple(piece.kind.argv) or ("file", str(piece.kind.file))
     out: Dict[str, Any] = {}
@@ -45,8 +45,19 @@ def identity(piece) -> Dict[str, Any]:
             cpu = lscpu.parse_lscpu(parsed.get("lscpu") or "").get("Model name")
             if cpu:
                 out["cpu"] = cpu
-        elif argv in (("nvidia-smi", "-q"), ("nvidia-smi", "-q", "-x"), ("nvidia-smi",)):
-            mod = {("nvidia-smi", "-q"): nvsmi_q, ("nvidia-smi", "-q", "-x"): nvsmi_xml}.get(argv, nvsmi_table)
+        elif argv == ("nvidia-smi", "-q"):
+            # Only the names and the driver are compared: read them off their lines rather than
+            # building every GPU's record (a pasted 1,200-GPU report took 4 s of the budget).
+            names = _Q_NAME.findall(piece.text)
+            if len(names) > MAX_GPUS:
+                raise ValueError("more GPUs than any node holds")
+            if names:
+                out["gpus"] = names
+            m = _Q_DRIVER.search(piece.text)
+            if m:
+                out["driver"] = m.group(1)
+        elif argv in (("nvidia-smi", "-q", "-x"), ("nvidia-smi",)):
+            mod = nvsmi_xml if argv == ("nvidia-smi", "-q", "-x") else nvsmi_table
             parsed = mod.parse(piece.text)
             names = [g["name"] if isinstance(g["name"], str) else _truncated(g["name"]) for g in parsed["gpus"]]
             if names and all(names):
@@ -65,6 +76,10 @@ def identity(piece) -> Dict[str, Any]:
     except (ValueError, KeyError, TypeError):
         return {k: v for k, v in out.items() if k == "host"}
     return out
+
+
+_Q_NAME = re.compile(r"^[ \t]{1,8}Product Name[ \t]*:[ \t]*(\S[^\n]{0,200}?)[ \t]*$", re.M)
+_Q_DRIVER = re.compile(r"^Driver Version[ \t]*:[ \t]*(\S{1,40})[ \t]*$", re.M)
 
 
 def _truncated(unknown) -> Optional[str]:
