@@ -315,3 +315,13 @@ def test_a_full_tmpdir_is_one_line_not_an_internal_error(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert rc == 2 and "No space left on device" in err and "internal error" not in err, err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_numa_node_flood_is_refused_not_listed(tmp_path):
+    # 100,000 pasted nodes printed 21 MB of report.
+    paste = tmp_path / "numa.txt"
+    paste.write_text("available: 100000 nodes (0-99999)\n"
+                     + "".join(f"node {i} cpus: {i}\nnode {i} size: 1000 MB\n" for i in range(100_000)))
+    res = run_cli("check", "--from", str(paste), "--format", "json", timeout=120)
+    assert len(res.stdout) < 300_000
+    assert "more than hpcdoctor reads" in json.loads(res.stdout)["unknown"]["numa.nodes"]
