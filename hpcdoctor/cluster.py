@@ -94,7 +94,7 @@ def job_key(env: Dict[str, str], identity: str) -> Tuple[bytes, str]:
         return hashlib.sha256(b"hpcdoctor-cluster-secret\0" + secret.encode()).digest(), "HPCDOCTOR_CLUSTER_SECRET"
     kept = _secret_file(env)
     return (hashlib.sha256(b"hpcdoctor-cluster-file\0" + kept + b"\0" + identity.encode()).digest(),
-            f"a secret private to this user ({SECRET_FILE})")
+            f"a secret file private to this user, {SECRET_FILE}")
 
 
 def _secret_file(env: Dict[str, str]) -> bytes:

@@ -122,7 +122,7 @@ def test_two_nodes_of_two_ranks_started_in_reverse_one_check_per_node(tmp_path):
     assert result["missing_ranks"] == [] and result["rejected_posts"] == []
     assert result["node_checked_by"] == {"node-a": 0, "node-b": 2}  # the followers checked nothing
     assert {r: v["node"] for r, v in result["ranks"].items()} == {"0": "node-a", "1": "node-a", "2": "node-b", "3": "node-b"}
-    assert result["auth"] == "a secret private to this user (~/.hpcdoctor/cluster-secret)"
+    assert result["auth"] == "a secret file private to this user, ~/.hpcdoctor/cluster-secret"
 
 
 def test_a_slow_follower_is_waited_for(tmp_path):

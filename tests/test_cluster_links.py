@@ -142,7 +142,7 @@ def test_slurm_layout_and_job_keys(tmp_path):
     job2 = orchestrate.job_identity({"SLURM_JOB_ID": "102", "SLURM_STEP_ID": "0"}, "gpu001", 20101)
     home = {"HOME": str(tmp_path)}
     (k1, how1), (k2, _) = orchestrate.job_key(home, job1), orchestrate.job_key(home, job2)
-    assert k1 != k2 and how1 == "a secret private to this user (~/.hpcdoctor/cluster-secret)"
+    assert k1 != k2 and how1 == "a secret file private to this user, ~/.hpcdoctor/cluster-secret"
     k3, how3 = orchestrate.job_key({"HPCDOCTOR_CLUSTER_SECRET": "abc"}, job1)
     assert k3 not in (k1, k2) and how3 == "HPCDOCTOR_CLUSTER_SECRET" and "abc" not in how3
 
