@@ -143,6 +143,12 @@ def deep_reports(tmp: Path, depth: int = 950):
     return [str(a), str(b)]
 
 
+def numa_flood(path: Path, nodes: int = 100_000) -> Path:
+    path.write_text(f"available: {nodes} nodes (0-{nodes - 1})\n"
+                    + "".join(f"node {i} cpus: {i}\nnode {i} size: 1000 MB\n" for i in range(nodes)))
+    return path
+
+
 def fifo_snapshot(path: Path) -> Path:
     shutil.copytree(NODE, path)
     (path / "cmd" / "env.txt").unlink()
@@ -171,6 +177,7 @@ def cases(tmp: Path):
     yield "pieces-16MiB", ["check", "--from", str(alternating_pieces(tmp / "ib.txt")), "--budget", "5", "--format", "json"], {}
     yield "tar-1800-deep", ["check", "--from", str(deep_bundle(tmp / "deep.tar.gz")), "--budget", "5"], {"TMPDIR": str(_scratch(tmp))}
     yield "json-950-deep", ["diff", *deep_reports(tmp)], {}
+    yield "numa-100000", ["check", "--from", str(numa_flood(tmp / "numa.txt")), "--budget", "5", "--format", "json"], {}
     yield "fifo-output", ["check", "--from", str(fifo_snapshot(tmp / "fifo")), "--budget", "5", "--format", "json"], {}
 
 
@@ -217,7 +224,8 @@ def note(name: str, stdout: bytes, stderr: str) -> str:
         return str(nvidia.get("error") or doc["probes"].get("gpu_nvidia", {}).get("reason") or "")[-60:]
     if name == "setsid-child" and doc:
         return f"gpu_nvidia probe: {doc['probes'].get('gpu_nvidia', {}).get('status')}"
-    if doc and name in ("env-200KB", "vllm-env-200KB", "gpu-lists-150KB", "xml-gpu-2MB", "pieces-16MiB", "fifo-output"):
+    if doc and name in ("env-200KB", "vllm-env-200KB", "gpu-lists-150KB", "xml-gpu-2MB", "pieces-16MiB", "numa-100000",
+                        "fifo-output"):
         timeouts = [n for n, p in doc["probes"].items() if p.get("status") == "timeout"]
         return f"{len(stdout) / 1e6:.2f} MB printed; timed out: {', '.join(timeouts) or 'none'}"
     if name == "json-950-deep":
