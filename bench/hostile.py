@@ -130,6 +130,10 @@ def deep_bundle(path: Path, depth: int = 1800) -> Path:
     import io
 
     with tarfile.open(path, "w:gz", format=tarfile.GNU_FORMAT) as tar:
+        for level in range(1, depth + 1):  # one folder member per level, as tar writes a tree
+            folder = tarfile.TarInfo("snap/" + "d/" * level)
+            folder.type = tarfile.DIRTYPE
+            tar.addfile(folder)
         info = tarfile.TarInfo("snap/" + "d/" * depth + "meta.json")
         info.size = 2
         tar.addfile(info, io.BytesIO(b"{}"))

@@ -165,6 +165,10 @@ def test_bundle_many_folders_deep_is_refused_and_leaves_nothing(tmp_path):
 
     bundle = tmp_path / "deep.tar.gz"
     with tarfile.open(bundle, "w:gz", format=tarfile.GNU_FORMAT) as tar:
+        for level in range(1, 1801):  # one folder member per level, as tar writes a tree
+            folder = tarfile.TarInfo("snap/" + "d/" * level)
+            folder.type = tarfile.DIRTYPE
+            tar.addfile(folder)
         data = b"{}"
         info = tarfile.TarInfo("snap/" + "d/" * 1800 + "meta.json")
         info.size = len(data)
