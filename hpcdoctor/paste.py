@@ -397,17 +397,26 @@ _GPU_WORDS = re.compile(r"RTX|GTX|TITAN|Quadro|NVIDIA|Tesla|GPU")
 
 
 def _gpu_candidates(text: str, deadline: Optional[float]) -> Iterator["re.Match[str]"]:
-    """_GPU_IN_PROSE's matches, tried only on lines holding a GPU word, the clock checked as it goes."""
-    end = -1
-    for n, w in enumerate(_GPU_WORDS.finditer(text)):
-        if w.start() < end:
-            continue  # this line was tried
-        if n & 0x3ff == 0:
-            _in_time(deadline, "looking for GPU names")
-        start = text.rfind("\n", 0, w.start()) + 1
-        end = text.find("\n", w.end())
-        end = len(text) if end == -1 else end
-        yield from _GPU_IN_PROSE.finditer(text, start, end)
+    """_GPU_IN_PROSE's matches, tried from the line of the next GPU word on, about 64 KB at a time
+    (ended at a line end, else at a blank), the clock checked between pieces."""
+    pos = 0
+    while True:
+        _in_time(deadline, "looking for GPU names")
+        w = _GPU_WORDS.search(text, pos)
+        if w is None:
+            return
+        start = max(text.rfind("\n", 0, w.start()) + 1, pos)
+        end = text.find("\n", w.end() + _SEGMENT)
+        if end == -1 or end - w.end() > 2 * _SEGMENT:  # one long line: end at a blank, or cut
+            blank = text.find(" ", w.end() + _SEGMENT, w.end() + 2 * _SEGMENT)
+            end = min(len(text), w.end() + 2 * _SEGMENT) if blank == -1 else blank
+        for m in _GPU_IN_PROSE.finditer(text, start, end):
+            yield m
+            pos = m.end()
+        pos = max(pos, end)
+
+
+_SEGMENT = 1 << 16
 
 
 def find_gpu_names(text: str, deadline: Optional[float] = None) -> List[Dict[str, Any]]:
