@@ -60,7 +60,9 @@ def payload_result(res: Any, python: str, what: str) -> Dict[str, Any]:
         raise Missing(f"{python} cannot be run: {res.stderr.strip()}")
     try:
         data = jsonbound.loads(res.stdout)
-    except ValueError:
+    except ValueError as exc:
+        if "nested deeper" in str(exc):
+            raise Missing(f"{what} in {python} printed {exc}") from None
         tail = (res.stderr.strip().splitlines() or ["no output"])[-1][:300]
         raise Missing(f"{what} failed in {python} (exit {res.rc}): {tail}") from None
     if not isinstance(data, dict):

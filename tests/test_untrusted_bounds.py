@@ -329,3 +329,13 @@ def test_numa_node_flood_is_refused_not_listed(tmp_path):
     res = run_cli("check", "--from", str(paste), "--format", "json", timeout=120)
     assert len(res.stdout) < 300_000
     assert "more than hpcdoctor reads" in json.loads(res.stdout)["unknown"]["numa.nodes"]
+
+
+def test_a_payload_printing_json_950_deep_is_an_unknown_with_its_reason(tmp_path):
+    # The old code took it as the torch probe's answer and walked it later.
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\nprintf '{\"executable\": \"/x\", \"deep\": %s%s}' "
+                    f"'{'[' * 950}' '{']' * 950}'\n")
+    fake.chmod(0o755)
+    doc = json.loads(run_cli("check", "--python", str(fake), "--format", "json", "--budget", "10").stdout)
+    assert any("nested deeper than 64 levels" in v for v in doc["unknown"].values())
