@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The worst input of each kind that chose hpcdoctor's memory and time (issue 19), generated
-here, and the peak memory and wall time of one hpcdoctor on each.
+here, and the peak memory and wall time of one hpcdoctor on each (issue 27 added the rows from
+env-200KB on: quadratic patterns, pastes read before the budget, depth, a FIFO).
 
     python bench/hostile.py                                   # this checkout's hpcdoctor
     python bench/hostile.py --hpcdoctor /tmp/orig/.venv/bin/hpcdoctor   # another one, to compare
@@ -75,6 +76,90 @@ def q_paste(path: Path, gpus: int = 1200) -> Path:
     return path
 
 
+PASTES = ROOT / "tests" / "fixtures" / "pastes"
+
+
+def env_value_snapshot(path: Path, size: int = 200_000) -> Path:
+    """The 2-core recording with one 200 KB environment value of letters (issue 27 H1)."""
+    shutil.copytree(NODE, path)
+    env = path / "cmd" / "env.txt"
+    env.write_text(env.read_text() + "NCCL_DEBUG_FILE=" + "a" * size + "\n")
+    return path
+
+
+def vllm_env_paste(path: Path, size: int = 200_000) -> Path:
+    text = (PASTES / "vllm-dstack-8xh100-collect_env-indented.txt").read_text()
+    path.write_text(text.replace("NCCL_VERSION=2.19.3", "NCCL_VERSION=2.19.3-" + "a" * size))
+    return path
+
+
+def gpu_list_pastes(tmp: Path, names: int = 4000):
+    """Two collect_env reports whose GPU lists (140 KB each) name the same GPUs in reverse order."""
+    text = (PASTES / "pytorch-43058-cuda102-driver418.txt").read_text()
+    out = []
+    for name, order in (("g1.txt", 1), ("g2.txt", -1)):
+        gpus = "\n".join(f"GPU {i}: Tesla V100-PCIE-16GB unit {i}" for i in range(names))
+        lines = gpus.split("\n")[::order]
+        p = tmp / name
+        p.write_text(text.replace("GPU 0: Tesla V100-PCIE-16GB\nGPU 1: Tesla V100-PCIE-16GB", "\n".join(lines)))
+        out.append(str(p))
+    return out
+
+
+def xml_gpu_flood(path: Path, size: int = 2 << 20) -> Path:
+    body = "<gpu/>" * (size // 6)
+    path.write_text(f'<?xml version="1.0" ?>\n<nvidia_smi_log><driver_version>550.54</driver_version>{body}</nvidia_smi_log>\n')
+    return path
+
+
+def alternating_pieces(path: Path, size: int = 16 << 20) -> Path:
+    """Lines that each start a tool output (ibstat, then ibv_devinfo), 16 MiB (issue 27 M1)."""
+    with open(path, "w") as fh:
+        i = written = 0
+        while True:
+            chunk = f"CA 'mlx5_{i}'\nhca_id: mlx5_{i}\n"
+            if written + len(chunk) > size - 1:
+                break
+            fh.write(chunk)
+            written += len(chunk)
+            i += 1
+    return path
+
+
+def deep_bundle(path: Path, depth: int = 1800) -> Path:
+    import io
+
+    with tarfile.open(path, "w:gz", format=tarfile.GNU_FORMAT) as tar:
+        for level in range(1, depth + 1):  # one folder member per level, as tar writes a tree
+            folder = tarfile.TarInfo("snap/" + "d/" * level)
+            folder.type = tarfile.DIRTYPE
+            tar.addfile(folder)
+        info = tarfile.TarInfo("snap/" + "d/" * depth + "meta.json")
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"{}"))
+    return path
+
+
+def deep_reports(tmp: Path, depth: int = 950):
+    a, b = tmp / "deep-a.json", tmp / "deep-b.json"
+    a.write_text('{"schema_version": "1.0", "findings": [], "unknown": {}, "facts": {"a": %s}}' % ("[" * depth + "]" * depth))
+    b.write_text('{"schema_version": "1.0", "findings": [], "unknown": {}, "facts": {"a": 1}}')
+    return [str(a), str(b)]
+
+
+def numa_flood(path: Path, nodes: int = 100_000) -> Path:
+    path.write_text(f"available: {nodes} nodes (0-{nodes - 1})\n"
+                    + "".join(f"node {i} cpus: {i}\nnode {i} size: 1000 MB\n" for i in range(nodes)))
+    return path
+
+
+def fifo_snapshot(path: Path) -> Path:
+    shutil.copytree(NODE, path)
+    (path / "cmd" / "env.txt").unlink()
+    os.mkfifo(path / "cmd" / "env.txt")
+    return path
+
+
 def cases(tmp: Path):
     """(name, argv after the executable, extra environment, what to read in the result)."""
     yield "tar-longname", ["check", "--from", str(header_bundle(tmp / "ln.tar.gz", 3 << 30, tarfile.GNUTYPE_LONGNAME)),
@@ -87,6 +172,23 @@ def cases(tmp: Path):
         tmp, "setsid", f"setsid sh -c 'sleep 120; : {MARKER}' &\necho 'NVIDIA-SMI has failed'\nexit 9\n")
     yield "diff-300KB", ["diff", *diff_reports(tmp)], {}
     yield "paste-q-12MB", ["check", "--from", str(q_paste(tmp / "q.txt")), "--format", "json"], {}
+    # issue 27
+    yield "env-200KB", ["check", "--from", str(env_value_snapshot(tmp / "envsnap")), "--budget", "5", "--format", "json"], {}
+    yield "vllm-env-200KB", ["check", "--from", str(vllm_env_paste(tmp / "vllm.txt")), "--budget", "5", "--format", "json"], {}
+    g1, g2 = gpu_list_pastes(tmp)
+    yield "gpu-lists-150KB", ["check", "--from", g1, "--from", g2, "--budget", "5", "--format", "json"], {}
+    yield "xml-gpu-2MB", ["check", "--from", str(xml_gpu_flood(tmp / "x.txt")), "--budget", "5", "--format", "json"], {}
+    yield "pieces-16MiB", ["check", "--from", str(alternating_pieces(tmp / "ib.txt")), "--budget", "5", "--format", "json"], {}
+    yield "tar-1800-deep", ["check", "--from", str(deep_bundle(tmp / "deep.tar.gz")), "--budget", "5"], {"TMPDIR": str(_scratch(tmp))}
+    yield "json-950-deep", ["diff", *deep_reports(tmp)], {}
+    yield "numa-100000", ["check", "--from", str(numa_flood(tmp / "numa.txt")), "--budget", "5", "--format", "json"], {}
+    yield "fifo-output", ["check", "--from", str(fifo_snapshot(tmp / "fifo")), "--budget", "5", "--format", "json"], {}
+
+
+def _scratch(tmp: Path) -> Path:
+    path = tmp / "scratch"
+    path.mkdir(exist_ok=True)
+    return path
 
 
 def measure(exe: str, argv, env, limit: float):
@@ -126,6 +228,12 @@ def note(name: str, stdout: bytes, stderr: str) -> str:
         return str(nvidia.get("error") or doc["probes"].get("gpu_nvidia", {}).get("reason") or "")[-60:]
     if name == "setsid-child" and doc:
         return f"gpu_nvidia probe: {doc['probes'].get('gpu_nvidia', {}).get('status')}"
+    if doc and name in ("env-200KB", "vllm-env-200KB", "gpu-lists-150KB", "xml-gpu-2MB", "pieces-16MiB", "numa-100000",
+                        "fifo-output"):
+        timeouts = [n for n, p in doc["probes"].items() if p.get("status") == "timeout"]
+        return f"{len(stdout) / 1e6:.2f} MB printed; timed out: {', '.join(timeouts) or 'none'}"
+    if name == "json-950-deep":
+        return f"{len(stdout) / 1e3:.0f} KB printed; " + (stderr.strip().splitlines() or [""])[-1][:60]
     last = stderr.strip().splitlines()[-1] if stderr.strip() else ""
     return last.replace(str(Path(tempfile.gettempdir())), "$TMP")[:90]
 
@@ -142,13 +250,19 @@ def main() -> int:
     ap.add_argument("--limit", type=float, default=120.0)
     args = ap.parse_args()
     only = {x for x in args.only.split(",") if x}
-    print(f"{'input':14} {'exit':>4} {'peak MB':>8} {'seconds':>8}  note")
-    with tempfile.TemporaryDirectory(prefix="hpcdoctor-bench-hostile-") as tmp:
+    print(f"{'input':15} {'exit':>4} {'peak MB':>8} {'seconds':>8}  note")
+    # Not named with MARKER: _leftovers would take every run reading an input there for a leftover.
+    with tempfile.TemporaryDirectory(prefix="hpcdoctor-hostile-inputs-") as tmp:
         for name, argv, env in cases(Path(tmp)):
             if only and name not in only:
                 continue
             rc, peak, wall, killed, out, err = measure(args.hpcdoctor, argv, env, args.limit)
-            print(f"{name:14} {'kill' if killed else rc:>4} {peak:8.0f} {wall:8.2f}  {note(name, out, err)}", flush=True)
+            print(f"{name:15} {'kill' if killed else rc:>4} {peak:8.0f} {wall:8.2f}  {note(name, out, err)}", flush=True)
+            if name == "tar-1800-deep":
+                left = list(_scratch(Path(tmp)).iterdir())
+                print(f"{'':15} temporary trees left behind: {len(left)}", flush=True)
+                for p in left:
+                    subprocess.run(["rm", "-rf", str(p)], check=False)
             for pid in _leftovers():  # the setsid child is outside hpcdoctor's reach by design
                 try:
                     os.killpg(os.getpgid(pid), signal.SIGKILL)  # its session's group: the sleep too

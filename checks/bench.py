@@ -7,7 +7,6 @@ its finished figures, and the measurement it was in is named as the one cut."""
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 import time
@@ -16,6 +15,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import hpcdoctor
 from hpcdoctor.checks.torch_stack import target_python
+from hpcdoctor import jsonbound
 from hpcdoctor.facts import Unknown
 from hpcdoctor.sysroot import Missing, SysRoot, run_process
 
@@ -133,7 +133,7 @@ def assemble(stdout: str, rc: int, stderr: str = "", kill_after: float = 0.0) ->
     ended = False
     for line in stdout.splitlines():
         try:
-            rec = json.loads(line)
+            rec = jsonbound.loads(line)
         except ValueError:
             continue  # the last line of a killed payload can be cut short
         if not isinstance(rec, dict):

@@ -14,6 +14,9 @@ from hpcdoctor.sysroot import Missing, SysRoot
 NAME = "network"
 TIMEOUT = 5.0
 IB = "/sys/class/infiniband"
+# More RDMA ports than a node has slots for: a recording listing more is refused, not listed one
+# fact per port (40,000 pasted ibstat devices were 5 MB of report; issue 27).
+MAX_PORTS = 1024
 NET = "/sys/class/net"
 
 
@@ -39,9 +42,13 @@ def _ports_from_sysfs(root: SysRoot) -> List[Dict[str, Any]]:
 
 def _ports(root: SysRoot) -> Any:
     try:
-        return _ports_from_sysfs(root), "sysfs"
+        ports = _ports_from_sysfs(root)
     except Missing as exc:
         sys_reason = str(exc)
+    else:
+        if len(ports) > MAX_PORTS:
+            return Unknown(f"{IB} lists {len(ports)} ports, more than any node has ({MAX_PORTS})"), None
+        return ports, "sysfs"
     tools_absent = False
     for argv, parse in ((["ibstat"], rdma.parse_ibstat), (["ibstatus"], rdma.parse_ibstatus),
                         (["ibv_devinfo"], rdma.parse_ibv_devinfo)):
@@ -50,6 +57,8 @@ def _ports(root: SysRoot) -> Any:
         except Missing:
             continue
         ports = parse(res.stdout)
+        if len(ports) > MAX_PORTS:
+            return Unknown(f"{' '.join(argv)} lists {len(ports)} ports, more than any node has ({MAX_PORTS})"), None
         if ports:
             return ports, " ".join(argv)
         tools_absent = tools_absent or res.rc == 127
@@ -89,7 +98,10 @@ def _cxi(root: SysRoot) -> Any:
         res = root.run(["fi_info", "-p", "cxi"], timeout=5.0, live=False)
     except Missing:
         return []
-    return sorted({b.get("domain") for b in rdma.parse_fi_info(res.stdout) if b.get("provider") == "cxi" and b.get("domain")})
+    domains = sorted({b.get("domain") for b in rdma.parse_fi_info(res.stdout) if b.get("provider") == "cxi" and b.get("domain")})
+    if len(domains) > MAX_PORTS:
+        return Unknown(f"fi_info lists {len(domains)} cxi devices, more than any node has ({MAX_PORTS})")
+    return domains
 
 
 def _nccl_net_plugin(root: SysRoot, env: Dict[str, str]) -> Any:

@@ -13,6 +13,14 @@ from hpcdoctor.sysroot import Missing, SysRoot
 NAME = "numa"
 TIMEOUT = 3.0
 NODE_DIR = "/sys/devices/system/node"
+# A bound, not a figure about hardware: a recording with more nodes is refused rather than read,
+# as each node brings a row of distances to every other (100,000 pasted nodes printed 21 MB).
+MAX_NODES = 1024
+
+
+def _bounded(ids, source: str) -> None:
+    if len(ids) > MAX_NODES:
+        raise Missing(f"{source} lists {len(ids)} NUMA nodes, more than hpcdoctor reads ({MAX_NODES})")
 
 
 def _node_ids(root: SysRoot) -> List[int]:
@@ -71,6 +79,7 @@ def _overlaps(nodes: List[Dict[str, Any]]) -> None:
 
 def _from_sysfs(root: SysRoot) -> Dict[str, Any]:
     ids = _node_ids(root)
+    _bounded(ids, f"{NODE_DIR}/online")
     online = _online_cpus(root)
     nodes = []
     for nid in ids:
@@ -98,6 +107,7 @@ def _from_numactl(root: SysRoot) -> Dict[str, Any]:
     if not parsed["nodes"]:
         raise Missing("numactl -H printed no nodes")
     ids = sorted(parsed["nodes"])
+    _bounded(ids, "numactl -H")
     nodes = []
     for nid in ids:
         n = parsed["nodes"][nid]

@@ -10,7 +10,6 @@ result is present.
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 import os
 import shutil
@@ -21,6 +20,7 @@ import hpcdoctor
 from typing import Any, Dict, Optional
 
 from hpcdoctor.checks._report import environment_report, listed_environ
+from hpcdoctor import jsonbound
 from hpcdoctor.facts import Unknown
 from hpcdoctor.parse.torch_config import parse_config
 from hpcdoctor.sysroot import Missing, SysRoot, run_process
@@ -81,8 +81,10 @@ def payload_result(res: Any, python: str, what: str) -> Dict[str, Any]:
     if res.rc in (126, 127):
         raise Missing(f"{python} cannot be run: {res.stderr.strip()}")
     try:
-        data = json.loads(res.stdout)
-    except ValueError:
+        data = jsonbound.loads(res.stdout)
+    except ValueError as exc:
+        if "nested deeper" in str(exc):
+            raise Missing(f"{what} in {python} printed {exc}") from None
         tail = (res.stderr.strip().splitlines() or ["no output"])[-1][:300]
         raise Missing(f"{what} failed in {python} (exit {res.rc}): {tail}") from None
     if not isinstance(data, dict):

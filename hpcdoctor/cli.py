@@ -10,6 +10,7 @@ Every error is one line; a traceback is shown only with HPCDOCTOR_DEBUG=1.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import math
 import os
@@ -248,6 +249,12 @@ def _main(args_list: List[str]) -> int:
         if isinstance(exc, (SnapshotError, RuleError, ConfigError)):
             _err(str(exc))
             return EXIT_ERROR
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EMFILE):
+            # The machine's state, not a bug: a full or read-only TMPDIR, a quota, no descriptors left.
+            where = f" ({exc.filename})" if exc.filename else ""
+            hint = "; free space in TMPDIR or point TMPDIR elsewhere" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else ""
+            _err(f"cannot go on: {exc.strerror}{where}{hint}")
+            return EXIT_ERROR
         if os.environ.get("HPCDOCTOR_DEBUG"):
             raise
         _err(f"internal error: {exc.__class__.__name__}: {exc} (set HPCDOCTOR_DEBUG=1 for the traceback)")
@@ -280,6 +287,15 @@ def _write_output(path: str, text: str) -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=str(target.parent))
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            # mkstemp makes 0600: a file replaced keeps its mode, a new one gets the umask's, as
+            # the shell's ">" would give it.
+            try:
+                mode = os.stat(target).st_mode & 0o7777
+            except FileNotFoundError:
+                mask = os.umask(0o077)
+                os.umask(mask)
+                mode = 0o666 & ~mask
+            os.fchmod(fh.fileno(), mode)
         os.replace(tmp, target)
         tmp = None
     except OSError as exc:
@@ -325,14 +341,16 @@ def diagnose(args: argparse.Namespace) -> Dict[str, Any]:
     snapshot_like = [s for s in sources if s != "-" and (os.path.isdir(s) or s.endswith((".tar.gz", ".tgz")))]
     if snapshot_like and len(sources) > 1:
         raise UsageError("--from takes one snapshot, or one or more pasted texts, not both")
+    # Unpacking a bundle and reading a paste count against the budget too, and the checks get
+    # what is left of it: one --budget for the whole run, not one per stage.
+    options.deadline = started + options.budget
     if snapshot_like:
-        # Unpacking a bundle counts against the budget too.
-        with open_snapshot(sources[0], deadline=started + options.budget) as root:
+        with open_snapshot(sources[0], deadline=options.deadline) as root:
             doc = pipeline.document(root, options, rules, site, source={"mode": "replay", "path": sources[0]})
     elif sources:
         from hpcdoctor.paste import open_paste
 
-        with open_paste(sources) as (root, recognised, notes):
+        with open_paste(sources, deadline=options.deadline) as (root, recognised, notes):
             doc = pipeline.document(root, options, rules, site, source={
                 "mode": "paste", "path": ", ".join(sources), "recognised": recognised, "notes": notes})
     else:

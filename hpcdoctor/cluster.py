@@ -7,9 +7,11 @@ and leave it in a node-local folder that only this user can write, for the leade
 Without a local rank variable the node's ranks elect one leader through the node folder
 (``leads_host``), so sixteen ranks on a node still cost one check.
 
-Posts are signed with a per-job key: HPCDOCTOR_CLUSTER_SECRET when set, else a hash of the job's
-identity (stops another job's or a stray tool's posts, not a user who can read the job's
-environment; set the secret for that). The key reaches the payload through its environment.
+Posts are signed and enciphered with a per-job key made from a secret no other user can derive:
+HPCDOCTOR_CLUSTER_SECRET when set, else a random secret kept in ~/.hpcdoctor/cluster-secret (created
+0600 on first use; a cluster's home is shared by its nodes). A key made from the job's public
+identity alone let anyone on the network forge a node and read every report (issue 27). The key
+reaches the payload through its environment, never its command line.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from hpcdoctor import jsonbound
 from hpcdoctor.payload.cluster_probe import rendezvous
 
 MAX_RANK_INFO = 16 << 10
@@ -90,18 +93,55 @@ def job_identity(env: Dict[str, str], master: str, port: int) -> str:
     return "\0".join(parts + [master, str(port), str(os.getuid())])
 
 
+SECRET_FILE = "~/.hpcdoctor/cluster-secret"
+
+
 def job_key(env: Dict[str, str], identity: str) -> Tuple[bytes, str]:
     """The signing key and how it was made (the key itself is never printed)."""
     secret = env.get("HPCDOCTOR_CLUSTER_SECRET")
     if secret:
         return hashlib.sha256(b"hpcdoctor-cluster-secret\0" + secret.encode()).digest(), "HPCDOCTOR_CLUSTER_SECRET"
-    return hashlib.sha256(b"hpcdoctor-cluster-job\0" + identity.encode()).digest(), "derived from the job's identity"
+    kept = _secret_file(env)
+    return (hashlib.sha256(b"hpcdoctor-cluster-file\0" + kept + b"\0" + identity.encode()).digest(),
+            f"a secret file private to this user, {SECRET_FILE}")
 
 
-def local_dir(env: Dict[str, str], identity: str, node: str, create: bool) -> Path:
+def _secret_file(env: Dict[str, str]) -> bytes:
+    """The user's cluster secret: read, or made once (written whole, then linked into place, so
+    that two nodes starting together on a shared home agree on one)."""
+    home = env.get("HOME") or os.path.expanduser("~")
+    folder = Path(home) / ".hpcdoctor"
+    path = folder / "cluster-secret"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        if not path.exists():
+            fd, tmp = tempfile.mkstemp(prefix=".cluster-secret.", dir=str(folder))  # mode 0600
+            try:
+                with os.fdopen(fd, "w") as fh:
+                    fh.write(os.urandom(32).hex() + "\n")
+                os.link(tmp, path)
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(tmp)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            data = fh.read(4096)
+    except OSError as exc:
+        raise ClusterError(f"cannot use {path} for the job key ({exc.strerror or exc}); "
+                           "set HPCDOCTOR_CLUSTER_SECRET to a secret of this job") from None
+    if st.st_uid != os.getuid() or st.st_mode & 0o077 or len(data.strip()) < 32:
+        raise ClusterError(f"{path} is not a private secret of this user (owner, mode 0600, 64 hex digits); "
+                           "remove it, or set HPCDOCTOR_CLUSTER_SECRET")
+    return data.strip()
+
+
+def local_dir(env: Dict[str, str], identity: str, node: str, create: bool, key: bytes = b"") -> Path:
     """The node folder where the node's ranks leave their reports: private to this user, refused
-    when someone else made it or can write to it."""
-    tag = hashlib.sha256((identity + "\0" + node).encode()).hexdigest()[:20]
+    when someone else made it or can write to it. Its name comes from the job key, so no other
+    user can make it first (a name from public facts could be taken in advance)."""
+    tag = hashlib.sha256(key + b"\0" + (identity + "\0" + node).encode()).hexdigest()[:20]
     path = Path(tempfile.gettempdir()) / f"hpcdoctor-cluster-{os.getuid()}-{tag}"
     if create:
         try:
@@ -127,7 +167,7 @@ def leads_host(env: Dict[str, str], identity: str, node: str, rank: int, master:
     reaches rank 0's host before rank 0 and cannot tell it is that host leads too: its node is
     then checked twice, never missed. A ``leader`` file older than ``since`` is an earlier run's
     (same port, no job id, a leader that died before tidying) and is taken over."""
-    folder = local_dir(env, identity, node, create=True)
+    folder = local_dir(env, identity, node, create=True, key=job_key(env, identity)[0])
     if rank != 0 and master.split(".")[0] == node.split(".")[0]:
         return False
     leader = folder / "leader"
@@ -175,7 +215,7 @@ def _follower(env: Dict[str, str], rank: int, node: str, identity: str) -> int:
     # Only what is this rank's own: the node's other facts come once, from its leader.
     facts, _ = flatten_unknowns(merge_facts(run_checks(LiveSysRoot(), [affinity], Options(budget=5.0))))
     info = json.dumps(rank_info(facts, env, rank, node)).encode()[:MAX_RANK_INFO]
-    folder = local_dir(env, identity, node, create=True)
+    folder = local_dir(env, identity, node, create=True, key=job_key(env, identity)[0])
     fd, tmp = tempfile.mkstemp(prefix=".rank-", dir=str(folder))
     with os.fdopen(fd, "wb") as fh:
         fh.write(info)
@@ -211,7 +251,7 @@ def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Di
     key, how = job_key(env, identity)
     count = local_count(env)  # 0 when unknown: the leader forwards its node's reports until rank 0 is done
     # An elected leader always has the folder, and tidies its election away at the end.
-    folder = local_dir(env, identity, node, create=True) if count != 1 or elected else None
+    folder = local_dir(env, identity, node, create=True, key=key) if count != 1 or elected else None
     payload = Path(__file__).resolve().parent / "payload" / "cluster_probe.py"
     child_env = dict(env, HPCDOCTOR_CLUSTER_KEY=key.hex(),
                      HPCDOCTOR_CLUSTER_JOB=hashlib.sha256(identity.encode()).hexdigest()[:32])
@@ -257,7 +297,10 @@ def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Di
             raise ClusterError(f"cluster gathering failed: {tail[:300]}")
         if not out.exists():
             return None  # a leader other than rank 0: rank 0 prints the report
-        gathered = json.loads(out.read_text())
+        try:
+            gathered = jsonbound.loads(out.read_text())
+        except ValueError as exc:
+            raise ClusterError(f"cluster gathering wrote no readable result: {exc}") from None
     gathered["auth"] = how
     return gathered
 

@@ -43,6 +43,7 @@ exists. A mistake names the file and the line.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -109,6 +110,10 @@ def load(path: str) -> Dict[str, Any]:
             types = SCHEMA[section][key]
             if isinstance(value, bool) or not isinstance(value, types):
                 raise ConfigError(f"{where}: '{key}' must be {' or '.join(t.__name__ for t in types)}, not {value!r}")
+            # TOML has nan and inf, and a count or a threshold below zero expects nothing: either
+            # would pass or fail every node silently.
+            if isinstance(value, (int, float)) and not (math.isfinite(value) and value >= 0):
+                raise ConfigError(f"{where}: '{key}' must be a finite number of at least 0, not {value!r}")
             if section == "health" and key == "unknown_gpu" and value not in ("drain", "warn"):
                 raise ConfigError(f"{where}: unknown_gpu must be \"drain\" or \"warn\", not {value!r}")
             if key == "gpu_model":
@@ -148,6 +153,10 @@ def gpu_entries(path: str, text: str, entries: Any) -> list:
                 raise ConfigError(f"{label}: unknown key '{key}' (known: {', '.join(sorted(GPU_KEYS))})")
             if isinstance(value, bool) != (bool in types) or not isinstance(value, types):
                 raise ConfigError(f"{label}: '{key}' must be {' or '.join(t.__name__ for t in types)}, not {value!r}")
+            numbers = value if isinstance(value, list) else [value]
+            if any(isinstance(x, (int, float)) and not isinstance(x, bool) and not (math.isfinite(x) and x >= 0)
+                   for x in numbers):
+                raise ConfigError(f"{label}: '{key}' must hold finite numbers of at least 0, not {value!r}")
         names = e.get("names")
         if not names or not all(isinstance(n, str) and n.strip() for n in names):
             raise ConfigError(f"{label}: needs names = [\"...\"], the GPU's product name(s)")

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
+from hpcdoctor import jsonbound
 from hpcdoctor.facts import iter_paths
 from hpcdoctor.sysroot import SnapshotError, read_capped
 
@@ -47,7 +48,7 @@ def load_report(path: str) -> Dict[str, Any]:
         if data is None:
             raise SnapshotError(f"{path}: larger than any report ({MAX_REPORT_BYTES >> 20} MiB)")
         try:
-            doc = json.loads(data.decode("utf-8", errors="replace"))
+            doc = jsonbound.loads(data.decode("utf-8", errors="replace"))
         except (ValueError, RecursionError) as exc:
             raise SnapshotError(f"{path}: neither a snapshot nor a JSON report ({exc})") from None
         if not isinstance(doc, dict) or "schema_version" not in doc or "facts" not in doc:

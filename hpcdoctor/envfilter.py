@@ -54,25 +54,42 @@ def is_secret_name(name: str) -> bool:
 
 
 # --- secrets by value -------------------------------------------------------------------------
-# A URL as it appears in a variable: scheme, then anything up to whitespace or a quote.
-_URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+# A URL as it appears in a variable: scheme, then anything up to whitespace or a quote. The scheme
+# is bounded: with ``*`` every letter of a 200 KB value without "://" started a scan to its end
+# (quadratic, 62 s; issue 27). A longer scheme still matches by its last 32 characters.
+_URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s'\"<>]+")
 # Query keys that carry a signature or a token in signed and API URLs (S3, GCS, Azure SAS, OAuth).
 _SECRET_QUERY_KEYS = frozenset({
     "sig", "signature", "x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature",
     "x-goog-credential", "token", "access_token", "refresh_token", "id_token", "api_key", "apikey", "key",
     "password", "passwd", "secret", "client_secret", "auth", "session", "sessiontoken", "x-ms-signature",
 })
-_QUERY_PAIR = re.compile(r"([?&;])([^=&#;]+)=([^&#;]*)")
+# A key holds no "?": otherwise each "?" of "?a?a?a..." scanned to the end for its "=" (quadratic).
+# A fragment is a pair too: OAuth's implicit flow returns "#access_token=...".
+_QUERY_PAIR = re.compile(r"([?&;#])([^=&#;?]+)=([^&#;]*)")
 # conda's token channels: https://conda.anaconda.org/t/<token>/channel
 _CONDA_TOKEN = re.compile(r"(/t/)[^/\s]+(?=/)")
 # Known credential shapes outside URLs: HTTP authorisation values and key=value settings.
 _AUTH_HEADER = re.compile(r"\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}", re.I)
 # ("name: value" needs the space, so that PATH-like lists such as /opt/token:/usr/bin stay intact.)
-_KV_SECRET = re.compile(r"\b(password|passwd|pwd|token|secret|api[_-]?key|apikey)(\s*=\s*|:\s+)([^\s,;&]+)", re.I)
+# A quote may close the key and open the value, as JSON writes them ("password": "x y").
+_KV_SECRET = re.compile(r"\b(password|passwd|pwd|token|secret|api[_-]?key|apikey)(\s*=\s*|:\s+|[\"']\s{0,4}[=:]\s{0,4})"
+                        r"(\"[^\"\n]{0,4096}\"?|'[^'\n]{0,4096}'?|[^\s,;&]+)", re.I)
+# A command line's option: --password X, --api-key=X, -password X.
+_OPTION_SECRET = re.compile(r"(?<![\w-])(--?[A-Za-z0-9-]{0,40}(?:password|passwd|passphrase|token|secret|api-?key|apikey)"
+                            r"[A-Za-z0-9-]{0,40})(=|\s{1,8})([^\s-][^\s]*)", re.I)
+# user:password@host without a scheme (a proxy setting, an rsync or MASTER_ADDR value).
+_BARE_USERINFO = re.compile(r"(?<![\w.%+/:@-])([\w.%+-]{1,64}):([^\s@/:'\"]{1,256})@(?=[\w\[])")
+# A private key in PEM armour, to its END line (or the end of the value when it is cut).
+_PEM_KEY = re.compile(r"-----BEGIN ([A-Z0-9 ]{0,40}PRIVATE KEY)-----.*?(?:-----END \1-----|\Z)", re.S)
+# A variable set inside another value ("... SLURM_JWT=eyJ..." after a line break).
+_INNER_ASSIGN = re.compile(r"(?<![\w$])([A-Za-z_][A-Za-z0-9_]{0,63})=([^\s&;,]*)")
 # Prefixes that providers put on their tokens so that scanners can find them.
 _TOKEN_SHAPES = re.compile(
     r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|hf_[A-Za-z0-9]{20,}|glpat-[A-Za-z0-9_-]{20,}"
-    r"|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,})\b")
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|sk-[A-Za-z0-9_-]{20,})\b"
+    # A JSON Web Token: base64url header and payload, both JSON objects ("eyJ" is '{"').
+    r"|\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")
 
 
 def _scrub_userinfo(url: str) -> str:
@@ -107,10 +124,20 @@ def scrub_value(value: str) -> str:
     """A value with every credential it carries replaced: URL user information, signed-URL and
     token query parameters, conda token channels, authorisation values, key=value secrets and
     provider token shapes. Detection by value backs up detection by name."""
+    value = _PEM_KEY.sub(lambda m: f"-----BEGIN {m.group(1)}-----{REDACTED}", value)
     value = _URL_RE.sub(_scrub_url, value)
+    value = _BARE_USERINFO.sub(lambda m: f"{m.group(1)}:{REDACTED}@", value)
     value = _AUTH_HEADER.sub(lambda m: f"{m.group(1)} {REDACTED}", value)
     value = _KV_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", value)
+    value = _OPTION_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", value)
+    value = _INNER_ASSIGN.sub(lambda m: f"{m.group(1)}={REDACTED}" if is_secret_name(m.group(1)) and m.group(2) else m.group(0),
+                              value)
     return _TOKEN_SHAPES.sub(REDACTED, value)
+
+
+def one_line(value: str) -> str:
+    """A value as one line of ``env`` output: line breaks written as the two characters \\n."""
+    return value.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def is_relevant(name: str) -> bool:

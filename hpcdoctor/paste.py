@@ -12,8 +12,8 @@ import bisect
 import itertools
 import json
 import re
-import shutil
 import tempfile
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,11 +22,30 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
 from hpcdoctor.parse.collect_env import SGLANG_ARGV, normalise_colons
 from hpcdoctor.paste_machines import disagreement
+from hpcdoctor.snapshot import remove_tree
 from hpcdoctor.sysroot import MAX_READ_BYTES, ReplaySysRoot, SnapshotError, read_capped
 from hpcdoctor.triage.messages import find_messages, find_unlisted_errors
 from hpcdoctor.triage.scan import ASCII_LOWER, lines_holding, lower, window_at
 
 MAX_PASTE_BYTES = 16 * 1024 * 1024
+# What one paste may make hpcdoctor read and print (issue 27: 16 MiB of alternating ibstat and
+# ibv_devinfo lines made 1.3 M pieces, 762 MB and 180 MB of output). A real paste holds a few
+# tool outputs; past these the rest is left out with one note saying so.
+MAX_PIECES = 64
+MAX_NOTES = 32
+MAX_LINES_PER_SYMPTOM = 50
+
+
+class PasteOverBudget(SnapshotError):
+    pass
+
+
+def _in_time(deadline: Optional[float], what: str) -> None:
+    """Reading a paste is pure Python holding the interpreter: it counts against --budget and
+    checks the clock as it goes, rather than being stopped from outside."""
+    if deadline is not None and time.monotonic() > deadline:
+        raise PasteOverBudget(f"reading the paste did not finish within the budget ({what}); "
+                              "paste less, or give a larger --budget")
 
 
 @dataclass
@@ -125,7 +144,7 @@ def _is_json_kind(head: str) -> Optional[str]:
     return None
 
 
-def recognise(text: str) -> Recognition:
+def recognise(text: str, deadline: Optional[float] = None) -> Recognition:
     text = re.sub(r"\x1b\[[0-9;]*m", "", text.replace("\r\n", "\n").replace("\r", "\n"))
     text = normalise_colons(text)
     if "\n>" in text or text.startswith(">"):
@@ -146,8 +165,11 @@ def recognise(text: str) -> Recognition:
     json_markers = [m.start() for m in re.finditer(r'"(?:card\d|gpu_data|asic)"', text)]
     i = 0
     inside_until = -1
+    cut_at = None
     while i < len(lines):
         line = lines[i]
+        if i & 0x1fff == 0:
+            _in_time(deadline, f"recognising line {i + 1}")
         if i < inside_until:
             i += 1
             continue
@@ -182,6 +204,9 @@ def recognise(text: str) -> Recognition:
             rocm_seen = {"between": False, "only_banners": True}
         rocm_seen["between"] = rocm_seen["between"] or "between two GPUs" in line
         rocm_seen["only_banners"] = rocm_seen["only_banners"] and bool(not line.strip() or _BANNER_LINE.match(line))
+        if kind and len(starts) >= MAX_PIECES:
+            cut_at = i
+            break
         if kind:
             starts.append((i, kind))
             # Skip what belongs to this piece: nested headers (collect_env's lscpu, XML, JSON).
@@ -195,6 +220,8 @@ def recognise(text: str) -> Recognition:
                 end = _json_end(text, line_at[i])
                 inside_until = bisect.bisect_right(line_at, end)
         i += 1
+    if cut_at is not None:
+        lines = lines[:cut_at]
     # rocm-smi's outputs share a banner: tell them apart by their sections and lines.
     for n, (start, kind) in enumerate(starts):
         if kind.argv == ["rocm-smi"]:
@@ -208,7 +235,9 @@ def recognise(text: str) -> Recognition:
             elif device_lines:
                 starts[n] = (start, Kind("rocm-smi -a", kind.start, ["rocm-smi", "-a"]))
     rec = Recognition()
-    if cut_line:
+    if cut_at is not None:
+        rec.notes.append(f"line {cut_at + 1}: more than {MAX_PIECES} tool outputs; the rest of the paste was not read")
+    if cut_line and cut_at is None:
         rec.notes.append(f"line {cut_line[0]}: cut off mid-line ({cut_line[1].strip()[:40]!r}...), left out")
     first = starts[0][0] if starts else len(lines)
     before = "\n".join(lines[:first]).strip()
@@ -308,7 +337,7 @@ def read_text(path: str) -> str:
     return text
 
 
-def find_symptoms(text: str) -> List[Dict[str, Any]]:
+def find_symptoms(text: str, deadline: Optional[float] = None) -> List[Dict[str, Any]]:
     """Known error and log messages in a paste (knowledge/symptoms.toml), with their line.
 
     Linear in the paste: each entry's needle is looked up in the whole text (str.find), and its
@@ -320,15 +349,20 @@ def find_symptoms(text: str) -> List[Dict[str, Any]]:
     low = lower(text)
     found: List[Dict[str, Any]] = []
     for sid, entry in table.items():
+        _in_time(deadline, f"looking for message {sid}")
         rx = re.compile(entry["pattern"])
+        listed = 0
         for line_no, start, end in lines_holding(text, low, entry["needle"].translate(ASCII_LOWER)):
+            if listed >= MAX_LINES_PER_SYMPTOM:
+                break
             # A listing (all = true) is matched line by line; a message with the lines around it.
             # A message printed on one line (`line = true`) is matched on its line alone: building the
             # window for every line that holds a short needle cost seconds on a 16 MiB paste.
             m = rx.search(text[start:end][:4096] if entry.get("all") or entry.get("line") else window_at(text, start, end)[0])
             if m:
                 found.append({"id": sid, "line": line_no, "text": text[start:end].strip()[:300], "means": entry["means"],
-                              **{k: v for k, v in m.groupdict().items() if v is not None}})
+                              **{k: v[:300] for k, v in m.groupdict().items() if v is not None}})
+                listed += 1
                 if not entry.get("all"):
                     break
     found.sort(key=lambda s: s["line"])
@@ -349,7 +383,35 @@ _GPU_IN_PROSE = re.compile(
     r"|[A-Z]{1,2}\d{1,4}[A-Z]?(?=[ \t]{1,3}GPUs?\b))")
 
 
-def find_gpu_names(text: str) -> List[Dict[str, Any]]:
+# Every alternative of _GPU_IN_PROSE holds one of these words: lines without any are not tried
+# (the whole pattern over 16 MiB of other lines took 4 s; issue 27).
+_GPU_WORDS = re.compile(r"RTX|GTX|TITAN|Quadro|NVIDIA|Tesla|GPU")
+
+
+def _gpu_candidates(text: str, deadline: Optional[float]) -> Iterator["re.Match[str]"]:
+    """_GPU_IN_PROSE's matches, tried from the line of the next GPU word on, about 64 KB at a time
+    (ended at a line end, else at a blank), the clock checked between pieces."""
+    pos = 0
+    while True:
+        _in_time(deadline, "looking for GPU names")
+        w = _GPU_WORDS.search(text, pos)
+        if w is None:
+            return
+        start = max(text.rfind("\n", 0, w.start()) + 1, pos)
+        end = text.find("\n", w.end() + _SEGMENT)
+        if end == -1 or end - w.end() > 2 * _SEGMENT:  # one long line: end at a blank, or cut
+            blank = text.find(" ", w.end() + _SEGMENT, w.end() + 2 * _SEGMENT)
+            end = min(len(text), w.end() + 2 * _SEGMENT) if blank == -1 else blank
+        for m in _GPU_IN_PROSE.finditer(text, start, end):
+            yield m
+            pos = m.end()
+        pos = max(pos, end)
+
+
+_SEGMENT = 1 << 16
+
+
+def find_gpu_names(text: str, deadline: Optional[float] = None) -> List[Dict[str, Any]]:
     """NVIDIA GPUs named in a paste's prose (see _GPU_IN_PROSE), one entry per distinct name, each
     with the compute capability the GPU table gives it (the fact ticket.gpus_named). Rules read
     them only where no tool output names the node's GPUs."""
@@ -357,7 +419,7 @@ def find_gpu_names(text: str) -> List[Dict[str, Any]]:
 
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     found: Dict[str, Dict[str, Any]] = {}
-    for m in _GPU_IN_PROSE.finditer(text):
+    for m in _gpu_candidates(text, deadline):
         name = re.sub(r"[ \t]{1,3}", " ", m.group("name"))
         if name in found or len(found) >= 32:
             continue
@@ -420,9 +482,11 @@ def _inside_report(piece: Piece) -> Tuple[Dict[Tuple[str, ...], Piece], Optional
 
 
 @contextmanager
-def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str], List[str]]]:
+def open_paste(paths: Sequence[str], deadline: Optional[float] = None
+               ) -> Iterator[Tuple[ReplaySysRoot, List[str], List[str]]]:
     """A snapshot built from pasted texts: (root, recognised pieces, notes). Raises SnapshotError
-    when nothing in them is recognised."""
+    when nothing in them is recognised, or when reading them runs past ``deadline``
+    (time.monotonic())."""
     recognised: List[str] = []
     notes: List[str] = []
     chosen: Dict[Tuple[str, ...], Piece] = {}
@@ -431,13 +495,15 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
     gpus_named: List[Dict[str, Any]] = []
     for path in paths:
         text = read_text(path)
-        rec = recognise(text)
+        _in_time(deadline, f"reading {path}")
+        rec = recognise(text, deadline)
         label = "stdin" if path == "-" else Path(path).name
-        found = find_symptoms(text) + find_messages(text)
+        found = find_symptoms(text, deadline) + find_messages(text)
+        _in_time(deadline, f"looking for catalogued messages in {path}")
         found += find_unlisted_errors(text, found)
         found.sort(key=lambda s: s["line"])
         symptoms.extend(found)
-        named = find_gpu_names(text)
+        named = find_gpu_names(text, deadline)
         gpus_named.extend(dict(g, file=label) for g in named)
         notes.extend(f"{label}: {n}" for n in rec.notes)
         for piece, summary in zip(rec.pieces, rec.summary()):
@@ -469,6 +535,7 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
         what = "; ".join(recognised) or "no known tool output"
         raise SnapshotError(f"nothing hpcdoctor can read in {', '.join(paths)} (recognised: {what}); paste the "
                             "output of python -m torch.utils.collect_env, nvidia-smi -q, lscpu, numactl -H, ...")
+    _in_time(deadline, "finding the pieces")
     conflict = disagreement(every)
     if conflict:
         raise SnapshotError(f"{conflict}; paste one machine's outputs at a time")
@@ -482,6 +549,11 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
             for key, piece in outputs.items():
                 chosen.setdefault(key, piece)  # what was pasted on its own wins
             listed_env = listed_env or env
+    _in_time(deadline, "reading the environment reports")
+    if len(notes) > MAX_NOTES:
+        notes[MAX_NOTES - 1:] = [f"{len(notes) - MAX_NOTES + 1} more notes left out"]
+    if len(recognised) > MAX_NOTES * 4:
+        recognised[MAX_NOTES * 4 - 1:] = [f"{len(recognised) - MAX_NOTES * 4 + 1} more pieces and messages left out"]
     tmp = Path(tempfile.mkdtemp(prefix="hpcdoctor-paste-"))
     try:
         (tmp / "cmd").mkdir()
@@ -502,4 +574,4 @@ def open_paste(paths: Sequence[str]) -> Iterator[Tuple[ReplaySysRoot, List[str],
             (tmp / "probes" / "env_listed.json").write_text(json.dumps(listed_env), encoding="utf-8")
         yield ReplaySysRoot(tmp, label=", ".join(paths)), recognised, notes
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(str(tmp))

@@ -16,6 +16,7 @@ An identity a piece does not state is not compared; names that nvidia-smi's tabl
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -26,7 +27,7 @@ from hpcdoctor.parse.collect_env import SGLANG_ARGV
 def identity(piece) -> Dict[str, Any]:
     """{"host": str, "gpus": [names], "driver": str, "cpu": str} for what this piece states; parse errors
     leave the piece without an identity (it is then compared on nothing)."""
-    from hpcdoctor.parse import collect_env, lscpu, nvsmi_q, nvsmi_table, nvsmi_xml
+    from hpcdoctor.parse import MAX_GPUS, collect_env, lscpu, nvsmi_table, nvsmi_xml
 
     argv = tuple(piece.kind.argv) or ("file", str(piece.kind.file))
     out: Dict[str, Any] = {}
@@ -44,8 +45,19 @@ def identity(piece) -> Dict[str, Any]:
             cpu = lscpu.parse_lscpu(parsed.get("lscpu") or "").get("Model name")
             if cpu:
                 out["cpu"] = cpu
-        elif argv in (("nvidia-smi", "-q"), ("nvidia-smi", "-q", "-x"), ("nvidia-smi",)):
-            mod = {("nvidia-smi", "-q"): nvsmi_q, ("nvidia-smi", "-q", "-x"): nvsmi_xml}.get(argv, nvsmi_table)
+        elif argv == ("nvidia-smi", "-q"):
+            # Only the names and the driver are compared: read them off their lines rather than
+            # building every GPU's record (a pasted 1,200-GPU report took 4 s of the budget).
+            names = _Q_NAME.findall(piece.text)
+            if len(names) > MAX_GPUS:
+                raise ValueError("more GPUs than any node holds")
+            if names:
+                out["gpus"] = names
+            m = _Q_DRIVER.search(piece.text)
+            if m:
+                out["driver"] = m.group(1)
+        elif argv in (("nvidia-smi", "-q", "-x"), ("nvidia-smi",)):
+            mod = nvsmi_xml if argv == ("nvidia-smi", "-q", "-x") else nvsmi_table
             parsed = mod.parse(piece.text)
             names = [g["name"] if isinstance(g["name"], str) else _truncated(g["name"]) for g in parsed["gpus"]]
             if names and all(names):
@@ -66,6 +78,10 @@ def identity(piece) -> Dict[str, Any]:
     return out
 
 
+_Q_NAME = re.compile(r"^[ \t]{1,8}Product Name[ \t]*:[ \t]*(\S[^\n]{0,200}?)[ \t]*$", re.M)
+_Q_DRIVER = re.compile(r"^Driver Version[ \t]*:[ \t]*(\S{1,40})[ \t]*$", re.M)
+
+
 def _truncated(unknown) -> Optional[str]:
     m = re.search(r"truncated in the table: (.+)$", str(getattr(unknown, "reason", unknown)))
     return m.group(1) if m else None
@@ -75,15 +91,31 @@ def _norm(name: str) -> str:
     return re.sub(r"\s+", " ", name).strip().rstrip(".").strip().lower()
 
 
-def _same_gpu(a: str, b: str) -> bool:
-    a, b = _norm(a), _norm(b)
-    return a == b or a.startswith(b) or b.startswith(a)
+def _matched(names: List[str], others: List[str]) -> bool:
+    """Whether each name equals, begins or is begun by one of ``others`` (sorted, distinct).
+    A name that begins x sorts at x's place; a prefix of x is one of x's own prefixes. So each
+    name costs a search and one set look-up per prefix length, not a pass over the other list:
+    comparing every pair was quadratic (two pasted lists of 150 KB took 74 s, issue 27)."""
+    have = set(others)
+    for x in names:
+        k = bisect.bisect_left(others, x)
+        if k < len(others) and others[k].startswith(x):
+            continue
+        if not any(x[:n] in have for n in range(1, len(x) + 1)):
+            return False
+    return True
 
 
 def _same_gpus(a: List[str], b: List[str]) -> bool:
     if len(a) != len(b):
         return False
-    return all(any(_same_gpu(x, y) for y in b) for x in a) and all(any(_same_gpu(y, x) for x in a) for y in b)
+    # Names are cut at a length no product name reaches, so each prefix search stays short.
+    na = sorted({_norm(x)[:_NAME_CHARS] for x in a})
+    nb = sorted({_norm(y)[:_NAME_CHARS] for y in b})
+    return na == nb or (_matched(na, nb) and _matched(nb, na))
+
+
+_NAME_CHARS = 96
 
 
 def disagreement(pieces: Sequence[Tuple[str, Any]]) -> Optional[str]:

@@ -27,6 +27,7 @@ class Options:
     depth: str = "fast"                # fast: no torch import; deep: import torch, init CUDA
     bench: Optional[str] = None        # None, "quick" or "full"
     budget: float = DEFAULT_BUDGET
+    deadline: Optional[float] = None   # time.monotonic() the budget ends at, when it began earlier
 
 
 @dataclass
@@ -72,7 +73,7 @@ def run_checks(root: SysRoot, checks: Sequence[ModuleType], options: Options) ->
     """Run the checks in parallel, then the EXCLUSIVE ones (benchmarks) one at a time: a
     measurement that shares the CPUs with a concurrent torch import measures the import."""
     started = time.monotonic()
-    ctx = CheckContext(options=options, deadline=started + options.budget)
+    ctx = CheckContext(options=options, deadline=options.deadline or started + options.budget)
     root.deadline = ctx.deadline
     results: Dict[str, ProbeResult] = {}
     parallel = [m for m in checks if not getattr(m, "EXCLUSIVE", False)]

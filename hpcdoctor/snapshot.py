@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gzip
 import os
-import shutil
 import tarfile
 import tempfile
 import time
@@ -24,6 +23,9 @@ from hpcdoctor.sysroot import ReplaySysRoot, SnapshotError
 MAX_MEMBER_BYTES = 64 * 1024 * 1024
 MAX_TOTAL_BYTES = 512 * 1024 * 1024
 MAX_MEMBERS = 50_000
+# The deepest path a recording holds is a sysfs one of about 15 levels; 1,800 levels made
+# clean-up's recursive walk raise RecursionError and leave the tree behind (issue 27).
+MAX_DEPTH = 64
 # A long name or a pax record set of a real snapshot is a few hundred bytes. tarfile reads such a
 # header whole before a caller sees the member (3 GB of zeros are 3 MB gzipped), so headers are
 # read here, 512 bytes at a time, and their size is judged before their content is read.
@@ -43,6 +45,8 @@ def _check_member(m: tarfile.TarInfo) -> None:
         raise SnapshotError(f"refusing archive member {name!r}: path leaves the bundle")
     if not (m.isfile() or m.isdir()) or m.type == tarfile.GNUTYPE_SPARSE:
         raise SnapshotError(f"refusing archive member {name!r}: links and special files are not allowed")
+    if len(Path(name).parts) > MAX_DEPTH:
+        raise SnapshotError(f"refusing archive member {name[:80]!r}...: deeper than {MAX_DEPTH} folders")
     if m.size > MAX_MEMBER_BYTES:
         raise SnapshotError(f"refusing archive member {name!r}: {m.size} bytes is over the limit")
 
@@ -175,6 +179,33 @@ def extract_bundle(path: str, dest: str, deadline: Optional[float] = None) -> Pa
     return root
 
 
+def remove_tree(top: str) -> None:
+    """Remove a temporary tree without recursion (shutil.rmtree recurses once per level) and
+    without following links; what cannot be removed is left, never raised."""
+    stack = [(str(top), False)]
+    while stack:
+        path, emptied = stack.pop()
+        if emptied:
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+            continue
+        stack.append((path, True))
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    stack.append((e.path, False))
+                else:
+                    os.unlink(e.path)
+            except OSError:
+                pass
+
+
 @contextmanager
 def open_snapshot(path: str, deadline: Optional[float] = None) -> Iterator[ReplaySysRoot]:
     if is_archive(path):
@@ -184,7 +215,7 @@ def open_snapshot(path: str, deadline: Optional[float] = None) -> Iterator[Repla
         try:
             yield ReplaySysRoot(extract_bundle(path, tmp, deadline), label=path)
         finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_tree(tmp)
         return
     if not os.path.isdir(path):
         raise SnapshotError(f"{path}: not a snapshot folder or .tar.gz archive")

@@ -14,12 +14,14 @@ Unknown fact. Nothing here judges what it reads.
 from __future__ import annotations
 
 import atexit
+import errno
 import fnmatch
 import json
 import os
 import re
 import selectors
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from hpcdoctor import envfilter
+from hpcdoctor import envfilter, jsonbound
 
 # A file bigger than this is not something a check needs; reading it would only cost time.
 MAX_READ_BYTES = 8 * 1024 * 1024
@@ -37,11 +39,19 @@ DEFAULT_CMD_TIMEOUT = 5.0
 MAX_RECORDED_BYTES = 16 * 1024 * 1024
 
 
-def read_capped(source: Any, limit: int) -> Optional[bytes]:
+def read_capped(source: Any, limit: int, regular_only: bool = False) -> Optional[bytes]:
     """All of a file (a path or a binary stream) up to ``limit`` bytes, or None when it holds more:
     input past a limit is refused, never cut. Reads one byte more than the limit, no further, so
-    an endless stream costs ``limit`` bytes. OSError passes to the caller, who names the input."""
-    if isinstance(source, (str, Path)):
+    an endless stream costs ``limit`` bytes. OSError passes to the caller, who names the input.
+    ``regular_only``: a FIFO or a device is refused before it is read (opening a FIFO for reading
+    waits for a writer: a recording holding one blocked until the budget ran out)."""
+    if isinstance(source, (str, Path)) and regular_only:
+        fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(errno.EINVAL, "not a regular file")
+            data = fh.read(limit + 1)
+    elif isinstance(source, (str, Path)):
         with open(source, "rb") as fh:
             data = fh.read(limit + 1)
     else:
@@ -478,7 +488,7 @@ class ReplaySysRoot(SysRoot):
         """A recorded file, whole, up to MAX_RECORDED_BYTES; a bigger one is refused, not cut."""
         real = self._inside(path)
         try:
-            data = read_capped(real, MAX_RECORDED_BYTES)
+            data = read_capped(real, MAX_RECORDED_BYTES, regular_only=True)
         except OSError as exc:
             raise Missing(f"{what}: {exc.strerror or exc}") from None
         if data is None:
@@ -565,7 +575,7 @@ class SnapshotError(Exception):
 
 def _parse_json(data: bytes, what: str) -> Any:
     try:
-        return json.loads(data.decode("utf-8", errors="replace"))
+        return jsonbound.loads(data.decode("utf-8", errors="replace"))
     except (ValueError, RecursionError) as exc:
         raise SnapshotError(f"{what} is not valid JSON ({exc.__class__.__name__}: {exc})") from None
 
@@ -654,7 +664,9 @@ class RecordingSysRoot(LiveSysRoot):
 
     def _load_environ(self) -> Dict[str, str]:
         env = envfilter.relevant(os.environ)
-        text = "".join(f"{k}={v}\n" for k, v in sorted(env.items()))
+        # A line break inside a value would start a variable of its own when the recording is read
+        # back ("X=a\nOMP_NUM_THREADS=999"): recorded as the two characters \n, never as a line.
+        text = "".join(f"{k}={envfilter.one_line(v)}\n" for k, v in sorted(env.items()))
         self._store_cmd(CmdResult(["env"], 0, text, ""))
         return env
 

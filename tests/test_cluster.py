@@ -7,7 +7,9 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
@@ -32,8 +34,10 @@ def _node(tmp_path, fixture, host):
 
 def _launch(rank, world, port, source, py, *extra):
     # Each rank stands for a node of its own (the snapshot it replays): the first rank on it.
-    env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-               LOCAL_RANK="0")
+    home = Path(tempfile.gettempdir()) / f"hpcdoctor-test-home-{port}"  # the job's shared home
+    home.mkdir(exist_ok=True)
+    env = dict(os.environ, HOME=str(home), RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1",
+               MASTER_PORT=str(port), LOCAL_RANK="0")
     return subprocess.Popen([sys.executable, "-m", "hpcdoctor", "check", "--cluster", "--python", py, "--from", source,
                              *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -94,7 +98,9 @@ def test_straggler_and_grouping_analysis():
 def _rank(rank, world, port, py, node, source=None, local=0, per_node=1, extra=(), env_extra=None):
     """One rank as srun/torchrun starts it; `node` is its host name for the node-local channel
     (a test-only override) and `source` the snapshot its leader replays."""
-    env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+    home = Path(tempfile.gettempdir()) / f"hpcdoctor-test-home-{port}"  # the job's shared home
+    home.mkdir(exist_ok=True)
+    env = dict(os.environ, HOME=str(home), RANK=str(rank), WORLD_SIZE=str(world), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                LOCAL_RANK=str(local), LOCAL_WORLD_SIZE=str(per_node), HPCDOCTOR_TESTING="1", HPCDOCTOR_TEST_NODE=node,
                GLOO_SOCKET_IFNAME="lo",  # gloo would otherwise bind to the address the host name resolves to
                **(env_extra or {}))
@@ -123,7 +129,7 @@ def test_two_nodes_of_two_ranks_started_in_reverse_one_check_per_node(tmp_path):
     assert result["missing_ranks"] == [] and result["rejected_posts"] == []
     assert result["node_checked_by"] == {"node-a": 0, "node-b": 2}  # the followers checked nothing
     assert {r: v["node"] for r, v in result["ranks"].items()} == {"0": "node-a", "1": "node-a", "2": "node-b", "3": "node-b"}
-    assert result["auth"] == "derived from the job's identity"
+    assert result["auth"] == "a secret file private to this user, ~/.hpcdoctor/cluster-secret"
 
 
 @pytest.mark.slow  # real ranks: hpcdoctor processes and a TCPStore daemon in torch

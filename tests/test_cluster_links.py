@@ -130,7 +130,7 @@ def test_the_leader_forwards_fresh_rank_files_only_and_bounded(tmp_path):
     assert not list(tmp_path.glob("rank-[23].json"))  # the stale and the oversized are dropped
 
 
-def test_slurm_layout_and_job_keys():
+def test_slurm_layout_and_job_keys(tmp_path):
     from hpcdoctor import cluster as orchestrate
 
     assert orchestrate.tasks_per_node("2(x3),1") == [2, 2, 2, 1]
@@ -140,8 +140,9 @@ def test_slurm_layout_and_job_keys():
     assert orchestrate.local_count({"SLURM_TASKS_PER_NODE": "8(x2)", "SLURM_NODEID": "9"}) == 0  # unknown, not a guess
     job1 = orchestrate.job_identity({"SLURM_JOB_ID": "101", "SLURM_STEP_ID": "0"}, "gpu001", 20101)
     job2 = orchestrate.job_identity({"SLURM_JOB_ID": "102", "SLURM_STEP_ID": "0"}, "gpu001", 20101)
-    (k1, how1), (k2, _) = orchestrate.job_key({}, job1), orchestrate.job_key({}, job2)
-    assert k1 != k2 and how1 == "derived from the job's identity"
+    home = {"HOME": str(tmp_path)}
+    (k1, how1), (k2, _) = orchestrate.job_key(home, job1), orchestrate.job_key(home, job2)
+    assert k1 != k2 and how1 == "a secret file private to this user, ~/.hpcdoctor/cluster-secret"
     k3, how3 = orchestrate.job_key({"HPCDOCTOR_CLUSTER_SECRET": "abc"}, job1)
     assert k3 not in (k1, k2) and how3 == "HPCDOCTOR_CLUSTER_SECRET" and "abc" not in how3
 

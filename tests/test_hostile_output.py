@@ -169,6 +169,7 @@ def test_no_control_sequence_reaches_the_terminal(kind, tmp_path):
         "nhc": run_cli("nhc", "--from", str(node)),
         "markdown": run_cli("check", "--from", str(node), "--format", "markdown"),
         "rank": run_cli("check", "--from", str(node), "--rank-report"),
+        "prometheus": run_cli("check", "--from", str(node), "--format", "prometheus"),
     }
     seen_name = False
     for what, res in outputs.items():

@@ -8,17 +8,26 @@ import re
 from typing import Any, Dict, List
 
 from hpcdoctor.facts import Unknown
+from hpcdoctor.jsonbound import depth_over
 
 GTS_TO_GEN = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
 
 
 def extract_json(text: str) -> Any:
     """The JSON document in a tool's output, skipping any banner printed before it."""
-    for m in re.finditer(r"^\s*[\[{]", text, re.M):
+    # A few starts at most, each decoded in place: slicing the rest of the text at every "[" line
+    # and decoding it was quadratic in a recording of many such lines.
+    decoder = json.JSONDecoder()
+    for n, m in enumerate(re.finditer(r"^\s*[\[{]", text, re.M)):
+        if n >= 16:
+            break
         try:
-            return json.loads(text[m.start():])
-        except ValueError:
+            value, _ = decoder.raw_decode(text, m.end() - 1)
+        except (ValueError, RecursionError):
             continue
+        if depth_over(value):
+            raise ValueError("the JSON document nests deeper than any tool's output")
+        return value
     raise ValueError("no JSON document in the output")
 
 

@@ -14,6 +14,7 @@ import textwrap
 from typing import Any, Dict, List, Optional, Tuple
 
 from hpcdoctor.facts import Unknown
+from hpcdoctor.parse import MAX_GPUS
 
 # The commands whose output this is: how snapshots and pastes file it, and how checks ask for it.
 ARGV = ["python3", "-m", "torch.utils.collect_env"]
@@ -295,6 +296,8 @@ def _gpu_models(value: str, first_line: int) -> Any:
             models[-1] = Unknown(f"the GPU name '{models[-1]}' at collect_env line {first_line + n - 1} runs on "
                                  f"to the next line ('{part[:30]}'): a broken line, so the name was not read")
     models = [m for m in models if not (isinstance(m, str) and m in _NA)]
+    if len(models) > MAX_GPUS:
+        return Unknown(f"collect_env lists {len(models)} GPUs, more than any node holds ({MAX_GPUS})")
     return models or None
 
 

@@ -7,6 +7,7 @@ from typing import Any, Dict, List
 
 _NODE_CPUS = re.compile(r"^node (\d+) cpus:\s*(.*)$")
 _NODE_SIZE = re.compile(r"^node (\d+) (size|free):\s*(\d+)\s*MB$")
+_MAX_NODES = 1024
 
 
 def parse_numactl_h(text: str) -> Dict[str, Any]:
@@ -36,6 +37,8 @@ def parse_numactl_h(text: str) -> Dict[str, Any]:
         if in_dist:
             if line.startswith("node"):
                 header = [int(x) for x in line.split()[1:] if x.isdecimal()]
+                if len(header) > _MAX_NODES:
+                    header = []  # a matrix past any machine's is not read: one dict entry per cell
                 continue
             row = re.match(r"^(\d+):\s*(.*)$", line)
             if row and header:

@@ -11,6 +11,7 @@ import re
 from typing import Any, Dict, List, Optional, Tuple
 
 from hpcdoctor.facts import Unknown
+from hpcdoctor.parse import MAX_GPUS
 from hpcdoctor.parse.nvsmi_xml import _int, _num, _yes
 
 HEADER = re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$", re.M)
@@ -87,6 +88,8 @@ def parse(text: str) -> Dict[str, Any]:
             blocks[-1][1].append(line)
         else:
             top.append(line)
+    if len(blocks) > MAX_GPUS:
+        raise ValueError(f"nvidia-smi -q lists {len(blocks)} GPUs, more than any node holds ({MAX_GPUS})")
     head = _tree([l for l in top if not HEADER.match(l)])
     if not blocks and not head.get("Driver Version"):
         raise ValueError("no GPU section and no driver version: not nvidia-smi -q output")

@@ -6,6 +6,7 @@ import re
 from typing import Any, Dict, List
 
 from hpcdoctor.facts import Unknown
+from hpcdoctor.parse import MAX_GPUS
 
 HEAD = re.compile(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s+(\S+)\s+CUDA Version:\s+(\S+)")
 ROW1 = re.compile(r"^\|\s+(\d+)\s+(.+?)\s+(On|Off)\s+\|\s+([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s+(On|Off)\s+\|\s*(\S*)\s*\|")
@@ -28,6 +29,8 @@ def parse(text: str) -> Dict[str, Any]:
         m = ROW1.match(line)
         if not m:
             continue
+        if len(gpus) >= MAX_GPUS:
+            raise ValueError(f"the nvidia-smi table lists more than {MAX_GPUS} GPUs, more than any node holds")
         name = m.group(2).strip()
         g: Dict[str, Any] = {
             "index": int(m.group(1)),

@@ -75,6 +75,11 @@ def parse(text: str) -> Dict[str, Any]:
     """Parse the whole report: {"driver_version", "cuda_driver_version", "gpus": [...]}."""
     if len(text) > MAX_XML_BYTES:
         raise NvsmiXmlError("nvidia-smi XML is larger than any real report")
+    from hpcdoctor.parse import MAX_GPUS
+
+    # Counted before the tree is built: an element costs hundreds of bytes in it.
+    if len(re.findall(r"<gpu[\s/>]", text)) > MAX_GPUS:
+        raise NvsmiXmlError(f"nvidia-smi XML lists more than {MAX_GPUS} GPUs, more than any node holds")
     # nvidia-smi's DOCTYPE names an external DTD and declares no entities; a document that does
     # is not from nvidia-smi and could be an entity-expansion bomb. The parser itself refuses
     # entity declarations and external references, whatever encoding expat detects (a regular
@@ -88,6 +93,11 @@ def parse(text: str) -> Dict[str, Any]:
         raise NvsmiXmlError(f"nvidia-smi XML does not parse: {exc}") from None
     if root.tag != "nvidia_smi_log":
         raise NvsmiXmlError(f"not an nvidia-smi report (root element <{root.tag}>)")
+    from hpcdoctor.parse import MAX_GPUS
+
+    count = sum(1 for _ in root.iterfind("gpu"))
+    if count > MAX_GPUS:
+        raise NvsmiXmlError(f"nvidia-smi XML lists {count} GPUs, more than any node holds ({MAX_GPUS})")
     driver = _val(root, "driver_version", str, "driver version")
     cuda = _val(root, "cuda_version", str, "CUDA version")
     gpus = [_gpu(i, g, driver) for i, g in enumerate(root.findall("gpu"))]

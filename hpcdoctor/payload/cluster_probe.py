@@ -5,9 +5,11 @@ Only one rank per node runs this (the node leader, local rank 0). The node's oth
 their small rank reports in a node-local folder (``--local-dir``, private to the user); the leader
 forwards them, so a node costs one torch import and one node check whatever its rank count.
 
-Every post is signed with HMAC-SHA256 under the job's key (``HPCDOCTOR_CLUSTER_KEY`` in the
-environment, never on the command line); rank 0 drops and counts posts that fail, are too large,
-or name another job. Posts go under ``hpcdoctor/post/<i>``, ``i`` from an atomic counter, so no
+Every post is enciphered (a SHAKE-256 keystream under the job's key and a fresh nonce: the store
+answers anyone who can reach its port, and a node's report is the user's) and then signed with
+HMAC-SHA256 over nonce and ciphertext (``HPCDOCTOR_CLUSTER_KEY`` in the environment, never on the
+command line); rank 0 drops and counts posts that fail, are too large, or name another job. Every
+count read from the store is bounded by what this job can post. Posts go under ``hpcdoctor/post/<i>``, ``i`` from an atomic counter, so no
 rank can overwrite another's post.
 
     cluster_probe.py --report LOCAL.json --out GATHERED.json [--timeout S] [--local-dir D]
@@ -34,6 +36,34 @@ DONE = "hpcdoctor/done"
 PLAN = "hpcdoctor/bench-plan"
 MAX_POST = 4 << 20  # a node report is ~40 KB; anything this large is not ours
 MAX_RANK_FILE = 64 << 10
+MAX_DEPTH = 64  # a report nests a dozen levels; deeper is refused before anything walks it
+NONCE = 16
+
+
+def max_posts(world):
+    """The most posts a job of ``world`` ranks makes: each rank's report (forwarded alone at
+    worst), a node report and a bench result per leader, and a margin."""
+    return 4 * world + 64
+
+
+def _keystream(key, nonce, n):
+    return hashlib.shake_256(b"hpcdoctor-cluster-stream\0" + key + nonce).digest(n)
+
+
+def _xor(data, stream):
+    return (int.from_bytes(data, "big") ^ int.from_bytes(stream, "big")).to_bytes(len(data), "big")
+
+
+def _too_deep(value):
+    stack = [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, (dict, list)):
+            if level > MAX_DEPTH:
+                return True
+            items = node.values() if isinstance(node, dict) else node
+            stack.extend((c, level + 1) for c in items if isinstance(c, (dict, list)))
+    return False
 
 
 def first_host(nodelist):
@@ -61,20 +91,26 @@ def rendezvous(env=None):
 
 
 def sign(key, body):
-    return hmac.new(key, body, hashlib.sha256).hexdigest().encode("ascii") + body
+    nonce = os.urandom(NONCE)
+    sealed = nonce + _xor(body, _keystream(key, nonce, len(body)))
+    return hmac.new(key, sealed, hashlib.sha256).hexdigest().encode("ascii") + sealed
 
 
 def verify(key, raw, job):
     """The post's body as a dict, or (None, reason). Size is checked before anything is parsed."""
     if len(raw) > MAX_POST:
         return None, "larger than %d bytes" % MAX_POST
-    mac, body = raw[:64], raw[64:]
-    if not hmac.compare_digest(mac, hmac.new(key, body, hashlib.sha256).hexdigest().encode("ascii")):
+    mac, sealed = raw[:64], raw[64:]
+    if len(sealed) < NONCE or not hmac.compare_digest(mac, hmac.new(key, sealed, hashlib.sha256).hexdigest().encode("ascii")):
         return None, "bad or missing signature"
+    nonce, cipher = sealed[:NONCE], sealed[NONCE:]
+    body = _xor(cipher, _keystream(key, nonce, len(cipher)))
     try:
         doc = json.loads(body.decode("utf-8"))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None, "signed but not JSON"
+    if _too_deep(doc):
+        return None, "signed but nested deeper than %d levels" % MAX_DEPTH
     if not isinstance(doc, dict) or doc.get("job") != job:
         return None, "signed for another job"
     return doc, None
@@ -129,9 +165,17 @@ class Collector:
         self.rejected = []
         self.bench = {}  # leader rank -> bench result
         self.post_bytes = []
+        self.counter_refused = False
 
     def poll(self):
         top = self.store.add(COUNT, 0)
+        limit = max_posts(self.world)
+        if not isinstance(top, int) or top > limit:
+            # A peer's add(COUNT, 2e8) must not become 2e8 keys to wait for (MemoryError).
+            if not self.counter_refused:
+                self.rejected.append({"post": top, "reason": "post counter past what %d ranks post (%d)" % (self.world, limit)})
+                self.counter_refused = True
+            top = limit if isinstance(top, int) else self.seen
         self.pending.update(range(self.seen + 1, top + 1))
         self.seen = max(self.seen, top)
         for i in sorted(self.pending):

@@ -26,7 +26,7 @@ def render(doc: Dict[str, Any]) -> str:
         out += ["No problems found in what could be checked." if unchecked else "No problems found.", ""]
     if unchecked:
         out += ["**Could not be checked** (the verdict is open for these):", ""]
-        out += [f"- {u['probe']} ({u['what']}): {u['reason']}" for u in unchecked] + [""]
+        out += [f"- {md_text(u['probe'])} ({md_text(u['what'])}): {md_text(u['reason'])}" for u in unchecked] + [""]
     for f in findings:
         subject = f" ({md_text(f['subject'])})" if f.get("subject") else ""
         out += [

@@ -16,13 +16,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+from hpcdoctor.report.safe import term_block
+
 SEVERITIES = ("error", "warning", "advice")
 # The label value of a subject or name is capped: a label is an index key, not a document.
 _MAX_LABEL = 200
 
 
 def _label(value: Any) -> str:
-    text = "" if value is None else str(value)
+    # The client escapes quotes, backslashes and newlines only: an ESC or a bidirectional control
+    # in a GPU name would reach the terminal of whoever reads stdout.
+    text = "" if value is None else term_block(str(value))
     return text if len(text) <= _MAX_LABEL else text[: _MAX_LABEL - 1] + "…"
 
 

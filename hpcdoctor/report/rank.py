@@ -16,13 +16,21 @@ PLACEMENT = ("omp-threads-unset", "omp-threads-mismatch", "cpu-oversubscribed", 
              "stale-affinity-vars", "gpu-numa-mismatch", "gpu-count-mismatch")
 
 
+def _cpus(value: Any) -> List[int]:
+    """CPU numbers only: a recorded list may hold anything (NaN became None, which no sort or
+    range formatting takes: an internal TypeError, issue 27)."""
+    if not isinstance(value, list):
+        return []
+    return [c for c in value if isinstance(c, int) and not isinstance(c, bool) and c >= 0]
+
+
 def _numa_of(cpus: List[int], nodes: Any) -> List[int]:
     if not isinstance(nodes, list):
         return []
     found = []
     for n in nodes:
-        if isinstance(n.get("cpus"), list) and set(cpus) & set(n["cpus"]):
-            found.append(n["id"])
+        if isinstance(n, dict) and set(cpus) & set(_cpus(n.get("cpus"))):
+            found.append(n.get("id"))
     return found
 
 
@@ -30,7 +38,7 @@ def record(doc: Dict[str, Any]) -> Dict[str, Any]:
     """The same as ``line`` as one JSON object (``--rank-report --format json``)."""
     f = FactView(doc.get("facts", {}), doc.get("unknown", {}))
     env = f.get("env.vars") or {}
-    cpus = f.get("affinity.allowed_cpus") or []
+    cpus = _cpus(f.get("affinity.allowed_cpus"))
     problems = [x for x in doc.get("findings", []) if x["symbol"] in PLACEMENT]
     return {
         "rank": f.get("scheduler.rank", env.get("RANK")), "ntasks": f.get("scheduler.ntasks") or env.get("WORLD_SIZE"),
@@ -56,7 +64,7 @@ def line(doc: Dict[str, Any]) -> str:
         local = f.get("scheduler.launcher_local_rank", "?")
     ntasks = f.get("scheduler.ntasks") or env.get("WORLD_SIZE", "?")
     host = f.get("system.hostname") or "?"
-    cpus = f.get("affinity.allowed_cpus") or []
+    cpus = _cpus(f.get("affinity.allowed_cpus"))
     numa = _numa_of(cpus, f.get("numa.nodes"))
     parts = [f"rank {rank}/{ntasks}", f"host {host}", f"local {local}",
              f"CPUs {format_cpulist(cpus) or '?'} (NUMA {','.join(map(str, numa)) or '?'})"]
@@ -67,7 +75,7 @@ def line(doc: Dict[str, Any]) -> str:
     gpu_bits = []
     for g in gpus:
         loc = g.get("local_cpus")
-        near = "local" if isinstance(loc, list) and set(loc) & set(cpus) else ("remote" if isinstance(loc, list) else "?")
+        near = "local" if isinstance(loc, list) and set(_cpus(loc)) & set(cpus) else ("remote" if isinstance(loc, list) else "?")
         node = g.get("numa_node")
         gpu_bits.append(f"{g.get('index')}:NUMA {node if isinstance(node, int) else '?'} {near}")
     if gpu_bits:

@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 
 # C0 and C1 controls, DEL, the line and paragraph separators, and the bidirectional controls
-# (Trojan Source) are shown escaped. Newline and tab are controls too inside one value.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# (Trojan Source) are shown escaped, and so are the zero-width characters, which make two
+# different names look the same (issue 27). Newline and tab are controls too inside one value.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2060-\u2064\ufeff\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 # In a whole block of plain text the reporter's own line breaks are kept.
-_CONTROL_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2060-\u2064\ufeff\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
