@@ -315,20 +315,22 @@ def test_cluster_prometheus_output_creates_its_folder(tmp_path):
 def test_the_host_election_first_claim_wins_rank_0_leads_and_a_stale_claim_is_taken_over(tmp_path, monkeypatch):
     import tempfile
 
-    from hpcdoctor.cluster import leads_host, local_dir
+    from hpcdoctor.cluster import job_key, leads_host, local_dir
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    (tmp_path / "home").mkdir()
+    env = {"HOME": str(tmp_path / "home")}  # the job's shared home, where its secret is kept
     now = time.time()
     ident = "job\0identity"
-    assert leads_host({}, ident, "node-b", 3, "node-a", now - 60) is True
-    assert leads_host({}, ident, "node-b", 2, "node-a", now - 60) is False
-    assert leads_host({}, ident, "node-b", 0, "node-a", now - 60) is True  # rank 0 always leads its host
+    assert leads_host(env, ident, "node-b", 3, "node-a", now - 60) is True
+    assert leads_host(env, ident, "node-b", 2, "node-a", now - 60) is False
+    assert leads_host(env, ident, "node-b", 0, "node-a", now - 60) is True  # rank 0 always leads its host
     # on the rendezvous host, named as the launcher names it, every other rank follows rank 0
-    assert leads_host({}, ident, "node-a.cluster", 5, "node-a", now - 60) is False
+    assert leads_host(env, ident, "node-a.cluster", 5, "node-a", now - 60) is False
     # a claim left by an earlier run (older than this run's window) does not silence the node
-    leader = local_dir({}, ident, "node-b", create=False) / "leader"
+    leader = local_dir(env, ident, "node-b", create=False, key=job_key(env, ident)[0]) / "leader"
     os.utime(leader, (now - 3600, now - 3600))
-    assert leads_host({}, ident, "node-b", 4, "node-a", now - 60) is True
+    assert leads_host(env, ident, "node-b", 4, "node-a", now - 60) is True
     assert leader.read_text() == "4"
 
 
