@@ -221,7 +221,9 @@ LAUNCHER_VARS = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER
 def _launched(ranking, py, node, source=None, extra=()):
     """A rank as a launcher other than torchrun starts it: ``ranking`` is all it is told."""
     env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS and not k.startswith(("SLURM_", "OMPI_", "PMI_", "MPI_"))}
-    env.update(ranking, HPCDOCTOR_TESTING="1", HPCDOCTOR_TEST_NODE=node, GLOO_SOCKET_IFNAME="lo")
+    home = Path(tempfile.gettempdir()) / f"hpcdoctor-test-home-{ranking.get('MASTER_PORT', 'mpi')}"  # not the real home
+    home.mkdir(exist_ok=True)
+    env.update(ranking, HOME=str(home), HPCDOCTOR_TESTING="1", HPCDOCTOR_TEST_NODE=node, GLOO_SOCKET_IFNAME="lo")
     argv = [sys.executable, "-m", "hpcdoctor", "check", "--cluster", "--python", py, "--format", "json", *extra]
     if source:
         argv += ["--from", source]
