@@ -19,7 +19,7 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     except Missing:
         return {"ticket": {"symptoms": [], "gpus_named": []}}
     symptoms = data.get("symptoms") if isinstance(data, dict) else None
-    # NVIDIA GPUs the ticket's text names (hpcdoctor.paste.find_gpu_names), each with its compute
+    # NVIDIA GPUs the ticket's text names (hpcdoctor.triage.paste.find_gpu_names), each with its compute
     # capability from the GPU table: what the rules fall back on where no tool output lists GPUs.
     named = data.get("gpus_named") if isinstance(data, dict) else None
     return {"ticket": {"symptoms": [s for s in symptoms or [] if isinstance(s, dict) and isinstance(s.get("id"), str)],

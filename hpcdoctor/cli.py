@@ -326,7 +326,7 @@ def diagnose(args: argparse.Namespace) -> Dict[str, Any]:
     from hpcdoctor import config as site_config
     from hpcdoctor import engine, pipeline
     from hpcdoctor.knowledge import gpus
-    from hpcdoctor.snapshot import open_snapshot
+    from hpcdoctor.snapshot.bundle import open_snapshot
     from hpcdoctor.sysroot import LiveSysRoot
 
     started = time.monotonic()
@@ -348,7 +348,7 @@ def diagnose(args: argparse.Namespace) -> Dict[str, Any]:
         with open_snapshot(sources[0], deadline=options.deadline) as root:
             doc = pipeline.document(root, options, rules, site, source={"mode": "replay", "path": sources[0]})
     elif sources:
-        from hpcdoctor.paste import open_paste
+        from hpcdoctor.triage.paste import open_paste
 
         with open_paste(sources, deadline=options.deadline) as (root, recognised, notes):
             doc = pipeline.document(root, options, rules, site, source={
@@ -382,7 +382,7 @@ def cmd_nhc(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from hpcdoctor import diff
+    from hpcdoctor.snapshot import diff
 
     result = diff.compare(diff.load_report(args.a), diff.load_report(args.b))
     if args.format == "json":
@@ -553,7 +553,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     import shutil
 
     from hpcdoctor import pipeline
-    from hpcdoctor.snapshot import is_archive, write_archive
+    from hpcdoctor.snapshot.bundle import is_archive, write_archive
     from hpcdoctor.sysroot import RecordingSysRoot
 
     options = _options(args)
@@ -580,7 +580,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
             "probes": gathered["probes"],
         })
         if args.redact:
-            from hpcdoctor import redact
+            from hpcdoctor.snapshot import redact
 
             red = redact.sensitive_values(gathered["facts"], root.environ())
             redact.redact_tree(folder, red)

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from hpcdoctor import envfilter, jsonbound
+from hpcdoctor import jsonbound
+from hpcdoctor import envfilter
 
 # A file bigger than this is not something a check needs; reading it would only cost time.
 MAX_READ_BYTES = 8 * 1024 * 1024

@@ -161,7 +161,7 @@ def facts_or_ticket(from_facts, from_ticket):
 
 def gpu_of_ticket(f: FactView):
     """The NVIDIA GPU a ticket is about, {name, cc}: from the pasted tool outputs, else the GPUs its
-    text names (hpcdoctor.paste.find_gpu_names) when they all have one compute capability; None
+    text names (hpcdoctor.triage.paste.find_gpu_names) when they all have one compute capability; None
     when unknown or when the names disagree (no guess)."""
     listed = [g for g in cuda_gpus(f) if isinstance(g.get("compute_capability"), str)]
     if listed:

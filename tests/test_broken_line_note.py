@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hpcdoctor import paste
+from hpcdoctor.triage import paste
 from hpcdoctor.sysroot import SnapshotError
 
 HERE = Path(__file__).parent / "fixtures"

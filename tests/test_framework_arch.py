@@ -10,7 +10,7 @@ import json
 import pytest
 
 from conftest import report_of, ticket
-from hpcdoctor.paste import find_gpu_names, find_symptoms
+from hpcdoctor.triage.paste import find_gpu_names, find_symptoms
 from rulekit import facts, fired, nvsmi_node, run_rule, set_path
 
 H100 = "h100-kvm-1gpu"

@@ -19,7 +19,7 @@ from hpcdoctor import config
 from hpcdoctor.envfilter import parse_env_output
 from hpcdoctor.parse import (amdsmi, collect_env, cpuinfo, cpulist, kv, lscpu, numactl, nvsmi_topo, nvsmi_xml, rdma, rocm_topo,
                              torch_config)
-from hpcdoctor.paste import find_symptoms, recognise
+from hpcdoctor.triage.paste import find_symptoms, recognise
 from hpcdoctor.sysroot import ReplaySysRoot, SnapshotError
 
 settings.register_profile("ci", max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
@@ -216,7 +216,7 @@ PASTE_S = TEXT_S + NVSMI_Q_S[:2] + TOPO_S + NET_S[:2] + AMD_S[:2]
 
 @given(mutated(PASTE_S))
 def test_paste_recognition(text):
-    from hpcdoctor import paste
+    from hpcdoctor.triage import paste
 
     rec = paste.recognise(text)
     for piece in rec.pieces:

@@ -1,6 +1,6 @@
 """The GPU rules that read pasted messages (rules/gpu_messages.py, and the pasted evidence of
 GPU001, GPU002, GPU003, SW003, SW004, SW008), each on verbatim lines of real public threads, read
-through the real paste path (hpcdoctor.paste.open_paste, the message catalogues) in-process."""
+through the real paste path (hpcdoctor.triage.paste.open_paste, the message catalogues) in-process."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from rulekit import facts, fired, run_rule
 from hpcdoctor import pipeline
-from hpcdoctor.paste import open_paste
+from hpcdoctor.triage.paste import open_paste
 from hpcdoctor.runner import Options
 from hpcdoctor.triage.messages import find_messages
 

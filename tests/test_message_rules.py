@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hpcdoctor.paste import find_symptoms
+from hpcdoctor.triage.paste import find_symptoms
 from hpcdoctor.triage.messages import find_messages
 from rulekit import facts, fired, run_rule, with_env
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import NODES, alarms, report_of, run_cli, ticket
-from hpcdoctor.paste import find_symptoms, read_text, recognise
+from hpcdoctor.triage.paste import find_symptoms, read_text, recognise
 from rulekit import facts, fired
 
 PASTES = NODES.parent / "pastes"
@@ -108,7 +108,7 @@ def test_utf16_powershell_paste_of_an_nccl_ticket_is_read_the_same(tmp_path):
 # The machine guard reads the host name of the shell prompt above a piece.
 
 def test_prompt_host_is_read_and_a_container_id_is_not_compared():
-    from hpcdoctor.paste_machines import identity
+    from hpcdoctor.triage.machines import identity
 
     (piece,) = recognise(ticket("sglang-14665-h100nvl-cu129-driver550-healthy").read_text(encoding="utf-8")).pieces
     assert piece.host == "4u8g-gen-0078" and identity(piece)["host"] == "4u8g-gen-0078"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import NODES, PUBLIC, report_of, run_cli
-from hpcdoctor.paste import recognise
+from hpcdoctor.triage.paste import recognise
 
 H100 = NODES / "h100-kvm-1gpu" / "cmd"
 NVSMI = PUBLIC / "nvsmi"

@@ -10,7 +10,7 @@ import pytest
 from conftest import NODES, PUBLIC, report_of, run_cli
 from hpcdoctor.parse import rdma, rocm_topo
 from hpcdoctor.parse.collect_env import parse_collect_env
-from hpcdoctor.paste import find_symptoms, recognise
+from hpcdoctor.triage.paste import find_symptoms, recognise
 
 PASTES = NODES.parent / "pastes"
 AMD = PUBLIC / "amd"

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from conftest import ticket
-from hpcdoctor.paste import find_symptoms
+from hpcdoctor.triage.paste import find_symptoms
 from hpcdoctor.triage.messages import find_messages
 from rulekit import facts, fired, run_rule, with_env
 

@@ -112,7 +112,7 @@ def test_tf32_disabled_when_the_setting_was_read():
 def test_tf32_disabled_when_a_paste_shows_fp32_work():
     line = ("You are using a CUDA device ('NVIDIA H100 80GB HBM3') that has Tensor Cores. To properly utilize them, "
             "you should set `torch.set_float32_matmul_precision('medium' | 'high')` which will trade-off precision")
-    from hpcdoctor.paste import find_symptoms
+    from hpcdoctor.triage.paste import find_symptoms
 
     (f,) = fired("tf32-disabled", facts(H100, **{"ticket.symptoms": find_symptoms(line)}))
     assert "highest" in f.message

@@ -7,7 +7,8 @@ import socket
 import tarfile
 
 from conftest import run_cli
-from hpcdoctor import envfilter, redact
+from hpcdoctor import envfilter
+from hpcdoctor.snapshot import redact
 
 # Each value here was kept verbatim before; the needle is the part that must never be written.
 BY_NAME = {"SLURM_JWT": "eyJhbGciOiJIUzI1NiJ9.jwtpayload.sig", "TORCH_HUB_APIKEY": "hubkey-93c1f0aa",

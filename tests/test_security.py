@@ -10,9 +10,10 @@ import tarfile
 import pytest
 
 from conftest import NODES, run_cli
-from hpcdoctor import pipeline, redact
+from hpcdoctor import pipeline
+from hpcdoctor.snapshot import redact
 from hpcdoctor.runner import Options
-from hpcdoctor.snapshot import open_snapshot
+from hpcdoctor.snapshot.bundle import open_snapshot
 from hpcdoctor.sysroot import Missing, ReplaySysRoot, SnapshotError
 
 SECRETS = {"AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY", "HF_TOKEN": "hf_ABCdefGHIjklMNOpqrSTU",

@@ -9,7 +9,7 @@ import pytest
 from conftest import report_of, run_cli
 from hpcdoctor import pipeline
 from hpcdoctor.runner import Options
-from hpcdoctor.snapshot import open_snapshot
+from hpcdoctor.snapshot.bundle import open_snapshot
 from hpcdoctor.sysroot import LiveSysRoot, RecordingSysRoot, ReplaySysRoot
 
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import NODES, run_cli, ticket
 from hpcdoctor import knowledge
 from hpcdoctor.parse.collect_env import parse_collect_env
-from hpcdoctor.paste import find_symptoms, read_text, recognise
+from hpcdoctor.triage.paste import find_symptoms, read_text, recognise
 
 PASTES = NODES.parent / "pastes"
 

@@ -310,7 +310,7 @@ def test_bundles_with_long_names_and_pax_records_are_read(tmp_path):
             extra = tarfile.TarInfo(f"snap/fs/{long_dir}/é.txt")
             extra.size = 5
             tar.addfile(extra, io.BytesIO(b"hello"))
-        from hpcdoctor.snapshot import open_snapshot
+        from hpcdoctor.snapshot.bundle import open_snapshot
 
         with open_snapshot(str(bundle)) as root:
             assert root.read(f"/{long_dir}/é.txt") == "hello"
@@ -327,7 +327,7 @@ def test_sparse_members_are_refused(tmp_path):
 
 
 def test_bundle_extraction_is_bounded_by_the_budget(tmp_path):
-    from hpcdoctor.snapshot import extract_bundle
+    from hpcdoctor.snapshot.bundle import extract_bundle
 
     bundle = tmp_path / "b.tar.gz"
     with tarfile.open(bundle, "w:gz") as tar:

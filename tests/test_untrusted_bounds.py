@@ -13,8 +13,9 @@ import pytest
 
 from conftest import FIXTURES, run_cli
 from test_untrusted import measured
-from hpcdoctor import envfilter, paste_machines
-from hpcdoctor.paste import open_paste
+from hpcdoctor import envfilter
+from hpcdoctor.triage import machines as paste_machines
+from hpcdoctor.triage.paste import open_paste
 from hpcdoctor.sysroot import SnapshotError
 
 VLLM = FIXTURES / "pastes" / "vllm-dstack-8xh100-collect_env-indented.txt"
@@ -184,7 +185,7 @@ def test_bundle_many_folders_deep_is_refused_and_leaves_nothing(tmp_path):
 def test_removing_a_tree_deeper_than_the_recursion_limit(tmp_path):
     import os
 
-    from hpcdoctor.snapshot import remove_tree
+    from hpcdoctor.snapshot.bundle import remove_tree
 
     top = tmp_path / "top"
     top.mkdir()

@@ -248,7 +248,7 @@ def test_windows_lists_follow_release_md_without_ptx():
 
 def _paste_facts(name):
     from hpcdoctor import pipeline
-    from hpcdoctor.paste import open_paste
+    from hpcdoctor.triage.paste import open_paste
     from hpcdoctor.runner import Options
 
     with open_paste([str(PASTES / name)]) as (root, _recognised, _notes):

@@ -8,7 +8,7 @@ import subprocess
 
 
 from conftest import NODES, ROOT, report_of, run_cli
-from hpcdoctor import diff
+from hpcdoctor.snapshot import diff
 from hpcdoctor.report import nhc, rank
 
 H100 = str(NODES / "h100-kvm-1gpu")

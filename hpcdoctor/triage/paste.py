@@ -21,8 +21,8 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
 from hpcdoctor.parse.collect_env import SGLANG_ARGV, normalise_colons
-from hpcdoctor.paste_machines import disagreement
-from hpcdoctor.snapshot import remove_tree
+from hpcdoctor.triage.machines import disagreement
+from hpcdoctor.snapshot.bundle import remove_tree
 from hpcdoctor.sysroot import MAX_READ_BYTES, ReplaySysRoot, SnapshotError, read_capped
 from hpcdoctor.triage.messages import find_messages, find_unlisted_errors
 from hpcdoctor.triage.scan import ASCII_LOWER, lines_holding, lower, window_at

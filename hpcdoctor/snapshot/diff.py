@@ -56,7 +56,7 @@ def load_report(path: str) -> Dict[str, Any]:
         return doc
     from hpcdoctor import engine, pipeline
     from hpcdoctor.runner import Options
-    from hpcdoctor.snapshot import open_snapshot
+    from hpcdoctor.snapshot.bundle import open_snapshot
 
     rules, _ = engine.load_rules()
     with open_snapshot(str(path)) as root:
