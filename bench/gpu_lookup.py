@@ -1,4 +1,4 @@
-"""How long hpcdoctor.gpus.lookup takes, first time and cached, per GPU name.
+"""How long hpcdoctor.knowledge.gpus.lookup takes, first time and cached, per GPU name.
 
 Run: .venv/bin/python bench/gpu_lookup.py [--json-out FILE]
 Every rule that judges a GPU looks its name up, so a node with 8 GPUs asks dozens of times.

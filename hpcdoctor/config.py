@@ -140,7 +140,7 @@ SEGMENTS = ("datacenter", "workstation", "geforce", "embedded")
 
 
 def gpu_entries(path: str, text: str, entries: Any) -> list:
-    """The site's [[gpu]] tables, checked, as entries hpcdoctor.gpus matches before its own."""
+    """The site's [[gpu]] tables, checked, as entries hpcdoctor.knowledge.gpus matches before its own."""
     headers = [n for n, line in enumerate(text.splitlines(), 1) if re.match(r"^\s*\[\[\s*gpu\s*\]\]", line)]
     if not isinstance(entries, list):
         raise ConfigError(f"{path}:{_line_of(text, 'gpu') or '?'}: gpu must be [[gpu]] tables")
@@ -189,7 +189,7 @@ def _nth_line(text: str, header: str, n: int) -> int:
 
 
 def _check_knowledge(path: str, text: str, body: Dict[str, Any]) -> None:
-    """The [knowledge] overrides the wheel resolver reads (hpcdoctor.wheels): each entry must be
+    """The [knowledge] overrides the wheel resolver reads (hpcdoctor.knowledge.wheels): each entry must be
     usable as the shipped ones are, or the file and line are named."""
     url = body.get("index_url")
     if url is not None and not re.match(r"^(https?|file)://\S+$", url):

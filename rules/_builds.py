@@ -8,7 +8,7 @@ from hpcdoctor.knowledge import wheels
 
 
 def driver_supports(driver: str, runtime: str, windows: bool = False):
-    """(ok, why) for a CUDA runtime on a driver (hpcdoctor.wheels); unknown counts as not refused."""
+    """(ok, why) for a CUDA runtime on a driver (hpcdoctor.knowledge.wheels); unknown counts as not refused."""
     ok, why = wheels.driver_supports(driver, runtime, windows)
     return ok is not False, why
 

@@ -1,7 +1,7 @@
 """Recognise a known system from the facts: "this looks like a LUMI-G node".
 
 A system matches when its CPU pattern (if any) matches the CPU model or microarchitecture and
-every GPU's name matches one of its GPU names (by tokens, as hpcdoctor.gpus matches them), or, for CPU-only systems, when no GPU is present and the core
+every GPU's name matches one of its GPU names (by tokens, as hpcdoctor.knowledge.gpus matches them), or, for CPU-only systems, when no GPU is present and the core
 count fits. Several systems can share a node shape (Isambard-AI and JUPITER Booster are both 4x
 GH200); all candidates are returned, the caller says so when there is more than one.
 """

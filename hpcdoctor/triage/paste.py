@@ -372,7 +372,7 @@ def find_symptoms(text: str, deadline: Optional[float] = None) -> List[Dict[str,
 # GPU product names written in a ticket's prose ("16 GB T4 GPU", "GPU NVIDIA TITAN RTX", "I have a
 # RTX 3090", "GPU is NVIDIA T1000"): only whole product names, a brand line (RTX/GTX/TITAN/Quadro)
 # with its model number, or a bare model ("T4", "V100S") with NVIDIA/Tesla before it or "GPU" after
-# it. Each is resolved by the token matcher (hpcdoctor.gpus.lookup); a name it does not resolve to
+# it. Each is resolved by the token matcher (hpcdoctor.knowledge.gpus.lookup); a name it does not resolve to
 # one compute capability is left out, never guessed. Quantifiers are bounded (issue 19).
 _GPU_IN_PROSE = re.compile(
     r"(?<![\w.-])(?P<name>"
