@@ -24,6 +24,15 @@ def _build_wheel(dest: Path) -> Path:
     return wheel
 
 
+def _installed_wheel(tmp_path: Path) -> Path:
+    """The real wheel, installed into a folder of its own (to put on PYTHONPATH)."""
+    target = tmp_path / "site"
+    res = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
+                          str(_build_wheel(tmp_path / "dist"))], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    return target
+
+
 @pytest.mark.slow  # builds the real wheel with pip
 def test_wheel_maps_top_level_folders_into_the_package(tmp_path):
     wheel = _build_wheel(tmp_path / "dist")
@@ -38,11 +47,7 @@ def test_wheel_maps_top_level_folders_into_the_package(tmp_path):
 
 @pytest.mark.slow  # builds the real wheel with pip
 def test_installed_wheel_runs_from_outside_the_repository(tmp_path):
-    wheel = _build_wheel(tmp_path / "dist")
-    target = tmp_path / "site"
-    res = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
-                          str(wheel)], capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr
+    target = _installed_wheel(tmp_path)
     env = dict(os.environ, PYTHONPATH=str(target))
     probe = ("import hpcdoctor, hpcdoctor.checks.cpu, hpcdoctor.rules, importlib.util;"
              "print(hpcdoctor.checks.cpu.__file__);"
@@ -68,11 +73,7 @@ def test_installed_wheel_runs_from_outside_the_repository(tmp_path):
 def test_checkout_root_runs_after_a_plain_install(tmp_path):
     """`pip install .` then `python -m hpcdoctor` from the checkout's root: the checkout's hpcdoctor/
     shadows the installed package there, and must still find its checks and rules."""
-    wheel = _build_wheel(tmp_path / "dist")
-    target = tmp_path / "site"
-    res = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
-                          str(wheel)], capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr
+    target = _installed_wheel(tmp_path)
     env = dict(os.environ, PYTHONPATH=str(target))
     # As `python -m hpcdoctor rules` where only the wheel is installed: this test environment's own
     # editable install is taken off the import path first.
