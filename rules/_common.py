@@ -39,6 +39,11 @@ def ticket_symptoms(f: FactView) -> dict:
     return found
 
 
+def first_symptom(f: FactView, *ids: str) -> Optional[dict]:
+    """The first pasted message, in line order, that is any of ``ids``; None when none is."""
+    return next((s for s in f.get("ticket.symptoms") or [] if s["id"] in ids), None)
+
+
 def ticket_all(f: FactView, sid: str) -> list:
     """Every match of one symptom (catalogue entries with all = true: listings, one line each)."""
     return [s for s in f.get("ticket.symptoms") or [] if s["id"] == sid]

@@ -8,8 +8,8 @@ from typing import Iterator
 from hpcdoctor import knowledge
 from hpcdoctor.knowledge import gpus
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.facts import FactView, MissingFact
-from hpcdoctor.rules._common import catalogued, told_evidence
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, facts_or_ticket, told_evidence
 
 
 def _subject(g) -> str:
@@ -156,17 +156,7 @@ def _facts_or_told(f: FactView, symbol, from_facts, told):
     """What the gathered GPU facts establish; where they are unknown or establish nothing, the
     pasted message (catalogued as feeding ``symbol``) that says the same. Unknown facts with no
     such message stay unknown: the rule is skipped."""
-    try:
-        hits = from_facts()
-    except MissingFact:
-        said = catalogued(f, symbol)
-        if not said:
-            raise
-        return [told(said[0])]
-    if hits:
-        return hits
-    said = catalogued(f, symbol)
-    return [told(said[0])] if said else []
+    return facts_or_ticket(from_facts, (told(s) for s in catalogued(f, symbol)[:1]))
 
 
 def _ecc_from_facts(f: FactView):

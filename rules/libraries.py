@@ -86,7 +86,7 @@ def _duplicates_from_facts(f: FactView):
         # conda's own "pytorch" package is a second torch in the same site-packages.
         yield Hit(message=f"torch {conda['torch'].get('version')} from pip and pytorch {conda['pytorch'].get('version')} "
                           "from conda are both installed in this environment",
-                  fix="pip uninstall -y torch && conda install --force-reinstall pytorch   (or remove conda's: conda remove --force pytorch)",
+                  fix="pip uninstall -y torch && conda install --force-reinstall pytorch   # or remove conda's: conda remove --force pytorch",
                   evidence={"conda.torch": conda["torch"], "conda.pytorch": conda["pytorch"]})
     elif "pytorch" in conda and "torch" in pip and conda["pytorch"].get("version", "").split("+")[0] != pip["torch"].split("+")[0]:
         yield Hit(message=f"torch {pip['torch']} from pip and pytorch {conda['pytorch'].get('version')} from conda in one environment",

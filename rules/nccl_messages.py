@@ -7,13 +7,8 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import ticket_evidence
+from hpcdoctor.rules._common import first_symptom, ticket_evidence
 from hpcdoctor.rules._where import where
-
-
-def _first(f: FactView, *ids):
-    """The first pasted line of any of these catalogue entries, in paste order."""
-    return next((s for s in f.get("ticket.symptoms") or [] if s["id"] in ids), None)
 
 
 _NO_MEMORY = "cannot allocate memory"
@@ -96,7 +91,7 @@ def nccl_duplicate_gpu(f: FactView) -> Iterator[Hit]:
         - https://pytorch.org/docs/stable/elastic/run.html (LOCAL_RANK)
         - https://github.com/NVIDIA/Megatron-LM/issues/661
     """
-    s = _first(f, "nccl:duplicate-gpu")
+    s = first_symptom(f, "nccl:duplicate-gpu")
     if s is None:
         return
     yield Hit(message=f"ranks {s.get('rank')} and {s.get('other')} both run on the GPU at bus id {s.get('busid')} "
@@ -136,9 +131,9 @@ def nccl_roce_gid(f: FactView) -> Iterator[Hit]:
         - https://github.com/NVIDIA/nccl/issues/769 (a link-local GID fails, index 3 works)
         - https://github.com/linux-rdma/rdma-core/blob/master/libibverbs/verbs.h (IBV_WC_RETRY_EXC_ERR = 12)
     """
-    s = _first(f, "nccl:ib-modify-qp-failed")
+    s = first_symptom(f, "nccl:ib-modify-qp-failed")
     if s is None:
-        c = _first(f, "nccl:ib-completion-error")
+        c = first_symptom(f, "nccl:ib-completion-error")
         s = c if c is not None and c.get("status") == _RETRY_EXCEEDED else None
     if s is None:
         return
@@ -182,7 +177,7 @@ def nccl_topo_file(f: FactView) -> Iterator[Hit]:
         - https://github.com/NVIDIA/nccl/issues/1008 (NCCL_GRAPH_FILE set in /etc/nccl.conf)
         - https://github.com/NVIDIA/nccl/issues/1726 (a malformed vendor topology file)
     """
-    s = _first(f, *_TOPO_FILE_LINES)
+    s = first_symptom(f, *_TOPO_FILE_LINES)
     if s is None:
         return
     yield Hit(message=f"NCCL could not use the topology or graph file it was given (line {s['line']}: "

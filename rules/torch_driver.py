@@ -58,7 +58,7 @@ def _driver_too_old_in_ticket(f: FactView):
     driver_cuda = f"{int(found) // 1000}.{int(found) % 1000 // 10}" if found else None
     tag = _wheel_for_driver_cuda(driver_cuda) if driver_cuda else None
     if tag:
-        fix = f"pip install torch --index-url https://download.pytorch.org/whl/{tag}   (or ask the administrators for a newer driver)"
+        fix = f"pip install torch --index-url https://download.pytorch.org/whl/{tag}   # or ask the administrators for a newer driver"
     else:
         fix = "nvidia-smi   # shows the CUDA version the driver supports: ask the administrators for a newer driver, or install a torch built for that CUDA"
     said = f"the driver supports CUDA {driver_cuda} only" if driver_cuda else "the driver is older than the CUDA runtime"

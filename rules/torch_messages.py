@@ -9,11 +9,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import ticket_evidence
-
-
-def _first(f: FactView, *ids):
-    return next((s for s in f.get("ticket.symptoms") or [] if s["id"] in ids), None)
+from hpcdoctor.rules._common import first_symptom, ticket_evidence
 
 
 @rule("ENV007", "nccl-watchdog-timeout", "warning", "a collective ran past the process group's timeout", impact=7)
@@ -42,7 +38,7 @@ def nccl_watchdog_timeout(f: FactView) -> Iterator[Hit]:
         - https://pytorch.org/tutorials/prototype/flight_recorder_tutorial.html
         - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/distributed/distributed_c10d.py (TORCH_NCCL_TRACE_BUFFER_SIZE)
     """
-    s = _first(f, "torch:watchdog-collective-timeout")
+    s = first_symptom(f, "torch:watchdog-collective-timeout")
     if s is None:
         return
     ran, limit = int(s.get("ran_ms") or 0), int(s.get("timeout_ms") or 0)
@@ -77,7 +73,7 @@ def nccl_watchdog_stuck(f: FactView) -> Iterator[Hit]:
         - https://pytorch.org/docs/stable/torch_nccl_environment_variables.html (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC)
         - https://github.com/verl-project/verl/issues/1158
     """
-    s = _first(f, "torch:watchdog-stuck", "torch:heartbeat-monitor-timeout")
+    s = first_symptom(f, "torch:watchdog-stuck", "torch:heartbeat-monitor-timeout")
     if s is None:
         return
     held = f" for {s['seconds']} s" if s.get("seconds") else ""
@@ -111,7 +107,7 @@ def c10d_store_unreachable(f: FactView) -> Iterator[Hit]:
     References:
         - https://pytorch.org/docs/stable/distributed.html#tcp-initialization
     """
-    s = _first(f, "torch:store-client-timeout", "torch:store-client-connect-failed", "torch:store-wait-clients-timeout")
+    s = first_symptom(f, "torch:store-client-timeout", "torch:store-client-connect-failed", "torch:store-wait-clients-timeout")
     if s is None:
         return
     host, port = s.get("host"), s.get("port")
@@ -151,7 +147,7 @@ def dataloader_open_files(f: FactView) -> Iterator[Hit]:
         - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/utils/data/dataloader.py (the too-many-open-files hint)
         - https://pytorch.org/docs/stable/multiprocessing.html#sharing-strategies
     """
-    s = _first(f, "torch:dataloader-too-many-open-files")
+    s = first_symptom(f, "torch:dataloader-too-many-open-files")
     if s is None:
         return
     yield Hit(message=f"the DataLoader's workers ran out of file descriptors (line {s['line']})",
@@ -182,7 +178,7 @@ def triton_gpu_too_old(f: FactView) -> Iterator[Hit]:
         - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/_inductor/exc.py (GPUTooOldForTriton)
         - https://github.com/MIC-DKFZ/nnUNet/issues/2188
     """
-    s = _first(f, "frameworks:triton-gpu-too-old")
+    s = first_symptom(f, "frameworks:triton-gpu-too-old")
     if s is None:
         return
     yield Hit(message=f"torch.compile cannot generate Triton kernels for the {s.get('gpu')} (compute capability "
@@ -214,7 +210,7 @@ def xformers_without_cuda(f: FactView) -> Iterator[Hit]:
         - https://github.com/facebookresearch/xformers/blob/a9e2e7b331cc08552835ca0acbc0e15f69b42b30/xformers/ops/fmha/common.py
         - https://github.com/kijai/ComfyUI-DepthAnythingV2/issues/27
     """
-    s = _first(f, "frameworks:xformers-without-cuda")
+    s = first_symptom(f, "frameworks:xformers-without-cuda")
     if s is None:
         return
     yield Hit(message=f"xFormers is installed without working CUDA kernels for this torch (line {s['line']}): every "

@@ -151,17 +151,6 @@ def families() -> Tuple[Family, ...]:
     return tuple(_family(p) for p in sorted(MESSAGES_DIR.glob("*.toml")))
 
 
-def family(fid: str) -> Optional[Family]:
-    return next((f for f in families() if f.id == fid), None)
-
-
-def entry(eid: str) -> Optional[Entry]:
-    """An entry by its symptom id, ``<family>:<key>``."""
-    fid, _, key = eid.partition(":")
-    fam = family(fid)
-    return fam.by_key.get(key) if fam else None
-
-
 def problems(fam: Family, known_rules: frozenset = frozenset()) -> List[str]:
     """How a family breaks the schema (``messages/README.md``); empty when it follows it. With
     ``known_rules``, every rule an entry feeds must exist or be declared proposed."""
