@@ -24,8 +24,6 @@ PROVIDES = ("bench",)
 EXCLUSIVE = True  # runs after the other checks, alone
 # The payloads ship inside the hpcdoctor package, wherever the checks folder is mapped from.
 PAYLOAD = Path(hpcdoctor.__file__).resolve().parent / "payload" / "bench_probe.py"
-# What the whole `check --bench TIER` may take by default (the CLI's --budget default).
-TIER_BUDGET = {"quick": 20.0, "full": 120.0}
 # Kept back from the run's deadline: after the payload is stopped, the report is still written.
 REPORT_RESERVE_S = 0.6
 # The payload aims to end this long before it is killed, so it is killed only when it hangs.

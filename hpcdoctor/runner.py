@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Dict, List, Optional, Sequence
 
+from hpcdoctor import budgets
 from hpcdoctor.facts import Unknown
 from hpcdoctor.sysroot import Missing, SnapshotError, SysRoot
 
-DEFAULT_BUDGET = 30.0
 
 
 @dataclass
@@ -26,7 +26,7 @@ class Options:
     python: Optional[str] = None      # the interpreter a job would run; None: python3 on PATH
     depth: str = "fast"                # fast: no torch import; deep: import torch, init CUDA
     bench: Optional[str] = None        # None, "quick" or "full"
-    budget: float = DEFAULT_BUDGET
+    budget: float = budgets.CHECK_DEFAULT
     deadline: Optional[float] = None   # time.monotonic() the budget ends at, when it began earlier
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from conftest import NODES, torch_python
 from hpcdoctor.payload.cluster_probe import first_host
+from hpcdoctor.cluster import analysis
 from hpcdoctor.report import cluster
 
 
@@ -88,7 +89,7 @@ def test_straggler_and_grouping_analysis():
 
     gathered = {"world_size": 3, "missing": [], "reports": {
         "0": doc("n1", 730.0, ["GPU006"]), "1": doc("n2", 725.0, []), "2": doc("n3", 510.0, ["GPU006"])}}
-    r = cluster.analyse(gathered)
+    r = analysis.analyse(gathered)
     assert [s["node"] for s in r["stragglers"]] == ["n3"]
     assert r["findings"] == [{"severity": "warning", "code": "GPU006", "symbol": "gpu006", "nodes": ["n1", "n3"],
                               "message": "", "fix": ""}]
@@ -272,7 +273,7 @@ def test_mpirun_ranks_inside_an_allocation_use_the_launchers_numbers(tmp_path):
 
 
 def test_local_rank_prefers_the_launchers_own_variables():
-    from hpcdoctor.cluster import local_count, local_rank
+    from hpcdoctor.cluster.orchestrate import local_count, local_rank
 
     assert local_rank({"MPI_LOCALRANKID": "3", "MPI_LOCALNRANKS": "4", "SLURM_LOCALID": "0"}) == 3
     assert local_count({"MPI_LOCALNRANKS": "4", "SLURM_STEP_TASKS_PER_NODE": "1", "SLURM_NODEID": "0"}) == 4
@@ -291,7 +292,7 @@ def test_the_cluster_summary_carries_each_findings_message_and_fix():
     assert per_node
     # n3 says one of the same findings in other words (another figure, as nodes of one job do)
     docs["2"]["findings"][0] = dict(docs["2"]["findings"][0], message="the same finding, in n3's words")
-    result = cluster.analyse({"world_size": 3, "missing": [], "nodes": docs})
+    result = analysis.analyse({"world_size": 3, "missing": [], "nodes": docs})
     text = cluster.render(result)
     for f in result["findings"]:
         assert f["message"] == per_node[f["code"]]["message"] and f"{f['code']} {f['symbol']}: " in text
@@ -317,7 +318,7 @@ def test_cluster_prometheus_output_creates_its_folder(tmp_path):
 def test_the_host_election_first_claim_wins_rank_0_leads_and_a_stale_claim_is_taken_over(tmp_path, monkeypatch):
     import tempfile
 
-    from hpcdoctor.cluster import job_key, leads_host, local_dir
+    from hpcdoctor.cluster.orchestrate import job_key, leads_host, local_dir
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     (tmp_path / "home").mkdir()

@@ -7,6 +7,7 @@ from conftest import PUBLIC
 from rulekit import fired
 
 from hpcdoctor.parse import rdma
+from hpcdoctor.cluster import analysis
 from hpcdoctor.report import cluster
 
 NET = PUBLIC / "net"
@@ -80,7 +81,7 @@ def test_hostile_values_from_other_ranks_are_rendered_inert_and_bounded():
     evil = "n\x1b]52;c;aGk=\x07\x1b[2J" + "x" * 10000
     doc = {"facts": {"system": {"hostname": evil}}, "findings": [
         {"severity": "warning", "code": "X\x1b[31m", "symbol": "s", "message": "m"}]}
-    result = cluster.analyse({"world_size": 1, "missing": [], "nodes": {"0": doc},
+    result = analysis.analyse({"world_size": 1, "missing": [], "nodes": {"0": doc},
                               "ranks": {"0": {"cpus": "0-4000000000", "leader": 0}}})
     text = cluster.render(result)
     assert "\x1b" not in text and "\x07" not in text and "\\x1b]52" in text
@@ -90,7 +91,7 @@ def test_hostile_values_from_other_ranks_are_rendered_inert_and_bounded():
 def test_malformed_reports_from_other_ranks_are_missing_values_not_a_crash():
     junk = [{"facts": [1, 2]}, {"facts": {"gpus": ["x", 3], "bench": {"gpus": "no"}}, "findings": [1, {"x": 1}]},
             {"facts": {"system": {"hostname": ["a"]}}, "unknown": "z"}, "not a dict"]
-    result = cluster.analyse({"world_size": 4, "missing": [], "nodes": {str(i): d for i, d in enumerate(junk)},
+    result = analysis.analyse({"world_size": 4, "missing": [], "nodes": {str(i): d for i, d in enumerate(junk)},
                               "ranks": {"0": {"cpus": 5, "leader": "x"}},
                               "links": {"leaders": [0, 1], "results": {"0": "x", "1": {"pairs": [1, {"a": 0}]}}}})
     assert len(result["nodes"]) == 3
@@ -102,13 +103,13 @@ def test_rank_placement_threads_over_cpus_and_a_remote_gpu_are_named():
                       "gpus": [{"index": 0, "local_cpus": list(range(0, 8))}, {"index": 1, "local_cpus": list(range(8, 16))}]}}
     ranks = {"0": {"cpus": "0-7", "leader": 0, "env": {"CUDA_VISIBLE_DEVICES": "0", "OMP_NUM_THREADS": "8"}},
              "1": {"cpus": "0-7", "leader": 0, "env": {"CUDA_VISIBLE_DEVICES": "1", "OMP_NUM_THREADS": "16"}}}
-    result = cluster.analyse({"world_size": 2, "missing": [], "nodes": {"0": node}, "ranks": ranks})
+    result = analysis.analyse({"world_size": 2, "missing": [], "nodes": {"0": node}, "ranks": ranks})
     assert sorted((p["rank"], p["what"]) for p in result["rank_problems"]) == [
         (1, "GPU 1 is attached to CPUs this rank may not use"), (1, "OMP_NUM_THREADS=16 on 8 allowed CPU(s)")]
     assert result["shared_cpus"] == [{"node": "gpu01", "ranks": [0, 1]}]
     # well placed: each rank on its GPU's CPUs, one thread per CPU
     ranks["1"] = {"cpus": "8-15", "leader": 0, "env": {"CUDA_VISIBLE_DEVICES": "1", "OMP_NUM_THREADS": "8"}}
-    result = cluster.analyse({"world_size": 2, "missing": [], "nodes": {"0": node}, "ranks": ranks})
+    result = analysis.analyse({"world_size": 2, "missing": [], "nodes": {"0": node}, "ranks": ranks})
     assert result["rank_problems"] == [] and result["shared_cpus"] == []
 
 
@@ -131,7 +132,7 @@ def test_the_leader_forwards_fresh_rank_files_only_and_bounded(tmp_path):
 
 
 def test_slurm_layout_and_job_keys(tmp_path):
-    from hpcdoctor import cluster as orchestrate
+    from hpcdoctor.cluster import orchestrate
 
     assert orchestrate.tasks_per_node("2(x3),1") == [2, 2, 2, 1]
     assert orchestrate.tasks_per_node("4(x2") == []

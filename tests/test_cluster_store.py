@@ -14,7 +14,7 @@ import tracemalloc
 
 import pytest
 
-from hpcdoctor import cluster as orchestrate
+from hpcdoctor.cluster import orchestrate
 from hpcdoctor.payload import cluster_probe as probe
 
 

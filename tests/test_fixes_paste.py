@@ -36,7 +36,7 @@ def test_terminal_never_breaks_a_fix_at_80_columns(monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     monkeypatch.setenv("NO_COLOR", "1")
     out = _Tty()
-    terminal.render(_doc(LONG), out)
+    terminal.write(_doc(LONG), out)
     assert any(LONG in line for line in out.getvalue().splitlines()), out.getvalue()
 
 

@@ -216,13 +216,13 @@ def test_json_report_of_prometheus_names_is_stable():
 def test_cluster_rank_0_exports_each_node_once(tmp_path):
     """The gathered document rank 0 holds (rank -> report), two ranks on one node: each node's
     samples appear once, labelled by its host name."""
-    from hpcdoctor import cli
+    from hpcdoctor.cluster import analysis
 
     a = report_of("check", "--from", str(NODES / "h100-kvm-1gpu"), "--fail-on", "never")
     b = report_of("check", "--from", str(NODES / "cpu-kvm-2core"), "--fail-on", "never")
     a["facts"]["system"]["hostname"], b["facts"]["system"]["hostname"] = "gpu01", "cpu01"  # both recorded as "vm"
     gathered = {"world_size": 3, "nodes": {"0": a, "1": a, "2": b}}
-    docs = cli.cluster_reports(gathered)
+    docs = analysis.node_reports(gathered)
     assert len(docs) == 2
     out = tmp_path / "all.prom"
     prometheus.write_registry(prometheus.registry_for_nodes(docs), str(out))

@@ -120,7 +120,7 @@ def test_json_report_never_holds_nan(tmp_path):
     doc = json.loads(res.stdout, parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
     assert doc["facts"]["memory"]["shm_size_bytes"] is None
     assert "finite" in doc["unknown"]["memory.shm_size_bytes"]
-    from hpcdoctor.cli import strict_json
+    from hpcdoctor.report.json_report import strict_json
 
     doc = {"facts": {"a": float("nan"), "b": [1.0, float("inf")]}, "unknown": {}}
     out = json.loads(strict_json(doc))

@@ -28,8 +28,17 @@ def _broken_pipe() -> None:
     raise BrokenPipeError("stdout closed by the reader")
 
 
-def render(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = False,
-           elapsed: Optional[float] = None) -> None:
+def render(doc: Dict[str, Any], verbose: bool = False) -> str:
+    """The terminal report as text (the reporter registry's entry), timed by the run's elapsed_s."""
+    import io
+
+    buf = io.StringIO()
+    write(doc, buf, verbose=verbose, elapsed=doc.get("elapsed_s"))
+    return buf.getvalue()
+
+
+def write(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = False,
+          elapsed: Optional[float] = None) -> None:
     # Values come from the node, a paste or a bundle: controls are shown escaped, never obeyed.
     from hpcdoctor.report.safe import markup as escape
 

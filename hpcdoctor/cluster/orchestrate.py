@@ -16,7 +16,6 @@ reaches the payload through its environment, never its command line.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -28,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from hpcdoctor import jsonbound
+from hpcdoctor import budgets, jsonbound
 from hpcdoctor.payload.cluster_probe import rendezvous
 
 MAX_RANK_INFO = 16 << 10
@@ -223,8 +222,9 @@ def _follower(env: Dict[str, str], rank: int, node: str, identity: str) -> int:
     return 0
 
 
-def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Dict[str, Any]]) -> Optional[Dict[str, Any]]:
-    """This rank's part; on rank 0 the gathered reports (None on every other rank)."""
+def gather(request: Any, diagnose: Callable[[Any], Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """This rank's part; on rank 0 the gathered reports (None on every other rank). ``request`` is
+    an ``hpcdoctor.app.Request``; ``diagnose`` checks this node with it."""
     env = dict(os.environ)
     try:
         rank, world, master, port = rendezvous(env)
@@ -237,7 +237,7 @@ def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Di
     lr = local_rank(env)
     elected = lr is None
     if elected:
-        lr = 0 if leads_host(env, identity, node, rank, master, time.time() - args.cluster_timeout) else 1
+        lr = 0 if leads_host(env, identity, node, rank, master, time.time() - request.cluster_timeout) else 1
     if lr > 0 and rank != 0:
         _follower(env, rank, node, identity)
         return None
@@ -245,36 +245,36 @@ def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Di
     from hpcdoctor.runner import Options
     from hpcdoctor.sysroot import run_process
 
-    python = target_python(Options(python=args.python))
+    python = target_python(Options(python=request.python))
     if python is None:
         raise ClusterError("--cluster needs a python3 with torch on the node leaders (pass --python)")
     key, how = job_key(env, identity)
     count = local_count(env)  # 0 when unknown: the leader forwards its node's reports until rank 0 is done
     # An elected leader always has the folder, and tidies its election away at the end.
     folder = local_dir(env, identity, node, create=True, key=key) if count != 1 or elected else None
-    payload = Path(__file__).resolve().parent / "payload" / "cluster_probe.py"
+    payload = Path(__file__).resolve().parent.parent / "payload" / "cluster_probe.py"
     child_env = dict(env, HPCDOCTOR_CLUSTER_KEY=key.hex(),
                      HPCDOCTOR_CLUSTER_JOB=hashlib.sha256(identity.encode()).hexdigest()[:32])
-    bench_budget = 20.0 if args.bench == "quick" else 90.0
+    bench_budget = budgets.BENCH.get(request.bench or "", 0.0)
     with tempfile.TemporaryDirectory(prefix="hpcdoctor-cluster-") as tmp:
         local, out = Path(tmp) / "local.json", Path(tmp) / "gathered.json"
         argv = [python, str(payload), "--report", str(local), "--out", str(out),
-                "--timeout", str(args.cluster_timeout), "--local-count", str(count),
-                "--since", str(time.time() - args.cluster_timeout)]
+                "--timeout", str(request.cluster_timeout), "--local-count", str(count),
+                "--since", str(time.time() - request.cluster_timeout)]
         if folder is not None:
             argv += ["--local-dir", str(folder)]
-        if args.bench:
-            argv += ["--bench", args.bench, "--bench-budget", str(bench_budget)]
-        limit = args.cluster_timeout + (bench_budget + 10 if args.bench else 0) + 30
+        if request.bench:
+            argv += ["--bench", request.bench, "--bench-budget", str(bench_budget)]
+        limit = request.cluster_timeout + (bench_budget + 10 if request.bench else 0) + 30
         # The payload imports torch and joins the store while this process checks the node; on a
         # shared filesystem the import alone can take longer than the check.
         box: Dict[str, Any] = {}
         worker = threading.Thread(target=lambda: box.update(res=run_process(argv, timeout=limit, env=child_env)),
                                   name="cluster-payload", daemon=True)
-        if not args.bench:  # a benchmark beside a torch import would measure the import
+        if not request.bench:  # a benchmark beside a torch import would measure the import
             worker.start()
         try:
-            doc = diagnose(args)
+            doc = diagnose(request)
             mine = {"node": doc, "rank": rank_info(doc.get("facts", {}), env, rank, node)}
         except BaseException as exc:
             _hand_over(local, {"abort": f"node check failed: {exc.__class__.__name__}"})
@@ -282,7 +282,7 @@ def gather(args: argparse.Namespace, diagnose: Callable[[argparse.Namespace], Di
                 worker.join(10)
             raise
         _hand_over(local, mine)
-        if args.bench:
+        if request.bench:
             worker.start()
         try:
             worker.join(limit + 5)
