@@ -87,7 +87,7 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     packages: Any = 0.0
     for g in gpus:
         name = g.get("name")
-        sku = gpu_table.datasheet(name) if isinstance(name, str) else None
+        sku = gpu_table.datasheet(name, ctx.options.site_gpus) if isinstance(name, str) else None
         g["sku"] = sku["id"] if sku else None
         if not isinstance(name, str):
             # An unnamed device (ROCm 4/5's concise table) may be one GCD of an MI250X: unknown.

@@ -7,7 +7,7 @@ VMs). ``nvidia-smi topo -m`` is read on multi-GPU nodes for GPU-GPU and GPU-NIC 
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from hpcdoctor.knowledge import gpus as gpu_table
 from hpcdoctor.checks._gpu import (add_locality, driver_stack_absent, gpus_on_bus, ran_and_failed, tool_hung,
@@ -24,15 +24,15 @@ PROVIDES = ("gpus", "nvidia")
 NVIDIA_VENDOR = "0x10de"
 
 
-def _fill_knowledge(gpu: Dict[str, Any]) -> None:
+def _fill_knowledge(gpu: Dict[str, Any], site: Sequence[Dict[str, Any]] = ()) -> None:
     cc = gpu.get("compute_capability")
     name = gpu.get("name")
     if isinstance(name, str) and (cc is None or isinstance(cc, Unknown)):
-        known = gpu_table.compute_capability(name)
+        known = gpu_table.compute_capability(name, site)
         gpu["compute_capability"] = known or Unknown(f"neither the source nor hpcdoctor's knowledge gives the compute capability of {name}")
         if known:
             gpu["compute_capability_source"] = "knowledge"
-    sku = gpu_table.datasheet(name) if isinstance(name, str) else None
+    sku = gpu_table.datasheet(name, site) if isinstance(name, str) else None
     gpu["sku"] = sku["id"] if sku else None
 
 
@@ -126,7 +126,7 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     gpus = data["gpus"]
     for g in gpus:
         g["vendor"] = "nvidia"
-        _fill_knowledge(g)
+        _fill_knowledge(g, ctx.options.site_gpus)
         add_locality(root, g)
     nvidia.update({
         "source": data["source"],

@@ -82,9 +82,7 @@ def diagnose(request: Request) -> Dict[str, Any]:
     started = time.monotonic()
     opts = options(request)
     site_config = site(request)
-    from hpcdoctor.knowledge import gpus
-
-    gpus.set_site(site_config.get("gpu") or [])  # the site's [[gpu]] entries, before the shipped table
+    opts.site_gpus = tuple(site_config.get("gpu") or ())
     rules, rule_errors = rules_for(request, site_config)
     sources = list(request.sources)
     snapshots = [s for s in sources if _snapshot_like(s)]

@@ -183,6 +183,18 @@ class FactView:
         gpus = self.get("gpus")
         return gpus if isinstance(gpus, list) else []
 
+    def gpu_known(self, name: Any) -> Optional[Dict[str, Any]]:
+        """What hpcdoctor knows of a GPU by name, the site config's [[gpu]] entries first."""
+        from hpcdoctor.knowledge import gpus
+
+        return gpus.lookup(name, self.config.get("gpu")) if isinstance(name, str) else None
+
+    def gpu_datasheet(self, name: Any) -> Optional[Dict[str, Any]]:
+        """The datasheet entry (shipped [[sku]] or the site's) of exactly this GPU, or None."""
+        from hpcdoctor.knowledge import gpus
+
+        return gpus.datasheet(name, self.config.get("gpu")) if isinstance(name, str) else None
+
 
 def iter_paths(tree: Any, prefix: str = "") -> Iterator[Tuple[str, Any]]:
     """Every leaf of a facts tree as (dotted path, value); used by diff and by tests."""

@@ -13,7 +13,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from hpcdoctor import budgets
 from hpcdoctor.facts import Unknown
@@ -28,6 +28,7 @@ class Options:
     bench: Optional[str] = None        # None, "quick" or "full"
     budget: float = budgets.CHECK_DEFAULT
     deadline: Optional[float] = None   # time.monotonic() the budget ends at, when it began earlier
+    site_gpus: Tuple[Dict[str, Any], ...] = ()  # the site config's [[gpu]] entries, before the shipped table
 
 
 @dataclass

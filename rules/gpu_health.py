@@ -6,7 +6,6 @@ import re
 from typing import Iterator
 
 from hpcdoctor import knowledge
-from hpcdoctor.knowledge import gpus
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, facts_or_ticket, told_evidence
@@ -245,7 +244,7 @@ def ecc_disabled(f: FactView) -> Iterator[Hit]:
     for g in _gpus(f):
         # ECC off is the normal state of GeForce and most workstation cards: only a GPU the table
         # knows as a data-centre part is held to it, and an unknown one is not claimed.
-        known = gpus.lookup(g.get("name")) if isinstance(g.get("name"), str) else None
+        known = f.gpu_known(g.get("name"))
         if not known or known.get("segment") != "datacenter":
             continue
         if g.get("ecc_enabled") is False or g.get("ecc_pending") is False:
@@ -278,7 +277,7 @@ def pcie_link_degraded(f: FactView) -> Iterator[Hit]:
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html
     """
     for g in _gpus(f):
-        known = gpus.lookup(g.get("name")) if isinstance(g.get("name"), str) else None
+        known = f.gpu_known(g.get("name"))
         if known and known.get("c2c"):
             continue
         width, wmax = _int(g.get("pcie_width")), _int(g.get("pcie_width_max"))

@@ -9,7 +9,6 @@ from typing import Dict, Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.knowledge import gpus
 from hpcdoctor.rules._common import catalogued as _told, told_evidence as _evidence
 
 
@@ -90,7 +89,7 @@ def cuda_forward_compat_unsupported(f: FactView) -> Iterator[Hit]:
         return
     s = told[0]
     names = [g.get("name") for g in f.gpus() if g.get("name")] or [g.get("gpu") for g in f.get("ticket.gpus_named") or []]
-    segments = {n: (gpus.lookup(n) or {}).get("segment") for n in names if n}
+    segments = {n: (f.gpu_known(n) or {}).get("segment") for n in names if n}
     datacenter = [n for n, seg in segments.items() if seg in _COMPAT_OK]
     other = [n for n, seg in segments.items() if seg and seg not in _COMPAT_OK]
     drop = ("export LD_LIBRARY_PATH=$(printf %s \"$LD_LIBRARY_PATH\" | tr : '\\n' | grep -v '/compat' | paste -sd: -)"

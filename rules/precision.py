@@ -6,7 +6,6 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.knowledge import gpus as gpu_table
 from hpcdoctor.rules._common import cuda_gpus, gpu_of_ticket, ticket_evidence, version_of
 
 
@@ -91,7 +90,7 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
     symptoms = {s["id"]: s for s in (f.get("ticket.symptoms") or [])}
     if "bf16-refused-hf" in symptoms and "bf16-refused" not in symptoms:
         s = symptoms["bf16-refused-hf"]
-        g = _first_without_bf16(f.gpus())
+        g = _first_without_bf16(f, f.gpus())
         on = f" on {g.get('name')}" if g is not None else ""
         yield Hit(message=f"transformers refused bf16{on}: torch.cuda.is_bf16_supported() is False (line {s['line']}), "
                           "the GPU has no bf16 units (pre-Ampere: V100, T4, P100, RTX 20xx)",
@@ -107,7 +106,7 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
         return
     env = f["env.vars"]
     if (env.get("ACCELERATE_MIXED_PRECISION") or "").lower() == "bf16":
-        g = _first_without_bf16(f.gpus())
+        g = _first_without_bf16(f, f.gpus())
         if g is not None:
             yield Hit(message=f"ACCELERATE_MIXED_PRECISION=bf16 but {g.get('name')} has no bf16 units",
                       subject=f"GPU {g.get('index')}", fix="export ACCELERATE_MIXED_PRECISION=fp16",
@@ -124,11 +123,11 @@ def _bf16_intent(f: FactView, seen):
     ticket, on the GPU its tool outputs show or, with none, the one its text names (all names of
     one compute capability, see _gpu_of_ticket)."""
     if f.gpus():
-        g = _first_without_bf16(f.gpus())
+        g = _first_without_bf16(f, f.gpus())
         gpu = {"name": g.get("name"), "cc": g.get("compute_capability")} if g is not None else None
     else:
         gpu = gpu_of_ticket(f)
-        if gpu and not _lacks_bf16(gpu["name"], gpu["cc"]):
+        if gpu and not _lacks_bf16(f, gpu["name"], gpu["cc"]):
             gpu = None
     if gpu is None:
         return
@@ -148,14 +147,14 @@ def _bf16_intent(f: FactView, seen):
               evidence={"ticket.line": seen["line"], "ticket.text": said[:160], "compute_capability": gpu["cc"]})
 
 
-def _lacks_bf16(name, cc, vendor="nvidia"):
-    sku = gpu_table.datasheet(name or "")
+def _lacks_bf16(f: FactView, name, cc, vendor="nvidia"):
+    sku = f.gpu_datasheet(name or "")
     return (sku is not None and sku.get("has_bf16") is False) or (
         vendor == "nvidia" and isinstance(cc, str) and version_of(cc) < version_of("8.0"))
 
 
-def _first_without_bf16(gpus):
-    return next((g for g in gpus if _lacks_bf16(g.get("name"), g.get("compute_capability"), g.get("vendor"))), None)
+def _first_without_bf16(f: FactView, gpus):
+    return next((g for g in gpus if _lacks_bf16(f, g.get("name"), g.get("compute_capability"), g.get("vendor"))), None)
 
 
 def _bf16_in_ticket(f: FactView, symptoms):
@@ -163,7 +162,7 @@ def _bf16_in_ticket(f: FactView, symptoms):
     with none pasted, from the refusal itself, which names the GPU and its compute capability."""
     refused = symptoms.get("bf16-refused")
     gpus = f.gpus()
-    g = _first_without_bf16(gpus)
+    g = _first_without_bf16(f, gpus)
     if g is not None:
         name, cc, subject = g.get("name"), g.get("compute_capability"), f"GPU {g.get('index')}"
     elif refused and not gpus and refused.get("gpu"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -109,6 +110,15 @@ def test_env_command_live_with_user_setting():
     assert "export OMP_NUM_THREADS=2" in res.stdout
 
 
+SITE_H100 = """
+[[gpu]]
+id = "site-h100"
+names = ["H100 80GB HBM3"]
+cc = "9.0"
+segment = "datacenter"
+source = "the site's acceptance sheet, 2026-11-01"
+"""
+
 SITE_GPU = """
 [[gpu]]
 names = ["H300 SXM"]
@@ -124,14 +134,31 @@ def test_site_adds_a_gpu_without_a_release(tmp_path):
 
     site = config.load(_cfg(tmp_path, SITE_GPU))
     assert gpus.compute_capability("NVIDIA H300 SXM 288GB") is None
-    gpus.set_site(site["gpu"])
-    try:
-        found = gpus.lookup("NVIDIA H300 SXM 288GB")
-        assert found["cc"] == "10.3" and found["kind"] == "site" and "vendor sheet" in found["source"]
-        assert gpus.datasheet("NVIDIA H300 SXM 288GB")["bf16"] == 2500
-        assert gpus.compute_capability("NVIDIA H100 80GB HBM3") == "9.0"  # the shipped table still answers
-    finally:
-        gpus.set_site([])
+    found = gpus.lookup("NVIDIA H300 SXM 288GB", site["gpu"])
+    assert found["cc"] == "10.3" and found["kind"] == "site" and "vendor sheet" in found["source"]
+    assert gpus.datasheet("NVIDIA H300 SXM 288GB", site["gpu"])["bf16"] == 2500
+    assert gpus.compute_capability("NVIDIA H100 80GB HBM3", site["gpu"]) == "9.0"  # the shipped table still answers
+    # Passed in, never set globally: a lookup without the site's entries does not see them.
+    assert gpus.lookup("NVIDIA H300 SXM 288GB") is None
+
+
+def test_two_diagnoses_with_two_configs_do_not_share_gpus(tmp_path):
+    """The site's [[gpu]] entries reach the checks of the run that loaded them, and no other: the
+    same recorded H100 is the site's entry under the site's config, the shipped one without it,
+    in either order, in one process."""
+    from hpcdoctor import app
+
+    cfg = _cfg(tmp_path, SITE_H100)
+    node = str(NODES / "h100-kvm-1gpu")
+
+    def sku(config):
+        return app.diagnose(app.Request(sources=(node,), config=config))["facts"]["gpus"][0]["sku"]
+
+    absent = str(tmp_path / "empty.toml")
+    Path(absent).write_text("")
+    assert sku(absent) == "h100-sxm"
+    assert sku(cfg) == "site-h100"
+    assert sku(absent) == "h100-sxm"
 
 
 def test_site_gpu_entry_overrides_the_shipped_segment(tmp_path):

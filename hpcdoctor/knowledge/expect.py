@@ -58,7 +58,7 @@ def gemm(gpu: Dict[str, Any], dtype: str, config: Dict[str, Any],
     site = _site(config, CONFIG_KEYS.get(dtype))
     if site:
         return site
-    sku = gpus.datasheet(str(gpu.get("name") or ""))
+    sku = gpus.datasheet(str(gpu.get("name") or ""), config.get("gpu"))
     amd = "amd" in (gpu.get("vendor"), (sku or {}).get("vendor"))
     frac = _th()["gemm_fraction_amd" if amd else "gemm_fraction"]
     peak_key = "fp32" if dtype == "fp32" else dtype
@@ -69,7 +69,7 @@ def gemm(gpu: Dict[str, Any], dtype: str, config: Dict[str, Any],
     clk = (gpu.get("clocks") or {}).get("sm_max_mhz")
     per = FLOP_PER_CLK_SM.get(str(cc), {}).get(dtype)
     if per and isinstance(sms, int) and isinstance(clk, (int, float)):
-        per, rate, known = _rate_class(gpu, dtype, cc, per)
+        per, rate, known = _rate_class(gpu, dtype, cc, per, config)
         if per is None:
             return None
         peak = sms * per * clk * 1e6 / 1e12
@@ -79,13 +79,14 @@ def gemm(gpu: Dict[str, Any], dtype: str, config: Dict[str, Any],
     return None
 
 
-def _rate_class(gpu: Dict[str, Any], dtype: str, cc: Any, per: float) -> Tuple[Optional[float], str, Optional[str]]:
+def _rate_class(gpu: Dict[str, Any], dtype: str, cc: Any, per: float,
+                config: Dict[str, Any]) -> Tuple[Optional[float], str, Optional[str]]:
     """FLOP/clk/SM for this card's rate class, its description, and the table's id for the card.
     GeForce tensor rates are half. A card the table does not know, on an architecture that has
     GeForce parts, gets the lower rate too: holding a GeForce card to data-centre rates would
     report a healthy GPU as slow. A card whose tensor rate the table marks "unknown" (GTX 16 and
     MX Turing parts) gets no tensor expectation at all: None."""
-    known = gpus.lookup(str(gpu.get("name") or ""))
+    known = gpus.lookup(str(gpu.get("name") or ""), config.get("gpu"))
     name = (known or {}).get("id")
     if dtype not in TENSOR_DTYPES:
         return per, "fp32 rate", name
@@ -102,7 +103,7 @@ def d2d(gpu: Dict[str, Any], config: Dict[str, Any]) -> Optional[Tuple[float, st
     site = _site(config, "min_d2d_gbs")
     if site:
         return site
-    sku = gpus.datasheet(str(gpu.get("name") or ""))
+    sku = gpus.datasheet(str(gpu.get("name") or ""), config.get("gpu"))
     if sku and sku.get("mem_bw_gbs"):
         bw = float(sku["mem_bw_gbs"]) / int(sku.get("gcds", 1))
         frac = _th()["copy_fraction"]
@@ -127,7 +128,7 @@ def allreduce_busbw(gpu: Dict[str, Any], config: Dict[str, Any]) -> Optional[Tup
     site = _site(config, "min_allreduce_busbw_gbs")
     if site:
         return site
-    sku = gpus.datasheet(str(gpu.get("name") or ""))
+    sku = gpus.datasheet(str(gpu.get("name") or ""), config.get("gpu"))
     link = (sku or {}).get("nvlink_gbs") or (sku or {}).get("xgmi_gbs")
     if link:
         frac = _th()["allreduce_fraction"]

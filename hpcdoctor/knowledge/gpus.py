@@ -8,7 +8,9 @@ RTX 5000" over a bare "RTX 5000"); entries left tied must agree on the compute c
 or the answer is None: an unknown, never a guess.
 
 ``lookup(name)`` is the one entry point; ``compute_capability(name)`` the "name -> CC" question.
-A site adds or overrides GPUs with ``[[gpu]]`` entries in its config (``set_site``).
+A site adds or overrides GPUs with ``[[gpu]]`` entries in its config: they are passed in, as
+``site=`` (the entries) to each lookup, and answer before the shipped table. Nothing is set
+globally, so two diagnoses with two configs in one process cannot see each other's GPUs.
 """
 
 from __future__ import annotations
@@ -26,8 +28,7 @@ _SIZE = re.compile(r"\b(\d+)\s?G(?:I?B)?\b")
 # "RTX 4090". "Tesla" stays: "Tesla M40" (5.2) is not "GRID M40" (5.0).
 _NOISE = frozenset({"NVIDIA", "AMD", "ATI", "CORPORATION", "GEFORCE", "RADEON", "INSTINCT", "GPU", "TM", "R"})
 
-_site: List[Tuple[str, Dict[str, Any], List[FrozenSet[str]]]] = []
-_answers: Dict[str, Optional[Dict[str, Any]]] = {}
+_Entry = Tuple[str, Dict[str, Any], List[FrozenSet[str]]]
 
 
 def tokens(name: str) -> FrozenSet[str]:
@@ -69,33 +70,65 @@ def _best(candidates: Sequence[Tuple[str, Dict[str, Any], List[FrozenSet[str]]]]
     return common
 
 
-def lookup(name: Optional[str]) -> Optional[Dict[str, Any]]:
+class GpuTable:
+    """The shipped entries, with a site's ``[[gpu]]`` entries answering first; answers memoised
+    (every rule looks a GPU up)."""
+
+    def __init__(self, site: Sequence[Dict[str, Any]] = ()) -> None:
+        self._site: List[_Entry] = [("site", dict(e), _patterns(e)) for e in site]
+        self._answers: Dict[str, Optional[Dict[str, Any]]] = {}
+
+    def lookup(self, name: Optional[str]) -> Optional[Dict[str, Any]]:
+        key = name or ""
+        if key not in self._answers:
+            if len(self._answers) > 4096:
+                self._answers.clear()  # a test feeding all of pci.ids, not a run: keep memory flat
+            have = tokens(key)
+            self._answers[key] = ((_best(self._site, have) if self._site else None)
+                                  or (_best(_table(), have) if have else None))
+        found = self._answers[key]
+        return dict(found) if found else None
+
+
+_SHIPPED = GpuTable()
+
+
+@functools.lru_cache(maxsize=16)
+def _with_site(key: str) -> GpuTable:
+    import json
+
+    return GpuTable(json.loads(key))
+
+
+def table(site: Optional[Sequence[Dict[str, Any]]] = None) -> GpuTable:
+    """The table a lookup uses: the shipped one, or one with ``site``'s entries first."""
+    if not site:
+        return _SHIPPED
+    import json
+
+    return _with_site(json.dumps([dict(e) for e in site], sort_keys=True, default=str))
+
+
+def lookup(name: Optional[str], site: Optional[Sequence[Dict[str, Any]]] = None) -> Optional[Dict[str, Any]]:
     """What hpcdoctor knows about a GPU named ``name``, or None when it does not know it.
 
     The result carries ``id``, ``kind`` ("sku": with datasheet figures; "model": name, compute
-    capability and segment only; "site": from the site config; "ambiguous": several entries that
-    agree on ``cc``/``gfx``), ``cc`` or ``gfx``, ``segment`` and ``source``."""
-    key = name or ""
-    if key not in _answers:
-        if len(_answers) > 4096:
-            _answers.clear()  # a test feeding all of pci.ids, not a run: keep memory flat
-        have = tokens(key)
-        found = (_best(_site, have) if _site else None) or (_best(_table(), have) if have else None)
-        _answers[key] = found
-    found = _answers[key]
-    return dict(found) if found else None
+    capability and segment only; "site": from ``site``, the site config's [[gpu]] entries;
+    "ambiguous": several entries that agree on ``cc``/``gfx``), ``cc`` or ``gfx``, ``segment`` and
+    ``source``."""
+    return table(site).lookup(name)
 
 
-def compute_capability(name: Optional[str]) -> Optional[str]:
+def compute_capability(name: Optional[str], site: Optional[Sequence[Dict[str, Any]]] = None) -> Optional[str]:
     """CUDA compute capability ("8.9") of an NVIDIA GPU by name, or None where unknown."""
-    found = lookup(name)
+    found = lookup(name, site)
     cc = found.get("cc") if found else None
     return str(cc) if cc else None
 
 
-def datasheet(name: Optional[str]) -> Optional[Dict[str, Any]]:
+def datasheet(name: Optional[str], site: Optional[Sequence[Dict[str, Any]]] = None) -> Optional[Dict[str, Any]]:
     """The [[sku]] (or site) entry with datasheet figures for this exact SKU, or None."""
-    found = lookup(name)
+    found = lookup(name, site)
     return found if found and found.get("kind") in ("sku", "site") else None
 
 
@@ -103,9 +136,3 @@ def name_matches(name: Optional[str], names: Sequence[str]) -> bool:
     """Whether a GPU name matches any of ``names`` by the table's rule (all tokens present)."""
     have = tokens(name or "")
     return any(p and p <= have for p in (tokens(n) for n in names))
-
-
-def set_site(entries: Sequence[Dict[str, Any]]) -> None:
-    """Use the site config's [[gpu]] entries before the shipped tables (until the next call)."""
-    _site[:] = [("site", dict(e), _patterns(e)) for e in entries]
-    _answers.clear()
