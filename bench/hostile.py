@@ -225,12 +225,12 @@ def note(name: str, stdout: bytes, stderr: str) -> str:
         nvidia = doc["facts"].get("nvidia") or {}
         if not isinstance(nvidia, dict):
             nvidia = {}
-        return str(nvidia.get("error") or doc["probes"].get("gpu_nvidia", {}).get("reason") or "")[-60:]
+        return str(nvidia.get("error") or doc["checks"].get("gpu_nvidia", {}).get("reason") or "")[-60:]
     if name == "setsid-child" and doc:
         return f"gpu_nvidia probe: {doc['probes'].get('gpu_nvidia', {}).get('status')}"
     if doc and name in ("env-200KB", "vllm-env-200KB", "gpu-lists-150KB", "xml-gpu-2MB", "pieces-16MiB", "numa-100000",
                         "fifo-output"):
-        timeouts = [n for n, p in doc["probes"].items() if p.get("status") == "timeout"]
+        timeouts = [n for n, p in doc["checks"].items() if p.get("status") == "timeout"]
         return f"{len(stdout) / 1e6:.2f} MB printed; timed out: {', '.join(timeouts) or 'none'}"
     if name == "json-950-deep":
         return f"{len(stdout) / 1e3:.0f} KB printed; " + (stderr.strip().splitlines() or [""])[-1][:60]

@@ -141,7 +141,7 @@ def record(request: Request, out: str, redact: bool = False) -> List[str]:
             "depth": opts.depth,
             "redactions": ["secret-looking environment variables", "credentials in URLs",
                            "environment variables not relevant to diagnosis"],
-            "probes": gathered["probes"],
+            "checks": gathered["checks"],
         })
         if redact:
             from hpcdoctor.snapshot import redact as redaction
@@ -156,4 +156,4 @@ def record(request: Request, out: str, redact: bool = False) -> List[str]:
     finally:
         if archive:
             shutil.rmtree(folder.parent, ignore_errors=True)
-    return [n for n, p in gathered["probes"].items() if p["status"] != "ok"]
+    return [n for n, p in gathered["checks"].items() if p["status"] != "ok"]

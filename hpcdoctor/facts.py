@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"
 
 
 class Unknown:

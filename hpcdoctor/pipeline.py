@@ -14,16 +14,16 @@ from hpcdoctor.sysroot import SysRoot
 
 def gather(root: SysRoot, options: Options) -> Dict[str, Any]:
     """Run the checks (built-in and site); return the facts half of the document (facts,
-    unknown, probes) and the site plugins that failed to load."""
+    unknown, checks) and the site plugins that failed to load."""
     checks, errors = plugins.load("hpcdoctor.checks", "checks")
     results = run_checks(root, checks, options)
     facts, unknown = flatten_unknowns(merge_facts(results))
-    probes = {
+    checks = {
         name: {k: v for k, v in {"status": r.status, "duration_s": r.duration_s, "reason": r.reason}.items()
                if v is not None}
         for name, r in sorted(results.items())
     }
-    return {"facts": facts, "unknown": unknown, "probes": probes, "plugin_errors": errors}
+    return {"facts": facts, "unknown": unknown, "checks": checks, "plugin_errors": errors}
 
 
 def judge(gathered: Dict[str, Any], rules: Sequence[engine.Rule], config: Optional[Dict[str, Any]] = None):
@@ -45,7 +45,7 @@ def document(root: SysRoot, options: Options, rules: Sequence[engine.Rule],
         "depth": options.depth,
         "facts": gathered["facts"],
         "unknown": gathered["unknown"],
-        "probes": gathered["probes"],
+        "checks": gathered["checks"],
         "findings": [f.to_json() for f in findings],
         "skipped": skipped,
         "summary": counts,

@@ -1,11 +1,11 @@
 """What could not be checked, and whether that leaves the verdict open.
 
-A probe *matters* on a node when its absence would let a problem through unseen:
+An area (a check's facts) *matters* on a node when its absence would let a problem through unseen:
 
 - ``cpu`` and ``affinity`` always (every thread and placement rule stands on them);
 - ``gpu`` whenever the GPU facts are unknown: the GPU checks already turn "no GPU on the bus and
   no driver stack" into the fact "no GPUs", so an Unknown means GPUs are on the PCI bus, a vendor
-  tool is installed and failed or hung, the probe did not finish, or the site config expects GPUs;
+  tool is installed and failed or hung, the check did not finish, or the site config expects GPUs;
 - ``python`` (the torch stack) when the user named an interpreter (``--python``) or asked for the
   deep depth: then the run was about that interpreter.
 
@@ -39,7 +39,7 @@ def _section_reason(unknown: Dict[str, Any], facts: Dict[str, Any], section: str
 
 
 def unchecked(doc: Dict[str, Any], python_named: bool = False) -> List[Dict[str, str]]:
-    """The probes that matter on this node and did not give their facts, each with the reason."""
+    """The areas that matter on this node and did not give their facts, each with the reason."""
     if (doc.get("source") or {}).get("mode") == "paste":
         return []
     facts, unknown = doc.get("facts") or {}, doc.get("unknown") or {}
@@ -49,7 +49,7 @@ def unchecked(doc: Dict[str, Any], python_named: bool = False) -> List[Dict[str,
             continue
         reasons = [r for r in (_section_reason(unknown, facts, s) for s in sections) if r]
         if reasons:
-            out.append({"probe": area, "what": what, "reason": "; ".join(reasons)})
+            out.append({"area": area, "what": what, "reason": "; ".join(reasons)})
     return out
 
 
@@ -59,7 +59,7 @@ def unknown_gpu_policy(config: Optional[Dict[str, Any]]) -> str:
 
 def summary_line(items: List[Dict[str, str]], limit: int = 0) -> str:
     """'gpu (nvidia-smi timed out); cpu (stopped by the 0.01s budget)'."""
-    text = "; ".join(f"{u['probe']} ({u['reason']})" for u in items)
+    text = "; ".join(f"{u['area']} ({u['reason']})" for u in items)
     if limit and len(text) > limit:
         text = text[: limit - 1] + "…"
     return text

@@ -248,7 +248,7 @@ def test_cli_bench_quick_on_cpu(py):
     _honest(bench)
     assert bench["cpu"]["fp32"].get("gflops") or "budget" in bench["cpu"]["fp32"]["skipped"]
     assert doc["depth"] == "deep"
-    assert doc["probes"]["bench"]["status"] == "ok"
+    assert doc["checks"]["bench"]["status"] == "ok"
 
 
 @pytest.mark.slow  # a real benchmark payload: torch import, GEMMs, a gloo all-reduce

@@ -33,8 +33,8 @@ def test_json_report_validates_against_published_schema(source):
     args = ["check"] + (["--from", source] if source else [])
     doc = report_of(*args)
     jsonschema.validate(doc, SCHEMA)
-    assert doc["schema_version"] == "1.0"
-    for probe in doc["probes"].values():
+    assert doc["schema_version"] == "2.0"
+    for probe in doc["checks"].values():
         assert probe["duration_s"] >= 0
 
 

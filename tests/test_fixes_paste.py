@@ -12,8 +12,8 @@ LONG = ("srun --gpus-per-task=1 --gpu-bind=closest --cpu-bind=cores python train
 
 
 def _doc(fix, lang="bash"):
-    return {"tool": {"version": "0"}, "schema_version": "1.0", "source": {"mode": "live"}, "facts": {},
-            "unknown": {}, "probes": {}, "skipped": [], "summary": {"warning": 1}, "unchecked": [],
+    return {"tool": {"version": "0"}, "schema_version": "2.0", "source": {"mode": "live"}, "facts": {},
+            "unknown": {}, "checks": {}, "skipped": [], "summary": {"warning": 1}, "unchecked": [],
             "findings": [{"code": "THR006", "symbol": "gpu-numa-mismatch", "severity": "warning", "title": "t",
                           "message": "m", "fix": fix, "fix_lang": lang, "evidence": {}, "references": []}]}
 

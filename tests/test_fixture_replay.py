@@ -42,7 +42,7 @@ def test_cpuinfo_replay(name, cpuinfo_snapshot):
     truth = CPU_TRUTH[name]
     doc = pipeline.gather(ReplaySysRoot(cpuinfo_snapshot(name)), Options())
     cpu = doc["facts"]["cpu"]
-    assert doc["probes"]["cpu"]["status"] == "ok"
+    assert doc["checks"]["cpu"]["status"] == "ok"
     assert cpu["arch"] == truth["arch"]
     assert cpu["microarch"] == truth["micro"]
     if truth["arch"] is None:
@@ -105,6 +105,6 @@ def test_cpu_node_facts_match_live_reference():
 @pytest.mark.parametrize("node", sorted(p.name for p in NODES.iterdir()))
 def test_every_node_fixture_replays_without_errors(node):
     doc = report_of("check", "--from", str(NODES / node))
-    bad = {k: v for k, v in doc["probes"].items() if v["status"] == "error"}
+    bad = {k: v for k, v in doc["checks"].items() if v["status"] == "error"}
     assert not bad
     assert doc["source"] == {"mode": "replay", "path": str(NODES / node)}

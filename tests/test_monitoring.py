@@ -86,7 +86,7 @@ def test_node_exporter_serves_hpcdoctors_file(tmp_path):
             ("node_textfile_mtime_seconds", frozenset({("file", "hpcdoctor.prom")})) in served
         written = _samples(prom.read_text())
         ours = {k: v for k, v in served.items() if k[0].startswith("hpcdoctor_")}
-        assert ours == written and ("hpcdoctor_probes_unknown", frozenset()) in ours
+        assert ours == written and ("hpcdoctor_checks_unknown", frozenset()) in ours
         # The check can fail: a file the collector cannot parse is flagged on the next scrape.
         (folder / "broken.prom").write_text("hpcdoctor_x{ 1\n")
         assert _samples(_scrape(url, proc, time.monotonic() + 15))[("node_textfile_scrape_error", frozenset())] == 1
@@ -125,8 +125,8 @@ def test_alerting_rules_name_only_metrics_hpcdoctor_writes():
     from hpcdoctor.report import prometheus
 
     doc = {"tool": {"version": "0"}, "depth": "fast", "source": {"mode": "live"}, "elapsed_s": 1.0,
-           "generated_at": "2026-11-25T00:00:00Z", "probes": {"gpu_nvidia": {"status": "timeout"}}, "unknown": {},
-           "unchecked": [{"probe": "gpu", "what": "the GPUs", "reason": "nvidia-smi timed out"}],
+           "generated_at": "2026-11-25T00:00:00Z", "checks": {"gpu_nvidia": {"status": "timeout"}}, "unknown": {},
+           "unchecked": [{"area": "gpu", "what": "the GPUs", "reason": "nvidia-smi timed out"}],
            "findings": [{"code": "SYS001", "symbol": "gpu-count-mismatch", "severity": "error"}],
            "facts": {"gpus": [{"index": 0, "name": "H100", "ecc_uncorrectable_volatile": 0,
                                "remapped_rows": {"pending": False, "failed": False}, "retired_pages_pending": False}]}}

@@ -43,9 +43,9 @@ def _matches_report(doc, parsed):
     assert got == {f["code"] + "/" + (f.get("subject") or "") for f in findings}
     for sev in ("error", "warning", "advice"):
         assert value(parsed, "hpcdoctor_findings", severity=sev) == sum(f["severity"] == sev for f in findings)
-    bad = {n for n, p in doc["probes"].items() if p["status"] != "ok"}
-    assert value(parsed, "hpcdoctor_probes_unknown") == len(bad)
-    assert {dict(k[1])["probe"] for k in parsed if k[0] == "hpcdoctor_probe_unknown"} == bad
+    bad = {n for n, p in doc["checks"].items() if p["status"] != "ok"}
+    assert value(parsed, "hpcdoctor_checks_unknown") == len(bad)
+    assert {dict(k[1])["check"] for k in parsed if k[0] == "hpcdoctor_check_unknown"} == bad
     assert value(parsed, "hpcdoctor_run_duration_seconds") == pytest.approx(doc["elapsed_s"])
     info = [dict(k[1]) for k in parsed if k[0] == "hpcdoctor_info"]
     assert info == [{"version": doc["tool"]["version"], "depth": doc["depth"], "source": doc["source"]["mode"]}]
@@ -89,21 +89,21 @@ def test_paste_round_trips_and_cli_writes_the_file_atomically(tmp_path):
 def test_hostile_label_values_stay_valid():
     name = 'NVIDIA "H100"\nfake_metric{x="1"} 1\\'
     doc = {"tool": {"version": "0"}, "depth": "fast", "source": {"mode": "live"}, "elapsed_s": 0.1,
-           "probes": {'nv"ml\n': {"status": "timeout"}}, "unknown": {},
+           "checks": {'nv"ml\n': {"status": "timeout"}}, "unknown": {},
            "findings": [{"code": "GPU001", "symbol": "x", "severity": "error", "subject": name}],
            "facts": {"gpus": [{"index": 0, "name": name, "ecc_enabled": True}]}}
     text = prometheus.render(doc)
     parsed = samples(text)
     assert "fake_metric" not in {k[0] for k in parsed}
     assert value(parsed, "hpcdoctor_gpu_info", gpu=0, name=name, pci_bus_id="", driver="") == 1
-    assert value(parsed, "hpcdoctor_probe_unknown", probe='nv"ml\n', status="timeout") == 1
+    assert value(parsed, "hpcdoctor_check_unknown", check='nv"ml\n', status="timeout") == 1
     subjects = [dict(k[1])["subject"] for k in parsed if k[0] == "hpcdoctor_finding"]
     assert subjects == [name]
 
 
 def test_non_finite_and_unknown_values_are_not_exported_as_numbers():
     doc = {"tool": {"version": "0"}, "depth": "fast", "source": {"mode": "live"}, "elapsed_s": float("nan"),
-           "probes": {}, "unknown": {}, "findings": [],
+           "checks": {}, "unknown": {}, "findings": [],
            "facts": {"gpus": [{"index": 0, "name": "g", "temperature_c": None, "power_limit_w": float("inf")}]}}
     parsed = samples(prometheus.render(doc))
     assert value(parsed, "hpcdoctor_run_duration_seconds") is None
@@ -186,7 +186,7 @@ def test_systemd_units_verify_and_their_command_runs(tmp_path):
     res = subprocess.run(execstart.split(), capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     parsed = samples(out.read_text())
-    assert value(parsed, "hpcdoctor_probes_unknown") is not None
+    assert value(parsed, "hpcdoctor_checks_unknown") is not None
 
 
 @pytest.mark.parametrize("script", ["slurm-prolog.sh", "slurm-epilog.sh"])
@@ -206,7 +206,7 @@ def test_json_report_of_prometheus_names_is_stable():
     doc = report_of("check", "--from", str(NODES / "h100-kvm-1gpu"), "--fail-on", "never")
     names = {f.name for f in text_string_to_metric_families(prometheus.render(doc))}
     expected = {"hpcdoctor_info", "hpcdoctor_run_duration_seconds", "hpcdoctor_run_timestamp_seconds",
-                "hpcdoctor_findings", "hpcdoctor_probes_unknown", "hpcdoctor_gpu_info", "hpcdoctor_gpu_ecc_enabled",
+                "hpcdoctor_findings", "hpcdoctor_checks_unknown", "hpcdoctor_gpu_info", "hpcdoctor_gpu_ecc_enabled",
                 "hpcdoctor_gpu_ecc_uncorrectable_errors", "hpcdoctor_gpu_remapped_rows",
                 "hpcdoctor_gpu_remapped_rows_pending", "hpcdoctor_gpu_pcie_link_gen", "hpcdoctor_gpu_pcie_link_width",
                 "hpcdoctor_gpu_clock_event_reason"}

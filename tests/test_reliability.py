@@ -44,17 +44,17 @@ def test_hung_nvidia_smi_and_torch_import_within_budget(hostile_path):
     assert res.returncode == 3, res.stderr  # hung probes leave the verdict open: never a pass
     assert elapsed < budget + 1.5, elapsed  # the budget plus interpreter start-up
     doc = json.loads(res.stdout)
-    assert {"gpu", "python"} <= {u["probe"] for u in doc["unchecked"]}
-    stuck = {k: v for k, v in doc["probes"].items() if v["status"] != "ok"}
+    assert {"gpu", "python"} <= {u["area"] for u in doc["unchecked"]}
+    stuck = {k: v for k, v in doc["checks"].items() if v["status"] != "ok"}
     assert "gpu_nvidia" in stuck and "budget" in stuck["gpu_nvidia"]["reason"]
     assert doc["facts"]["torch"] is None and "torch" in doc["unknown"]
     time.sleep(0.5)
     assert _leftovers() == []
 
 
-def test_terminal_report_names_the_stuck_probe(hostile_path):
+def test_terminal_report_names_the_stuck_check(hostile_path):
     res = run_cli("check", "--budget", "2", env=hostile_path, timeout=30)
-    assert "probe gpu_nvidia: timeout" in res.stdout
+    assert "check gpu_nvidia: timeout" in res.stdout
 
 
 def test_blocking_nvml_call(tmp_path):
@@ -68,7 +68,7 @@ def test_blocking_nvml_call(tmp_path):
     res = run_cli("check", "--budget", str(budget), "--format", "json", env={"PYTHONPATH": str(fake)}, timeout=60)
     assert time.monotonic() - t0 < budget + 2
     doc = json.loads(res.stdout)
-    assert doc["probes"]["gpu_nvidia"]["status"] == "timeout"
+    assert doc["checks"]["gpu_nvidia"]["status"] == "timeout"
     assert doc["facts"]["cpu"]["arch"]  # everything else still reported
 
 
@@ -169,4 +169,4 @@ def test_unprivileged_user_with_read_only_home(tmp_path):
     assert "Traceback" not in res.stderr
     doc = json.loads(res.stdout)
     assert doc["facts"]["cpu"]["arch"] and doc["facts"]["memory"]["total_bytes"]
-    assert all(p["status"] != "error" for p in doc["probes"].values()), doc["probes"]
+    assert all(p["status"] != "error" for p in doc["checks"].values()), doc["checks"]

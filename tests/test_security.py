@@ -129,7 +129,7 @@ def test_symlink_inside_a_snapshot_folder_cannot_escape(tmp_path):
     with pytest.raises(Missing, match="outside the snapshot"):
         root.read("/proc/cpuinfo")
     doc = pipeline.gather(root, Options())
-    assert doc["probes"]["cpu"]["status"] == "unknown"
+    assert doc["checks"]["cpu"]["status"] == "unknown"
 
 
 def test_entity_bomb_in_a_recorded_nvidia_smi(tmp_path):

@@ -15,13 +15,13 @@ from hpcdoctor.sysroot import LiveSysRoot, RecordingSysRoot, ReplaySysRoot
 
 def _strip(gathered):
     return {"facts": gathered["facts"], "unknown": gathered["unknown"],
-            "status": {k: v["status"] for k, v in gathered["probes"].items()}}
+            "status": {k: v["status"] for k, v in gathered["checks"].items()}}
 
 
 def test_recorded_facts_equal_replayed_facts(tmp_path):
     root = RecordingSysRoot(tmp_path / "snap")
     recorded = pipeline.gather(root, Options())
-    root.finish({"probes": recorded["probes"]})
+    root.finish({"checks": recorded["checks"]})
     replayed = pipeline.gather(ReplaySysRoot(tmp_path / "snap"), Options())
     assert _strip(replayed) == _strip(recorded)
 

@@ -1,4 +1,4 @@
-"""An unknown is never a pass: probes that matter and did not finish, in every output."""
+"""An unknown is never a pass: checks that matter and did not finish, in every output."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def test_json_lists_unchecked_probes_and_validates():
     res = run_cli("check", *TINY, "--format", "json", "--select", "GPU001")
     doc = json.loads(res.stdout)
     jsonschema.validate(doc, SCHEMA)
-    probes = {u["probe"]: u["reason"] for u in doc["unchecked"]}
+    probes = {u["area"]: u["reason"] for u in doc["unchecked"]}
     assert "budget" in probes["python"]
     assert res.returncode == 3
 
@@ -99,7 +99,7 @@ def test_a_python_that_does_not_exist_is_not_a_pass():
     assert res.returncode == 3, res.stdout
     assert "/nonexistent/python does not exist" in res.stdout
     res = run_cli("check", "--python", "/nonexistent/python", "--format", "json")
-    assert [u for u in json.loads(res.stdout)["unchecked"] if u["probe"] == "python"]
+    assert [u for u in json.loads(res.stdout)["unchecked"] if u["area"] == "python"]
 
 
 def test_unchecked_rules_of_what_matters():
@@ -108,7 +108,7 @@ def test_unchecked_rules_of_what_matters():
     base = {"source": {"mode": "live"}, "depth": "fast",
             "facts": {"cpu": {}, "affinity": {}, "gpus": []}, "unknown": {"torch": "no python3"}}
     assert unchecked(base) == []  # a torch stack nobody asked about does not hold the verdict open
-    assert [u["probe"] for u in unchecked(base, python_named=True)] == ["python"]
+    assert [u["area"] for u in unchecked(base, python_named=True)] == ["python"]
     gpu_unknown = dict(base, facts={"cpu": {}, "affinity": {}}, unknown={"gpus": "nvidia-smi -q -x timed out"})
-    assert [u["probe"] for u in unchecked(gpu_unknown)] == ["gpu"]
+    assert [u["area"] for u in unchecked(gpu_unknown)] == ["gpu"]
     assert unchecked(dict(gpu_unknown, source={"mode": "paste"})) == []

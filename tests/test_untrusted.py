@@ -223,7 +223,7 @@ def test_descendant_holding_the_output_open_is_not_waited_for(tmp_path):
         res = run_cli("check", "--budget", "30", "--format", "json", env=env, timeout=60)
         wall = time.monotonic() - t0
         assert res.returncode in (0, 1), res.stderr
-        probe = json.loads(res.stdout)["probes"]["gpu_nvidia"]
+        probe = json.loads(res.stdout)["checks"]["gpu_nvidia"]
         # It waited out the check's own 10 s limit (or the budget, where that came first).
         assert probe["status"] != "timeout" and probe["duration_s"] < 5, probe
         assert wall < 8, wall

@@ -133,7 +133,7 @@ def test_markdown_unchecked_line_shows_reasons_as_text():
     from hpcdoctor.report import markdown
 
     doc = report_of("check", "--from", str(NODES / "cpu-kvm-2core"), "--format", "json")
-    doc["unchecked"] = [{"probe": "gpu_nvidia <b>", "what": "GPU [x](y)", "reason": HOSTILE_REASON}]
+    doc["unchecked"] = [{"area": "gpu_nvidia <b>", "what": "GPU [x](y)", "reason": HOSTILE_REASON}]
     text = markdown.render(doc)
     line = next(l for l in text.splitlines() if l.startswith("- gpu\\_nvidia"))
     assert "\x1b" not in text and "\x07" not in text and "\n```\n\\x1b" not in text
@@ -278,7 +278,7 @@ def test_a_fifo_in_a_recording_is_refused_not_waited_on(tmp_path):
     os.mkfifo(snap / "cmd" / "env.txt")  # opening it for reading waits for a writer that never comes
     res, peak, wall = measured("check", "--from", str(snap), "--budget", "5", "--format", "json", timeout=60)
     doc = json.loads(res.stdout)
-    assert [n for n, p in doc["probes"].items() if p["status"] == "timeout"] == []
+    assert [n for n, p in doc["checks"].items() if p["status"] == "timeout"] == []
     assert wall < 4, wall
 
 

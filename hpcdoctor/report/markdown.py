@@ -7,7 +7,7 @@ from typing import Any, Dict, List
 
 from hpcdoctor import knowledge
 from hpcdoctor.report.safe import md_block, md_code, md_text
-from hpcdoctor.report.summary import failed_probes, node_lines, paste_gpu_line, skipped_by_fact
+from hpcdoctor.report.summary import failed_checks, node_lines, paste_gpu_line, skipped_by_fact
 
 
 # Every value below may come from the user's node or paste: it goes through md_text, md_code or
@@ -26,7 +26,7 @@ def render(doc: Dict[str, Any]) -> str:
         out += ["No problems found in what could be checked." if unchecked else "No problems found.", ""]
     if unchecked:
         out += ["**Could not be checked** (the verdict is open for these):", ""]
-        out += [f"- {md_text(u['probe'])} ({md_text(u['what'])}): {md_text(u['reason'])}" for u in unchecked] + [""]
+        out += [f"- {md_text(u['area'])} ({md_text(u['what'])}): {md_text(u['reason'])}" for u in unchecked] + [""]
     for f in findings:
         subject = f" ({md_text(f['subject'])})" if f.get("subject") else ""
         out += [
@@ -53,7 +53,7 @@ def render(doc: Dict[str, Any]) -> str:
     out += [f"| {_cell(label)} | {_cell(paste_gpu_line(text) if paste and label == 'GPUs' else text)} |"
             for label, text in node_lines(doc)]
     out.append("")
-    problems = failed_probes(doc)
+    problems = failed_checks(doc)
     skipped = doc.get("skipped", [])
     if problems or skipped:
         out += [_not_checked(problems, skipped), ""]
@@ -68,7 +68,7 @@ def _not_checked(problems: List[str], skipped: List[Dict[str, Any]]) -> str:
     """One line: how many rules could not run, and the facts they lacked (each rule's reason is in
     the JSON report and in ``hpcdoctor explain``)."""
     lacking = ", ".join(f"{k} ({len(syms)})" for k, syms, _ in skipped_by_fact(skipped))
-    parts = [f"{len(skipped)} rules" if skipped else "", f"{len(problems)} probes" if problems else ""]
+    parts = [f"{len(skipped)} rules" if skipped else "", f"{len(problems)} checks" if problems else ""]
     return (f"**Not checked:** {' and '.join(p for p in parts if p)}, for lack of "
             f"{md_text(lacking) if lacking else 'data'} (the JSON report gives each reason).")
 

@@ -2,8 +2,8 @@
 
 hpcdoctor never calls scontrol: the wrapper (NHC's ``die``, or the site's script) drains the node
 with the line printed here. Only errors make a node unhealthy: a warning or an advice is about
-how a job is set up, not about the node. A probe that matters and could not give its facts (a hung
-nvidia-smi, a probe stopped by the budget) drains too: a missing signal is not a healthy one. The
+how a job is set up, not about the node. A check that matters and could not give its facts (a hung
+nvidia-smi, a check stopped by the budget) drains too: a missing signal is not a healthy one. The
 site may keep an unknown GPU from draining (``[health] unknown_gpu = "warn"``): it is then said
 on stderr.
 """
@@ -21,7 +21,7 @@ MAX_REASON = 220  # Slurm truncates long reasons in sinfo; keep the cause in fro
 
 def _draining_unknowns(doc: Dict[str, Any], config: Optional[Dict[str, Any]]) -> List[Dict[str, str]]:
     warn_only = verdict.unknown_gpu_policy(config) == "warn"
-    return [u for u in doc.get("unchecked", []) if not (warn_only and u["probe"] == "gpu")]
+    return [u for u in doc.get("unchecked", []) if not (warn_only and u["area"] == "gpu")]
 
 
 def health_line(doc: Dict[str, Any], config: Optional[Dict[str, Any]] = None) -> Optional[str]:

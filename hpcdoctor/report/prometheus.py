@@ -135,9 +135,9 @@ def _bench(m: _Metrics, bench: Any, base: Dict[str, Any]) -> None:
               {**base, "backend": ar.get("backend")}, rows[-1].get("algbw_gbs"))
 
 
-def unknown_probes(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
+def unknown_checks(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
     out = []
-    for name, p in sorted((doc.get("probes") or {}).items()):
+    for name, p in sorted((doc.get("checks") or {}).items()):
         if isinstance(p, dict) and p.get("status") != "ok":
             out.append((name, str(p.get("status"))))
     return out
@@ -158,16 +158,16 @@ def fill(m: _Metrics, doc: Dict[str, Any], labels: Dict[str, Any]) -> None:
               "severity": f.get("severity"), "subject": f.get("subject") or ""}, 1)
     for sev, n in counts.items():
         m.set("hpcdoctor_findings", "findings by severity", {**labels, "severity": sev}, n)
-    problems = unknown_probes(doc)
-    m.set("hpcdoctor_probes_unknown", "probes that did not run or finish", labels, len(problems))
+    problems = unknown_checks(doc)
+    m.set("hpcdoctor_checks_unknown", "checks that did not run or finish", labels, len(problems))
     for name, status in problems:
-        m.set("hpcdoctor_probe_unknown", "a probe that did not run or finish (value 1)",
-              {**labels, "probe": name, "status": status}, 1)
+        m.set("hpcdoctor_check_unknown", "a check that did not run or finish (value 1)",
+              {**labels, "check": name, "status": status}, 1)
     # The verdict's own list: a part that matters here (the GPUs, the CPUs) and gave no facts.
     for u in doc.get("unchecked") or []:
         if isinstance(u, dict):
             m.set("hpcdoctor_unchecked", "a part that matters on this node could not be checked (value 1)",
-                  {**labels, "probe": u.get("probe")}, 1)
+                  {**labels, "area": u.get("area")}, 1)
     for path in sorted(doc.get("unknown") or {}):
         if path.startswith("gpus") or path.startswith("bench"):
             m.set("hpcdoctor_fact_unknown", "a GPU or benchmark fact that could not be established (value 1)",

@@ -84,7 +84,7 @@ def line(doc: Dict[str, Any]) -> str:
     problems = [x for x in doc.get("findings", []) if x["symbol"] in PLACEMENT]
     unchecked = doc.get("unchecked") or []
     if unchecked:
-        parts.append("could not check " + ", ".join(u["probe"] for u in unchecked))
+        parts.append("could not check " + ", ".join(u["area"] for u in unchecked))
     parts.append(("ok" if not unchecked else "no findings in what could be checked") if not problems
                  else "; ".join(f"{x['severity']} {x['symbol']}: {x['message']}" for x in problems))
     return " · ".join(str(p) for p in parts)

@@ -123,8 +123,8 @@ def node_lines(doc: Dict[str, Any]) -> List[Tuple[str, str]]:
     return lines
 
 
-def failed_probes(doc: Dict[str, Any]) -> List[str]:
-    return [f"{name}: {p.get('status')} ({p.get('reason')})" for name, p in doc.get("probes", {}).items()
+def failed_checks(doc: Dict[str, Any]) -> List[str]:
+    return [f"{name}: {p.get('status')} ({p.get('reason')})" for name, p in doc.get("checks", {}).items()
             if p.get("status") != "ok"]
 
 

@@ -6,7 +6,7 @@ import os
 import sys
 from typing import Any, Dict, IO, Optional
 
-from hpcdoctor.report.summary import failed_probes, node_lines, paste_gpu_line, paste_gpu_sources, skipped_by_fact
+from hpcdoctor.report.summary import failed_checks, node_lines, paste_gpu_line, paste_gpu_sources, skipped_by_fact
 
 ICONS = {"error": ("✖", "bold red"), "warning": ("▲", "bold yellow"), "advice": ("●", "cyan")}
 
@@ -87,13 +87,13 @@ def write(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = Fal
         con.print()
         con.print("[bold yellow]Could not check[/] (the verdict is open for these)")
         for u in unchecked:
-            con.print(f"[yellow]? {escape(u['probe'])}[/]: {escape(u['what'])}: {escape(u['reason'])}")
-    problems = failed_probes(doc)
+            con.print(f"[yellow]? {escape(u['area'])}[/]: {escape(u['what'])}: {escape(u['reason'])}")
+    problems = failed_checks(doc)
     skipped = doc.get("skipped", [])
     if problems or skipped:
         con.print()
     for line in problems:
-        con.print(f"[yellow]? probe {escape(line)}[/]")
+        con.print(f"[yellow]? check {escape(line)}[/]")
     if skipped:
         if paste and not verbose:
             # Support staff triaging a paste see what could not be judged, one line per missing fact.
