@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import cuda_gpus, gpu_of_ticket, ticket_evidence, version_of
@@ -43,7 +44,7 @@ def tf32_disabled(f: FactView) -> Iterator[Hit]:
     if not (read or symptoms & {"fp32-matmul-warned", "fp32-requested"} or _tf32_measured(f)):
         return
     ampere = [g for g in cuda_gpus(f)
-              if isinstance(g.get("compute_capability"), str) and version_of(g["compute_capability"]) >= version_of("8.0")]
+              if isinstance(g.get("compute_capability"), str) and version_of(g["compute_capability"]) >= version_of(_min_cc("tf32"))]
     if precision == "highest" and ampere:
         proof = _tf32_measured(f)
         source = " (this release's default, from hpcdoctor's knowledge)" if "float32_matmul_precision" in (t.get("from_knowledge") or []) else ""
@@ -147,10 +148,15 @@ def _bf16_intent(f: FactView, seen):
               evidence={"ticket.line": seen["line"], "ticket.text": said[:160], "compute_capability": gpu["cc"]})
 
 
+def _min_cc(feature: str) -> str:
+    """The first compute capability with ``feature`` (bf16, tf32), from knowledge/thresholds.toml."""
+    return str(knowledge.load("thresholds")["compute_capability"][feature])
+
+
 def _lacks_bf16(f: FactView, name, cc, vendor="nvidia"):
     sku = f.gpu_datasheet(name or "")
     return (sku is not None and sku.get("has_bf16") is False) or (
-        vendor == "nvidia" and isinstance(cc, str) and version_of(cc) < version_of("8.0"))
+        vendor == "nvidia" and isinstance(cc, str) and version_of(cc) < version_of(_min_cc("bf16")))
 
 
 def _first_without_bf16(f: FactView, gpus):
