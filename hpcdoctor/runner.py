@@ -42,7 +42,7 @@ class CheckContext:
 
 
 @dataclass
-class ProbeResult:
+class CheckResult:
     name: str
     status: str = "pending"            # ok, unknown, error, timeout
     duration_s: float = 0.0
@@ -51,7 +51,7 @@ class ProbeResult:
     provides: tuple = ()
 
 
-def _run_one(mod: ModuleType, root: SysRoot, ctx: CheckContext, res: ProbeResult) -> None:
+def _run_one(mod: ModuleType, root: SysRoot, ctx: CheckContext, res: CheckResult) -> None:
     start = time.monotonic()
     try:
         facts = mod.collect(root, ctx)
@@ -70,13 +70,13 @@ def _run_one(mod: ModuleType, root: SysRoot, ctx: CheckContext, res: ProbeResult
     res.duration_s = round(time.monotonic() - start, 4)
 
 
-def run_checks(root: SysRoot, checks: Sequence[ModuleType], options: Options) -> Dict[str, ProbeResult]:
+def run_checks(root: SysRoot, checks: Sequence[ModuleType], options: Options) -> Dict[str, CheckResult]:
     """Run the checks in parallel, then the EXCLUSIVE ones (benchmarks) one at a time: a
     measurement that shares the CPUs with a concurrent torch import measures the import."""
     started = time.monotonic()
     ctx = CheckContext(options=options, deadline=options.deadline or started + options.budget)
     root.deadline = ctx.deadline
-    results: Dict[str, ProbeResult] = {}
+    results: Dict[str, CheckResult] = {}
     parallel = [m for m in checks if not getattr(m, "EXCLUSIVE", False)]
     exclusive = [m for m in checks if getattr(m, "EXCLUSIVE", False)]
     _run_batch(root, parallel, options, ctx, results)
@@ -86,12 +86,12 @@ def run_checks(root: SysRoot, checks: Sequence[ModuleType], options: Options) ->
 
 
 def _run_batch(root: SysRoot, checks: Sequence[ModuleType], options: Options, ctx: CheckContext,
-               results: Dict[str, ProbeResult]) -> None:
+               results: Dict[str, CheckResult]) -> None:
     started = time.monotonic()
     threads: List[tuple] = []
     for mod in checks:
         name = getattr(mod, "NAME", mod.__name__.rsplit(".", 1)[-1])
-        res = ProbeResult(name=name, provides=tuple(getattr(mod, "PROVIDES", (name,))))
+        res = CheckResult(name=name, provides=tuple(getattr(mod, "PROVIDES", (name,))))
         results[name] = res
         t = threading.Thread(target=_run_one, args=(mod, root, ctx, res), name=f"check-{name}", daemon=True)
         t.start()
@@ -114,7 +114,7 @@ def check_timeout(mod: ModuleType, options: Options) -> float:
     return float(fn(options)) if callable(fn) else float(getattr(mod, "TIMEOUT", 5.0))
 
 
-def merge_facts(results: Dict[str, ProbeResult]) -> Dict[str, Any]:
+def merge_facts(results: Dict[str, CheckResult]) -> Dict[str, Any]:
     """Top-level fact sections from every check. Lists that several checks provide (``gpus``, one
     per vendor) are concatenated. A vendor's Unknown stands only when no vendor found a GPU: "AMD
     tools not recorded" says nothing against eight NVIDIA GPUs that were read, and that vendor's
