@@ -60,27 +60,41 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _shared_options() -> Dict[str, argparse.ArgumentParser]:
+    """Option groups that several commands take, written once (argparse parent parsers)."""
+    target = argparse.ArgumentParser(add_help=False)
+    target.add_argument("--python", metavar="PATH", help="the interpreter your job runs (default: python3 on PATH)")
+    target.add_argument("--deep", action="store_true", help="import torch and initialise the GPU runtime (~5 s)")
+    judged = argparse.ArgumentParser(add_help=False)
+    judged.add_argument("--from", dest="sources", action="append", metavar="PATH",
+                        help="replay a snapshot folder or .tar.gz, or read pasted text ('-': stdin), "
+                             "instead of inspecting this node")
+    judged.add_argument("--select", action="append", metavar="RULES", help="only these rules (codes, prefixes or symbols)")
+    judged.add_argument("--ignore", action="append", metavar="RULES", help="skip these rules")
+    judged.add_argument("--config", metavar="FILE",
+                        help="site expectations (default: $HPCDOCTOR_CONFIG, /etc/hpcdoctor/config.toml)")
+    return {"target": target, "judged": judged}
+
+
+def _budget(parser: argparse.ArgumentParser, command: str, extra: str = "") -> None:
+    parser.add_argument("--budget", type=_seconds, default=None, metavar="SECONDS",
+                        help=f"hard limit for the whole run (default {budgets.COMMAND[command]:g}{extra})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="hpcdoctor", description="Diagnose and tune HPC and AI compute nodes.")
     p.add_argument("--version", action="version", version=f"hpcdoctor {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    shared = _shared_options()
+    node = [shared["target"], shared["judged"]]
 
-    c = sub.add_parser("check", help="inspect this node (or a snapshot) and report findings")
-    c.add_argument("--from", dest="sources", action="append", metavar="PATH",
-                   help="replay a snapshot folder or .tar.gz instead of inspecting this node")
-    c.add_argument("--python", metavar="PATH", help="the interpreter your job runs (default: python3 on PATH)")
-    c.add_argument("--deep", action="store_true", help="import torch and initialise the GPU runtime (~5 s)")
-    c.add_argument("--bench", choices=("quick", "full"), help="run micro-benchmarks (implies --deep)")
+    c = sub.add_parser("check", parents=node, help="inspect this node (or a snapshot) and report findings")
+    c.add_argument("--bench", choices=tuple(budgets.BENCH), help="run micro-benchmarks (implies --deep)")
     c.add_argument("--format", choices=FORMATS, default="terminal")
     c.add_argument("--output", "-o", metavar="FILE", help="write the --format output to FILE")
     c.add_argument("--fail-on", choices=("error", "warning", "advice", "never"), default="error",
                    help="exit 1 when a finding is at or above this severity (default: error)")
-    c.add_argument("--select", action="append", metavar="RULES", help="only these rules (codes, prefixes or symbols)")
-    c.add_argument("--ignore", action="append", metavar="RULES", help="skip these rules")
-    c.add_argument("--config", metavar="FILE", help="site expectations (default: $HPCDOCTOR_CONFIG, /etc/hpcdoctor/config.toml)")
-    c.add_argument("--budget", type=_seconds, default=None, metavar="SECONDS",
-                   help="hard limit for the whole run (default %g; %g with --bench quick, %g with --bench full)" % (
-                       budgets.COMMAND["check"], budgets.BENCH["quick"], budgets.BENCH["full"]))
+    _budget(c, "check", "; " + ", ".join(f"{v:g} with --bench {k}" for k, v in budgets.BENCH.items()))
     c.add_argument("--quiet", "-q", action="store_true", help="print only blocking findings, one line each")
     c.add_argument("--verbose", "-v", action="store_true", help="also list skipped rules and why")
     c.add_argument("--rank-report", action="store_true", help="one line about this task's placement (run under srun)")
@@ -89,36 +103,22 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--cluster-timeout", type=_seconds, default=60.0, metavar="SECONDS",
                    help="how long rank 0 waits for the other ranks (default 60)")
 
-    n = sub.add_parser("nhc", help="health check for Slurm/NHC: one drain-reason line and exit 1 on errors")
-    n.add_argument("--from", dest="sources", action="append", metavar="PATH")
-    n.add_argument("--python", metavar="PATH")
-    n.add_argument("--config", metavar="FILE")
-    n.add_argument("--select", action="append", metavar="RULES")
-    n.add_argument("--ignore", action="append", metavar="RULES")
-    n.add_argument("--budget", type=_seconds, default=None, metavar="SECONDS")
-    n.add_argument("--deep", action="store_true")
+    n = sub.add_parser("nhc", parents=node, help="health check for Slurm/NHC: one drain-reason line and exit 1 on errors")
+    _budget(n, "nhc")
 
     d = sub.add_parser("diff", help="compare two snapshots or JSON reports (good node against bad node)")
     d.add_argument("a", metavar="A")
     d.add_argument("b", metavar="B")
     d.add_argument("--format", choices=("terminal", "json"), default="terminal")
 
-    s = sub.add_parser("snapshot", help="record what the checks read into a folder or .tar.gz")
+    s = sub.add_parser("snapshot", parents=[shared["target"]], help="record what the checks read into a folder or .tar.gz")
     s.add_argument("out", metavar="OUT", help="folder to create, or a name ending in .tar.gz")
-    s.add_argument("--python", metavar="PATH")
-    s.add_argument("--deep", action="store_true")
-    s.add_argument("--budget", type=_seconds, default=None, metavar="SECONDS")
+    _budget(s, "snapshot")
     s.add_argument("--redact", action="store_true", help="also hide host names, serials, GPU UUIDs and user names")
 
-    v = sub.add_parser("env", help="print export lines for findings an environment variable fixes")
+    v = sub.add_parser("env", parents=node, help="print export lines for findings an environment variable fixes")
     v.add_argument("--shell", choices=("bash", "zsh", "fish", "csh"), default="bash")
-    v.add_argument("--from", dest="sources", action="append", metavar="PATH")
-    v.add_argument("--python", metavar="PATH")
-    v.add_argument("--select", action="append", metavar="RULES")
-    v.add_argument("--ignore", action="append", metavar="RULES")
-    v.add_argument("--config", metavar="FILE", help="site expectations (default: $HPCDOCTOR_CONFIG, /etc/hpcdoctor/config.toml)")
-    v.add_argument("--budget", type=_seconds, default=None, metavar="SECONDS")
-    v.add_argument("--deep", action="store_true")
+    _budget(v, "env")
 
     r = sub.add_parser("rules", help="list the rules")
     r.add_argument("--format", choices=("terminal", "json"), default="terminal")

@@ -85,7 +85,7 @@ def test_diff_cli_report_against_its_own_snapshot(tmp_path):
 
 def test_diff_refuses_other_schema_versions_and_foreign_files(tmp_path):
     a = report_of("check", "--from", CPU)
-    b = dict(a, schema_version="2.0")
+    b = dict(a, schema_version="1.0")  # a report from before the 2.0 renames
     (tmp_path / "a.json").write_text(json.dumps(a))
     (tmp_path / "b.json").write_text(json.dumps(b))
     res = run_cli("diff", str(tmp_path / "a.json"), str(tmp_path / "b.json"))
