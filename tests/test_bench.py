@@ -16,7 +16,7 @@ import pytest
 from conftest import NODES, torch_python
 from rulekit import facts, fired
 from hpcdoctor.checks import bench as bench_check
-from hpcdoctor.payload import bench_probe
+from hpcdoctor.payload import bench_allreduce, bench_probe
 
 PAYLOAD = bench_probe.__file__
 
@@ -43,9 +43,9 @@ def h100_with_bench(bench=None):
 
 
 def test_busbw_arithmetic():
-    assert bench_probe.busbw(100.0, 2) == 100.0
-    assert bench_probe.busbw(100.0, 8) == pytest.approx(175.0)
-    assert bench_probe.allreduce_sizes(64 << 20) == [8 << 10, 64 << 10, 512 << 10, 4 << 20, 32 << 20, 64 << 20]
+    assert bench_allreduce.busbw(100.0, 2) == 100.0
+    assert bench_allreduce.busbw(100.0, 8) == pytest.approx(175.0)
+    assert bench_allreduce.allreduce_sizes(64 << 20) == [8 << 10, 64 << 10, 512 << 10, 4 << 20, 32 << 20, 64 << 20]
 
 
 def test_healthy_h100_figures_pass_every_bench_rule():

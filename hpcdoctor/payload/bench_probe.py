@@ -27,13 +27,17 @@ would, or hangs it there.
 """
 
 import argparse
-import json
 import os
-import socket
-import statistics
 import sys
 import tempfile
 import time
+
+# The payload runs as a script in the job's Python, where hpcdoctor may not be installed: its sibling
+# modules are imported from its own folder, whether it runs as a script or is imported by a test.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_allreduce import allreduce  # noqa: E402
+from bench_timing import (MIN_SAMPLES, Budget, NoFit, emit, err, fit_device, is_oom,  # noqa: E402
+                          log, maybe_crash, secs, slowed, status, time_host, timed, would_take)
 
 TIERS = {
     # GEMM sizes that fill an H100-class chip; repeats; all-reduce sizes; CPU GEMM size; the most
@@ -46,154 +50,9 @@ TIERS = {
 CPU_N = {k: v["cpu_n"] for k, v in TIERS.items()}
 CPU_PROBE_N = 64       # the size of the first, timed call that sizes a CPU measurement: small
                        # enough to stay well under a second even at 1 GFLOP/s
-MIN_SAMPLES = 3        # fewer timed calls than this is not a figure
-RESERVE_S = 0.15       # kept back to write the last lines before the deadline
 GPU_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 CPU_CASES = ("fp32", "bf16", "fp32_bf16_fastmath")
 
-
-def log(msg):
-    sys.stderr.write("hpcdoctor bench: %s\n" % msg)
-    sys.stderr.flush()
-
-
-def status(msg):
-    sys.stderr.write("hpcdoctor bench-status: %s\n" % msg)
-    sys.stderr.flush()
-
-
-def emit(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-
-class Budget:
-    def __init__(self, seconds, started=None):
-        self.deadline = (started if started is not None else time.monotonic()) + seconds - RESERVE_S
-
-    def left(self):
-        return self.deadline - time.monotonic()
-
-
-class NoFit(Exception):
-    """A measurement that cannot fit what is left: its message is the reason."""
-
-
-def would_take(need, left, what=""):
-    return NoFit("%swould take about %s s, %s s left" % (what, _secs(need), _secs(max(0.0, left))))
-
-
-def _secs(s):
-    return "%.1f" % s if s < 10 else "%.0f" % s
-
-
-def err(exc):
-    text = str(exc).strip().splitlines()
-    return "%s: %s" % (type(exc).__name__, text[0][:300] if text else "")
-
-
-def is_oom(exc):
-    return "out of memory" in str(exc).lower() or type(exc).__name__ == "OutOfMemoryError"
-
-
-def _knob(var):
-    """{measurement name: value} from "name:value,name:value"."""
-    out = {}
-    for part in (os.environ.get(var) or "").split(","):
-        name, _, value = part.strip().rpartition(":")
-        if name:
-            out[name] = value
-    return out
-
-
-def slowed(fn, name):
-    """fn, repeated as HPCDOCTOR_BENCH_SLOW asks for this measurement (a test knob)."""
-    try:
-        times = max(1, int(_knob("HPCDOCTOR_BENCH_SLOW").get(name, 1)))
-    except ValueError:
-        times = 1
-    if times == 1:
-        return fn
-
-    def many():
-        for _ in range(times):
-            r = fn()
-        return r
-    return many
-
-
-def maybe_crash(name):
-    how = _knob("HPCDOCTOR_BENCH_CRASH").get(name)
-    if how == "kill":
-        import signal
-
-        os.kill(os.getpid(), signal.SIGKILL)
-    elif how == "hang":
-        while True:  # a wedged driver call: only the parent's deadline ends it
-            time.sleep(1)
-    elif how == "segv":
-        import ctypes
-        import faulthandler
-
-        faulthandler.disable()
-        ctypes.string_at(0)
-
-
-# --- timing -----------------------------------------------------------------------------------------
-
-def time_device(torch, fn, iters, repeats, warmup=3):
-    """Seconds per call of fn on the current GPU: events around `iters` calls, median of repeats."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    samples = []
-    for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iters):
-            fn()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) / 1000.0 / iters)
-    return statistics.median(samples)
-
-
-def fit_device(torch, fn, seconds, iters_cap, repeats_cap, warmup=3):
-    """Seconds per call of fn on the GPU, with as many events-timed calls as fit in `seconds`: one
-    call is timed first, and NoFit says how long the least measurement would take."""
-    t0 = time.monotonic()
-    one = time_device(torch, fn, 1, 1, warmup=0)  # the callers ran fn once already (GEMM: in gemm_case)
-    left = seconds - (time.monotonic() - t0)
-    calls = int(left / max(one, 1e-7))
-    if calls < warmup + MIN_SAMPLES:
-        raise would_take((warmup + MIN_SAMPLES) * one, left)
-    calls -= warmup
-    iters = min(iters_cap, max(1, calls // repeats_cap))
-    repeats = min(repeats_cap, max(MIN_SAMPLES, calls // iters))
-    return time_device(torch, fn, iters, repeats, warmup), iters * repeats
-
-
-def _timed(fn):
-    t0 = time.perf_counter()
-    fn()
-    return max(time.perf_counter() - t0, 1e-7)
-
-
-def time_host(fn, samples, per_sample=1, warmup=1):
-    """Seconds per call: `samples` timings of `per_sample` calls each, the median."""
-    for _ in range(warmup):
-        fn()
-    out = []
-    for _ in range(samples):
-        t0 = time.perf_counter()
-        for _ in range(per_sample):
-            fn()
-        out.append((time.perf_counter() - t0) / per_sample)
-    return statistics.median(out)
-
-
-# --- GPU GEMM ---------------------------------------------------------------------------------------
 
 def gemm_case(torch, dev, dtype_name, n):
     """(callable, flops per call) for one GEMM, or raise with the reason it cannot run."""
@@ -337,7 +196,7 @@ def cpu_gemm(torch, case, n_target, seconds, max_samples, name):
         a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
         fn = slowed(lambda: torch.matmul(a, b), name)
         fn()  # the first call builds oneDNN's kernels: not representative
-        one = _timed(fn)
+        one = timed(fn)
         while n < n_target:
             nxt = min(2 * n, n_target)
             need = one * (float(nxt) / n) ** 3 * (1 + MIN_SAMPLES)
@@ -345,7 +204,7 @@ def cpu_gemm(torch, case, n_target, seconds, max_samples, name):
                 break
             n = nxt
             a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
-            one = _timed(fn)
+            one = timed(fn)
         while True:
             per_sample = max(1, int(0.002 / one))  # keep each timing well above the clock's resolution
             left = deadline - time.monotonic()
@@ -360,7 +219,7 @@ def cpu_gemm(torch, case, n_target, seconds, max_samples, name):
             n //= 2
             a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
             fn()
-            one = _timed(fn)
+            one = timed(fn)
         samples = min(samples, max_samples)
         sec = time_host(fn, samples, per_sample, warmup=0)
     except NoFit as exc:
@@ -381,140 +240,6 @@ def cpu_gemm(torch, case, n_target, seconds, max_samples, name):
 
 
 # --- all-reduce -------------------------------------------------------------------------------------
-
-def busbw(algbw, n):
-    """nccl-tests' bus bandwidth for all-reduce: algbw x 2(n-1)/n."""
-    return algbw * 2.0 * (n - 1) / n
-
-
-def allreduce_sizes(max_bytes):
-    sizes, s = [], 8 << 10
-    while s <= max_bytes:
-        sizes.append(s)
-        s *= 8
-    if sizes and sizes[-1] != max_bytes:
-        sizes.append(max_bytes)
-    return sizes
-
-
-def _ar_rank(rank, world, port, backend, sizes, iters, result_path, deadline):
-    """One rank. Rank 0 appends one JSON line per size to result_path as it is measured; every rank
-    agrees on the iterations each size can afford before the deadline (time.monotonic is one clock
-    for all processes of the machine), so none waits on a collective another skipped."""
-    import datetime
-
-    import torch
-    import torch.distributed as dist
-
-    dist.init_process_group(backend, init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=60))
-    gpu = backend in ("nccl", "rccl")
-    if gpu:
-        torch.cuda.set_device(rank)
-    dev = torch.device("cuda", rank) if gpu else torch.device("cpu")
-
-    def sync():
-        if gpu:
-            torch.cuda.synchronize()
-
-    out = open(result_path, "a") if rank == 0 else None
-    for nbytes in sizes:
-        t = torch.randn(nbytes // 4, device=dev)
-        t0 = time.perf_counter()
-        dist.all_reduce(t)
-        sync()
-        one = time.perf_counter() - t0
-        # the slowest rank's call and the least time left, agreed by all
-        agree = torch.tensor([one, -(deadline - time.monotonic())], device=dev, dtype=torch.float64)
-        dist.all_reduce(agree, op=dist.ReduceOp.MAX)
-        one, left = float(agree[0].item()), -float(agree[1].item())
-        fit = min(iters, int(left / max(one, 1e-7)) - 3)
-        if fit < MIN_SAMPLES:
-            if out:
-                out.write(json.dumps({"stopped": "%d bytes %s" % (nbytes, would_take((3 + MIN_SAMPLES) * one, left))}) + "\n")
-            break
-        for _ in range(2):
-            dist.all_reduce(t)
-        sync()
-        dist.barrier()
-        t0 = time.perf_counter()
-        for _ in range(fit):
-            dist.all_reduce(t)
-        sync()
-        sec = (time.perf_counter() - t0) / fit
-        # The slowest rank sets the time of a collective.
-        worst = torch.tensor([sec], device=dev, dtype=torch.float64)
-        dist.all_reduce(worst, op=dist.ReduceOp.MAX)
-        sec = float(worst.item())
-        alg = nbytes / sec / 1e9
-        if out:
-            out.write(json.dumps({"bytes": nbytes, "time_us": round(sec * 1e6, 2), "algbw_gbs": round(alg, 3),
-                                  "busbw_gbs": round(busbw(alg, world), 3), "iters": fit}) + "\n")
-            out.flush()
-    if out:
-        out.close()
-    dist.destroy_process_group()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def allreduce(torch, world, backend, max_bytes, iters, seconds, import_s=0.0):
-    if world < 2:
-        return {"not_applicable": "one device: an all-reduce has nobody to talk to"}
-    # Each rank is a new Python that imports torch, all at once: at least this payload's own
-    # import time, more where the ranks share few cores.
-    start_s = 1.5 * import_s + 0.5
-    if start_s > seconds:
-        return {"skipped": "starting %d ranks %s" % (world, would_take(start_s, seconds)),
-                "backend": backend, "world_size": world}
-    import torch.multiprocessing as mp
-
-    sizes = allreduce_sizes(max_bytes)
-    out = {"backend": backend, "world_size": world}
-    deadline = time.monotonic() + seconds
-    fd, path = tempfile.mkstemp(prefix="hpcdoctor-ar-", suffix=".json")
-    os.close(fd)
-    try:
-        # the ranks stop measuring a little before the payload stops waiting for them
-        ctx = mp.start_processes(_ar_rank, args=(world, free_port(), backend, sizes, iters, path, deadline - 0.3),
-                                 nprocs=world, join=False, start_method="spawn")
-        try:
-            while not ctx.join(timeout=0.2):
-                if time.monotonic() > deadline:
-                    for p in ctx.processes:
-                        p.kill()
-                    out["stopped"] = ("not finished within its %s s share of the budget (the ranks start a "
-                                      "Python and import torch each)" % _secs(seconds))
-                    break
-        except Exception as exc:
-            out["stopped"] = err(exc)
-        rows = []
-        with open(path) as fh:
-            for line in fh:
-                try:
-                    row = json.loads(line)
-                except ValueError:
-                    continue  # a rank killed mid-line
-                if "stopped" in row:
-                    out["stopped"] = row["stopped"]
-                else:
-                    rows.append(row)
-    except Exception as exc:
-        return dict(out, stopped=err(exc))
-    finally:
-        os.unlink(path)
-    out["results"] = rows
-    if not rows:
-        out.setdefault("stopped", "no size measured")
-        out = {"skipped": out["stopped"], "backend": backend, "world_size": world}
-    return out
-
 
 # --- locking ----------------------------------------------------------------------------------------
 
@@ -590,17 +315,17 @@ class Runner:
             left = self.budget.left()
             share = left * weight / sum(w for _, _, w, _ in self.plan[k:])
             emit({"start": name, "left_s": round(left, 2)})
-            status("%d/%d %s, %s s of the budget left" % (k + 1, total, name, _secs(max(0.0, left))))
+            status("%d/%d %s, %s s of the budget left" % (k + 1, total, name, secs(max(0.0, left))))
             maybe_crash(name)
             if left <= 0.05:
-                value = {"skipped": "the budget was spent before it (%s s)" % _secs(self.budget_s)}
+                value = {"skipped": "the budget was spent before it (%s s)" % secs(self.budget_s)}
             else:
                 try:
                     value = fn(share)
                 except Exception as exc:
                     value = {"skipped": err(exc)}
             emit({"at": path, "value": value, "name": name})
-            log("%d/%d %s; %s s left" % (k + 1, total, describe(name, value), _secs(max(0.0, self.budget.left()))))
+            log("%d/%d %s; %s s left" % (k + 1, total, describe(name, value), secs(max(0.0, self.budget.left()))))
 
 
 def main():
@@ -617,7 +342,7 @@ def main():
     emit({"at": ["payload"], "value": "bench_probe"})
     emit({"at": ["tier"], "value": args.tier})
     emit({"at": ["budget_s"], "value": args.budget})
-    status("importing torch, %s s of the budget left" % _secs(max(0.0, budget.left())))
+    status("importing torch, %s s of the budget left" % secs(max(0.0, budget.left())))
     t_import = time.monotonic()
     try:
         import torch
