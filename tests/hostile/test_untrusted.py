@@ -396,7 +396,7 @@ def test_recorded_output_over_the_limit_is_refused_with_its_reason(tmp_path):
 @pytest.mark.slow  # a 9 MiB paste in a fresh process, its peak memory measured
 def test_paste_of_a_thousand_gpus_is_read_whole(tmp_path):
     # Between 8 and 16 MiB a paste used to be cut at 8 MiB in silence (609 of 1000 GPUs).
-    src = (Path(__file__).parent / "fixtures" / "public" / "nvsmi" / "gls_8xH100-SXM_nvsmi_a_565.txt").read_text()
+    src = (Path(__file__).parent.parent / "fixtures" / "public" / "nvsmi" / "gls_8xH100-SXM_nvsmi_a_565.txt").read_text()
     head, *blocks = re.split(r"(?m)^(?=GPU [0-9A-F]{8}:)", src)
     n = 1000
     head = re.sub(r"(Attached GPUs\s*: )\d+", lambda m: m.group(1) + str(n), head)

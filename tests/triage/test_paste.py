@@ -188,7 +188,7 @@ def test_nvidia_smi_table_matches_the_xml_of_the_same_node():
 def test_terminal_paste_report_groups_what_was_not_judged():
     # A real ticket whose only readable line is flash-attn's refusal (X-R1#45): the terminal reply
     # names the GPU sources tried for both vendors and one line per missing fact, not 40 rules.
-    path = Path(__file__).parent / "fixtures" / "tickets" / "x-r1-45-v100-flash-attn-ampere-only.txt"
+    path = Path(__file__).parent.parent / "fixtures" / "tickets" / "x-r1-45-v100-flash-attn-ampere-only.txt"
     res = run_cli("check", "--from", str(path))
     out = res.stdout
     assert res.returncode == 1 and "pasted text" in out.splitlines()[0]
