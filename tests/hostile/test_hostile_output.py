@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import NODES, run_cli, run_main
+from conftest import NODES, run_main
 from hpcdoctor import engine
 from hpcdoctor.facts import FactView
 from hpcdoctor.report import envlines, markdown, safe
@@ -190,7 +190,7 @@ def test_diff_shows_hostile_values_escaped(tmp_path):
     b.write_text(json.dumps({"schema_version": 1, "facts": {"gpus": [{"name": "H100\x1b]52;c;eA==\x07"}]},
                              "findings": [{"code": "X1", "symbol": "x", "severity": "error",
                                            "message": "m\x1b[2J", "subject": "s\x9b"}]}))
-    res = run_cli("diff", str(a), str(b))
+    res = run_main("diff", str(a), str(b))
     assert "\x1b" not in res.stdout and "\x9b" not in res.stdout
     assert "\\x1b]52" in res.stdout
 
