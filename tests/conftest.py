@@ -39,6 +39,46 @@ def run_cli(*args: str, env=None, timeout: float = 60, input: str = None):
                           env=full_env, timeout=timeout, input=input)
 
 
+def run_main(*args: str, env=None, input: str = None):
+    """`run_cli` in this process: the same arguments through the CLI's own entry point
+    (hpcdoctor.cli.main), with stdin, stdout and stderr as UTF-8 byte streams like a pipe's, the
+    environment run_cli gives a child, and the exit status SystemExit or main() gives. For tests of
+    what a command prints and returns; what only a process has (signals, hangs, peak memory, a
+    closed pipe, the interpreter run_cli starts) stays with run_cli. No timeout: never use it for
+    a live check that can hang."""
+    import contextlib
+    import io
+    import traceback
+
+    from hpcdoctor import cli
+    from hpcdoctor.knowledge import gpus
+
+    saved_env, saved_site = dict(os.environ), list(gpus._site)
+    os.environ.pop("NO_COLOR", None)
+    os.environ.update(env or {})
+    stdin = io.TextIOWrapper(io.BytesIO((input or "").encode()), encoding="utf-8")
+    out, err = (io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True) for _ in range(2))
+    saved_stdin, sys.stdin = sys.stdin, stdin
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                rc = cli.main(list(args))
+            except SystemExit as exc:  # argparse's --help, --version and usage errors
+                rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+                if isinstance(exc.code, str):
+                    err.write(exc.code + "\n")
+            except Exception:  # what a child would print before exiting 1
+                rc = 1
+                err.write(traceback.format_exc())
+    finally:
+        sys.stdin = saved_stdin
+        os.environ.clear()
+        os.environ.update(saved_env)
+        gpus._site[:] = saved_site  # a site's [[gpu]] entries are module state: never leak into later tests
+    return subprocess.CompletedProcess(["hpcdoctor", *args], rc, out.buffer.getvalue().decode("utf-8"),
+                                       err.buffer.getvalue().decode("utf-8"))
+
+
 def report_of(*args: str, **kw) -> dict:
     """The JSON report of a command. `check --from PATH` (with `--fail-on never` at most) runs in
     this process through the CLI's entry point (conftest's triage); anything else, or any

@@ -1,4 +1,4 @@
-"""Hostile inputs generated on the spot, shared by the tests (tests/test_untrusted.py) and the
+"""Hostile inputs generated on the spot, shared by the tests (tests/hostile/test_untrusted.py) and the
 before/after measurement (bench/hostile.py), so both measure the very same input."""
 
 from __future__ import annotations

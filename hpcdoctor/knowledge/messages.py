@@ -3,7 +3,7 @@
 One TOML file per family in ``messages/`` (CUDA runtime and driver errors, HIP, NVML, nvidia-smi,
 Xid, NCCL, torch, frameworks), each built from the code or document that emits the messages, so a
 message is known because its emitter defines it, not because a ticket once showed it. The schema
-is ``messages/README.md``; ``tests/test_messages_catalogue.py`` holds every file to it.
+is ``messages/README.md``; ``tests/knowledge/test_messages_catalogue.py`` holds every file to it.
 
 A family has *forms* (the ways its messages are printed: torch's ``CUDA error: <text>``, the kernel
 log's ``NVRM: Xid (...): <code>``), whose named groups (``name``, ``code`` or ``message``) pick an

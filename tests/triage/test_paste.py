@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NODES, PUBLIC, report_of, run_cli
+from conftest import NODES, PUBLIC, report_of, run_main
 from hpcdoctor.triage.paste import recognise
 
 H100 = NODES / "h100-kvm-1gpu" / "cmd"
@@ -83,20 +83,20 @@ def test_cut_off_paste_keeps_what_is_there(tmp_path):
 
 def test_several_from_and_stdin(tmp_path):
     a = _paste(tmp_path, H100 / "collect_env.txt", name="a.txt")
-    res = run_cli("check", "--from", a, "--from", "-", "--format", "json", input=(H100 / "nvsmi_q.txt").read_text())
+    res = run_main("check", "--from", a, "--from", "-", "--format", "json", input=(H100 / "nvsmi_q.txt").read_text())
     doc = json.loads(res.stdout)
     assert any("stdin: nvidia-smi -q" in r for r in doc["source"]["recognised"])
 
 
 def test_markdown_reply_for_a_paste():
-    res = run_cli("check", "--from", str(NVSMI / "gpud_a10_nvsmi_q_remapped_rows_unc4_pending.txt"), "--format", "markdown")
+    res = run_main("check", "--from", str(NVSMI / "gpud_a10_nvsmi_q_remapped_rows_unc4_pending.txt"), "--format", "markdown")
     assert res.stdout.index("### ERROR") < res.stdout.index("### What was read") < res.stdout.index("### Node")
     assert "nvidia-smi -r -i 0" in res.stdout
 
 
 def test_two_machines_in_one_paste_is_refused(tmp_path):
     path = _paste(tmp_path, H100 / "collect_env.txt", NVSMI / "gpud_a10_nvsmi_q_remapped_rows_unc4_pending.txt")
-    res = run_cli("check", "--from", path)
+    res = run_main("check", "--from", path)
     assert res.returncode == 2 and "describe different machines" in res.stderr and res.stderr.count("\n") == 1
 
 
@@ -105,7 +105,7 @@ def test_two_machines_in_one_paste_is_refused(tmp_path):
 def test_bad_pastes(tmp_path, content, needle):
     path = tmp_path / "x.txt"
     path.write_bytes(content.encode())
-    res = run_cli("check", "--from", str(path))
+    res = run_main("check", "--from", str(path))
     assert res.returncode == 2 and needle in res.stderr and "Traceback" not in res.stderr
 
 
@@ -188,8 +188,8 @@ def test_nvidia_smi_table_matches_the_xml_of_the_same_node():
 def test_terminal_paste_report_groups_what_was_not_judged():
     # A real ticket whose only readable line is flash-attn's refusal (X-R1#45): the terminal reply
     # names the GPU sources tried for both vendors and one line per missing fact, not 40 rules.
-    path = Path(__file__).parent / "fixtures" / "tickets" / "x-r1-45-v100-flash-attn-ampere-only.txt"
-    res = run_cli("check", "--from", str(path))
+    path = Path(__file__).parent.parent / "fixtures" / "tickets" / "x-r1-45-v100-flash-attn-ampere-only.txt"
+    res = run_main("check", "--from", str(path))
     out = res.stdout
     assert res.returncode == 1 and "pasted text" in out.splitlines()[0]
     gpus = next(ln for ln in out.splitlines() if ln.startswith("GPUs"))
@@ -199,5 +199,5 @@ def test_terminal_paste_report_groups_what_was_not_judged():
     counted = sum(int(ln.split("(", 1)[1].split(")", 1)[0]) for ln in grouped)
     doc = report_of("check", "--from", str(path))
     assert counted == len(doc["skipped"]) and len(grouped) < len(doc["skipped"])
-    verbose = run_cli("check", "--from", str(path), "--verbose").stdout
+    verbose = run_main("check", "--from", str(path), "--verbose").stdout
     assert sum(ln.startswith("- skipped ") for ln in verbose.splitlines()) == len(doc["skipped"])

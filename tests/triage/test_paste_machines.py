@@ -4,7 +4,7 @@ the same output twice, are read. Every input is a real recording put side by sid
 
 from __future__ import annotations
 
-from conftest import NODES, PUBLIC, report_of, run_cli
+from conftest import NODES, PUBLIC, report_of, run_main
 
 PASTES = NODES.parent / "pastes"
 H100_8 = PASTES / "vllm-dstack-8xh100-collect_env-indented.txt"     # 8 x H100, driver 550.90.12, Xeon 8480+
@@ -30,20 +30,20 @@ def _refused(res, *words):
 
 
 def test_nvidia_smi_table_beside_another_machines_collect_env_is_refused(tmp_path):
-    err = _refused(run_cli("check", "--from", str(_joined(tmp_path, H100_TABLE, H100_8))))
+    err = _refused(run_main("check", "--from", str(_joined(tmp_path, H100_TABLE, H100_8))))
     assert "8 GPU(s)" in err or "580.159.04" in err
 
 
 def test_lscpu_beside_a_collect_env_whose_own_lscpu_says_another_cpu_is_refused(tmp_path):
-    _refused(run_cli("check", "--from", str(_joined(tmp_path, EPYC_LSCPU, H100_8))), "CPU", "EPYC 7V73X", "8480+")
+    _refused(run_main("check", "--from", str(_joined(tmp_path, EPYC_LSCPU, H100_8))), "CPU", "EPYC 7V73X", "8480+")
 
 
 def test_two_reports_in_one_file_are_refused(tmp_path):
-    _refused(run_cli("check", "--from", str(_joined(tmp_path, A10, H100_8))), "A10")
+    _refused(run_main("check", "--from", str(_joined(tmp_path, A10, H100_8))), "A10")
 
 
 def test_two_files_of_two_machines_are_refused():
-    _refused(run_cli("check", "--from", str(A10), "--from", str(H100_8)), "A10")
+    _refused(run_main("check", "--from", str(A10), "--from", str(H100_8)), "A10")
 
 
 def test_the_same_report_twice_is_one_machine(tmp_path):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import NODES, alarms, report_of, run_cli, ticket
+from conftest import NODES, alarms, report_of, run_main, ticket
 from hpcdoctor.triage.paste import find_symptoms, read_text, recognise
 from rulekit import facts, fired
 
@@ -123,7 +123,7 @@ def test_two_hosts_are_named_when_two_machines_are_pasted(tmp_path):
     both.write_text(ticket("efficientps-15-torch14-pypi-single-healthy").read_text(encoding="utf-8") + "\n"
                     + ticket("sglang-14665-h100nvl-cu129-driver550-healthy").read_text(encoding="utf-8"),
                     encoding="utf-8")
-    res = run_cli("check", "--from", str(both))
+    res = run_main("check", "--from", str(both))
     assert res.returncode == 2 and "Traceback" not in res.stderr
     err = res.stderr.strip()
     assert len(err.splitlines()) == 1 and "different machines" in err
@@ -155,7 +155,7 @@ def test_dataloader_shm_is_shm_too_small(name, words):
 
 
 def test_a_dataloader_ticket_without_a_shm_message_stays_silent():
-    res = run_cli("check", "--from", str(ticket("pytorch-53894-dataloader-segfault-18-healthy")), "--format", "json")
+    res = run_main("check", "--from", str(ticket("pytorch-53894-dataloader-segfault-18-healthy")), "--format", "json")
     assert "Traceback" not in res.stderr
     if res.returncode != 2:
         assert "shm-too-small" not in alarms(ticket("pytorch-53894-dataloader-segfault-18-healthy"))

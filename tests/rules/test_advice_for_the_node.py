@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import NODES, report_of, run_cli
+from conftest import NODES, report_of, run_main
 from hpcdoctor import engine
 from hpcdoctor.report import envlines, rank
 from rulekit import fired, with_env
@@ -36,7 +36,7 @@ def test_eight_threads_on_two_allowed_cpus_fire_and_show_in_the_rank_report():
 
 
 def test_rank_report_json_prints_json():
-    res = run_cli("check", "--rank-report", "--format", "json", "--from", str(NODES / "h100-kvm-1gpu"))
+    res = run_main("check", "--rank-report", "--format", "json", "--from", str(NODES / "h100-kvm-1gpu"))
     record = json.loads(res.stdout)
     assert record["host"] == "vm" and record["cpus"] == "0-15" and isinstance(record["findings"], list)
 
@@ -46,11 +46,11 @@ def test_a_rule_severity_is_one_story_in_rules_explain_and_findings():
     thr001 = engine.find_rule(rules, "THR001")
     (f,) = fired("omp-threads-unset", with_env("h100-kvm-1gpu", {"LOCAL_WORLD_SIZE": "8", "LOCAL_RANK": "0"}))
     assert f.severity == "warning" and f.severity in thr001.also
-    explain = run_cli("explain", "THR001").stdout.splitlines()[0]
+    explain = run_main("explain", "THR001").stdout.splitlines()[0]
     assert "advice (warning when several ranks share this node)" in explain
-    listing = json.loads(run_cli("rules", "--format", "json").stdout)
+    listing = json.loads(run_main("rules", "--format", "json").stdout)
     assert next(r for r in listing if r["code"] == "THR001")["also"] == thr001.also
-    table = [ln for ln in run_cli("rules").stdout.splitlines() if "THR001" in ln]
+    table = [ln for ln in run_main("rules").stdout.splitlines() if "THR001" in ln]
     assert "advice/warning" in table[0]
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NODES, PUBLIC, report_of, run_cli
+from conftest import NODES, PUBLIC, report_of, run_cli, run_main
 from rulekit import facts, fired, nvsmi_node
 from hpcdoctor import config
 from hpcdoctor.facts import FactView
@@ -39,7 +39,7 @@ def test_config_typo_on_cli_is_one_line_exit_2(tmp_path):
 
 
 def test_config_ignore_list(tmp_path):
-    res = run_cli("check", "--from", str(NODES / "cpu-kvm-2core"), "--fail-on", "advice", "-q",
+    res = run_main("check", "--from", str(NODES / "cpu-kvm-2core"), "--fail-on", "advice", "-q",
                   "--config", _cfg(tmp_path, "[rules]\nignore = [\"CPU001\", \"login-node\"]\n"))
     assert res.returncode == 0 and res.stdout == ""
 
@@ -95,10 +95,10 @@ def test_nccl_known_issue(tmp_path):
 
 
 def test_env_command_never_overrides_user_values():
-    res = run_cli("env", "--from", str(NODES / "cpu-kvm-2core"))
+    res = run_main("env", "--from", str(NODES / "cpu-kvm-2core"))
     assert res.returncode == 0
     assert "export DNNL_DEFAULT_FPMATH_MODE=BF16" in res.stdout
-    res = run_cli("env", "--shell", "fish", "--from", str(NODES / "cpu-kvm-2core"))
+    res = run_main("env", "--shell", "fish", "--from", str(NODES / "cpu-kvm-2core"))
     assert "set -gx DNNL_DEFAULT_FPMATH_MODE BF16" in res.stdout
 
 

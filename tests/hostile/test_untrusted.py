@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NODES, run_cli
+from conftest import NODES, run_cli, run_main
 from hostile_inputs import header_bundle as hostile_header_bundle
 from hpcdoctor.parse import cpulist, nvsmi_xml
 from hpcdoctor.sysroot import Missing, ReplaySysRoot, SnapshotError
@@ -96,7 +96,7 @@ def test_entities_refused_in_any_encoding(encoding):
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1", "0", "NaN"])
 def test_budget_must_be_finite_and_positive(value):
-    res = run_cli("check", "--budget", value, "--from", str(NODES / "cpu-kvm-2core"))
+    res = run_main("check", "--budget", value, "--from", str(NODES / "cpu-kvm-2core"))
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "budget" in res.stderr, res.stderr
 
 
@@ -114,7 +114,7 @@ def test_json_report_never_holds_nan(tmp_path):
     snap = _snapshot_with_probe(tmp_path, "statvfs_dev_shm", '{"size_bytes": NaN}')
     (snap / "meta.json").write_text(json.dumps({"format": "hpcdoctor-snapshot", "version": 1}))
     assert math.isnan(ReplaySysRoot(snap).probe("statvfs_dev_shm", dict)["size_bytes"])
-    res = run_cli("check", "--from", str(snap), "--format", "json")
+    res = run_main("check", "--from", str(snap), "--format", "json")
     assert res.returncode in (0, 1), res.stderr
     assert "NaN" not in res.stdout and "Infinity" not in res.stdout
     doc = json.loads(res.stdout, parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
@@ -133,11 +133,11 @@ def test_lone_surrogate_in_a_fact_is_written_escaped(tmp_path):
     snap = _snapshot_with_probe(tmp_path, "hostname", '"gpu\\ud800node"')
     for fmt in ("markdown", "json", "terminal"):
         out = tmp_path / f"r.{fmt}"
-        res = run_cli("check", "--from", str(snap), "--format", fmt, "-o", str(out))
+        res = run_main("check", "--from", str(snap), "--format", fmt, "-o", str(out))
         assert res.returncode in (0, 1) and "UnicodeEncodeError" not in res.stderr, res.stderr
         assert out.exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".r.")] == []  # no temp file left
-    res = run_cli("check", "--from", str(snap))
+    res = run_main("check", "--from", str(snap))
     assert res.returncode in (0, 1) and "UnicodeEncodeError" not in res.stderr, res.stderr
 
 
@@ -146,7 +146,7 @@ def test_unknown_snapshot_version_is_refused_in_one_line(tmp_path, version):
     snap = tmp_path / "snap"
     snap.mkdir()
     (snap / "meta.json").write_text(json.dumps({"format": "hpcdoctor-snapshot", "version": version}))
-    res = run_cli("check", "--from", str(snap))
+    res = run_main("check", "--from", str(snap))
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "version" in res.stderr, res.stderr
 
 
@@ -249,7 +249,10 @@ def collect(root, ctx):
 '''
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+# Each signal costs 2-3 s of real processes: SIGTERM (what a scheduler sends first) stays in the
+# fast run, SIGHUP and SIGINT run with the slow tests (CI runs them all).
+@pytest.mark.parametrize("signum", [signal.SIGTERM, pytest.param(signal.SIGHUP, marks=pytest.mark.slow),
+                                    pytest.param(signal.SIGINT, marks=pytest.mark.slow)])
 def test_stop_signal_cleans_children_and_temporary_folders(tmp_path, signum):
     marker = f"hpcdoctor-signal-marker-{os.getpid()}-{int(signum)}"
     env = _fake_tool(tmp_path, "nvidia-smi", f"sh -c 'sleep 600; : {marker}'\n")
@@ -288,7 +291,7 @@ def test_stop_signal_cleans_children_and_temporary_folders(tmp_path, signum):
 def test_oversized_extended_header_is_refused_before_it_is_read(tmp_path, kind):
     # Only the header is there (a few hundred bytes): refusing it must not need its content.
     bundle = hostile_header_bundle(tmp_path / "h.tar.gz", 3 << 30, kind, data=False)
-    res = run_cli("check", "--from", str(bundle))
+    res = run_main("check", "--from", str(bundle))
     assert res.returncode == 2 and "extended header of 3221225472 bytes" in res.stderr, res.stderr
     assert res.stderr.count("\n") == 1
 
@@ -322,7 +325,7 @@ def test_sparse_members_are_refused(tmp_path):
     info.type, info.size = tarfile.GNUTYPE_SPARSE, 0
     raw = info.tobuf(format=tarfile.GNU_FORMAT) + b"\0" * 1024
     (tmp_path / "s.tar.gz").write_bytes(gzip.compress(raw))
-    res = run_cli("check", "--from", str(tmp_path / "s.tar.gz"))
+    res = run_main("check", "--from", str(tmp_path / "s.tar.gz"))
     assert res.returncode == 2 and "special files" in res.stderr, res.stderr
 
 
@@ -363,7 +366,7 @@ def test_no_way_into_a_snapshot_follows_a_link_out_of_it(tmp_path, link):
         target.unlink()
     target.parent.mkdir(parents=True, exist_ok=True)
     target.symlink_to(outside_dir if link == "fs/proc" else secret)
-    res = run_cli("check", "--from", str(snap), "--format", "json")
+    res = run_main("check", "--from", str(snap), "--format", "json")
     assert "OUTSIDE-SECRET" not in res.stdout + res.stderr
     if link in ("meta.json", "cmd/index.json"):
         assert res.returncode == 2 and "outside the snapshot" in res.stderr, res.stderr
@@ -396,7 +399,7 @@ def test_recorded_output_over_the_limit_is_refused_with_its_reason(tmp_path):
 @pytest.mark.slow  # a 9 MiB paste in a fresh process, its peak memory measured
 def test_paste_of_a_thousand_gpus_is_read_whole(tmp_path):
     # Between 8 and 16 MiB a paste used to be cut at 8 MiB in silence (609 of 1000 GPUs).
-    src = (Path(__file__).parent / "fixtures" / "public" / "nvsmi" / "gls_8xH100-SXM_nvsmi_a_565.txt").read_text()
+    src = (Path(__file__).parent.parent / "fixtures" / "public" / "nvsmi" / "gls_8xH100-SXM_nvsmi_a_565.txt").read_text()
     head, *blocks = re.split(r"(?m)^(?=GPU [0-9A-F]{8}:)", src)
     n = 1000
     head = re.sub(r"(Attached GPUs\s*: )\d+", lambda m: m.group(1) + str(n), head)
@@ -430,14 +433,14 @@ def test_diff_of_long_lists_is_not_quadratic(tmp_path):
     out = res.stdout.decode()
     assert "+1 +3 +5" in out and "(and 89950 more)" in out
     assert wall < 10, wall
-    full = json.loads(run_cli("diff", str(a), str(b), "--format", "json").stdout)
+    full = json.loads(run_main("diff", str(a), str(b), "--format", "json").stdout)
     assert len(full["facts"][0]["b"]) == 45_000
 
 
 def test_diff_refuses_what_no_report_is(tmp_path):
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000 + "]" * 100_000)
-    res = run_cli("diff", str(deep), str(deep))
+    res = run_main("diff", str(deep), str(deep))
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr, res.stderr
 
 

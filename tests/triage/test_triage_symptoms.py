@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from conftest import NODES, run_cli, ticket
+from conftest import NODES, run_main, ticket
 from hpcdoctor import knowledge
 from hpcdoctor.parse.collect_env import parse_collect_env
 from hpcdoctor.triage.paste import find_symptoms, read_text, recognise
@@ -193,6 +193,6 @@ def test_a_paste_over_the_limit_and_prose_alone_get_one_line(tmp_path):
     prose = tmp_path / "prose.txt"
     prose.write_text("My training job is slow since yesterday, what should I check?\n")
     for path, word in ((big, "16 MiB"), (prose, "nothing hpcdoctor can read")):
-        res = run_cli("check", "--from", str(path))
+        res = run_main("check", "--from", str(path))
         assert res.returncode == 2 and "Traceback" not in res.stderr
         assert len(res.stderr.strip().splitlines()) == 1 and word in res.stderr, res.stderr

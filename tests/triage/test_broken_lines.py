@@ -16,7 +16,7 @@ import json
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_main
 from test_triage_corpus import MANIFEST, TICKETS
 
 WIDTHS = (33, 80)
@@ -115,7 +115,7 @@ def test_a_broken_line_is_said_not_guessed(tmp_path):
     text = (TICKETS / "pytorch-121067-macos-email-wrapped-healthy.txt").read_text(encoding="utf-8")
     path = tmp_path / "broken.txt"
     path.write_text(hard_wrap(text, 33), encoding="utf-8")
-    res = run_cli("check", "--from", str(path), "--format", "json", env={"NO_COLOR": "1"})
+    res = run_main("check", "--from", str(path), "--format", "json", env={"NO_COLOR": "1"})
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
     doc = json.loads(res.stdout)
     assert not doc["findings"] or not _alarms(doc)

@@ -11,7 +11,7 @@ import tracemalloc
 
 import pytest
 
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, run_cli, run_main
 from test_untrusted import measured
 from hpcdoctor import envfilter
 from hpcdoctor.triage import machines as paste_machines
@@ -206,7 +206,7 @@ def test_json_nested_deeper_than_any_report_is_refused_in_one_line(tmp_path):
     a.write_text('{"schema_version": "1.0", "findings": [], "unknown": {}, "facts": {"a": %s}}' % deep)
     b = tmp_path / "b.json"
     b.write_text('{"schema_version": "1.0", "findings": [], "unknown": {}, "facts": {"a": 1}}')
-    res = run_cli("diff", str(a), str(b))
+    res = run_main("diff", str(a), str(b))
     assert res.returncode == 2 and "deeper than 64 levels" in res.stderr, res.stderr[-300:]
     assert len(res.stdout) < 1000
 
@@ -259,7 +259,7 @@ def test_a_line_break_in_a_value_injects_nothing_into_a_snapshot(tmp_path):
         blob = b"".join(tar.extractfile(m).read() for m in tar if m.isfile()).decode("utf-8", "replace")
     assert "rawjwt-66123" not in blob
     assert "\nOMP_NUM_THREADS=999" not in blob
-    doc = json.loads(run_cli("check", "--from", str(tmp_path / "s.tar.gz"), "--format", "json").stdout)
+    doc = json.loads(run_main("check", "--from", str(tmp_path / "s.tar.gz"), "--format", "json").stdout)
     assert doc["facts"]["env"]["vars"].get("OMP_NUM_THREADS") != "999"
 
 
@@ -301,7 +301,7 @@ def test_output_over_an_existing_file_keeps_its_mode(tmp_path):
     out = tmp_path / "report.json"
     out.write_text("old")
     os.chmod(out, 0o644)
-    run_cli("check", "--from", str(NODES / "cpu-kvm-2core"), "--format", "json", "--output", str(out))
+    run_main("check", "--from", str(NODES / "cpu-kvm-2core"), "--format", "json", "--output", str(out))
     assert st.S_IMODE(out.stat().st_mode) == 0o644 and out.read_text().startswith("{")
 
 

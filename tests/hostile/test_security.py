@@ -9,7 +9,7 @@ import tarfile
 
 import pytest
 
-from conftest import NODES, run_cli
+from conftest import NODES, run_cli, run_main
 from hpcdoctor import pipeline
 from hpcdoctor.snapshot import redact
 from hpcdoctor.runner import Options
@@ -110,14 +110,14 @@ def test_member_claiming_gigabytes_is_refused_before_reading(tmp_path):
     import gzip
 
     (tmp_path / "big.tar.gz").write_bytes(gzip.compress(raw.getvalue()))
-    res = run_cli("check", "--from", str(tmp_path / "big.tar.gz"))
+    res = run_main("check", "--from", str(tmp_path / "big.tar.gz"))
     assert res.returncode == 2 and "over the limit" in res.stderr and "Traceback" not in res.stderr
 
 
 @pytest.mark.parametrize("content", [b"", b"not a tarball at all", b"\x1f\x8b\x08\x00garbage"])
 def test_foreign_or_empty_archive(tmp_path, content):
     (tmp_path / "x.tar.gz").write_bytes(content)
-    res = run_cli("check", "--from", str(tmp_path / "x.tar.gz"))
+    res = run_main("check", "--from", str(tmp_path / "x.tar.gz"))
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
 
 

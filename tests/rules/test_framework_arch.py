@@ -122,24 +122,24 @@ def test_tickets_through_the_cli(name, must):
 def test_prose_that_only_names_a_gpu_is_answered_with_what_was_read_and_no_verdict(tmp_path):
     """Issue 24: what was read is answered, never refused; a GPU name alone judges nothing, and the
     reply says so instead of passing."""
-    from conftest import run_cli
+    from conftest import run_main
 
     prose = tmp_path / "prose.txt"
     prose.write_text("Training on our Tesla T4 got slower since last week, any idea?\n")
-    r = run_cli("check", "--from", str(prose))
+    r = run_main("check", "--from", str(prose))
     assert r.returncode == 0, r.stderr
     assert "GPU named in the text: Tesla T4 (line 1)" in r.stdout
     assert "no findings in what the paste shows" in r.stdout and "✓" not in r.stdout
-    doc = json.loads(run_cli("check", "--from", str(prose), "--format", "json").stdout)
+    doc = json.loads(run_main("check", "--from", str(prose), "--format", "json").stdout)
     assert not [f for f in doc["findings"] if f["severity"] in ("error", "warning")]
 
 
 def test_a_paste_with_nothing_read_is_still_refused(tmp_path):
-    from conftest import run_cli
+    from conftest import run_main
 
     prose = tmp_path / "prose.txt"
     prose.write_text("Training got slower since last week, any idea?\n")
-    r = run_cli("check", "--from", str(prose))
+    r = run_main("check", "--from", str(prose))
     assert r.returncode == 2 and "nothing hpcdoctor can read" in r.stderr and r.stderr.count("\n") == 1
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from hpcdoctor.knowledge import gpus
 
-PCI_IDS = Path(__file__).parent / "fixtures" / "public" / "pci_ids_nvidia_amd.txt"
+PCI_IDS = Path(__file__).parent.parent / "fixtures" / "public" / "pci_ids_nvidia_amd.txt"
 
 CHIP_CC = [
     (r"GK10[4-7]", "3.0"), (r"GK11\d|GK208", "3.5"), (r"GK210", "3.7"),

@@ -140,7 +140,7 @@ def test_ecc_off_on_eight_geforce_rtx_4090s_is_their_normal_state():
     import sys
     from pathlib import Path
 
-    paste = Path(__file__).parent / "fixtures" / "public" / "nvsmi" / "gpud_8xRTX4090_nvsmi_q_pcie_gen1_idle.txt"
+    paste = Path(__file__).parent.parent / "fixtures" / "public" / "nvsmi" / "gpud_8xRTX4090_nvsmi_q_pcie_gen1_idle.txt"
     out = subprocess.run([sys.executable, "-m", "hpcdoctor", "check", "--from", str(paste), "--format", "json"],
                          capture_output=True, text=True)
     doc = json.loads(out.stdout)

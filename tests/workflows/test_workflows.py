@@ -7,7 +7,7 @@ import shutil
 import subprocess
 
 
-from conftest import NODES, ROOT, report_of, run_cli
+from conftest import NODES, ROOT, report_of, run_cli, run_main
 from hpcdoctor.snapshot import diff
 from hpcdoctor.report import nhc, rank
 
@@ -29,12 +29,12 @@ def _broken_h100(tmp_path):
 
 
 def test_nhc_silent_and_zero_on_a_healthy_node():
-    res = run_cli("nhc", "--from", H100)
+    res = run_main("nhc", "--from", H100)
     assert res.returncode == 0 and res.stdout == ""
 
 
 def test_nhc_one_line_and_exit_1_on_an_error(tmp_path):
-    res = run_cli("nhc", "--from", str(_broken_h100(tmp_path)))
+    res = run_main("nhc", "--from", str(_broken_h100(tmp_path)))
     assert res.returncode == 1
     (line,) = res.stdout.splitlines()
     assert line.startswith("hpcdoctor: GPU002 ecc-uncorrectable-errors: GPU 0: 2 uncorrectable ECC error(s)")
@@ -42,7 +42,7 @@ def test_nhc_one_line_and_exit_1_on_an_error(tmp_path):
 
 
 def test_nhc_ignores_advice_and_warnings():
-    assert run_cli("nhc", "--from", CPU).returncode == 0  # advice only
+    assert run_main("nhc", "--from", CPU).returncode == 0  # advice only
 
 
 def test_rank_report_line():
@@ -73,10 +73,10 @@ def test_diff_of_the_two_recorded_nodes():
 
 def test_diff_cli_report_against_its_own_snapshot(tmp_path):
     out = tmp_path / "a.json"
-    assert run_cli("check", "--from", H100, "--format", "json", "-o", str(out)).returncode == 0
-    res = run_cli("diff", str(out), H100)
+    assert run_main("check", "--from", H100, "--format", "json", "-o", str(out)).returncode == 0
+    res = run_main("diff", str(out), H100)
     assert res.returncode == 0 and "the facts agree" in res.stdout
-    res = run_cli("diff", H100, str(_broken_h100(tmp_path)), "--format", "json")
+    res = run_main("diff", H100, str(_broken_h100(tmp_path)), "--format", "json")
     data = json.loads(res.stdout)
     assert res.returncode == 1
     assert any(d["path"] == "gpus.0.ecc_uncorrectable_volatile" for d in data["facts"])
@@ -88,10 +88,10 @@ def test_diff_refuses_other_schema_versions_and_foreign_files(tmp_path):
     b = dict(a, schema_version="1.0")  # a report from before the 2.0 renames
     (tmp_path / "a.json").write_text(json.dumps(a))
     (tmp_path / "b.json").write_text(json.dumps(b))
-    res = run_cli("diff", str(tmp_path / "a.json"), str(tmp_path / "b.json"))
+    res = run_main("diff", str(tmp_path / "a.json"), str(tmp_path / "b.json"))
     assert res.returncode == 2 and "different schema versions" in res.stderr
     (tmp_path / "c.json").write_text('{"hello": 1}')
-    res = run_cli("diff", str(tmp_path / "a.json"), str(tmp_path / "c.json"))
+    res = run_main("diff", str(tmp_path / "a.json"), str(tmp_path / "c.json"))
     assert res.returncode == 2 and "not an hpcdoctor report" in res.stderr
 
 

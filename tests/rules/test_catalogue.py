@@ -10,7 +10,7 @@ import pytest
 from hpcdoctor import engine, knowledge
 
 RULES, ERRORS = engine.load_rules()
-TESTS = "\n".join(p.read_text() for p in Path(__file__).parent.glob("test_*.py"))
+TESTS = "\n".join(p.read_text() for p in Path(__file__).parent.parent.rglob("test_*.py"))
 SEEDS = set(knowledge.load("sources")["seeds"])
 
 
@@ -43,7 +43,7 @@ def test_rule_has_a_firing_and_a_silent_test(rule):
 
 
 def test_seed_references_exist_when_the_shared_folder_is_there():
-    seeds_dir = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+    seeds_dir = Path(__file__).resolve().parents[3] / "shared" / "seeds"
     if not seeds_dir.is_dir():
         pytest.skip("../shared is not beside this checkout")
     assert SEEDS <= {p.name for p in seeds_dir.iterdir()}

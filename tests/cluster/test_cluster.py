@@ -238,6 +238,7 @@ def _finish(procs):
     return json.loads(outs[0][0])
 
 
+@pytest.mark.slow  # real ranks: hpcdoctor processes and a TCPStore daemon in torch
 def test_without_a_local_rank_each_node_elects_one_leader(tmp_path):
     py = torch_python()
     port = str(_port())
@@ -255,6 +256,7 @@ def test_without_a_local_rank_each_node_elects_one_leader(tmp_path):
     assert {r: v["node"] for r, v in result["ranks"].items()} == {"0": "node-a", "1": "node-a", "2": "node-b", "3": "node-b"}
 
 
+@pytest.mark.slow  # real ranks: hpcdoctor processes and a TCPStore daemon in torch
 def test_mpirun_ranks_inside_an_allocation_use_the_launchers_numbers(tmp_path):
     """Open MPI's mpirun inside a one-task Slurm step: every rank inherits SLURM_PROCID=0 and
     SLURM_LOCALID=0; its own OMPI_COMM_WORLD_* variables say who is who."""
@@ -305,6 +307,7 @@ def test_the_cluster_summary_carries_each_findings_message_and_fix():
     assert any(v["nodes"] == ["n3"] for v in differ[0]["variants"]) and "(on n3)" in text
 
 
+@pytest.mark.slow  # real ranks: hpcdoctor processes and a TCPStore daemon in torch
 def test_cluster_prometheus_output_creates_its_folder(tmp_path):
     py = torch_python()
     out = tmp_path / "new" / "folder" / "all.prom"

@@ -13,7 +13,7 @@ import pytest
 from hpcdoctor.triage import paste
 from hpcdoctor.sysroot import SnapshotError
 
-HERE = Path(__file__).parent / "fixtures"
+HERE = Path(__file__).parent.parent / "fixtures"
 CORPUS = sorted((HERE / "tickets").glob("*.txt")) + sorted((HERE / "pastes").glob("*.txt"))
 
 

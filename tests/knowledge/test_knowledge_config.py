@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_main
 from rulekit import facts, fired
 from hpcdoctor import config
 
@@ -56,21 +56,21 @@ def test_knowledge_config_errors_name_file_and_line(tmp_path, text, needle):
 
 
 def test_knowledge_command_shows_dates_and_sources(tmp_path):
-    res = run_cli("knowledge", "--format", "json", "--config", _cfg(tmp_path, SITE))
+    res = run_main("knowledge", "--format", "json", "--config", _cfg(tmp_path, SITE))
     assert res.returncode == 0, res.stderr
     tables = {t["table"]: t for t in json.loads(res.stdout)}
     assert "2026-11-22" in tables["torch_wheels"]["dates"] and "2026-11-22" in tables["cuda"]["dates"]
     assert any("build_cuda.sh" in s for s in tables["torch_wheels"]["sources"])
     site = tables["site config [knowledge]"]
     assert site["entries"] == 1 and "2026-11-20" in site["dates"] and site["undated"] == 0
-    text = run_cli("knowledge").stdout
+    text = run_main("knowledge").stdout
     assert "torch_wheels" in text and "no read date recorded" not in text  # every shipped table is dated
-    undated = run_cli("knowledge", "--config", _cfg(tmp_path, SITE.replace(", 2026-11-20", ""))).stdout
+    undated = run_main("knowledge", "--config", _cfg(tmp_path, SITE.replace(", 2026-11-20", ""))).stdout
     assert "no read date recorded" in undated  # a site entry with no date says so
 
 
 def test_knowledge_command_bad_config_is_one_line_exit_2(tmp_path):
-    res = run_cli("knowledge", "--config", _cfg(tmp_path, SITE.replace('cuda = "13.0"', 'cuda = 13')))
+    res = run_main("knowledge", "--config", _cfg(tmp_path, SITE.replace('cuda = "13.0"', 'cuda = 13')))
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "site.toml:4" in res.stderr
 
 
@@ -93,8 +93,8 @@ def test_one_dated_entry_does_not_make_a_table_look_current(tmp_path, monkeypatc
 
 
 def test_knowledge_command_counts_undated_entries():
-    tables = json.loads(run_cli("knowledge", "--format", "json").stdout)
-    text = run_cli("knowledge").stdout
+    tables = json.loads(run_main("knowledge", "--format", "json").stdout)
+    text = run_main("knowledge").stdout
     for t in tables:
         line = next(ln for ln in text.splitlines() if ln.startswith(t["table"] + " "))
         if t["dates"] and t["undated"]:
@@ -140,10 +140,10 @@ _SEARCH_WORDS = ("find_string", "find_files", "read_file", "search index", "code
 
 
 def test_knowledge_command_shows_no_search_tool_vocabulary():
-    tables = json.loads(run_cli("knowledge", "--format", "json").stdout)
+    tables = json.loads(run_main("knowledge", "--format", "json").stdout)
     shown = [(t["table"], s) for t in tables for s in t["sources"]]
     assert len(shown) > 100  # every shipped table's sources were read, not an empty listing
     leaks = [(table, word, s[:120]) for table, s in shown for word in _SEARCH_WORDS if word in s.lower()]
     assert leaks == []
-    text = run_cli("knowledge").stdout
+    text = run_main("knowledge").stdout
     assert not [w for w in _SEARCH_WORDS if w in text.lower()]

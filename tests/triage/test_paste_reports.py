@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import NODES, PUBLIC, report_of, run_cli
+from conftest import NODES, PUBLIC, report_of, run_main
 from hpcdoctor.parse import rdma, rocm_topo
 from hpcdoctor.parse.collect_env import parse_collect_env
 from hpcdoctor.triage.paste import find_symptoms, recognise
@@ -210,7 +210,7 @@ def test_vllm_bf16_refusal_on_v100_diagnosed_from_the_log_alone():
     doc = report_of("check", "--from", str(path))
     (hit,) = [x for x in doc["findings"] if x["symbol"] == "bf16-unsupported"]
     assert "Tesla V100-SXM2-32GB" in hit["message"] and "7.0" in hit["message"] and "--dtype=half" in hit["fix"]
-    md = run_cli("check", "--from", str(path), "--format", "markdown").stdout
+    md = run_main("check", "--from", str(path), "--format", "markdown").stdout
     assert md.index("WARNING: bf16 requested on hardware without it") < md.index("--dtype=half")
 
 
