@@ -51,9 +51,8 @@ def run_main(*args: str, env=None, input: str = None):
     import traceback
 
     from hpcdoctor import cli
-    from hpcdoctor.knowledge import gpus
 
-    saved_env, saved_site = dict(os.environ), list(gpus._site)
+    saved_env = dict(os.environ)
     os.environ.pop("NO_COLOR", None)
     os.environ.update(env or {})
     stdin = io.TextIOWrapper(io.BytesIO((input or "").encode()), encoding="utf-8")
@@ -74,7 +73,6 @@ def run_main(*args: str, env=None, input: str = None):
         sys.stdin = saved_stdin
         os.environ.clear()
         os.environ.update(saved_env)
-        gpus._site[:] = saved_site  # a site's [[gpu]] entries are module state: never leak into later tests
     return subprocess.CompletedProcess(["hpcdoctor", *args], rc, out.buffer.getvalue().decode("utf-8"),
                                        err.buffer.getvalue().decode("utf-8"))
 
