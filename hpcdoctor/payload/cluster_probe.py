@@ -8,9 +8,19 @@ forwards them, so a node costs one torch import and one node check whatever its 
 Every post is enciphered (a SHAKE-256 keystream under the job's key and a fresh nonce: the store
 answers anyone who can reach its port, and a node's report is the user's) and then signed with
 HMAC-SHA256 over nonce and ciphertext (``HPCDOCTOR_CLUSTER_KEY`` in the environment, never on the
-command line); rank 0 drops and counts posts that fail, are too large, or name another job. Every
-count read from the store is bounded by what this job can post. Posts go under ``hpcdoctor/post/<i>``, ``i`` from an atomic counter, so no
-rank can overwrite another's post.
+command line); rank 0 drops and counts posts that fail, are too large, or name another job.
+
+No value a peer chose the size of reaches a reader (issue 27). TCPStore has no way to learn a
+value's size before ``get``, and any peer can ``append`` to a key it knows without limit (a get of
+it then allocates whatever the peer sent). So posts never travel as plain keys where the store can
+avoid it: torch 2.8+ with the libuv store (the default) carries them in queues, whose every item the
+server refuses past 8 MiB (MAX_PAYLOAD_LEN in TCPStoreLibUvBackend.cpp, tried: a 8 MiB + 1 push
+resets the pusher's connection) and which no append reaches; rank 0 pops one item at a time. An
+older store has no queues and no way to list its keys either, so there each post goes under a name
+only the job key derives, which a peer cannot find to append to. A store that lists keys but has
+no queues (the legacy backend of torch 2.10+) is refused. Never bounded here: what a peer makes the
+store *hold* in rank 0's process (torch's server keeps every key and queue item it is sent); a
+port reachable by others is that exposure, and the job's firewall or a private network is its fix.
 
     cluster_probe.py --report LOCAL.json --out GATHERED.json [--timeout S] [--local-dir D]
                      [--local-count N] [--bench quick|full] [--bench-budget S]
@@ -30,11 +40,12 @@ import statistics
 import sys
 import time
 
-COUNT = "hpcdoctor/posts"
-POST = "hpcdoctor/post/%d"
+POSTS = "hpcdoctor/posts"
 DONE = "hpcdoctor/done"
-PLAN = "hpcdoctor/bench-plan"
+PLAN = "hpcdoctor/bench-plan/%d"  # one channel per node leader
 MAX_POST = 4 << 20  # a node report is ~40 KB; anything this large is not ours
+QUEUE_ITEM_MAX = 8 << 20  # what the libuv store server accepts in one item
+MAX_REASONS = 64  # rejected posts named one by one; past this they are only counted
 MAX_RANK_FILE = 64 << 10
 MAX_DEPTH = 64  # a report nests a dozen levels; deeper is refused before anything walks it
 NONCE = 16
@@ -116,10 +127,72 @@ def verify(key, raw, job):
     return doc, None
 
 
-def post(store, key, job, doc):
+def _secret_name(key, name, i):
+    tag = hmac.new(key, ("%s\0%d" % (name, i)).encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+    return "hpcdoctor/s/" + tag
+
+
+def store_kind(store):
+    """'queue' (bounded items), 'secret' (unlisted names) or None (neither holds for this store)."""
+    libuv = bool(getattr(store, "libuvBackend", False))
+    if libuv and hasattr(store, "queue_pop") and hasattr(store, "queue_len"):
+        return "queue"
+    if hasattr(store, "list_keys"):
+        return None
+    return "secret"
+
+
+class Channel:
+    """Posts to one reader over the store, read one at a time, each at most QUEUE_ITEM_MAX bytes
+    (queue) or only under names a peer cannot know (secret); see the module's docstring."""
+
+    def __init__(self, store, key, name, world, kind):
+        self.store, self.key, self.name, self.world, self.kind = store, key, name, world, kind
+        self.seen = 0
+        self.pending = set()
+        self.counter_refused = None
+
+    def send(self, raw):
+        if self.kind == "queue":
+            self.store.queue_push(self.name, raw)
+            return
+        i = self.store.add(self.name, 1)
+        self.store.set(_secret_name(self.key, self.name, i), raw)
+
+    def receive(self, deadline=None):
+        """The posts waiting now, one (post number, raw bytes) at a time."""
+        if self.kind == "queue":
+            n = 0
+            while deadline is None or time.monotonic() < deadline:
+                if self.store.queue_len(self.name) <= 0:
+                    return
+                try:
+                    raw = self.store.queue_pop(self.name, False)
+                except Exception as exc:  # QueueEmptyError: another reader took it
+                    if type(exc).__name__ == "QueueEmptyError":
+                        return
+                    raise
+                n += 1
+                yield self.seen + n, raw
+            return
+        top = self.store.add(self.name, 0)
+        limit = max_posts(self.world)
+        if not isinstance(top, int) or top > limit:
+            # A peer's add(name, 2e8) must not become 2e8 keys to wait for (MemoryError).
+            self.counter_refused = top
+            top = limit if isinstance(top, int) else self.seen
+        self.pending.update(range(self.seen + 1, top + 1))
+        self.seen = max(self.seen, top)
+        for i in sorted(self.pending):
+            name = _secret_name(self.key, self.name, i)
+            if self.store.check([name]):
+                self.pending.discard(i)
+                yield i, self.store.get(name)
+
+
+def post(channel, key, job, doc):
     body = json.dumps(dict(doc, job=job), separators=(",", ":")).encode("utf-8")
-    i = store.add(COUNT, 1)
-    store.set(POST % i, sign(key, body))
+    channel.send(sign(key, body))
     return len(body)
 
 
@@ -156,49 +229,54 @@ def read_local(folder, done, since=0.0):
 class Collector:
     """Rank 0's side: read and check every post; a rank counts as arrived once its info is in."""
 
-    def __init__(self, store, key, job, world):
-        self.store, self.key, self.job, self.world = store, key, job, world
-        self.seen = 0
-        self.pending = set()
+    def __init__(self, store, key, job, world, kind="queue"):
+        self.key, self.job, self.world = key, job, world
+        self.channel = Channel(store, key, POSTS, world, kind)
         self.nodes = {}  # leader rank -> node report
         self.ranks = {}  # rank -> rank report
         self.rejected = []
+        self.rejected_count = 0
         self.bench = {}  # leader rank -> bench result
         self.post_bytes = []
-        self.counter_refused = False
+        self.counter_noted = False
+        self.store_error = None
 
-    def poll(self):
-        top = self.store.add(COUNT, 0)
-        limit = max_posts(self.world)
-        if not isinstance(top, int) or top > limit:
-            # A peer's add(COUNT, 2e8) must not become 2e8 keys to wait for (MemoryError).
-            if not self.counter_refused:
-                self.rejected.append({"post": top, "reason": "post counter past what %d ranks post (%d)" % (self.world, limit)})
-                self.counter_refused = True
-            top = limit if isinstance(top, int) else self.seen
-        self.pending.update(range(self.seen + 1, top + 1))
-        self.seen = max(self.seen, top)
-        for i in sorted(self.pending):
-            if not self.store.check([POST % i]):
-                continue
-            self.pending.discard(i)
-            raw = self.store.get(POST % i)
-            self.post_bytes.append(len(raw))
-            doc, why = verify(self.key, raw, self.job)
-            if doc is None:
-                self.rejected.append({"post": i, "reason": why})
-                continue
-            sender = doc.get("from")
-            if not isinstance(sender, int) or not 0 <= sender < self.world:
-                self.rejected.append({"post": i, "reason": "no valid sender rank"})
-                continue
-            if isinstance(doc.get("node"), dict):
-                self.nodes[sender] = doc["node"]
-            for r, info in (doc.get("ranks") or {}).items():
-                if str(r).isdecimal() and int(r) < self.world and isinstance(info, dict):
-                    self.ranks[int(r)] = dict(info, leader=sender)
-            if isinstance(doc.get("bench"), dict):
-                self.bench[sender] = doc["bench"]
+    def _reject(self, post, reason):
+        self.rejected_count += 1
+        if len(self.rejected) < MAX_REASONS:
+            self.rejected.append({"post": post, "reason": reason})
+
+    def poll(self, deadline=None):
+        if self.store_error:
+            return
+        try:
+            for i, raw in self.channel.receive(deadline):
+                self.post_bytes.append(len(raw))
+                self._accept(i, raw)
+                raw = None
+        except Exception as exc:  # a peer can close rank 0's connection (add on a non-number)
+            self.store_error = "%s: %s" % (exc.__class__.__name__, str(exc).splitlines()[0][:200] if str(exc) else "")
+        top = self.channel.counter_refused
+        if top is not None and not self.counter_noted:
+            self.counter_noted = True
+            self._reject(top, "post counter past what %d ranks post (%d)" % (self.world, max_posts(self.world)))
+
+    def _accept(self, i, raw):
+        doc, why = verify(self.key, raw, self.job)
+        if doc is None:
+            self._reject(i, why)
+            return
+        sender = doc.get("from")
+        if not isinstance(sender, int) or not 0 <= sender < self.world:
+            self._reject(i, "no valid sender rank")
+            return
+        if isinstance(doc.get("node"), dict):
+            self.nodes[sender] = doc["node"]
+        for r, info in (doc.get("ranks") or {}).items():
+            if str(r).isdecimal() and int(r) < self.world and isinstance(info, dict):
+                self.ranks[int(r)] = dict(info, leader=sender)
+        if isinstance(doc.get("bench"), dict):
+            self.bench[sender] = doc["bench"]
 
     def complete(self):
         return len(self.ranks) == self.world
@@ -286,17 +364,26 @@ def links_bench(torch, dist, me, n, tier, budget_end):
     return out
 
 
-def run_bench(store, key, job, rank, args, deadline):
+def read_plan(store, key, job, rank, world, kind, deadline):
+    """Rank 0's signed plan from this leader's own channel; posts that do not verify are skipped."""
+    channel = Channel(store, key, PLAN % rank, world, kind)
+    tries = 0
+    while time.monotonic() < deadline and tries < max_posts(world):
+        for _, raw in channel.receive(deadline):
+            tries += 1
+            plan, _why = verify(key, raw, job)
+            if plan is not None and isinstance(plan.get("round"), str):
+                return plan
+        time.sleep(0.1)
+    return None
+
+
+def run_bench(store, key, job, rank, args, deadline, world, kind):
     """A leader's part of the links pass: wait for rank 0's signed plan, join, measure, post."""
     import torch
     import torch.distributed as dist
 
-    plan = None
-    while time.monotonic() < deadline:
-        if store.check([PLAN]):
-            plan, why = verify(key, store.get(PLAN), job)
-            break
-        time.sleep(0.1)
+    plan = read_plan(store, key, job, rank, world, kind, deadline)
     if not plan or rank not in (plan.get("leaders") or []):
         return None
     leaders = plan["leaders"]
@@ -307,7 +394,9 @@ def run_bench(store, key, job, rank, args, deadline):
     # In ROCm builds of torch, RCCL answers to the name "nccl".
     if backend == "nccl":
         torch.cuda.set_device(0)  # the first GPU this rank sees; NCCL's barrier needs a current device
-    prefix = dist.PrefixStore("hpcdoctor/bench/%s" % plan.get("round", 0), store)
+    # torch's own rendezvous reads these keys whole: a round name from the signed, enciphered plan
+    # keeps them where a peer cannot name them (on a store that cannot list its keys).
+    prefix = dist.PrefixStore("hpcdoctor/bench/%s" % plan["round"], store)
     try:
         dist.init_process_group(backend, store=prefix, rank=me, world_size=n,
                                 timeout=datetime.timedelta(seconds=max(5.0, deadline - time.monotonic())))
@@ -342,9 +431,15 @@ def main():
     deadline = time.monotonic() + args.timeout
     store = TCPStore(host, port, world, rank == 0, timeout=datetime.timedelta(seconds=args.timeout),
                      wait_for_workers=False)
-    collector = Collector(store, key, job, world) if rank == 0 else None
+    kind = store_kind(store)
+    if kind is None:
+        raise SystemExit("hpcdoctor cluster: this torch's store lists its keys but has no bounded queues "
+                         "(not the libuv backend): a peer could make rank 0 read a value of any size")
+    done = _secret_name(key, DONE, 0)
+    posts = Channel(store, key, POSTS, world, kind)
+    collector = Collector(store, key, job, world, kind) if rank == 0 else None
     t0 = time.perf_counter()
-    size = post(store, key, job, {"from": rank, "node": mine["node"], "ranks": {str(rank): mine["rank"]}})
+    size = post(posts, key, job, {"from": rank, "node": mine["node"], "ranks": {str(rank): mine["rank"]}})
     timing = {"node_post_bytes": size, "node_post_s": time.perf_counter() - t0}
     forwarded = {rank}
     local_done = not args.local_dir or args.local_count == 1
@@ -353,42 +448,48 @@ def main():
             batch = read_local(args.local_dir, forwarded, args.since)
             if batch:
                 forwarded.update(batch)
-                post(store, key, job, {"from": rank, "ranks": {str(r): v for r, v in batch.items()}})
+                post(posts, key, job, {"from": rank, "ranks": {str(r): v for r, v in batch.items()}})
             local_done = args.local_count > 0 and len(forwarded) >= args.local_count
         if collector is not None:
-            collector.poll()
-            if collector.complete():
+            collector.poll(deadline)
+            if collector.complete() or collector.store_error:
                 break
-        elif local_done or store.check([DONE]):
+        elif local_done or store.check([done]):
             break
         time.sleep(0.05)
     bench_deadline = deadline + (args.bench_budget + 10 if args.bench else 0)
     if collector is None:
         if args.bench:
-            result = run_bench(store, key, job, rank, args, bench_deadline)
+            result = run_bench(store, key, job, rank, args, bench_deadline, world, kind)
             if result is not None:
-                post(store, key, job, {"from": rank, "bench": result})
+                post(posts, key, job, {"from": rank, "bench": result})
         # Stay until rank 0 has read everything: the store lives in rank 0's process.
-        while time.monotonic() < bench_deadline and not store.check([DONE]):
+        while time.monotonic() < bench_deadline and not store.check([done]):
             time.sleep(0.1)
         return
     links = None
-    if args.bench:
+    if args.bench and not collector.store_error:
         leaders = sorted(collector.nodes)
-        store.set(PLAN, sign(key, json.dumps({"job": job, "leaders": leaders}).encode("utf-8")))
-        own = run_bench(store, key, job, 0, args, bench_deadline)
+        plan = sign(key, json.dumps({"job": job, "leaders": leaders, "round": os.urandom(16).hex()}).encode("utf-8"))
+        for leader in leaders:
+            Channel(store, key, PLAN % leader, world, kind).send(plan)
+        own = run_bench(store, key, job, 0, args, bench_deadline, world, kind)
         if own is not None:
             collector.bench[0] = own
-        while time.monotonic() < bench_deadline and len(collector.bench) < len(leaders):
-            collector.poll()
+        while time.monotonic() < bench_deadline and len(collector.bench) < len(leaders) and not collector.store_error:
+            collector.poll(bench_deadline)
             time.sleep(0.05)
         links = {"leaders": leaders, "results": {str(r): v for r, v in sorted(collector.bench.items())}}
-    store.set(DONE, "1")
+    try:
+        store.set(done, "1")
+    except Exception:  # rank 0's connection closed by a peer: the others stop at their timeout
+        pass
     out = {"world_size": world, "arrived": sorted(collector.ranks),
            "missing": [r for r in range(world) if r not in collector.ranks],
            "nodes": {str(r): doc for r, doc in sorted(collector.nodes.items())},
            "ranks": {str(r): info for r, info in sorted(collector.ranks.items())},
-           "rejected": collector.rejected, "links": links,
+           "rejected": collector.rejected, "rejected_count": collector.rejected_count,
+           "store_error": collector.store_error, "store_kind": kind, "links": links,
            "store": dict(timing, posts_read=len(collector.post_bytes),
                          bytes_read=sum(collector.post_bytes),
                          median_post_bytes=statistics.median(collector.post_bytes) if collector.post_bytes else 0)}

@@ -202,6 +202,7 @@ def analyse(gathered: Dict[str, Any]) -> Dict[str, Any]:
             "ranks": {str(r): {"node": host_of.get(str(i.get("leader")), i.get("node")), "cpus": i.get("cpus")}
                       for r, i in sorted((gathered.get("ranks") or {}).items(), key=lambda kv: int(kv[0]))},
             "rejected_posts": gathered.get("rejected") or [], "auth": gathered.get("auth"),
+            "rejected_count": gathered.get("rejected_count"), "store_error": gathered.get("store_error"),
             "store": gathered.get("store")}
 
 
@@ -221,6 +222,11 @@ def render(result: Dict[str, Any]) -> str:
         reasons = Counter(_safe(r.get("reason")) for r in result["rejected_posts"])
         lines.append("! posts rejected (not this job's, or not signed with its key): "
                      + ", ".join(f"{n} {why}" for why, n in sorted(reasons.items())))
+        more = result.get("rejected_count")
+        if isinstance(more, int) and more > len(result["rejected_posts"]):
+            lines.append(f"  ... {more - len(result['rejected_posts'])} more rejected, counted only")
+    if result.get("store_error"):
+        lines.append(f"! rank 0 lost the store (a peer can close its connection): {_safe(result['store_error'])}")
     if result["missing_ranks"]:
         lines.append(f"! ranks that never reported: {', '.join(map(_safe, result['missing_ranks']))} (partial result)")
     if result["divergent"]:
