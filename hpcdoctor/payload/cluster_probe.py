@@ -21,6 +21,8 @@ only the job key derives, which a peer cannot find to append to. A store that li
 no queues (the legacy backend of torch 2.10+) is refused. Never bounded here: what a peer makes the
 store *hold* in rank 0's process (torch's server keeps every key and queue item it is sent); a
 port reachable by others is that exposure, and the job's firewall or a private network is its fix.
+Nor can a peer be kept from popping posts out of a queue: the ranks are then reported missing, a
+denial, never a read (posts are enciphered).
 
     cluster_probe.py --report LOCAL.json --out GATHERED.json [--timeout S] [--local-dir D]
                      [--local-count N] [--bench quick|full] [--bench-budget S]
@@ -369,11 +371,14 @@ def read_plan(store, key, job, rank, world, kind, deadline):
     channel = Channel(store, key, PLAN % rank, world, kind)
     tries = 0
     while time.monotonic() < deadline and tries < max_posts(world):
-        for _, raw in channel.receive(deadline):
-            tries += 1
-            plan, _why = verify(key, raw, job)
-            if plan is not None and isinstance(plan.get("round"), str):
-                return plan
+        try:
+            for _, raw in channel.receive(deadline):
+                tries += 1
+                plan, _why = verify(key, raw, job)
+                if plan is not None and isinstance(plan.get("round"), str):
+                    return plan
+        except Exception:  # a peer closed this leader's connection: no links pass for this node
+            return None
         time.sleep(0.1)
     return None
 
