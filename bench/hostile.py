@@ -168,7 +168,7 @@ def store_row() -> int:
     import datetime
 
     from torch.distributed import TCPStore
-    from hpcdoctor.payload import cluster_probe as probe
+    from hpcdoctor.payload import cluster_wire as probe
 
     t = datetime.timedelta(seconds=20)
     server = TCPStore("127.0.0.1", 0, 2, True, timeout=t, wait_for_workers=False)

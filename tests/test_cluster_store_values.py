@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from hpcdoctor.payload import cluster_probe as probe
+from hpcdoctor.payload import cluster_wire as wire
 
 torch = pytest.importorskip("torch")
 dist = pytest.importorskip("torch.distributed")
@@ -43,13 +43,13 @@ def _grow_every_known_key(server, names, times=6, listing=True):
 
 
 def _honest_post(server, key, kind, rank=1):
-    channel = probe.Channel(_client(server), key, probe.POSTS, 2, kind)
+    channel = wire.Channel(_client(server), key, wire.POSTS, 2, kind)
     body = {"from": rank, "node": {"facts": {"system": {"hostname": "node-b"}}}, "ranks": {str(rank): {"cpus": "0-1"}}}
-    probe.post(channel, key, "job", body)
+    wire.post(channel, key, "job", body)
 
 
 def _collect(server, key, kind):
-    c = probe.Collector(server, key, "job", 2, kind)
+    c = wire.Collector(server, key, "job", 2, kind)
     end = time.monotonic() + 10
     while time.monotonic() < end and 1 not in c.ranks:
         c.poll(end)
@@ -58,7 +58,7 @@ def _collect(server, key, kind):
 
 
 def test_the_libuv_store_of_this_torch_gives_posts_a_bounded_queue(server):
-    assert probe.store_kind(server) == "queue"
+    assert wire.store_kind(server) == "queue"
 
 
 def test_appending_to_every_key_the_peer_can_list_never_reaches_rank_0(server):
@@ -66,29 +66,29 @@ def test_appending_to_every_key_the_peer_can_list_never_reaches_rank_0(server):
     _honest_post(server, key, "queue")
     # Before the fix rank 0 read posts with get("hpcdoctor/post/<i>"): 48 MiB a post here, and as
     # much as a peer cared to append.
-    _grow_every_known_key(server, ["hpcdoctor/post/1", "hpcdoctor/post/2", probe.POSTS, probe.PLAN % 0])
+    _grow_every_known_key(server, ["hpcdoctor/post/1", "hpcdoctor/post/2", wire.POSTS, wire.PLAN % 0])
     peer = _client(server)
     for _ in range(3):  # the largest items the server takes, then one byte more (refused by it)
-        peer.queue_push(probe.POSTS, b"y" * (8 * MiB))
+        peer.queue_push(wire.POSTS, b"y" * (8 * MiB))
     with pytest.raises(Exception):
-        _client(server).queue_push(probe.POSTS, b"y" * (8 * MiB + 1))
+        _client(server).queue_push(wire.POSTS, b"y" * (8 * MiB + 1))
     c = _collect(server, key, "queue")
     assert c.ranks[1]["cpus"] == "0-1" and c.nodes[1]["facts"]["system"]["hostname"] == "node-b"
-    assert max(c.post_bytes) <= probe.QUEUE_ITEM_MAX, c.post_bytes
-    assert sum(c.post_bytes) <= 4 * probe.QUEUE_ITEM_MAX
-    assert c.rejected_count == 3 and {r["reason"] for r in c.rejected} == {"larger than %d bytes" % probe.MAX_POST}
+    assert max(c.post_bytes) <= wire.QUEUE_ITEM_MAX, c.post_bytes
+    assert sum(c.post_bytes) <= 4 * wire.QUEUE_ITEM_MAX
+    assert c.rejected_count == 3 and {r["reason"] for r in c.rejected} == {"larger than %d bytes" % wire.MAX_POST}
 
 
 def test_a_leader_reads_its_plan_from_its_own_bounded_channel(server):
     key = os.urandom(32)
-    plan = probe.sign(key, json.dumps({"job": "job", "leaders": [0, 1], "round": "r1"}).encode())
+    plan = wire.sign(key, json.dumps({"job": "job", "leaders": [0, 1], "round": "r1"}).encode())
     # the peer fills the leader's channel first: junk of the largest size, then a forged plan
     peer = _client(server)
-    peer.queue_push(probe.PLAN % 1, b"z" * (8 * MiB))
-    peer.queue_push(probe.PLAN % 1, json.dumps({"job": "job", "leaders": [1], "round": "evil"}).encode())
-    probe.Channel(server, key, probe.PLAN % 1, 2, "queue").send(plan)
+    peer.queue_push(wire.PLAN % 1, b"z" * (8 * MiB))
+    peer.queue_push(wire.PLAN % 1, json.dumps({"job": "job", "leaders": [1], "round": "evil"}).encode())
+    wire.Channel(server, key, wire.PLAN % 1, 2, "queue").send(plan)
     _grow_every_known_key(server, [])
-    got = probe.read_plan(_client(server), key, "job", 1, 2, "queue", time.monotonic() + 10)
+    got = wire.read_plan(_client(server), key, "job", 1, 2, "queue", time.monotonic() + 10)
     assert got["round"] == "r1" and got["leaders"] == [0, 1]
 
 
@@ -114,20 +114,20 @@ class Unlisted:
 def test_without_queues_posts_go_under_names_a_peer_cannot_derive(server):
     key = os.urandom(32)
     store = Unlisted(server)
-    assert probe.store_kind(store) == "secret"
+    assert wire.store_kind(store) == "secret"
     _honest_post(server, key, "secret")
     # The peer grows every name it could guess from the protocol (not the secret ones; a store of
     # this kind gives it no list of keys to find them).
-    _grow_every_known_key(server, ["hpcdoctor/post/1", "hpcdoctor/post/2", probe.DONE], times=2, listing=False)
+    _grow_every_known_key(server, ["hpcdoctor/post/1", "hpcdoctor/post/2", wire.DONE], times=2, listing=False)
     c = _collect(store, key, "secret")
     assert c.ranks[1]["cpus"] == "0-1"
-    assert max(c.post_bytes) < probe.MAX_POST
+    assert max(c.post_bytes) < wire.MAX_POST
 
 
 def test_a_peer_that_breaks_rank_0s_connection_is_a_reported_error_not_a_traceback(server):
     key = os.urandom(32)
-    _client(server).set(probe.POSTS, b"not a number")  # add() on it makes the server drop rank 0
-    c = probe.Collector(_client(server), key, "job", 2, "secret")
+    _client(server).set(wire.POSTS, b"not a number")  # add() on it makes the server drop rank 0
+    c = wire.Collector(_client(server), key, "job", 2, "secret")
     c.poll(time.monotonic() + 5)
     assert c.store_error and not c.ranks
 
@@ -137,4 +137,4 @@ def test_a_store_that_lists_keys_without_queues_is_refused():
         def list_keys(self):
             return []
 
-    assert probe.store_kind(Legacy(None)) is None
+    assert wire.store_kind(Legacy(None)) is None
