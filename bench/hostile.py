@@ -163,29 +163,40 @@ def fifo_snapshot(path: Path) -> Path:
 
 def store_row() -> int:
     """Rank 0's collector under a peer that appends 8 MiB eight times to every key it can list and
-    fills the post queue with the largest items the store takes (issue 27, M4). Prints the largest
-    value rank 0 read; the store's own copy of the peer's data stays in this process by design."""
+    fills the post queue with the largest items the store takes (issue 27, M4), with the store
+    served as rank 0 serves it (its own process, under its ceiling). Prints the largest value rank
+    0 read and the store process's resident memory."""
     import datetime
+    import socket
 
     from torch.distributed import TCPStore
+    from hpcdoctor.payload import cluster_probe
     from hpcdoctor.payload import cluster_wire as probe
 
-    t = datetime.timedelta(seconds=20)
-    server = TCPStore("127.0.0.1", 0, 2, True, timeout=t, wait_for_workers=False)
-    key = os.urandom(32)
-    kind = probe.store_kind(server)
-    probe.post(probe.Channel(TCPStore("127.0.0.1", server.port, 2, False, timeout=t), key, probe.POSTS, 2, kind),
-               key, "job", {"from": 1, "node": {}, "ranks": {"1": {}}})
-    peer = TCPStore("127.0.0.1", server.port, 2, False, timeout=t)
-    for name in set(peer.list_keys()) | {"hpcdoctor/post/1", "hpcdoctor/posts"}:
-        for _ in range(8):
-            peer.append(name, b"x" * (8 << 20))
-    for _ in range(4):
-        peer.queue_push(probe.POSTS, b"y" * (8 << 20))
-    c = probe.Collector(server, key, "job", 2, kind)
-    c.poll(time.monotonic() + 20)
-    print(json.dumps({"kind": kind, "largest_read": max(c.post_bytes), "posts_read": len(c.post_bytes),
-                      "arrived": sorted(c.ranks)}))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server, kind, ceiling = cluster_probe.start_store_server(port, 2, 60)
+    try:
+        t = datetime.timedelta(seconds=20)
+        rank0 = TCPStore("127.0.0.1", port, 2, False, timeout=t)
+        key = os.urandom(32)
+        probe.post(probe.Channel(TCPStore("127.0.0.1", port, 2, False, timeout=t), key, probe.POSTS, 2, kind),
+                   key, "job", {"from": 1, "node": {}, "ranks": {"1": {}}})
+        peer = TCPStore("127.0.0.1", port, 2, False, timeout=t)
+        for name in set(peer.list_keys()) | {"hpcdoctor/post/1", "hpcdoctor/posts"}:
+            for _ in range(8):
+                peer.append(name, b"x" * (8 << 20))
+        for _ in range(4):
+            peer.queue_push(probe.POSTS, b"y" * (8 << 20))
+        c = probe.Collector(rank0, key, "job", 2, kind)
+        c.poll(time.monotonic() + 20)
+        with open(f"/proc/{server.pid}/status") as fh:
+            rss = next(int(line.split()[1]) >> 10 for line in fh if line.startswith("VmRSS:"))
+        print(json.dumps({"kind": kind, "largest_read": max(c.post_bytes), "posts_read": len(c.post_bytes),
+                          "arrived": sorted(c.ranks), "server_rss_mb": rss, "ceiling_mb": ceiling >> 20}))
+    finally:
+        cluster_probe.stop_store_server(server)
     return 0
 
 
@@ -275,7 +286,8 @@ def note(name: str, stdout: bytes, stderr: str) -> str:
     if name == "setsid-child" and doc:
         return f"gpu_nvidia probe: {doc['probes'].get('gpu_nvidia', {}).get('status')}"
     if name == "store-append" and doc:
-        return f"largest value rank 0 read: {doc['largest_read'] / 2**20:.1f} MiB ({doc['kind']}); arrived {doc['arrived']}"
+        return (f"largest value rank 0 read: {doc['largest_read'] / 2**20:.1f} MiB ({doc['kind']}); arrived "
+                f"{doc['arrived']}; store process {doc['server_rss_mb']} MB (data ceiling {doc['ceiling_mb']} MB)")
     if name == "sigterm-env-1MB":
         return "seconds are from SIGTERM (sent at 0.5 s) to exit"
     if doc and name in ("env-200KB", "vllm-env-200KB", "gpu-lists-150KB", "xml-gpu-2MB", "pieces-16MiB", "numa-100000",

@@ -138,3 +138,39 @@ def test_a_store_that_lists_keys_without_queues_is_refused():
             return []
 
     assert wire.store_kind(Legacy(None)) is None
+
+
+def _vm(pid, field):
+    with open(f"/proc/{pid}/status") as fh:
+        return next(int(line.split()[1]) << 10 for line in fh if line.startswith(field + ":"))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="the ceiling is read from /proc")
+def test_a_flood_fills_the_store_process_up_to_its_ceiling_and_no_further(monkeypatch):
+    import socket
+
+    from hpcdoctor.payload import cluster_probe
+
+    monkeypatch.setenv("HPCDOCTOR_TESTING", "1")
+    monkeypatch.setenv("HPCDOCTOR_TEST_STORE_GROW_MIB", "64")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc, kind, ceiling = cluster_probe.start_store_server(port, 2, 60)
+    try:
+        assert proc is not None and kind == "queue" and ceiling > 0
+        before = _vm(proc.pid, "VmData")
+        refused = 0
+        for i in range(16):  # 128 MiB of values against a 64 MiB ceiling
+            try:
+                peer = dist.TCPStore("127.0.0.1", port, 2, False, timeout=datetime.timedelta(seconds=1))
+                peer.set(f"flood/{i}", b"x" * (8 * MiB))
+                peer.check([f"flood/{i}"])
+            except Exception:
+                refused += 1
+        assert proc.poll() is None  # the server is still there; the peer's requests were refused
+        grown = _vm(proc.pid, "VmData") - before
+        assert refused > 0 and grown <= 64 * MiB + 16 * MiB, (refused, grown >> 20)
+    finally:
+        cluster_probe.stop_store_server(proc)
+    assert proc.returncode is not None

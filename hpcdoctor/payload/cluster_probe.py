@@ -197,6 +197,46 @@ def run_bench(store, key, job, rank, args, deadline, world, kind):
         return {"error": "%s: %s" % (exc.__class__.__name__, str(exc)[:300])}
 
 
+def start_store_server(port, world, timeout):
+    """Rank 0's store in its own process under a memory ceiling (store_server.py): (process,
+    kind, ceiling) once it serves, or (None, None, why) when it did not start in ``timeout``."""
+    import select
+    import subprocess
+
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "store_server.py")
+    try:
+        proc = subprocess.Popen([sys.executable, script, str(port), str(world), str(timeout)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError as exc:
+        return None, None, "could not start: %s" % exc
+    end = time.monotonic() + timeout
+    line = b""
+    while time.monotonic() < end and not line.endswith(b"\n") and len(line) < 200:
+        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, end - time.monotonic()))
+        if not ready:
+            break
+        got = os.read(proc.stdout.fileno(), 200)
+        if not got:
+            break
+        line += got
+    words = line.decode("ascii", "replace").split()
+    if len(words) == 3 and words[0] == "ready" and words[2].isdigit():
+        return proc, (None if words[1] == "None" else words[1]), int(words[2])
+    stop_store_server(proc)
+    return None, None, "did not start (exit %s)" % proc.returncode
+
+
+def stop_store_server(proc):
+    if proc is None:
+        return
+    try:
+        proc.stdin.close()
+        proc.wait(5)
+    except Exception:
+        proc.kill()
+        proc.wait()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--report", required=True)
@@ -218,10 +258,14 @@ def main():
     with open(args.report) as fh:
         mine = json.load(fh)
     deadline = time.monotonic() + args.timeout
-    store = TCPStore(host, port, world, rank == 0, timeout=datetime.timedelta(seconds=args.timeout),
-                     wait_for_workers=False)
-    kind = wire.store_kind(store)
+    server, server_kind, ceiling = start_store_server(port, world, args.timeout) if rank == 0 else (None, None, None)
+    # Where the server would not start (no /proc, an odd interpreter) rank 0 hosts it as torch does,
+    # without the ceiling, and says so in its result.
+    store = TCPStore(host, port, world, rank == 0 and server is None,
+                     timeout=datetime.timedelta(seconds=args.timeout), wait_for_workers=False)
+    kind = wire.store_kind(store) if server is None else server_kind
     if kind is None:
+        stop_store_server(server)
         raise SystemExit("hpcdoctor cluster: this torch's store lists its keys but has no bounded queues "
                          "(not the libuv backend): a peer could make rank 0 read a value of any size")
     done = wire.secret_name(key, wire.DONE, 0)
@@ -280,11 +324,15 @@ def main():
            "rejected": collector.rejected, "rejected_count": collector.rejected_count,
            "store_error": collector.store_error, "store_kind": kind, "links": links,
            "store": dict(timing, posts_read=len(collector.post_bytes),
+                         server=(("own process, data capped at %d MiB" % (ceiling >> 20) if ceiling
+                                  else "own process, uncapped (no /proc/self/status)") if server is not None
+                                 else "in rank 0's process, uncapped: " + str(ceiling)),
                          bytes_read=sum(collector.post_bytes),
                          median_post_bytes=statistics.median(collector.post_bytes) if collector.post_bytes else 0)}
     with open(args.out, "w") as fh:
         json.dump(out, fh)
     time.sleep(0.3)  # let the others see DONE before the store goes away
+    stop_store_server(server)
 
 
 if __name__ == "__main__":

@@ -16,10 +16,10 @@ server refuses past 8 MiB (MAX_PAYLOAD_LEN in TCPStoreLibUvBackend.cpp, tried: a
 resets the pusher's connection) and which no append reaches; rank 0 pops one item at a time. An
 older store has no queues and no way to list its keys either, so there each post goes under a name
 only the job key derives, which a peer cannot find to append to. A store that lists keys but has
-no queues (the legacy backend of torch 2.10+) is refused. Never bounded here: what a peer makes the
-store *hold* in rank 0's process (torch's server keeps every key and queue item it is sent); a
-port reachable by others is that exposure, and the job's firewall or a private network is its fix.
-Nor can a peer be kept from popping posts out of a queue: the ranks are then reported missing, a
+no queues (the legacy backend of torch 2.10+) is refused. What a peer makes the store *hold*
+(torch's server keeps every key and queue item it is sent) is bounded apart: rank 0 runs the server
+in a process of its own under a memory ceiling (store_server.py). A peer can still pop posts out of
+a queue or fill the store to its ceiling: the ranks are then reported missing or the store lost, a
 denial, never a read (posts are enciphered).
 """
 
