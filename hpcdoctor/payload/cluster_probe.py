@@ -197,18 +197,25 @@ def run_bench(store, key, job, rank, args, deadline, world, kind):
         return {"error": "%s: %s" % (exc.__class__.__name__, str(exc)[:300])}
 
 
-def start_store_server(port, world, timeout):
-    """Rank 0's store in its own process under a memory ceiling (store_server.py): (process,
-    kind, ceiling) once it serves, or (None, None, why) when it did not start in ``timeout``."""
-    import select
+def spawn_store_server(port, world, timeout):
+    """Start rank 0's store in its own process under a memory ceiling (store_server.py); its torch
+    import overlaps rank 0's own. The process, or the reason it could not start."""
     import subprocess
 
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "store_server.py")
     try:
-        proc = subprocess.Popen([sys.executable, script, str(port), str(world), str(timeout)],
+        return subprocess.Popen([sys.executable, script, str(port), str(world), str(timeout)],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     except OSError as exc:
-        return None, None, "could not start: %s" % exc
+        return "could not start: %s" % exc
+
+
+def await_store_server(proc, timeout):
+    """(process, kind, ceiling) once it serves, or (None, None, why) when it did not in ``timeout``."""
+    import select
+
+    if isinstance(proc, str):
+        return None, None, proc
     end = time.monotonic() + timeout
     line = b""
     while time.monotonic() < end and not line.endswith(b"\n") and len(line) < 200:
@@ -224,6 +231,10 @@ def start_store_server(port, world, timeout):
         return proc, (None if words[1] == "None" else words[1]), int(words[2])
     stop_store_server(proc)
     return None, None, "did not start (exit %s)" % proc.returncode
+
+
+def start_store_server(port, world, timeout):
+    return await_store_server(spawn_store_server(port, world, timeout), timeout)
 
 
 def stop_store_server(proc):
@@ -253,12 +264,13 @@ def main():
     job = os.environ.get("HPCDOCTOR_CLUSTER_JOB", "")
     if not key:
         raise SystemExit("hpcdoctor cluster: no job key in the environment")
+    spawned = spawn_store_server(port, world, args.timeout) if rank == 0 else None
     from torch.distributed import TCPStore
 
     with open(args.report) as fh:
         mine = json.load(fh)
     deadline = time.monotonic() + args.timeout
-    server, server_kind, ceiling = start_store_server(port, world, args.timeout) if rank == 0 else (None, None, None)
+    server, server_kind, ceiling = await_store_server(spawned, args.timeout) if rank == 0 else (None, None, None)
     # Where the server would not start (no /proc, an odd interpreter) rank 0 hosts it as torch does,
     # without the ceiling, and says so in its result.
     store = TCPStore(host, port, world, rank == 0 and server is None,
