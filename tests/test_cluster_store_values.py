@@ -174,3 +174,17 @@ def test_a_flood_fills_the_store_process_up_to_its_ceiling_and_no_further(monkey
     finally:
         cluster_probe.stop_store_server(proc)
     assert proc.returncode is not None
+
+
+def test_a_leader_reads_nothing_from_a_store_that_is_not_rank_0s(server):
+    # Whoever takes the port first is the leaders' server, and torch's client allocates whatever
+    # length a server announces: a leader first asks for the job key's number, an 8-byte answer.
+    key = os.urandom(32)
+    leader = _client(server)
+    t0 = time.monotonic()
+    assert not wire.store_is_rank0s(leader, key, time.monotonic() + 1.0)  # a store rank 0 never greeted
+    assert time.monotonic() - t0 < 3
+    wire.greet(server, os.urandom(32))  # another job's rank 0 on the same port
+    assert not wire.store_is_rank0s(leader, key, time.monotonic() + 0.5)
+    wire.greet(server, key)  # this job's rank 0
+    assert wire.store_is_rank0s(leader, key, time.monotonic() + 2)

@@ -280,6 +280,11 @@ def main():
         stop_store_server(server)
         raise SystemExit("hpcdoctor cluster: this torch's store lists its keys but has no bounded queues "
                          "(not the libuv backend): a peer could make rank 0 read a value of any size")
+    if rank == 0:
+        wire.greet(store, key)
+    elif not wire.store_is_rank0s(store, key, deadline):
+        raise SystemExit("hpcdoctor cluster: the store at %s:%d did not show this job's key in %.0f s "
+                         "(rank 0 not there, or another process on its port)" % (host, port, args.timeout))
     done = wire.secret_name(key, wire.DONE, 0)
     posts = wire.Channel(store, key, wire.POSTS, world, kind)
     collector = wire.Collector(store, key, job, world, kind) if rank == 0 else None

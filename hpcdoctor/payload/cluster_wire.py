@@ -20,7 +20,9 @@ no queues (the legacy backend of torch 2.10+) is refused. What a peer makes the 
 (torch's server keeps every key and queue item it is sent) is bounded apart: rank 0 runs the server
 in a process of its own under a memory ceiling (store_server.py). A peer can still pop posts out of
 a queue or fill the store to its ceiling: the ranks are then reported missing or the store lost, a
-denial, never a read (posts are enciphered).
+denial, never a read (posts are enciphered). A process that takes the port before rank 0 would be
+the leaders' server, answering reads with lengths of its choosing, so a leader reads nothing until
+the store has shown the job key's number (store_is_rank0s).
 """
 
 import hashlib
@@ -93,6 +95,36 @@ def verify(key, raw, job):
 def secret_name(key, name, i):
     tag = hmac.new(key, ("%s\0%d" % (name, i)).encode("utf-8"), hashlib.sha256).hexdigest()[:32]
     return "hpcdoctor/s/" + tag
+
+
+HELLO = "hpcdoctor/hello"
+
+
+def hello_value(key):
+    """The number rank 0 adds under a secret name once its store serves: only the job key gives it."""
+    return 1 + int.from_bytes(hmac.new(key, b"hpcdoctor-hello", hashlib.sha256).digest()[:7], "big")
+
+
+def greet(store, key):
+    """Rank 0's side: show the job key's number to the ranks."""
+    store.add(secret_name(key, HELLO, 0), hello_value(key))
+
+
+def store_is_rank0s(store, key, deadline):
+    """Whether the store shows the job key's number before ``deadline``. A leader asks this before it
+    reads anything: whoever took the port first answers reads with lengths of its choosing (torch's
+    client allocates what the server announces), and ``add`` is the one call whose answer is a
+    fixed 8 bytes."""
+    want, name = hello_value(key), secret_name(key, HELLO, 0)
+    while True:
+        try:
+            if store.add(name, 0) == want:
+                return True
+        except Exception:  # the store closed this connection
+            return False
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
 
 
 def store_kind(store):
