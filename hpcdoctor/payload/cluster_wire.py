@@ -157,7 +157,6 @@ class Channel:
     def receive(self, deadline=None):
         """The posts waiting now, one (post number, raw bytes) at a time."""
         if self.kind == "queue":
-            n = 0
             while deadline is None or time.monotonic() < deadline:
                 if self.store.queue_len(self.name) <= 0:
                     return
@@ -167,8 +166,8 @@ class Channel:
                     if type(exc).__name__ == "QueueEmptyError":
                         return
                     raise
-                n += 1
-                yield self.seen + n, raw
+                self.seen += 1
+                yield self.seen, raw
             return
         top = self.store.add(self.name, 0)
         limit = max_posts(self.world)
