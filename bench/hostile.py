@@ -96,6 +96,7 @@ def vllm_env_paste(path: Path, size: int = 200_000) -> Path:
 def gpu_list_pastes(tmp: Path, names: int = 4000):
     """Two collect_env reports whose GPU lists (140 KB each) name the same GPUs in reverse order."""
     text = (PASTES / "pytorch-43058-cuda102-driver418.txt").read_text()
+    tmp.mkdir(exist_ok=True)
     out = []
     for name, order in (("g1.txt", 1), ("g2.txt", -1)):
         gpus = "\n".join(f"GPU {i}: Tesla V100-PCIE-16GB unit {i}" for i in range(names))
@@ -160,6 +161,45 @@ def fifo_snapshot(path: Path) -> Path:
     return path
 
 
+def store_row() -> int:
+    """Rank 0's collector under a peer that appends 8 MiB eight times to every key it can list and
+    fills the post queue with the largest items the store takes (issue 27, M4), with the store
+    served as rank 0 serves it (its own process, under its ceiling). Prints the largest value rank
+    0 read and the store process's resident memory."""
+    import datetime
+    import socket
+
+    from torch.distributed import TCPStore
+    from hpcdoctor.payload import cluster_probe
+    from hpcdoctor.payload import cluster_wire as probe
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server, kind, ceiling = cluster_probe.start_store_server(port, 2, 60)
+    try:
+        t = datetime.timedelta(seconds=20)
+        rank0 = TCPStore("127.0.0.1", port, 2, False, timeout=t)
+        key = os.urandom(32)
+        probe.post(probe.Channel(TCPStore("127.0.0.1", port, 2, False, timeout=t), key, probe.POSTS, 2, kind),
+                   key, "job", {"from": 1, "node": {}, "ranks": {"1": {}}})
+        peer = TCPStore("127.0.0.1", port, 2, False, timeout=t)
+        for name in set(peer.list_keys()) | {"hpcdoctor/post/1", "hpcdoctor/posts"}:
+            for _ in range(8):
+                peer.append(name, b"x" * (8 << 20))
+        for _ in range(4):
+            peer.queue_push(probe.POSTS, b"y" * (8 << 20))
+        c = probe.Collector(rank0, key, "job", 2, kind)
+        c.poll(time.monotonic() + 20)
+        with open(f"/proc/{server.pid}/status") as fh:
+            rss = next(int(line.split()[1]) >> 10 for line in fh if line.startswith("VmRSS:"))
+        print(json.dumps({"kind": kind, "largest_read": max(c.post_bytes), "posts_read": len(c.post_bytes),
+                          "arrived": sorted(c.ranks), "server_rss_mb": rss, "ceiling_mb": ceiling >> 20}))
+    finally:
+        cluster_probe.stop_store_server(server)
+    return 0
+
+
 def cases(tmp: Path):
     """(name, argv after the executable, extra environment, what to read in the result)."""
     yield "tar-longname", ["check", "--from", str(header_bundle(tmp / "ln.tar.gz", 3 << 30, tarfile.GNUTYPE_LONGNAME)),
@@ -183,6 +223,16 @@ def cases(tmp: Path):
     yield "json-950-deep", ["diff", *deep_reports(tmp)], {}
     yield "numa-100000", ["check", "--from", str(numa_flood(tmp / "numa.txt")), "--budget", "5", "--format", "json"], {}
     yield "fifo-output", ["check", "--from", str(fifo_snapshot(tmp / "fifo")), "--budget", "5", "--format", "json"], {}
+    # issue 27, the sizes the issue measured past the first rows, and the budget on a paste
+    yield "env-1MB", ["check", "--from", str(env_value_snapshot(tmp / "envsnap1m", 1_000_000)), "--budget", "5",
+                      "--format", "json"], {}
+    yield "sigterm-env-1MB", ["check", "--from", str(tmp / "envsnap1m"), "--budget", "5", "--format", "json"], {}
+    g1, g2 = gpu_list_pastes(tmp / "g300", 8000)
+    yield "gpu-lists-300KB", ["check", "--from", g1, "--from", g2, "--budget", "5", "--format", "json"], {}
+    yield "xml-gpu-16MB", ["check", "--from", str(xml_gpu_flood(tmp / "x16.txt", 16 << 20)), "--budget", "5",
+                           "--format", "json"], {}
+    yield "paste-q-12MB-b5", ["check", "--from", str(tmp / "q.txt"), "--budget", "5", "--format", "json"], {}
+    yield "store-append", [sys.executable, __file__, "--store-row"], {}
 
 
 def _scratch(tmp: Path) -> Path:
@@ -191,22 +241,29 @@ def _scratch(tmp: Path) -> Path:
     return path
 
 
-def measure(exe: str, argv, env, limit: float):
+def measure(exe: str, argv, env, limit: float, term_after: float = 0.0):
+    """Exit, peak MB, seconds, killed, stdout, stderr; with ``term_after`` a SIGTERM is sent then,
+    and the seconds are those from the signal to the exit."""
     t0 = time.monotonic()
+    cmd = argv if argv and argv[0] == sys.executable else [exe, *argv]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([exe, *argv], stdout=out, stderr=err, env=dict(os.environ, **env),
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=dict(os.environ, **env),
                                 start_new_session=True)
         killed = False
+        termed = None
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
+            if term_after and termed is None and time.monotonic() - t0 > term_after:
+                proc.send_signal(signal.SIGTERM)
+                termed = time.monotonic()
             if time.monotonic() - t0 > limit:
                 os.killpg(proc.pid, signal.SIGKILL)
                 killed = True
             time.sleep(0.02)
         proc.returncode = os.waitstatus_to_exitcode(status)
-        wall = time.monotonic() - t0
+        wall = time.monotonic() - (termed or t0)
         out.seek(0)
         err.seek(0)
         return proc.returncode, usage.ru_maxrss / 1024, wall, killed, out.read(), err.read().decode("utf-8", "replace")
@@ -227,9 +284,14 @@ def note(name: str, stdout: bytes, stderr: str) -> str:
             nvidia = {}
         return str(nvidia.get("error") or doc["checks"].get("gpu_nvidia", {}).get("reason") or "")[-60:]
     if name == "setsid-child" and doc:
-        return f"gpu_nvidia probe: {doc['probes'].get('gpu_nvidia', {}).get('status')}"
+        return f"gpu_nvidia check: {doc['checks'].get('gpu_nvidia', {}).get('status')}"
+    if name == "store-append" and doc:
+        return (f"largest value rank 0 read: {doc['largest_read'] / 2**20:.1f} MiB ({doc['kind']}); arrived "
+                f"{doc['arrived']}; store process {doc['server_rss_mb']} MB (data ceiling {doc['ceiling_mb']} MB)")
+    if name == "sigterm-env-1MB":
+        return "seconds are from SIGTERM (sent at 0.5 s) to exit"
     if doc and name in ("env-200KB", "vllm-env-200KB", "gpu-lists-150KB", "xml-gpu-2MB", "pieces-16MiB", "numa-100000",
-                        "fifo-output"):
+                        "fifo-output", "env-1MB", "gpu-lists-300KB", "xml-gpu-16MB", "paste-q-12MB-b5"):
         timeouts = [n for n, p in doc["checks"].items() if p.get("status") == "timeout"]
         return f"{len(stdout) / 1e6:.2f} MB printed; timed out: {', '.join(timeouts) or 'none'}"
     if name == "json-950-deep":
@@ -248,7 +310,10 @@ def main() -> int:
     ap.add_argument("--hpcdoctor", default=str(Path(sys.executable).parent / "hpcdoctor"))
     ap.add_argument("--only", default="", help="comma-separated row names")
     ap.add_argument("--limit", type=float, default=120.0)
+    ap.add_argument("--store-row", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.store_row:
+        return store_row()
     only = {x for x in args.only.split(",") if x}
     print(f"{'input':15} {'exit':>4} {'peak MB':>8} {'seconds':>8}  note")
     # Not named with MARKER: _leftovers would take every run reading an input there for a leftover.
@@ -256,7 +321,8 @@ def main() -> int:
         for name, argv, env in cases(Path(tmp)):
             if only and name not in only:
                 continue
-            rc, peak, wall, killed, out, err = measure(args.hpcdoctor, argv, env, args.limit)
+            rc, peak, wall, killed, out, err = measure(args.hpcdoctor, argv, env, args.limit,
+                                                       0.5 if name.startswith("sigterm") else 0.0)
             print(f"{name:15} {'kill' if killed else rc:>4} {peak:8.0f} {wall:8.2f}  {note(name, out, err)}", flush=True)
             if name == "tar-1800-deep":
                 left = list(_scratch(Path(tmp)).iterdir())

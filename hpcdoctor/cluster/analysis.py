@@ -201,6 +201,7 @@ def analyse(gathered: Dict[str, Any]) -> Dict[str, Any]:
             "ranks": {str(r): {"node": host_of.get(str(i.get("leader")), i.get("node")), "cpus": i.get("cpus")}
                       for r, i in sorted((gathered.get("ranks") or {}).items(), key=lambda kv: int(kv[0]))},
             "rejected_posts": gathered.get("rejected") or [], "auth": gathered.get("auth"),
+            "rejected_count": gathered.get("rejected_count"), "store_error": gathered.get("store_error"),
             "store": gathered.get("store")}
 
 

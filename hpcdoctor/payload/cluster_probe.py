@@ -5,12 +5,7 @@ Only one rank per node runs this (the node leader, local rank 0). The node's oth
 their small rank reports in a node-local folder (``--local-dir``, private to the user); the leader
 forwards them, so a node costs one torch import and one node check whatever its rank count.
 
-Every post is enciphered (a SHAKE-256 keystream under the job's key and a fresh nonce: the store
-answers anyone who can reach its port, and a node's report is the user's) and then signed with
-HMAC-SHA256 over nonce and ciphertext (``HPCDOCTOR_CLUSTER_KEY`` in the environment, never on the
-command line); rank 0 drops and counts posts that fail, are too large, or name another job. Every
-count read from the store is bounded by what this job can post. Posts go under ``hpcdoctor/post/<i>``, ``i`` from an atomic counter, so no
-rank can overwrite another's post.
+The store's side (sealed posts, bounded channels, rank 0's collector) is cluster_wire.py.
 
     cluster_probe.py --report LOCAL.json --out GATHERED.json [--timeout S] [--local-dir D]
                      [--local-count N] [--bench quick|full] [--bench-budget S]
@@ -21,8 +16,6 @@ MASTER_PORT), else from Slurm's (SLURM_PROCID, SLURM_NTASKS, the first host of t
 
 import argparse
 import datetime
-import hashlib
-import hmac
 import json
 import os
 import re
@@ -30,40 +23,12 @@ import statistics
 import sys
 import time
 
-COUNT = "hpcdoctor/posts"
-POST = "hpcdoctor/post/%d"
-DONE = "hpcdoctor/done"
-PLAN = "hpcdoctor/bench-plan"
-MAX_POST = 4 << 20  # a node report is ~40 KB; anything this large is not ours
+try:  # imported as hpcdoctor.payload.cluster_probe
+    from . import cluster_wire as wire
+except ImportError:  # run as a script by the target interpreter: the folder is on sys.path
+    import cluster_wire as wire
+
 MAX_RANK_FILE = 64 << 10
-MAX_DEPTH = 64  # a report nests a dozen levels; deeper is refused before anything walks it
-NONCE = 16
-
-
-def max_posts(world):
-    """The most posts a job of ``world`` ranks makes: each rank's report (forwarded alone at
-    worst), a node report and a bench result per leader, and a margin."""
-    return 4 * world + 64
-
-
-def _keystream(key, nonce, n):
-    return hashlib.shake_256(b"hpcdoctor-cluster-stream\0" + key + nonce).digest(n)
-
-
-def _xor(data, stream):
-    return (int.from_bytes(data, "big") ^ int.from_bytes(stream, "big")).to_bytes(len(data), "big")
-
-
-def _too_deep(value):
-    stack = [(value, 1)]
-    while stack:
-        node, level = stack.pop()
-        if isinstance(node, (dict, list)):
-            if level > MAX_DEPTH:
-                return True
-            items = node.values() if isinstance(node, dict) else node
-            stack.extend((c, level + 1) for c in items if isinstance(c, (dict, list)))
-    return False
 
 
 def first_host(nodelist):
@@ -88,39 +53,6 @@ def rendezvous(env=None):
     if rank is None or world is None or not host:
         raise SystemExit("hpcdoctor cluster: no rank/world size/master (run under srun or torchrun)")
     return int(rank), int(world), host, port
-
-
-def sign(key, body):
-    nonce = os.urandom(NONCE)
-    sealed = nonce + _xor(body, _keystream(key, nonce, len(body)))
-    return hmac.new(key, sealed, hashlib.sha256).hexdigest().encode("ascii") + sealed
-
-
-def verify(key, raw, job):
-    """The post's body as a dict, or (None, reason). Size is checked before anything is parsed."""
-    if len(raw) > MAX_POST:
-        return None, "larger than %d bytes" % MAX_POST
-    mac, sealed = raw[:64], raw[64:]
-    if len(sealed) < NONCE or not hmac.compare_digest(mac, hmac.new(key, sealed, hashlib.sha256).hexdigest().encode("ascii")):
-        return None, "bad or missing signature"
-    nonce, cipher = sealed[:NONCE], sealed[NONCE:]
-    body = _xor(cipher, _keystream(key, nonce, len(cipher)))
-    try:
-        doc = json.loads(body.decode("utf-8"))
-    except (ValueError, RecursionError):
-        return None, "signed but not JSON"
-    if _too_deep(doc):
-        return None, "signed but nested deeper than %d levels" % MAX_DEPTH
-    if not isinstance(doc, dict) or doc.get("job") != job:
-        return None, "signed for another job"
-    return doc, None
-
-
-def post(store, key, job, doc):
-    body = json.dumps(dict(doc, job=job), separators=(",", ":")).encode("utf-8")
-    i = store.add(COUNT, 1)
-    store.set(POST % i, sign(key, body))
-    return len(body)
 
 
 def read_local(folder, done, since=0.0):
@@ -151,57 +83,6 @@ def read_local(folder, done, since=0.0):
         except OSError:
             pass
     return found
-
-
-class Collector:
-    """Rank 0's side: read and check every post; a rank counts as arrived once its info is in."""
-
-    def __init__(self, store, key, job, world):
-        self.store, self.key, self.job, self.world = store, key, job, world
-        self.seen = 0
-        self.pending = set()
-        self.nodes = {}  # leader rank -> node report
-        self.ranks = {}  # rank -> rank report
-        self.rejected = []
-        self.bench = {}  # leader rank -> bench result
-        self.post_bytes = []
-        self.counter_refused = False
-
-    def poll(self):
-        top = self.store.add(COUNT, 0)
-        limit = max_posts(self.world)
-        if not isinstance(top, int) or top > limit:
-            # A peer's add(COUNT, 2e8) must not become 2e8 keys to wait for (MemoryError).
-            if not self.counter_refused:
-                self.rejected.append({"post": top, "reason": "post counter past what %d ranks post (%d)" % (self.world, limit)})
-                self.counter_refused = True
-            top = limit if isinstance(top, int) else self.seen
-        self.pending.update(range(self.seen + 1, top + 1))
-        self.seen = max(self.seen, top)
-        for i in sorted(self.pending):
-            if not self.store.check([POST % i]):
-                continue
-            self.pending.discard(i)
-            raw = self.store.get(POST % i)
-            self.post_bytes.append(len(raw))
-            doc, why = verify(self.key, raw, self.job)
-            if doc is None:
-                self.rejected.append({"post": i, "reason": why})
-                continue
-            sender = doc.get("from")
-            if not isinstance(sender, int) or not 0 <= sender < self.world:
-                self.rejected.append({"post": i, "reason": "no valid sender rank"})
-                continue
-            if isinstance(doc.get("node"), dict):
-                self.nodes[sender] = doc["node"]
-            for r, info in (doc.get("ranks") or {}).items():
-                if str(r).isdecimal() and int(r) < self.world and isinstance(info, dict):
-                    self.ranks[int(r)] = dict(info, leader=sender)
-            if isinstance(doc.get("bench"), dict):
-                self.bench[sender] = doc["bench"]
-
-    def complete(self):
-        return len(self.ranks) == self.world
 
 
 def _pairs(n):
@@ -286,17 +167,12 @@ def links_bench(torch, dist, me, n, tier, budget_end):
     return out
 
 
-def run_bench(store, key, job, rank, args, deadline):
+def run_bench(store, key, job, rank, args, deadline, world, kind):
     """A leader's part of the links pass: wait for rank 0's signed plan, join, measure, post."""
     import torch
     import torch.distributed as dist
 
-    plan = None
-    while time.monotonic() < deadline:
-        if store.check([PLAN]):
-            plan, why = verify(key, store.get(PLAN), job)
-            break
-        time.sleep(0.1)
+    plan = wire.read_plan(store, key, job, rank, world, kind, deadline)
     if not plan or rank not in (plan.get("leaders") or []):
         return None
     leaders = plan["leaders"]
@@ -307,7 +183,9 @@ def run_bench(store, key, job, rank, args, deadline):
     # In ROCm builds of torch, RCCL answers to the name "nccl".
     if backend == "nccl":
         torch.cuda.set_device(0)  # the first GPU this rank sees; NCCL's barrier needs a current device
-    prefix = dist.PrefixStore("hpcdoctor/bench/%s" % plan.get("round", 0), store)
+    # torch's own rendezvous reads these keys whole: a round name from the signed, enciphered plan
+    # keeps them where a peer cannot name them (on a store that cannot list its keys).
+    prefix = dist.PrefixStore("hpcdoctor/bench/%s" % plan["round"], store)
     try:
         dist.init_process_group(backend, store=prefix, rank=me, world_size=n,
                                 timeout=datetime.timedelta(seconds=max(5.0, deadline - time.monotonic())))
@@ -317,6 +195,57 @@ def run_bench(store, key, job, rank, args, deadline):
             dist.destroy_process_group()
     except Exception as exc:  # one failed pass is a finding of its own, never a traceback
         return {"error": "%s: %s" % (exc.__class__.__name__, str(exc)[:300])}
+
+
+def spawn_store_server(port, world, timeout):
+    """Start rank 0's store in its own process under a memory ceiling (store_server.py); its torch
+    import overlaps rank 0's own. The process, or the reason it could not start."""
+    import subprocess
+
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "store_server.py")
+    try:
+        return subprocess.Popen([sys.executable, script, str(port), str(world), str(timeout)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError as exc:
+        return "could not start: %s" % exc
+
+
+def await_store_server(proc, timeout):
+    """(process, kind, ceiling) once it serves, or (None, None, why) when it did not in ``timeout``."""
+    import select
+
+    if isinstance(proc, str):
+        return None, None, proc
+    end = time.monotonic() + timeout
+    line = b""
+    while time.monotonic() < end and not line.endswith(b"\n") and len(line) < 200:
+        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, end - time.monotonic()))
+        if not ready:
+            break
+        got = os.read(proc.stdout.fileno(), 200)
+        if not got:
+            break
+        line += got
+    words = line.decode("ascii", "replace").split()
+    if len(words) == 3 and words[0] == "ready" and words[2].isdigit():
+        return proc, (None if words[1] == "None" else words[1]), int(words[2])
+    stop_store_server(proc)
+    return None, None, "did not start (exit %s)" % proc.returncode
+
+
+def start_store_server(port, world, timeout):
+    return await_store_server(spawn_store_server(port, world, timeout), timeout)
+
+
+def stop_store_server(proc):
+    if proc is None:
+        return
+    try:
+        proc.stdin.close()
+        proc.wait(5)
+    except Exception:
+        proc.kill()
+        proc.wait()
 
 
 def main():
@@ -335,16 +264,32 @@ def main():
     job = os.environ.get("HPCDOCTOR_CLUSTER_JOB", "")
     if not key:
         raise SystemExit("hpcdoctor cluster: no job key in the environment")
+    spawned = spawn_store_server(port, world, args.timeout) if rank == 0 else None
     from torch.distributed import TCPStore
 
     with open(args.report) as fh:
         mine = json.load(fh)
     deadline = time.monotonic() + args.timeout
-    store = TCPStore(host, port, world, rank == 0, timeout=datetime.timedelta(seconds=args.timeout),
-                     wait_for_workers=False)
-    collector = Collector(store, key, job, world) if rank == 0 else None
+    server, server_kind, ceiling = await_store_server(spawned, args.timeout) if rank == 0 else (None, None, None)
+    # Where the server would not start (no /proc, an odd interpreter) rank 0 hosts it as torch does,
+    # without the ceiling, and says so in its result.
+    store = TCPStore(host, port, world, rank == 0 and server is None,
+                     timeout=datetime.timedelta(seconds=args.timeout), wait_for_workers=False)
+    kind = wire.store_kind(store) if server is None else server_kind
+    if kind is None:
+        stop_store_server(server)
+        raise SystemExit("hpcdoctor cluster: this torch's store lists its keys but has no bounded queues "
+                         "(not the libuv backend): a peer could make rank 0 read a value of any size")
+    if rank == 0:
+        wire.greet(store, key)
+    elif not wire.store_is_rank0s(store, key, deadline):
+        raise SystemExit("hpcdoctor cluster: the store at %s:%d did not show this job's key in %.0f s "
+                         "(rank 0 not there, or another process on its port)" % (host, port, args.timeout))
+    done = wire.secret_name(key, wire.DONE, 0)
+    posts = wire.Channel(store, key, wire.POSTS, world, kind)
+    collector = wire.Collector(store, key, job, world, kind) if rank == 0 else None
     t0 = time.perf_counter()
-    size = post(store, key, job, {"from": rank, "node": mine["node"], "ranks": {str(rank): mine["rank"]}})
+    size = wire.post(posts, key, job, {"from": rank, "node": mine["node"], "ranks": {str(rank): mine["rank"]}})
     timing = {"node_post_bytes": size, "node_post_s": time.perf_counter() - t0}
     forwarded = {rank}
     local_done = not args.local_dir or args.local_count == 1
@@ -353,48 +298,58 @@ def main():
             batch = read_local(args.local_dir, forwarded, args.since)
             if batch:
                 forwarded.update(batch)
-                post(store, key, job, {"from": rank, "ranks": {str(r): v for r, v in batch.items()}})
+                wire.post(posts, key, job, {"from": rank, "ranks": {str(r): v for r, v in batch.items()}})
             local_done = args.local_count > 0 and len(forwarded) >= args.local_count
         if collector is not None:
-            collector.poll()
-            if collector.complete():
+            collector.poll(deadline)
+            if collector.complete() or collector.store_error:
                 break
-        elif local_done or store.check([DONE]):
+        elif local_done or store.check([done]):
             break
         time.sleep(0.05)
     bench_deadline = deadline + (args.bench_budget + 10 if args.bench else 0)
     if collector is None:
         if args.bench:
-            result = run_bench(store, key, job, rank, args, bench_deadline)
+            result = run_bench(store, key, job, rank, args, bench_deadline, world, kind)
             if result is not None:
-                post(store, key, job, {"from": rank, "bench": result})
+                wire.post(posts, key, job, {"from": rank, "bench": result})
         # Stay until rank 0 has read everything: the store lives in rank 0's process.
-        while time.monotonic() < bench_deadline and not store.check([DONE]):
+        while time.monotonic() < bench_deadline and not store.check([done]):
             time.sleep(0.1)
         return
     links = None
-    if args.bench:
+    if args.bench and not collector.store_error:
         leaders = sorted(collector.nodes)
-        store.set(PLAN, sign(key, json.dumps({"job": job, "leaders": leaders}).encode("utf-8")))
-        own = run_bench(store, key, job, 0, args, bench_deadline)
+        plan = wire.sign(key, json.dumps({"job": job, "leaders": leaders, "round": os.urandom(16).hex()}).encode("utf-8"))
+        for leader in leaders:
+            wire.Channel(store, key, wire.PLAN % leader, world, kind).send(plan)
+        own = run_bench(store, key, job, 0, args, bench_deadline, world, kind)
         if own is not None:
             collector.bench[0] = own
-        while time.monotonic() < bench_deadline and len(collector.bench) < len(leaders):
-            collector.poll()
+        while time.monotonic() < bench_deadline and len(collector.bench) < len(leaders) and not collector.store_error:
+            collector.poll(bench_deadline)
             time.sleep(0.05)
         links = {"leaders": leaders, "results": {str(r): v for r, v in sorted(collector.bench.items())}}
-    store.set(DONE, "1")
+    try:
+        store.set(done, "1")
+    except Exception:  # rank 0's connection closed by a peer: the others stop at their timeout
+        pass
     out = {"world_size": world, "arrived": sorted(collector.ranks),
            "missing": [r for r in range(world) if r not in collector.ranks],
            "nodes": {str(r): doc for r, doc in sorted(collector.nodes.items())},
            "ranks": {str(r): info for r, info in sorted(collector.ranks.items())},
-           "rejected": collector.rejected, "links": links,
+           "rejected": collector.rejected, "rejected_count": collector.rejected_count,
+           "store_error": collector.store_error, "store_kind": kind, "links": links,
            "store": dict(timing, posts_read=len(collector.post_bytes),
+                         server=(("own process, data capped at %d MiB" % (ceiling >> 20) if ceiling
+                                  else "own process, uncapped (no /proc/self/status)") if server is not None
+                                 else "in rank 0's process, uncapped: " + str(ceiling)),
                          bytes_read=sum(collector.post_bytes),
                          median_post_bytes=statistics.median(collector.post_bytes) if collector.post_bytes else 0)}
     with open(args.out, "w") as fh:
         json.dump(out, fh)
     time.sleep(0.3)  # let the others see DONE before the store goes away
+    stop_store_server(server)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,11 @@ def render(result: Dict[str, Any]) -> str:
         reasons = Counter(_safe(r.get("reason")) for r in result["rejected_posts"])
         lines.append("! posts rejected (not this job's, or not signed with its key): "
                      + ", ".join(f"{n} {why}" for why, n in sorted(reasons.items())))
+        more = result.get("rejected_count")
+        if isinstance(more, int) and more > len(result["rejected_posts"]):
+            lines.append(f"  ... {more - len(result['rejected_posts'])} more rejected, counted only")
+    if result.get("store_error"):
+        lines.append(f"! rank 0 lost the store (a peer can close its connection): {_safe(result['store_error'])}")
     if result["missing_ranks"]:
         lines.append(f"! ranks that never reported: {', '.join(map(_safe, result['missing_ranks']))} (partial result)")
     if result["divergent"]:

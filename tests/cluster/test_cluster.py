@@ -153,7 +153,7 @@ s = TCPStore("127.0.0.1", int(sys.argv[1]), 1, False, timeout=datetime.timedelta
 body = json.dumps({"job": "x", "from": 1, "node": {"facts": {"system": {"hostname": "intruder"}}},
                    "ranks": {"1": {"cpus": "0"}}}).encode()
 for payload in (body, hmac.new(b"guess", body, hashlib.sha256).hexdigest().encode() + body):
-    s.set("hpcdoctor/post/%d" % s.add("hpcdoctor/posts", 1), payload)
+    s.queue_push("hpcdoctor/posts", payload)  # where rank 0 reads posts (torch >= 2.8, libuv store)
 """
 
 

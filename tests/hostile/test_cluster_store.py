@@ -15,7 +15,7 @@ import tracemalloc
 import pytest
 
 from hpcdoctor.cluster import orchestrate
-from hpcdoctor.payload import cluster_probe as probe
+from hpcdoctor.payload import cluster_wire as wire
 
 
 class FakeStore:
@@ -40,8 +40,8 @@ def test_a_huge_post_counter_costs_neither_memory_nor_time():
     store = FakeStore()
     # A peer's add("hpcdoctor/posts", 2e8) was a set of 2e8 keys to wait for (MemoryError); 200,000
     # shows the same without taking the machine down where the old code runs.
-    store.add(probe.COUNT, 200_000)
-    c = probe.Collector(store, b"k" * 32, "job", world=4)
+    store.add(wire.POSTS, 200_000)
+    c = wire.Collector(store, b"k" * 32, "job", world=4, kind="secret")  # the counter of stores without queues
     tracemalloc.start()
     t0 = time.monotonic()
     try:
@@ -51,7 +51,7 @@ def test_a_huge_post_counter_costs_neither_memory_nor_time():
     finally:
         tracemalloc.stop()
     assert time.monotonic() - t0 < 2 and peak < 5 << 20, peak
-    assert len(c.pending) <= probe.max_posts(4)
+    assert len(c.channel.pending) <= wire.max_posts(4)
     assert [r["reason"] for r in c.rejected].count("post counter past what 4 ranks post (80)") == 1
 
 
@@ -65,8 +65,8 @@ def test_the_default_key_comes_from_a_private_secret_not_from_public_facts(tmp_p
     public = hashlib.sha256(b"hpcdoctor-cluster-job\0" + identity.encode()).digest()
     assert key != public
     forged = json.dumps({"job": "j", "from": 1, "node": {"facts": {"system": {"hostname": "intruder"}}}}).encode()
-    for raw in (probe.sign(public, forged), hmac.new(public, forged, hashlib.sha256).hexdigest().encode() + forged):
-        doc, why = probe.verify(key, raw, "j")
+    for raw in (wire.sign(public, forged), hmac.new(public, forged, hashlib.sha256).hexdigest().encode() + forged):
+        doc, why = wire.verify(key, raw, "j")
         assert doc is None and why == "bad or missing signature"
 
 
@@ -82,16 +82,16 @@ def test_a_secret_file_others_can_read_is_refused(tmp_path):
 def test_posts_cannot_be_read_on_the_wire_and_still_verify():
     key = os.urandom(32)
     body = json.dumps({"job": "j", "from": 0, "node": {"facts": {"system": {"hostname": "secret-node-42"}}}}).encode()
-    raw = probe.sign(key, body)
+    raw = wire.sign(key, body)
     assert b"secret-node-42" not in raw and b"hostname" not in raw
-    doc, why = probe.verify(key, raw, "j")
+    doc, why = wire.verify(key, raw, "j")
     assert why is None and doc["node"]["facts"]["system"]["hostname"] == "secret-node-42"
 
 
 def test_a_signed_post_nested_too_deep_is_refused():
     key = os.urandom(32)
     body = ('{"job": "j", "from": 0, "node": %s}' % ("[" * 900 + "]" * 900)).encode()
-    assert probe.verify(key, probe.sign(key, body), "j") == (None, "signed but nested deeper than 64 levels")
+    assert wire.verify(key, wire.sign(key, body), "j") == (None, "signed but nested deeper than 64 levels")
 
 
 def test_the_node_folder_name_cannot_be_taken_in_advance(tmp_path):

@@ -29,13 +29,16 @@ def _cfg(tmp_path, text):
 
 
 def test_site_wheel_and_index_reach_the_fix(tmp_path):
-    cfg = config.load(_cfg(tmp_path, SITE))
+    cfg = config.load(_cfg(tmp_path, SITE.replace(">=2.15,<2.16", ">=2.16,<2.17")))
     g = facts("h100-kvm-1gpu", **{"torch.build": "cpu", "torch.version": "2.15.0+cpu", "torch.cuda": None,
                                   "torch.pip": {"torch": "2.15.0"}})
-    # 2.15 is past the shipped table (its RFC, pytorch/pytorch#190385, is open), and so are its
-    # Pythons: on this node (Python 3.12) the site's entry is offered only where it names them.
+    # 2.16 is past the shipped tables, and so are its Pythons (the table reads 2.14 and 2.15 in
+    # PyPI's file lists): on this node (Python 3.12) the site's entry is offered only where it names them.
     (f,) = fired("torch-cpu-only", g, cfg)
-    assert '"torch>=2.13,<2.14" --index-url https://pypi.site.example/torch/cu13' in f.fix, f.fix
+    assert '"torch>=2.14,<2.15" --index-url https://pypi.site.example/torch/cu13' in f.fix, f.fix
+    cfg = config.load(_cfg(tmp_path, SITE))  # 2.15: arch list from the site, Pythons from the table
+    (f,) = fired("torch-cpu-only", g, cfg)
+    assert '"torch>=2.15,<2.16" --index-url https://pypi.site.example/torch/cu130' in f.fix, f.fix
     cfg = config.load(_cfg(tmp_path, SITE + 'python = ["3.11", "3.12"]\n'))
     (f,) = fired("torch-cpu-only", g, cfg)
     assert '"torch>=2.15,<2.16" --index-url https://pypi.site.example/torch/cu130' in f.fix, f.fix

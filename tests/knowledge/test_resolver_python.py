@@ -52,7 +52,8 @@ def test_python39_on_driver_580_is_not_offered_the_310_only_releases():
     assert '"torch>=2.7,<2.9" --index-url https://download.pytorch.org/whl/cu128' in fix, fix
     # The same node on Python 3.12 is offered the newest, CUDA 13.2 builds.
     g["facts"]["torch"]["python_version"] = "3.12.9"
-    assert '"torch>=2.12,<2.14" --index-url https://download.pytorch.org/whl/cu132' in _missing_arch_fix(g)
+    # (2.14's Python list is PyPI's file list of 2.14.0/2.14.1: cp310-cp314.)
+    assert '"torch>=2.12,<2.15" --index-url https://download.pytorch.org/whl/cu132' in _missing_arch_fix(g)
 
 
 def test_unknown_python_is_said_not_assumed():
