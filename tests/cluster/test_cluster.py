@@ -20,7 +20,7 @@ from hpcdoctor.report import cluster
 
 
 def _port():
-    from hpcdoctor.payload.bench_probe import free_port
+    from hpcdoctor.payload.bench_allreduce import free_port
 
     return free_port()
 

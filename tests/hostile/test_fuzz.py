@@ -190,7 +190,7 @@ def test_snapshot_index_and_meta(text, as_meta):
             r = ReplaySysRoot(root)
             try:
                 r.run(["env"])
-            except Exception as exc:  # noqa: only Missing is allowed here
+            except Exception as exc:  # only Missing is allowed here
                 from hpcdoctor.sysroot import Missing
 
                 assert isinstance(exc, Missing), exc
