@@ -11,8 +11,7 @@ import tracemalloc
 
 import pytest
 
-from conftest import FIXTURES, run_cli, run_main
-from test_untrusted import measured
+from conftest import FIXTURES, measured, run_cli, run_main
 from hpcdoctor import envfilter
 from hpcdoctor.triage import machines as paste_machines
 from hpcdoctor.triage.paste import open_paste

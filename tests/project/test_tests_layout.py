@@ -1,6 +1,7 @@
 """tests/ is laid out like the code (docs/development.md, "Where a test goes"): every test file
 sits in one of the folders that table names, none in tests/ itself, and no two share a name (the
-folders are not packages, so two test_x.py would be one module to pytest's default import mode)."""
+folders are not packages, so two test_x.py would be one module to pytest's default import mode),
+and none imports another (shared helpers live in tests/, which every import mode can import)."""
 
 from __future__ import annotations
 
@@ -31,3 +32,9 @@ def test_every_test_folder_is_a_documented_one():
 def test_test_file_names_are_unique():
     names = Counter(p.name for p in HERE.rglob("test_*.py") if "fixtures" not in p.parts)
     assert [n for n, c in names.items() if c > 1] == []
+
+
+def test_no_test_module_imports_another():
+    importing = [f"{p.relative_to(HERE)}: {m.group(0)}" for p in HERE.rglob("test_*.py") if "fixtures" not in p.parts
+                 for m in re.finditer(r"^\s*(from|import) test_\w+", p.read_text(encoding="utf-8"), re.M)]
+    assert importing == [], "move the shared helper to conftest.py, rulekit.py or ticketkit.py"
