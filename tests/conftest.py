@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,25 @@ def run_main(*args: str, env=None, input: str = None):
         os.environ.update(saved_env)
     return subprocess.CompletedProcess(["hpcdoctor", *args], rc, out.buffer.getvalue().decode("utf-8"),
                                        err.buffer.getvalue().decode("utf-8"))
+
+
+def measured(*args: str, env=None, timeout: float = 120, input: bytes = None):
+    """Run the CLI in a fresh child through a small wrapper that reports the child's own
+    getrusage(RUSAGE_CHILDREN): (CompletedProcess, peak RSS in MB, wall seconds)."""
+    wrapper = ("import resource,subprocess,sys,json;"
+               "r=subprocess.run(sys.argv[1:],stdin=sys.stdin,stdout=sys.stdout,stderr=sys.stderr);"
+               "u=resource.getrusage(resource.RUSAGE_CHILDREN);"
+               "sys.stderr.write('\\nRUSAGE '+json.dumps([u.ru_maxrss])+'\\n');sys.exit(r.returncode)")
+    full_env = dict(os.environ, **(env or {}))
+    t0 = time.monotonic()
+    res = subprocess.run([sys.executable, "-c", wrapper, sys.executable, "-m", "hpcdoctor", *args],
+                         capture_output=True, env=full_env, timeout=timeout, input=input)
+    wall = time.monotonic() - t0
+    err = res.stderr.decode("utf-8", "replace")
+    head, _, tail = err.rpartition("\nRUSAGE ")
+    peak_mb = json.loads(tail)[0] / 1024
+    res.stderr = head
+    return res, peak_mb, wall
 
 
 def report_of(*args: str, **kw) -> dict:

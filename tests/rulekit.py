@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from typing import Any, Dict, List
 
 from conftest import CPUINFO, NODES
@@ -128,4 +129,66 @@ def with_env(node: str, env: Dict[str, str], **changes: Any) -> Dict[str, Any]:
             return False
 
     g["facts"]["scheduler"] = collect(Root(), None)["scheduler"]
+    return g
+
+
+# -- pastes ------------------------------------------------------------------------------------
+
+PASTES = NODES.parent / "pastes"
+
+
+def paste_facts(tmp_path, text: str, name: str = "ticket.txt") -> Dict[str, Any]:
+    """The facts of TEXT read as a pasted ticket, through the real paste path (open_paste)."""
+    from hpcdoctor.triage.paste import open_paste
+
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with open_paste([str(path)]) as (root, _recognised, _notes):
+        return pipeline.gather(root, Options())
+
+
+def recorded_paste_facts(name: str) -> Dict[str, Any]:
+    """The facts of one recorded paste in fixtures/pastes, through the real paste path."""
+    from hpcdoctor.triage.paste import open_paste
+
+    with open_paste([str(PASTES / name)]) as (root, _recognised, _notes):
+        return pipeline.gather(root, Options())
+
+
+# -- benchmark figures -------------------------------------------------------------------------
+
+def recorded_h100_bench() -> Dict[str, Any]:
+    """bench.txt of the recorded H100 in the payload's JSON shape (largest size per dtype)."""
+    text = (NODES / "h100-kvm-1gpu" / "bench.txt").read_text()
+    gemm = {}
+    for n, dtype, tf in re.findall(r"^gemm n=(\d+) (\w+) ([\d.]+) TFLOP/s", text, re.M):
+        if int(n) == 8192:
+            gemm[dtype] = {"n": 8192, "tflops": float(tf)}
+    d2d = float(re.search(r"^d2d ([\d.]+) GB/s", text, re.M).group(1))
+    pinned = float(re.search(r"^h2d pinned=True ([\d.]+)", text, re.M).group(1))
+    pageable = float(re.search(r"^h2d pinned=False ([\d.]+)", text, re.M).group(1))
+    return {"gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "gemm": gemm,
+                      "memory": {"d2d_gbs": d2d, "h2d_pinned_gbs": pinned, "h2d_pageable_gbs": pageable}}],
+            "allreduce": {"not_applicable": "one device"}}
+
+
+def h100_with_bench(bench=None) -> Dict[str, Any]:
+    g = facts("h100-kvm-1gpu")
+    g["facts"]["bench"] = bench or recorded_h100_bench()
+    return g
+
+
+def derived_peak(name, cc, sms, clk, dtype="bf16"):
+    """The GEMM peak knowledge derives for a GPU with no datasheet entry, and why."""
+    from hpcdoctor.knowledge import expect
+
+    return expect.gemm({"name": name, "compute_capability": cc, "clocks": {"sm_max_mhz": clk}}, dtype, {}, sms)
+
+
+def renamed_node(name, dtype, tflops) -> Dict[str, Any]:
+    """The recorded H100 node's facts with the GPU renamed and one GEMM figure measured."""
+    g = h100_with_bench()
+    for gpu in (g["facts"]["gpus"][0], g["facts"]["bench"]["gpus"][0]):
+        gpu["name"] = name
+    g["facts"]["bench"]["gpus"][0]["gemm"] = {dtype: {"n": 8192, "tflops": tflops}}
     return g

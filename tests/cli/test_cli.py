@@ -1,4 +1,9 @@
-"""The command-line contract: exit codes, one-line errors, formats, quiet mode."""
+"""The command-line contract: exit codes, one-line errors, formats, quiet mode.
+
+The live check, no arguments, a usage error, an unknown rule, a missing snapshot, --budget 0 and
+NO_COLOR run as a user runs them (run_cli, a fresh interpreter); the rest of the contract is the
+same main() in this process (run_main), where a fresh interpreter each cost ~0.4 s and added
+nothing they check."""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ import tarfile
 import jsonschema
 import pytest
 
-from conftest import NODES, ROOT, report_of, run_cli
+from conftest import NODES, ROOT, report_of, run_cli, run_main
 
 SCHEMA = json.loads((ROOT / "hpcdoctor" / "schema" / "report.schema.json").read_text())
 H100 = str(NODES / "h100-kvm-1gpu")
@@ -64,13 +69,13 @@ def test_missing_snapshot():
 
 def test_corrupt_snapshot_meta(tmp_path):
     (tmp_path / "meta.json").write_text("{not json")
-    one_line_error(run_cli("check", "--from", str(tmp_path)), "meta.json is not valid JSON")
+    one_line_error(run_main("check", "--from", str(tmp_path)), "meta.json is not valid JSON")
 
 
 def test_corrupt_command_index(tmp_path):
     (tmp_path / "cmd").mkdir()
     (tmp_path / "cmd" / "index.json").write_text('{"argv": 1}')
-    one_line_error(run_cli("check", "--from", str(tmp_path)), "cmd/index.json")
+    one_line_error(run_main("check", "--from", str(tmp_path)), "cmd/index.json")
 
 
 def test_truncated_archive(tmp_path):
@@ -79,20 +84,20 @@ def test_truncated_archive(tmp_path):
         tar.add(H100, arcname="snap")
     bad = tmp_path / "bad.tar.gz"
     bad.write_bytes(good.read_bytes()[:2000])
-    one_line_error(run_cli("check", "--from", str(bad)), "bad.tar.gz")
+    one_line_error(run_main("check", "--from", str(bad)), "bad.tar.gz")
 
 
 def test_folder_that_is_not_a_snapshot(tmp_path):
-    one_line_error(run_cli("check", "--from", str(tmp_path)), "holds no snapshot")
+    one_line_error(run_main("check", "--from", str(tmp_path)), "holds no snapshot")
 
 
 def test_quiet_success_prints_nothing():
-    res = run_cli("check", "--from", CPU, "--quiet")
+    res = run_main("check", "--from", CPU, "--quiet")
     assert res.returncode == 0 and res.stdout == "" and res.stderr == ""
 
 
 def test_quiet_failure_one_line_per_blocking_finding():
-    res = run_cli("check", "--from", CPU, "--quiet", "--fail-on", "advice")
+    res = run_main("check", "--from", CPU, "--quiet", "--fail-on", "advice")
     assert res.returncode == 1
     lines = res.stdout.strip().splitlines()
     expected = report_of("check", "--from", CPU)["findings"]
@@ -103,40 +108,40 @@ def test_quiet_failure_one_line_per_blocking_finding():
 
 
 def test_fail_on_never_and_ignore():
-    assert run_cli("check", "--from", CPU, "--fail-on", "never").returncode == 0
-    assert run_cli("check", "--from", CPU, "--fail-on", "advice", "--ignore", "CPU001,ENV004", "-q").returncode == 0
+    assert run_main("check", "--from", CPU, "--fail-on", "never").returncode == 0
+    assert run_main("check", "--from", CPU, "--fail-on", "advice", "--ignore", "CPU001,ENV004", "-q").returncode == 0
 
 
 def test_output_file_keeps_json_while_terminal_shows_report(tmp_path):
     out = tmp_path / "rec" / "report.json"
-    res = run_cli("check", "--from", H100, "--format", "json", "--output", str(out))
+    res = run_main("check", "--from", H100, "--format", "json", "--output", str(out))
     assert res.returncode == 0
     assert "CPU" in res.stdout  # the human report still goes to the job log
     jsonschema.validate(json.loads(out.read_text()), SCHEMA)
 
 
 def test_output_to_unwritable_place():
-    one_line_error(run_cli("check", "--from", CPU, "--output", "/proc/nope/x.json"), "cannot write")
+    one_line_error(run_main("check", "--from", CPU, "--output", "/proc/nope/x.json"), "cannot write")
 
 
 def test_markdown_report():
-    res = run_cli("check", "--from", CPU, "--format", "markdown")
+    res = run_main("check", "--from", CPU, "--format", "markdown")
     assert res.returncode == 0
     assert res.stdout.startswith("## hpcdoctor report")
     assert "```bash\nexport DNNL_DEFAULT_FPMATH_MODE=BF16" in res.stdout
 
 
 def test_rules_listing_and_explain():
-    res = run_cli("rules", "--format", "json")
+    res = run_main("rules", "--format", "json")
     rules = json.loads(res.stdout)
     symbols = {r["symbol"] for r in rules}
     assert {"cpu-bf16-fpmath", "omp-threads-unset", "omp-threads-mismatch", "thp-disabled", "numa-balancing-on"} <= symbols
-    text = run_cli("explain", "cpu-bf16-fpmath")
+    text = run_main("explain", "cpu-bf16-fpmath")
     assert text.returncode == 0
     assert "Why it matters" in text.stdout and "Isambard" in text.stdout
-    js = json.loads(run_cli("explain", "CPU001", "--format", "json").stdout)
+    js = json.loads(run_main("explain", "CPU001", "--format", "json").stdout)
     assert js["symbol"] == "cpu-bf16-fpmath" and js["docs"]["How to fix"]
-    one_line_error(run_cli("explain", "XYZ999"), "no rule 'XYZ999'")
+    one_line_error(run_main("explain", "XYZ999"), "no rule 'XYZ999'")
 
 
 def test_bad_budget():

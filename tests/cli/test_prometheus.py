@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import FIXTURES, NODES, ROOT, report_of, run_cli, torch_python
+from conftest import FIXTURES, NODES, ROOT, report_of, run_cli, run_main, torch_python
 from hpcdoctor.report import prometheus
 
 EXAMPLES = ROOT / "examples" / "prometheus"
@@ -78,7 +78,7 @@ def test_paste_round_trips_and_cli_writes_the_file_atomically(tmp_path):
     out = tmp_path / "textfile" / "hpcdoctor.prom"
     out.parent.mkdir()
     out.write_text("stale\n")
-    res = run_cli("check", "--from", str(paste), "--format", "prometheus", "--output", str(out), "--fail-on", "never")
+    res = run_main("check", "--from", str(paste), "--format", "prometheus", "--output", str(out), "--fail-on", "never")
     assert res.returncode == 0, res.stderr
     parsed = samples(out.read_text())
     assert value(parsed, "hpcdoctor_findings", severity="error") == sum(f["severity"] == "error" for f in doc["findings"])

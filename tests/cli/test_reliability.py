@@ -36,7 +36,9 @@ def hostile_path(tmp_path):
 
 
 def test_hung_nvidia_smi_and_torch_import_within_budget(hostile_path):
-    budget = 4.0  # long enough for every probe to start; the hung ones are stopped at it
+    # Long enough for every probe to start (the live check takes ~0.5 s); the hung ones are stopped
+    # at it whatever it is; below ~2 s a loaded two-core runner starts some too late.
+    budget = 2.5
     t0 = time.monotonic()
     res = run_cli("check", "--deep", "--budget", str(budget), "--format", "json", "--python", sys.executable,
                   env=hostile_path, timeout=60)
@@ -53,7 +55,7 @@ def test_hung_nvidia_smi_and_torch_import_within_budget(hostile_path):
 
 
 def test_terminal_report_names_the_stuck_check(hostile_path):
-    res = run_cli("check", "--budget", "2", env=hostile_path, timeout=30)
+    res = run_cli("check", "--budget", "1.5", env=hostile_path, timeout=30)
     assert "check gpu_nvidia: timeout" in res.stdout
 
 
@@ -63,7 +65,7 @@ def test_blocking_nvml_call(tmp_path):
     (fake / "pynvml.py").write_text(
         "import time\nclass NVMLError(Exception):\n    pass\n"
         "def nvmlInit():\n    time.sleep(600)\n")
-    budget = 2.0  # the other probes finish well within it; the blocked one is abandoned at it
+    budget = 1.5  # the other probes finish well within it (~0.5 s); the blocked one is abandoned at it
     t0 = time.monotonic()
     res = run_cli("check", "--budget", str(budget), "--format", "json", env={"PYTHONPATH": str(fake)}, timeout=60)
     assert time.monotonic() - t0 < budget + 2

@@ -74,7 +74,7 @@ def test_markdown_says_what_could_not_be_checked():
 
 
 def test_hanging_nvidia_smi_drains_in_nhc(tmp_path):
-    res = run_cli("nhc", "--budget", "2", env=_hanging_tool(tmp_path))
+    res = run_cli("nhc", "--budget", "1.5", env=_hanging_tool(tmp_path))
     assert res.returncode == 1, res.stdout + res.stderr
     assert res.stdout.startswith("hpcdoctor: could not check gpu")
 
@@ -82,7 +82,7 @@ def test_hanging_nvidia_smi_drains_in_nhc(tmp_path):
 def test_site_may_keep_an_unknown_gpu_from_draining(tmp_path):
     cfg = tmp_path / "config.toml"
     cfg.write_text('[health]\nunknown_gpu = "warn"\n')
-    res = run_cli("nhc", "--budget", "2", "--config", str(cfg), env=_hanging_tool(tmp_path))
+    res = run_cli("nhc", "--budget", "1.5", "--config", str(cfg), env=_hanging_tool(tmp_path))
     assert res.returncode == 0 and res.stdout == ""
     assert "could not check gpu" in res.stderr and "not draining" in res.stderr
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NODES, run_cli, run_main
+from conftest import NODES, measured, run_cli, run_main
 from hostile_inputs import header_bundle as hostile_header_bundle
 from hpcdoctor.parse import cpulist, nvsmi_xml
 from hpcdoctor.sysroot import Missing, ReplaySysRoot, SnapshotError
@@ -28,25 +28,6 @@ from hpcdoctor.sysroot import Missing, ReplaySysRoot, SnapshotError
 # Today's code used 2-4 GB on these inputs; a bounded run stays near 100 MB. The bound is wide
 # so that a loaded CI machine cannot make it flaky, and narrow enough to catch the old behaviour.
 PEAK_RSS_LIMIT_MB = 500
-
-
-def measured(*args: str, env=None, timeout: float = 120, input: bytes = None):
-    """Run the CLI in a fresh child through a small wrapper that reports the child's own
-    getrusage(RUSAGE_CHILDREN): (CompletedProcess, peak RSS in MB, wall seconds)."""
-    wrapper = ("import resource,subprocess,sys,json;"
-               "r=subprocess.run(sys.argv[1:],stdin=sys.stdin,stdout=sys.stdout,stderr=sys.stderr);"
-               "u=resource.getrusage(resource.RUSAGE_CHILDREN);"
-               "sys.stderr.write('\\nRUSAGE '+json.dumps([u.ru_maxrss])+'\\n');sys.exit(r.returncode)")
-    full_env = dict(os.environ, **(env or {}))
-    t0 = time.monotonic()
-    res = subprocess.run([sys.executable, "-c", wrapper, sys.executable, "-m", "hpcdoctor", *args],
-                         capture_output=True, env=full_env, timeout=timeout, input=input)
-    wall = time.monotonic() - t0
-    err = res.stderr.decode("utf-8", "replace")
-    head, _, tail = err.rpartition("\nRUSAGE ")
-    peak_mb = json.loads(tail)[0] / 1024
-    res.stderr = head
-    return res, peak_mb, wall
 
 
 # -- CPU lists ---------------------------------------------------------------------------------

@@ -11,8 +11,7 @@ import tracemalloc
 
 import pytest
 
-from conftest import FIXTURES, run_cli, run_main
-from test_untrusted import measured
+from conftest import FIXTURES, measured, run_cli, run_main
 from hpcdoctor import envfilter
 from hpcdoctor.triage import machines as paste_machines
 from hpcdoctor.triage.paste import open_paste
@@ -184,13 +183,14 @@ def test_bundle_many_folders_deep_is_refused_and_leaves_nothing(tmp_path):
 
 def test_removing_a_tree_deeper_than_the_recursion_limit(tmp_path):
     import os
+    import sys
 
     from hpcdoctor.snapshot.bundle import remove_tree
 
     top = tmp_path / "top"
     top.mkdir()
     fd = os.open(top, os.O_RDONLY)
-    for _ in range(1500):  # made by descriptor: the path would pass PATH_MAX
+    for _ in range(sys.getrecursionlimit() + 100):  # made by descriptor: the path would pass PATH_MAX
         os.mkdir("d", dir_fd=fd)
         nxt = os.open("d", os.O_RDONLY, dir_fd=fd)
         os.close(fd)

@@ -5,8 +5,7 @@ Compatibility Guide; the toolkit drivers from NVIDIA's release-notes table)."""
 from __future__ import annotations
 
 from conftest import report_of
-from rulekit import facts, fired, run_rule
-from test_wheels import PASTES
+from rulekit import PASTES, facts, fired, run_rule
 
 RTX5090D = PASTES / "pytorch-150733-rtx5090d-cu126.txt"   # RTX 5090 D (12.0), driver 570.124.04
 

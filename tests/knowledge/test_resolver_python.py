@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from conftest import report_of
 from fixcheck import fix_problem
-from rulekit import fired
-from test_wheels import PASTES, _paste_facts
+from rulekit import PASTES, fired, recorded_paste_facts
 
 RTX5090D = "pytorch-150733-rtx5090d-cu126.txt"   # torch 2.6.0+cu126, Python 3.12.9, driver 570.124.04
 
@@ -32,7 +31,7 @@ def test_rtx5090d_paste_is_told_the_nearest_release_not_the_newest():
 def test_rtx5090_on_python38_gets_a_new_environment_not_a_pip_line_with_no_wheel():
     # The issue's case: every build that runs sm_120 is 2.7 or later, and cp38 wheels stop at 2.4
     # (2.5's release matrix starts at 3.9): pip install "torch>=2.7" would find nothing on 3.8.
-    g = _paste_facts(RTX5090D)
+    g = recorded_paste_facts(RTX5090D)
     g["facts"]["torch"]["python_version"] = "3.8.10"
     fix = _missing_arch_fix(g)
     assert fix.startswith('python3.9 -m venv ~/torch-py39 && ~/torch-py39/bin/pip install "torch>=2.7,<2.8" '
@@ -43,7 +42,7 @@ def test_rtx5090_on_python38_gets_a_new_environment_not_a_pip_line_with_no_wheel
 def test_python39_on_driver_580_is_not_offered_the_310_only_releases():
     # The issue's second case, without an installed torch to stay near (a warning pasted alone):
     # 580 runs CUDA 13, but 2.9 and later have no cp39 wheels; 2.7 and 2.8 (cu128) do.
-    g = _paste_facts(RTX5090D)
+    g = recorded_paste_facts(RTX5090D)
     g["facts"]["torch"].update(python_version="3.9.21", version=None)
     g["facts"]["nvidia"]["driver_version"] = "580.65.06"
     for gpu in g["facts"]["gpus"]:
@@ -66,7 +65,7 @@ def test_unknown_python_is_said_not_assumed():
 def test_companions_move_with_torch_on_a_windows_paste():
     # pytorch/pytorch#51858 lists torch 2.0.1+cu117, torchvision and torchaudio on Python 3.9, driver
     # 535.98, GTX 1050 Ti: healthy, and silent.
-    g = _paste_facts("pytorch-51858-windows-gtx1050ti-cu117-healthy.txt")
+    g = recorded_paste_facts("pytorch-51858-windows-gtx1050ti-cu117-healthy.txt")
     assert not fired("torch-missing-arch", g)
     # A CPU build of the same release on that node: the fix reinstalls 2.0 with its torchvision 0.15
     # and torchaudio 2.0 (pytorch/builder release/promote.sh @8f2fdc7e), not the newest torch alone.

@@ -7,10 +7,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import NODES, report_of
-from rulekit import facts, fired
+from rulekit import PASTES, facts, fired, recorded_paste_facts
 from hpcdoctor.knowledge import wheels
 
-PASTES = NODES.parent / "pastes"
 H100 = "h100-kvm-1gpu"
 
 
@@ -246,15 +245,6 @@ def test_windows_lists_follow_release_md_without_ptx():
 # entries only; malfet in pytorch/pytorch#153944: "CUDA-11.8 does not support Blackwell GPUs").
 
 
-def _paste_facts(name):
-    from hpcdoctor import pipeline
-    from hpcdoctor.triage.paste import open_paste
-    from hpcdoctor.runner import Options
-
-    with open_paste([str(PASTES / name)]) as (root, _recognised, _notes):
-        return pipeline.gather(root, Options())
-
-
 def test_windows_cu117_paste_is_judged_from_the_builder_list_and_stays_silent():
     # pytorch/pytorch#51858 (Windows 11 Pro, torch 2.0.1+cu117, GTX 1050 Ti = 6.1, driver 535.98): the
     # collect_env has no arch list; until the builder's cuda117.bat list was in knowledge the rule had
@@ -273,7 +263,7 @@ def test_windows_cu117_wheel_on_an_rtx_50_fires_and_names_a_windows_cu128_build(
     # warned "supports CUDA capabilities sm_37 sm_50 sm_60 sm_61 sm_70 sm_75 sm_80 sm_86 compute_37"
     # (this very list): torch-missing-arch, and the fix names the Windows cu128 wheels (2.9-2.11 on
     # Windows, RELEASE.md; the Linux cu128 range would start at 2.7).
-    g = _paste_facts("pytorch-51858-windows-gtx1050ti-cu117-healthy.txt")
+    g = recorded_paste_facts("pytorch-51858-windows-gtx1050ti-cu117-healthy.txt")
     g["facts"]["gpus"][0].update(name="NVIDIA GeForce RTX 5070 Ti Laptop GPU", compute_capability="12.0")
     (f,) = fired("torch-missing-arch", g)
     assert "sm_120" in f.message and "2.0.1+cu117" in f.message
@@ -284,7 +274,7 @@ def test_windows_cu117_wheel_on_an_rtx_50_fires_and_names_a_windows_cu128_build(
                             '"torch>=2.9,<2.10" --index-url https://download.pytorch.org/whl/cu128'), f.fix
     assert "Python 3.9 has no wheels" in f.fix
     # The paste's own GPU (GTX 1050 Ti) under the same facts: silent.
-    assert not fired("torch-missing-arch", _paste_facts("pytorch-51858-windows-gtx1050ti-cu117-healthy.txt"))
+    assert not fired("torch-missing-arch", recorded_paste_facts("pytorch-51858-windows-gtx1050ti-cu117-healthy.txt"))
 
 
 @pytest.mark.parametrize("gpu,cc,driver,expect", [

@@ -26,10 +26,29 @@ def test_recorded_facts_equal_replayed_facts(tmp_path):
     assert _strip(replayed) == _strip(recorded)
 
 
+@pytest.fixture(scope="module")
+def _snapshots(tmp_path_factory):
+    """`hpcdoctor snapshot` of this machine, once per form, as a user runs it."""
+    made = {}
+
+    def make(name):
+        if name not in made:
+            out = tmp_path_factory.mktemp("live") / name
+            made[name] = (out, run_cli("snapshot", str(out)))
+        return made[name]
+    return make
+
+
+@pytest.fixture
+def live_snapshot(_snapshots):
+    out, res = _snapshots("snap")
+    assert res.returncode == 0, res.stderr
+    return out
+
+
 @pytest.mark.parametrize("name", ["snap", "snap.tar.gz"])
-def test_cli_snapshot_then_replay_matches_live(tmp_path, name):
-    out = tmp_path / name
-    res = run_cli("snapshot", str(out))
+def test_cli_snapshot_then_replay_matches_live(_snapshots, name):
+    out, res = _snapshots(name)
     assert res.returncode == 0, res.stderr
     assert "snapshot written" in res.stderr
     live = pipeline.gather(LiveSysRoot(), Options())["facts"]
@@ -43,12 +62,11 @@ def test_cli_snapshot_then_replay_matches_live(tmp_path, name):
     assert replay["memory"]["thp_enabled"] == live["memory"]["thp_enabled"]
 
 
-def test_snapshot_layout_and_meta(tmp_path):
-    run_cli("snapshot", str(tmp_path / "s"))
-    meta = json.loads((tmp_path / "s" / "meta.json").read_text())
+def test_snapshot_layout_and_meta(live_snapshot):
+    meta = json.loads((live_snapshot / "meta.json").read_text())
     assert meta["format"] == "hpcdoctor-snapshot" and meta["version"] == 1
-    assert (tmp_path / "s" / "fs" / "proc" / "cpuinfo").is_file()
-    index = json.loads((tmp_path / "s" / "cmd" / "index.json").read_text())
+    assert (live_snapshot / "fs" / "proc" / "cpuinfo").is_file()
+    index = json.loads((live_snapshot / "cmd" / "index.json").read_text())
     assert any(e["argv"] == ["env"] for e in index)
 
 

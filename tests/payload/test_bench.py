@@ -6,40 +6,18 @@ from __future__ import annotations
 import copy
 import json
 import os
-import re
 import subprocess
 import threading
 import time
 
 import pytest
 
-from conftest import NODES, torch_python
-from rulekit import facts, fired
+from conftest import torch_python
+from rulekit import derived_peak, fired, h100_with_bench, recorded_h100_bench, renamed_node
 from hpcdoctor.checks import bench as bench_check
 from hpcdoctor.payload import bench_allreduce, bench_probe
 
 PAYLOAD = bench_probe.__file__
-
-
-def recorded_h100_bench():
-    """bench.txt of the recorded H100 in the payload's JSON shape (largest size per dtype)."""
-    text = (NODES / "h100-kvm-1gpu" / "bench.txt").read_text()
-    gemm = {}
-    for n, dtype, tf in re.findall(r"^gemm n=(\d+) (\w+) ([\d.]+) TFLOP/s", text, re.M):
-        if int(n) == 8192:
-            gemm[dtype] = {"n": 8192, "tflops": float(tf)}
-    d2d = float(re.search(r"^d2d ([\d.]+) GB/s", text, re.M).group(1))
-    pinned = float(re.search(r"^h2d pinned=True ([\d.]+)", text, re.M).group(1))
-    pageable = float(re.search(r"^h2d pinned=False ([\d.]+)", text, re.M).group(1))
-    return {"gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "gemm": gemm,
-                      "memory": {"d2d_gbs": d2d, "h2d_pinned_gbs": pinned, "h2d_pageable_gbs": pageable}}],
-            "allreduce": {"not_applicable": "one device"}}
-
-
-def h100_with_bench(bench=None):
-    g = facts("h100-kvm-1gpu")
-    g["facts"]["bench"] = bench or recorded_h100_bench()
-    return g
 
 
 def test_busbw_arithmetic():
@@ -294,35 +272,29 @@ def test_cli_stops_a_hung_payload_at_the_deadline_and_keeps_its_figures(py):
     assert bench["allreduce"]["skipped"].startswith("not reached: ")
 
 
-def _derived(name, cc, sms, clk, dtype="bf16"):
-    from hpcdoctor.knowledge import expect
-
-    return expect.gemm({"name": name, "compute_capability": cc, "clocks": {"sm_max_mhz": clk}}, dtype, {}, sms)
-
-
 def test_geforce_card_is_not_held_to_data_centre_tensor_rates():
     """An RTX 4090 (128 SMs, 2520 MHz) has no datasheet entry; its bf16 GEMM with fp32 accumulation
     runs at half the professional Ada rate per SM and clock (NVIDIA's Ada and GA102 whitepapers),
     so the derived peak is half that of a workstation card with the same SMs and clock."""
-    geforce, why = _derived("NVIDIA GeForce RTX 4090", "8.9", 128, 2520)
-    pro, _ = _derived("NVIDIA RTX 6000 Ada Generation", "8.9", 128, 2520)
+    geforce, why = derived_peak("NVIDIA GeForce RTX 4090", "8.9", 128, 2520)
+    pro, _ = derived_peak("NVIDIA RTX 6000 Ada Generation", "8.9", 128, 2520)
     assert geforce == pytest.approx(pro / 2) and "GeForce tensor rate" in why
-    tf32, _ = _derived("NVIDIA GeForce RTX 3090", "8.6", 82, 1695, "tf32")
-    assert tf32 == pytest.approx(_derived("NVIDIA RTX A6000", "8.6", 82, 1695, "tf32")[0] / 2)
-    fp32, _ = _derived("NVIDIA GeForce RTX 4090", "8.9", 128, 2520, "fp32")
-    assert fp32 == _derived("NVIDIA RTX 6000 Ada Generation", "8.9", 128, 2520, "fp32")[0]
+    tf32, _ = derived_peak("NVIDIA GeForce RTX 3090", "8.6", 82, 1695, "tf32")
+    assert tf32 == pytest.approx(derived_peak("NVIDIA RTX A6000", "8.6", 82, 1695, "tf32")[0] / 2)
+    fp32, _ = derived_peak("NVIDIA GeForce RTX 4090", "8.9", 128, 2520, "fp32")
+    assert fp32 == derived_peak("NVIDIA RTX 6000 Ada Generation", "8.9", 128, 2520, "fp32")[0]
 
 
 def test_unknown_card_on_a_geforce_architecture_gets_the_lower_rate_and_says_so():
-    low, why = _derived("NVIDIA Graphics Device", "8.9", 128, 2520)
-    assert low == _derived("NVIDIA GeForce RTX 4090", "8.9", 128, 2520)[0] and "rate class unknown" in why
+    low, why = derived_peak("NVIDIA Graphics Device", "8.9", 128, 2520)
+    assert low == derived_peak("NVIDIA GeForce RTX 4090", "8.9", 128, 2520)[0] and "rate class unknown" in why
 
 
 def _peak(name, cc, sms, clk, dtype):
     """The peak (TFLOP/s) behind the derived expectation, or None where none is derived."""
     from hpcdoctor import knowledge
 
-    got = _derived(name, cc, sms, clk, dtype)
+    got = derived_peak(name, cc, sms, clk, dtype)
     return None if got is None else got[0] / knowledge.load("thresholds")["bench"]["gemm_fraction"]
 
 
@@ -348,15 +320,15 @@ def test_blackwell_fallback_peaks_geforce_half_of_rtx_pro():
     assert geforce == pytest.approx(209.5, abs=0.1) and pro == pytest.approx(503.8, abs=0.1)
     assert _peak("NVIDIA GeForce RTX 5090 D", "12.0", 170, 2407, "fp16") == pytest.approx(209.5, abs=0.1)
     # no NVIDIA TF32 or FP8 row read for 12.0: no expectation rather than a guessed one
-    assert _derived("NVIDIA GeForce RTX 5090", "12.0", 170, 2407, "tf32") is None
-    assert _derived("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "12.0", 188, 2617, "fp8") is None
+    assert derived_peak("NVIDIA GeForce RTX 5090", "12.0", 170, 2407, "tf32") is None
+    assert derived_peak("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "12.0", 188, 2617, "fp8") is None
 
 
 def test_gtx_16_cards_get_no_tensor_expectation_only_fp32():
     """TU116/TU117 GeForce parts (pci.ids 10de:2182 'TU116 [GeForce GTX 1660 Ti]', 1f09 'TU106
     [GeForce GTX 1660 SUPER]'): no NVIDIA source read here gives their tensor rate, so none is
     borrowed from the RTX 20 cards; their FP32 rate is still derived."""
-    assert _derived("NVIDIA GeForce GTX 1660 SUPER", "7.5", 22, 1785, "fp16") is None
+    assert derived_peak("NVIDIA GeForce GTX 1660 SUPER", "7.5", 22, 1785, "fp16") is None
     assert _peak("NVIDIA GeForce GTX 1660 SUPER", "7.5", 22, 1785, "fp32") == pytest.approx(22 * 128 * 1785e-6)
 
 
@@ -406,18 +378,9 @@ def test_export_hoppers_are_not_held_to_the_h100_tensor_rate():
     """'NVIDIA H20' and 'NVIDIA H800' (pci.ids 10de:2329 'GH100 [H20]', 2324 'GH100 [H800]', with
     NVML's prefix) have no NVIDIA datasheet in reach; deriving their bf16 peak from GH100's per-SM
     rate would guess. A plain 'NVIDIA H100' (10de:2336, no board named) is GH100 at its own rate."""
-    assert _derived("NVIDIA H20", "9.0", 132, 1980) is None
-    assert _derived("NVIDIA H800", "9.0", 132, 1980, "tf32") is None
+    assert derived_peak("NVIDIA H20", "9.0", 132, 1980) is None
+    assert derived_peak("NVIDIA H800", "9.0", 132, 1980, "tf32") is None
     assert _peak("NVIDIA H100", "9.0", 132, 1830, "bf16") == pytest.approx(989, abs=1)
-
-
-def _renamed_node(name, dtype, tflops):
-    """The recorded H100 node's facts with the GPU renamed and one GEMM figure measured."""
-    g = h100_with_bench()
-    for gpu in (g["facts"]["gpus"][0], g["facts"]["bench"]["gpus"][0]):
-        gpu["name"] = name
-    g["facts"]["bench"]["gpus"][0]["gemm"] = {dtype: {"n": 8192, "tflops": tflops}}
-    return g
 
 
 # rocm-smi's own name for the card, as the public 4x MI100 recording has it
@@ -432,18 +395,18 @@ def test_slow_mi100_fp32_gemm_is_judged_against_the_matrix_core_rate():
     and MI300X entries already hold their Matrix FP32 rates; the MI100's held the vector rate, so
     an MI100 at 10 TFLOP/s fp32 (22% of its matrix peak, 43% of the vector rate) passed. It is now
     reported; one at 20 (43%) is healthy under AMD's fraction (thresholds.toml)."""
-    (f,) = fired("bench-gemm-low", _renamed_node(MI100, "fp32", 10.0))
+    (f,) = fired("bench-gemm-low", renamed_node(MI100, "fp32", 10.0))
     assert "mi100 datasheet peak of 46.1" in f.message and "13 expected" in f.message
-    assert not fired("bench-gemm-low", _renamed_node(MI100, "fp32", 20.0))
+    assert not fired("bench-gemm-low", renamed_node(MI100, "fp32", 20.0))
 
 
 def test_mi250_gcd_is_held_to_half_the_oam_rate_amd_documents():
     """ROCm's 'AMD Instinct MI250 microarchitecture' (docs/reference/gpu-arch/mi250.md, read
     2026-11-23): Matrix BF16 362.1 TFLOPS for the OAM, whose two GCDs ROCm and PyTorch see as two
     devices. A GCD at 45 bf16 TFLOP/s (25% of 181.05) is reported; at 90 (50%) it is healthy."""
-    (f,) = fired("bench-gemm-low", _renamed_node("AMD Instinct MI250", "bf16", 45.0))
+    (f,) = fired("bench-gemm-low", renamed_node("AMD Instinct MI250", "bf16", 45.0))
     assert "mi250 datasheet peak of 181.05" in f.message
-    assert not fired("bench-gemm-low", _renamed_node("AMD Instinct MI250", "bf16", 90.0))
+    assert not fired("bench-gemm-low", renamed_node("AMD Instinct MI250", "bf16", 90.0))
 
 
 def test_a100_40gb_bf16_peak_is_the_dense_figure_nvidia_publishes():
@@ -452,9 +415,9 @@ def test_a100_40gb_bf16_peak_is_the_dense_figure_nvidia_publishes():
     TFLOPS with FP32 Accumulate 312/624', the second 'using the Sparsity feature'. An
     'NVIDIA A100-SXM4-40GB' (NVML's name) at 160 bf16 TFLOP/s (51% of dense 312) is reported; held
     to the sparse 624 it would be at 26%, and at 200 (64%) it is healthy."""
-    (f,) = fired("bench-gemm-low", _renamed_node("NVIDIA A100-SXM4-40GB", "bf16", 160.0))
+    (f,) = fired("bench-gemm-low", renamed_node("NVIDIA A100-SXM4-40GB", "bf16", 160.0))
     assert "a100-40gb datasheet peak of 312" in f.message and "172 expected" in f.message
-    assert not fired("bench-gemm-low", _renamed_node("NVIDIA A100-SXM4-40GB", "bf16", 200.0))
+    assert not fired("bench-gemm-low", renamed_node("NVIDIA A100-SXM4-40GB", "bf16", 200.0))
 
 
 def test_a_healthy_mi300x_is_not_called_slow():
@@ -463,6 +426,6 @@ def test_a_healthy_mi300x_is_not_called_slow():
     2614.9. One fraction for every vendor (0.55, set on an H100) called each of them slow; the AMD
     fraction is DCGM's 0.75 x the lowest of those shares. A card at half of them is still reported."""
     for dtype, healthy in (("bf16", 552.0), ("fp16", 523.0), ("fp8", 981.0)):
-        assert not fired("bench-gemm-low", _renamed_node("AMD Instinct MI300X", dtype, healthy)), dtype
-        assert fired("bench-gemm-low", _renamed_node("AMD Instinct MI300X", dtype, healthy / 2)), dtype
-    assert fired("bench-gemm-low", _renamed_node("NVIDIA H100 80GB HBM3", "bf16", 989.5 * 0.42))
+        assert not fired("bench-gemm-low", renamed_node("AMD Instinct MI300X", dtype, healthy)), dtype
+        assert fired("bench-gemm-low", renamed_node("AMD Instinct MI300X", dtype, healthy / 2)), dtype
+    assert fired("bench-gemm-low", renamed_node("NVIDIA H100 80GB HBM3", "bf16", 989.5 * 0.42))

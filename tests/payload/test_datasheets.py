@@ -5,14 +5,13 @@ in each test; dense figures only (the tables' sparsity columns are twice these).
 
 from __future__ import annotations
 
-from rulekit import fired
-from test_bench import _derived, _renamed_node
+from rulekit import derived_peak, fired, renamed_node
 
 from hpcdoctor.knowledge import expect, gpus
 
 
 def _d2d_node(name, gbs):
-    g = _renamed_node(name, "bf16", 10_000.0)  # a GEMM figure no expectation reaches
+    g = renamed_node(name, "bf16", 10_000.0)  # a GEMM figure no expectation reaches
     g["facts"]["bench"]["gpus"][0]["memory"]["d2d_gbs"] = gbs
     return g
 
@@ -29,9 +28,9 @@ def test_mi325x_is_held_to_its_own_datasheet():
     'MEMORY BANDWIDTH (PEAK) up to 6.0 TB/sec'. It had no datasheet (and AMD GPUs no SM-clock
     fallback), so a slow MI325X passed unjudged: 300 bf16 TFLOP/s (23%) is now reported, 552 (42%,
     what ROCm Validation Suite measures on a healthy MI300X, anchors.md) is healthy; a 3,500 GB/s copy (58% of 6 TB/s) is reported, 4,500 (75%) is not."""
-    (f,) = fired("bench-gemm-low", _renamed_node("AMD Instinct MI325X", "bf16", 300.0))
+    (f,) = fired("bench-gemm-low", renamed_node("AMD Instinct MI325X", "bf16", 300.0))
     assert "mi325x datasheet peak of 1307.4" in f.message and "366 expected" in f.message
-    assert not fired("bench-gemm-low", _renamed_node("AMD Instinct MI325X", "bf16", 552.0))
+    assert not fired("bench-gemm-low", renamed_node("AMD Instinct MI325X", "bf16", 552.0))
     (f,) = fired("bench-memory-low", _d2d_node("AMD Instinct MI325X", 3500.0))
     assert "mi325x memory bandwidth of 6000" in f.message
     assert not fired("bench-memory-low", _d2d_node("AMD Instinct MI325X", 4500.0))
@@ -43,12 +42,12 @@ def test_mi355x_and_mi350x_are_held_to_their_own_cdna4_figures():
     prints the same. An MI355X at 600 bf16 TFLOP/s (24%) is reported; the same figure on an
     MI350X is 26% and reported too, 680 on an MI350X (29.6%) is not, while on the MI355X it is
     (27.2%): the two are not one datasheet."""
-    (f,) = fired("bench-gemm-low", _renamed_node("AMD Instinct MI355X", "bf16", 600.0))
+    (f,) = fired("bench-gemm-low", renamed_node("AMD Instinct MI355X", "bf16", 600.0))
     assert "mi355x datasheet peak of 2500" in f.message and "700 expected" in f.message
-    (f,) = fired("bench-gemm-low", _renamed_node("AMD Instinct MI350X", "bf16", 600.0))
+    (f,) = fired("bench-gemm-low", renamed_node("AMD Instinct MI350X", "bf16", 600.0))
     assert "mi350x datasheet peak of 2300" in f.message
-    assert not fired("bench-gemm-low", _renamed_node("AMD Instinct MI350X", "bf16", 680.0))
-    assert fired("bench-gemm-low", _renamed_node("AMD Instinct MI355X", "bf16", 680.0))
+    assert not fired("bench-gemm-low", renamed_node("AMD Instinct MI350X", "bf16", 680.0))
+    assert fired("bench-gemm-low", renamed_node("AMD Instinct MI355X", "bf16", 680.0))
     # CDNA 4 has no TF32 in hardware ('moved out of hardware ... software emulation utilizing the
     # BF16 datatype'): no tf32 expectation, rather than one borrowed from CDNA 3.
     assert expect.gemm({"name": "AMD Instinct MI355X"}, "tf32", {}) is None
@@ -60,9 +59,9 @@ def test_mi300a_re_read_against_the_cdna3_white_paper():
     """CDNA 3 white paper, Table 2, MI300A APU column: 'FP16 | FP16 (SPARSITY) 980.6 TF | 1,961.2',
     'up to 5.3 TB/sec'. 'MI300A' is how amd-smi static names it in the recorded README paste
     (tests/fixtures/public/amd/amdsmi_readme_4xMI300A_amd-smi_static.txt)."""
-    (f,) = fired("bench-gemm-low", _renamed_node("MI300A", "bf16", 250.0))
+    (f,) = fired("bench-gemm-low", renamed_node("MI300A", "bf16", 250.0))
     assert "mi300a datasheet peak of 980.6" in f.message
-    assert not fired("bench-gemm-low", _renamed_node("MI300A", "bf16", 400.0))
+    assert not fired("bench-gemm-low", renamed_node("MI300A", "bf16", 400.0))
     (f,) = fired("bench-memory-low", _d2d_node("MI300A", 3000.0))
     assert "mi300a memory bandwidth of 5300" in f.message
 
@@ -71,9 +70,9 @@ def test_mi250x_gcd_is_held_to_half_the_oam_figure_of_the_cdna2_white_paper():
     """CDNA 2 white paper, MI200 product table, MI250X column: 'Peak FP16/BF16 383.0 TF' for the OAM
     of two GCDs, each one device to ROCm: a GCD's peak is 191.5. pci.ids 1002:7408 'Aldebaran/MI200
     [Instinct MI250X]'."""
-    (f,) = fired("bench-gemm-low", _renamed_node("AMD Instinct MI250X", "bf16", 45.0))
+    (f,) = fired("bench-gemm-low", renamed_node("AMD Instinct MI250X", "bf16", 45.0))
     assert "mi250x datasheet peak of 191.5" in f.message
-    assert not fired("bench-gemm-low", _renamed_node("AMD Instinct MI250X", "bf16", 80.0))
+    assert not fired("bench-gemm-low", renamed_node("AMD Instinct MI250X", "bf16", 80.0))
 
 
 # --- NVIDIA: text-layer captures of NVIDIA's own spec tables (retrieved 8 Oct 2026), committed in
@@ -85,12 +84,12 @@ def test_gb200_is_held_to_its_own_superchip_figures_not_b200s():
     16 TB/s': 2,500 dense bf16 and 8 TB/s per GPU. 'NVIDIA GB200' as nvidia-smi -L and NVML print it
     (pci.ids 10de:2941 'GB100 [HGX GB200]'). At 1,300 TFLOP/s a GB200 is at 52% of its own peak
     and reported; against B200's 2,250 (HGX page) it would have passed at 58%."""
-    (f,) = fired("bench-gemm-low", _renamed_node("NVIDIA GB200", "bf16", 1300.0))
+    (f,) = fired("bench-gemm-low", renamed_node("NVIDIA GB200", "bf16", 1300.0))
     assert "gb200 datasheet peak of 2500" in f.message and "1375 expected" in f.message
-    assert not fired("bench-gemm-low", _renamed_node("NVIDIA GB200", "bf16", 1500.0))
-    assert not fired("bench-gemm-low", _renamed_node("NVIDIA B200", "bf16", 1300.0))
+    assert not fired("bench-gemm-low", renamed_node("NVIDIA GB200", "bf16", 1500.0))
+    assert not fired("bench-gemm-low", renamed_node("NVIDIA B200", "bf16", 1300.0))
     # the datasheet, not a peak derived from SM count and clock
-    assert "datasheet" in _derived("NVIDIA GB200", "10.0", 152, 2062)[1]
+    assert "datasheet" in derived_peak("NVIDIA GB200", "10.0", 152, 2062)[1]
     (f,) = fired("bench-memory-low", _d2d_node("NVIDIA GB200", 5000.0))
     assert "gb200 memory bandwidth of 8000" in f.message
 
@@ -100,9 +99,9 @@ def test_b300_compute_from_the_hgx_table_and_no_copy_expectation():
     PFLOPS', dense ½: 2,250 per GPU. The table gives no memory bandwidth, so no copy expectation is
     made up. 'NVIDIA B300 SXM6 AC' is what torch.cuda.get_device_name() returns, quoted in
     https://github.com/NVIDIA/cosmos-framework/pull/114 (which takes the same 2.25 PFLOP/s)."""
-    (f,) = fired("bench-gemm-low", _renamed_node("NVIDIA B300 SXM6 AC", "bf16", 1000.0))
+    (f,) = fired("bench-gemm-low", renamed_node("NVIDIA B300 SXM6 AC", "bf16", 1000.0))
     assert "b300 datasheet peak of 2250" in f.message
-    assert not fired("bench-gemm-low", _renamed_node("NVIDIA B300 SXM6 AC", "bf16", 1500.0))
+    assert not fired("bench-gemm-low", renamed_node("NVIDIA B300 SXM6 AC", "bf16", 1500.0))
     assert expect.d2d({"name": "NVIDIA B300 SXM6 AC"}, {}) is None
     assert not fired("bench-memory-low", _d2d_node("NVIDIA B300 SXM6 AC", 10.0))
 
@@ -116,16 +115,16 @@ def test_gb300_has_no_datasheet_and_borrows_none():
     paste = "tests/fixtures/tickets/sglang-14327-gb300-cu130-check-env-healthy.txt"
     assert "GPU 0,1,2,3: NVIDIA GB300" in open(paste).read()
     assert gpus.datasheet("NVIDIA GB300") is None and gpus.compute_capability("NVIDIA GB300") == "10.3"
-    assert _derived("NVIDIA GB300", "10.3", 160, 2032) is None
-    assert not fired("bench-gemm-low", _renamed_node("NVIDIA GB300", "bf16", 100.0))
+    assert derived_peak("NVIDIA GB300", "10.3", 160, 2032) is None
+    assert not fired("bench-gemm-low", renamed_node("NVIDIA GB300", "bf16", 100.0))
 
 
 def test_b200_fp32_from_the_hgx_table():
     """HGX page, column 'HGX B200': 'FP32 600 TFLOPS' for 8 GPUs, 75 each (the entry had no fp32, so
     an fp32 GEMM went unjudged). pci.ids 10de:2901 'GB100 [B200]', NVML 'NVIDIA B200'."""
-    (f,) = fired("bench-gemm-low", _renamed_node("NVIDIA B200", "fp32", 30.0))
+    (f,) = fired("bench-gemm-low", renamed_node("NVIDIA B200", "fp32", 30.0))
     assert "b200 datasheet peak of 75" in f.message
-    assert not fired("bench-gemm-low", _renamed_node("NVIDIA B200", "fp32", 50.0))
+    assert not fired("bench-gemm-low", renamed_node("NVIDIA B200", "fp32", 50.0))
 
 
 def test_h100_nvl_dense_figures_are_exact_halves_of_nvidias_sparse_rows():
@@ -133,9 +132,9 @@ def test_h100_nvl_dense_figures_are_exact_halves_of_nvidias_sparse_rows():
     dense 835.5 (the entry held 835). 'NVIDIA H100 NVL' as nvidia-smi -a prints it in the recorded
     public paste tests/fixtures/public/nvsmi/gls_2xH100NVL_nvsmi_a.txt."""
     assert "NVIDIA H100 NVL" in open("tests/fixtures/public/nvsmi/gls_2xH100NVL_nvsmi_a.txt").read()
-    (f,) = fired("bench-gemm-low", _renamed_node("NVIDIA H100 NVL", "bf16", 450.0))
+    (f,) = fired("bench-gemm-low", renamed_node("NVIDIA H100 NVL", "bf16", 450.0))
     assert "h100-nvl datasheet peak of 835.5" in f.message
-    assert not fired("bench-gemm-low", _renamed_node("NVIDIA H100 NVL", "bf16", 470.0))
+    assert not fired("bench-gemm-low", renamed_node("NVIDIA H100 NVL", "bf16", 470.0))
 
 
 def test_a100_80gb_copy_bandwidth_per_board_from_the_a100_page():

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, run_rule
+from rulekit import facts, fired, paste_facts, run_rule
 from hpcdoctor import pipeline
-from hpcdoctor.triage.paste import open_paste
 from hpcdoctor.runner import Options
 from hpcdoctor.triage.messages import find_messages
 
@@ -56,13 +55,6 @@ XID13_AND_109 = (  # https://github.com/leptonai/gpud/pull/46 (dmesg --ctime)
     "errorString CTX SWITCH TIMEOUT, Info 0x58005\n")
 XID32_SYSLOG = (  # https://gist.github.com/kohsuke/84ce815d0a8ad85ecaf6
     "Dec 23 23:30:56 rescue kernel: [ 179.437933] NVRM: Xid (PCI:0000:01:00): 32, Channel ID 00000005 intr 00008000 | |\n")
-
-
-def paste_facts(tmp_path, text: str, name: str = "ticket.txt"):
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    with open_paste([str(path)]) as (root, _recognised, _notes):
-        return pipeline.gather(root, Options())
 
 
 def one(symbol: str, gathered):

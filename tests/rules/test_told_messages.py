@@ -6,8 +6,7 @@ NCCL's internal error. The pastes are real tickets of the blind work set
 from __future__ import annotations
 
 from conftest import FIXTURES
-from rulekit import fired
-from test_gpu_messages import paste_facts
+from rulekit import fired, paste_facts
 
 WORK_SET = FIXTURES / "tickets_blind_a"
 

@@ -17,7 +17,7 @@ import json
 import pytest
 
 from conftest import run_main
-from test_triage_corpus import MANIFEST, TICKETS
+from ticketkit import MANIFEST, TICKETS
 
 WIDTHS = (33, 80)
 # The one finding a broken paste may add: it names no cause, quotes NCCL's first warning and asks

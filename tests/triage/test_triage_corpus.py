@@ -4,29 +4,16 @@ that holds a diagnosis, and every expected symbol fires unless the manifest name
 
 from __future__ import annotations
 
-import importlib.util
 import re
 
 import pytest
 
-from conftest import FIXTURES, ROOT
+from ticketkit import MANIFEST, TICKETS, score_mod
 from hpcdoctor import engine
 
-TICKETS = FIXTURES / "tickets"
 ISSUE_URL = re.compile(r"^https://github\.com/[A-Za-z0-9][\w.-]*/[\w.-]+/(issues|pull)/[1-9]\d*$")
 FIELDS = {"id", "url", "licence", "read", "class", "healthy", "diagnosis", "must", "must_not",
           "proposed", "known_miss"}
-
-
-def _score_module():
-    spec = importlib.util.spec_from_file_location("triage_score", ROOT / "bench" / "triage_score.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-score_mod = _score_module()
-MANIFEST = score_mod.load_manifest(TICKETS)
 CATALOGUE = {r.symbol for r in engine.load_rules()[0]}
 
 
