@@ -117,6 +117,18 @@ def catalogued(f: FactView, symbol: str) -> list:
     return out
 
 
+def torch_import_frame_before(f: FactView, s: dict) -> bool:
+    """Whether the pasted traceback that ends in message ``s`` runs through torch's own import: a
+    torch/__init__.py frame (torch.toml torch-import-frame) on one of the 12 lines above it. A
+    library that torch's import cannot load is torch-import-failed; one that another package
+    (mmcv, TensorFlow) cannot load is not torch's."""
+    line = s.get("line")
+    if not isinstance(line, int):
+        return False
+    return any(t.get("id") == "torch:torch-import-frame" and isinstance(t.get("line"), int) and line - 12 <= t["line"] <= line
+               for t in f.get("ticket.symptoms") or [])
+
+
 def told_evidence(s: dict) -> dict:
     """What a finding read from a catalogued message shows: its line, text and catalogue entry."""
     where = "kernel_log" if s.get("source") else "ticket"

@@ -8,7 +8,7 @@ from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import wheels
-from hpcdoctor.rules._common import cuda_gpus, gpu_of_ticket, ticket_evidence, ticket_symptoms, version_of
+from hpcdoctor.rules._common import cuda_gpus, gpu_of_ticket, ticket_evidence, ticket_symptoms, told_evidence, version_of
 
 
 @rule("SW013", "framework-missing-arch", "error", "a framework's own kernels have no code for this GPU", impact=9,
@@ -71,6 +71,18 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"vLLM refused LoRA on this GPU{on} (line {s['line']}): its punica LoRA kernels need compute "
                           f"capability {s['min_cc']} or newer; the base model runs where vLLM itself supports the GPU ({_vllm_minimum()})",
                   fix=_MERGE_LORA_FIX, fix_lang="python", evidence={**ticket_evidence(s), "framework.min_cc": s["min_cc"]})
+        return
+    built = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "frameworks:vllm-build-cc-below-7"), None)
+    if built:
+        yield Hit(message=f"vLLM refused the GPU{on} (line {built['line']}): its kernels are built for compute capability "
+                          f"{built.get('min_cc')} and newer ({_vllm_minimum()}); torch itself may still run on it",
+                  fix="nvidia-smi --query-gpu=name,compute_cap --format=csv   # vLLM needs 7.0+: run it on such a GPU, "
+                      "or serve this one with a framework whose kernels list it (transformers with torch's own kernels)",
+                  evidence={**told_evidence(built), "framework.min_cc": built.get("min_cc")})
+        return
+    hip = _hip_kernel_outside_torch(f)
+    if hip:
+        yield hip
         return
     lora = _vllm_lora_on_old_gpu(f, sym, table["vllm-lora-punica"], gpu)
     if lora:
@@ -155,6 +167,22 @@ _MERGE_LORA_FIX = ("# punica LoRA needs compute capability 8.0+: merge the adapt
                    "# merged directory without --enable-lora (vllm-project/vllm#4434)\n"
                    "merged = PeftModel.from_pretrained(base_model, adapter_path).merge_and_unload()\n"
                    "merged.save_pretrained(\"merged-model\")")
+
+
+def _hip_kernel_outside_torch(f: FactView):
+    """HIP's "invalid device function" (hipErrorInvalidDeviceFunction) printed by a program's own
+    HIP check, not torch's (torch raises it as "RuntimeError: HIP error: ...", the symptom
+    hip-invalid-device-function): the library's kernels have no code object for the GPU's gfx
+    target (rocALUTION's "HIP error: invalid device function" with its file and line)."""
+    s = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "hip:hipErrorInvalidDeviceFunction"), None)
+    if s is None or any(t.get("id") in ("hip-invalid-device-function", "torch:torch-import-frame")
+                        for t in f.get("ticket.symptoms") or []):
+        return None
+    return Hit(message=f"a HIP kernel of the program has no code object for this GPU's gfx target (line {s.get('line')}: "
+                       f"\"{str(s.get('text', '')).strip()[:120]}\"): the library was not built for this GPU's architecture",
+               fix="rocminfo | grep -m1 -o 'gfx[0-9a-f]*'   # the GPU's target: rebuild the library with it "
+                   "(-DAMDGPU_TARGETS=<gfx> / --offload-arch=<gfx>), or use a ROCm release that lists the GPU",
+               evidence=told_evidence(s))
 
 
 def _torch_lacks_the_gpu(f, sym) -> bool:

@@ -12,7 +12,8 @@ from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import build_fix, arch_list_not_known
 from hpcdoctor.rules._common import (catalogued, cuda_gpus, facts_or_ticket, gpu_of_ticket, ticket_all,
-                                     ticket_evidence, ticket_symptoms, told_evidence, version_of)
+                                     ticket_evidence, ticket_symptoms, told_evidence, torch_import_frame_before,
+                                     version_of)
 
 
 @rule("SW001", "torch-import-failed", "error", "torch cannot be imported", impact=10)
@@ -48,7 +49,12 @@ def _import_failed_from_facts(f: FactView):
 def _import_failed_in_ticket(f: FactView):
     """A pasted import traceback: the loader's error names the library torch could not load."""
     sym = ticket_symptoms(f)
-    hit = sym.get("import-missing-library") or sym.get("import-undefined-symbol")
+    missing = sym.get("import-missing-library")
+    # A library that another package (mmcv, TensorFlow) cannot load is not torch's import failing:
+    # cuda-runtime-library-missing answers it.
+    if missing is not None and not torch_import_frame_before(f, missing):
+        missing = None
+    hit = missing or sym.get("import-undefined-symbol")
     if hit is None:
         return
     lib = hit.get("library")
@@ -110,6 +116,10 @@ def torch_cpu_only(f: FactView) -> Iterator[Hit]:
                             "conda.pytorch": conda or None, "gpus": len(gpus)})
 
 
+# What a user writes of a machine without an NVIDIA GPU (knowledge/messages/prose.toml).
+_NO_GPU_SAID = frozenset({"prose:no-gpu-here", "prose:running-without-gpu", "prose:apple-mac"})
+
+
 def _cpu_build_told(f: FactView, s):
     """torch's own "Torch not compiled with CUDA enabled": the build is CPU-only and the job asked
     it for CUDA. With the node's GPUs listed it is the error above; without, a warning, since a
@@ -117,6 +127,8 @@ def _cpu_build_told(f: FactView, s):
     gpus = f.get("gpus")
     if isinstance(gpus, list) and not gpus:
         return  # a listing with no GPU: the program asked a machine without one for CUDA
+    if not gpus and any(t.get("id") in _NO_GPU_SAID for t in f.get("ticket.symptoms") or []):
+        return  # the user says the machine has no NVIDIA GPU (a Mac, a CPU-only laptop): the program is what to change
     said = f"line {s.get('line')}: \"{str(s.get('text', '')).strip()[:100]}\""
     check = ("python3 -c 'import torch; print(torch.__version__, torch.version.cuda)'   "
              "# None: a CPU build in this environment")
@@ -235,6 +247,8 @@ def _missing_arch_told(f: FactView):
     for s in catalogued(f, "torch-missing-arch"):
         if s.get("family") not in ("cuda", "hip") or not any(w in str(s.get("text", "")) for w in _TORCH_CHECK_WORDS):
             continue
+        if s.get("family") == "hip" and str(s.get("text", "")).strip().startswith("HIP error: "):
+            continue  # a library's own HIP check (rocALUTION prints the bare words); torch raises "...Error: HIP error: "
         gpu = gpu_of_ticket(f)
         if gpu:
             fix = build_fix(f, [{"compute_capability": gpu["cc"]}])
