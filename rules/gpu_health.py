@@ -516,7 +516,7 @@ def _oom_held_by_others(s: dict):
     total, free = _gib(s["total"]), _gib(s["free"])
     if total <= 0:  # no card size, no share of it
         return None
-    if s["id"] == "cuda-oom":
+    if s["id"] == "torch:cuda-oom":
         return total - free - _gib(s["reserved"]), [], "reserved", s["reserved"]
     entries = [(pid, size) for pid, me, size in _PROC_ENTRY.findall(s.get("procs") or "")
                if _gib(size) <= total]  # a figure above the card is no reading (NVML: not available)
@@ -539,7 +539,7 @@ def _held_by_others_in_ticket(f, frac: float):
     """torch's out-of-memory message states the card's capacity, what was free and (old form) what
     this process reserved or (new form, through NVML) what each process held on the card."""
     for s in f.get("ticket.symptoms") or []:
-        if s["id"] not in ("cuda-oom", "cuda-oom-v2"):
+        if s["id"] not in ("torch:cuda-oom", "torch:cuda-oom-v2"):
             continue
         told = _oom_held_by_others(s)
         if told is None:

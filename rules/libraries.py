@@ -47,14 +47,14 @@ def _duplicates_in_ticket(f: FactView):
     """The messages a second copy causes: cuDNN's version check (another libcudnn than torch's
     own was loaded) and Intel OpenMP's "OMP: Error #15" (two libiomp5 in one process)."""
     sym = ticket_symptoms(f)
-    if "cudnn-mismatch" in sym:
-        s = sym["cudnn-mismatch"]
+    if "torch:cudnn-mismatch" in sym:
+        s = sym["torch:cudnn-mismatch"]
         yield Hit(message=f"torch was built with cuDNN {s['compiled']} but loaded cuDNN {s['found']} (line {s['line']}): "
                           "another libcudnn shadows the one torch brings",
                   fix="unset LD_LIBRARY_PATH   # or remove the cuDNN directory from it, so torch loads its own libcudnn",
                   evidence=ticket_evidence(s))
-    if "omp-error-15" in sym:
-        s = sym["omp-error-15"]
+    if "openmp:omp-error-15" in sym:
+        s = sym["openmp:omp-error-15"]
         yield Hit(message=f"two copies of the Intel OpenMP runtime ({s['library']}) were loaded into one process (line {s['line']})",
                   fix="conda install nomkl   # or pip uninstall intel-openmp, keeping torch's own libiomp5; "
                       "KMP_DUPLICATE_LIB_OK=TRUE only hides the conflict",

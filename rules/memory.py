@@ -140,19 +140,19 @@ def torch_shm_message(f: FactView):
     """torch's message that /dev/shm ran out, from a pasted ticket: the first of an errno that
     says it is full, a /torch_* file that could not be written with no errno (torch 0.3-1.x
     printed none), a DataLoader worker killed by SIGBUS. Marked "full" or "unsized"; None
-    when no such line was pasted. Read from both the symptoms table and the torch catalogue
+    when no such line was pasted. Read from the torch catalogue
     (knowledge/messages/torch.toml), whose needles also catch a line wrapped by a mail client."""
     found = f.get("ticket.symptoms") or []
     full, unsized, bus = [], [], []
     for s in found:
         sid = s["id"]
         error = (s.get("error") or "").strip().lower()
-        if sid == "torch-shm-no-space" or (sid in ("torch:shm-write-failed", "torch:shm-allocate-failed")
+        if sid == "torch:torch-shm-no-space" or (sid in ("torch:shm-write-failed", "torch:shm-allocate-failed")
                                             and error == _NO_SPACE):
             full.append(s)
         elif sid == "torch:shm-write-failed" and not error:
             unsized.append(s)
-        elif sid in ("dataloader-bus-error", "torch:dataloader-worker-bus-error") or (
+        elif sid == "torch:dataloader-worker-bus-error" or (
                 sid == "torch:dataloader-killed-by-signal" and s.get("signal") == "Bus error"):
             bus.append(s)
     if full:

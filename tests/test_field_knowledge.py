@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURES, check_from
 from hpcdoctor.sysroot import ReplaySysRoot
 from hpcdoctor.triage.messages import find_messages
-from hpcdoctor.triage.paste import find_gpu_names, find_symptoms
+from hpcdoctor.triage.paste import find_gpu_names
 from rulekit import facts, fired
 
 PASTES = FIXTURES / "pastes"
@@ -126,7 +126,7 @@ def test_live_edac_counts_feed_the_rule():
 def pasted(name: str, folder: Path = PASTES):
     """A recorded node's facts with no GPU listing, and what a paste of ``name`` reads."""
     text = (folder / f"{name}.txt").read_text()
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_symptoms(text) + find_messages(text),
+    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text),
                                      "ticket.gpus_named": find_gpu_names(text), "gpus": []})
 
 

@@ -1,5 +1,5 @@
-"""What the text of a paste says besides tool outputs: the known messages of
-knowledge/symptoms.toml, NVIDIA GPUs named in prose, and the line the reply's "read" list gives
+"""What the text of a paste says besides tool outputs and catalogued messages (those are
+hpcdoctor.triage.messages'): NVIDIA GPUs named in prose, and the line the reply's "read" list gives
 each message."""
 
 from __future__ import annotations
@@ -8,42 +8,6 @@ import re
 from typing import Any, Dict, Iterator, List, Optional
 
 from hpcdoctor.triage.budget import _in_time
-from hpcdoctor.triage.scan import ASCII_LOWER, lines_holding, lower, window_at
-
-MAX_LINES_PER_SYMPTOM = 50
-
-
-def find_symptoms(text: str, deadline: Optional[float] = None) -> List[Dict[str, Any]]:
-    """Known error and log messages in a paste (knowledge/symptoms.toml), with their line.
-
-    Linear in the paste: each entry's needle is looked up in the whole text (str.find), and its
-    pattern, whose quantifiers are bounded, runs only on the window around a line holding it."""
-    from hpcdoctor import knowledge
-
-    table = knowledge.load("symptoms")["symptoms"]
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    low = lower(text)
-    found: List[Dict[str, Any]] = []
-    for sid, entry in table.items():
-        _in_time(deadline, f"looking for message {sid}")
-        rx = re.compile(entry["pattern"])
-        listed = 0
-        for line_no, start, end in lines_holding(text, low, entry["needle"].translate(ASCII_LOWER)):
-            if listed >= MAX_LINES_PER_SYMPTOM:
-                break
-            # A listing (all = true) is matched line by line; a message with the lines around it.
-            # A message printed on one line (`line = true`) is matched on its line alone: building the
-            # window for every line that holds a short needle cost seconds on a 16 MiB paste.
-            m = rx.search(text[start:end][:4096] if entry.get("all") or entry.get("line") else window_at(text, start, end)[0])
-            if m:
-                found.append({"id": sid, "line": line_no, "text": text[start:end].strip()[:300], "means": entry["means"],
-                              **{k: v[:300] for k, v in m.groupdict().items() if v is not None}})
-                listed += 1
-                if not entry.get("all"):
-                    break
-    found.sort(key=lambda s: s["line"])
-    return found
-
 
 # GPU product names written in a ticket's prose ("16 GB T4 GPU", "GPU NVIDIA TITAN RTX", "I have a
 # RTX 3090", "GPU is NVIDIA T1000"): only whole product names, a brand line (RTX/GTX/TITAN/Quadro)

@@ -21,7 +21,7 @@ from hpcdoctor.triage.machines import disagreement
 from hpcdoctor.snapshot.bundle import remove_tree
 from hpcdoctor.sysroot import MAX_READ_BYTES, ReplaySysRoot, SnapshotError, read_capped
 from hpcdoctor.triage.budget import PasteOverBudget, _in_time  # noqa: F401  (PasteOverBudget: callers' name for it)
-from hpcdoctor.triage.known_text import describe, find_gpu_names, find_symptoms  # noqa: F401  (re-exported)
+from hpcdoctor.triage.known_text import describe, find_gpu_names  # noqa: F401  (re-exported)
 from hpcdoctor.triage.messages import find_messages, find_unlisted_errors
 from hpcdoctor.triage.recognise import KINDS, Kind, Piece, Recognition, recognise  # noqa: F401  (re-exported)
 
@@ -121,7 +121,7 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
         _in_time(deadline, f"reading {path}")
         rec = recognise(text, deadline)
         label = "stdin" if path == "-" else Path(path).name
-        found = find_symptoms(text, deadline) + find_messages(text)
+        found = find_messages(text, check=lambda what: _in_time(deadline, what))
         _in_time(deadline, f"looking for catalogued messages in {path}")
         found += find_unlisted_errors(text, found)
         found.sort(key=lambda s: s["line"])
@@ -143,12 +143,12 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
             chosen[key] = piece
         lines: Dict[str, List[int]] = {}
         for s in found:  # a listing (every NCCL WARN of a log) is one entry, not one per line
-            if ":" not in s["id"] and s["id"] != "unlisted-error":
+            if s.get("listing"):
                 lines.setdefault(s["id"], []).append(s["line"])
         for sid, at in lines.items():
             where = f"line {at[0]}" if len(at) == 1 else f"{len(at)} lines from {at[0]}"
             recognised.append(f"{label}: message {sid} ({where})")
-        recognised.extend(f"{label}: {describe(s)}" for s in found if ":" in s["id"] or s["id"] == "unlisted-error")
+        recognised.extend(f"{label}: {describe(s)}" for s in found if not s.get("listing"))
         if not rec.pieces:
             # Where no tool output names the GPUs, say which name in the text was taken for one.
             recognised.extend(f"{label}: GPU named in the text: {g['gpu']} (line {g['line']})" for g in named)
