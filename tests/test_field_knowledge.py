@@ -48,6 +48,8 @@ CASES = [
     ("nccl-697-system-error-two-nodes-bridge-ifaces-title", {"nccl-system-error"}, set()),
     ("vllm-1284-p100-bf16-and-cc-below-7", {"framework-missing-arch", "bf16-unsupported"}, set()),
     ("turbofan-rul-2-omp-error-15-cut", {"duplicate-libraries"}, set()),
+    # an nvidia-smi table pasted from its column headings down: GPU 0 held by another job
+    ("gpt2-chitchat-19-oom-gpu0-used-by-tf", {"gpu-memory-in-use"}, set()),
     # healthy controls that fired before: "No devices were found" on a node without a GPU, torch's
     # CPU-only message on a Mac and on machines the user says have no GPU
     ("singuconda-6-no-devices-no-gpu-node-healthy", set(), {"gpu-driver-unusable"}),
@@ -147,3 +149,26 @@ def test_edac_paste_feeds_the_rule_as_a_warning():
     (hit,) = fired("host-dram-ecc-errors", pasted("osm-operations-300-host-dram-ecc-ce"))
     assert hit.severity == "warning" and "EDAC MC0" in hit.message
     assert not fired("host-dram-ecc-errors", pasted("bigdata-133-nvrm-probe-nouveau"))
+
+
+def test_nvidia_smi_table_cut_above_its_banner_is_read():
+    from hpcdoctor.parse import nvsmi_table
+    from hpcdoctor.triage.paste import recognise
+    from hpcdoctor.facts import Unknown
+
+    rec = recognise((PASTES / "gpt2-chitchat-19-oom-gpu0-used-by-tf.txt").read_text())
+    (piece,) = rec.pieces
+    assert piece.kind.argv == ["nvidia-smi"] and piece.line == 4
+    table = nvsmi_table.parse(piece.text)
+    assert isinstance(table["driver_version"], Unknown)
+    assert [(g["index"], g["memory_used_mib"], g["memory_total_mib"]) for g in table["gpus"]] == [
+        (0, 15514, 16130), (1, 0, 16130), (2, 0, 16130), (3, 0, 16130)]
+
+
+def test_a_whole_table_is_still_one_piece():
+    from hpcdoctor.triage.paste import recognise
+
+    # a recorded node's whole table: banner, then the column headings the cut form starts with
+    text = (FIXTURES / "nodes" / "h100-kvm-1gpu" / "cmd" / "nvsmi.txt").read_text()
+    names = [p.kind.name for p in recognise(text).pieces]
+    assert names.count("nvidia-smi") == 1 and "nvidia-smi (cut above)" not in names

@@ -38,6 +38,9 @@ KINDS = [
     Kind("nvidia-smi -q", re.compile(r"^=+\s*NVSMI LOG\s*=+\s*$"), ["nvidia-smi", "-q"]),
     Kind("nvidia-smi -q -x", re.compile(r"^(<\?xml.*\?>\s*)?<(nvidia_smi_log|!DOCTYPE nvidia_smi_log)"), ["nvidia-smi", "-q", "-x"]),
     Kind("nvidia-smi", re.compile(r"^\|\s*NVIDIA-SMI \d"), ["nvidia-smi"]),
+    # The same table pasted from its column headings down, its NVIDIA-SMI banner cut off above.
+    Kind("nvidia-smi (cut above)", re.compile(r"^\|?\s{0,4}(?:GPU\s{1,4})?Name\s{1,40}Persistence-M\s{0,4}\|\s{0,4}Bus-Id\s{1,20}Disp\.A\s{0,4}\|"),
+         ["nvidia-smi"]),
     Kind("nvidia-smi topo -m", re.compile(r"^\s*GPU0[\s\S]*(CPU Affinity|NUMA Affinity)"), ["nvidia-smi", "topo", "-m"]),
     Kind("lscpu", re.compile(r"^Architecture:\s+\S+"), ["lscpu"]),
     Kind("/proc/cpuinfo", re.compile(r"^processor\s*:\s*\d+\s*$"), [], per_device=True, file="/proc/cpuinfo"),
@@ -160,6 +163,8 @@ def recognise(text: str, deadline: Optional[float] = None) -> Recognition:
                 kind = Kind("rocm-smi --json", kind.start, ["rocm-smi", "--showallinfo", "--json"])
         if kind is None and line.startswith("\t") and re.match(r"^\tGPU0\b", line):
             kind = next(k for k in KINDS if k.name == "nvidia-smi topo -m")
+        if kind and kind.name == "nvidia-smi (cut above)" and starts and starts[-1][1].argv == ["nvidia-smi"] and i - starts[-1][0] <= 8:
+            kind = None  # the column headings under a banner: the same table
         if kind and kind.name == "nvidia-smi topo -m" and not re.search(r"GPU0", line):
             kind = None
         if kind and kind.name == "sglang check_env" and not any(
