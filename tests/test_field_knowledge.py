@@ -172,3 +172,25 @@ def test_a_whole_table_is_still_one_piece():
     text = (FIXTURES / "nodes" / "h100-kvm-1gpu" / "cmd" / "nvsmi.txt").read_text()
     names = [p.kind.name for p in recognise(text).pieces]
     assert names.count("nvidia-smi") == 1 and "nvidia-smi (cut above)" not in names
+
+
+def _slurm_job(gpus_on_node=None, gpus=()):
+    return facts("h100-kvm-1gpu", **{"scheduler.kind": "slurm", "scheduler.in_job": True, "scheduler.job_id": "4242",
+                                     "scheduler.gpus_on_node": gpus_on_node, "gpus": list(gpus)})
+
+
+def test_slurm_job_that_asked_for_no_gpus_sees_none():
+    # the recorded node has one NVIDIA GPU on its PCI bus; the job's view of NVML lists none
+    (hit,) = fired("slurm-job-without-gpus", _slurm_job())
+    assert "Slurm job 4242 asked for no GPUs" in hit.message and "--gpus=1" in hit.fix
+    # a job given a GPU, or one that sees the node's GPU, is not this
+    assert not fired("slurm-job-without-gpus", _slurm_job(gpus_on_node=1))
+    listed = facts("h100-kvm-1gpu")["facts"]["gpus"]
+    assert not fired("slurm-job-without-gpus", _slurm_job(gpus=listed))
+
+
+@pytest.mark.parametrize("name", ["fgdm-7-no-cuda-gpus-visible-devices-healthy", "shape-texture-12-no-cuda-gpus-gpu-id-healthy"])
+def test_no_cuda_gpus_outside_slurm_is_not_a_slurm_allocation(name):
+    g = pasted(name)
+    assert any(s["id"] == "torch:no-cuda-gpus" for s in g["facts"]["ticket"]["symptoms"])
+    assert not fired("slurm-job-without-gpus", g)
