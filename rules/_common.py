@@ -97,17 +97,18 @@ def nccl_shm_cause(f: FactView) -> Optional[dict]:
     return {"kind": "size", "error": None, "symptom": sized[0], "size": size} if sized else None
 
 
-# Kernel-log Xids since boot that a rule may take from the node itself: the GPU's own condition.
+# Kernel-log lines since boot that a rule may take from the node itself: the GPU's own condition (Xids)
+# and the host memory's (EDAC).
 # An Xid blamed on an application (gpu-xid-application-fault) is left to pastes: on a shared node
 # it is another job's bug, not this job's.
 _FROM_KERNEL_LOG = frozenset({"gpu-fallen-off-bus", "gpu-xid-reset-required", "ecc-uncorrectable-errors",
-                              "row-remap-pending"})
+                              "row-remap-pending", "host-dram-ecc-errors"})
 
 
 def catalogued(f: FactView, symbol: str) -> list:
     """The messages whose catalogue entry (hpcdoctor/knowledge/messages/) feeds the rule
     ``symbol``, one per entry: those pasted in a ticket, in line order, then (for the GPU's own
-    condition) the Xids of the node's kernel log since boot."""
+    condition, and the host memory's) the Xids and EDAC reports of the node's kernel log since boot."""
     seen, out = set(), []
     logged = f.get("kernel_log.messages") if symbol in _FROM_KERNEL_LOG else None
     for s in list(f.get("ticket.symptoms") or []) + list(logged or []):

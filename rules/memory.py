@@ -168,8 +168,8 @@ def host_dram_ecc_errors(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         Host (CPU) memory errors that the kernel's EDAC drivers counted: a non-zero ce_count or
-        ue_count under /sys/devices/system/edac/mc/mc*/ on the node, or, in a pasted kernel log,
-        EDAC's own report "EDAC MC0: 4 CE error on CPU#0Channel#2_DIMM#0 (channel:2 slot:0 ...)"
+        ue_count under /sys/devices/system/edac/mc/mc*/ on the node, or, in the node's kernel log
+        since boot or a pasted one, EDAC's own report "EDAC MC0: 4 CE error on CPU#0Channel#2_DIMM#0 (channel:2 slot:0 ...)"
         (drivers/edac/edac_mc.c). Correctable errors (CE) are a warning, uncorrectable ones (UE)
         an error. Where no EDAC driver is loaded the counts are unknown, not zero: nothing is said.
 

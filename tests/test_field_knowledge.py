@@ -194,3 +194,25 @@ def test_no_cuda_gpus_outside_slurm_is_not_a_slurm_allocation(name):
     g = pasted(name)
     assert any(s["id"] == "torch:no-cuda-gpus" for s in g["facts"]["ticket"]["symptoms"])
     assert not fired("slurm-job-without-gpus", g)
+
+
+def test_edac_lines_in_the_nodes_own_kernel_log_feed_the_rule(tmp_path):
+    import json
+    import shutil
+
+    from conftest import NODES
+    from hpcdoctor import pipeline
+    from hpcdoctor.checks.kernel_log import SOURCES
+    from hpcdoctor.runner import Options
+
+    node = tmp_path / "node"
+    shutil.copytree(NODES / "h100-kvm-1gpu", node)
+    index = json.loads((node / "cmd" / "index.json").read_text())
+    # the blind ticket's kernel log lines, as dmesg of the node would print them
+    lines = [l for l in (PASTES / "osm-operations-300-host-dram-ecc-ce.txt").read_text().splitlines() if "kernel:" in l]
+    (node / "cmd" / "klog0.txt").write_text("\n".join(lines) + "\n")
+    index.append({"argv": SOURCES[0], "rc": 0, "stdout": "klog0.txt", "stderr": ""})
+    (node / "cmd" / "index.json").write_text(json.dumps(index))
+    g = pipeline.gather(ReplaySysRoot(node), Options())
+    (hit,) = fired("host-dram-ecc-errors", g)
+    assert hit.severity == "warning" and hit.evidence["kernel_log.line"] == 2
