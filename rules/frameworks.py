@@ -192,7 +192,7 @@ def _hip_kernel_outside_torch(f: FactView):
 def _torch_lacks_the_gpu(f, sym) -> bool:
     """Whether torch's own build lacks the GPU (torch-missing-arch's cause, not a framework's):
     torch's architecture warnings pasted, or a known arch list without the GPU's capability."""
-    if {"torch:sm-not-compatible", "torch:gpu-cc-old-form", "torch:gpu-cc-list-form"} & set(sym) or torch_hip_invalid_function(f):
+    if {"torch:gpu-arch-not-compatible", "torch:gpu-cc-old-form", "torch:gpu-cc-list-form"} & set(sym) or torch_hip_invalid_function(f):
         return True
     arch = f.get("torch.arch_list")
     if f.get("torch.build") == "cuda" and isinstance(arch, list) and arch:

@@ -183,7 +183,7 @@ def torch_missing_arch(f: FactView) -> Iterator[Hit]:
     symptoms = ticket_symptoms(f)
 
     def from_ticket():
-        if "torch:sm-not-compatible" in symptoms:
+        if "torch:gpu-arch-not-compatible" in symptoms:
             yield _missing_arch_from_warning(f, symptoms)
         elif torch_hip_invalid_function(f):
             s = torch_hip_invalid_function(f)
@@ -340,7 +340,7 @@ def _missing_arch_from_facts(f: FactView):
 def _missing_arch_from_warning(f: FactView, symptoms):
     """torch's own warning, pasted without an environment report: it names the GPU, its
     architecture and, on its next line, the build's arch list."""
-    warn = symptoms["torch:sm-not-compatible"]
+    warn = symptoms["torch:gpu-arch-not-compatible"]
     sm = f"sm_{warn['sm']}"
     listed = symptoms.get("torch:arch-list-reported", {}).get("archs")
     carries = f"this torch carries {', '.join(listed.split())}" if listed else "this torch does not carry it"
