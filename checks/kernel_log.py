@@ -1,7 +1,8 @@
-"""NVIDIA's Xid reports in this node's kernel log since boot (dmesg, or the journal's copy of the
-kernel's messages where the ring buffer is closed to users), read through the Xid catalogue
-(hpcdoctor/knowledge/messages/xid.toml): a GPU that fell off the bus, or that NVIDIA says needs a
-reset, is found on the node itself and not only in a pasted log."""
+"""NVIDIA's Xid reports and the kernel's EDAC host-memory error reports in this node's kernel log
+since boot (dmesg, or the journal's copy of the kernel's messages where the ring buffer is closed
+to users), read through their catalogues (hpcdoctor/knowledge/messages/xid.toml, edac.toml): a GPU
+that fell off the bus, one that NVIDIA says needs a reset, or failing DIMMs are found on the node
+itself and not only in a pasted log."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
             tried.append(str(exc))
             continue
         if res.ok and res.stdout.strip():
-            found = [dict(m, source=" ".join(argv)) for m in find_messages(res.stdout, families=("xid",))]
+            found = [dict(m, source=" ".join(argv)) for m in find_messages(res.stdout, families=("xid", "edac"))]
             return {"kernel_log": {"source": " ".join(argv), "messages": found}}
         tried.append(res.why_failed() if not res.ok else f"{argv[0]} printed nothing")
     return {"kernel_log": Unknown("the kernel log could not be read: " + "; ".join(tried))}

@@ -1,4 +1,5 @@
-"""Memory: total, available, transparent huge pages, huge pages, /dev/shm."""
+"""Memory: total, available, transparent huge pages, huge pages, /dev/shm, and the host DRAM errors
+the kernel's EDAC drivers have counted."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from hpcdoctor.sysroot import Missing, SysRoot
 NAME = "memory"
 TIMEOUT = 2.0
 THP = "/sys/kernel/mm/transparent_hugepage"
+# One mcN directory per memory controller an EDAC driver manages, each with the correctable (CE)
+# and uncorrectable (UE) errors counted since the driver loaded (the kernel's ABI:
+# Documentation/ABI/testing/sysfs-devices-edac, read at torvalds/linux 2cc2c3cb on 2026-11-26).
+EDAC_MC = "/sys/devices/system/edac/mc"
 
 
 def _statvfs(path: str) -> Dict[str, int]:
@@ -60,4 +65,24 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
         except (Missing, ValueError):
             shm = {"size_bytes": Unknown(f"/dev/shm: {exc}")}
     mem["shm_size_bytes"] = shm.get("size_bytes", Unknown("no size"))
+    mem["edac"] = _edac(root)
     return {"memory": mem}
+
+
+def _edac(root: SysRoot) -> Any:
+    """Correctable and uncorrectable host memory errors per memory controller; Unknown where no
+    EDAC driver is loaded (no mc directories: a VM, or a kernel without the platform's driver),
+    since no count is then no evidence of healthy memory."""
+    controllers = []
+    for path in root.glob(f"{EDAC_MC}/mc*"):
+        name = path.rsplit("/", 1)[-1]
+        if not name[2:].isdigit():
+            continue
+        counts: Dict[str, Any] = {"mc": name}
+        for key in ("ce_count", "ue_count"):
+            raw = (root.read_or(f"{path}/{key}") or "").strip()
+            counts[key] = int(raw) if raw.isdigit() else Unknown(f"{path}/{key} unreadable")
+        controllers.append(counts)
+    if not controllers:
+        return Unknown(f"no EDAC memory controller under {EDAC_MC} (no EDAC driver loaded, or not readable)")
+    return {"controllers": controllers}

@@ -1,4 +1,4 @@
-"""Known messages in a pasted ticket (knowledge/symptoms.toml): the error a framework raised, the
+"""Known messages in a pasted ticket (knowledge/messages/): the error a framework raised, the
 configuration it logged. Only pastes carry them; a live node or a recorded snapshot has none."""
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def in_slurm_step_or_job(f: FactView) -> bool:
 
 
 def ticket_symptoms(f: FactView) -> dict:
-    """The messages found in a pasted ticket (knowledge/symptoms.toml), by id, first match each;
+    """The messages found in a pasted ticket (knowledge/messages/), by id, first match each;
     empty on a live node or a snapshot."""
     found = {}
     for s in f.get("ticket.symptoms") or []:
@@ -77,7 +77,7 @@ def nccl_shm_cause(f: FactView) -> Optional[dict]:
     when shared memory is insufficient). "access": another errno (Permission denied, Read-only
     file system...): a larger /dev/shm would not help. None when no such line was pasted."""
     calls = [s for s in f.get("ticket.symptoms") or []
-             if s["id"] in ("nccl-shm-call-failed", "nccl-shm-create-failed", "nccl-shm-extend-failed", "nccl-shm-failed")]
+             if s["id"] in ("nccl:shm-syscall-failed", "nccl:shm-create-file-failed", "nccl:shm-extend-failed", "nccl:shm-segment-failed")]
     if not calls:
         return None
     errors = []
@@ -93,21 +93,22 @@ def nccl_shm_cause(f: FactView) -> Optional[dict]:
     if errors:
         err, s = errors[0]
         return {"kind": "access", "error": err, "symptom": s, "size": size}
-    sized = [s for s in calls if s["id"] in ("nccl-shm-failed", "nccl-shm-extend-failed")]
+    sized = [s for s in calls if s["id"] in ("nccl:shm-segment-failed", "nccl:shm-extend-failed")]
     return {"kind": "size", "error": None, "symptom": sized[0], "size": size} if sized else None
 
 
-# Kernel-log Xids since boot that a rule may take from the node itself: the GPU's own condition.
+# Kernel-log lines since boot that a rule may take from the node itself: the GPU's own condition (Xids)
+# and the host memory's (EDAC).
 # An Xid blamed on an application (gpu-xid-application-fault) is left to pastes: on a shared node
 # it is another job's bug, not this job's.
 _FROM_KERNEL_LOG = frozenset({"gpu-fallen-off-bus", "gpu-xid-reset-required", "ecc-uncorrectable-errors",
-                              "row-remap-pending"})
+                              "row-remap-pending", "host-dram-ecc-errors"})
 
 
 def catalogued(f: FactView, symbol: str) -> list:
     """The messages whose catalogue entry (hpcdoctor/knowledge/messages/) feeds the rule
     ``symbol``, one per entry: those pasted in a ticket, in line order, then (for the GPU's own
-    condition) the Xids of the node's kernel log since boot."""
+    condition, and the host memory's) the Xids and EDAC reports of the node's kernel log since boot."""
     seen, out = set(), []
     logged = f.get("kernel_log.messages") if symbol in _FROM_KERNEL_LOG else None
     for s in list(f.get("ticket.symptoms") or []) + list(logged or []):
@@ -115,6 +116,36 @@ def catalogued(f: FactView, symbol: str) -> list:
             seen.add(s.get("id"))
             out.append(s)
     return out
+
+
+# torch raises HIP's errors as "RuntimeError: HIP error: <text>" (torch.AcceleratorError from 2.9):
+# the hipified C10_CUDA_CHECK. A library's own HIP check prints the bare words (rocALUTION).
+_TORCH_HIP_RAISE = re.compile(r"(?:Error|Exception): HIP error")
+
+
+def torch_hip_invalid_function(f: FactView) -> Optional[dict]:
+    """HIP's invalid device function (hip:hipErrorInvalidDeviceFunction) as torch raises it, pasted:
+    the first such line, or None."""
+    return next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "hip:hipErrorInvalidDeviceFunction"
+                 and _TORCH_HIP_RAISE.search(str(s.get("text", "")))), None)
+
+
+def torch_import_frame_before(f: FactView, s: dict) -> bool:
+    """Whether the pasted traceback that ends in message ``s`` runs through torch's own import: a
+    torch/__init__.py frame or its "from torch._C import *" (torch.toml torch-import-frame,
+    torch-c-import) on one of the 12 lines above it. A
+    library that torch's import cannot load is torch-import-failed; one that another package
+    (mmcv, TensorFlow) cannot load is not torch's."""
+    line = s.get("line")
+    if not isinstance(line, int):
+        return False
+    return any(t.get("id") in _TORCH_IMPORT_LINES and isinstance(t.get("line"), int) and line - 12 <= t["line"] <= line
+               for t in f.get("ticket.symptoms") or [])
+
+
+# The two traceback lines that only torch's own import prints: its frame, and the source line under
+# it that loads torch._C (what is left to read when a terminal wrapped the frame's path).
+_TORCH_IMPORT_LINES = frozenset({"torch:torch-import-frame", "torch:torch-c-import"})
 
 
 def told_evidence(s: dict) -> dict:

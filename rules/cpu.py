@@ -184,8 +184,8 @@ def cpu_bf16_emulated(f: FactView) -> Iterator[Hit]:
     if (env.get("ACCELERATE_MIXED_PRECISION") or "").lower() == "bf16":
         why, evidence = "ACCELERATE_MIXED_PRECISION=bf16", {"env.ACCELERATE_MIXED_PRECISION": "bf16"}
         fix = "export ACCELERATE_MIXED_PRECISION=no   # fp32: bf16 is emulated on this CPU"
-    elif "bf16-requested" in symptoms:
-        why, evidence = "the pasted log asks for bf16", {"ticket.symptoms": "bf16-requested"}
+    elif "frameworks:bf16-requested" in symptoms:
+        why, evidence = "the pasted log asks for bf16", {"ticket.symptoms": "frameworks:bf16-requested"}
     else:
         return
     evidence["cpu.capabilities.bf16"] = False

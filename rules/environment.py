@@ -202,7 +202,7 @@ def nccl_system_error(f: FactView) -> Iterator[Hit]:
         - https://github.com/NVIDIA/nccl/blob/master/src/init.cc
     """
     found = ticket_symptoms(f)
-    s = found.get("nccl-system-error") or found.get("nccl-system-error-detail") or next(iter(catalogued(f, "nccl-system-error")), None)
+    s = found.get("nccl:ncclSystemError") or next(iter(catalogued(f, "nccl-system-error")), None)
     if not s or nccl_shm_cause(f) or nccl_named_cause(f):
         return
     error = "internal error" if s.get("key") == "ncclInternalError" else "unhandled system error"
@@ -210,7 +210,7 @@ def nccl_system_error(f: FactView) -> Iterator[Hit]:
     # transport's init fails and NCCL falls back to sockets (src/misc/ibvwrap.cc, net_ib.cc
     # ncclIbInit at v2.7.8-1); IB async events are only logged and acknowledged (net_ib.cc
     # ncclIbAsyncThreadMain at v2.12.12-1).
-    warns = [w for w in ticket_all(f, "nccl-warn")
+    warns = [w for w in ticket_all(f, "nccl:nccl-warn")
              if not w["message"].startswith(("Failed to open libibverbs", "NET/IB : Got async event"))]
     if warns:
         said = (f"NCCL's first warning in the paste, line {warns[0]['line']}: \"{warns[0]['message'][:160]}\", "

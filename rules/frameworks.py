@@ -8,7 +8,8 @@ from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import wheels
-from hpcdoctor.rules._common import cuda_gpus, gpu_of_ticket, ticket_evidence, ticket_symptoms, version_of
+from hpcdoctor.rules._common import (cuda_gpus, gpu_of_ticket, ticket_evidence, ticket_symptoms, told_evidence,
+                                     torch_hip_invalid_function, version_of)
 
 
 @rule("SW013", "framework-missing-arch", "error", "a framework's own kernels have no code for this GPU", impact=9,
@@ -60,24 +61,36 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
     fa = table["flash-attn"]
     gpu = gpu_of_ticket(f)
     on = f" on {gpu['name']} (compute capability {gpu['cc']})" if gpu else ""
-    if "flash-attn-ampere-only" in sym:
-        s = sym["flash-attn-ampere-only"]
+    if "frameworks:flash-attn-ampere-only" in sym:
+        s = sym["frameworks:flash-attn-ampere-only"]
         yield Hit(message=f"flash-attn 2 refused the GPU{on} (line {s['line']}): its kernels run on compute capability "
                           f"{fa['min_cc']} (Ampere) and newer only; the refusal is flash-attn's own check, not torch's",
                   fix=_SDPA_FIX, fix_lang="python", evidence={**ticket_evidence(s), "framework.min_cc": fa["min_cc"]})
         return
-    if "vllm-lora-punica-cc" in sym:
-        s = sym["vllm-lora-punica-cc"]
+    if "frameworks:vllm-lora-punica-cc" in sym:
+        s = sym["frameworks:vllm-lora-punica-cc"]
         yield Hit(message=f"vLLM refused LoRA on this GPU{on} (line {s['line']}): its punica LoRA kernels need compute "
                           f"capability {s['min_cc']} or newer; the base model runs where vLLM itself supports the GPU ({_vllm_minimum()})",
                   fix=_MERGE_LORA_FIX, fix_lang="python", evidence={**ticket_evidence(s), "framework.min_cc": s["min_cc"]})
+        return
+    built = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "frameworks:vllm-build-cc-below-7"), None)
+    if built:
+        yield Hit(message=f"vLLM refused the GPU{on} (line {built['line']}): its kernels are built for compute capability "
+                          f"{built.get('min_cc')} and newer ({_vllm_minimum()}); torch itself may still run on it",
+                  fix="nvidia-smi --query-gpu=name,compute_cap --format=csv   # vLLM needs 7.0+: run it on such a GPU, "
+                      "or serve this one with a framework whose kernels list it (transformers with torch's own kernels)",
+                  evidence={**told_evidence(built), "framework.min_cc": built.get("min_cc")})
+        return
+    hip = _hip_kernel_outside_torch(f)
+    if hip:
+        yield hip
         return
     lora = _vllm_lora_on_old_gpu(f, sym, table["vllm-lora-punica"], gpu)
     if lora:
         yield lora
         return
-    if "framework-kernel-no-image" in sym or "framework-cuda-error-209" in sym:
-        s = sym.get("framework-kernel-no-image") or sym["framework-cuda-error-209"]
+    if "frameworks:framework-kernel-no-image" in sym or "frameworks:framework-cuda-error-209" in sym:
+        s = sym.get("frameworks:framework-kernel-no-image") or sym["frameworks:framework-cuda-error-209"]
         what = f"the framework kernel {s['kernel']}" if s.get("kernel") else f"a kernel of {s['framework']}"
         sgl = table["sgl-kernel"]
         yield Hit(message=f"{what} has no code for this GPU{on} (line {s['line']}: \"no kernel image is available\" from "
@@ -88,9 +101,9 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
                       f"capability {sgl['min_cc']}+, or serve this GPU with a framework that lists it ({_vllm_minimum()})",
                   evidence={**ticket_evidence(s), "framework.min_cc": sgl["min_cc"]})
         return
-    asked = sym.get("flash-attn2-requested") or sym.get("flash-attn2-installed")
+    asked = sym.get("prose:flash-attn2-requested") or sym.get("frameworks:flash-attn2-installed")
     if asked and gpu and version_of(gpu["cc"]) < version_of(fa["min_cc"]):
-        requested = "flash-attn2-requested" in sym
+        requested = "prose:flash-attn2-requested" in sym
         what = ("the code asks for flash-attn 2 (attn_implementation=\"flash_attention_2\")"
                 if requested else f"flash-attn {asked.get('version')} is installed")
         yield Hit(message=f"{what}, but {gpu['name']} is compute capability {gpu['cc']}: flash-attn 2's kernels run "
@@ -114,11 +127,11 @@ def _vllm_lora_on_old_gpu(f: FactView, sym, punica, gpu):
     vllm-lora-punica): an error where the paste names a release in that range, a warning where it
     names none (the releases after it run LoRA on Triton kernels), silence where every release it
     names lies outside the range."""
-    asked = sym.get("vllm-lora-enabled") or sym.get("vllm-lora-enabled-kwarg")
+    asked = sym.get("frameworks:vllm-lora-enabled") or sym.get("frameworks:vllm-lora-enabled-kwarg")
     if not asked or not gpu or version_of(gpu["cc"]) >= version_of(punica["min_cc"]):
         return None
     first, fixed = version_of(punica["first"]), version_of(punica["fixed_in"])
-    named = [s for s in f.get("ticket.symptoms") or [] if s["id"] in ("vllm-version-logged", "vllm-version-pinned")]
+    named = [s for s in f.get("ticket.symptoms") or [] if s["id"] in ("frameworks:vllm-version-logged", "prose:vllm-version-pinned")]
     inside = [s for s in named if first <= version_of(s["version"]) < fixed]
     if named and not inside:
         return None
@@ -157,10 +170,29 @@ _MERGE_LORA_FIX = ("# punica LoRA needs compute capability 8.0+: merge the adapt
                    "merged.save_pretrained(\"merged-model\")")
 
 
+def _hip_kernel_outside_torch(f: FactView):
+    """HIP's "invalid device function" (hipErrorInvalidDeviceFunction) printed by a program's own
+    HIP check, not torch's (torch raises it as "RuntimeError: HIP error: ...", see
+    torch_hip_invalid_function): the library's kernels have no code object for the GPU's gfx
+    target (rocALUTION's "HIP error: invalid device function" with its file and line)."""
+    # Positive evidence only: the bare words at the start of their line, as a library's check prints
+    # them (a line cut inside torch's "RuntimeError: HIP error: ..." must not read as a library's).
+    s = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "hip:hipErrorInvalidDeviceFunction"
+              and str(s.get("text", "")).startswith("HIP error: invalid device function")), None)
+    if s is None or torch_hip_invalid_function(f) or any(t.get("id") in ("torch:torch-import-frame", "torch:torch-c-import")
+                                                          for t in f.get("ticket.symptoms") or []):
+        return None
+    return Hit(message=f"a HIP kernel of the program has no code object for this GPU's gfx target (line {s.get('line')}: "
+                       f"\"{str(s.get('text', '')).strip()[:120]}\"): the library was not built for this GPU's architecture",
+               fix="rocminfo | grep -m1 -o 'gfx[0-9a-f]*'   # the GPU's target: rebuild the library with it "
+                   "(-DAMDGPU_TARGETS=<gfx> / --offload-arch=<gfx>), or use a ROCm release that lists the GPU",
+               evidence=told_evidence(s))
+
+
 def _torch_lacks_the_gpu(f, sym) -> bool:
     """Whether torch's own build lacks the GPU (torch-missing-arch's cause, not a framework's):
     torch's architecture warnings pasted, or a known arch list without the GPU's capability."""
-    if {"sm-not-compatible", "gpu-cc-old-form", "gpu-cc-list-form", "hip-invalid-device-function"} & set(sym):
+    if {"torch:gpu-arch-not-compatible", "torch:gpu-cc-old-form", "torch:gpu-cc-list-form"} & set(sym) or torch_hip_invalid_function(f):
         return True
     arch = f.get("torch.arch_list")
     if f.get("torch.build") == "cuda" and isinstance(arch, list) and arch:

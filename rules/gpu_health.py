@@ -8,7 +8,7 @@ from typing import Iterator
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, facts_or_ticket, told_evidence
+from hpcdoctor.rules._common import catalogued, cuda_gpus, facts_or_ticket, told_evidence
 
 
 def _subject(g) -> str:
@@ -92,7 +92,21 @@ _INIT_UNKNOWN = ("CUDA could not initialise the GPU (CUDA's unknown error, 999, 
                  "ls -l /dev/nvidia-uvm   # missing: sudo nvidia-modprobe -c 0 -u\n"
                  "sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm   # administrators, with no CUDA program running; "
                  "or reboot")
+# The NVIDIA driver's kernel notices (knowledge/messages/nvrm.toml): another kernel driver bound the
+# GPUs first (the driver's own advice: unload it), or the driver could not initialise a GPU it had.
+_HELD_BY_OTHER = ("another kernel driver (nouveau, nvidiafb, rivafb, vfio-pci or a driver_override) took the NVIDIA "
+                  "GPUs before the nvidia module, which then has no GPU to drive",
+                  "lspci -nnk -d 10de:   # 'Kernel driver in use' of each NVIDIA device: nvidia is the one wanted\n"
+                  "lsmod | grep -E '^(nouveau|nvidiafb|rivafb|vfio_pci) '   # the module holding them\n"
+                  "printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf "
+                  "&& sudo update-initramfs -u && sudo reboot   # administrators (dracut -f on RHEL)")
+_INIT_FAILED = ("the NVIDIA driver probed the GPU but failed to initialise it (RmInitAdapter failed): firmware or GSP "
+                "start, PCI BAR/resource assignment, or a GPU in a bad state; nvidia-smi then finds no devices",
+                "journalctl -k -b | grep -iE 'NVRM|BAR|AER'   # the lines before RmInitAdapter failed say which step\n"
+                "sudo nvidia-bug-report.sh   # administrators: the report NVIDIA asks for")
 _TOLD_DRIVER = {
+    "nvrm:probe-routine-not-called": _HELD_BY_OTHER,
+    "nvrm:rm-init-adapter-failed": _INIT_FAILED, "nvrm:rm-init-adapter-failed-minor": _INIT_FAILED,
     "torch:cuda-unknown-error": _INIT_UNKNOWN,
     "nvidia_smi:couldnt-communicate": _NOT_LOADED, "nvml:NVML_ERROR_DRIVER_NOT_LOADED": _NOT_LOADED,
     "nvml:NVML_ERROR_LIB_RM_VERSION_MISMATCH": _MISMATCH, "cuda:cudaErrorSystemDriverMismatch": _MISMATCH,
@@ -102,6 +116,15 @@ _TOLD_DRIVER = {
 }
 
 
+def _nvidia_gpu_shown(f: FactView) -> bool:
+    """Whether anything but "No devices were found" shows an NVIDIA GPU on the machine: one on
+    the PCI bus or listed, a GPU named in the ticket, or a kernel line of the driver about one."""
+    on_bus = f.get("nvidia.pci_devices")
+    if (isinstance(on_bus, int) and on_bus > 0) or cuda_gpus(f) or f.get("ticket.gpus_named"):
+        return True
+    return any(str(s.get("id", "")).startswith(("nvrm:", "xid:")) for s in f.get("ticket.symptoms") or [])
+
+
 def _driver_unusable_told(f: FactView):
     """A pasted nvidia-smi, NVML or CUDA message that says the driver cannot be used: the first
     one, with what it means. Only the messages above: torch's "Found no NVIDIA driver on your
@@ -109,6 +132,8 @@ def _driver_unusable_told(f: FactView):
     for s in catalogued(f, "gpu-driver-unusable"):
         if s["id"] not in _TOLD_DRIVER:
             continue
+        if s["id"] == "nvidia_smi:no-devices-found" and not _nvidia_gpu_shown(f):
+            continue  # also what a node without an NVIDIA GPU answers (a container run with --nv on a CPU node)
         said, fix = _TOLD_DRIVER[s["id"]]
         yield Hit(message=f"{said} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
                   fix=fix, evidence=told_evidence(s))
@@ -490,7 +515,7 @@ def _oom_held_by_others(s: dict):
     total, free = _gib(s["total"]), _gib(s["free"])
     if total <= 0:  # no card size, no share of it
         return None
-    if s["id"] == "cuda-oom":
+    if s["id"] == "torch:cuda-oom":
         return total - free - _gib(s["reserved"]), [], "reserved", s["reserved"]
     entries = [(pid, size) for pid, me, size in _PROC_ENTRY.findall(s.get("procs") or "")
                if _gib(size) <= total]  # a figure above the card is no reading (NVML: not available)
@@ -513,7 +538,7 @@ def _held_by_others_in_ticket(f, frac: float):
     """torch's out-of-memory message states the card's capacity, what was free and (old form) what
     this process reserved or (new form, through NVML) what each process held on the card."""
     for s in f.get("ticket.symptoms") or []:
-        if s["id"] not in ("cuda-oom", "cuda-oom-v2"):
+        if s["id"] not in ("torch:cuda-oom", "torch:cuda-oom-v2"):
             continue
         told = _oom_held_by_others(s)
         if told is None:

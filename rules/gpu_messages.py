@@ -132,7 +132,8 @@ def gpu_fallen_off_bus(f: FactView) -> Iterator[Hit]:
         - https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html (Xid 79)
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html (NVML_ERROR_GPU_IS_LOST)
     """
-    told = _told(f, "gpu-fallen-off-bus")
+    # A user's own words that a GPU fell off (prose.toml) only where no driver or tool line says it.
+    told = sorted(_told(f, "gpu-fallen-off-bus"), key=lambda s: s.get("family") == "prose")
     if not told:
         return
     s = told[0]

@@ -1,4 +1,5 @@
-"""Runtime libraries a job loads twice: OpenMP runtimes, cuDNN and CUDA libraries, torch itself."""
+"""Runtime libraries: a job that loads two copies (OpenMP runtimes, cuDNN and CUDA libraries, torch
+itself), and a CUDA or ROCm library a program cannot load at all."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import facts_or_ticket, ticket_evidence, ticket_symptoms
+from hpcdoctor.rules._common import (catalogued, facts_or_ticket, ticket_evidence, ticket_symptoms, told_evidence,
+                                     torch_import_frame_before)
 
 OPENMP_RUNTIMES = ("libgomp", "libiomp5", "libomp")
 
@@ -45,14 +47,14 @@ def _duplicates_in_ticket(f: FactView):
     """The messages a second copy causes: cuDNN's version check (another libcudnn than torch's
     own was loaded) and Intel OpenMP's "OMP: Error #15" (two libiomp5 in one process)."""
     sym = ticket_symptoms(f)
-    if "cudnn-mismatch" in sym:
-        s = sym["cudnn-mismatch"]
+    if "torch:cudnn-mismatch" in sym:
+        s = sym["torch:cudnn-mismatch"]
         yield Hit(message=f"torch was built with cuDNN {s['compiled']} but loaded cuDNN {s['found']} (line {s['line']}): "
                           "another libcudnn shadows the one torch brings",
                   fix="unset LD_LIBRARY_PATH   # or remove the cuDNN directory from it, so torch loads its own libcudnn",
                   evidence=ticket_evidence(s))
-    if "omp-error-15" in sym:
-        s = sym["omp-error-15"]
+    if "openmp:omp-error-15" in sym:
+        s = sym["openmp:omp-error-15"]
         yield Hit(message=f"two copies of the Intel OpenMP runtime ({s['library']}) were loaded into one process (line {s['line']})",
                   fix="conda install nomkl   # or pip uninstall intel-openmp, keeping torch's own libiomp5; "
                       "KMP_DUPLICATE_LIB_OK=TRUE only hides the conflict",
@@ -115,3 +117,52 @@ CUDA_LIBRARY_COPIES = (
 def _from_pypi(entry) -> bool:
     """conda list shows pip's installs too, as build pypi_0 in channel pypi: not a second copy."""
     return entry.get("channel") == "pypi" or str(entry.get("build", "")).startswith("pypi")
+
+
+@rule("SW022", "cuda-runtime-library-missing", "error", "a CUDA or ROCm library the program needs cannot be loaded", impact=9)
+def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, the dynamic loader's "<library>: cannot open shared object file" for
+        a library of the CUDA toolkit or its PyPI wheels (libcudart, libcublas, libcudnn and its
+        sub-libraries, libcufft, libcurand, libcusolver, libcusparse, libnvrtc, libnccl, ...) or
+        of ROCm (libamdhip64, librocblas, libMIOpen, librccl, ...), raised by a program other than
+        torch's own import (mmcv, TensorFlow, a CUDA extension, a compiled sample). torch's own
+        import failing so is torch-import-failed. The list of libraries is the one PyTorch's CUDA
+        and ROCm wheel builds bundle or load (hpcdoctor/knowledge/messages/libraries.toml).
+
+    Why it matters:
+        The program was built against a CUDA (or ROCm) runtime that is not where the loader looks:
+        the version in the file name (libcudart.so.10.1) is the CUDA the program was compiled for,
+        which need not be the CUDA installed (nvcc, nvidia-smi) or torch's. Installing another
+        CUDA toolkit does not help when the version differs; the program's build must match.
+
+    How to fix:
+        Install the build of the failing package made for the CUDA the environment has (for
+        mmcv or a CUDA extension: the wheel for this torch and CUDA, or rebuild it), or put the
+        toolkit of the version the file name asks for on LD_LIBRARY_PATH; check with ldd which
+        libraries a module still cannot find.
+
+    References:
+        - https://github.com/pytorch/pytorch/blob/main/.ci/manywheel/build_cuda.sh (the CUDA libraries of torch's wheels)
+        - https://man7.org/linux/man-pages/man8/ld.so.8.html (the loader's search order)
+        - https://github.com/iSEE-Laboratory/LLMDet/issues/32 (mmcv built for CUDA 10.1 on a CUDA 12.1 system)
+    """
+    told = [s for s in catalogued(f, "cuda-runtime-library-missing") if not torch_import_frame_before(f, s)]
+    if not told:
+        return
+    s = told[0]
+    lib = str(s.get("key") or "")
+    version = s.get("version")
+    so = f"{lib}.so" + (f".{version}" if version else "")
+    rocm = lib.startswith(("libroc", "libhip", "libamd", "libMIOpen", "librccl", "libhsa"))
+    built = (f": the program was built for {'ROCm' if rocm else 'CUDA'} {version} and that runtime is not where the "
+             "loader looks" if version and lib in ("libcudart", "libamdhip64") else ": it is not where the loader looks")
+    where = ("ls /opt/rocm*/lib/" if rocm else "ls /usr/local/cuda*/lib64/ \"$(python -c 'import site; print(site.getsitepackages()[0])')\"/nvidia/*/lib")
+    yield Hit(message=f"{so} cannot be loaded (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\"){built}",
+              fix=f"{where} 2>/dev/null | grep {lib}   # which versions of {lib} this machine has\n"
+                  f"python -c 'import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)'   "
+                  "# the build the failing package must match\n"
+                  "ldd \"$(python -c 'import mmcv, os; print(os.path.dirname(mmcv.__file__))')\"/_ext*.so | grep 'not found'   "
+                  "# the failing package's own extension (mmcv here: use yours)",
+              evidence={**told_evidence(s), "library": so})

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import nccl_shm_cause, ticket_evidence
+from hpcdoctor.rules._common import catalogued, nccl_shm_cause, ticket_evidence, told_evidence
 from hpcdoctor.rules._where import shm_fix
 
 
@@ -140,19 +140,19 @@ def torch_shm_message(f: FactView):
     """torch's message that /dev/shm ran out, from a pasted ticket: the first of an errno that
     says it is full, a /torch_* file that could not be written with no errno (torch 0.3-1.x
     printed none), a DataLoader worker killed by SIGBUS. Marked "full" or "unsized"; None
-    when no such line was pasted. Read from both the symptoms table and the torch catalogue
+    when no such line was pasted. Read from the torch catalogue
     (knowledge/messages/torch.toml), whose needles also catch a line wrapped by a mail client."""
     found = f.get("ticket.symptoms") or []
     full, unsized, bus = [], [], []
     for s in found:
         sid = s["id"]
         error = (s.get("error") or "").strip().lower()
-        if sid == "torch-shm-no-space" or (sid in ("torch:shm-write-failed", "torch:shm-allocate-failed")
+        if sid == "torch:torch-shm-no-space" or (sid in ("torch:shm-write-failed", "torch:shm-allocate-failed")
                                             and error == _NO_SPACE):
             full.append(s)
         elif sid == "torch:shm-write-failed" and not error:
             unsized.append(s)
-        elif sid in ("dataloader-bus-error", "torch:dataloader-worker-bus-error") or (
+        elif sid == "torch:dataloader-worker-bus-error" or (
                 sid == "torch:dataloader-killed-by-signal" and s.get("signal") == "Bus error"):
             bus.append(s)
     if full:
@@ -160,3 +160,55 @@ def torch_shm_message(f: FactView):
     if unsized:
         return dict(unsized[0], unsized=True)
     return bus[0] if bus else None
+
+
+@rule("MEM005", "host-dram-ecc-errors", "warning", "errors in the host's DRAM counted by the kernel", impact=8,
+      also={"error": "uncorrectable (UE) errors: data in host memory was lost"})
+def host_dram_ecc_errors(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        Host (CPU) memory errors that the kernel's EDAC drivers counted: a non-zero ce_count or
+        ue_count under /sys/devices/system/edac/mc/mc*/ on the node, or, in the node's kernel log
+        since boot or a pasted one, EDAC's own report "EDAC MC0: 4 CE error on CPU#0Channel#2_DIMM#0 (channel:2 slot:0 ...)"
+        (drivers/edac/edac_mc.c). Correctable errors (CE) are a warning, uncorrectable ones (UE)
+        an error. Where no EDAC driver is loaded the counts are unknown, not zero: nothing is said.
+
+    Why it matters:
+        The kernel's EDAC documentation calls correctable errors early indications that a DIMM is
+        beginning to fail; uncorrectable ones mean data in memory was lost, and the process that
+        owned it crashes or computes garbage (or the kernel panics, with panic_on_ue). Jobs on the
+        node fail in ways that look like software bugs.
+
+    How to fix:
+        Tell the administrators the controller, channel and DIMM the log names; they drain the
+        node, check the DIMM (edac-util -v, ras-mc-ctl --errors, the BMC's event log) and replace
+        it. Recurring correctable errors on one DIMM are the reason to replace it before it fails.
+
+    References:
+        - https://www.kernel.org/doc/html/latest/admin-guide/ras.html
+        - https://github.com/torvalds/linux/blob/master/Documentation/ABI/testing/sysfs-devices-edac
+        - https://github.com/openstreetmap/operations/issues/300 (EDAC CE errors: faulty RAM replaced)
+    """
+    fix = ("edac-util -v 2>/dev/null || grep -H . /sys/devices/system/edac/mc/mc*/{ce,ue}_count   # errors per controller and DIMM\n"
+           "journalctl -k -b | grep -E 'EDAC|Hardware Error'   # which channel and DIMM, and how often\n"
+           "scontrol update nodename=$(hostname -s) state=drain reason=\"host DRAM errors\"   # Slurm; or your scheduler's drain")
+    edac = f.get("memory.edac")
+    if isinstance(edac, dict):
+        ce = sum(c["ce_count"] for c in edac.get("controllers", []) if isinstance(c.get("ce_count"), int))
+        ue = sum(c["ue_count"] for c in edac.get("controllers", []) if isinstance(c.get("ue_count"), int))
+        if ue or ce:
+            yield Hit(message=f"the kernel's EDAC counters show {ue} uncorrectable and {ce} correctable host memory "
+                              "error(s) since the driver loaded" + (": data in host memory was lost" if ue else
+                                                                     ": a DIMM may be beginning to fail"),
+                      severity="error" if ue else "warning", fix=fix, evidence={"memory.edac": edac})
+            return
+    told = catalogued(f, "host-dram-ecc-errors")
+    if not told:
+        return
+    ue = [s for s in told if s.get("key") == "UE"]
+    s = (ue or told)[0]
+    kind = "uncorrectable (UE)" if ue else "correctable (CE)"
+    yield Hit(message=f"the kernel log shows {kind} host memory errors (EDAC MC{s.get('mc')}, line {s.get('line')}: "
+                      f"\"{str(s.get('text', '')).strip()[:140]}\")"
+                      + (": data in host memory was lost" if ue else ": a DIMM may be beginning to fail"),
+              severity="error" if ue else "warning", fix=fix, evidence=told_evidence(s))

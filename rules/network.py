@@ -154,6 +154,13 @@ def _no_interface_in_ticket(f: FactView):
         # address it never got (nccl#1837): that failure counts only beside the name it was given.
         s = found.get("nccl:socket-init-no-address")
     if s is None:
+        s = found.get("nccl:socket-creation-failed")
+        if s is not None and str(s.get("error", "")).strip().lower() == "address family not supported by protocol":
+            return Hit(message=f"NCCL could not open a socket on the interface it chose: \"{s['text'][:120]}\" (line {s['line']}): "
+                               "its address is of a family the kernel does not offer (an IPv6 address where IPv6 is disabled)",
+                       fix="export NCCL_SOCKET_FAMILY=AF_INET   # IPv4 only\n"
+                           "ip -brief address show up   # or name an interface with an IPv4 address in NCCL_SOCKET_IFNAME",
+                       evidence=ticket_evidence(s))
         return None
     spec = setting["ifname"] if setting else (f.get("env.vars") or {}).get("NCCL_SOCKET_IFNAME")
     evidence = ticket_evidence(s)

@@ -41,7 +41,7 @@ def tf32_disabled(f: FactView) -> Iterator[Hit]:
     # alone (a release's default, from knowledge) would make it the only line of every reply.
     read = "float32_matmul_precision" not in (t.get("from_knowledge") or [])
     symptoms = {s["id"] for s in (f.get("ticket.symptoms") or [])}
-    if not (read or symptoms & {"fp32-matmul-warned", "fp32-requested"} or _tf32_measured(f)):
+    if not (read or symptoms & {"frameworks:fp32-matmul-warned", "frameworks:fp32-requested"} or _tf32_measured(f)):
         return
     ampere = [g for g in cuda_gpus(f)
               if isinstance(g.get("compute_capability"), str) and version_of(g["compute_capability"]) >= version_of(_min_cc("tf32"))]
@@ -89,8 +89,8 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
         - https://github.com/vllm-project/vllm/pull/2374
     """
     symptoms = {s["id"]: s for s in (f.get("ticket.symptoms") or [])}
-    if "bf16-refused-hf" in symptoms and "bf16-refused" not in symptoms:
-        s = symptoms["bf16-refused-hf"]
+    if "frameworks:bf16-refused-hf" in symptoms and "frameworks:vllm-bf16-refused" not in symptoms:
+        s = symptoms["frameworks:bf16-refused-hf"]
         g = _first_without_bf16(f, f.gpus())
         on = f" on {g.get('name')}" if g is not None else ""
         yield Hit(message=f"transformers refused bf16{on}: torch.cuda.is_bf16_supported() is False (line {s['line']}), "
@@ -99,11 +99,11 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
                       "args = TrainingArguments(output_dir=\"out\", fp16=True, bf16=False)", fix_lang="python",
                   evidence=ticket_evidence(s))
         return
-    if "bf16-refused" in symptoms or "bf16-requested" in symptoms:
+    if "frameworks:vllm-bf16-refused" in symptoms or "frameworks:bf16-requested" in symptoms:
         yield from _bf16_in_ticket(f, symptoms)
         return
-    if "bf16-intent" in symptoms:
-        yield from _bf16_intent(f, symptoms["bf16-intent"])
+    if "prose:bf16-intent" in symptoms:
+        yield from _bf16_intent(f, symptoms["prose:bf16-intent"])
         return
     env = f["env.vars"]
     if (env.get("ACCELERATE_MIXED_PRECISION") or "").lower() == "bf16":
@@ -166,7 +166,7 @@ def _first_without_bf16(f: FactView, gpus):
 def _bf16_in_ticket(f: FactView, symptoms):
     """A pasted log asked for bf16 (or vLLM refused it): on which GPU, from the pasted GPU facts or,
     with none pasted, from the refusal itself, which names the GPU and its compute capability."""
-    refused = symptoms.get("bf16-refused")
+    refused = symptoms.get("frameworks:vllm-bf16-refused")
     gpus = f.gpus()
     g = _first_without_bf16(f, gpus)
     if g is not None:
@@ -175,7 +175,7 @@ def _bf16_in_ticket(f: FactView, symptoms):
         name, cc, subject = refused["gpu"], refused.get("cc"), None
     else:
         return  # the pasted GPUs have bf16 units, or none is known: nothing to say
-    seen = refused or symptoms["bf16-requested"]
+    seen = refused or symptoms["frameworks:bf16-requested"]
     yield Hit(message=f"the job asks for bf16 but {name} (compute capability {cc}) has no bf16 units"
                       + (": vLLM refused to start" if refused else ""),
               subject=subject,

@@ -12,7 +12,9 @@ from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import build_fix, arch_list_not_known
 from hpcdoctor.rules._common import (catalogued, cuda_gpus, facts_or_ticket, gpu_of_ticket, ticket_all,
-                                     ticket_evidence, ticket_symptoms, told_evidence, version_of)
+                                     ticket_evidence, ticket_symptoms, told_evidence, torch_hip_invalid_function,
+                                     torch_import_frame_before,
+                                     version_of)
 
 
 @rule("SW001", "torch-import-failed", "error", "torch cannot be imported", impact=10)
@@ -48,7 +50,12 @@ def _import_failed_from_facts(f: FactView):
 def _import_failed_in_ticket(f: FactView):
     """A pasted import traceback: the loader's error names the library torch could not load."""
     sym = ticket_symptoms(f)
-    hit = sym.get("import-missing-library") or sym.get("import-undefined-symbol")
+    missing = sym.get("torch:import-missing-library")
+    # A library that another package (mmcv, TensorFlow) cannot load is not torch's import failing:
+    # cuda-runtime-library-missing answers it.
+    if missing is not None and not torch_import_frame_before(f, missing):
+        missing = None
+    hit = missing or sym.get("torch:import-undefined-symbol")
     if hit is None:
         return
     lib = hit.get("library")
@@ -110,6 +117,10 @@ def torch_cpu_only(f: FactView) -> Iterator[Hit]:
                             "conda.pytorch": conda or None, "gpus": len(gpus)})
 
 
+# What a user writes of a machine without an NVIDIA GPU (knowledge/messages/prose.toml).
+_NO_GPU_SAID = frozenset({"prose:no-gpu-here", "prose:running-without-gpu", "prose:apple-mac"})
+
+
 def _cpu_build_told(f: FactView, s):
     """torch's own "Torch not compiled with CUDA enabled": the build is CPU-only and the job asked
     it for CUDA. With the node's GPUs listed it is the error above; without, a warning, since a
@@ -117,6 +128,8 @@ def _cpu_build_told(f: FactView, s):
     gpus = f.get("gpus")
     if isinstance(gpus, list) and not gpus:
         return  # a listing with no GPU: the program asked a machine without one for CUDA
+    if not gpus and any(t.get("id") in _NO_GPU_SAID for t in f.get("ticket.symptoms") or []):
+        return  # the user says the machine has no NVIDIA GPU (a Mac, a CPU-only laptop): the program is what to change
     said = f"line {s.get('line')}: \"{str(s.get('text', '')).strip()[:100]}\""
     check = ("python3 -c 'import torch; print(torch.__version__, torch.version.cuda)'   "
              "# None: a CPU build in this environment")
@@ -170,16 +183,16 @@ def torch_missing_arch(f: FactView) -> Iterator[Hit]:
     symptoms = ticket_symptoms(f)
 
     def from_ticket():
-        if "sm-not-compatible" in symptoms:
+        if "torch:gpu-arch-not-compatible" in symptoms:
             yield _missing_arch_from_warning(f, symptoms)
-        elif "hip-invalid-device-function" in symptoms:
-            s = symptoms["hip-invalid-device-function"]
+        elif torch_hip_invalid_function(f):
+            s = torch_hip_invalid_function(f)
             yield Hit(message=f"a HIP kernel has no code object for this GPU's gfx target (line {s['line']}: "
                               "\"HIP error: invalid device function\"): the ROCm build's arch list lacks the GPU",
                       fix="rocminfo | grep -m1 gfx; python -c 'import torch; print(torch.cuda.get_arch_list())'   "
                           "# then install a ROCm build of torch whose list has that gfx",
                       evidence=ticket_evidence(s))
-        elif {"gpu-cc-old-form", "gpu-cc-list-form"} & set(symptoms):
+        elif {"torch:gpu-cc-old-form", "torch:gpu-cc-list-form"} & set(symptoms):
             yield from _missing_arch_from_cc_warning(f, symptoms)
         else:
             cublas = list(_cublas_on_turing(f, symptoms))
@@ -195,14 +208,14 @@ def _cublas_on_turing(f: FactView, symptoms):
     PyTorch: 9.0.176") or a wheel named with its tag (+cu90): its kernels run there by binary
     compatibility, its cuBLAS does not (knowledge/frameworks.toml, cublas_turing). A CUDA version
     named in prose says nothing of the build and is not read."""
-    s = symptoms.get("cublas-execution-failed")
+    s = symptoms.get("torch:cublas-execution-failed")
     gpu = gpu_of_ticket(f) if s else None
     if gpu is None:
         return
     known = knowledge.load("frameworks")["cublas_turing"]
     if gpu["cc"] != known["cc"]:
         return
-    named = symptoms.get("torch-build-named")
+    named = symptoms.get("prose:torch-build-named")
     build = f.get("torch.cuda")
     if build:
         where = f"torch is built with CUDA {build}"
@@ -235,6 +248,8 @@ def _missing_arch_told(f: FactView):
     for s in catalogued(f, "torch-missing-arch"):
         if s.get("family") not in ("cuda", "hip") or not any(w in str(s.get("text", "")) for w in _TORCH_CHECK_WORDS):
             continue
+        if s.get("family") == "hip" and str(s.get("text", "")).strip().startswith("HIP error: "):
+            continue  # a library's own HIP check (rocALUTION prints the bare words); torch raises "...Error: HIP error: "
         gpu = gpu_of_ticket(f)
         if gpu:
             fix = build_fix(f, [{"compute_capability": gpu["cc"]}])
@@ -253,7 +268,7 @@ def _missing_arch_from_named_build(f: FactView, symptoms):
     """A torch wheel named with its CUDA tag ("torch==1.7.1+cu101") and a GPU named in the same
     ticket: a build whose CUDA predates every architecture of the GPU's major carries no code for
     it (knowledge/frameworks.toml [toolkit_arch]). Majors the table does not reach stay unjudged."""
-    named = symptoms.get("torch-build-named")
+    named = symptoms.get("prose:torch-build-named")
     gpu = gpu_of_ticket(f) if named else None
     if gpu is None:
         return
@@ -279,8 +294,8 @@ def _missing_arch_from_cc_warning(f: FactView, symptoms):
     build's minimum (or "no longer supports this GPU"), from 2.8 "... compute capability (CC) X.Y"
     followed by the CCs the build supports. A capability above an old build's maximum but of the
     same major runs (binary compatibility within a major): torch warned all the same, no finding."""
-    old = symptoms.get("gpu-cc-old-form")
-    new = symptoms.get("gpu-cc-list-form")
+    old = symptoms.get("torch:gpu-cc-old-form")
+    new = symptoms.get("torch:gpu-cc-list-form")
     warn = old or new
     if warn is None:
         return
@@ -291,7 +306,7 @@ def _missing_arch_from_cc_warning(f: FactView, symptoms):
             return
         carries = f"its minimum is {lowest}" if lowest else "torch no longer supports it"
     else:
-        ranges = ticket_all(f, "arch-cc-built-for")
+        ranges = ticket_all(f, "torch:arch-cc-built-for")
         runs = [r for r in ranges if version_of(r["lo"]) <= cc < version_of(r["hi"])
                 and warn["cc"] not in re.split(r"[,\s]+", r.get("except", ""))]
         if runs:
@@ -325,9 +340,9 @@ def _missing_arch_from_facts(f: FactView):
 def _missing_arch_from_warning(f: FactView, symptoms):
     """torch's own warning, pasted without an environment report: it names the GPU, its
     architecture and, on its next line, the build's arch list."""
-    warn = symptoms["sm-not-compatible"]
+    warn = symptoms["torch:gpu-arch-not-compatible"]
     sm = f"sm_{warn['sm']}"
-    listed = symptoms.get("arch-list-reported", {}).get("archs")
+    listed = symptoms.get("torch:arch-list-reported", {}).get("archs")
     carries = f"this torch carries {', '.join(listed.split())}" if listed else "this torch does not carry it"
     return Hit(message=f"{warn.get('gpu')} is {sm}, but {carries} (torch's warning, line {warn['line']}): "
                        "\"no kernel image is available for execution on the device\"",

@@ -50,7 +50,7 @@ def _driver_too_old_in_ticket(f: FactView):
     """torch's own verdict pasted: "driver on your system is too old (found version 12080)", the
     number being the driver's CUDA version (cudaDriverGetVersion), or CUDA runtime error 35."""
     sym = ticket_symptoms(f)
-    hit = sym.get("driver-cuda-too-old") or sym.get("driver-insufficient")
+    hit = sym.get("torch:driver-too-old") or sym.get("torch:driver-insufficient")
     if hit is None:
         yield from _driver_too_old_told(f)
         return

@@ -1,4 +1,4 @@
-"""The ROCm torch build against the node's AMD GPUs."""
+"""The ROCm torch build against the node's GPUs: an AMD GPU it has no kernels for, or an NVIDIA GPU."""
 
 from __future__ import annotations
 
@@ -75,6 +75,8 @@ def _rocm_gfx_told(f: FactView):
     """The HIP runtime's "hipErrorNoBinaryForGpu: Unable to find code object for all current
     devices!" (ROCm/clr hip_code_object.cpp), pasted: the program's HIP code carries no code
     object for the GPU's gfx target."""
+    if _nvidia_only(f):
+        return  # a ROCm build on an NVIDIA GPU: torch-rocm-build-on-nvidia
     for s in catalogued(f, "torch-rocm-missing-gfx"):
         yield Hit(message=f"the HIP runtime found no code object for this GPU's gfx target (line {s.get('line')}: "
                           f"\"{str(s.get('text', '')).strip()[:120]}\"): the ROCm build lacks the GPU's architecture",
@@ -98,3 +100,61 @@ def _amd_devices(f: FactView, t):
         if m:
             named.append({"index": n, "vendor": "amd", "name": m.group(1), "gfx_target": m.group(2)})
     return named or f["gpus"]
+
+
+def _nvidia_only(f: FactView) -> list:
+    """The NVIDIA GPUs of the node or the ticket, where no AMD GPU is listed or named; else []."""
+    listed = f.gpus()
+    if listed:
+        return [g.get("name") for g in listed] if all(g.get("vendor") == "nvidia" for g in listed) else []
+    return [g.get("gpu") for g in f.get("ticket.gpus_named") or []]
+
+
+# What says the program runs HIP (a ROCm build): the HIP runtime's and ROCr's messages.
+_HIP_FAMILIES = ("hip", "hsa")
+
+
+@rule("SW023", "torch-rocm-build-on-nvidia", "error", "a ROCm (HIP) build of torch on a machine whose GPU is NVIDIA", impact=10)
+def torch_rocm_build_on_nvidia(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        A ROCm build of torch (a "+rocm" version, torch.version.hip set) on a node whose GPUs are
+        all NVIDIA; in a pasted ticket, a HIP runtime or ROCr message (hipErrorNoBinaryForGpu,
+        "HIP error: ...", HSA_STATUS_...) where the GPUs listed or named are NVIDIA ones (the
+        "GPU: Nvidia GeForce RTX 3050" of an installer's report).
+
+    Why it matters:
+        A ROCm build carries code objects for AMD gfx targets only: on an NVIDIA GPU the HIP
+        runtime finds no device it has code for and the program stops at its first kernel
+        ("Unable to find code object for all current devices"). Installers that pick the wheel
+        by distribution or by a stale choice land here; no ROCm wheel runs on NVIDIA hardware.
+
+    How to fix:
+        Uninstall the ROCm build and install the CUDA build of the same torch release that the
+        node's driver supports (the fix names the index); then torch.version.cuda is set and
+        torch.version.hip is None.
+
+    References:
+        - https://pytorch.org/get-started/locally/ (one index per CUDA or ROCm version)
+        - https://github.com/easydiffusion/easydiffusion/issues/1477 (hipErrorNoBinaryForGpu on an RTX 3050)
+    """
+    nvidia = _nvidia_only(f)
+    if not nvidia:
+        return
+    check = "python -c 'import torch; print(torch.__version__, torch.version.hip, torch.version.cuda)'   # +rocm / a HIP version: the ROCm build"
+    fix = (f"{check}\npip uninstall -y torch torchvision torchaudio\n"
+           "pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu128   "
+           "# a CUDA variant this driver supports: nvidia-smi shows its highest CUDA")
+    t = f.get("torch")
+    if isinstance(t, dict) and t.get("build") == "rocm":
+        yield Hit(message=f"torch {t.get('version')} is a ROCm (HIP) build, but this node's GPUs are NVIDIA ({', '.join(map(str, nvidia))}): "
+                          "a ROCm build has no code for them", fix=fix,
+                  evidence={"torch.version": t.get("version"), "torch.build": "rocm", "gpus": nvidia})
+        return
+    told = [s for s in f.get("ticket.symptoms") or [] if s.get("family") in _HIP_FAMILIES]
+    if not told:
+        return
+    s = told[0]
+    yield Hit(message=f"the HIP (ROCm) runtime ran (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\") on a "
+                      f"machine whose GPU is NVIDIA ({', '.join(map(str, nvidia))}): a ROCm build of torch was installed, "
+                      "which has no code for NVIDIA GPUs", fix=fix, evidence={**told_evidence(s), "gpus": nvidia})

@@ -1,5 +1,5 @@
 """Everything hpcdoctor knows, as data and the lookups over it: the TOML tables in this folder
-(GPUs, torch wheels, systems, CPU models, thresholds, symptoms, message catalogues) and the modules
+(GPUs, torch wheels, systems, CPU models, thresholds, message catalogues) and the modules
 that read them (``gpus``, ``wheels``, ``systems``, ``microarch``, ``expect``, ``messages``).
 
 This package imports nothing else from hpcdoctor, so checks, rules, triage and reporters can all

@@ -21,9 +21,12 @@ def _int(v: str) -> Any:
 def parse(text: str) -> Dict[str, Any]:
     lines = text.replace("\r\n", "\n").split("\n")
     head = next((HEAD.search(l) for l in lines if HEAD.search(l)), None)
-    if head is None:
+    if head is None and not any(ROW1.match(l) for l in lines):
         raise ValueError("no 'NVIDIA-SMI ... Driver Version' header: not the nvidia-smi table")
-    driver = head.group(2)
+    # A table pasted from its column headings down (the banner cut off above) still lists the GPUs;
+    # the driver and CUDA versions it no longer shows stay unknown.
+    cut = Unknown("the nvidia-smi table was pasted without its NVIDIA-SMI header line")
+    driver = head.group(2) if head else cut
     gpus: List[Dict[str, Any]] = []
     for i, line in enumerate(lines):
         m = ROW1.match(line)
@@ -63,4 +66,4 @@ def parse(text: str) -> Dict[str, Any]:
                                                        "name": p.group(6).strip(), "used_mib": int(p.group(7))})
     for g in gpus:
         g.setdefault("processes", [])
-    return {"driver_version": driver, "cuda_driver_version": head.group(3), "gpus": gpus}
+    return {"driver_version": driver, "cuda_driver_version": head.group(3) if head else cut, "gpus": gpus}

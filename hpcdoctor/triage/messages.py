@@ -1,7 +1,7 @@
 """Catalogued messages in a paste (hpcdoctor/knowledge/messages/), and error lines that no
 catalogue knows, quoted back so support staff see they were looked at.
 
-Each match becomes a ``ticket.symptoms`` entry like the symptoms table's: ``id`` is
+Each match becomes a ``ticket.symptoms`` entry: ``id`` is
 ``<family>:<key>`` (``cuda:cudaErrorNoKernelImageForDevice``), with the family, key, code, cause,
 the rules the entry feeds and the line it was read on. A form whose message is not in its family's
 table gives ``<family>:unlisted`` with the text it captured: an emitter's new message is read as
@@ -10,7 +10,7 @@ new, never as its nearest neighbour."""
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
 
 from hpcdoctor.knowledge import messages
 from hpcdoctor.triage.scan import lines_holding, lower, window_at
@@ -22,6 +22,10 @@ MAX_UNLISTED = 8
 # Lines read per form or pattern: a log that prints one message on a hundred thousand lines is that
 # message repeated; reading each would cost seconds on a 16 MiB paste for nothing new.
 MAX_LINES_PER_NEEDLE = 2048
+# Lines kept of a listing (an entry with all = true: every NCCL WARN of a log, one finding each).
+MAX_LINES_PER_LISTING = 50
+# What a line-only entry (line = true) is matched on: its own line, cut here.
+LINE_CAP = 4096
 
 
 def _distinct_lines(text: str, low: str, needle: str):
@@ -52,15 +56,19 @@ def _record(fam: messages.Family, entry: "messages.Entry | None", line_no: int, 
     return out
 
 
-def find_messages(text: str, families: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
-    """Every catalogued message in ``text`` (first line each), in line order, from every family or
-    those named. Linear in the paste: see hpcdoctor.triage.scan."""
+def find_messages(text: str, families: Optional[Sequence[str]] = None,
+                  check: Optional[Callable[[str], None]] = None) -> List[Dict[str, Any]]:
+    """Every catalogued message in ``text`` (first line each; every line of a listing), in line
+    order, from every family or those named. Linear in the paste: see hpcdoctor.triage.scan.
+    ``check(what)`` is called before each family (paste.py's clock against --budget)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     low = lower(text)
     found: List[Dict[str, Any]] = []
     for fam in messages.families():
         if families is not None and fam.id not in families:
             continue
+        if check is not None:
+            check(f"looking for {fam.title}")
         seen: Set[str] = set()
         for form in fam.forms:
             for line_no, start, end in _distinct_lines(text, low, form.needle.lower()):
@@ -82,14 +90,31 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None) -> List[D
         for entry in fam.entries:
             if entry.pattern is None or entry.key in seen:
                 continue
+            listing = bool(entry.get("all"))
+            listed = 0
             for line_no, start, end in _distinct_lines(text, low, entry.needle.lower()):
-                joined, at = window_at(text, start, end)
-                m = entry.pattern.search(joined, at)
-                if m:
-                    seen.add(entry.key)
-                    found.append(dict(_record(fam, entry, line_no, text[start:end], m.groupdict(), m.group(0)),
-                                      matched=m.group(0)[:200]))
-                    break
+                # A line-only entry is matched on its line alone (a short needle on many lines made
+                # the windows cost seconds on a 16 MiB paste); the others on the window from its line.
+                if entry.get("line") or listing:
+                    m = entry.pattern.search(text[start:end][:LINE_CAP])
+                else:
+                    joined, at = window_at(text, start, end)
+                    # starts_before: a long message whose stable part comes late may begin on the two
+                    # lines above its needle (a warning wrapped by a terminal before the needle).
+                    m = entry.pattern.search(joined, 0 if entry.get("starts_before") else at)
+                if not m:
+                    continue
+                record = dict(_record(fam, entry, line_no, text[start:end], m.groupdict(), m.group(0)),
+                              matched=m.group(0)[:200])
+                if listing:
+                    found.append(dict(record, listing=True))
+                    listed += 1
+                    if listed < MAX_LINES_PER_LISTING:
+                        continue
+                else:
+                    found.append(record)
+                seen.add(entry.key)
+                break
     found.sort(key=lambda s: s["line"])
     return found
 

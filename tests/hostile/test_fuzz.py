@@ -19,7 +19,8 @@ from hpcdoctor import config
 from hpcdoctor.envfilter import parse_env_output
 from hpcdoctor.parse import (amdsmi, collect_env, cpuinfo, cpulist, kv, lscpu, numactl, nvsmi_topo, nvsmi_xml, rdma, rocm_topo,
                              torch_config)
-from hpcdoctor.triage.paste import find_symptoms, recognise
+from hpcdoctor.triage.messages import find_messages
+from hpcdoctor.triage.paste import recognise
 from hpcdoctor.sysroot import ReplaySysRoot, SnapshotError
 
 settings.register_profile("ci", max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
@@ -136,7 +137,7 @@ REPORT_S = _samples(*(NODES.parent / "pastes").glob("*.txt"), *(PUBLIC / "amd").
 def test_pasted_reports(text):
     # vLLM's and sglang's reports, rocm-smi's topology, whole pastes: never anything but ValueError.
     collect_env.parse_collect_env(text)
-    find_symptoms(text)
+    find_messages(text)
     recognise(text)
     try:
         rocm_topo.parse(text)
@@ -246,7 +247,7 @@ OOM_S = _samples(*(NODES.parent / "tickets").glob("*oom*.txt"))
 def test_pasted_out_of_memory_messages(text):
     # Cut, spliced or garbled OOM messages: what is read must never break GPU011's arithmetic.
     from rulekit import facts, run_rule
-    found = find_symptoms(text)
-    if any(s["id"].startswith("cuda-oom") for s in found):
+    found = find_messages(text)
+    if any(s["id"].startswith("torch:cuda-oom") for s in found):
         findings, skipped = run_rule("gpu-memory-in-use", facts("h100-kvm-1gpu", **{"ticket.symptoms": found}))
         assert not skipped, skipped  # the engine turns a rule's exception into a skip: that is a failure here

@@ -10,7 +10,8 @@ import json
 import pytest
 
 from conftest import report_of, ticket
-from hpcdoctor.triage.paste import find_gpu_names, find_symptoms
+from hpcdoctor.triage.messages import find_messages
+from hpcdoctor.triage.paste import find_gpu_names
 from rulekit import facts, fired, nvsmi_node, run_rule, set_path
 
 H100 = "h100-kvm-1gpu"
@@ -22,7 +23,7 @@ def ticket_text(name: str) -> str:
 
 
 def with_ticket(g, text: str, **changes):
-    set_path(g["facts"], "ticket.symptoms", find_symptoms(text))
+    set_path(g["facts"], "ticket.symptoms", find_messages(text))
     set_path(g["facts"], "ticket.gpus_named", find_gpu_names(text))
     for path, value in changes.items():
         set_path(g["facts"], path, value)
@@ -87,11 +88,11 @@ def test_gpus_named_with_different_capabilities_are_no_answer():
 
 
 def test_bf16_intent_tokens():
-    found = {s["id"] for s in find_symptoms("deepspeed train.py --bf16 False --fp16 True\n")}
-    assert "bf16-intent" not in found
+    found = {s["id"] for s in find_messages("deepspeed train.py --bf16 False --fp16 True\n")}
+    assert "prose:bf16-intent" not in found
     for line in ("fabric = L.Fabric(precision=\"bf16-mixed\")", "python train.py --bf16 --tf32",
                  "model.to(torch.bfloat16)"):
-        assert "bf16-intent" in {s["id"] for s in find_symptoms(line + "\n")}, line
+        assert "prose:bf16-intent" in {s["id"] for s in find_messages(line + "\n")}, line
 
 
 def test_bf16_intent_on_a_gpu_with_bf16_is_silent():
@@ -162,12 +163,12 @@ def test_torch_wheel_named_silent(text):
 
 
 @pytest.mark.parametrize("name, sid, fields", [
-    ("flashinfer-1107-v100-decode-kernel-launch-failed", "framework-kernel-no-image", {"kernel": "SingleDecodeWithKVCache"}),
-    ("sglang-865-topktopp-sampling-no-kernel-image", "framework-kernel-no-image", {"kernel": "TopKTopPSamplingFromProbs"}),
-    ("sglang-1058-t4-flashinfer-cuda-error-209", "framework-cuda-error-209", {"framework": "flashinfer"}),
+    ("flashinfer-1107-v100-decode-kernel-launch-failed", "frameworks:framework-kernel-no-image", {"kernel": "SingleDecodeWithKVCache"}),
+    ("sglang-865-topktopp-sampling-no-kernel-image", "frameworks:framework-kernel-no-image", {"kernel": "TopKTopPSamplingFromProbs"}),
+    ("sglang-1058-t4-flashinfer-cuda-error-209", "frameworks:framework-cuda-error-209", {"framework": "flashinfer"}),
 ])
 def test_flashinfer_error_forms(name, sid, fields):
-    found = {s["id"]: s for s in find_symptoms(ticket_text(name))}
+    found = {s["id"]: s for s in find_messages(ticket_text(name))}
     assert sid in found, sorted(found)
     for k, v in fields.items():
         assert found[sid][k] == v
@@ -176,8 +177,8 @@ def test_flashinfer_error_forms(name, sid, fields):
 def test_torchs_own_no_kernel_image_is_not_a_framework_message():
     # torch's generic error (c10's CUDA check) names no framework kernel: it stays torch-missing-arch's.
     text = ticket_text("sd-webui-nix-9-rtx5090-journald-prefixed")
-    found = {s["id"] for s in find_symptoms(text)}
-    assert not {"framework-kernel-no-image", "framework-cuda-error-209"} & found
+    found = {s["id"] for s in find_messages(text)}
+    assert not {"frameworks:framework-kernel-no-image", "frameworks:framework-cuda-error-209"} & found
 
 
 @pytest.mark.parametrize("name", [
@@ -266,8 +267,8 @@ def test_vllm_lora_only_in_releases_after_the_punica_kernels_is_silent(tmp_path)
 
 def test_punica_refusal_of_vllm_0_3_0_without_spaces():
     # vllm-0.3.0's vllm/lora/punica.py wrote "capability>=8.0" (no spaces); later releases ">= 8.0".
-    (s,) = [s for s in find_symptoms("ImportError: punica LoRA kernels require compute capability>=8.0\n")
-            if s["id"] == "vllm-lora-punica-cc"]
+    (s,) = [s for s in find_messages("ImportError: punica LoRA kernels require compute capability>=8.0\n")
+            if s["id"] == "frameworks:vllm-lora-punica-cc"]
     assert s["min_cc"] == "8.0"
 
 
@@ -290,7 +291,7 @@ def test_cublas_error_on_turing_under_a_cuda9_build(name, gpu):
 ])
 def test_cublas_error_without_a_known_cuda9_build_on_turing_is_silent(name):
     assert "torch-missing-arch" not in symbols(name)
-    assert "cublas-execution-failed" in {s["id"] for s in find_symptoms(ticket_text(name))}
+    assert "torch:cublas-execution-failed" in {s["id"] for s in find_messages(ticket_text(name))}
 
 
 def test_cublas_error_on_turing_under_a_cuda10_build_is_silent(tmp_path):

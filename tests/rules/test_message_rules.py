@@ -5,8 +5,6 @@ a paste holds none of them."""
 from __future__ import annotations
 
 import pytest
-
-from hpcdoctor.triage.paste import find_symptoms
 from hpcdoctor.triage.messages import find_messages
 from rulekit import facts, fired, run_rule, with_env
 
@@ -14,7 +12,7 @@ H100 = "h100-kvm-1gpu"
 
 
 def pasted(text: str, **changes):
-    return facts(H100, **{"ticket.symptoms": find_symptoms(text) + find_messages(text)}, **changes)
+    return facts(H100, **{"ticket.symptoms": find_messages(text)}, **changes)
 
 
 # --- NET005 nccl-ib-memlock ---------------------------------------------------------------------

@@ -112,9 +112,9 @@ def test_tf32_disabled_when_the_setting_was_read():
 def test_tf32_disabled_when_a_paste_shows_fp32_work():
     line = ("You are using a CUDA device ('NVIDIA H100 80GB HBM3') that has Tensor Cores. To properly utilize them, "
             "you should set `torch.set_float32_matmul_precision('medium' | 'high')` which will trade-off precision")
-    from hpcdoctor.triage.paste import find_symptoms
+    from hpcdoctor.triage.messages import find_messages
 
-    (f,) = fired("tf32-disabled", facts(H100, **{"ticket.symptoms": find_symptoms(line)}))
+    (f,) = fired("tf32-disabled", facts(H100, **{"ticket.symptoms": find_messages(line)}))
     assert "highest" in f.message
 
 

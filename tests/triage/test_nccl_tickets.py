@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import NODES, alarms, report_of, run_main, ticket
-from hpcdoctor.triage.paste import find_symptoms, read_text, recognise
+from hpcdoctor.triage.messages import find_messages
+from hpcdoctor.triage.paste import read_text, recognise
 from rulekit import facts, fired
 
 PASTES = NODES.parent / "pastes"
@@ -18,25 +19,25 @@ H100 = "h100-kvm-1gpu"
 
 def ticket_facts(name: str):
     """A recorded node's facts with the symptoms of one real ticket, as a paste gives them."""
-    return facts(H100, **{"ticket.symptoms": find_symptoms(ticket(name).read_text(encoding="utf-8"))})
+    return facts(H100, **{"ticket.symptoms": find_messages(ticket(name).read_text(encoding="utf-8"))})
 
 
 @pytest.mark.parametrize("name, sid, fields", [
     # NCCL 2.4-2.11: SYSCHECK's "Call to shm_open failed : Permission denied", read line by line
     # (the next line's host prefix is not part of the errno).
-    ("nccl-328-shm-open-permission-denied", "nccl-shm-call-failed", {"call": "shm_open", "error": "Permission denied"}),
-    ("nccl-342-docker-shm-no-space", "nccl-shm-call-failed", {"call": "posix_fallocate", "error": "No space left on device"}),
+    ("nccl-328-shm-open-permission-denied", "nccl:shm-syscall-failed", {"call": "shm_open", "error": "Permission denied"}),
+    ("nccl-342-docker-shm-no-space", "nccl:shm-syscall-failed", {"call": "posix_fallocate", "error": "No space left on device"}),
     # NCCL 2.22+: "Error: failed to extend ... bytes, error: No space left on device (28)"
-    ("pytorch-ci-infra-490-nccl-shm-extend-no-space", "nccl-shm-extend-failed",
+    ("pytorch-ci-infra-490-nccl-shm-extend-no-space", "nccl:shm-extend-failed",
      {"path": "/dev/shm/nccl-WU88OE", "size": "9637892", "error": "No space left on device", "errno": "28"}),
-    ("pytorch-ci-infra-490-nccl-shm-extend-no-space", "nccl-shm-failed", {"error": "No space left on device"}),
-    ("pytorch-40622-nccl273-posix-fallocate-ci", "nccl-system-error", {"nccl": "2.7.3"}),
-    ("vllm-19613-nccl-system-error-cupy-no-cause", "nccl-system-error", {}),
-    ("minimax-42-vllm-nccl-shm-segment", "nccl-system-error-detail", {}),
+    ("pytorch-ci-infra-490-nccl-shm-extend-no-space", "nccl:shm-segment-failed", {"error": "No space left on device"}),
+    ("pytorch-40622-nccl273-posix-fallocate-ci", "nccl:ncclSystemError", {"nccl": "2.7.3"}),
+    ("vllm-19613-nccl-system-error-cupy-no-cause", "nccl:ncclSystemError", {}),
+    ("minimax-42-vllm-nccl-shm-segment", "nccl:ncclSystemError", {}),
 ])
 def test_nccl_message_is_read_with_its_facts(name, sid, fields):
     found = {}
-    for s in find_symptoms(ticket(name).read_text(encoding="utf-8")):
+    for s in find_messages(ticket(name).read_text(encoding="utf-8")):
         found.setdefault(s["id"], s)
     assert sid in found, sorted(found)
     for k, v in fields.items():
@@ -92,8 +93,8 @@ def test_one_cause_one_finding_through_the_cli(name, symbol, silent):
 
 def test_a_listing_of_many_warn_lines_is_one_read_entry():
     doc = report_of("check", "--from", str(ticket("deepspeedexamples-310-nccl-ib-async-event-healthy")))
-    reads = [r for r in doc["source"]["recognised"] if "nccl-warn" in r]
-    assert reads == ["deepspeedexamples-310-nccl-ib-async-event-healthy.txt: message nccl-warn (4 lines from 11)"]
+    reads = [r for r in doc["source"]["recognised"] if "nccl:nccl-warn" in r]
+    assert reads == ["deepspeedexamples-310-nccl-ib-async-event-healthy.txt: message nccl:nccl-warn (4 lines from 11)"]
 
 
 def test_utf16_powershell_paste_of_an_nccl_ticket_is_read_the_same(tmp_path):
@@ -101,7 +102,7 @@ def test_utf16_powershell_paste_of_an_nccl_ticket_is_read_the_same(tmp_path):
     text = ticket("nccl-328-shm-open-permission-denied").read_text(encoding="utf-8")
     path = tmp_path / "ticket.txt"
     path.write_bytes(b"\xff\xfe" + text.replace("\n", "\r\n").encode("utf-16-le"))
-    assert find_symptoms(read_text(str(path))) == find_symptoms(text)
+    assert find_messages(read_text(str(path))) == find_messages(text)
     assert "nccl-shm-unusable" in alarms(path)
 
 
@@ -164,8 +165,8 @@ def test_a_dataloader_ticket_without_a_shm_message_stays_silent():
 def test_a_benign_warn_is_not_quoted_as_the_cause():
     # pytorch#40622's symptoms without its shared-memory lines: only "Failed to open
     # libibverbs.so[.1]" is left, after which NCCL falls back to sockets; it names no cause.
-    found = find_symptoms(ticket("pytorch-40622-nccl273-posix-fallocate-ci").read_text(encoding="utf-8"))
-    rest = [s for s in found if s["id"] == "nccl-system-error" or "libibverbs" in s.get("message", "")]
+    found = find_messages(ticket("pytorch-40622-nccl273-posix-fallocate-ci").read_text(encoding="utf-8"))
+    rest = [s for s in found if s["id"] == "nccl:ncclSystemError" or "libibverbs" in s.get("message", "")]
     assert any("libibverbs" in s.get("message", "") for s in rest)
     (f,) = fired("nccl-system-error", facts(H100, **{"ticket.symptoms": rest}))
     assert "no NCCL WARN line" in f.message and "libibverbs" not in f.message

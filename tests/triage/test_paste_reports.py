@@ -10,7 +10,8 @@ import pytest
 from conftest import NODES, PUBLIC, report_of, run_main
 from hpcdoctor.parse import rdma, rocm_topo
 from hpcdoctor.parse.collect_env import parse_collect_env
-from hpcdoctor.triage.paste import find_symptoms, recognise
+from hpcdoctor.triage.messages import find_messages
+from hpcdoctor.triage.paste import recognise
 
 PASTES = NODES.parent / "pastes"
 AMD = PUBLIC / "amd"
@@ -203,9 +204,9 @@ def test_ibv_devinfo_port_down_found_and_cut_device_not_counted():
 
 def test_vllm_bf16_refusal_on_v100_diagnosed_from_the_log_alone():
     path = PASTES / "transformerlab-370-vllm-bf16-on-v100.txt"
-    found = find_symptoms(path.read_text())
+    found = find_messages(path.read_text())
     # vLLM's start-up line names its release too ("Initializing an LLM engine (v0.5.4)"): a fact, no fault.
-    assert [s["id"] for s in found] == ["bf16-refused", "bf16-requested", "vllm-version-logged"]
+    assert [s["id"] for s in found] == ["frameworks:vllm-bf16-refused", "frameworks:bf16-requested", "frameworks:vllm-version-logged"]
     assert found[-1]["version"] == "0.5.4"
     doc = report_of("check", "--from", str(path))
     (hit,) = [x for x in doc["findings"] if x["symbol"] == "bf16-unsupported"]
@@ -220,7 +221,7 @@ def test_bf16_request_with_a_pasted_report_uses_the_report_gpus(tmp_path):
     path = tmp_path / "t.txt"
     path.write_text((PASTES / "sglang-965-check_env-8xa100-cut.txt").read_text() + "\n\n" + log + "\n")
     doc = report_of("check", "--from", str(path))
-    assert doc["facts"]["ticket"]["symptoms"][0]["id"] == "bf16-requested"
+    assert doc["facts"]["ticket"]["symptoms"][0]["id"] == "frameworks:bf16-requested"
     assert "bf16-unsupported" not in _symbols(doc)
     # ... and with the 2080 Ti node's, it is not.
     path.write_text((PASTES / "sglang-748-check_env-10x2080ti-sm75-cut.txt").read_text() + "\n\n" + log + "\n")
@@ -279,9 +280,8 @@ def test_torch_arch_warning_alone_is_diagnosed(name, line, carries):
 def test_warning_inside_a_collect_env_paste_is_not_a_second_finding():
     doc = report_of("check", "--from", str(PASTES / "pytorch-150733-rtx5090d-cu126.txt"))
     ids = {s["id"] for s in doc["facts"]["ticket"]["symptoms"]}
-    # torch's own catalogue (knowledge/messages/torch.toml) reads the same warning: the same line, one finding
-    assert {i for i in ids if ":" not in i} == {"sm-not-compatible", "arch-list-reported"}
-    assert {i for i in ids if ":" in i} <= {"torch:gpu-arch-not-compatible"}
+    # one catalogue entry per message (issue 30): the warning is one finding, not the table's and the catalogue's
+    assert ids == {"torch:gpu-arch-not-compatible", "torch:arch-list-reported"}
     hits = [x for x in doc["findings"] if x["symbol"] == "torch-missing-arch"]
     assert len(hits) == 1 and hits[0]["subject"] == "GPU 0" and "2.6.0+cu126" in hits[0]["message"]
 
