@@ -1,0 +1,125 @@
+"""GPU driver: GPUs present but the driver stack cannot use them (GPU001), from facts or from the
+messages of nvidia-smi, NVML, CUDA and the kernel driver."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, cuda_gpus, told_evidence
+
+
+@rule("GPU001", "gpu-driver-unusable", "error", "GPUs present but the driver cannot be used", impact=10)
+def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        GPUs on the PCI bus that neither NVML nor the vendor tool can talk to: no driver loaded, a
+        driver/library version mismatch after an update without reboot, a fallen-off device. In a
+        pasted ticket, the messages that say so: nvidia-smi's "couldn't communicate with the NVIDIA
+        driver", "No devices were found" and "couldn't find libnvidia-ml.so library", NVML's
+        "Driver/library version mismatch", "Driver Not Loaded" and "NVML Shared Library Not Found",
+        CUDA's error 803 (display driver / CUDA driver mismatch), and torch's "CUDA unknown error"
+        at start-up (CUDA's 999 from the device count: the unified-memory module's state).
+
+    Why it matters:
+        Every GPU job on the node fails or silently runs on the CPU. A driver/library mismatch is
+        the classic state after a driver upgrade on a node that was not rebooted.
+
+    How to fix:
+        Take the node out of service and tell the administrators the exact message; a node with a
+        version mismatch needs a reboot (or the old kernel module unloaded and the new one loaded).
+
+    References:
+        - https://docs.nvidia.com/deploy/nvml-api/group__nvmlInitializationAndCleanup.html
+        - 004_3c12714629749d50.txt (node health checks before jobs)
+        - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html (nvmlReturn_t)
+        - https://github.com/pop-os/default-settings/pull/64 (CUDA's unknown error after a resume)
+        - https://github.com/pytorch/pytorch/issues/49081 (/dev/nvidia-uvm missing)
+    """
+    found = False
+    for vendor in ("nvidia", "amd"):
+        on_bus = f.get(f"{vendor}.pci_devices")
+        error = f.get(f"{vendor}.error")
+        if isinstance(on_bus, int) and on_bus > 0 and error:
+            found = True
+            yield Hit(
+                message=f"{on_bus} {vendor.upper()} GPU(s) on the PCI bus, but: {error}",
+                fix="# drain the node and report the message to the administrators (a driver/library mismatch needs a reboot)",
+                evidence={f"{vendor}.pci_devices": on_bus, f"{vendor}.error": error},
+            )
+    if not found:
+        yield from _driver_unusable_told(f)
+
+
+# What a pasted nvidia-smi, NVML or CUDA message says of the driver, by catalogue entry: the state
+# it names and the commands that confirm and end it.
+_NOT_LOADED = ("the NVIDIA kernel driver is not loaded (or /dev/nvidia* is missing where the command ran)",
+               "lsmod | grep -w nvidia   # empty: the kernel module is not loaded\n"
+               "sudo modprobe nvidia && nvidia-smi   # administrators; if it fails, dmesg says why (a new kernel without the driver rebuilt: dkms status)")
+_MISMATCH = ("the NVIDIA kernel module loaded now is not the version of the driver libraries (a driver updated without a "
+             "reboot, or a container carrying its own libcuda)",
+             "cat /proc/driver/nvidia/version   # the kernel module loaded now; the libraries are the installed driver's\n"
+             "sudo reboot   # administrators: loads the installed driver's module")
+_NO_LIBRARY = ("no NVIDIA driver libraries (libnvidia-ml, libcuda) where the command ran: no driver installed there, or a "
+               "container started without the NVIDIA runtime",
+               "ldconfig -p | grep -E 'libnvidia-ml|libcuda'   # empty: no driver libraries here\n"
+               "docker run --rm --gpus all IMAGE nvidia-smi   # a container sees the host driver only through the NVIDIA runtime")
+_NO_DEVICE = ("NVML reports no usable GPU although the driver answers: the driver failed to initialise every GPU",
+              "journalctl -k -b | grep -i NVRM   # RmInitAdapter failed and similar lines: why the driver gave up on the GPU")
+# torch's "CUDA unknown error" is CUDA's 999 at initialisation (device count), where it means the
+# driver's state, not a program's bug: the unified-memory module broken by a suspend and resume
+# (System76 reload it on resume, pop-os/default-settings#64) or /dev/nvidia-uvm missing in a
+# container (pytorch/pytorch#49081); torch's own text adds a CUDA_VISIBLE_DEVICES changed late.
+_INIT_UNKNOWN = ("CUDA could not initialise the GPU (CUDA's unknown error, 999, at start-up): the driver's unified-memory "
+                 "module (nvidia_uvm) lost its state, typically after a suspend and resume, or /dev/nvidia-uvm is missing "
+                 "where the program ran; less often CUDA_VISIBLE_DEVICES was changed after the program started",
+                 "ls -l /dev/nvidia-uvm   # missing: sudo nvidia-modprobe -c 0 -u\n"
+                 "sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm   # administrators, with no CUDA program running; "
+                 "or reboot")
+# The NVIDIA driver's kernel notices (knowledge/messages/nvrm.toml): another kernel driver bound the
+# GPUs first (the driver's own advice: unload it), or the driver could not initialise a GPU it had.
+_HELD_BY_OTHER = ("another kernel driver (nouveau, nvidiafb, rivafb, vfio-pci or a driver_override) took the NVIDIA "
+                  "GPUs before the nvidia module, which then has no GPU to drive",
+                  "lspci -nnk -d 10de:   # 'Kernel driver in use' of each NVIDIA device: nvidia is the one wanted\n"
+                  "lsmod | grep -E '^(nouveau|nvidiafb|rivafb|vfio_pci) '   # the module holding them\n"
+                  "printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf "
+                  "&& sudo update-initramfs -u && sudo reboot   # administrators (dracut -f on RHEL)")
+_INIT_FAILED = ("the NVIDIA driver probed the GPU but failed to initialise it (RmInitAdapter failed): firmware or GSP "
+                "start, PCI BAR/resource assignment, or a GPU in a bad state; nvidia-smi then finds no devices",
+                "journalctl -k -b | grep -iE 'NVRM|BAR|AER'   # the lines before RmInitAdapter failed say which step\n"
+                "sudo nvidia-bug-report.sh   # administrators: the report NVIDIA asks for")
+_TOLD_DRIVER = {
+    "nvrm:probe-routine-not-called": _HELD_BY_OTHER,
+    "nvrm:rm-init-adapter-failed": _INIT_FAILED, "nvrm:rm-init-adapter-failed-minor": _INIT_FAILED,
+    "torch:cuda-unknown-error": _INIT_UNKNOWN,
+    "nvidia_smi:couldnt-communicate": _NOT_LOADED, "nvml:NVML_ERROR_DRIVER_NOT_LOADED": _NOT_LOADED,
+    "nvml:NVML_ERROR_LIB_RM_VERSION_MISMATCH": _MISMATCH, "cuda:cudaErrorSystemDriverMismatch": _MISMATCH,
+    "cuda_driver:CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": _MISMATCH,
+    "nvidia_smi:nvml-library-not-found": _NO_LIBRARY, "nvml:NVML_ERROR_LIBRARY_NOT_FOUND": _NO_LIBRARY,
+    "nvidia_smi:no-devices-found": _NO_DEVICE,
+}
+
+
+def _nvidia_gpu_shown(f: FactView) -> bool:
+    """Whether anything but "No devices were found" shows an NVIDIA GPU on the machine: one on
+    the PCI bus or listed, a GPU named in the ticket, or a kernel line of the driver about one."""
+    on_bus = f.get("nvidia.pci_devices")
+    if (isinstance(on_bus, int) and on_bus > 0) or cuda_gpus(f) or f.get("ticket.gpus_named"):
+        return True
+    return any(str(s.get("id", "")).startswith(("nvrm:", "xid:")) for s in f.get("ticket.symptoms") or [])
+
+
+def _driver_unusable_told(f: FactView):
+    """A pasted nvidia-smi, NVML or CUDA message that says the driver cannot be used: the first
+    one, with what it means. Only the messages above: torch's "Found no NVIDIA driver on your
+    system" is also true of a machine without a GPU, where it is no fault."""
+    for s in catalogued(f, "gpu-driver-unusable"):
+        if s["id"] not in _TOLD_DRIVER:
+            continue
+        if s["id"] == "nvidia_smi:no-devices-found" and not _nvidia_gpu_shown(f):
+            continue  # also what a node without an NVIDIA GPU answers (a container run with --nv on a CPU node)
+        said, fix = _TOLD_DRIVER[s["id"]]
+        yield Hit(message=f"{said} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
+                  fix=fix, evidence=told_evidence(s))
+        return

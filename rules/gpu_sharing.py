@@ -1,0 +1,198 @@
+"""GPUs shared with other work: a compute mode that refuses a second process, memory held by
+another process at start (GPU010, GPU011)."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from hpcdoctor import knowledge
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import told_evidence
+from hpcdoctor.rules._gpu import as_int, facts_or_told, gpu_list, subject
+
+
+@rule("GPU010", "compute-mode-restricted", "warning", "GPU compute mode restricts processes", impact=6,
+      also={"error": "the compute mode is Prohibited"})
+def compute_mode_restricted(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        A GPU in compute mode Prohibited (no process may use it), or Exclusive_Process while
+        several ranks on the node are set to share GPUs. In a pasted ticket, CUDA's error 46, "all
+        CUDA-capable devices are busy or unavailable" (since CUDA 11 "CUDA-capable device(s) is/are
+        busy or unavailable").
+
+    Why it matters:
+        Prohibited makes the GPU unusable; Exclusive_Process lets only one process create a
+        context, so a second rank (or a DataLoader worker that touches CUDA) fails with "all
+        CUDA-capable devices are busy or unavailable".
+
+    How to fix:
+        Give each rank its own GPU (srun --gpus-per-task=1) or ask the administrators to set the
+        Default mode (nvidia-smi -c DEFAULT).
+
+    References:
+        - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html
+    """
+    yield from facts_or_told(f, "compute-mode-restricted", lambda: list(_compute_mode_from_facts(f)), _busy_told)
+
+
+def _busy_told(s):
+    return Hit(message=f"CUDA found every GPU busy or unavailable (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\"): "
+                       "a GPU in Exclusive_Process mode already used by another process, or in Prohibited mode",
+               fix="nvidia-smi --query-gpu=index,compute_mode --format=csv   # Exclusive_Process or Prohibited?\n"
+                   "nvidia-smi --query-compute-apps=pid,gpu_uuid --format=csv   # the process that holds it",
+               evidence=told_evidence(s))
+
+
+def _compute_mode_from_facts(f: FactView):
+    from hpcdoctor.rules._common import local_ranks
+
+    gpus = gpu_list(f)
+    ranks = local_ranks(f)
+    for g in gpus:
+        mode = g.get("compute_mode")
+        if mode == "Prohibited":
+            yield Hit(message="compute mode Prohibited: no process can use this GPU", subject=subject(g),
+                      fix="nvidia-smi -i %s -c DEFAULT   # admins" % g.get("index"), evidence={"compute_mode": mode},
+                      severity="error")
+        elif mode in ("Exclusive_Process", "Exclusive_Thread") and ranks > len(gpus):
+            yield Hit(message=f"compute mode {mode} with {ranks} local ranks for {len(gpus)} GPU(s): ranks cannot share it",
+                      subject=subject(g), fix="srun --gpus-per-task=1 python train.py   # one rank per GPU",
+                      evidence={"compute_mode": mode, "local_ranks": ranks})
+
+
+def _gib(text: str) -> float:
+    """A size as torch's format_size() prints it ("0 bytes", "1.50 KiB", "530.00 MiB", "11.17 GiB")."""
+    value, unit = text.split()
+    return float(value) / {"bytes": 2**30, "KiB": 2**20, "MiB": 2**10, "GiB": 1}[unit]
+
+
+# One entry of the proc_info that reportProcessMemoryInfo() (c10/cuda/CUDACachingAllocator.cpp)
+# builds from NVML: "Process <pid> has <size> memory in use. " for another process, "Including
+# non-PyTorch memory, this process has <size> memory in use. " for the pid equal to getpid().
+_PROC_ENTRY = re.compile(r"(?:Process (\d{1,10})|(this process)) has (\d{1,12}(?:\.\d{1,4})? (?:bytes|[KMG]iB)) memory in use")
+
+
+def _oom_held_by_others(s: dict):
+    """(GiB held by other processes, [(pid, size text)], how it was told, this process's size) from one pasted
+    out-of-memory message, or None when the message cannot tell.
+
+    Old form (torch < 2.1): capacity - free - reserved by PyTorch. New form (2.1+): the processes
+    NVML listed when it did; without "this process" among them the job runs in another PID
+    namespace (a container: NVML gives host pids, getpid() the container's) and one listed pid is
+    the job itself, so the largest that could be it (at least what PyTorch reserved) is left out.
+    Without any NVML entry only "this process" and the capacity: the rest is held outside it.
+    With neither (no NVML: some containers, Windows, every ROCm build) the split between this
+    process's CUDA context and others is unknown: None."""
+    total, free = _gib(s["total"]), _gib(s["free"])
+    if total <= 0:  # no card size, no share of it
+        return None
+    if s["id"] == "torch:cuda-oom":
+        return total - free - _gib(s["reserved"]), [], "reserved", s["reserved"]
+    entries = [(pid, size) for pid, me, size in _PROC_ENTRY.findall(s.get("procs") or "")
+               if _gib(size) <= total]  # a figure above the card is no reading (NVML: not available)
+    mine = [size for pid, size in entries if not pid]
+    others = [(pid, size) for pid, size in entries if pid]
+    if others and mine:
+        return sum(_gib(size) for _, size in others), others, "listed", mine[0]
+    if others:
+        torch_own = _gib(s["allocated"]) + _gib(s["unallocated"]) if s.get("allocated") and s.get("unallocated") else 0.0
+        could_be_me = [e for e in others if _gib(e[1]) >= torch_own] or others
+        me = max(could_be_me, key=lambda e: _gib(e[1]))
+        rest = [e for e in others if e is not me]
+        return sum(_gib(size) for _, size in rest), rest, "namespace", me[1]
+    if mine:
+        return total - free - _gib(mine[0]), [], "unlisted", mine[0]
+    return None
+
+
+def _held_by_others_in_ticket(f, frac: float):
+    """torch's out-of-memory message states the card's capacity, what was free and (old form) what
+    this process reserved or (new form, through NVML) what each process held on the card."""
+    for s in f.get("ticket.symptoms") or []:
+        if s["id"] not in ("torch:cuda-oom", "torch:cuda-oom-v2"):
+            continue
+        told = _oom_held_by_others(s)
+        if told is None:
+            continue
+        held, pids, how, mine = told
+        if held <= _gib(s["total"]) * max(frac, 0.25):
+            continue
+        hip = s.get("vendor") == "HIP"
+        where = f"GPU {s['gpu']} ({s['total']})"
+        named = ", ".join(f"pid {pid} {size}" for pid, size in pids[:8])
+        if how == "reserved":
+            said = f"this process reserved only {s['reserved']}, {s['free']} was free: about {held:.1f} GiB were held by other processes"
+        elif how == "listed":
+            said = f"{len(pids)} other process(es) held {held:.1f} GiB ({named}), this process {mine}"
+        elif how == "namespace":
+            said = (f"other processes held at least {held:.1f} GiB ({named}; the largest listed pid, taken for this job "
+                    f"seen from outside its container, is left out)")
+        else:
+            said = (f"this process had {mine} in use and {s['free']} was free: "
+                    f"about {held:.1f} GiB were held outside it, by no listed compute process (another container, "
+                    f"a graphics process or the driver)")
+        pid_list = ",".join(pid for pid, _ in pids[:8])
+        if hip:
+            fix = ("rocm-smi --showpids   # or: amd-smi process -- which processes hold memory on the GPUs now\n"
+                   "# yours (a leftover run, a stuck DataLoader worker)? end it; someone else's: ask the administrators\n"
+                   "# or run on a GPU that is free: HIP_VISIBLE_DEVICES=1 python ... (the index of a free GPU)")
+        else:
+            who = f"ps -o pid=,user=,etime=,args= -p {pid_list}   # " if pid_list else "# "
+            fix = ("nvidia-smi --query-compute-apps=pid,used_memory --format=csv   # which processes hold memory on the GPUs now\n"
+                   f"{who}yours (a leftover run, a stuck DataLoader worker)? end it; someone else's: ask the administrators\n"
+                   "# or run on a GPU that is free: CUDA_VISIBLE_DEVICES=1 python ... (the index of a free GPU)")
+        yield Hit(message=f"out of memory on {where}: {said} (line {s['line']})",
+                  subject=f"GPU {s['gpu']}", fix=fix,
+                  evidence={"ticket.line": s["line"], "ticket.text": s["text"][:160], "held_by_others_gib": round(held, 2),
+                            "other_processes": [{"pid": int(pid), "memory": size} for pid, size in pids],
+                            "told_by": how})
+        return
+
+
+@rule("GPU011", "gpu-memory-in-use", "warning", "GPU memory held by other processes at start", impact=7)
+def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        A GPU on which processes already run, or more than a few percent of the memory is in use,
+        before the job starts. In a pasted ticket, torch's out-of-memory message ("CUDA out of
+        memory" or ROCm's "HIP out of memory") where over a quarter of the card was held by other
+        processes: before torch 2.1 the capacity minus what was free and what this process
+        reserved; since 2.1 the processes NVML listed beside "this process" (the largest listed
+        pid is taken for the job itself when it runs in a container and is not named "this
+        process"), or the capacity minus what was free and what this process had in use. A
+        message without NVML's figures (no NVML, Windows, ROCm builds) cannot tell and is left
+        alone.
+
+    Why it matters:
+        A leftover process from an earlier job (a zombie rank, a stuck DataLoader) or another
+        user's job holds memory and compute: the new job runs out of memory or runs slow, and
+        benchmarks measure the intruder.
+
+    How to fix:
+        nvidia-smi --query-compute-apps=pid,used_memory --format=csv (rocm-smi --showpids or
+        amd-smi process on AMD) shows the processes; end your own leftovers, otherwise ask the
+        administrators to clean the node (Slurm epilog), or run on a free GPU
+        (CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES).
+
+    References:
+        - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html
+        - https://github.com/pytorch/pytorch/blob/001074d25084fdb87a799823e395a50f5ec044d3/c10/cuda/CUDACachingAllocator.cpp
+    """
+    frac = knowledge.load("thresholds")["gpu_memory"]["in_use_fraction"]
+    pasted = list(_held_by_others_in_ticket(f, frac))
+    if pasted:  # a pasted ticket has no GPU listing to read beside it
+        yield from pasted
+        return
+    for g in gpu_list(f):
+        procs = g.get("processes") if isinstance(g.get("processes"), list) else []
+        used, total = as_int(g.get("memory_used_mib")), as_int(g.get("memory_total_mib"))
+        busy = used is not None and total and used > total * frac
+        if procs or busy:
+            pids = ", ".join(str(p.get("pid")) for p in procs[:8])
+            yield Hit(message=(f"{len(procs)} process(es) on the GPU (pid {pids})" if procs else "no process listed")
+                      + (f", {used} MiB of {total} MiB in use" if used is not None and total else ""),
+                      subject=subject(g), fix="nvidia-smi   # end leftover processes of yours, or ask admins to clean the node",
+                      evidence={"processes": procs, "memory_used_mib": used, "memory_total_mib": total})
