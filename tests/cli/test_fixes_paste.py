@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from fixcheck import fix_problem
+from fixcheck import fix_problem, prime
 from hpcdoctor.report import markdown, terminal
 
 LONG = ("srun --gpus-per-task=1 --gpu-bind=closest --cpu-bind=cores python train.py"
@@ -53,11 +53,22 @@ def test_every_fix_the_ticket_corpora_get_runs_as_printed():
 
     pastes = [p for d in ("tickets", "tickets_blind_a", "pastes") for p in sorted((FIXTURES / d).glob("*.txt"))]
     assert len(pastes) > 150
+    docs = [check_from(path)["doc"] or {} for path in pastes]
+    prime([f["fix"] for doc in docs for f in doc.get("findings", []) if f.get("fix_lang", "bash") == "bash"])
     bad = []
-    for path in pastes:
-        doc = check_from(path)["doc"] or {}
+    for path, doc in zip(pastes, docs):
         for f in doc.get("findings", []):
             problem = fix_problem(f["fix"], f.get("fix_lang", "bash"))
             if problem:
                 bad.append(f"{path.name} {f['code']}: {problem}")
     assert bad == []
+
+
+def test_a_broken_fix_primed_with_good_ones_is_still_caught():
+    """prime() parses many fixes in one bash run; a broken one among them must not pass."""
+    broken, fine = "echo 'an unclosed quote", "export OMP_NUM_THREADS=4   # primed"
+    prime([fine, broken, "srun --cpu-bind=cores true"])
+    assert fix_problem(broken, "bash") is not None
+    assert fix_problem(fine, "bash") is None
+    prime([fine + "\nfi"])  # a lone fi is an error inside a function body too
+    assert fix_problem(fine + "\nfi", "bash") is not None

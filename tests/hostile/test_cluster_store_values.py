@@ -145,6 +145,7 @@ def _vm(pid, field):
         return next(int(line.split()[1]) << 10 for line in fh if line.startswith(field + ":"))
 
 
+@pytest.mark.slow  # hundreds of MB pushed through a real store: the cost is the thing tested
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="the ceiling is read from /proc")
 def test_a_flood_fills_the_store_process_up_to_its_ceiling_and_no_further(monkeypatch):
     import socket
