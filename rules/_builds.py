@@ -3,17 +3,19 @@
 
 from __future__ import annotations
 
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
 from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 
 
-def driver_supports(driver: str, runtime: str, windows: bool = False):
+def driver_supports(driver: str, runtime: str, windows: bool = False) -> Tuple[bool, Optional[str]]:
     """(ok, why) for a CUDA runtime on a driver (hpcdoctor.knowledge.wheels); unknown counts as not refused."""
     ok, why = wheels.driver_supports(driver, runtime, windows)
     return ok is not False, why
 
 
-def node_platform(f: FactView):
+def node_platform(f: FactView) -> Tuple[str, str]:
     """(os, cpu architecture) of the node the build must run on, as the wheel tables name them."""
     t = f["torch"] if isinstance(f.get("torch"), dict) else {}
     text = f"{t.get('os') or ''} {t.get('python_platform') or ''}".lower()
@@ -23,14 +25,14 @@ def node_platform(f: FactView):
     return os_name, cpu
 
 
-def installer(t) -> str:
+def installer(t: Dict[str, Any]) -> str:
     conda = (t.get("conda_packages") or {}).get("pytorch") or (t.get("conda_list") or {}).get("pytorch")
     if isinstance(conda, dict) and conda.get("channel") != "pypi" and not str(conda.get("build", "")).startswith("pypi"):
         return "conda"
     return "conda" if "cpuonly" in (t.get("conda_packages") or {}) else "pip"
 
 
-def python_environment(t) -> dict:
+def python_environment(t: Dict[str, Any]) -> Dict[str, Any]:
     """What of the environment decides which build installs there: its Python version, the torch
     it has (the fix moves as little as it can) and the torchvision/torchaudio that must move with it."""
     version = t.get("version") if isinstance(t.get("version"), str) else None
@@ -38,7 +40,7 @@ def python_environment(t) -> dict:
     return {"python": python, "current": version, "companions": wheels.releases.installed_companions(t)}
 
 
-def build_fix(f, gpus) -> str:
+def build_fix(f: FactView, gpus: Sequence[Dict[str, Any]]) -> str:
     """The build every listed NVIDIA GPU runs on this driver, OS, CPU, Python and installer,
     nearest the installed release (hpcdoctor.knowledge.wheels.resolve)."""
     t = f["torch"] if isinstance(f.get("torch"), dict) else {}
@@ -65,7 +67,7 @@ def build_fix(f, gpus) -> str:
     return (bad or answers[0])["text"]
 
 
-def arch_list_not_known(f, t, devices) -> None:
+def arch_list_not_known(f: FactView, t: Dict[str, Any], devices: List[Any]) -> None:
     """A wheel whose arch list knowledge lacks, on a node with GPUs to judge against it: not judged
     (the rule is skipped with the reason), never a silent pass."""
     if devices and t.get("arch_list") is None and "torch.arch_list" in f.unknown:
