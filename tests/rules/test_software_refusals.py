@@ -76,6 +76,39 @@ def test_triton_too_old_from_a_cut_title():
 
 
 def test_a_live_node_without_a_paste_is_silent():
-    for sym in ("torch-cpu-only", "xformers-without-cuda", "triton-gpu-too-old"):
+    for sym in ("torch-cpu-only", "xformers-without-cuda", "triton-gpu-too-old", "host-memory-oom-killed"):
         findings, _skipped = run_rule(sym, facts(H100))
         assert not findings, sym
+
+
+# --- MEM006 host-memory-oom-killed --------------------------------------------------------------
+
+# https://github.com/hezhangsprinter/DCPDN/issues/12 (16 GB of RAM; num_workers=0 ran)
+DCPDN_12 = """  File "/home/littlemonster/anaconda3/envs/pic/lib/python2.7/site-packages/torch/utils/data/dataloader.py", line 175, in handler
+    _error_if_any_worker_fails()
+RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed.
+"""
+# https://github.com/NVIDIA/Megatron-LM/issues/878 (blind set A: /dev/shm, not host memory)
+MEGATRON_878 = ("RuntimeError: DataLoader worker (pid 56811) is killed by signal: Bus error. It is possible that "
+                "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n")
+# A public job log quoting slurmstepd (code index; the job script's bash line above it)
+SLURM_OOM = """/var/spool/slurmd/job18835145/slurm_script: line 46: 2113061 Killed                  python3 Experiments.py
+slurmstepd: error: Detected 1 oom_kill event in StepId=18835145.batch. Some of the step tasks have been OOM Killed.
+"""
+
+
+def test_dataloader_worker_killed_by_sigkill_is_host_memory(tmp_path):
+    (f,) = fired("host-memory-oom-killed", paste_facts(tmp_path, DCPDN_12))
+    assert "SIGKILL" in f.message and "line 3" in f.message
+    assert "journalctl -k" in f.fix and "num_workers=0" in f.fix
+    assert silent("shm-too-small", paste_facts(tmp_path, DCPDN_12))
+
+
+def test_a_bus_error_is_shared_memory_not_host_memory(tmp_path):
+    assert silent("host-memory-oom-killed", paste_facts(tmp_path, MEGATRON_878))
+
+
+def test_slurm_oom_kill_names_the_job_to_look_up(tmp_path):
+    (f,) = fired("host-memory-oom-killed", paste_facts(tmp_path, SLURM_OOM))
+    assert f.fix.startswith("sacct -j 18835145 -o JobID,State,ReqMem,MaxRSS")
+    assert "slurm-oom-kill-events" in f.message
