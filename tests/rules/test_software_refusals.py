@@ -76,7 +76,8 @@ def test_triton_too_old_from_a_cut_title():
 
 
 def test_a_live_node_without_a_paste_is_silent():
-    for sym in ("torch-cpu-only", "xformers-without-cuda", "triton-gpu-too-old", "host-memory-oom-killed"):
+    for sym in ("torch-cpu-only", "xformers-without-cuda", "triton-gpu-too-old", "host-memory-oom-killed",
+                "cpu-lacks-required-isa"):
         findings, _skipped = run_rule(sym, facts(H100))
         assert not findings, sym
 
@@ -112,3 +113,51 @@ def test_slurm_oom_kill_names_the_job_to_look_up(tmp_path):
     (f,) = fired("host-memory-oom-killed", paste_facts(tmp_path, SLURM_OOM))
     assert f.fix.startswith("sacct -j 18835145 -o JobID,State,ReqMem,MaxRSS")
     assert "slurm-oom-kill-events" in f.message
+
+
+# --- CPU005 cpu-lacks-required-isa --------------------------------------------------------------
+
+# https://github.com/zylon-ai/private-gpt/issues/326 (an ESX host's CPU without AVX2)
+PRIVATE_GPT_326 = """[root@ privateGPT]# python3.11 privateGPT.py
+Using embedded DuckDB with persistence: data will be stored in: db
+Illegal instruction (core dumped)
+"""
+# https://github.com/pytorch/pytorch/issues/37577 (a CPU without AVX)
+PYTORCH_37577 = """`gdb -ex r --args python -c "import torch"` gives
+
+```
+Program received signal SIGILL, Illegal instruction.
+0x00007fffe9076f17 in _GLOBAL__sub_I_BinaryOpsKernel.cpp.AVX2.cpp ()
+   from /home/j/src/pytorch/torch/lib/libtorch_cpu.so
+```
+"""
+TF_GUARD = ("F tensorflow/core/platform/cpu_feature_guard.cc:37] The TensorFlow library was compiled to use AVX "
+            "instructions, but these aren't available on your machine.\n")
+# torch's own words for a GPU kernel's fault: not the CPU's instruction set
+GPU_ILLEGAL = "RuntimeError: CUDA error: an illegal instruction was encountered\n"
+
+
+def test_the_shell_reporting_sigill():
+    (f,) = fired("cpu-lacks-required-isa", pasted(PRIVATE_GPT_326))
+    assert "SIGILL" in f.message and "line 3" in f.message
+    assert f.fix.startswith("grep -o -w -E 'sse4_2|avx|avx2|fma|avx512f' /proc/cpuinfo")
+
+
+def test_gdb_names_the_kernel_that_faulted():
+    (f,) = fired("cpu-lacks-required-isa", pasted(PYTORCH_37577))
+    assert "_GLOBAL__sub_I_BinaryOpsKernel.cpp.AVX2.cpp" in f.message
+
+
+def test_a_named_instruction_set_is_compared_with_the_node_flags():
+    node = facts(H100)
+    flags = node["facts"]["cpu"]["flags"]
+    assert "avx" in flags, "the recorded H100 node has AVX"
+    (f,) = fired("cpu-lacks-required-isa", pasted(TF_GUARD))
+    assert "needs AVX" in f.message and "this node's CPU has avx: the failing run was on another machine" in f.message
+    without = facts(H100, **{"ticket.symptoms": find_messages(TF_GUARD), "cpu.flags": [x for x in flags if x != "avx"]})
+    (f,) = fired("cpu-lacks-required-isa", without)
+    assert "this node's CPU lacks avx" in f.message
+
+
+def test_a_gpu_illegal_instruction_is_not_the_cpu():
+    assert silent("cpu-lacks-required-isa", pasted(GPU_ILLEGAL))
