@@ -1,4 +1,5 @@
-"""Frameworks' own kernels (flash-attn, vLLM, sglang, flashinfer) against the GPU they run on."""
+"""Frameworks on top of torch: their own kernels against the GPU they run on (flash-attn, vLLM, sglang,
+flashinfer), and compiled extensions against the torch they were built for."""
 
 from __future__ import annotations
 
@@ -200,3 +201,56 @@ def _torch_lacks_the_gpu(f, sym) -> bool:
                    for g in cuda_gpus(f))
     return False
 
+
+
+_OWN_TORCH_DIRS = frozenset({"torch", "lib"})   # torch/_C*.so and torch/lib/*.so: torch's own, torch-import-failed's
+
+
+@rule("SW024", "torch-extension-version-mismatch", "error", "a compiled extension built against another torch",
+      impact=9)
+def torch_extension_version_mismatch(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, the dynamic loader refusing a compiled extension module because a C++
+        symbol of torch is missing: "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined
+        symbol: _ZN3c104cuda9SetDeviceEi", where the symbol is mangled in torch's namespaces (c10::,
+        at::, torch::) and the library is not torch's own (torch/_C, torch/lib/libtorch*: that is
+        torch's import failing, torch-import-failed).
+
+    Why it matters:
+        torch keeps no binary compatibility for its C++ API between releases: an extension
+        (flash-attn, xFormers, torchvision's ops, apex, a project's own CUDA op) compiled against
+        one torch cannot load with another. Upgrading or downgrading torch after installing the
+        extension, or a prebuilt wheel made for a different torch, ends here; reinstalling the
+        same wheel does not help.
+
+    How to fix:
+        Find the distribution that owns the module and reinstall it built against the installed
+        torch: from source with the environment's torch (pip install --no-build-isolation
+        --no-binary <dist> --force-reinstall --no-deps <dist>), or the release whose prebuilt
+        wheel names this torch (flash-attn's wheels carry torch and CUDA in their names); or
+        go back to the torch the extension was built for.
+
+    References:
+        - https://github.com/Dao-AILab/flash-attention/issues/940 (undefined c10 symbol with torch 2.3.0; a matching flash-attn fixed it)
+        - https://github.com/bminor/glibc/blob/master/elf/dl-lookup.c ("undefined symbol: ")
+        - https://pytorch.org/docs/stable/cpp_extension.html
+    """
+    s = ticket_symptoms(f).get("torch:extension-undefined-torch-symbol")
+    if s is None:
+        return
+    path = str(s.get("file") or "")
+    parts = path.split("/")
+    if len(parts) > 1 and parts[-2] in _OWN_TORCH_DIRS and (parts[-2] == "torch" or "/torch/lib/" in path):
+        return
+    module = str(s.get("module"))
+    torch_version = f.get("torch.version") if isinstance(f.get("torch.version"), str) else None
+    installed = f" ({torch_version} here)" if torch_version else ""
+    owner = ("python3 -c \"import importlib.metadata as m; print(next(d.metadata['Name'] for d in m.distributions() "
+             f"for p in (d.files or []) if p.name.startswith('{module}.')))\"")
+    yield Hit(message=f"the extension {module} was built against another torch than the one installed{installed}: "
+                      f"torch does not export {str(s.get('symbol'))[:80]} (line {s.get('line')})",
+              fix=f"pkg=$({owner})   # the distribution that installed {module}\n"
+                  "pip install --no-build-isolation --no-binary \"$pkg\" --force-reinstall --no-deps \"$pkg\"   "
+                  "# rebuilt against this torch (needs its CUDA toolkit); or the release built for this torch",
+              evidence=ticket_evidence(s))

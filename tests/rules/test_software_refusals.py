@@ -77,7 +77,7 @@ def test_triton_too_old_from_a_cut_title():
 
 def test_a_live_node_without_a_paste_is_silent():
     for sym in ("torch-cpu-only", "xformers-without-cuda", "triton-gpu-too-old", "host-memory-oom-killed",
-                "cpu-lacks-required-isa"):
+                "cpu-lacks-required-isa", "torch-extension-version-mismatch"):
         findings, _skipped = run_rule(sym, facts(H100))
         assert not findings, sym
 
@@ -161,3 +161,29 @@ def test_a_named_instruction_set_is_compared_with_the_node_flags():
 
 def test_a_gpu_illegal_instruction_is_not_the_cpu():
     assert silent("cpu-lacks-required-isa", pasted(GPU_ILLEGAL))
+
+
+# --- SW024 torch-extension-version-mismatch -----------------------------------------------------
+
+# https://github.com/ayulockin/neurips-llm-efficiency-challenge/issues/12
+NEURIPS_LLM_12 = """**ImportError:** lib/python3.10/site-packages/flash_attn/flash_attn_interface.py", line 10, in <module>
+    import flash_attn_2_cuda as flash_attn_cuda
+ImportError: /lib/python3.10/site-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c104cuda9SetDeviceEi
+"""
+# https://github.com/pytorch/pytorch/issues/2091 (torch's own _C against another build: torch-import-failed's)
+PYTORCH_2091 = ("ImportError: /home/mranzinger/anaconda3/lib/python3.6/site-packages/torch/_C.cpython-36m-x86_64-linux-gnu.so: "
+                "undefined symbol: _ZN4thpp10THCSTensorIlEC1EP8THCStateP14THCSLongTensor\n")
+# Built from the loader's format (glibc dl-lookup.c) with a c10 symbol, for the libtorch exclusion.
+TORCH_OWN_C10 = ("ImportError: /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: "
+                 "_ZN3c1010cuda_dlsymEv\n")
+
+
+def test_an_extension_built_for_another_torch(tmp_path):
+    (f,) = fired("torch-extension-version-mismatch", paste_facts(tmp_path, NEURIPS_LLM_12))
+    assert "flash_attn_2_cuda" in f.message and "_ZN3c104cuda9SetDeviceEi" in f.message
+    assert "p.name.startswith('flash_attn_2_cuda.')" in f.fix and "--no-build-isolation" in f.fix
+
+
+def test_torch_own_libraries_are_not_an_extension(tmp_path):
+    for text in (PYTORCH_2091, TORCH_OWN_C10):
+        assert silent("torch-extension-version-mismatch", paste_facts(tmp_path, text))
