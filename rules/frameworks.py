@@ -254,3 +254,49 @@ def torch_extension_version_mismatch(f: FactView) -> Iterator[Hit]:
                   "pip install --no-build-isolation --no-binary \"$pkg\" --force-reinstall --no-deps \"$pkg\"   "
                   "# rebuilt against this torch (needs its CUDA toolkit); or the release built for this torch",
               evidence=ticket_evidence(s))
+
+
+@rule("SW025", "bitsandbytes-cuda-binary-missing", "warning", "bitsandbytes has no binary for this CUDA version",
+      impact=7)
+def bitsandbytes_cuda_binary_missing(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, bitsandbytes saying it has no native library for the CUDA version it
+        detected: "CUDA SETUP: Required library version not found: libbitsandbytes_cuda118.so.
+        Maybe you need to compile it from source?" (0.3x-0.42), "Could not find the bitsandbytes
+        CUDA binary at ..." (0.43-0.45), "No compatible CUDA binary found at ..." (0.46 and later),
+        or python -m bitsandbytes' "Library not found: ...". Its generic "CUDA Setup failed despite
+        GPU being available" alone, a bug of some old releases, is not read.
+
+    Why it matters:
+        bitsandbytes ships one library per CUDA version; without the one for the CUDA that torch
+        uses, it loads its CPU library (or refuses, from 0.46), and 8-bit optimizers and 4/8-bit
+        quantisation on the GPU fail. A source build made for one CUDA, or a release older than
+        the CUDA torch was built with, ends here.
+
+    How to fix:
+        python -m bitsandbytes shows the CUDA version it detected and the library it looked for.
+        Install a bitsandbytes release that ships that library (pip install -U bitsandbytes), or
+        compile it from source for that CUDA version; BNB_CUDA_VERSION picks another of the
+        libraries it ships.
+
+    References:
+        - https://github.com/bitsandbytes-foundation/bitsandbytes/blob/0.42.0/bitsandbytes/cuda_setup/main.py
+        - https://github.com/bitsandbytes-foundation/bitsandbytes/blob/0.50.1/bitsandbytes/cextension.py
+        - https://github.com/TimDettmers/bitsandbytes/issues/487
+    """
+    sym = ticket_symptoms(f)
+    s = next((sym[k] for k in ("frameworks:bnb-required-library-not-found", "frameworks:bnb-cuda-binary-not-found",
+                               "frameworks:bnb-no-compatible-binary", "frameworks:bnb-diagnostics-library-not-found")
+              if k in sym), None)
+    if s is None:
+        return
+    cuda = str(s.get("cuda") or "")
+    named = f" for CUDA {cuda[:-1]}.{cuda[-1]}" if cuda.isdigit() and len(cuda) >= 2 else ""
+    yield Hit(message=f"bitsandbytes has no native library{named} (line {s.get('line')}: "
+                      f"\"{str(s.get('text', '')).strip()[:120]}\"): its GPU code (8-bit optimizers, 4/8-bit "
+                      "quantisation) cannot run",
+              fix="python -m bitsandbytes   # the CUDA version it detected and the library it looked for\n"
+                  "pip install -U bitsandbytes   # a release that ships that library; or compile it from source for "
+                  "that CUDA version",
+              evidence=ticket_evidence(s))

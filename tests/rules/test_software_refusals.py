@@ -77,7 +77,8 @@ def test_triton_too_old_from_a_cut_title():
 
 def test_a_live_node_without_a_paste_is_silent():
     for sym in ("torch-cpu-only", "xformers-without-cuda", "triton-gpu-too-old", "host-memory-oom-killed",
-                "cpu-lacks-required-isa", "torch-extension-version-mismatch"):
+                "cpu-lacks-required-isa", "torch-extension-version-mismatch",
+                "bitsandbytes-cuda-binary-missing"):
         findings, _skipped = run_rule(sym, facts(H100))
         assert not findings, sym
 
@@ -187,3 +188,28 @@ def test_an_extension_built_for_another_torch(tmp_path):
 def test_torch_own_libraries_are_not_an_extension(tmp_path):
     for text in (PYTORCH_2091, TORCH_OWN_C10):
         assert silent("torch-extension-version-mismatch", paste_facts(tmp_path, text))
+
+
+# --- SW025 bitsandbytes-cuda-binary-missing ----------------------------------------------------
+
+# https://github.com/TimDettmers/bitsandbytes/issues/487 (a source-built 0.39.0 egg without the CUDA 11.8 library)
+BNB_487 = """CUDA SETUP: Highest compute capability among GPUs detected: 8.0
+CUDA SETUP: Detected CUDA version 118
+CUDA SETUP: Required library version not found: libbitsandbytes_cuda118.so.
+Maybe you need to compile it from source?
+CUDA SETUP: Defaulting to libbitsandbytes_cpu.so...
+"""
+# https://github.com/TimDettmers/bitsandbytes/issues/492 (healthy control: an old release's bug, fixed by upgrading)
+BNB_492 = """        CUDA Setup failed despite GPU being available. Please run the following
+        command to get more information:
+"""
+
+
+def test_bitsandbytes_without_the_library_for_this_cuda(tmp_path):
+    (f,) = fired("bitsandbytes-cuda-binary-missing", paste_facts(tmp_path, BNB_487))
+    assert "for CUDA 11.8" in f.message and "line 3" in f.message
+    assert f.fix.startswith("python -m bitsandbytes") and "pip install -U bitsandbytes" in f.fix
+
+
+def test_bitsandbytes_generic_setup_failure_is_not_read(tmp_path):
+    assert silent("bitsandbytes-cuda-binary-missing", paste_facts(tmp_path, BNB_492))
