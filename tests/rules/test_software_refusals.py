@@ -213,3 +213,34 @@ def test_bitsandbytes_without_the_library_for_this_cuda(tmp_path):
 
 def test_bitsandbytes_generic_setup_failure_is_not_read(tmp_path):
     assert silent("bitsandbytes-cuda-binary-missing", paste_facts(tmp_path, BNB_492))
+
+
+# --- THR003 cpu-oversubscribed from a paste -----------------------------------------------------
+
+# https://github.com/rasmushaugaard/surfemb/issues/33
+SURFEMB_33 = """# Number of threads explodes when training
+
+In the training script, an additional environment variable needs to be set in the worker_init_fn function
+
+os.environ['OMP_NUM_THREADS'] = 1
+"""
+# https://github.com/Motphys/UniLab/issues/686 (title)
+UNILAB_686 = "# Bug: 默认训练流程存在 Torch 线程池超订阅\n"
+OMP_34 = "OMP: Error #34: System unable to allocate necessary resources for OMP thread:\n"
+# A code comment that says to avoid it (as pasted scripts carry) is not a report of it.
+AVOIDED_ZH = "# 设置线程数，避免线程池超订阅\n"
+
+
+def test_users_words_for_threads_outnumbering_cpus(tmp_path):
+    for text in (SURFEMB_33, UNILAB_686):
+        (f,) = fired("cpu-oversubscribed", paste_facts(tmp_path, text))
+        assert "line 1" in f.message and f.fix.startswith("export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1")
+
+
+def test_an_openmp_runtime_that_cannot_start_threads(tmp_path):
+    (f,) = fired("cpu-oversubscribed", paste_facts(tmp_path, OMP_34))
+    assert f.message.startswith("a thread pool could not start its threads")
+
+
+def test_a_comment_avoiding_oversubscription_is_not_a_report(tmp_path):
+    assert silent("cpu-oversubscribed", paste_facts(tmp_path, AVOIDED_ZH))
