@@ -300,3 +300,41 @@ def bitsandbytes_cuda_binary_missing(f: FactView) -> Iterator[Hit]:
                   "pip install -U bitsandbytes   # a release that ships that library; or compile it from source for "
                   "that CUDA version",
               evidence=ticket_evidence(s))
+
+
+@rule("SW026", "torch-extension-cuda-mismatch", "error", "an extension built with a CUDA toolkit of another major version than torch's",
+      impact=7)
+def torch_extension_cuda_mismatch(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted build log, torch.utils.cpp_extension refusing to build: "The detected CUDA
+        version (12.4) mismatches the version that was used to compile PyTorch (11.8). Please make
+        sure to use the same CUDA versions." (torch prints it as the RuntimeError's tuple, the
+        versions after the message).
+
+    Why it matters:
+        Building a CUDA extension (flash-attn, apex, xFormers, a project's own ops from source)
+        uses the CUDA toolkit found through CUDA_HOME or nvcc on PATH, and torch refuses one whose
+        major version differs from the CUDA it was built with, since the two runtimes cannot
+        share the process. The pip wheel of torch brings its CUDA runtime, not a compiler.
+
+    How to fix:
+        Point the build at a toolkit of torch's CUDA version (export CUDA_HOME=/usr/local/cuda-X.Y
+        and put its bin first on PATH, or load the site's cuda/X.Y module), or install the torch
+        build for the toolkit installed.
+
+    References:
+        - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/utils/cpp_extension.py (_check_cuda_version)
+        - https://docs.nvidia.com/cuda/cuda-installation-guide-linux/ (toolkits under /usr/local/cuda-X.Y)
+    """
+    s = ticket_symptoms(f).get("torch:cpp-extension-cuda-mismatch")
+    if s is None:
+        return
+    detected = s.get("detected") or s.get("detected_f")
+    wanted = s.get("torch_cuda") or s.get("torch_cuda_f")
+    yield Hit(message=f"an extension build found CUDA {detected} (nvcc, CUDA_HOME) while torch was built with CUDA "
+                      f"{wanted} (line {s.get('line')}): torch refuses a toolkit of another major version",
+              fix=f"ls -d /usr/local/cuda-{wanted}* 2>/dev/null; module avail cuda 2>&1 | head   # a CUDA {wanted} "
+                  f"toolkit here\nexport CUDA_HOME=/usr/local/cuda-{wanted} PATH=/usr/local/cuda-{wanted}/bin:$PATH   "
+                  "# then rebuild; or install the torch build for the installed toolkit",
+              evidence=ticket_evidence(s))

@@ -78,7 +78,7 @@ def test_triton_too_old_from_a_cut_title():
 def test_a_live_node_without_a_paste_is_silent():
     for sym in ("torch-cpu-only", "xformers-without-cuda", "triton-gpu-too-old", "host-memory-oom-killed",
                 "cpu-lacks-required-isa", "torch-extension-version-mismatch",
-                "bitsandbytes-cuda-binary-missing"):
+                "bitsandbytes-cuda-binary-missing", "torch-extension-cuda-mismatch"):
         findings, _skipped = run_rule(sym, facts(H100))
         assert not findings, sym
 
@@ -244,3 +244,22 @@ def test_an_openmp_runtime_that_cannot_start_threads(tmp_path):
 
 def test_a_comment_avoiding_oversubscription_is_not_a_report(tmp_path):
     assert silent("cpu-oversubscribed", paste_facts(tmp_path, AVOIDED_ZH))
+
+
+# --- SW026 torch-extension-cuda-mismatch --------------------------------------------------------
+
+# torch 2.13.0 torch/utils/cpp_extension.py: the RuntimeError's arguments as Python prints them.
+CPP_EXT_MISMATCH = ("RuntimeError: ('The detected CUDA version (%s) mismatches the version that was used to compilePyTorch "
+                    "(%s). Please make sure to use the same CUDA versions.', '12.4', '11.8')\n")
+CPP_EXT_MINOR = ("The detected CUDA version (12.4) has a minor version mismatch with the version that was used to compile "
+                 "PyTorch (12.1). Most likely this shouldn't be a problem.\n")
+
+
+def test_extension_build_with_another_cuda_major(tmp_path):
+    (f,) = fired("torch-extension-cuda-mismatch", paste_facts(tmp_path, CPP_EXT_MISMATCH))
+    assert "found CUDA 12.4" in f.message and "built with CUDA 11.8" in f.message
+    assert "export CUDA_HOME=/usr/local/cuda-11.8 PATH=/usr/local/cuda-11.8/bin:$PATH" in f.fix
+
+
+def test_a_minor_version_difference_is_not_a_refusal(tmp_path):
+    assert silent("torch-extension-cuda-mismatch", paste_facts(tmp_path, CPP_EXT_MINOR))
