@@ -1,4 +1,4 @@
-"""CPU precision and math-library settings."""
+"""CPU: precision and math-library settings, and builds that need instructions the CPU lacks."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, ticket_evidence
 
 
 @rule("CPU001", "cpu-bf16-fpmath", "advice", "fp32 math on a bf16-capable CPU without oneDNN fast math",
@@ -192,3 +193,67 @@ def cpu_bf16_emulated(f: FactView) -> Iterator[Hit]:
     yield Hit(message=(f"{why}, but {model} has no native bf16 (no avx512_bf16/amx_bf16 or Arm bf16): "
                        f"bf16 is emulated there, measured up to 140x slower than fp32"),
               fix=fix, evidence=evidence, env=({"ACCELERATE_MIXED_PRECISION": "no"} if "env.ACCELERATE_MIXED_PRECISION" in evidence else {}))
+
+
+# Instruction-set names as the emitters print them -> the flag /proc/cpuinfo lists for it (the
+# kernel's x86 cpufeature names: arch/x86/include/asm/cpufeatures.h, "sse4_1", "avx2", "avx512f", "fma").
+_FLAG = {"SSE": "sse", "SSE2": "sse2", "SSE3": "pni", "SSSE3": "ssse3", "SSE4.1": "sse4_1", "SSE41": "sse4_1",
+         "SSE4.2": "sse4_2", "SSE42": "sse4_2", "AVX": "avx", "AVX2": "avx2", "FMA": "fma", "FMA3": "fma",
+         "AVX512F": "avx512f", "F16C": "f16c", "POPCNT": "popcnt"}
+
+
+@rule("CPU005", "cpu-lacks-required-isa", "error", "a program built for CPU instructions this CPU lacks", impact=10)
+def cpu_lacks_required_isa(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, a process killed by SIGILL ("Illegal instruction (core dumped)" from the
+        shell, "Program received signal SIGILL, Illegal instruction." from gdb, "Fatal Python
+        error: Illegal instruction", a DataLoader worker "killed by signal: Illegal instruction"),
+        or a library's own check at import: TensorFlow's "The TensorFlow library was compiled to
+        use AVX instructions, but these aren't available on your machine." and NumPy's "NumPy was
+        built with baseline optimizations: (X86_V2) but your machine doesn't support: (X86_V2)".
+        Where the message names an instruction set and this node's CPU flags are known, they are
+        compared.
+
+    Why it matters:
+        The binary (torch, TensorFlow, NumPy, a llama.cpp build) was compiled for instructions this
+        CPU does not execute: AVX/AVX2/FMA on an old or low-end CPU, or on a virtual machine whose
+        CPU model (kvm64, qemu64, an ESX compatibility mode) hides the host's. Nothing in the
+        program or its data is wrong, and reinstalling the same build fails the same way.
+
+    How to fix:
+        List the instruction sets the CPU offers (grep -o -w -E 'sse4_2|avx|avx2|fma|avx512f'
+        /proc/cpuinfo | sort -u). Run on a node whose CPU has what the build needs; in a VM, give
+        it the host's CPU model (Proxmox/libvirt: cpu type host; ESX: EVC mode); or install a build
+        compiled for this CPU (from source on it).
+
+    References:
+        - https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/platform/cpu_feature_guard.cc
+        - https://github.com/numpy/numpy/blob/main/numpy/_core/src/common/npy_cpu_features.c
+        - https://github.com/pytorch/pytorch/issues/37577 (SIGILL in an AVX2 kernel on a CPU without AVX)
+        - https://github.com/zylon-ai/private-gpt/issues/326 (Illegal instruction on an ESX host without AVX2)
+    """
+    told = catalogued(f, "cpu-lacks-required-isa")
+    worker = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "torch:dataloader-killed-by-signal"
+                   and s.get("signal") == "Illegal instruction"), None)
+    named = next((s for s in told if s.get("feature")), None)
+    s = named or (told[0] if told else worker)
+    if s is None:
+        return
+    feature = str(s.get("feature") or "").strip()
+    where = ""
+    flags = f.get("cpu.flags")
+    wanted = [_FLAG.get(x) for x in feature.replace(",", " ").split()] if feature else []
+    if isinstance(flags, list) and flags and wanted and all(wanted):
+        lacking = [w for w in wanted if w not in flags]
+        where = (f"; this node's CPU lacks {', '.join(lacking)}" if lacking
+                 else f"; this node's CPU has {', '.join(wanted)}: the failing run was on another machine")
+    frame = f" in {s['frame']}" if s.get("frame") else ""
+    what = (f"the build needs {feature}, which the CPU it ran on does not have" if feature
+            else f"the process died of SIGILL{frame}: the CPU met an instruction it does not have (AVX/AVX2/FMA, "
+                 "most often), as a build made for a newer CPU does")
+    yield Hit(message=f"{what} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\"){where}",
+              fix="grep -o -w -E 'sse4_2|avx|avx2|fma|avx512f' /proc/cpuinfo | sort -u   # the instruction sets this "
+                  "CPU offers\n# then run on a node whose CPU has what the build needs, give a VM the host's CPU model, "
+                  "or install a build compiled for this CPU",
+              evidence=ticket_evidence(s))

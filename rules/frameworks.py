@@ -1,4 +1,5 @@
-"""Frameworks' own kernels (flash-attn, vLLM, sglang, flashinfer) against the GPU they run on."""
+"""Frameworks on top of torch: their own kernels against the GPU they run on (flash-attn, vLLM, sglang,
+flashinfer), and compiled extensions against the torch they were built for."""
 
 from __future__ import annotations
 
@@ -200,3 +201,140 @@ def _torch_lacks_the_gpu(f, sym) -> bool:
                    for g in cuda_gpus(f))
     return False
 
+
+
+_OWN_TORCH_DIRS = frozenset({"torch", "lib"})   # torch/_C*.so and torch/lib/*.so: torch's own, torch-import-failed's
+
+
+@rule("SW024", "torch-extension-version-mismatch", "error", "a compiled extension built against another torch",
+      impact=9)
+def torch_extension_version_mismatch(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, the dynamic loader refusing a compiled extension module because a C++
+        symbol of torch is missing: "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined
+        symbol: _ZN3c104cuda9SetDeviceEi", where the symbol is mangled in torch's namespaces (c10::,
+        at::, torch::) and the library is not torch's own (torch/_C, torch/lib/libtorch*: that is
+        torch's import failing, torch-import-failed).
+
+    Why it matters:
+        torch keeps no binary compatibility for its C++ API between releases: an extension
+        (flash-attn, xFormers, torchvision's ops, apex, a project's own CUDA op) compiled against
+        one torch cannot load with another. Upgrading or downgrading torch after installing the
+        extension, or a prebuilt wheel made for a different torch, ends here; reinstalling the
+        same wheel does not help.
+
+    How to fix:
+        Find the distribution that owns the module and reinstall it built against the installed
+        torch: from source with the environment's torch (pip install --no-build-isolation
+        --no-binary <dist> --force-reinstall --no-deps <dist>), or the release whose prebuilt
+        wheel names this torch (flash-attn's wheels carry torch and CUDA in their names); or
+        go back to the torch the extension was built for.
+
+    References:
+        - https://github.com/Dao-AILab/flash-attention/issues/940 (undefined c10 symbol with torch 2.3.0; a matching flash-attn fixed it)
+        - https://github.com/bminor/glibc/blob/master/elf/dl-lookup.c ("undefined symbol: ")
+        - https://pytorch.org/docs/stable/cpp_extension.html
+    """
+    s = ticket_symptoms(f).get("torch:extension-undefined-torch-symbol")
+    if s is None:
+        return
+    path = str(s.get("file") or "")
+    parts = path.split("/")
+    if len(parts) > 1 and parts[-2] in _OWN_TORCH_DIRS and (parts[-2] == "torch" or "/torch/lib/" in path):
+        return
+    module = str(s.get("module"))
+    torch_version = f.get("torch.version") if isinstance(f.get("torch.version"), str) else None
+    installed = f" ({torch_version} here)" if torch_version else ""
+    owner = ("python3 -c \"import importlib.metadata as m; print(next(d.metadata['Name'] for d in m.distributions() "
+             f"for p in (d.files or []) if p.name.startswith('{module}.')))\"")
+    yield Hit(message=f"the extension {module} was built against another torch than the one installed{installed}: "
+                      f"torch does not export {str(s.get('symbol'))[:80]} (line {s.get('line')})",
+              fix=f"pkg=$({owner})   # the distribution that installed {module}\n"
+                  "pip install --no-build-isolation --no-binary \"$pkg\" --force-reinstall --no-deps \"$pkg\"   "
+                  "# rebuilt against this torch (needs its CUDA toolkit); or the release built for this torch",
+              evidence=ticket_evidence(s))
+
+
+@rule("SW025", "bitsandbytes-cuda-binary-missing", "warning", "bitsandbytes has no binary for this CUDA version",
+      impact=7)
+def bitsandbytes_cuda_binary_missing(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, bitsandbytes saying it has no native library for the CUDA version it
+        detected: "CUDA SETUP: Required library version not found: libbitsandbytes_cuda118.so.
+        Maybe you need to compile it from source?" (0.3x-0.42), "Could not find the bitsandbytes
+        CUDA binary at ..." (0.43-0.45), "No compatible CUDA binary found at ..." (0.46 and later),
+        or python -m bitsandbytes' "Library not found: ...". Its generic "CUDA Setup failed despite
+        GPU being available" alone, a bug of some old releases, is not read.
+
+    Why it matters:
+        bitsandbytes ships one library per CUDA version; without the one for the CUDA that torch
+        uses, it loads its CPU library (or refuses, from 0.46), and 8-bit optimizers and 4/8-bit
+        quantisation on the GPU fail. A source build made for one CUDA, or a release older than
+        the CUDA torch was built with, ends here.
+
+    How to fix:
+        python -m bitsandbytes shows the CUDA version it detected and the library it looked for.
+        Install a bitsandbytes release that ships that library (pip install -U bitsandbytes), or
+        compile it from source for that CUDA version; BNB_CUDA_VERSION picks another of the
+        libraries it ships.
+
+    References:
+        - https://github.com/bitsandbytes-foundation/bitsandbytes/blob/0.42.0/bitsandbytes/cuda_setup/main.py
+        - https://github.com/bitsandbytes-foundation/bitsandbytes/blob/0.50.1/bitsandbytes/cextension.py
+        - https://github.com/TimDettmers/bitsandbytes/issues/487
+    """
+    sym = ticket_symptoms(f)
+    s = next((sym[k] for k in ("frameworks:bnb-required-library-not-found", "frameworks:bnb-cuda-binary-not-found",
+                               "frameworks:bnb-no-compatible-binary", "frameworks:bnb-diagnostics-library-not-found")
+              if k in sym), None)
+    if s is None:
+        return
+    cuda = str(s.get("cuda") or "")
+    named = f" for CUDA {cuda[:-1]}.{cuda[-1]}" if cuda.isdigit() and len(cuda) >= 2 else ""
+    yield Hit(message=f"bitsandbytes has no native library{named} (line {s.get('line')}: "
+                      f"\"{str(s.get('text', '')).strip()[:120]}\"): its GPU code (8-bit optimizers, 4/8-bit "
+                      "quantisation) cannot run",
+              fix="python -m bitsandbytes   # the CUDA version it detected and the library it looked for\n"
+                  "pip install -U bitsandbytes   # a release that ships that library; or compile it from source for "
+                  "that CUDA version",
+              evidence=ticket_evidence(s))
+
+
+@rule("SW026", "torch-extension-cuda-mismatch", "error", "an extension built with a CUDA toolkit of another major version than torch's",
+      impact=7)
+def torch_extension_cuda_mismatch(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted build log, torch.utils.cpp_extension refusing to build: "The detected CUDA
+        version (12.4) mismatches the version that was used to compile PyTorch (11.8). Please make
+        sure to use the same CUDA versions." (torch prints it as the RuntimeError's tuple, the
+        versions after the message).
+
+    Why it matters:
+        Building a CUDA extension (flash-attn, apex, xFormers, a project's own ops from source)
+        uses the CUDA toolkit found through CUDA_HOME or nvcc on PATH, and torch refuses one whose
+        major version differs from the CUDA it was built with, since the two runtimes cannot
+        share the process. The pip wheel of torch brings its CUDA runtime, not a compiler.
+
+    How to fix:
+        Point the build at a toolkit of torch's CUDA version (export CUDA_HOME=/usr/local/cuda-X.Y
+        and put its bin first on PATH, or load the site's cuda/X.Y module), or install the torch
+        build for the toolkit installed.
+
+    References:
+        - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/utils/cpp_extension.py (_check_cuda_version)
+        - https://docs.nvidia.com/cuda/cuda-installation-guide-linux/ (toolkits under /usr/local/cuda-X.Y)
+    """
+    s = ticket_symptoms(f).get("torch:cpp-extension-cuda-mismatch")
+    if s is None:
+        return
+    detected = s.get("detected") or s.get("detected_f")
+    wanted = s.get("torch_cuda") or s.get("torch_cuda_f")
+    yield Hit(message=f"an extension build found CUDA {detected} (nvcc, CUDA_HOME) while torch was built with CUDA "
+                      f"{wanted} (line {s.get('line')}): torch refuses a toolkit of another major version",
+              fix=f"ls -d /usr/local/cuda-{wanted}* 2>/dev/null; module avail cuda 2>&1 | head   # a CUDA {wanted} "
+                  f"toolkit here\nexport CUDA_HOME=/usr/local/cuda-{wanted} PATH=/usr/local/cuda-{wanted}/bin:$PATH   "
+                  "# then rebuild; or install the torch build for the installed toolkit",
+              evidence=ticket_evidence(s))

@@ -1,4 +1,4 @@
-"""Memory settings: huge pages and NUMA page placement."""
+"""Memory: huge pages, NUMA page placement, /dev/shm, host DRAM errors and out-of-memory kills."""
 
 from __future__ import annotations
 
@@ -212,3 +212,60 @@ def host_dram_ecc_errors(f: FactView) -> Iterator[Hit]:
                       f"\"{str(s.get('text', '')).strip()[:140]}\")"
                       + (": data in host memory was lost" if ue else ": a DIMM may be beginning to fail"),
               severity="error" if ue else "warning", fix=fix, evidence=told_evidence(s))
+
+
+# torch's strsignal() text for SIGKILL in "DataLoader worker (pid N) is killed by signal: Killed".
+_SIGKILL_TEXT = "Killed"
+
+
+@rule("MEM006", "host-memory-oom-killed", "warning", "a process killed because host memory ran out", impact=8)
+def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, a kill for memory: the kernel's OOM killer ("Out of memory: Killed process
+        N (python)", "Memory cgroup out of memory: Killed process ...", "python invoked
+        oom-killer", "oom-kill:constraint=...", mm/oom_kill.c), Slurm's count of them ("Detected 1
+        oom_kill event in StepId=123.batch. Some of the step tasks have been OOM Killed.", and
+        22.05's "oom-kill event(s)"; srun's "task 0: Out Of Memory"), or torch's "DataLoader
+        worker (pid N) is killed by signal: Killed." (SIGKILL, which is what the OOM killer sends;
+        a Bus error there is shm-too-small's).
+
+    Why it matters:
+        The process did not crash: the kernel killed it because the host, or the job's memory
+        cgroup (a Slurm allocation, a container's limit), had no memory left. Each DataLoader
+        worker is a copy of the main process and holds its own batches, so memory grows with
+        num_workers and prefetch_factor; the same script runs with fewer workers or more memory.
+
+    How to fix:
+        Confirm the kill in the kernel log (journalctl -k or dmesg: "Killed process"), or under
+        Slurm with sacct (State OUT_OF_MEMORY, MaxRSS against ReqMem). Then ask for more memory
+        (sbatch --mem / --mem-per-cpu), or lower the DataLoader's num_workers (0 loads in the main
+        process) and prefetch_factor, or the batch size.
+
+    References:
+        - https://github.com/torvalds/linux/blob/master/mm/oom_kill.c
+        - https://github.com/SchedMD/slurm/blob/master/src/plugins/task/cgroup/task_cgroup_memory.c
+        - https://pytorch.org/docs/stable/data.html#multi-process-data-loading
+        - https://github.com/hezhangsprinter/DCPDN/issues/12 (workers killed on a 16 GB host; num_workers=0 ran)
+    """
+    told = catalogued(f, "host-memory-oom-killed")
+    worker = next((s for s in f.get("ticket.symptoms") or []
+                   if s.get("id") == "torch:dataloader-killed-by-signal" and s.get("signal") == _SIGKILL_TEXT), None)
+    s = told[0] if told else worker
+    if s is None:
+        return
+    jobid = next((t.get("jobid") for t in told if t.get("jobid")), None)
+    if jobid or f.get("scheduler.kind") == "slurm":
+        job = jobid or "$SLURM_JOB_ID"
+        fix = (f"sacct -j {job} -o JobID,State,ReqMem,MaxRSS   # OUT_OF_MEMORY, and what each step used against what "
+               "it asked for\n# then resubmit with more memory (sbatch --mem=... or --mem-per-cpu=...), or fewer "
+               "DataLoader workers (num_workers)")
+    else:
+        fix = ("journalctl -k | grep -iE 'out of memory|oom-kill|killed process'   # or dmesg -T: the kill, the "
+               "process and its memory\n# then give the job more memory, or fewer DataLoader workers (num_workers=0 "
+               "loads in the main process) and a smaller prefetch_factor or batch")
+    what = ("a DataLoader worker was killed by SIGKILL, the signal the kernel's out-of-memory killer sends"
+            if s is worker else f"the kernel killed a process because memory ran out ({s.get('key')})")
+    yield Hit(message=f"{what} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\"): the host or "
+                      "the job's memory limit was exhausted",
+              fix=fix, evidence=ticket_evidence(s))

@@ -7,7 +7,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import local_ranks, parse_threads
+from hpcdoctor.rules._common import catalogued, local_ranks, parse_threads, ticket_evidence
 
 
 def _share(f: FactView):
@@ -140,6 +140,29 @@ def omp_threads_mismatch(f: FactView) -> Iterator[Hit]:
     )
 
 
+# A line that says to avoid the problem is not a report of it (a comment in pasted code).
+_AVOIDED = ("avoid", "prevent", "避免", "防止")
+
+
+def _told_oversubscribed(f: FactView):
+    """A pasted thread pool's failure to start threads, or the user's own words for threads that
+    outnumber the CPUs, as the finding; None when the paste holds neither."""
+    told = [s for s in catalogued(f, "cpu-oversubscribed")
+            if not any(w in str(s.get("text", "")).lower() for w in _AVOIDED)]
+    if not told:
+        return None
+    s = next((t for t in told if t.get("family") != "prose"), told[0])
+    said = f"line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\""
+    what = ("a thread pool could not start its threads" if s.get("family") != "prose"
+            else "the paste says the job runs far more threads than CPUs")
+    return Hit(message=f"{what} ({said}): each process (rank, DataLoader worker, compile worker) starts a thread "
+                       "pool sized to the whole machine unless told otherwise, and together they oversubscribe the CPUs",
+               fix="export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1   # before the job starts: every "
+                   "process and DataLoader worker inherits it; raise it to CPUs / processes where a process computes "
+                   "on the CPU",
+               evidence=ticket_evidence(s))
+
+
 def _allowed(f: FactView):
     cpus = f["affinity.allowed_cpus"]
     return set(cpus) if isinstance(cpus, list) else set()
@@ -151,7 +174,11 @@ def cpu_oversubscribed(f: FactView) -> Iterator[Hit]:
     What it detects:
         More OpenMP threads than the CPUs this process may run on: OMP_NUM_THREADS alone for a
         single rank or ranks bound one by one, OMP_NUM_THREADS times the ranks where they share
-        one CPU set (no per-rank binding).
+        one CPU set (no per-rank binding). In a pasted log, a thread pool that could not start a
+        thread ("OMP: Error #34: System unable to allocate necessary resources for OMP thread",
+        "libgomp: Thread creation failed: Resource temporarily unavailable", "OpenBLAS
+        blas_thread_init: pthread_create failed for thread ..."), or the user saying the number of
+        threads explodes (or, in Chinese, 线程...超订阅).
 
     Why it matters:
         When ranks share a CPU set, their thread teams add up: four ranks of 16 threads on 16 CPUs
@@ -163,7 +190,13 @@ def cpu_oversubscribed(f: FactView) -> Iterator[Hit]:
 
     References:
         - 004_3c12714629749d50.txt ("export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK and use srun --cpu-bind=cores")
+        - https://github.com/llvm/llvm-project/blob/main/openmp/runtime/src/i18n/en_US.txt (NoResourcesForWorkerThread)
+        - https://github.com/rasmushaugaard/surfemb/issues/33 (every DataLoader worker's thread pool; OMP_NUM_THREADS=1)
     """
+    told = _told_oversubscribed(f)
+    if told is not None:
+        yield told
+        return
     threads = parse_threads(f["env.vars"].get("OMP_NUM_THREADS"))
     ranks = local_ranks(f)
     allowed = f["affinity.allowed_count"]

@@ -131,6 +131,9 @@ def _cpu_build_told(f: FactView, s):
     if not gpus and any(t.get("id") in _NO_GPU_SAID for t in f.get("ticket.symptoms") or []):
         return  # the user says the machine has no NVIDIA GPU (a Mac, a CPU-only laptop): the program is what to change
     said = f"line {s.get('line')}: \"{str(s.get('text', '')).strip()[:100]}\""
+    if s.get("have_torch"):
+        # xFormers' warning names both builds: its own (for CUDA) and this environment's "+cpu" torch.
+        said = f"xFormers, built for {s.get('built_torch')}, finds torch {s['have_torch']}, line {s.get('line')}"
     check = ("python3 -c 'import torch; print(torch.__version__, torch.version.cuda)'   "
              "# None: a CPU build in this environment")
     if gpus:

@@ -181,8 +181,10 @@ def triton_gpu_too_old(f: FactView) -> Iterator[Hit]:
     s = first_symptom(f, "frameworks:triton-gpu-too-old")
     if s is None:
         return
-    yield Hit(message=f"torch.compile cannot generate Triton kernels for the {s.get('gpu')} (compute capability "
-                      f"{s.get('cc')}, Triton needs {s.get('min_cc')}) (line {s['line']}); eager mode runs on it",
+    figures = (f" (compute capability {s['cc']}, Triton needs {s.get('min_cc')})" if s.get("cc")
+               else f" (Triton needs compute capability {s['min_cc']} or newer)" if s.get("min_cc") else "")
+    yield Hit(message=f"torch.compile cannot generate Triton kernels for the {s.get('gpu')}{figures} "
+                      f"(line {s['line']}); eager mode runs on it",
               fix="export TORCH_COMPILE_DISABLE=1 TORCHDYNAMO_DISABLE=1   # torch.compile off: the first name from "
                   "torch 2.13's config, the second read by older releases",
               evidence=ticket_evidence(s))
@@ -194,7 +196,9 @@ def xformers_without_cuda(f: FactView) -> Iterator[Hit]:
     What it detects:
         In a pasted log, xFormers' "xFormers wasn't build with CUDA support" (an operator's reason
         in "No operator found for `memory_efficient_attention_forward`"),
-        xformers/ops/fmha/common.py.
+        xformers/ops/fmha/common.py; or its import warning "xFormers can't load C++/CUDA
+        extensions. xFormers was built for: PyTorch X with CUDA Y (you have Z)" where X is not Z
+        (xformers/_cpp_lib.py; a "+cpu" Z is torch-cpu-only's).
 
     Why it matters:
         The xFormers package loaded, but its compiled extension did not: it was built for another
@@ -211,6 +215,17 @@ def xformers_without_cuda(f: FactView) -> Iterator[Hit]:
         - https://github.com/kijai/ComfyUI-DepthAnythingV2/issues/27
     """
     s = first_symptom(f, "frameworks:xformers-without-cuda")
+    pair = first_symptom(f, "frameworks:xformers-built-for")
+    if s is None and pair is not None and pair.get("built_torch") != pair.get("have_torch"):
+        # Built for another torch than the one installed. The same pair (a Mac's torch, a ROCm
+        # torch with an xFormers built there) says no CUDA here rather than a wrong wheel.
+        yield Hit(message=f"xFormers was built for torch {pair['built_torch']} and this environment has "
+                          f"{pair['have_torch']} (line {pair['line']}): its C++/CUDA extensions do not load, and "
+                          "memory_efficient_attention has no GPU kernels",
+                  fix="python -m xformers.info   # then install the xformers release built for this torch "
+                      "(from the index torch came from), or pip uninstall xformers to use torch's own attention",
+                  evidence=ticket_evidence(pair))
+        return
     if s is None:
         return
     yield Hit(message=f"xFormers is installed without working CUDA kernels for this torch (line {s['line']}): every "
