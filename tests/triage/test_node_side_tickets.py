@@ -1,6 +1,7 @@
 """The node and scheduler side of triage (issue 24, set C): Slurm's refusals of a GPU request and
-its drained nodes, read through knowledge/messages/slurm.toml. The Slurm pastes are real outputs
-of a real Slurm 22.05.8 (fixtures/pastes/SOURCES.md says how each was made)."""
+its drained nodes (knowledge/messages/slurm.toml), and GPUs that containers cannot get
+(container.toml, nvml.toml's nvidia-container-cli form). The slurm-22.05-* pastes are real outputs
+of a real Slurm 22.05.8; the others are set C's tickets, verbatim (fixtures/pastes/SOURCES.md)."""
 
 from __future__ import annotations
 
@@ -46,3 +47,65 @@ def test_a_drained_node_that_reported_fewer_gpus():
     assert "reported 0 gres/gpu where slurm.conf configures 2" in hit["message"]
     assert "slurmd -G" in hit["fix"] and "state=resume" in hit["fix"]
     assert "slurm-gpu-request-rejected" not in found
+
+
+# (paste, symbols that must fire, symbols that must not): what each thread established
+CASES = [
+    # docker run --gpus on a host without the NVIDIA Container Toolkit (four healthy RTX 4090s)
+    ("xagent-273-docker-gpus-no-container-toolkit", {"nvidia-container-toolkit-missing"}, {"gpu-driver-unusable", "driver-too-old"}),
+    # nvidia-container-cli on the host: NVML's library absent, the driver not loaded, CUDA's init failing
+    ("docker-for-win-13835-libnvidia-ml-missing-title", {"gpu-driver-unusable"}, {"driver-too-old", "nvidia-container-toolkit-missing"}),
+    ("dockwater-10-container-cli-nvml-driver-not-loaded", {"gpu-driver-unusable"}, {"driver-too-old", "torch-cpu-only"}),
+    ("nvidia-docker-1393-nvml-driver-not-loaded", {"gpu-driver-unusable"}, {"driver-too-old", "torch-cpu-only"}),
+    ("libnvidia-container-103-cuda-unknown-error-reboot", {"gpu-driver-unusable"}, {"driver-too-old", "torch-cpu-only"}),
+    # Slurm's refusals in users' tickets, and a drained node's reason
+    ("radical-saga-835-gres-option-unsupported-selecttype", {"slurm-gpu-request-rejected"}, {"gpu-driver-unusable", "gpu-count-mismatch"}),
+    ("awsome-distributed-196-invalid-gres-specification", {"slurm-gpu-request-rejected"}, {"gpu-driver-unusable", "gpu-count-mismatch"}),
+    ("sheffield-hpc-1042-srun-gpus-needs-partition-qos", {"slurm-gpu-request-rejected"}, {"gpu-driver-unusable", "gpu-count-mismatch"}),
+    ("awsome-distributed-195-gres-gpu-count-reported-lower", {"slurm-gres-count-mismatch"}, {"gpu-driver-unusable"}),
+]
+
+
+@pytest.mark.parametrize("name,must,must_not", CASES, ids=[c[0] for c in CASES])
+def test_field_tickets(name, must, must_not):
+    found = symbols_of(name)
+    assert must <= set(found), (name, sorted(found))
+    assert not must_not & set(found), (name, sorted(found))
+
+
+def test_the_container_cli_on_the_host_says_the_host_driver():
+    hit = symbols_of("docker-for-win-13835-libnvidia-ml-missing-title")["gpu-driver-unusable"]
+    assert "on the host" in hit["message"] and "nvidia-smi" in hit["fix"]
+    hit = symbols_of("xagent-273-docker-gpus-no-container-toolkit")["nvidia-container-toolkit-missing"]
+    assert "nvidia-ctk runtime configure --runtime=docker" in hit["fix"]
+
+
+def test_singularity_nv_broken_in_the_release_is_not_the_node():
+    # healthy control: --nv broken in Singularity 3.0.0 itself; the node's GPU stack is fine
+    run = check_from(PASTES / "singularity-2244-nv-broken-3-0-0-healthy.txt")
+    fired = {f["symbol"] for f in (run["doc"] or {}).get("findings", [])}
+    assert not {"gpu-driver-unusable", "driver-too-old", "nvidia-container-toolkit-missing"} & fired
+
+
+@pytest.mark.parametrize("line,symbol", [
+    # the CDI and the old docker runtime flag, as the emitters print them (container.toml's examples)
+    ("Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all", "nvidia-container-toolkit-missing"),
+    ("docker: Error response from daemon: Unknown runtime specified nvidia.", "nvidia-container-toolkit-missing"),
+    ("nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.5, please update your driver to a newer "
+     "version, or use an earlier cuda container: unknown.", "driver-too-old"),
+])
+def test_container_messages_feed_their_rule(tmp_path, line, symbol):
+    paste = tmp_path / "paste.txt"
+    paste.write_text(line + "\n")
+    run = check_from(paste)
+    assert run["doc"] is not None, run["stderr"]
+    assert symbol in {f["symbol"] for f in run["doc"]["findings"]}
+
+
+def test_apptainer_finding_no_nv_libraries_alone_is_no_finding(tmp_path):
+    # also what a CPU or login node prints for --nv: nothing to conclude from it alone
+    paste = tmp_path / "paste.txt"
+    paste.write_text("INFO:    Could not find any nv files on this host!\nWARNING: Could not find any nv libraries on this host!\n")
+    run = check_from(paste)
+    assert run["doc"] is not None, run["stderr"]
+    assert not {f["symbol"] for f in run["doc"]["findings"]} & {"gpu-driver-unusable", "nvidia-container-toolkit-missing"}
