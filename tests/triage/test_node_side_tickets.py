@@ -1,6 +1,6 @@
 """The node and scheduler side of triage (issue 24, set C): Slurm's refusals of a GPU request and
 its drained nodes (knowledge/messages/slurm.toml), and GPUs that containers cannot get
-(container.toml, nvml.toml's nvidia-container-cli form). The slurm-22.05-* pastes are real outputs
+(container.toml, nvml.toml's nvidia-container-cli form), amd-smi without its CPU driver (amd_smi.toml). The slurm-22.05-* pastes are real outputs
 of a real Slurm 22.05.8; the others are set C's tickets, verbatim (fixtures/pastes/SOURCES.md)."""
 
 from __future__ import annotations
@@ -63,6 +63,8 @@ CASES = [
     ("awsome-distributed-196-invalid-gres-specification", {"slurm-gpu-request-rejected"}, {"gpu-driver-unusable", "gpu-count-mismatch"}),
     ("sheffield-hpc-1042-srun-gpus-needs-partition-qos", {"slurm-gpu-request-rejected"}, {"gpu-driver-unusable", "gpu-count-mismatch"}),
     ("awsome-distributed-195-gres-gpu-count-reported-lower", {"slurm-gres-count-mismatch"}, {"gpu-driver-unusable"}),
+    # amd-smi's CPU side (E-SMI) without the HSMP driver: not the GPUs' driver
+    ("amdsmi-84-esmi-not-initialized-hsmp", {"amd-hsmp-driver-missing"}, {"gpu-driver-unusable"}),
 ]
 
 
