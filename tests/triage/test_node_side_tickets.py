@@ -1,6 +1,7 @@
 """The node and scheduler side of triage (issue 24, set C): Slurm's refusals of a GPU request and
 its drained nodes (knowledge/messages/slurm.toml), and GPUs that containers cannot get
-(container.toml, nvml.toml's nvidia-container-cli form), amd-smi without its CPU driver (amd_smi.toml). The slurm-22.05-* pastes are real outputs
+(container.toml, nvml.toml's nvidia-container-cli form), amd-smi without its CPU driver (amd_smi.toml), MIG
+(mig.toml, prose.toml mig-said). The slurm-22.05-* pastes are real outputs
 of a real Slurm 22.05.8; the others are set C's tickets, verbatim (fixtures/pastes/SOURCES.md)."""
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ CASES = [
     ("awsome-distributed-195-gres-gpu-count-reported-lower", {"slurm-gres-count-mismatch"}, {"gpu-driver-unusable"}),
     # amd-smi's CPU side (E-SMI) without the HSMP driver: not the GPUs' driver
     ("amdsmi-84-esmi-not-initialized-hsmp", {"amd-hsmp-driver-missing"}, {"gpu-driver-unusable"}),
+    # MIG: a GPU named with its MIG profile; the user's own words (one device seen per process)
+    ("pytorch-130181-mig-two-slices-assert-title", {"mig-enabled"}, {"gpu-count-mismatch", "gpu-driver-unusable"}),
+    ("pytorch-102715-mig-one-device-per-process", {"mig-enabled"}, {"gpu-count-mismatch", "gpu-driver-unusable"}),
 ]
 
 
@@ -111,3 +115,20 @@ def test_apptainer_finding_no_nv_libraries_alone_is_no_finding(tmp_path):
     run = check_from(paste)
     assert run["doc"] is not None, run["stderr"]
     assert not {f["symbol"] for f in run["doc"]["findings"]} & {"gpu-driver-unusable", "nvidia-container-toolkit-missing"}
+
+
+def test_a_node_whose_nvidia_smi_shows_mig_disabled_is_not_mig(tmp_path):
+    # the recorded H100's nvidia-smi table, with its "MIG M." column (Disabled), pasted as a user would
+    from conftest import NODES
+
+    paste = tmp_path / "nvsmi.txt"
+    paste.write_text((NODES / "h100-kvm-1gpu" / "cmd" / "nvsmi.txt").read_text() + "\nMIG mode is disabled here.\n")
+    run = check_from(paste)
+    assert run["doc"] is not None, run["stderr"]
+    assert "mig-enabled" not in {f["symbol"] for f in run["doc"]["findings"]}
+
+
+def test_mig_finding_names_the_line_and_the_one_device_limit():
+    hit = symbols_of("pytorch-130181-mig-two-slices-assert-title")["mig-enabled"]
+    assert "MIG-3g.40gb" in hit["message"] and "one MIG device" in hit["message"]
+    assert "nvidia-smi -L" in hit["fix"]
