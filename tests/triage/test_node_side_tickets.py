@@ -132,3 +132,16 @@ def test_mig_finding_names_the_line_and_the_one_device_limit():
     hit = symbols_of("pytorch-130181-mig-two-slices-assert-title")["mig-enabled"]
     assert "MIG-3g.40gb" in hit["message"] and "one MIG device" in hit["message"]
     assert "nvidia-smi -L" in hit["fix"]
+
+
+def test_torchrun_failure_report_names_its_host_and_rank():
+    # a real torchrun 2.13.0 report: rank 1 of two failed on this host; what a rule for a job that
+    # fails on one node of many would compare across nodes (elastic.toml)
+    from hpcdoctor.triage.messages import find_messages
+
+    found = find_messages((PASTES / "torchrun-2.13-rank1-fails-childfailederror.txt").read_text(), families=["elastic"])
+    by_id = {s["id"]: s for s in found}
+    assert by_id["elastic:root-cause-host"]["host"] == "localhost"
+    assert (by_id["elastic:failure-rank"]["rank"], by_id["elastic:failure-rank"]["local_rank"]) == ("1", "1")
+    assert by_id["elastic:failure-exitcode"]["exitcode"] == "1"
+    assert "elastic:child-failed" in by_id
