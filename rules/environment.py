@@ -8,7 +8,7 @@ from typing import Iterator
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import (catalogued, nccl_named_cause, nccl_shm_cause, ticket_all, ticket_evidence,
-                                     ticket_symptoms, version_of)
+                                     ticket_symptoms, told_evidence, version_of)
 from hpcdoctor.rules._where import SHM_BIGGER, shm_fix
 
 
@@ -222,3 +222,38 @@ def nccl_system_error(f: FactView) -> Iterator[Hit]:
               fix="NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,SHM python train.py 2>&1 | grep -m1 -B5 'NCCL WARN'"
                   "   # the same command that failed; the first NCCL WARN names the call and its errno",
               evidence=ticket_evidence(s))
+
+
+@rule("ENV013", "amd-hsmp-driver-missing", "error", "amd-smi cannot start: no HSMP driver (amd_hsmp) for the AMD CPUs",
+      impact=5)
+def amd_hsmp_driver_missing(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, AMD SMI failing to initialise because its CPU side (E-SMI) finds no
+        HSMP driver: the library's "ESMI Not initialized, drivers not found", the status codes
+        AMDSMI_STATUS_NO_HSMP_DRV ("HSMP driver not found") and AMDSMI_STATUS_NO_DRV, or the CLI's
+        "Driver not loaded (amd_hsmp not found in modules)".
+
+    Why it matters:
+        On AMD EPYC nodes amd-smi reads the CPUs through the Host System Management Port, which
+        the amd_hsmp kernel driver provides; without it the library's initialisation for CPUs
+        fails and amd-smi reports nothing (GPU monitoring built on it stops too). The GPUs
+        themselves are not at fault.
+
+    How to fix:
+        Load the amd_hsmp module (administrators); where it does not load, HSMP support is off in
+        the BIOS and must be enabled there, as AMD's maintainers advise.
+
+    References:
+        - https://github.com/ROCm/amdsmi/issues/84 (AMD: enable HSMP in the BIOS, load amd_hsmp)
+        - https://docs.kernel.org/arch/x86/amd_hsmp.html (/dev/hsmp; amd_hsmp and hsmp_acpi)
+        - https://github.com/ROCm/amdsmi/blob/amd-staging/src/amd_smi/amd_smi_system.cc
+    """
+    for s in catalogued(f, "amd-hsmp-driver-missing"):
+        yield Hit(message=f"amd-smi's CPU side found no HSMP driver (amd_hsmp) (line {s.get('line')}: "
+                          f"\"{str(s.get('text', '')).strip()[:120]}\"): AMD SMI cannot initialise for the CPUs",
+                  fix="ls -l /dev/hsmp   # the device every HSMP driver creates: missing when none is loaded\n"
+                      "sudo modprobe amd_hsmp || sudo modprobe hsmp_acpi   # administrators (hsmp_acpi: a BIOS that "
+                      "describes HSMP in ACPI, newer kernels); if neither loads, enable HSMP support in the BIOS",
+                  evidence=told_evidence(s))
+        return

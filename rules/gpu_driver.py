@@ -89,6 +89,18 @@ _INIT_FAILED = ("the NVIDIA driver probed the GPU but failed to initialise it (R
                 "start, PCI BAR/resource assignment, or a GPU in a bad state; nvidia-smi then finds no devices",
                 "journalctl -k -b | grep -iE 'NVRM|BAR|AER'   # the lines before RmInitAdapter failed say which step\n"
                 "sudo nvidia-bug-report.sh   # administrators: the report NVIDIA asks for")
+# nvidia-container-cli (knowledge/messages/container.toml) runs on the host, before the container
+# starts: what it cannot load or initialise is the host's driver, never the image's.
+_HOST_NO_LIBRARY = ("nvidia-container-cli (the NVIDIA Container Toolkit, on the host) cannot load the driver's NVML library: "
+                    "no NVIDIA driver is installed on the host (on WSL: no Windows NVIDIA driver with WSL support)",
+                    "nvidia-smi   # on the host, outside any container: it must list the GPUs before a container can\n"
+                    "ldconfig -p | grep libnvidia-ml   # empty: install the NVIDIA driver on the host")
+_HOST_CUDA_INIT = ("nvidia-container-cli (on the host) could not initialise CUDA: the host's driver installation or the state "
+                   "of its kernel modules is broken (NVIDIA's maintainers: usually the driver installation; a reboot often "
+                   "clears it)",
+                   "nvidia-smi   # on the host: an error here is the driver's, not docker's\n"
+                   "journalctl -k -b | grep -iE 'NVRM|nvidia'   # the driver's own complaint\n"
+                   "sudo reboot   # administrators, when nvidia-smi fails after a driver update")
 _TOLD_DRIVER = {
     "nvrm:probe-routine-not-called": _HELD_BY_OTHER,
     "nvrm:rm-init-adapter-failed": _INIT_FAILED, "nvrm:rm-init-adapter-failed-minor": _INIT_FAILED,
@@ -98,6 +110,7 @@ _TOLD_DRIVER = {
     "cuda_driver:CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": _MISMATCH,
     "nvidia_smi:nvml-library-not-found": _NO_LIBRARY, "nvml:NVML_ERROR_LIBRARY_NOT_FOUND": _NO_LIBRARY,
     "nvidia_smi:no-devices-found": _NO_DEVICE,
+    "container:nvc-nvml-library-not-loaded": _HOST_NO_LIBRARY, "container:nvc-cuda-init-error": _HOST_CUDA_INIT,
 }
 
 
@@ -122,4 +135,61 @@ def _driver_unusable_told(f: FactView):
         said, fix = _TOLD_DRIVER[s["id"]]
         yield Hit(message=f"{said} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
                   fix=fix, evidence=told_evidence(s))
+        return
+
+
+# What docker, podman and the CDI say when no NVIDIA runtime is set up (knowledge/messages/container.toml),
+# and what is missing for each.
+_TOOLKIT_SAID = {
+    "container:docker-no-gpu-device-driver": "docker has no device driver for --gpus: the NVIDIA Container Toolkit is not "
+                                             "installed on the host, or docker was not restarted after installing it",
+    "container:docker-unknown-runtime-nvidia": "docker has no runtime named nvidia: the NVIDIA Container Toolkit is not "
+                                               "installed, or its runtime was never added to /etc/docker/daemon.json",
+    "container:cdi-unresolvable-nvidia-device": "no CDI specification on the host describes the NVIDIA GPUs: the NVIDIA "
+                                                "Container Toolkit has not generated one (or it predates the driver now installed)",
+}
+_TOOLKIT_FIX = {
+    "container:cdi-unresolvable-nvidia-device":
+        "nvidia-ctk --version   # missing: install the NVIDIA Container Toolkit first\n"
+        "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml && nvidia-ctk cdi list   # lists nvidia.com/gpu=all",
+}
+_DOCKER_FIX = ("nvidia-ctk --version   # missing: install nvidia-container-toolkit from NVIDIA's repository "
+               "(docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html)\n"
+               "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker\n"
+               "docker info | grep -i runtimes   # nvidia listed: docker run --gpus all now finds the GPUs")
+
+
+@rule("GPU017", "nvidia-container-toolkit-missing", "error", "containers cannot be given GPUs: no NVIDIA Container Toolkit set up",
+      impact=8)
+def nvidia_container_toolkit_missing(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, docker or podman refusing a GPU request because nothing on the host
+        provides GPUs to containers: docker's "could not select device driver "" with
+        capabilities: [[gpu]]" (docker run --gpus), "unknown or invalid runtime name: nvidia" /
+        "Unknown runtime specified nvidia" (--runtime=nvidia), and the Container Device
+        Interface's "unresolvable CDI devices nvidia.com/gpu=..." (podman, docker --device).
+
+    Why it matters:
+        The container never starts, or starts without GPUs. The host's driver may be perfectly
+        healthy: docker registers its "nvidia" device driver only when the NVIDIA Container
+        Toolkit's hook is installed, and podman needs the Toolkit's CDI specification.
+        Reinstalling drivers or CUDA changes nothing.
+
+    How to fix:
+        Install the NVIDIA Container Toolkit on the host, configure docker's runtime with
+        nvidia-ctk runtime configure and restart docker; for podman (CDI), generate the
+        specification with nvidia-ctk cdi generate.
+
+    References:
+        - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html
+        - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/cdi-support.html
+        - https://github.com/OpenBMB/XAgent/issues/273 (installing nvidia-container-toolkit fixed docker --gpus)
+    """
+    for s in f.get("ticket.symptoms") or []:
+        said = _TOOLKIT_SAID.get(s.get("id"))
+        if said is None:
+            continue
+        yield Hit(message=f"{said} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
+                  fix=_TOOLKIT_FIX.get(s["id"], _DOCKER_FIX), evidence=told_evidence(s))
         return

@@ -7,6 +7,7 @@ from typing import Iterator
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, facts_or_ticket, told_evidence
 from hpcdoctor.rules._gpu import as_int, gpu_list, subject
 
 
@@ -148,6 +149,12 @@ def mig_enabled(f: FactView) -> Iterator[Hit]:
     What it detects:
         A GPU with Multi-Instance GPU mode enabled (or pending).
 
+        In a pasted ticket: nvidia-smi's MIG device lines and MIG section, a MIG UUID, a GPU named
+        with its MIG profile (A100-SXM4-80GB-MIG-3g.40gb), nvidia-smi refusing a setting on a
+        MIG-enabled device, or the user saying the GPU is partitioned with MIG: a CUDA process
+        enumerates a single MIG device, so torch.cuda.device_count() is 1 and a second device
+        index fails (device >= 0 && device < num_gpus).
+
     Why it matters:
         A process sees only the MIG slice it was given, with a fraction of the SMs and memory, and
         NCCL cannot run collectives across MIG instances: multi-GPU training on MIG slices fails or
@@ -159,7 +166,13 @@ def mig_enabled(f: FactView) -> Iterator[Hit]:
 
     References:
         - https://docs.nvidia.com/datacenter/tesla/mig-user-guide/
+        - https://docs.nvidia.com/datacenter/tesla/mig-user-guide/mig-device-names.html (device enumeration)
+        - https://github.com/pytorch/pytorch/issues/130181 (one MIG slice per process; CUDA_VISIBLE_DEVICES=MIG-...)
     """
+    yield from facts_or_ticket(lambda: list(_mig_from_facts(f)), _mig_told(f))
+
+
+def _mig_from_facts(f: FactView):
     for g in gpu_list(f):
         if g.get("mig_enabled") is True or g.get("mig_pending") is True:
             n = g.get("mig_devices")
@@ -167,3 +180,19 @@ def mig_enabled(f: FactView) -> Iterator[Hit]:
                       + ": processes see a slice, and NCCL cannot span instances",
                       subject=subject(g), fix="# request a full (non-MIG) GPU for multi-GPU training",
                       evidence={"mig_enabled": g.get("mig_enabled"), "mig_devices": n})
+
+
+def _mig_told(f: FactView):
+    """A pasted line that shows or says MIG (knowledge/messages/mig.toml, prose.toml mig-said)."""
+    for s in catalogued(f, "mig-enabled"):
+        if s.get("id") == "mig:mig-mode-pending" and s.get("state") != "enable":
+            continue  # a pending disable: MIG is on its way out
+        said = str(s.get("matched") or s.get("text", "")).strip()[:120]  # the MIG words, not a long title around them
+        yield Hit(message=f"the GPU is partitioned with MIG (line {s.get('line')}: \"{said}\"): "
+                          "a CUDA process enumerates one MIG device, so it sees one GPU of that slice's size, and NCCL "
+                          "cannot span MIG instances",
+                  fix="nvidia-smi -L   # the MIG devices (MIG-... UUIDs) under each GPU: one per process, "
+                      "in CUDA_VISIBLE_DEVICES\n"
+                      "# for multi-GPU training request full (non-MIG) GPUs from the scheduler",
+                  evidence=told_evidence(s))
+        return

@@ -62,3 +62,104 @@ def slurm_job_without_gpus(f: FactView) -> Iterator[Hit]:
                       f"and asked it for no GPUs, and CUDA saw none (line {none_seen.get('line')}: "
                       f"\"{str(none_seen.get('text', '')).strip()[:100]}\"): Slurm gives a job only the GPUs it requests",
               fix=_FIX, evidence={**told_evidence(none_seen), "slurm.line": slurm.get("line")})
+
+
+# Slurm's refusals of a GRES (GPU) request (knowledge/messages/slurm.toml, slurm_strerror's table):
+# what each says of the request, and what to look at.
+_GRES_REFUSED = {
+    "slurm:ESLURM_INVALID_GRES": "the cluster defines no GRES of the name or type the job asked for (GresTypes and "
+                                 "the nodes' Gres= in slurm.conf), or the request's form is wrong",
+    "slurm:ESLURM_UNSUPPORTED_GRES": "the cluster's SelectType plugin cannot honour the option: --gpus, --gpus-per-* "
+                                     "and --cpus-per-gpu need select/cons_tres; --gres=gpu:N works with the others",
+    "slurm:ESLURM_INVALID_GRES_TYPE": "the GRES request mixes a typed form (gpu:a100:1) and an untyped one (gpu:1)",
+    "slurm:ESLURM_DUPLICATE_GRES": "the job asks for the same GRES twice",
+    "slurm:ESLURM_INSUFFICIENT_GRES": "a job step asked for more GPUs than the job's allocation holds",
+    "slurm:ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE": "no node in the partitions (and QOS, account) the job may use has "
+                                                      "the GPUs it asked for together with its CPUs and memory: GPU nodes "
+                                                      "are often in a partition of their own, named with --partition",
+}
+_REQUEST_FIX = ("sinfo -o '%20P %10a %.5D %30G'   # the partitions and the GRES their nodes offer (gpu:TYPE:COUNT)\n"
+                "scontrol show partition | grep -E 'PartitionName|QoS|AllowAccounts|AllowQos'   # what a GPU partition asks of a job\n"
+                "scontrol show config | grep -E 'SelectType|GresTypes'   # select/cons_tres is needed for --gpus and --gpus-per-*")
+
+
+@rule("ENV011", "slurm-gpu-request-rejected", "error", "Slurm refused the job's GPU (GRES) request", impact=8)
+def slurm_gpu_request_rejected(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, srun, sbatch or salloc refusing a job for its GPU request: Slurm's own
+        errors for GRES ("Invalid generic resource (gres) specification", "Requested GRES option
+        unsupported by configured SelectType plugin", a typed and untyped GRES mixed, a GRES
+        given twice, a step asking for more than its allocation) and "Requested node
+        configuration is not available" where the paste shows the job asked for GPUs
+        (--gres=gpu, --gpus, --gpus-per-node/task/socket, -G).
+
+    Why it matters:
+        The job never starts; nothing on a node is broken. The request does not fit the cluster:
+        the GPUs live in a partition (with its own QOS or account) the job did not name, the
+        cluster calls its GPUs by a type the request does not use, or its scheduler plugin does
+        not support the --gpus options.
+
+    How to fix:
+        Ask for GPUs as the site defines them: sinfo lists each partition's GRES (gpu:TYPE:COUNT),
+        scontrol show partition the QOS and accounts a GPU partition requires; name them
+        (--partition, --qos, --account) with --gres=gpu:N or --gpus=N. Where SelectType is not
+        select/cons_tres, use --gres=gpu:N instead of --gpus.
+
+    References:
+        - https://slurm.schedmd.com/gres.html
+        - https://slurm.schedmd.com/srun.html (--gpus, --gres, --gpus-per-node)
+        - https://github.com/SchedMD/slurm/blob/master/src/common/slurm_errno.c (the messages)
+    """
+    found = f.get("ticket.symptoms") or []
+    asked = next((s for s in found if s.get("id") == "prose:slurm-gpus-requested"), None)
+    for s in found:
+        sid = s.get("id")
+        if sid not in _GRES_REFUSED:
+            continue
+        if sid == "slurm:ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE" and asked is None:
+            continue  # also any request too large in CPUs, memory or nodes: the GPUs must be shown asked for
+        why = f" (the GPU request, line {asked.get('line')})" if asked is not None else ""
+        yield Hit(message=f"Slurm refused the job (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\"): "
+                          f"{_GRES_REFUSED[sid]}{why}",
+                  fix=_REQUEST_FIX, evidence=told_evidence(s))
+        return
+
+
+@rule("ENV012", "slurm-gres-count-mismatch", "error", "Slurm drained a node that reported fewer GPUs than configured",
+      impact=9)
+def slurm_gres_count_mismatch(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, the reason slurmctld gives a node it drained because its slurmd found
+        fewer GRES (GPUs) than slurm.conf configures for it: "gres/gpu count reported lower than
+        configured (0 < 8)", or "gpu:TYPE count too low (N < M)" (scontrol show node, sinfo -R).
+
+    Why it matters:
+        The node takes no jobs until an administrator resumes it. slurmd counts the GPUs when it
+        starts: a driver not yet loaded then (slurmd started before the NVIDIA module or
+        persistence daemon), a GPU fallen off the bus, or gres.conf naming device files or
+        AutoDetect that do not match the node gives fewer than slurm.conf says.
+
+    How to fix:
+        Compare what the driver sees (nvidia-smi -L) with what slurmd detects (slurmd -G); when
+        the driver sees every GPU, restart slurmd and resume the node; when it does not, the
+        node's GPUs or driver need attention first (gpu-driver-unusable, gpu-fallen-off-bus).
+
+    References:
+        - https://slurm.schedmd.com/gres.html
+        - https://slurm.schedmd.com/scontrol.html (State=RESUME)
+        - https://github.com/SchedMD/slurm/blob/master/src/interfaces/gres.c (the drain reasons)
+    """
+    for s in f.get("ticket.symptoms") or []:
+        if s.get("id") not in ("slurm:gres-count-reported-lower", "slurm:gres-count-too-low"):
+            continue
+        gres, found, configured = s.get("gres") or "gres/gpu", s.get("found"), s.get("configured")
+        yield Hit(message=f"slurmd reported {found} {gres} where slurm.conf configures {configured}, so Slurm drained the node "
+                          f"(line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
+                  fix="nvidia-smi -L   # the GPUs the driver sees now\n"
+                      "sudo slurmd -G   # the GRES slurmd detects (gres.conf, AutoDetect); each must be there\n"
+                      "sudo systemctl restart slurmd && sudo scontrol update nodename=\"$(hostname -s)\" state=resume"
+                      "   # administrators, once the driver sees every GPU",
+                  evidence=told_evidence(s))
+        return
