@@ -255,7 +255,7 @@ def test_stop_signal_cleans_children_and_temporary_folders(tmp_path, signum):
                 time.sleep(0.05)
             time.sleep(0.5)
             proc.send_signal(signum)
-            out, err = proc.communicate(timeout=20)
+            out, err = proc.communicate(timeout=60)  # a loaded CI machine; a hang still fails
             assert proc.returncode == 128 + signum, (proc.returncode, err)
             assert err.count("\n") == 1 and err.startswith("hpcdoctor: ") and "Traceback" not in err, err
             time.sleep(0.3)
