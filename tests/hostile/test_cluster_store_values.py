@@ -14,8 +14,13 @@ import pytest
 
 from hpcdoctor.payload import cluster_wire as wire
 
-torch = pytest.importorskip("torch")
-dist = pytest.importorskip("torch.distributed")
+try:
+    import torch.distributed as dist
+except ImportError:  # CI's oldest-Python run has no torch in-process; its default-Python run must
+    if os.environ.get("CI") == "true" and os.environ.get("HPCDOCTOR_TEST_TORCH_PYTHON") is None:
+        raise
+    pytest.skip("no torch in this interpreter: the store is tested in-process on the Python that has it "
+                "(CI's default-Python run)", allow_module_level=True)
 
 MiB = 1 << 20
 TIMEOUT = datetime.timedelta(seconds=10)
