@@ -20,7 +20,8 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         driver", "No devices were found" and "couldn't find libnvidia-ml.so library", NVML's
         "Driver/library version mismatch", "Driver Not Loaded" and "NVML Shared Library Not Found",
         CUDA's error 803 (display driver / CUDA driver mismatch), and torch's "CUDA unknown error"
-        at start-up (CUDA's 999 from the device count: the unified-memory module's state).
+        at start-up (CUDA's 999 from the device count: the unified-memory module's state), which
+        jax/XLA and numba print as cuInit's CUDA_ERROR_UNKNOWN.
 
     Why it matters:
         Every GPU job on the node fails or silently runs on the CPU. A driver/library mismatch is
@@ -104,7 +105,7 @@ _HOST_CUDA_INIT = ("nvidia-container-cli (on the host) could not initialise CUDA
 _TOLD_DRIVER = {
     "nvrm:probe-routine-not-called": _HELD_BY_OTHER,
     "nvrm:rm-init-adapter-failed": _INIT_FAILED, "nvrm:rm-init-adapter-failed-minor": _INIT_FAILED,
-    "torch:cuda-unknown-error": _INIT_UNKNOWN,
+    "torch:cuda-unknown-error": _INIT_UNKNOWN, "cuda_driver:CUDA_ERROR_UNKNOWN": _INIT_UNKNOWN,
     "nvidia_smi:couldnt-communicate": _NOT_LOADED, "nvml:NVML_ERROR_DRIVER_NOT_LOADED": _NOT_LOADED,
     "nvml:NVML_ERROR_LIB_RM_VERSION_MISMATCH": _MISMATCH, "cuda:cudaErrorSystemDriverMismatch": _MISMATCH,
     "cuda_driver:CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": _MISMATCH,
@@ -132,6 +133,8 @@ def _driver_unusable_told(f: FactView):
             continue
         if s["id"] == "nvidia_smi:no-devices-found" and not _nvidia_gpu_shown(f):
             continue  # also what a node without an NVIDIA GPU answers (a container run with --nv on a CPU node)
+        if s["id"] == "cuda_driver:CUDA_ERROR_UNKNOWN" and "cuInit" not in str(s.get("text", "")):
+            continue  # 999 from any later call is a program's or a GPU's error, not the driver failing to start
         said, fix = _TOLD_DRIVER[s["id"]]
         yield Hit(message=f"{said} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
                   fix=fix, evidence=told_evidence(s))

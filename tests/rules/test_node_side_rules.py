@@ -33,3 +33,11 @@ def test_amd_hsmp_driver_missing():
     assert "ESMI Not initialized" in hit.message and "/dev/hsmp" in hit.fix
     # a ROCm node's report with amd-smi's GPU side working says nothing of the CPUs' driver
     assert not fired("amd-hsmp-driver-missing", recorded_paste_facts("vllm-45751-rocm-new-format-tail-cut.txt"))
+
+
+def test_cuinit_unknown_error_is_the_driver_state_and_a_retyped_unknown_runtime_is_the_toolkit():
+    (hit,) = fired("gpu-driver-unusable", recorded_paste_facts("jaxsim-50-cuinit-unknown-after-suspend.txt"))
+    assert "nvidia_uvm" in hit.message and "modprobe nvidia_uvm" in hit.fix
+    # the user's own "unknow runtime specified nvidia" is docker's message, retyped
+    (hit,) = fired("nvidia-container-toolkit-missing", recorded_paste_facts("netdata-glibc-2-unknown-runtime-nvidia.txt"))
+    assert "runtime named nvidia" in hit.message
