@@ -21,7 +21,9 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         "Driver/library version mismatch", "Driver Not Loaded" and "NVML Shared Library Not Found",
         CUDA's error 803 (display driver / CUDA driver mismatch), and torch's "CUDA unknown error"
         at start-up (CUDA's 999 from the device count: the unified-memory module's state), which
-        jax/XLA and numba print as cuInit's CUDA_ERROR_UNKNOWN.
+        jax/XLA and numba print as cuInit's CUDA_ERROR_UNKNOWN. modprobe's answers to loading the
+        module: not found for this kernel (a DKMS build that never ran), refused by Secure Boot
+        ("Required key not available"), or no GPU to drive ("No such device").
 
     Why it matters:
         Every GPU job on the node fails or silently runs on the CPU. A driver/library mismatch is
@@ -102,7 +104,21 @@ _HOST_CUDA_INIT = ("nvidia-container-cli (on the host) could not initialise CUDA
                    "nvidia-smi   # on the host: an error here is the driver's, not docker's\n"
                    "journalctl -k -b | grep -iE 'NVRM|nvidia'   # the driver's own complaint\n"
                    "sudo reboot   # administrators, when nvidia-smi fails after a driver update")
+# modprobe's own refusals (knowledge/messages/kmod.toml): why "sudo modprobe nvidia" did not load it.
+_NOT_BUILT = ("the running kernel has no NVIDIA module (modprobe finds none in its module directory): the driver was built "
+              "for another kernel, typically a kernel update whose DKMS build failed or never ran",
+              "dkms status   # the nvidia module and the kernels it was built for: the running one, uname -r, must be listed\n"
+              "sudo apt-get install linux-headers-$(uname -r) && sudo dkms autoinstall   # administrators (dnf install "
+              "kernel-devel-$(uname -r) on RHEL); then sudo modprobe nvidia && nvidia-smi")
+_UNSIGNED = ("the kernel refuses the NVIDIA module because it is not signed with a key it trusts: Secure Boot is on and the "
+             "DKMS-built module was never signed with an enrolled key",
+             "mokutil --sb-state   # SecureBoot enabled: the module must be signed with a Machine Owner Key\n"
+             "journalctl -k -b | grep -iE 'lockdown|module verification|key'   # the kernel's own words for the refusal")
+_NO_GPU_TO_DRIVE = ("the NVIDIA module loaded no GPU (No such device): another kernel driver holds the GPUs, or none here is "
+                    "one this driver supports",) + _HELD_BY_OTHER[1:]
 _TOLD_DRIVER = {
+    "kmod:nvidia-module-not-found": _NOT_BUILT, "kmod:nvidia-insert-key-refused": _UNSIGNED,
+    "kmod:nvidia-insert-no-device": _NO_GPU_TO_DRIVE,
     "nvrm:probe-routine-not-called": _HELD_BY_OTHER,
     "nvrm:rm-init-adapter-failed": _INIT_FAILED, "nvrm:rm-init-adapter-failed-minor": _INIT_FAILED,
     "torch:cuda-unknown-error": _INIT_UNKNOWN, "cuda_driver:CUDA_ERROR_UNKNOWN": _INIT_UNKNOWN,
@@ -128,7 +144,8 @@ def _driver_unusable_told(f: FactView):
     """A pasted nvidia-smi, NVML or CUDA message that says the driver cannot be used: the first
     one, with what it means. Only the messages above: torch's "Found no NVIDIA driver on your
     system" is also true of a machine without a GPU, where it is no fault."""
-    for s in catalogued(f, "gpu-driver-unusable"):
+    # modprobe's refusal says why the module is not loaded, which nvidia-smi's line above it does not: first
+    for s in sorted(catalogued(f, "gpu-driver-unusable"), key=lambda s: not str(s.get("id", "")).startswith("kmod:")):
         if s["id"] not in _TOLD_DRIVER:
             continue
         if s["id"] == "nvidia_smi:no-devices-found" and not _nvidia_gpu_shown(f):
