@@ -38,6 +38,7 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         - 004_3c12714629749d50.txt (node health checks before jobs)
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html (nvmlReturn_t)
         - https://github.com/pop-os/default-settings/pull/64 (CUDA's unknown error after a resume)
+        - https://download.nvidia.com/XFree86/Linux-x86_64/595.45.04/README/powermanagement.html (suspend with UVM)
         - https://github.com/pytorch/pytorch/issues/49081 (/dev/nvidia-uvm missing)
     """
     found = False
@@ -79,7 +80,10 @@ _INIT_UNKNOWN = ("CUDA could not initialise the GPU (CUDA's unknown error, 999, 
                  "where the program ran; less often CUDA_VISIBLE_DEVICES was changed after the program started",
                  "ls -l /dev/nvidia-uvm   # missing: sudo nvidia-modprobe -c 0 -u\n"
                  "sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm   # administrators, with no CUDA program running; "
-                 "or reboot")
+                 "or reboot\n"
+                 "echo 'options nvidia NVreg_PreserveVideoMemoryAllocations=1' | sudo tee /etc/modprobe.d/nvidia-suspend.conf "
+                 "&& sudo systemctl enable nvidia-suspend.service nvidia-hibernate.service nvidia-resume.service   "
+                 "# after a suspend: NVIDIA's systemd power management saves CUDA's (UVM) state; from the next boot")
 # The NVIDIA driver's kernel notices (knowledge/messages/nvrm.toml): another kernel driver bound the
 # GPUs first (the driver's own advice: unload it), or the driver could not initialise a GPU it had.
 _HELD_BY_OTHER = ("another kernel driver (nouveau, nvidiafb, rivafb, vfio-pci or a driver_override) took the NVIDIA "
