@@ -20,7 +20,10 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         driver", "No devices were found" and "couldn't find libnvidia-ml.so library", NVML's
         "Driver/library version mismatch", "Driver Not Loaded" and "NVML Shared Library Not Found",
         CUDA's error 803 (display driver / CUDA driver mismatch), and torch's "CUDA unknown error"
-        at start-up (CUDA's 999 from the device count: the unified-memory module's state).
+        at start-up (CUDA's 999 from the device count: the unified-memory module's state), which
+        jax/XLA and numba print as cuInit's CUDA_ERROR_UNKNOWN. modprobe's answers to loading the
+        module: not found for this kernel (a DKMS build that never ran), refused by Secure Boot
+        ("Required key not available"), or no GPU to drive ("No such device").
 
     Why it matters:
         Every GPU job on the node fails or silently runs on the CPU. A driver/library mismatch is
@@ -35,6 +38,7 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         - 004_3c12714629749d50.txt (node health checks before jobs)
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html (nvmlReturn_t)
         - https://github.com/pop-os/default-settings/pull/64 (CUDA's unknown error after a resume)
+        - https://download.nvidia.com/XFree86/Linux-x86_64/595.45.04/README/powermanagement.html (suspend with UVM)
         - https://github.com/pytorch/pytorch/issues/49081 (/dev/nvidia-uvm missing)
     """
     found = False
@@ -76,7 +80,10 @@ _INIT_UNKNOWN = ("CUDA could not initialise the GPU (CUDA's unknown error, 999, 
                  "where the program ran; less often CUDA_VISIBLE_DEVICES was changed after the program started",
                  "ls -l /dev/nvidia-uvm   # missing: sudo nvidia-modprobe -c 0 -u\n"
                  "sudo modprobe -r nvidia_uvm && sudo modprobe nvidia_uvm   # administrators, with no CUDA program running; "
-                 "or reboot")
+                 "or reboot\n"
+                 "echo 'options nvidia NVreg_PreserveVideoMemoryAllocations=1' | sudo tee /etc/modprobe.d/nvidia-suspend.conf "
+                 "&& sudo systemctl enable nvidia-suspend.service nvidia-hibernate.service nvidia-resume.service   "
+                 "# after a suspend: NVIDIA's systemd power management saves CUDA's (UVM) state; from the next boot")
 # The NVIDIA driver's kernel notices (knowledge/messages/nvrm.toml): another kernel driver bound the
 # GPUs first (the driver's own advice: unload it), or the driver could not initialise a GPU it had.
 _HELD_BY_OTHER = ("another kernel driver (nouveau, nvidiafb, rivafb, vfio-pci or a driver_override) took the NVIDIA "
@@ -101,10 +108,24 @@ _HOST_CUDA_INIT = ("nvidia-container-cli (on the host) could not initialise CUDA
                    "nvidia-smi   # on the host: an error here is the driver's, not docker's\n"
                    "journalctl -k -b | grep -iE 'NVRM|nvidia'   # the driver's own complaint\n"
                    "sudo reboot   # administrators, when nvidia-smi fails after a driver update")
+# modprobe's own refusals (knowledge/messages/kmod.toml): why "sudo modprobe nvidia" did not load it.
+_NOT_BUILT = ("the running kernel has no NVIDIA module (modprobe finds none in its module directory): the driver was built "
+              "for another kernel, typically a kernel update whose DKMS build failed or never ran",
+              "dkms status   # the nvidia module and the kernels it was built for: the running one, uname -r, must be listed\n"
+              "sudo apt-get install linux-headers-$(uname -r) && sudo dkms autoinstall   # administrators (dnf install "
+              "kernel-devel-$(uname -r) on RHEL); then sudo modprobe nvidia && nvidia-smi")
+_UNSIGNED = ("the kernel refuses the NVIDIA module because it is not signed with a key it trusts: Secure Boot is on and the "
+             "DKMS-built module was never signed with an enrolled key",
+             "mokutil --sb-state   # SecureBoot enabled: the module must be signed with a Machine Owner Key\n"
+             "journalctl -k -b | grep -iE 'lockdown|module verification|key'   # the kernel's own words for the refusal")
+_NO_GPU_TO_DRIVE = ("the NVIDIA module loaded no GPU (No such device): another kernel driver holds the GPUs, or none here is "
+                    "one this driver supports",) + _HELD_BY_OTHER[1:]
 _TOLD_DRIVER = {
+    "kmod:nvidia-module-not-found": _NOT_BUILT, "kmod:nvidia-insert-key-refused": _UNSIGNED,
+    "kmod:nvidia-insert-no-device": _NO_GPU_TO_DRIVE,
     "nvrm:probe-routine-not-called": _HELD_BY_OTHER,
     "nvrm:rm-init-adapter-failed": _INIT_FAILED, "nvrm:rm-init-adapter-failed-minor": _INIT_FAILED,
-    "torch:cuda-unknown-error": _INIT_UNKNOWN,
+    "torch:cuda-unknown-error": _INIT_UNKNOWN, "cuda_driver:CUDA_ERROR_UNKNOWN": _INIT_UNKNOWN,
     "nvidia_smi:couldnt-communicate": _NOT_LOADED, "nvml:NVML_ERROR_DRIVER_NOT_LOADED": _NOT_LOADED,
     "nvml:NVML_ERROR_LIB_RM_VERSION_MISMATCH": _MISMATCH, "cuda:cudaErrorSystemDriverMismatch": _MISMATCH,
     "cuda_driver:CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": _MISMATCH,
@@ -127,11 +148,14 @@ def _driver_unusable_told(f: FactView):
     """A pasted nvidia-smi, NVML or CUDA message that says the driver cannot be used: the first
     one, with what it means. Only the messages above: torch's "Found no NVIDIA driver on your
     system" is also true of a machine without a GPU, where it is no fault."""
-    for s in catalogued(f, "gpu-driver-unusable"):
+    # modprobe's refusal says why the module is not loaded, which nvidia-smi's line above it does not: first
+    for s in sorted(catalogued(f, "gpu-driver-unusable"), key=lambda s: not str(s.get("id", "")).startswith("kmod:")):
         if s["id"] not in _TOLD_DRIVER:
             continue
         if s["id"] == "nvidia_smi:no-devices-found" and not _nvidia_gpu_shown(f):
             continue  # also what a node without an NVIDIA GPU answers (a container run with --nv on a CPU node)
+        if s["id"] == "cuda_driver:CUDA_ERROR_UNKNOWN" and "cuInit" not in str(s.get("text", "")):
+            continue  # 999 from any later call is a program's or a GPU's error, not the driver failing to start
         said, fix = _TOLD_DRIVER[s["id"]]
         yield Hit(message=f"{said} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
                   fix=fix, evidence=told_evidence(s))

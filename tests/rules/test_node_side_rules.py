@@ -3,7 +3,7 @@ each fires on the paste that shows its cause and keeps silent on one that shows 
 
 from __future__ import annotations
 
-from rulekit import fired, recorded_paste_facts
+from rulekit import fired, paste_facts, recorded_paste_facts
 
 
 def test_slurm_gpu_request_rejected():
@@ -33,3 +33,33 @@ def test_amd_hsmp_driver_missing():
     assert "ESMI Not initialized" in hit.message and "/dev/hsmp" in hit.fix
     # a ROCm node's report with amd-smi's GPU side working says nothing of the CPUs' driver
     assert not fired("amd-hsmp-driver-missing", recorded_paste_facts("vllm-45751-rocm-new-format-tail-cut.txt"))
+
+
+def test_cuinit_unknown_error_is_the_driver_state_and_a_retyped_unknown_runtime_is_the_toolkit():
+    (hit,) = fired("gpu-driver-unusable", recorded_paste_facts("jaxsim-50-cuinit-unknown-after-suspend.txt"))
+    assert "nvidia_uvm" in hit.message and "modprobe nvidia_uvm" in hit.fix
+    # the user's own "unknow runtime specified nvidia" is docker's message, retyped
+    (hit,) = fired("nvidia-container-toolkit-missing", recorded_paste_facts("netdata-glibc-2-unknown-runtime-nvidia.txt"))
+    assert "runtime named nvidia" in hit.message
+
+
+# Verbatim lines of public forum threads (code index file ids 56883001384 and 57021943349; lines kept in
+# their order, the blocks between them cut): what
+# "sudo modprobe nvidia" answered when nvidia-smi could not reach the driver.
+MODPROBE_NOT_BUILT = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+                      "NVIDIA driver is installed and running.\n\n"
+                      ":~$ sudo modprobe nvidia\n"
+                      "modprobe: FATAL: Module nvidia not found in directory /lib/modules/4.15.0-34-generic\n")
+MODPROBE_UNSIGNED = (">sudo modprobe -v nvidia\n"
+                     "insmod /lib/modules/4.15.0-36-generic/updates/dkms/nvidia.ko \n"
+                     "modprobe: ERROR: could not insert 'nvidia': Required key not available\n")
+
+
+def test_modprobe_says_why_the_nvidia_module_is_not_loaded(tmp_path):
+    (hit,) = fired("gpu-driver-unusable", paste_facts(tmp_path, MODPROBE_NOT_BUILT))
+    assert "no NVIDIA module" in hit.message and "dkms autoinstall" in hit.fix  # modprobe's line, not nvidia-smi's
+    (hit,) = fired("gpu-driver-unusable", paste_facts(tmp_path, MODPROBE_UNSIGNED))
+    assert "Secure Boot" in hit.message and "mokutil --sb-state" in hit.fix
+    # another module missing is not the NVIDIA driver's state
+    assert not fired("gpu-driver-unusable", paste_facts(
+        tmp_path, "modprobe: FATAL: Module amdgpu not found in directory /lib/modules/6.8.0-45-generic\n"))

@@ -1,0 +1,119 @@
+"""The AMD node under ROCm: /dev/kfd that the user may not open, a GPU the kernel's KFD refuses."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, told_evidence
+
+# What says the user may not open /dev/kfd, by itself (knowledge/messages/kfd.toml): rocminfo's
+# EACCES and its group check, an ls -l of a device only root may open.
+_DENIED_ALONE = ("kfd:rocminfo-kfd-open-denied", "kfd:rocminfo-not-group-member", "kfd:kfd-device-root-only")
+# What says it only beside another sign: the user naming /dev/kfd's group is the normal set-up
+# until something failed for this user (works as root, hsa_init out of resources, an open refused).
+_GROUP_TOLD = "prose:kfd-owned-by-group"
+_FAILED_FOR_USER = ("prose:gpu-works-only-as-root", "hsa:HSA_STATUS_ERROR_OUT_OF_RESOURCES", "kfd:rocminfo-kfd-open-denied")
+# rocminfo found the user in the owning group: the open failed for another reason (its errno says which).
+_IS_MEMBER = "kfd:rocminfo-group-member"
+
+_GROUP_FIX = ("ls -l /dev/kfd /dev/dri/renderD*   # the group that owns them (render, or video on older systems), "
+              "mode crw-rw----\n"
+              "id -nG   # this user's groups: the owning group must be among them\n"
+              "sudo usermod -a -G render,video \"$USER\"   # administrators; then log out and in again\n"
+              "docker run --device /dev/kfd --device /dev/dri --group-add video --group-add render IMAGE rocminfo   "
+              "# in a container: the devices and groups passed in")
+_ROOT_ONLY_FIX = ("echo 'KERNEL==\"kfd\", GROUP=\"render\", MODE=\"0660\"' | sudo tee /etc/udev/rules.d/70-kfd.rules   "
+                  "# administrators: the device to the render group\n"
+                  "sudo udevadm control --reload-rules && sudo udevadm trigger   # ls -l /dev/kfd: crw-rw---- root render\n"
+                  "sudo usermod -a -G render,video \"$USER\"   # then log out and in again")
+
+
+@rule("GPU018", "rocm-kfd-permission-denied", "error", "ROCm cannot open /dev/kfd: the user lacks the device's group",
+      impact=8)
+def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, ROCm kept from the GPU by the permissions of /dev/kfd: rocminfo's
+        "Unable to open /dev/kfd read-write: Permission denied" or "<user> is not member of
+        "render" group, the default DRM access group", an ls -l showing /dev/kfd as
+        crw------- root root, or the user saying /dev/kfd belongs to the render (or video) group
+        beside a failure only they see (rocminfo works as root; hsa_init's
+        HSA_STATUS_ERROR_OUT_OF_RESOURCES). Not when rocminfo says the user is a member of the
+        group: the open then failed for a reason of the kernel's.
+
+    Why it matters:
+        Every ROCm program opens /dev/kfd and the GPU's /dev/dri/renderD* node first. Without
+        access, HIP finds no GPU, torch says "No HIP GPUs are available" and the HSA runtime
+        reports running out of resources, all of which point away from the cause. The driver
+        and GPU are fine: root can use them.
+
+    How to fix:
+        Add the user to the group that owns /dev/kfd and /dev/dri/renderD* (render on current
+        distributions, video on older ones) and log in again; in a container, pass the devices
+        with --device and the groups with --group-add. Where /dev/kfd is root's alone, a udev
+        rule gives it to the render group with mode 0660.
+
+    References:
+        - https://github.com/ROCm/ROCT-Thunk-Interface (README: the video group, render from Ubuntu 20.04)
+        - https://github.com/ROCm/rocminfo/blob/master/rocminfo.cc (CheckInitialState)
+        - https://github.com/ROCm/ROCT-Thunk-Interface/issues/36 (a root-only /dev/kfd fixed by a udev rule)
+    """
+    said = {s.get("id"): s for s in catalogued(f, "rocm-kfd-permission-denied")}
+    symptoms = {s.get("id"): s for s in f.get("ticket.symptoms") or []}
+    root_only = said.get("kfd:kfd-device-root-only")
+    if _IS_MEMBER in symptoms and root_only is None:
+        return
+    s = next((said[k] for k in _DENIED_ALONE if k in said), None)
+    if s is None and _GROUP_TOLD in said and any(k in symptoms for k in _FAILED_FOR_USER):
+        s = said[_GROUP_TOLD]
+    if s is None:
+        return
+    what = ("/dev/kfd is root's alone (mode 0600): no other user can open it" if s is root_only else
+            "the user may not open /dev/kfd: not in the group that owns it (render, or video on older systems)")
+    yield Hit(message=f"{what} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
+              fix=_ROOT_ONLY_FIX if s is root_only else _GROUP_FIX, evidence=told_evidence(s))
+
+
+_UNSUPPORTED_FIX = ("sudo dmesg | grep -i 'not supported in kfd'   # the GPU the kernel's KFD refuses\n"
+                    "lspci -nn -d 1002: | grep -Ei 'vga|display|3d'   # the GPU: ROCm runs only on one its release "
+                    "lists (rocm.docs.amd.com, system requirements)")
+_NEWER_KERNEL_FIX = ("uname -r   # this kernel's KFD does not know the GPU's graphics IP\n"
+                     "sudo dmesg | grep -i 'not supported in kfd'   # after installing a newer kernel (or the amdgpu-dkms "
+                     "of a ROCm release that lists this GPU) and rebooting: no line")
+
+
+@rule("GPU019", "rocm-gpu-unsupported", "error", "the kernel's KFD does not support this AMD GPU: ROCm cannot use it",
+      impact=8)
+def rocm_gpu_unsupported(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted kernel log, the amdgpu driver's KFD refusing a GPU: "kfd kfd: amdgpu:
+        PITCAIRN not supported in kfd" (a GPU family KFD never supported: TAHITI, PITCAIRN,
+        OLAND, TOPAZ and the other pre-GCN3 chips) or "GC IP 0b0004 not supported in kfd" (a
+        graphics IP this kernel's KFD does not know yet).
+
+    Why it matters:
+        Without KFD there is no ROCm compute on the GPU: rocminfo cannot open /dev/kfd (its
+        "Cannot allocate memory" or "No such file or directory") and the HSA runtime reports
+        HSA_STATUS_ERROR_OUT_OF_RESOURCES, which looks like a user-space problem. Reinstalling
+        ROCm or adding groups changes nothing.
+
+    How to fix:
+        For a chip family KFD never supported, ROCm cannot use the GPU: use one ROCm's release
+        lists. For an unknown graphics IP, a newer kernel (or the amdgpu-dkms driver of a ROCm
+        release that lists the GPU) may know it.
+
+    References:
+        - https://rocm.docs.amd.com/projects/install-on-linux/en/latest/reference/system-requirements.html
+        - https://github.com/torvalds/linux/blob/master/drivers/gpu/drm/amd/amdkfd/kfd_device.c (kgd2kfd_probe)
+        - https://github.com/ROCm/legacy-rocm-build/issues/2232 (PITCAIRN not supported in kfd)
+    """
+    for s in catalogued(f, "rocm-gpu-unsupported"):
+        gc_ip = s.get("id") == "kfd:amdkfd-gc-ip-not-supported"
+        what = ("this kernel's KFD does not know the GPU's graphics IP: no ROCm compute on it with this kernel" if gc_ip
+                else "the kernel's KFD does not support this GPU family: ROCm cannot use it")
+        yield Hit(message=f"{what} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
+                  fix=_NEWER_KERNEL_FIX if gc_ip else _UNSUPPORTED_FIX, evidence=told_evidence(s))
+        return
