@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from typing import Iterator
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 from hpcdoctor import knowledge
 from hpcdoctor.knowledge import expect
@@ -11,7 +11,7 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 
 
-def _measured(f: FactView):
+def _measured(f: FactView) -> Iterator[Tuple[Dict[str, Any], Dict[str, Any], Optional[int]]]:
     """(bench GPU entry, facts GPU entry, SM count) pairs for the GPUs that were measured."""
     bench = f["bench"]
     gpus = f.gpus()
@@ -21,7 +21,7 @@ def _measured(f: FactView):
         yield b, g, sms.get(b.get("index"))
 
 
-def _figure(entry, *keys):
+def _figure(entry: Any, *keys: str) -> Optional[float]:
     for k in keys:
         entry = entry.get(k) if isinstance(entry, dict) else None
     return entry if isinstance(entry, (int, float)) else None

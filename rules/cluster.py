@@ -34,7 +34,7 @@ def node_link(net: Any) -> Optional[Tuple[float, str]]:
     return None
 
 
-def _expected(f, required: bool = False) -> Optional[Tuple[float, str]]:
+def _expected(f: FactView, required: bool = False) -> Optional[Tuple[float, str]]:
     """The slowest node's NIC in GB/s, and the sentence saying where it came from."""
     links = {h: node_link(n) for h, n in (f.get("cluster.network") or {}).items()}
     if not links or any(v is None for v in links.values()):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Iterator, Optional
 
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
@@ -10,12 +10,12 @@ from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.rules._common import version_of
 
 
-def _windows(f) -> bool:
+def _windows(f: FactView) -> bool:
     t = f.get("torch") if isinstance(f.get("torch"), dict) else {}
     return "windows" in f"{t.get('os') or ''} {t.get('python_platform') or ''}".lower()
 
 
-def _not_judged_below(driver, need, cc, first) -> None:
+def _not_judged_below(driver: Optional[str], need: Any, cc: str, first: Any) -> None:
     """A generation whose first driver is not confirmed (Hopper): at or above the driver of the
     toolkit that first builds for it, surely new enough; below it, not judged, never a pass."""
     have = version_of(driver)

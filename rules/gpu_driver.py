@@ -144,7 +144,7 @@ def _nvidia_gpu_shown(f: FactView) -> bool:
     return any(str(s.get("id", "")).startswith(("nvrm:", "xid:")) for s in f.get("ticket.symptoms") or [])
 
 
-def _driver_unusable_told(f: FactView):
+def _driver_unusable_told(f: FactView) -> Iterator[Hit]:
     """A pasted nvidia-smi, NVML or CUDA message that says the driver cannot be used: the first
     one, with what it means. Only the messages above: torch's "Found no NVIDIA driver on your
     system" is also true of a machine without a GPU, where it is no fault."""

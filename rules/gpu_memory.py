@@ -3,7 +3,7 @@ data-centre part (GPU002-GPU004)."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Any, Dict, Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
@@ -38,7 +38,7 @@ def ecc_uncorrectable_errors(f: FactView) -> Iterator[Hit]:
     yield from facts_or_told(f, "ecc-uncorrectable-errors", lambda: list(_ecc_from_facts(f)), _ecc_told)
 
 
-def _ecc_told(s):
+def _ecc_told(s: Dict[str, Any]) -> Hit:
     what = f"Xid {s.get('code')} ({s.get('means', '')[:60]})" if s.get("family") == "xid" else s.get("key")
     return Hit(message=f"an uncorrectable ECC error was reported ({what}, line {s.get('line')}): data in GPU memory "
                        "was corrupted and the GPU needs a reset",
@@ -47,7 +47,7 @@ def _ecc_told(s):
                evidence=told_evidence(s))
 
 
-def _ecc_from_facts(f: FactView):
+def _ecc_from_facts(f: FactView) -> Iterator[Hit]:
     for g in gpu_list(f):
         vol, agg = as_int(g.get("ecc_uncorrectable_volatile")), as_int(g.get("ecc_uncorrectable_aggregate"))
         if vol:
@@ -85,7 +85,7 @@ def row_remap_pending(f: FactView) -> Iterator[Hit]:
     yield from facts_or_told(f, "row-remap-pending", lambda: list(_remap_from_facts(f)), _remap_told)
 
 
-def _remap_told(s):
+def _remap_told(s: Dict[str, Any]) -> Hit:
     return Hit(message=f"the kernel log shows Xid {s.get('code')} (line {s.get('line')}: a memory row marked for remapping "
                        "or a page for retirement): it takes effect at the next GPU reset",
                fix="nvidia-smi -q -d ROW_REMAPPER,PAGE_RETIREMENT   # on the node: still pending?\n"
@@ -93,7 +93,7 @@ def _remap_told(s):
                evidence=told_evidence(s), severity="warning")
 
 
-def _remap_from_facts(f: FactView):
+def _remap_from_facts(f: FactView) -> Iterator[Hit]:
     for g in gpu_list(f):
         rows = g.get("remapped_rows") if isinstance(g.get("remapped_rows"), dict) else {}
         if rows.get("failed"):

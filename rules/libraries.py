@@ -4,7 +4,7 @@ itself), and a CUDA or ROCm library a program cannot load at all."""
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import Any, Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
@@ -43,7 +43,7 @@ def duplicate_libraries(f: FactView) -> Iterator[Hit]:
     yield from facts_or_ticket(lambda: list(_duplicates_from_facts(f)), _duplicates_in_ticket(f))
 
 
-def _duplicates_in_ticket(f: FactView):
+def _duplicates_in_ticket(f: FactView) -> Iterator[Hit]:
     """The messages a second copy causes: cuDNN's version check (another libcudnn than torch's
     own was loaded) and Intel OpenMP's "OMP: Error #15" (two libiomp5 in one process)."""
     sym = ticket_symptoms(f)
@@ -61,7 +61,7 @@ def _duplicates_in_ticket(f: FactView):
                   evidence=ticket_evidence(s))
 
 
-def _duplicates_from_facts(f: FactView):
+def _duplicates_from_facts(f: FactView) -> Iterator[Hit]:
     t = f["torch"]
     libs = t.get("loaded_libraries") or {}
     for name, paths in sorted(libs.items()):
@@ -114,7 +114,7 @@ CUDA_LIBRARY_COPIES = (
 )
 
 
-def _from_pypi(entry) -> bool:
+def _from_pypi(entry: Any) -> bool:
     """conda list shows pip's installs too, as build pypi_0 in channel pypi: not a second copy."""
     return entry.get("channel") == "pypi" or str(entry.get("build", "")).startswith("pypi")
 

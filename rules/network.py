@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import re
 import shlex  # interface names come from the node, or a bundle: quoted in the printed fix
-from typing import Iterator
+from typing import Iterator, List, Sequence
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import ticket_evidence
 
 
-def _multinode(f) -> bool:
+def _multinode(f: FactView) -> bool:
     nodes = f.get("scheduler.nodes")
     return isinstance(nodes, int) and nodes > 1
 
@@ -77,7 +77,7 @@ def rdma_port_down(f: FactView) -> Iterator[Hit]:
                   evidence={"down": down})
 
 
-def _ifname_matches(spec: str, names):
+def _ifname_matches(spec: str, names: Sequence[str]) -> List[str]:
     """NCCL_SOCKET_IFNAME semantics: comma-separated prefixes, '^' excludes, '=' exact names."""
     exclude = spec.startswith("^")
     body = spec[1:] if exclude else spec
@@ -143,7 +143,7 @@ _NO_INTERFACE = ("nccl:bootstrap-no-socket-interface", "nccl:net-socket-no-inter
                  "nccl:net-socket-no-listening-interface", "nccl:net-no-interface-same-subnet")
 
 
-def _no_interface_in_ticket(f: FactView):
+def _no_interface_in_ticket(f: FactView) -> Iterator[Hit]:
     """A pasted log where NCCL found no interface to use, with the NCCL_SOCKET_IFNAME it was
     given where its INFO line (or the listed environment) says."""
     found = {s["id"]: s for s in reversed(f.get("ticket.symptoms") or [])}
@@ -179,7 +179,7 @@ def _no_interface_in_ticket(f: FactView):
                evidence=evidence)
 
 
-def _suggest(names) -> str:
+def _suggest(names: Sequence[str]) -> str:
     for prefix in ("hsn", "ib", "bond", "en", "eth"):
         for n in names:
             if n.startswith(prefix):

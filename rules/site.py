@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import Any, Iterator, Optional, Tuple
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
@@ -11,7 +11,7 @@ from hpcdoctor.rules._common import version_of
 from hpcdoctor.knowledge.systems import recognise
 
 
-def _expected_gpus(f: FactView):
+def _expected_gpus(f: FactView) -> Tuple[Optional[int], Optional[str]]:
     """(count, where it comes from) or (None, None)."""
     expect = (f.config.get("expect") or {})
     if isinstance(expect.get("gpus"), int):
@@ -111,7 +111,7 @@ def node_shape_mismatch(f: FactView) -> Iterator[Hit]:
                   evidence={k: {"actual": a, "expected": b} for k, (a, b) in diffs.items()})
 
 
-def _in_range(version, low, high):
+def _in_range(version: Any, low: str, high: str) -> bool:
     v = version_of(version)
     return v is not None and version_of(low) <= v <= version_of(high)
 

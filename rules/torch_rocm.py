@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import Any, Dict, Iterator, List
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView, MissingFact
@@ -71,7 +71,7 @@ def torch_rocm_missing_gfx(f: FactView) -> Iterator[Hit]:
                                 "arch_list_from": "knowledge/torch_wheels.toml" if from_table else "torch"})
 
 
-def _rocm_gfx_told(f: FactView):
+def _rocm_gfx_told(f: FactView) -> Iterator[Hit]:
     """The HIP runtime's "hipErrorNoBinaryForGpu: Unable to find code object for all current
     devices!" (ROCm/clr hip_code_object.cpp), pasted: the program's HIP code carries no code
     object for the GPU's gfx target."""
@@ -86,7 +86,7 @@ def _rocm_gfx_told(f: FactView):
         return
 
 
-def _amd_devices(f: FactView, t):
+def _amd_devices(f: FactView, t: Dict[str, Any]) -> List[Dict[str, Any]]:
     """The node's AMD GPUs; where no GPU tool was recorded (a pasted collect_env), the device torch
     itself reports: a ROCm collect_env prints torch.cuda.get_device_name() with the device's
     gcnArchName, "AMD Instinct MI210 (gfx90a:sramecc+:xnack-)" (torch/utils/collect_env.py,
