@@ -11,18 +11,22 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import build_fix, arch_list_not_known
+from hpcdoctor.rules._loader import loader_import_failure
 from hpcdoctor.rules._common import (catalogued, cuda_gpus, facts_or_ticket, gpu_of_ticket, ticket_all,
                                      ticket_evidence, ticket_symptoms, told_evidence, torch_hip_invalid_function,
                                      torch_import_frame_before,
                                      version_of)
 
 
-@rule("SW001", "torch-import-failed", "error", "torch cannot be imported", impact=10)
+@rule("SW001", "torch-import-failed", "error", "torch cannot be imported", impact=10,
+      also={"warning": "a pasted NCCL symbol the loader could not bind, with no word that torch's import raised it"})
 def torch_import_failed(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         The job's interpreter fails to import torch; the message is the real exception (a missing
-        libcudnn, an undefined symbol from a mixed install, a NumPy ABI mismatch).
+        libcudnn, an undefined symbol from a mixed install, a NumPy ABI mismatch), or, in a paste, the
+        dynamic loader's errors (knowledge/messages/loader.toml) where the library is torch's own, one
+        torch requires (libstdc++, libnccl), or the user says `import torch` raised it.
 
     Why it matters:
         The job dies at its first line. The exception text names the cause far more precisely than
@@ -31,10 +35,16 @@ def torch_import_failed(f: FactView) -> Iterator[Hit]:
     How to fix:
         Reinstall torch in a clean environment (python -m venv; pip install torch), or load the
         module the site provides; for "cannot open shared object file", make sure no
-        LD_LIBRARY_PATH entry shadows the libraries the wheel brings.
+        LD_LIBRARY_PATH entry shadows the libraries the wheel brings. For the loader's
+        "version `GLIBCXX_3.4.NN' not found", check the libstdc++ it names (strings <file> | grep
+        GLIBCXX_3.4.NN) and put a newer one first (conda install -c conda-forge libstdcxx-ng in a
+        conda env); for an undefined nccl* symbol, keep one nvidia-nccl-cu* package, the one torch
+        requires (python3 -m pip show torch).
 
     References:
         - 001_dd2fe1913b91ca0a.txt (installing PyTorch in a virtual environment)
+        - https://github.com/bminor/glibc/blob/glibc-2.42/elf/dl-version.c (the loader's symbol version errors)
+        - https://github.com/pytorch/pytorch/issues/186591 (nvidia-nccl-cu12 and -cu13 both installed)
     """
     yield from facts_or_ticket(lambda: list(_import_failed_from_facts(f)), _import_failed_in_ticket(f))
 
@@ -57,6 +67,9 @@ def _import_failed_in_ticket(f: FactView):
         missing = None
     hit = missing or sym.get("torch:import-undefined-symbol")
     if hit is None:
+        # The loader's other errors (a symbol version, an NCCL symbol, a wrong ELF class), torch's
+        # when the library is torch's, is NCCL, or the user says `import torch` failed.
+        yield from loader_import_failure(f)
         return
     lib = hit.get("library")
     # The loader's own words point at a library path that shadows the wheel's: try without it first.
