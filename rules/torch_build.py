@@ -147,13 +147,14 @@ def _cpu_build_told(f: FactView, s):
     if s.get("have_torch"):
         # xFormers' warning names both builds: its own (for CUDA) and this environment's "+cpu" torch.
         said = f"xFormers, built for {s.get('built_torch')}, finds torch {s['have_torch']}, line {s.get('line')}"
+    who = "the user says torch is a CPU-only build" if str(s.get("id", "")).startswith("prose:") else "torch says it was built without CUDA"
     check = ("python3 -c 'import torch; print(torch.__version__, torch.version.cuda)'   "
              "# None: a CPU build in this environment")
     if gpus:
-        yield Hit(message=f"torch says it was built without CUDA ({said}), and this node has {len(gpus)} GPU(s)",
+        yield Hit(message=f"{who} ({said}), and this node has {len(gpus)} GPU(s)",
                   fix=f"{check}\n{build_fix(f, gpus)}", evidence=ticket_evidence(s))
         return
-    yield Hit(message=f"torch says it was built without CUDA ({said}): this environment's torch is a CPU-only build "
+    yield Hit(message=f"{who} ({said}): this environment's torch is a CPU-only build "
                       "and the job asked it for CUDA. On a machine with an NVIDIA GPU, install a CUDA build; on one "
                       "without (a Mac, a CPU node), the program must use the CPU or MPS",
               severity="warning", fix=f"{check}\nnvidia-smi   # the driver a CUDA build must run on; none: no NVIDIA GPU here",
