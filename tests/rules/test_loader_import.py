@@ -55,3 +55,13 @@ def test_an_extension_built_against_another_torch_stays_the_extensions_finding(t
     findings, _skipped = run_rule("torch-import-failed", g)
     assert not findings
     assert fired("torch-extension-version-mismatch", g)
+
+
+def test_an_executable_stack_refused_to_torchs_library_is_answered_by_glibcs_tunable(tmp_path):
+    # conda-forge/pytorch-cpu-feedstock#350, the reporter's command and the error it printed.
+    text = ("python -c 'import torch'\n"
+            "ImportError: libtorch_cpu.so: cannot enable executable stack as shared object requires: Invalid argument\n")
+    (f,) = fired("torch-import-failed", paste_facts(tmp_path, text))
+    assert "libtorch_cpu.so asks for an executable stack" in f.message
+    assert f.fix.startswith("GLIBC_TUNABLES=glibc.rtld.execstack=2 python3 -c 'import torch'")
+    assert "/torch/lib/libtorch_cpu.so" in f.fix and "patchelf --clear-execstack" in f.fix
