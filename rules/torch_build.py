@@ -65,11 +65,15 @@ def _import_failed_in_ticket(f: FactView):
     # cuda-runtime-library-missing answers it.
     if missing is not None and not torch_import_frame_before(f, missing):
         missing = None
+    # The loader's errors read one by one (loader.toml): a symbol version, an NCCL symbol, an executable
+    # stack, each with its own fix, torch's when the library is torch's, is NCCL, or the user says
+    # `import torch` failed. A library torch could not find at all keeps the finding below.
+    loader = [] if missing is not None else list(loader_import_failure(f))
+    if loader:
+        yield loader[0]
+        return
     hit = missing or sym.get("torch:import-undefined-symbol")
     if hit is None:
-        # The loader's other errors (a symbol version, an NCCL symbol, a wrong ELF class), torch's
-        # when the library is torch's, is NCCL, or the user says `import torch` failed.
-        yield from loader_import_failure(f)
         return
     lib = hit.get("library")
     # The loader's own words point at a library path that shadows the wheel's: try without it first.

@@ -65,3 +65,11 @@ def test_an_executable_stack_refused_to_torchs_library_is_answered_by_glibcs_tun
     assert "libtorch_cpu.so asks for an executable stack" in f.message
     assert f.fix.startswith("GLIBC_TUNABLES=glibc.rtld.execstack=2 python3 -c 'import torch'")
     assert "/torch/lib/libtorch_cpu.so" in f.fix and "patchelf --clear-execstack" in f.fix
+
+
+def test_an_undefined_nccl_symbol_in_torchs_own_library_gets_the_nccl_fix(tmp_path):
+    # THU-MIG/yolov10#306, the title as the reporter wrote it.
+    text = ("ImportError: /root/.local/conda/envs/yolov10/lib/python3.9/site-packages/torch/lib/libtorch_cuda.so: "
+            "undefined symbol: ncclCommRegister\n")
+    (f,) = fired("torch-import-failed", paste_facts(tmp_path, text))
+    assert "lacks ncclCommRegister" in f.message and f.severity in (None, "error") and "nvidia-nccl" in f.fix
