@@ -73,3 +73,11 @@ def test_an_undefined_nccl_symbol_in_torchs_own_library_gets_the_nccl_fix(tmp_pa
             "undefined symbol: ncclCommRegister\n")
     (f,) = fired("torch-import-failed", paste_facts(tmp_path, text))
     assert "lacks ncclCommRegister" in f.message and f.severity in (None, "error") and "nvidia-nccl" in f.fix
+
+
+def test_libgomp_out_of_static_tls_under_torchs_import_is_preloaded(tmp_path):
+    # NVIDIA-AI-IOT/jetcard#34: the reporter's words and the error, importing torch in JupyterLab.
+    text = ("But as soon as I try to import torch or torchvision in a Jupyter Notebook I get the following error:\n"
+            "`OSError: /usr/lib/aarch64-linux-gnu/libgomp.so.1: cannot allocate memory in static TLS block`\n")
+    (f,) = fired("torch-import-failed", paste_facts(tmp_path, text))
+    assert f.fix.startswith("export LD_PRELOAD=/usr/lib/aarch64-linux-gnu/libgomp.so.1${LD_PRELOAD:+:$LD_PRELOAD}")
