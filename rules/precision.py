@@ -72,7 +72,10 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
         (A64FX, Graviton2, Skylake): by the environment (ACCELERATE_MIXED_PRECISION=bf16,
         DNNL_DEFAULT_FPMATH_MODE=BF16), or, in a pasted ticket, by the framework's own log
         (vLLM's engine configuration with dtype=torch.bfloat16, or its refusal "Bfloat16 is only
-        supported on GPUs with compute capability of at least 8.0").
+        supported on GPUs with compute capability of at least 8.0"), or another framework's refusal
+        (transformers' "Your setup doesn't support bf16/gpu", accelerate's "bf16 mixed precision
+        requires PyTorch >= 1.10 and a supported device", DeepSpeed's "Type bf16 is not supported on
+        your device", torch.autocast's "Current CUDA Device does not support bfloat16").
 
     Why it matters:
         On GPUs without bf16 units, torch either refuses bf16 autocast or emulates it far slower
@@ -81,7 +84,9 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
 
     How to fix:
         On V100/T4 use fp16 mixed precision with a gradient scaler (ACCELERATE_MIXED_PRECISION=fp16),
-        or for vLLM --dtype=half (LLM(..., dtype="half")); on the CPU, unset DNNL_DEFAULT_FPMATH_MODE.
+        or for vLLM --dtype=half (LLM(..., dtype="half")); accelerate's mixed_precision="fp16",
+        DeepSpeed's "fp16": {"enabled": true} with bf16 off, torch.autocast(dtype=torch.float16) with a
+        GradScaler; on the CPU, unset DNNL_DEFAULT_FPMATH_MODE.
 
     References:
         - 004_3c12714629749d50.txt (data types supported per GPU generation)
@@ -89,15 +94,15 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
         - https://github.com/vllm-project/vllm/pull/2374
     """
     symptoms = {s["id"]: s for s in (f.get("ticket.symptoms") or [])}
-    if "frameworks:bf16-refused-hf" in symptoms and "frameworks:vllm-bf16-refused" not in symptoms:
-        s = symptoms["frameworks:bf16-refused-hf"]
+    refusal = next((sid for sid in _REFUSALS if sid in symptoms), None)
+    if refusal is not None and "frameworks:vllm-bf16-refused" not in symptoms:
+        s = symptoms[refusal]
+        who, fix = _REFUSALS[refusal]
         g = _first_without_bf16(f, f.gpus())
         on = f" on {g.get('name')}" if g is not None else ""
-        yield Hit(message=f"transformers refused bf16{on}: torch.cuda.is_bf16_supported() is False (line {s['line']}), "
+        yield Hit(message=f"{who} refused bf16{on}: torch.cuda.is_bf16_supported() is False (line {s['line']}), "
                           "the GPU has no bf16 units (pre-Ampere: V100, T4, P100, RTX 20xx)",
-                  fix="# on the command line, --fp16 in place of --bf16; in code:\n"
-                      "args = TrainingArguments(output_dir=\"out\", fp16=True, bf16=False)", fix_lang="python",
-                  evidence=ticket_evidence(s))
+                  fix=fix, fix_lang="python", evidence=ticket_evidence(s))
         return
     if "frameworks:vllm-bf16-refused" in symptoms or "frameworks:bf16-requested" in symptoms:
         yield from _bf16_in_ticket(f, symptoms)
@@ -117,6 +122,22 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"DNNL_DEFAULT_FPMATH_MODE=BF16 but this CPU ({f.get('cpu.microarch')}) has no native bf16",
                   fix="unset DNNL_DEFAULT_FPMATH_MODE", evidence={"env.DNNL_DEFAULT_FPMATH_MODE": mode,
                                                                   "cpu.capabilities.bf16": False})
+
+
+# Each framework's refusal of bf16 (knowledge/messages/frameworks.toml, read at the versions named
+# there) and the setting that asks it for fp16 instead.
+_REFUSALS = {
+    "frameworks:bf16-refused-hf": ("transformers", "# on the command line, --fp16 in place of --bf16; in code:\n"
+                                   "args = TrainingArguments(output_dir=\"out\", fp16=True, bf16=False)"),
+    "frameworks:accelerate-bf16-refused": ("accelerate", "# mixed_precision \"fp16\" where the job sets \"bf16\" (its config, --mixed_precision fp16); in code:\n"
+                                           "from accelerate import Accelerator\naccelerator = Accelerator(mixed_precision=\"fp16\")"),
+    "frameworks:deepspeed-bf16-refused": ("DeepSpeed", "# the DeepSpeed config's precision sections: fp16 on, bf16 off\n"
+                                          "ds_config = {\"fp16\": {\"enabled\": True}, \"bf16\": {\"enabled\": False}}"),
+    "frameworks:torch-autocast-bf16-refused": ("torch.autocast", "import torch\nscaler = torch.amp.GradScaler(\"cuda\")   # fp16 needs loss scaling\n"
+                                               "autocast = torch.autocast(\"cuda\", dtype=torch.float16)"),
+    "frameworks:inductor-bf16-skipped": ("torch.compile", "# keep the model in fp16 where it is compiled\nimport torch\n"
+                                         "autocast = torch.autocast(\"cuda\", dtype=torch.float16)"),
+}
 
 
 def _bf16_intent(f: FactView, seen):

@@ -6,7 +6,7 @@ import re
 from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.facts import FactView
+from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.rules._common import catalogued, local_ranks, parse_threads, ticket_evidence
 
 
@@ -58,7 +58,8 @@ def omp_threads_unset(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A process inside a batch job, or one of several ranks launched on a node, with
-        OMP_NUM_THREADS unset.
+        OMP_NUM_THREADS unset. In a pasted ticket without the environment, a user who sees every
+        core of the machine busy ("high CPU usage ... on all 36 available cores").
 
     Why it matters:
         Without it each OpenMP runtime, and PyTorch's intra-op pool, sizes itself from the node
@@ -74,7 +75,14 @@ def omp_threads_unset(f: FactView) -> Iterator[Hit]:
         - 004_3c12714629749d50.txt ("export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK and use srun --cpu-bind=cores")
         - 000_6e25303b50457a54.txt (section 3.3: export OMP_NUM_THREADS)
     """
-    env = f["env.vars"]
+    try:
+        env = f["env.vars"]
+    except MissingFact:
+        told = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "prose:all-cores-busy" and t.get("cores")), None)
+        if told is None:  # a title's "High CPU usage" alone does not say every core is busy
+            raise
+        yield _all_cores_told(told)
+        return
     in_job = f.get("scheduler.in_job")
     ranks = local_ranks(f)
     if env.get("OMP_NUM_THREADS") is not None or not (in_job or ranks > 1):
@@ -93,6 +101,16 @@ def omp_threads_unset(f: FactView) -> Iterator[Hit]:
         severity="warning" if ranks > 1 else None,
         env={"OMP_NUM_THREADS": str(share), **bind},
     )
+
+
+def _all_cores_told(s) -> Hit:
+    """A pasted ticket with no environment, whose user sees every core of the machine busy: what
+    OpenMP's and torch's intra-op pools do when OMP_NUM_THREADS is unset (one thread per core)."""
+    return Hit(message=f"the user sees all {s['cores']} cores busy (line {s['line']}): with OMP_NUM_THREADS unset, "
+                       "each OpenMP runtime and torch's intra-op pool start one thread per core of the machine",
+               fix="export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK:-4}   # the CPUs this job should use "
+                   "(inside Slurm its cpus-per-task; 4 where unsure); in code: torch.set_num_threads(4)",
+               evidence=ticket_evidence(s), severity="warning")
 
 
 @rule("THR002", "omp-threads-mismatch", "warning", "OMP_NUM_THREADS does not match the CPUs given",

@@ -11,18 +11,22 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import build_fix, arch_list_not_known
+from hpcdoctor.rules._loader import loader_import_failure
 from hpcdoctor.rules._common import (catalogued, cuda_gpus, facts_or_ticket, gpu_of_ticket, ticket_all,
                                      ticket_evidence, ticket_symptoms, told_evidence, torch_hip_invalid_function,
                                      torch_import_frame_before,
                                      version_of)
 
 
-@rule("SW001", "torch-import-failed", "error", "torch cannot be imported", impact=10)
+@rule("SW001", "torch-import-failed", "error", "torch cannot be imported", impact=10,
+      also={"warning": "a pasted NCCL symbol the loader could not bind, with no word that torch's import raised it"})
 def torch_import_failed(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         The job's interpreter fails to import torch; the message is the real exception (a missing
-        libcudnn, an undefined symbol from a mixed install, a NumPy ABI mismatch).
+        libcudnn, an undefined symbol from a mixed install, a NumPy ABI mismatch), or, in a paste, the
+        dynamic loader's errors (knowledge/messages/loader.toml) where the library is torch's own, one
+        torch requires (libstdc++, libnccl), or the user says `import torch` raised it.
 
     Why it matters:
         The job dies at its first line. The exception text names the cause far more precisely than
@@ -31,10 +35,16 @@ def torch_import_failed(f: FactView) -> Iterator[Hit]:
     How to fix:
         Reinstall torch in a clean environment (python -m venv; pip install torch), or load the
         module the site provides; for "cannot open shared object file", make sure no
-        LD_LIBRARY_PATH entry shadows the libraries the wheel brings.
+        LD_LIBRARY_PATH entry shadows the libraries the wheel brings. For the loader's
+        "version `GLIBCXX_3.4.NN' not found", check the libstdc++ it names (strings <file> | grep
+        GLIBCXX_3.4.NN) and put a newer one first (conda install -c conda-forge libstdcxx-ng in a
+        conda env); for an undefined nccl* symbol, keep one nvidia-nccl-cu* package, the one torch
+        requires (python3 -m pip show torch).
 
     References:
         - 001_dd2fe1913b91ca0a.txt (installing PyTorch in a virtual environment)
+        - https://github.com/bminor/glibc/blob/glibc-2.42/elf/dl-version.c (the loader's symbol version errors)
+        - https://github.com/pytorch/pytorch/issues/186591 (nvidia-nccl-cu12 and -cu13 both installed)
     """
     yield from facts_or_ticket(lambda: list(_import_failed_from_facts(f)), _import_failed_in_ticket(f))
 
@@ -55,6 +65,13 @@ def _import_failed_in_ticket(f: FactView):
     # cuda-runtime-library-missing answers it.
     if missing is not None and not torch_import_frame_before(f, missing):
         missing = None
+    # The loader's errors read one by one (loader.toml): a symbol version, an NCCL symbol, an executable
+    # stack, each with its own fix, torch's when the library is torch's, is NCCL, or the user says
+    # `import torch` failed. A library torch could not find at all keeps the finding below.
+    loader = [] if missing is not None else list(loader_import_failure(f))
+    if loader:
+        yield loader[0]
+        return
     hit = missing or sym.get("torch:import-undefined-symbol")
     if hit is None:
         return
@@ -134,13 +151,14 @@ def _cpu_build_told(f: FactView, s):
     if s.get("have_torch"):
         # xFormers' warning names both builds: its own (for CUDA) and this environment's "+cpu" torch.
         said = f"xFormers, built for {s.get('built_torch')}, finds torch {s['have_torch']}, line {s.get('line')}"
+    who = "the user says torch is a CPU-only build" if str(s.get("id", "")).startswith("prose:") else "torch says it was built without CUDA"
     check = ("python3 -c 'import torch; print(torch.__version__, torch.version.cuda)'   "
              "# None: a CPU build in this environment")
     if gpus:
-        yield Hit(message=f"torch says it was built without CUDA ({said}), and this node has {len(gpus)} GPU(s)",
+        yield Hit(message=f"{who} ({said}), and this node has {len(gpus)} GPU(s)",
                   fix=f"{check}\n{build_fix(f, gpus)}", evidence=ticket_evidence(s))
         return
-    yield Hit(message=f"torch says it was built without CUDA ({said}): this environment's torch is a CPU-only build "
+    yield Hit(message=f"{who} ({said}): this environment's torch is a CPU-only build "
                       "and the job asked it for CUDA. On a machine with an NVIDIA GPU, install a CUDA build; on one "
                       "without (a Mac, a CPU node), the program must use the CPU or MPS",
               severity="warning", fix=f"{check}\nnvidia-smi   # the driver a CUDA build must run on; none: no NVIDIA GPU here",

@@ -1,6 +1,6 @@
 """What torch's own messages establish, read from a pasted log (knowledge/messages/torch.toml and
 frameworks.toml): the c10d store and NCCL watchdog, DataLoader workers, torch.compile's Triton
-backend and xFormers."""
+backend and xFormers, and ptxas too old for the GPU or the PTX (knowledge/messages/ptxas.toml)."""
 
 from __future__ import annotations
 
@@ -233,3 +233,55 @@ def xformers_without_cuda(f: FactView) -> Iterator[Hit]:
               fix="python -m xformers.info   # then install the xformers wheel built for this torch and CUDA, "
                   "or pip uninstall xformers to use torch's own attention",
               evidence=ticket_evidence(s))
+
+
+@rule("SW031", "ptxas-too-old", "error", "ptxas is too old for the GPU or the PTX it is given", impact=7)
+def ptxas_too_old(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, ptxas (the PTX assembler Triton and torch.compile run, or nvcc's) refusing
+        what it is too old to know (knowledge/messages/ptxas.toml): "ptxas fatal : Value 'sm_121a'
+        is not defined for option 'gpu-name'" (a GPU newer than its CUDA release), "Unsupported
+        .target 'sm_XX'", or, outside Triton's own compile, "Unsupported .version 8.4; current
+        version is '7.8'" (PTX written by a newer toolchain than the ptxas assembling it). Inside
+        Triton's compile an unsupported .version is Triton's own table (it picks the PTX version
+        from the ptxas it runs) and is left alone.
+
+    Why it matters:
+        Nothing is compiled for the GPU: torch.compile and every Triton kernel fail on it, though
+        the GPU, the driver and torch's eager kernels may all be fine.
+
+    How to fix:
+        Point Triton at a ptxas that knows the GPU (TRITON_PTXAS_PATH, read by Triton's knobs.py)
+        from a CUDA toolkit new enough for it; assemble Triton's PTX with Triton's own bundled
+        ptxas (triton/backends/nvidia/bin/ptxas) rather than an older toolkit's.
+
+    References:
+        - https://github.com/triton-lang/triton/issues/8539 (TRITON_PTXAS_PATH to CUDA 13's ptxas for sm_121a)
+        - https://github.com/triton-lang/triton/issues/5385 (a CUDA 11.8 ptxas given Triton's PTX 8.4)
+    """
+    s = first_symptom(f, "ptxas:gpu-name-not-defined", "ptxas:unsupported-target")
+    if s is not None:
+        arch = s["arch"]
+        yield Hit(message=f"the ptxas that ran does not know {arch} (line {s['line']}): its CUDA release is older "
+                          "than this GPU, so no Triton or torch.compile kernel can be built for it",
+                  fix=(f"for p in /usr/local/cuda*/bin/ptxas $(command -v ptxas); do \"$p\" --help 2>/dev/null | "
+                       f"grep -q \"'{arch}'\" && export TRITON_PTXAS_PATH=\"$p\" && break; done; "
+                       f"echo \"TRITON_PTXAS_PATH=${{TRITON_PTXAS_PATH:-none here knows {arch}: install a newer CUDA toolkit}}\""),
+                  evidence=ticket_evidence(s))
+        return
+    s = first_symptom(f, "ptxas:unsupported-version")
+    if s is None or first_symptom(f, "ptxas:triton-ptxas-failed") is not None:
+        return  # inside Triton's compile the PTX version came from this same ptxas: Triton's table, not the node
+    if _version(s["ptx"]) <= _version(s["current"]):
+        return
+    yield Hit(message=f"ptxas knows PTX ISA up to {s['current']} and was given PTX {s['ptx']} (line {s['line']}): "
+                      "the PTX was written by a newer toolchain (Triton, a newer nvcc) than this ptxas",
+              fix=("python3 -c \"import os, triton; print(os.path.join(os.path.dirname(triton.__file__), 'backends', "
+                   "'nvidia', 'bin', 'ptxas'))\"   # Triton's own ptxas, new enough for the PTX Triton writes: "
+                   f"assemble with it, or with a CUDA toolkit whose ptxas knows PTX {s['ptx']}"),
+              evidence=ticket_evidence(s))
+
+
+def _version(text: str):
+    return tuple(int(x) for x in text.split("."))
