@@ -230,6 +230,11 @@ def collect(root, ctx):
 '''
 
 
+def _default_stop_signals() -> None:
+    for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 # Each signal costs 2-3 s of real processes: SIGTERM (what a scheduler sends first) stays in the
 # fast run, SIGHUP and SIGINT run with the slow tests (CI runs them all).
 @pytest.mark.parametrize("signum", [signal.SIGTERM, pytest.param(signal.SIGHUP, marks=pytest.mark.slow),
@@ -247,8 +252,11 @@ def test_stop_signal_cleans_children_and_temporary_folders(tmp_path, signum):
     env.update(HPCDOCTOR_PATH=str(tmp_path / "plugins"), TMPDIR=str(tmp))
     try:
         for args in (["check", "--budget", "60"], ["check", "--from", str(bundle), "--budget", "60"]):
+            # As a scheduler or a terminal starts it: a runner under nohup or in a background job
+            # passes SIGHUP or SIGINT on ignored, and hpcdoctor rightly keeps an inherited SIG_IGN.
             proc = subprocess.Popen([sys.executable, "-m", "hpcdoctor", *args], env=dict(os.environ, **env),
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                    preexec_fn=_default_stop_signals)
             deadline = time.monotonic() + 30
             # A replay holds its bundle in a temporary folder; a live run has its child started.
             while time.monotonic() < deadline and not (list(tmp.iterdir()) if "--from" in args else _pids_with(marker)):
