@@ -62,3 +62,40 @@ def nvcc_too_old_for_gpu(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"the build's nvcc does not know {s['arch']} (line {s['line']}): its CUDA toolkit is older "
                       f"than CUDA {need}, the first to build for compute capability {major}.{minor}",
               fix="\n".join(fixes), evidence=ticket_evidence(s))
+
+
+@rule("SW033", "cuda-toolkit-nvcc-missing", "error", "a CUDA source build finds no CUDA toolkit (nvcc)", impact=7)
+def cuda_toolkit_nvcc_missing(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted build log (pip install of DeepSpeed, a torch extension's setup.py), the build
+        finding no CUDA compiler (knowledge/messages/cuda_home.toml): DeepSpeed's "CUDA_HOME does
+        not exist, unable to compile CUDA op(s)", torch.utils.cpp_extension's "CUDA was not found
+        on the system", "CUDA_HOME environment variable is not set" and "nvcc not found at
+        '...'", or "No such file or directory: '/usr/local/cuda/bin/nvcc'".
+
+    Why it matters:
+        torch's wheels carry the CUDA runtime libraries but no compiler, so torch sees the GPUs
+        while nothing can compile CUDA code: a runtime-only container (CUDA "runtime" images) or
+        a node with only the driver has no nvcc.
+
+    How to fix:
+        Install a CUDA toolkit (nvcc included) of the CUDA version torch was built with, or find
+        one already on the node, and point CUDA_HOME at its root (the folder above bin/nvcc).
+
+    References:
+        - https://pytorch.org/docs/stable/cpp_extension.html (CUDA_HOME)
+        - https://github.com/deepspeedai/DeepSpeed/issues/4553
+    """
+    s = first_symptom(f, "cuda_home:deepspeed-cuda-home-missing", "cuda_home:torch-cuda-not-found",
+                      "cuda_home:torch-cuda-home-not-set", "cuda_home:torch-nvcc-not-found-at", "cuda_home:nvcc-enoent")
+    if s is None:
+        return
+    where = f"there is no {s['path']}" if s.get("path") else "it found no CUDA toolkit (CUDA_HOME unset, no nvcc on PATH)"
+    yield Hit(message=f"the CUDA build needs nvcc and {where} (line {s['line']}): torch's wheel carries the CUDA "
+                      "runtime, not the compiler",
+              fix=("ls -d /usr/local/cuda*/bin/nvcc /opt/cuda*/bin/nvcc \"$CONDA_PREFIX\"/bin/nvcc 2>/dev/null; "
+                   "python -c 'import torch; print(torch.version.cuda)'   # an installed toolkit, and the CUDA torch "
+                   "was built with: export CUDA_HOME to the folder above bin/nvcc of a matching one, or install "
+                   "that CUDA toolkit (its compiler is enough)"),
+              evidence=ticket_evidence(s))
