@@ -32,3 +32,10 @@ def test_no_toolkit_at_all_is_read_from_torch_and_deepspeed(tmp_path, line):
 def test_no_cuda_runtime_while_building_is_read_but_feeds_no_rule():
     (s,) = find_messages("No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'\n")
     assert s["id"] == "cuda_home:torch-no-cuda-runtime" and not s.get("rules")
+
+
+def test_a_build_whose_nvcc_ran_is_not_this_diagnosis(tmp_path):
+    # Blind set E: nvcc 12.2 found and run, its version unlike torch's cu113 (torch-extension-cuda-mismatch).
+    name = "embodiedocc2-6-nvcc-122-vs-torch-cu113"
+    text = (FIXTURES / "tickets_blind_e" / f"{name}.txt").read_text(encoding="utf-8")
+    assert not fired("cuda-toolkit-nvcc-missing", paste_facts(tmp_path, text, name + ".txt"))
