@@ -8,8 +8,9 @@ from typing import Any, Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import (catalogued, facts_or_ticket, ticket_evidence, ticket_symptoms, told_evidence,
-                                     torch_import_frame_before)
+from hpcdoctor.rules._common import (catalogued, facts_or_ticket, first_symptom, ticket_evidence, ticket_symptoms,
+                                     told_evidence, torch_import_frame_before)
+from hpcdoctor.rules._loader import _read as _loader_read
 
 OPENMP_RUNTIMES = ("libgomp", "libiomp5", "libomp")
 
@@ -166,3 +167,42 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
                   "ldd \"$(python -c 'import mmcv, os; print(os.path.dirname(mmcv.__file__))')\"/_ext*.so | grep 'not found'   "
                   "# the failing package's own extension (mmcv here: use yours)",
               evidence={**told_evidence(s), "library": so})
+
+
+@rule("SW034", "static-tls-exhausted", "error", "a library cannot be loaded: the static TLS space is used up", impact=7)
+def static_tls_exhausted(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, glibc's "<library>: cannot allocate memory in static TLS block" for a
+        library other than torch's own import (that one is torch-import-failed): a program
+        dlopen()ing a library with initial-exec thread-local storage (libgomp, libOpen3D, OpenBLAS
+        on aarch64) after the static TLS space set aside at start-up was used up.
+
+    Why it matters:
+        The library cannot be loaded at all, whatever memory the node has: glibc reserves a fixed
+        surplus for libraries loaded later, and on aarch64 (Jetson) it is easily used up.
+
+    How to fix:
+        Load the library at process start, before the others fill the space: name it in
+        LD_PRELOAD for the program (glibc places preloaded libraries in the static TLS block).
+
+    References:
+        - https://github.com/bminor/glibc/blob/glibc-2.42/elf/dl-reloc.c (_dl_allocate_static_tls)
+        - https://github.com/CMU-cabot/cabot/issues/86 (libOpen3D.so on JetPack 5, fixed with LD_PRELOAD)
+        - https://github.com/NVIDIA/DALI/issues/5519 (libgomp preloaded)
+    """
+    s = first_symptom(f, "loader:static-tls-exhausted")
+    if s is None or _loader_read(f, "loader:static-tls-exhausted", s, "prose:importing-torch" in ticket_symptoms(f)):
+        return  # torch's own import: torch-import-failed says it
+    file = str(s.get("file") or "")
+    if file.startswith("/") and "..." not in file and "\u2026" not in file:
+        fix = (f"export LD_PRELOAD={file}${{LD_PRELOAD:+:$LD_PRELOAD}}   # in the shell or launch file that "
+               "starts the program, then start it again")
+    else:
+        name = file.rsplit("/", 1)[-1] or "the library"
+        fix = (f"ldconfig -p | grep -F '{name}'   # its full path: export LD_PRELOAD=<that path> before "
+               "starting the program")
+    yield Hit(message=f"{file or 'a library'} cannot be loaded: the static TLS space was used up before it was "
+                      f"dlopen()ed (line {s['line']})",
+              fix=fix, evidence=ticket_evidence(s))
+

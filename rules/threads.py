@@ -360,12 +360,15 @@ def gpu_numa_mismatch(f: FactView) -> Iterator[Hit]:
 
 
 @rule("THR007", "dataloader-workers", "advice", "DataLoader workers this allocation supports", impact=3,
-      also={"warning": "each GPU rank has a single CPU"})
+      also={"warning": "each GPU rank has a single CPU, or a pasted DataLoader worker-count warning"})
 def dataloader_workers(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         A GPU job: how many DataLoader workers each GPU rank can feed from the CPUs it was given,
-        and, at warning level, an allocation of a single CPU per GPU rank.
+        and, at warning level, an allocation of a single CPU per GPU rank. In a pasted log:
+        torch's "This DataLoader will create N worker processes in total. Our suggested max
+        number of worker in current system is M" (more workers than CPUs) and PyTorch
+        Lightning's "does not have many workers which may be a bottleneck" (fewer than 2).
 
     Why it matters:
         Each worker is a process that decodes and augments batches; with too few CPUs per GPU the
@@ -380,6 +383,10 @@ def dataloader_workers(f: FactView) -> Iterator[Hit]:
         - 001_dd2fe1913b91ca0a.txt ("a DataLoader with as many workers as you have cpus-per-task")
         - 004_3c12714629749d50.txt (num_workers=2-4 per rank as a start)
     """
+    pasted = catalogued(f, "dataloader-workers")
+    if pasted:
+        yield _pasted_workers(pasted[0])
+        return
     if not f.get("scheduler.in_job") or not f.gpus():
         return
     share, source = _share(f)
@@ -393,3 +400,19 @@ def dataloader_workers(f: FactView) -> Iterator[Hit]:
                           "leaving one CPU for the training loop",
                   fix=f"DataLoader(..., num_workers={workers}, pin_memory=True, persistent_workers=True)", fix_lang="python",
                   evidence={"cpus_per_rank": share, "source": source})
+
+
+def _pasted_workers(s: dict) -> Hit:
+    # torch's warning: more workers than CPUs; Lightning's: fewer than 2 where there are more CPUs.
+    if s.get("workers") and s.get("suggested"):
+        return Hit(message=f"the DataLoader starts {s['workers']} workers on {s['suggested']} CPUs (line {s['line']}): "
+                           "they fight for cores and can slow the loader down or hang it",
+                   fix=f"DataLoader(..., num_workers={max(1, int(s['suggested']) - 1)})   # at most the CPUs torch "
+                       "counted, one left for the training loop (divide among DataLoaders made at once)",
+                   fix_lang="python", evidence=ticket_evidence(s), severity="warning")
+    cpus = f"{s['cpus']} CPUs" if s.get("cpus") else "more CPUs"
+    n = max(1, int(s["cpus"]) - 1) if s.get("cpus") else "len(os.sched_getaffinity(0)) - 1"
+    return Hit(message=f"the DataLoader runs with fewer than 2 workers on {cpus} (line {s['line']}): "
+                       "the GPU waits while the training process makes each batch itself",
+               fix=f"DataLoader(..., num_workers={n}, pin_memory=True, persistent_workers=True)",
+               fix_lang="python", evidence=ticket_evidence(s), severity="warning")

@@ -131,7 +131,9 @@ def dataloader_open_files(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, torch's "Too many open files. Communication with the workers is no longer
-        possible." (torch/utils/data/dataloader.py).
+        possible." (torch/utils/data/dataloader.py), or "[Errno 24] Too many open files" beside
+        CPython multiprocessing's reduction.py / resource_sharer.py frames, where the file
+        descriptor of a shared tensor is passed.
 
     Why it matters:
         With the default "file_descriptor" sharing strategy every tensor a worker sends holds a
@@ -147,7 +149,7 @@ def dataloader_open_files(f: FactView) -> Iterator[Hit]:
         - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/utils/data/dataloader.py (the too-many-open-files hint)
         - https://pytorch.org/docs/stable/multiprocessing.html#sharing-strategies
     """
-    s = first_symptom(f, "torch:dataloader-too-many-open-files")
+    s = first_symptom(f, "torch:dataloader-too-many-open-files", "torch:dataloader-fd-passing-emfile")
     if s is None:
         return
     yield Hit(message=f"the DataLoader's workers ran out of file descriptors (line {s['line']})",

@@ -1,0 +1,101 @@
+"""The CUDA toolkit a source build (a torch extension, DeepSpeed's ops) compiles with."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from hpcdoctor import knowledge
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import first_symptom, ticket_evidence
+
+_ARCH = re.compile(r"(?:sm|compute|lto)_(\d{2,3}[af]?)$")
+
+
+@rule("SW032", "nvcc-too-old-for-gpu", "error", "nvcc is older than the GPU the build targets", impact=7)
+def nvcc_too_old_for_gpu(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted build log, nvcc refusing an architecture of compute capability 7.5 or newer:
+        "nvcc fatal : Unsupported gpu architecture 'compute_86'" or "nvcc fatal : Value 'sm_86'
+        is not defined for option 'gpu-architecture'" (knowledge/messages/nvcc.toml). No CUDA
+        release has dropped those architectures, so the nvcc predates the GPU; refusals of 7.2
+        and older (dropped by CUDA 13) are left alone.
+
+    Why it matters:
+        The extension (or any CUDA source build) cannot be compiled for this GPU with this
+        toolkit: torch.utils.cpp_extension builds for the visible GPU's architecture unless
+        TORCH_CUDA_ARCH_LIST says otherwise, and the toolkit's nvcc does not know it.
+
+    How to fix:
+        Build with a CUDA toolkit that knows the architecture (the first release for each is in
+        knowledge/cuda.toml [arch_min_toolkit]): point CUDA_HOME and PATH at it. For a GPU whose
+        minor revision is above 0 (8.6, 8.9), a toolkit that knows the major's .0 architecture can
+        build for it instead (TORCH_CUDA_ARCH_LIST="8.0+PTX"): code for 8.0 runs on an 8.6 GPU.
+
+    References:
+        - https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#gpu-feature-list
+        - https://pytorch.org/docs/stable/cpp_extension.html (TORCH_CUDA_ARCH_LIST)
+        - https://github.com/mapillary/inplace_abn/issues/192
+    """
+    s = first_symptom(f, "nvcc:unsupported-gpu-architecture", "nvcc:gpu-architecture-not-defined")
+    if s is None:
+        return
+    m = _ARCH.match(s.get("arch") or "")
+    if m is None:
+        return
+    arch = m.group(1)
+    firsts = knowledge.load("cuda").get("arch_min_toolkit", {})
+    need = firsts.get(arch)
+    if need is None:
+        return  # 7.2 and older are dropped by newer nvcc; an architecture not in the table is not judged
+    digits = re.match(r"\d+", arch).group(0)
+    major, minor = digits[:-1], digits[-1]
+    fixes = [f"nvcc --version; ls -d /usr/local/cuda-*   # the toolkit the build ran, and others installed: "
+             f"sm_{arch} needs CUDA {need} or newer (then export CUDA_HOME=/usr/local/cuda-X.Y "
+             f"PATH=/usr/local/cuda-X.Y/bin:$PATH)"]
+    base = firsts.get(f"{major}0")
+    if minor != "0" and not arch[-1].isalpha() and base is not None:
+        fixes.append(f'export TORCH_CUDA_ARCH_LIST="{major}.0+PTX"   # for a torch.utils.cpp_extension build with '
+                     f"CUDA {base} or newer: sm_{major}0 code and PTX, which a compute {major}.{minor} GPU runs")
+    yield Hit(message=f"the build's nvcc does not know {s['arch']} (line {s['line']}): its CUDA toolkit is older "
+                      f"than CUDA {need}, the first to build for compute capability {major}.{minor}",
+              fix="\n".join(fixes), evidence=ticket_evidence(s))
+
+
+@rule("SW033", "cuda-toolkit-nvcc-missing", "error", "a CUDA source build finds no CUDA toolkit (nvcc)", impact=7)
+def cuda_toolkit_nvcc_missing(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted build log (pip install of DeepSpeed, a torch extension's setup.py), the build
+        finding no CUDA compiler (knowledge/messages/cuda_home.toml): DeepSpeed's "CUDA_HOME does
+        not exist, unable to compile CUDA op(s)", torch.utils.cpp_extension's "CUDA was not found
+        on the system", "CUDA_HOME environment variable is not set" and "nvcc not found at
+        '...'", or "No such file or directory: '/usr/local/cuda/bin/nvcc'".
+
+    Why it matters:
+        torch's wheels carry the CUDA runtime libraries but no compiler, so torch sees the GPUs
+        while nothing can compile CUDA code: a runtime-only container (CUDA "runtime" images) or
+        a node with only the driver has no nvcc.
+
+    How to fix:
+        Install a CUDA toolkit (nvcc included) of the CUDA version torch was built with, or find
+        one already on the node, and point CUDA_HOME at its root (the folder above bin/nvcc).
+
+    References:
+        - https://pytorch.org/docs/stable/cpp_extension.html (CUDA_HOME)
+        - https://github.com/deepspeedai/DeepSpeed/issues/4553
+    """
+    s = first_symptom(f, "cuda_home:deepspeed-cuda-home-missing", "cuda_home:torch-cuda-not-found",
+                      "cuda_home:torch-cuda-home-not-set", "cuda_home:torch-nvcc-not-found-at", "cuda_home:nvcc-enoent")
+    if s is None:
+        return
+    where = f"there is no {s['path']}" if s.get("path") else "it found no CUDA toolkit (CUDA_HOME unset, no nvcc on PATH)"
+    yield Hit(message=f"the CUDA build needs nvcc and {where} (line {s['line']}): torch's wheel carries the CUDA "
+                      "runtime, not the compiler",
+              fix=("ls -d /usr/local/cuda*/bin/nvcc /opt/cuda*/bin/nvcc \"$CONDA_PREFIX\"/bin/nvcc 2>/dev/null; "
+                   "python -c 'import torch; print(torch.version.cuda)'   # an installed toolkit, and the CUDA torch "
+                   "was built with: export CUDA_HOME to the folder above bin/nvcc of a matching one, or install "
+                   "that CUDA toolkit (its compiler is enough)"),
+              evidence=ticket_evidence(s))
