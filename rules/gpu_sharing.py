@@ -9,8 +9,8 @@ from typing import Iterator
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import ticket_evidence, told_evidence
-from hpcdoctor.rules._gpu import as_int, facts_or_told, gpu_list, subject
+from hpcdoctor.rules._common import catalogued, facts_or_ticket, ticket_evidence, told_evidence
+from hpcdoctor.rules._gpu import as_int, gpu_list, subject
 
 
 @rule("GPU010", "compute-mode-restricted", "warning", "GPU compute mode restricts processes", impact=6,
@@ -21,7 +21,9 @@ def compute_mode_restricted(f: FactView) -> Iterator[Hit]:
         A GPU in compute mode Prohibited (no process may use it), or Exclusive_Process while
         several ranks on the node are set to share GPUs. In a pasted ticket, CUDA's error 46, "all
         CUDA-capable devices are busy or unavailable" (since CUDA 11 "CUDA-capable device(s) is/are
-        busy or unavailable").
+        busy or unavailable"), unless the same paste shows a kernel that faulted before it (an
+        unspecified launch failure, a launch time-out, an illegal address): a GPU left unusable
+        by that fault until a reset says nothing of its compute mode.
 
     Why it matters:
         Prohibited makes the GPU unusable; Exclusive_Process lets only one process create a
@@ -35,7 +37,27 @@ def compute_mode_restricted(f: FactView) -> Iterator[Hit]:
     References:
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html
     """
-    yield from facts_or_told(f, "compute-mode-restricted", lambda: list(_compute_mode_from_facts(f)), _busy_told)
+    told = (_busy_told(s) for s in catalogued(f, "compute-mode-restricted")[:1] if not _after_kernel_fault(f, s))
+    yield from facts_or_ticket(lambda: list(_compute_mode_from_facts(f)), told)
+
+
+# A kernel that faulted or was killed (by the display's watchdog, an illegal access) can leave the
+# GPU unusable until a reset: the next run's "busy or unavailable" is that fault's consequence, not a
+# compute mode (blind set E's neuraltalk2-127: "unspecified launch failure", then busy until reboot).
+_KERNEL_FAULTS = frozenset(
+    f"{fam}:{key}" for fam, keys in (
+        ("cuda", ("cudaErrorLaunchFailure", "cudaErrorPriorLaunchFailure", "cudaErrorLaunchTimeout",
+                  "cudaErrorIllegalAddress", "cudaErrorHardwareStackError", "cudaErrorIllegalInstruction",
+                  "cudaErrorMisalignedAddress", "cudaErrorInvalidPc")),
+        ("cuda_driver", ("CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_LAUNCH_TIMEOUT", "CUDA_ERROR_ILLEGAL_ADDRESS",
+                         "CUDA_ERROR_HARDWARE_STACK_ERROR", "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+                         "CUDA_ERROR_MISALIGNED_ADDRESS", "CUDA_ERROR_INVALID_PC"))) for key in keys)
+
+
+def _after_kernel_fault(f: FactView, busy: dict) -> bool:
+    line = busy.get("line") or 0
+    return any(s.get("id") in _KERNEL_FAULTS and (s.get("line") or 0) <= line
+               for s in f.get("ticket.symptoms") or [])
 
 
 def _busy_told(s):

@@ -276,6 +276,20 @@ def test_error_46_in_both_wordings_points_at_the_compute_mode(tmp_path, text):
     assert "compute_mode" in hit.fix
 
 
+def test_busy_after_a_launch_failure_is_the_fault_not_the_compute_mode(tmp_path):
+    # https://github.com/karpathy/neuraltalk2/issues/127: a kernel failed, and the GPU stayed busy until a
+    # reboot (the reporter's GPU also drove the display); no compute mode was involved.
+    text = ('### ## "THCudaCheck FAIL file=/tmp/luarocks_cutorch-scm-1-6961/cutorch/lib/THC/generic/THCStorage.c '
+            'line=147 error=4 : unspecified launch failure"\n'
+            'Sometimes the error message occurs after 50000 iterations, sometimes it occurs around 8000 iterations. '
+            'After getting the "unspecified launch failure", I tried to run the train.lua script again. Then, I get the '
+            'error message: "all CUDA-capable devices are busy or unavailable". I have to restart the computer to run '
+            'the script again.\n')
+    assert {"cuda:cudaErrorDevicesUnavailable", "cuda:cudaErrorLaunchFailure"} <= {s["id"] for s in find_messages(text)}
+    findings, _skipped = run_rule("compute-mode-restricted", paste_facts(tmp_path, text))
+    assert not findings
+
+
 # The node's own kernel log (checks/kernel_log.py): the same Xid lines, read where the log is.
 
 
