@@ -200,6 +200,21 @@ def _vllm_short_at_start(f):
               evidence={**ticket_evidence(s), "free_gib": free, "total_gib": total, "gpu_memory_utilization": util})
 
 
+def _kept_after_kill(f):
+    """The user's words (prose.toml gpu-memory-kept-after-kill): memory still held after the job was
+    killed. Killing the main process leaves its children (DataLoader workers, spawned ranks) alive with
+    their CUDA contexts; nvidia-smi may list none of them (another PID namespace), fuser finds them."""
+    s = next((t for t in catalogued(f, "gpu-memory-in-use") if t.get("id") == "prose:gpu-memory-kept-after-kill"), None)
+    if s is None:
+        return
+    yield Hit(message=f"GPU memory stayed in use after the job was killed (line {s.get('line')}: "
+                      f"\"{str(s.get('text', '')).strip()[:120]}\"): processes it started (DataLoader workers, "
+                      "spawned ranks) outlived it and still hold the GPU",
+              fix=("fuser -v /dev/nvidia*   # every process that still holds a GPU, with its user (nvidia-smi may list none)\n"
+                   "# end your own leftovers by pid (kill PID); next time stop the whole group: kill -- -PGID, or Ctrl-C"),
+              evidence=ticket_evidence(s))
+
+
 @rule("GPU011", "gpu-memory-in-use", "warning", "GPU memory held by other processes at start", impact=7)
 def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
     """
@@ -213,7 +228,8 @@ def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
         process"), or the capacity minus what was free and what this process had in use. A
         message without NVML's figures (no NVML, Windows, ROCm builds) cannot tell and is left
         alone. vLLM's refusal to start ("Free memory on device ... on startup is less than desired
-        GPU memory utilization") says the same in its own words.
+        GPU memory utilization") says the same in its own words, and so does a user who says the
+        GPU memory was not released after the job was killed (its children still hold it).
 
     Why it matters:
         A leftover process from an earlier job (a zombie rank, a stuck DataLoader) or another
@@ -231,7 +247,7 @@ def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
         - https://github.com/pytorch/pytorch/blob/001074d25084fdb87a799823e395a50f5ec044d3/c10/cuda/CUDACachingAllocator.cpp
     """
     frac = knowledge.load("thresholds")["gpu_memory"]["in_use_fraction"]
-    pasted = list(_held_by_others_in_ticket(f, frac)) or list(_vllm_short_at_start(f))
+    pasted = list(_held_by_others_in_ticket(f, frac)) or list(_vllm_short_at_start(f)) or list(_kept_after_kill(f))
     if pasted:  # a pasted ticket has no GPU listing to read beside it
         yield from pasted
         return

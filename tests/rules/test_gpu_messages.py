@@ -338,3 +338,20 @@ def test_a_kernel_log_nobody_may_read_is_unknown_with_both_reasons(tmp_path):
     reason = g["unknown"]["kernel_log"]
     assert "Operation not permitted" in reason and "No journal files were found" in reason
     assert not fired("gpu-fallen-off-bus", g)
+
+
+@pytest.mark.parametrize("text", [
+    # https://github.com/pytorch/pytorch/issues/5736 (title)
+    "# gpu memory not released after run `sudo kill [pytorch process id]`\n",
+    # https://github.com/PaddlePaddle/PaddleOCR/issues/2074 (its surviving children found with fuser)
+    "# kill进程显卡不释放\n\nnohup 启动训练进程之后直接kill主进程显卡不会释放显存\n"], ids=["en", "zh"])
+def test_memory_kept_after_a_kill_points_at_the_surviving_children(tmp_path, text):
+    hit = one("gpu-memory-in-use", paste_facts(tmp_path, text))
+    assert "after the job was killed" in hit.message and "line 1" in hit.message
+    assert hit.fix.startswith("fuser -v /dev/nvidia*")
+
+
+def test_memory_not_released_without_a_kill_is_not_read():
+    # https://github.com/facebookresearch/XLM/issues/40: no kill named, so no claim about leftovers
+    assert find_messages("Hi, when the program ends, the memory of the GPU0 is released, but the other GPUs "
+                         "are not released. Why that ?\n") == []
