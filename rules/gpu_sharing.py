@@ -1,5 +1,5 @@
 """GPUs shared with other work: a compute mode that refuses a second process, memory held by
-another process at start (GPU010, GPU011)."""
+another process at start, an MPS daemon a client cannot reach (GPU010, GPU011, GPU021)."""
 
 from __future__ import annotations
 
@@ -261,3 +261,39 @@ def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
                       + (f", {used} MiB of {total} MiB in use" if used is not None and total else ""),
                       subject=subject(g), fix="nvidia-smi   # end leftover processes of yours, or ask admins to clean the node",
                       evidence={"processes": procs, "memory_used_mib": used, "memory_total_mib": total})
+
+
+@rule("GPU021", "mps-client-cannot-connect", "error", "CUDA cannot reach the MPS control daemon or server", impact=7)
+def mps_client_cannot_connect(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, CUDA's error 805 (cudaErrorMpsConnectionFailed,
+        CUDA_ERROR_MPS_CONNECTION_FAILED): "MPS client failed to connect to the MPS control daemon or
+        the MPS server", as torch, the CUDA samples or the driver API print it.
+
+    Why it matters:
+        An MPS control daemon runs on the node, so CUDA tries to go through it, but this process
+        cannot reach its named pipes and sockets: they live in CUDA_MPS_PIPE_DIRECTORY
+        (/tmp/nvidia-mps by default), which must be the same for the daemon and every client. A
+        client in a container without that directory, or with another CUDA_MPS_PIPE_DIRECTORY, or a
+        daemon that died, leaves every CUDA call failing.
+
+    How to fix:
+        Check the daemon (echo get_server_list | nvidia-cuda-mps-control) and its pipe directory;
+        give the client the daemon's CUDA_MPS_PIPE_DIRECTORY (in a container, mount the host's
+        directory at the same path), or stop MPS (echo quit | nvidia-cuda-mps-control) to run
+        without it.
+
+    References:
+        - https://docs.nvidia.com/deploy/mps/latest/appendix-environment-variables.html
+        - https://docs.nvidia.com/deploy/topics/topic_6_1_2_2.html
+    """
+    for s in catalogued(f, "mps-client-cannot-connect")[:1]:
+        yield Hit(message=f"CUDA could not connect to the MPS control daemon or server (line {s.get('line')}: "
+                          f"\"{str(s.get('text', '')).strip()[:120]}\"): the client does not reach the daemon's pipes",
+                  fix=("echo get_server_list | nvidia-cuda-mps-control   # on the host: is the control daemon up?\n"
+                       "ls -l ${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}   # its pipes and sockets: the client needs "
+                       "this same directory (same CUDA_MPS_PIPE_DIRECTORY)\n"
+                       "# in a container mount it at the same path: docker run -v /tmp/nvidia-mps:/tmp/nvidia-mps ...; "
+                       "or stop MPS: echo quit | nvidia-cuda-mps-control"),
+                  evidence=told_evidence(s))

@@ -355,3 +355,21 @@ def test_memory_not_released_without_a_kill_is_not_read():
     # https://github.com/facebookresearch/XLM/issues/40: no kill named, so no claim about leftovers
     assert find_messages("Hi, when the program ends, the memory of the GPU0 is released, but the other GPUs "
                          "are not released. Why that ?\n") == []
+
+
+# https://github.com/NVIDIA/nvidia-container-toolkit/issues/714 (MPS started on the host, the client in a container)
+MPS_714 = ("`RuntimeError: Unexpected error from cudaGetDeviceCount().  Did you run some cuda functions before calling "
+           "NumCudaDevices() that might have already set an error?  Error 805: MPS client failed to connect to the MPS "
+           "control daemon or the MPS server.`\n")
+
+
+def test_error_805_points_at_the_mps_pipe_directory(tmp_path):
+    (hit,) = fired("mps-client-cannot-connect", paste_facts(tmp_path, MPS_714))
+    assert "line 1" in hit.message
+    assert hit.fix.startswith("echo get_server_list | nvidia-cuda-mps-control")
+    assert "CUDA_MPS_PIPE_DIRECTORY" in hit.fix
+
+
+def test_another_cuda_init_error_is_not_mps(tmp_path):
+    # error 802 through the same cudaGetDeviceCount() warning: Fabric Manager's, not MPS's
+    assert not fired("mps-client-cannot-connect", paste_facts(tmp_path, FABRIC_TORCH_WARNING))
