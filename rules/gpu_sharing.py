@@ -1,5 +1,6 @@
 """GPUs shared with other work: a compute mode that refuses a second process, memory held by
-another process at start, an MPS daemon a client cannot reach (GPU010, GPU011, GPU021)."""
+another process at start, an MPS daemon a client cannot reach, the run-time limit on kernels of a
+GPU that drives a display (GPU010, GPU011, GPU021, GPU022)."""
 
 from __future__ import annotations
 
@@ -296,4 +297,39 @@ def mps_client_cannot_connect(f: FactView) -> Iterator[Hit]:
                        "this same directory (same CUDA_MPS_PIPE_DIRECTORY)\n"
                        "# in a container mount it at the same path: docker run -v /tmp/nvidia-mps:/tmp/nvidia-mps ...; "
                        "or stop MPS: echo quit | nvidia-cuda-mps-control"),
+                  evidence=told_evidence(s))
+
+
+@rule("GPU022", "gpu-display-watchdog", "error", "a kernel ran past the run-time limit of a GPU that drives a display",
+      impact=6)
+def gpu_display_watchdog(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, CUDA's error 702 (cudaErrorLaunchTimeout, CUDA_ERROR_LAUNCH_TIMEOUT; error 6
+        in the old runtime torch's THC printed): "the launch timed out and was terminated".
+
+    Why it matters:
+        CUDA returns it only where the GPU has a run-time limit on kernels (the device property
+        kernelExecTimeoutEnabled; deviceQuery's "Run time limit on kernels: Yes"; numba's
+        "Watchdog: Enabled"), which a GPU that also drives a display has: the desktop (X on Linux,
+        WDDM on Windows) must stay responsive, so a kernel that runs for seconds is killed. The
+        CUDA context is lost; the same job runs on a GPU that drives no display.
+
+    How to fix:
+        nvidia-smi -q shows "Display Mode" and "Display Active" for each GPU. Run on a GPU with no
+        display (CUDA_VISIBLE_DEVICES), move the display to another GPU, or run without the
+        desktop; otherwise make each kernel shorter (a smaller batch or image).
+
+    References:
+        - https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html
+        - https://docs.nvidia.com/cuda/cuda-runtime-api/structcudaDeviceProp.html
+        - https://github.com/numba/numba/issues/9381 (the watchdog of a GPU that drives the display)
+    """
+    for s in catalogued(f, "gpu-display-watchdog")[:1]:
+        yield Hit(message=f"a CUDA kernel ran past the GPU's run-time limit and was terminated (line {s.get('line')}: "
+                          f"\"{str(s.get('text', '')).strip()[:120]}\"): the limit is on where the GPU also drives a display",
+                  fix=("nvidia-smi -q | grep -E 'Product Name|Display (Mode|Active)'   # Enabled/Active: this GPU drives "
+                       "a display and kills long kernels\n"
+                       "# run on a GPU without a display (CUDA_VISIBLE_DEVICES=<its index>), move the display to another "
+                       "GPU or run without the desktop; else a smaller batch makes each kernel shorter"),
                   evidence=told_evidence(s))

@@ -373,3 +373,23 @@ def test_error_805_points_at_the_mps_pipe_directory(tmp_path):
 def test_another_cuda_init_error_is_not_mps(tmp_path):
     # error 802 through the same cudaGetDeviceCount() warning: Fabric Manager's, not MPS's
     assert not fired("mps-client-cannot-connect", paste_facts(tmp_path, FABRIC_TORCH_WARNING))
+
+
+@pytest.mark.parametrize("text", [
+    # https://github.com/Sygil-Dev/sygil-webui/issues/1488 (Windows, the GPU drives the desktop)
+    "`RuntimeError: CUDA error: the launch timed out and was terminated\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below might be incorrect.\n",
+    # https://github.com/pytorch/pytorch/issues/10853 (the old runtime's code 6 through THC)
+    "THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch_1532582123400/work/aten/src/THC/generic/THCStorage.cpp line=36 "
+    "error=6 : the launch timed out and was terminated\n"], ids=["cuda10+", "old-thc"])
+def test_launch_timeout_points_at_the_display_watchdog(tmp_path, text):
+    (hit,) = fired("gpu-display-watchdog", paste_facts(tmp_path, text))
+    assert "run-time limit" in hit.message and "line 1" in hit.message
+    assert hit.fix.startswith("nvidia-smi -q | grep -E 'Product Name|Display (Mode|Active)'")
+
+
+def test_a_launch_failure_is_not_the_watchdog(tmp_path):
+    # https://github.com/karpathy/neuraltalk2/issues/127: an unspecified launch failure names no time limit
+    text = ('"THCudaCheck FAIL file=/tmp/luarocks_cutorch-scm-1-6961/cutorch/lib/THC/generic/THCStorage.c '
+            'line=147 error=4 : unspecified launch failure"\n')
+    assert not fired("gpu-display-watchdog", paste_facts(tmp_path, text))
