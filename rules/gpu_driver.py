@@ -3,6 +3,8 @@ messages of nvidia-smi, NVML, CUDA and the kernel driver."""
 
 from __future__ import annotations
 
+import re
+
 from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
@@ -183,6 +185,30 @@ _DOCKER_FIX = ("nvidia-ctk --version   # missing: install nvidia-container-toolk
                "docker info | grep -i runtimes   # nvidia listed: docker run --gpus all now finds the GPUs")
 
 
+def _docker_run_asked_no_gpu(f: FactView):
+    """A pasted docker run that asks for no GPU, then torch inside it finding none (prose.toml): docker
+    gives a container GPUs only through --gpus (or the nvidia runtime), so CUDA there has no device."""
+    told = f.get("ticket.symptoms") or []
+    run = next((s for s in told if s.get("id") == "prose:docker-run-without-gpus"), None)
+    false = next((s for s in told if s.get("id") == "prose:cuda-is-available-false"), None)
+    if run is None or false is None or (false.get("line") or 0) < (run.get("line") or 0):
+        return
+    # the needle's own line: the matcher's window joins the lines after it (the container's output)
+    line = re.search(r"(?:sudo\s+)?docker\s+run\s[^`]{0,300}", str(run.get("text") or ""))
+    if line is None or re.search(r"--gpus|--runtime[ =]+nvidia|nvidia\.com/gpu|/dev/nvidia", line.group(0)):
+        return
+    command = " ".join(line.group(0).split())
+    with_gpus = re.sub(r"\bdocker run\b", "docker run --gpus all", command, count=1)
+    yield Hit(message=f"the container was started without a GPU request (line {run.get('line')}: \"{command[:120]}\"), "
+                      f"and CUDA inside it found none (line {false.get('line')}): docker gives a container GPUs only "
+                      "when asked (--gpus), through the NVIDIA Container Toolkit",
+              fix=(f"{with_gpus}   # the same container, given the GPUs\n"
+                   "docker info | grep -i runtimes   # no nvidia: install the NVIDIA Container Toolkit first "
+                   "(sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker)"),
+              evidence=told_evidence(run))
+    return
+
+
 @rule("GPU017", "nvidia-container-toolkit-missing", "error", "containers cannot be given GPUs: no NVIDIA Container Toolkit set up",
       impact=8)
 def nvidia_container_toolkit_missing(f: FactView) -> Iterator[Hit]:
@@ -210,6 +236,7 @@ def nvidia_container_toolkit_missing(f: FactView) -> Iterator[Hit]:
         - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/cdi-support.html
         - https://github.com/OpenBMB/XAgent/issues/273 (installing nvidia-container-toolkit fixed docker --gpus)
     """
+    yield from _docker_run_asked_no_gpu(f)
     for s in f.get("ticket.symptoms") or []:
         said = _TOOLKIT_SAID.get(s.get("id"))
         if said is None:

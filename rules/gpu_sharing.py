@@ -1,5 +1,6 @@
 """GPUs shared with other work: a compute mode that refuses a second process, memory held by
-another process at start (GPU010, GPU011)."""
+another process at start, an MPS daemon a client cannot reach, the run-time limit on kernels of a
+GPU that drives a display (GPU010, GPU011, GPU021, GPU022)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Iterator
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import ticket_evidence, told_evidence
-from hpcdoctor.rules._gpu import as_int, facts_or_told, gpu_list, subject
+from hpcdoctor.rules._common import catalogued, facts_or_ticket, ticket_evidence, told_evidence
+from hpcdoctor.rules._gpu import as_int, gpu_list, subject
 
 
 @rule("GPU010", "compute-mode-restricted", "warning", "GPU compute mode restricts processes", impact=6,
@@ -21,7 +22,9 @@ def compute_mode_restricted(f: FactView) -> Iterator[Hit]:
         A GPU in compute mode Prohibited (no process may use it), or Exclusive_Process while
         several ranks on the node are set to share GPUs. In a pasted ticket, CUDA's error 46, "all
         CUDA-capable devices are busy or unavailable" (since CUDA 11 "CUDA-capable device(s) is/are
-        busy or unavailable").
+        busy or unavailable"), unless the same paste shows a kernel that faulted before it (an
+        unspecified launch failure, a launch time-out, an illegal address): a GPU left unusable
+        by that fault until a reset says nothing of its compute mode.
 
     Why it matters:
         Prohibited makes the GPU unusable; Exclusive_Process lets only one process create a
@@ -35,7 +38,27 @@ def compute_mode_restricted(f: FactView) -> Iterator[Hit]:
     References:
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html
     """
-    yield from facts_or_told(f, "compute-mode-restricted", lambda: list(_compute_mode_from_facts(f)), _busy_told)
+    told = (_busy_told(s) for s in catalogued(f, "compute-mode-restricted")[:1] if not _after_kernel_fault(f, s))
+    yield from facts_or_ticket(lambda: list(_compute_mode_from_facts(f)), told)
+
+
+# A kernel that faulted or was killed (by the display's watchdog, an illegal access) can leave the
+# GPU unusable until a reset: the next run's "busy or unavailable" is that fault's consequence, not a
+# compute mode (blind set E's neuraltalk2-127: "unspecified launch failure", then busy until reboot).
+_KERNEL_FAULTS = frozenset(
+    f"{fam}:{key}" for fam, keys in (
+        ("cuda", ("cudaErrorLaunchFailure", "cudaErrorPriorLaunchFailure", "cudaErrorLaunchTimeout",
+                  "cudaErrorIllegalAddress", "cudaErrorHardwareStackError", "cudaErrorIllegalInstruction",
+                  "cudaErrorMisalignedAddress", "cudaErrorInvalidPc")),
+        ("cuda_driver", ("CUDA_ERROR_LAUNCH_FAILED", "CUDA_ERROR_LAUNCH_TIMEOUT", "CUDA_ERROR_ILLEGAL_ADDRESS",
+                         "CUDA_ERROR_HARDWARE_STACK_ERROR", "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+                         "CUDA_ERROR_MISALIGNED_ADDRESS", "CUDA_ERROR_INVALID_PC"))) for key in keys)
+
+
+def _after_kernel_fault(f: FactView, busy: dict) -> bool:
+    line = busy.get("line") or 0
+    return any(s.get("id") in _KERNEL_FAULTS and (s.get("line") or 0) <= line
+               for s in f.get("ticket.symptoms") or [])
 
 
 def _busy_told(s):
@@ -178,6 +201,21 @@ def _vllm_short_at_start(f):
               evidence={**ticket_evidence(s), "free_gib": free, "total_gib": total, "gpu_memory_utilization": util})
 
 
+def _kept_after_kill(f):
+    """The user's words (prose.toml gpu-memory-kept-after-kill): memory still held after the job was
+    killed. Killing the main process leaves its children (DataLoader workers, spawned ranks) alive with
+    their CUDA contexts; nvidia-smi may list none of them (another PID namespace), fuser finds them."""
+    s = next((t for t in catalogued(f, "gpu-memory-in-use") if t.get("id") == "prose:gpu-memory-kept-after-kill"), None)
+    if s is None:
+        return
+    yield Hit(message=f"GPU memory stayed in use after the job was killed (line {s.get('line')}: "
+                      f"\"{str(s.get('text', '')).strip()[:120]}\"): processes it started (DataLoader workers, "
+                      "spawned ranks) outlived it and still hold the GPU",
+              fix=("fuser -v /dev/nvidia*   # every process that still holds a GPU, with its user (nvidia-smi may list none)\n"
+                   "# end your own leftovers by pid (kill PID); next time stop the whole group: kill -- -PGID, or Ctrl-C"),
+              evidence=ticket_evidence(s))
+
+
 @rule("GPU011", "gpu-memory-in-use", "warning", "GPU memory held by other processes at start", impact=7)
 def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
     """
@@ -191,7 +229,8 @@ def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
         process"), or the capacity minus what was free and what this process had in use. A
         message without NVML's figures (no NVML, Windows, ROCm builds) cannot tell and is left
         alone. vLLM's refusal to start ("Free memory on device ... on startup is less than desired
-        GPU memory utilization") says the same in its own words.
+        GPU memory utilization") says the same in its own words, and so does a user who says the
+        GPU memory was not released after the job was killed (its children still hold it).
 
     Why it matters:
         A leftover process from an earlier job (a zombie rank, a stuck DataLoader) or another
@@ -209,7 +248,7 @@ def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
         - https://github.com/pytorch/pytorch/blob/001074d25084fdb87a799823e395a50f5ec044d3/c10/cuda/CUDACachingAllocator.cpp
     """
     frac = knowledge.load("thresholds")["gpu_memory"]["in_use_fraction"]
-    pasted = list(_held_by_others_in_ticket(f, frac)) or list(_vllm_short_at_start(f))
+    pasted = list(_held_by_others_in_ticket(f, frac)) or list(_vllm_short_at_start(f)) or list(_kept_after_kill(f))
     if pasted:  # a pasted ticket has no GPU listing to read beside it
         yield from pasted
         return
@@ -223,3 +262,74 @@ def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
                       + (f", {used} MiB of {total} MiB in use" if used is not None and total else ""),
                       subject=subject(g), fix="nvidia-smi   # end leftover processes of yours, or ask admins to clean the node",
                       evidence={"processes": procs, "memory_used_mib": used, "memory_total_mib": total})
+
+
+@rule("GPU021", "mps-client-cannot-connect", "error", "CUDA cannot reach the MPS control daemon or server", impact=7)
+def mps_client_cannot_connect(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, CUDA's error 805 (cudaErrorMpsConnectionFailed,
+        CUDA_ERROR_MPS_CONNECTION_FAILED): "MPS client failed to connect to the MPS control daemon or
+        the MPS server", as torch, the CUDA samples or the driver API print it.
+
+    Why it matters:
+        An MPS control daemon runs on the node, so CUDA tries to go through it, but this process
+        cannot reach its named pipes and sockets: they live in CUDA_MPS_PIPE_DIRECTORY
+        (/tmp/nvidia-mps by default), which must be the same for the daemon and every client. A
+        client in a container without that directory, or with another CUDA_MPS_PIPE_DIRECTORY, or a
+        daemon that died, leaves every CUDA call failing.
+
+    How to fix:
+        Check the daemon (echo get_server_list | nvidia-cuda-mps-control) and its pipe directory;
+        give the client the daemon's CUDA_MPS_PIPE_DIRECTORY (in a container, mount the host's
+        directory at the same path), or stop MPS (echo quit | nvidia-cuda-mps-control) to run
+        without it.
+
+    References:
+        - https://docs.nvidia.com/deploy/mps/latest/appendix-environment-variables.html
+        - https://docs.nvidia.com/deploy/topics/topic_6_1_2_2.html
+    """
+    for s in catalogued(f, "mps-client-cannot-connect")[:1]:
+        yield Hit(message=f"CUDA could not connect to the MPS control daemon or server (line {s.get('line')}: "
+                          f"\"{str(s.get('text', '')).strip()[:120]}\"): the client does not reach the daemon's pipes",
+                  fix=("echo get_server_list | nvidia-cuda-mps-control   # on the host: is the control daemon up?\n"
+                       "ls -l ${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}   # its pipes and sockets: the client needs "
+                       "this same directory (same CUDA_MPS_PIPE_DIRECTORY)\n"
+                       "# in a container mount it at the same path: docker run -v /tmp/nvidia-mps:/tmp/nvidia-mps ...; "
+                       "or stop MPS: echo quit | nvidia-cuda-mps-control"),
+                  evidence=told_evidence(s))
+
+
+@rule("GPU022", "gpu-display-watchdog", "error", "a kernel ran past the run-time limit of a GPU that drives a display",
+      impact=6)
+def gpu_display_watchdog(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, CUDA's error 702 (cudaErrorLaunchTimeout, CUDA_ERROR_LAUNCH_TIMEOUT; error 6
+        in the old runtime torch's THC printed): "the launch timed out and was terminated".
+
+    Why it matters:
+        CUDA returns it only where the GPU has a run-time limit on kernels (the device property
+        kernelExecTimeoutEnabled; deviceQuery's "Run time limit on kernels: Yes"; numba's
+        "Watchdog: Enabled"), which a GPU that also drives a display has: the desktop (X on Linux,
+        WDDM on Windows) must stay responsive, so a kernel that runs for seconds is killed. The
+        CUDA context is lost; the same job runs on a GPU that drives no display.
+
+    How to fix:
+        nvidia-smi -q shows "Display Mode" and "Display Active" for each GPU. Run on a GPU with no
+        display (CUDA_VISIBLE_DEVICES), move the display to another GPU, or run without the
+        desktop; otherwise make each kernel shorter (a smaller batch or image).
+
+    References:
+        - https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html
+        - https://docs.nvidia.com/cuda/cuda-runtime-api/structcudaDeviceProp.html
+        - https://github.com/numba/numba/issues/9381 (the watchdog of a GPU that drives the display)
+    """
+    for s in catalogued(f, "gpu-display-watchdog")[:1]:
+        yield Hit(message=f"a CUDA kernel ran past the GPU's run-time limit and was terminated (line {s.get('line')}: "
+                          f"\"{str(s.get('text', '')).strip()[:120]}\"): the limit is on where the GPU also drives a display",
+                  fix=("nvidia-smi -q | grep -E 'Product Name|Display (Mode|Active)'   # Enabled/Active: this GPU drives "
+                       "a display and kills long kernels\n"
+                       "# run on a GPU without a display (CUDA_VISIBLE_DEVICES=<its index>), move the display to another "
+                       "GPU or run without the desktop; else a smaller batch makes each kernel shorter"),
+                  evidence=told_evidence(s))

@@ -228,7 +228,8 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         oom_kill event in StepId=123.batch. Some of the step tasks have been OOM Killed.", and
         22.05's "oom-kill event(s)"; srun's "task 0: Out Of Memory"), or torch's "DataLoader
         worker (pid N) is killed by signal: Killed." (SIGKILL, which is what the OOM killer sends;
-        a Bus error there is shm-too-small's).
+        a Bus error there is shm-too-small's), or the shell's "Killed" (SIGKILL) printed right
+        after transformers' "Loading checkpoint shards" progress bar.
 
     Why it matters:
         The process did not crash: the kernel killed it because the host, or the job's memory
@@ -264,8 +265,17 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         fix = ("journalctl -k | grep -iE 'out of memory|oom-kill|killed process'   # or dmesg -T: the kill, the "
                "process and its memory\n# then give the job more memory, or fewer DataLoader workers (num_workers=0 "
                "loads in the main process) and a smaller prefetch_factor or batch")
-    what = ("a DataLoader worker was killed by SIGKILL, the signal the kernel's out-of-memory killer sends"
-            if s is worker else f"the kernel killed a process because memory ran out ({s.get('key')})")
+    if s.get("key") == "shell-killed-loading-checkpoint-shards" and not (jobid or f.get("scheduler.kind") == "slurm"):
+        fix = ("journalctl -k | grep -iE 'out of memory|oom-kill|killed process'   # or dmesg -T: the kill, the "
+               "process and its memory\n# then load on a host with more free memory (free -g), or let the weights go "
+               "straight to the GPU: from_pretrained(..., device_map=\"auto\")")
+    if s is worker:
+        what = "a DataLoader worker was killed by SIGKILL, the signal the kernel's out-of-memory killer sends"
+    elif s.get("key") == "shell-killed-loading-checkpoint-shards":
+        what = ("the process was killed by SIGKILL (the shell's \"Killed\") while it read checkpoint shards into "
+                "memory, the signal the kernel's out-of-memory killer sends")
+    else:
+        what = f"the kernel killed a process because memory ran out ({s.get('key')})"
     yield Hit(message=f"{what} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\"): the host or "
                       "the job's memory limit was exhausted",
               fix=fix, evidence=ticket_evidence(s))

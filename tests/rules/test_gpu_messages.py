@@ -276,6 +276,20 @@ def test_error_46_in_both_wordings_points_at_the_compute_mode(tmp_path, text):
     assert "compute_mode" in hit.fix
 
 
+def test_busy_after_a_launch_failure_is_the_fault_not_the_compute_mode(tmp_path):
+    # https://github.com/karpathy/neuraltalk2/issues/127: a kernel failed, and the GPU stayed busy until a
+    # reboot (the reporter's GPU also drove the display); no compute mode was involved.
+    text = ('### ## "THCudaCheck FAIL file=/tmp/luarocks_cutorch-scm-1-6961/cutorch/lib/THC/generic/THCStorage.c '
+            'line=147 error=4 : unspecified launch failure"\n'
+            'Sometimes the error message occurs after 50000 iterations, sometimes it occurs around 8000 iterations. '
+            'After getting the "unspecified launch failure", I tried to run the train.lua script again. Then, I get the '
+            'error message: "all CUDA-capable devices are busy or unavailable". I have to restart the computer to run '
+            'the script again.\n')
+    assert {"cuda:cudaErrorDevicesUnavailable", "cuda:cudaErrorLaunchFailure"} <= {s["id"] for s in find_messages(text)}
+    findings, _skipped = run_rule("compute-mode-restricted", paste_facts(tmp_path, text))
+    assert not findings
+
+
 # The node's own kernel log (checks/kernel_log.py): the same Xid lines, read where the log is.
 
 
@@ -324,3 +338,58 @@ def test_a_kernel_log_nobody_may_read_is_unknown_with_both_reasons(tmp_path):
     reason = g["unknown"]["kernel_log"]
     assert "Operation not permitted" in reason and "No journal files were found" in reason
     assert not fired("gpu-fallen-off-bus", g)
+
+
+@pytest.mark.parametrize("text", [
+    # https://github.com/pytorch/pytorch/issues/5736 (title)
+    "# gpu memory not released after run `sudo kill [pytorch process id]`\n",
+    # https://github.com/PaddlePaddle/PaddleOCR/issues/2074 (its surviving children found with fuser)
+    "# kill进程显卡不释放\n\nnohup 启动训练进程之后直接kill主进程显卡不会释放显存\n"], ids=["en", "zh"])
+def test_memory_kept_after_a_kill_points_at_the_surviving_children(tmp_path, text):
+    hit = one("gpu-memory-in-use", paste_facts(tmp_path, text))
+    assert "after the job was killed" in hit.message and "line 1" in hit.message
+    assert hit.fix.startswith("fuser -v /dev/nvidia*")
+
+
+def test_memory_not_released_without_a_kill_is_not_read():
+    # https://github.com/facebookresearch/XLM/issues/40: no kill named, so no claim about leftovers
+    assert find_messages("Hi, when the program ends, the memory of the GPU0 is released, but the other GPUs "
+                         "are not released. Why that ?\n") == []
+
+
+# https://github.com/NVIDIA/nvidia-container-toolkit/issues/714 (MPS started on the host, the client in a container)
+MPS_714 = ("`RuntimeError: Unexpected error from cudaGetDeviceCount().  Did you run some cuda functions before calling "
+           "NumCudaDevices() that might have already set an error?  Error 805: MPS client failed to connect to the MPS "
+           "control daemon or the MPS server.`\n")
+
+
+def test_error_805_points_at_the_mps_pipe_directory(tmp_path):
+    (hit,) = fired("mps-client-cannot-connect", paste_facts(tmp_path, MPS_714))
+    assert "line 1" in hit.message
+    assert hit.fix.startswith("echo get_server_list | nvidia-cuda-mps-control")
+    assert "CUDA_MPS_PIPE_DIRECTORY" in hit.fix
+
+
+def test_another_cuda_init_error_is_not_mps(tmp_path):
+    # error 802 through the same cudaGetDeviceCount() warning: Fabric Manager's, not MPS's
+    assert not fired("mps-client-cannot-connect", paste_facts(tmp_path, FABRIC_TORCH_WARNING))
+
+
+@pytest.mark.parametrize("text", [
+    # https://github.com/Sygil-Dev/sygil-webui/issues/1488 (Windows, the GPU drives the desktop)
+    "`RuntimeError: CUDA error: the launch timed out and was terminated\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call,so the stacktrace below might be incorrect.\n",
+    # https://github.com/pytorch/pytorch/issues/10853 (the old runtime's code 6 through THC)
+    "THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch_1532582123400/work/aten/src/THC/generic/THCStorage.cpp line=36 "
+    "error=6 : the launch timed out and was terminated\n"], ids=["cuda10+", "old-thc"])
+def test_launch_timeout_points_at_the_display_watchdog(tmp_path, text):
+    (hit,) = fired("gpu-display-watchdog", paste_facts(tmp_path, text))
+    assert "run-time limit" in hit.message and "line 1" in hit.message
+    assert hit.fix.startswith("nvidia-smi -q | grep -E 'Product Name|Display (Mode|Active)'")
+
+
+def test_a_launch_failure_is_not_the_watchdog(tmp_path):
+    # https://github.com/karpathy/neuraltalk2/issues/127: an unspecified launch failure names no time limit
+    text = ('"THCudaCheck FAIL file=/tmp/luarocks_cutorch-scm-1-6961/cutorch/lib/THC/generic/THCStorage.c '
+            'line=147 error=4 : unspecified launch failure"\n')
+    assert not fired("gpu-display-watchdog", paste_facts(tmp_path, text))

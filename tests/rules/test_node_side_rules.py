@@ -63,3 +63,38 @@ def test_modprobe_says_why_the_nvidia_module_is_not_loaded(tmp_path):
     # another module missing is not the NVIDIA driver's state
     assert not fired("gpu-driver-unusable", paste_facts(
         tmp_path, "modprobe: FATAL: Module amdgpu not found in directory /lib/modules/6.8.0-45-generic\n"))
+
+
+# https://github.com/floydhub/dockerfiles/issues/3 (plain docker run: no GPU asked for, none inside)
+FLOYDHUB_3 = """```
+$ sudo docker run  -t -i floydhub/pytorch:latest-gpu-py3 ipython
+Python 3.5.3 (default, Feb 13 2017, 20:35:17) 
+Type "copyright", "credits" or "license" for more information.
+
+IPython 5.3.0 -- An enhanced Interactive Python.
+?         -> Introduction and overview of IPython's features.
+%quickref -> Quick reference.
+help      -> Python's own help system.
+object?   -> Details about 'object', use 'object??' for extra details.
+
+In [1]: import torch
+
+In [2]: torch.cuda.is_available()
+Out[2]: False
+```
+"""
+
+
+def test_docker_run_without_gpus_then_no_cuda_gives_the_command_with_gpus(tmp_path):
+    from rulekit import paste_facts
+
+    (hit,) = fired("nvidia-container-toolkit-missing", paste_facts(tmp_path, FLOYDHUB_3))
+    assert "line 2:" in hit.message and "(line 14)" in hit.message
+    assert hit.fix.startswith("sudo docker run --gpus all -t -i floydhub/pytorch:latest-gpu-py3 ipython   #")
+
+
+def test_docker_run_with_gpus_is_not_read_as_asking_for_none(tmp_path):
+    from rulekit import paste_facts
+
+    text = FLOYDHUB_3.replace("docker run  -t", "docker run --gpus all -t")
+    assert not fired("nvidia-container-toolkit-missing", paste_facts(tmp_path, text))

@@ -116,6 +116,25 @@ def test_slurm_oom_kill_names_the_job_to_look_up(tmp_path):
     assert "slurm-oom-kill-events" in f.message
 
 
+# https://github.com/chatchat-space/Langchain-Chatchat/issues/35 (blind set E: killed while loading the shards)
+CHATCHAT_35 = ("python knowledge_based_chatglm.py\n"
+               "Loading checkpoint shards:  38%|██████▊           | 3/8 [00:02<00:03,  1.28it/s]Killed\n")
+
+
+def test_killed_while_loading_checkpoint_shards_is_host_memory(tmp_path):
+    (f,) = fired("host-memory-oom-killed", paste_facts(tmp_path, CHATCHAT_35))
+    assert "SIGKILL" in f.message and "checkpoint shards" in f.message and "line 2" in f.message
+    assert f.fix.startswith("journalctl -k") and 'device_map="auto"' in f.fix and "num_workers" not in f.fix
+
+
+def test_a_bare_shell_killed_is_not_read_as_memory():
+    from hpcdoctor.triage.messages import find_messages
+
+    # the job script's line alone: a SIGKILL, sent by whom it does not say; slurmstepd's line says it
+    assert find_messages(SLURM_OOM.splitlines()[0] + "\n") == []
+    assert [s["key"] for s in find_messages(CHATCHAT_35)] == ["shell-killed-loading-checkpoint-shards"]
+
+
 # --- CPU005 cpu-lacks-required-isa --------------------------------------------------------------
 
 # https://github.com/zylon-ai/private-gpt/issues/326 (an ESX host's CPU without AVX2)
