@@ -64,9 +64,7 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     low = lower(text)
     found: List[Dict[str, Any]] = []
-    for fam in messages.families():
-        if families is not None and fam.id not in families:
-            continue
+    for fam in messages.families(tuple(sorted(families)) if families is not None else None):
         if check is not None:
             check(f"looking for {fam.title}")
         seen: Set[str] = set()

@@ -174,3 +174,11 @@ def test_error_lines_no_catalogue_knows_are_quoted_back():
 def test_messages_directory_ships_with_the_package():
     assert messages.MESSAGES_DIR == Path(messages.__file__).parent / "messages"
     assert (messages.MESSAGES_DIR / "README.md").is_file()
+
+
+def test_a_familys_id_is_its_file_name_so_a_check_can_load_only_the_families_it_reads():
+    for fam in FAMILIES:
+        assert fam.id == fam.path.stem, (fam.path.name, fam.id)
+    only = messages.families(("edac", "xid"))
+    assert [f.id for f in only] == ["edac", "xid"]
+    assert only[1] is next(f for f in FAMILIES if f.id == "xid")  # parsed once, shared
