@@ -72,16 +72,18 @@ def _snapshot_like(source: str) -> bool:
     return source != "-" and (os.path.isdir(source) or source.endswith((".tar.gz", ".tgz")))
 
 
-def diagnose(request: Request) -> Dict[str, Any]:
+def diagnose(request: Request, site_config: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     """Run checks and rules as ``request`` says (live, a snapshot, or pasted text): the report
-    document, with ``elapsed_s`` the whole run's time."""
+    document, with ``elapsed_s`` the whole run's time. ``site_config``: the config already loaded
+    for ``request`` (a caller that reads it too loads it once), else loaded here."""
     from hpcdoctor import pipeline
     from hpcdoctor.snapshot.bundle import open_snapshot
     from hpcdoctor.sysroot import LiveSysRoot
 
     started = time.monotonic()
     opts = options(request)
-    site_config = site(request)
+    if site_config is None:
+        site_config = site(request)
     opts.site_gpus = tuple(site_config.get("gpu") or ())
     rules, rule_errors = rules_for(request, site_config)
     sources = list(request.sources)

@@ -226,8 +226,9 @@ def cmd_nhc(args: argparse.Namespace) -> int:
     from hpcdoctor.report import nhc
 
     request = _request(args)
-    doc = app.diagnose(request)
-    site = app.site(request) or None
+    site_config = app.site(request)
+    doc = app.diagnose(request, site_config)
+    site = site_config or None
     line = nhc.health_line(doc, site)
     # NHC wrappers capture stderr with stdout: a note beside a drain reason would garble it.
     for note in ([] if line else nhc.health_notes(doc, site)):
