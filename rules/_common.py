@@ -148,6 +148,11 @@ def torch_import_frame_before(f: FactView, s: dict) -> bool:
 _TORCH_IMPORT_LINES = frozenset({"torch:torch-import-frame", "torch:torch-c-import"})
 
 
+def told_text(s: dict) -> str:
+    """The pasted line a finding quotes in its message: stripped, its first 120 characters."""
+    return str(s.get("text", "")).strip()[:120]
+
+
 def told_evidence(s: dict) -> dict:
     """What a finding read from a catalogued message shows: its line, text and catalogue entry."""
     where = "kernel_log" if s.get("source") else "ticket"

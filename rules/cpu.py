@@ -6,7 +6,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, ticket_evidence
+from hpcdoctor.rules._common import catalogued, ticket_evidence, told_text
 
 
 @rule("CPU001", "cpu-bf16-fpmath", "advice", "fp32 math on a bf16-capable CPU without oneDNN fast math",
@@ -252,7 +252,7 @@ def cpu_lacks_required_isa(f: FactView) -> Iterator[Hit]:
     what = (f"the build needs {feature}, which the CPU it ran on does not have" if feature
             else f"the process died of SIGILL{frame}: the CPU met an instruction it does not have (AVX/AVX2/FMA, "
                  "most often), as a build made for a newer CPU does")
-    yield Hit(message=f"{what} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\"){where}",
+    yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\"){where}",
               fix="grep -o -w -E 'sse4_2|avx|avx2|fma|avx512f' /proc/cpuinfo | sort -u   # the instruction sets this "
                   "CPU offers\n# then run on a node whose CPU has what the build needs, give a VM the host's CPU model, "
                   "or install a build compiled for this CPU",

@@ -8,7 +8,7 @@ from typing import Iterator
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import (catalogued, nccl_named_cause, nccl_shm_cause, ticket_all, ticket_evidence,
-                                     ticket_symptoms, told_evidence, version_of)
+                                     ticket_symptoms, told_evidence, told_text, version_of)
 from hpcdoctor.rules._where import SHM_BIGGER, shm_fix
 
 
@@ -251,7 +251,7 @@ def amd_hsmp_driver_missing(f: FactView) -> Iterator[Hit]:
     """
     for s in catalogued(f, "amd-hsmp-driver-missing"):
         yield Hit(message=f"amd-smi's CPU side found no HSMP driver (amd_hsmp) (line {s.get('line')}: "
-                          f"\"{str(s.get('text', '')).strip()[:120]}\"): AMD SMI cannot initialise for the CPUs",
+                          f"\"{told_text(s)}\"): AMD SMI cannot initialise for the CPUs",
                   fix="ls -l /dev/hsmp   # the device every HSMP driver creates: missing when none is loaded\n"
                       "sudo modprobe amd_hsmp || sudo modprobe hsmp_acpi   # administrators (hsmp_acpi: a BIOS that "
                       "describes HSMP in ACPI, newer kernels); if neither loads, enable HSMP support in the BIOS",

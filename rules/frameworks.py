@@ -10,7 +10,7 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._common import (cuda_gpus, gpu_of_ticket, ticket_evidence, ticket_symptoms, told_evidence,
-                                     torch_hip_invalid_function, version_of)
+                                     told_text, torch_hip_invalid_function, version_of)
 
 
 @rule("SW013", "framework-missing-arch", "error", "a framework's own kernels have no code for this GPU", impact=9,
@@ -184,7 +184,7 @@ def _hip_kernel_outside_torch(f: FactView):
                                                           for t in f.get("ticket.symptoms") or []):
         return None
     return Hit(message=f"a HIP kernel of the program has no code object for this GPU's gfx target (line {s.get('line')}: "
-                       f"\"{str(s.get('text', '')).strip()[:120]}\"): the library was not built for this GPU's architecture",
+                       f"\"{told_text(s)}\"): the library was not built for this GPU's architecture",
                fix="rocminfo | grep -m1 -o 'gfx[0-9a-f]*'   # the GPU's target: rebuild the library with it "
                    "(-DAMDGPU_TARGETS=<gfx> / --offload-arch=<gfx>), or use a ROCm release that lists the GPU",
                evidence=told_evidence(s))
@@ -294,7 +294,7 @@ def bitsandbytes_cuda_binary_missing(f: FactView) -> Iterator[Hit]:
     cuda = str(s.get("cuda") or "")
     named = f" for CUDA {cuda[:-1]}.{cuda[-1]}" if cuda.isdigit() and len(cuda) >= 2 else ""
     yield Hit(message=f"bitsandbytes has no native library{named} (line {s.get('line')}: "
-                      f"\"{str(s.get('text', '')).strip()[:120]}\"): its GPU code (8-bit optimizers, 4/8-bit "
+                      f"\"{told_text(s)}\"): its GPU code (8-bit optimizers, 4/8-bit "
                       "quantisation) cannot run",
               fix="python -m bitsandbytes   # the CUDA version it detected and the library it looked for\n"
                   "pip install -U bitsandbytes   # a release that ships that library; or compile it from source for "

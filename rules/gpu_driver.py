@@ -9,7 +9,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, cuda_gpus, told_evidence
+from hpcdoctor.rules._common import catalogued, cuda_gpus, told_evidence, told_text
 
 
 @rule("GPU001", "gpu-driver-unusable", "error", "GPUs present but the driver cannot be used", impact=10)
@@ -159,7 +159,7 @@ def _driver_unusable_told(f: FactView) -> Iterator[Hit]:
         if s["id"] == "cuda_driver:CUDA_ERROR_UNKNOWN" and "cuInit" not in str(s.get("text", "")):
             continue  # 999 from any later call is a program's or a GPU's error, not the driver failing to start
         said, fix = _TOLD_DRIVER[s["id"]]
-        yield Hit(message=f"{said} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
+        yield Hit(message=f"{said} (line {s.get('line')}: \"{told_text(s)}\")",
                   fix=fix, evidence=told_evidence(s))
         return
 
@@ -241,6 +241,6 @@ def nvidia_container_toolkit_missing(f: FactView) -> Iterator[Hit]:
         said = _TOOLKIT_SAID.get(s.get("id"))
         if said is None:
             continue
-        yield Hit(message=f"{said} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
+        yield Hit(message=f"{said} (line {s.get('line')}: \"{told_text(s)}\")",
                   fix=_TOOLKIT_FIX.get(s["id"], _DOCKER_FIX), evidence=told_evidence(s))
         return

@@ -10,7 +10,7 @@ from typing import Iterator
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, facts_or_ticket, ticket_evidence, told_evidence
+from hpcdoctor.rules._common import catalogued, facts_or_ticket, ticket_evidence, told_evidence, told_text
 from hpcdoctor.rules._gpu import as_int, gpu_list, subject
 
 
@@ -62,7 +62,7 @@ def _after_kernel_fault(f: FactView, busy: dict) -> bool:
 
 
 def _busy_told(s):
-    return Hit(message=f"CUDA found every GPU busy or unavailable (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\"): "
+    return Hit(message=f"CUDA found every GPU busy or unavailable (line {s.get('line')}: \"{told_text(s)}\"): "
                        "a GPU in Exclusive_Process mode already used by another process, or in Prohibited mode",
                fix="nvidia-smi --query-gpu=index,compute_mode --format=csv   # Exclusive_Process or Prohibited?\n"
                    "nvidia-smi --query-compute-apps=pid,gpu_uuid --format=csv   # the process that holds it",
@@ -209,7 +209,7 @@ def _kept_after_kill(f):
     if s is None:
         return
     yield Hit(message=f"GPU memory stayed in use after the job was killed (line {s.get('line')}: "
-                      f"\"{str(s.get('text', '')).strip()[:120]}\"): processes it started (DataLoader workers, "
+                      f"\"{told_text(s)}\"): processes it started (DataLoader workers, "
                       "spawned ranks) outlived it and still hold the GPU",
               fix=("fuser -v /dev/nvidia*   # every process that still holds a GPU, with its user (nvidia-smi may list none)\n"
                    "# end your own leftovers by pid (kill PID); next time stop the whole group: kill -- -PGID, or Ctrl-C"),
@@ -291,7 +291,7 @@ def mps_client_cannot_connect(f: FactView) -> Iterator[Hit]:
     """
     for s in catalogued(f, "mps-client-cannot-connect")[:1]:
         yield Hit(message=f"CUDA could not connect to the MPS control daemon or server (line {s.get('line')}: "
-                          f"\"{str(s.get('text', '')).strip()[:120]}\"): the client does not reach the daemon's pipes",
+                          f"\"{told_text(s)}\"): the client does not reach the daemon's pipes",
                   fix=("echo get_server_list | nvidia-cuda-mps-control   # on the host: is the control daemon up?\n"
                        "ls -l ${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}   # its pipes and sockets: the client needs "
                        "this same directory (same CUDA_MPS_PIPE_DIRECTORY)\n"
@@ -327,7 +327,7 @@ def gpu_display_watchdog(f: FactView) -> Iterator[Hit]:
     """
     for s in catalogued(f, "gpu-display-watchdog")[:1]:
         yield Hit(message=f"a CUDA kernel ran past the GPU's run-time limit and was terminated (line {s.get('line')}: "
-                          f"\"{str(s.get('text', '')).strip()[:120]}\"): the limit is on where the GPU also drives a display",
+                          f"\"{told_text(s)}\"): the limit is on where the GPU also drives a display",
                   fix=("nvidia-smi -q | grep -E 'Product Name|Display (Mode|Active)'   # Enabled/Active: this GPU drives "
                        "a display and kills long kernels\n"
                        "# run on a GPU without a display (CUDA_VISIBLE_DEVICES=<its index>), move the display to another "

@@ -9,7 +9,7 @@ from typing import Any, Iterator
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import (catalogued, facts_or_ticket, first_symptom, ticket_evidence, ticket_symptoms,
-                                     told_evidence, torch_import_frame_before)
+                                     told_evidence, told_text, torch_import_frame_before)
 from hpcdoctor.rules._loader import _read as _loader_read
 
 OPENMP_RUNTIMES = ("libgomp", "libiomp5", "libomp")
@@ -160,7 +160,7 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
     built = (f": the program was built for {'ROCm' if rocm else 'CUDA'} {version} and that runtime is not where the "
              "loader looks" if version and lib in ("libcudart", "libamdhip64") else ": it is not where the loader looks")
     where = ("ls /opt/rocm*/lib/" if rocm else "ls /usr/local/cuda*/lib64/ \"$(python -c 'import site; print(site.getsitepackages()[0])')\"/nvidia/*/lib")
-    yield Hit(message=f"{so} cannot be loaded (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\"){built}",
+    yield Hit(message=f"{so} cannot be loaded (line {s.get('line')}: \"{told_text(s)}\"){built}",
               fix=f"{where} 2>/dev/null | grep {lib}   # which versions of {lib} this machine has\n"
                   f"python -c 'import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)'   "
                   "# the build the failing package must match\n"

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, nccl_shm_cause, ticket_evidence, told_evidence
+from hpcdoctor.rules._common import catalogued, nccl_shm_cause, ticket_evidence, told_evidence, told_text
 from hpcdoctor.rules._where import shm_fix
 
 
@@ -276,6 +276,6 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
                 "memory, the signal the kernel's out-of-memory killer sends")
     else:
         what = f"the kernel killed a process because memory ran out ({s.get('key')})"
-    yield Hit(message=f"{what} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\"): the host or "
+    yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\"): the host or "
                       "the job's memory limit was exhausted",
               fix=fix, evidence=ticket_evidence(s))

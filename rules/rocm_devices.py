@@ -6,7 +6,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 # What says the user may not open /dev/kfd, by itself (knowledge/messages/kfd.toml): rocminfo's
 # EACCES and its group check, an ls -l of a device only root may open.
@@ -72,7 +72,7 @@ def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
         return
     what = ("/dev/kfd is root's alone (mode 0600): no other user can open it" if s is root_only else
             "the user may not open /dev/kfd: not in the group that owns it (render, or video on older systems)")
-    yield Hit(message=f"{what} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
+    yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\")",
               fix=_ROOT_ONLY_FIX if s is root_only else _GROUP_FIX, evidence=told_evidence(s))
 
 
@@ -114,6 +114,6 @@ def rocm_gpu_unsupported(f: FactView) -> Iterator[Hit]:
         gc_ip = s.get("id") == "kfd:amdkfd-gc-ip-not-supported"
         what = ("this kernel's KFD does not know the GPU's graphics IP: no ROCm compute on it with this kernel" if gc_ip
                 else "the kernel's KFD does not support this GPU family: ROCm cannot use it")
-        yield Hit(message=f"{what} (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
+        yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\")",
                   fix=_NEWER_KERNEL_FIX if gc_ip else _UNSUPPORTED_FIX, evidence=told_evidence(s))
         return

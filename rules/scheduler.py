@@ -6,7 +6,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import told_evidence
+from hpcdoctor.rules._common import told_evidence, told_text
 
 # CUDA's and torch's words for "no GPU visible" (knowledge/messages/), and nvidia-smi's.
 _NO_GPU_SEEN = ("torch:no-cuda-gpus", "cuda:cudaErrorNoDevice", "cuda_driver:CUDA_ERROR_NO_DEVICE",
@@ -120,7 +120,7 @@ def slurm_gpu_request_rejected(f: FactView) -> Iterator[Hit]:
         if sid == "slurm:ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE" and asked is None:
             continue  # also any request too large in CPUs, memory or nodes: the GPUs must be shown asked for
         why = f" (the GPU request, line {asked.get('line')})" if asked is not None else ""
-        yield Hit(message=f"Slurm refused the job (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\"): "
+        yield Hit(message=f"Slurm refused the job (line {s.get('line')}: \"{told_text(s)}\"): "
                           f"{_GRES_REFUSED[sid]}{why}",
                   fix=_REQUEST_FIX, evidence=told_evidence(s))
         return
@@ -156,7 +156,7 @@ def slurm_gres_count_mismatch(f: FactView) -> Iterator[Hit]:
             continue
         gres, found, configured = s.get("gres") or "gres/gpu", s.get("found"), s.get("configured")
         yield Hit(message=f"slurmd reported {found} {gres} where slurm.conf configures {configured}, so Slurm drained the node "
-                          f"(line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
+                          f"(line {s.get('line')}: \"{told_text(s)}\")",
                   fix="nvidia-smi -L   # the GPUs the driver sees now\n"
                       "sudo slurmd -G   # the GRES slurmd detects (gres.conf, AutoDetect); each must be there\n"
                       "sudo systemctl restart slurmd && sudo scontrol update nodename=\"$(hostname -s)\" state=resume"

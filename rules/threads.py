@@ -7,7 +7,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView, MissingFact
-from hpcdoctor.rules._common import catalogued, local_ranks, parse_threads, ticket_evidence
+from hpcdoctor.rules._common import catalogued, local_ranks, parse_threads, ticket_evidence, told_text
 
 
 def _share(f: FactView):
@@ -170,7 +170,7 @@ def _told_oversubscribed(f: FactView):
     if not told:
         return None
     s = next((t for t in told if t.get("family") != "prose"), told[0])
-    said = f"line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\""
+    said = f"line {s.get('line')}: \"{told_text(s)}\""
     what = ("a thread pool could not start its threads" if s.get("family") != "prose"
             else "the paste says the job runs far more threads than CPUs")
     return Hit(message=f"{what} ({said}): each process (rank, DataLoader worker, compile worker) starts a thread "

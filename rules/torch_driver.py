@@ -10,7 +10,7 @@ from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import build_fix, node_platform
 from hpcdoctor.rules._common import (catalogued, cuda_gpus, facts_or_ticket, ticket_evidence, ticket_symptoms,
-                                     told_evidence, version_of)
+                                     told_evidence, told_text, version_of)
 
 
 @rule("SW004", "driver-too-old", "error", "the NVIDIA driver is too old for the torch build's CUDA", impact=10)
@@ -72,7 +72,7 @@ def _driver_too_old_told(f: FactView):
     36, an API call that needs a newer driver; 222, PTX newer than the driver's JIT compiler."""
     for s in catalogued(f, "driver-too-old"):
         yield Hit(message=f"the NVIDIA driver is older than the CUDA this program was built with ({s.get('key')}, "
-                          f"line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\")",
+                          f"line {s.get('line')}: \"{told_text(s)}\")",
                   fix="nvidia-smi | head -4   # the highest CUDA this driver runs: install a build of that CUDA or older, "
                       "or ask the administrators for a newer driver",
                   evidence=told_evidence(s))

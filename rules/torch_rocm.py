@@ -9,7 +9,7 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import python_environment, arch_list_not_known
-from hpcdoctor.rules._common import catalogued, told_evidence
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 
 @rule("SW008", "torch-rocm-missing-gfx", "error", "the ROCm torch build has no kernels for this AMD GPU", impact=10)
@@ -79,7 +79,7 @@ def _rocm_gfx_told(f: FactView) -> Iterator[Hit]:
         return  # a ROCm build on an NVIDIA GPU: torch-rocm-build-on-nvidia
     for s in catalogued(f, "torch-rocm-missing-gfx"):
         yield Hit(message=f"the HIP runtime found no code object for this GPU's gfx target (line {s.get('line')}: "
-                          f"\"{str(s.get('text', '')).strip()[:120]}\"): the ROCm build lacks the GPU's architecture",
+                          f"\"{told_text(s)}\"): the ROCm build lacks the GPU's architecture",
                   fix="rocminfo | grep -m1 -o 'gfx[0-9a-f]*'   # the GPU's target: install a ROCm build of torch whose "
                       "torch.cuda.get_arch_list() has it (AMD_LOG_LEVEL=1 prints the targets the binary carries)",
                   evidence=told_evidence(s))
@@ -155,6 +155,6 @@ def torch_rocm_build_on_nvidia(f: FactView) -> Iterator[Hit]:
     if not told:
         return
     s = told[0]
-    yield Hit(message=f"the HIP (ROCm) runtime ran (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\") on a "
+    yield Hit(message=f"the HIP (ROCm) runtime ran (line {s.get('line')}: \"{told_text(s)}\") on a "
                       f"machine whose GPU is NVIDIA ({', '.join(map(str, nvidia))}): a ROCm build of torch was installed, "
                       "which has no code for NVIDIA GPUs", fix=fix, evidence={**told_evidence(s), "gpus": nvidia})
