@@ -115,6 +115,11 @@ def score(corpus: Path = CORPUS, jobs: Optional[int] = None, timeout: float = 60
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         runs = list(pool.map(lambda t: run_ticket(t, corpus, timeout), tickets))
     results = [judge(t, r) for t, r in zip(tickets, runs)]
+    return {**totals(results), "results": results}
+
+
+def totals(results: List[dict]) -> dict:
+    """The aggregate figures of judged tickets (what a sealed set's reader may see)."""
     exp = sum(len(r["expected"]) for r in results)
     hit = sum(len(r["expected"]) - len(r["missed"]) for r in results)
     exp_p = sum(len(r["expected_proposed"]) for r in results)
@@ -136,8 +141,11 @@ def score(corpus: Path = CORPUS, jobs: Optional[int] = None, timeout: float = 60
         "refusals": sum(r["refused"] for r in results),
         "healthy_declined": sum(r["healthy_declined"] for r in results),
         "tracebacks": sum(r["traceback"] for r in results),
+        # A hit at info is a hint from the user's words ("the usual cause is ..."), not a diagnosis
+        # stated by a message: counted in recall, and shown apart so the two are never confused.
+        "hit_info": sum(1 for r in results for h in r["hit"] if h in r["expected"] and r["fired"].get(h) == "info"),
+        "healthy_with_info": sum(1 for r in results if r["healthy"] and "info" in r["fired"].values()),
         "missed_by_class": by_class,
-        "results": results,
     }
 
 
@@ -170,6 +178,8 @@ def print_text(s: dict, verbose: bool) -> None:
     print(f"refusals of a paste with a diagnosis: {s['refusals']}")
     print(f"healthy controls declined (not scored): {s['healthy_declined']}")
     print(f"tracebacks: {s['tracebacks']}")
+    print(f"expected symbols found only as an info hint: {s['hit_info']} of {s['hit']}")
+    print(f"healthy controls given an info hint (not false positives): {s['healthy_with_info']}")
     if s["missed_by_class"]:
         print("missed, by class (* = proposed symbol):")
         for cls, miss in sorted(s["missed_by_class"].items()):
