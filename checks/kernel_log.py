@@ -10,7 +10,7 @@ from typing import Any, Dict, List
 
 from hpcdoctor.facts import Unknown
 from hpcdoctor.sysroot import Missing, SysRoot
-from hpcdoctor.triage.messages import find_messages
+from hpcdoctor.triage.messages import find_messages, kept_for
 
 NAME = "kernel_log"
 TIMEOUT = 3.0
@@ -18,18 +18,25 @@ TIMEOUT = 3.0
 # dmesg reads the ring buffer, which kernel.dmesg_restrict=1 keeps to root; journalctl -k reads
 # the journal's copy of this boot's kernel messages, open to the systemd-journal and adm groups.
 SOURCES = (["dmesg"], ["journalctl", "-k", "-b", "-q", "--no-pager", "-o", "short"])
+FAMILIES = ("xid", "edac")
+
+
+def _read_lines(text: str) -> str:
+    # A snapshot keeps of the log only what the two catalogues read: the rest names network
+    # interfaces by MAC and IP, disks and USB devices by serial, and goes to support staff.
+    return kept_for(text, FAMILIES)
 
 
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     tried: List[str] = []
     for argv in SOURCES:
         try:
-            res = root.run(argv, timeout=2.0)
+            res = root.run(argv, timeout=2.0, keep=_read_lines)
         except Missing as exc:
             tried.append(str(exc))
             continue
         if res.ok and res.stdout.strip():
-            found = [dict(m, source=" ".join(argv)) for m in find_messages(res.stdout, families=("xid", "edac"))]
+            found = [dict(m, source=" ".join(argv)) for m in find_messages(res.stdout, families=FAMILIES)]
             return {"kernel_log": {"source": " ".join(argv), "messages": found}}
         tried.append(res.why_failed() if not res.ok else f"{argv[0]} printed nothing")
     return {"kernel_log": Unknown("the kernel log could not be read: " + "; ".join(tried))}

@@ -133,9 +133,13 @@ class SysRoot:
         raise NotImplementedError
 
     # -- commands ----------------------------------------------------------------------------
-    def run(self, argv: Sequence[str], timeout: float = DEFAULT_CMD_TIMEOUT, live: bool = True) -> CmdResult:
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_CMD_TIMEOUT, live: bool = True,
+            keep: Optional[Callable[[str], str]] = None) -> CmdResult:
         """Run a command. ``live=False`` consults recordings only: for commands too slow to run
-        on every check (``collect_env``) but worth reading from a snapshot or a paste."""
+        on every check (``collect_env``) but worth reading from a snapshot or a paste. ``keep``:
+        what a recording keeps of the output (all of it by default); the caller still gets it whole,
+        so ``keep`` must leave everything the caller reads as it was (a kernel log's catalogued
+        lines), and a replay of the recording reads the same."""
         raise NotImplementedError
 
     # -- environment and API probes ----------------------------------------------------------

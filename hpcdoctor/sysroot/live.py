@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from hpcdoctor import envfilter
 from hpcdoctor.sysroot.base import DEFAULT_CMD_TIMEOUT, MAX_READ_BYTES, CmdResult, Missing, SysRoot
@@ -54,7 +54,8 @@ class LiveSysRoot(SysRoot):
     def exists(self, path: str) -> bool:
         return os.path.exists(path)
 
-    def run(self, argv: Sequence[str], timeout: float = DEFAULT_CMD_TIMEOUT, live: bool = True) -> CmdResult:
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_CMD_TIMEOUT, live: bool = True,
+            keep: Optional[Callable[[str], str]] = None) -> CmdResult:
         if not live:
             raise Missing(f"{' '.join(argv)} is only read from recordings")
         return run_process(argv, self.cap(timeout))

@@ -7,7 +7,7 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from hpcdoctor import envfilter
 from hpcdoctor.sysroot.base import (DEFAULT_CMD_TIMEOUT, SAFE_NAME_RE, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, CmdResult,
@@ -72,14 +72,18 @@ class RecordingSysRoot(LiveSysRoot):
                     dest.touch()
         return found
 
-    def run(self, argv: Sequence[str], timeout: float = DEFAULT_CMD_TIMEOUT, live: bool = True) -> CmdResult:
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_CMD_TIMEOUT, live: bool = True,
+            keep: Optional[Callable[[str], str]] = None) -> CmdResult:
         # live=False commands (collect_env) are too slow for every check but worth their seconds
         # in a snapshot: support staff read them, and they are what users paste.
         res = run_process(argv, self.cap(timeout))
-        self._store_cmd(res)
+        if keep is not None and res.ok:
+            self._store_cmd(CmdResult(res.argv, res.rc, keep(res.stdout), res.stderr), kept=True)
+        else:
+            self._store_cmd(res)
         return res
 
-    def _store_cmd(self, res: CmdResult) -> None:
+    def _store_cmd(self, res: CmdResult, kept: bool = False) -> None:
         with self._lock:
             stem = SAFE_NAME_RE.sub("_", "_".join(res.argv))[:60].strip("_") or "cmd"
             n = self._names.get(stem, 0)
@@ -89,9 +93,10 @@ class RecordingSysRoot(LiveSysRoot):
             if res.rc != 127:
                 (self.out / "cmd" / name).write_text(res.stdout, encoding="utf-8")
                 out_name = name
-            self._index.append(
-                {"argv": res.argv, "rc": res.rc, "stdout": out_name, "stderr": res.stderr[-4000:]}
-            )
+            entry = {"argv": res.argv, "rc": res.rc, "stdout": out_name, "stderr": res.stderr[-4000:]}
+            if kept:  # support staff reading cmd/ should know the blank lines were not blank on the node
+                entry["kept"] = "only the lines hpcdoctor reads; the others are blanked"
+            self._index.append(entry)
 
 
     def _load_environ(self) -> Dict[str, str]:

@@ -115,7 +115,8 @@ class ReplaySysRoot(SysRoot):
         except Missing:
             return False
 
-    def run(self, argv: Sequence[str], timeout: float = DEFAULT_CMD_TIMEOUT, live: bool = True) -> CmdResult:
+    def run(self, argv: Sequence[str], timeout: float = DEFAULT_CMD_TIMEOUT, live: bool = True,
+            keep: Optional[Callable[[str], str]] = None) -> CmdResult:
         entry = self.commands.get(argv_key(list(argv)))
         if entry is None:
             raise Missing(f"{' '.join(argv)} was not recorded")

@@ -13,7 +13,7 @@ import re
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
 
 from hpcdoctor.knowledge import messages
-from hpcdoctor.triage.scan import lines_holding, lower, window_at
+from hpcdoctor.triage.scan import keep_windows, lines_holding, lower, window_at
 
 # Findings per family and unlisted error lines per paste: a log that repeats one error on every
 # line is one finding, and a paste of ten thousand distinct errors is not read to the end of them.
@@ -147,3 +147,18 @@ def find_unlisted_errors(text: str, read: Iterable[Dict[str, Any]]) -> List[Dict
                 out.append({"id": "unlisted-error", "line": line_no, "text": line.strip()[:300],
                             "means": "an error line that is not in hpcdoctor's catalogue"})
     return sorted(out, key=lambda s: s["line"])
+
+
+def kept_for(text: str, families: Sequence[str]) -> str:
+    """What a recording keeps of ``text`` for the families named: every line their forms and
+    entries could read, the rest blanked (hpcdoctor.triage.scan.keep_windows)."""
+    needles = [n.lower() for fam in messages.families(tuple(sorted(families)))
+               for n in [f.needle for f in fam.forms] + [e.needle for e in fam.entries if e.pattern is not None]]
+    kept = keep_windows(text, needles)
+    if text.strip() and not kept.strip():
+        # A readable log with nothing to read must not replay as a log that printed nothing.
+        kept += "\n" + KEPT_NOTHING
+    return kept
+
+
+KEPT_NOTHING = "(hpcdoctor: no line of this output is one it reads; each was blanked when it was recorded)"
