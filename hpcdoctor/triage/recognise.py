@@ -220,7 +220,7 @@ def recognise(text: str, deadline: Optional[float] = None) -> Recognition:
     first = starts[0][0] if starts else len(lines)
     before = "\n".join(lines[:first]).strip()
     if before and not re.fullmatch(r"(?s).*Permission needed.*", before):
-        rec.notes.append(f"lines 1-{first}: not recognised ({before.splitlines()[0][:60]!r}...)")
+        rec.notes.append(f"lines 1-{first}: no tool output, read for messages only ({before.splitlines()[0][:60]!r}...)")
     for n, (start, kind) in enumerate(starts):
         end = starts[n + 1][0] if n + 1 < len(starts) else len(lines)
         rec.pieces.append(Piece(kind, "\n".join(lines[start:end]).rstrip() + "\n", start + 1, _prompt_host(lines, start)))

@@ -249,7 +249,7 @@ def test_vllm_rocm_report_tail_cut_inside_its_topology():
     # of rocm-smi --showtopo's first matrix. What is whole is read; the matrix is not half-kept.
     path = PASTES / "vllm-45751-rocm-new-format-tail-cut.txt"
     rec = recognise(path.read_text())
-    assert rec.summary() == ["collect_env (line 8)"] and any("lines 1-7: not recognised" in n for n in rec.notes)
+    assert rec.summary() == ["collect_env (line 8)"] and any("lines 1-7: no tool output, read for messages only" in n for n in rec.notes)
     p = parse_collect_env(rec.pieces[0].text)
     assert p["vllm"] == {"rocm_version": "7.2.53211-35e8c7bf89", "version": "0.1.dev0",
                          "build_flags": "CUDA Archs: Not Set; ROCm: Disabled; XPU: Disabled"}
