@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from hpcdoctor import knowledge
 from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import version_of  # noqa: F401  (the rules' name for it)
 
@@ -54,17 +55,8 @@ def ticket_evidence(s: dict) -> dict:
 
 
 _NO_SPACE = "no space left on device"
-# glibc's strerror texts for the errnos a call on /dev/shm can return (sysdeps/gnu/errlist.h, read at
-# bminor/glibc 3d7d5c10 on 2026-11-23). An error read from a paste is a cause only when it is one of
-# these whole: a line broken or OCR-garbled inside it ("No space left on devi") says nothing.
-STRERROR = frozenset(e.lower() for e in (
-    "Operation not permitted", "No such file or directory", "Interrupted system call", "Input/output error",
-    "No such device or address", "Bad file descriptor", "Cannot allocate memory", "Permission denied",
-    "Bad address", "Device or resource busy", "File exists", "No such device", "Not a directory",
-    "Is a directory", "Invalid argument", "Too many open files", "Too many open files in system",
-    "File too large", "No space left on device", "Read-only file system", "Too many links",
-    "Resource temporarily unavailable", "Operation not supported", "File name too long",
-    "Too many levels of symbolic links", "Function not implemented", "Disk quota exceeded"))
+# glibc's strerror texts (knowledge/glibc.toml): a pasted error is a cause only when it is one whole.
+STRERROR = frozenset(e.lower() for e in knowledge.load("glibc")["strerror"]["texts"])
 
 
 def nccl_shm_cause(f: FactView) -> Optional[dict]:

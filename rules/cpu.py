@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, ticket_evidence, told_text
@@ -195,11 +196,8 @@ def cpu_bf16_emulated(f: FactView) -> Iterator[Hit]:
               fix=fix, evidence=evidence, env=({"ACCELERATE_MIXED_PRECISION": "no"} if "env.ACCELERATE_MIXED_PRECISION" in evidence else {}))
 
 
-# Instruction-set names as the emitters print them -> the flag /proc/cpuinfo lists for it (the
-# kernel's x86 cpufeature names: arch/x86/include/asm/cpufeatures.h, "sse4_1", "avx2", "avx512f", "fma").
-_FLAG = {"SSE": "sse", "SSE2": "sse2", "SSE3": "pni", "SSSE3": "ssse3", "SSE4.1": "sse4_1", "SSE41": "sse4_1",
-         "SSE4.2": "sse4_2", "SSE42": "sse4_2", "AVX": "avx", "AVX2": "avx2", "FMA": "fma", "FMA3": "fma",
-         "AVX512F": "avx512f", "F16C": "f16c", "POPCNT": "popcnt"}
+# Instruction-set names as the emitters print them -> the flag /proc/cpuinfo lists (knowledge/isa.toml).
+_FLAG = knowledge.load("isa")["cpuinfo_flags"]["names"]
 
 
 @rule("CPU005", "cpu-lacks-required-isa", "error", "a program built for CPU instructions this CPU lacks", impact=10)
