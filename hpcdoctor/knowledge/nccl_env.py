@@ -76,3 +76,19 @@ def closest(name: str, cutoff: float = 0.8) -> Optional[str]:
     pool = [n for n in _by_name() if n.startswith(family)]
     found = difflib.get_close_matches(name, pool, n=1, cutoff=cutoff)
     return found[0] if found else None
+
+
+def newer_than_scanned(reader: str, version: Any) -> bool:
+    """A release past the newest the table was read from: it may read names the table lacks."""
+    key = _key(reader, version)
+    return key is not None and key > _key(reader, scanned(reader)[1])  # type: ignore[operator]
+
+
+def before_first(entry: Dict[str, Any], version: Any) -> bool:
+    key = _key(entry["reader"], version)
+    return key is not None and key < _key(entry["reader"], entry["first"])  # type: ignore[operator]
+
+
+def label(reader: str, version: str) -> str:
+    """How a table version is said: torch by its minor release (read at its last patch)."""
+    return ".".join(version.split(".")[:2]) if reader == "torch" else version
