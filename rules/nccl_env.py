@@ -53,9 +53,9 @@ def _unread(f: FactView, name: str, value: Any) -> Optional[Hit]:
         seconds = f"seconds={int(value)}" if str(value).isdecimal() else "minutes=60"
         return Hit(message=f"{said}; the collective timeout (the watchdog's Timeout(ms)) is init_process_group's "
                            "timeout argument, which no environment variable sets",
-                   fix=f"unset {name}\n# in the training script:\n"
+                   fix=f"# in the training script ({name} can be unset: nothing reads it)\nimport datetime\n"
                        f"torch.distributed.init_process_group(backend=\"nccl\", timeout=datetime.timedelta({seconds}))",
-                   evidence=evidence, subject=name)
+                   fix_lang="python", evidence=evidence, subject=name)
     near = nccl_env.closest(name)
     if near:
         return Hit(message=f"{said}; did you mean {near}?",

@@ -121,14 +121,16 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
     for path in paths:
         text = read_text(path)
         _in_time(deadline, f"reading {path}")
-        told = exported(text)
-        exports.update(told)
-        if told:
-            recognised.append(f"{Path(path).name if path != '-' else 'stdin'}: shell line(s) setting "
-                              + ", ".join(f"{k} (line {n})" for k, (_, n) in sorted(told.items(), key=lambda kv: kv[1][1])[:8])
-                              + (" ..." if len(told) > 8 else ""))
         rec = recognise(text, deadline)
         label = "stdin" if path == "-" else Path(path).name
+        # A report's own listing of the environment (vLLM's collect_env) is read with the report.
+        inside = [(p.line, p.line + p.text.count("\n")) for p in rec.pieces]
+        told = {k: v for k, v in exported(text).items() if not any(a <= v[1] <= b for a, b in inside)}
+        exports.update(told)
+        if told:
+            recognised.append(f"{label}: shell line(s) setting "
+                              + ", ".join(f"{k} (line {n})" for k, (_, n) in sorted(told.items(), key=lambda kv: kv[1][1])[:8])
+                              + (" ..." if len(told) > 8 else ""))
         found = find_messages(text, check=lambda what: _in_time(deadline, what))
         _in_time(deadline, f"looking for catalogued messages in {path}")
         found += find_unlisted_errors(text, found)
