@@ -15,12 +15,19 @@ from hpcdoctor.knowledge import nccl_env
 # NCCL_VERSION of NVIDIA's CUDA images, NCCL_INCLUDE_DIR of torch's own build): module files and
 # containers set them for builds, not as NCCL settings, so one no release reads is no typo.
 _LOCATION = re.compile(r"_(HOME|ROOT|DIR|DIRS|PATH|VERSION|PREFIX|LIB|LIBDIR|LIBRARY|LIBRARIES|INCLUDE|INC)$")
+# The variables that load a plugin library NCCL's repository does not ship (NCCL_PARAM or ncclGetEnv
+# of src/plugin/*.cc at v2.30.7-1).
+_PLUGIN_VARS = ("NCCL_NET_PLUGIN", "NCCL_TUNER_PLUGIN", "NCCL_PROFILER_PLUGIN", "NCCL_ENV_PLUGIN", "NCCL_GIN_PLUGIN",
+                "NCCL_RMA_PLUGIN")
 # The old names ENV001 (nccl-async-error-handling) already answers.
 _ANSWERED = frozenset({"NCCL_ASYNC_ERROR_HANDLING"})
 
 
 def _judged(name: str) -> bool:
-    return name.startswith(("NCCL_", "TORCH_NCCL_")) or bool(nccl_env.entries(name))
+    # The table also holds names NCCL reads that belong to others (HOME, CUDA_LAUNCH_BLOCKING,
+    # SLURM_JOB_ID): their owners read them whatever NCCL does. torch's own old names are judged.
+    return name.startswith(("NCCL_", "TORCH_NCCL_")) or \
+        any(e["reader"] == "torch" for e in nccl_env.entries(name))
 
 
 def _version_of(f: FactView, reader: str) -> Optional[str]:
@@ -37,7 +44,7 @@ def _quoted(value: Any) -> str:
     return shlex.quote(str(value))
 
 
-def _unread(f: FactView, name: str, value: Any) -> Optional[Hit]:
+def _unread(f: FactView, env: Dict[str, Any], name: str, value: Any) -> Optional[Hit]:
     """A name no scanned release of NCCL or torch reads."""
     if _LOCATION.search(name):
         return None
@@ -56,6 +63,9 @@ def _unread(f: FactView, name: str, value: Any) -> Optional[Hit]:
                    fix=f"# in the training script ({name} can be unset: nothing reads it)\nimport datetime\n"
                        f"torch.distributed.init_process_group(backend=\"nccl\", timeout=datetime.timedelta({seconds}))",
                    fix_lang="python", evidence=evidence, subject=name)
+    plugins = {k: dict.get(env, k) for k in _PLUGIN_VARS if dict.get(env, k)}
+    if plugins:  # a plugin from outside NCCL may define variables of its own
+        said += " (unless the plugin the job loads reads it: " + ", ".join(f"{k}={v}" for k, v in plugins.items()) + ")"
     near = nccl_env.closest(name)
     if near:
         return Hit(message=f"{said}; did you mean {near}?",
@@ -69,6 +79,8 @@ def _out_of_range(f: FactView, name: str, value: Any, entries) -> Optional[Hit]:
     """A name the job's releases do not read though others do. None where any entry reads it for the
     job's release, or where a release needed to judge is unknown."""
     verdicts = []
+    if any(nccl_env.from_plugin(e) for e in entries):
+        return None
     for e in entries:
         v = _version_of(f, e["reader"])
         ok = nccl_env.reads(e, v) if v is not None else None
@@ -125,6 +137,6 @@ def nccl_env_not_read(f: FactView) -> Iterator[Hit]:
             continue
         value = dict.__getitem__(env, name)
         entries = nccl_env.entries(name)
-        hit = _out_of_range(f, name, value, entries) if entries else _unread(f, name, value)
+        hit = _out_of_range(f, name, value, entries) if entries else _unread(f, env, name, value)
         if hit is not None:
             yield hit

@@ -92,3 +92,10 @@ def before_first(entry: Dict[str, Any], version: Any) -> bool:
 def label(reader: str, version: str) -> str:
     """How a table version is said: torch by its minor release (read at its last patch)."""
     return ".".join(version.split(".")[:2]) if reader == "torch" else version
+
+
+def from_plugin(entry: Dict[str, Any]) -> bool:
+    """Read by a plugin NCCL's repository ships (ext-*, plugins/): a separate library, built and
+    loaded on its own, so the NCCL release says nothing about whether it is read."""
+    where = str(entry.get("source", "")).split(" ")
+    return entry["reader"] == "nccl" and len(where) > 1 and where[1].startswith(("plugins/", "ext-"))

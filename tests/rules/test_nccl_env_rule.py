@@ -88,3 +88,19 @@ def test_no_environment_means_skipped_not_passed():
     g["facts"]["env"]["vars"] = None
     findings, skipped = run_rule("nccl-env-not-read", g)
     assert not findings and [s["code"] for s in skipped] == ["ENV014"]
+
+
+def test_names_others_own_and_plugin_variables_are_not_judged_by_the_nccl_release():
+    # CUDA_LAUNCH_BLOCKING is NCCL-read only from 2.17, SLURM_JOB_ID by a plugin: CUDA and Slurm own them.
+    old_nccl = {"torch.nccl": "2.12.12"}
+    assert nccl_env.before_first(nccl_env.entries("CUDA_LAUNCH_BLOCKING")[0], "2.12.12")
+    assert not fired("nccl-env-not-read", with_env(H100, {"CUDA_LAUNCH_BLOCKING": "1", "SLURM_JOB_ID": "7"}, **old_nccl))
+    # A profiler plugin is its own library: NCCL's release does not say whether it reads the variable.
+    plugin = next(e for n in nccl_env.names("nccl") for e in nccl_env.entries(n)
+                  if nccl_env.from_plugin(e) and n.startswith("NCCL_") and nccl_env.before_first(e, "2.12.12"))
+    assert not fired("nccl-env-not-read", with_env(H100, {plugin["name"]: "1"}, **old_nccl))
+
+
+def test_an_outside_plugin_is_named_beside_an_unknown_variable():
+    (f,) = fired("nccl-env-not-read", with_env(H100, {"NCCL_OFI_SOMETHING": "1", "NCCL_NET_PLUGIN": "aws-ofi"}))
+    assert "unless the plugin the job loads reads it: NCCL_NET_PLUGIN=aws-ofi" in f.message
