@@ -114,11 +114,13 @@ def nccl_env_not_read(f: FactView) -> Iterator[Hit]:
         ticket) that no release of NCCL (every v2 tag) or of torch.distributed (1.13 to 2.14)
         reads: a typo (the closest real name is given) or a myth such as NCCL_TIMEOUT. Also a
         variable that other releases read but the job's own NCCL or torch does not: added later,
-        dropped, or renamed by torch (NCCL_BLOCKING_WAIT to TORCH_NCCL_BLOCKING_WAIT).
+        or dropped (NCCL_RINGS after NCCL 2.4.8, torch's ENABLE_NCCL_HEALTH_CHECK after 2.2). The
+        old names torch renamed (NCCL_BLOCKING_WAIT ...) are still read, with a deprecation warning,
+        up to 2.14: they are not flagged (ENV001 speaks of NCCL_ASYNC_ERROR_HANDLING).
 
     Why it matters:
-        Neither library warns about a name it does not know: the job runs with the default while
-        its author believes the setting holds, and the next hang or timeout is debugged on that
+        Nothing reads the name, so nothing acts on it: the job runs with the default while its
+        author believes the setting holds, and the next hang or timeout is debugged on that
         belief. The collective timeout in particular is set by no variable at all.
 
     How to fix:
