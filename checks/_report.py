@@ -29,7 +29,8 @@ def listed_environ(root: SysRoot) -> Optional[Dict[str, Any]]:
         data = root.probe("env_listed", dict)
     except Missing:
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("vars"), dict) or not data.get("prefixes"):
+    if not isinstance(data, dict) or not isinstance(data.get("vars"), dict) \
+            or not isinstance(data.get("prefixes"), list) or not (data["prefixes"] or data["vars"]):
         return None
     return {"vars": {str(k): str(v) for k, v in data["vars"].items()}, "source": str(data.get("source")),
             "prefixes": [str(p) for p in data["prefixes"]], "hidden": [str(h) for h in data.get("hidden") or ()]}

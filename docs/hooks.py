@@ -29,7 +29,7 @@ MODULE_TOPIC = {
     "threads": "Threads and placement", "torch_build": "Software stack", "torch_driver": "Software stack",
     "torch_rocm": "Software stack", "libraries": "Software stack", "precision": "Software stack",
     "frameworks": "Software stack", "driver_generation": "Software stack", "gpu_messages": "GPU health",
-    "nccl_messages": "Network", "torch_messages": "Software stack", "cuda_toolkit": "Software stack", "rocm_devices": "GPU health", "pcie_p2p": "GPU health",
+    "nccl_messages": "Network", "nccl_env": "Environment", "torch_messages": "Software stack", "cuda_toolkit": "Software stack", "rocm_devices": "GPU health", "pcie_p2p": "GPU health",
 }
 
 

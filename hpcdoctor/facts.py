@@ -102,6 +102,9 @@ class ListedEnv(dict):
 
     def _known(self, name: str) -> None:
         if not dict.__contains__(self, name) and not self.covers(name):
+            if not self.prefixes:  # a ticket's own export lines: they say what was set, nothing more
+                raise MissingFact(f"env.vars.{name}", f"the paste's {self.source} set only "
+                                                      f"{', '.join(sorted(dict.keys(self))[:6])}")
             raise MissingFact(f"env.vars.{name}", f"the pasted {self.source} lists only "
                                                   f"{', '.join(p + '*' for p in self.prefixes)} variables")
 

@@ -10,6 +10,7 @@ from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import (catalogued, nccl_named_cause, nccl_shm_cause, ticket_all, ticket_evidence,
                                      ticket_symptoms, told_evidence, told_text, version_of)
 from hpcdoctor.rules._where import SHM_BIGGER, shm_fix
+from hpcdoctor.triage.exports import EXPORT_SOURCE
 
 
 def _torch_at_least(f, version: str) -> bool:
@@ -62,6 +63,8 @@ def nccl_debug_left_on(f: FactView) -> Iterator[Hit]:
     References:
         - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-debug
     """
+    if (f.get("env.listed") or {}).get("source") == EXPORT_SOURCE:
+        return  # set in a ticket's own lines: the user is debugging, which is when INFO belongs
     level = (f["env.vars"].get("NCCL_DEBUG") or "").upper()
     if level in ("INFO", "TRACE"):
         yield Hit(message=f"NCCL_DEBUG={level}: every rank logs topology and communicator setup",

@@ -21,6 +21,7 @@ from hpcdoctor.triage.machines import disagreement
 from hpcdoctor.snapshot.bundle import remove_tree
 from hpcdoctor.sysroot import MAX_READ_BYTES, ReplaySysRoot, SnapshotError, read_capped
 from hpcdoctor.triage.budget import PasteOverBudget, _in_time  # noqa: F401  (PasteOverBudget: callers' name for it)
+from hpcdoctor.triage.exports import EXPORT_SOURCE, exported
 from hpcdoctor.triage.known_text import describe, find_gpu_names  # noqa: F401  (re-exported)
 from hpcdoctor.triage.messages import find_messages, find_unlisted_errors
 from hpcdoctor.triage.recognise import KINDS, Kind, Piece, Recognition, recognise  # noqa: F401  (re-exported)
@@ -116,11 +117,20 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
     every: List[Tuple[str, Piece]] = []  # every piece of every file, for the machine guard
     symptoms: List[Dict[str, Any]] = []
     gpus_named: List[Dict[str, Any]] = []
+    exports: Dict[str, Tuple[str, int]] = {}
     for path in paths:
         text = read_text(path)
         _in_time(deadline, f"reading {path}")
         rec = recognise(text, deadline)
         label = "stdin" if path == "-" else Path(path).name
+        # A report's own listing of the environment (vLLM's collect_env) is read with the report.
+        inside = [(p.line, p.line + p.text.count("\n")) for p in rec.pieces]
+        told = {k: v for k, v in exported(text).items() if not any(a <= v[1] <= b for a, b in inside)}
+        exports.update(told)
+        if told:
+            recognised.append(f"{label}: shell line(s) setting "
+                              + ", ".join(f"{k} (line {n})" for k, (_, n) in sorted(told.items(), key=lambda kv: kv[1][1])[:8])
+                              + (" ..." if len(told) > 8 else ""))
         found = find_messages(text, check=lambda what: _in_time(deadline, what))
         _in_time(deadline, f"looking for catalogued messages in {path}")
         found += find_unlisted_errors(text, found)
@@ -172,6 +182,13 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
             for key, piece in outputs.items():
                 chosen.setdefault(key, piece)  # what was pasted on its own wins
             listed_env = listed_env or env
+    if exports:
+        # What the paste's own export lines set is known; nothing else about the job's environment is.
+        told_vars = {k: v for k, (v, _) in exports.items()}
+        if listed_env:
+            listed_env = dict(listed_env, vars={**listed_env["vars"], **told_vars})
+        else:
+            listed_env = {"source": EXPORT_SOURCE, "prefixes": [], "hidden": [], "vars": told_vars}
     _in_time(deadline, "reading the environment reports")
     if len(notes) > MAX_NOTES:
         notes[MAX_NOTES - 1:] = [f"{len(notes) - MAX_NOTES + 1} more notes left out"]
