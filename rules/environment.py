@@ -18,30 +18,36 @@ def _torch_at_least(f, version: str) -> bool:
     return v is not None and v >= version_of(version)
 
 
-@rule("ENV001", "nccl-async-error-handling", "advice", "the old NCCL_ASYNC_ERROR_HANDLING name", impact=4)
+@rule("ENV001", "nccl-async-error-handling", "advice", "the deprecated NCCL_ASYNC_ERROR_HANDLING name", impact=2)
 def nccl_async_error_handling(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         NCCL_ASYNC_ERROR_HANDLING set while TORCH_NCCL_ASYNC_ERROR_HANDLING is not, with a torch
-        (2.2 or newer) that reads only the new name.
+        (2.2 or newer) that named TORCH_NCCL_ASYNC_ERROR_HANDLING the variable and the old name
+        deprecated.
 
     Why it matters:
-        The setting the user relies on to turn a hung collective into an error is ignored (torch
-        only warns once that the name is deprecated): a failed rank leaves the others hanging until
-        the job's time limit.
+        The old name still works: torch reads the names of one setting newest first and falls
+        back to the old one, warning once that it is deprecated (c10d Utils.hpp getCvarInt over
+        ProcessGroupNCCL.hpp's {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING"},
+        in torch 2.13.0's shipped headers). So nothing is lost today; the warning is noise in every
+        rank's log, and a release that drops the old name would silently turn a hung collective
+        back into a hang until the job's time limit.
 
     How to fix:
-        export TORCH_NCCL_ASYNC_ERROR_HANDLING=1 (and drop the old name).
+        export TORCH_NCCL_ASYNC_ERROR_HANDLING with the same value (and drop the old name).
 
     References:
         - https://pytorch.org/docs/stable/torch_nccl_environment_variables.html
+        - torch 2.13.0 wheel: include/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp (TORCH_NCCL_ASYNC_ERROR_HANDLING's
+          names) and Utils.hpp (getCvarInt: the old name read last, with WARN_ENV_VAR_ONCE)
     """
     env = f["env.vars"]
     if env.get("NCCL_ASYNC_ERROR_HANDLING") is not None and env.get("TORCH_NCCL_ASYNC_ERROR_HANDLING") is None \
             and _torch_at_least(f, "2.2"):
         value = env["NCCL_ASYNC_ERROR_HANDLING"]
-        yield Hit(message=f"NCCL_ASYNC_ERROR_HANDLING={value} is the old name; torch {f.get('torch.version')} reads "
-                          "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+        yield Hit(message=f"NCCL_ASYNC_ERROR_HANDLING={value} is the deprecated name: torch {f.get('torch.version')} still "
+                          "reads it, after TORCH_NCCL_ASYNC_ERROR_HANDLING, and warns once on every rank",
                   fix=f"export TORCH_NCCL_ASYNC_ERROR_HANDLING={shlex.quote(str(value))}",
                   evidence={"env.NCCL_ASYNC_ERROR_HANDLING": value}, env={"TORCH_NCCL_ASYNC_ERROR_HANDLING": value})
 

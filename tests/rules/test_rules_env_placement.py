@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rulekit import cpuinfo_facts, facts, fired, with_env
 
 H100 = "h100-kvm-1gpu"
@@ -13,9 +15,24 @@ JOB = {"SLURM_JOB_ID": "9", "SLURM_NTASKS_PER_NODE": "4", "SLURM_CPUS_PER_TASK":
 def test_nccl_async_old_name():
     (f,) = fired("nccl-async-error-handling", with_env(H100, {"NCCL_ASYNC_ERROR_HANDLING": "1"}))
     assert f.env == {"TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}
+    assert "still reads it" in f.message  # deprecated, not ignored: see the next test
     assert not fired("nccl-async-error-handling", with_env(H100, {"NCCL_ASYNC_ERROR_HANDLING": "1",
                                                              "TORCH_NCCL_ASYNC_ERROR_HANDLING": "1"}))
     assert not fired("nccl-async-error-handling", with_env(H100, {"NCCL_ASYNC_ERROR_HANDLING": "1"}, **{"torch.version": "2.0.1"}))
+
+
+def test_torch_still_reads_the_deprecated_async_name_as_its_fallback():
+    """ENV001's premise, held against the headers torch ships (the CPU build CI installs): the old
+    name is the second of the setting's names, which c10d reads newest first, falling back to it."""
+    import re
+    import subprocess
+
+    from conftest import torch_python
+    inc = subprocess.run([torch_python(), "-c", "import os, torch; print(os.path.dirname(torch.__file__))"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    hpp = Path(inc, "include", "torch", "csrc", "distributed", "c10d", "ProcessGroupNCCL.hpp").read_text()
+    names = re.search(r"TORCH_NCCL_ASYNC_ERROR_HANDLING\s*=\s*\{([^}]*)\}", hpp)
+    assert names and re.findall(r'"(\w+)"', names.group(1)) == ["TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING"]
 
 
 def test_nccl_debug():
