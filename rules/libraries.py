@@ -11,6 +11,7 @@ from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import (catalogued, facts_or_ticket, first_symptom, ticket_evidence, ticket_symptoms,
                                      told_evidence, told_text, torch_import_frame_before)
 from hpcdoctor.rules._loader import _read as _loader_read
+from hpcdoctor.rules._stacks import JAX_CUDA_FIX, TF_CUDA_CHECK, TF_CUDA_FIX
 
 OPENMP_RUNTIMES = ("libgomp", "libiomp5", "libomp")
 
@@ -150,6 +151,14 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
         - https://github.com/iSEE-Laboratory/LLMDet/issues/32 (mmcv built for CUDA 10.1 on a CUDA 12.1 system)
     """
     told = [s for s in catalogued(f, "cuda-runtime-library-missing") if not torch_import_frame_before(f, s)]
+    framework = _framework_library_missing(f, told)
+    if framework is not None:
+        yield framework
+        return
+    # The loader's text on a TensorFlow DsoLoader line ("dlerror: libcudart.so.11.0: cannot open shared
+    # object file") is TensorFlow's failure, read above with its own condition: not a second one.
+    framework_lines = {s.get("line") for s in f.get("ticket.symptoms") or [] if s.get("family") in ("tensorflow", "jax")}
+    told = [s for s in told if s.get("family") not in ("tensorflow", "jax") and s.get("line") not in framework_lines]
     if not told:
         return
     s = told[0]
@@ -206,3 +215,26 @@ def static_tls_exhausted(f: FactView) -> Iterator[Hit]:
                       f"dlopen()ed (line {s['line']})",
               fix=fix, evidence=ticket_evidence(s))
 
+
+
+def _framework_library_missing(f: FactView, told: list):
+    """TensorFlow's or JAX's own words for a CUDA library they cannot load, with their own fix.
+    TensorFlow: only where it found the GPU and skipped it ("Cannot dlopen some GPU libraries"): its
+    DsoLoader lines and "Could not find cuda drivers" are also what every machine without an NVIDIA
+    GPU prints, and a machine where TensorFlow is only imported beside torch. The library is the
+    one the DsoLoader line names (the loader's own text on that line is the same failure, read once)."""
+    skipped = next((s for s in told if s.get("id") == "tensorflow:cannot-dlopen-gpu-libraries"), None)
+    if skipped is not None:
+        named = [s for s in told if s.get("family") == "tensorflow" and str(s.get("key", "")).startswith("lib")]
+        lib = ", ".join(dict.fromkeys(f"{s['key']}.so" + (f".{s['version']}" if s.get("version") else "") for s in named))
+        which = f" ({lib} could not be opened, line {named[0].get('line')})" if named else ""
+        return Hit(message=f"TensorFlow found the GPU but cannot load the CUDA libraries it was built for{which}, so it "
+                           f"registers no GPU and runs on the CPU (line {skipped.get('line')}: \"{told_text(skipped)}\")",
+                   fix=f"{TF_CUDA_CHECK}\n{TF_CUDA_FIX}",
+                   evidence={**told_evidence(named[0] if named else skipped), "libraries": lib or None})
+    jax = next((s for s in told if s.get("family") == "jax"), None)
+    if jax is not None:
+        return Hit(message=f"JAX's CUDA plugin cannot load {jax.get('library') or 'a CUDA library'} (line {jax.get('line')}: "
+                           f"\"{told_text(jax)}\"): JAX falls back to the CPU",
+                   fix=JAX_CUDA_FIX, evidence=told_evidence(jax))
+    return None
