@@ -11,7 +11,7 @@ from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import (catalogued, facts_or_ticket, first_symptom, ticket_evidence, ticket_symptoms,
                                      told_evidence, told_text, torch_import_frame_before)
 from hpcdoctor.rules._loader import _read as _loader_read
-from hpcdoctor.rules._stacks import JAX_CUDA_FIX, TF_CUDA_CHECK, TF_CUDA_FIX
+from hpcdoctor.rules._stacks import JAX_CUDA_FIX, TF_CUDA_CHECK, TF_CUDA_FIX, stack_of_ticket
 
 OPENMP_RUNTIMES = ("libgomp", "libiomp5", "libomp")
 
@@ -169,6 +169,16 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
     built = (f": the program was built for {'ROCm' if rocm else 'CUDA'} {version} and that runtime is not where the "
              "loader looks" if version and lib in ("libcudart", "libamdhip64") else ": it is not where the loader looks")
     where = ("ls /opt/rocm*/lib/" if rocm else "ls /usr/local/cuda*/lib64/ \"$(python -c 'import site; print(site.getsitepackages()[0])')\"/nvidia/*/lib")
+    stack = stack_of_ticket(f)
+    if stack is not None and not rocm:
+        # TensorFlow's import (1.x links the CUDA libraries at load time) or JAX's: their own install
+        # tf.sysconfig cannot answer here: it is TensorFlow's own import that fails
+        own = ("pip show tensorflow tensorflow-gpu 2>/dev/null | grep -E '^(Name|Version)'   # the release that needs "
+               f"{so}\n{TF_CUDA_FIX}" if stack == "tensorflow" else JAX_CUDA_FIX)
+        yield Hit(message=f"{so} cannot be loaded (line {s.get('line')}: \"{told_text(s)}\"){built}",
+                  fix=f"{where} 2>/dev/null | grep {lib}   # which versions of {lib} this machine has\n{own}",
+                  evidence={**told_evidence(s), "library": so})
+        return
     yield Hit(message=f"{so} cannot be loaded (line {s.get('line')}: \"{told_text(s)}\"){built}",
               fix=f"{where} 2>/dev/null | grep {lib}   # which versions of {lib} this machine has\n"
                   f"python -c 'import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)'   "

@@ -135,3 +135,16 @@ def test_the_driver_older_than_ptxas_is_a_slowdown_not_a_driver_too_old(tmp_path
                     "compatibility packages.\n", encoding="utf-8")
     assert [s["id"] for s in find_messages(path.read_text())] == ["xla:driver-older-than-ptxas"]
     assert alarms(path) == {}
+
+
+def test_tensorflows_own_import_failing_on_a_cuda_library_gets_tensorflows_fix():
+    hit = findings(PASTES / "tensorflow-17689-import-libcudnn-so-6.txt")["cuda-runtime-library-missing"]
+    assert "libcudnn.so.6" in hit["message"]
+    assert "pip show tensorflow" in hit["fix"] and "mmcv" not in hit["fix"]
+    # tf.sysconfig would fail the same way: the import is what fails
+    assert "import tensorflow" not in hit["fix"]
+
+
+def test_cuda_error_35_in_tensorflows_words_is_answered_for_tensorflow_not_torch():
+    hit = findings(PASTES / "bert-285-tf-cudagetdevice-driver-insufficient.txt")["driver-too-old"]
+    assert "TensorFlow" in hit["message"] and "torch" not in hit["message"] + hit["fix"]
