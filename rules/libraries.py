@@ -234,12 +234,25 @@ def _framework_library_missing(f: FactView, told: list):
     GPU prints, and a machine where TensorFlow is only imported beside torch. The library is the
     one the DsoLoader line names (the loader's own text on that line is the same failure, read once)."""
     skipped = next((s for s in told if s.get("id") == "tensorflow:cannot-dlopen-gpu-libraries"), None)
+    found = None
+    if skipped is None:
+        # TensorFlow listed the GPU ("Found device 0 with properties"), then its DsoLoader failed on a
+        # CUDA library: the skip follows (a paste cut before it says the same)
+        found = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "tensorflow:found-device-properties"), None)
+        after = [s for s in told if found is not None and s.get("family") == "tensorflow" and s.get("line", 0) > found["line"]
+                 and s.get("id") != "tensorflow:could-not-find-cuda-drivers"]
+        skipped = after[0] if after else None
     if skipped is not None:
-        named = [s for s in told if s.get("family") == "tensorflow" and str(s.get("key", "")).startswith("lib")]
-        lib = ", ".join(dict.fromkeys(f"{s['key']}.so" + (f".{s['version']}" if s.get("version") else "") for s in named))
+        named = [s for s in told if s.get("family") == "tensorflow" and s.get("id") != "tensorflow:cannot-dlopen-gpu-libraries"
+                 and "could-not-find" not in str(s.get("key"))]
+        lib = ", ".join(dict.fromkeys(_dso_file(s) for s in named))
         which = f" ({lib} could not be opened, line {named[0].get('line')})" if named else ""
+        if skipped.get("id") == "tensorflow:cannot-dlopen-gpu-libraries":
+            said = f"line {skipped.get('line')}: \"{told_text(skipped)}\""
+        else:
+            said = f"the GPU listed on line {found.get('line')}, the library failing after it on line {skipped.get('line')}"
         return Hit(message=f"TensorFlow found the GPU but cannot load the CUDA libraries it was built for{which}, so it "
-                           f"registers no GPU and runs on the CPU (line {skipped.get('line')}: \"{told_text(skipped)}\")",
+                           f"registers no GPU and runs on the CPU ({said})",
                    fix=f"{TF_CUDA_CHECK}\n{TF_CUDA_FIX}",
                    evidence={**told_evidence(named[0] if named else skipped), "libraries": lib or None})
     jax = next((s for s in told if s.get("family") == "jax"), None)
@@ -248,3 +261,11 @@ def _framework_library_missing(f: FactView, told: list):
                            f"\"{told_text(jax)}\"): JAX falls back to the CPU",
                    fix=JAX_CUDA_FIX, evidence=told_evidence(jax))
     return None
+
+
+def _dso_file(s: dict) -> str:
+    """The file a DsoLoader line names: libcudnn.so.8 on Linux, cudnn64_8.dll on Windows."""
+    key, version = str(s.get("key")), s.get("version")
+    if key.startswith("lib"):
+        return f"{key}.so" + (f".{version}" if version else "")
+    return f"{key}_{version}.dll" if version else f"{key}.dll"

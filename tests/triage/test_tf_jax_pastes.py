@@ -148,3 +148,13 @@ def test_tensorflows_own_import_failing_on_a_cuda_library_gets_tensorflows_fix()
 def test_cuda_error_35_in_tensorflows_words_is_answered_for_tensorflow_not_torch():
     hit = findings(PASTES / "bert-285-tf-cudagetdevice-driver-insufficient.txt")["driver-too-old"]
     assert "TensorFlow" in hit["message"] and "torch" not in hit["message"] + hit["fix"]
+
+
+def test_a_gpu_tensorflow_listed_then_cuda_dlls_it_could_not_open_on_windows():
+    hit = findings(PASTES / "tensorflow-41909-windows-found-device-cudart64-101-missing.txt")["cuda-runtime-library-missing"]
+    # the DLLs after "Found device 0", not the CPU-only note before it
+    assert "cudart64_101.dll" in hit["message"] and "cublas64_10.dll" in hit["message"]
+    assert "the GPU listed on line 6" in hit["message"]
+    # TensorFlow's "Ignore above cudart dlerror if you do not have a GPU ..." is not the user saying so
+    text = (PASTES / "tensorflow-41909-windows-found-device-cudart64-101-missing.txt").read_text()
+    assert "prose:no-gpu-here" not in {s["id"] for s in find_messages(text)}
