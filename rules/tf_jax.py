@@ -111,7 +111,9 @@ def jax_jaxlib_mismatch(f: FactView) -> Iterator[Hit]:
     What it detects:
         In a pasted ticket, jax's check of jaxlib at import: "jaxlib is version X, but this
         version of jax requires version >= Y", "jaxlib version X is newer than and incompatible
-        with jax version Y", and "jax requires jaxlib to be installed".
+        with jax version Y", "jax requires jaxlib to be installed", and the CUDA plugin of
+        another release than jaxlib ("Mismatched PJRT plugin PJRT API version (0.54) and framework
+        PJRT API version 0.51)").
 
     Why it matters:
         jax cannot be imported at all: jax and jaxlib are released together and each jax needs a
@@ -125,6 +127,7 @@ def jax_jaxlib_mismatch(f: FactView) -> Iterator[Hit]:
     References:
         - https://docs.jax.dev/en/latest/jep/9419-jax-versioning.html (jax and jaxlib versioning)
         - https://github.com/Zuricho/ParallelFold/issues/13 (jaxlib 0.1.69 under jax 0.2.26)
+        - https://github.com/jax-ml/jax/issues/22416 (jaxlib 0.4.28+cuda12 beside a newer CUDA plugin)
     """
     told = catalogued(f, "jax-jaxlib-mismatch")
     if not told:
@@ -146,5 +149,7 @@ def _versions_said(s: dict) -> str:
         return f": jaxlib {jaxlib} is newer than jax {jax}"
     if s.get("key") == "jaxlib-not-installed":
         return ": jaxlib is not installed"
+    if s.get("plugin") and s.get("framework"):
+        return f": the CUDA plugin speaks PJRT {s['plugin']}, jaxlib {s['framework']} (two releases)"
     return ""
 

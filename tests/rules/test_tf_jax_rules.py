@@ -62,3 +62,13 @@ def test_jaxlib_too_old_for_jax():
 
 def test_a_cuda_backend_failure_is_no_jaxlib_mismatch():
     assert not fired("jax-jaxlib-mismatch", pasted(OUTDATED))
+
+
+# https://github.com/jax-ml/jax/issues/22416: jaxlib 0.4.28+cuda12 beside a CUDA plugin of a later release
+PJRT = ("RuntimeError: Unable to initialize backend 'cuda': INVALID_ARGUMENT: Mismatched PJRT plugin PJRT API version "
+        "(0.54) and framework PJRT API version 0.51).")
+
+
+def test_a_cuda_plugin_of_another_release_than_jaxlib():
+    (f,) = fired("jax-jaxlib-mismatch", pasted(PJRT))
+    assert "0.54" in f.message and "0.51" in f.message
