@@ -4,6 +4,7 @@ torch's, and a JAX one with JAX's."""
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from hpcdoctor.engine import Hit
@@ -25,14 +26,20 @@ TF_CUDA_FIX = ("pip install -U \"tensorflow[and-cuda]\"   # Linux, TensorFlow 2.
                "of the versions it was built for")
 
 
+# Whole words: jaxtyping in a torch traceback is not JAX, tensorflow_datasets beside torch names TensorFlow
+# only where TensorFlow itself is named.
+_TF_WORD = re.compile(r"(?i)\btensorflow\b")
+_JAX_WORD = re.compile(r"(?i)\bjax(?:lib)?\b")
+
+
 def stack_of_ticket(f: FactView) -> Optional[str]:
     """"tensorflow" or "jax" where the pasted messages are that framework's own (its catalogue's
     entries, or a line naming it); None where they name neither, or both."""
     told = f.get("ticket.symptoms") or []
     families = {s.get("family") for s in told}
-    named = " ".join(str(s.get("text", "")) for s in told).lower()
-    tf = "tensorflow" in families or "tensorflow" in named
-    jax = "jax" in families or "jax" in named
+    named = " ".join(str(s.get("text", "")) for s in told)
+    tf = "tensorflow" in families or bool(_TF_WORD.search(named))
+    jax = "jax" in families or bool(_JAX_WORD.search(named))
     if tf and not jax:
         return "tensorflow"
     if jax and not tf:
