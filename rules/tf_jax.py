@@ -8,7 +8,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, cuda_gpus, told_evidence, told_text
 from hpcdoctor.rules._stacks import JAX_CUDA_FIX, TF_CUDA_CHECK, TF_CUDA_FIX, stack_of_ticket
 
 
@@ -77,7 +77,9 @@ def jax_without_cuda(f: FactView) -> Iterator[Hit]:
         device node exists (/dev/nvidia0, or /dev/dxg under WSL) and no CUDA backend was
         installed: jax and jaxlib without the jax-cuda plugin. A warning where the paste shows the
         program using JAX (its devices, its other messages), advice where the warning is all there
-        is: a JAX that another package pulled in, while the job runs on torch, does no harm.
+        is: a JAX that another package pulled in, while the job runs on torch, does no harm. On a
+        node, the same install seen in the job's Python (jax and jaxlib without a jax-cuda plugin,
+        jaxlib not a +cuda build) beside NVIDIA GPUs, as advice: nothing says the job uses JAX.
 
     Why it matters:
         Everything JAX computes runs on the CPU, tens of times slower, without an error.
@@ -94,6 +96,7 @@ def jax_without_cuda(f: FactView) -> Iterator[Hit]:
     """
     told = [s for s in catalogued(f, "jax-without-cuda")]
     if not told:
+        yield from _jax_without_cuda_installed(f)
         return
     s = told[0]
     used = any(t.get("family") == "jax" and t.get("id") != s.get("id") for t in f.get("ticket.symptoms") or [])
@@ -153,3 +156,18 @@ def _versions_said(s: dict) -> str:
         return f": the CUDA plugin speaks PJRT {s['plugin']}, jaxlib {s['framework']} (two releases)"
     return ""
 
+
+def _jax_without_cuda_installed(f: FactView) -> Iterator[Hit]:
+    """The job's Python has jax and jaxlib but no CUDA backend for them (no jax-cuda12/13 plugin or
+    pjrt wheel; jaxlib not one of the old "+cuda" builds) on a node with NVIDIA GPUs: advice."""
+    packages = f["torch"].get("packages") or {}
+    jaxlib = packages.get("jaxlib")
+    if not packages.get("jax") or not jaxlib or not cuda_gpus(f):
+        return
+    plugins = sorted(n for n in packages if n.startswith("jax-cuda"))
+    if plugins or "+cuda" in str(jaxlib):
+        return
+    yield Hit(message=f"jax {packages['jax']} and jaxlib {jaxlib} are installed without a CUDA plugin on a node with "
+                      f"{len(cuda_gpus(f))} NVIDIA GPU(s): anything this Python runs with JAX runs on the CPU",
+              severity="advice", fix=JAX_CUDA_FIX.split("\n", 1)[1],
+              evidence={"torch.packages.jax": packages["jax"], "torch.packages.jaxlib": jaxlib})

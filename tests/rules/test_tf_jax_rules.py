@@ -72,3 +72,15 @@ PJRT = ("RuntimeError: Unable to initialize backend 'cuda': INVALID_ARGUMENT: Mi
 def test_a_cuda_plugin_of_another_release_than_jaxlib():
     (f,) = fired("jax-jaxlib-mismatch", pasted(PJRT))
     assert "0.54" in f.message and "0.51" in f.message
+
+
+def test_a_cpu_only_jax_in_the_jobs_python_on_a_gpu_node_is_advice():
+    cpu_only = facts(H100, **{"torch.packages": {"jax": "0.6.1", "jaxlib": "0.6.1", "numpy": "2.2.6"}})
+    (f,) = fired("jax-without-cuda", cpu_only)
+    assert f.severity == "advice" and 'pip install -U "jax[cuda12]"' in f.fix
+    # the recorded H100's own install: jax 0.11.2 with jax-cuda13-pjrt and jax-cuda13-plugin (cmd/pip_list.txt)
+    with_cuda = facts(H100, **{"torch.packages": {"jax": "0.11.2", "jaxlib": "0.11.2", "jax-cuda13-pjrt": "0.11.2",
+                                                  "jax-cuda13-plugin": "0.11.2"}})
+    assert not fired("jax-without-cuda", with_cuda)
+    # jaxlib's own CUDA builds before the plugins
+    assert not fired("jax-without-cuda", facts(H100, **{"torch.packages": {"jax": "0.4.7", "jaxlib": "0.4.7+cuda11.cudnn86"}}))
