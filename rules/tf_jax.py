@@ -49,7 +49,7 @@ def cuda_library_version_mismatch(f: FactView) -> Iterator[Hit]:
         return
     s = told[0]
     stack = stack_of_ticket(f)
-    library = s.get("library") or "cuDNN"
+    library = {"CUDA": "CUDA runtime"}.get(s.get("library"), s.get("library") or "cuDNN")
     # the plugin's minimum where it prints one (it can exceed the version it was built against)
     found, built = s.get("found"), s.get("compiled") or s.get("minimum") or s.get("built")
     versions = f": {found} loaded, {built} expected" if found and built else ""

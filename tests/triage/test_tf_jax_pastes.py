@@ -158,3 +158,10 @@ def test_a_gpu_tensorflow_listed_then_cuda_dlls_it_could_not_open_on_windows():
     # TensorFlow's "Ignore above cudart dlerror if you do not have a GPU ..." is not the user saying so
     text = (PASTES / "tensorflow-41909-windows-found-device-cudart64-101-missing.txt").read_text()
     assert "prose:no-gpu-here" not in {s["id"] for s in find_messages(text)}
+
+
+def test_jaxs_fallback_beside_a_torch_job_that_trains_on_the_gpu_raises_no_alarm():
+    # kohya-colab#133: the trainer runs on torch; the maintainer says to ignore JAX's warning
+    got = findings(PASTES / "kohya-colab-133-jax-fallback-while-torch-trains-healthy.txt")
+    assert got["jax-without-cuda"]["severity"] == "advice"
+    assert alarms(PASTES / "kohya-colab-133-jax-fallback-while-torch-trains-healthy.txt") == {}
