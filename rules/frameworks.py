@@ -11,6 +11,7 @@ from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._common import (cuda_gpus, gpu_of_ticket, ticket_evidence, ticket_symptoms, told_evidence,
                                      told_text, torch_hip_invalid_function, version_of)
+from hpcdoctor.rules._stacks import tf_or_jax_framework_missing_arch
 
 
 @rule("SW013", "framework-missing-arch", "error", "a framework's own kernels have no code for this GPU", impact=9,
@@ -57,6 +58,10 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
     """
     sym = ticket_symptoms(f)
     if not sym or _torch_lacks_the_gpu(f, sym):
+        return
+    tf = tf_or_jax_framework_missing_arch(f)
+    if tf is not None:
+        yield tf
         return
     table = knowledge.load("frameworks")["framework"]
     fa = table["flash-attn"]

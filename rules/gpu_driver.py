@@ -25,7 +25,10 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         at start-up (CUDA's 999 from the device count: the unified-memory module's state), which
         jax/XLA and numba print as cuInit's CUDA_ERROR_UNKNOWN. modprobe's answers to loading the
         module: not found for this kernel (a DKMS build that never ran), refused by Secure Boot
-        ("Required key not available"), or no GPU to drive ("No such device").
+        ("Required key not available"), or no GPU to drive ("No such device"). The stream
+        executor's diagnostics that TensorFlow and jaxlib print after cuInit fails: "kernel version
+        X does not match DSO version Y", and "kernel driver does not appear to be running on this
+        host" where the paste shows an NVIDIA GPU (every machine without one prints it too).
 
     Why it matters:
         Every GPU job on the node fails or silently runs on the CPU. A driver/library mismatch is
@@ -134,6 +137,8 @@ _TOLD_DRIVER = {
     "nvidia_smi:nvml-library-not-found": _NO_LIBRARY, "nvml:NVML_ERROR_LIBRARY_NOT_FOUND": _NO_LIBRARY,
     "nvidia_smi:no-devices-found": _NO_DEVICE,
     "container:nvc-nvml-library-not-loaded": _HOST_NO_LIBRARY, "container:nvc-cuda-init-error": _HOST_CUDA_INIT,
+    # the stream executor's diagnostics after cuInit failed (TensorFlow, jaxlib: knowledge/messages/xla.toml)
+    "xla:kernel-dso-version-mismatch": _MISMATCH, "xla:kernel-driver-not-running": _NOT_LOADED,
 }
 
 
@@ -154,7 +159,7 @@ def _driver_unusable_told(f: FactView) -> Iterator[Hit]:
     for s in sorted(catalogued(f, "gpu-driver-unusable"), key=lambda s: not str(s.get("id", "")).startswith("kmod:")):
         if s["id"] not in _TOLD_DRIVER:
             continue
-        if s["id"] == "nvidia_smi:no-devices-found" and not _nvidia_gpu_shown(f):
+        if s["id"] in ("nvidia_smi:no-devices-found", "xla:kernel-driver-not-running") and not _nvidia_gpu_shown(f):
             continue  # also what a node without an NVIDIA GPU answers (a container run with --nv on a CPU node)
         if s["id"] == "cuda_driver:CUDA_ERROR_UNKNOWN" and "cuInit" not in str(s.get("text", "")):
             continue  # 999 from any later call is a program's or a GPU's error, not the driver failing to start

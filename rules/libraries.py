@@ -11,6 +11,7 @@ from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import (catalogued, facts_or_ticket, first_symptom, ticket_evidence, ticket_symptoms,
                                      told_evidence, told_text, torch_import_frame_before)
 from hpcdoctor.rules._loader import _read as _loader_read
+from hpcdoctor.rules._stacks import JAX_CUDA_FIX, TF_CUDA_CHECK, TF_CUDA_FIX, stack_of_ticket
 
 OPENMP_RUNTIMES = ("libgomp", "libiomp5", "libomp")
 
@@ -150,6 +151,14 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
         - https://github.com/iSEE-Laboratory/LLMDet/issues/32 (mmcv built for CUDA 10.1 on a CUDA 12.1 system)
     """
     told = [s for s in catalogued(f, "cuda-runtime-library-missing") if not torch_import_frame_before(f, s)]
+    framework = _framework_library_missing(f, told)
+    if framework is not None:
+        yield framework
+        return
+    # The loader's text on a TensorFlow DsoLoader line ("dlerror: libcudart.so.11.0: cannot open shared
+    # object file") is TensorFlow's failure, read above with its own condition: not a second one.
+    framework_lines = {s.get("line") for s in f.get("ticket.symptoms") or [] if s.get("family") in ("tensorflow", "jax")}
+    told = [s for s in told if s.get("family") not in ("tensorflow", "jax") and s.get("line") not in framework_lines]
     if not told:
         return
     s = told[0]
@@ -160,6 +169,16 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
     built = (f": the program was built for {'ROCm' if rocm else 'CUDA'} {version} and that runtime is not where the "
              "loader looks" if version and lib in ("libcudart", "libamdhip64") else ": it is not where the loader looks")
     where = ("ls /opt/rocm*/lib/" if rocm else "ls /usr/local/cuda*/lib64/ \"$(python -c 'import site; print(site.getsitepackages()[0])')\"/nvidia/*/lib")
+    stack = stack_of_ticket(f)
+    if stack is not None and not rocm:
+        # TensorFlow's import (1.x links the CUDA libraries at load time) or JAX's: their own install
+        # tf.sysconfig cannot answer here: it is TensorFlow's own import that fails
+        own = ("pip show tensorflow tensorflow-gpu 2>/dev/null | grep -E '^(Name|Version)'   # the release that needs "
+               f"{so}\n{TF_CUDA_FIX}" if stack == "tensorflow" else JAX_CUDA_FIX)
+        yield Hit(message=f"{so} cannot be loaded (line {s.get('line')}: \"{told_text(s)}\"){built}",
+                  fix=f"{where} 2>/dev/null | grep {lib}   # which versions of {lib} this machine has\n{own}",
+                  evidence={**told_evidence(s), "library": so})
+        return
     yield Hit(message=f"{so} cannot be loaded (line {s.get('line')}: \"{told_text(s)}\"){built}",
               fix=f"{where} 2>/dev/null | grep {lib}   # which versions of {lib} this machine has\n"
                   f"python -c 'import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)'   "
@@ -206,3 +225,47 @@ def static_tls_exhausted(f: FactView) -> Iterator[Hit]:
                       f"dlopen()ed (line {s['line']})",
               fix=fix, evidence=ticket_evidence(s))
 
+
+
+def _framework_library_missing(f: FactView, told: list):
+    """TensorFlow's or JAX's own words for a CUDA library they cannot load, with their own fix.
+    TensorFlow: only where it found the GPU and skipped it ("Cannot dlopen some GPU libraries"): its
+    DsoLoader lines and "Could not find cuda drivers" are also what every machine without an NVIDIA
+    GPU prints, and a machine where TensorFlow is only imported beside torch. The library is the
+    one the DsoLoader line names (the loader's own text on that line is the same failure, read once)."""
+    skipped = next((s for s in told if s.get("id") == "tensorflow:cannot-dlopen-gpu-libraries"), None)
+    found = None
+    if skipped is None:
+        # TensorFlow listed the GPU ("Found device 0 with properties"), then its DsoLoader failed on a
+        # CUDA library: the skip follows (a paste cut before it says the same)
+        found = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "tensorflow:found-device-properties"), None)
+        after = [s for s in told if found is not None and s.get("family") == "tensorflow" and s.get("line", 0) > found["line"]
+                 and s.get("id") != "tensorflow:could-not-find-cuda-drivers"]
+        skipped = after[0] if after else None
+    if skipped is not None:
+        named = [s for s in told if s.get("family") == "tensorflow" and s.get("id") != "tensorflow:cannot-dlopen-gpu-libraries"
+                 and "could-not-find" not in str(s.get("key"))]
+        lib = ", ".join(dict.fromkeys(_dso_file(s) for s in named))
+        which = f" ({lib} could not be opened, line {named[0].get('line')})" if named else ""
+        if skipped.get("id") == "tensorflow:cannot-dlopen-gpu-libraries":
+            said = f"line {skipped.get('line')}: \"{told_text(skipped)}\""
+        else:
+            said = f"the GPU listed on line {found.get('line')}, the library failing after it on line {skipped.get('line')}"
+        return Hit(message=f"TensorFlow found the GPU but cannot load the CUDA libraries it was built for{which}, so it "
+                           f"registers no GPU and runs on the CPU ({said})",
+                   fix=f"{TF_CUDA_CHECK}\n{TF_CUDA_FIX}",
+                   evidence={**told_evidence(named[0] if named else skipped), "libraries": lib or None})
+    jax = next((s for s in told if s.get("family") == "jax"), None)
+    if jax is not None:
+        return Hit(message=f"JAX's CUDA plugin cannot load {jax.get('library') or 'a CUDA library'} (line {jax.get('line')}: "
+                           f"\"{told_text(jax)}\"): JAX falls back to the CPU",
+                   fix=JAX_CUDA_FIX, evidence=told_evidence(jax))
+    return None
+
+
+def _dso_file(s: dict) -> str:
+    """The file a DsoLoader line names: libcudnn.so.8 on Linux, cudnn64_8.dll on Windows."""
+    key, version = str(s.get("key")), s.get("version")
+    if key.startswith("lib"):
+        return f"{key}.so" + (f".{version}" if version else "")
+    return f"{key}_{version}.dll" if version else f"{key}.dll"

@@ -9,6 +9,7 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import build_fix, node_platform
+from hpcdoctor.rules._stacks import TF_CUDA_CHECK, stack_of_ticket
 from hpcdoctor.rules._common import (catalogued, cuda_gpus, facts_or_ticket, ticket_evidence, ticket_symptoms,
                                      told_evidence, told_text, version_of)
 
@@ -25,7 +26,9 @@ def driver_too_old(f: FactView) -> Iterator[Hit]:
         the number being the driver's CUDA version, or CUDA runtime error 35 ("CUDA driver version
         is insufficient for CUDA runtime version") in any program's wording (torch, CTranslate2,
         onnxruntime, CUDA samples), 36 (an API call that needs a newer driver) or 222 (PTX built by
-        a newer CUDA than the driver's JIT compiler).
+        a newer CUDA than the driver's JIT compiler). Error 35 in TensorFlow's or JAX's words
+        ("cudaGetDevice() failed. Status: CUDA driver version is insufficient ...") is answered
+        for their build, not torch's.
 
     Why it matters:
         torch.cuda.is_available() is False with "The NVIDIA driver on your system is too old", or
@@ -53,6 +56,13 @@ def _driver_too_old_in_ticket(f: FactView):
     hit = sym.get("torch:driver-too-old") or sym.get("torch:driver-insufficient")
     if hit is None:
         yield from _driver_too_old_told(f)
+        return
+    stack = stack_of_ticket(f) if hit.get("id") == "torch:driver-insufficient" else None
+    if stack is not None:
+        # CUDA's error 35 in TensorFlow's or JAX's words: their build's CUDA, not torch's
+        yield Hit(message=f"the NVIDIA driver is older than the CUDA {_STACK_NAMES[stack]} was built with (line {hit['line']}: "
+                          f"{hit['text'][:120]})",
+                  fix=_STACK_DRIVER_FIX[stack], evidence=ticket_evidence(hit))
         return
     found = hit.get("driver_cuda")
     driver_cuda = f"{int(found) // 1000}.{int(found) % 1000 // 10}" if found else None
@@ -109,3 +119,14 @@ def _driver_too_old_from_facts(f: FactView):
                   fix=build_fix(f, cuda_gpus(f)),
                   evidence={"torch.cuda": t["cuda"], "nvidia.driver_version": driver,
                             "nvidia.cuda_driver_version": f.get("nvidia.cuda_driver_version")})
+
+
+_STACK_NAMES = {"tensorflow": "TensorFlow", "jax": "jaxlib"}
+# JAX's installation guide (docs/installation.md at jax-v0.8.1): the driver must be >= 525 for the
+# CUDA 12 wheels and >= 580 for the CUDA 13 ones.
+_STACK_DRIVER_FIX = {
+    "tensorflow": f"{TF_CUDA_CHECK}\nnvidia-smi | head -4   # the highest CUDA this driver runs: install a TensorFlow "
+                  "built for that CUDA or older, or ask the administrators for a newer driver",
+    "jax": "nvidia-smi | head -4   # the driver's version: jax[cuda12] needs 525 or newer, jax[cuda13] 580 or newer (JAX's "
+           "installation guide)\npip install -U \"jax[cuda12]\"   # on a driver of 525 to 579",
+}
