@@ -39,8 +39,8 @@ def nccl_async_error_handling(f: FactView) -> Iterator[Hit]:
 
     References:
         - https://pytorch.org/docs/stable/torch_nccl_environment_variables.html
-        - torch 2.13.0 wheel: include/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp (TORCH_NCCL_ASYNC_ERROR_HANDLING's
-          names) and Utils.hpp (getCvarInt: the old name read last, with WARN_ENV_VAR_ONCE)
+        - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp (the names; read in the torch 2.13.0 wheel's include/)
+        - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/csrc/distributed/c10d/Utils.hpp (getCvarInt: the old name read last, with WARN_ENV_VAR_ONCE)
     """
     env = f["env.vars"]
     if env.get("NCCL_ASYNC_ERROR_HANDLING") is not None and env.get("TORCH_NCCL_ASYNC_ERROR_HANDLING") is None \
