@@ -10,7 +10,9 @@ from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 # What says the user may not open /dev/kfd, by itself (knowledge/messages/kfd.toml): rocminfo's
 # EACCES and its group check, an ls -l of a device only root may open.
-_DENIED_ALONE = ("kfd:rocminfo-kfd-open-denied", "kfd:rocminfo-not-group-member", "kfd:kfd-device-root-only")
+_DENIED_ALONE = ("kfd:rocminfo-kfd-open-denied", "kfd:rocminfo-not-group-member", "kfd:kfd-device-root-only",
+                 # the user saying they are not in the render or video group (ROCm install FAQ #9, faq_rocm.toml)
+                 "faq_rocm:rocm-not-in-render-group-said")
 # What says it only beside another sign: the user naming /dev/kfd's group is the normal set-up
 # until something failed for this user (works as root, hsa_init out of resources, an open refused).
 _GROUP_TOLD = "prose:kfd-owned-by-group"
@@ -37,7 +39,8 @@ def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
     What it detects:
         In a pasted ticket, ROCm kept from the GPU by the permissions of /dev/kfd: rocminfo's
         "Unable to open /dev/kfd read-write: Permission denied" or "<user> is not member of
-        "render" group, the default DRM access group", an ls -l showing /dev/kfd as
+        "render" group, the default DRM access group", the user saying they are not in the render
+        or video group (ROCm's install FAQ #9), an ls -l showing /dev/kfd as
         crw------- root root, or the user saying /dev/kfd belongs to the render (or video) group
         beside a failure only they see (rocminfo works as root; hsa_init's
         HSA_STATUS_ERROR_OUT_OF_RESOURCES). Not when rocminfo says the user is a member of the
@@ -59,6 +62,7 @@ def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
         - https://github.com/ROCm/ROCT-Thunk-Interface (README: the video group, render from Ubuntu 20.04)
         - https://github.com/ROCm/rocminfo/blob/master/rocminfo.cc (CheckInitialState)
         - https://github.com/ROCm/ROCT-Thunk-Interface/issues/36 (a root-only /dev/kfd fixed by a udev rule)
+        - https://github.com/ROCm/rocm-install-on-linux/blob/09d1005562d71739a23ca4f2b60bf34b2a640b02/docs/reference/install-faq.rst (Issue #9: the video and render groups)
     """
     said = {s.get("id"): s for s in catalogued(f, "rocm-kfd-permission-denied")}
     symptoms = {s.get("id"): s for s in f.get("ticket.symptoms") or []}
