@@ -10,12 +10,12 @@ from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 # What says the user may not open /dev/kfd, by itself (knowledge/messages/kfd.toml): rocminfo's
 # EACCES and its group check, an ls -l of a device only root may open.
-_DENIED_ALONE = ("kfd:rocminfo-kfd-open-denied", "kfd:rocminfo-not-group-member", "kfd:kfd-device-root-only",
-                 # the user saying they are not in the render or video group (ROCm install FAQ #9, faq_rocm.toml)
-                 "faq_rocm:rocm-not-in-render-group-said")
+_DENIED_ALONE = ("kfd:rocminfo-kfd-open-denied", "kfd:rocminfo-not-group-member", "kfd:kfd-device-root-only")
 # What says it only beside another sign: the user naming /dev/kfd's group is the normal set-up
 # until something failed for this user (works as root, hsa_init out of resources, an open refused).
-_GROUP_TOLD = "prose:kfd-owned-by-group"
+# The user saying they are not in the render or video group (ROCm install FAQ #9, faq_rocm.toml) is
+# read the same way: the words are as common in Intel and video-transcoding set-ups, and in advice.
+_GROUP_TOLD = ("prose:kfd-owned-by-group", "faq_rocm:rocm-not-in-render-group-said")
 _FAILED_FOR_USER = ("prose:gpu-works-only-as-root", "hsa:HSA_STATUS_ERROR_OUT_OF_RESOURCES", "kfd:rocminfo-kfd-open-denied")
 # rocminfo found the user in the owning group: the open failed for another reason (its errno says which).
 _IS_MEMBER = "kfd:rocminfo-group-member"
@@ -39,11 +39,10 @@ def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
     What it detects:
         In a pasted ticket, ROCm kept from the GPU by the permissions of /dev/kfd: rocminfo's
         "Unable to open /dev/kfd read-write: Permission denied" or "<user> is not member of
-        "render" group, the default DRM access group", the user saying they are not in the render
-        or video group (ROCm's install FAQ #9), an ls -l showing /dev/kfd as
-        crw------- root root, or the user saying /dev/kfd belongs to the render (or video) group
-        beside a failure only they see (rocminfo works as root; hsa_init's
-        HSA_STATUS_ERROR_OUT_OF_RESOURCES). Not when rocminfo says the user is a member of the
+        "render" group, the default DRM access group", an ls -l showing /dev/kfd as
+        crw------- root root, or the user saying /dev/kfd belongs to the render (or video) group,
+        or that they are not in it (ROCm's install FAQ #9), beside a failure only they see
+        (rocminfo works as root; hsa_init's HSA_STATUS_ERROR_OUT_OF_RESOURCES). Not when rocminfo says the user is a member of the
         group: the open then failed for a reason of the kernel's.
 
     Why it matters:
@@ -70,8 +69,9 @@ def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
     if _IS_MEMBER in symptoms and root_only is None:
         return
     s = next((said[k] for k in _DENIED_ALONE if k in said), None)
-    if s is None and _GROUP_TOLD in said and any(k in symptoms for k in _FAILED_FOR_USER):
-        s = said[_GROUP_TOLD]
+    told = next((said[k] for k in _GROUP_TOLD if k in said), None)
+    if s is None and told is not None and any(k in symptoms for k in _FAILED_FOR_USER):
+        s = told
     if s is None:
         return
     what = ("/dev/kfd is root's alone (mode 0600): no other user can open it" if s is root_only else

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import told_evidence, told_text
+from hpcdoctor.rules._common import stated, told_evidence, told_text
 
 # CUDA's and torch's words for "no GPU visible" (knowledge/messages/), and nvidia-smi's.
 _NO_GPU_SEEN = ("torch:no-cuda-gpus", "cuda:cudaErrorNoDevice", "cuda_driver:CUDA_ERROR_NO_DEVICE",
@@ -57,7 +57,8 @@ def slurm_job_without_gpus(f: FactView) -> Iterator[Hit]:
                                           "scheduler.gpus_on_node": f.get("scheduler.gpus_on_node")})
             return
     found = f.get("ticket.symptoms") or []
-    none_seen = next((s for s in found if s.get("id") in _NO_GPU_SEEN), None)
+    none_seen = next((s for s in found if s.get("id") in _NO_GPU_SEEN
+                      and (not s["id"].startswith("faq_") or stated(s))), None)
     slurm = next((s for s in found if s.get("id") in _SLURM_SAID), None)
     if none_seen is None or slurm is None or any(s.get("id") == "prose:slurm-gpus-requested" for s in found):
         return
