@@ -162,10 +162,11 @@ _NOT_A_REPORT = re.compile(r"(?i)\b(?:no|not|never|without|prevent|avoid|if|whet
 
 def stated(s: dict) -> bool:
     """Whether a user's sentence read by a catalogue entry (faq_*.toml) reports its symptom: no
-    negation, hedge or advice in the 60 characters before the matched words on their line."""
+    negation, hedge or advice before the matched words in their sentence (at most 60 characters)."""
     text, matched = str(s.get("text", "")), str(s.get("matched", ""))
     at = text.find(matched[:40]) if matched else -1
-    return not _NOT_A_REPORT.search(text[max(0, at - 60):at] if at > 0 else "")
+    before = re.split(r"[.;!?]\s", text[max(0, at - 60):at] if at > 0 else "")[-1]
+    return not _NOT_A_REPORT.search(before)
 
 
 def told_evidence(s: dict) -> dict:

@@ -46,6 +46,14 @@ def test_a_node_that_came_up_short_a_gpu_is_a_missing_gpu(tmp_path):
     assert "came up short a GPU" in f.message and "dmesg" in f.fix
 
 
+def test_a_gpu_lost_after_a_reboot_in_broken_english_is_a_missing_gpu(tmp_path):
+    # "one GPU is loss after reboot", after a sentence with "can not" in it: the negation belongs
+    # to the sentence before, not to the report.
+    g = _ticket(tmp_path, "tickets_blind_d", "shine-cluster-172-one-gpu-lost-slurmd")
+    (f,) = fired("gpu-count-mismatch", g)
+    assert f.severity == "error" and "one GPU is loss after reboot" in f.message
+
+
 def test_low_or_fluctuating_gpu_util_is_read_but_names_no_cause(tmp_path):
     # nvidia-smi's GPU-Util is the share of time a kernel ran; the definition names no cause: the
     # paste is read (not refused) and no node rule fires on the words alone.
