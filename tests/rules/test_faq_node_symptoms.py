@@ -135,3 +135,16 @@ def test_nvidia_smi_slow_points_at_persistence_mode(tmp_path):
     (f,) = fired("persistence-mode-off", g)
     assert f.severity == "advice" and "nvidia-persistenced" in f.fix
     assert f.message.startswith("the user says nvidia-smi is slow")
+
+
+def test_a_pending_job_reason_is_read_as_slurms_and_blames_nothing(tmp_path):
+    # squeue rows as Slurm's own documentation prints them (doc/html/preempt.shtml) and as a site's
+    # guide quotes one: each reason is read with its meaning from slurm.h, and no rule fires.
+    g = paste_facts(tmp_path, "$ squeue\n"
+                              "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
+                              "     94       low      tmp      moe  PD       0:00      1 (Resources)\n"
+                              "           1123857      rush 06112023     jxm3 PD       0:00      1 (Priority)\n")
+    assert {"slurm_reasons:Resources", "slurm_reasons:Priority"} <= _read(g)
+    (s,) = [s for s in g["facts"]["ticket"]["symptoms"] if s["id"] == "slurm_reasons:Resources"]
+    assert s["means"] == "required resources not available" and s["code"] == 3
+    assert not _findings(g)
