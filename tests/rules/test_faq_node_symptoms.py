@@ -148,3 +148,11 @@ def test_a_pending_job_reason_is_read_as_slurms_and_blames_nothing(tmp_path):
     (s,) = [s for s in g["facts"]["ticket"]["symptoms"] if s["id"] == "slurm_reasons:Resources"]
     assert s["means"] == "required resources not available" and s["code"] == 3
     assert not _findings(g)
+
+
+def test_the_device_plugins_runtime_hint_is_the_toolkit_missing_for_its_pod(tmp_path):
+    # NVIDIA/k8s-device-plugin prints this after NVML failed in its pod (internal/plugin/factory.go);
+    # its README's prerequisite: the NVIDIA container runtime as the node's default runtime.
+    g = paste_facts(tmp_path, "If this is a GPU node, did you set the docker default runtime to `nvidia`?\n")
+    (f,) = fired("nvidia-container-toolkit-missing", g)
+    assert f.severity == "error" and "device plugin" in f.message and "--set-as-default" in f.fix
