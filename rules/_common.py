@@ -157,7 +157,9 @@ def told_text(s: dict) -> str:
 # negation, a hedge or advice ("no GPU thermal throttling", "maybe the GPU is overheating", "to
 # prevent the GPU from overheating").
 _NOT_A_REPORT = re.compile(r"(?i)\b(?:no|not|never|without|prevent|avoid|if|whether|maybe|perhaps|might|may|could|"
-                           r"possibly|probably|likely|suspect|check|monitor)\b")
+                           r"possibly|probably|likely|suspect|check|monitor)\b"
+                           # the same in Chinese: maybe, whether, if, not, is it, prevent, avoid
+                           r"|可能|是否|如果|没有|不是|会不会|防止|避免")
 
 
 def stated(s: dict) -> bool:
