@@ -145,6 +145,24 @@ def told_text(s: dict) -> str:
     return str(s.get("text", "")).strip()[:120]
 
 
+# Words before a user's sentence about a symptom that make it something other than a report of it: a
+# negation, a hedge or advice ("no GPU thermal throttling", "maybe the GPU is overheating", "to
+# prevent the GPU from overheating").
+_NOT_A_REPORT = re.compile(r"(?i)\b(?:no|not|never|without|prevent|avoid|if|whether|maybe|perhaps|might|may|could|"
+                           r"possibly|probably|likely|suspect|check|monitor)\b"
+                           # the same in Chinese: maybe, whether, if, not, is it, prevent, avoid
+                           r"|可能|是否|如果|没有|不是|会不会|防止|避免")
+
+
+def stated(s: dict) -> bool:
+    """Whether a user's sentence read by a catalogue entry (faq_*.toml) reports its symptom: no
+    negation, hedge or advice before the matched words in their sentence (at most 60 characters)."""
+    text, matched = str(s.get("text", "")), str(s.get("matched", ""))
+    at = text.find(matched[:40]) if matched else -1
+    before = re.split(r"[.;!?]\s", text[max(0, at - 60):at] if at > 0 else "")[-1]
+    return not _NOT_A_REPORT.search(before)
+
+
 def told_evidence(s: dict) -> dict:
     """What a finding read from a catalogued message shows: its line, text and catalogue entry."""
     where = "kernel_log" if s.get("source") else "ticket"

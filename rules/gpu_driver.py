@@ -178,8 +178,16 @@ _TOOLKIT_SAID = {
                                                "installed, or its runtime was never added to /etc/docker/daemon.json",
     "container:cdi-unresolvable-nvidia-device": "no CDI specification on the host describes the NVIDIA GPUs: the NVIDIA "
                                                 "Container Toolkit has not generated one (or it predates the driver now installed)",
+    "faq_containers:k8s-plugin-nvml-init-failed": "the NVIDIA device plugin cannot initialise NVML in its pod: the node's "
+                                                  "container runtime does not give it the driver (the NVIDIA Container "
+                                                  "Toolkit not configured for it, or nvidia neither the default runtime nor "
+                                                  "the pod's RuntimeClass)",
 }
 _TOOLKIT_FIX = {
+    "faq_containers:k8s-plugin-nvml-init-failed":
+        "nvidia-ctk --version   # on the GPU node; missing: install the NVIDIA Container Toolkit first\n"
+        "sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default && sudo systemctl restart containerd   "
+        "# or --runtime=crio; or keep the default and give the plugin a RuntimeClass with handler nvidia",
     "container:cdi-unresolvable-nvidia-device":
         "nvidia-ctk --version   # missing: install the NVIDIA Container Toolkit first\n"
         "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml && nvidia-ctk cdi list   # lists nvidia.com/gpu=all",
@@ -223,7 +231,9 @@ def nvidia_container_toolkit_missing(f: FactView) -> Iterator[Hit]:
         provides GPUs to containers: docker's "could not select device driver "" with
         capabilities: [[gpu]]" (docker run --gpus), "unknown or invalid runtime name: nvidia" /
         "Unknown runtime specified nvidia" (--runtime=nvidia), and the Container Device
-        Interface's "unresolvable CDI devices nvidia.com/gpu=..." (podman, docker --device).
+        Interface's "unresolvable CDI devices nvidia.com/gpu=..." (podman, docker --device), and the
+        Kubernetes device plugin's "If this is a GPU node, did you set the docker default runtime to
+        `nvidia`?" after NVML failed in its pod.
 
     Why it matters:
         The container never starts, or starts without GPUs. The host's driver may be perfectly
@@ -240,6 +250,7 @@ def nvidia_container_toolkit_missing(f: FactView) -> Iterator[Hit]:
         - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html
         - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/cdi-support.html
         - https://github.com/OpenBMB/XAgent/issues/273 (installing nvidia-container-toolkit fixed docker --gpus)
+        - https://github.com/NVIDIA/k8s-device-plugin#preparing-your-gpu-nodes (the runtime the plugin needs)
     """
     yield from _docker_run_asked_no_gpu(f)
     for s in f.get("ticket.symptoms") or []:

@@ -7,7 +7,7 @@ from typing import Iterator
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, facts_or_ticket, told_evidence
+from hpcdoctor.rules._common import catalogued, facts_or_ticket, stated, told_evidence, told_text
 from hpcdoctor.rules._gpu import as_int, gpu_list, subject
 
 
@@ -59,7 +59,9 @@ def gpu_throttled(f: FactView) -> Iterator[Hit]:
         slowdown (hardware or software) or power-brake slowdown. Idle, application clock settings,
         the software power cap and sync boost are normal and ignored. An active reason hpcdoctor
         does not know (one a newer driver added, such as NVML's board limit or reliability
-        reasons) is reported as such, not passed.
+        reasons) is reported as such, not passed. In a pasted ticket, nvidia-smi -q's lines that
+        show such a reason Active, or the user saying the GPU overheats or is throttling (not a
+        question, a hedge or advice).
 
     Why it matters:
         A throttled GPU runs at a fraction of its clocks; in a multi-GPU job every collective waits
@@ -72,6 +74,10 @@ def gpu_throttled(f: FactView) -> Iterator[Hit]:
     References:
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html
     """
+    yield from facts_or_ticket(lambda: list(_throttled_from_facts(f)), _throttled_told(f))
+
+
+def _throttled_from_facts(f: FactView) -> Iterator[Hit]:
     table = knowledge.load("thresholds")["clock_events"]
     harmful, benign = set(table["harmful"]), set(table["benign"])
     for g in gpu_list(f):
@@ -92,6 +98,21 @@ def gpu_throttled(f: FactView) -> Iterator[Hit]:
                       evidence={"clock_event_reasons": events, "unclassified": unknown,
                                 "temperature_c": g.get("temperature_c")})
 
+
+
+def _throttled_told(f: FactView) -> Iterator[Hit]:
+    """nvidia-smi -q's Active slowdown lines pasted alone, or the user saying the GPU overheats or
+    throttles (knowledge/messages/faq_nvidia.toml)."""
+    for s in catalogued(f, "gpu-throttled"):
+        if not stated(s):
+            continue
+        what = (f"nvidia-smi shows {s['reason']} active" if s.get("reason") else "the user says the GPU overheats or throttles")
+        yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\"): NVML's slowdown reasons hold the clocks "
+                          "back when the temperature is too high, the power brake is asserted or the power draw is too high",
+                  fix="nvidia-smi -q -d PERFORMANCE,TEMPERATURE   # which slowdown is Active, and the temperature against "
+                      "GPU Slowdown Temp\n# admins: check the fans, inlet temperature, airflow and power delivery",
+                  evidence=told_evidence(s))
+        return
 
 @rule("GPU007", "power-limit-reduced", "warning", "GPU power limit below its default", impact=6)
 def power_limit_reduced(f: FactView) -> Iterator[Hit]:
@@ -123,7 +144,9 @@ def power_limit_reduced(f: FactView) -> Iterator[Hit]:
 def persistence_mode_off(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        An NVIDIA GPU with persistence mode disabled on Linux.
+        An NVIDIA GPU with persistence mode disabled on Linux. In a pasted ticket, the user
+        saying nvidia-smi is slow or takes seconds to answer, the start-up cost NVIDIA's Driver
+        Persistence guide gives for a GPU no client keeps initialised.
 
     Why it matters:
         Without it the driver tears the GPU state down whenever no process uses it and rebuilds it
@@ -135,12 +158,31 @@ def persistence_mode_off(f: FactView) -> Iterator[Hit]:
 
     References:
         - https://docs.nvidia.com/deploy/driver-persistence/index.html
+        - https://docs.nvidia.com/deploy/driver-persistence/overview.html (1-3 s of start-up per GPU)
     """
+    yield from facts_or_ticket(lambda: list(_persistence_from_facts(f)), _persistence_told(f))
+
+
+def _persistence_from_facts(f: FactView) -> Iterator[Hit]:
     for g in gpu_list(f):
         if g.get("vendor") == "nvidia" and g.get("persistence_mode") is False:
             yield Hit(message="persistence mode is off: the driver re-initialises the GPU for every job",
                       subject=subject(g), fix="systemctl enable --now nvidia-persistenced   # admins",
                       evidence={"persistence_mode": False})
+
+
+def _persistence_told(f: FactView) -> Iterator[Hit]:
+    """The user saying nvidia-smi is slow to answer (knowledge/messages/faq_nvidia.toml)."""
+    for s in catalogued(f, "persistence-mode-off"):
+        if not stated(s):
+            continue
+        yield Hit(message=f"the user says nvidia-smi is slow (line {s.get('line')}: \"{told_text(s)}\"): the usual cause "
+                          "(NVIDIA's Driver Persistence guide) is persistence mode off, so the driver initialises every "
+                          "GPU for each client, 1-3 s per GPU",
+                  fix="nvidia-smi --query-gpu=index,persistence_mode --format=csv   # Disabled: the cause\n"
+                      "sudo systemctl enable --now nvidia-persistenced   # admins",
+                  evidence=told_evidence(s))
+        return
 
 
 @rule("GPU009", "mig-enabled", "advice", "MIG partitioning enabled", impact=4)

@@ -13,7 +13,9 @@ from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 _DENIED_ALONE = ("kfd:rocminfo-kfd-open-denied", "kfd:rocminfo-not-group-member", "kfd:kfd-device-root-only")
 # What says it only beside another sign: the user naming /dev/kfd's group is the normal set-up
 # until something failed for this user (works as root, hsa_init out of resources, an open refused).
-_GROUP_TOLD = "prose:kfd-owned-by-group"
+# The user saying they are not in the render or video group (ROCm install FAQ #9, faq_rocm.toml) is
+# read the same way: the words are as common in Intel and video-transcoding set-ups, and in advice.
+_GROUP_TOLD = ("prose:kfd-owned-by-group", "faq_rocm:rocm-not-in-render-group-said")
 _FAILED_FOR_USER = ("prose:gpu-works-only-as-root", "hsa:HSA_STATUS_ERROR_OUT_OF_RESOURCES", "kfd:rocminfo-kfd-open-denied")
 # rocminfo found the user in the owning group: the open failed for another reason (its errno says which).
 _IS_MEMBER = "kfd:rocminfo-group-member"
@@ -38,9 +40,9 @@ def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
         In a pasted ticket, ROCm kept from the GPU by the permissions of /dev/kfd: rocminfo's
         "Unable to open /dev/kfd read-write: Permission denied" or "<user> is not member of
         "render" group, the default DRM access group", an ls -l showing /dev/kfd as
-        crw------- root root, or the user saying /dev/kfd belongs to the render (or video) group
-        beside a failure only they see (rocminfo works as root; hsa_init's
-        HSA_STATUS_ERROR_OUT_OF_RESOURCES). Not when rocminfo says the user is a member of the
+        crw------- root root, or the user saying /dev/kfd belongs to the render (or video) group,
+        or that they are not in it (ROCm's install FAQ #9), beside a failure only they see
+        (rocminfo works as root; hsa_init's HSA_STATUS_ERROR_OUT_OF_RESOURCES). Not when rocminfo says the user is a member of the
         group: the open then failed for a reason of the kernel's.
 
     Why it matters:
@@ -59,6 +61,7 @@ def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
         - https://github.com/ROCm/ROCT-Thunk-Interface (README: the video group, render from Ubuntu 20.04)
         - https://github.com/ROCm/rocminfo/blob/master/rocminfo.cc (CheckInitialState)
         - https://github.com/ROCm/ROCT-Thunk-Interface/issues/36 (a root-only /dev/kfd fixed by a udev rule)
+        - https://github.com/ROCm/rocm-install-on-linux/blob/09d1005562d71739a23ca4f2b60bf34b2a640b02/docs/reference/install-faq.rst (Issue #9: the video and render groups)
     """
     said = {s.get("id"): s for s in catalogued(f, "rocm-kfd-permission-denied")}
     symptoms = {s.get("id"): s for s in f.get("ticket.symptoms") or []}
@@ -66,8 +69,9 @@ def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
     if _IS_MEMBER in symptoms and root_only is None:
         return
     s = next((said[k] for k in _DENIED_ALONE if k in said), None)
-    if s is None and _GROUP_TOLD in said and any(k in symptoms for k in _FAILED_FOR_USER):
-        s = said[_GROUP_TOLD]
+    told = next((said[k] for k in _GROUP_TOLD if k in said), None)
+    if s is None and told is not None and any(k in symptoms for k in _FAILED_FOR_USER):
+        s = told
     if s is None:
         return
     what = ("/dev/kfd is root's alone (mode 0600): no other user can open it" if s is root_only else

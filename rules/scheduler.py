@@ -6,11 +6,13 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import told_evidence, told_text
+from hpcdoctor.rules._common import stated, told_evidence, told_text
 
 # CUDA's and torch's words for "no GPU visible" (knowledge/messages/), and nvidia-smi's.
 _NO_GPU_SEEN = ("torch:no-cuda-gpus", "cuda:cudaErrorNoDevice", "cuda_driver:CUDA_ERROR_NO_DEVICE",
-                "nvidia_smi:no-devices-found")
+                "nvidia_smi:no-devices-found",
+                # the user saying so, or showing CUDA_VISIBLE_DEVICES empty (knowledge/messages/faq_slurm.toml)
+                "faq_slurm:slurm-job-no-gpu-said", "faq_slurm:cuda-visible-devices-empty-said")
 # A ticket that shows the job ran under Slurm (knowledge/messages/prose.toml).
 _SLURM_SAID = ("prose:slurm-srun", "prose:slurm-sbatch", "prose:slurm-salloc", "prose:slurm-job-id")
 
@@ -26,8 +28,9 @@ def slurm_job_without_gpus(f: FactView) -> Iterator[Hit]:
         environment shows no GPU allocation (no SLURM_GPUS_ON_NODE, SLURM_JOB_GPUS or
         SLURM_STEP_GPUS). In a pasted ticket: CUDA's or torch's "no GPU" ("No CUDA GPUs are
         available", cudaErrorNoDevice, CUDA_ERROR_NO_DEVICE, nvidia-smi's "No devices were
-        found") where the paste shows the job ran under Slurm (an srun, sbatch or salloc line,
-        SLURM_JOB_ID) and nothing in it asks for GPUs (--gres=gpu, --gpus, --gpus-per-*, -G).
+        found", the user saying the job sees no GPU, CUDA_VISIBLE_DEVICES shown empty) where the
+        paste shows the job ran under Slurm (an srun, sbatch or salloc line, SLURM_JOB_ID) and
+        nothing in it asks for GPUs (--gres=gpu, --gpus, --gpus-per-*, -G).
 
     Why it matters:
         Slurm gives a job only the GPUs it requests; on clusters that constrain devices with
@@ -54,7 +57,8 @@ def slurm_job_without_gpus(f: FactView) -> Iterator[Hit]:
                                           "scheduler.gpus_on_node": f.get("scheduler.gpus_on_node")})
             return
     found = f.get("ticket.symptoms") or []
-    none_seen = next((s for s in found if s.get("id") in _NO_GPU_SEEN), None)
+    none_seen = next((s for s in found if s.get("id") in _NO_GPU_SEEN
+                      and (not s["id"].startswith("faq_") or stated(s))), None)
     slurm = next((s for s in found if s.get("id") in _SLURM_SAID), None)
     if none_seen is None or slurm is None or any(s.get("id") == "prose:slurm-gpus-requested" for s in found):
         return

@@ -7,7 +7,7 @@ from typing import Any, Iterator, Optional, Tuple
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import version_of
+from hpcdoctor.rules._common import catalogued, facts_or_ticket, stated, told_evidence, told_text, version_of
 from hpcdoctor.knowledge.systems import recognise
 
 
@@ -34,7 +34,9 @@ def gpu_count_mismatch(f: FactView) -> Iterator[Hit]:
         A node that shows fewer GPUs than it should: fewer than the site config's expect.gpus or
         the recognised system's node shape (counting MI250X GCDs as the runtime does: a LUMI-G node
         is 8 devices), fewer than the job was allocated, or a GPU on the PCI bus that the driver
-        does not list.
+        does not list. In a pasted ticket, the user saying so ("came up short a GPU", "nvidia-smi
+        shows 7 of 8 GPUs", "a GPU is missing after the reboot", 掉卡): NVIDIA's node health check
+        treats a node that did not enumerate its expected GPUs as critical.
 
     Why it matters:
         A GPU that fell off the bus (Xid 79) or was not enumerated leaves the job with fewer ranks
@@ -47,7 +49,12 @@ def gpu_count_mismatch(f: FactView) -> Iterator[Hit]:
     References:
         - 003_ff12095d05d26000.txt (footnote 11: 4 MI250X = 8 GCDs, PyTorch sees 8 GPUs)
         - 004_3c12714629749d50.txt (health checks before jobs)
+        - https://docs.nvidia.com/health-validation/reference/checks/node (gpu_count: fewer GPUs than expected is critical)
     """
+    yield from facts_or_ticket(lambda: list(_count_from_facts(f)), _count_told(f))
+
+
+def _count_from_facts(f: FactView) -> Iterator[Hit]:
     gpus = f["gpus"]
     n = len(gpus)
     on_bus = f.get("nvidia.pci_devices")
@@ -66,6 +73,18 @@ def gpu_count_mismatch(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"{n} GPU(s) visible, {expected} expected ({source})",
                   fix=MISSING_GPU_FIX,
                   evidence={"gpus": n, "expected": expected, "source": source})
+
+
+def _count_told(f: FactView) -> Iterator[Hit]:
+    """The user saying the node shows fewer GPUs than it has (knowledge/messages/faq_nvidia.toml)."""
+    for s in catalogued(f, "gpu-count-mismatch"):
+        if not stated(s):
+            continue
+        yield Hit(message=f"the user says the node shows fewer GPUs than it has (line {s.get('line')}: \"{told_text(s)}\"): "
+                          "a GPU the driver did not enumerate, or one that fell off the bus; NVIDIA's node health "
+                          "check treats it as critical (drain, reset the GPU, reboot, service)",
+                  fix=MISSING_GPU_FIX, evidence=told_evidence(s))
+        return
 
 
 @rule("SYS002", "node-shape-mismatch", "warning", "the node differs from the site's expectations", impact=6)
