@@ -306,3 +306,27 @@ def resolve_rocm(gfx: str, config: Optional[Dict[str, Any]] = None, python: Opti
                          f"in hpcdoctor's knowledge ({known}) carries {target}: build torch from source with "
                          f"PYTORCH_ROCM_ARCH={target}, or ask the administrators for a module built for it")}
     return _pick(carries, target, None, False, "pip", config, python, current, companions, rocm=True)
+
+
+def cuda_variants(minor: str, os_name: str = "linux", cpu: str = "x86_64",
+                  config: Optional[Dict[str, Any]] = None) -> List[str]:
+    """The CUDA versions of the official "+cuXYZ" wheels of torch ``minor`` on a platform, oldest
+    first, as knowledge lists them; [] when it lists none (not known, or no such builds)."""
+    v = version_of(minor)
+    out = set()
+    for w in wheel_table(config):
+        lo, hi = _bounds(w)
+        if lo is not None and hi is not None and v is not None and lo <= v < hi and _matches_platform(w, os_name, cpu):
+            out.add(str(w["cuda"]))
+    return sorted(out, key=version_of)
+
+
+def cuda_tag(cuda: str) -> str:
+    """'12.1' -> 'cu121', the local version and index name of that CUDA variant."""
+    return "cu" + cuda.replace(".", "")
+
+
+def cuda_of_tag(tag: str) -> Optional[str]:
+    """'cu121' -> '12.1', 'cu92' -> '9.2'; None for anything else."""
+    m = re.match(r"^cu(\d{1,2})(\d)$", str(tag or ""))
+    return f"{int(m.group(1))}.{m.group(2)}" if m else None
