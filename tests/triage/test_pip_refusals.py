@@ -1,0 +1,90 @@
+"""pip's refusals to install torch, pasted by users (knowledge/messages/pip.toml, rules/torch_install.py):
+each paste is a real public ticket, verbatim (fixtures/pastes/SOURCES.md), and the answer must be the
+release this user's Python and platform can install, as a command that runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import FIXTURES, check_from
+from fixcheck import fix_problem
+
+PASTES = FIXTURES / "pastes"
+SYMBOL = "torch-wheel-unavailable"
+
+
+def finding(name: str):
+    run = check_from(PASTES / f"{name}.txt")
+    assert run["doc"] is not None, run["stderr"]
+    hits = [f for f in run["doc"]["findings"] if f["symbol"] == SYMBOL]
+    return hits[0] if hits else None
+
+
+# (paste, what the fix must start with, words the message must hold)
+CASES = [
+    # cp311 wheel on Python 3.10.9 (the user's words), Windows: name the release, pip picks the cp310 file;
+    # knowledge: torch 2.1 has Python 3.8-3.11 wheels and Windows cu121 builds
+    ("taggui-34-cp311-wheel-on-python310-windows",
+     "pip install torch==2.1.2 --index-url https://download.pytorch.org/whl/cu121",
+     ["Python 3.10", "CPython 3.11 (cp311)"]),
+    # "from versions: 2.2.0 ... 2.7.1": the listing of a Python whose first torch is 2.2, i.e. 3.12
+    ("imagebind-139-torch1131-from-versions-python312", "pip install torch==2.2.2",
+     ["Python 3.12's", "nearest listed release is 2.2.2"]),
+    # 2.0.1 is on PyPI, its +cu118 build only on PyTorch's index, which has it for 2.0 (Linux x86_64)
+    ("actalker-10-cu118-local-version-not-on-pypi",
+     "pip install torch==2.0.1 --index-url https://download.pytorch.org/whl/cu118",
+     ["only by PyTorch's own index"]),
+    # a CUDA pin on an Apple M2: PyPI's plain 2.1.2 is listed for this Mac, no CUDA build exists for macOS
+    ("onetrainer-169-cu118-pin-on-apple-m2", "pip install torch==2.1.2   # from PyPI, without +cu118",
+     ["never macOS", "Python 3.10"]),
+    # the find-links listing starts at 2.2.0 (Python 3.12) and holds 2.2.x+cu121: the nearest with cu121
+    ("comic-translate-215-cu121-find-links-python312",
+     "pip install torch==2.2.2 --index-url https://download.pytorch.org/whl/cu121",
+     ["Python 3.12's"]),
+    # Python 3.12 on the /whl/cpu index, torch 2.0.1 (cp38-cp311 only): the nearest release with cp312,
+    # from the same index
+    ("fastsdcpu-78-torch201-cpu-index-python312",
+     'pip install "torch>=2.2,<2.3" --index-url https://download.pytorch.org/whl/cpu',
+     ["Python 3.12", "torch 2.0 has wheels for Python 3.8-3.11 only", "python3.11 -m venv"]),
+    # Python 3.7 on Windows: no torch 2.x at all, a new environment of a Python torch 2.2 has
+    ("ballonstranslator-892-torch222-python37-win10", "py -3.8 -m venv torch-py38 && ",
+     ["Python 3.7 has no torch wheels"]),
+    # pip's own line names the interpreter (lib/python3.12/site-packages)
+    ("chattts-2-torch21-from-versions-python312-site-packages", "pip install torch==2.2.2",
+     ["Python 3.12 (pip's line"]),
+    # Python 3.5 (pip's DEPRECATION line) and a release before the tables: look, do not guess
+    ("pytorch-56917-cu102-pin-python35",
+     "pip index versions torch --index-url https://download.pytorch.org/whl/cu102",
+     ["Python 3.5", "predates hpcdoctor's wheel tables"]),
+    ("deep-text-edit-38-cp37-wheel-unsupported",
+     "pip index versions torch --index-url https://download.pytorch.org/whl/cu113",
+     ["CPython 3.7 on Linux x86_64"]),
+]
+
+
+@pytest.mark.parametrize("name,fix,words", CASES, ids=[c[0] for c in CASES])
+def test_pip_refusal_answered_with_what_this_python_can_install(name, fix, words):
+    f = finding(name)
+    assert f is not None, name
+    assert f["fix"].startswith(fix), f["fix"]
+    assert fix_problem(f["fix"], "bash") is None, f["fix"]
+    for w in words:
+        assert w in f["message"] + f["fix"], (w, f["message"])
+
+
+def test_another_package_refused_is_not_a_torch_problem():
+    # torchao's cp312 wheel on Python 3.11: pip's message, but not torch's wheel
+    assert finding("cogvideoxwrapper-294-torchao-cp312-wheel-python311") is None
+
+
+def test_the_fix_never_names_a_release_without_wheels_for_the_users_python(tmp_path):
+    # the same refusal with the interpreter stated as 3.13 (pip's own site-packages line): 2.0-2.5 have
+    # no cp313 wheels, 2.6 is the first that has
+    text = (PASTES / "imagebind-139-torch1131-from-versions-python312.txt").read_text()
+    paste = tmp_path / "py313.txt"
+    paste.write_text(text.replace('"\nERROR: Could', '"\nRequirement already satisfied: numpy in '
+                                  '/opt/venv/lib/python3.13/site-packages (2.1.0)\nERROR: Could', 1))
+    run = check_from(paste)
+    (f,) = [x for x in run["doc"]["findings"] if x["symbol"] == SYMBOL]
+    assert "Python 3.13" in f["message"], f["message"]
+    assert f["fix"].startswith('pip install "torch>=2.6,<2.7"'), f["fix"]
