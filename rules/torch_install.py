@@ -220,8 +220,8 @@ def _release_for(release: str, minor: Optional[str], asked: Optional[str], pytho
     if not known:
         probe = (f"pip index versions torch" + (f" --index-url {wheels.index_url(wheels.cuda_tag(asked))}" if asked else ""))
         return (f"{probe}   # the releases with a wheel for this interpreter; install one by its version",
-                f"torch {release or '?'} predates hpcdoctor's wheel tables (2.0 on): which Pythons and CUDA builds it "
-                "had is not known here")
+                f"torch {release or '?'} is outside hpcdoctor's wheel tables ({releases.known_minors()[0]}-"
+                f"{releases.known_minors()[-1]}): which Pythons and CUDA builds it had is not known here")
     pys = releases.pythons_of(minor)
     if python is None or python in pys:
         cuda, why = _variant(minor, asked, os_name, cpu)

@@ -48,3 +48,14 @@ def test_pips_own_lines_tell_the_interpreter_and_the_index():
     assert found("fastsdcpu-78-torch201-cpu-index-python312")["looking-in-indexes"]["urls"] == \
         "https://download.pytorch.org/whl/cpu"
     assert found("fastsdcpu-78-torch201-cpu-index-python312")["no-version-satisfies"]["versions"] == "none"
+
+
+def test_mambas_refusal_is_read_as_conda_family_and_not_as_a_wheel_problem():
+    from conftest import check_from
+
+    text = (PASTES / "openmm-torch-170-mamba-could-not-solve-pytorch-gpu.txt").read_text()
+    keys = {s["key"] for s in find_messages(text, families=["conda"])}
+    assert {"could-not-solve", "packages-incompatible"} <= keys
+    run = check_from(PASTES / "openmm-torch-170-mamba-could-not-solve-pytorch-gpu.txt")
+    assert run["doc"] is not None, run["stderr"]
+    assert "torch-wheel-unavailable" not in {f["symbol"] for f in run["doc"]["findings"]}

@@ -55,7 +55,7 @@ CASES = [
     # Python 3.5 (pip's DEPRECATION line) and a release before the tables: look, do not guess
     ("pytorch-56917-cu102-pin-python35",
      "pip index versions torch --index-url https://download.pytorch.org/whl/cu102",
-     ["Python 3.5", "predates hpcdoctor's wheel tables"]),
+     ["Python 3.5", "1.8.1 is outside hpcdoctor's wheel tables (2.0-2.15)"]),
     ("deep-text-edit-38-cp37-wheel-unsupported",
      "pip index versions torch --index-url https://download.pytorch.org/whl/cu113",
      ["CPython 3.7 on Linux x86_64"]),
