@@ -270,14 +270,24 @@ def _no_version(f, s, req, python, said, platform, index=None) -> Hit:
     if not listed and s.get("versions") is not None:
         parts.append("no release at all has a wheel for this interpreter on the indexes searched")
         release = req["release"] or (releases.known_minors()[-1] + ".0")
-        fix, note = _release_for(release, releases.release_minor(release), asked, python, os_name, cpu)
-        if python and not releases.first_release_for(python):
-            note = (f"Python {python} has no torch wheels of any release 2.0-{releases.known_minors()[-1]} "
-                    "(hpcdoctor's tables)")
-        elif python is None:
-            note = (note + "; " if note else "") + ("a Python or platform torch builds no wheels for (Linux x86_64 and "
-                                                    "aarch64, Windows x86_64, macOS arm64; 64-bit only)")
-        return Hit(message="; ".join(parts + ([note] if note else [])), fix=fix,
+        minor = releases.release_minor(release)
+        pys = releases.pythons_of(minor) if minor else []
+        if python and (not releases.first_release_for(python) or (pys and python not in pys)):
+            # The Python is the cause: a release it has wheels of, or a new environment.
+            fix, note = _release_for(release, minor, asked, python, os_name, cpu)
+            if not releases.first_release_for(python):
+                note = (f"Python {python} has no torch wheels of any release 2.0-{releases.known_minors()[-1]} "
+                        "(hpcdoctor's tables)")
+        else:
+            # A Python torch builds wheels for (or one not said) and still none: the interpreter's tags.
+            span = (f"torch {minor} has wheels for Python {pys[0]}-{pys[-1]}" + (f", {python} among them" if python else "")
+                    if pys else f"torch {release} is outside hpcdoctor's wheel tables")
+            note = (f"{span}; an interpreter whose tags match none of torch's wheels (a PyPy or 32-bit Python, or a "
+                    "platform the wheels are not built for: they are CPython wheels for Linux x86_64 and aarch64, "
+                    "Windows x86_64 and macOS arm64)")
+            fix = ("python3 -m pip debug --verbose   # this interpreter's Python version, implementation and "
+                   "the wheel tags it accepts")
+        return Hit(message="; ".join(parts + [note]), fix=fix,
                    evidence={**ticket_evidence(s), "requested": told, "python": python})
     if req["local"].startswith("cu") and req["release"] in plain and not any("+" in v for v in listed):
         parts.append(f"torch {req['release']} is listed, but without its +{req['local']} build: the +cuXYZ "
@@ -289,11 +299,19 @@ def _no_version(f, s, req, python, said, platform, index=None) -> Hit:
         parts.append(f"Python {python} has no torch wheels of any release 2.0-{releases.known_minors()[-1]} "
                      "(hpcdoctor's tables)")
     near = _nearest_listed(plain, req["release"])
+    outside = bool(near) and releases.release_minor(near) not in releases.known_minors()
+    if outside and version_of(req["release"] or "") is not None and version_of(near) < version_of(req["release"]):
+        # Only releases older than the asked one, and older than the tables: nothing to install.
+        parts.append(f"pip lists only torch {plain[0]}-{plain[-1]} for this interpreter, older than "
+                     f"{req['release']}: a Python or platform that newer torch releases have no wheels for")
+        return Hit(message="; ".join(parts), fix=("python3 -m pip debug --verbose   # this interpreter's Python "
+                                                  "version, implementation and the wheel tags it accepts"),
+                   evidence={**ticket_evidence(s), "requested": told, "python": python, "listed": ", ".join(listed[:12])})
     if near:
         parts.append(f"{req['release'] or 'it'} has no wheel for this interpreter; the nearest listed release is {near}")
     fix, note = _release_for(near or req["release"], releases.release_minor(near or req["release"]), asked,
                              python, os_name, cpu, listed=plain)
-    if near and not releases.release_minor(near) in releases.known_minors():
+    if outside:
         fix = f"{_install(near, None)}   # listed by pip for this interpreter"
         if asked:
             fix += (f"; for its +{req['local']} build: pip index versions torch --index-url "

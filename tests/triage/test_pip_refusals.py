@@ -56,6 +56,14 @@ CASES = [
     ("pytorch-56917-cu102-pin-python35",
      "pip index versions torch --index-url https://download.pytorch.org/whl/cu102",
      ["Python 3.5", "1.8.1 is outside hpcdoctor's wheel tables (2.0-2.15)"]),
+    # Python 3.8 (the title), which torch 2.0 has wheels for, and still "none": the interpreter's tags
+    # (the thread's collect_env later shows PyPy); repeating the install would fail again
+    ("pytorch-97865-torch200-none-pypy-python38-title", "python3 -m pip debug --verbose",
+     ["3.8 among them", "PyPy or 32-bit"]),
+    # a dependency's requirement ("(from torchlayers)") and a listing of 0.1.2 placeholders only:
+    # nothing in it to install
+    ("torchlayers-13-torch13-from-versions-placeholders", "python3 -m pip debug --verbose",
+     ["pip lists only torch 0.1.2-0.1.2.post2", "older than 1.3.0"]),
     ("deep-text-edit-38-cp37-wheel-unsupported",
      "pip index versions torch --index-url https://download.pytorch.org/whl/cu113",
      ["CPython 3.7 on Linux x86_64"]),
