@@ -215,10 +215,10 @@ def _release_for(release: str, minor: Optional[str], asked: Optional[str], pytho
     if os_name == "macos" and asked:
         return (f"pip install torch=={release}   # from PyPI, without +{wheels.cuda_tag(asked)}: torch's macOS wheels "
                 "carry no CUDA (Apple GPUs are used through MPS)",
-                f"PyTorch's CUDA builds are for Linux and Windows only (hpcdoctor's wheel tables), never macOS")
+                "PyTorch's CUDA builds are for Linux and Windows only (hpcdoctor's wheel tables), never macOS")
     known = minor in releases.known_minors() if minor else False
     if not known:
-        probe = (f"pip index versions torch" + (f" --index-url {wheels.index_url(wheels.cuda_tag(asked))}" if asked else ""))
+        probe = ("pip index versions torch" + (f" --index-url {wheels.index_url(wheels.cuda_tag(asked))}" if asked else ""))
         return (f"{probe}   # the releases with a wheel for this interpreter; install one by its version",
                 f"torch {release or '?'} is outside hpcdoctor's wheel tables ({releases.known_minors()[0]}-"
                 f"{releases.known_minors()[-1]}): which Pythons and CUDA builds it had is not known here")
