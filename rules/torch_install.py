@@ -178,9 +178,12 @@ def _variant(minor: str, asked: Optional[str], os_name: str, cpu: str) -> Tuple[
         return asked, ""
     below = [c for c in have if version_of(c) <= version_of(asked)]
     pick = below[-1] if below else have[0]
+    with_it = [m for m in releases.known_minors() if asked in wheels.cuda_variants(m, os_name, cpu)]
+    where = (f"; the +{wheels.cuda_tag(asked)} builds are torch {with_it[0]}" + (f"-{with_it[-1]}" if len(with_it) > 1 else "")
+             if with_it else f"; no release in hpcdoctor's tables has +{wheels.cuda_tag(asked)} builds")
     return pick, (f"torch {minor} has no +{wheels.cuda_tag(asked)} build (its CUDA builds for "
                   f"{_where(os_name, cpu)}: {', '.join(have)}), so +{wheels.cuda_tag(pick)}"
-                  + ("" if below else f", which needs a driver for CUDA {pick}"))
+                  + ("" if below else f", which needs a driver for CUDA {pick}") + where)
 
 
 def _unsupported_wheel(f, s, python, said, platform) -> Hit:

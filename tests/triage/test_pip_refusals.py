@@ -64,6 +64,10 @@ CASES = [
     # nothing in it to install
     ("torchlayers-13-torch13-from-versions-placeholders", "python3 -m pip debug --verbose",
      ["pip lists only torch 0.1.2-0.1.2.post2", "older than 1.3.0"]),
+    # torch 2.0 was never built for CUDA 12.1 (11.7, 11.8): its own newest CUDA, and where cu121 starts
+    ("gooddrag-3-torch201-cu121-no-such-build",
+     "pip install torch==2.0.1 --index-url https://download.pytorch.org/whl/cu118",
+     ["no +cu121 build", "11.7, 11.8", "+cu121 builds are torch 2.1-2.5"]),
     ("deep-text-edit-38-cp37-wheel-unsupported",
      "pip index versions torch --index-url https://download.pytorch.org/whl/cu113",
      ["CPython 3.7 on Linux x86_64"]),
