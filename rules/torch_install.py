@@ -10,7 +10,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import releases, version_of, wheels
-from hpcdoctor.rules._common import first_symptom, ticket_evidence, ticket_symptoms
+from hpcdoctor.rules._common import first_symptom, ticket_all, ticket_evidence, ticket_symptoms
 
 PACKAGE = "torch"
 _OS_NAME = {"linux": "Linux", "windows": "Windows", "macos": "macOS"}
@@ -60,15 +60,15 @@ def torch_wheel_unavailable(f: FactView) -> Iterator[Hit]:
     python, said = _python_of_paste(f, symptoms)
     index = _index_of_paste(symptoms)
     platform = _platform_of_paste(f, symptoms)
-    wheel = first_symptom(f, "pip:unsupported-wheel")
-    if wheel and _name(wheel.get("dist")) == PACKAGE:
+    wheel = next((s for s in ticket_all(f, "pip:unsupported-wheel") if _name(s.get("dist")) == PACKAGE), None)
+    if wheel:
         yield _unsupported_wheel(f, wheel, python, said, platform)
         return
-    refused = first_symptom(f, "pip:no-version-satisfies")
-    req = _requirement(refused.get("req")) if refused else None
-    if req and req["name"] == PACKAGE:
-        yield _with_index(_no_version(f, refused, req, python, said, platform, index), index)
-        return
+    for refused in ticket_all(f, "pip:no-version-satisfies"):
+        req = _requirement(refused.get("req"))
+        if req and req["name"] == PACKAGE:
+            yield _with_index(_no_version(f, refused, req, python, said, platform, index), index)
+            return
     needs = first_symptom(f, "pip:requires-python-package")
     if needs and _name(needs.get("package")) == PACKAGE:
         yield _requires_python(needs)

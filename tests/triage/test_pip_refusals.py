@@ -100,3 +100,13 @@ def test_the_fix_never_names_a_release_without_wheels_for_the_users_python(tmp_p
     (f,) = [x for x in run["doc"]["findings"] if x["symbol"] == SYMBOL]
     assert "Python 3.13" in f["message"], f["message"]
     assert f["fix"].startswith('pip install "torch>=2.6,<2.7"'), f["fix"]
+
+
+def test_torchs_refusal_is_found_after_another_packages(tmp_path):
+    # two real refusals in one paste: torchao's (not torch's) first, then taggui#34's torch wheel
+    other = (PASTES / "cogvideoxwrapper-294-torchao-cp312-wheel-python311.txt").read_text().splitlines()[0].lstrip("# ")
+    paste = tmp_path / "two.txt"
+    paste.write_text(other + "\n" + (PASTES / "taggui-34-cp311-wheel-on-python310-windows.txt").read_text())
+    run = check_from(paste)
+    (f,) = [x for x in run["doc"]["findings"] if x["symbol"] == SYMBOL]
+    assert "torch-2.1.2+cu121-cp311-cp311-win_amd64.whl" in f["message"], f["message"]
