@@ -165,6 +165,15 @@ def _new_env(python: str, release: str, cuda: Optional[str], windows: bool) -> s
             f"python{python} -m venv ~/{env} && ~/{env}/bin/pip install {what}")
 
 
+def _env_for(release: str, minor: str, python: str, asked: Optional[str], os_name: str, cpu: str) -> str:
+    """A new environment of the Python nearest this one that torch ``minor`` has wheels for, with
+    ``release`` installed in it."""
+    pys = releases.pythons_of(minor)
+    alt = pys[-1] if version_of(python) > version_of(pys[-1]) else pys[0]
+    cuda = _variant(minor, asked, os_name, cpu)[0] if wheels.cuda_variants(minor, os_name, cpu) else None
+    return _new_env(alt, release, cuda, os_name == "windows")
+
+
 def _variant(minor: str, asked: Optional[str], os_name: str, cpu: str) -> Tuple[Optional[str], str]:
     """The CUDA variant of torch ``minor`` to install for an asked one ('11.0'): the asked one where
     PyTorch built it, else the newest below it (a driver that ran the asked CUDA runs it), else the
@@ -238,9 +247,7 @@ def _release_for(release: str, minor: Optional[str], asked: Optional[str], pytho
     mine = [m for m in releases.known_minors() if python in releases.pythons_of(m)]
     if listed:
         mine = [m for m in mine if m in {releases.release_minor(v) for v in listed}] or mine
-    alt = pys[-1] if version_of(python) > version_of(pys[-1]) else pys[0]
-    env = _new_env(alt, release, wheels.cuda_variants(minor, os_name, cpu) and _variant(minor, asked, os_name, cpu)[0],
-                   windows)
+    env = _env_for(release, minor, python, asked, os_name, cpu)
     if not mine:
         return (f"{env}   # Python {python} has no torch wheels of any release in hpcdoctor's tables (2.0-"
                 f"{releases.known_minors()[-1]}); torch {minor} has wheels for Python {pys[0]}-{pys[-1]}",
@@ -306,7 +313,8 @@ def _no_version(f, s, req, python, said, platform, index=None) -> Hit:
     if outside and version_of(req["release"] or "") is not None and version_of(near) < version_of(req["release"]):
         # Only releases older than the asked one, and older than the tables: nothing to install.
         parts.append(f"pip lists only torch {plain[0]}-{plain[-1]} for this interpreter, older than "
-                     f"{req['release']}: a Python or platform that newer torch releases have no wheels for")
+                     f"{req['release']}: a Python or platform that newer torch releases have no wheels for (a 32-bit or PyPy "
+                     "Python, an old Python, a platform without wheels)")
         return Hit(message="; ".join(parts), fix=("python3 -m pip debug --verbose   # this interpreter's Python "
                                                   "version, implementation and the wheel tags it accepts"),
                    evidence={**ticket_evidence(s), "requested": told, "python": python, "listed": ", ".join(listed[:12])})
@@ -314,6 +322,11 @@ def _no_version(f, s, req, python, said, platform, index=None) -> Hit:
         parts.append(f"{req['release'] or 'it'} has no wheel for this interpreter; the nearest listed release is {near}")
     fix, note = _release_for(near or req["release"], releases.release_minor(near or req["release"]), asked,
                              python, os_name, cpu, listed=plain)
+    pys = releases.pythons_of(req["minor"]) if req["minor"] else []
+    if near and python and pys and python not in pys and releases.release_minor(near) != req["minor"]:
+        keep = (f"torch {req['minor']} has wheels for Python {pys[0]}-{pys[-1]}: to keep {req['release']}, a new "
+                f"environment: {_env_for(req['release'], req['minor'], python, asked, os_name, cpu)}")
+        note = f"{note}; {keep}" if note else keep
     if outside:
         fix = f"{_install(near, None)}   # listed by pip for this interpreter"
         if asked:

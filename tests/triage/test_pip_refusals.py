@@ -68,6 +68,15 @@ CASES = [
     ("gooddrag-3-torch201-cu121-no-such-build",
      "pip install torch==2.0.1 --index-url https://download.pytorch.org/whl/cu118",
      ["no +cu121 build", "11.7, 11.8", "+cu121 builds are torch 2.1-2.5"]),
+    # "from versions: 2.6.0" alone: Python 3.13's first torch; 2.3 stops at 3.12
+    ("alltheworldaplay-8-torch230-only-260-listed-windows", "pip install torch==2.6.0",
+     ["Python 3.13's", "python3.12 -m venv ~/torch-py312 && ~/torch-py312/bin/pip install torch==2.3.0"]),
+    # a requirements file's line before the list ("(from -r requirements.txt (line 7))"): the list is read
+    ("pytorch-vae-33-torch120-requirements-line-python385", "pip install torch==1.4.0",
+     ["nearest listed release is 1.4.0"]),
+    # a 32-bit Python on Windows: only the 0.1.2 placeholders are listed
+    ("pytorch-41005-cpu-pin-32bit-python-windows", "python3 -m pip debug --verbose",
+     ["0.1.2-0.1.2.post2", "32-bit"]),
     ("deep-text-edit-38-cp37-wheel-unsupported",
      "pip index versions torch --index-url https://download.pytorch.org/whl/cu113",
      ["CPython 3.7 on Linux x86_64"]),
