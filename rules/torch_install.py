@@ -223,7 +223,6 @@ def _release_for(release: str, minor: Optional[str], asked: Optional[str], pytho
                  os_name: str, cpu: str, listed: Optional[List[str]] = None) -> Tuple[str, str]:
     """(fix, note): install ``release`` by name where this Python has wheels of it, else the nearest
     release that has, else a new environment of a Python the release was built for."""
-    windows = os_name == "windows"
     if os_name == "macos" and asked:
         return (f"pip install torch=={release}   # from PyPI, without +{wheels.cuda_tag(asked)}: torch's macOS wheels "
                 "carry no CUDA (Apple GPUs are used through MPS)",
