@@ -213,7 +213,16 @@ def _unsupported_wheel(f, s, python, said, platform) -> Hit:
     why = "; ".join(wrong) or (f"the wheel is for CPython {w_py or pytag} on {_where(w_os, w_cpu)} only, and this "
                                "interpreter is another Python version or platform")
     message = f"pip refused {s.get('wheel')} (line {s['line']}): {why}"
-    fix, note = _release_for(release, minor, asked, python, os_name, cpu)
+    if local.startswith("rocm") and wheels.rocm_wheel_gfx_list(version) and (python is None or python in
+                                                                              releases.pythons_of(minor or "")):
+        fix, note = f"{_install(release, None)} --index-url {wheels.index_url(local)}   # pip picks the file for this interpreter", ""
+    elif local and not asked and local != "cpu":
+        # A build from outside PyTorch's index (+git..., a site's own): only its maker has other files of it.
+        fix = ("python3 -m pip debug --verbose   # the tags this interpreter accepts; this wheel "
+               f"(+{local}, not one of PyTorch's builds) needs {pytag} on {_where(w_os, w_cpu)}")
+        note = ""
+    else:
+        fix, note = _release_for(release, minor, asked, python, os_name, cpu)
     return Hit(message=message + (f"; {note}" if note else ""), fix=fix,
                evidence={**ticket_evidence(s), "wheel.python": w_py or pytag, "wheel.platform": str(s.get("plat")),
                          "python": python})

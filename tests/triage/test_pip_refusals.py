@@ -77,6 +77,11 @@ CASES = [
     # a 32-bit Python on Windows: only the 0.1.2 placeholders are listed
     ("pytorch-41005-cpu-pin-32bit-python-windows", "python3 -m pip debug --verbose",
      ["0.1.2-0.1.2.post2", "32-bit"]),
+    # builds from outside PyTorch's index (+git..., AMD's +rocm6.4.2.git...): no release to name, the tags to read
+    ("rocm-lab-6-git-build-wheel-cp310", "python3 -m pip debug --verbose",
+     ["+gite19229c, not one of PyTorch's builds", "cp310 on Linux x86_64"]),
+    ("legacy-rocm-build-5461-amd-rocm642-wheel-cp312", "python3 -m pip debug --verbose",
+     ["not one of PyTorch's builds", "cp312"]),
     ("deep-text-edit-38-cp37-wheel-unsupported",
      "pip index versions torch --index-url https://download.pytorch.org/whl/cu113",
      ["CPython 3.7 on Linux x86_64"]),
