@@ -10,6 +10,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import releases, version_of, wheels
+from hpcdoctor.rules._builds import node_platform
 from hpcdoctor.rules._common import first_symptom, ticket_all, ticket_evidence, ticket_symptoms
 
 PACKAGE = "torch"
@@ -114,8 +115,6 @@ def _platform_of_paste(f: FactView, symptoms: Dict[str, dict]) -> Optional[Tuple
     """(os, cpu) the paste shows; cpu is None where only the OS is said. None when unsaid."""
     t = f.get("torch") if isinstance(f.get("torch"), dict) else {}
     if t.get("os") or t.get("python_platform"):
-        from hpcdoctor.rules._builds import node_platform
-
         os_name, cpu = node_platform(f)
         return ("macos" if "mac" in str(t.get("os") or "").lower() else os_name), cpu
     if "prose:apple-mac" in symptoms or "prose:apple-silicon-said" in symptoms:
