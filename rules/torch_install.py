@@ -158,10 +158,8 @@ def _install(release: str, cuda: Optional[str], exact: bool = True) -> str:
 
 
 def _new_env(python: str, release: str, cuda: Optional[str], windows: bool) -> str:
-    env = f"torch-py{python.replace('.', '')}"
     what = f"torch=={release}" + (f" --index-url {wheels.index_url(wheels.cuda_tag(cuda))}" if cuda else "")
-    return (f"py -{python} -m venv {env} && {env}\\Scripts\\python -m pip install {what}" if windows else
-            f"python{python} -m venv ~/{env} && ~/{env}/bin/pip install {what}")
+    return wheels.venv_command(python, what, windows)
 
 
 def _env_for(release: str, minor: str, python: str, asked: Optional[str], os_name: str, cpu: str) -> str:

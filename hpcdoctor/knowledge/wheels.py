@@ -226,15 +226,19 @@ def _no_wheels_for_python(cands, py, what, config, rocm, windows=False, current=
     want = next((v for v in pys if version_of(v) > version_of(py)), pys[-1])
     best = max((w for m, w in cands if m == target), key=lambda w: version_of(w["rocm" if rocm else "cuda"]))
     tag = f"rocm{best['rocm']}" if rocm else "cu" + best["cuda"].replace(".", "")
-    env = f"torch-py{want.replace('.', '')}"
-    install = f"\"torch{releases.pin(target)}\" --index-url {index_url(tag, config)}"
-    # The Python launcher (py -3.X) is how Windows picks an installed Python; elsewhere python3.X.
-    command = (f"py -{want} -m venv {env} && {env}\\Scripts\\python -m pip install {install}" if windows else
-               f"python{want} -m venv ~/{env} && ~/{env}/bin/pip install {install}")
+    command = venv_command(want, f"\"torch{releases.pin(target)}\" --index-url {index_url(tag, config)}", windows)
     return {"ok": False, "need_driver": None,
             "text": f"{command}   # Python {py} has no wheels of any torch that runs {what} here (torch {target} has "
                     f"wheels for Python {releases.python_span(target, config)}): a new environment with Python {want} "
                     f"(where it is missing: module load python, or conda create -n torch python={want})"}
+
+
+def venv_command(python: str, install: str, windows: bool = False) -> str:
+    """A new virtual environment of CPython ``python`` (3.12) with ``install`` (pip's arguments) in it."""
+    env = f"torch-py{python.replace('.', '')}"
+    # The Python launcher (py -3.X) is how Windows picks an installed Python; elsewhere python3.X.
+    return (f"py -{python} -m venv {env} && {env}\\Scripts\\python -m pip install {install}" if windows else
+            f"python{python} -m venv ~/{env} && ~/{env}/bin/pip install {install}")
 
 
 def _spec(entries: List[Dict[str, Any]], cuda: str) -> str:
