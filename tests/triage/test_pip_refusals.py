@@ -124,3 +124,15 @@ def test_torchs_refusal_is_found_after_another_packages(tmp_path):
     run = check_from(paste)
     (f,) = [x for x in run["doc"]["findings"] if x["symbol"] == SYMBOL]
     assert "torch-2.1.2+cu121-cp311-cp311-win_amd64.whl" in f["message"], f["message"]
+
+
+def test_a_requires_python_refusal_names_the_newest_release_of_that_python(tmp_path):
+    # No public paste of pip's "Package 'torch' requires a different Python" was found (searched
+    # 2026-11-26): the line as pip 26.2.1's factory.py formats it, with torch 2.5's Requires-Python.
+    paste = tmp_path / "requires.txt"
+    paste.write_text("ERROR: Package 'torch' requires a different Python: 3.8.10 not in '>=3.9.0'\n")
+    run = check_from(paste)
+    (f,) = [x for x in run["doc"]["findings"] if x["symbol"] == SYMBOL]
+    # cp38 wheels stop at 2.4 (2.5's release matrix starts at 3.9)
+    assert f["fix"].startswith('pip install "torch>=2.4,<2.5"'), f["fix"]
+    assert fix_problem(f["fix"], "bash") is None
