@@ -26,7 +26,7 @@ MODULE_TOPIC = {
     "bench": "Benchmarks", "cluster": "Cluster", "cpu": "CPU precision", "environment": "Environment",
     "gpu_health": "GPU health", "gpu_driver": "GPU health", "gpu_memory": "GPU health", "gpu_sharing": "GPU health",
     "memory": "Memory", "network": "Network", "site": "Site expectations",
-    "threads": "Threads and placement", "torch_build": "Software stack", "torch_driver": "Software stack",
+    "threads": "Threads and placement", "torch_build": "Software stack", "torch_driver": "Software stack", "torch_install": "Software stack",
     "torch_rocm": "Software stack", "libraries": "Software stack", "precision": "Software stack",
     "frameworks": "Software stack", "driver_generation": "Software stack", "gpu_messages": "GPU health",
     "nccl_messages": "Network", "nccl_env": "Environment", "torch_messages": "Software stack", "cuda_toolkit": "Software stack", "rocm_devices": "GPU health", "pcie_p2p": "GPU health",

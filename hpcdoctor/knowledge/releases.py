@@ -102,3 +102,44 @@ def nearest(minors: Iterable[str], current: Optional[str]) -> List[str]:
     up = [m for m in ms if version_of(m) >= cur]
     down = [m for m in reversed(ms) if version_of(m) < cur]
     return up + down
+
+
+def known_minors(config: Optional[Dict[str, Any]] = None) -> List[str]:
+    """The torch minors whose Python lists knowledge holds, oldest first."""
+    return sorted({str(e.get("torch")) for e in _entries("python", config) if e.get("torch")}, key=version_of)
+
+
+def pythons_of(minor: str, config: Optional[Dict[str, Any]] = None) -> List[str]:
+    """The (GIL) CPython versions torch ``minor`` has wheels for, oldest first; [] when unknown."""
+    e = python_entry(minor, config) or {}
+    return sorted((v for v in e.get("versions", []) if not v.endswith("t")), key=version_of)
+
+
+def first_release_for(python: str, config: Optional[Dict[str, Any]] = None) -> Optional[str]:
+    """The first torch minor in knowledge with wheels for CPython ``python`` (3.12 -> 2.2); None
+    when none has. The oldest minor known (2.0) means "2.0 or earlier": knowledge starts there."""
+    return next((m for m in known_minors(config) if python in pythons_of(m, config)), None)
+
+
+def last_release_for(python: str, config: Optional[Dict[str, Any]] = None) -> Optional[str]:
+    """The newest torch minor in knowledge with wheels for CPython ``python`` (3.8 -> 2.4)."""
+    return next((m for m in reversed(known_minors(config)) if python in pythons_of(m, config)), None)
+
+
+def python_of_listing(listed: Iterable[str], config: Optional[Dict[str, Any]] = None) -> List[str]:
+    """The CPython versions whose interpreter pip could have listed these torch releases for
+    (pip's "from versions: ..."): those every listed release in knowledge has wheels for, and, when
+    the listing starts at a release later than the first known one, those whose first release it
+    is (pip lists every release with a file for the interpreter, so an older one for that Python
+    would be listed too). [] when no listed release is in knowledge."""
+    known = known_minors(config)
+    minors = sorted({m for m in (release_minor(v) for v in listed) if m}, key=version_of)
+    inside = [m for m in minors if m in known]
+    if not inside:
+        return []
+    sets = [set(pythons_of(m, config)) for m in inside]
+    fits = sorted(set.intersection(*sets), key=version_of)
+    if known and minors[0] in known and version_of(minors[0]) > version_of(known[0]):
+        firsts = [p for p in fits if first_release_for(p, config) == minors[0]]
+        fits = firsts or fits
+    return fits

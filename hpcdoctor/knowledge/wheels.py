@@ -226,15 +226,19 @@ def _no_wheels_for_python(cands, py, what, config, rocm, windows=False, current=
     want = next((v for v in pys if version_of(v) > version_of(py)), pys[-1])
     best = max((w for m, w in cands if m == target), key=lambda w: version_of(w["rocm" if rocm else "cuda"]))
     tag = f"rocm{best['rocm']}" if rocm else "cu" + best["cuda"].replace(".", "")
-    env = f"torch-py{want.replace('.', '')}"
-    install = f"\"torch{releases.pin(target)}\" --index-url {index_url(tag, config)}"
-    # The Python launcher (py -3.X) is how Windows picks an installed Python; elsewhere python3.X.
-    command = (f"py -{want} -m venv {env} && {env}\\Scripts\\python -m pip install {install}" if windows else
-               f"python{want} -m venv ~/{env} && ~/{env}/bin/pip install {install}")
+    command = venv_command(want, f"\"torch{releases.pin(target)}\" --index-url {index_url(tag, config)}", windows)
     return {"ok": False, "need_driver": None,
             "text": f"{command}   # Python {py} has no wheels of any torch that runs {what} here (torch {target} has "
                     f"wheels for Python {releases.python_span(target, config)}): a new environment with Python {want} "
                     f"(where it is missing: module load python, or conda create -n torch python={want})"}
+
+
+def venv_command(python: str, install: str, windows: bool = False) -> str:
+    """A new virtual environment of CPython ``python`` (3.12) with ``install`` (pip's arguments) in it."""
+    env = f"torch-py{python.replace('.', '')}"
+    # The Python launcher (py -3.X) is how Windows picks an installed Python; elsewhere python3.X.
+    return (f"py -{python} -m venv {env} && {env}\\Scripts\\python -m pip install {install}" if windows else
+            f"python{python} -m venv ~/{env} && ~/{env}/bin/pip install {install}")
 
 
 def _spec(entries: List[Dict[str, Any]], cuda: str) -> str:
@@ -306,3 +310,27 @@ def resolve_rocm(gfx: str, config: Optional[Dict[str, Any]] = None, python: Opti
                          f"in hpcdoctor's knowledge ({known}) carries {target}: build torch from source with "
                          f"PYTORCH_ROCM_ARCH={target}, or ask the administrators for a module built for it")}
     return _pick(carries, target, None, False, "pip", config, python, current, companions, rocm=True)
+
+
+def cuda_variants(minor: str, os_name: str = "linux", cpu: str = "x86_64",
+                  config: Optional[Dict[str, Any]] = None) -> List[str]:
+    """The CUDA versions of the official "+cuXYZ" wheels of torch ``minor`` on a platform, oldest
+    first, as knowledge lists them; [] when it lists none (not known, or no such builds)."""
+    v = version_of(minor)
+    out = set()
+    for w in wheel_table(config):
+        lo, hi = _bounds(w)
+        if lo is not None and hi is not None and v is not None and lo <= v < hi and _matches_platform(w, os_name, cpu):
+            out.add(str(w["cuda"]))
+    return sorted(out, key=version_of)
+
+
+def cuda_tag(cuda: str) -> str:
+    """'12.1' -> 'cu121', the local version and index name of that CUDA variant."""
+    return "cu" + cuda.replace(".", "")
+
+
+def cuda_of_tag(tag: str) -> Optional[str]:
+    """'cu121' -> '12.1', 'cu92' -> '9.2'; None for anything else."""
+    m = re.match(r"^cu(\d{1,2})(\d)$", str(tag or ""))
+    return f"{int(m.group(1))}.{m.group(2)}" if m else None
