@@ -215,7 +215,8 @@ def host_dram_ecc_errors(f: FactView) -> Iterator[Hit]:
 
 
 # The user's words: killed while loading a model (knowledge/messages/faq_huggingface.toml).
-_KILLED_LOADING_SAID = frozenset({"faq_huggingface:killed-while-loading-model", "faq_huggingface:killed-while-loading-model-zh"})
+_KILLED_LOADING_SAID = frozenset({"faq_huggingface:killed-while-loading-model", "faq_huggingface:killed-while-loading-model-zh",
+                                  "faq_huggingface:shell-killed-after-loading-line"})
 
 
 def _killed_loading_said(s: dict) -> Hit:

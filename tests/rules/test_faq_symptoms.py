@@ -71,3 +71,11 @@ def test_a_hang_in_words_is_read_and_judged_by_nothing():
     facts = recorded_paste_facts("nccl-238-hang-socket-recv-nccl-242.txt")
     assert "faq_distributed:distributed-hang" in _ids(facts)
     assert not [s for s in _symptoms(facts) if s["id"].startswith("faq_") and s.get("rules")]
+
+
+def test_a_torch_version_with_the_cpu_tag_is_the_cpu_build():
+    facts = recorded_paste_facts("sdnext-1424-torch-cpu-after-upgrade.txt")
+    (hit,) = fired("torch-cpu-only", facts)
+    assert "torch 2.0.1+cpu is PyTorch's CPU-only wheel" in hit.message and "asked it for CUDA" not in hit.message
+    assert hit.severity == "warning"   # the tag states the build: the rule's usual severity, not info
+    assert hit.fix.startswith("python3 -c 'import torch; print(torch.__version__, torch.version.cuda)'")
