@@ -79,3 +79,33 @@ def test_a_torch_version_with_the_cpu_tag_is_the_cpu_build():
     assert "torch 2.0.1+cpu is PyTorch's CPU-only wheel" in hit.message and "asked it for CUDA" not in hit.message
     assert hit.severity == "warning"   # the tag states the build: the rule's usual severity, not info
     assert hit.fix.startswith("python3 -c 'import torch; print(torch.__version__, torch.version.cuda)'")
+
+
+def _words_alone():
+    from hpcdoctor.knowledge import messages
+
+    for fam in messages.families():
+        if not fam.id.startswith("faq_"):
+            continue
+        for entry in fam.entries:
+            if entry.get("rules") and entry.get("example") and entry.key != "torch-version-cpu-tag":
+                yield entry
+
+
+def test_words_alone_never_raise_more_than_info(tmp_path):
+    # Every FAQ entry that feeds a rule, pasted as its own example: the rule answers at info, unless
+    # a program's own line in the same example feeds that rule too (then the printed line wins).
+    checked = 0
+    for entry in _words_alone():
+        path = tmp_path / f"{entry.key}.txt"
+        path.write_text(str(entry.get("example")) + "\n", encoding="utf-8")
+        with open_paste([str(path)]) as (root, _recognised, _notes):
+            facts = pipeline.gather(root, Options())
+        for symbol in entry.get("rules"):
+            others = [s for s in _symptoms(facts) if symbol in (s.get("rules") or []) and not s["id"].startswith("faq_")]
+            findings, _skipped = run_rule(symbol, facts)
+            if others:
+                continue
+            assert [f.severity for f in findings] == ["info"], (entry.id, symbol, findings)
+            checked += 1
+    assert checked >= 5
