@@ -21,7 +21,7 @@ from mkdocs.structure.files import File
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
-SEVERITY_MARK = {"error": "error", "warning": "warning", "advice": "advice"}
+SEVERITY_MARK = {"error": "error", "warning": "warning", "advice": "advice", "info": "info"}
 MODULE_TOPIC = {
     "bench": "Benchmarks", "cluster": "Cluster", "cpu": "CPU precision", "environment": "Environment",
     "gpu_health": "GPU health", "gpu_driver": "GPU health", "gpu_memory": "GPU health", "gpu_sharing": "GPU health",

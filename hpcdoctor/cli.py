@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--bench", choices=tuple(budgets.BENCH), help="run micro-benchmarks (implies --deep)")
     c.add_argument("--format", choices=FORMATS, default="terminal")
     c.add_argument("--output", "-o", metavar="FILE", help="write the --format output to FILE")
-    c.add_argument("--fail-on", choices=("error", "warning", "advice", "never"), default="error",
+    c.add_argument("--fail-on", choices=("error", "warning", "advice", "info", "never"), default="error",
                    help="exit 1 when a finding is at or above this severity (default: error)")
     _budget(c, "check", "; " + ", ".join(f"{v:g} with --bench {k}" for k, v in budgets.BENCH.items()))
     c.add_argument("--quiet", "-q", action="store_true", help="print only blocking findings, one line each")

@@ -15,7 +15,9 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 from hpcdoctor.facts import FactView, MissingFact
 
-SEVERITIES = ("error", "warning", "advice")
+# "info": a finding read from a user's words alone (a symptom a project's FAQ answers with its usual
+# cause), below advice: it tells support staff where to look, never that the node was seen at fault.
+SEVERITIES = ("error", "warning", "advice", "info")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 HEADINGS = ("What it detects", "Why it matters", "How to fix", "References")
 CODE_RE = re.compile(r"^[A-Z]{2,4}\d{3}$")

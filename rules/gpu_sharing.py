@@ -204,19 +204,34 @@ def _vllm_short_at_start(f):
 def _kept_after_kill(f):
     """The user's words (prose.toml gpu-memory-kept-after-kill): memory still held after the job was
     killed. Killing the main process leaves its children (DataLoader workers, spawned ranks) alive with
-    their CUDA contexts; nvidia-smi may list none of them (another PID namespace), fuser finds them."""
-    s = next((t for t in catalogued(f, "gpu-memory-in-use") if t.get("id") == "prose:gpu-memory-kept-after-kill"), None)
-    if s is None:
+    their CUDA contexts; nvidia-smi may list none of them (another PID namespace), fuser finds them.
+    The same said more loosely (faq_pytorch gpu-memory-kept-after-exit: after it quit, ended, crashed)
+    is PyTorch's FAQ question, answered with its usual cause at severity info: the words describe a
+    symptom, the cause is the FAQ's."""
+    told = catalogued(f, "gpu-memory-in-use")
+    s = next((t for t in told if t.get("id") == "prose:gpu-memory-kept-after-kill"), None)
+    if s is not None:
+        yield Hit(message=f"GPU memory stayed in use after the job was killed (line {s.get('line')}: "
+                          f"\"{told_text(s)}\"): processes it started (DataLoader workers, "
+                          "spawned ranks) outlived it and still hold the GPU",
+                  fix=_LEFTOVER_FIX, evidence=ticket_evidence(s))
         return
-    yield Hit(message=f"GPU memory stayed in use after the job was killed (line {s.get('line')}: "
-                      f"\"{told_text(s)}\"): processes it started (DataLoader workers, "
-                      "spawned ranks) outlived it and still hold the GPU",
-              fix=("fuser -v /dev/nvidia*   # every process that still holds a GPU, with its user (nvidia-smi may list none)\n"
-                   "# end your own leftovers by pid (kill PID); next time stop the whole group: kill -- -PGID, or Ctrl-C"),
-              evidence=ticket_evidence(s))
+    s = next((t for t in told if t.get("id") == _FAQ_KEPT_AFTER_EXIT), None)
+    if s is not None:
+        yield Hit(message=f"the user says GPU memory stays in use after the process ended (line {s.get('line')}: "
+                          f"\"{told_text(s)}\"): the usual cause (PyTorch FAQ) is Python subprocesses it "
+                          "started (DataLoader workers, spawned ranks) that are still alive and hold the GPU",
+                  fix=_LEFTOVER_FIX, evidence=told_evidence(s), severity="info")
 
 
-@rule("GPU011", "gpu-memory-in-use", "warning", "GPU memory held by other processes at start", impact=7)
+# PyTorch's FAQ, "My GPU memory isn't freed properly" (knowledge/messages/faq_pytorch.toml).
+_FAQ_KEPT_AFTER_EXIT = "faq_pytorch:gpu-memory-kept-after-exit"
+_LEFTOVER_FIX = ("fuser -v /dev/nvidia*   # every process that still holds a GPU, with its user (nvidia-smi may list none)\n"
+                 "# end your own leftovers by pid (kill PID); next time stop the whole group: kill -- -PGID, or Ctrl-C")
+
+
+@rule("GPU011", "gpu-memory-in-use", "warning", "GPU memory held by other processes at start", impact=7,
+      also={"info": "read from the user's words: the documented usual cause (PyTorch FAQ: subprocesses still alive after the process quit)"})
 def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -230,7 +245,10 @@ def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
         message without NVML's figures (no NVML, Windows, ROCm builds) cannot tell and is left
         alone. vLLM's refusal to start ("Free memory on device ... on startup is less than desired
         GPU memory utilization") says the same in its own words, and so does a user who says the
-        GPU memory was not released after the job was killed (its children still hold it).
+        GPU memory was not released after the job was killed (its children still hold it). A user
+        who says it stays in use after the process quit, ended or crashed is answered at severity
+        info with the cause PyTorch's FAQ gives ("My GPU memory isn't freed properly": some Python
+        subprocesses are still alive).
 
     Why it matters:
         A leftover process from an earlier job (a zombie rank, a stuck DataLoader) or another
@@ -246,6 +264,7 @@ def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
     References:
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html
         - https://github.com/pytorch/pytorch/blob/001074d25084fdb87a799823e395a50f5ec044d3/c10/cuda/CUDACachingAllocator.cpp
+        - https://github.com/pytorch/pytorch/blob/06d47f46385229413d2bf3808fbfc86993f02f7d/docs/source/notes/faq.rst
     """
     frac = knowledge.load("thresholds")["gpu_memory"]["in_use_fraction"]
     pasted = list(_held_by_others_in_ticket(f, frac)) or list(_vllm_short_at_start(f)) or list(_kept_after_kill(f))

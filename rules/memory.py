@@ -214,11 +214,28 @@ def host_dram_ecc_errors(f: FactView) -> Iterator[Hit]:
               severity="error" if ue else "warning", fix=fix, evidence=told_evidence(s))
 
 
+# The user's words: killed while loading a model (knowledge/messages/faq_huggingface.toml).
+_KILLED_LOADING_SAID = frozenset({"faq_huggingface:killed-while-loading-model", "faq_huggingface:killed-while-loading-model-zh",
+                                  "faq_huggingface:shell-killed-after-loading-line"})
+
+
+def _killed_loading_said(s: dict) -> Hit:
+    return Hit(message=f"the user says the process was killed while it loaded a model (line {s.get('line')}: "
+                       f"\"{told_text(s)}\"): the usual cause (accelerate's big-model guide) is host memory: loading "
+                       "holds the model about twice in RAM, and the kernel's out-of-memory killer ends the process",
+               fix=("journalctl -k | grep -iE 'out of memory|oom-kill|killed process'   # or dmesg -T: the kill, the "
+                    "process and its memory\n"
+                    "# then load on a host with more free memory (free -g), or let the weights go straight to the GPU: "
+                    "from_pretrained(..., device_map=\"auto\", low_cpu_mem_usage=True)"),
+               evidence=told_evidence(s), severity="info")
+
+
 # torch's strsignal() text for SIGKILL in "DataLoader worker (pid N) is killed by signal: Killed".
 _SIGKILL_TEXT = "Killed"
 
 
-@rule("MEM006", "host-memory-oom-killed", "warning", "a process killed because host memory ran out", impact=8)
+@rule("MEM006", "host-memory-oom-killed", "warning", "a process killed because host memory ran out", impact=8,
+      also={"info": "read from the user's words (killed while loading a model): the documented usual cause"})
 def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -229,7 +246,9 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         22.05's "oom-kill event(s)"; srun's "task 0: Out Of Memory"), or torch's "DataLoader
         worker (pid N) is killed by signal: Killed." (SIGKILL, which is what the OOM killer sends;
         a Bus error there is shm-too-small's), or the shell's "Killed" (SIGKILL) printed right
-        after transformers' "Loading checkpoint shards" progress bar.
+        after transformers' "Loading checkpoint shards" progress bar. A user who says the process
+        was killed while it loaded a model or checkpoint is answered at severity info with the
+        cause accelerate's big-model guide gives: loading holds the model twice in host RAM.
 
     Why it matters:
         The process did not crash: the kernel killed it because the host, or the job's memory
@@ -248,12 +267,18 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         - https://github.com/SchedMD/slurm/blob/master/src/plugins/task/cgroup/task_cgroup_memory.c
         - https://pytorch.org/docs/stable/data.html#multi-process-data-loading
         - https://github.com/hezhangsprinter/DCPDN/issues/12 (workers killed on a 16 GB host; num_workers=0 ran)
+        - https://github.com/huggingface/accelerate/blob/5ec6c8e0539e6e30c98a10116ef454cdf757ea99/docs/source/usage_guides/big_modeling.md
     """
     told = catalogued(f, "host-memory-oom-killed")
+    # What a program printed (the kernel, Slurm, torch, the shell) says more than the user's words.
+    said = next((s for s in told if s.get("id") in _KILLED_LOADING_SAID), None)
+    told = [s for s in told if s.get("id") not in _KILLED_LOADING_SAID]
     worker = next((s for s in f.get("ticket.symptoms") or []
                    if s.get("id") == "torch:dataloader-killed-by-signal" and s.get("signal") == _SIGKILL_TEXT), None)
     s = told[0] if told else worker
     if s is None:
+        if said is not None:
+            yield _killed_loading_said(said)
         return
     jobid = next((t.get("jobid") for t in told if t.get("jobid")), None)
     if jobid or f.get("scheduler.kind") == "slurm":

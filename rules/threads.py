@@ -360,7 +360,8 @@ def gpu_numa_mismatch(f: FactView) -> Iterator[Hit]:
 
 
 @rule("THR007", "dataloader-workers", "advice", "DataLoader workers this allocation supports", impact=3,
-      also={"warning": "each GPU rank has a single CPU, or a pasted DataLoader worker-count warning"})
+      also={"warning": "each GPU rank has a single CPU, or a pasted DataLoader worker-count warning",
+            "info": "read from the user's words (GPU utilisation low or fluctuating): the documented usual cause"})
 def dataloader_workers(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -368,7 +369,10 @@ def dataloader_workers(f: FactView) -> Iterator[Hit]:
         and, at warning level, an allocation of a single CPU per GPU rank. In a pasted log:
         torch's "This DataLoader will create N worker processes in total. Our suggested max
         number of worker in current system is M" (more workers than CPUs) and PyTorch
-        Lightning's "does not have many workers which may be a bottleneck" (fewer than 2).
+        Lightning's "does not have many workers which may be a bottleneck" (fewer than 2). A user
+        who says GPU utilisation is low or fluctuating ("Volatile GPU-Util is low and fluctuant",
+        GPU利用率很低) is answered at severity info with the cause PyTorch's Performance Tuning
+        Guide puts first: the training process waiting for data loaded without workers.
 
     Why it matters:
         Each worker is a process that decodes and augments batches; with too few CPUs per GPU the
@@ -382,10 +386,16 @@ def dataloader_workers(f: FactView) -> Iterator[Hit]:
     References:
         - 001_dd2fe1913b91ca0a.txt ("a DataLoader with as many workers as you have cpus-per-task")
         - 004_3c12714629749d50.txt (num_workers=2-4 per rank as a start)
+        - https://docs.pytorch.org/tutorials/recipes/recipes/tuning_guide.html (Enable asynchronous data loading and augmentation)
     """
     pasted = catalogued(f, "dataloader-workers")
+    # What a program printed (torch's or Lightning's worker-count warning) says more than the words.
+    printed = [s for s in pasted if s.get("id") not in _UTIL_LOW_SAID]
+    if printed:
+        yield _pasted_workers(printed[0])
+        return
     if pasted:
-        yield _pasted_workers(pasted[0])
+        yield _util_low_said(pasted[0])
         return
     if not f.get("scheduler.in_job") or not f.gpus():
         return
@@ -400,6 +410,22 @@ def dataloader_workers(f: FactView) -> Iterator[Hit]:
                           "leaving one CPU for the training loop",
                   fix=f"DataLoader(..., num_workers={workers}, pin_memory=True, persistent_workers=True)", fix_lang="python",
                   evidence={"cpus_per_rank": share, "source": source})
+
+
+# The user's words that GPU utilisation is low (knowledge/messages/faq_pytorch.toml).
+_UTIL_LOW_SAID = frozenset({"faq_pytorch:gpu-utilization-low", "faq_pytorch:gpu-utilization-low-zh"})
+
+
+def _util_low_said(s: dict) -> Hit:
+    # A symptom in words: the cause is the Tuning Guide's usual one, to be confirmed where it runs.
+    return Hit(message=f"the user says GPU utilisation is low or fluctuating (line {s.get('line')}: \"{told_text(s)}\"): "
+                       "the usual cause (PyTorch Performance Tuning Guide) is the training process waiting for data "
+                       "that the DataLoader loads in the main process (num_workers=0) or with too few workers",
+               fix=("pip install py-spy && py-spy dump --pid PID   # the training process's stack: frames in the DataLoader or the dataset's "
+                    "__getitem__ mean it waits for data\n"
+                    "# then DataLoader(..., num_workers=N, pin_memory=True, persistent_workers=True), N up to the "
+                    "CPUs per GPU less one"),
+               evidence=ticket_evidence(s), severity="info")
 
 
 def _pasted_workers(s: dict) -> Hit:

@@ -134,6 +134,8 @@ def torch_cpu_only(f: FactView) -> Iterator[Hit]:
                             "conda.pytorch": conda or None, "gpus": len(gpus)})
 
 
+# torch's version with the CPU wheels' local tag (knowledge/messages/faq_pytorch.toml).
+_CPU_TAG = "faq_pytorch:torch-version-cpu-tag"
 # What a user writes of a machine without an NVIDIA GPU (knowledge/messages/prose.toml).
 _NO_GPU_SAID = frozenset({"prose:no-gpu-here", "prose:running-without-gpu", "prose:apple-mac"})
 
@@ -152,14 +154,18 @@ def _cpu_build_told(f: FactView, s):
         # xFormers' warning names both builds: its own (for CUDA) and this environment's "+cpu" torch.
         said = f"xFormers, built for {s.get('built_torch')}, finds torch {s['have_torch']}, line {s.get('line')}"
     who = "the user says torch is a CPU-only build" if str(s.get("id", "")).startswith("prose:") else "torch says it was built without CUDA"
+    if s.get("id") == _CPU_TAG:
+        who = f"torch {s.get('version')}+cpu is PyTorch's CPU-only wheel (its +cpu tag)"
     check = ("python3 -c 'import torch; print(torch.__version__, torch.version.cuda)'   "
              "# None: a CPU build in this environment")
     if gpus:
         yield Hit(message=f"{who} ({said}), and this node has {len(gpus)} GPU(s)",
                   fix=f"{check}\n{build_fix(f, gpus)}", evidence=ticket_evidence(s))
         return
-    yield Hit(message=f"{who} ({said}): this environment's torch is a CPU-only build "
-                      "and the job asked it for CUDA. On a machine with an NVIDIA GPU, install a CUDA build; on one "
+    # The tag alone says which build, not that the job asked it for CUDA.
+    asked = "" if s.get("id") == _CPU_TAG else " and the job asked it for CUDA"
+    yield Hit(message=f"{who} ({said}): this environment's torch is a CPU-only build"
+                      f"{asked}. On a machine with an NVIDIA GPU, install a CUDA build; on one "
                       "without (a Mac, a CPU node), the program must use the CPU or MPS",
               severity="warning", fix=f"{check}\nnvidia-smi   # the driver a CUDA build must run on; none: no NVIDIA GPU here",
               evidence=ticket_evidence(s))

@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from hpcdoctor.report.safe import term_block
 
-SEVERITIES = ("error", "warning", "advice")
+SEVERITIES = ("error", "warning", "advice", "info")
 # The label value of a subject or name is capped: a label is an index key, not a document.
 _MAX_LABEL = 200
 

@@ -8,7 +8,7 @@ from typing import Any, Dict, IO, Optional
 
 from hpcdoctor.report.summary import failed_checks, node_lines, paste_gpu_line, paste_gpu_sources, skipped_by_fact
 
-ICONS = {"error": ("✖", "bold red"), "warning": ("▲", "bold yellow"), "advice": ("●", "cyan")}
+ICONS = {"error": ("✖", "bold red"), "warning": ("▲", "bold yellow"), "advice": ("●", "cyan"), "info": ("○", "dim")}
 
 
 def make_console(stream: IO[str], plain: Optional[bool] = None):
@@ -71,7 +71,7 @@ def write(doc: Dict[str, Any], stream: IO[str] = sys.stdout, verbose: bool = Fal
         con.print("[green]✓ no findings[/]")
     else:
         n = doc.get("summary", {})
-        counts = ", ".join(f"{n.get(s, 0)} {s}" for s in ("error", "warning", "advice") if n.get(s))
+        counts = ", ".join(f"{n.get(s, 0)} {s}" for s in ("error", "warning", "advice", "info") if n.get(s))
         con.print(f"[bold]Findings[/] ({counts})")
         for f in findings:
             icon, style = ICONS.get(f["severity"], ("•", ""))
