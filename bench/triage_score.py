@@ -141,10 +141,10 @@ def totals(results: List[dict]) -> dict:
         "refusals": sum(r["refused"] for r in results),
         "healthy_declined": sum(r["healthy_declined"] for r in results),
         "tracebacks": sum(r["traceback"] for r in results),
-        # A hit at advice is a hint from the user's words ("the usual cause is ..."), not a diagnosis
-        # stated by a message: counted in recall, and shown apart so the two are never confused.
-        "hit_advice": sum(1 for r in results for h in r["hit"] if h in r["expected"] and r["fired"].get(h) == "advice"),
-        "healthy_with_advice": sum(1 for r in results if r["healthy"] and "advice" in r["fired"].values()),
+        # A hit below the alarm severities (info: the usual cause of a symptom in the user's words;
+        # advice) is counted in recall and shown apart, so a hint never passes for a diagnosis.
+        "hit_hint": sum(1 for r in results for h in r["hit"] if h in r["expected"] and r["fired"].get(h) not in ALARM),
+        "healthy_with_hint": sum(1 for r in results if r["healthy"] and any(v not in ALARM for v in r["fired"].values())),
         "missed_by_class": by_class,
     }
 
@@ -178,8 +178,8 @@ def print_text(s: dict, verbose: bool) -> None:
     print(f"refusals of a paste with a diagnosis: {s['refusals']}")
     print(f"healthy controls declined (not scored): {s['healthy_declined']}")
     print(f"tracebacks: {s['tracebacks']}")
-    print(f"expected symbols found only as advice (a hint): {s['hit_advice']} of {s['hit']}")
-    print(f"healthy controls given advice (not false positives): {s['healthy_with_advice']}")
+    print(f"expected symbols found only as a hint (info or advice): {s['hit_hint']} of {s['hit']}")
+    print(f"healthy controls given a hint (info or advice; not false positives): {s['healthy_with_hint']}")
     if s["missed_by_class"]:
         print("missed, by class (* = proposed symbol):")
         for cls, miss in sorted(s["missed_by_class"].items()):
