@@ -84,9 +84,10 @@ def test_a_torch_version_with_the_cpu_tag_is_the_cpu_build():
 def _words_alone():
     from hpcdoctor.knowledge import messages
 
-    for fam in messages.families():
-        if not fam.id.startswith("faq_"):
-            continue
+    # The symptom families, whose causes the documents infer. faq_nvidia, faq_containers, faq_rocm
+    # and faq_slurm hold programs' own lines and users' statements of the fact itself ("the node
+    # came up short a GPU"), answered at the rule's usual severity.
+    for fam in messages.families(("faq_distributed", "faq_huggingface", "faq_jax_tf", "faq_pytorch")):
         for entry in fam.entries:
             if entry.get("rules") and entry.get("example") and entry.key != "torch-version-cpu-tag":
                 yield entry
