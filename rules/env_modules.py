@@ -18,10 +18,24 @@ _QUOTED = re.compile(r'"([^"\s]{1,200})"')
 _BARE = re.compile(r"[^\s\"',]{1,200}")
 
 
+# A bare list is read from a window of joined lines: it ends at the first word that is no module name
+# or that begins what the module command prints next (Lmod's traceback, Modules' next load block).
+_MODULE_NAME = re.compile(r"[A-Za-z0-9_][\w.+-]{0,100}(?:/[\w.+-]{1,100}){0,4}")
+_PRINTED_NEXT = frozenset({"While", "Please", "Lmod", "Loading", "Unloading", "Executing", "Also", "Try", "HINT:",
+                           "ERROR:", "WARNING:"})
+
+
 def _names(text: str) -> List[str]:
     text = str(text or "")
     quoted = _QUOTED.findall(text)
-    names = quoted or [w for w in _BARE.findall(text) if w not in ("or", "and")]
+    if quoted:
+        return quoted[:8]
+    names = []
+    for w in _BARE.findall(text):
+        if w in _PRINTED_NEXT or not _MODULE_NAME.fullmatch(w):
+            break
+        if w not in ("or", "and"):
+            names.append(w)
     return names[:8]
 
 
@@ -64,7 +78,7 @@ def module_unknown(f: FactView) -> Iterator[Hit]:
         - https://github.com/cea-hpc/modules/blob/v5.5.0/tcl/modfind.tcl.in (Unable to locate a modulefile)
     """
     for s in catalogued(f, "module-unknown"):
-        names = _names(s.get("module") or s.get("modules"))
+        names = [s["module"]] if s.get("module") else _names(s.get("modules"))
         if not names:
             continue
         tcl = s.get("family") == "envmodules"
