@@ -1,0 +1,225 @@
+"""Environment modules (Lmod, and the Tcl Environment Modules): a `module load` that failed, read
+from the messages a ticket pastes (knowledge/messages/lmod.toml, envmodules.toml, shell.toml). Every
+fix names the module the message named, quoted for the shell."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Iterator, List
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+# Lmod quotes each name ("gcc/7.4.0", "a", "b"); older releases and the Tcl modules print them bare,
+# separated by spaces (or " or " in Modules' requirement lists).
+_QUOTED = re.compile(r'"([^"\s]{1,200})"')
+_BARE = re.compile(r"[^\s\"',]{1,200}")
+
+
+# A bare list is read from a window of joined lines: it ends at the first word that is no module name
+# or that begins what the module command prints next (Lmod's traceback, Modules' next load block).
+_MODULE_NAME = re.compile(r"[A-Za-z0-9_][\w.+-]{0,100}(?:/[\w.+-]{1,100}){0,4}")
+_PRINTED_NEXT = frozenset({"While", "Please", "Lmod", "Loading", "Unloading", "Executing", "Also", "Try", "HINT:",
+                           "ERROR:", "WARNING:"})
+
+
+def _names(text: str) -> List[str]:
+    text = str(text or "")
+    quoted = _QUOTED.findall(text)
+    if quoted:
+        return quoted[:8]
+    names = []
+    for w in _BARE.findall(text):
+        if w in _PRINTED_NEXT or not _MODULE_NAME.fullmatch(w):
+            break
+        if w not in ("or", "and"):
+            names.append(w)
+    return names[:8]
+
+
+def _base(name: str) -> str:
+    """The name without its version, what `module spider` and `module avail` search for."""
+    return name.split("/")[0] if not name.startswith("/") and "/" in name else name
+
+
+def _q(names: List[str]) -> str:
+    return " ".join(shlex.quote(n) for n in names)
+
+
+@rule("ENV015", "module-unknown", "error", "module load names a module the module system does not have", impact=6)
+def module_unknown(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, the module system saying that no modulefile of the name asked for is on
+        MODULEPATH: Lmod's "The following module(s) are unknown: ..." (e_Failed_Load), "Failed to
+        find the following module(s): ... in your MODULEPATH" (e_Failed_2_Find_w_Access), "Unable
+        to find: ..." and the load_any/depends_on_any failures; the Tcl Environment Modules'
+        "ERROR: Unable to locate a modulefile for '...'" (3.2's ModuleCmd_Load.c(...):ERROR:105:
+        too).
+
+    Why it matters:
+        Nothing the job needed from that module (a compiler, CUDA, an MPI, a Python) was put on
+        PATH or LD_LIBRARY_PATH; the lines after it run against whatever the node has by default,
+        and fail later with messages that point elsewhere. The usual causes: a misspelt name or a
+        version the site no longer has (names are case-sensitive), or, under Lmod's software
+        hierarchy, a module that becomes visible only after its compiler or MPI is loaded.
+
+    How to fix:
+        Lmod: module spider NAME lists every version the site has, across the hierarchy, and
+        module spider NAME/VERSION what must be loaded first. Tcl modules: module avail NAME lists
+        the versions on MODULEPATH. Then load a name exactly as listed. A module that Lmod lists
+        but does not find may need module --ignore_cache load (a stale spider cache).
+
+    References:
+        - https://github.com/TACC/Lmod/blob/9.2.9/messageDir/en.lua (e_Failed_Load, e_Failed_2_Find_w_Access)
+        - https://lmod.readthedocs.io/en/latest/135_module_spider.html
+        - https://github.com/cea-hpc/modules/blob/v5.5.0/tcl/modfind.tcl.in (Unable to locate a modulefile)
+    """
+    for s in catalogued(f, "module-unknown"):
+        names = [s["module"]] if s.get("module") else _names(s.get("modules"))
+        if not names:
+            continue
+        tcl = s.get("family") == "envmodules"
+        name = names[0]
+        if tcl and name.startswith("/"):
+            fix = ("module avail   # lists the modulefiles on MODULEPATH: module load takes one of those names, "
+                   "or the path of a modulefile, not a software directory")
+        elif tcl:
+            fix = f"module avail {shlex.quote(_base(name))}   # the versions on MODULEPATH (names are case-sensitive); load one exactly as listed"
+        else:
+            fix = (f"module spider {shlex.quote(_base(name))}   # every version the site has and what must be loaded first; "
+                   "then module load one exactly as listed")
+        tool = "Environment Modules" if tcl else "Lmod"
+        yield Hit(message=f"{tool} has no module {name} on MODULEPATH (line {s.get('line')}: \"{told_text(s)}\"): "
+                          "nothing the job needed from it was loaded",
+                  fix=fix, evidence=told_evidence(s))
+        return
+
+
+@rule("ENV016", "module-not-loadable", "error", "a module that exists but needs other modules loaded first", impact=6)
+def module_not_loadable(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, a module the site has that cannot be loaded as asked: Lmod's "These
+        module(s) or extension(s) exist but cannot be loaded as requested" (e_Failed_Load_2: in the
+        software hierarchy, not on the current MODULEPATH), "Cannot load module "X" without these
+        module(s) loaded" and "At least one of these module(s) must be loaded" (prereq), "must be
+        loaded with the version specified"; the Tcl Environment Modules' "Module cannot be loaded
+        due to missing prereq" with its HINT, and 3.2's "depends on one of the module(s)".
+
+    Why it matters:
+        The module load failed, so the job runs without that software. The module is there: under
+        a hierarchy (Lmod, EasyBuild and Spack trees) a library built with a compiler and an MPI
+        appears only after both are loaded, and a modulefile's prereq stops the load until its
+        dependencies are.
+
+    How to fix:
+        Lmod: module spider NAME/VERSION lists, line by line, the modules to load first (as the
+        message itself says); load them, then the module, in one module load. Where the message
+        names the prerequisites, load them first.
+
+    References:
+        - https://github.com/TACC/Lmod/blob/9.2.9/messageDir/en.lua (e_Failed_Load_2, e_Prereq, e_Prereq_Any, e_RequireFullName, m_Depend_Mods)
+        - https://lmod.readthedocs.io/en/latest/080_hierarchy.html
+        - https://github.com/cea-hpc/modules/blob/v5.5.0/tcl/report.tcl.in (getErrPrereqMsg)
+    """
+    for s in catalogued(f, "module-not-loadable"):
+        key = s.get("key")
+        module = s.get("module")
+        names = _names(s.get("modules"))
+        if key in ("e_Failed_Load_2", "e_RequireFullName"):
+            target = (names or _names(module) or [""])[0]
+            if not target:
+                continue
+            if key == "e_RequireFullName":
+                target = _base(target)
+            fix = (f"module spider {shlex.quote(target)}   # lists the modules to load first; then module load them and "
+                   f"{target} in one command")
+            said = f"the site has {target} but it cannot be loaded as asked"
+        elif names:
+            first = names[:1] if key in ("e_Prereq_Any",) else names
+            load = first + ([module] if module else [])
+            fix = f"module load {_q(load)}"
+            if key == "e_Prereq_Any" and len(names) > 1:
+                fix += f"   # or any other one of: {' '.join(names[1:])}"
+            elif not module:
+                fix += "   # first; then load the module that failed"
+            said = f"{module or 'the module'} needs {' '.join(names)} loaded first"
+        else:
+            continue
+        yield Hit(message=f"{said} (line {s.get('line')}: \"{told_text(s)}\")", fix=fix, evidence=told_evidence(s))
+        return
+
+
+@rule("ENV017", "module-conflict", "error", "a module load refused because a loaded module conflicts with it", impact=5)
+def module_conflict(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, a module load refused over a conflict: Lmod's "Cannot load module "X"
+        because these module(s) are loaded" (e_Conflict), "because this module set a conflict"
+        (e_Conflict_Downstream), "You can only have one ... module loaded at a time"
+        (e_Family_Conflict), "Your site prevents the automatic swapping of modules with same
+        name" (e_No_AutoSwap); the Tcl Environment Modules' "Module cannot be loaded due to a
+        conflict" with its HINT, and 3.2's "conflicts with the currently loaded module(s)".
+
+    Why it matters:
+        The module was not loaded, so the job runs with the one already loaded (another compiler,
+        MPI or CUDA) or without it; two CUDA or MPI stacks declare a conflict because mixing them
+        breaks at run time.
+
+    How to fix:
+        Unload the conflicting module named in the message, then load the one wanted (or module
+        swap OLD NEW).
+
+    References:
+        - https://github.com/TACC/Lmod/blob/9.2.9/messageDir/en.lua (e_Conflict, e_Conflict_Downstream, e_Family_Conflict, e_No_AutoSwap)
+        - https://github.com/cea-hpc/modules/blob/v5.5.0/tcl/report.tcl.in (getErrConflictMsg, getHintUnFirstMsg)
+    """
+    for s in catalogued(f, "module-conflict"):
+        names = _names(s.get("modules"))
+        module = s.get("module")
+        if names:
+            fix = f"module unload {_q(names)}" + (f" && module load {shlex.quote(module)}" if module else
+                                                   "   # then load the module that was refused")
+        else:
+            fix = "module list   # the loaded module that conflicts; module unload it, then load the one wanted"
+        said = f"{module or 'the module'} was not loaded: it conflicts with {' '.join(names) or 'a loaded module'}"
+        yield Hit(message=f"{said} (line {s.get('line')}: \"{told_text(s)}\")", fix=fix, evidence=told_evidence(s))
+        return
+
+
+@rule("ENV018", "module-command-missing", "error", "a script's shell has no module command", impact=6)
+def module_command_missing(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, the shell's "module: command not found" (or "ml: command not found"),
+        typically from a batch script ("/var/spool/slurmd/job.../slurm_script: line 4: module:
+        command not found").
+
+    Why it matters:
+        module is a shell function that the site's initialisation defines (/etc/profile.d/*.sh for
+        login shells; for bash scripts the file BASH_ENV names). A script started as #!/bin/sh, or a
+        shell that reads neither, has no module command: every module line fails and the job runs
+        without the software it meant to load. Lmod's documentation: scripts starting with
+        #!/bin/sh "won't define the module command, even if sh is linked to bash".
+
+    How to fix:
+        Start the batch script with #!/bin/bash -l (a login shell reads /etc/profile and
+        /etc/profile.d, where the site defines module), or source the site's initialisation before
+        the first module line (. /etc/profile, or the site's lmod/modules init file).
+
+    References:
+        - https://github.com/TACC/Lmod/blob/9.2.9/docs/source/030_installing.rst (Bash Shell Scripts; Bash Script Note)
+        - https://github.com/TACC/Lmod/issues/663 (#!/bin/sh to #!/bin/bash fixed module in a Slurm script)
+        - https://github.com/cea-hpc/modules/blob/v5.5.0/doc/source/FAQ.rst
+    """
+    for s in catalogued(f, "module-command-missing"):
+        command = s.get("command") or "module"
+        yield Hit(message=f"the shell has no {command} command (line {s.get('line')}: \"{told_text(s)}\"): it did not read "
+                          "the site's module initialisation, so no module line ran",
+                  fix="#!/bin/bash -l   # the batch script's first line, in place of #!/bin/sh: a login shell reads "
+                      "/etc/profile.d, where the site defines module",
+                  evidence=told_evidence(s))
+        return
