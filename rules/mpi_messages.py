@@ -64,7 +64,9 @@ def mpi_srun_without_pmi(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, Open MPI's "The application appears to have been direct launched using
-        "srun", but OMPI was not built with SLURM's PMI support" (help-ess-base.txt), or srun's own
+        "srun", but OMPI was not built with SLURM's PMI support" (Open MPI 4, help-ess-base.txt),
+        Open MPI 5's "No PMIx server was reachable, but a PMI1/2 was detected." (help-mpi-runtime.txt:
+        each rank then starts as a singleton), or srun's own
         refusal of the --mpi type: "Couldn't find the specified plugin name for mpi/pmix", "cannot
         find mpi plugin for mpi/pmix", "MPI: Cannot create context for mpi/pmix", "Invalid MPI type
         'pmix', --mpi=list for acceptable types", and "pmi/pmix: can not load PMIx library" (Slurm's

@@ -65,3 +65,18 @@ def test_signal_and_rank_are_read_from_the_launchers_lines():
     by_id = {s["id"]: s for s in g["facts"]["ticket"]["symptoms"]}
     assert by_id["mpich:terminated-exit-string"]["signal"] == "9"
     assert by_id["mpich:bad-termination"]["exitcode"] == "9"
+
+
+# open-mpi/ompi v5.0.10 ompi/runtime/help-mpi-runtime.txt [no-pmix-but], the topic as show_help prints it
+OMPI5_NO_PMIX_BUT = """--------------------------------------------------------------------------
+No PMIx server was reachable, but a PMI1/2 was detected.
+If srun is being used to launch application,  %d singletons will be started.
+--------------------------------------------------------------------------
+"""
+
+
+def test_open_mpi_5_under_srun_with_pmi2_only():
+    g = with_env("h100-kvm-1gpu", {}, **{"ticket.symptoms": find_messages(OMPI5_NO_PMIX_BUT)})
+    (f,) = fired("mpi-srun-without-pmi", g)
+    assert "Open MPI was started by srun" in f.message and "line 2" in f.message
+    assert "srun --mpi=pmix" in f.fix
