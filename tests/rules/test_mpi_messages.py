@@ -80,3 +80,22 @@ def test_open_mpi_5_under_srun_with_pmi2_only():
     (f,) = fired("mpi-srun-without-pmi", g)
     assert "Open MPI was started by srun" in f.message and "line 2" in f.message
     assert "srun --mpi=pmix" in f.fix
+
+
+# https://github.com/openucx/ucx/issues/1956 (description): a UCX error that is not about memory
+UCX_1956 = ("[1509144464.195199] [clx-orion-053:1869 :0]    ib_mlx5_log.c:109  UCX  ERROR Error on QP 0x16d83 wqe[134]: "
+            "Local QP operation (synd 0x2 vend 0x68) opcode SEND\n")
+
+
+def test_each_rule_is_silent_without_its_own_line():
+    killed = recorded_paste_facts("ompi-2661-mpirun-rank-killed-signal9.txt")
+    assert not fired("mpi-not-enough-slots", killed)
+    assert not fired("mpi-srun-without-pmi", killed)
+    assert not fired("mpi-memlock-limit", killed)
+    # srun's plugin listing alone (the head of the executorlib paste) is a working Slurm
+    listing = (PASTES / "executorlib-761-slurm-pmix-cannot-load-library.txt").read_text().split("srun: error:")[0]
+    assert not fired("mpi-srun-without-pmi", with_env("h100-kvm-1gpu", {}, **{"ticket.symptoms": find_messages(listing)}))
+    # a UCX error about a queue pair, not the locked-memory limit
+    ucx = with_env("h100-kvm-1gpu", {}, **{"ticket.symptoms": find_messages(UCX_1956)})
+    assert [s["id"] for s in ucx["facts"]["ticket"]["symptoms"]] == ["ucx:log-line"]
+    assert not fired("mpi-memlock-limit", ucx)
