@@ -1,7 +1,7 @@
 """What MPI launchers and transports say about the node and the launch, read from a pasted log
 (knowledge/messages/openmpi.toml, slurm_mpi.toml, ucx.toml): a launch asking for more slots than it
-was given, srun and the MPI library without a process-management interface in common, and RDMA
-registration refused by the locked-memory limit."""
+was given, a binding of more ranks than CPUs, srun and the MPI library without a process-management
+interface in common, and RDMA registration refused by the locked-memory limit."""
 
 from __future__ import annotations
 
@@ -156,3 +156,51 @@ def mpi_memlock_limit(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"the RDMA adapter would not pin memory for MPI: the locked-memory limit (ulimit -l) is finite{said} "
                       f"and registration failed with ENOMEM (line {s['line']})",
               fix=fix, evidence=ticket_evidence(s))
+
+
+@rule("THR008", "mpi-binding-overload", "error", "mpirun would bind more ranks than CPUs to a core, socket or node", impact=7)
+def mpi_binding_overload(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Open MPI's "A request was made to bind to that would result in binding more
+        processes than cpus on a resource" with its "#processes: N  #cpus: M" (Open MPI 4's rmaps
+        and rtc, PRRTE's rtc), or PRRTE's "A request was made to bind that would require binding
+        processes to more cpus than are available in your allocation" (Open MPI 5).
+
+    Why it matters:
+        mpirun binds each rank to CPUs by default and counts cores, not hardware threads, as the
+        CPUs ("PRRTE uses cores as a means of counting the number of CPUs", prterun's help for
+        --bind-to, which --use-hwthread-cpus or :HWTCPUS changes). More ranks than cores on
+        a node (-np 5 on a four-core laptop with hyper-threading), or than the CPUs a scheduler's
+        cgroup leaves the job, is refused rather than silently sharing cores. A count of zero CPUs is
+        not this: the launcher found no CPU of that kind in the allowed set, a mapping or cpuset
+        problem, and the rule stays silent.
+
+    How to fix:
+        Run no more ranks per node than cores (lscpu shows cores and threads), count hardware
+        threads with --use-hwthread-cpus, ask the scheduler for more CPUs, or let ranks share cores
+        with --bind-to none (Open MPI's "overload-allowed" qualifier does the same for one binding).
+
+    References:
+        - https://github.com/open-mpi/ompi/blob/v4.1.8/orte/mca/rmaps/base/help-orte-rmaps-base.txt
+        - https://github.com/openpmix/prrte/blob/v3.0.13/src/docs/show-help-files/help-prte-rmaps-base.txt
+        - https://github.com/openpmix/prrte/blob/v3.0.13/src/docs/show-help-files/help-prterun.txt
+        - https://github.com/openai/baselines/issues/325 (-np 5 on a four-core, eight-thread machine)
+    """
+    told = catalogued(f, "mpi-binding-overload")
+    if not told:
+        return
+    s = told[0]
+    counts = next((c for c in f.get("ticket.symptoms") or [] if c.get("id") == "openmpi:rmaps:binding-overload-counts"), None)
+    said = ""
+    if counts is not None:
+        processes, cpus = int(counts["processes"]), int(counts["cpus"])
+        if cpus == 0 or processes <= cpus:
+            return  # no CPU of that kind in the allowed set: a mapping or cpuset problem, not too many ranks
+        said = f": {processes} processes for {cpus} CPU(s)"
+    yield Hit(message=f"mpirun refused to bind the ranks (line {s['line']}){said}: more ranks than the cores it counts "
+                      "on a node or in the allocation (hardware threads are not counted by default)",
+              fix="lscpu | grep -E '^(Socket|Core|Thread)'   # the cores per node Open MPI binds ranks to\n"
+                  "# then no more ranks per node than cores, mpirun --use-hwthread-cpus to count hardware threads, "
+                  "or --bind-to none to let ranks share cores (slower)",
+              evidence=ticket_evidence(s))

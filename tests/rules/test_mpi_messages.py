@@ -99,3 +99,13 @@ def test_each_rule_is_silent_without_its_own_line():
     ucx = with_env("h100-kvm-1gpu", {}, **{"ticket.symptoms": find_messages(UCX_1956)})
     assert [s["id"] for s in ucx["facts"]["ticket"]["symptoms"]] == ["ucx:log-line"]
     assert not fired("mpi-memlock-limit", ucx)
+
+
+def test_binding_overload_names_the_counts():
+    (f,) = fired("mpi-binding-overload", recorded_paste_facts("baselines-325-openmpi-binding-overload-4-cores.txt"))
+    assert "2 processes for 1 CPU(s)" in f.message and "line 3" in f.message
+    assert f.fix.startswith("lscpu") and "--use-hwthread-cpus" in f.fix
+
+
+def test_binding_overload_with_no_cpus_is_a_mapping_problem_not_too_many_ranks():
+    assert not fired("mpi-binding-overload", recorded_paste_facts("prrte-671-binding-overload-zero-cpus.txt"))

@@ -25,6 +25,7 @@ def findings(name: str) -> dict:
     ("geos-chem-822-srun-mpi-pmix-plugin-missing.txt", "mpi-srun-without-pmi", "srun --mpi=list"),
     ("executorlib-761-slurm-pmix-cannot-load-library.txt", "mpi-srun-without-pmi", "srun --mpi=list"),
     ("ucx-8684-ibv-create-cq-memlock-64kb.txt", "mpi-memlock-limit", "docker run --ulimit memlock=-1"),
+    ("baselines-325-openmpi-binding-overload-4-cores.txt", "mpi-binding-overload", "lscpu"),
 ])
 def test_the_threads_diagnosis_fires_with_a_runnable_command(name, symbol, first_command):
     got = findings(name)
@@ -32,7 +33,8 @@ def test_the_threads_diagnosis_fires_with_a_runnable_command(name, symbol, first
     assert got[symbol]["fix"].startswith(first_command)
 
 
-@pytest.mark.parametrize("name", ["ompi-2661-mpirun-rank-killed-signal9.txt", "jukebox-155-hydra-bad-termination-signal9.txt"])
+@pytest.mark.parametrize("name", ["ompi-2661-mpirun-rank-killed-signal9.txt", "jukebox-155-hydra-bad-termination-signal9.txt",
+                                  "prrte-671-binding-overload-zero-cpus.txt"])
 def test_a_rank_killed_by_a_signal_raises_no_alarm(name):
     got = findings(name)
     assert not [s for s, f in got.items() if f["severity"] in ALARM], got
