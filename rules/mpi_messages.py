@@ -1,0 +1,206 @@
+"""What MPI launchers and transports say about the node and the launch, read from a pasted log
+(knowledge/messages/openmpi.toml, slurm_mpi.toml, ucx.toml): a launch asking for more slots than it
+was given, a binding of more ranks than CPUs, srun and the MPI library without a process-management
+interface in common, and RDMA registration refused by the locked-memory limit."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, ticket_evidence
+from hpcdoctor.rules._where import where
+from hpcdoctor.rules.nccl_messages import _MEMLOCK_FIX
+
+
+@rule("ENV019", "mpi-not-enough-slots", "error", "mpirun asked for more ranks than the slots it was given", impact=8)
+def mpi_not_enough_slots(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Open MPI's "There are not enough slots available in the system to satisfy
+        the N slots that were requested by the application" (Open MPI 4's rmaps and the PRRTE of
+        Open MPI 5, help-orte-rmaps-base.txt / help-prte-rmaps-base.txt [alloc-error]).
+
+    Why it matters:
+        mpirun starts no rank: -np asks for more processes than the slots it counts. A slot is one
+        per core on a host without a scheduler (hardware threads are not counted), the "slots=N" of a
+        hostfile, or one per task Slurm, PBS or LSF allocated (sbatch --ntasks), not per core of the
+        node. A CI runner or laptop with two cores refuses -np 4; a Slurm job with --ntasks=1 and
+        --cpus-per-task=32 refuses -np 32.
+
+    How to fix:
+        Ask for no more ranks than slots (mpirun --display-allocation shows them), ask the scheduler
+        for more tasks, or count hardware threads with --use-hwthread-cpus. --oversubscribe runs more
+        ranks than cores, each slower: the answer for tests on a small machine, not for a job.
+
+    References:
+        - https://github.com/open-mpi/ompi/blob/v4.1.8/orte/mca/rmaps/base/help-orte-rmaps-base.txt
+        - https://github.com/openpmix/prrte/blob/v3.0.13/src/mca/rmaps/base/help-prte-rmaps-base.txt
+        - https://docs.open-mpi.org/en/v5.0.x/launching-apps/scheduling.html
+        - https://github.com/inducer/grudge/pull/227 (two ranks on a CI runner; --oversubscribe)
+    """
+    told = catalogued(f, "mpi-not-enough-slots")
+    if not told:
+        return
+    s = told[0]
+    if f.get("scheduler.kind") == "slurm":
+        fix = ("mpirun --display-allocation -np 1 hostname   # the slots Open MPI counts: one per Slurm task\n"
+               "# then ask for as many tasks as ranks (sbatch --ntasks=N, or --ntasks-per-node), or run fewer ranks")
+    else:
+        fix = ("mpirun --display-allocation -np 1 hostname   # the slots Open MPI counts on each host\n"
+               "# then -np no larger than that, \"host slots=N\" in a hostfile, or --use-hwthread-cpus; --oversubscribe "
+               "only for tests on a small machine (ranks share cores)")
+    yield Hit(message=f"Open MPI refused to start: the launch asks for more ranks than the slots it has (line {s['line']}); "
+                      "a slot is a core without a scheduler, a hostfile's slots=N, or one task of the allocation",
+              fix=fix, evidence=ticket_evidence(s))
+
+
+_PLUGIN_LIBRARY = "slurm_mpi:pmix-cannot-load-library"
+
+
+@rule("ENV020", "mpi-srun-without-pmi", "error", "srun and the MPI library share no process-management interface", impact=8)
+def mpi_srun_without_pmi(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Open MPI's "The application appears to have been direct launched using
+        "srun", but OMPI was not built with SLURM's PMI support" (Open MPI 4, help-ess-base.txt),
+        Open MPI 5's "No PMIx server was reachable, but a PMI1/2 was detected." (help-mpi-runtime.txt:
+        each rank then starts as a singleton), or srun's own
+        refusal of the --mpi type: "Couldn't find the specified plugin name for mpi/pmix", "cannot
+        find mpi plugin for mpi/pmix", "MPI: Cannot create context for mpi/pmix", "Invalid MPI type
+        'pmix', --mpi=list for acceptable types", and "pmi/pmix: can not load PMIx library" (Slurm's
+        src/interfaces/mpi.c, src/common/plugin.c, src/plugins/mpi/pmix/mpi_pmix.c).
+
+    Why it matters:
+        Ranks started by srun learn their rank and find each other through a process-management
+        interface (PMIx, PMI-2) that Slurm serves through an MPI plugin. When Slurm has no plugin of
+        the type asked for (a Slurm built without PMIx), when that plugin cannot load its library, or
+        when the MPI library speaks none of the types srun offers, no rank gets past MPI_Init.
+
+    How to fix:
+        srun --mpi=list shows the types this Slurm offers; run with one the MPI library was built for
+        (srun --mpi=pmix for Open MPI 4 and 5 built with PMIx; ompi_info shows its PMIx), or start the
+        ranks with the MPI library's own mpirun inside the allocation. A plugin that is listed but
+        cannot load libpmix is the administrators' installation.
+
+    References:
+        - https://github.com/open-mpi/ompi/blob/v4.1.8/orte/mca/ess/base/help-ess-base.txt
+        - https://slurm.schedmd.com/mpi_guide.html
+        - https://github.com/SchedMD/slurm/blob/master/src/interfaces/mpi.c
+        - https://github.com/geoschem/geos-chem/issues/822 (a Slurm built without the pmix plugin; mpirun works)
+        - https://github.com/open-mpi/ompi/issues/10940
+    """
+    told = catalogued(f, "mpi-srun-without-pmi")
+    if not told:
+        return
+    library = next((s for s in told if s.get("id") == _PLUGIN_LIBRARY), None)
+    ompi = next((s for s in told if s.get("family") == "openmpi"), None)
+    s = library or ompi or told[0]
+    plugin = next((t.get("plugin") for t in told if t.get("plugin")), None) or "mpi/pmix"
+    if library is not None:
+        message = (f"Slurm's {plugin} plugin is installed but cannot load the PMIx library (line {s['line']}): "
+                   "srun cannot serve PMIx to the ranks; an installation problem of the cluster")
+        fix = ("srun --mpi=list   # the types that do load; run with one the MPI library supports (--mpi=pmi2), "
+               "or mpirun inside the allocation\n# administrators: the libpmix Slurm was built against must be "
+               "installed on every node (ldd on Slurm's mpi_pmix*.so names what is missing)")
+    elif ompi is not None:
+        message = (f"Open MPI was started by srun but shares no PMI with it (line {s['line']}): srun gave it no "
+                   "PMIx or PMI-2 it was built to use, so MPI_Init fails")
+        fix = ("srun --mpi=list   # the PMI types this Slurm offers\n"
+               "ompi_info | grep -i -E 'pmix|slurm'   # what this Open MPI was built with\n"
+               "srun --mpi=pmix ./app   # when both have PMIx; otherwise start the ranks with mpirun inside the allocation")
+    else:
+        message = (f"srun has no usable MPI plugin for the type asked for ({plugin}, line {s['line']}): this Slurm "
+                   "was built without it, so no rank starts")
+        fix = ("srun --mpi=list   # the types this Slurm offers\n"
+               "# then srun --mpi=<one of them> that the MPI library supports, or start the ranks with the MPI "
+               "library's mpirun inside the allocation")
+    yield Hit(message=message, fix=fix, evidence=ticket_evidence(s))
+
+
+@rule("NET009", "mpi-memlock-limit", "error", "RDMA memory registration for MPI refused: the locked-memory limit", impact=8)
+def mpi_memlock_limit(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, UCX's "Please set max locked memory (ulimit -l) to 'unlimited' (current: N
+        kbytes)", which it appends to ibv_reg_mr, ibv_create_cq and ibv_create_qp failures with
+        ENOMEM (src/uct/ib/base/ib_log.c), or Open MPI's openib BTL "failed to initialize while
+        trying to allocate some locked memory" (help-mpi-btl-openib.txt [init-fail-no-mem]).
+
+    Why it matters:
+        InfiniBand and RoCE send from memory the adapter has pinned, and pinned memory is bounded by
+        RLIMIT_MEMLOCK. With the usual default of 64 kB (or 8 MB) registrations fail, and UCX or
+        Open MPI falls back to slower transports or aborts. The limit must hold inside the job: a
+        container's --ulimit, and slurmd's own limit where Slurm propagates the submitting shell's.
+
+    How to fix:
+        Run the job with an unlimited locked-memory limit (docker --ulimit memlock=-1; on a Slurm
+        cluster the administrators set memlock unlimited in /etc/security/limits.conf and
+        PropagateResourceLimitsExcept=MEMLOCK in slurm.conf); check with ulimit -l inside the job.
+
+    References:
+        - https://github.com/openucx/ucx/blob/v1.22.0/src/uct/ib/base/ib_log.c
+        - https://github.com/open-mpi/ompi/blob/v4.1.8/opal/mca/btl/openib/help-mpi-btl-openib.txt
+        - https://docs.open-mpi.org/en/v5.0.x/tuning-apps/networking/ib-and-roce.html
+        - https://github.com/openucx/ucx/issues/8684 (ibv_create_cq failed with the limit at 64 kB)
+    """
+    told = catalogued(f, "mpi-memlock-limit")
+    if not told:
+        return
+    s = told[0]
+    current = s.get("current")
+    said = f" (current: {current} kB)" if current else ""
+    place = where(f)
+    fix = _MEMLOCK_FIX[place] if place else "\n".join(_MEMLOCK_FIX[p] for p in ("docker", "site"))
+    yield Hit(message=f"the RDMA adapter would not pin memory for MPI: the locked-memory limit (ulimit -l) is finite{said} "
+                      f"and registration failed with ENOMEM (line {s['line']})",
+              fix=fix, evidence=ticket_evidence(s))
+
+
+@rule("THR008", "mpi-binding-overload", "error", "mpirun would bind more ranks than CPUs to a core, socket or node", impact=7)
+def mpi_binding_overload(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Open MPI's "A request was made to bind to that would result in binding more
+        processes than cpus on a resource" with its "#processes: N  #cpus: M" (Open MPI 4's rmaps
+        and rtc, PRRTE's rtc), or PRRTE's "A request was made to bind that would require binding
+        processes to more cpus than are available in your allocation" (Open MPI 5).
+
+    Why it matters:
+        mpirun binds each rank to CPUs by default and counts cores, not hardware threads, as the
+        CPUs ("PRRTE uses cores as a means of counting the number of CPUs", prterun's help for
+        --bind-to, which --use-hwthread-cpus or :HWTCPUS changes). More ranks than cores on
+        a node (-np 5 on a four-core laptop with hyper-threading), or than the CPUs a scheduler's
+        cgroup leaves the job, is refused rather than silently sharing cores. A count of zero CPUs is
+        not this: the launcher found no CPU of that kind in the allowed set, a mapping or cpuset
+        problem, and the rule stays silent.
+
+    How to fix:
+        Run no more ranks per node than cores (lscpu shows cores and threads), count hardware
+        threads with --use-hwthread-cpus, ask the scheduler for more CPUs, or let ranks share cores
+        with --bind-to none (Open MPI's "overload-allowed" qualifier does the same for one binding).
+
+    References:
+        - https://github.com/open-mpi/ompi/blob/v4.1.8/orte/mca/rmaps/base/help-orte-rmaps-base.txt
+        - https://github.com/openpmix/prrte/blob/v3.0.13/src/docs/show-help-files/help-prte-rmaps-base.txt
+        - https://github.com/openpmix/prrte/blob/v3.0.13/src/docs/show-help-files/help-prterun.txt
+        - https://github.com/openai/baselines/issues/325 (-np 5 on a four-core, eight-thread machine)
+    """
+    told = catalogued(f, "mpi-binding-overload")
+    if not told:
+        return
+    s = told[0]
+    counts = next((c for c in f.get("ticket.symptoms") or [] if c.get("id") == "openmpi:rmaps:binding-overload-counts"), None)
+    said = ""
+    if counts is not None:
+        processes, cpus = int(counts["processes"]), int(counts["cpus"])
+        if cpus == 0 or processes <= cpus:
+            return  # no CPU of that kind in the allowed set: a mapping or cpuset problem, not too many ranks
+        said = f": {processes} processes for {cpus} CPU(s)"
+    yield Hit(message=f"mpirun refused to bind the ranks (line {s['line']}){said}: more ranks than the cores it counts "
+                      "on a node or in the allocation (hardware threads are not counted by default)",
+              fix="lscpu | grep -E '^(Socket|Core|Thread)'   # the cores per node Open MPI binds ranks to\n"
+                  "# then no more ranks per node than cores, mpirun --use-hwthread-cpus to count hardware threads, "
+                  "or --bind-to none to let ranks share cores (slower)",
+              evidence=ticket_evidence(s))
