@@ -14,16 +14,25 @@ import pytest
 
 from hpcdoctor.payload import cluster_wire as wire
 
-try:
-    import torch.distributed as dist
-except ImportError:  # CI's oldest-Python run has no torch in-process; its default-Python run must
-    if os.environ.get("CI") == "true" and os.environ.get("HPCDOCTOR_TEST_TORCH_PYTHON") is None:
-        raise
-    pytest.skip("no torch in this interpreter: the store is tested in-process on the Python that has it "
-                "(CI's default-Python run)", allow_module_level=True)
-
 MiB = 1 << 20
 TIMEOUT = datetime.timedelta(seconds=10)
+dist = None  # torch.distributed, once _torch has imported it
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _torch():
+    """Import torch when this module's first test runs, not at collection: every pytest-xdist
+    worker collects every module, and torch's import is seconds of CPU a worker that runs none
+    of these tests should not pay."""
+    global dist
+    try:
+        import torch.distributed
+    except ImportError:  # CI's oldest-Python run has no torch in-process; its default-Python run must
+        if os.environ.get("CI") == "true" and os.environ.get("HPCDOCTOR_TEST_TORCH_PYTHON") is None:
+            raise
+        pytest.skip("no torch in this interpreter: the store is tested in-process on the Python that has it "
+                    "(CI's default-Python run)")
+    dist = torch.distributed
 
 
 @pytest.fixture
