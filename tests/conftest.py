@@ -22,6 +22,25 @@ ROOT = HERE.parent
 TICKETS = Path(os.environ.get("HPCDOCTOR_TICKETS", FIXTURES / "tickets"))
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config):
+    """How many worker processes pyproject's `-n auto` starts (pytest-xdist). The default run (the
+    whole suite, slow tests left out): two, where two CPUs are ours. Anything else runs in one
+    process: a run that names files or tests, because each worker starts its own interpreter and
+    collects, which costs more than it saves on a few hundred tests; and any run with slow tests,
+    whose cost is the thing they test (peak memory, budgets, real daemons, a benchmark's lock), so
+    they get the machine to themselves. Two, not one per CPU: two on two cores is what was
+    measured (pyproject's addopts). `-n N` on the command line, or PYTEST_XDIST_AUTO_NUM_WORKERS,
+    decides instead."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own reading of it
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    here = config.invocation_params.dir
+    whole = all((here / str(arg).split("::")[0]).resolve() in (ROOT, HERE) for arg in config.args)
+    fast_only = " ".join(config.option.markexpr.split()) == "not slow"
+    return 2 if whole and fast_only and cpus >= 2 else 0
+
+
 def ticket(name: str) -> Path:
     """The paste of one corpus ticket, by its manifest id."""
     path = TICKETS / f"{name}.txt"

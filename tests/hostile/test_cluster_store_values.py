@@ -14,20 +14,29 @@ import pytest
 
 from hpcdoctor.payload import cluster_wire as wire
 
-try:
-    import torch.distributed as dist
-except ImportError:  # CI's oldest-Python run has no torch in-process; its default-Python run must
-    if os.environ.get("CI") == "true" and os.environ.get("HPCDOCTOR_TEST_TORCH_PYTHON") is None:
-        raise
-    pytest.skip("no torch in this interpreter: the store is tested in-process on the Python that has it "
-                "(CI's default-Python run)", allow_module_level=True)
-
 MiB = 1 << 20
 TIMEOUT = datetime.timedelta(seconds=10)
+dist = None  # torch.distributed, once _torch has imported it
+
+
+@pytest.fixture(scope="module")
+def _torch():
+    """Import torch for the tests of its store, not at collection: every pytest-xdist worker
+    collects every module, and torch's import is seconds of CPU a worker that runs none of these
+    tests should not pay."""
+    global dist
+    try:
+        import torch.distributed
+    except ImportError:  # CI's oldest-Python run has no torch in-process; its default-Python run must
+        if os.environ.get("CI") == "true" and os.environ.get("HPCDOCTOR_TEST_TORCH_PYTHON") is None:
+            raise
+        pytest.skip("no torch in this interpreter: the store is tested in-process on the Python that has it "
+                    "(CI's default-Python run)")
+    dist = torch.distributed
 
 
 @pytest.fixture
-def server():
+def server(_torch):
     store = dist.TCPStore("127.0.0.1", 0, 2, True, timeout=TIMEOUT, wait_for_workers=False)
     yield store
     del store
@@ -152,7 +161,7 @@ def _vm(pid, field):
 
 @pytest.mark.slow  # hundreds of MB pushed through a real store: the cost is the thing tested
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="the ceiling is read from /proc")
-def test_a_flood_fills_the_store_process_up_to_its_ceiling_and_no_further(monkeypatch):
+def test_a_flood_fills_the_store_process_up_to_its_ceiling_and_no_further(monkeypatch, _torch):
     import socket
 
     from hpcdoctor.payload import cluster_probe
