@@ -99,7 +99,6 @@ def _throttled_from_facts(f: FactView) -> Iterator[Hit]:
                                 "temperature_c": g.get("temperature_c")})
 
 
-
 def _throttled_told(f: FactView) -> Iterator[Hit]:
     """nvidia-smi -q's Active slowdown lines pasted alone, or the user saying the GPU overheats or
     throttles (knowledge/messages/faq_nvidia.toml)."""
@@ -113,6 +112,7 @@ def _throttled_told(f: FactView) -> Iterator[Hit]:
                       "GPU Slowdown Temp\n# admins: check the fans, inlet temperature, airflow and power delivery",
                   evidence=told_evidence(s))
         return
+
 
 @rule("GPU007", "power-limit-reduced", "warning", "GPU power limit below its default", impact=6)
 def power_limit_reduced(f: FactView) -> Iterator[Hit]:
