@@ -8,7 +8,7 @@ from typing import Iterator
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import first_symptom, ticket_evidence
+from hpcdoctor.rules._common import first_symptom, ticket_evidence, told_text
 
 _ARCH = re.compile(r"(?:sm|compute|lto)_(\d{2,3}[af]?)$")
 
@@ -72,7 +72,9 @@ def cuda_toolkit_nvcc_missing(f: FactView) -> Iterator[Hit]:
         finding no CUDA compiler (knowledge/messages/cuda_home.toml): DeepSpeed's "CUDA_HOME does
         not exist, unable to compile CUDA op(s)", torch.utils.cpp_extension's "CUDA was not found
         on the system", "CUDA_HOME environment variable is not set" and "nvcc not found at
-        '...'", or "No such file or directory: '/usr/local/cuda/bin/nvcc'".
+        '...'", or "No such file or directory: '/usr/local/cuda/bin/nvcc'"; or the shell finding no
+        nvcc at all, in bash's, dash's, zsh's, fish's or tcsh's words ("nvcc: command not found",
+        "build.sh: 2: nvcc: not found", knowledge/messages/shell.toml).
 
     Why it matters:
         torch's wheels carry the CUDA runtime libraries but no compiler, so torch sees the GPUs
@@ -88,8 +90,18 @@ def cuda_toolkit_nvcc_missing(f: FactView) -> Iterator[Hit]:
         - https://github.com/deepspeedai/DeepSpeed/issues/4553
     """
     s = first_symptom(f, "cuda_home:deepspeed-cuda-home-missing", "cuda_home:torch-cuda-not-found",
-                      "cuda_home:torch-cuda-home-not-set", "cuda_home:torch-nvcc-not-found-at", "cuda_home:nvcc-enoent")
+                      "cuda_home:torch-cuda-home-not-set", "cuda_home:torch-nvcc-not-found-at", "cuda_home:nvcc-enoent",
+                      "shell:nvcc-not-found")
     if s is None:
+        return
+    if s["id"] == "shell:nvcc-not-found":
+        yield Hit(message=f"the shell found no nvcc on PATH (line {s['line']}: \"{told_text(s)}\"): no CUDA toolkit is "
+                          "installed here, or it is installed outside PATH (sudo resets PATH to its secure_path)",
+                  fix=("ls -d /usr/local/cuda*/bin/nvcc /opt/cuda*/bin/nvcc \"$CONDA_PREFIX\"/bin/nvcc 2>/dev/null   "
+                       "# a toolkit already on the node: put its bin/ first on PATH and export CUDA_HOME to the folder "
+                       "above it; under sudo pass it on (sudo env \"PATH=$PATH\" ...); none: install a CUDA toolkit or "
+                       "load the site's cuda module"),
+                  evidence=ticket_evidence(s))
         return
     where = f"there is no {s['path']}" if s.get("path") else "it found no CUDA toolkit (CUDA_HOME unset, no nvcc on PATH)"
     yield Hit(message=f"the CUDA build needs nvcc and {where} (line {s['line']}): torch's wheel carries the CUDA "
