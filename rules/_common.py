@@ -163,6 +163,11 @@ def stated(s: dict) -> bool:
     return not _NOT_A_REPORT.search(before)
 
 
+def first_stated(f: FactView, symbol: str) -> Optional[dict]:
+    """The first message feeding ``symbol`` (catalogued) that reports its symptom (stated), or None."""
+    return next((s for s in catalogued(f, symbol) if stated(s)), None)
+
+
 def told_evidence(s: dict) -> dict:
     """What a finding read from a catalogued message shows: its line, text and catalogue entry."""
     where = "kernel_log" if s.get("source") else "ticket"

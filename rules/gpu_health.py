@@ -7,7 +7,7 @@ from typing import Iterator
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, facts_or_ticket, stated, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, facts_or_ticket, first_stated, told_evidence, told_text
 from hpcdoctor.rules._gpu import as_int, gpu_list, subject
 
 
@@ -102,16 +102,15 @@ def _throttled_from_facts(f: FactView) -> Iterator[Hit]:
 def _throttled_told(f: FactView) -> Iterator[Hit]:
     """nvidia-smi -q's Active slowdown lines pasted alone, or the user saying the GPU overheats or
     throttles (knowledge/messages/faq_nvidia.toml)."""
-    for s in catalogued(f, "gpu-throttled"):
-        if not stated(s):
-            continue
-        what = (f"nvidia-smi shows {s['reason']} active" if s.get("reason") else "the user says the GPU overheats or throttles")
-        yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\"): NVML's slowdown reasons hold the clocks "
-                          "back when the temperature is too high, the power brake is asserted or the power draw is too high",
-                  fix="nvidia-smi -q -d PERFORMANCE,TEMPERATURE   # which slowdown is Active, and the temperature against "
-                      "GPU Slowdown Temp\n# admins: check the fans, inlet temperature, airflow and power delivery",
-                  evidence=told_evidence(s))
+    s = first_stated(f, "gpu-throttled")
+    if s is None:
         return
+    what = (f"nvidia-smi shows {s['reason']} active" if s.get("reason") else "the user says the GPU overheats or throttles")
+    yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\"): NVML's slowdown reasons hold the clocks "
+                      "back when the temperature is too high, the power brake is asserted or the power draw is too high",
+              fix="nvidia-smi -q -d PERFORMANCE,TEMPERATURE   # which slowdown is Active, and the temperature against "
+                  "GPU Slowdown Temp\n# admins: check the fans, inlet temperature, airflow and power delivery",
+              evidence=told_evidence(s))
 
 
 @rule("GPU007", "power-limit-reduced", "warning", "GPU power limit below its default", impact=6)
@@ -173,16 +172,15 @@ def _persistence_from_facts(f: FactView) -> Iterator[Hit]:
 
 def _persistence_told(f: FactView) -> Iterator[Hit]:
     """The user saying nvidia-smi is slow to answer (knowledge/messages/faq_nvidia.toml)."""
-    for s in catalogued(f, "persistence-mode-off"):
-        if not stated(s):
-            continue
-        yield Hit(message=f"the user says nvidia-smi is slow (line {s.get('line')}: \"{told_text(s)}\"): the usual cause "
-                          "(NVIDIA's Driver Persistence guide) is persistence mode off, so the driver initialises every "
-                          "GPU for each client, 1-3 s per GPU",
-                  fix="nvidia-smi --query-gpu=index,persistence_mode --format=csv   # Disabled: the cause\n"
-                      "sudo systemctl enable --now nvidia-persistenced   # admins",
-                  evidence=told_evidence(s))
+    s = first_stated(f, "persistence-mode-off")
+    if s is None:
         return
+    yield Hit(message=f"the user says nvidia-smi is slow (line {s.get('line')}: \"{told_text(s)}\"): the usual cause "
+                      "(NVIDIA's Driver Persistence guide) is persistence mode off, so the driver initialises every "
+                      "GPU for each client, 1-3 s per GPU",
+              fix="nvidia-smi --query-gpu=index,persistence_mode --format=csv   # Disabled: the cause\n"
+                  "sudo systemctl enable --now nvidia-persistenced   # admins",
+              evidence=told_evidence(s))
 
 
 @rule("GPU009", "mig-enabled", "advice", "MIG partitioning enabled", impact=4)

@@ -7,7 +7,7 @@ from typing import Any, Iterator, Optional, Tuple
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, facts_or_ticket, stated, told_evidence, told_text, version_of
+from hpcdoctor.rules._common import facts_or_ticket, first_stated, told_evidence, told_text, version_of
 from hpcdoctor.knowledge.systems import recognise
 
 
@@ -77,14 +77,13 @@ def _count_from_facts(f: FactView) -> Iterator[Hit]:
 
 def _count_told(f: FactView) -> Iterator[Hit]:
     """The user saying the node shows fewer GPUs than it has (knowledge/messages/faq_nvidia.toml)."""
-    for s in catalogued(f, "gpu-count-mismatch"):
-        if not stated(s):
-            continue
-        yield Hit(message=f"the user says the node shows fewer GPUs than it has (line {s.get('line')}: \"{told_text(s)}\"): "
-                          "a GPU the driver did not enumerate, or one that fell off the bus; NVIDIA's node health "
-                          "check treats it as critical (drain, reset the GPU, reboot, service)",
-                  fix=MISSING_GPU_FIX, evidence=told_evidence(s))
+    s = first_stated(f, "gpu-count-mismatch")
+    if s is None:
         return
+    yield Hit(message=f"the user says the node shows fewer GPUs than it has (line {s.get('line')}: \"{told_text(s)}\"): "
+                      "a GPU the driver did not enumerate, or one that fell off the bus; NVIDIA's node health "
+                      "check treats it as critical (drain, reset the GPU, reboot, service)",
+              fix=MISSING_GPU_FIX, evidence=told_evidence(s))
 
 
 @rule("SYS002", "node-shape-mismatch", "warning", "the node differs from the site's expectations", impact=6)
