@@ -227,6 +227,17 @@ def cpuinfo_snapshot(tmp_path):
     return make
 
 
+def real_shell(name: str) -> str:
+    """The path of a real shell the test runs (.ci/run installs zsh, fish and tcsh): skipped
+    where it is missing outside CI, a failure in CI."""
+    path = shutil.which(name)
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{name} is not installed: .ci/run installs it for these tests")
+        pytest.skip(f"{name} not installed")
+    return path
+
+
 def torch_python() -> str:
     """An interpreter with the CPU build of torch, for the payload tests. .ci/run sets
     HPCDOCTOR_TEST_TORCH_PYTHON; in CI its absence is a failure, never a skip."""

@@ -5,13 +5,12 @@ here; the shells are the real ones (.ci/run installs zsh, fish and tcsh)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 
 import pytest
 
-from conftest import NODES, run_main
+from conftest import NODES, real_shell, run_main
 from hpcdoctor import engine
 from hpcdoctor.facts import FactView
 from hpcdoctor.report import envlines, markdown, safe
@@ -29,15 +28,6 @@ def _doc(value: str) -> dict:
                           "env": {"HPCD_T": value}}]}
 
 
-def _shell(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{name} is not installed: .ci/run installs it for these tests")
-        pytest.skip(f"{name} not installed")
-    return path
-
-
 # How each shell's users are told to load the output, and how the test reads the result back.
 IDIOMS = {
     "bash": ("bash", ["bash", "--norc", "--noprofile", "-c", 'eval "$(cat "$1")"; printenv HPCD_T', "x"]),
@@ -52,7 +42,7 @@ IDIOMS = {
                                    for i in sorted(IDIOMS)])
 def test_env_output_evals_to_the_exact_value_in_the_real_shell(idiom, tmp_path):
     shell, argv = IDIOMS[idiom]
-    _shell(shell)
+    real_shell(shell)
     shell_name = "fish" if shell == "fish" else shell
     for value in HOSTILE:
         script = tmp_path / "env.sh"
@@ -70,7 +60,7 @@ def test_env_output_evals_to_the_exact_value_in_the_real_shell(idiom, tmp_path):
 @pytest.mark.slow  # a real shell (CI installs it)
 def test_env_output_evals_to_the_exact_value_in_interactive_tcsh(tmp_path):
     # History substitution ("!") happens only in an interactive tcsh, where people eval this.
-    _shell("tcsh")
+    real_shell("tcsh")
     for value in HOSTILE:
         script = tmp_path / "env.csh"
         text = envlines.render(_doc(value), "csh", {})
@@ -104,7 +94,7 @@ def test_fish_and_csh_scripts_carry_no_comments_the_eval_would_swallow():
 
 @pytest.mark.slow  # a real shell (CI installs it)
 def test_env_command_with_a_crafted_old_nccl_variable_is_safe_in_fish(tmp_path):
-    _shell("fish")
+    real_shell("fish")
     crafted = "1\\'; touch PWNED; echo '"
     # The real rule on the recorded H100 node (torch 2.11) with the crafted variable set.
     g = with_env("h100-kvm-1gpu", {"NCCL_ASYNC_ERROR_HANDLING": crafted})

@@ -3,13 +3,11 @@ a container), and on torch 2.13.0's own messages (torch/utils/cpp_extension.py) 
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, real_shell
 from hpcdoctor.triage.messages import find_messages
 from rulekit import fired, paste_facts
 
@@ -45,22 +43,13 @@ def test_a_build_whose_nvcc_ran_is_not_this_diagnosis(tmp_path):
     assert not fired("cuda-toolkit-nvcc-missing", paste_facts(tmp_path, text, name + ".txt"))
 
 
-def _shell(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail(f"{name} is not installed: .ci/run installs it for these tests")
-        pytest.skip(f"{name} not installed")
-    return path
-
-
 @pytest.mark.parametrize("shell", ["bash", "dash", "zsh", "fish", "tcsh"])
 @pytest.mark.parametrize("as_script", [False, True])
 def test_each_real_shell_saying_it_found_no_nvcc(tmp_path, shell, as_script):
     # The shell's own words, from the shell itself: nvcc run with a PATH that holds nothing.
     script = tmp_path / "build.sh"
     script.write_text("echo building\nnvcc -V\n")
-    argv = [_shell(shell), str(script)] if as_script else [_shell(shell), "-c", "nvcc --version"]
+    argv = [real_shell(shell), str(script)] if as_script else [real_shell(shell), "-c", "nvcc --version"]
     said = subprocess.run(argv, capture_output=True, text=True, env={"PATH": str(tmp_path / "none")}, cwd=tmp_path,
                           timeout=30)
     assert said.returncode != 0 and said.stderr.strip(), said
