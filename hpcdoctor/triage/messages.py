@@ -73,9 +73,10 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
             check(f"looking for {fam.title}")
         seen: Set[str] = set()
         for form in fam.forms:
-            if form.needle.lower() not in present:
+            needle = form.needle.lower()
+            if needle not in present:
                 continue
-            for line_no, start, end in _distinct_lines(text, low, form.needle.lower()):
+            for line_no, start, end in _distinct_lines(text, low, needle):
                 if len(seen) >= MAX_PER_FAMILY:
                     break
                 joined, at = window_at(text, start, end)
@@ -92,11 +93,12 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
                 groups[form.key] = captured
                 found.append(_record(fam, entry, line_no, text[start:end], groups, captured))
         for entry in fam.entries:
-            if entry.pattern is None or entry.key in seen or entry.needle.lower() not in present:
+            needle = entry.needle.lower()
+            if entry.pattern is None or entry.key in seen or needle not in present:
                 continue
             listing = bool(entry.get("all"))
             listed = 0
-            for line_no, start, end in _distinct_lines(text, low, entry.needle.lower()):
+            for line_no, start, end in _distinct_lines(text, low, needle):
                 # A line-only entry is matched on its line alone (a short needle on many lines made
                 # the windows cost seconds on a 16 MiB paste); the others on the window from its line.
                 if entry.get("line") or listing:
