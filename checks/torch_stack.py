@@ -65,11 +65,14 @@ def chosen_here(facts: Dict[str, Any], options: Any) -> None:
     facts["own_python"] = {"path": sys.executable, "torch": version}
 
 
-def run_payload(python: str, depth: str, limit: float) -> Dict[str, Any]:
+def run_payload(python: str, depth: str, limit: float, budget: Optional[float] = None) -> Dict[str, Any]:
+    """``budget``: the run's --budget, where it and not the probe's own limit cut ``limit`` short."""
     if os.sep in python and not os.path.exists(python):
         raise Missing(f"{python} does not exist")
     argv = [python, str(PAYLOAD)] + (["--deep"] if depth == "deep" else [])
     res = run_process(argv, timeout=limit)
+    if res.rc == 124 and budget is not None:
+        raise Missing(f"the torch probe in {python} was stopped by the {budget:g}s budget")
     if res.rc == 124:
         raise Missing(f"the torch probe in {python} did not finish within {limit:.0f}s"
                       + (" (torch import or GPU initialisation hung)" if depth == "deep" else ""))
@@ -258,11 +261,13 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     options = ctx.options
     env = root.environ()
     python = target_python(options) if root.mode != "replay" else "python3"
-    limit = ctx.remaining(DEEP_TIMEOUT if options.depth == "deep" else FAST_TIMEOUT)
+    own = DEEP_TIMEOUT if options.depth == "deep" else FAST_TIMEOUT
+    limit = ctx.remaining(own)
+    budget = options.budget if limit < own else None
     try:
         if python is None:
             raise Missing("no python3 on PATH (pass --python)")
-        data = root.probe("torch_stack", lambda: run_payload(python, options.depth, limit))
+        data = root.probe("torch_stack", lambda: run_payload(python, options.depth, limit, budget))
         facts = from_payload(data, env)
         if root.mode == "live":
             chosen_here(facts, options)

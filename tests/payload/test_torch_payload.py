@@ -62,13 +62,13 @@ def _fake_torch(tmp_path, init_body, version="2.9.0+cu126", cuda="12.6"):
     return site
 
 
-def _run_with_path(py, site, depth, limit):
+def _run_with_path(py, site, depth, limit, budget=None):
     import os
 
     old = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = str(site)
     try:
-        return torch_stack.run_payload(py, depth, limit)
+        return torch_stack.run_payload(py, depth, limit, budget)
     finally:
         if old is None:
             del os.environ["PYTHONPATH"]
@@ -90,6 +90,13 @@ def test_hung_torch_import_is_stopped(py, tmp_path):
     with pytest.raises(Missing, match="did not finish within 1s"):
         _run_with_path(py, site, "deep", 1)
     assert time.monotonic() - start < 5
+
+
+def test_a_probe_the_budget_cut_short_says_so(py, tmp_path):
+    # The run's --budget, not the probe's own limit, stopped it: "did not finish within 0s" said neither.
+    site = _fake_torch(tmp_path, "import time\ntime.sleep(60)\n")
+    with pytest.raises(Missing, match=r"was stopped by the 0\.5s budget"):
+        _run_with_path(py, site, "deep", 0.5, budget=0.5)
 
 
 def test_python_that_does_not_exist():
