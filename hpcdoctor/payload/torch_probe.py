@@ -82,7 +82,7 @@ def mount_of(path):
 def conda_packages(prefix):
     meta = os.path.join(prefix, "conda-meta")
     wanted = ("pytorch", "pytorch-cuda", "cudatoolkit", "cuda-version", "cudnn", "nccl", "cpuonly",
-              "pytorch-gpu", "pytorch-cpu", "mkl", "libopenblas")
+              "pytorch-gpu", "pytorch-cpu", "mkl", "libopenblas", "numpy")
     out = {}
     try:
         names = os.listdir(meta)
