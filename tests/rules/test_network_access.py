@@ -1,0 +1,73 @@
+"""no-outbound-network on the download clients' own output: recorded on a VM whose resolver answers
+for no outside name (tests/fixtures/pastes/offline-vm-*.txt, SOURCES.md there), and on public threads."""
+
+from __future__ import annotations
+
+import pytest
+
+from rulekit import PASTES, fired, recorded_paste_facts
+from hpcdoctor.triage.messages import find_messages
+
+
+@pytest.mark.parametrize("paste, words", [
+    ("offline-vm-curl.txt", "could not resolve huggingface.co"),
+    ("offline-vm-git-clone.txt", "could not resolve github.com"),
+    ("offline-vm-wget.txt", "could not resolve download.pytorch.org"),
+    ("offline-vm-requests-get.txt", "could not resolve download.pytorch.org"),
+    ("offline-vm-pip-install.txt", "could not resolve its server's name"),
+    ("offline-vm-torch-hub.txt", "could not resolve its server's name"),
+    ("offline-vm-hf-hub-download.txt", "could not resolve huggingface.co"),   # the Hub's retry warning, line 1
+    ("offline-vm-transformers-autoconfig.txt", "could not resolve huggingface.co"),
+])
+def test_every_recorded_client_is_read(paste, words):
+    (f,) = fired("no-outbound-network", recorded_paste_facts(paste))
+    assert words in f.message and "login nodes" in f.message
+
+
+def test_the_fix_fills_what_the_paste_names():
+    (f,) = fired("no-outbound-network", recorded_paste_facts("offline-vm-torch-hub.txt"))
+    assert "load_state_dict_from_url('https://download.pytorch.org/models/resnet50-0676ba61.pth')" in f.fix
+    assert "URL" not in f.fix and "export TORCH_HOME=" in f.fix
+    (f,) = fired("no-outbound-network", recorded_paste_facts("offline-vm-git-clone.txt"))
+    assert "git clone https://github.com/pytorch/vision.git/" in f.fix
+    # pip asked PyTorch's CUDA index: the same build needs the same index, named though its host is not printed
+    (f,) = fired("no-outbound-network", recorded_paste_facts("offline-vm-pip-install.txt"))
+    assert "python -m pip install torch" in f.fix and "/whl/cu121" in f.fix and "PACKAGE" not in f.fix
+
+
+@pytest.mark.parametrize("paste, model", [
+    ("hpcfund-12-hub-unreachable-cluster-network.txt", "facebook/esm2_t33_650M_UR50D"),   # transformers 4.x
+    ("edin-mls-3-compute-node-errno-101-hub.txt", "zai-org/GLM-ASR-Nano-2512"),           # the Hub's retry warning
+])
+def test_hub_downloads_on_a_cluster_are_fetched_on_the_login_node_then_run_offline(paste, model):
+    (f,) = fired("no-outbound-network", recorded_paste_facts(paste))
+    assert "huggingface.co" in f.message
+    assert f"snapshot_download('{model}')" in f.fix and "HF_HUB_OFFLINE=1" in f.fix and "MODEL_ID" not in f.fix
+
+
+def test_a_model_that_cannot_be_named_keeps_a_named_placeholder():
+    # the recording's last line alone: huggingface_hub's error names neither the server nor the model
+    last = (PASTES / "offline-vm-hf-hub-download.txt").read_text().splitlines()[-1]
+    (f,) = _fires(find_messages(last + "\n"))
+    assert "could not reach its server" in f.message
+    assert "snapshot_download('MODEL_ID')" in f.fix and "MODEL_ID: the model the job loads" in f.fix
+
+
+def test_the_clusters_own_names_and_transient_errors_are_not_this_rule():
+    text = (PASTES / "offline-vm-curl.txt").read_text()
+    found = find_messages(text.replace("huggingface.co", "node017"))          # a bare node name
+    assert found and not _fires(found)
+    found = find_messages(text.replace("huggingface.co", "10.1.2.3"))         # a private address
+    assert not _fires(found)
+    edin = (PASTES / "edin-mls-3-compute-node-errno-101-hub.txt").read_text()
+    assert _fires(find_messages(edin))
+    assert not _fires(find_messages(edin.replace("[Errno 101] Network is unreachable", "[Errno 104] Connection reset by peer")))
+
+
+def test_silent_on_a_paste_without_a_download():
+    assert fired("no-outbound-network", recorded_paste_facts("motiongpt3-14-numpy1-module-on-numpy-2.3.txt")) == []
+
+
+def _fires(symptoms):
+    from rulekit import facts
+    return fired("no-outbound-network", facts("h100-kvm-1gpu", **{"ticket.symptoms": symptoms}))
