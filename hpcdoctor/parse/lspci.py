@@ -104,7 +104,8 @@ def parse(text: str) -> Dict[str, Any]:
     """{"devices": [...], "kernel_shown": bool}: each display-class (03xx) or accelerator (12xx)
     device with address, class, vendor, ids, name, subsystem, driver, bound, modules, link. Raises
     ValueError when no device line is found."""
-    lines = text.replace("\r\n", "\n").split("\n")
+    # Blank lines at the very end are not -v's block end: a paste that stops there may be cut.
+    lines = text.replace("\r\n", "\n").rstrip().split("\n")
     blocks: List[Dict[str, Any]] = []
     current: Optional[Dict[str, Any]] = None
     kernel_shown = False
