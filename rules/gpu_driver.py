@@ -28,7 +28,10 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         ("Required key not available"), or no GPU to drive ("No such device"). The stream
         executor's diagnostics that TensorFlow and jaxlib print after cuInit fails: "kernel version
         X does not match DSO version Y", and "kernel driver does not appear to be running on this
-        host" where the paste shows an NVIDIA GPU (every machine without one prints it too).
+        host" where the paste shows an NVIDIA GPU (every machine without one prints it too). An
+        NVIDIA GPU that sysfs (its uevent's DRIVER= line), or a pasted lspci -k/-v or lshw, shows
+        bound to nouveau, to vfio-pci (passthrough) or to no driver at all; a GPU shown bound to
+        nvidia with nothing that asked the driver leaves the rule not judged.
 
     Why it matters:
         Every GPU job on the node fails or silently runs on the CPU. A driver/library mismatch is
@@ -45,6 +48,8 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         - https://github.com/pop-os/default-settings/pull/64 (CUDA's unknown error after a resume)
         - https://download.nvidia.com/XFree86/Linux-x86_64/595.45.04/README/powermanagement.html (suspend with UVM)
         - https://github.com/pytorch/pytorch/issues/49081 (/dev/nvidia-uvm missing)
+        - https://github.com/pciutils/pciutils/blob/master/ls-kernel.c ("Kernel driver in use", "Kernel modules")
+        - https://github.com/lyonel/lshw/blob/master/src/core/pci.cc (driver= and UNCLAIMED)
     """
     bound = list(_bound_elsewhere(f))
     if bound:
