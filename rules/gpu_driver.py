@@ -156,7 +156,7 @@ _TOLD_DRIVER = {
 
 # What holds an NVIDIA GPU when the nvidia module does not (lspci -k's "Kernel driver in use", lshw's
 # driver=, sysfs's uevent DRIVER=): the state it leaves the GPU in and the commands that end it.
-_NOUVEAU = ("bound to {driver}, the kernel's open-source driver, which CUDA, NVML and nvidia-smi cannot use: the NVIDIA "
+_NOUVEAU = ("{be} bound to {driver}, the kernel's open-source driver, which CUDA, NVML and nvidia-smi cannot use: the NVIDIA "
             "driver is not installed, or {driver} took the GPU before it",
             "lspci -nnk -d 10de:   # 'Kernel driver in use' must read nvidia\n"
             "sudo apt-get install nvidia-driver-<branch>   # administrators, or NVIDIA's installer (dnf install "
@@ -164,17 +164,17 @@ _NOUVEAU = ("bound to {driver}, the kernel's open-source driver, which CUDA, NVM
             "printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf "
             "&& sudo update-initramfs -u && sudo reboot   # where the NVIDIA driver is installed and nouveau still wins "
             "(dracut -f on RHEL)")
-_VFIO = ("bound to {driver}, which reserves it for passthrough to a virtual machine: nothing on this host can use it "
+_VFIO = ("{be} bound to {driver}, which reserves it for passthrough to a virtual machine: nothing on this host can use it "
          "(intended on a hypervisor host, not on a node that runs the jobs)",
          "lspci -nnk -d 10de:   # 'Kernel driver in use: vfio-pci' on this node\n"
          "grep -rE 'vfio|pci-stub' /etc/modprobe.d /proc/cmdline   # the vfio-pci.ids=10de:... or driver_override that claims it\n"
          "sudo update-initramfs -u && sudo reboot   # administrators, after removing the GPU's id there (dracut -f on RHEL)")
-_UNBOUND = ("with no kernel driver bound: the NVIDIA kernel module is not loaded (not installed, not built for this "
+_UNBOUND = ("{have} no kernel driver bound: the NVIDIA kernel module is not loaded (not installed, not built for this "
             "kernel, or refused at load)",
             "lsmod | grep -w nvidia   # empty: the module is not loaded\n"
             "sudo modprobe nvidia && nvidia-smi   # administrators; if modprobe fails, it says why (dkms status for a "
             "module not built for this kernel)")
-_OTHER = ("bound to {driver}, not the NVIDIA driver: CUDA, NVML and nvidia-smi cannot use it",
+_OTHER = ("{be} bound to {driver}, not the NVIDIA driver: CUDA, NVML and nvidia-smi cannot use it",
           "lspci -nnk -d 10de:   # 'Kernel driver in use' must read nvidia\n"
           "echo 'blacklist {driver}' | sudo tee /etc/modprobe.d/blacklist-{driver}.conf && sudo update-initramfs -u "
           "&& sudo reboot   # administrators, where the NVIDIA driver is installed")
@@ -200,11 +200,12 @@ def _bound_elsewhere(f: FactView) -> Iterator[Hit]:
         groups.setdefault((state, driver), []).append((n, d))
     source = f.get("pci.source") or "the PCI bus"
     for (state, driver), devs in groups.items():
-        said, fix = (s.format(driver=driver) for s in state)
+        one = len(devs) == 1
+        said, fix = (s.format(driver=driver, be="is" if one else "are", have="has" if one else "have") for s in state)
         where = ", ".join(f"{d.get('address')}{' (' + d['name'] + ')' if d.get('name') else ''}" for _, d in devs[:8])
         more = f" and {len(devs) - 8} more" if len(devs) > 8 else ""
         noun = "NVIDIA GPU" if len(devs) == 1 else f"{len(devs)} NVIDIA GPUs"
-        yield Hit(message=f"{noun} at {where}{more} {'is' if len(devs) == 1 else 'are'} {said} (from {source})",
+        yield Hit(message=f"{noun} at {where}{more} {said} (from {source})",
                   fix=fix, subject=f"GPU at {devs[0][1].get('address')}" if len(devs) == 1 else None,
                   evidence={f"pci.gpus.{n}.driver": d.get("driver") for n, d in devs[:8]} | {"pci.source": source})
 

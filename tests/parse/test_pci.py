@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from conftest import FIXTURES, NODES
+from conftest import FIXTURES, NODES, report_of
 from hpcdoctor import pipeline
 from hpcdoctor.facts import Unknown
 from hpcdoctor.parse import lshw, lspci
@@ -141,6 +141,17 @@ def test_sysfs_driver_from_uevent(tmp_path):
     unbound, bound = g["facts"]["pci"]["gpus"]
     assert (unbound["address"], unbound["vendor"], unbound["device_id"], unbound["bound"]) == ("0000:00:00.0", "nvidia", "2330", False)
     assert bound["driver"] == "virtio-pci" and bound["bound"] is True
+
+
+def test_check_names_the_gpu_no_driver_holds(tmp_path):
+    h100 = NODES / "h100-kvm-1gpu" / "fs" / "sys" / "bus" / "pci" / "devices" / "0000:00:06.0"
+    snap = _snapshot(tmp_path, SYSFS / "sys")
+    for name in ("class", "vendor", "device"):
+        shutil.copy(h100 / name, snap / "fs" / "sys" / "bus" / "pci" / "devices" / "0000:00:00.0" / name)
+    doc = report_of("check", "--from", str(snap))
+    (hit,) = [x for x in doc["findings"] if x["symbol"] == "gpu-driver-unusable"]
+    assert hit["message"].startswith("NVIDIA GPU at 0000:00:00.0 has no kernel driver bound") and "(from sysfs)" in hit["message"]
+    assert hit["subject"] == "GPU at 0000:00:00.0" and "modprobe nvidia" in hit["fix"]
 
 
 def test_recorded_snapshot_without_uevent_leaves_the_driver_unknown():
