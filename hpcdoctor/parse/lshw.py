@@ -61,8 +61,15 @@ def parse(text: str) -> Dict[str, Any]:
             continue
     if not nodes:
         raise ValueError("no lshw node line ('*-display')")
-    devices = [_device(n) for n in nodes if n["id"].split(":")[0] == "display"]
-    return {"devices": devices, "all_nodes": len(nodes)}
+    by_address: Dict[Any, Dict[str, Any]] = {}
+    for n, node in enumerate(nodes):
+        if node["id"].split(":")[0] == "display":
+            d = _device(node)
+            key = d["address"] if isinstance(d["address"], str) else n  # the same display in two outputs pasted together
+            seen = by_address.get(key)
+            if seen is None or not isinstance(d["bound"], Unknown):
+                by_address[key] = d
+    return {"devices": list(by_address.values()), "all_nodes": len(nodes)}
 
 
 def _config(value: str) -> Dict[str, str]:

@@ -101,14 +101,13 @@ def _link(value: str) -> Dict[str, Any]:
 
 
 def parse(text: str) -> Dict[str, Any]:
-    """{"devices": [...], "kernel_shown": bool}: each display-class (03xx) or accelerator (12xx)
+    """{"devices": [...], "all_devices": n}: each display-class (03xx) or accelerator (12xx)
     device with address, class, vendor, ids, name, subsystem, driver, bound, modules, link. Raises
     ValueError when no device line is found."""
     # Blank lines at the very end are not -v's block end: a paste that stops there may be cut.
     lines = text.replace("\r\n", "\n").rstrip().split("\n")
     blocks: List[Dict[str, Any]] = []
     current: Optional[Dict[str, Any]] = None
-    kernel_shown = False
     for raw in lines:
         line = raw[:MAX_LINE]
         m = DEVICE.match(line)
@@ -129,8 +128,6 @@ def parse(text: str) -> Dict[str, Any]:
         if k:
             key = "Kernel driver in use" if k.group("key") == "Driver in use" else k.group("key")
             current["keys"].setdefault(key, k.group("value").strip())
-            if key in ("Kernel driver in use", "Kernel modules"):
-                kernel_shown = True
             continue
         if _VERBOSE.match(line):
             current["verbose"] = True
@@ -139,9 +136,28 @@ def parse(text: str) -> Dict[str, Any]:
             current["end"] = "other text"  # a prompt, a fence, prose: the output stopped here
     if not blocks:
         raise ValueError("no lspci device line ('BB:DD.F CLASS: VENDOR DEVICE')")
-    devices = [_device(b, kernel_shown) for b in blocks]
-    return {"devices": [d for d in devices if d["class_id"][:2] in ("03", "12")], "all_devices": len(devices),
-            "kernel_shown": kernel_shown}
+    # A run: blocks that follow one another with nothing between them, one lspci output (a blank
+    # line, prose or a prompt ends it). Where any block of a run shows its kernel lines, lspci ran
+    # with -k and printed each block whole.
+    shown = [False] * len(blocks)
+    start = 0
+    for n, b in enumerate(blocks):
+        if b["end"] != "next device" or n == len(blocks) - 1:
+            run = range(start, n + 1)
+            seen = any({"Kernel driver in use", "Kernel modules"} & blocks[i]["keys"].keys() for i in run)
+            for i in run:
+                shown[i] = seen
+            start = n + 1
+    devices = [_device(b, shown[n]) for n, b in enumerate(blocks)]
+    # The same device in two outputs pasted together (plain lspci, then lspci -k): the one that
+    # shows its driver wins.
+    by_address: Dict[str, Dict[str, Any]] = {}
+    for d in devices:
+        if d["class_id"][:2] in ("03", "12"):
+            seen = by_address.get(d["address"])
+            if seen is None or not isinstance(d["bound"], Unknown):
+                by_address[d["address"]] = d
+    return {"devices": list(by_address.values()), "all_devices": len(devices)}
 
 
 def _device(block: Dict[str, Any], kernel_shown: bool) -> Dict[str, Any]:

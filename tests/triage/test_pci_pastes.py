@@ -90,3 +90,17 @@ def test_nvidia_smi_failure_with_lspci_is_judged_by_the_message():
     doc, hits = _gpu001(PASTES / "lspci-vnn-kata-gt1030-nvidia-bound.txt")
     assert all("nouveau" not in h["message"] for h in hits)
     assert doc["facts"]["pci"]["gpus"][0]["driver"] == "nvidia"
+
+
+def test_two_lspci_outputs_in_one_paste_are_read_together(tmp_path):
+    # The GTX 970's line as plain lspci prints it (no driver shown), another tool's output between,
+    # then its lspci -vv block: the second output's driver is the one read, from one lspci piece.
+    vv = (PASTES / "lspci-vv-gtx970-nouveau-bound.txt").read_text()
+    head = next(line for line in vv.splitlines() if line.startswith("01:00.0 "))
+    numactl = (FIXTURES / "nodes" / "h100-kvm-1gpu" / "cmd" / "numactl_H.txt").read_text()
+    path = tmp_path / "two.txt"
+    path.write_text(f"$ lspci | grep VGA\n{head}\n$ numactl -H\n{numactl}\n{vv}")
+    assert [p.kind.name for p in recognise(path.read_text()).pieces] == ["lspci", "numactl -H", "lspci"]
+    doc, (hit,) = _gpu001(path)
+    assert "nouveau" in hit["message"] and [d["driver"] for d in doc["facts"]["pci"]["gpus"]] == ["nouveau"]
+    assert not any("second lspci" in n for n in doc["source"].get("notes", []))
