@@ -14,8 +14,8 @@ cap_express_link, lib/names.c format_name_pair; pciutils commit 0f5b941a, v3.14.
 
 Whether a driver is bound is only said where the paste shows it: a device whose block shows its
 kernel section (the modules line, printed after the driver line) or ends complete (the blank line
-of -v, or the next device where other devices show their driver) without a driver line has none
-bound; plain ``lspci``, or a block cut by grep or by the paste, leaves it unknown.
+of -v, or the next device where other devices of the same output show theirs) without a driver
+line has none bound; plain ``lspci``, or a block cut by grep or by the paste, leaves it unknown.
 """
 
 from __future__ import annotations
