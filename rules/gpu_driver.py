@@ -8,7 +8,7 @@ import re
 from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.facts import FactView
+from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.rules._common import catalogued, cuda_gpus, told_evidence, told_text
 
 
@@ -28,7 +28,10 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         ("Required key not available"), or no GPU to drive ("No such device"). The stream
         executor's diagnostics that TensorFlow and jaxlib print after cuInit fails: "kernel version
         X does not match DSO version Y", and "kernel driver does not appear to be running on this
-        host" where the paste shows an NVIDIA GPU (every machine without one prints it too).
+        host" where the paste shows an NVIDIA GPU (every machine without one prints it too). An
+        NVIDIA GPU that sysfs (its uevent's DRIVER= line), or a pasted lspci -k/-v or lshw, shows
+        bound to nouveau, to vfio-pci (passthrough) or to no driver at all; a GPU shown bound to
+        nvidia with nothing that asked the driver leaves the rule not judged.
 
     Why it matters:
         Every GPU job on the node fails or silently runs on the CPU. A driver/library mismatch is
@@ -45,7 +48,13 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         - https://github.com/pop-os/default-settings/pull/64 (CUDA's unknown error after a resume)
         - https://download.nvidia.com/XFree86/Linux-x86_64/595.45.04/README/powermanagement.html (suspend with UVM)
         - https://github.com/pytorch/pytorch/issues/49081 (/dev/nvidia-uvm missing)
+        - https://github.com/pciutils/pciutils/blob/master/ls-kernel.c ("Kernel driver in use", "Kernel modules")
+        - https://github.com/lyonel/lshw/blob/master/src/core/pci.cc (driver= and UNCLAIMED)
     """
+    bound = list(_bound_elsewhere(f))
+    if bound:
+        yield from bound
+        return
     found = False
     for vendor in ("nvidia", "amd"):
         on_bus = f.get(f"{vendor}.pci_devices")
@@ -58,7 +67,10 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
                 evidence={f"{vendor}.pci_devices": on_bus, f"{vendor}.error": error},
             )
     if not found:
-        yield from _driver_unusable_told(f)
+        told = list(_driver_unusable_told(f))
+        yield from told
+        if not told:
+            _bound_but_unasked(f)
 
 
 # What a pasted nvidia-smi, NVML or CUDA message says of the driver, by catalogue entry: the state
@@ -142,11 +154,80 @@ _TOLD_DRIVER = {
 }
 
 
+# What holds an NVIDIA GPU when the nvidia module does not (lspci -k's "Kernel driver in use", lshw's
+# driver=, sysfs's uevent DRIVER=): the state it leaves the GPU in and the commands that end it.
+_NOUVEAU = ("{be} bound to {driver}, the kernel's open-source driver, which CUDA, NVML and nvidia-smi cannot use: the NVIDIA "
+            "driver is not installed, or {driver} took the GPU before it",
+            "lspci -nnk -d 10de:   # 'Kernel driver in use' must read nvidia\n"
+            "sudo apt-get install nvidia-driver-<branch>   # administrators, or NVIDIA's installer (dnf install "
+            "nvidia-driver on RHEL): the packages blacklist nouveau\n"
+            "printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf "
+            "&& sudo update-initramfs -u && sudo reboot   # where the NVIDIA driver is installed and nouveau still wins "
+            "(dracut -f on RHEL)")
+_VFIO = ("{be} bound to {driver}, which reserves it for passthrough to a virtual machine: nothing on this host can use it "
+         "(intended on a hypervisor host, not on a node that runs the jobs)",
+         "lspci -nnk -d 10de:   # 'Kernel driver in use: vfio-pci' on this node\n"
+         "grep -rE 'vfio|pci-stub' /etc/modprobe.d /proc/cmdline   # the vfio-pci.ids=10de:... or driver_override that claims it\n"
+         "sudo update-initramfs -u && sudo reboot   # administrators, after removing the GPU's id there (dracut -f on RHEL)")
+_UNBOUND = ("{have} no kernel driver bound: the NVIDIA kernel module is not loaded (not installed, not built for this "
+            "kernel, or refused at load)",
+            "lsmod | grep -w nvidia   # empty: the module is not loaded\n"
+            "sudo modprobe nvidia && nvidia-smi   # administrators; if modprobe fails, it says why (dkms status for a "
+            "module not built for this kernel)")
+_OTHER = ("{be} bound to {driver}, not the NVIDIA driver: CUDA, NVML and nvidia-smi cannot use it",
+          "lspci -nnk -d 10de:   # 'Kernel driver in use' must read nvidia\n"
+          "echo 'blacklist {driver}' | sudo tee /etc/modprobe.d/blacklist-{driver}.conf && sudo update-initramfs -u "
+          "&& sudo reboot   # administrators, where the NVIDIA driver is installed")
+
+
+def _bound_elsewhere(f: FactView) -> Iterator[Hit]:
+    """NVIDIA display devices (pci.gpus) held by another kernel driver, or by none: one finding
+    per state. A device whose driver the source does not show is not judged."""
+    groups = {}
+    for n, d in enumerate(f.get("pci.gpus") or []):
+        if d.get("vendor") != "nvidia" or not str(d.get("class_id") or "").startswith("03"):
+            continue
+        driver = d.get("driver")
+        if d.get("bound") is True and driver == "nvidia":
+            continue
+        if d.get("bound") is False:
+            state = _UNBOUND
+        elif d.get("bound") is True and isinstance(driver, str):
+            state = (_NOUVEAU if driver in ("nouveau", "nova_core", "nova_drm") else
+                     _VFIO if "vfio" in driver or driver == "pci-stub" else _OTHER)
+        else:
+            continue
+        groups.setdefault((state, driver), []).append((n, d))
+    source = f.get("pci.source") or "the PCI bus"
+    for (state, driver), devs in groups.items():
+        one = len(devs) == 1
+        said, fix = (s.format(driver=driver, be="is" if one else "are", have="has" if one else "have") for s in state)
+        where = ", ".join(f"{d.get('address')}{' (' + d['name'] + ')' if d.get('name') else ''}" for _, d in devs[:8])
+        more = f" and {len(devs) - 8} more" if len(devs) > 8 else ""
+        noun = "NVIDIA GPU" if len(devs) == 1 else f"{len(devs)} NVIDIA GPUs"
+        yield Hit(message=f"{noun} at {where}{more} {said} (from {source})",
+                  fix=fix, subject=f"GPU at {devs[0][1].get('address')}" if len(devs) == 1 else None,
+                  evidence={f"pci.gpus.{n}.driver": d.get("driver") for n, d in devs[:8]} | {"pci.source": source})
+
+
+def _bound_but_unasked(f: FactView) -> None:
+    """NVIDIA GPUs that lspci or lshw shows bound to the nvidia module, where nothing asked the driver
+    itself: bound is not working (a version mismatch leaves the module bound), so not judged."""
+    if isinstance(f.get("gpus"), list):
+        return
+    held = [d for d in f.get("pci.gpus") or [] if d.get("vendor") == "nvidia" and d.get("driver") == "nvidia"]
+    if held:
+        raise MissingFact("gpus", f"{f.get('pci.source')} shows the nvidia module bound to {len(held)} NVIDIA GPU(s), "
+                                  "but nothing in it shows whether the driver answers (nvidia-smi's output would)")
+
+
 def _nvidia_gpu_shown(f: FactView) -> bool:
     """Whether anything but "No devices were found" shows an NVIDIA GPU on the machine: one on
     the PCI bus or listed, a GPU named in the ticket, or a kernel line of the driver about one."""
     on_bus = f.get("nvidia.pci_devices")
     if (isinstance(on_bus, int) and on_bus > 0) or cuda_gpus(f) or f.get("ticket.gpus_named"):
+        return True
+    if any(d.get("vendor") == "nvidia" for d in f.get("pci.gpus") or []):
         return True
     return any(str(s.get("id", "")).startswith(("nvrm:", "xid:")) for s in f.get("ticket.symptoms") or [])
 

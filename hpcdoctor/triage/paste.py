@@ -147,6 +147,12 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
                              f"only its first {MAX_READ_BYTES >> 20} MiB were read")
             key = tuple(piece.kind.argv) or ("file", str(piece.kind.file))
             every.append((label, piece))
+            if key in chosen and piece.kind.joined:
+                # `lspci | grep -i nvidia` above `lspci -k -s 01:00.0`: the second holds the driver.
+                first = chosen[key]
+                # The blank line between keeps them two outputs: neither's blocks run into the other's.
+                chosen[key] = Piece(first.kind, first.text + "\n" + piece.text, first.line, first.host)
+                continue
             if key in chosen:
                 notes.append(f"{label}: a second {piece.kind.name} at line {piece.line}, of the same machine, was not read")
                 continue

@@ -28,6 +28,7 @@ class Kind:
     argv: List[str]                     # the command whose output this is
     per_device: bool = False            # one block per device: adjacent blocks are one output
     file: Optional[str] = None          # or the file whose content this is (argv is then empty)
+    joined: bool = False                # several outputs in one paste are read together (each shows part of the bus)
 
 
 KINDS = [
@@ -55,6 +56,14 @@ KINDS = [
     # --showtopo's and --showtoponuma's sections, pasted without the banner above them.
     Kind("rocm-smi section", re.compile(r"^\s*=+\s*(Weight between two GPUs|Numa Nodes)\s*=+"), ["rocm-smi"]),
     Kind("amd-smi static", re.compile(r"^(GPU|CPU): \d+\s*$"), ["amd-smi", "static"], per_device=True),
+    # lspci's line for a GPU or accelerator (lspci.c show_terse), plain or -nn; the devices before it
+    # (bridges, NICs) are not read. Every form (-k, -v, grep) is one output: read by parse.lspci.
+    Kind("lspci", re.compile(r"^[ \t]{0,4}(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] (?:VGA compatible controller|"
+                             r"3D controller|Display controller|XGA compatible controller|Processing accelerators)"
+                             r"(?: \[[0-9a-fA-F]{4}\])?: \S"), ["lspci"], per_device=True, joined=True),
+    # lshw's display node (print.cc: "*-display", with " UNCLAIMED" when no driver holds it).
+    Kind("lshw", re.compile(r"^[ \t]{0,64}\*-display(?::\d{1,3})?(?: (?:DISABLED|UNCLAIMED)){0,2}[ \t]*$"),
+         ["lshw", "-C", "display"], per_device=True, joined=True),
 ]
 
 

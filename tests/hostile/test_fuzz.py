@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from conftest import CPUINFO, NODES, PUBLIC
 from hpcdoctor import config
 from hpcdoctor.envfilter import parse_env_output
-from hpcdoctor.parse import (amdsmi, collect_env, cpuinfo, cpulist, kv, lscpu, numactl, nvsmi_topo, nvsmi_xml, rdma, rocm_topo,
-                             torch_config)
+from hpcdoctor.parse import (amdsmi, collect_env, cpuinfo, cpulist, kv, lscpu, lshw, lspci, numactl, nvsmi_topo, nvsmi_xml, rdma,
+                             rocm_topo, torch_config)
 from hpcdoctor.triage.messages import find_messages
 from hpcdoctor.triage.paste import recognise
 from hpcdoctor.sysroot import ReplaySysRoot, SnapshotError
@@ -128,6 +128,19 @@ def test_rdma_outputs(text):
     rdma.parse_ibstatus(text)
     rdma.parse_fi_info(text)
     rdma.parse_ibv_devinfo(text)
+
+
+PCI_S = _samples(*sorted((NODES.parent / "pastes").glob("lspci-*.txt")), *sorted((NODES.parent / "pastes").glob("lshw-*.txt")))
+
+
+@given(mutated(PCI_S))
+def test_lspci_and_lshw(text):
+    for mod in (lspci, lshw):
+        try:
+            out = mod.parse(text)
+        except ValueError:
+            continue
+        assert all(isinstance(d, dict) and "bound" in d for d in out["devices"])
 
 
 REPORT_S = _samples(*(NODES.parent / "pastes").glob("*.txt"), *(PUBLIC / "amd").glob("*rocm-smi*.txt"))
