@@ -99,7 +99,7 @@ def _filled(fix: str, told: List[dict], host: Optional[str]) -> str:
 def _service(s: dict, host: Optional[str]) -> Optional[str]:
     """Which tool's cache or install the download was for; None when only the server is known."""
     sid, text = str(s.get("id", "")), str(s.get("text", ""))
-    if s.get("family") == "faq_huggingface" or sid.startswith(("netclient:hub-", "netclient:transformers")):
+    if sid.startswith(("netclient:hub-", "netclient:transformers")):
         return "hf"
     if s.get("family") in ("pip", "conda"):
         return s["family"]
@@ -151,7 +151,8 @@ def no_outbound_network(f: FactView) -> Iterator[Hit]:
     References:
         - https://huggingface.co/docs/huggingface_hub/guides/manage-cache and https://huggingface.co/docs/transformers/installation#offline-mode
         - https://pytorch.org/docs/stable/hub.html (TORCH_HOME, load_state_dict_from_url)
-        - glibc 2.36 gai_strerror; urllib3 2.8.0; curl 7.88.1; GNU Wget 1.21.3 (recorded, knowledge/messages/netclient.toml)
+        - https://pypi.org/project/urllib3/2.8.0/ and https://pypi.org/project/huggingface-hub/2.4.0/ (the messages; knowledge/messages/netclient.toml)
+        - https://curl.se/docs/manpage.html (exit code 6: could not resolve host)
     """
     told = _messages(f)
     if not told:

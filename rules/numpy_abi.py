@@ -78,7 +78,8 @@ def numpy_abi_mismatch(f: FactView) -> Iterator[Hit]:
     References:
         - https://numpy.org/devdocs/numpy_2_0_migration_guide.html (the ABI break; "numpy<2" for users)
         - https://numpy.org/devdocs/user/troubleshooting-importerror.html#c-api-incompatibility
-        - numpy 2.3.5 numpy/core/_multiarray_umath.py and __multiarray_api.h (the messages); Cython 3.0.11 ImportExport.c
+        - https://pypi.org/project/numpy/2.3.5/ (numpy/core/_multiarray_umath.py and __multiarray_api.h in its wheels: the messages)
+        - https://github.com/cython/cython/blob/3.0.11/Cython/Utility/ImportExport.c (__Pyx_ImportType's size check)
     """
     told = catalogued(f, "numpy-abi-mismatch")
     if not told:

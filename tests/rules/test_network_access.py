@@ -65,7 +65,7 @@ def test_the_clusters_own_names_and_transient_errors_are_not_this_rule():
 
 
 def test_silent_on_a_paste_without_a_download():
-    assert fired("no-outbound-network", recorded_paste_facts("motiongpt3-14-numpy1-module-on-numpy-2.3.txt")) == []
+    assert not fired("no-outbound-network", recorded_paste_facts("motiongpt3-14-numpy1-module-on-numpy-2.3.txt"))
 
 
 def _fires(symptoms):
