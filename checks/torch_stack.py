@@ -159,6 +159,12 @@ def from_payload(data: Dict[str, Any], env: Dict[str, str]) -> Dict[str, Any]:
     }
     if data.get("conda_packages") is not None:
         out["conda_packages"] = data["conda_packages"]
+    # Where the interpreter's imports come from: the user's site directory, and packages installed
+    # twice whose first copy hides the other (host-python-env-in-container reads them).
+    if isinstance(data.get("user_site"), dict):
+        out["user_site"] = data["user_site"]
+    if isinstance(data.get("shadowed"), list):
+        out["shadowed"] = [s for s in data["shadowed"] if isinstance(s, dict)]
     for key in ("version", "cuda", "hip", "git_version", "path", "cudnn", "nccl", "arch_list", "cuda_available",
                 "device_count", "devices", "float32_matmul_precision", "matmul_allow_tf32", "cudnn_allow_tf32",
                 "num_threads", "num_interop_threads", "mkldnn", "mkl", "openmp", "cpu_capability", "acl",

@@ -30,7 +30,8 @@ MODULE_TOPIC = {
     "torch_rocm": "Software stack", "libraries": "Software stack", "precision": "Software stack",
     "frameworks": "Software stack", "driver_generation": "Software stack", "gpu_messages": "GPU health",
     "nccl_messages": "Network", "nccl_env": "Environment", "torch_messages": "Software stack", "cuda_toolkit": "Software stack", "rocm_devices": "GPU health", "pcie_p2p": "GPU health",
-    "tf_jax": "Software stack", "env_modules": "Environment", "mpi_messages": "Network",
+    "tf_jax": "Software stack", "env_modules": "Environment", "mpi_messages": "Network", "gpu_access": "GPU health",
+    "container_python": "Environment",
 }
 
 

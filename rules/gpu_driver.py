@@ -10,6 +10,7 @@ from typing import Iterator
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, cuda_gpus, told_evidence, told_text
+from hpcdoctor.rules.gpu_access import libs_not_bound_in_container
 
 
 @rule("GPU001", "gpu-driver-unusable", "error", "GPUs present but the driver cannot be used", impact=10)
@@ -46,6 +47,9 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         - https://download.nvidia.com/XFree86/Linux-x86_64/595.45.04/README/powermanagement.html (suspend with UVM)
         - https://github.com/pytorch/pytorch/issues/49081 (/dev/nvidia-uvm missing)
     """
+    # A container run without the GPU option lacks the host's libraries: the run's fault, not the driver's.
+    if libs_not_bound_in_container(f):
+        return
     found = False
     for vendor in ("nvidia", "amd"):
         on_bus = f.get(f"{vendor}.pci_devices")
