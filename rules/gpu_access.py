@@ -121,6 +121,9 @@ def gpu_device_permission_denied(f: FactView) -> Iterator[Hit]:
         return
     group = s.get("group") if s.get("id") == _LISTED else None
     what = {"rw-------": "only root may open the NVIDIA device nodes (mode 0600)"}.get(str(s.get("mode")))
+    if s.get("id") == _NVML_DENIED:
+        what = ("NVML could not initialise for this user (Insufficient Permissions): it may not open the driver's "
+                "device nodes, whose mode and group shut the user out")
     yield Hit(message=f"{what or 'this user may not open the NVIDIA device nodes (their mode and group shut them out)'} "
                       f"(line {s.get('line')}: \"{told_text(s)}\")",
               fix=_GROUP_FIX.format(group=group or "video"), evidence=told_evidence(s))
