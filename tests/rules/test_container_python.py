@@ -1,0 +1,96 @@
+"""ENV025 host-python-env-in-container: set F's tickets (a scanpy traceback through ~/.local inside
+Singularity, a notebook's sys.path in ~/.conda), the torch payload's user site and shadowed
+packages run for real in this interpreter, and the rule on those facts inside and outside a container."""
+
+from __future__ import annotations
+
+import sys
+
+from conftest import NODES
+from rulekit import fired, paste_facts, with_env
+from hpcdoctor import pipeline
+from hpcdoctor.checks import torch_stack
+from hpcdoctor.runner import Options
+from hpcdoctor.triage.paste import open_paste
+
+BLIND_F = NODES.parent / "tickets_blind_f"
+RULE = "host-python-env-in-container"
+
+
+def ticket_facts(name: str):
+    with open_paste([str(BLIND_F / name)]) as (root, _recognised, _notes):
+        return pipeline.gather(root, Options())
+
+
+def test_scanpy_from_the_user_site_inside_singularity():
+    (hit,) = fired(RULE, ticket_facts("scenicprotocol-2-home-local-shadows-container.txt"))
+    assert "user's site directory" in hit.message and "line 4" in hit.message
+    assert hit.fix.startswith("apptainer exec --env PYTHONNOUSERSITE=1") and "--no-home" in hit.fix
+
+
+def test_a_conda_env_in_the_home_inside_singularity_keeps_the_home_out_first():
+    (hit,) = fired(RULE, ticket_facts("singularity-2600-home-conda-shadows-container.txt"))
+    assert "~/.conda" in hit.message and "line 27" in hit.message
+    assert hit.fix.startswith("apptainer exec --cleanenv --no-home")
+
+
+def test_a_user_site_traceback_without_a_container_is_not_this_rule(tmp_path):
+    text = (BLIND_F / "scenicprotocol-2-home-local-shadows-container.txt").read_text()
+    # the same traceback, without the title and sentence that name Singularity
+    g = paste_facts(tmp_path, text.split("```", 1)[1])
+    assert any(s["id"] == "python_site:user-site-path" for s in g["facts"]["ticket"]["symptoms"])
+    assert not fired(RULE, g)
+
+
+def _fake_site(tmp_path, where, name, version):
+    d = tmp_path / where
+    (d / f"{name}-{version}.dist-info").mkdir(parents=True)
+    return d
+
+
+def test_payload_reports_the_copy_that_wins_and_the_user_site(tmp_path, monkeypatch):
+    first = _fake_site(tmp_path, "home/u/.local/lib/site-packages", "numpy", "1.26.4")
+    second = _fake_site(tmp_path, "opt/image/site-packages", "numpy", "2.1.0")
+    monkeypatch.setenv("PYTHONPATH", f"{first}:{second}")
+    monkeypatch.setenv("PYTHONNOUSERSITE", "1")
+    data = torch_stack.run_payload(sys.executable, "fast", 30)
+    facts = torch_stack.from_payload(data, {})
+    (numpy,) = [s for s in facts["shadowed"] if s["name"] == "numpy"]
+    assert (numpy["version"], numpy["location"]) == ("1.26.4", str(first))
+    assert numpy["hidden"] == [{"version": "2.1.0", "location": str(second)}]
+    assert facts["user_site"]["enabled"] is False and facts["user_site"]["on_path"] is False
+
+
+def _container(env, shadowed, torch_path=None):
+    changes = {"torch.shadowed": shadowed, "torch.user_site": {"enabled": True, "path": "/home/u/.local/lib/python3.11/site-packages",
+                                                                 "on_path": True}}
+    if torch_path:
+        changes["torch.path"] = torch_path
+    return with_env("h100-kvm-1gpu", env, **changes)
+
+
+SHADOWED = [{"name": "numpy", "version": "1.26.4", "location": "/home/u/.local/lib/python3.11/site-packages",
+             "hidden": [{"version": "2.1.0", "location": "/usr/local/lib/python3.11/site-packages"}]}]
+
+
+def test_live_user_site_copy_hides_the_images_inside_apptainer():
+    (hit,) = fired(RULE, _container({"APPTAINER_CONTAINER": "/x.sif", "HOME": "/home/u"}, SHADOWED))
+    assert "numpy 1.26.4 from /home/u/.local" in hit.message and "2.1.0 in /usr/local" in hit.message
+    assert "PYTHONNOUSERSITE=1" in hit.fix and "--cleanenv" in hit.fix
+
+
+def test_live_torch_from_a_host_pythonpath_in_docker():
+    g = _container({"PYTHONPATH": "/home/u/pylib", "HOME": "/home/u"}, [], torch_path="/home/u/pylib/torch")
+    g["facts"]["scheduler"]["in_container"] = True
+    (hit,) = fired(RULE, g)
+    assert "torch is imported from /home/u/pylib/torch" in hit.message and hit.fix.startswith("docker run -e PYTHONNOUSERSITE=1")
+
+
+def test_live_silent_outside_a_container_and_on_the_images_own_packages():
+    assert not fired(RULE, _container({"HOME": "/home/u"}, SHADOWED))
+    own = [{"name": "numpy", "version": "2.1.0", "location": "/usr/local/lib/python3.11/site-packages",
+            "hidden": [{"version": "1.26.4", "location": "/usr/lib/python3/dist-packages"}]}]
+    assert not fired(RULE, _container({"APPTAINER_CONTAINER": "/x.sif", "HOME": "/home/u"}, own))
+    # torch in a venv the user keeps in the home is their choice, not the user site leaking in
+    assert not fired(RULE, _container({"APPTAINER_CONTAINER": "/x.sif", "HOME": "/home/u"}, [],
+                                      torch_path="/home/u/venv/lib/python3.11/site-packages/torch"))
