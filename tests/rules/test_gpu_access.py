@@ -181,3 +181,13 @@ def test_a_hostile_devices_probe_is_unknown(tmp_path):
     g = node(tmp_path, ["not", "a", "dict"])
     assert "devices" in g["unknown"]
     assert not fired("gpu-device-permission-denied", g)
+
+
+def test_live_kfd_outside_the_render_group_is_the_rocm_rule(tmp_path):
+    probe = {"euid": 1000, "groups": [1000], "ld_cache_read": True, "driver_libraries": {},
+             "nodes": [{"path": "/dev/kfd", "mode": "0660", "uid": 0, "gid": 109, "group": "render", "rw": False},
+                       {"path": "/dev/dri/renderD128", "mode": "0660", "uid": 0, "gid": 109, "group": "render", "rw": False}]}
+    g = node(tmp_path, probe)
+    (hit,) = fired("rocm-kfd-permission-denied", g)
+    assert "/dev/kfd (0660 0:render)" in hit.message and "not in render" in hit.message
+    assert not fired("gpu-device-permission-denied", g)  # no NVIDIA node: not the NVIDIA rule
