@@ -30,6 +30,8 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         executor's diagnostics that TensorFlow and jaxlib print after cuInit fails: "kernel version
         X does not match DSO version Y", and "kernel driver does not appear to be running on this
         host" where the paste shows an NVIDIA GPU (every machine without one prints it too).
+        Not in a container started without the GPU option (container-nvidia-libs-not-bound): the
+        host's driver is not what is missing there.
 
     Why it matters:
         Every GPU job on the node fails or silently runs on the CPU. A driver/library mismatch is
