@@ -14,7 +14,6 @@ from hpcdoctor.runner import Options
 from hpcdoctor.triage.paste import open_paste
 
 BLIND_F = NODES.parent / "tickets_blind_f"
-RULE = "host-python-env-in-container"
 
 
 def ticket_facts(name: str):
@@ -23,13 +22,13 @@ def ticket_facts(name: str):
 
 
 def test_scanpy_from_the_user_site_inside_singularity():
-    (hit,) = fired(RULE, ticket_facts("scenicprotocol-2-home-local-shadows-container.txt"))
+    (hit,) = fired("host-python-env-in-container", ticket_facts("scenicprotocol-2-home-local-shadows-container.txt"))
     assert "user's site directory" in hit.message and "line 4" in hit.message
     assert hit.fix.startswith("apptainer exec --env PYTHONNOUSERSITE=1") and "--no-home" in hit.fix
 
 
 def test_a_conda_env_in_the_home_inside_singularity_keeps_the_home_out_first():
-    (hit,) = fired(RULE, ticket_facts("singularity-2600-home-conda-shadows-container.txt"))
+    (hit,) = fired("host-python-env-in-container", ticket_facts("singularity-2600-home-conda-shadows-container.txt"))
     assert "~/.conda" in hit.message and "line 27" in hit.message
     assert hit.fix.startswith("apptainer exec --cleanenv --no-home")
 
@@ -39,7 +38,7 @@ def test_a_user_site_traceback_without_a_container_is_not_this_rule(tmp_path):
     # the same traceback, without the title and sentence that name Singularity
     g = paste_facts(tmp_path, text.split("```", 1)[1])
     assert any(s["id"] == "python_site:user-site-path" for s in g["facts"]["ticket"]["symptoms"])
-    assert not fired(RULE, g)
+    assert not fired("host-python-env-in-container", g)
 
 
 def _fake_site(tmp_path, where, name, version):
@@ -74,7 +73,7 @@ SHADOWED = [{"name": "numpy", "version": "1.26.4", "location": "/home/u/.local/l
 
 
 def test_live_user_site_copy_hides_the_images_inside_apptainer():
-    (hit,) = fired(RULE, _container({"APPTAINER_CONTAINER": "/x.sif", "HOME": "/home/u"}, SHADOWED))
+    (hit,) = fired("host-python-env-in-container", _container({"APPTAINER_CONTAINER": "/x.sif", "HOME": "/home/u"}, SHADOWED))
     assert "numpy 1.26.4 from /home/u/.local" in hit.message and "2.1.0 in /usr/local" in hit.message
     assert "PYTHONNOUSERSITE=1" in hit.fix and "--cleanenv" in hit.fix
 
@@ -82,15 +81,15 @@ def test_live_user_site_copy_hides_the_images_inside_apptainer():
 def test_live_torch_from_a_host_pythonpath_in_docker():
     g = _container({"PYTHONPATH": "/home/u/pylib", "HOME": "/home/u"}, [], torch_path="/home/u/pylib/torch")
     g["facts"]["scheduler"]["in_container"] = True
-    (hit,) = fired(RULE, g)
+    (hit,) = fired("host-python-env-in-container", g)
     assert "torch is imported from /home/u/pylib/torch" in hit.message and hit.fix.startswith("docker run -e PYTHONNOUSERSITE=1")
 
 
 def test_live_silent_outside_a_container_and_on_the_images_own_packages():
-    assert not fired(RULE, _container({"HOME": "/home/u"}, SHADOWED))
+    assert not fired("host-python-env-in-container", _container({"HOME": "/home/u"}, SHADOWED))
     own = [{"name": "numpy", "version": "2.1.0", "location": "/usr/local/lib/python3.11/site-packages",
             "hidden": [{"version": "1.26.4", "location": "/usr/lib/python3/dist-packages"}]}]
-    assert not fired(RULE, _container({"APPTAINER_CONTAINER": "/x.sif", "HOME": "/home/u"}, own))
+    assert not fired("host-python-env-in-container", _container({"APPTAINER_CONTAINER": "/x.sif", "HOME": "/home/u"}, own))
     # torch in a venv the user keeps in the home is their choice, not the user site leaking in
-    assert not fired(RULE, _container({"APPTAINER_CONTAINER": "/x.sif", "HOME": "/home/u"}, [],
+    assert not fired("host-python-env-in-container", _container({"APPTAINER_CONTAINER": "/x.sif", "HOME": "/home/u"}, [],
                                       torch_path="/home/u/venv/lib/python3.11/site-packages/torch"))
