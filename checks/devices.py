@@ -13,6 +13,7 @@ from __future__ import annotations
 import glob
 import grp
 import os
+import re
 import stat
 from typing import Any, Dict, List, Optional
 
@@ -92,6 +93,8 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
         "groups": data.get("groups") if isinstance(data.get("groups"), list) else [],
         "nodes": nodes,
         "nvidia_nodes": len(nvidia),
+        # One per GPU (/dev/nvidia0, /dev/nvidia1...): nvidiactl alone is the driver's, not a GPU given to this process.
+        "nvidia_gpu_nodes": sum(1 for n in nvidia if re.fullmatch(r"/dev/nvidia[0-9]{1,3}", n["path"])),
         "nvidia_denied": [n for n in nvidia if n.get("rw") is False],
         "amd_denied": [n for n in nodes if n.get("rw") is False and not n["path"].startswith("/dev/nvidia")],
     }

@@ -168,17 +168,17 @@ def _in_container(f: FactView) -> Optional[str]:
 def _libs_not_bound_live(f: FactView) -> Iterator[Hit]:
     place = _in_container(f)
     libs = f.get("devices.driver_libraries")
-    nodes = f.get("devices.nvidia_nodes") or 0
+    nodes = f.get("devices.nvidia_gpu_nodes") or 0
     if place is None or not isinstance(libs, dict) or not libs or any(libs.values()):
         return
     gpus = f.get("scheduler.gpus_on_node") or 0
     if nodes <= 0 and gpus <= 0:
         return
-    seen = f"{nodes} NVIDIA device node(s)" if nodes else f"a GPU allocation ({gpus} GPU(s))"
+    seen = f"{nodes} NVIDIA GPU device node(s)" if nodes else f"a GPU allocation ({gpus} GPU(s))"
     fix = {"apptainer": _APPTAINER_FIX, "kubernetes": _K8S_FIX}.get(place, _DOCKER_FIX)
     yield Hit(message=f"this container sees {seen} but the dynamic loader finds none of the driver's libraries "
                       f"({', '.join(sorted(libs))}): the container was started without the GPU option that binds them",
-              fix=fix, evidence={"devices.nvidia_nodes": nodes, "devices.driver_libraries": libs,
+              fix=fix, evidence={"devices.nvidia_gpu_nodes": nodes, "devices.driver_libraries": libs,
                                  "scheduler.gpus_on_node": gpus or None})
 
 
@@ -187,8 +187,8 @@ def _libs_not_bound_live(f: FactView) -> Iterator[Hit]:
 def container_nvidia_libs_not_bound(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        On the node: inside Apptainer/Singularity, docker/podman or a Kubernetes pod, NVIDIA device
-        nodes (or a GPU allocation) while the dynamic loader finds neither libcuda.so.1 nor
+        On the node: inside Apptainer/Singularity, docker/podman or a Kubernetes pod, a GPU's device
+        node (/dev/nvidiaN; nvidiactl alone is no GPU) or a GPU allocation, while the dynamic loader finds neither libcuda.so.1 nor
         libnvidia-ml.so.1 (LD_LIBRARY_PATH, /etc/ld.so.cache, the system directories). In a pasted
         ticket: nvidia-smi's "couldn't find libnvidia-ml.so library", NVML's "NVML Shared Library
         Not Found", the loader's "libcuda.so.1: cannot open shared object file" or Apptainer's

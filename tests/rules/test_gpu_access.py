@@ -147,10 +147,13 @@ def test_live_apptainer_sees_the_nodes_not_the_libraries(tmp_path):
              "nodes": [nvidia_node("/dev/nvidiactl", "0666", 0, True, "root"), nvidia_node("/dev/nvidia0", "0666", 0, True, "root")]}
     g = node(tmp_path, probe, {"APPTAINER_CONTAINER": "/scratch/img.sif"})
     (hit,) = fired("container-nvidia-libs-not-bound", g)
-    assert "2 NVIDIA device node(s)" in hit.message and "apptainer exec --nv" in hit.fix
+    assert "1 NVIDIA GPU device node(s)" in hit.message and "apptainer exec --nv" in hit.fix
     # outside a container the same facts are the host's driver (gpu-driver-unusable's ground)
     assert not fired("container-nvidia-libs-not-bound", node(tmp_path / "host", probe))
     # found by the loader (--nv given): nothing to say
+    # the driver's control node alone is no GPU given to the container (a CPU container of a GPU host)
+    ctl_only = dict(probe, nodes=probe["nodes"][:1])
+    assert not fired("container-nvidia-libs-not-bound", node(tmp_path / "ctl", ctl_only, {"APPTAINER_CONTAINER": "x"}))
     bound = dict(probe, driver_libraries={"libcuda.so.1": "/.singularity.d/libs/libcuda.so.1", "libnvidia-ml.so.1": None})
     assert not fired("container-nvidia-libs-not-bound", node(tmp_path / "nv", bound, {"APPTAINER_CONTAINER": "x"}))
 
