@@ -194,3 +194,23 @@ def test_live_kfd_outside_the_render_group_is_the_rocm_rule(tmp_path):
     (hit,) = fired("rocm-kfd-permission-denied", g)
     assert "/dev/kfd (0660 0:render)" in hit.message and "not in render" in hit.message
     assert not fired("gpu-device-permission-denied", g)  # no NVIDIA node: not the NVIDIA rule
+
+
+def test_new_patterns_look_once_per_node_name_on_a_hostile_line():
+    # A line of the matcher's cap (4096 characters) made of what each pattern starts on: the first
+    # forms scanned up to 200 characters from every slash (a 2048-line paste: 72 s for the user site).
+    import time
+
+    from hpcdoctor.knowledge import messages
+
+    entries = {e.key: e for fam in messages.families(("devices", "python_site", "container"))
+               for e in fam.entries if e.pattern is not None}
+    hostile = {"nvidia-device-open-denied": "/dev/nvidia0 ", "nvidia-device-open-not-permitted": "/dev/nvidia0 ",
+               "nvidia-device-not-world-accessible": "crw-rw---- 1 root video 195, 0 ", "user-site-path": "/a",
+               "home-conda-path": "/home/", "apptainer-command": "apptainer exec "}
+    for key, unit in hostile.items():
+        line = (unit * (4096 // len(unit)))[:4096]
+        t0 = time.perf_counter()
+        for _ in range(300):  # the first user-site form: 2 s here; these: milliseconds
+            entries[key].pattern.search(line)
+        assert time.perf_counter() - t0 < 1.0, key
