@@ -88,7 +88,10 @@ def payload_result(res: Any, python: str, what: str) -> Dict[str, Any]:
     except ValueError as exc:
         if "nested deeper" in str(exc):
             raise Missing(f"{what} in {python} printed {exc}") from None
-        tail = (res.stderr.strip().splitlines() or ["no output"])[-1][:300]
+        lines = res.stderr.strip().splitlines() or ["no output"]
+        # CPython's own fatal start-up error (a PYTHONHOME or PYTHONPATH of another installation) ends
+        # with a thread dump; its first line is what says why.
+        tail = next((ln for ln in lines if ln.startswith("Fatal Python error: ")), lines[-1])[:300]
         raise Missing(f"{what} failed in {python} (exit {res.rc}): {tail}") from None
     if not isinstance(data, dict):
         raise Missing(f"{what} printed something other than a JSON object")

@@ -26,6 +26,12 @@ _APPTAINER_FIX = ("apptainer exec --env PYTHONNOUSERSITE=1 IMAGE python -c 'impo
                   "before singularity exec on Singularity 2 and 3)\n"
                   "apptainer exec --cleanenv --no-home IMAGE ...   # the host's PYTHONPATH and conda variables, and the "
                   "home with its ~/.local and ~/.conda, stay outside (--containall for all of it)")
+# CPython's fatal start-up error without its standard library, and the PYTHONHOME its dump shows.
+_NO_STDLIB = "python_site:stdlib-not-found"
+_PYTHONHOME_SAID = "python_site:path-configuration-pythonhome"
+_PYTHONHOME_FIX = ("echo \"$PYTHONHOME\"   # set on the host (a module, a conda activation): Apptainer passes it into the container\n"
+                   "apptainer exec --cleanenv IMAGE python3 -c 'import sys; print(sys.prefix)'   # the image's own Python "
+                   "without the host's variables (or unset PYTHONHOME before apptainer exec)")
 # A conda environment in the home is not the user site: keeping the home (and the host's variables
 # that point into it) outside is the fix, PYTHONNOUSERSITE second.
 _HOME_FIRST_FIX = "\n".join(reversed(_APPTAINER_FIX.split("\n")))
@@ -55,6 +61,18 @@ def _host_roots(f: FactView, home: bool) -> List[str]:
     if home and env.get("HOME"):
         roots.append(str(env["HOME"]))
     return roots
+
+
+def _live_pythonhome(f: FactView, place: str) -> Iterator[Hit]:
+    """PYTHONHOME set inside the container, and the job's Python failing to start without its
+    standard library (the torch probe's reason carries CPython's words)."""
+    value = (f.get("env.vars") or {}).get("PYTHONHOME")
+    why = f.reason("torch") if f.get("torch") is None else ""
+    if value and isinstance(why, str) and ("encodings" in why or "init_fs_encoding" in why):
+        yield Hit(message=f"PYTHONHOME={value} is set in this container and its Python cannot start: it looks for its "
+                          f"standard library there ({why[:160]})",
+                  fix=_PYTHONHOME_FIX if place == "apptainer" else "unset PYTHONHOME   # in the container's environment",
+                  evidence={"env.vars.PYTHONHOME": value, "torch": why[:300]})
 
 
 def _live(f: FactView, place: str) -> Iterator[Hit]:
@@ -93,7 +111,9 @@ def host_python_env_in_container(f: FactView) -> Iterator[Hit]:
         reports where, and which copies sys.path hides). In a pasted ticket: a traceback frame or
         sys.path entry in ~/.local/lib/pythonX.Y/site-packages or a conda directory under the home
         (~/.conda), where the paste shows an Apptainer/Singularity container (its prompt, an
-        apptainer or singularity exec/run/shell command, the user naming the container).
+        apptainer or singularity exec/run/shell command, the user naming the container). A
+        PYTHONHOME from the host: CPython's "Fatal Python error: init_fs_encoding" inside the
+        container, or, on the node, PYTHONHOME set there and the job's Python failing to start.
 
     Why it matters:
         Apptainer and Singularity mount the host's home directory and pass the host's environment
@@ -115,7 +135,7 @@ def host_python_env_in_container(f: FactView) -> Iterator[Hit]:
     place = _in_container(f)
     if place is not None:
         found = False
-        for hit in _live(f, place):
+        for hit in list(_live_pythonhome(f, place)) or list(_live(f, place)):
             found = True
             yield hit
         if found:
@@ -123,6 +143,15 @@ def host_python_env_in_container(f: FactView) -> Iterator[Hit]:
     told = f.get("ticket.symptoms") or []
     home = next((s for s in told if s.get("id") in _HOME_PATHS), None)
     sign = next((s for s in told if s.get("id") in _APPTAINER_SIGNS), None)
+    stdlib = next((s for s in told if s.get("id") == _NO_STDLIB), None)
+    if sign is not None and stdlib is not None:
+        value = next((s.get("home") for s in told if s.get("id") == _PYTHONHOME_SAID and s.get("home")), None)
+        said = f" (PYTHONHOME = '{value}')" if value else ""
+        yield Hit(message=f"inside an Apptainer/Singularity container (line {sign.get('line')}), Python could not find its own "
+                          f"standard library (line {stdlib.get('line')}): a PYTHONHOME passed in from the host{said} points the "
+                          "image's Python at another installation",
+                  fix=_PYTHONHOME_FIX, evidence=told_evidence(stdlib))
+        return
     if home is None or sign is None:
         return
     what = ("the user's site directory (~/.local/lib/pythonX.Y/site-packages), which Python searches before the "

@@ -93,3 +93,37 @@ def test_live_silent_outside_a_container_and_on_the_images_own_packages():
     # torch in a venv the user keeps in the home is their choice, not the user site leaking in
     assert not fired("host-python-env-in-container", _container({"APPTAINER_CONTAINER": "/x.sif", "HOME": "/home/u"}, [],
                                       torch_path="/home/u/venv/lib/python3.11/site-packages/torch"))
+
+
+PYTHONHOME_RUN = (NODES.parent / "pastes" / "cpython-3.11.7-pythonhome-elsewhere.txt").read_text()
+
+
+def test_host_pythonhome_inside_apptainer_from_cpythons_own_words(tmp_path):
+    g = paste_facts(tmp_path, "Apptainer> python3 -c 1\n" + PYTHONHOME_RUN)
+    (hit,) = fired("host-python-env-in-container", g)
+    assert "standard library" in hit.message and "PYTHONHOME = '/nonexistent'" in hit.message
+    assert "--cleanenv" in hit.fix
+    # the same failure outside a container is not this rule's (a module's PYTHONHOME on the host)
+    assert not fired("host-python-env-in-container", paste_facts(tmp_path, PYTHONHOME_RUN, "host.txt"))
+
+
+def test_live_pythonhome_in_a_container_that_stops_the_jobs_python():
+    g = with_env("h100-kvm-1gpu", {"APPTAINER_CONTAINER": "/x.sif", "PYTHONHOME": "/sw/python/3.9"})
+    g["facts"]["torch"] = None
+    g["unknown"]["torch"] = ("the torch probe failed in /usr/bin/python3 (exit 1): Fatal Python error: init_fs_encoding: "
+                             "failed to get the Python codec of the filesystem encoding")
+    (hit,) = fired("host-python-env-in-container", g)
+    assert "PYTHONHOME=/sw/python/3.9" in hit.message and "--cleanenv" in hit.fix
+    g["facts"]["env"]["vars"].pop("PYTHONHOME")
+    assert not fired("host-python-env-in-container", g)
+
+
+def test_payload_that_cannot_start_says_cpythons_fatal_error(tmp_path, monkeypatch):
+    import pytest
+
+    from hpcdoctor.sysroot import Missing
+
+    monkeypatch.setenv("PYTHONHOME", str(tmp_path))  # no standard library there
+    with pytest.raises(Missing) as exc:
+        torch_stack.run_payload(sys.executable, "fast", 30)
+    assert "Fatal Python error: init_fs_encoding" in str(exc.value)
