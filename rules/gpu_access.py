@@ -187,9 +187,10 @@ def _libs_not_bound_live(f: FactView) -> Iterator[Hit]:
 def container_nvidia_libs_not_bound(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        On the node: inside Apptainer/Singularity, docker/podman or a Kubernetes pod, a GPU's device
-        node (/dev/nvidiaN; nvidiactl alone is no GPU) or a GPU allocation, while the dynamic loader finds neither libcuda.so.1 nor
-        libnvidia-ml.so.1 (LD_LIBRARY_PATH, /etc/ld.so.cache, the system directories). In a pasted
+        On the node: inside Apptainer/Singularity, docker/podman or a Kubernetes pod, a GPU's
+        device node (/dev/nvidiaN; nvidiactl alone is no GPU) or a GPU allocation, while the
+        dynamic loader finds neither libcuda.so.1 nor libnvidia-ml.so.1 (LD_LIBRARY_PATH,
+        /etc/ld.so.cache, the system directories). In a pasted
         ticket: nvidia-smi's "couldn't find libnvidia-ml.so library", NVML's "NVML Shared Library
         Not Found", the loader's "libcuda.so.1: cannot open shared object file" or Apptainer's
         "Could not find any nv libraries on this host!", printed at an Apptainer/Singularity prompt
