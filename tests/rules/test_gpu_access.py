@@ -214,3 +214,11 @@ def test_new_patterns_look_once_per_node_name_on_a_hostile_line():
         for _ in range(300):  # the first user-site form: 2 s here; these: milliseconds
             entries[key].pattern.search(line)
         assert time.perf_counter() - t0 < 1.0, key
+
+
+def test_a_snapshot_without_the_devices_probe_says_so_and_fires_nothing():
+    from rulekit import facts
+
+    g = facts("h100-kvm-1gpu")  # recorded before the devices check existed
+    assert g["unknown"]["devices"] == "probe devices was not recorded"
+    assert not fired("gpu-device-permission-denied", g) and not fired("container-nvidia-libs-not-bound", g)
