@@ -88,7 +88,10 @@ def payload_result(res: Any, python: str, what: str) -> Dict[str, Any]:
     except ValueError as exc:
         if "nested deeper" in str(exc):
             raise Missing(f"{what} in {python} printed {exc}") from None
-        tail = (res.stderr.strip().splitlines() or ["no output"])[-1][:300]
+        lines = res.stderr.strip().splitlines() or ["no output"]
+        # CPython's own fatal start-up error (a PYTHONHOME or PYTHONPATH of another installation) ends
+        # with a thread dump; its first line is what says why.
+        tail = next((ln for ln in lines if ln.startswith("Fatal Python error: ")), lines[-1])[:300]
         raise Missing(f"{what} failed in {python} (exit {res.rc}): {tail}") from None
     if not isinstance(data, dict):
         raise Missing(f"{what} printed something other than a JSON object")
@@ -159,6 +162,12 @@ def from_payload(data: Dict[str, Any], env: Dict[str, str]) -> Dict[str, Any]:
     }
     if data.get("conda_packages") is not None:
         out["conda_packages"] = data["conda_packages"]
+    # Where the interpreter's imports come from: the user's site directory, and packages installed
+    # twice whose first copy hides the other (host-python-env-in-container reads them).
+    if isinstance(data.get("user_site"), dict):
+        out["user_site"] = data["user_site"]
+    if isinstance(data.get("shadowed"), list):
+        out["shadowed"] = [s for s in data["shadowed"] if isinstance(s, dict)]
     for key in ("version", "cuda", "hip", "git_version", "path", "cudnn", "nccl", "arch_list", "cuda_available",
                 "device_count", "devices", "float32_matmul_precision", "matmul_allow_tf32", "cudnn_allow_tf32",
                 "num_threads", "num_interop_threads", "mkldnn", "mkl", "openmp", "cpu_capability", "acl",

@@ -10,6 +10,7 @@ from typing import Iterator
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.rules._common import catalogued, cuda_gpus, told_evidence, told_text
+from hpcdoctor.rules.gpu_access import libs_not_bound_in_container
 
 
 @rule("GPU001", "gpu-driver-unusable", "error", "GPUs present but the driver cannot be used", impact=10)
@@ -32,6 +33,8 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         NVIDIA GPU that sysfs (its uevent's DRIVER= line), or a pasted lspci -k/-v or lshw, shows
         bound to nouveau, to vfio-pci (passthrough) or to no driver at all; a GPU shown bound to
         nvidia with nothing that asked the driver leaves the rule not judged.
+        Not in a container started without the GPU option (container-nvidia-libs-not-bound): the
+        host's driver is not what is missing there.
 
     Why it matters:
         Every GPU job on the node fails or silently runs on the CPU. A driver/library mismatch is
@@ -51,6 +54,9 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         - https://github.com/pciutils/pciutils/blob/master/ls-kernel.c ("Kernel driver in use", "Kernel modules")
         - https://github.com/lyonel/lshw/blob/master/src/core/pci.cc (driver= and UNCLAIMED)
     """
+    # A container run without the GPU option lacks the host's libraries: the run's fault, not the driver's.
+    if libs_not_bound_in_container(f):
+        return
     bound = list(_bound_elsewhere(f))
     if bound:
         yield from bound

@@ -37,6 +37,8 @@ _ROOT_ONLY_FIX = ("echo 'KERNEL==\"kfd\", GROUP=\"render\", MODE=\"0660\"' | sud
 def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
+        On the node: /dev/kfd or a /dev/dri/renderD* node that this process may not read and write
+        (the devices check: os.access, the node's mode and group, the user's groups).
         In a pasted ticket, ROCm kept from the GPU by the permissions of /dev/kfd: rocminfo's
         "Unable to open /dev/kfd read-write: Permission denied" or "<user> is not member of
         "render" group, the default DRM access group", an ls -l showing /dev/kfd as
@@ -63,6 +65,19 @@ def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
         - https://github.com/ROCm/ROCT-Thunk-Interface/issues/36 (a root-only /dev/kfd fixed by a udev rule)
         - https://github.com/ROCm/rocm-install-on-linux/blob/09d1005562d71739a23ca4f2b60bf34b2a640b02/docs/reference/install-faq.rst (Issue #9: the video and render groups)
     """
+    denied = [n for n in f.get("devices.amd_denied") or [] if n.get("path") == "/dev/kfd" or
+              str(n.get("path", "")).startswith("/dev/dri/renderD")]
+    if denied and f.get("devices.euid") != 0:
+        # The node itself, read by the devices check: which nodes, their mode and group, and whether
+        # the user is in that group (os.access for this process, as the open would be judged).
+        groups = set(f.get("devices.groups") or [])
+        shown = ", ".join(f"{n.get('path')} ({n.get('mode')} {n.get('uid')}:{n.get('group') or n.get('gid')})" for n in denied[:4])
+        outside = sorted({str(n.get("group") or n.get("gid")) for n in denied if n.get("gid") not in groups})
+        why = (f"this user is not in {', '.join(outside)}" if outside else
+               "this user is in the nodes' group, so their mode shuts the group out")
+        yield Hit(message=f"this user may not read and write the ROCm device node(s) {shown}: {why}",
+                  fix=_GROUP_FIX, evidence={"devices.amd_denied": denied[:4], "devices.groups": sorted(groups)})
+        return
     said = {s.get("id"): s for s in catalogued(f, "rocm-kfd-permission-denied")}
     symptoms = {s.get("id"): s for s in f.get("ticket.symptoms") or []}
     root_only = said.get("kfd:kfd-device-root-only")

@@ -95,6 +95,36 @@ def conda_packages(prefix):
     return out
 
 
+def user_site():
+    """Whether Python puts the user's site directory (~/.local/lib/pythonX.Y/site-packages) on
+    sys.path: ENABLE_USER_SITE is False with -s or PYTHONNOUSERSITE, None when the user ids differ."""
+    try:
+        import site
+    except ImportError:
+        return None
+    path = getattr(site, "USER_SITE", None)
+    return {"enabled": getattr(site, "ENABLE_USER_SITE", None), "path": path,
+            "on_path": bool(path) and path in sys.path}
+
+
+def shadowed(dists):
+    """Distributions installed in more than one sys.path entry: the first wins the import, the
+    others (an image's own copy, a conda env's) are hidden behind it."""
+    by_name = {}
+    for name, version, loc in dists:
+        by_name.setdefault(name, []).append((version, loc))
+    out = []
+    for name, copies in sorted(by_name.items()):
+        places = []
+        for version, loc in copies:
+            if loc not in [p for _, p in places]:
+                places.append((version, loc))
+        if len(places) > 1:
+            out.append({"name": name, "version": places[0][0], "location": places[0][1],
+                        "hidden": [{"version": v, "location": p} for v, p in places[1:4]]})
+    return out[:30]
+
+
 def fast():
     info = {
         "python": sys.version.split()[0],
@@ -104,6 +134,8 @@ def fast():
         "conda": os.path.isdir(os.path.join(sys.prefix, "conda-meta")),
     }
     dists = distributions()
+    info["user_site"] = user_site()
+    info["shadowed"] = shadowed(dists)
     torch_dists = [d for d in dists if d[0] == "torch"]
     info["torch_installs"] = [{"version": v, "location": loc} for _, v, loc in torch_dists]
     info["packages"] = {n: v for n, v, _ in dists if n.startswith(("nvidia-", "torch", "triton", "pytorch-triton",
