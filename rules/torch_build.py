@@ -136,6 +136,9 @@ def torch_cpu_only(f: FactView) -> Iterator[Hit]:
 
 # torch's version with the CPU wheels' local tag (knowledge/messages/faq_pytorch.toml).
 _CPU_TAG = "faq_pytorch:torch-version-cpu-tag"
+# torch's own answers to "built with CUDA?" as a print or a REPL shows them (prose.toml): the build, said by torch.
+_BUILD_ANSWERED = {"prose:torch-version-cuda-none": "torch.version.cuda is None", "prose:cuda-is-built-false":
+                   "torch.backends.cuda.is_built() is False", "prose:built-with-cuda-false": "a check script prints that torch was built without CUDA"}
 # What a user writes of a machine without an NVIDIA GPU (knowledge/messages/prose.toml).
 _NO_GPU_SAID = frozenset({"prose:no-gpu-here", "prose:running-without-gpu", "prose:apple-mac"})
 
@@ -154,6 +157,7 @@ def _cpu_build_told(f: FactView, s):
         # xFormers' warning names both builds: its own (for CUDA) and this environment's "+cpu" torch.
         said = f"xFormers, built for {s.get('built_torch')}, finds torch {s['have_torch']}, line {s.get('line')}"
     who = "the user says torch is a CPU-only build" if str(s.get("id", "")).startswith("prose:") else "torch says it was built without CUDA"
+    who = _BUILD_ANSWERED.get(s.get("id"), who)
     if s.get("id") == _CPU_TAG:
         who = f"torch {s.get('version')}+cpu is PyTorch's CPU-only wheel (its +cpu tag)"
     check = ("python3 -c 'import torch; print(torch.__version__, torch.version.cuda)'   "
@@ -163,7 +167,7 @@ def _cpu_build_told(f: FactView, s):
                   fix=f"{check}\n{build_fix(f, gpus)}", evidence=ticket_evidence(s))
         return
     # The tag alone says which build, not that the job asked it for CUDA.
-    asked = "" if s.get("id") == _CPU_TAG else " and the job asked it for CUDA"
+    asked = "" if s.get("id") == _CPU_TAG or s.get("id") in _BUILD_ANSWERED else " and the job asked it for CUDA"
     yield Hit(message=f"{who} ({said}): this environment's torch is a CPU-only build"
                       f"{asked}. On a machine with an NVIDIA GPU, install a CUDA build; on one "
                       "without (a Mac, a CPU node), the program must use the CPU or MPS",
