@@ -24,7 +24,15 @@ def _told_all(f: FactView, symbol: str) -> list:
 
 
 def _job_of(told) -> str:
-    return next((str(s["job"]).split(".")[0] for s in told if s.get("job")), "") or "<jobid>"
+    return next((str(s["job"]).split(".")[0] for s in told if s.get("job")), "")
+
+
+def _sacct(job: str, fields: str, state: str) -> str:
+    """sacct for the job the paste names, else the user's jobs of the last week that ended that way
+    (sacct(1): -S accepts now-<count>days)."""
+    if job:
+        return f"sacct -j {job} -o {fields}"
+    return f"sacct -u $USER -S now-7days -s {state} -o {fields}"
 
 
 @rule("ENV021", "slurm-time-limit", "error", "Slurm ended the job at its time limit", impact=7)
@@ -60,10 +68,10 @@ def slurm_time_limit(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"Slurm stopped the job when its time limit ran out (line {s['line']}: \"{told_text(s)}\"): "
                       "not a failure of the program; the limit is the job's --time, or the partition's DefaultTime "
                       "when the job (or a sub-job a workflow submitted) asked for none",
-              fix=(f"sacct -j {job} -o JobID,State,Elapsed,Timelimit   # the time used against the limit it had\n"
+              fix=(_sacct(job, "JobID,State,Elapsed,Timelimit", "TIMEOUT") + "   # the time used against the limit it had\n"
                    "scontrol show partition   # MaxTime: the most a job may ask for; DefaultTime: what it gets without --time\n"
                    "#SBATCH --time=1-00:00:00   # in the job script (and in every job a workflow submits), up to MaxTime\n"
-                   "# longer than MaxTime: checkpoint, then resubmit with sbatch --dependency=afterany:" + job + " job.sh"),
+                   "# longer than MaxTime: checkpoint, then resubmit with sbatch --dependency=afterany:<jobid> job.sh"),
               evidence=ticket_evidence(s))
 
 
@@ -95,7 +103,7 @@ def slurm_job_preempted(f: FactView) -> Iterator[Hit]:
     job = _job_of(told)
     yield Hit(message=f"Slurm preempted the job for one of higher priority (line {s['line']}: \"{told_text(s)}\"): "
                       "neither the program nor the node failed",
-              fix=(f"sacct -j {job} -o JobID,State,Partition,QOS,Elapsed   # where it ran\n"
+              fix=(_sacct(job, "JobID,State,Partition,QOS,Elapsed", "PREEMPTED") + "   # where it ran\n"
                    "scontrol show partition   # PreemptMode and PriorityTier of each partition: choose one whose jobs are not preempted\n"
                    "#SBATCH --requeue   # or stay, checkpoint, and let Slurm restart the job after a preemption"),
               evidence=ticket_evidence(s))
@@ -127,12 +135,17 @@ def slurm_node_failure(f: FactView) -> Iterator[Hit]:
         return
     s = told[0]
     job = _job_of(told)
-    node = next((t.get("failed") or t.get("node") for t in told if t.get("failed") or t.get("node")), None) or "<node>"
+    node = next((t.get("failed") or t.get("node") for t in told if t.get("failed") or t.get("node")), None)
+    if node == "...":
+        node = None  # elided by the reporter
     yield Hit(message=f"Slurm ended the job because a node of its allocation failed (line {s['line']}: \"{told_text(s)}\"): "
                       "not the program's fault; the node's reason is in slurmctld's records",
-              fix=(f"sacct -j {job} -o JobID,State,NodeList,Elapsed   # the nodes it ran on\n"
-                   f"scontrol show node {node}   # State and Reason Slurm recorded for the node\n"
-                   f"sbatch --exclude={node} job.sh   # resubmit away from it (or #SBATCH --requeue), and tell the administrators"),
+              fix=(_sacct(job, "JobID,State,NodeList,Elapsed", "NODE_FAIL") + "   # the nodes it ran on\n"
+                   + (f"scontrol show node {node}   # State and Reason Slurm recorded for the node\n"
+                      f"sbatch --exclude={node} job.sh   # resubmit away from it (or #SBATCH --requeue), and tell the administrators"
+                      if node else
+                      "sinfo -R   # the nodes Slurm holds down or drained, with the reason it recorded\n"
+                      "sbatch --exclude=NODE job.sh   # resubmit away from the failed node (or #SBATCH --requeue), and tell the administrators")),
               evidence=ticket_evidence(s))
 
 
@@ -153,13 +166,23 @@ def _path_of(s: dict) -> Optional[str]:
     return (m.group(1) or m.group(2)) if m else None
 
 
+def _quote(s: dict, needle: str) -> str:
+    """The pasted line around its message: a progress bar or prompt before it is cut off."""
+    text = str(s.get("text", "")).strip()
+    at = text.find(needle)
+    start = max(0, at - 70) if at > 70 else 0
+    return ("…" if start else "") + text[start:start + 120]
+
+
 def _where_written(path: Optional[str]) -> str:
     if not path:
         return "the file system the program wrote to (the paste names no path)"
     top = "/" + path.strip("/").split("/")[0] if path.strip("/") else "/"
     for part, var in _CACHES:
         if f"/{part}/" in path + "/":
-            return f"{path}: a cache under {top} ({var} moves it)"
+            moves = (f"{var} moves it" if var != "XDG_CACHE_HOME"
+                     else "XDG_CACHE_HOME moves it for programs that follow the XDG base directory spec")
+            return f"{path}: a cache under {top} ({moves})"
     return f"{path}, on the file system that holds {top}"
 
 
@@ -207,7 +230,7 @@ def home_quota_exceeded(f: FactView) -> Iterator[Hit]:
         return
     s = next((t for t in told if _path_of(t)), told[0])
     path = _path_of(s)
-    yield Hit(message=f"a disk quota is used up (line {s['line']}: \"{told_text(s)}\"): writes fail on "
+    yield Hit(message=f"a disk quota is used up (line {s['line']}: \"{_quote(s, 'Disk quota exceeded')}\"): writes fail on "
                       f"{_where_written(path)}, however much the disk itself has free",
               fix=("quota -s   # usage and limit; on Lustre: lfs quota -h -u $USER <mount>; GPFS: mmlsquota; or the site's own tool\n"
                    "du -xsh ~/.[!.]* ~/* 2>/dev/null | sort -h | tail   # what fills the home directory\n"
@@ -249,8 +272,8 @@ def disk_full(f: FactView) -> Iterator[Hit]:
     if told:
         s = next((t for t in told if _path_of(t)), told[0])
         path = _path_of(s)
-        where = path or "<dir>"
-        yield Hit(message=f"a file system was full (line {s['line']}: \"{told_text(s)}\"): writes failed on "
+        where = path or '"${TMPDIR:-/tmp}" "$HOME" .'
+        yield Hit(message=f"a file system was full (line {s['line']}: \"{_quote(s, 'No space left on device')}\"): writes failed on "
                           f"{_where_written(path)}; a file system out of inodes says the same",
                   fix=(f"df -h {where}; df -i {where}   # free blocks, free inodes\n"
                        "export TMPDIR=/scratch/$USER/tmp   # pip, compilers and torch write temporary files there\n"
