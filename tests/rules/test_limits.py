@@ -15,8 +15,6 @@ from hpcdoctor import pipeline
 from hpcdoctor.runner import Options
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-SLURM_RULES = ("slurm-time-limit", "slurm-job-preempted", "slurm-node-failure")
-FS_RULES = ("home-quota-exceeded", "disk-full")
 
 
 def ticket_facts(corpus: str, name: str):
@@ -27,6 +25,11 @@ def ticket_facts(corpus: str, name: str):
 def quiet(symbol, g):
     findings, _skipped = run_rule(symbol, g)
     return findings == []
+
+
+def silent_slurm(g):
+    for sym in ("slurm-time-limit", "slurm-job-preempted", "slurm-node-failure"):
+        assert not fired(sym, g), sym
 
 
 # ---- Slurm -------------------------------------------------------------------------------------
@@ -61,12 +64,11 @@ def test_preemption_is_not_a_time_limit():
     (f,) = fired("slurm-job-preempted", g)
     assert "preempted" in f.message and "line 2" in f.message
     assert f.fix.startswith("sacct -j 32391783 ") and "--requeue" in f.fix
-    assert quiet("slurm-time-limit", g) and quiet("slurm-node-failure", g)
+    assert not fired("slurm-time-limit", g) and not fired("slurm-node-failure", g)
 
 
 def test_a_job_the_user_cancelled_is_no_limit():
-    g = recorded_paste_facts("bcbio-741-scancel-cancelled.txt")
-    assert all(quiet(r, g) for r in SLURM_RULES)
+    silent_slurm(recorded_paste_facts("bcbio-741-scancel-cancelled.txt"))
 
 
 def test_tasks_terminated_alone_say_no_cause():
@@ -77,7 +79,16 @@ def test_tasks_terminated_alone_say_no_cause():
     import tempfile
     with tempfile.TemporaryDirectory() as d:
         g = paste_facts(Path(d), kept)
-    assert all(quiet(r, g) for r in SLURM_RULES)
+    silent_slurm(g)
+
+
+def test_node_failure_names_the_node():
+    g = recorded_paste_facts("soperator-854-salloc-node-failure.txt")
+    (f,) = fired("slurm-node-failure", g)
+    assert "line 10" in f.message and "node of its allocation failed" in f.message
+    assert "scontrol show node worker-1" in f.fix and "--exclude=worker-1" in f.fix
+    assert f.fix.startswith("sacct -u $USER -S now-7days -s NODE_FAIL")
+    assert not fired("slurm-time-limit", g)
 
 
 # ---- file systems ------------------------------------------------------------------------------
@@ -101,7 +112,7 @@ def test_pip_out_of_space():
     (f,) = fired("disk-full", g)
     assert "line 5" in f.message and "Errno 28" in f.message
     assert f.fix.startswith('df -h "${TMPDIR:-/tmp}" "$HOME" .') and "TMPDIR=" in f.fix
-    assert quiet("home-quota-exceeded", g)
+    assert not fired("home-quota-exceeded", g)
 
 
 @pytest.mark.parametrize("corpus,name", [
@@ -170,7 +181,7 @@ def test_live_file_system_out_of_inodes_is_full():
 
 
 def test_live_file_systems_with_room_say_nothing():
-    assert fired("disk-full", facts("cpu-kvm-2core", **{"limits.filesystems": [_fs(50 * GIB, free_inodes=None)]})) == []
+    assert not fired("disk-full", facts("cpu-kvm-2core", **{"limits.filesystems": [_fs(50 * GIB, free_inodes=None)]}))
 
 
 def test_free_space_unknown_is_skipped_not_passed():
@@ -204,7 +215,7 @@ def test_live_nproc_at_its_hard_limit_is_the_sites():
 @pytest.mark.parametrize("nproc", [_nproc(100, uid=0), _nproc(None, None), _nproc(4096)])
 def test_live_nproc_root_unlimited_or_enough(nproc):
     g = facts("cpu-kvm-2core", **{"limits.nproc": nproc, "env.vars.OMP_NUM_THREADS": "32", "scheduler.tasks_per_node": 4})
-    assert fired("nproc-limit-too-low", g) == []
+    assert not fired("nproc-limit-too-low", g)
 
 
 # ---- the check itself, and a snapshot's round trip ---------------------------------------------
