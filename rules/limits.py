@@ -12,9 +12,8 @@ from typing import Iterator, Optional
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, local_ranks, parse_threads, ticket_evidence, told_text
+from hpcdoctor.rules._common import catalogued, local_ranks, nccl_shm_cause, parse_threads, ticket_evidence, told_text
 from hpcdoctor.rules.memory import torch_shm_message
-from hpcdoctor.rules._common import nccl_shm_cause
 
 
 def _told_all(f: FactView, symbol: str) -> list:
