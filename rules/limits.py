@@ -199,6 +199,14 @@ def _shm_only(f: FactView, s: dict) -> bool:
         return True
     if _path_of(s):
         return False
+    # NCCL's shared-memory WARN (include/shm.h, shmutils.cc) on this line or, in a paste a mail
+    # client wrapped, on the line or two above where the errno's words landed.
+    line = s.get("line")
+    if isinstance(line, int) and any(
+            isinstance(t.get("line"), int) and line - 2 <= t["line"] <= line
+            and re.search(r"shm|NCCL WARN", str(t.get("text", "")), re.IGNORECASE)
+            for t in f.get("ticket.symptoms") or [] if isinstance(t, dict)):
+        return True
     cause = nccl_shm_cause(f)
     return bool(torch_shm_message(f) or (cause and cause["kind"] == "size"))
 
