@@ -82,15 +82,52 @@ def _rlimit_nproc() -> Dict[str, Any]:
     return {"soft": None if soft == inf else soft, "hard": None if hard == inf else hard, "uid": os.getuid()}
 
 
+def _count(v: Any) -> Optional[int]:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+
+def _strings(v: Any, limit: int) -> List[str]:
+    return [x[:limit] for x in v[:16] if isinstance(x, str)] if isinstance(v, list) else []
+
+
+def _filesystems(data: Any) -> Any:
+    """A replayed snapshot is untrusted: keep the shape statvfs_dirs writes, bounded."""
+    if not isinstance(data, list):
+        return Unknown("the recorded free space is not a list of file systems")
+    out = []
+    for fs in data[:64]:
+        if not isinstance(fs, dict):
+            continue
+        rec: Dict[str, Any] = {"roles": _strings(fs.get("roles"), 40), "paths": _strings(fs.get("paths"), 300)}
+        for key in ("size_bytes", "free_bytes", "total_inodes", "free_inodes"):
+            rec[key] = _count(fs.get(key))
+        if isinstance(fs.get("mount_probe"), str):
+            rec["mount_probe"] = fs["mount_probe"][:300]
+        if isinstance(fs.get("error"), str):
+            rec["error"] = fs["error"][:200]
+        out.append(rec)
+    return out
+
+
+def _nproc(data: Any) -> Any:
+    if not isinstance(data, dict):
+        return Unknown("the recorded RLIMIT_NPROC is not a record")
+    out = {k: _count(data.get(k)) for k in ("soft", "hard", "uid")}
+    # None is "unlimited" only where the recording said null; anything else unreadable is unknown
+    if any(data.get(k) is not None and out[k] is None for k in out):
+        return Unknown("the recorded RLIMIT_NPROC holds values that are not counts")
+    return out
+
+
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     env = root.environ()
     try:
-        out["filesystems"] = root.probe("statvfs_write_dirs", lambda: statvfs_dirs(write_dirs(env)))
+        out["filesystems"] = _filesystems(root.probe("statvfs_write_dirs", lambda: statvfs_dirs(write_dirs(env))))
     except Missing as exc:
         out["filesystems"] = Unknown(f"free space not read: {exc}")
     try:
-        out["nproc"] = root.probe("rlimit_nproc", _rlimit_nproc)
+        out["nproc"] = _nproc(root.probe("rlimit_nproc", _rlimit_nproc))
     except Missing as exc:
         out["nproc"] = Unknown(f"RLIMIT_NPROC not read: {exc}")
     return {"limits": out}

@@ -267,3 +267,30 @@ def test_record_then_replay_gives_the_same_finding(tmp_path, monkeypatch):
     monkeypatch.setattr(rule_module, "_disk_limits", lambda: (2 ** 62, 2 ** 62))
     live = [f.message for f in fired("disk-full", recorded)]
     assert live and live == [f.message for f in fired("disk-full", replayed)]
+
+
+@pytest.mark.parametrize("fs_data,nproc_data", [
+    ("not a list", ["not", "a", "record"]),
+    ([1, None, {"roles": "HOME", "free_bytes": float("nan"), "free_inodes": True, "paths": [7, "/x" * 1000]}],
+     {"soft": -5, "hard": "lots", "uid": float("inf")}),
+    ([{"roles": ["HOME"], "paths": ["/h"], "free_bytes": 0, "free_inodes": None}] * 10000, {"soft": 10, "hard": 20, "uid": 1000}),
+])
+def test_a_hostile_recording_is_bounded_and_judged_without_a_traceback(fs_data, nproc_data):
+    # A snapshot's probes are untrusted: whatever they hold, the facts keep statvfs_dirs' shape.
+    from hpcdoctor.checks import limits
+
+    class Root:
+        def environ(self):
+            return {}
+
+        def probe(self, name, fn):
+            return fs_data if name == "statvfs_write_dirs" else nproc_data
+
+    got = limits.collect(Root(), None)["limits"]
+    systems = got["filesystems"]
+    assert not isinstance(systems, list) or (len(systems) <= 64 and all(
+        isinstance(fs["free_bytes"], (int, type(None))) and all(len(p) <= 300 for p in fs["paths"]) for fs in systems))
+    g = facts("cpu-kvm-2core", **{"limits.filesystems": systems, "limits.nproc": got["nproc"]})
+    for sym in ("disk-full", "nproc-limit-too-low"):
+        _findings, skipped = run_rule(sym, g)
+        assert not any("rule failed" in str(s) for s in skipped), skipped
