@@ -320,8 +320,8 @@ _EAGAIN = "resource temporarily unavailable"
 def _told_nproc(f: FactView):
     out = []
     for s in catalogued(f, "nproc-limit-too-low"):
-        err = s.get("error")
-        if err is not None and str(err).strip().lower() != _EAGAIN:
+        err, errno = s.get("error"), s.get("errno")
+        if (err is not None and str(err).strip().lower() != _EAGAIN) or (errno is not None and str(errno) != "11"):
             continue  # ENOMEM and the like: memory for stacks, not the process limit
         out.append(s)
     return out
@@ -349,8 +349,9 @@ def nproc_limit_too_low(f: FactView) -> Iterator[Hit]:
         In a pasted log, a thread or process that could not be created with EAGAIN: OpenBLAS's
         "blas_thread_init: pthread_create: Resource temporarily unavailable" (0.2.x) or "pthread_create
         failed for thread X of Y: ..." with its "RLIMIT_NPROC n current, m max", libgomp's "Thread
-        creation failed: Resource temporarily unavailable", CPython's "can't start new thread",
-        bash's "fork: retry: Resource temporarily unavailable". On a live node (not as root, which
+        creation failed: Resource temporarily unavailable", the LLVM/Intel OpenMP runtime's "OMP:
+        System error #11", CPython's "can't start new thread", the Go runtime's "failed to create new
+        OS thread (... errno=11)", bash's "fork: retry: Resource temporarily unavailable". On a live node (not as root, which
         the limit does not bind), a soft RLIMIT_NPROC below the ranks on the node times the threads
         each starts (OMP_NUM_THREADS, or one per allowed CPU when unset).
 

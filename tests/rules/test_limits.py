@@ -143,16 +143,20 @@ def test_openblas_without_numbers_still_reads_eagain():
 
 
 @pytest.mark.parametrize("paste,line", [("unicycler-127-cant-start-new-thread.txt", 5),
-                                        ("cmc-csci143-283-bash-fork-retry.txt", 3)])
+                                        ("cmc-csci143-283-bash-fork-retry.txt", 3),
+                                        ("cmc-csci143-59-go-newosproc-errno11.txt", 2)])
 def test_python_and_bash_cannot_start_more(paste, line):
     (f,) = fired("nproc-limit-too-low", recorded_paste_facts(paste))
     assert f"line {line}" in f.message and "ulimit -u" in f.message
 
 
-def test_a_thread_refused_for_memory_is_not_the_process_limit(tmp_path):
+@pytest.mark.parametrize("text", ["libgomp: Thread creation failed: Cannot allocate memory\n",
+                                  "runtime: failed to create new OS thread (have 9 already; errno=12)\n",
+                                  "OMP: System error #12: Cannot allocate memory\n"])
+def test_a_thread_refused_for_memory_is_not_the_process_limit(tmp_path, text):
+    # ENOMEM (memory for the thread's stack) in each emitter's words: not RLIMIT_NPROC
     from rulekit import paste_facts
-    g = paste_facts(tmp_path, "libgomp: Thread creation failed: Cannot allocate memory\n")
-    findings, _ = run_rule("nproc-limit-too-low", g)
+    findings, _ = run_rule("nproc-limit-too-low", paste_facts(tmp_path, text))
     assert findings == []
 
 
