@@ -1,6 +1,6 @@
 """Limits of the system a job meets before its program does: free space and free inodes on the file
 systems a run writes to ($HOME, the working directory, the temporary directory, the caches of
-Hugging Face, torch, Triton, pip and conda), one entry per file system, and the process and thread
+Hugging Face, torch, torch.compile and Triton, pip and conda), one entry per file system, and the process and thread
 limit (RLIMIT_NPROC) every thread of the user counts against."""
 
 from __future__ import annotations
@@ -17,10 +17,14 @@ TIMEOUT = 2.0
 
 def write_dirs(env: Dict[str, str]) -> List[Tuple[str, str]]:
     """(role, path) of each directory a run writes to, from the job's environment, with each
-    tool's documented default where its variable is unset (huggingface_hub: $HF_HOME, else
-    $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface; torch.hub: $TORCH_HOME, else
-    ~/.cache/torch; Triton: $TRITON_CACHE_DIR, else ~/.triton/cache; pip: $PIP_CACHE_DIR, else
-    ~/.cache/pip; conda: the first of $CONDA_PKGS_DIRS). The working directory is added by the probe."""
+    tool's default where its variable is unset, as read in its source on 2026-11-26:
+    huggingface_hub 2.4.0 constants.py: $HF_HOME, else $XDG_CACHE_HOME/huggingface, else
+    ~/.cache/huggingface; torch 2.13.0 torch/hub.py: $TORCH_HOME, else $XDG_CACHE_HOME/torch, else
+    ~/.cache/torch; torch 2.13.0 torch/_inductor/runtime/cache_dir_utils.py: Triton's kernels under
+    $TRITON_CACHE_DIR, else $TORCHINDUCTOR_CACHE_DIR/triton, else the temporary directory
+    (/tmp/torchinductor_<user>), which TMPDIR covers; pip 23.2.1 (platformdirs user_cache_dir):
+    $PIP_CACHE_DIR, else $XDG_CACHE_HOME/pip, else ~/.cache/pip; conda: the first of
+    $CONDA_PKGS_DIRS. The working directory is added by the probe."""
     home = env.get("HOME") or ""
     xdg = env.get("XDG_CACHE_HOME") or (f"{home}/.cache" if home else "")
     out: List[Tuple[str, str]] = []
@@ -33,7 +37,8 @@ def write_dirs(env: Dict[str, str]) -> List[Tuple[str, str]]:
     add("TMPDIR", env.get("TMPDIR") or "/tmp")
     add("HF_HOME", env.get("HF_HOME") or (f"{xdg}/huggingface" if xdg else None))
     add("TORCH_HOME", env.get("TORCH_HOME") or (f"{xdg}/torch" if xdg else None))
-    add("TRITON_CACHE_DIR", env.get("TRITON_CACHE_DIR") or (f"{home}/.triton/cache" if home else None))
+    add("TORCHINDUCTOR_CACHE_DIR", env.get("TORCHINDUCTOR_CACHE_DIR"))
+    add("TRITON_CACHE_DIR", env.get("TRITON_CACHE_DIR"))
     add("PIP_CACHE_DIR", env.get("PIP_CACHE_DIR") or (f"{xdg}/pip" if xdg else None))
     add("CONDA_PKGS_DIRS", (env.get("CONDA_PKGS_DIRS") or "").split(",")[0].strip() or None)
     return out

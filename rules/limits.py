@@ -151,11 +151,12 @@ def slurm_node_failure(f: FactView) -> Iterator[Hit]:
 # ---- file systems ------------------------------------------------------------------------------
 
 _QUOTED_PATH = re.compile(r"""['"`](/[^'"`\s]{1,300})['"`]|(?<![\w.])(/(?:home|scratch|work|project|projects|data|gpfs|lustre|tmp|var|opt|nfs|mnt|u|users)\b[^\s'":]{0,300})""")
-# The caches a run fills under $HOME and the variable that moves each (each tool's documentation:
-# huggingface_hub HF_HOME, pip PIP_CACHE_DIR, torch.hub TORCH_HOME, Triton TRITON_CACHE_DIR; the
-# others follow the XDG base directory spec's XDG_CACHE_HOME).
+# The caches a run fills under $HOME and the variable that moves each (read in their source on
+# 2026-11-26: huggingface_hub 2.4.0 constants.py HF_HOME, pip 23.2.1 PIP_CACHE_DIR through
+# platformdirs, torch 2.13.0 torch/hub.py TORCH_HOME; all three default under $XDG_CACHE_HOME, as
+# programs that follow the XDG base directory spec do).
 _CACHES = ((".cache/huggingface", "HF_HOME"), (".cache/pip", "PIP_CACHE_DIR"), (".cache/torch", "TORCH_HOME"),
-           (".triton", "TRITON_CACHE_DIR"), (".cache", "XDG_CACHE_HOME"))
+           (".cache", "XDG_CACHE_HOME"))
 
 
 def _path_of(s: dict) -> Optional[str]:
@@ -187,7 +188,7 @@ def _where_written(path: Optional[str]) -> str:
 
 def _move_caches() -> str:
     return ("export HF_HOME=/scratch/$USER/hf PIP_CACHE_DIR=/scratch/$USER/pip TORCH_HOME=/scratch/$USER/torch "
-            "TRITON_CACHE_DIR=/scratch/$USER/triton XDG_CACHE_HOME=/scratch/$USER/cache   # caches off $HOME, "
+            "XDG_CACHE_HOME=/scratch/$USER/cache   # caches off $HOME, "
             "onto the site's project or scratch file system")
 
 

@@ -228,8 +228,10 @@ def test_write_dirs_follow_each_tools_default():
     from hpcdoctor.checks.limits import write_dirs
     got = dict(write_dirs({"HOME": "/home/u", "TORCH_HOME": "/scratch/u/torch", "CONDA_PKGS_DIRS": "/p/pkgs,/q"}))
     assert got == {"HOME": "/home/u", "TMPDIR": "/tmp", "HF_HOME": "/home/u/.cache/huggingface",
-                   "TORCH_HOME": "/scratch/u/torch", "TRITON_CACHE_DIR": "/home/u/.triton/cache",
-                   "PIP_CACHE_DIR": "/home/u/.cache/pip", "CONDA_PKGS_DIRS": "/p/pkgs"}
+                   "TORCH_HOME": "/scratch/u/torch", "PIP_CACHE_DIR": "/home/u/.cache/pip", "CONDA_PKGS_DIRS": "/p/pkgs"}
+    got = dict(write_dirs({"HOME": "/home/u", "XDG_CACHE_HOME": "/s/c", "TRITON_CACHE_DIR": "/s/t", "TMPDIR": "/s/tmp"}))
+    assert got["HF_HOME"] == "/s/c/huggingface" and got["PIP_CACHE_DIR"] == "/s/c/pip" and got["TRITON_CACHE_DIR"] == "/s/t"
+    assert got["TMPDIR"] == "/s/tmp"
     assert dict(write_dirs({})) == {"TMPDIR": "/tmp"}
 
 
