@@ -11,7 +11,7 @@ from typing import Iterator, Optional
 
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.facts import FactView
+from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.rules._common import catalogued, local_ranks, nccl_shm_cause, parse_threads, ticket_evidence, told_text
 from hpcdoctor.rules.memory import torch_shm_message
 
@@ -290,9 +290,11 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         return
     systems = f["limits.filesystems"]
     min_bytes, min_inodes = _disk_limits()
+    unread, found = [], False
     for fs in systems if isinstance(systems, list) else []:
         free, inodes = fs.get("free_bytes"), fs.get("free_inodes")
         if not isinstance(free, int):
+            unread.append(f"{', '.join(fs.get('roles') or [])} ({fs.get('error') or 'no free space recorded'})")
             continue
         low_bytes = free < min_bytes
         low_inodes = isinstance(inodes, int) and inodes < min_inodes
@@ -306,11 +308,15 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         if low_inodes:
             said.append(f"{inodes} inodes free")
         full = free == 0 or inodes == 0
+        found = True
         yield Hit(message=f"the file system of {roles} ({path}) has {' and '.join(said)}: "
                           f"{'full' if full else 'less than one install of torch takes'}",
                   fix=f"df -h {path}; df -i {path}   # then free space, or point TMPDIR and the caches elsewhere\n" + _move_caches(),
                   severity="error" if full else "warning",
                   evidence={"limits.filesystems": fs, "threshold_bytes": min_bytes, "threshold_inodes": min_inodes})
+    if unread and not found:
+        # a file system that could not be read is not one with room
+        raise MissingFact("limits.filesystems", "statvfs failed for " + "; ".join(unread[:4]))
 
 
 # ---- processes and threads ---------------------------------------------------------------------

@@ -300,3 +300,12 @@ def test_a_hostile_recording_is_bounded_and_judged_without_a_traceback(fs_data, 
     for sym in ("disk-full", "nproc-limit-too-low"):
         _findings, skipped = run_rule(sym, g)
         assert not any("rule failed" in str(s) for s in skipped), skipped
+
+
+def test_a_file_system_statvfs_could_not_read_is_skipped_not_passed():
+    unreadable = {"roles": ["HF_HOME"], "paths": ["/gpfs/x"], "error": "Permission denied"}
+    g = facts("cpu-kvm-2core", **{"limits.filesystems": [_fs(50 * GIB), unreadable]})
+    findings, skipped = run_rule("disk-full", g)
+    assert findings == [] and "HF_HOME (Permission denied)" in str(skipped)
+    # one that is low is still said
+    assert fired("disk-full", facts("cpu-kvm-2core", **{"limits.filesystems": [_fs(0), unreadable]}))
