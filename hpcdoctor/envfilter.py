@@ -23,6 +23,8 @@ RELEVANT_NAMES = frozenset({
     "GROUP_RANK", "NODE_RANK", "LRU_CACHE_CAPACITY", "LOADEDMODULES", "MODULEPATH",
     "SINGULARITY_CONTAINER", "APPTAINER_CONTAINER", "SINGULARITY_NAME", "APPTAINER_NAME",
     "HOSTNAME", "HF_HOME", "TRANSFORMERS_CACHE", "TMPDIR", "MALLOC_CONF", "HOME", "USER",
+    # where a run writes its caches: checks/limits.py reads the free space of their file systems
+    "XDG_CACHE_HOME", "TRITON_CACHE_DIR", "PIP_CACHE_DIR",
     "NO_COLOR", "TERM",
 })
 

@@ -1,0 +1,138 @@
+"""Limits of the system a job meets before its program does: free space and free inodes on the file
+systems a run writes to ($HOME, the working directory, the temporary directory, the caches of
+Hugging Face, torch, torch.compile and Triton, pip and conda), one entry per file system, and the process and thread
+limit (RLIMIT_NPROC) every thread of the user counts against."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Optional, Tuple
+
+from hpcdoctor.facts import Unknown
+from hpcdoctor.sysroot import Missing, SysRoot
+
+NAME = "limits"
+TIMEOUT = 2.0
+
+
+def write_dirs(env: Dict[str, str]) -> List[Tuple[str, str]]:
+    """(role, path) of each directory a run writes to, from the job's environment, with each
+    tool's default where its variable is unset, as read in its source on 2026-11-26:
+    huggingface_hub 2.4.0 constants.py: $HF_HOME, else $XDG_CACHE_HOME/huggingface, else
+    ~/.cache/huggingface; torch 2.13.0 torch/hub.py: $TORCH_HOME, else $XDG_CACHE_HOME/torch, else
+    ~/.cache/torch; torch 2.13.0 torch/_inductor/runtime/cache_dir_utils.py: Triton's kernels under
+    $TRITON_CACHE_DIR, else $TORCHINDUCTOR_CACHE_DIR/triton, else the temporary directory
+    (/tmp/torchinductor_<user>), which TMPDIR covers; pip 23.2.1 (platformdirs user_cache_dir):
+    $PIP_CACHE_DIR, else $XDG_CACHE_HOME/pip, else ~/.cache/pip; conda: the first of
+    $CONDA_PKGS_DIRS. The working directory is added by the probe."""
+    home = env.get("HOME") or ""
+    xdg = env.get("XDG_CACHE_HOME") or (f"{home}/.cache" if home else "")
+    out: List[Tuple[str, str]] = []
+
+    def add(role: str, path: Optional[str]) -> None:
+        if path and path.startswith("/"):
+            out.append((role, path))
+
+    add("HOME", home)
+    add("TMPDIR", env.get("TMPDIR") or "/tmp")
+    add("HF_HOME", env.get("HF_HOME") or (f"{xdg}/huggingface" if xdg else None))
+    add("TORCH_HOME", env.get("TORCH_HOME") or (f"{xdg}/torch" if xdg else None))
+    add("TORCHINDUCTOR_CACHE_DIR", env.get("TORCHINDUCTOR_CACHE_DIR"))
+    add("TRITON_CACHE_DIR", env.get("TRITON_CACHE_DIR"))
+    add("PIP_CACHE_DIR", env.get("PIP_CACHE_DIR") or (f"{xdg}/pip" if xdg else None))
+    add("CONDA_PKGS_DIRS", (env.get("CONDA_PKGS_DIRS") or "").split(",")[0].strip() or None)
+    return out
+
+
+def _existing(path: str) -> str:
+    """The path itself or its nearest existing parent: a cache not yet created will be created there."""
+    p = os.path.normpath(path)
+    while p != "/" and not os.path.exists(p):
+        p = os.path.dirname(p)
+    return p
+
+
+def statvfs_dirs(dirs: List[Tuple[str, str]]) -> List[Dict[str, Any]]:
+    """One record per file system (by st_dev) holding any of ``dirs`` and the working directory:
+    the roles and paths on it, its size and what an unprivileged user may still use of it."""
+    try:
+        dirs = [("working directory", os.getcwd())] + list(dirs)
+    except OSError:
+        pass
+    by_dev: Dict[int, Dict[str, Any]] = {}
+    for role, path in dirs:
+        where = _existing(path)
+        try:
+            dev = os.stat(where).st_dev
+            st = os.statvfs(where)
+        except OSError as exc:
+            by_dev.setdefault(-len(by_dev) - 1, {"roles": [role], "paths": [path], "error": exc.strerror or str(exc)})
+            continue
+        if dev in by_dev:
+            by_dev[dev]["roles"].append(role)
+            by_dev[dev]["paths"].append(path)
+            continue
+        # f_files == 0: the file system keeps no inode count (btrfs, some network file systems).
+        by_dev[dev] = {"roles": [role], "paths": [path], "mount_probe": where,
+                       "size_bytes": st.f_blocks * st.f_frsize, "free_bytes": st.f_bavail * st.f_frsize,
+                       "total_inodes": st.f_files or None, "free_inodes": st.f_favail if st.f_files else None}
+    return list(by_dev.values())
+
+
+def _rlimit_nproc() -> Dict[str, Any]:
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    inf = resource.RLIM_INFINITY
+    return {"soft": None if soft == inf else soft, "hard": None if hard == inf else hard, "uid": os.getuid()}
+
+
+def _count(v: Any) -> Optional[int]:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+
+def _strings(v: Any, limit: int) -> List[str]:
+    return [x[:limit] for x in v[:16] if isinstance(x, str)] if isinstance(v, list) else []
+
+
+def _filesystems(data: Any) -> Any:
+    """A replayed snapshot is untrusted: keep the shape statvfs_dirs writes, bounded."""
+    if not isinstance(data, list):
+        return Unknown("the recorded free space is not a list of file systems")
+    out = []
+    for fs in data[:64]:
+        if not isinstance(fs, dict):
+            continue
+        rec: Dict[str, Any] = {"roles": _strings(fs.get("roles"), 40), "paths": _strings(fs.get("paths"), 300)}
+        for key in ("size_bytes", "free_bytes", "total_inodes", "free_inodes"):
+            rec[key] = _count(fs.get(key))
+        if isinstance(fs.get("mount_probe"), str):
+            rec["mount_probe"] = fs["mount_probe"][:300]
+        if isinstance(fs.get("error"), str):
+            rec["error"] = fs["error"][:200]
+        out.append(rec)
+    return out
+
+
+def _nproc(data: Any) -> Any:
+    if not isinstance(data, dict):
+        return Unknown("the recorded RLIMIT_NPROC is not a record")
+    out = {k: _count(data.get(k)) for k in ("soft", "hard", "uid")}
+    # None is "unlimited" only where the recording said null; anything else unreadable is unknown
+    if any(data.get(k) is not None and out[k] is None for k in out):
+        return Unknown("the recorded RLIMIT_NPROC holds values that are not counts")
+    return out
+
+
+def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    env = root.environ()
+    try:
+        out["filesystems"] = _filesystems(root.probe("statvfs_write_dirs", lambda: statvfs_dirs(write_dirs(env))))
+    except Missing as exc:
+        out["filesystems"] = Unknown(f"free space not read: {exc}")
+    try:
+        out["nproc"] = _nproc(root.probe("rlimit_nproc", _rlimit_nproc))
+    except Missing as exc:
+        out["nproc"] = Unknown(f"RLIMIT_NPROC not read: {exc}")
+    return {"limits": out}
