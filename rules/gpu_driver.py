@@ -165,8 +165,8 @@ _TOLD_DRIVER = {
 _NOUVEAU = ("{be} bound to {driver}, the kernel's open-source driver, which CUDA, NVML and nvidia-smi cannot use: the NVIDIA "
             "driver is not installed, or {driver} took the GPU before it",
             "lspci -nnk -d 10de:   # 'Kernel driver in use' must read nvidia\n"
-            "sudo apt-get install nvidia-driver-<branch>   # administrators, or NVIDIA's installer (dnf install "
-            "nvidia-driver on RHEL): the packages blacklist nouveau\n"
+            "# administrators: install the NVIDIA driver (apt-get install nvidia-driver-BRANCH, dnf install "
+            "nvidia-driver on RHEL, or NVIDIA's installer): its packages blacklist nouveau\n"
             "printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf "
             "&& sudo update-initramfs -u && sudo reboot   # where the NVIDIA driver is installed and nouveau still wins "
             "(dracut -f on RHEL)")

@@ -18,6 +18,8 @@ SYMBOL = "no-outbound-network"
 _RESOLVER_ERRNO = {"-2", "-3", "-5"}
 _UNREACHABLE_ERRNO = _RESOLVER_ERRNO | {"101", "110", "111", "113"}
 _NAMES_A_HOST = re.compile(r"(?:https?://|host=')(?P<host>[A-Za-z0-9._-]{1,253})")
+# the server each service's downloads go to, to check for when the message names none
+_SERVICE_HOST = {"hf": "huggingface.co", "pip": "pypi.org", "conda": "conda.anaconda.org", "torch.hub": "download.pytorch.org"}
 _HF_HOST = re.compile(r"(?:^|\.)(?:huggingface\.co|hf\.co)$")
 _FIX = {
     "hf": ("# on a login node (it reaches huggingface.co), into the cache the job reads (HF_HOME on a shared file "
@@ -75,6 +77,7 @@ def _messages(f: FactView) -> List[dict]:
 _INDEX_PAGE = re.compile(r"(?:': |url: )(?P<path>/(?:simple|whl(?:/[A-Za-z0-9._-]{1,40})?)/(?P<package>[A-Za-z0-9._-]{1,80})/)")
 _MODEL = re.compile(r"it looks like (?P<model>[A-Za-z0-9._-]{1,96}(?:/[A-Za-z0-9._-]{1,96})?) is not the path"
                     r"|huggingface\.co/(?!api/|datasets/|spaces/)(?P<repo>[A-Za-z0-9._-]{1,96}/[A-Za-z0-9._-]{1,96})/resolve/")
+_UNFILLED = re.compile(r"\b(?:MODEL_ID|PACKAGE|URL)\b")
 _PLACEHOLDER_NOTE = re.compile(r"; (?P<name>MODEL_ID|PACKAGE|URL): [^)\n]{1,60}\)")
 _GIT_URL = re.compile(r"unable to access '(?P<url>https?://[^'\s]{1,300})'")
 
@@ -92,8 +95,11 @@ def _filled(fix: str, told: List[dict], host: Optional[str]) -> str:
         fix = fix.replace("snapshot_download('MODEL_ID')", f"snapshot_download('{model.group('model') or model.group('repo')}')")
     if git:
         fix = fix.replace("git clone URL", f"git clone {git.group('url')}")
-    # a placeholder filled from the paste needs no note saying what to put there
-    return _PLACEHOLDER_NOTE.sub(lambda m: ")" if m.group("name") not in fix.split("\n", 1)[-1] else m.group(0), fix)
+    # a placeholder filled from the paste needs no note saying what to put there; a command the paste
+    # cannot complete stays as a comment, so that what is printed to run runs
+    fix = _PLACEHOLDER_NOTE.sub(lambda m: ")" if m.group("name") not in fix.split("\n", 1)[-1] else m.group(0), fix)
+    return "\n".join(f"# {line}" if _UNFILLED.search(line) and not line.startswith("#") else line
+                     for line in fix.split("\n"))
 
 
 def _service(s: dict, host: Optional[str]) -> Optional[str]:
@@ -166,10 +172,13 @@ def no_outbound_network(f: FactView) -> Iterator[Hit]:
             "could not resolve its server's name" if resolve else "could not reach its server")
     service = _service(s, host)
     fix = _FIX[service] if service else _check(host)
-    fix = _filled(fix, told, host)
     hub = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "netclient:torch-hub-downloading"), None)
     if hub and service == "torch.hub":
-        fix = _PLACEHOLDER_NOTE.sub(")", fix.replace("('URL')", f"('{hub.get('url')}')"))
+        fix = fix.replace("('URL')", f"('{hub.get('url')}')")
+    fix = _filled(fix, told, host)
+    if _UNFILLED.search(fix):   # what the user can run now: whether this node resolves the server at all
+        probe = host or _SERVICE_HOST.get(service or "", "pypi.org")
+        fix = f"getent hosts {probe} || echo 'no DNS for {probe} here'\n{fix}"
     yield Hit(message=f"a download {what} from the machine that ran it (line {s.get('line')}: \"{told_text(s)}\"): "
                       "compute nodes on most clusters have no route or DNS to the internet; only login nodes do",
               fix=fix, evidence=told_evidence(s))

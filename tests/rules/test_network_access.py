@@ -50,7 +50,10 @@ def test_a_model_that_cannot_be_named_keeps_a_named_placeholder():
     last = (PASTES / "offline-vm-hf-hub-download.txt").read_text().splitlines()[-1]
     (f,) = _fires(find_messages(last + "\n"))
     assert "could not reach its server" in f.message
-    assert "snapshot_download('MODEL_ID')" in f.fix and "MODEL_ID: the model the job loads" in f.fix
+    assert "MODEL_ID: the model the job loads" in f.fix
+    # what cannot be completed is a comment; what is printed to run runs: a DNS check and the offline switch
+    assert f.fix.startswith("getent hosts huggingface.co")
+    assert "\n# HF_HOME=$HOME/hf python -c" in f.fix and "\nexport HF_HOME=$HOME/hf HF_HUB_OFFLINE=1" in f.fix
 
 
 def test_the_clusters_own_names_and_transient_errors_are_not_this_rule():
