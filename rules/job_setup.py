@@ -104,7 +104,8 @@ def _by_torchrun(f: FactView) -> bool:
 _UNIQUE = "$((10000 + ${SLURM_JOB_ID:-$$} % 50000))"
 
 
-@rule("ENV027", "master-port-in-use", "error", "the rendezvous port is already held by another process on the node", impact=6)
+@rule("ENV027", "master-port-in-use", "error", "the rendezvous port is already held by another process on the node", impact=6,
+      also={"info": "read from a bare \"Address already in use\" (faq_distributed.toml): the documented usual cause"})
 def master_port_in_use(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -147,7 +148,8 @@ def master_port_in_use(f: FactView) -> Iterator[Hit]:
         fix = (f"export PET_MASTER_PORT={_UNIQUE}   # torchrun's --master-port, one per job; "
                "on a single node torchrun --standalone picks a free port")
     else:
-        fix = f"export MASTER_PORT={_UNIQUE}   # before the launch line: a port per job (env:// rendezvous reads it)"
+        fix = (f"export MASTER_PORT={_UNIQUE}   # before the launch line: a port per job (env:// reads it; an "
+               "init_method tcp://HOST:PORT names its own)")
     if said:
         yield Hit(message=f"rank 0's rendezvous store could not listen on {where}: another process on this node (another "
                           f"job, or a run that did not exit) holds it {quoted}",
