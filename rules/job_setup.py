@@ -74,9 +74,14 @@ def conda_activate_not_initialised(f: FactView) -> Iterator[Hit]:
         what = f"{tool} activate ran in a shell where {tool}'s shell function was never defined {quoted}"
         fix = f'eval "$({tool} shell hook --shell bash)"   # in the script, before its first {tool} activate line'
     elif sid in _CONDA_SAID:
-        what = f"conda activate ran in a shell where conda's shell function was never defined {quoted}: a batch script reads no ~/.bashrc"
+        tool = "mamba" if sid == "conda:mamba1-run-mamba-init" else "conda"
+        what = (f"{tool} activate ran in a shell where {tool}'s shell function was never defined {quoted}: a batch script "
+                "reads no ~/.bashrc")
+        if tool == "mamba":   # mamba 1.x's own advice: conda activates once conda's function is there
+            what += "; conda activate works once conda.sh is sourced"
         hint = first_symptom(f, "conda:enable-conda-sh-hint")
-        fix = (f"source {shlex.quote(hint['root'] + '/etc/profile.d/conda.sh')}" if hint and hint.get("root") else _CONDA_SH) + _BEFORE
+        fix = (f"source {shlex.quote(hint['root'] + '/etc/profile.d/conda.sh')}" if hint and hint.get("root") else _CONDA_SH) + \
+            (_BEFORE if tool == "conda" else "   # in the script; then conda activate in place of mamba activate")
     else:
         tool = s.get("command") or s.get("zsh") or s.get("fish") or "conda"
         what = f"the job's shell has no {tool} on PATH {quoted}: it did not read what puts it there (conda init's block in ~/.bashrc, a module)"

@@ -74,3 +74,12 @@ def test_another_errno_is_not_a_port_in_use():
     facts = recorded_paste_facts("time-llm-158-master-port-98-permission-denied.txt")
     assert "torch:store-server-listen-failed" in {s["id"] for s in facts["facts"]["ticket"]["symptoms"]}
     assert not fired("master-port-in-use", facts)
+
+
+def test_mamba_1_is_answered_with_conda_activate_as_its_message_advises():
+    (f,) = fired("conda-activate-not-initialised", recorded_paste_facts("mamba-1819-mamba1-activate-in-script.txt"))
+    assert "mamba activate ran" in f.message and "conda activate works once conda.sh is sourced" in f.message
+    assert f.fix.startswith(_CONDA_SH_FIX) and "conda activate in place of mamba activate" in f.fix
+
+
+_CONDA_SH_FIX = 'source "$(conda info --base)/etc/profile.d/conda.sh"'
