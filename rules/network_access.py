@@ -163,6 +163,10 @@ def no_outbound_network(f: FactView) -> Iterator[Hit]:
     told = _messages(f)
     if not told:
         return
+    done = [t for t in f.get("ticket.symptoms") or [] if t.get("id") == "pip:successfully-installed"]
+    if done and all(t.get("family") == "pip" or "pip._vendor" in str(t.get("text", "")) for t in told) and \
+            max(d.get("line") or 0 for d in done) > max(t.get("line") or 0 for t in told):
+        return   # pip retried and then installed: a passing outage, not a node without a route
     s = next((t for t in told if _host(t)), told[0])
     host = _host(s)
     errno = str(s.get("errno") or "")

@@ -74,3 +74,10 @@ def test_silent_on_a_paste_without_a_download():
 def _fires(symptoms):
     from rulekit import facts
     return fired("no-outbound-network", facts("h100-kvm-1gpu", **{"ticket.symptoms": symptoms}))
+
+
+def test_pip_retries_that_end_in_an_install_were_a_passing_outage():
+    text = (PASTES / "offline-vm-pip-install.txt").read_text()
+    assert _fires(find_messages(text))
+    # the same retries, then pip's own success line (its words as pip 23.2.1 prints them, recorded here)
+    assert not _fires(find_messages(text + "Successfully installed six-1.17.0\n"))
