@@ -13,8 +13,11 @@ from hpcdoctor.facts import FactView
 _JOBS = knowledge.load("thresholds")["build_jobs"]
 # pip's own lines that name the package it was building (knowledge/messages/pip.toml).
 _PIP_NAMES = ("pip:failed-building-wheel", "pip:failed-to-build", "pip:could-not-build-wheels")
-# flash-attn's setup.py fetches a prebuilt wheel from its GitHub releases before compiling, unless
-# told to build (FLASH_ATTENTION_FORCE_BUILD); a paste that compiled it found none for the stack.
+# flash-attn's setup.py (Dao-AILab/flash-attention @ 00291362dbd8c9ab3594e80c2f8faab8a478b9e1,
+# CachedWheelsCommand) first fetches a prebuilt wheel from its GitHub releases, named for torch's CUDA,
+# torch, Python and C++ ABI, and compiles only when none is there ("Precompiled wheel not found.
+# Building from source...") or FLASH_ATTENTION_FORCE_BUILD=TRUE: a paste that compiled it found none
+# for that exact stack, and a release matching another stack is the way round the compile.
 _PREBUILT = {"flash-attn": "https://github.com/Dao-AILab/flash-attention/releases"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 

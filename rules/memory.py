@@ -285,6 +285,7 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         - https://github.com/gcc-mirror/gcc/blob/0084cade1f833d7a34ebdfbf43b53b002e6ce37d/gcc/gcc.cc (execute: SIGKILL "the user or OOM killer nuked it")
         - https://github.com/Dao-AILab/flash-attention/blob/014c349eb1c523f9a97d51ea1880486aeeee4a2e/README.md (MAX_JOBS below 96 GB of RAM)
         - https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py (_get_num_workers reads MAX_JOBS)
+        - https://github.com/Dao-AILab/flash-attention/blob/00291362dbd8c9ab3594e80c2f8faab8a478b9e1/setup.py (prebuilt wheels from its releases)
     """
     told = catalogued(f, "host-memory-oom-killed")
     build = next((s for s in told if str(s.get("id", "")).startswith(_BUILD_KILLED)), None)
