@@ -13,6 +13,7 @@ from hpcdoctor.triage.messages import find_messages
 @pytest.mark.parametrize("paste, prog, line", [
     ("gcc-12.2-cc1plus-sigkill.txt", "cc1plus", 1),                           # recorded: g++ 12.2, kill -9
     ("strfry-41-gxx-killed-signal-make-j4.txt", "cc1plus", 1),                # the title: make -j4, 4 GB host
+    ("pytorch-20134-gcc7-killed-program-cc1plus-max-jobs.txt", "cc1plus", 8),  # GCC 7's older form
     ("apex-1356-nvcc-cicc-killed-signal-9.txt", "cicc", 5),                   # pip build of apex
     ("pointcept-12-nvcc-cicc-killed-error-compiling-objects.txt", "cicc", 3),  # a torch cpp_extension
     ("nvcc-13.0-cicc-shell-sigkill.txt", '"$CICC_PATH/cicc"', 1),             # recorded: nvcc 13.0
