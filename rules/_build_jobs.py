@@ -49,8 +49,8 @@ def build_fix(f: FactView) -> str:
     """The command that reruns the build with fewer compiler jobs, and the prebuilt wheel where the
     project publishes one."""
     jobs, why = max_jobs(f)
-    note = why or (f"flash-attn's README: {_JOBS['fallback_jobs']} jobs below 96 GB of RAM; or one job "
-                   f"per {_JOBS['gb_per_job']} GB of free -g")
+    note = why or (f"flash-attn's README gives {_JOBS['fallback_jobs']} for hosts under 96 GB of RAM; with more, "
+                   f"one job per {_JOBS['gb_per_job']} GB (free -g), at most nproc")
     pkg = built_package(f)
     if pkg:
         fix = f"MAX_JOBS={jobs} pip install {pkg} --no-build-isolation   # {note}"
