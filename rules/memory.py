@@ -234,6 +234,9 @@ def _killed_loading_said(s: dict) -> Hit:
 # The compiler drivers' words for a job killed by SIGKILL (knowledge/messages/build.toml): the rest of
 # that family (other signals, ninja's and torch's generic lines) feeds no rule.
 _BUILD_KILLED = "build:"
+# The compilers those drivers run, as the kernel names a process (comm): GCC's compilers proper, nvcc's
+# tools, clang's frontend (build.toml's sources).
+_COMPILERS = frozenset({"cc1", "cc1plus", "lto1", "cicc", "ptxas", "cudafe++", "clang", "clang++"})
 
 # torch's strsignal() text for SIGKILL in "DataLoader worker (pid N) is killed by signal: Killed".
 _SIGKILL_TEXT = "Killed"
@@ -257,8 +260,9 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         In a source build, a compiler killed by SIGKILL as its driver reports it: GCC's "c++: fatal
         error: Killed signal terminated program cc1plus", nvcc's "nvcc error   : 'cicc' died due to
         signal 9 (Kill signal)" (or ptxas, cudafe++), clang's "clang: error: unable to execute
-        command: Killed" (knowledge/messages/build.toml). Other signals (Terminated, Segmentation
-        fault, signal 11) are not memory and say nothing here.
+        command: Killed" (knowledge/messages/build.toml), or the kernel's OOM line naming a compiler as
+        its victim ("Killed process N (cc1plus)"). Other signals (Terminated, Segmentation fault,
+        signal 11) are not memory and say nothing here.
 
     Why it matters:
         The process did not crash: the kernel killed it because the host, or the job's memory
@@ -289,9 +293,12 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
     """
     told = catalogued(f, "host-memory-oom-killed")
     build = next((s for s in told if str(s.get("id", "")).startswith(_BUILD_KILLED)), None)
+    # The kernel's own line names its victim: a compiler it killed is the same build, told by the kernel.
+    build = build or next((s for s in told if s.get("id") == "oom:kernel-oom-killed-process"
+                           and s.get("comm") in _COMPILERS), None)
     if build is not None:
         # The compiler's driver names the kill; the kernel's line, where pasted too, is the same event.
-        yield Hit(message=f"a compiler job of a source build was killed by SIGKILL ({build.get('prog') or 'the compiler'}, "
+        yield Hit(message=f"a compiler job of a source build was killed by SIGKILL ({build.get('prog') or build.get('comm') or 'the compiler'}, "
                           f"line {build.get('line')}: \"{told_text(build)}\"), the signal the kernel's out-of-memory "
                           "killer sends: the build ran more parallel compiler jobs than host memory holds",
                   fix=build_fix(f), evidence=told_evidence(build))

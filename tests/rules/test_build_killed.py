@@ -18,6 +18,7 @@ from hpcdoctor.triage.messages import find_messages
     ("pointcept-12-nvcc-cicc-killed-error-compiling-objects.txt", "cicc", 3),  # a torch cpp_extension
     ("nvcc-13.0-cicc-shell-sigkill.txt", '"$CICC_PATH/cicc"', 1),             # recorded: nvcc 13.0
     ("evm-for-ccf-15-clang-unable-to-execute-killed.txt", None, 9),          # clang++-8 under ninja
+    ("mlpack-2213-kernel-oom-killed-cc1plus.txt", "cc1plus", 3),              # the kernel's line names cc1plus
 ])
 def test_a_compiler_killed_by_sigkill_is_a_build_out_of_memory(paste, prog, line):
     (f,) = fired("host-memory-oom-killed", recorded_paste_facts(paste))
@@ -28,7 +29,7 @@ def test_a_compiler_killed_by_sigkill_is_a_build_out_of_memory(paste, prog, line
         assert f"({prog}, line" in f.message
     # no node facts in a paste: the README's example count, and torch's knob by name
     assert f.fix.startswith("export MAX_JOBS=4") and "ninja -j MAX_JOBS" in f.fix
-    assert f.evidence["message"].startswith("build:")
+    assert f.evidence["message"].startswith(("build:", "oom:kernel-oom-killed-process"))
 
 
 def test_a_pip_build_of_flash_attn_names_the_package_and_its_prebuilt_wheels(tmp_path):
@@ -72,3 +73,13 @@ def test_nvcc_tools_dying_of_another_signal_are_not_memory():
 def test_torchs_generic_extension_error_is_read():
     g = recorded_paste_facts("pointcept-12-nvcc-cicc-killed-error-compiling-objects.txt")
     assert "build:torch-error-compiling-objects" in {s["id"] for s in g["facts"]["ticket"]["symptoms"]}
+
+
+def test_the_kernel_killing_another_process_keeps_the_memory_limit_fix():
+    # oom.toml's own example: python killed, no compiler: the job's memory, not a build's job count
+    found = find_messages("[12345.678901] Out of memory: Killed process 19597 (python) total-vm:28642156kB, "
+                          "anon-rss:15283420kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:31000kB oom_score_adj:0\n")
+    g = recorded_paste_facts("m3dm-16-ninja-build-stopped-no-kill.txt")
+    g["facts"]["ticket"]["symptoms"] = found
+    (f,) = fired("host-memory-oom-killed", g)
+    assert "MAX_JOBS" not in f.fix and "source build" not in f.message
