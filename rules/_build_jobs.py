@@ -52,10 +52,12 @@ def build_fix(f: FactView) -> str:
     note = why or (f"flash-attn's README gives {_JOBS['fallback_jobs']} for hosts under 96 GB of RAM; with more, "
                    f"one job per {_JOBS['gb_per_job']} GB (free -g), at most nproc")
     pkg = built_package(f)
-    if pkg:
+    if pkg in _PREBUILT:
         fix = f"MAX_JOBS={jobs} pip install {pkg} --no-build-isolation   # {note}"
     else:
-        fix = f"export MAX_JOBS={jobs}   # {note}; then rerun the build (torch's cpp_extension runs ninja -j MAX_JOBS)"
+        # pip's name for a local build (apex from its checkout) need not be what PyPI serves under it
+        what = f"the build of {pkg}" if pkg else "the build"
+        fix = f"export MAX_JOBS={jobs}   # {note}; then rerun {what} (torch's cpp_extension runs ninja -j MAX_JOBS)"
     if pkg in _PREBUILT:
         fix += (f"\n# or install a prebuilt wheel matching your torch, CUDA and Python from {_PREBUILT[pkg]} "
                 "(pip install <wheel URL>): nothing to compile")

@@ -83,3 +83,11 @@ def test_the_kernel_killing_another_process_keeps_the_memory_limit_fix():
     g["facts"]["ticket"]["symptoms"] = found
     (f,) = fired("host-memory-oom-killed", g)
     assert "MAX_JOBS" not in f.fix and "source build" not in f.message
+
+
+def test_another_package_pip_names_is_rebuilt_as_the_user_did_not_installed_by_name(tmp_path):
+    # PyPI's "apex" is not NVIDIA's: a package pip names is rerun as built, never installed by that name
+    text = (PASTES / "apex-1356-nvcc-cicc-killed-signal-9.txt").read_text() + "ERROR: Failed building wheel for apex\n"
+    (f,) = fired("host-memory-oom-killed", paste_facts(tmp_path, text))
+    assert f.fix.startswith("export MAX_JOBS=4") and "rerun the build of apex" in f.fix
+    assert "pip install apex" not in f.fix and "releases" not in f.fix
