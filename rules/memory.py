@@ -6,6 +6,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
+from hpcdoctor.rules._build_jobs import build_fix
 from hpcdoctor.rules._common import catalogued, nccl_shm_cause, ticket_evidence, told_evidence, told_text
 from hpcdoctor.rules._where import shm_fix
 
@@ -230,6 +231,13 @@ def _killed_loading_said(s: dict) -> Hit:
                evidence=told_evidence(s), severity="info")
 
 
+# The compiler drivers' words for a job killed by SIGKILL (knowledge/messages/build.toml): the rest of
+# that family (other signals, ninja's and torch's generic lines) feeds no rule.
+_BUILD_KILLED = "build:"
+# The compilers those drivers run, as the kernel names a process (comm): GCC's compilers proper, nvcc's
+# tools, clang's frontend (build.toml's sources).
+_COMPILERS = frozenset({"cc1", "cc1plus", "lto1", "cicc", "ptxas", "cudafe++", "clang", "clang++"})
+
 # torch's strsignal() text for SIGKILL in "DataLoader worker (pid N) is killed by signal: Killed".
 _SIGKILL_TEXT = "Killed"
 
@@ -249,18 +257,28 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         after transformers' "Loading checkpoint shards" progress bar. A user who says the process
         was killed while it loaded a model or checkpoint is answered at severity info with the
         cause accelerate's big-model guide gives: loading holds the model twice in host RAM.
+        In a source build, a compiler killed by SIGKILL as its driver reports it: GCC's "c++: fatal
+        error: Killed signal terminated program cc1plus", nvcc's "nvcc error   : 'cicc' died due to
+        signal 9 (Kill signal)" (or ptxas, cudafe++), clang's "clang: error: unable to execute
+        command: Killed" (knowledge/messages/build.toml), or the kernel's OOM line naming a compiler as
+        its victim ("Killed process N (cc1plus)"). Other signals (Terminated, Segmentation fault,
+        signal 11) are not memory and say nothing here.
 
     Why it matters:
         The process did not crash: the kernel killed it because the host, or the job's memory
         cgroup (a Slurm allocation, a container's limit), had no memory left. Each DataLoader
         worker is a copy of the main process and holds its own batches, so memory grows with
         num_workers and prefetch_factor; the same script runs with fewer workers or more memory.
+        A source build (pip install flash-attn, apex, xformers, a torch C++/CUDA extension) runs
+        ninja with as many compiler jobs as CPUs, each taking several GB: the kernel kills one.
 
     How to fix:
         Confirm the kill in the kernel log (journalctl -k or dmesg: "Killed process"), or under
         Slurm with sacct (State OUT_OF_MEMORY, MaxRSS against ReqMem). Then ask for more memory
         (sbatch --mem / --mem-per-cpu), or lower the DataLoader's num_workers (0 loads in the main
-        process) and prefetch_factor, or the batch size.
+        process) and prefetch_factor, or the batch size. For a build: rerun it with fewer parallel
+        jobs, MAX_JOBS=N (torch's cpp_extension passes it to ninja as -j), N computed from the
+        node's memory and CPUs where they are known; for flash-attn, a prebuilt wheel from its releases.
 
     References:
         - https://github.com/torvalds/linux/blob/master/mm/oom_kill.c
@@ -268,8 +286,23 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         - https://pytorch.org/docs/stable/data.html#multi-process-data-loading
         - https://github.com/hezhangsprinter/DCPDN/issues/12 (workers killed on a 16 GB host; num_workers=0 ran)
         - https://github.com/huggingface/accelerate/blob/5ec6c8e0539e6e30c98a10116ef454cdf757ea99/docs/source/usage_guides/big_modeling.md
+        - https://github.com/gcc-mirror/gcc/blob/0084cade1f833d7a34ebdfbf43b53b002e6ce37d/gcc/gcc.cc (execute: SIGKILL "the user or OOM killer nuked it")
+        - https://github.com/Dao-AILab/flash-attention/blob/014c349eb1c523f9a97d51ea1880486aeeee4a2e/README.md (MAX_JOBS below 96 GB of RAM)
+        - https://github.com/pytorch/pytorch/blob/main/torch/utils/cpp_extension.py (_get_num_workers reads MAX_JOBS)
+        - https://github.com/Dao-AILab/flash-attention/blob/00291362dbd8c9ab3594e80c2f8faab8a478b9e1/setup.py (prebuilt wheels from its releases)
     """
     told = catalogued(f, "host-memory-oom-killed")
+    build = next((s for s in told if str(s.get("id", "")).startswith(_BUILD_KILLED)), None)
+    # The kernel's own line names its victim: a compiler it killed is the same build, told by the kernel.
+    build = build or next((s for s in told if s.get("id") == "oom:kernel-oom-killed-process"
+                           and s.get("comm") in _COMPILERS), None)
+    if build is not None:
+        # The compiler's driver names the kill; the kernel's line, where pasted too, is the same event.
+        yield Hit(message=f"a compiler job of a source build was killed by SIGKILL ({build.get('prog') or build.get('comm') or 'the compiler'}, "
+                          f"line {build.get('line')}: \"{told_text(build)}\"), the signal the kernel's out-of-memory "
+                          "killer sends: the build ran more parallel compiler jobs than host memory holds",
+                  fix=build_fix(f), evidence=told_evidence(build))
+        return
     # What a program printed (the kernel, Slurm, torch, the shell) says more than the user's words.
     said = next((s for s in told if s.get("id") in _KILLED_LOADING_SAID), None)
     told = [s for s in told if s.get("id") not in _KILLED_LOADING_SAID]
