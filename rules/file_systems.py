@@ -111,6 +111,9 @@ def tmp_noexec(f: FactView) -> Iterator[Hit]:
 
 # errno values of a lock the file system does not grant (ENOLCK, ENOSYS) and of one another process holds (EAGAIN)
 _UNSUPPORTED, _HELD = {"37", "38"}, {"11"}
+# mountinfo's fstype of network and parallel file systems (nfs, nfs4, lustre, gpfs, beegfs, fuse.* of CephFS and
+# the like) where lock support depends on the mount: the ones a local disk never is
+_SHARED_FS = ("nfs", "lustre", "gpfs", "beegfs", "ceph", "fuse.", "cifs", "smb", "dvs", "wekafs")
 
 
 @rule("SYS009", "hdf5-file-locking", "error", "HDF5's file lock is refused by the file system or held by another process",
@@ -159,7 +162,10 @@ def hdf5_file_locking(f: FactView) -> Iterator[Hit]:
                   evidence=told_evidence(s), severity="warning")
         return
     fix = "export HDF5_USE_FILE_LOCKING=FALSE   # in the job script; only if no process writes the file while others read it"
+    cwd = next((fs for fs in _filesystems(f) if "working directory" in (fs.get("roles") or [])), None)
+    here = f"; the working directory here is on {cwd['fstype']} ({cwd.get('mount_probe')})" \
+        if cwd and str(cwd.get("fstype", "")).startswith(_SHARED_FS) else ""
     yield Hit(message=f"the file system holding the HDF5 file refuses its lock ({s.get('reason')}, errno {errno}): "
-                      f"HDF5 1.10 and later lock every file they open {quote}",
+                      f"HDF5 1.10 and later lock every file they open{here} {quote}",
               fix=fix + "\n# or copy the file to node-local storage and open it there",
               evidence=told_evidence(s), env={"HDF5_USE_FILE_LOCKING": "FALSE"})

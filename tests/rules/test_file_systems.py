@@ -108,3 +108,14 @@ def test_other_errnos_are_read_but_not_judged():
 
 def test_hdf5_silent_without_a_lock_message():
     assert not fired("hdf5-file-locking", recorded_paste_facts("noexec-tmpfs-ctypes-cdll.txt"))
+
+
+def test_the_working_directorys_file_system_sharpens_a_refused_lock():
+    told = find_messages((PASTES / "h5py-1082-nfs-no-locks-available.txt").read_text())
+    cwd = dict(_fs("/home/u/run", ["rw", "relatime"], roles=("working directory", "HOME")), fstype="nfs4")
+    (f,) = fired("hdf5-file-locking", facts("h100-kvm-1gpu", **{"ticket.symptoms": told, "limits.filesystems": [cwd]}))
+    assert "the working directory here is on nfs4 (/home/u/run)" in f.message
+    # a local disk says nothing more
+    (f,) = fired("hdf5-file-locking", facts("h100-kvm-1gpu", **{"ticket.symptoms": told,
+                                                                "limits.filesystems": [dict(cwd, fstype="ext4")]}))
+    assert "working directory here" not in f.message
