@@ -13,18 +13,17 @@ from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 # Where JIT compilers and extension builders write what they then load or run: the temporary
-# directories, and the default cache names of torch.compile (torchinductor_<user>), Triton, torch's
-# cpp_extension (torch_extensions) and DeepSpeed's op builder (which uses torch_extensions too).
+# directories, and the default cache names of torch.compile (torchinductor_<user>, its triton/) and
+# torch's cpp_extension (torch_extensions), as torch 2.13.0 names them.
 _JIT_PLACE = re.compile(r"^/(?:tmp|var/tmp|dev/shm)/|/torchinductor_[^/]{1,64}/|/\.?triton/|/torch_extensions/")
 # The roles of the limits check's file systems that a JIT writes to (checks/limits.py write_dirs).
 _JIT_ROLES = ("TMPDIR", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+# No Hit.env: `hpcdoctor env` quotes values, so $HOME would not expand, and the directories must exist first.
 _EXEC_FIX = ("mkdir -p $HOME/tmp $HOME/.cache/torchinductor $HOME/.triton/cache $HOME/.cache/torch_extensions\n"
              "export TMPDIR=$HOME/tmp TORCHINDUCTOR_CACHE_DIR=$HOME/.cache/torchinductor "
              "TRITON_CACHE_DIR=$HOME/.triton/cache TORCH_EXTENSIONS_DIR=$HOME/.cache/torch_extensions\n"
              "# or a node-local directory the site documents for jobs, if it is not mounted noexec: "
              "findmnt -no OPTIONS --target DIR")
-_ENV = {"TMPDIR": "$HOME/tmp", "TORCHINDUCTOR_CACHE_DIR": "$HOME/.cache/torchinductor",
-        "TRITON_CACHE_DIR": "$HOME/.triton/cache", "TORCH_EXTENSIONS_DIR": "$HOME/.cache/torch_extensions"}
 
 
 def _filesystems(f: FactView) -> List[dict]:
@@ -64,8 +63,8 @@ def tmp_noexec(f: FactView) -> Iterator[Hit]:
 
     Why it matters:
         The kernel refuses to map a library for execution, or to exec a program, from a file system
-        mounted noexec. torch.compile (Inductor's C++ and Triton kernels), torch.utils.cpp_extension,
-        DeepSpeed's op builder and many installers build into the temporary directory by default
+        mounted noexec. torch.compile (Inductor's C++ and Triton kernels), torch.utils.cpp_extension
+        and many installers build into the temporary directory by default
         and then fail on the first load, however often the job is rerun. A "Permission denied" on a
         script under /tmp can also be a file without its execute bit; the mount options tell which.
 
@@ -97,14 +96,14 @@ def tmp_noexec(f: FactView) -> Iterator[Hit]:
         check = f"findmnt -no OPTIONS --target {path.rsplit('/', 1)[0] or '/'}   # noexec among them: use the exports below\n" \
             if path.startswith("/") and not _noexec(mount) else ""
         yield Hit(message=f"{path or 'a file a JIT compiler wrote'} {what}{where} (line {s.get('line')}: \"{told_text(s)}\")",
-                  fix=check + _EXEC_FIX, evidence=told_evidence(s), env=dict(_ENV))
+                  fix=check + _EXEC_FIX, evidence=told_evidence(s))
         return
     for fs in _filesystems(f):
         roles = [r for r in fs.get("roles") or [] if r in _JIT_ROLES]
         if roles and _noexec(fs):
             yield Hit(message=f"{fs.get('mount_probe')} ({', '.join(roles)}) is on a file system mounted noexec: "
                               "torch.compile, Triton and extension builds that write there cannot load what they build",
-                      fix=_EXEC_FIX, severity="advice", env=dict(_ENV),
+                      fix=_EXEC_FIX, severity="advice",
                       evidence={"limits.filesystems": {k: fs.get(k) for k in ("roles", "paths", "mount_probe", "fstype", "options")}})
             return
 
