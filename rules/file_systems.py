@@ -14,7 +14,8 @@ from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 # Where JIT compilers and extension builders write what they then load or run: the temporary
 # directories, and the default cache names of torch.compile (torchinductor_<user>, its triton/) and
-# torch's cpp_extension (torch_extensions), as torch 2.13.0 names them.
+# torch's cpp_extension (torch_extensions), as torch 2.13.0 names them, and Triton's own (.triton/, triton
+# 3.9.0 knobs.py).
 _JIT_PLACE = re.compile(r"^/(?:tmp|var/tmp|dev/shm)/|/torchinductor_[^/]{1,64}/|/\.?triton/|/torch_extensions/")
 # The roles of the limits check's file systems that a JIT writes to (checks/limits.py write_dirs).
 _JIT_ROLES = ("TMPDIR", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
