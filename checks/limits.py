@@ -1,7 +1,8 @@
 """Limits of the system a job meets before its program does: free space and free inodes on the file
 systems a run writes to ($HOME, the working directory, the temporary directory, the caches of
-Hugging Face, torch, torch.compile and Triton, pip and conda), one entry per file system, and the process and thread
-limit (RLIMIT_NPROC) every thread of the user counts against."""
+Hugging Face, torch, torch.compile and Triton, pip and conda), one entry per file system with its
+type and mount options (noexec refuses the libraries a JIT compiler builds there), and the process
+and thread limit (RLIMIT_NPROC) every thread of the user counts against."""
 
 from __future__ import annotations
 
@@ -52,6 +53,31 @@ def _existing(path: str) -> str:
     return p
 
 
+def parse_mountinfo(text: str) -> Dict[str, List[Tuple[str, str, List[str]]]]:
+    """/proc/self/mountinfo (proc(5)) by device "major:minor": (mount point, fstype, options) of
+    each mount, the per-mount options (field 6: noexec, nosuid, ro) first, then the file system's."""
+    out: Dict[str, List[Tuple[str, str, List[str]]]] = {}
+    for line in text.splitlines()[:4096]:
+        left, sep, right = line.partition(" - ")
+        f, r = left.split(), right.split()
+        if not sep or len(f) < 6 or len(r) < 3:
+            continue
+        # octal escapes in the mount point (\040 for a space) are left as they are: only prefixes are compared
+        opts = [o for o in (f[5] + "," + r[2]).split(",") if o][:64]
+        out.setdefault(f[2], []).append((f[4], r[0][:40], opts))
+    return out
+
+
+def _mount_for(mounts: Dict[str, List[Tuple[str, str, List[str]]]], dev: int, where: str) -> Optional[Tuple[str, List[str]]]:
+    """fstype and options of the mount of device ``dev`` whose mount point is the longest prefix of ``where``."""
+    best = None
+    for point, fstype, opts in mounts.get(f"{os.major(dev)}:{os.minor(dev)}", []):
+        p = point.rstrip("/")
+        if (where == point or where.startswith(p + "/") or point == "/") and (best is None or len(point) > len(best[0])):
+            best = (point, fstype, opts)
+    return (best[1], best[2]) if best else None
+
+
 def statvfs_dirs(dirs: List[Tuple[str, str]]) -> List[Dict[str, Any]]:
     """One record per file system (by st_dev) holding any of ``dirs`` and the working directory:
     the roles and paths on it, its size and what an unprivileged user may still use of it."""
@@ -59,6 +85,11 @@ def statvfs_dirs(dirs: List[Tuple[str, str]]) -> List[Dict[str, Any]]:
         dirs = [("working directory", os.getcwd())] + list(dirs)
     except OSError:
         pass
+    try:
+        with open("/proc/self/mountinfo") as fh:   # read inside the probe, recorded and replayed with it
+            mounts = parse_mountinfo(fh.read(1 << 20))
+    except OSError:
+        mounts = {}
     by_dev: Dict[int, Dict[str, Any]] = {}
     for role, path in dirs:
         where = _existing(path)
@@ -76,6 +107,9 @@ def statvfs_dirs(dirs: List[Tuple[str, str]]) -> List[Dict[str, Any]]:
         by_dev[dev] = {"roles": [role], "paths": [path], "mount_probe": where,
                        "size_bytes": st.f_blocks * st.f_frsize, "free_bytes": st.f_bavail * st.f_frsize,
                        "total_inodes": st.f_files or None, "free_inodes": st.f_favail if st.f_files else None}
+        mount = _mount_for(mounts, dev, where)
+        if mount:
+            by_dev[dev]["fstype"], by_dev[dev]["options"] = mount
     return list(by_dev.values())
 
 
@@ -110,6 +144,10 @@ def _filesystems(data: Any) -> Any:
             rec["mount_probe"] = fs["mount_probe"][:300]
         if isinstance(fs.get("error"), str):
             rec["error"] = fs["error"][:200]
+        if isinstance(fs.get("fstype"), str):
+            rec["fstype"] = fs["fstype"][:40]
+        if fs.get("options") is not None:
+            rec["options"] = _strings(fs.get("options"), 80)
         out.append(rec)
     return out
 

@@ -1,0 +1,171 @@
+"""File systems that refuse what a job assumes of them: code written under a noexec mount that
+cannot be loaded or run (knowledge/messages/noexec.toml, loader.toml), and HDF5's file lock that
+the file system does not grant or another process holds (knowledge/messages/hdf5.toml). The mount
+options come from the limits check (/proc/self/mountinfo, per file system a run writes to)."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator, List, Optional
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+# Where JIT compilers and extension builders write what they then load or run: the temporary
+# directories, and the default cache names of torch.compile (torchinductor_<user>, its triton/) and
+# torch's cpp_extension (torch_extensions), as torch 2.13.0 names them, and Triton's own (.triton/, triton
+# 3.9.0 knobs.py).
+_JIT_PLACE = re.compile(r"^/(?:tmp|var/tmp|dev/shm)/|/torchinductor_[^/]{1,64}/|/\.?triton/|/torch_extensions/")
+# The roles of the limits check's file systems that a JIT writes to (checks/limits.py write_dirs).
+_JIT_ROLES = ("TMPDIR", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+# No Hit.env: `hpcdoctor env` quotes values, so $HOME would not expand, and the directories must exist first.
+_EXEC_FIX = ("mkdir -p $HOME/tmp $HOME/.cache/torchinductor $HOME/.triton/cache $HOME/.cache/torch_extensions\n"
+             "export TMPDIR=$HOME/tmp TORCHINDUCTOR_CACHE_DIR=$HOME/.cache/torchinductor "
+             "TRITON_CACHE_DIR=$HOME/.triton/cache TORCH_EXTENSIONS_DIR=$HOME/.cache/torch_extensions\n"
+             "# or a node-local directory the site documents for jobs, if it is not mounted noexec: "
+             "findmnt -no OPTIONS --target DIR")
+
+
+def _filesystems(f: FactView) -> List[dict]:
+    fs = f.get("limits.filesystems")
+    return [x for x in fs if isinstance(x, dict)] if isinstance(fs, list) else []
+
+
+def _mount_of(f: FactView, path: str) -> Optional[dict]:
+    """The checked file system whose recorded paths hold ``path`` (the longest match), if any."""
+    best, length = None, -1
+    for fs in _filesystems(f):
+        for p in fs.get("paths") or []:
+            p = str(p).rstrip("/") or "/"
+            if (path == p or path.startswith(p + "/") or p == "/") and len(p) > length and fs.get("options"):
+                best, length = fs, len(p)
+    return best
+
+
+def _noexec(fs: Optional[dict]) -> Optional[bool]:
+    return None if not fs or not fs.get("options") else "noexec" in fs["options"]
+
+
+@rule("SYS008", "tmp-noexec", "error", "code written under a noexec mount cannot be loaded or run", impact=6,
+      also={"advice": "no failure pasted: only the node's temporary directory or a JIT cache is on a noexec mount"})
+def tmp_noexec(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, a library or a script that a JIT compiler or an extension build wrote under
+        the temporary directory (or its cache) failing to load or run: glibc's "<file>: failed to map
+        segment from shared object" for a file under /tmp, /var/tmp, /dev/shm or a torchinductor_,
+        triton or torch_extensions cache, torch.compile's wrapper of it ("The most common reason this
+        may occur is if the /tmp folder is mounted with noexec"), bash's "<file>: Permission denied"
+        and Python subprocess's "PermissionError: [Errno 13] Permission denied: '<file>'" for such a
+        file. On a live node (and in a snapshot), the mount options of the file systems holding
+        TMPDIR, TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR: noexec there alone is advice, since
+        many sites mount /tmp noexec on purpose.
+
+    Why it matters:
+        The kernel refuses to map a library for execution, or to exec a program, from a file system
+        mounted noexec. torch.compile (Inductor's C++ and Triton kernels), torch.utils.cpp_extension
+        and many installers build into the temporary directory by default
+        and then fail on the first load, however often the job is rerun. A "Permission denied" on a
+        script under /tmp can also be a file without its execute bit; the mount options tell which.
+
+    How to fix:
+        Point the temporary directory and the JIT caches at a directory that allows execution, such
+        as one under $HOME (or a node-local scratch directory the site documents for jobs, after
+        checking its mount options with findmnt): export TMPDIR, TORCHINDUCTOR_CACHE_DIR,
+        TRITON_CACHE_DIR and TORCH_EXTENSIONS_DIR in the job script before Python starts.
+
+    References:
+        - https://man7.org/linux/man-pages/man8/mount.8.html (noexec)
+        - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html
+        - https://pytorch.org/docs/stable/cpp_extension.html (TORCH_EXTENSIONS_DIR)
+        - https://pypi.org/project/torch/2.13.0/ (torch/_inductor/codecache.py and runtime/cache_dir_utils.py: the wrapper and the cache locations)
+    """
+    for s in catalogued(f, "tmp-noexec"):
+        path = str(s.get("file") or "")
+        mount = _mount_of(f, path) if path else None
+        said = s.get("id") == "noexec:inductor-noexec-tempdir"
+        if not (said or _JIT_PLACE.search(path) or _noexec(mount)):
+            continue   # a library elsewhere: an address-space limit or another cause, not this rule's
+        if _noexec(mount) is False and not said:
+            continue   # the node's record says that file system allows execution: not this cause
+        where = f" (the node's record: {mount.get('mount_probe')} is mounted {','.join(mount['options'])})" \
+            if _noexec(mount) else ""
+        denied = s.get("id", "").endswith("permission-denied")
+        what = ("could not be executed: its file system is mounted noexec, or the file lacks its execute bit"
+                if denied and not _noexec(mount) else "could not be loaded or run: its file system is mounted noexec")
+        check = f"findmnt -no OPTIONS --target {path.rsplit('/', 1)[0] or '/'}   # noexec among them: use the exports below\n" \
+            if path.startswith("/") and not _noexec(mount) else ""
+        yield Hit(message=f"{path or 'a file a JIT compiler wrote'} {what}{where} (line {s.get('line')}: \"{told_text(s)}\")",
+                  fix=check + _EXEC_FIX, evidence=told_evidence(s))
+        return
+    for fs in _filesystems(f):
+        roles = [r for r in fs.get("roles") or [] if r in _JIT_ROLES]
+        if roles and _noexec(fs):
+            yield Hit(message=f"{fs.get('mount_probe')} ({', '.join(roles)}) is on a file system mounted noexec: "
+                              "torch.compile, Triton and extension builds that write there cannot load what they build",
+                      fix=_EXEC_FIX, severity="advice",
+                      evidence={"limits.filesystems": {k: fs.get(k) for k in ("roles", "paths", "mount_probe", "fstype", "options")}})
+            return
+
+
+# errno values of a lock the file system does not grant (ENOLCK, ENOSYS) and of one another process holds (EAGAIN)
+_UNSUPPORTED, _HELD = {"37", "38"}, {"11"}
+# mountinfo's fstype of network and parallel file systems (nfs, nfs4, lustre, gpfs, beegfs, fuse.* of CephFS and
+# the like) where lock support depends on the mount: the ones a local disk never is
+_SHARED_FS = ("nfs", "lustre", "gpfs", "beegfs", "ceph", "fuse.", "cifs", "smb", "dvs", "wekafs")
+
+
+@rule("SYS009", "hdf5-file-locking", "error", "HDF5's file lock is refused by the file system or held by another process",
+      impact=6, also={"warning": "errno 11: the lock works and another process holds it"})
+def hdf5_file_locking(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, HDF5's own words (as h5py's OSError, or netCDF4's and the HDF5 tools'
+        HDF5-DIAG stack) that it could not lock the file it opens: "unable to lock file, errno = 37,
+        error message = 'No locks available'" or errno 38 "Function not implemented", the file
+        system not granting locks; and errno 11 "Resource temporarily unavailable", a different
+        cause: another process holds the lock.
+
+    Why it matters:
+        HDF5 1.10 and later lock every file they open. Network and parallel file systems mounted
+        without lock support (NFS without the lock service, some Lustre and GPFS mounts) refuse
+        the lock, so every open of an HDF5 or netCDF-4 file there fails, in every job, while the
+        same code works on a laptop. Errno 11 is not the file system: a writer still has the file
+        open, or several ranks open it for writing at once.
+
+    How to fix:
+        Lock refused (37, 38): export HDF5_USE_FILE_LOCKING=FALSE in the job script (the HDF Group's
+        switch for the 1.10 series' locking, read by the HDF5 1.14.4 that h5py 3.12.1 bundles),
+        making sure no process writes the file while others read it; or copy the file to node-local storage and open it there. Lock
+        held (11): close the writer before readers open the file, open it read-only ('r') in every
+        rank that only reads, or let one rank write; disabling locking there hides a real conflict.
+
+    References:
+        - https://forum.hdfgroup.org/t/rfc-concerning-the-disabling-of-file-locking-in-hdf5/3896 (HDF_Group RFC: HDF5_USE_FILE_LOCKING)
+        - https://support.nesi.org.nz/hc/en-gb/articles/360000902955-NetCDF-HDF5-file-locking (a site's instructions, the HDF5-DIAG stack)
+        - https://github.com/h5py/h5py/issues/1082
+        - https://pypi.org/project/h5py/3.12.1/ (its bundled HDF5 1.14.4: the messages and HDF5_USE_FILE_LOCKING)
+    """
+    told = catalogued(f, "hdf5-file-locking")
+    if not told:
+        return
+    s = next((t for t in told if str(t.get("errno")) in _UNSUPPORTED), told[0])
+    errno = str(s.get("errno"))
+    quote = f"(line {s.get('line')}: \"{told_text(s)}\")"
+    if errno in _HELD:
+        yield Hit(message="HDF5 could not lock the file because another process holds its lock (errno 11): a writer "
+                          f"still has it open, or several processes open it for writing {quote}",
+                  fix=("# close the file in the writer before readers open it; in ranks that only read, open it "
+                       "read-only: h5py.File(path, 'r')\n"
+                       "# lsof on the file, on the node that opened it, names the process holding it"),
+                  evidence=told_evidence(s), severity="warning")
+        return
+    fix = "export HDF5_USE_FILE_LOCKING=FALSE   # in the job script; only if no process writes the file while others read it"
+    cwd = next((fs for fs in _filesystems(f) if "working directory" in (fs.get("roles") or [])), None)
+    here = f"; the working directory here is on {cwd['fstype']} ({cwd.get('mount_probe')})" \
+        if cwd and str(cwd.get("fstype", "")).startswith(_SHARED_FS) else ""
+    yield Hit(message=f"the file system holding the HDF5 file refuses its lock ({s.get('reason')}, errno {errno}): "
+                      f"HDF5 1.10 and later lock every file they open{here} {quote}",
+              fix=fix + "\n# or copy the file to node-local storage and open it there",
+              evidence=told_evidence(s), env={"HDF5_USE_FILE_LOCKING": "FALSE"})

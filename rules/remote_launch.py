@@ -1,0 +1,102 @@
+"""Launchers that start ranks or daemons over ssh, failing because ssh between the job's nodes is
+refused: read from the OpenSSH client's and pdsh's own words (knowledge/messages/openssh.toml),
+with Open MPI's daemon-launch failure (openmpi.toml) naming the launcher."""
+
+from __future__ import annotations
+
+from typing import Iterator, List, Optional
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+SYMBOL = "ssh-between-nodes-refused"
+# ssh to a code forge is git's, not a launcher's: its refusals are the user's git credentials.
+_FORGES = ("github.com", "gitlab.com", "bitbucket.org", "ssh.dev.azure.com", "codeberg.org", "huggingface.co")
+_WHY = {
+    "openssh:host-key-verification-failed": "the other node's host key is not in known_hosts and ssh, run without a terminal, may not ask",
+    "openssh:no-host-key-known-strict": "the other node's host key is not in known_hosts and strict checking is on",
+    "openssh:permission-denied-methods": "the other node refused the login: no key of this user is in its ~/.ssh/authorized_keys",
+    "openssh:connect-to-host-failed": "no ssh server answered on the other node",
+    "openssh:could-not-resolve-hostname": "the node name given to ssh does not resolve here",
+    "openssh:pdsh-ssh-exit-255": "pdsh's ssh to a node failed before running anything (exit status 255)",
+}
+_CHECK = ('for h in $(scontrol show hostnames "$SLURM_JOB_NODELIST"); do ssh -o BatchMode=yes "$h" true '
+          '|| echo "ssh to $h refused"; done   # inside the job: which nodes refuse')
+_KEYS = ("# without Slurm, or where the site allows ssh between a job's nodes (home shared by the nodes):\n"
+         "# ssh-keygen -t ed25519 && cat ~/.ssh/id_ed25519.pub >> ~/.ssh/authorized_keys && chmod 600 ~/.ssh/authorized_keys\n"
+         "# and the nodes' host keys per the site's known_hosts policy (ask the administrators; do not turn checking off)")
+_LAUNCH = {
+    "openmpi": "# under Slurm, start the ranks with Slurm instead of ssh: srun with the same program and arguments, or "
+               "mpirun inside the allocation from an Open MPI built with Slurm support (it then uses Slurm's launcher)",
+    "pdsh": "# DeepSpeed: inside a Slurm allocation launch with Slurm, not pdsh over ssh: deepspeed --launcher slurm with the same "
+            "arguments (or srun python with torch's env:// rendezvous)",
+    "mpich": "# under Slurm, start the ranks with srun (an MPICH built with Slurm support), not mpiexec's ssh launcher",
+    None: "# under Slurm, start every node's process with srun (srun torchrun ..., srun python ...), not with ssh",
+}
+
+
+def _launcher(f: FactView, told: List[dict]) -> Optional[str]:
+    ids = [str(s.get("id", "")) for s in told] + [str(s.get("id", "")) for s in f.get("ticket.symptoms") or []]
+    if any(i == "openssh:pdsh-ssh-exit-255" for i in ids):
+        return "pdsh"
+    if any(i.startswith("openmpi:") for i in ids):
+        return "openmpi"
+    if any(i.startswith(("mpich:", "hydra:")) for i in ids):
+        return "mpich"
+    return None
+
+
+def _to_a_forge(s: dict) -> bool:
+    host = str(s.get("host") or "").lower()
+    return s.get("user") == "git" or host.endswith(_FORGES)
+
+
+@rule("NET011", SYMBOL, "error", "ssh between the job's nodes is refused, so a launcher that uses it cannot start ranks",
+      impact=7)
+def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, the OpenSSH client refusing to log in to another node, as launchers that
+        start ranks or daemons over ssh print it: "Host key verification failed.", "No ED25519 host
+        key is known for <node> and you have requested strict checking.", "<user>@<node>:
+        Permission denied (publickey,...).", "ssh: connect to host <node> port 22: Connection
+        refused", "ssh: Could not resolve hostname <node>: ...", and pdsh's (DeepSpeed's default
+        multi-node runner) "pdsh@<host>: <node>: ssh exited with exit code 255"; Open MPI's "ORTE
+        was unable to reliably start one or more daemons" beside one of them names mpirun's
+        ssh launcher. ssh to a code forge (git@github.com) is git's, not a launcher's, and is
+        left alone.
+
+    Why it matters:
+        mpirun's rsh/ssh launcher, MPICH's Hydra, DeepSpeed's pdsh runner, Horovod's horovodrun
+        and scripts that ssh to each node start the other nodes' processes over ssh. Many
+        clusters do not allow ssh between compute nodes, or allow it only to nodes of the user's
+        own job, or have no keys or known host keys set up for it; the launch fails before any
+        rank runs. Under Slurm the scheduler can start the processes itself.
+
+    How to fix:
+        Under Slurm, start every node's processes with srun (or an MPI built with Slurm support,
+        whose mpirun uses Slurm's launcher inside an allocation; DeepSpeed's --launcher slurm),
+        not ssh. Where ssh between nodes is the intended way: a key whose public half is in
+        ~/.ssh/authorized_keys on the shared home, and the nodes' host keys as the site's
+        known_hosts policy says (never by turning host key checking off).
+
+    References:
+        - https://docs.open-mpi.org/en/v5.0.8/launching-apps/slurm.html
+        - https://docs.open-mpi.org/en/v5.0.8/launching-apps/ssh.html
+        - https://www.deepspeed.ai/getting-started/#resource-configuration-multi-node
+        - https://wiki.mpich.org/mpich/index.php/Using_the_Hydra_Process_Manager
+        - https://man.openbsd.org/ssh (StrictHostKeyChecking, BatchMode, authorized_keys)
+    """
+    told = [s for s in catalogued(f, SYMBOL) if not _to_a_forge(s)]
+    refusals = [s for s in told if str(s.get("id", "")).startswith("openssh:")]
+    if not refusals:
+        return   # the daemon-launch failure alone has other causes (PATH, libraries, /tmp): not this rule's
+    # the client's reason first: pdsh's exit line only says that ssh failed
+    s = next((t for t in refusals if t.get("id") != "openssh:pdsh-ssh-exit-255"), refusals[0])
+    host = s.get("host")
+    why = _WHY.get(str(s.get("id")), "ssh to another node was refused")
+    launcher = _launcher(f, told)
+    yield Hit(message=f"ssh between nodes was refused{f' (to {host})' if host else ''}: {why} "
+                      f"(line {s.get('line')}: \"{told_text(s)}\"); a launcher that starts ranks over ssh cannot start them",
+              fix=f"{_CHECK}\n{_LAUNCH[launcher]}\n{_KEYS}", evidence=told_evidence(s))

@@ -1,0 +1,61 @@
+"""ssh-between-nodes-refused on the OpenSSH client's own output (recorded on the project's VM) and
+public pastes of launchers that start ranks over ssh (tests/fixtures/pastes, SOURCES.md there)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rulekit import PASTES, facts, fired, recorded_paste_facts
+from hpcdoctor.triage.messages import find_messages
+
+
+@pytest.mark.parametrize("paste, words", [
+    ("openssh-9.2-unresolvable-host.txt", "(to nosuchhost): the node name given to ssh does not resolve here"),
+    ("openssh-9.2-connection-refused.txt", "(to localhost): no ssh server answered"),
+    ("virtualclient-752-host-key-orte-daemons.txt", "host key is not in known_hosts"),   # Open MPI's mpiexec
+    ("mpich-4712-host-key-verification-failed.txt", "host key is not in known_hosts"),   # MPICH's Hydra
+])
+def test_each_refusal_is_read_and_the_fix_starts_ranks_without_ssh(paste, words):
+    (f,) = fired("ssh-between-nodes-refused", recorded_paste_facts(paste))
+    assert words in f.message and "launcher that starts ranks over ssh" in f.message
+    assert f.fix.startswith('for h in $(scontrol show hostnames "$SLURM_JOB_NODELIST")')
+    assert "srun" in f.fix and "ssh-keygen -t ed25519" in f.fix and "StrictHostKeyChecking=no" not in f.fix
+
+
+def _told(text):
+    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
+
+
+def test_the_launcher_named_in_the_paste_chooses_the_fix():
+    # pdsh's line after ssh's own (DeepSpeed's default runner), in pdsh's format
+    text = ("node002: ssh: connect to host node002 port 22: No route to host\n"
+            "pdsh@node001: node002: ssh exited with exit code 255\n")
+    (f,) = fired("ssh-between-nodes-refused", _told(text))
+    assert "(to node002): no ssh server answered" in f.message and "deepspeed --launcher slurm" in f.fix
+    # Open MPI's daemon-launch topic beside ssh's refusal
+    orte = ("Host key verification failed.\n"
+            "--------------------------------------------------------------------------\n"
+            "ORTE was unable to reliably start one or more daemons.\n"
+            "This usually is caused by:\n\n"
+            "* not finding the required libraries and/or binaries on\n")
+    (f,) = fired("ssh-between-nodes-refused", _told(orte))
+    assert "Open MPI built with Slurm support" in f.fix
+
+
+def test_the_daemon_failure_alone_is_not_this_rule():
+    orte = ("ORTE was unable to reliably start one or more daemons.\nThis usually is caused by:\n\n"
+            "* not finding the required libraries and/or binaries on\n")
+    assert "openmpi:errmgr-base:failed-daemon-launch" in {s["id"] for s in find_messages(orte)}
+    assert not fired("ssh-between-nodes-refused", _told(orte))
+
+
+def test_ssh_to_a_code_forge_is_gits_not_a_launchers():
+    assert not fired("ssh-between-nodes-refused", recorded_paste_facts("openssh-9.2-git-ls-remote-github-offline.txt"))
+    assert not fired("ssh-between-nodes-refused", _told("git@github.com: Permission denied (publickey).\n"))
+    (f,) = fired("ssh-between-nodes-refused", _told("alice@gpu017: Permission denied (publickey,gssapi-keyex,gssapi-with-mic).\n"))
+    assert "(to gpu017): the other node refused the login" in f.message
+
+
+def test_silent_without_an_ssh_message():
+    assert not fired("ssh-between-nodes-refused", recorded_paste_facts("h5py-1082-nfs-no-locks-available.txt"))
+    assert not fired("ssh-between-nodes-refused", _told((PASTES / "noexec-tmpfs-bash-exec.txt").read_text()))
