@@ -31,7 +31,7 @@ MODULE_TOPIC = {
     "frameworks": "Software stack", "driver_generation": "Software stack", "gpu_messages": "GPU health",
     "nccl_messages": "Network", "nccl_env": "Environment", "torch_messages": "Software stack", "cuda_toolkit": "Software stack", "rocm_devices": "GPU health", "pcie_p2p": "GPU health",
     "tf_jax": "Software stack", "env_modules": "Environment", "mpi_messages": "Network", "numpy_abi": "Software stack",
-    "network_access": "Network", "gpu_access": "GPU health", "container_python": "Environment",
+    "network_access": "Network", "no_display": "Environment", "locales": "Environment", "gpu_access": "GPU health", "container_python": "Environment",
     "limits": "Environment",
 }
 

@@ -112,11 +112,12 @@ def locale_not_available(f: FactView) -> Iterator[Hit]:
     else:
         what = "the locale the environment names is not installed on this machine"
     here = []
-    for var in ("LC_ALL", "LC_CTYPE", "LANG"):
+    # a paste's export lines are what the user tried (or what click advised), not this node's environment
+    for var in (("LC_ALL", "LC_CTYPE", "LANG") if f.get("env.listed") is None else ()):
         value = _env(f, var)
         if value is not None:
             here.append(f"{var}={value}")
-    mode = _env(f, "PYTHONUTF8")
+    mode = _env(f, "PYTHONUTF8") if f.get("env.listed") is None else None
     if mode is not None:
         here.append(f"PYTHONUTF8={mode}")
     fix = ("locale -a   # the locales this node has: C.utf8 is glibc's own from 2.35 (Debian's and Fedora's before)\n"

@@ -23,6 +23,9 @@ def _env(f: FactView, name: str) -> Optional[str]:
 
 
 def _known_env(f: FactView) -> bool:
+    """Whether this node's own environment is known (a live run), not a paste's export lines."""
+    if f.get("env.listed") is not None:
+        return False
     try:
         f["env.vars"].get("DISPLAY")
     except MissingFact:
@@ -59,8 +62,8 @@ def _fix(kits: set, ctx: dict) -> str:
     if not lines:
         lines.append("# a batch job has no display: drop the call that opens a window (plt.show, cv2.imshow, "
                      "a GUI) or write the result to a file")
-    lines.append("# a program that must open a window: run it under a virtual X server, which the node must have "
-                 "installed (Debian/Ubuntu package xvfb): xvfb-run -a python your_script.py")
+    lines.append("# a program that must open a window: run it under a virtual X server, installed on the node "
+                 "(Debian's package xvfb): xvfb-run -a python your_script.py")
     return "\n".join(lines)
 
 
