@@ -11,6 +11,9 @@ from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 SYMBOL = "no-display-on-node"
+# The messages that print the display name they tried: printed empty, DISPLAY was unset or empty.
+_NAMES_THE_DISPLAY = frozenset({"display:qt-xcb-could-not-connect", "display:tk-no-display-name",
+                                "display:gtk-cannot-open-display", "display:x11-unable-to-open-display"})
 _TOOLKIT = {"qt": "Qt", "tk": "Tk", "mpl": "matplotlib", "gtk": "GTK", "opencv": "OpenCV", "x11": "an X client"}
 
 
@@ -41,13 +44,12 @@ def _toolkit(sid: str) -> str:
 def _context(f: FactView) -> dict:
     """What the rest of the paste says about whose window it was: matplotlib in the traceback,
     OpenCV's bundled Qt (its plugin directory), OpenCV's GTK backend."""
-    ids, mpl, opencv = set(), False, False
+    mpl, opencv = False, False
     for s in f.get("ticket.symptoms") or []:
         sid = str(s.get("id", ""))
-        ids.add(sid)
         mpl = mpl or sid.startswith("display:mpl")
         opencv = opencv or sid.startswith("display:opencv") or "cv2" in str(s.get("directory", ""))
-    return {"ids": ids, "mpl": mpl, "opencv": opencv}
+    return {"mpl": mpl, "opencv": opencv}
 
 
 def _fix(kits: set, ctx: dict) -> str:
@@ -112,8 +114,11 @@ def no_display_on_node(f: FactView) -> Iterator[Hit]:
     if display:
         what = (f"{who} found no X server at DISPLAY={display}: a display forwarded by an ssh session that has "
                 "ended, or copied into a job that cannot reach it")
-    else:
+    elif any(t.get("id") in _NAMES_THE_DISPLAY for t in told):
         what = f"{who} found no display (DISPLAY unset or empty): a batch job, or ssh without X forwarding"
+    else:   # matplotlib's and OpenCV's words do not say which
+        what = (f"{who} found no usable display (DISPLAY unset, or no X server answering at it): a batch job, or "
+                "ssh without X forwarding")
     here = ""
     if _known_env(f):
         d, w = _env(f, "DISPLAY"), _env(f, "WAYLAND_DISPLAY")
