@@ -15,6 +15,8 @@ RELEVANT_PREFIXES = (
     "SLURM_", "SLURMD_", "PBS_", "LSB_", "OMPI_", "PMI_", "PMIX_", "MPICH_", "I_MPI_",
     "CONDA_", "XLA_", "TF_", "OPENBLAS_", "BLIS_", "ACL_", "NVSHMEM_", "GLOO_", "ACCELERATE_",
     "DEEPSPEED_", "NVTE_", "THP_",
+    # the locale categories a job runs under (rules/locales.py)
+    "LC_",
 )
 RELEVANT_NAMES = frozenset({
     "LD_PRELOAD", "LD_LIBRARY_PATH", "PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE",
@@ -26,6 +28,10 @@ RELEVANT_NAMES = frozenset({
     # where a run writes its caches: checks/limits.py reads the free space of their file systems
     "XDG_CACHE_HOME", "TRITON_CACHE_DIR", "PIP_CACHE_DIR",
     "NO_COLOR", "TERM",
+    # whether a window can open, and how matplotlib and Qt draw without one (rules/no_display.py)
+    "DISPLAY", "WAYLAND_DISPLAY", "MPLBACKEND", "QT_QPA_PLATFORM",
+    # the locale and Python's text encoding (rules/locales.py)
+    "LANG", "LANGUAGE", "PYTHONUTF8", "PYTHONIOENCODING", "PYTHONCOERCECLOCALE",
 })
 
 # A name holds a secret when one of its underscore-separated words is, begins with or ends with a

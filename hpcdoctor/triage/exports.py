@@ -1,4 +1,5 @@
-"""The NCCL_ and TORCH_ variables a pasted ticket sets in shell lines of its own.
+"""The NCCL_ and TORCH_ variables, and the locale and display ones, a pasted ticket sets in shell
+lines of its own.
 
 Users paste the lines they ran (``export NCCL_TIMEOUT=7200``) next to the error they got. Only a
 line that is a shell assignment and nothing else is taken, optionally behind ``export`` and with a
@@ -15,7 +16,7 @@ from typing import Dict, Tuple
 
 # Bounded throughout: a pasted log can hold megabyte lines.
 _ASSIGN = re.compile(
-    r"^[ \t]{0,16}(?:export[ \t]{1,8})?((?:NCCL|TORCH)_[A-Z0-9_]{1,80})="
+    r"^[ \t]{0,16}(?:export[ \t]{1,8})?((?:NCCL|TORCH)_[A-Z0-9_]{1,80}|LC_[A-Z]{1,14}|LANG|PYTHONUTF8|PYTHONCOERCECLOCALE|DISPLAY)="
     r"(\"[^\"\n]{0,400}\"|'[^'\n]{0,400}'|[^\s\"'`$;&|<>()#]{0,400})"
     r"[ \t]{0,16}(?:#[^\n]{0,400})?\r?$", re.M)
 
@@ -24,7 +25,8 @@ EXPORT_SOURCE = "export lines"
 
 
 def exported(text: str) -> Dict[str, Tuple[str, int]]:
-    """{name: (value, line number)} of the paste's own assignments to NCCL_/TORCH_ variables."""
+    """{name: (value, line number)} of the paste's own assignments to NCCL_/TORCH_ variables and
+    to the locale's and the display's (LANG, LC_*, PYTHONUTF8, PYTHONCOERCECLOCALE, DISPLAY)."""
     out: Dict[str, Tuple[str, int]] = {}
     line, at = 1, 0
     for m in _ASSIGN.finditer(text):

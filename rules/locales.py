@@ -1,0 +1,128 @@
+"""The locale a job asks for does not exist on the node, or Python encodes text as ASCII: read from
+Perl's, bash's, glibc's, Python's and click's own messages (knowledge/messages/locale.toml). The
+node's LANG and LC_* only sharpen what a pasted message says. (Not named locale.py: that would
+shadow the standard library's module wherever rules/ is on sys.path.)"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator, List, Optional, Tuple
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView, MissingFact
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+SYMBOL = "locale-not-available"
+# Perl's block lists the variables as NAME = "value" (or (unset)); LC_ALL wins over LC_*, which win over LANG.
+_SETTING = re.compile(r'\b(?P<name>LC_[A-Z]{1,14}|LANG) = "(?P<value>[^"]{1,60})"')
+_ASCII_ERRORS = ("locale:python-ascii-encode", "locale:python-ascii-decode")
+# A locale name glibc can load is language[_territory][.codeset][@modifier], or C / POSIX (setlocale(3)).
+_NAMED = re.compile(r"^(?:[A-Za-z]{2,3}(?:_[A-Za-z]{2})?|C|POSIX)(?:\.[A-Za-z0-9-]{1,20})?(?:@[A-Za-z0-9]{1,20})?$")
+_ASCII_LOCALES = {"C", "POSIX", ""}
+
+
+def _env(f: FactView, name: str) -> Optional[str]:
+    try:
+        return f.env(name)
+    except MissingFact:
+        return None
+
+
+def _asked(told: List[dict]) -> Optional[Tuple[str, str]]:
+    """(variable, locale) the messages name as the one that failed, if any does."""
+    found = {}
+    for s in told:
+        if s.get("locale") and s.get("category"):
+            found.setdefault(str(s["category"]), str(s["locale"]))
+        elif s.get("locale"):
+            found.setdefault("LC_ALL or LANG", str(s["locale"]))
+        for m in _SETTING.finditer(str(s.get("settings") or "")):
+            found.setdefault(m.group("name"), m.group("value"))
+    for name in ("LC_ALL", "LC_CTYPE", "LC_ALL or LANG"):
+        if name in found:
+            return name, found[name]
+    lc = sorted(k for k in found if k.startswith("LC_"))
+    if lc:
+        return lc[0], found[lc[0]]
+    return ("LANG", found["LANG"]) if "LANG" in found else None
+
+
+def _ascii_by_locale(f: FactView) -> bool:
+    """Whether a pasted or live environment says the locale is C/POSIX or unset, so that Python's
+    ASCII codec error is the locale's and not the program's own choice."""
+    for name in ("LC_ALL", "LC_CTYPE", "LANG"):
+        value = _env(f, name)
+        if value is not None:
+            return value in _ASCII_LOCALES
+    return False
+
+
+@rule("ENV029", SYMBOL, "error", "the locale the job asks for is not installed on the node, or Python encodes as ASCII",
+      impact=5)
+def locale_not_available(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Perl's "perl: warning: Setting locale failed." block (with the variables it
+        lists), bash's "setlocale: LC_ALL: cannot change locale (en_US.UTF-8)", glibc locale(1)'s
+        "Cannot set LC_CTYPE to default locale", Python's "locale.Error: unsupported locale setting",
+        and click's "Click will abort further execution because Python was configured to use ASCII as
+        encoding for the environment". Python's "'ascii' codec can't encode character" counts only
+        when the environment shown says the locale is C, POSIX or unset: code that encodes to ASCII
+        itself fails the same way anywhere.
+
+    Why it matters:
+        ssh forwards the laptop's LANG and LC_* to the cluster (OpenSSH's SendEnv, on by default in
+        Debian's ssh_config), and jobs inherit them. A locale the node has not generated (en_US.UTF-8
+        on a minimal image, macOS Terminal's bare "UTF-8") makes every Perl and bash start warn,
+        makes Python's locale.setlocale raise, and leaves programs in the C locale. Python 3.6 and
+        older then encode as ASCII and fail on the first non-ASCII character; Python 3.7 and later
+        coerce the C locale to UTF-8 (PEP 538, PEP 540) unless that is turned off.
+
+    How to fix:
+        Ask for a locale the node has: `locale -a` lists them; C.UTF-8 is part of glibc since 2.35
+        and shipped earlier by Debian and Fedora. export LC_ALL=C.UTF-8 LANG=C.UTF-8 in the
+        job script (or in ~/.bashrc on the cluster). Or stop sending the laptop's locale: remove
+        LANG and LC_* from SendEnv in the laptop's ssh configuration.
+
+    References:
+        - https://man.openbsd.org/ssh_config#SendEnv (SendEnv; sshd_config's AcceptEnv is the server side)
+        - https://sourceware.org/glibc/wiki/Proposals/C.UTF-8 (C.UTF-8 merged for glibc 2.35)
+        - https://lists.fedoraproject.org/pipermail/glibc/2015-September/000081.html (Fedora's C.UTF-8, "similar to how Debian did it")
+        - https://peps.python.org/pep-0538/ and https://peps.python.org/pep-0540/ (Python 3.7: C locale coercion, UTF-8 mode)
+        - https://perldoc.perl.org/perllocale#LOCALE-PROBLEMS (perl: warning: Setting locale failed)
+        - https://click.palletsprojects.com/unicode-support/ (the page click's ASCII refusal names; the check is gone from click 8.1)
+    """
+    told = catalogued(f, SYMBOL)
+    ascii_err = [s for s in f.get("ticket.symptoms") or [] if s.get("id") in _ASCII_ERRORS]
+    if not told and ascii_err and _ascii_by_locale(f):
+        told = ascii_err[:1]
+    if not told:
+        return
+    s = told[0]
+    asked = _asked(told)
+    if asked:
+        name, value = asked
+        what = f"{name}={value} names a locale this machine does not have"
+        if not _NAMED.match(value):
+            what += (f" (\"{value}\" is a bare codeset, not a locale name: macOS Terminal sets it and ssh "
+                     "forwards it)")
+    elif s.get("id") in ("locale:click-ascii-environment",) + _ASCII_ERRORS:
+        what = ("Python's text encoding is ASCII: a C/POSIX or missing locale under Python 3.6 or older, or "
+                "3.7+ with UTF-8 mode and locale coercion turned off")
+    else:
+        what = "the locale the environment names is not installed on this machine"
+    here = []
+    # a paste's export lines are what the user tried (or what click advised), not this node's environment
+    for var in (("LC_ALL", "LC_CTYPE", "LANG") if f.get("env.listed") is None else ()):
+        value = _env(f, var)
+        if value is not None:
+            here.append(f"{var}={value}")
+    mode = _env(f, "PYTHONUTF8") if f.get("env.listed") is None else None
+    if mode is not None:
+        here.append(f"PYTHONUTF8={mode}")
+    fix = ("locale -a   # the locales this node has: C.utf8 is glibc's own from 2.35 (Debian's and Fedora's before)\n"
+           "export LC_ALL=C.UTF-8 LANG=C.UTF-8   # in the job script, or ~/.bashrc on the cluster\n"
+           "# or stop sending the laptop's locale: remove LANG LC_* from SendEnv in ~/.ssh/config or /etc/ssh/ssh_config")
+    yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\")"
+                      + (f"; here {', '.join(here)}" if here else ""),
+              fix=fix, evidence=told_evidence(s))

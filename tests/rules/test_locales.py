@@ -1,0 +1,63 @@
+"""locale-not-available on verbatim public pastes and on outputs recorded on the development VM
+(tests/fixtures/pastes, SOURCES.md there): Perl's, bash's, glibc's, Python's and click's own words."""
+
+from __future__ import annotations
+
+import pytest
+
+from rulekit import PASTES, facts, fired, paste_facts, recorded_paste_facts
+
+
+@pytest.mark.parametrize("paste", ["warp-265-perl-locale-lc-ctype-utf8.txt", "warp-265-bash-setlocale-lc-ctype-utf8.txt"])
+def test_macos_bare_codeset_forwarded_by_ssh_is_named(paste):
+    (f,) = fired("locale-not-available", recorded_paste_facts(paste))
+    # Perl's block lists LC_ALL (unset) before LC_CTYPE = "UTF-8": the set one is named
+    assert 'LC_CTYPE=UTF-8 names a locale this machine does not have ("UTF-8" is a bare codeset' in f.message
+    assert "export LC_ALL=C.UTF-8 LANG=C.UTF-8" in f.fix and "SendEnv" in f.fix
+
+
+@pytest.mark.parametrize("paste, named", [
+    ("debian12-perl-setting-locale-failed.txt", "LC_ALL=de_DE.UTF-8"),
+    ("debian12-bash-setlocale-lc-all.txt", "LC_ALL=xx_YY.UTF-8"),
+    ("debian12-locale-cannot-set.txt", None),
+    ("debian12-python-unsupported-locale.txt", None),
+])
+def test_recorded_here(paste, named):
+    (f,) = fired("locale-not-available", recorded_paste_facts(paste))
+    if named:
+        assert f"{named} names a locale this machine does not have" in f.message
+        assert "bare codeset" not in f.message   # a full locale name, only not generated here
+    assert f.fix.startswith("locale -a")
+
+
+def test_clicks_refusal_says_python_encodes_as_ascii_and_ignores_its_own_advice_as_environment():
+    (f,) = fired("locale-not-available", recorded_paste_facts("click-8.0.4-ascii-environment.txt"))
+    assert "Python's text encoding is ASCII" in f.message
+    # click's advice ("export LC_ALL=C.UTF-8") is read as export lines, and is not this node's environment
+    assert "here" not in f.message
+
+
+def test_an_ascii_codec_error_alone_is_not_the_locale(tmp_path):
+    # code that encodes to ASCII itself fails the same way under any locale
+    assert not fired("locale-not-available", recorded_paste_facts("debian12-python-c-locale-ascii-print.txt"))
+
+
+def test_an_ascii_codec_error_under_the_c_locale_the_paste_sets_is(tmp_path):
+    text = "export LC_ALL=C\n" + (PASTES / "debian12-python-c-locale-ascii-print.txt").read_text()
+    (f,) = fired("locale-not-available", paste_facts(tmp_path, text))
+    assert "Python's text encoding is ASCII" in f.message and "line 4" in f.message
+
+
+def test_the_live_locale_sharpens_a_pasted_message():
+    g = facts("cpu-kvm-2core", **{"env.vars.LANG": "en_US.UTF-8"})
+    g["facts"]["ticket"] = recorded_paste_facts("debian12-bash-setlocale-lc-all.txt")["facts"]["ticket"]
+    (f,) = fired("locale-not-available", g)
+    assert f.message.endswith("; here LANG=en_US.UTF-8")
+
+
+def test_a_live_node_alone_says_nothing():
+    assert not fired("locale-not-available", facts("cpu-kvm-2core", **{"env.vars.LANG": "C"}))
+
+
+def test_silent_without_a_locale_message():
+    assert not fired("locale-not-available", recorded_paste_facts("pytorch-35646-pip-and-conda-same-torch-healthy.txt"))
