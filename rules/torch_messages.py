@@ -9,7 +9,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import first_symptom, ticket_evidence
+from hpcdoctor.rules._common import first_symptom, ticket_evidence, told_text
 
 
 @rule("ENV007", "nccl-watchdog-timeout", "warning", "a collective ran past the process group's timeout", impact=7)
@@ -126,7 +126,8 @@ def c10d_store_unreachable(f: FactView) -> Iterator[Hit]:
               evidence=ticket_evidence(s))
 
 
-@rule("MEM004", "dataloader-open-files", "warning", "DataLoader workers ran out of file descriptors", impact=6)
+@rule("MEM004", "dataloader-open-files", "warning", "DataLoader workers ran out of file descriptors", impact=6,
+      also={"info": "a bare EMFILE with no DataLoader frame: the usual holder, not a shown one"})
 def dataloader_open_files(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -151,6 +152,17 @@ def dataloader_open_files(f: FactView) -> Iterator[Hit]:
     """
     s = first_symptom(f, "torch:dataloader-too-many-open-files", "torch:dataloader-fd-passing-emfile")
     if s is None:
+        bare = first_symptom(f, "torch:python-emfile")
+        if bare is not None:   # the limit was reached; which process held the descriptors is not shown
+            yield Hit(message=f"a Python process ran out of file descriptors (line {bare['line']}: \"{told_text(bare)}\"): "
+                              "in a training job the usual holder is the DataLoader (its file_descriptor sharing "
+                              "keeps one open per tensor in flight, PyTorch's multiprocessing notes), against the "
+                              "open-files limit (ulimit -n)",
+                      severity="info",
+                      fix='ulimit -n   # the soft limit; ulimit -Hn the most it can be raised to\n'
+                          'ulimit -n "$(ulimit -Hn)"   # in the job script, before python; or in the script: '
+                          "torch.multiprocessing.set_sharing_strategy('file_system')",
+                      evidence=ticket_evidence(bare))
         return
     yield Hit(message=f"the DataLoader's workers ran out of file descriptors (line {s['line']})",
               fix='ulimit -n "$(ulimit -Hn)"   # in the job script, before python; or in the script: '

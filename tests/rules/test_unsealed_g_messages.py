@@ -1,0 +1,42 @@
+"""Messages set G showed no catalogue read (set G was unsealed after its final sealed score):
+the NVIDIA kernel module's API-mismatch notice, and a bare EMFILE. Each on G's own pastes, and
+silent where the message is absent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rulekit import fired, recorded_paste_facts
+from hpcdoctor import pipeline
+from hpcdoctor.runner import Options
+from hpcdoctor.triage.messages import find_messages
+from hpcdoctor.triage.paste import open_paste
+
+SET_G = Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_g"
+
+
+def _facts(name):
+    with open_paste([str(SET_G / name)]) as (root, _r, _n):
+        return pipeline.gather(root, Options())
+
+
+def test_nvrm_api_mismatch_in_a_journal_is_the_driver_updated_without_reboot():
+    (f,) = fired("gpu-driver-unusable", _facts("nvidia-docker-182-api-mismatch-driver-upgraded-no-reboot.txt"))
+    assert "not the version of the driver libraries" in f.message and "sudo reboot" in f.fix
+
+
+def test_the_open_modules_form_names_the_client_and_both_versions():
+    # osapi.c's format at 595.45.04 with values filled in, as dmesg prints its five lines (joined by the matcher)
+    text = ("[ 12.3] NVRM: API mismatch: the client 'nvidia-smi' (pid 4242)\n[ 12.3] NVRM: has the version 580.95.05, "
+            "but this kernel module has\n[ 12.3] NVRM: the version 575.57.08.  Please make sure that this\n")
+    (s,) = [s for s in find_messages(text) if s["id"] == "nvrm:api-mismatch"]
+    assert (s["client"], s["client_version"], s["module_version"]) == ("nvidia-smi", "580.95.05", "575.57.08")
+
+
+def test_a_bare_emfile_is_a_hint_and_the_dataloaders_own_words_a_warning():
+    (f,) = fired("dataloader-open-files", _facts("deep-learning-for-image-processing-845-too-many-open-files-ulimit.txt"))
+    assert f.severity == "info" and "usual holder is the DataLoader" in f.message and 'ulimit -n "$(ulimit -Hn)"' in f.fix
+
+
+def test_silent_without_either_message():
+    assert not fired("dataloader-open-files", recorded_paste_facts("motiongpt3-14-numpy1-module-on-numpy-2.3.txt"))
