@@ -200,7 +200,8 @@ def cpu_bf16_emulated(f: FactView) -> Iterator[Hit]:
 _FLAG = knowledge.load("isa")["cpuinfo_flags"]["names"]
 
 
-@rule("CPU005", "cpu-lacks-required-isa", "error", "a program built for CPU instructions this CPU lacks", impact=10)
+@rule("CPU005", "cpu-lacks-required-isa", "error", "a program built for CPU instructions this CPU lacks", impact=10,
+      also={"info": "a bare SIGILL, no instruction set named: the usual cause, not a shown one"})
 def cpu_lacks_required_isa(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -250,8 +251,13 @@ def cpu_lacks_required_isa(f: FactView) -> Iterator[Hit]:
     what = (f"the build needs {feature}, which the CPU it ran on does not have" if feature
             else f"the process died of SIGILL{frame}: the CPU met an instruction it does not have (AVX/AVX2/FMA, "
                  "most often), as a build made for a newer CPU does")
+    # A SIGILL that names no instruction set shows the crash, not its cause: a build for a newer CPU is
+    # the usual one, but a library's own CPU-detection bug (OpenBLAS under NumPy 1.19.5 on Arm) dies the same way.
+    bare = not feature
+    if bare:
+        what += "; a library's CPU-detection bug dies the same way, so this is the usual cause, not a shown one"
     yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\"){where}",
               fix="grep -o -w -E 'sse4_2|avx|avx2|fma|avx512f' /proc/cpuinfo | sort -u   # the instruction sets this "
                   "CPU offers\n# then run on a node whose CPU has what the build needs, give a VM the host's CPU model, "
                   "or install a build compiled for this CPU",
-              evidence=ticket_evidence(s))
+              evidence=ticket_evidence(s), **({"severity": "info"} if bare else {}))
