@@ -73,7 +73,8 @@ def numa_balancing_on(f: FactView) -> Iterator[Hit]:
     )
 
 
-@rule("MEM003", "shm-too-small", "warning", "/dev/shm too small for DataLoader workers", impact=6)
+@rule("MEM003", "shm-too-small", "warning", "/dev/shm too small for DataLoader workers", impact=6,
+      also={"info": "a shell's bare Bus error: the usual cause, not a shown one"})
 def shm_too_small(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -126,6 +127,15 @@ def shm_too_small(f: FactView) -> Iterator[Hit]:
                 if s.get("unsized") else "a DataLoader worker died of a bus error passing its batch through /dev/shm")
         yield Hit(message=f"{said} (line {s['line']}); a stopgap in the script: DataLoader(num_workers=0)",
                   fix=shm_fix(f), evidence=ticket_evidence(s))
+        return
+    bare = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "shell:bus-error"), None)
+    if bare is not None and not isinstance(f.get("memory.shm_size_bytes"), int):
+        # the shell's word for the crash, nothing that says what was mapped: the usual cause, not a shown one
+        yield Hit(message=f"a process died of SIGBUS (line {bare['line']}: \"{str(bare.get('text', '')).strip()[:100]}\"): "
+                          "in a Python job the usual cause is /dev/shm too small for what it maps there (docker's "
+                          "64 MiB default, PyTorch's docker notes)",
+                  severity="info", fix=shm_fix(f),
+                  evidence=ticket_evidence(bare))
         return
     size = f["memory.shm_size_bytes"]
     if f.get("torch.installed") is True and size < limit:
