@@ -150,6 +150,7 @@ _TOLD_DRIVER = {
     "nvrm:rm-init-adapter-failed": _INIT_FAILED, "nvrm:rm-init-adapter-failed-minor": _INIT_FAILED,
     "torch:cuda-unknown-error": _INIT_UNKNOWN, "cuda_driver:CUDA_ERROR_UNKNOWN": _INIT_UNKNOWN,
     "nvidia_smi:couldnt-communicate": _NOT_LOADED, "nvml:NVML_ERROR_DRIVER_NOT_LOADED": _NOT_LOADED,
+    "nvidia_settings:driver-not-loaded": _NOT_LOADED,
     "nvml:NVML_ERROR_LIB_RM_VERSION_MISMATCH": _MISMATCH, "cuda:cudaErrorSystemDriverMismatch": _MISMATCH,
     "cuda_driver:CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": _MISMATCH, "nvrm:api-mismatch": _MISMATCH,
     "nvidia_smi:nvml-library-not-found": _NO_LIBRARY, "nvml:NVML_ERROR_LIBRARY_NOT_FOUND": _NO_LIBRARY,

@@ -47,3 +47,8 @@ def test_a_shells_bare_bus_error_is_a_shm_hint_and_torchs_own_words_stay_a_warni
     assert f.severity == "info" and "usual cause is /dev/shm" in f.message and "--shm-size" in f.fix
     # prose that names the signal is not the shell's report of it
     assert not [s for s in find_messages("Any idea what bus error means there?\n") if s["id"] == "shell:bus-error"]
+
+
+def test_nvidia_settings_driver_not_loaded_after_a_kernel_upgrade():
+    (f,) = fired("gpu-driver-unusable", _facts("void-packages-14377-nvidia-module-missing-new-kernel.txt"))
+    assert "kernel driver is not loaded" in f.message and "dkms status" in f.fix
