@@ -244,11 +244,14 @@ def _driver_unusable_told(f: FactView) -> Iterator[Hit]:
     one, with what it means. Only the messages above: torch's "Found no NVIDIA driver on your
     system" is also true of a machine without a GPU, where it is no fault."""
     # modprobe's refusal says why the module is not loaded, which nvidia-smi's line above it does not: first
+    cpu_node_said = any(t.get("id") == "prose:cpu-node-said" for t in f.get("ticket.symptoms") or [])
     for s in sorted(catalogued(f, "gpu-driver-unusable"), key=lambda s: not str(s.get("id", "")).startswith("kmod:")):
         if s["id"] not in _TOLD_DRIVER:
             continue
         if s["id"] in ("nvidia_smi:no-devices-found", "xla:kernel-driver-not-running") and not _nvidia_gpu_shown(f):
             continue  # also what a node without an NVIDIA GPU answers (a container run with --nv on a CPU node)
+        if cpu_node_said and not _nvidia_gpu_shown(f):
+            continue  # the user says the node has no GPU: no driver there to be broken
         if s["id"] == "cuda_driver:CUDA_ERROR_UNKNOWN" and "cuInit" not in str(s.get("text", "")):
             continue  # 999 from any later call is a program's or a GPU's error, not the driver failing to start
         said, fix = _TOLD_DRIVER[s["id"]]

@@ -140,7 +140,7 @@ _CPU_TAG = "faq_pytorch:torch-version-cpu-tag"
 _BUILD_ANSWERED = {"prose:torch-version-cuda-none": "torch.version.cuda is None", "prose:cuda-is-built-false":
                    "torch.backends.cuda.is_built() is False", "prose:built-with-cuda-false": "a check script prints that torch was built without CUDA"}
 # What a user writes of a machine without an NVIDIA GPU (knowledge/messages/prose.toml).
-_NO_GPU_SAID = frozenset({"prose:no-gpu-here", "prose:running-without-gpu", "prose:apple-mac"})
+_NO_GPU_SAID = frozenset({"prose:no-gpu-here", "prose:running-without-gpu", "prose:apple-mac", "prose:cpu-node-said"})
 
 
 def _cpu_build_told(f: FactView, s):

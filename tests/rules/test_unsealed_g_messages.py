@@ -52,3 +52,11 @@ def test_a_shells_bare_bus_error_is_a_shm_hint_and_torchs_own_words_stay_a_warni
 def test_nvidia_settings_driver_not_loaded_after_a_kernel_upgrade():
     (f,) = fired("gpu-driver-unusable", _facts("void-packages-14377-nvidia-module-missing-new-kernel.txt"))
     assert "kernel driver is not loaded" in f.message and "dkms status" in f.fix
+
+
+def test_a_gpu_runtime_failing_on_what_the_user_calls_a_cpu_node_is_no_driver_fault():
+    g = _facts("k8s-device-plugin-52-nvidia-runtime-default-on-cpu-node.txt")
+    assert "prose:cpu-node-said" in {s["id"] for s in g["facts"]["ticket"]["symptoms"]}
+    assert not fired("gpu-driver-unusable", g)
+    # "GPU node" is not a CPU node
+    assert not [s for s in find_messages("it fails on the GPU node we were given\n") if s["id"] == "prose:cpu-node-said"]
