@@ -60,3 +60,10 @@ def test_a_gpu_runtime_failing_on_what_the_user_calls_a_cpu_node_is_no_driver_fa
     assert not fired("gpu-driver-unusable", g)
     # "GPU node" is not a CPU node
     assert not [s for s in find_messages("it fails on the GPU node we were given\n") if s["id"] == "prose:cpu-node-said"]
+
+
+def test_a_node_with_four_gpus_whose_nvidia_smi_only_reports_three():
+    (f,) = fired("gpu-count-mismatch", _facts("microsoft-pai-4344-gpu-missing-rminitadapter-failed.txt"))
+    assert "fewer GPUs than it has" in f.message
+    # torch seeing fewer GPUs is CUDA_VISIBLE_DEVICES or MIG as often: not the node's count
+    assert not [s for s in find_messages("I have 8 GPUs but torch only sees 2 GPUs\n") if s["id"] == "faq_nvidia:gpu-missing-said"]
