@@ -1,6 +1,6 @@
 """A download that cannot resolve or reach its server from the machine that ran it: the compute
 node without outbound network, read from the download clients' own messages
-(knowledge/messages/netclient.toml, pip.toml, conda.toml, faq_huggingface.toml)."""
+(knowledge/messages/netclient.toml, pip.toml, conda.toml)."""
 
 from __future__ import annotations
 
