@@ -25,9 +25,15 @@ def node_platform(f: FactView) -> Tuple[str, str]:
     return os_name, cpu
 
 
+def from_conda(t: Dict[str, Any], package: str) -> bool:
+    """Whether conda (not pip inside a conda env) installed ``package``, by the probe's or
+    collect_env's conda list: its channel is not "pypi" and its build not pip's."""
+    got = (t.get("conda_packages") or {}).get(package) or (t.get("conda_list") or {}).get(package)
+    return isinstance(got, dict) and got.get("channel") != "pypi" and not str(got.get("build", "")).startswith("pypi")
+
+
 def installer(t: Dict[str, Any]) -> str:
-    conda = (t.get("conda_packages") or {}).get("pytorch") or (t.get("conda_list") or {}).get("pytorch")
-    if isinstance(conda, dict) and conda.get("channel") != "pypi" and not str(conda.get("build", "")).startswith("pypi"):
+    if from_conda(t, "pytorch"):
         return "conda"
     return "conda" if "cpuonly" in (t.get("conda_packages") or {}) else "pip"
 

@@ -8,6 +8,7 @@ from typing import Iterator, Optional
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
+from hpcdoctor.rules._builds import from_conda
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 # The catalogue entries that say which way round the mismatch is.
@@ -18,14 +19,6 @@ _ABI_MAJOR = {"0x1000009": 1, "0x2000000": 2}
 # sizeof(PyArray_Descr) on 64-bit CPython under NumPy 1.x and 2.x: what Cython's size check prints for numpy.dtype.
 _DTYPE_SIZE = {"88": 1, "96": 2}
 _FIRST_RELEASE = knowledge.load("numpy_c_api")["c_api"]["first_release"]
-
-
-def _by_conda(f: FactView) -> bool:
-    """Whether the environment's NumPy came from conda (collect_env's or the probe's conda list):
-    pip over a conda NumPy leaves two copies, the next fault."""
-    t = f.get("torch") if isinstance(f.get("torch"), dict) else {}
-    numpy = (t.get("conda_packages") or {}).get("numpy") or (t.get("conda_list") or {}).get("numpy")
-    return isinstance(numpy, dict) and numpy.get("channel") != "pypi" and not str(numpy.get("build", "")).startswith("pypi")
 
 
 def _direction(s: dict) -> Optional[str]:
@@ -88,7 +81,9 @@ def numpy_abi_mismatch(f: FactView) -> Iterator[Hit]:
     s = min(told, key=lambda t: (not _direction(t), not (t.get("numpy") or t.get("built") or t.get("built_api"))))
     way = _direction(s)
     numpy = s.get("numpy")
-    install = "conda install -y" if _by_conda(f) else "python -m pip install"
+    # pip over a conda NumPy leaves two copies, the next fault
+    t = f.get("torch") if isinstance(f.get("torch"), dict) else {}
+    install = "conda install -y" if from_conda(t, "numpy") else "python -m pip install"
     if way == "old":
         what = (f"a module compiled against NumPy 1.x was imported under NumPy {numpy or '2.x'}, whose C ABI it "
                 "cannot use")
