@@ -205,6 +205,27 @@ def test_prolog_and_epilog_write_node_metrics_that_do_not_depend_on_the_job(slur
     assert sorted(p.name for p in pro.iterdir()) == ["hpcdoctor.prom"]  # no temporary file left behind
 
 
+def test_triage_reads_what_this_slurm_says_of_requests_no_node_can_hold(slurm, tmp_path):
+    """sbatch's own refusals on this real cluster, pasted into triage: a memory request beyond the
+    node, and a partition given as a #SBATCH variable that sbatch passes on unexpanded."""
+    big = int(slurm.shape["RealMemory"]) * 100
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\n#SBATCH --partition=$part\n#SBATCH -n 1\nsrun hostname\n")
+    text = []
+    for argv in (["sbatch", f"--mem={big}", "--wrap=true"], ["sbatch", str(script)]):
+        res = slurm.run(argv, timeout=30, cwd=tmp_path)
+        assert res.returncode == 1, res.stdout + res.stderr
+        text += [f"$ {' '.join(argv)}", res.stderr.rstrip(), script.read_text() if argv[-1] == str(script) else ""]
+    paste = tmp_path / "ticket.txt"
+    paste.write_text("\n".join(text))
+    res = subprocess.run([_hpcdoctor_exe(slurm), "check", "--from", str(paste), "--format", "json"],
+                         capture_output=True, text=True, timeout=60)
+    found = {f["symbol"]: f for f in json.loads(res.stdout)["findings"]}
+    assert "Memory specification can not be satisfied" in found["slurm-request-exceeds-node"]["message"]
+    access = found["slurm-invalid-account"]["message"]
+    assert 'partition "$part"' in access and "--partition from $part" in access
+
+
 def test_cluster_check_under_srun_finds_its_store_from_slurms_variables(slurm):
     from conftest import torch_python
 

@@ -1,0 +1,145 @@
+"""Jobs Slurm refuses or holds for what they ask: an account, partition or QOS the user may not use,
+and a request no node of the partition can hold. Both come from slurmctld's own answers
+(knowledge/messages/slurm.toml: slurm_strerror and its err_msg lines; slurm_reasons.toml: the reasons
+squeue and scontrol print), never from a guess about the site."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+
+def _quoted(s: dict) -> str:
+    """The line, cut to end at the message where it sits late in a user's long sentence."""
+    text, said = str(s.get("text", "")).strip(), str(s.get("matched") or s.get("message") or "")
+    at = text.find(said) if said else -1
+    if at < 0 or at + len(said) <= 120:
+        return told_text(s)
+    return "..." + text[max(0, at - 40):at + len(said)]
+
+
+def _first(f: FactView, symbol: str, skip: tuple = ()) -> Optional[dict]:
+    return next((s for s in catalogued(f, symbol) if s.get("id") not in skip), None)
+
+
+# The #SBATCH options that name what slurm-invalid-account is about (sbatch(1)).
+_ACCESS_OPTIONS = ("-A", "--account", "-p", "--partition", "-q", "--qos", "--reservation")
+_ACCESS_FIX = ("sacctmgr -n show assoc user=\"$USER\" format=cluster,account,partition,qos%40   "
+               "# the accounts, partitions and QOS this user may submit with\n"
+               "scontrol show partition | grep -E 'PartitionName|AllowAccounts|DenyAccounts|AllowGroups|AllowQos'   "
+               "# what each partition admits\n"
+               "sinfo -s   # the partitions that exist")
+
+
+@rule("ENV030", "slurm-invalid-account", "error",
+      "Slurm refused the job's account, partition or QOS for this user", impact=7)
+def slurm_invalid_account(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, Slurm refusing or holding a job for the account, partition or QOS it
+        names: "Invalid account or account/partition combination specified", "Invalid partition
+        name specified" (with "invalid partition specified: NAME"), "User's group not permitted to
+        use this partition", "Invalid qos specification", "Invalid or unknown association",
+        "Access denied to requested reservation", and the job reasons InvalidAccount, InvalidQOS,
+        AccountNotAllowed and QOSNotAllowed. Where the paste shows a #SBATCH line holding a shell
+        variable ($proj), it says that sbatch passes it on unexpanded.
+
+    Why it matters:
+        The job never runs, and nothing on any node is wrong. Slurm admits a job only under an
+        association (user, account, partition, QOS) the site has created; a partition or QOS
+        misspelt, one the user's account has no access to, or a #SBATCH variable Slurm sees as
+        the literal text "$proj" all end here.
+
+    How to fix:
+        List the associations the user has (sacctmgr show assoc user=$USER) and what each
+        partition admits (scontrol show partition), and submit with an account, partition and
+        QOS from that list; in a batch script write the values themselves, or pass them on
+        sbatch's command line (sbatch --account="$proj" job.sh), where the shell expands them.
+
+    References:
+        - https://slurm.schedmd.com/sacctmgr.html (show association)
+        - https://slurm.schedmd.com/slurm.conf.html (AllowAccounts, AllowGroups, AllowQos)
+        - https://slurm.schedmd.com/sbatch.html (options in #SBATCH lines)
+        - https://github.com/SchedMD/slurm/blob/master/src/common/slurm_errno.c (the messages)
+    """
+    refused = _first(f, "slurm-invalid-account")
+    if refused is None:
+        return
+    found = f.get("ticket.symptoms") or []
+    literal = next((s for s in found if s.get("id") == "jobscript:sbatch-directive-variable"
+                    and s.get("option") in _ACCESS_OPTIONS), None)
+    named = next((s for s in found if s.get("id") == "slurm:invalid-partition-specified"), None)
+    what = f" (partition \"{named.get('partition')}\")" if named and named.get("partition") else ""
+    message = (f"Slurm refused the job's account, partition or QOS{what} "
+               f"(line {refused.get('line')}: \"{_quoted(refused)}\"): it names one that does not exist "
+               "or that this user may not use")
+    fix = _ACCESS_FIX
+    evidence = told_evidence(refused)
+    if literal is not None:
+        option, variable = literal.get("option") or "an option", literal.get("variable") or "a variable"
+        message += (f"; line {literal.get('line')} sets {option} from ${variable} in a #SBATCH line, which sbatch "
+                    f"does not expand: Slurm receives the text \"${variable}\"")
+        fix = (f"sbatch {option}=\"${variable}\" job.sh   # on the command line the shell expands it; "
+               "or write the value itself in the #SBATCH line\n") + fix
+        evidence["directive.line"] = literal.get("line")
+    yield Hit(message=message, fix=fix, evidence=evidence)
+
+
+_FIT_FIX = ("sinfo -N -o '%N %P %c %m %G %f'   # each node: partition, CPUs, memory (MB), GPUs (GRES), features\n"
+            "scontrol show node | grep -E 'NodeName|CPUTot|RealMemory|CoreSpecCount|CPUSpecList|MemSpecLimit'   "
+            "# cores and memory the site keeps for the system do not go to jobs\n"
+            "scontrol show partition | grep -E 'PartitionName|TotalNodes|MaxNodes|MaxCPUsPerNode|MaxMemPer'   "
+            "# the partition's own limits")
+# Refusals whose GPU form slurm-gpu-request-rejected answers when the paste shows GPUs asked for.
+_GPU_FORM = ("slurm:ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE",)
+
+
+@rule("ENV031", "slurm-request-exceeds-node", "error",
+      "the job asks for more than any node of its partition offers", impact=7)
+def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, Slurm refusing a job, or holding it for good, because no node (or
+        not enough nodes) of the partitions it may use can hold what it asks: "Requested node
+        configuration is not available" where the paste shows no GPU request (with a GPU
+        request slurm-gpu-request-rejected answers), slurmctld's reason beside it ("CPU count per
+        node can not be satisfied", "Memory specification can not be satisfied", temporary disk,
+        sockets/cores/threads, node features), "More processors requested than permitted",
+        "Node count specification invalid", "Memory required by task is not available", and the
+        pending reasons PartitionConfig, PartitionNodeLimit and BadConstraints.
+
+    Why it matters:
+        The job never starts, however long it waits, and nothing on a node is broken: the
+        request is larger than the cluster's nodes as slurm.conf describes them. Cores and memory
+        a site reserves for the system (CoreSpecCount, CPUSpecList, MemSpecLimit) are not offered
+        to jobs, so asking for every core of a node can be refused.
+
+    How to fix:
+        Compare the request with the nodes (sinfo -N -o '%N %P %c %m %G %f', scontrol show node)
+        and the partition's limits (scontrol show partition), then ask for what one node offers:
+        fewer tasks or CPUs per node (spread over more nodes), --mem within RealMemory less
+        MemSpecLimit, no more nodes than the partition holds.
+
+    References:
+        - https://slurm.schedmd.com/slurm.conf.html (CoreSpecCount, MemSpecLimit, MaxNodes, MaxCPUsPerNode)
+        - https://slurm.schedmd.com/squeue.html (JOB REASON CODES: PartitionConfig, PartitionNodeLimit, BadConstraints)
+        - https://github.com/SchedMD/slurm/blob/master/src/slurmctld/node_scheduler.c (the err_msg lines)
+    """
+    found = f.get("ticket.symptoms") or []
+    gpus_asked = any(s.get("id") == "prose:slurm-gpus-requested" for s in found)
+    refused = _first(f, "slurm-request-exceeds-node", skip=_GPU_FORM if gpus_asked else ())
+    if refused is None:
+        return
+    # slurmctld's reason line says which part of the request no node holds: quote it first.
+    reason = next((s for s in found if s.get("id") in _REASON_LINES), None)
+    shown = reason or refused
+    yield Hit(message=f"Slurm cannot place the job on any node it may use (line {shown.get('line')}: "
+                      f"\"{_quoted(shown)}\"): the request is larger than the partition's nodes offer to jobs",
+              fix=_FIT_FIX, evidence=told_evidence(shown))
+
+
+_REASON_LINES = ("slurm:cpu-count-per-node-unsatisfiable", "slurm:memory-unsatisfiable", "slurm:tmp-disk-unsatisfiable",
+                 "slurm:socket-core-thread-unsatisfiable", "slurm:node-features-unsatisfiable")

@@ -1,0 +1,76 @@
+"""slurm-invalid-account and slurm-request-exceeds-node on what a real Slurm 22.05.8 printed
+(tests/fixtures/pastes/slurm-22.05-requests-beyond-the-node.txt) and on set H's public tickets
+(unsealed after its final sealed score); silent on a GPU request, on a #SBATCH variable alone and on
+a job that only waits its turn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rulekit import fired, paste_facts, recorded_paste_facts
+from hpcdoctor import pipeline
+from hpcdoctor.runner import Options
+from hpcdoctor.triage.paste import open_paste
+
+SET_H = Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_h"
+RECORDED = "slurm-22.05-requests-beyond-the-node.txt"
+
+
+def _set_h(name):
+    with open_paste([str(SET_H / name)]) as (root, _r, _n):
+        return pipeline.gather(root, Options())
+
+
+def test_the_recorded_refusals_name_the_memory_line_and_the_partition():
+    facts = recorded_paste_facts(RECORDED)
+    (fit,) = fired("slurm-request-exceeds-node", facts)
+    assert "Memory specification can not be satisfied" in fit.message and "CoreSpecCount" in fit.fix
+    (access,) = fired("slurm-invalid-account", facts)
+    assert 'partition "nosuch"' in access.message
+
+
+def test_a_variable_in_an_account_directive_is_named_and_the_job_name_one_is_not():
+    (f,) = fired("slurm-invalid-account", recorded_paste_facts(RECORDED))
+    # the recording's job script holds --job-name=$USER-test and --account=$proj: only the account matters here
+    assert "--account from $proj" in f.message and "$USER" not in f.message.split("line 7")[-1]
+    assert f.fix.splitlines()[0].startswith('sbatch --account="$proj" job.sh')
+
+
+@pytest.mark.parametrize("name", ["arjunausers-112-node-config-not-available-reserved-cores.txt",
+                                  "aws-parallelcluster-282-more-nodes-than-exist.txt"])
+def test_node_configuration_not_available_without_a_gpu_request(name):
+    (f,) = fired("slurm-request-exceeds-node", _set_h(name))
+    assert "Requested node configuration is not available" in f.message
+    assert not fired("slurm-gpu-request-rejected", _set_h(name))
+
+
+@pytest.mark.parametrize("name", ["seml-42-partition-not-allowed-for-user.txt",
+                                  "picongpu-2931-sbatch-account-variable-not-expanded.txt"])
+def test_invalid_account_or_partition_combination(name):
+    (f,) = fired("slurm-invalid-account", _set_h(name))
+    assert "Invalid account or account/partition combination specified" in f.message
+
+
+def test_a_gpu_request_refused_stays_slurm_gpu_request_rejecteds():
+    facts = recorded_paste_facts("slurm-22.05-grestypes-gpu-node-without-gpus.txt")
+    assert fired("slurm-gpu-request-rejected", facts)
+    assert not fired("slurm-request-exceeds-node", facts)
+
+
+def test_pending_for_partition_config_is_a_request_too_large(tmp_path):
+    text = ("$ squeue\n             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
+            "                 2     debug     wrap     root PD       0:00     10 (PartitionConfig)\n")
+    (f,) = fired("slurm-request-exceeds-node", paste_facts(tmp_path, text))
+    assert "PartitionConfig" in f.message
+
+
+def test_silent_on_a_variable_directive_alone_and_on_a_job_waiting_its_turn(tmp_path):
+    text = ("#!/bin/bash\n#SBATCH --account=$proj\n#SBATCH -n 1\nsrun hostname\n$ squeue\n"
+            "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
+            "                 8     debug     wrap     root PD       0:00      1 (Priority)\n"
+            "                 9     debug     wrap     root PD       0:00      1 (Resources)\n")
+    facts = paste_facts(tmp_path, text)
+    assert not fired("slurm-invalid-account", facts)
+    assert not fired("slurm-request-exceeds-node", facts)
