@@ -119,6 +119,20 @@ def mpi_srun_without_pmi(f: FactView) -> Iterator[Hit]:
     yield Hit(message=message, fix=fix, evidence=ticket_evidence(s))
 
 
+# A verbs call refused with ENOMEM (older UCX printed no memlock note) and the user's own limits
+# listing (knowledge/messages/ulimit.toml) showing a finite locked-memory limit: together they
+# state what UCX's later note states.
+_VERBS_ENOMEM = ("ucx:create-cq-failed",)
+_MEMLOCK_SHOWN = ("ulimit:memlock-bash", "ulimit:memlock-zsh", "ulimit:memlock-dash", "ulimit:memlock-tcsh")
+
+
+def _verbs_enomem_with_finite_memlock(f: FactView):
+    found = f.get("ticket.symptoms") or []
+    failed = [s for s in found if s.get("id") in _VERBS_ENOMEM and s.get("error") == "Cannot allocate memory"]
+    limit = next((s for s in found if s.get("id") in _MEMLOCK_SHOWN and str(s.get("kbytes") or "").isdigit()), None)
+    return (failed, limit) if failed and limit is not None else ([], None)
+
+
 @rule("NET009", "mpi-memlock-limit", "error", "RDMA memory registration for MPI refused: the locked-memory limit", impact=8)
 def mpi_memlock_limit(f: FactView) -> Iterator[Hit]:
     """
@@ -126,7 +140,10 @@ def mpi_memlock_limit(f: FactView) -> Iterator[Hit]:
         In a pasted log, UCX's "Please set max locked memory (ulimit -l) to 'unlimited' (current: N
         kbytes)", which it appends to ibv_reg_mr, ibv_create_cq and ibv_create_qp failures with
         ENOMEM (src/uct/ib/base/ib_log.c), or Open MPI's openib BTL "failed to initialize while
-        trying to allocate some locked memory" (help-mpi-btl-openib.txt [init-fail-no-mem]).
+        trying to allocate some locked memory" (help-mpi-btl-openib.txt [init-fail-no-mem]). Older
+        UCX printed the verbs call alone ("ibv_create_cq(cqe=4096) failed: Cannot allocate
+        memory"): that answers only where the paste also shows a finite locked-memory limit in a
+        shell's listing (bash or zsh ulimit -a, dash's, tcsh's limit).
 
     Why it matters:
         InfiniBand and RoCE send from memory the adapter has pinned, and pinned memory is bounded by
@@ -146,15 +163,18 @@ def mpi_memlock_limit(f: FactView) -> Iterator[Hit]:
         - https://github.com/openucx/ucx/issues/8684 (ibv_create_cq failed with the limit at 64 kB)
     """
     told = catalogued(f, "mpi-memlock-limit")
+    limit = None
     if not told:
-        return
+        told, limit = _verbs_enomem_with_finite_memlock(f)
+        if not told:
+            return
     s = told[0]
-    current = s.get("current")
-    said = f" (current: {current} kB)" if current else ""
+    current = s.get("current") or (limit or {}).get("kbytes")
+    said = f" (current: {current} kB" + (f", line {limit['line']}" if limit else "") + ")" if current else ""
     place = where(f)
     fix = _MEMLOCK_FIX[place] if place else "\n".join(_MEMLOCK_FIX[p] for p in ("docker", "site"))
     yield Hit(message=f"the RDMA adapter would not pin memory for MPI: the locked-memory limit (ulimit -l) is finite{said} "
-                      f"and registration failed with ENOMEM (line {s['line']})",
+                      f"and the adapter refused to register memory or create a queue with ENOMEM (line {s['line']})",
               fix=fix, evidence=ticket_evidence(s))
 
 
