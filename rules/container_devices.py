@@ -1,0 +1,93 @@
+"""A running container whose device cgroup no longer admits the GPUs it was started with: NVML's
+"Unknown Error" at initialisation, and opens of /dev/nvidia* refused with EPERM. The NVIDIA
+Container Toolkit's troubleshooting page documents the cause (the hook sets up device access that
+the low-level runtime does not know of, so any update of the container undoes it)."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import stated, told_evidence, told_text
+from hpcdoctor.rules._where import where
+
+_NVML_UNKNOWN = "nvml:NVML_ERROR_UNKNOWN"
+_NOT_PERMITTED = "devices:nvidia-device-open-not-permitted"
+_LOST_SAID = "faq_containers:container-lost-gpu-said"
+# What says the paste comes from a container (knowledge/messages/container.toml is the NVIDIA
+# Container Toolkit's own messages; faq_containers.toml what users say of containers).
+_CONTAINER_FAMILIES = ("container:", "faq_containers:")
+_CONTAINER_IDS = ("prose:docker-run-without-gpus",)
+# A Slurm job refused a GPU it did not ask for gets the same EPERM: that is slurm-job-without-gpus.
+_SLURM_SAID = ("prose:slurm-srun", "prose:slurm-sbatch", "prose:slurm-salloc", "prose:slurm-job-id")
+
+_FIX = ("# the container cannot regain the GPUs: delete it and start a new one, which gets them again\n"
+        "kubectl delete pod POD   # Kubernetes (its controller starts a new pod); docker: docker rm -f CONTAINER, then docker run again\n"
+        "sudo systemctl restart docker   # docker hosts, after adding \"exec-opts\": [\"native.cgroupdriver=cgroupfs\"] to "
+        "/etc/docker/daemon.json, so that systemctl daemon-reload no longer updates containers\n"
+        "# Kubernetes: the NVIDIA device plugin's Helm value compatWithCPUManager=true (explicit device nodes), or inject "
+        "the GPUs with CDI (nvidia-ctk cdi generate); a CPU manager with policy static updates containers")
+
+
+def _nvml_init_unknown(found: list) -> Optional[dict]:
+    return next((s for s in found if s.get("id") == _NVML_UNKNOWN
+                 and "initialize nvml" in str(s.get("text", "")).lower()), None)
+
+
+def _in_container(f: FactView, found: list) -> bool:
+    if where(f) in ("docker", "kubernetes"):
+        return True
+    return any(str(s.get("id", "")).startswith(_CONTAINER_FAMILIES) or s.get("id") in _CONTAINER_IDS for s in found)
+
+
+@rule("GPU025", "container-gpu-device-cgroup-revoked", "error",
+      "a running container lost access to its GPUs (device cgroup updated)", impact=8,
+      also={"warning": "no EPERM shown: NVML's Unknown Error in a container, NVIDIA's documented cause"})
+def container_gpu_device_cgroup_revoked(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, NVML failing to initialise with "Unknown Error" (nvidia-smi's "Failed
+        to initialize NVML: Unknown Error") where the paste also shows an open of /dev/nvidiactl or
+        /dev/nvidiaN refused with EPERM (strace), or shows the run is in a container (the NVIDIA
+        Container Toolkit's messages, a docker run, the user saying the container lost its GPUs,
+        or the live environment: docker, podman, Kubernetes). A warning where only the container
+        says so; an error where the EPERM shows the device cgroup refusing.
+
+    Why it matters:
+        The NVIDIA Container Runtime Hook (docker --gpus, the runtime in legacy mode) gives the
+        container access to the GPU device nodes behind the low-level runtime's back, so any
+        update of the container's cgroup takes that access away: changing its CPU or memory
+        limits (Kubernetes' CPU manager with policy static does so), and on hosts where systemd
+        manages the cgroups, a plain systemctl daemon-reload. The GPUs and the driver are
+        healthy; nvidia-smi works on the host.
+
+    How to fix:
+        Delete the container and start a new one (a new pod, docker rm and run). To keep it from
+        recurring: docker's cgroupfs cgroup driver (exec-opts native.cgroupdriver=cgroupfs),
+        the device nodes requested explicitly (--device, or the device plugin's
+        compatWithCPUManager=true), or CDI injection.
+
+    References:
+        - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/troubleshooting.html (Containers losing access to GPUs with error: "Failed to initialize NVML: Unknown Error")
+        - https://github.com/NVIDIA/cloud-native-docs/blob/28cf0979a486dd93fb24752eca28f4461cc475ed/container-toolkit/troubleshooting.md
+        - https://github.com/NVIDIA/nvidia-docker/issues/966 (cpu-manager-policy=static and NVML Unknown Error)
+    """
+    found = f.get("ticket.symptoms") or []
+    nvml = _nvml_init_unknown(found)
+    refused = next((s for s in found if s.get("id") == _NOT_PERMITTED), None)
+    if nvml is None:
+        return
+    if refused is not None and not any(s.get("id") in _SLURM_SAID for s in found):
+        yield Hit(message=f"NVML cannot initialise (line {nvml.get('line')}: \"{told_text(nvml)}\") because the "
+                          f"container's device cgroup refuses the GPU's device node (line {refused.get('line')}: "
+                          f"\"{told_text(refused)}\"): an update of the container took away the access the NVIDIA "
+                          "hook gave it; the GPUs and driver are not at fault",
+                  fix=_FIX, evidence={**told_evidence(nvml), "refused.line": refused.get("line")})
+        return
+    lost = next((s for s in found if s.get("id") == _LOST_SAID and stated(s)), None)
+    if lost is not None or _in_container(f, found):
+        yield Hit(message=f"NVML cannot initialise in a container (line {nvml.get('line')}: \"{told_text(nvml)}\"): "
+                          "NVIDIA documents this as a running container that lost its GPUs when its cgroup was "
+                          "updated (systemctl daemon-reload, a changed CPU or memory limit)",
+                  fix=_FIX, evidence=told_evidence(nvml), severity="warning")
