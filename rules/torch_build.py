@@ -12,7 +12,7 @@ from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import build_fix, arch_list_not_known
 from hpcdoctor.rules._loader import loader_import_failure
-from hpcdoctor.rules._common import (catalogued, cuda_gpus, facts_or_ticket, gpu_of_ticket, ticket_all,
+from hpcdoctor.rules._common import (catalogued, cuda_gpus, stated, facts_or_ticket, gpu_of_ticket, ticket_all,
                                      ticket_evidence, ticket_symptoms, told_evidence, torch_hip_invalid_function,
                                      torch_import_frame_before,
                                      version_of)
@@ -112,7 +112,7 @@ def torch_cpu_only(f: FactView) -> Iterator[Hit]:
         - 001_dd2fe1913b91ca0a.txt (installing the GPU build)
         - https://github.com/pytorch/pytorch/issues/138506 (no conda packages after 2.5)
     """
-    told = catalogued(f, "torch-cpu-only")
+    told = catalogued(f, "torch-cpu-only") or _installed_cpu_said(f)
     try:
         t = f["torch"]
         gpus = f["gpus"]
@@ -134,11 +134,21 @@ def torch_cpu_only(f: FactView) -> Iterator[Hit]:
                             "conda.pytorch": conda or None, "gpus": len(gpus)})
 
 
+def _installed_cpu_said(f: FactView) -> list:
+    """The user saying an install gave the CPU build instead of CUDA's, where the paste shows that
+    install was PyTorch's (prose.toml): alone the words could be any framework's."""
+    found = f.get("ticket.symptoms") or []
+    said = [s for s in found if s.get("id") == "prose:cpu-build-installed-said" and stated(s)]
+    return said if said and any(s.get("id") == "prose:conda-install-pytorch" for s in found) else []
+
+
 # torch's version with the CPU wheels' local tag (knowledge/messages/faq_pytorch.toml).
 _CPU_TAG = "faq_pytorch:torch-version-cpu-tag"
-# torch's own answers to "built with CUDA?" as a print or a REPL shows them (prose.toml): the build, said by torch.
+# torch's own answers to "built with CUDA?" as a print or a REPL shows them, and the user's words for
+# what a PyTorch install gave (prose.toml): the build said, not a job that asked it for CUDA.
 _BUILD_ANSWERED = {"prose:torch-version-cuda-none": "torch.version.cuda is None", "prose:cuda-is-built-false":
-                   "torch.backends.cuda.is_built() is False", "prose:built-with-cuda-false": "a check script prints that torch was built without CUDA"}
+                   "torch.backends.cuda.is_built() is False", "prose:built-with-cuda-false": "a check script prints that torch was built without CUDA",
+                   "prose:cpu-build-installed-said": "the user says the PyTorch install gave the CPU build instead of the CUDA one"}
 # What a user writes of a machine without an NVIDIA GPU (knowledge/messages/prose.toml).
 _NO_GPU_SAID = frozenset({"prose:no-gpu-here", "prose:running-without-gpu", "prose:apple-mac", "prose:cpu-node-said"})
 
