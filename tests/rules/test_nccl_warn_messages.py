@@ -80,9 +80,14 @@ def test_a_healthy_plugin_load_is_not_a_missing_plugin():
 def test_collnet_and_proxy_accept_failures_are_read():
     read = _read(recorded_paste_facts("nccl-tests-133-collnet-not-supported.txt"))
     assert "nccl:collnet-init-failed" in read
-    read = _read(recorded_paste_facts("nccl-tests-166-proxy-accept-failed.txt"))
+    g = recorded_paste_facts("nccl-tests-166-proxy-accept-failed.txt")
+    read = _read(g)
     assert read["nccl:socket-accept-failed"]["error"] == "Resource temporarily unavailable"
     assert "nccl:proxy-service-failed" not in read  # one line, one entry
+    # the error code in the title is still ENV006's, which now says what the warning establishes
+    (f,) = fired("nccl-system-error", g)
+    assert "'internal error'" in f.message and "line 3" in f.message
+    assert "says: accepting a connection from another rank failed" in f.message
 
 
 def test_nccl_2_30s_multi_rank_warning_answers_duplicate_gpu(tmp_path):
