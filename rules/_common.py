@@ -180,6 +180,7 @@ def told_evidence(s: dict) -> dict:
 _NAMED_NCCL_CAUSES = frozenset((
     "nccl:bootstrap-no-socket-interface", "nccl:net-socket-no-interface", "nccl:ib-no-ip-interface",
     "nccl:net-socket-no-listening-interface", "nccl:net-no-interface-same-subnet", "nccl:duplicate-gpu",
+    "nccl:multi-rank-same-gpu", "nccl:xml-mismatch",
     "nccl:ib-modify-qp-failed", "nccl:xml-topology-file-unreadable", "nccl:xml-graph-file-unreadable",
     "nccl:xml-wrong-version", "nccl:xml-parse-error", "nccl:xml-attribute-missing"))
 

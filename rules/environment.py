@@ -222,8 +222,13 @@ def nccl_system_error(f: FactView) -> Iterator[Hit]:
     warns = [w for w in ticket_all(f, "nccl:nccl-warn")
              if not w["message"].startswith(("Failed to open libibverbs", "NET/IB : Got async event"))]
     if warns:
-        said = (f"NCCL's first warning in the paste, line {warns[0]['line']}: \"{warns[0]['message'][:160]}\", "
-                "is not a cause hpcdoctor knows")
+        first = warns[0]
+        # A warning the catalogue knows but no rule answers (a port error, a plugin that failed...): say
+        # what it establishes, so that the rerun is read against it.
+        known = next((k for k in f.get("ticket.symptoms") or [] if k.get("line") == first["line"] and k.get("means")
+                      and str(k.get("id", "")).startswith("nccl:") and not k.get("listing")), None)
+        said = (f"NCCL's first warning in the paste, line {first['line']}: \"{first['message'][:160]}\", "
+                + (f"says: {known['means']}" if known else "is not a cause hpcdoctor knows"))
     else:
         said = "the paste holds no NCCL WARN line naming the call that failed"
     version = f" (NCCL {s['nccl']})" if s.get("nccl") else ""

@@ -74,7 +74,8 @@ def nccl_duplicate_gpu(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, NCCL's "Duplicate GPU detected : rank N and rank M both on CUDA device X"
-        (src/init.cc, NCCL 2.5-2.29), or torch's "Last error:" repeating it after "invalid usage".
+        (src/init.cc, NCCL 2.5-2.29) or, from NCCL 2.30, "Multiple Ranks are using the same
+        GPU/Partition", or torch's "Last error:" repeating either after "invalid usage".
 
     Why it matters:
         NCCL gives each rank of a communicator its own GPU. When the launcher starts several ranks
@@ -91,11 +92,13 @@ def nccl_duplicate_gpu(f: FactView) -> Iterator[Hit]:
         - https://pytorch.org/docs/stable/elastic/run.html (LOCAL_RANK)
         - https://github.com/NVIDIA/Megatron-LM/issues/661
     """
-    s = first_symptom(f, "nccl:duplicate-gpu")
+    s = first_symptom(f, "nccl:duplicate-gpu", "nccl:multi-rank-same-gpu")
     if s is None:
         return
-    yield Hit(message=f"ranks {s.get('rank')} and {s.get('other')} both run on the GPU at bus id {s.get('busid')} "
-                      f"(line {s['line']}): each rank must select its own GPU",
+    # NCCL 2.30 names neither the ranks nor the GPU ("Multiple Ranks are using the same GPU/Partition").
+    who = (f"ranks {s.get('rank')} and {s.get('other')} both run on the GPU at bus id {s.get('busid')}"
+           if s["id"] == "nccl:duplicate-gpu" else "several ranks of one communicator run on the same GPU")
+    yield Hit(message=f"{who} (line {s['line']}): each rank must select its own GPU",
               fix='import os\nimport torch\ntorch.cuda.set_device(int(os.environ["LOCAL_RANK"]))  # before init_process_group',
               fix_lang="python", evidence=ticket_evidence(s))
 
@@ -147,7 +150,7 @@ def nccl_roce_gid(f: FactView) -> Iterator[Hit]:
 
 
 _TOPO_FILE_LINES = ("nccl:xml-topology-file-unreadable", "nccl:xml-graph-file-unreadable", "nccl:xml-wrong-version",
-                    "nccl:xml-parse-error", "nccl:xml-attribute-missing")
+                    "nccl:xml-parse-error", "nccl:xml-mismatch", "nccl:xml-attribute-missing")
 
 
 @rule("NET008", "nccl-topo-file", "error", "the topology or graph file NCCL was given cannot be used", impact=7)
@@ -156,8 +159,8 @@ def nccl_topo_file(f: FactView) -> Iterator[Hit]:
     What it detects:
         In a pasted log, NCCL refusing the XML file NCCL_TOPO_FILE or NCCL_GRAPH_FILE names:
         "Could not open XML topology file ..." / "... graph file ...", "XML Topology has wrong
-        version", "XML Parse error", or "Attribute X of node Y not found" (src/graph/xml.cc,
-        xml.h).
+        version", "XML Parse error", "XML Mismatch : a / b" (an element closed that was never
+        opened), or "Attribute X of node Y not found" (src/graph/xml.cc, xml.h).
 
     Why it matters:
         A topology file replaces NCCL's own discovery (cloud VMs ship one for their PCI layout);
