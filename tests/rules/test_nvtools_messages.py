@@ -113,3 +113,10 @@ def test_persistenced_device_query_failure_is_read_only():
         "Jan 03 10:12:01 gpu07 nvidia-persistenced[1290]: Failed to query NVIDIA devices. Please ensure that the NVIDIA "
         "device files (/dev/nvidia*) exist, and that user 0 has read and write permissions for those files.\n")}
     assert said == {"nvidia_persistenced:failed-to-query-devices"}
+
+
+def test_dcgm_gpu_lost_is_a_gpu_off_the_bus(tmp_path):
+    # dcgmi/Config.cpp's "Error: Unable to update fields. Return: " with errorString(DCGM_ST_GPU_IS_LOST)
+    g = _text_facts(tmp_path, "Error: Unable to update fields. Return: GPU is lost\n")
+    (f,) = fired("gpu-fallen-off-bus", g)
+    assert "DCGM_ST_GPU_IS_LOST" in f.message
