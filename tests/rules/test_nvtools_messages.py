@@ -120,3 +120,14 @@ def test_dcgm_gpu_lost_is_a_gpu_off_the_bus(tmp_path):
     g = _text_facts(tmp_path, "Error: Unable to update fields. Return: GPU is lost\n")
     (f,) = fired("gpu-fallen-off-bus", g)
     assert "DCGM_ST_GPU_IS_LOST" in f.message
+
+
+def test_nvidia_smis_nvml_mismatch_is_not_the_toolkits_cdi_failure():
+    # set G's paste of nvidia-smi's "Failed to initialize NVML: Driver/library version mismatch": nvml.toml's
+    # words, not nvidia-ctk's "failed to generate CDI spec: ... failed to initialize NVML: ..."
+    from pathlib import Path
+    paste = (Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_g"
+             / "machine-shop-maintenance-70-nvml-driver-library-mismatch-after-update.txt").read_text()
+    ids = {s["id"] for s in find_messages(paste)}
+    assert "nvml:NVML_ERROR_LIB_RM_VERSION_MISMATCH" in ids
+    assert not [i for i in ids if i.startswith("container:")]
