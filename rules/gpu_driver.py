@@ -143,7 +143,16 @@ _UNSIGNED = ("the kernel refuses the NVIDIA module because it is not signed with
              "journalctl -k -b | grep -iE 'lockdown|module verification|key'   # the kernel's own words for the refusal")
 _NO_GPU_TO_DRIVE = ("the NVIDIA module loaded no GPU (No such device): another kernel driver holds the GPUs, or none here is "
                     "one this driver supports",) + _HELD_BY_OTHER[1:]
+# The driver's .run installer (knowledge/messages/nvidia_installer.toml): the module it built would not load.
+_INSTALL_LOAD_FAILED = ("the NVIDIA installer built the kernel module but the kernel would not load it: another driver (nouveau) "
+                        "holds the GPU, the module was built against other kernel sources, or this driver release supports "
+                        "no GPU here",
+                        "grep -A3 'Kernel module load error' /var/log/nvidia-installer.log   # the kernel's own reason\n"
+                        "lspci -nnk -d 10de:   # 'Kernel driver in use': nouveau must not hold the GPU\n"
+                        "journalctl -k -b | grep -iE 'NVRM|nvidia'   # the driver's complaint (an unsupported GPU is named there)")
 _TOLD_DRIVER = {
+    "nvidia_installer:nouveau-in-use": _HELD_BY_OTHER, "nvidia_installer:kernel-module-unsigned": _UNSIGNED,
+    "nvidia_installer:kernel-module-load-failed": _INSTALL_LOAD_FAILED,
     "kmod:nvidia-module-not-found": _NOT_BUILT, "kmod:nvidia-insert-key-refused": _UNSIGNED,
     "kmod:nvidia-insert-no-device": _NO_GPU_TO_DRIVE,
     "nvrm:probe-routine-not-called": _HELD_BY_OTHER,

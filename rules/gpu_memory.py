@@ -86,7 +86,10 @@ def row_remap_pending(f: FactView) -> Iterator[Hit]:
 
 
 def _remap_told(s: Dict[str, Any]) -> Hit:
-    return Hit(message=f"the kernel log shows Xid {s.get('code')} (line {s.get('line')}: a memory row marked for remapping "
+    # DCGM's diagnostic says the same of a GPU in its own words (knowledge/messages/dcgm_diag.toml)
+    said = (f"the kernel log shows Xid {s.get('code')}" if s.get("family") == "xid"
+            else f"DCGM reports {s.get('key')}")
+    return Hit(message=f"{said} (line {s.get('line')}: a memory row marked for remapping "
                        "or a page for retirement): it takes effect at the next GPU reset",
                fix="nvidia-smi -q -d ROW_REMAPPER,PAGE_RETIREMENT   # on the node: still pending?\n"
                    "sudo nvidia-smi -r -i 0   # admins, the GPU of the Xid's PCI address (nvidia-smi -L), once drained and idle; or reboot",
