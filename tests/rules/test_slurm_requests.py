@@ -74,3 +74,14 @@ def test_silent_on_a_variable_directive_alone_and_on_a_job_waiting_its_turn(tmp_
     facts = paste_facts(tmp_path, text)
     assert not fired("slurm-invalid-account", facts)
     assert not fired("slurm-request-exceeds-node", facts)
+
+
+@pytest.mark.parametrize("name", ["nvidia-container-toolkit-202-driver-rpc-timeout.txt",
+                                  "nvidia-docker-1447-cgroup-devices-not-found.txt"])
+def test_dockers_gpus_all_is_not_a_slurm_gpu_request(name):
+    from rulekit import PASTES
+    from hpcdoctor.triage.messages import find_messages
+
+    text = (PASTES / name).read_text()
+    assert "--gpus all" in text
+    assert not [s for s in find_messages(text) if s["id"] == "prose:slurm-gpus-requested"]
