@@ -16,7 +16,7 @@ from hpcdoctor.triage.budget import _in_time
 # one compute capability is left out, never guessed. Quantifiers are bounded (issue 19).
 _GPU_IN_PROSE = re.compile(
     r"(?<![\w.-])(?P<name>"
-    r"(?:NVIDIA[ \t]{1,3})?(?:GeForce[ \t]{1,3})?(?:RTX|GTX)[ \t]{0,2}A?\d{3,4}(?:[ \t]{0,2}(?:Ti|SUPER|Super)(?![\w]))?"
+    r"(?:NVIDIA[ \t]{1,3})?(?:GeForce[ \t]{1,3})?(?:RTX|GTX|rtx|gtx|Rtx|Gtx)[ \t]{0,2}A?\d{3,4}(?:[ \t]{0,2}(?:Ti|ti|TI|SUPER|Super|super)(?![\w]))?"
     r"|(?:NVIDIA[ \t]{1,3})?TITAN[ \t]{1,3}(?:RTX|Xp|X|V)(?![\w])"
     r"|(?:NVIDIA[ \t]{1,3})?Quadro[ \t]{1,3}(?:RTX[ \t]{1,3})?[A-Z]{0,2}\d{3,4}(?![\w])"
     r"|(?:NVIDIA[ \t]{1,3}(?:Tesla[ \t]{1,3})?|Tesla[ \t]{1,3})[A-Z]{1,2}\d{1,4}[A-Z]{0,2}(?:-[A-Za-z0-9]{1,10}){0,3}(?![\w-])"
@@ -25,7 +25,7 @@ _GPU_IN_PROSE = re.compile(
 
 # Every alternative of _GPU_IN_PROSE holds one of these words: lines without any are not tried
 # (the whole pattern over 16 MiB of other lines took 4 s; issue 27).
-_GPU_WORDS = re.compile(r"RTX|GTX|TITAN|Quadro|NVIDIA|Tesla|GPU")
+_GPU_WORDS = re.compile(r"RTX|GTX|rtx|gtx|Rtx|Gtx|TITAN|Quadro|NVIDIA|Tesla|GPU")
 
 
 def _gpu_candidates(text: str, deadline: Optional[float]) -> Iterator["re.Match[str]"]:
@@ -51,6 +51,12 @@ def _gpu_candidates(text: str, deadline: Optional[float]) -> Iterator["re.Match[
 _SEGMENT = 1 << 16
 
 
+def _spaced(name: str) -> str:
+    """Users write "rtx4090" and "gtx1080ti"; the GPU table's names are "RTX 4090", "GTX 1080 Ti"."""
+    name = re.sub(r"(?i)\b(rtx|gtx)(?=A?\d)", lambda m: m.group(1).upper() + " ", name)
+    return re.sub(r"(?i)(\d)(ti|super)\b", lambda m: f"{m.group(1)} {m.group(2)}", name)
+
+
 def find_gpu_names(text: str, deadline: Optional[float] = None) -> List[Dict[str, Any]]:
     """NVIDIA GPUs named in a paste's prose (see _GPU_IN_PROSE), one entry per distinct name, each
     with the compute capability the GPU table gives it (the fact ticket.gpus_named). Rules read
@@ -60,7 +66,7 @@ def find_gpu_names(text: str, deadline: Optional[float] = None) -> List[Dict[str
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     found: Dict[str, Dict[str, Any]] = {}
     for m in _gpu_candidates(text, deadline):
-        name = re.sub(r"[ \t]{1,3}", " ", m.group("name"))
+        name = _spaced(re.sub(r"[ \t]{1,3}", " ", m.group("name")))
         if name in found or len(found) >= 32:
             continue
         entry = gpus.lookup(name)

@@ -43,3 +43,10 @@ def test_the_words_alone_name_no_framework(tmp_path):
     line = next(ln for ln in (SET_H / HOIST).read_text().splitlines() if "instead of" in ln)
     findings, _skipped = run_rule("torch-cpu-only", paste_facts(tmp_path, line + "\n"))
     assert not findings
+
+
+def test_a_gpu_written_without_its_space_is_named():
+    from hpcdoctor.triage.known_text import find_gpu_names
+
+    text = (SET_H / "tiny-cuda-nn-239-nvcc-11-3-rtx4090-compute-89.txt").read_text()
+    assert [(g["gpu"], g["cc"]) for g in find_gpu_names(text)] == [("RTX 4090", "8.9")]
