@@ -102,3 +102,12 @@ def test_every_linux_errno_is_catalogued_under_its_number():
     assert {code for code in errno.errorcode if 0 < code < 512} <= codes
     named = [(e.key, e.get("code"), getattr(errno, e.key)) for e in fam.entries if hasattr(errno, e.key)]
     assert len(named) > 120 and all(code == number for _key, code, number in named), named
+
+
+def test_the_rules_short_strerror_list_is_glibcs_own_words():
+    # knowledge/glibc.toml [strerror] (what rules/_common.STRERROR accepts as a whole error) is a subset
+    # of the texts errno.toml read from glibc's errlist.h
+    from hpcdoctor import knowledge
+
+    texts = set(knowledge.load("glibc")["strerror"]["texts"])
+    assert texts and texts <= {e.get("message") for e in _errno().entries}
