@@ -111,3 +111,14 @@ def test_the_rules_short_strerror_list_is_glibcs_own_words():
 
     texts = set(knowledge.load("glibc")["strerror"]["texts"])
     assert texts and texts <= {e.get("message") for e in _errno().entries}
+
+
+@pytest.mark.parametrize("ticket, sid", [
+    ("tickets_blind_g/masktextspotterv3-51-too-many-open-files-ulimit.txt", "torch:python-emfile"),
+    ("tickets_blind_f/fslr-14-openblas-rlimit-nproc.txt", "threads:openblas-pthread-create-failed-old"),
+])
+def test_words_another_family_read_are_not_read_again_as_a_bare_errno_on_a_later_line(ticket, sid):
+    # the title retells the error and the traceback (or the prose) repeats it further down
+    text = (PASTES.parent / ticket).read_text(encoding="utf-8", errors="replace")
+    ids = [s["id"] for s in find_messages(text)]
+    assert sid in ids and not [i for i in ids if i.startswith("errno:")], ids
