@@ -78,6 +78,9 @@ class Family:
     read: str
     path: Path
     proposed_rules: Tuple[str, ...] = ()
+    # A generic family (errno: strerror texts after any program's words) reads only the lines no other
+    # family read: the specific emitter's entry says more of the same line (and feeds its rule).
+    generic: bool = False
     forms: List[Form] = field(default_factory=list)
     entries: List[Entry] = field(default_factory=list)
     by_key: Dict[str, Entry] = field(default_factory=dict)
@@ -124,7 +127,8 @@ def _family(path: Path) -> Family:
         raise CatalogueError(f"{path.name}: no [family] table with an id")
     fid = head["id"]
     fam = Family(id=fid, title=str(head.get("title", fid)), source=str(head.get("source", "")),
-                 read=str(head.get("read", "")), path=path, proposed_rules=tuple(head.get("proposed_rules") or ()))
+                 read=str(head.get("read", "")), path=path, proposed_rules=tuple(head.get("proposed_rules") or ()),
+                 generic=head.get("generic") is True)
     for n, form in enumerate(data.get("form") or []):
         where = f"{path.name} form {form.get('id', n)}"
         fam.forms.append(Form(family=fid, id=str(form.get("id", n)), needle=str(form.get("needle", "")),

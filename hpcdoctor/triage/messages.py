@@ -68,9 +68,21 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
     # in the whole of a 16 MiB paste, cost seconds; a needle absent from this costs almost nothing.
     present = "\n".join(dict.fromkeys(low.split("\n")))
     found: List[Dict[str, Any]] = []
-    for fam in messages.families(tuple(sorted(families)) if families is not None else None):
+    # Generic families last: they read only what no specific family read, on its line or in its words
+    # (an error a title retells and the traceback repeats is one reading).
+    fams = sorted(messages.families(tuple(sorted(families)) if families is not None else None), key=lambda f: f.generic)
+    taken: Set[int] = set()
+    said: Set[str] = set()
+
+    def covered(line_no: int, start: int, end: int) -> bool:
+        return line_no in taken or any(w in low[start:end] for w in said)
+
+    for fam in fams:
         if check is not None:
             check(f"looking for {fam.title}")
+        if fam.generic and not taken:
+            taken = {s["line"] for s in found}
+            said = {lower(str(s["matched"])) for s in found if len(str(s.get("matched") or "")) >= 12}
         seen: Set[str] = set()
         for form in fam.forms:
             needle = form.needle.lower()
@@ -79,6 +91,8 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
             for line_no, start, end in _distinct_lines(text, low, needle):
                 if len(seen) >= MAX_PER_FAMILY:
                     break
+                if fam.generic and covered(line_no, start, end):
+                    continue
                 joined, at = window_at(text, start, end)
                 m = form.pattern.search(joined, at)
                 if not m or m.group(form.key) is None:
@@ -99,6 +113,8 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
             listing = bool(entry.get("all"))
             listed = 0
             for line_no, start, end in _distinct_lines(text, low, needle):
+                if fam.generic and covered(line_no, start, end):
+                    continue
                 # A line-only entry is matched on its line alone (a short needle on many lines made
                 # the windows cost seconds on a 16 MiB paste); the others on the window from its line.
                 if entry.get("line") or listing:
