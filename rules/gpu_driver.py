@@ -33,7 +33,10 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         host" where the paste shows an NVIDIA GPU (every machine without one prints it too). An
         NVIDIA GPU that sysfs (its uevent's DRIVER= line), or a pasted lspci -k/-v or lshw, shows
         bound to nouveau, to vfio-pci (passthrough) or to no driver at all; a GPU shown bound to
-        nvidia with nothing that asked the driver leaves the rule not judged.
+        nvidia with nothing that asked the driver leaves the rule not judged. The kernel driver's
+        own notices (knowledge/messages/nvrm.toml) answer with the cause they name (an invalid PCI
+        BAR, no interrupt, a GPU the driver does not support, a GPU left in a bad state, missing
+        GSP firmware, power cables), before the "RmInitAdapter failed" they lead to.
         Not in a container started without the GPU option (container-nvidia-libs-not-bound): the
         host's driver is not what is missing there.
 
