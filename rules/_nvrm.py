@@ -71,20 +71,20 @@ NVRM_TOLD: Dict[str, Told] = {
     "nvrm:irq-audio-driver-hint": _IRQ, "nvrm:request-irq-failed": _IRQ, "nvrm:no-irq-for-card": _IRQ,
     "nvrm:gpu-unsupported-open-modules": _UNSUPPORTED, "nvrm:gpu-unsupported-open-vgpu-host": _UNSUPPORTED,
     "nvrm:vgpu-unsupported-open-modules": _UNSUPPORTED, "nvrm:gpu-unsupported-by-release": _UNSUPPORTED,
-    "nvrm:legacy-gpu-ignored": _UNSUPPORTED, "nvrm:failed-to-get-gpuarch-for-0x": _UNSUPPORTED,
+    "nvrm:legacy-gpu-ignored": _UNSUPPORTED, "nvrm:gpu-arch-unknown": _UNSUPPORTED,
     "nvrm:open-modules-datacenter-only": _OPEN_DATACENTER_ONLY,
     "nvrm:gsp-wpr2-already-up": _BAD_STATE, "nvrm:gfw-boot-not-complete": _BAD_STATE, "nvrm:gfw-boot-wait-failed": _BAD_STATE,
-    "nvrm:timed-out-waiting-for-gsp-falcon-reset-to-assert": _BAD_STATE,
-    "nvrm:timed-out-waiting-for-gsp-falcon-reset-to-deassert": _BAD_STATE,
+    "nvrm:gsp-falcon-reset-assert-timeout": _BAD_STATE,
+    "nvrm:gsp-falcon-reset-deassert-timeout": _BAD_STATE,
     "nvrm:gsp-need-firmware": _FIRMWARE, "nvrm:gsp-firmware-image-missing": _FIRMWARE,
-    "nvrm:gsp-firmware-version-mismatch": _FIRMWARE, "nvrm:version-unknown-or-malformed-expected-version": _FIRMWARE,
+    "nvrm:gsp-firmware-version-mismatch": _FIRMWARE, "nvrm:gsp-firmware-version-unknown": _FIRMWARE,
     "nvrm:power-cables-not-connected": _POWER,
-    "nvrm:numa-onlining-zone-not-movable": _NUMA, "nvrm:gpu-memory-zone-movable-auto-onlining-failed": _NUMA,
-    "nvrm:memory-add-failed-base-0x": _NUMA,
+    "nvrm:numa-onlining-zone-not-movable": _NUMA, "nvrm:numa-movable-onlining-failed": _NUMA,
+    "nvrm:numa-memory-add-failed": _NUMA,
 }
 # Notices that say another kernel driver holds the GPU: gpu_driver.py answers them as it answers the
 # probe-routine notice.
-HELD_BY_OTHER = frozenset({"nvrm:probe-another-driver-owns", "nvrm:probe-unload-conflicting", "nvrm:is-already-bound-to",
+HELD_BY_OTHER = frozenset({"nvrm:probe-another-driver-owns", "nvrm:probe-unload-conflicting", "nvrm:gpu-bound-to-other-driver",
                            "nvrm:request-mem-region-failed"})
 
 
