@@ -264,6 +264,7 @@ def _driver_unusable_told(f: FactView) -> Iterator[Hit]:
     system" is also true of a machine without a GPU, where it is no fault."""
     # modprobe's refusal says why the module is not loaded, which nvidia-smi's line above it does not: first
     cpu_node_said = any(t.get("id") == "prose:cpu-node-said" for t in f.get("ticket.symptoms") or [])
+    lost = bool(catalogued(f, "gpu-fallen-off-bus"))
     # the kernel driver's own notices say why, which nvidia-smi's "No devices were found" does not: next,
     # a notice that names the cause (a BAR, the firmware) before the "RmInitAdapter failed" it leads to
     for s in sorted(catalogued(f, "gpu-driver-unusable"), key=_told_first):
@@ -276,6 +277,8 @@ def _driver_unusable_told(f: FactView) -> Iterator[Hit]:
         if s["id"] == "cuda_driver:CUDA_ERROR_UNKNOWN" and "cuInit" not in str(s.get("text", "")):
             continue  # 999 from any later call is a program's or a GPU's error, not the driver failing to start
         said, fix = _TOLD_DRIVER.get(s["id"]) or _nvrm_told(s["id"])
+        if fix is _INIT_FAILED[1] and lost:
+            continue  # a GPU lost on the bus is why its initialisation failed: GPU014 says so
         yield Hit(message=f"{said} (line {s.get('line')}: \"{told_text(s)}\")",
                   fix=fix, evidence=told_evidence(s))
         return

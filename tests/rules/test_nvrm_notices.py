@@ -66,3 +66,11 @@ def test_every_answered_notice_is_a_catalogue_entry_that_feeds_gpu001():
     (fam,) = messages.families(("nvrm",))
     wired = {e.id for e in fam.entries if "gpu-driver-unusable" in (e.get("rules") or [])}
     assert set(NVRM_TOLD) | set(HELD_BY_OTHER) <= wired
+
+
+def test_a_gpu_fallen_off_the_bus_at_probe_is_gpu014s_not_a_bare_init_failure():
+    # the probe-routine-failed notice under it is the consequence, not a second diagnosis
+    g = recorded_paste_facts("nvsentinel-155-fallen-off-bus-no-xid.txt")
+    assert {"nvrm:gpu-fallen-off-bus-not-responding", "nvrm:probe-routine-failed"} <= set(_symptoms(g))
+    assert fired("gpu-fallen-off-bus", g)
+    assert not fired("gpu-driver-unusable", g)
