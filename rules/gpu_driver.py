@@ -10,6 +10,7 @@ from typing import Iterator
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.rules._common import catalogued, cuda_gpus, told_evidence, told_text
+from hpcdoctor.rules._nvrm import HELD_BY_OTHER, NVRM_TOLD, shows_gpu
 from hpcdoctor.rules.gpu_access import libs_not_bound_in_container
 
 
@@ -32,7 +33,10 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         host" where the paste shows an NVIDIA GPU (every machine without one prints it too). An
         NVIDIA GPU that sysfs (its uevent's DRIVER= line), or a pasted lspci -k/-v or lshw, shows
         bound to nouveau, to vfio-pci (passthrough) or to no driver at all; a GPU shown bound to
-        nvidia with nothing that asked the driver leaves the rule not judged.
+        nvidia with nothing that asked the driver leaves the rule not judged. The kernel driver's
+        own notices (knowledge/messages/nvrm.toml) answer with the cause they name (an invalid PCI
+        BAR, no interrupt, a GPU the driver does not support, a GPU left in a bad state, missing
+        GSP firmware, power cables), before the "RmInitAdapter failed" they lead to.
         Not in a container started without the GPU option (container-nvidia-libs-not-bound): the
         host's driver is not what is missing there.
 
@@ -245,7 +249,22 @@ def _nvidia_gpu_shown(f: FactView) -> bool:
         return True
     if any(d.get("vendor") == "nvidia" for d in f.get("pci.gpus") or []):
         return True
-    return any(str(s.get("id", "")).startswith(("nvrm:", "xid:")) for s in f.get("ticket.symptoms") or [])
+    return any(str(s.get("id", "")).startswith("xid:") or (str(s.get("id", "")).startswith("nvrm:") and shows_gpu(s))
+               for s in f.get("ticket.symptoms") or [])
+
+
+def _nvrm_told(sid: str):
+    """What a kernel notice of the driver that feeds this rule says (rules/_nvrm.py); a step of
+    RmInitAdapter that has no answer of its own is the adapter's initialisation failing."""
+    if sid in HELD_BY_OTHER:
+        return _HELD_BY_OTHER
+    return NVRM_TOLD.get(sid, _INIT_FAILED)
+
+
+def _told_first(s: dict):
+    sid = str(s.get("id", ""))
+    nvrm = sid.startswith("nvrm:")
+    return (not sid.startswith("kmod:"), not nvrm, nvrm and _TOLD_DRIVER.get(sid, _nvrm_told(sid)) is _INIT_FAILED)
 
 
 def _driver_unusable_told(f: FactView) -> Iterator[Hit]:
@@ -254,8 +273,11 @@ def _driver_unusable_told(f: FactView) -> Iterator[Hit]:
     system" is also true of a machine without a GPU, where it is no fault."""
     # modprobe's refusal says why the module is not loaded, which nvidia-smi's line above it does not: first
     cpu_node_said = any(t.get("id") == "prose:cpu-node-said" for t in f.get("ticket.symptoms") or [])
-    for s in sorted(catalogued(f, "gpu-driver-unusable"), key=lambda s: not str(s.get("id", "")).startswith("kmod:")):
-        if s["id"] not in _TOLD_DRIVER:
+    lost = bool(catalogued(f, "gpu-fallen-off-bus"))
+    # the kernel driver's own notices say why, which nvidia-smi's "No devices were found" does not: next,
+    # a notice that names the cause (a BAR, the firmware) before the "RmInitAdapter failed" it leads to
+    for s in sorted(catalogued(f, "gpu-driver-unusable"), key=_told_first):
+        if s["id"] not in _TOLD_DRIVER and not str(s["id"]).startswith("nvrm:"):
             continue
         if s["id"] in ("nvidia_smi:no-devices-found", "xla:kernel-driver-not-running") and not _nvidia_gpu_shown(f):
             continue  # also what a node without an NVIDIA GPU answers (a container run with --nv on a CPU node)
@@ -263,7 +285,9 @@ def _driver_unusable_told(f: FactView) -> Iterator[Hit]:
             continue  # the user says the node has no GPU: no driver there to be broken
         if s["id"] == "cuda_driver:CUDA_ERROR_UNKNOWN" and "cuInit" not in str(s.get("text", "")):
             continue  # 999 from any later call is a program's or a GPU's error, not the driver failing to start
-        said, fix = _TOLD_DRIVER[s["id"]]
+        said, fix = _TOLD_DRIVER.get(s["id"]) or _nvrm_told(s["id"])
+        if fix is _INIT_FAILED[1] and lost:
+            continue  # a GPU lost on the bus is why its initialisation failed: GPU014 says so
         yield Hit(message=f"{said} (line {s.get('line')}: \"{told_text(s)}\")",
                   fix=fix, evidence=told_evidence(s))
         return
