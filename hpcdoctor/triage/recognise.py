@@ -109,6 +109,10 @@ class Recognition:
 _SPACE = re.compile(r"\s*")
 
 
+# amd-smi static indents its sections under each "GPU: N" / "CPU: N" heading (ASIC:, BUS:, SMU:).
+_AMD_SMI_FIELD = re.compile(r"^[ \t]{2,}[A-Z][A-Z0-9_ ]{1,40}:")
+
+
 def _json_end(text: str, offset: int) -> int:
     """Where the JSON document starting at offset ends (the end of the text when it does not).
     Decoded in place: slicing the rest of the text at every start made many short documents
@@ -170,6 +174,8 @@ def recognise(text: str, deadline: Optional[float] = None) -> Recognition:
                 kind = None
             elif which == "rocm-smi --json":
                 kind = Kind("rocm-smi --json", kind.start, ["rocm-smi", "--showallinfo", "--json"])
+        if kind and kind.name == "amd-smi static" and not (i + 1 < len(lines) and _AMD_SMI_FIELD.match(lines[i + 1])):
+            kind = None  # "GPU: 3090" in a user's list of their system, not amd-smi's device heading
         if kind is None and line.startswith("\t") and re.match(r"^\tGPU0\b", line):
             kind = next(k for k in KINDS if k.name == "nvidia-smi topo -m")
         if kind and kind.name == "nvidia-smi (cut above)" and starts and starts[-1][1].argv == ["nvidia-smi"] and i - starts[-1][0] <= 8:

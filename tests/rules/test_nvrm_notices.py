@@ -5,7 +5,7 @@ holding driver notices of a working GPU answers nothing."""
 
 from __future__ import annotations
 
-from rulekit import fired, recorded_paste_facts
+from rulekit import PASTES, fired, recorded_paste_facts
 from hpcdoctor.knowledge import messages
 from hpcdoctor.rules._nvrm import HELD_BY_OTHER, NVRM_TOLD
 
@@ -74,3 +74,12 @@ def test_a_gpu_fallen_off_the_bus_at_probe_is_gpu014s_not_a_bare_init_failure():
     assert {"nvrm:gpu-fallen-off-bus-not-responding", "nvrm:probe-routine-failed"} <= set(_symptoms(g))
     assert fired("gpu-fallen-off-bus", g)
     assert not fired("gpu-driver-unusable", g)
+
+
+def test_a_users_gpu_model_line_is_not_amd_smis_device_heading():
+    # "GPU: 3090" in the reporter's list of their system (#789), not amd-smi static's "GPU: 0" heading
+    from hpcdoctor.triage.recognise import recognise
+
+    text = (PASTES / "open-gpu-kernel-modules-789-gfw-boot-not-complete-cut.txt").read_text()
+    assert "\nGPU: 3090\n" in text
+    assert not [p for p in recognise(text).pieces if p.kind.name.startswith("amd-smi")]
