@@ -105,3 +105,8 @@ def test_words_that_only_resemble_the_messages_are_not_read(text):
     ours = {"torch:dataloader-ancdata", "torch:dataloader-timeout", "build:python-h-missing",
             "torch:watchdog-thread-terminated"}
     assert not _ids(text) & ours
+
+
+def test_every_paste_here_says_where_it_comes_from():
+    rows = {line.split(" | ")[0] for line in (PASTES / "SOURCES.md").read_text().splitlines() if " | " in line}
+    assert {p for p, _ in READ} - rows == set()
