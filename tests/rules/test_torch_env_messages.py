@@ -110,3 +110,19 @@ def test_words_that_only_resemble_the_messages_are_not_read(text):
 def test_every_paste_here_says_where_it_comes_from():
     rows = {line.split(" | ")[0] for line in (PASTES / "SOURCES.md").read_text().splitlines() if " | " in line}
     assert {p for p, _ in READ} - rows == set()
+
+
+# Healthy controls of the blind sets (the program's data, the memory share asked of vLLM): read now,
+# with the cause the catalogue gives, and still no finding.
+HEALTHY = [
+    ("tickets_blind_b/detectron2-4158-device-assert-index-out-of-bounds-healthy.txt", "torch:cuda-kernel-assertion"),
+    ("tickets_blind_h/vllm-3358-kv-cache-raise-gpu-memory-utilization-healthy.txt", "frameworks:vllm-max-len-exceeds-kv-cache"),
+]
+
+
+@pytest.mark.parametrize("paste, entry", HEALTHY, ids=[e for _, e in HEALTHY])
+def test_a_healthy_tickets_own_message_is_read_and_fires_nothing(paste, entry):
+    run = check_from(FIXTURES / paste)
+    assert run["rc"] == 0 and run["doc"] is not None, run["stderr"]
+    assert entry in _ids((FIXTURES / paste).read_text())
+    assert not [f["symbol"] for f in run["doc"]["findings"] if f["severity"] in ("error", "warning")]
