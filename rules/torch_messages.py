@@ -134,7 +134,9 @@ def dataloader_open_files(f: FactView) -> Iterator[Hit]:
         In a pasted log, torch's "Too many open files. Communication with the workers is no longer
         possible." (torch/utils/data/dataloader.py), or "[Errno 24] Too many open files" beside
         CPython multiprocessing's reduction.py / resource_sharer.py frames, where the file
-        descriptor of a shared tensor is passed.
+        descriptor of a shared tensor is passed, or CPython's "received 0 items of ancdata", the
+        same limit met while a descriptor was on its way (dataloader.py's note on the open files
+        limit).
 
     Why it matters:
         With the default "file_descriptor" sharing strategy every tensor a worker sends holds a
@@ -150,7 +152,7 @@ def dataloader_open_files(f: FactView) -> Iterator[Hit]:
         - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/utils/data/dataloader.py (the too-many-open-files hint)
         - https://pytorch.org/docs/stable/multiprocessing.html#sharing-strategies
     """
-    s = first_symptom(f, "torch:dataloader-too-many-open-files", "torch:dataloader-fd-passing-emfile")
+    s = first_symptom(f, "torch:dataloader-too-many-open-files", "torch:dataloader-fd-passing-emfile", "torch:dataloader-ancdata")
     if s is None:
         bare = first_symptom(f, "torch:python-emfile")
         if bare is not None:   # the limit was reached; which process held the descriptors is not shown
