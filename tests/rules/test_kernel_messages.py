@@ -118,3 +118,20 @@ def test_words_about_the_oom_killer_are_not_its_lines():
     prose = ("Our admin says the OOM killer enabled on this node killed process 12 earlier, "
              "and that a kernel panic may follow; memory: usage was high\n")
     assert not [s for s in find_messages(prose) if s["family"] in ("oom", "kernel_fault", "kernel_hung")]
+
+
+def test_an_intel_iommu_fault_names_the_device_and_the_reason():
+    found = _read("dasharo-641-dmar-fault-igpu.txt")
+    (s,) = [s for s in found if s["id"] == "kernel_hwerr:dmar-fault"]
+    assert (s["type"], s["device"], s["reason"]) == ("DMA Read", "00:02.0", "Present bit in root entry is clear")
+    assert "kernel_hwerr:dmar-drhd-fault" in _ids(found)
+
+
+def test_an_xfs_shutdown_in_the_pre_5_15_wording_is_read():
+    (s,) = [s for s in _read("stratisd-812-xfs-shutdown-pre-5.15.txt") if s["id"] == "kernel_storage:xfs-shutdown"]
+    assert (s["device"], s["why"], s["action"]) == ("dm-11", "Corruption of in-memory data", "drain")
+
+
+def test_amd_vi_events_broken_after_the_bracket_are_each_read_once():
+    found = [s for s in _read("pcengines-apu2-240-amd-vi-wrapped-events.txt") if s["family"] == "kernel_hwerr"]
+    assert sorted(_ids(found)) == ["kernel_hwerr:INVALID_DEVICE_REQUEST", "kernel_hwerr:IO_PAGE_FAULT"]
