@@ -263,7 +263,7 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         In a pasted log, a kill for memory: the kernel's OOM killer ("Out of memory: Killed process
         N (python)", "Memory cgroup out of memory: Killed process ...", "python invoked
         oom-killer", "oom-kill:constraint=...", "oom_reaper: reaped process N (python)", and the
-        wording of kernels before 5.0, RHEL 7's and 8's: "Out of memory: Kill process N (python)
+        older kernels' wording: "Out of memory: Kill process N (python)
         score S or sacrifice child", "Killed process N (python) total-vm:..."; mm/oom_kill.c), Slurm's count of them ("Detected 1
         oom_kill event in StepId=123.batch. Some of the step tasks have been OOM Killed.", and
         22.05's "oom-kill event(s)"; srun's "task 0: Out Of Memory"), or torch's "DataLoader
