@@ -33,11 +33,11 @@ def test_a_hung_task_in_a_syslog_is_read_with_its_task_and_timeout():
     assert "kernel_hung:hung-task-disable-hint" in _ids(found)
 
 
-def test_rhel7_and_8_oom_kill_lines_fire_the_oom_rule():
+def test_older_kernels_oom_kill_lines_fire_the_oom_rule():
     g = recorded_paste_facts("platform-resource-manager-42-oom-kill-process-old.txt")
     ids = {s["id"] for s in g["facts"]["ticket"]["symptoms"]}
     assert {"oom:kernel-oom-kill-process-old", "oom:kernel-oom-killed-process-old"} <= ids
-    # the 5.0+ entry must not read the older line twice
+    # the 6.1 wording's entry must not read the older line twice
     assert "oom:kernel-oom-killed-process" not in ids
     (f,) = fired("host-memory-oom-killed", g)
     # the kernel's own line is quoted, not the grep command above it that holds the same words
