@@ -247,6 +247,9 @@ _BUILD_KILLED = "build:"
 # The compilers those drivers run, as the kernel names a process (comm): GCC's compilers proper, nvcc's
 # tools, clang's frontend (build.toml's sources).
 _COMPILERS = frozenset({"cc1", "cc1plus", "lto1", "cicc", "ptxas", "cudafe++", "clang", "clang++"})
+# The kernel's lines naming the process its OOM killer killed, in each kernel's wording (oom.toml).
+_KERNEL_KILL_LINES = frozenset({"oom:kernel-oom-killed-process", "oom:kernel-oom-kill-process-old",
+                                "oom:kernel-oom-killed-process-old", "oom:oom-reaper-reaped"})
 
 # torch's strsignal() text for SIGKILL in "DataLoader worker (pid N) is killed by signal: Killed".
 _SIGKILL_TEXT = "Killed"
@@ -259,7 +262,9 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
     What it detects:
         In a pasted log, a kill for memory: the kernel's OOM killer ("Out of memory: Killed process
         N (python)", "Memory cgroup out of memory: Killed process ...", "python invoked
-        oom-killer", "oom-kill:constraint=...", mm/oom_kill.c), Slurm's count of them ("Detected 1
+        oom-killer", "oom-kill:constraint=...", "oom_reaper: reaped process N (python)", and the
+        older kernels' wording: "Out of memory: Kill process N (python)
+        score S or sacrifice child", "Killed process N (python) total-vm:..."; mm/oom_kill.c), Slurm's count of them ("Detected 1
         oom_kill event in StepId=123.batch. Some of the step tasks have been OOM Killed.", and
         22.05's "oom-kill event(s)"; srun's "task 0: Out Of Memory"), or torch's "DataLoader
         worker (pid N) is killed by signal: Killed." (SIGKILL, which is what the OOM killer sends;
@@ -304,7 +309,7 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
     told = catalogued(f, "host-memory-oom-killed")
     build = next((s for s in told if str(s.get("id", "")).startswith(_BUILD_KILLED)), None)
     # The kernel's own line names its victim: a compiler it killed is the same build, told by the kernel.
-    build = build or next((s for s in told if s.get("id") == "oom:kernel-oom-killed-process"
+    build = build or next((s for s in told if s.get("id") in _KERNEL_KILL_LINES
                            and s.get("comm") in _COMPILERS), None)
     if build is not None:
         # The compiler's driver names the kill; the kernel's line, where pasted too, is the same event.
