@@ -95,6 +95,9 @@ _FIT_FIX = ("sinfo -N -o '%N %P %c %m %G %f'   # each node: partition, CPUs, mem
             "# the partition's own limits")
 # Refusals whose GPU form slurm-gpu-request-rejected answers when the paste shows GPUs asked for.
 _GPU_FORM = ("slurm:ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE",)
+# slurmctld's err_msg lines: which part of the request no node holds.
+_REASON_LINES = ("slurm:cpu-count-per-node-unsatisfiable", "slurm:memory-unsatisfiable", "slurm:tmp-disk-unsatisfiable",
+                 "slurm:socket-core-thread-unsatisfiable", "slurm:node-features-unsatisfiable")
 
 
 @rule("ENV031", "slurm-request-exceeds-node", "error",
@@ -140,6 +143,3 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
                       f"\"{_quoted(shown)}\"): the request is larger than the partition's nodes offer to jobs",
               fix=_FIT_FIX, evidence=told_evidence(shown))
 
-
-_REASON_LINES = ("slurm:cpu-count-per-node-unsatisfiable", "slurm:memory-unsatisfiable", "slurm:tmp-disk-unsatisfiable",
-                 "slurm:socket-core-thread-unsatisfiable", "slurm:node-features-unsatisfiable")
