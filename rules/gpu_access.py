@@ -139,7 +139,11 @@ _NO_LIBRARY = ("nvidia_smi:nvml-library-not-found", "nvml:NVML_ERROR_LIBRARY_NOT
 _PROMPT = ("container:apptainer-prompt", "container:singularity-prompt")
 # A container started without asking for the GPU (faq_containers.toml, prose.toml).
 _NOT_ASKED = ("faq_containers:apptainer-run-without-nv-said", "faq_containers:singularity-run-without-nv-said",
-              "prose:docker-run-without-gpus")
+              "prose:docker-run-without-gpus", "prose:docker-run-devices-only")
+# Device nodes passed by hand: CUDA's static runtime then finds no libcuda and answers error 35, "driver
+# version is insufficient", although the host's driver is fine (NVIDIA/nvidia-docker#24).
+_DEVICES_ONLY = "prose:docker-run-devices-only"
+_NO_DRIVER_SEEN = ("cuda:cudaErrorInsufficientDriver", "cuda_driver:CUDA_ERROR_NO_DEVICE")
 
 _APPTAINER_FIX = ("apptainer exec --nv IMAGE nvidia-smi   # --nv binds the host's driver libraries (nvliblist.conf) "
                   "and the /dev/nvidia* nodes into the container")
@@ -223,6 +227,8 @@ def container_nvidia_libs_not_bound(f: FactView) -> Iterator[Hit]:
         return
     told = f.get("ticket.symptoms") or []
     missing = next((s for s in told if s.get("id") in _NO_LIBRARY), None)
+    if missing is None and any(s.get("id") == _DEVICES_ONLY for s in told):
+        missing = next((s for s in told if s.get("id") in _NO_DRIVER_SEEN), None)
     if missing is None:
         return
     prompt = next((s for s in told if s.get("id") in _PROMPT), None)
@@ -238,7 +244,7 @@ def container_nvidia_libs_not_bound(f: FactView) -> Iterator[Hit]:
         return
     if asked_not is None or missing.get("id") == "container:apptainer-no-nv-libraries":
         return  # Apptainer's own warning prints only under --nv: on a host whose linker cache has no driver
-    docker = asked_not.get("id") == "prose:docker-run-without-gpus"
+    docker = asked_not.get("id") in ("prose:docker-run-without-gpus", _DEVICES_ONLY)
     yield Hit(message=f"the container was started without asking for the GPU (line {asked_not.get('line')}: "
                       f"\"{told_text(asked_not)[:100]}\"), and the NVIDIA driver's libraries are missing in it "
                       f"(line {missing.get('line')}: \"{told_text(missing)}\")",

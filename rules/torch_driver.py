@@ -10,6 +10,7 @@ from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import build_fix, node_platform
 from hpcdoctor.rules._stacks import TF_CUDA_CHECK, stack_of_ticket
+from hpcdoctor.rules.gpu_access import libs_not_bound_in_container
 from hpcdoctor.rules._common import (catalogued, cuda_gpus, facts_or_ticket, ticket_evidence, ticket_symptoms,
                                      told_evidence, told_text, version_of)
 
@@ -52,6 +53,8 @@ def driver_too_old(f: FactView) -> Iterator[Hit]:
 def _driver_too_old_in_ticket(f: FactView):
     """torch's own verdict pasted: "driver on your system is too old (found version 12080)", the
     number being the driver's CUDA version (cudaDriverGetVersion), or CUDA runtime error 35."""
+    if libs_not_bound_in_container(f):
+        return  # error 35 in a container given the GPU's nodes but not libcuda: the run, not the host's driver
     sym = ticket_symptoms(f)
     hit = sym.get("torch:driver-too-old") or sym.get("torch:driver-insufficient")
     if hit is None:

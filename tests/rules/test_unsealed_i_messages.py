@@ -1,0 +1,47 @@
+"""Messages set I showed unread (set I was unsealed after its final sealed score): ENOSPC as a user
+retells Python's title and as mksquashfs prints it (pyxis/enroot), Slurm's accounting kill of a
+step over its --mem, and docker run given the GPU's device nodes without the driver's libraries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rulekit import fired, paste_facts, run_rule
+from hpcdoctor import pipeline
+from hpcdoctor.runner import Options
+from hpcdoctor.triage.paste import open_paste
+
+SET_I = Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_i"
+DEVICES = "nvidia-docker-24-devices-passed-without-driver-libs.txt"
+
+
+def _facts(name):
+    with open_paste([str(SET_I / name)]) as (root, _r, _n):
+        return pipeline.gather(root, Options())
+
+
+@pytest.mark.parametrize("name", ["opennmt-py-373-no-space-left-saving-model.txt", "pyxis-53-squashfs-no-space-on-run.txt"])
+def test_enospc_in_these_wordings_is_a_full_file_system(name):
+    (f,) = fired("disk-full", _facts(name))
+    assert "No space left on device" in f.message
+
+
+def test_slurms_accounting_kill_is_a_memory_kill():
+    (f,) = fired("host-memory-oom-killed", _facts("openbabel-2658-slurm-step-exceeded-memory-limit.txt"))
+    assert "exceeded memory limit" in f.message or "Exceeded job memory limit" in f.message
+
+
+def test_device_nodes_without_the_gpu_option_are_the_containers_run_not_the_hosts_driver():
+    facts = _facts(DEVICES)
+    (f,) = fired("container-nvidia-libs-not-bound", facts)
+    assert "--gpus all" in f.fix
+    findings, _skipped = run_rule("driver-too-old", facts)
+    assert not findings  # error 35 here is libcuda missing in the container (NVIDIA/nvidia-docker#24)
+
+
+def test_error_35_without_the_devices_line_stays_driver_too_old(tmp_path):
+    lines = [ln for ln in (SET_I / DEVICES).read_text().splitlines() if "returned 35" in ln or "insufficient" in ln]
+    (f,) = fired("driver-too-old", paste_facts(tmp_path, "\n".join(lines) + "\n"))
+    assert "insufficient" in f.message
