@@ -143,3 +143,88 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
                       f"\"{_quoted(shown)}\"): the request is larger than the partition's nodes offer to jobs",
               fix=_FIT_FIX, evidence=told_evidence(shown))
 
+
+
+_TIME_FIX = ("sinfo -o '%P %l'   # each partition's MaxTime (the TIMELIMIT column)\n"
+             "sacctmgr -n show qos format=name%20,maxwall   # the QOS's MaxWall, which caps --time below the partition's\n"
+             "sbatch --time=1-00:00:00 job.sh   # a --time within both; longer work checkpoints and resubmits")
+
+
+@rule("ENV032", "slurm-time-request-exceeds-limit", "error",
+      "the job asks for more time than its partition or QOS allows", impact=6)
+def slurm_time_request_exceeds_limit(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, Slurm refusing a job for its --time: "Requested time limit is invalid
+        (missing or exceeds some limit)", "Invalid time-min specification (exceeds job's time or
+        other limits)", or the job held with reason PartitionTimeLimit, QOSMaxWallDurationPerJobLimit
+        or AssocMaxWallDurationPerJobLimit.
+
+    Why it matters:
+        The job is refused, or waits for ever: its --time (or a default the script or a workflow
+        tool sets) is longer than the partition's MaxTime, or than the MaxWall of its QOS or
+        association, which may be shorter than what sinfo shows for the partition.
+
+    How to fix:
+        Read the partition's MaxTime (sinfo -o '%P %l') and the QOS's MaxWall (sacctmgr show qos),
+        and submit with a --time within both; work that needs longer must checkpoint and
+        resubmit, or run in a partition or QOS the site provides for long jobs.
+
+    References:
+        - https://slurm.schedmd.com/sbatch.html (--time)
+        - https://slurm.schedmd.com/resource_limits.html (MaxWall, MaxTime)
+        - https://github.com/SchedMD/slurm/blob/master/src/common/slurm_errno.c (the messages)
+    """
+    s = _first(f, "slurm-time-request-exceeds-limit")
+    if s is None:
+        return
+    yield Hit(message=f"Slurm refuses or holds the job for its time limit (line {s.get('line')}: \"{_quoted(s)}\"): "
+                      "the --time asked for is longer than the partition or its QOS allows",
+              fix=_TIME_FIX, evidence=told_evidence(s))
+
+
+_LIMIT_FIX = ("squeue -u \"$USER\" -t PD -o '%.12i %.12P %.30r'   # each waiting job's reason: which limit holds it\n"
+              "sacctmgr -n show assoc user=\"$USER\" format=account,partition,qos%30,grpjobs,maxjobs,maxsubmit,maxwall   "
+              "# this user's limits\n"
+              "sacctmgr -n show qos format=name%20,maxjobspu,maxsubmitpu,maxtrespu%30,grptres%30   # the QOS's limits")
+# Refused at submission (the job is not queued) rather than held: an error; a held job waits for usage to fall.
+_REFUSED = ("slurm:ESLURM_ACCOUNTING_POLICY", "slurm:ESLURM_QOS_THRES")
+
+
+@rule("ENV033", "slurm-qos-limit-reached", "warning",
+      "a job refused or held by a limit of its QOS or association", impact=5,
+      also={"error": "submission refused (the job is not queued): 'Job violates accounting/QOS policy'"})
+def slurm_qos_limit_reached(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, Slurm refusing a job with "Job violates accounting/QOS policy (job
+        submit limit, user's size and/or time limits)" or "Requested account has breached
+        requested QOS usage threshold", or holding it with one of the reasons that name a limit
+        of its QOS or association (QOSMaxJobsPerUserLimit, QOSMaxSubmitJobPerUserLimit,
+        AssocGrpCpuLimit, AssocGrpGRES, QOSGrpNodeLimit, MaxJobsPerAccount, AccountingPolicy and
+        the rest of slurm.h's limit reasons).
+
+    Why it matters:
+        Nothing is broken: the site caps how many jobs, CPUs, GPUs or minutes a user, account or
+        QOS may hold at once. A held job starts when usage falls below the limit; a refused one
+        was over a submit limit (jobs queued or running), and retrying will not help until
+        earlier jobs end. Limits change without notice when a site retunes its QOS.
+
+    How to fix:
+        See which limit holds each job (squeue's reason column), and the limits themselves
+        (sacctmgr show assoc / show qos); wait for running jobs to end, submit fewer at once (a
+        job array with a %N throttle), or ask the site for a QOS with higher limits.
+
+    References:
+        - https://slurm.schedmd.com/resource_limits.html
+        - https://slurm.schedmd.com/squeue.html (JOB REASON CODES)
+        - https://github.com/SchedMD/slurm/blob/master/src/common/job_state_reason.c (the reasons)
+    """
+    s = _first(f, "slurm-qos-limit-reached")
+    if s is None:
+        return
+    refused = s.get("id") in _REFUSED
+    what = ("Slurm refused the job: a submit or size limit of its QOS or association is reached" if refused
+            else "the job waits on a limit of its QOS or association (it starts when usage falls below it)")
+    yield Hit(message=f"{what} (line {s.get('line')}: \"{_quoted(s)}\")", fix=_LIMIT_FIX,
+              evidence=told_evidence(s), **({"severity": "error"} if refused else {}))

@@ -45,3 +45,25 @@ def test_error_35_without_the_devices_line_stays_driver_too_old(tmp_path):
     lines = [ln for ln in (SET_I / DEVICES).read_text().splitlines() if "returned 35" in ln or "insufficient" in ln]
     (f,) = fired("driver-too-old", paste_facts(tmp_path, "\n".join(lines) + "\n"))
     assert "insufficient" in f.message
+
+
+def test_a_time_limit_refused_is_the_time_request():
+    (f,) = fired("slurm-time-request-exceeds-limit", _facts("cactus-124-requested-time-limit-invalid-own-sbatch.txt"))
+    assert "Requested time limit is invalid" in f.message and "sinfo -o '%P %l'" in f.fix
+
+
+def test_accounting_policy_refusal_is_a_qos_limit_error():
+    (f,) = fired("slurm-qos-limit-reached", _facts("jade-hpc-gpu-78-qos-job-limit-lowered.txt"))
+    assert f.severity == "error" and "Job violates accounting/QOS policy" in f.message
+
+
+def test_a_job_held_by_a_qos_limit_is_a_warning_and_one_waiting_its_turn_nothing(tmp_path):
+    # squeue's layout as the recorded Slurm 22.05.8 prints it, with slurm.h's reason for a per-user job cap
+    head = "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
+    held = head + "                 8     debug     wrap     root PD       0:00      1 (QOSMaxJobsPerUserLimit)\n"
+    (f,) = fired("slurm-qos-limit-reached", paste_facts(tmp_path, held))
+    assert f.severity == "warning"
+    waiting = head + "                 8     debug     wrap     root PD       0:00      1 (Priority)\n"
+    facts = paste_facts(tmp_path, waiting, name="waiting.txt")
+    assert not fired("slurm-qos-limit-reached", facts)
+    assert not fired("slurm-time-request-exceeds-limit", facts)
