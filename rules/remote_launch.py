@@ -100,3 +100,46 @@ def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"ssh between nodes was refused{f' (to {host})' if host else ''}: {why} "
                       f"(line {s.get('line')}: \"{told_text(s)}\"); a launcher that starts ranks over ssh cannot start them",
               fix=f"{_CHECK}\n{_LAUNCH[launcher]}\n{_KEYS}", evidence=told_evidence(s))
+
+
+_DAEMON_FIX = ("ssh OTHER_NODE 'command -v orted mpirun; echo \"$PATH\"'   # what a non-interactive shell there finds "
+               "(the launcher's, not your login's)\n"
+               "mpirun --prefix \"$(dirname \"$(dirname \"$(command -v mpirun)\")\")\" -np 4 --hostfile hosts ./app   "
+               "# sets PATH and LD_LIBRARY_PATH on the remote nodes to this Open MPI (installed at the same path on every node)")
+
+
+@rule("ENV034", "mpi-remote-daemon-not-found", "error",
+      "Open MPI's daemon is not found on the other nodes' PATH", impact=7)
+def mpi_remote_daemon_not_found(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, the remote shell Open MPI's ssh launcher starts answering "orted: command
+        not found" (prted for Open MPI 5), usually above "ORTE was unable to reliably start one
+        or more daemons."
+
+    Why it matters:
+        mpirun starts a daemon on every other node through a non-interactive login shell, whose
+        PATH is not the user's interactive one: where Open MPI is not on it (a module loaded only
+        in the login session, ~/.bashrc returning early for non-interactive shells), or is
+        installed at another path there, no rank starts off the first node. A single-node run
+        works, which hides it.
+
+    How to fix:
+        Install Open MPI at the same path on every node and run mpirun --prefix with that path
+        (it sets PATH and LD_LIBRARY_PATH on the remote nodes), or make the non-interactive
+        shell's PATH include it; under a batch scheduler, launch inside the allocation (srun, or
+        mpirun using the scheduler's launcher) instead of ssh.
+
+    References:
+        - https://github.com/open-mpi/ompi/blob/v4.1.8/orte/mca/errmgr/base/help-errmgr-base.txt ([failed-daemon-launch])
+        - https://github.com/open-mpi/ompi/blob/v4.1.8/orte/tools/orterun/orterun.1in (--prefix, Remote Execution)
+        - https://github.com/open-mpi/ompi/issues/599
+    """
+    told = catalogued(f, "mpi-remote-daemon-not-found")
+    if not told:
+        return
+    s = told[0]
+    daemon = s.get("daemon") or s.get("zsh") or "orted"
+    yield Hit(message=f"a remote node's shell cannot find Open MPI's daemon {daemon} (line {s.get('line')}: "
+                      f"\"{told_text(s)}\"): Open MPI is not on that node's non-interactive PATH, or not at the same path",
+              fix=_DAEMON_FIX, evidence=told_evidence(s))

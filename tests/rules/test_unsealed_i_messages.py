@@ -67,3 +67,15 @@ def test_a_job_held_by_a_qos_limit_is_a_warning_and_one_waiting_its_turn_nothing
     facts = paste_facts(tmp_path, waiting, name="waiting.txt")
     assert not fired("slurm-qos-limit-reached", facts)
     assert not fired("slurm-time-request-exceeds-limit", facts)
+
+
+def test_orted_not_found_on_the_other_node():
+    (f,) = fired("mpi-remote-daemon-not-found", _facts("ompi-599-orted-not-found-remote-path.txt"))
+    assert "orted" in f.message and "mpirun --prefix" in f.fix
+
+
+def test_another_command_not_found_is_not_the_mpi_daemon():
+    from rulekit import recorded_paste_facts
+
+    assert not fired("mpi-remote-daemon-not-found",
+                     recorded_paste_facts("batchspawner-246-slurm-script-module-command-not-found.txt"))
