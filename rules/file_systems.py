@@ -169,3 +169,42 @@ def hdf5_file_locking(f: FactView) -> Iterator[Hit]:
                       f"HDF5 1.10 and later lock every file they open{here} {quote}",
               fix=fix + "\n# or copy the file to node-local storage and open it there",
               evidence=told_evidence(s))   # no env: read from a paste, no export here silences what it read
+
+
+_STALE_FIX = ("cd \"$(pwd -P)\" 2>/dev/null || cd \"$HOME\"   # a shell whose working directory was replaced on the server holds a stale handle\n"
+              "export HF_HOME=\"${TMPDIR:-/tmp}/hf_home\"   # caches a job writes while other jobs replace them: on node-local disk, "
+              "or one per job (HF_HOME, TORCH_HOME, TRITON_CACHE_DIR)")
+
+
+@rule("SYS010", "nfs-stale-file-handle", "warning", "a file the process held was removed or replaced on the file server",
+      impact=5)
+def nfs_stale_file_handle(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, ESTALE as any program prints it: Python's "[Errno 116] Stale file handle:
+        'PATH'", a C program's "...: Stale file handle", strace's "= -1 ESTALE" (knowledge/
+        messages/errno.toml).
+
+    Why it matters:
+        The process held a file or directory (its working directory, an open file, a cache entry)
+        that was deleted or replaced on the NFS server, often by another node of the same job or a
+        second job sharing a cache directory in $HOME; the client's handle no longer names
+        anything. Retrying the same open does not help; the node itself is fine.
+
+    How to fix:
+        Reopen from the path (cd into the directory again, restart the step); keep caches and
+        scratch files that several jobs write apart (one per job, or on node-local disk) instead
+        of in a shared directory on NFS.
+
+    References:
+        - https://man7.org/linux/man-pages/man3/errno.3.html (ESTALE: can occur for NFS and other file systems)
+        - https://sourceware.org/git/?p=glibc.git;a=blob;f=sysdeps/gnu/errlist.h (ESTALE's text and comment)
+    """
+    told = catalogued(f, "nfs-stale-file-handle")
+    if not told:
+        return
+    s = told[0]
+    where = f" ({s['path']})" if s.get("path") else ""
+    yield Hit(message=f"a file or directory the process held{where} was removed or replaced on the file server "
+                      f"(line {s.get('line')}: \"{told_text(s)}\"): its handle is stale",
+              fix=_STALE_FIX, evidence=told_evidence(s))

@@ -79,3 +79,15 @@ def test_another_command_not_found_is_not_the_mpi_daemon():
 
     assert not fired("mpi-remote-daemon-not-found",
                      recorded_paste_facts("batchspawner-246-slurm-script-module-command-not-found.txt"))
+
+
+def test_estale_is_a_stale_nfs_handle():
+    (f,) = fired("nfs-stale-file-handle", _facts("llamafactory-3388-stale-file-handle-hf-cache-home.txt"))
+    assert f.severity == "warning" and "[Errno 116] Stale file handle" in f.message
+
+
+def test_other_errnos_are_no_stale_handle():
+    from rulekit import recorded_paste_facts
+
+    for name in ("debian12-strace-cat-healthy-enoent.txt", "debian12-strace-dd-dev-full-enospc.txt"):
+        assert not fired("nfs-stale-file-handle", recorded_paste_facts(name))

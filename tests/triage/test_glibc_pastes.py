@@ -78,7 +78,6 @@ def test_a_healthy_trace_full_of_enoent_raises_nothing():
 
 
 @pytest.mark.parametrize("paste", ["photon-191-errno-30-read-only-file-system.txt",
-                                   "ms-swift-6695-errno-116-stale-file-handle.txt",
                                    "furious-49-libicudata-elf-load-command-not-page-aligned.txt",
                                    "debian12-ld-so-preload-ignored.txt"])
 def test_an_errno_or_loader_message_no_rule_states_is_read_not_judged(paste):
@@ -90,9 +89,15 @@ def _errno():
     return fam
 
 
-def test_only_enospc_and_edquot_feed_a_rule():
+def test_only_enospc_edquot_and_estale_feed_a_rule():
     fed = {e.key: e.get("rules") for e in _errno().entries if e.get("rules")}
-    assert fed == {"ENOSPC": ["disk-full"], "EDQUOT": ["home-quota-exceeded"]}
+    assert fed == {"ENOSPC": ["disk-full"], "EDQUOT": ["home-quota-exceeded"], "ESTALE": ["nfs-stale-file-handle"]}
+
+
+@pytest.mark.parametrize("paste", ["ms-swift-6695-errno-116-stale-file-handle.txt",
+                                   "radiasoft-devops-196-bash-cd-stale-file-handle.txt"])
+def test_estale_as_python_and_bash_print_it_is_a_stale_handle(paste):
+    assert [a for a in _alarms(paste) if "nfs-stale-file-handle" in str(a)]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the errno numbers are Linux's")
