@@ -16,6 +16,8 @@ from hpcdoctor.facts import FactView
 KUBERNETES_VAR = "KUBERNETES_SERVICE_HOST"
 APPTAINER_VARS = ("APPTAINER_CONTAINER", "SINGULARITY_CONTAINER")
 PLACES = ("kubernetes", "docker", "site")
+# A pasted ticket showing the job ran under Slurm (knowledge/messages/prose.toml).
+SLURM_SAID = ("prose:slurm-srun", "prose:slurm-sbatch", "prose:slurm-salloc", "prose:slurm-job-id")
 
 
 def where(f: FactView) -> Optional[str]:

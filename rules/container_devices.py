@@ -10,7 +10,7 @@ from typing import Iterator, Optional
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import stated, told_evidence, told_text
-from hpcdoctor.rules._where import where
+from hpcdoctor.rules._where import SLURM_SAID, where
 
 _NVML_UNKNOWN = "nvml:NVML_ERROR_UNKNOWN"
 _NOT_PERMITTED = "devices:nvidia-device-open-not-permitted"
@@ -19,8 +19,6 @@ _LOST_SAID = "faq_containers:container-lost-gpu-said"
 # Container Toolkit's own messages; faq_containers.toml what users say of containers).
 _CONTAINER_FAMILIES = ("container:", "faq_containers:")
 _CONTAINER_IDS = ("prose:docker-run-without-gpus",)
-# A Slurm job refused a GPU it did not ask for gets the same EPERM: that is slurm-job-without-gpus.
-_SLURM_SAID = ("prose:slurm-srun", "prose:slurm-sbatch", "prose:slurm-salloc", "prose:slurm-job-id")
 
 _FIX = ("# the container cannot regain the GPUs: delete it and start a new one, which gets them again\n"
         "kubectl delete pod POD   # Kubernetes (its controller starts a new pod); docker: docker rm -f CONTAINER, then docker run again\n"
@@ -78,7 +76,8 @@ def container_gpu_device_cgroup_revoked(f: FactView) -> Iterator[Hit]:
     refused = next((s for s in found if s.get("id") == _NOT_PERMITTED), None)
     if nvml is None:
         return
-    if refused is not None and not any(s.get("id") in _SLURM_SAID for s in found):
+    # a Slurm job refused a GPU it did not ask for gets the same EPERM: that is slurm-job-without-gpus
+    if refused is not None and not any(s.get("id") in SLURM_SAID for s in found):
         yield Hit(message=f"NVML cannot initialise (line {nvml.get('line')}: \"{told_text(nvml)}\") because the "
                           f"container's device cgroup refuses the GPU's device node (line {refused.get('line')}: "
                           f"\"{told_text(refused)}\"): an update of the container took away the access the NVIDIA "

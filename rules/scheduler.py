@@ -7,14 +7,13 @@ from typing import Iterator
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import stated, told_evidence, told_text
+from hpcdoctor.rules._where import SLURM_SAID
 
 # CUDA's and torch's words for "no GPU visible" (knowledge/messages/), and nvidia-smi's.
 _NO_GPU_SEEN = ("torch:no-cuda-gpus", "cuda:cudaErrorNoDevice", "cuda_driver:CUDA_ERROR_NO_DEVICE",
                 "nvidia_smi:no-devices-found",
                 # the user saying so, or showing CUDA_VISIBLE_DEVICES empty (knowledge/messages/faq_slurm.toml)
                 "faq_slurm:slurm-job-no-gpu-said", "faq_slurm:cuda-visible-devices-empty-said")
-# A ticket that shows the job ran under Slurm (knowledge/messages/prose.toml).
-_SLURM_SAID = ("prose:slurm-srun", "prose:slurm-sbatch", "prose:slurm-salloc", "prose:slurm-job-id")
 
 _FIX = ("scontrol show job \"$SLURM_JOB_ID\" | grep -iE 'tres|gres'   # gres/gpu absent: the job asked for no GPU\n"
         "srun --gpus=1 nvidia-smi -L   # or: #SBATCH --gres=gpu:1 in the batch script; the count your job needs")
@@ -59,7 +58,7 @@ def slurm_job_without_gpus(f: FactView) -> Iterator[Hit]:
     found = f.get("ticket.symptoms") or []
     none_seen = next((s for s in found if s.get("id") in _NO_GPU_SEEN
                       and (not s["id"].startswith("faq_") or stated(s))), None)
-    slurm = next((s for s in found if s.get("id") in _SLURM_SAID), None)
+    slurm = next((s for s in found if s.get("id") in SLURM_SAID), None)
     if none_seen is None or slurm is None or any(s.get("id") == "prose:slurm-gpus-requested" for s in found):
         return
     yield Hit(message=f"the job ran under Slurm (line {slurm.get('line')}: \"{str(slurm.get('text', '')).strip()[:80]}\") "

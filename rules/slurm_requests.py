@@ -144,7 +144,6 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
               fix=_FIT_FIX, evidence=told_evidence(shown))
 
 
-
 _TIME_FIX = ("sinfo -o '%P %l'   # each partition's MaxTime (the TIMELIMIT column)\n"
              "sacctmgr -n show qos format=name%20,maxwall   # the QOS's MaxWall, which caps --time below the partition's\n"
              "sbatch --time=1-00:00:00 job.sh   # a --time within both; longer work checkpoints and resubmits")
