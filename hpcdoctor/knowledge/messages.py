@@ -43,12 +43,38 @@ def norm(text: str) -> str:
     return _SPACES.sub(" ", text.strip().lower()).rstrip(".")
 
 
+class Pattern:
+    """A catalogue pattern, compiled when first searched with: a paste holds the needles of a few
+    dozen of the catalogues' thousands of patterns, and compiling every one cost more than reading
+    most pastes. ``problems`` compiles each (the catalogue test runs it on every shipped file), so a
+    shipped pattern that does not compile fails there, not in a user's triage."""
+
+    __slots__ = ("pattern", "where", "_rx")
+
+    def __init__(self, pattern: str, where: str):
+        self.pattern = pattern
+        self.where = where
+        self._rx: "Optional[re.Pattern[str]]" = None
+
+    def compiled(self) -> "re.Pattern[str]":
+        if self._rx is None:
+            self._rx = _compile(self.pattern, self.where)
+        return self._rx
+
+    def search(self, text: str, pos: int = 0) -> "Optional[re.Match[str]]":
+        return self.compiled().search(text, pos)
+
+    @property
+    def groupindex(self) -> Any:
+        return self.compiled().groupindex
+
+
 @dataclass(frozen=True)
 class Form:
     family: str
     id: str
     needle: str
-    pattern: "re.Pattern[str]"
+    pattern: Pattern
     key: str
     source: str
     example: str = ""
@@ -60,7 +86,7 @@ class Entry:
     key: str
     data: Dict[str, Any]
     needle: str = ""
-    pattern: Optional["re.Pattern[str]"] = None
+    pattern: Optional[Pattern] = None
 
     @property
     def id(self) -> str:
@@ -132,12 +158,12 @@ def _family(path: Path) -> Family:
     for n, form in enumerate(data.get("form") or []):
         where = f"{path.name} form {form.get('id', n)}"
         fam.forms.append(Form(family=fid, id=str(form.get("id", n)), needle=str(form.get("needle", "")),
-                              pattern=_compile(str(form.get("pattern", "")), where), key=str(form.get("key", "")),
+                              pattern=Pattern(str(form.get("pattern", "")), where), key=str(form.get("key", "")),
                               source=str(form.get("source", "")), example=str(form.get("example", ""))))
     for n, raw in enumerate(data.get("entry") or []):
         key = str(raw.get("key", ""))
         where = f"{path.name} entry {key or n}"
-        own = _compile(str(raw["pattern"]), where) if "pattern" in raw else None
+        own = Pattern(str(raw["pattern"]), where) if "pattern" in raw else None
         entry = Entry(family=fid, key=key, data=dict(raw), needle=str(raw.get("needle", "")), pattern=own)
         fam.entries.append(entry)
         fam.by_key.setdefault(key, entry)
@@ -180,6 +206,11 @@ def problems(fam: Family, known_rules: frozenset = frozenset()) -> List[str]:
     for form in fam.forms:
         if not form.needle or not form.source:
             out.append(f"{name} form {form.id}: needs a needle and a source")
+        try:
+            form.pattern.compiled()
+        except CatalogueError as exc:
+            out.append(str(exc))
+            continue
         if form.key not in form.pattern.groupindex:
             out.append(f"{name} form {form.id}: key {form.key!r} is not a named group of its pattern")
         if _UNBOUNDED.search(form.pattern.pattern):
@@ -194,6 +225,10 @@ def problems(fam: Family, known_rules: frozenset = frozenset()) -> List[str]:
         if e.get("cause") not in CAUSES:
             out.append(f"{where}: cause {e.get('cause')!r} is not one of {sorted(CAUSES)}")
         if e.pattern is not None:
+            try:
+                e.pattern.compiled()
+            except CatalogueError as exc:
+                out.append(str(exc))
             if not e.needle:
                 out.append(f"{where}: a pattern without a needle")
             if _UNBOUNDED.search(e.pattern.pattern):

@@ -13,7 +13,7 @@ import re
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
 
 from hpcdoctor.knowledge import messages
-from hpcdoctor.triage.scan import keep_windows, lines_holding, lower, window_at
+from hpcdoctor.triage.scan import NeedleIndex, keep_windows, lines_holding, lower, window_at
 
 # Findings per family and unlisted error lines per paste: a log that repeats one error on every
 # line is one finding, and a paste of ten thousand distinct errors is not read to the end of them.
@@ -64,9 +64,9 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     low = lower(text)
     # Every distinct line once: a needle (one line's literal) is in the text exactly when it is in
-    # these, and a paste of one line repeated is short here. Eleven hundred needles, each looked for
-    # in the whole of a 16 MiB paste, cost seconds; a needle absent from this costs almost nothing.
-    present = "\n".join(dict.fromkeys(low.split("\n")))
+    # these, and a paste of one line repeated is short here; the index then answers for thousands of
+    # needles without a search of the paste for each.
+    present = NeedleIndex("\n".join(dict.fromkeys(low.split("\n"))))
     found: List[Dict[str, Any]] = []
     # Generic families last: they read only what no specific family read, on its line or in its words
     # (an error a title retells and the traceback repeats is one reading).
@@ -86,7 +86,7 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
         seen: Set[str] = set()
         for form in fam.forms:
             needle = form.needle.lower()
-            if needle not in present:
+            if not present.holds(needle):
                 continue
             for line_no, start, end in _distinct_lines(text, low, needle):
                 if len(seen) >= MAX_PER_FAMILY:
@@ -108,7 +108,7 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
                 found.append(_record(fam, entry, line_no, text[start:end], groups, captured))
         for entry in fam.entries:
             needle = entry.needle.lower()
-            if entry.pattern is None or entry.key in seen or needle not in present:
+            if entry.pattern is None or entry.key in seen or not present.holds(needle):
                 continue
             listing = bool(entry.get("all"))
             listed = 0

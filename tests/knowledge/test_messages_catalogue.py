@@ -161,6 +161,15 @@ def test_an_unbounded_pattern_is_refused(demo):
     assert any("unbounded" in p for p in messages.problems(fam))
 
 
+def test_a_pattern_that_does_not_compile_is_a_problem_of_its_family(demo):
+    # Patterns compile when first searched with; the schema check compiles every one, so a broken
+    # shipped pattern fails the catalogue test instead of a user's triage.
+    (demo / "demo.toml").write_text(_FAMILY.replace("(?P<code>", "(?P<code"), encoding="utf-8")
+    messages.families.cache_clear()
+    (fam,) = messages.families()
+    assert any("numbered" in p and "does not compile" in p for p in messages.problems(fam))
+
+
 def test_error_lines_no_catalogue_knows_are_quoted_back():
     text = ("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
             "ValueError: the flux capacitor is misaligned\nSegmentation fault (core dumped)\n")
