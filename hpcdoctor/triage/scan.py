@@ -70,8 +70,9 @@ def keep_windows(text: str, needles: Iterable[str]) -> str:
         starts.append(nl + 1)
         nl = text.find("\n", nl + 1)
     keep = bytearray(len(starts))
+    index = NeedleIndex(low)
     for needle in set(needles):
-        pos = low.find(needle) if needle else -1
+        pos = low.find(needle) if needle and index.holds(needle) else -1
         while pos != -1:
             n = bisect.bisect_right(starts, pos) - 1
             for k in range(max(0, n - WINDOW_BEFORE), min(len(starts), n + WINDOW_AFTER + 1)):
