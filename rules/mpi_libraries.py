@@ -11,6 +11,7 @@ from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, ticket_all, told_evidence, told_text
+from hpcdoctor.triage.messages import find_messages
 
 _LIBRARIES = knowledge.load("mpi_libraries")["library"]
 
@@ -18,6 +19,20 @@ _LIBRARIES = knowledge.load("mpi_libraries")["library"]
 def mpi_library(stem: str, major: Optional[str]) -> Optional[dict]:
     """The implementation and series that install <stem>.so.<major>; None when the table has no such file."""
     return next((e for e in _LIBRARIES if e["stem"] == stem and e["major"] == str(major or "")), None)
+
+
+def _import_error(f: FactView) -> list:
+    """The messages in the exception the job's interpreter raised importing torch on this node (the
+    torch probe's import_error, "OSError: libmpi_cxx.so.40: cannot open shared object file: ..."):
+    a torch built with MPI fails there the way a pasted traceback does."""
+    err = f.get("torch.import_error")
+    if not isinstance(err, str) or not err.strip():
+        return []
+    return [{**s, "line": None, "source_fact": "torch.import_error"} for s in find_messages(err[:2000], families=("libraries", "loader"))]
+
+
+def _live_evidence(s: dict) -> dict:
+    return {"torch.import_error": str(s.get("text", ""))[:300], "message": s.get("id")}
 
 
 def _check(so: str) -> str:
@@ -62,9 +77,11 @@ def mpi_library_missing(f: FactView) -> Iterator[Hit]:
         - https://github.com/sfepy/sfepy/issues/941 (libmpi.so.40; fixed by conda-forge's openmpi)
     """
     told = catalogued(f, "mpi-library-missing")
-    if not told:
+    live = [s for s in _import_error(f) if "mpi-library-missing" in (s.get("rules") or [])]
+    if not told and not live:
         return
-    s = told[0]
+    s = told[0] if told else live[0]
+    where = f"line {s.get('line')}" if told else "import torch on this node"
     stem, major = str(s.get("key") or ""), s.get("version")
     so = f"{stem}.so" + (f".{major}" if major else "")
     known = mpi_library(stem, major)
@@ -74,9 +91,10 @@ def mpi_library_missing(f: FactView) -> Iterator[Hit]:
     else:
         what = "an MPI library; its number does not say which series" if major else "an MPI library"
         conda = "mpich" if stem in ("libmpicxx", "libmpifort", "libmpich", "libmpi_abi") else "openmpi"
-    yield Hit(message=f"{so} ({what}) cannot be loaded (line {s.get('line')}: \"{told_text(s)}\"): the MPI the program "
+    yield Hit(message=f"{so} ({what}) cannot be loaded ({where}: \"{told_text(s)}\"): the MPI the program "
                       "was built against is not installed where it runs, or not on the loader's path",
-              fix=f"{_check(so)}\n{_install(conda)}", evidence={**told_evidence(s), "library": so})
+              fix=f"{_check(so)}\n{_install(conda)}",
+              evidence={**(told_evidence(s) if told else _live_evidence(s)), "library": so})
 
 
 # Symbols only an MPI library defines. Open MPI's predefined handles are ompi_mpi_<name> objects
@@ -90,8 +108,9 @@ _UNDEFINED = ("loader:undefined-symbol", "prose:undefined-symbol-said")
 
 
 def _undefined_mpi_symbol(f: FactView) -> Optional[dict]:
+    live = [s for s in _import_error(f) if s.get("id") == "loader:undefined-symbol"]
     for sid in _UNDEFINED:
-        for s in ticket_all(f, sid):
+        for s in ticket_all(f, sid) + (live if sid == "loader:undefined-symbol" else []):
             symbol, file = str(s.get("symbol") or ""), str(s.get("file") or s.get("object") or "")
             if _MPI_SYMBOL.match(symbol) or (_MPI4PY_EXTENSION.search(file) and symbol):
                 return s
@@ -162,6 +181,8 @@ def mpi_library_mismatch(f: FactView) -> Iterator[Hit]:
     s = _undefined_mpi_symbol(f)
     if s is None:
         return
+    where = "import torch on this node" if s.get("source_fact") else f"line {s.get('line')}"
+    evidence = _live_evidence(s) if s.get("source_fact") else told_evidence(s)
     yield Hit(message=f"an MPI library other than the one the program or binding was built against was loaded: it lacks "
-                      f"{s.get('symbol')} (line {s.get('line')}: \"{told_text(s)}\")",
-              fix=f"{_MISMATCH_CHECK}\n{_MISMATCH_FIX}", evidence={**told_evidence(s), "symbol": s.get("symbol")})
+                      f"{s.get('symbol')} ({where}: \"{told_text(s)}\")",
+              fix=f"{_MISMATCH_CHECK}\n{_MISMATCH_FIX}", evidence={**evidence, "symbol": s.get("symbol")})

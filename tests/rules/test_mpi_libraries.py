@@ -114,3 +114,23 @@ def test_the_runtimes_version_check_is_a_mismatch(text):
 def test_silent_without_an_mpi_message():
     assert not fired("mpi-library-mismatch", recorded_paste_facts("examl-19-libmpi-40-missing.txt"))
     assert not fired("mpi-library-missing", recorded_paste_facts("mpi4py-289-undefined-mpi-aint-add.txt"))
+
+
+def test_live_the_job_interpreters_torch_import_failing_on_an_mpi_library():
+    # the torch probe's import_error for the exception of tickets_blind_g/torchsmoke-wheels-5 (a torch built with MPI)
+    g = facts("h100-kvm-1gpu", **{"torch.import_error":
+                                  "OSError: libmpi_cxx.so.40: cannot open shared object file: No such file or directory"})
+    (f,) = fired("mpi-library-missing", g)
+    assert f.message.startswith("libmpi_cxx.so.40 (Open MPI") and "(import torch on this node:" in f.message
+    assert f.evidence["torch.import_error"].startswith("OSError: libmpi_cxx.so.40")
+    # the loader's undefined MPI symbol in the same exception (tests/fixtures/pastes/horovod-1301's line)
+    g = facts("h100-kvm-1gpu", **{"torch.import_error": "ImportError: /usr/lib/libmpi_cxx.so.1: undefined symbol: ompi_mpi_real"})
+    (f,) = fired("mpi-library-mismatch", g)
+    assert "lacks ompi_mpi_real (import torch on this node:" in f.message
+
+
+def test_live_a_torch_import_failing_on_another_library_is_not_mpis():
+    g = facts("h100-kvm-1gpu", **{"torch.import_error":
+                                  "OSError: libcudnn.so.8: cannot open shared object file: No such file or directory"})
+    assert not fired("mpi-library-missing", g)
+    assert not fired("mpi-library-mismatch", g)
