@@ -116,3 +116,39 @@ def test_through_the_cli_a_pending_job_in_words_is_read_and_answered_without_fin
     read = run["doc"]["source"]["recognised"]
     assert any("faq_slurm slurm-job-pending-said" in line for line in read), read
     assert not [f for f in run["doc"]["findings"] if f["severity"] in ("error", "warning")]
+
+
+def test_module_not_working_in_a_job_script_is_lmods_usual_cause_at_info():
+    # Lmod's FAQ names one cause: the script's shell never defined module (#!/bin/sh, BASH_ENV).
+    from rulekit import fired
+
+    facts = recorded_paste_facts("lmod-663-module-not-working-in-slurm-script.txt")
+    assert "faq_lmod:module-not-working-in-script-said" in _ids(facts)
+    (hit,) = fired("module-command-missing", facts)
+    assert hit.severity == "info" and "usual cause (Lmod FAQ)" in hit.message
+    assert "module command does not work in a SLURM job script" in hit.message
+    assert hit.fix.startswith("head -1 JOB_SCRIPT")
+
+
+def test_the_shells_own_refusal_wins_over_the_words(tmp_path):
+    # The shell's line (shell.toml) states the fact: the rule's usual severity, not the FAQ's info.
+    # Constructed from the two real lines (Lmod#663's title, envmodules/modules#339's slurm_script line).
+    from rulekit import fired
+
+    facts = paste_facts(tmp_path, "# module command does not work in a SLURM job script\n\n"
+                                  "/var/spool/slurmd/job00156/slurm_script: line 4: module: command not found\n")
+    (hit,) = fired("module-command-missing", facts)
+    assert hit.severity == "error" and "usual cause" not in hit.message
+
+
+def test_the_lmod_faqs_own_question_and_a_module_load_failure_are_not_the_words(tmp_path):
+    from hpcdoctor.sysroot.replay import SnapshotError
+
+    for text in ("Why doesn't the module command work in shell scripts?\n",   # the FAQ's own heading
+                 "module load gcc does not work in my job script\n"):        # a module, not the command
+        try:
+            facts = paste_facts(tmp_path, text)
+        except SnapshotError:
+            continue
+        assert "faq_lmod:module-not-working-in-script-said" not in _ids(facts), text
+        assert not run_rule("module-command-missing", facts)[0], text
