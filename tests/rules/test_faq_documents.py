@@ -24,6 +24,7 @@ READ = [
     ("horovod-106-mpirun-hangs-no-output.txt", "faq_openmpi:mpirun-hangs-said"),
     ("yolov3-pruning-165-only-one-gpu-used-zh.txt", "faq_huggingface:only-one-gpu-used-said-zh"),
     ("tensorflow-23953-out-of-memory-after-3-epochs.txt", "faq_pytorch:oom-after-epochs-said"),
+    ("backpacks-flash-attn-2-nvcc-nvidia-smi-differ.txt", "faq_nvidia:nvcc-nvidia-smi-cuda-differ-said"),
     ("llamafactory-6111-multinode-as-slow-as-one-zh.txt", "faq_distributed:multinode-slower-said-zh"),
 ]
 
