@@ -154,3 +154,28 @@ def test_the_lmod_faqs_own_question_and_a_module_load_failure_are_not_the_words(
             continue
         assert "faq_lmod:module-not-working-in-script-said" not in _ids(facts), text
         assert not run_rule("module-command-missing", facts)[0], text
+
+
+@pytest.mark.parametrize("line,entry", [
+    # transformers' Troubleshoot page's own example, and a public thread's title (llava-hf discussion #21)
+    ("ImportError: cannot import name 'ImageGPTImageProcessor' from 'transformers' (unknown location)\n",
+     "faq_huggingface:transformers-cannot-import-name"),
+    ("ImportError: cannot import name 'LlavaNextProcessor' from 'transformers'\n", "faq_huggingface:transformers-cannot-import-name"),
+    # the page's own example of an AutoModel without that head
+    ("ValueError: Unrecognized configuration class <class 'transformers.models.gpt2.configuration_gpt2.GPT2Config'> "
+     "for this kind of AutoModel: AutoModelForQuestionAnswering.\n", "faq_huggingface:transformers-unrecognized-config-class"),
+])
+def test_transformers_troubleshooting_lines_are_read_and_raise_nothing(tmp_path, line, entry):
+    facts = paste_facts(tmp_path, line)
+    assert entry in _ids(facts)
+    assert _alarms(facts) == []
+
+
+def test_an_import_error_of_another_package_is_not_transformers(tmp_path):
+    from hpcdoctor.sysroot.replay import SnapshotError
+
+    try:   # numpy's own ImportError (numpy 2 removed names): not transformers' version question
+        facts = paste_facts(tmp_path, "ImportError: cannot import name 'float_' from 'numpy'\n")
+    except SnapshotError:
+        return
+    assert "faq_huggingface:transformers-cannot-import-name" not in _ids(facts)
