@@ -179,3 +179,16 @@ def test_an_import_error_of_another_package_is_not_transformers(tmp_path):
     except SnapshotError:
         return
     assert "faq_huggingface:transformers-cannot-import-name" not in _ids(facts)
+
+
+@pytest.mark.parametrize("line,entry", [
+    # public titles (vllm-project/vllm#17341, #13332)
+    ("[Bug]: ValueError: Model architectures ['Qwen2ForCausalLM'] failed to be inspected. Please check the logs for more details.\n",
+     "faq_vllm:vllm-model-failed-to-be-inspected"),
+    ("[Bug]: ValueError: Model architectures ['LlamaForCausalLM'] failed to be inspected. Please check the logs for more details\n",
+     "faq_vllm:vllm-model-failed-to-be-inspected"),
+])
+def test_vllms_troubleshooting_messages_are_read_and_raise_nothing(tmp_path, line, entry):
+    facts = paste_facts(tmp_path, line)
+    assert entry in _ids(facts)
+    assert _alarms(facts) == []
