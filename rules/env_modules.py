@@ -190,7 +190,8 @@ def module_conflict(f: FactView) -> Iterator[Hit]:
         return
 
 
-@rule("ENV018", "module-command-missing", "error", "a script's shell has no module command", impact=6)
+@rule("ENV018", "module-command-missing", "error", "a script's shell has no module command", impact=6,
+      also={"info": "read from the user's words (module does not work in a job script): the documented usual cause (Lmod FAQ)"})
 def module_command_missing(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -214,8 +215,24 @@ def module_command_missing(f: FactView) -> Iterator[Hit]:
         - https://github.com/TACC/Lmod/blob/9.2.9/docs/source/030_installing.rst (Bash Shell Scripts; Bash Script Note)
         - https://github.com/TACC/Lmod/issues/663 (#!/bin/sh to #!/bin/bash fixed module in a Slurm script)
         - https://github.com/cea-hpc/modules/blob/v5.5.0/doc/source/FAQ.rst
+        - https://github.com/TACC/Lmod/blob/d4d27f9c0cfb22bead991304afcc47e4bb6b950d/docs/source/040_FAQ.rst
+          (Why doesn't the module command work in shell scripts?)
     """
-    for s in catalogued(f, "module-command-missing"):
+    told = catalogued(f, "module-command-missing")
+    # The shell's own refusal states the fact; the user's words (faq_lmod) only describe the symptom,
+    # whose one documented cause the Lmod FAQ gives: answered at info, and only where nothing printed it.
+    printed = [s for s in told if not str(s.get("id", "")).startswith("faq_")]
+    words = [s for s in told if str(s.get("id", "")).startswith("faq_")]
+    if not printed and words:
+        s = words[0]
+        yield Hit(message=f"the user says the module command does not work in a script (line {s.get('line')}: "
+                          f"\"{told_text(s)}\"): the usual cause (Lmod FAQ) is a script shell that never defined "
+                          "module (a #!/bin/sh script, or BASH_ENV not naming Lmod's init/bash)",
+                  fix="head -1 JOB_SCRIPT; echo \"$BASH_ENV\"; type module   # want #!/bin/bash, BASH_ENV naming "
+                      "Lmod's init/bash, and module a function",
+                  evidence=told_evidence(s), severity="info")
+        return
+    for s in printed:
         command = s.get("command") or "module"
         yield Hit(message=f"the shell has no {command} command (line {s.get('line')}: \"{told_text(s)}\"): it did not read "
                           "the site's module initialisation, so no module line ran",
