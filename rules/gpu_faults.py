@@ -130,7 +130,9 @@ def _peer(f: FactView) -> Optional[Dict]:
 def faulty_node_in_job(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        In a pasted multi-node job's log, NCCL's ncclRemoteError ("remote process exited or there
+        In a pasted NCCL log of several hosts (NCCL_DEBUG=INFO; each line starts with the host, pid
+        and thread that printed it), NCCL's error trace ("file.cc:N -> 1") and every WARN on one
+        host while the others logged none: that node failed. In a pasted multi-node job's log, NCCL's ncclRemoteError ("remote process exited or there
         was a network error") with the socket line that names the peer it lost ("Call to recv from
         <address> failed"): the failure is on that peer's node, not this one. Without a named peer,
         or where the user says the job works on every node but one and names it, an info.
@@ -148,10 +150,21 @@ def faulty_node_in_job(f: FactView) -> Iterator[Hit]:
 
     References:
         - https://github.com/NVIDIA/nccl/blob/master/src/nccl.h.in (ncclRemoteError)
+        - https://github.com/NVIDIA/nccl/blob/master/src/debug.cc (the host:pid:tid prefix of every log line)
+        - https://github.com/NVIDIA/nccl/blob/master/src/include/checks.h (NCCLCHECK's "-> N" error trace)
         - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html
         - https://slurm.schedmd.com/sbatch.html (--exclude)
         - https://slurm.schedmd.com/scontrol.html (update NodeName= State=DRAIN Reason=)
     """
+    one = _one_failing_host(f)
+    if one is not None:
+        host, others, warn, trace = one
+        said = f"its WARN (line {warn.get('line')}: \"{_after_prefix(warn)}\") and " if warn else ""
+        yield Hit(message=f"every error of this {len(others) + 1}-host NCCL log is {host}'s: {said}NCCL's error trace "
+                          f"(line {trace.get('line')}), while {', '.join(sorted(others)[:4])} logged none: the failure "
+                          "is that node's (its GPU, driver or network port), not the job's",
+                  fix=_node_fix(host), evidence={**told_evidence(trace), "host": host, "other_hosts": sorted(others)})
+        return
     remote = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") in _REMOTE), None)
     if remote is not None:
         peer = _peer(f)
@@ -176,6 +189,39 @@ def faulty_node_in_job(f: FactView) -> Iterator[Hit]:
                           "a failure that follows one node is that node's (a GPU, its driver or its network port); "
                           "keep it out of jobs until the administrators have checked it",
                   fix=_node_fix(node), severity="info", evidence={**told_evidence(s), "host": s.get("host")})
+
+
+# NCCL's line prefix (src/debug.cc: "%s:%d:%d [%d] " hostname, pid, tid, device), where a WARN line names its host.
+_PREFIX = re.compile(r"(?P<host>[A-Za-z0-9][A-Za-z0-9_.-]{0,62}):[0-9]{1,9}:[0-9]{1,9} \[[0-9]{1,3}\] ")
+
+
+def _host_of(s: Dict) -> Optional[str]:
+    m = _PREFIX.search(str(s.get("text", "")))
+    return m.group("host") if m else None
+
+
+def _after_prefix(s: Dict) -> str:
+    text = str(s.get("text", ""))
+    m = _PREFIX.search(text)
+    return (text[m.end():] if m else text).strip()[:120]
+
+
+def _one_failing_host(f: FactView):
+    """(host, the other hosts, its first WARN or None, its first error-trace line) where a pasted NCCL log
+    names at least two hosts and NCCL's error trace (nccl:error-trace) and every WARN are one host's; else None."""
+    syms = f.get("ticket.symptoms") or []
+    traces = [s for s in syms if s.get("id") == "nccl:error-trace" and s.get("host")]
+    failing = {s["host"] for s in traces}
+    if len(failing) != 1:
+        return None
+    (host,) = failing
+    warns = [s for s in syms if s.get("id") == "nccl:nccl-warn"]
+    if any(_host_of(w) != host for w in warns):
+        return None  # another host warned too (or a WARN without its host): not one node's failure
+    hosts = {s["host"] for s in syms if s.get("id") == "nccl:log-line-host" and s.get("host")} | failing
+    if len(hosts) < 2:
+        return None
+    return host, hosts - {host}, (warns[0] if warns else None), traces[0]
 
 
 def _node_fix(node: str, note: str = "") -> str:

@@ -87,6 +87,23 @@ def test_silent_on_an_application_error_alone_or_a_question(tmp_path, text):
 
 # faulty-node-in-job
 
+def test_a_multi_host_nccl_log_whose_errors_are_one_hosts_names_it():
+    (hit,) = fired("faulty-node-in-job", recorded_paste_facts("nccl-1029-init-error-on-one-worker.txt"))
+    assert hit.severity == "warning" and "rdma-test-gpu-worker-1's" in hit.message
+    assert "while rdma-test-gpu-worker-0 logged none" in hit.message and "Cuda failure 'initialization error'" in hit.message
+    assert hit.fix.startswith("sbatch --exclude=rdma-test-gpu-worker-1 job.sh")
+    assert "scontrol update nodename=rdma-test-gpu-worker-1 state=drain" in hit.fix
+
+
+@pytest.mark.parametrize("name", [
+    "nccl-928-ib-completion-error-on-every-host.txt",  # every host fails: the fabric or the job, not one node
+    "nccl-tests-133-collnet-not-supported.txt",  # two hosts, one WARN that is a notice: no error trace
+    "nccl-1126-net-plugin-not-found-socket-lo.txt",  # one host's log
+])
+def test_errors_on_several_hosts_or_one_hosts_log_name_no_node(name):
+    assert not fired("faulty-node-in-job", recorded_paste_facts(name))
+
+
 def test_ncclremoteerror_with_the_peer_named_points_at_that_node():
     g = recorded_paste_facts("nccl-2076-remote-error-peer-named.txt")
     (hit,) = fired("faulty-node-in-job", g)
