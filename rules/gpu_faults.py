@@ -24,6 +24,8 @@ def _grade(s: Dict) -> str:
         return "info"
     if s.get("family") == "xid" and s.get("code") in _WARN_XIDS:
         return "warning"
+    if s.get("id") == "amdgpu_ras:ras-records-near-threshold":
+        return "warning"
     return "error"
 
 
@@ -44,9 +46,13 @@ def _what(s: Dict) -> str:
         return f"Xid {s.get('code')} ({str(s.get('means', '')).split(' (')[0]})"
     if s.get("family") == "dcgm_diag":
         return f"DCGM's {s.get('key')} ({s.get('means')})"
+    if s.get("family") == "amdgpu_ras":
+        return f"amdgpu: {s.get('means')}"
     return "the user says " + str(s.get("means", "")).removeprefix("the user says ")
 
 
+_AMD_STEPS = ("amd-smi bad-pages   # the GPU's retired (bad) memory pages, as its EEPROM holds them\n"
+              "journalctl -k -b | grep -E 'RAS records|bad pages|BAD status'   # amdgpu's count against its threshold")
 _VENDOR_STEPS = ("nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT   # the GPU's memory error counters and remap state\n"
                  "dcgmi diag -r 3   # NVIDIA's field check: a failure marked isolate confirms the fault\n"
                  "sudo nvidia-bug-report.sh   # the log NVIDIA's support (or the vendor's RMA) asks for")
@@ -64,7 +70,10 @@ def gpu_hardware_faulty(f: FactView) -> Iterator[Hit]:
         investigation NVIDIA's Xid catalog sends to CONTACT_SUPPORT. In a pasted DCGM diagnostic
         (dcgmi diag): a report of the GPU's own memory or cache failing that DCGM marks isolate:
         faulty memory elements, a memory mismatch, an L1 tag miscompare, row remapping failed, retired
-        pages or SRAM errors past their limit. In the user's words (an info): one GPU of several not
+        pages or SRAM errors past their limit. In the amdgpu driver's kernel log (an AMD GPU): its
+        saved bad pages past the driver's threshold ("RAS records:N exceed threshold:M, GPU will not
+        be initialized. Replace this GPU or increase the threshold", "This GPU is in BAD status."),
+        or at 90 % of it (a warning). In the user's words (an info): one GPU of several not
         working, or a GPU that stays unusable after an error until the machine reboots.
         Xid 13, 31 and 43 are application faults (gpu-xid-application-fault), Xid 79 a GPU off the
         bus (gpu-fallen-off-bus), Xid 48 and 63 ECC and remap events (their own rules): not this one.
@@ -85,6 +94,7 @@ def gpu_hardware_faulty(f: FactView) -> Iterator[Hit]:
         - https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/user-visible-statistics.html (Xid 64: a row-remapping entry not recorded)
         - https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/error-recovery-and-response-flags.html (row-remapping failure: the RMA thresholds)
         - https://github.com/NVIDIA/DCGM/blob/master/dcgmlib/src/dcgm_errors.c (dcgmErrorMeta: DCGM_ERROR_ISOLATE)
+        - https://github.com/torvalds/linux/blob/master/drivers/gpu/drm/amd/amdgpu/amdgpu_ras_eeprom.c ("Replace this GPU or increase the threshold")
     """
     told = [s for s in catalogued(f, "gpu-hardware-faulty") if s.get("family") != "prose" or _reported(s)]
     if not told:
@@ -110,7 +120,7 @@ def gpu_hardware_faulty(f: FactView) -> Iterator[Hit]:
              "(nvidia-smi -L), once no process uses it\n" if s.get("family") == "xid" and s.get("code") == 64 else "")
     yield Hit(message=f"{_what(s)} ({where}): NVIDIA's tools send this fault to support or isolate the GPU; it is the "
                       f"board's hardware, not the driver or the job{also}",
-              fix=drain + reset + _VENDOR_STEPS,
+              fix=drain + reset + (_AMD_STEPS if s.get("family") == "amdgpu_ras" else _VENDOR_STEPS),
               severity=None if grade == "error" else grade,
               evidence={**told_evidence(s), "events": [x.get("id") for x in told]})
 

@@ -53,6 +53,27 @@ def test_a_remap_that_worked_or_a_link_or_a_monitor_report_is_not_a_faulty_gpu(t
     assert not fired("gpu-hardware-faulty", paste_facts(tmp_path, _dcgm_example(key) + "\n"))
 
 
+def _amd_example(key):
+    return next(e["example"] for e in knowledge.load("messages/amdgpu_ras")["entry"] if e["key"] == key)
+
+
+@pytest.mark.parametrize("key, severity", [("ras-records-exceed-threshold", "error"), ("gpu-in-bad-status", "error"),
+                                           ("saved-bad-pages-reach-threshold", "error"),
+                                           ("ras-records-near-threshold", "warning")])
+def test_amdgpus_bad_page_threshold_is_an_amd_gpus_fault(tmp_path, key, severity):
+    # the format strings of Linux 6.1.192 drivers/gpu/drm/amd/amdgpu/amdgpu_ras_eeprom.c (amdgpu_ras.toml)
+    (hit,) = fired("gpu-hardware-faulty", paste_facts(tmp_path, _amd_example(key) + "\n"))
+    assert hit.severity == severity and hit.message.startswith("amdgpu: ")
+    assert "amd-smi bad-pages" in hit.fix and "nvidia-smi" not in hit.fix
+
+
+@pytest.mark.parametrize("key", ["correctable-errors-in-block", "uncorrectable-errors-in-block", "uncorrectable-athub-interrupt"])
+def test_amdgpus_error_counts_alone_are_read_not_a_faulty_gpu(tmp_path, key):
+    g = paste_facts(tmp_path, _amd_example(key) + "\n")
+    assert f"amdgpu_ras:{key}" in {s["id"] for s in g["facts"]["ticket"]["symptoms"]}
+    assert not fired("gpu-hardware-faulty", g)
+
+
 def test_the_user_saying_one_gpu_of_a_node_fails_is_an_info_naming_the_node():
     (hit,) = fired("gpu-hardware-faulty", recorded_paste_facts("trixie-38-one-gpu-on-cn110-not-working.txt"))
     assert hit.severity == "info" and "on cn110" in hit.message and "the usual cause" in hit.message
@@ -176,7 +197,7 @@ def test_the_live_kernel_log_reads_the_drivers_notice_without_an_xid(tmp_path):
 
 
 def test_the_live_kernel_log_reads_the_kernels_hardware_errors(tmp_path):
-    assert "kernel_hwerr" in FAMILIES and "nvrm" in FAMILIES
+    assert {"kernel_hwerr", "nvrm", "amdgpu_ras"} <= set(FAMILIES)
     g = _node_with_journal(tmp_path, _log_lines("mcelog-70-machine-check-events-logged.txt"))
     ids = {m["id"] for m in g["facts"]["kernel_log"]["messages"]}
     assert "kernel_hwerr:mce-events-logged" in ids
