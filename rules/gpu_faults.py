@@ -1,7 +1,8 @@
-"""Hardware that fails on its own: a GPU whose fault NVIDIA's tools send to support or isolate
-(GPU026), and one node of a multi-node job that the failure comes from (GPU027). Read from pasted
-messages and, for the GPU, from the node's kernel log (checks/kernel_log.py), through the message
-catalogues (hpcdoctor/knowledge/messages/ xid.toml, dcgm_diag.toml, nccl.toml, prose.toml)."""
+"""Hardware that fails on its own: a GPU whose fault its vendor's tools send to support, isolate or
+ask to replace (GPU026), and one node of a multi-node job that the failure comes from (GPU027). Read
+from pasted messages and, for the GPU, from the node's kernel log (checks/kernel_log.py), through the
+message catalogues (hpcdoctor/knowledge/messages/ xid.toml, dcgm_diag.toml, amdgpu_ras.toml,
+nccl.toml, prose.toml)."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ _VENDOR_STEPS = ("nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT   # the GPU'
                  "sudo nvidia-bug-report.sh   # the log NVIDIA's support (or the vendor's RMA) asks for")
 
 
-@rule("GPU026", "gpu-hardware-faulty", "error", "a GPU whose fault NVIDIA's tools send to support or isolate", impact=10,
+@rule("GPU026", "gpu-hardware-faulty", "error", "a GPU whose own fault its vendor's tools say to isolate, replace or report", impact=10,
       also={"warning": "an Xid NVIDIA answers with CONTACT_SUPPORT while the GPU still runs (92, 157)",
             "info": "the user says one GPU fails or stays unusable until a reboot"})
 def gpu_hardware_faulty(f: FactView) -> Iterator[Hit]:
@@ -118,8 +119,13 @@ def gpu_hardware_faulty(f: FactView) -> Iterator[Hit]:
         return
     reset = ("sudo nvidia-smi -r -i 0   # NVIDIA's immediate action for Xid 64: the GPU index of the Xid's PCI address "
              "(nvidia-smi -L), once no process uses it\n" if s.get("family") == "xid" and s.get("code") == 64 else "")
-    yield Hit(message=f"{_what(s)} ({where}): NVIDIA's tools send this fault to support or isolate the GPU; it is the "
-                      f"board's hardware, not the driver or the job{also}",
+    if s.get("family") != "amdgpu_ras":
+        vendor = "NVIDIA's tools send this fault to support or isolate the GPU"
+    elif grade == "warning":
+        vendor = "at the threshold AMD's driver stops initialising the GPU and asks for it to be replaced"
+    else:
+        vendor = "AMD's driver asks for the GPU to be replaced"
+    yield Hit(message=f"{_what(s)} ({where}): {vendor}; it is the board's hardware, not the driver or the job{also}",
               fix=drain + reset + (_AMD_STEPS if s.get("family") == "amdgpu_ras" else _VENDOR_STEPS),
               severity=None if grade == "error" else grade,
               evidence={**told_evidence(s), "events": [x.get("id") for x in told]})
