@@ -32,7 +32,7 @@ MODULE_TOPIC = {
     "nccl_messages": "Network", "nccl_env": "Environment", "torch_messages": "Software stack", "cuda_toolkit": "Software stack", "rocm_devices": "GPU health", "pcie_p2p": "GPU health",
     "tf_jax": "Software stack", "env_modules": "Environment", "mpi_messages": "Network", "numpy_abi": "Software stack", "job_setup": "Environment",
     "network_access": "Network", "gpu_access": "GPU health", "container_python": "Environment",
-    "limits": "Environment", "file_systems": "Environment", "remote_launch": "Network",
+    "limits": "Environment", "file_systems": "Environment", "remote_launch": "Network", "gpu_faults": "GPU health",
     "no_display": "Environment", "locales": "Environment", "slurm_requests": "Environment", "container_devices": "GPU health",
     "mpi_libraries": "Network", "mpi_network": "Network",
 }

@@ -89,12 +89,12 @@ def nccl_shm_cause(f: FactView) -> Optional[dict]:
     return {"kind": "size", "error": None, "symptom": sized[0], "size": size} if sized else None
 
 
-# Kernel-log lines since boot that a rule may take from the node itself: the GPU's own condition (Xids)
-# and the host memory's (EDAC).
+# Kernel-log lines since boot that a rule may take from the node itself: the GPU's own condition (Xids,
+# the driver's NVRM notices) and the host memory's (EDAC).
 # An Xid blamed on an application (gpu-xid-application-fault) is left to pastes: on a shared node
 # it is another job's bug, not this job's.
 _FROM_KERNEL_LOG = frozenset({"gpu-fallen-off-bus", "gpu-xid-reset-required", "ecc-uncorrectable-errors",
-                              "row-remap-pending", "host-dram-ecc-errors"})
+                              "row-remap-pending", "host-dram-ecc-errors", "gpu-hardware-faulty"})
 
 
 def catalogued(f: FactView, symbol: str) -> list:

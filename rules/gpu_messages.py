@@ -151,9 +151,9 @@ def gpu_xid_reset_required(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted kernel log (dmesg, journalctl -k, /var/log/messages), an Xid whose immediate
-        action in NVIDIA's Xid catalog is RESET_GPU: Xid 46, 62, 64, 95, 109, 119 and 120 (GSP
+        action in NVIDIA's Xid catalog is RESET_GPU: Xid 46, 62, 95, 109, 119 and 120 (GSP
         timeouts and errors), 136, 143, 155, 158 and others. Xid 79 (gpu-fallen-off-bus), 48 and 140
-        (ecc-uncorrectable-errors) and 63 (row-remap-pending) have their own rules.
+        (ecc-uncorrectable-errors), 63 (row-remap-pending) and 64 (gpu-hardware-faulty) have their own rules.
 
     Why it matters:
         After such an event the GPU is in a state the driver cannot recover while it runs: jobs on
