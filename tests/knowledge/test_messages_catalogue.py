@@ -27,9 +27,11 @@ def test_family_follows_the_schema(fam):
 
 def _examples():
     for fam in FAMILIES:
+        named = set()
         for form in fam.forms:
-            if form.example:
-                yield pytest.param(fam, None, form.example, id=f"{fam.id}-form-{form.id}")
+            if form.example and form.id not in named:  # a form of several needles: one example
+                named.add(form.id)
+                yield pytest.param(fam, form if not fam.entries else None, form.example, id=f"{fam.id}-form-{form.id}")
         for entry in fam.entries:
             if entry.get("example"):
                 yield pytest.param(fam, entry, str(entry.get("example")), id=entry.id)
@@ -40,7 +42,11 @@ def test_every_example_is_read_as_its_own_entry_only(fam, entry, example):
     # a listing (all = true: every NCCL WARN line) gathers lines that are other entries' messages
     got = [s for s in find_messages(example) if s["family"] == fam.id
            and not (s.get("listing") and (entry is None or s["id"] != entry.id))]
-    if entry is None:  # a form's example: read as some listed entry of the family, not as unlisted
+    if isinstance(entry, messages.Form):
+        # a family of forms only (errorlines): its example is read by that form, naming its emitter,
+        # and by no other form of the family
+        assert [(s.get("form"), s.get("emitter")) for s in got] == [(entry.id, entry.emitter)], (example, got)
+    elif entry is None:  # a form's example: read as some listed entry of the family, not as unlisted
         assert got and not any(s.get("unlisted") for s in got), (example, got)
     else:
         assert sorted({s["id"] for s in got}) == [entry.id], (example, got)
