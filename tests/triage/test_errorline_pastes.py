@@ -30,7 +30,7 @@ CASES = [
     ("ont-assembly-polish-26-docker-pull-denied.txt", [(1, "a Docker daemon error")]),
     ("guard-352-kubectl-forbidden.txt", [(2, "a Kubernetes API server error (kubectl)")]),
     ("nvidia-docker-716-apt-unable-to-locate.txt", [(5, "an apt error")]),
-    ("mockingbird-770-pip-resolver-conflicts.txt", [(1, "an 'ERROR: ' line (pip's prefix)")]),
+    ("mockingbird-770-pip-resolver-conflicts.txt", [(1, "an 'ERROR: ' line (the prefix of pip and Environment Modules)")]),
     ("ollama-11932-systemd-persistenced-failed.txt", [(2, "a systemd unit failure"), (3, "a systemd unit failure")]),
     ("grmon-8-go-panic-nil-pointer.txt", [(1, "a Go panic")]),
     ("uwd2-12-rust-panic-unwrap-none.txt", [(1, "a Rust panic")]),
