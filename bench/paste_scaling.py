@@ -53,6 +53,24 @@ def long_prose_line(size: int) -> str:
     return word * (size // len(word)) + "\n"
 
 
+def error_line_words(size: int) -> str:
+    # Distinct lines that hold every needle of errorlines.toml's conventions and match none: each
+    # form tries its anchored pattern on its needle's lines (at most 2048 distinct lines a needle).
+    line = "{n} x.cc: error: E: ERROR: FATAL:   level=error panic: ): error ld: : *** Error in \n"
+    out, n, total = [], 0, 0
+    while total < size:
+        s = line.format(n=n)
+        out.append(s)
+        total += len(s)
+        n += 1
+    return "".join(out)
+
+
+def long_error_line(size: int) -> str:
+    word = "a.cc:1: error"
+    return word * (size // len(word)) + "\n"
+
+
 GENERATORS = {
     "repeated-words-line": repeated_words,
     "json-lines": json_lines,
@@ -60,6 +78,8 @@ GENERATORS = {
     "report-lines": short_lines,
     "rocm-sections": rocm_sections,
     "long-prose-line": long_prose_line,
+    "error-line-words": error_line_words,
+    "long-error-line": long_error_line,
 }
 
 

@@ -64,6 +64,9 @@ class Pattern:
     def search(self, text: str, pos: int = 0) -> "Optional[re.Match[str]]":
         return self.compiled().search(text, pos)
 
+    def match(self, text: str, pos: int = 0) -> "Optional[re.Match[str]]":
+        return self.compiled().match(text, pos)
+
     @property
     def groupindex(self) -> Any:
         return self.compiled().groupindex
@@ -78,6 +81,14 @@ class Form:
     key: str
     source: str
     example: str = ""
+    # A form of a family without entries (errorlines.toml: how a program prints an error line, not
+    # which errors it prints) names its emitter, which the reply quotes ("a GCC diagnostic").
+    emitter: str = ""
+    # line: matched on the needle's line alone (stripped, cut at LINE_CAP), not the window;
+    # anchored: the match must start where that line's text starts, as an error-line convention
+    # (apt's "E: ", pip's "ERROR: ") prints its prefix first and prose has the same words elsewhere.
+    line: bool = False
+    anchored: bool = False
 
 
 @dataclass(frozen=True)
@@ -157,9 +168,14 @@ def _family(path: Path) -> Family:
                  generic=head.get("generic") is True)
     for n, form in enumerate(data.get("form") or []):
         where = f"{path.name} form {form.get('id', n)}"
-        fam.forms.append(Form(family=fid, id=str(form.get("id", n)), needle=str(form.get("needle", "")),
-                              pattern=Pattern(str(form.get("pattern", "")), where), key=str(form.get("key", "")),
-                              source=str(form.get("source", "")), example=str(form.get("example", ""))))
+        pattern = Pattern(str(form.get("pattern", "")), where)
+        # needles = [...]: one convention found through several literals (glog's E and F lines of
+        # .cc, .cpp and .go files), each needle a form of its own with the one compiled pattern.
+        for needle in [str(x) for x in form.get("needles") or []] or [str(form.get("needle", ""))]:
+            fam.forms.append(Form(family=fid, id=str(form.get("id", n)), needle=needle, pattern=pattern,
+                                  key=str(form.get("key", "")), source=str(form.get("source", "")),
+                                  example=str(form.get("example", "")), emitter=str(form.get("emitter", "")),
+                                  line=form.get("line") is True, anchored=form.get("anchored") is True))
     for n, raw in enumerate(data.get("entry") or []):
         key = str(raw.get("key", ""))
         where = f"{path.name} entry {key or n}"
@@ -215,6 +231,8 @@ def problems(fam: Family, known_rules: frozenset = frozenset()) -> List[str]:
             out.append(f"{name} form {form.id}: key {form.key!r} is not a named group of its pattern")
         if _UNBOUNDED.search(form.pattern.pattern):
             out.append(f"{name} form {form.id}: unbounded repeat in pattern")
+        if not fam.entries and not form.emitter:
+            out.append(f"{name} form {form.id}: a family without entries quotes every match back: its forms name their emitter")
     for e in fam.entries:
         where = f"{name} entry {e.key or '?'}"
         seen[e.key] = seen.get(e.key, 0) + 1

@@ -42,12 +42,17 @@ def _distinct_lines(text: str, low: str, needle: str):
 
 
 def _record(fam: messages.Family, entry: "messages.Entry | None", line_no: int, line: str, groups: Dict[str, Any],
-            captured: str) -> Dict[str, Any]:
+            captured: str, form: "messages.Form | None" = None) -> Dict[str, Any]:
     fields = {k: str(v)[:300] for k, v in groups.items() if v is not None}
     if entry is None:
-        return {"id": f"{fam.id}:unlisted", "family": fam.id, "line": line_no, "text": line.strip()[:300],
-                "means": f"a {fam.title} message that is not in hpcdoctor's catalogue", "unlisted": True,
-                "captured": captured.strip()[:200], **fields}
+        # A form that names its emitter (errorlines.toml) says whose error line this is.
+        said = (f"{form.emitter}, not in hpcdoctor's catalogue" if form is not None and form.emitter
+                else f"a {fam.title} message that is not in hpcdoctor's catalogue")
+        out = {"id": f"{fam.id}:unlisted", "family": fam.id, "line": line_no, "text": line.strip()[:300],
+               "means": said, "unlisted": True, "captured": captured.strip()[:200], **fields}
+        if form is not None and form.emitter:
+            out.update(emitter=form.emitter, form=form.id)
+        return out
     out = {**fields, "id": entry.id, "family": fam.id, "key": entry.key, "line": line_no, "text": line.strip()[:300],
            "means": entry.get("means", ""), "cause": entry.get("cause", ""), "rules": list(entry.get("rules") or [])}
     for extra in ("code", "message", "action"):
@@ -80,7 +85,9 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
     for fam in fams:
         if check is not None:
             check(f"looking for {fam.title}")
-        if fam.generic and not taken:
+        if fam.generic:
+            # Each generic family reads what neither a specific family nor an earlier generic one read
+            # (errno's strerror text before errorlines' bare "<file>:<n>: error:").
             taken = {s["line"] for s in found}
             said = {lower(str(s["matched"])) for s in found if len(str(s.get("matched") or "")) >= 12}
         seen: Set[str] = set()
@@ -93,8 +100,11 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
                     break
                 if fam.generic and covered(line_no, start, end):
                     continue
-                joined, at = window_at(text, start, end)
-                m = form.pattern.search(joined, at)
+                if form.line:
+                    where, at = text[start:end][:LINE_CAP].strip(), 0
+                else:
+                    where, at = window_at(text, start, end)
+                m = form.pattern.match(where, at) if form.anchored else form.pattern.search(where, at)
                 if not m or m.group(form.key) is None:
                     continue
                 captured = m.group(form.key)
@@ -105,7 +115,9 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
                 seen.add(mark)
                 groups = {k: v for k, v in m.groupdict().items() if k != form.key}
                 groups[form.key] = captured
-                found.append(_record(fam, entry, line_no, text[start:end], groups, captured))
+                found.append(_record(fam, entry, line_no, text[start:end], groups, captured, form))
+                if fam.generic:
+                    taken.add(line_no)  # one reading a line: its first form that matches
         for entry in fam.entries:
             needle = entry.needle.lower()
             if entry.pattern is None or entry.key in seen or not present.holds(needle):

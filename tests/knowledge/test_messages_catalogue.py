@@ -27,9 +27,11 @@ def test_family_follows_the_schema(fam):
 
 def _examples():
     for fam in FAMILIES:
+        named = set()
         for form in fam.forms:
-            if form.example:
-                yield pytest.param(fam, None, form.example, id=f"{fam.id}-form-{form.id}")
+            if form.example and form.id not in named:  # a form of several needles: one example
+                named.add(form.id)
+                yield pytest.param(fam, form if not fam.entries else None, form.example, id=f"{fam.id}-form-{form.id}")
         for entry in fam.entries:
             if entry.get("example"):
                 yield pytest.param(fam, entry, str(entry.get("example")), id=entry.id)
@@ -40,7 +42,11 @@ def test_every_example_is_read_as_its_own_entry_only(fam, entry, example):
     # a listing (all = true: every NCCL WARN line) gathers lines that are other entries' messages
     got = [s for s in find_messages(example) if s["family"] == fam.id
            and not (s.get("listing") and (entry is None or s["id"] != entry.id))]
-    if entry is None:  # a form's example: read as some listed entry of the family, not as unlisted
+    if isinstance(entry, messages.Form):
+        # a family of forms only (errorlines): its example is read by that form, naming its emitter,
+        # and by no other form of the family
+        assert [(s.get("form"), s.get("emitter")) for s in got] == [(entry.id, entry.emitter)], (example, got)
+    elif entry is None:  # a form's example: read as some listed entry of the family, not as unlisted
         assert got and not any(s.get("unlisted") for s in got), (example, got)
     else:
         assert sorted({s["id"] for s in got}) == [entry.id], (example, got)
@@ -191,3 +197,62 @@ def test_a_familys_id_is_its_file_name_so_a_check_can_load_only_the_families_it_
     only = messages.families(("edac", "xid"))
     assert [f.id for f in only] == ["edac", "xid"]
     assert only[1] is next(f for f in FAMILIES if f.id == "xid")  # parsed once, shared
+
+
+# A family of forms only, as errorlines.toml is: every match quoted back with its form's emitter.
+_CONVENTIONS = '''
+[family]
+id = "demo"
+title = "demo error lines"
+source = "test family"
+read = "2026-11-26"
+generic = true
+
+[[form]]
+id = "prefix"
+emitter = "a demo tool's error"
+needles = ["E: ", "Err: "]
+line = true
+anchored = true
+pattern = '(?:E|Err): (?P<message>[A-Z][^\\n]{1,100})'
+key = "message"
+source = "test"
+
+[[form]]
+id = "tail"
+emitter = "a demo tool's trailer"
+needle = "DEMO "
+anchored = true
+pattern = 'DEMO (?P<message>[^\\n]{1,100}?) Stacktrace:'
+key = "message"
+source = "test"
+'''
+
+
+@pytest.fixture
+def conventions(tmp_path, monkeypatch):
+    (tmp_path / "demo.toml").write_text(_CONVENTIONS, encoding="utf-8")
+    monkeypatch.setattr(messages, "MESSAGES_DIR", tmp_path)
+    messages.families.cache_clear()
+    yield tmp_path
+    messages.families.cache_clear()
+
+
+def test_an_anchored_form_reads_its_prefix_only_where_the_line_starts(conventions):
+    got = find_messages("E: Unable to locate package foo\nthe tool said E: Unable to locate package bar\n  Err: Bad thing\n")
+    assert [(s["line"], s["form"], s["captured"]) for s in got] == [(1, "prefix", "Unable to locate package foo"),
+                                                                      (3, "prefix", "Bad thing")]
+    assert got[0]["means"] == "a demo tool's error, not in hpcdoctor's catalogue" and got[0]["id"] == "demo:unlisted"
+
+
+def test_an_anchored_window_form_reads_the_lines_below_its_own(conventions):
+    (s,) = find_messages("DEMO the thing broke\nStacktrace:\n [1] f()\n")
+    assert (s["line"], s["form"], s["captured"]) == (1, "tail", "the thing broke")
+    assert find_messages("DEMO the thing broke\nno trace here\n") == []
+
+
+def test_a_family_of_forms_only_must_name_each_emitter(conventions):
+    (conventions / "demo.toml").write_text(_CONVENTIONS.replace('emitter = "a demo tool\'s error"\n', ""), encoding="utf-8")
+    messages.families.cache_clear()
+    (fam,) = messages.families()
+    assert any("prefix" in p and "emitter" in p for p in messages.problems(fam))
