@@ -41,8 +41,8 @@ _FAKEROOT_WHY = {
     "apptainer:fakeroot-mapping-disabled": "the administrator disabled this user's /etc/subuid mapping",
     "apptainer:fakeroot-requires-allow-setuid": "--fakeroot through the setuid starter needs 'allow setuid = yes' in apptainer.conf",
     "apptainer:fakeroot-without-user-namespaces": "--fakeroot needs user namespaces, and there are none",
-    "apptainer:id-map-helper-not-setuid": "newuidmap/newgidmap, which write the /etc/subuid mapping, are not setuid root "
-                                          "(or lack cap_setuid/cap_setgid)",
+    "apptainer:id-map-helper-not-setuid": "newuidmap/newgidmap could not write the /etc/subuid mapping (not setuid root, "
+                                          "or a mapping they refuse: their own line above says which)",
     "apptainer:user-namespace-create-failed": "the kernel refuses this user a user namespace",
     "apptainer:id-map-write-failed": "the starter could not write the fake root's ID map (no /etc/subuid entry usable, or "
                                      "an unprivileged installation without setuid newuidmap/newgidmap)",
