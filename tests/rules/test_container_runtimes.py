@@ -127,7 +127,7 @@ def test_public_pastes_of_enroots_directories_refused(name, words):
 
 
 def test_silent_on_an_import_that_failed_for_space():
-    assert not fired("enroot-runtime-path-not-writable", _paste("pyxis-53-squashfs-no-space.txt"))
+    assert not fired("enroot-runtime-path-not-writable", _ticket(FIXTURES / "tickets_blind_i" / "pyxis-53-squashfs-no-space-on-run.txt"))
 
 
 def test_enroot_conf_of_a_site_resolves_per_user():
