@@ -245,7 +245,7 @@ def _nvliblist(root: SysRoot, env: Dict[str, str], apptainer: Optional[str]) -> 
     else:
         return {"installed": True, "file": Unknown("no nvliblist.conf at the places Apptainer installs it")}
     listed = nvliblist_names(text)
-    res = root.run(["ldconfig", "-p"], timeout=2.0)
+    res = root.run(["ldconfig", "-p"], timeout=1.5)
     if not res.ok:
         return {"installed": True, "file": path, "listed": listed, "unlisted": Unknown(f"ldconfig -p: {res.why_failed()}")}
     cache = ldconfig_names(res.stdout)

@@ -252,3 +252,9 @@ def test_containerd_default_runtime_from_its_config(tmp_path):
 def test_a_broken_daemon_json_is_unknown_not_a_pass(tmp_path):
     got = _snapshot(tmp_path, {"PATH": "/usr/bin"}, {"/etc/docker/daemon.json": "{not json"}, [])
     assert "not JSON" in str(got["default_runtime"]["docker"])
+
+
+def test_enroots_own_not_enough_space_is_a_full_file_system():
+    (example,) = [e for k, e in _examples("enroot", "disk-full")]
+    (f,) = fired("disk-full", _told(example + "\n"))
+    assert "a file system was full" in f.message and "/tmp" in f.message
