@@ -94,10 +94,12 @@ def enroot_paths(env: Dict[str, str], conf: Dict[str, str], ids: Dict[str, str])
     """ENROOT_RUNTIME_PATH, ENROOT_CACHE_PATH and ENROOT_DATA_PATH as enroot run by this user
     resolves them: the environment first, then enroot.conf, then enroot's default from the XDG
     directories (XDG_RUNTIME_DIR unset is /run)."""
-    known: Dict[str, str] = {"HOME": env.get("HOME", "")}
+    # an unknown HOME leaves the paths under it unknown (enroot would ask the password database)
+    known: Dict[str, str] = {"HOME": env["HOME"]} if env.get("HOME") else {}
     for var, default in _KNOW["enroot"]["xdg_defaults"].items():
-        given = env.get(var) or conf.get(var)
-        known[var] = given if given else (expand(default, known, ids) or "")
+        value = env.get(var) or (expand(conf[var], known, ids) if conf.get(var) else expand(default, known, ids))
+        if value:
+            known[var] = value
     out: Dict[str, Dict[str, Any]] = {}
     for var, default in _KNOW["enroot"]["path_defaults"].items():
         if env.get(var):

@@ -143,6 +143,8 @@ def test_enroot_conf_of_a_site_resolves_per_user():
     # the environment first (enroot run by hand), and a command the check cannot evaluate stays unknown
     assert containers.enroot_paths({"ENROOT_CACHE_PATH": "/scratch/c", "HOME": "/h"}, conf, {})["ENROOT_CACHE_PATH"]["path"] == "/scratch/c"
     assert containers.expand("$(hostname)/x", {}, {}) is None
+    # no HOME: the paths under it are unknown, never "/.local/share/enroot"
+    assert containers.enroot_paths({}, {}, {"u": "1000"})["ENROOT_DATA_PATH"]["path"] is None
 
 
 def _snapshot(tmp_path, env, files, writable):
