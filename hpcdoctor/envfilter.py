@@ -17,6 +17,8 @@ RELEVANT_PREFIXES = (
     "DEEPSPEED_", "NVTE_", "THP_",
     # the locale categories a job runs under (rules/locales.py)
     "LC_",
+    # enroot's paths and settings (checks/containers.py resolves its directories as enroot does)
+    "ENROOT_",
 )
 RELEVANT_NAMES = frozenset({
     "LD_PRELOAD", "LD_LIBRARY_PATH", "PATH", "PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE", "PYTHONUSERBASE",
@@ -27,6 +29,8 @@ RELEVANT_NAMES = frozenset({
     "HOSTNAME", "HF_HOME", "TRANSFORMERS_CACHE", "TMPDIR", "MALLOC_CONF", "HOME", "USER",
     # where a run writes its caches: checks/limits.py reads the free space of their file systems
     "XDG_CACHE_HOME", "TRITON_CACHE_DIR", "PIP_CACHE_DIR",
+    # the XDG directories enroot's defaults derive from (checks/containers.py)
+    "XDG_RUNTIME_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME",
     "NO_COLOR", "TERM",
     # whether a window can open, and how matplotlib and Qt draw without one (rules/no_display.py)
     "DISPLAY", "WAYLAND_DISPLAY", "MPLBACKEND", "QT_QPA_PLATFORM",
