@@ -34,7 +34,7 @@ MODULE_TOPIC = {
     "network_access": "Network", "gpu_access": "GPU health", "container_python": "Environment",
     "limits": "Environment", "file_systems": "Environment", "remote_launch": "Network",
     "no_display": "Environment", "locales": "Environment", "slurm_requests": "Environment", "container_devices": "GPU health",
-    "rocm_libraries": "Software stack",
+    "rocm_libraries": "Software stack", "stack_limit": "Environment",
 }
 
 
