@@ -35,6 +35,7 @@ MODULE_TOPIC = {
     "limits": "Environment", "file_systems": "Environment", "remote_launch": "Network",
     "no_display": "Environment", "locales": "Environment", "slurm_requests": "Environment", "container_devices": "GPU health",
     "rocm_libraries": "Software stack", "stack_limit": "Environment",
+    "tensorflow_install": "Software stack",
 }
 
 
