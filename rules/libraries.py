@@ -317,3 +317,41 @@ def cudnn_version_mismatch(f: FactView) -> Iterator[Hit]:
                       "https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix",
                   evidence=told_evidence(s))
         return
+
+
+@rule("SW041", "torch-build-broken", "warning", "a CUDA build of torch built without cuDNN (a local build)", impact=6)
+def torch_build_broken(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        On the node (--deep, where torch is imported), a CUDA build of torch whose
+        torch.backends.cudnn.version() is None: torch's cuDNN module (torch._C._cudnn) is absent,
+        which happens only when torch was compiled without cuDNN (USE_CUDNN off, or no cuDNN
+        found when a local build was configured). PyTorch's own CUDA wheels always carry it.
+
+    Why it matters:
+        A source build configured without cuDNN imports and reports CUDA as available, but every
+        layer PyTorch would run through cuDNN (convolutions, RNNs, batch norm) falls back to
+        torch's own slower kernels or fails where a model asks for cuDNN; reporters of crashes in
+        model initialisation found their custom build lacked it.
+
+    How to fix:
+        Install PyTorch's CUDA wheel for this node's driver instead of the local build, or rebuild
+        with cuDNN found (CUDNN_ROOT or CUDNN_INCLUDE_DIR and CUDNN_LIB_DIR at configure time) and
+        check torch.backends.cudnn.version() afterwards.
+
+    References:
+        - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/backends/cudnn/__init__.py (_cudnn None without cuDNN)
+        - https://github.com/pytorch/pytorch#from-source (building from source, cuDNN)
+        - https://github.com/stefanknegt/Probabilistic-Unet-Pytorch/issues/2
+    """
+    t = f["torch"]
+    if not isinstance(t, dict) or t.get("build") != "cuda" or t.get("depth") != "deep" or "cudnn" not in t:
+        return   # only an imported torch says what it was compiled with
+    if t.get("cudnn") is None and "cudnn" not in (t.get("errors") or {}):
+        yield Hit(message=f"torch {t.get('version')} is a CUDA build (CUDA {t.get('cuda')}) compiled without cuDNN: "
+                          "torch.backends.cudnn.version() is None, so convolutions and RNNs cannot use cuDNN",
+                  fix=("python -c 'import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), "
+                       "torch.__file__)'   # None: built without cuDNN\n"
+                       "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu128   "
+                       "# PyTorch's CUDA wheel, which carries cuDNN, in place of the local build (a variant this driver supports)"),
+                  evidence={"torch.version": t.get("version"), "torch.cuda": t.get("cuda"), "torch.cudnn": None})
