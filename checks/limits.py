@@ -1,8 +1,9 @@
 """Limits of the system a job meets before its program does: free space and free inodes on the file
 systems a run writes to ($HOME, the working directory, the temporary directory, the caches of
 Hugging Face, torch, torch.compile and Triton, pip and conda), one entry per file system with its
-type and mount options (noexec refuses the libraries a JIT compiler builds there), and the process
-and thread limit (RLIMIT_NPROC) every thread of the user counts against."""
+type and mount options (noexec refuses the libraries a JIT compiler builds there), the process
+and thread limit (RLIMIT_NPROC) every thread of the user counts against, and the stack size limit
+(RLIMIT_STACK) the main thread's stack may grow to."""
 
 from __future__ import annotations
 
@@ -121,6 +122,14 @@ def _rlimit_nproc() -> Dict[str, Any]:
     return {"soft": None if soft == inf else soft, "hard": None if hard == inf else hard, "uid": os.getuid()}
 
 
+def _rlimit_stack() -> Dict[str, Any]:
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    inf = resource.RLIM_INFINITY
+    return {"soft": None if soft == inf else soft, "hard": None if hard == inf else hard}
+
+
 def _count(v: Any) -> Optional[int]:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
@@ -162,6 +171,16 @@ def _nproc(data: Any) -> Any:
     return out
 
 
+def _stack(data: Any) -> Any:
+    """RLIMIT_STACK in bytes; None is unlimited only where the recording said null."""
+    if not isinstance(data, dict):
+        return Unknown("the recorded RLIMIT_STACK is not a record")
+    out = {k: _count(data.get(k)) for k in ("soft", "hard")}
+    if any(data.get(k) is not None and out[k] is None for k in out):
+        return Unknown("the recorded RLIMIT_STACK holds values that are not sizes")
+    return out
+
+
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     env = root.environ()
@@ -173,4 +192,8 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
         out["nproc"] = _nproc(root.probe("rlimit_nproc", _rlimit_nproc))
     except Missing as exc:
         out["nproc"] = Unknown(f"RLIMIT_NPROC not read: {exc}")
+    try:
+        out["stack"] = _stack(root.probe("rlimit_stack", _rlimit_stack))
+    except Missing as exc:
+        out["stack"] = Unknown(f"RLIMIT_STACK not read: {exc}")
     return {"limits": out}

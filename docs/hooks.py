@@ -36,6 +36,8 @@ MODULE_TOPIC = {
     "no_display": "Environment", "locales": "Environment", "slurm_requests": "Environment", "container_devices": "GPU health",
     "mpi_libraries": "Network", "mpi_network": "Network",
     "container_runtimes": "Environment",
+    "rocm_libraries": "Software stack", "stack_limit": "Environment",
+    "tensorflow_install": "Software stack",
 }
 
 

@@ -240,3 +240,78 @@ def module_command_missing(f: FactView) -> Iterator[Hit]:
                       "/etc/profile.d, where the site defines module",
                   evidence=told_evidence(s))
         return
+
+
+# Commands a package installs that its module's name does not spell: the console_scripts of the
+# package's own wheel (torch 2.13.0 entry_points.txt: torchrun, torchfrtrace).
+_PROVIDED_BY = {"torchrun": ("pytorch", "torch"), "torchfrtrace": ("pytorch", "torch")}
+_NOT_FOUND = ("shell:command-not-found", "slurm:stepd-execve-failed")
+# A module load that failed is module-unknown's, module-not-loadable's or module-conflict's, not this.
+_LOAD_FAILED = ("lmod", "envmodules")
+
+
+def _command(s: dict) -> str:
+    return str(s.get("command") or s.get("dash") or s.get("zsh") or s.get("fish") or "")
+
+
+def _names_software(module: str, command: str) -> bool:
+    """Whether a module's name names the software a command belongs to: the command's package (a wheel's
+    console script), or the one name spelling the other (gromacs's gmx is not guessed)."""
+    base, cmd = _base(module).lower(), command.lower()
+    if base in _PROVIDED_BY.get(cmd, ()):
+        return True
+    return len(cmd) >= 3 and len(base) >= 3 and (cmd == base or cmd.startswith(base) or base.startswith(cmd))
+
+
+@rule("ENV041", "site-module-missing-executable", "warning",
+      "a loaded module that names the software does not put its command on PATH", impact=6)
+def site_module_missing_executable(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted job, a command the shell or Slurm could not find ("torchrun: command not
+        found", slurmstepd's "execve(): torchrun: No such file or directory") after the script
+        loaded a module whose name names that software ("module load pytorch/2.1"), and no module
+        error: the load worked, and the module did not put the command on PATH.
+
+    Why it matters:
+        A site module sets PATH for the software it installs; one built without a launcher
+        (torch's torchrun console script), or a container-wrapped module that exposes only some
+        commands (python3, pip3), loads without a word and the job fails when it runs the command.
+        slurmstepd leaves a command it finds on no PATH directory as its bare name, so execve()
+        fails with ENOENT.
+
+    How to fix:
+        Ask the module what it puts on PATH (module show), run the command through the module's
+        interpreter where it is a Python entry point (python3 -m torch.distributed.run for
+        torchrun), or load the module version or site module that provides it; report the
+        missing command to the site.
+
+    References:
+        - https://lmod.readthedocs.io/en/latest/010_user.html (module show, module spider)
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmd/slurmstepd/task.c (exec_task)
+        - https://docs.pytorch.org/docs/stable/elastic/run.html (torchrun is python -m torch.distributed.run)
+        - https://github.com/CSCfi/pytorch-ddp-examples/issues/1
+    """
+    told = f.get("ticket.symptoms") or []
+    if any(s.get("family") in _LOAD_FAILED for s in told):
+        return
+    loaded = [m for s in told if s.get("id") == "jobscript:module-load" for m in str(s.get("modules") or "").split()]
+    if not loaded:
+        return
+    for s in told:
+        cmd = _command(s) if s.get("id") in _NOT_FOUND else ""
+        if not cmd or "/" in cmd:
+            continue
+        module = next((m for m in loaded if _names_software(m, cmd)), None)
+        if module is None:
+            continue
+        run_as = (f"python3 -m torch.distributed.run   # what {cmd} runs, through the module's own python3\n"
+                  if cmd == "torchrun" else "")
+        yield Hit(message=f"{cmd} is on no directory of the job's PATH (line {s.get('line')}: \"{told_text(s)}\") although "
+                          f"the script loads {module}, which names that software: the module does not provide {cmd}",
+                  fix=(f"module load {module} && module show {module} 2>&1 | grep -iE 'PATH|singularity|apptainer'   "
+                       f"# what it puts on PATH\nmodule load {module} && command -v {cmd} || echo '{cmd} not provided'\n"
+                       f"{run_as}module spider {_base(module)}   # another version of the module that provides it; "
+                       "else tell the site's support the command is missing"),
+                  evidence={**told_evidence(s), "module": module})
+        return

@@ -269,3 +269,89 @@ def _dso_file(s: dict) -> str:
     if key.startswith("lib"):
         return f"{key}.so" + (f".{version}" if version else "")
     return f"{key}_{version}.dll" if version else f"{key}.dll"
+
+
+_CUDNN_FIX = ("python -c 'import torch; print(torch.__version__, torch.backends.cudnn.version())'   # the cuDNN torch loads\n"
+              "ldconfig -p | grep libcudnn; echo \"$LD_LIBRARY_PATH\"   # the libcudnn copies the loader can find")
+
+
+@rule("SW044", "cudnn-version-mismatch", "error", "the cuDNN loaded is not a version the framework supports", impact=8)
+def cudnn_version_mismatch(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, a framework's own refusal of the cuDNN it loaded where no other rule reads
+        it: Torch7's cudnn.torch bindings ("These bindings are for CUDNN 5.x ..., while the loaded
+        CuDNN is version: N"), and torch's "cuDNN version N is not compatible with devices with SM
+        < 7.5" (a cuDNN 9.11+ under a Volta or Pascal GPU). TensorFlow's and JAX's "Loaded runtime
+        CuDNN library" is cuda-library-version-mismatch's, torch's "cuDNN version incompatibility"
+        duplicate-libraries' (a second libcudnn shadowing torch's own).
+
+    Why it matters:
+        cuDNN's API and kernels change between major versions: bindings written for one major
+        cannot drive another, and cuDNN 9.11 dropped the GPUs below compute capability 7.5, so the
+        first convolution cannot run.
+
+    How to fix:
+        Install the bindings' branch for the loaded cuDNN's major (cudnn.torch R6, R7), or load the
+        cuDNN the bindings name (R5: libcudnn.so.5, by CUDNN_PATH); for torch on an SM < 7.5 GPU, install a torch build whose bundled cuDNN
+        still supports it (PyTorch's release compatibility matrix).
+
+    References:
+        - https://github.com/soumith/cudnn.torch/blob/e85ed2299c3f48431117a325cc50ca22d767e70e/ffi.lua (the version check)
+        - https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix
+        - https://github.com/soumith/cudnn.torch/issues/359 (an NVIDIA maintainer: the R6 branch of the bindings for cuDNN 6)
+    """
+    for s in catalogued(f, "cudnn-version-mismatch"):
+        if s.get("id") == "cudnn_checks:cudnn-torch-bindings-version":
+            yield Hit(message=f"cudnn.torch's bindings are for cuDNN {s.get('wanted')}, and the libcudnn loaded is version "
+                              f"{s.get('found')} (line {s.get('line')}): the bindings cannot drive another cuDNN major",
+                      fix=("ldconfig -p | grep libcudnn   # which cuDNN versions the loader can find\n"
+                           "git clone -b R7 https://github.com/soumith/cudnn.torch && cd cudnn.torch && luarocks make cudnn-scm-1.rockspec   "
+                           "# the bindings' branch of the loaded cuDNN's major (R6 for cuDNN 6, R7 for 7)\n"
+                           "export CUDNN_PATH=/usr/local/cuda/lib64/libcudnn.so.5   # or keep these bindings and point them at a cuDNN 5 library"),
+                      evidence=told_evidence(s))
+            return
+        yield Hit(message=f"torch loaded cuDNN {s.get('found')} (line {s.get('line')}: \"{told_text(s)}\"), which does not "
+                          "support this GPU (compute capability below 7.5)",
+                  fix=f"{_CUDNN_FIX}\n# install a torch whose bundled cuDNN supports SM < 7.5: "
+                      "https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix",
+                  evidence=told_evidence(s))
+        return
+
+
+@rule("SW041", "torch-build-broken", "warning", "a CUDA build of torch built without cuDNN (a local build)", impact=6)
+def torch_build_broken(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        On the node (--deep, where torch is imported), a CUDA build of torch whose
+        torch.backends.cudnn.version() is None: torch's cuDNN module (torch._C._cudnn) is absent,
+        which happens only when torch was compiled without cuDNN (USE_CUDNN off, or no cuDNN
+        found when a local build was configured). PyTorch's own CUDA wheels always carry it.
+
+    Why it matters:
+        A source build configured without cuDNN imports and reports CUDA as available, but every
+        layer PyTorch would run through cuDNN (convolutions, RNNs, batch norm) falls back to
+        torch's own slower kernels or fails where a model asks for cuDNN; reporters of crashes in
+        model initialisation found their custom build lacked it.
+
+    How to fix:
+        Install PyTorch's CUDA wheel for this node's driver instead of the local build, or rebuild
+        with cuDNN found (CUDNN_ROOT or CUDNN_INCLUDE_DIR and CUDNN_LIB_DIR at configure time) and
+        check torch.backends.cudnn.version() afterwards.
+
+    References:
+        - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/backends/cudnn/__init__.py (_cudnn None without cuDNN)
+        - https://github.com/pytorch/pytorch#from-source (building from source, cuDNN)
+        - https://github.com/stefanknegt/Probabilistic-Unet-Pytorch/issues/2
+    """
+    t = f["torch"]
+    if not isinstance(t, dict) or t.get("build") != "cuda" or t.get("depth") != "deep" or "cudnn" not in t:
+        return   # only an imported torch says what it was compiled with
+    if t.get("cudnn") is None and "cudnn" not in (t.get("errors") or {}):
+        yield Hit(message=f"torch {t.get('version')} is a CUDA build (CUDA {t.get('cuda')}) compiled without cuDNN: "
+                          "torch.backends.cudnn.version() is None, so convolutions and RNNs cannot use cuDNN",
+                  fix=("python -c 'import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version(), "
+                       "torch.__file__)'   # None: built without cuDNN\n"
+                       "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu128   "
+                       "# PyTorch's CUDA wheel, which carries cuDNN, in place of the local build (a variant this driver supports)"),
+                  evidence={"torch.version": t.get("version"), "torch.cuda": t.get("cuda"), "torch.cudnn": None})

@@ -9,7 +9,7 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import python_environment, arch_list_not_known
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, stated, told_evidence, told_text
 
 
 @rule("SW008", "torch-rocm-missing-gfx", "error", "the ROCm torch build has no kernels for this AMD GPU", impact=10)
@@ -158,3 +158,61 @@ def torch_rocm_build_on_nvidia(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"the HIP (ROCm) runtime ran (line {s.get('line')}: \"{told_text(s)}\") on a "
                       f"machine whose GPU is NVIDIA ({', '.join(map(str, nvidia))}): a ROCm build of torch was installed, "
                       "which has no code for NVIDIA GPUs", fix=fix, evidence={**told_evidence(s), "gpus": nvidia})
+
+
+def _amd_only(f: FactView) -> list:
+    """The AMD GPUs of the node, where every GPU listed is AMD; else []."""
+    listed = f.gpus()
+    return [g.get("name") for g in listed] if listed and all(g.get("vendor") == "amd" for g in listed) else []
+
+
+_ROCM_FIX = ("python -c 'import torch; print(torch.__version__, torch.version.hip, torch.version.cuda)'   "
+             "# +cuXYZ / a CUDA version and hip None: not the ROCm build\n"
+             "pip uninstall -y torch torchvision torchaudio\n"
+             "pip install torch==2.13.0 torchvision torchaudio --index-url https://download.pytorch.org/whl/rocm7.2   "
+             "# torch 2.13's ROCm 7.2 build (knowledge/torch_wheels.toml); a variant whose get_arch_list() has this GPU's gfx target (rocminfo | grep -m1 -o 'gfx[0-9a-f]*'); "
+             "in a container, an image built on a ROCm torch")
+
+
+@rule("SW042", "torch-cuda-build-on-amd", "error", "a CUDA build of torch on a machine whose GPU is AMD", impact=10,
+      also={"info": "the user names an AMD GPU and says the job runs on the CPU: the usual cause, not a fact seen"})
+def torch_cuda_build_on_amd(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        A CUDA build of torch (a "+cuXYZ" version, torch.version.cuda set, torch.version.hip
+        None) on a node whose GPUs are all AMD, on the node or in a pasted environment report with
+        an AMD GPU listing. In a pasted ticket whose user names an AMD GPU ("AMD (ROCm)", a Radeon
+        or Instinct board) and says the program uses the CPU instead of ROCm or the GPU: that
+        cause, at info, with the command that confirms it.
+
+    Why it matters:
+        A CUDA build carries kernels for NVIDIA GPUs only and looks for the NVIDIA driver: on an
+        AMD GPU torch.cuda.is_available() is False and the program runs on the CPU, or stops
+        where it asks for "cuda". ROCm builds (torch.version.hip set) are separate wheels, from
+        PyTorch's rocmX.Y indexes; an image or environment built from the default CUDA wheel
+        stays on the CPU.
+
+    How to fix:
+        Uninstall the CUDA build and install the ROCm build of the same torch release from its
+        ROCm index (one whose arch list includes the GPU's gfx target); in a container, use an
+        image built on the ROCm build. Then torch.version.hip is set.
+
+    References:
+        - https://pytorch.org/get-started/locally/ (one index per CUDA or ROCm version)
+        - https://docs.pytorch.org/docs/stable/notes/hip.html (torch.version.hip, the cuda device on ROCm)
+        - https://github.com/invoke-ai/InvokeAI/issues/7251
+    """
+    amd = _amd_only(f)
+    t = f.get("torch")
+    if amd and isinstance(t, dict) and t.get("build") == "cuda":
+        yield Hit(message=f"torch {t.get('version')} is a CUDA build, but this node's GPUs are AMD ({', '.join(map(str, amd))}): "
+                          "a CUDA build cannot use them and runs on the CPU", fix=_ROCM_FIX,
+                  evidence={"torch.version": t.get("version"), "torch.build": "cuda", "gpus": amd})
+        return
+    told = {s.get("id"): s for s in f.get("ticket.symptoms") or []}
+    said_amd, on_cpu = told.get("prose:amd-gpu-said"), told.get("prose:cpu-instead-of-gpu-said")
+    if said_amd and on_cpu and stated(on_cpu) and not _nvidia_only(f):
+        yield Hit(message=f"an AMD GPU (line {said_amd.get('line')}: \"{told_text(said_amd)}\") and the job on the CPU "
+                          f"(line {on_cpu.get('line')}: \"{told_text(on_cpu)}\"): the usual cause is a torch that is not the "
+                          "ROCm build (a CUDA or CPU wheel, which cannot use an AMD GPU); torch.version.hip confirms it",
+                  fix=_ROCM_FIX, severity="info", evidence=told_evidence(on_cpu))

@@ -1,0 +1,38 @@
+"""tensorflow-wheel-unavailable on public pastes of pip's refusals (tests/fixtures/pastes, SOURCES.md
+there), answered from PyPI's published tensorflow wheels (knowledge/tensorflow_wheels.toml)."""
+
+from __future__ import annotations
+
+from rulekit import facts, fired, recorded_paste_facts
+from hpcdoctor import knowledge
+from hpcdoctor.triage.messages import find_messages
+
+
+def _told(text):
+    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
+
+
+def test_a_jetson_with_python_36_has_no_tensorflow_wheel():
+    (f,) = fired("tensorflow-wheel-unavailable", recorded_paste_facts("tensorflow-31058-no-aarch64-wheel-jetson-xavier.txt"))
+    assert "from versions: none" in f.message and "Python 3.6" in f.message
+    assert "this machine is Linux aarch64, whose wheels begin at 2.10.0" in f.message
+    assert "-m venv" in f.fix and "tensorflow==" in f.fix
+
+
+def test_a_pinned_release_missing_from_the_list_names_its_pythons():
+    (f,) = fired("tensorflow-wheel-unavailable", recorded_paste_facts("watermark-removal-25-colab-tensorflow-1.15.txt"))
+    assert "tensorflow 1.15.0 has no wheel for this interpreter" in f.message and "Python 2.7-3.7" in f.message
+    assert "python3.7 -m venv ~/tf-py37 && ~/tf-py37/bin/pip install tensorflow==1.15.0" in f.fix
+
+
+def test_the_table_is_pypis_files():
+    rel = {r["version"]: r for r in knowledge.load("tensorflow_wheels")["release"]}
+    assert "linux_aarch64" not in rel["2.9.0"] and rel["2.10.0"]["linux_aarch64"][0] == "3.7"
+    assert "3.6" in rel["1.14.0"]["linux_x86_64"] and "macos_arm64" in rel["2.13.0"]
+
+
+def test_torchs_refusal_and_a_tensorflow_install_that_worked_are_not_this_rule():
+    torch = ("ERROR: Could not find a version that satisfies the requirement torch==1.13.1 (from versions: 2.2.0, 2.2.1)\n"
+             "ERROR: No matching distribution found for torch==1.13.1\n")
+    assert not fired("tensorflow-wheel-unavailable", _told(torch))
+    assert not fired("tensorflow-wheel-unavailable", _told("Successfully installed tensorflow-2.15.0\n"))
