@@ -59,7 +59,10 @@ def test_each_paste_is_answered_with_its_error_lines_quoted_back(paste, quoted):
     said = run["doc"]["source"]["recognised"]
     for line, emitter in quoted:
         want = f"line {line}: {emitter}, not in hpcdoctor's catalogue: "
-        assert any(want in r for r in said), (want, said)
+        # or read by the emitter's own catalogue (apptainer.toml, fortran.toml, shell.toml), which a
+        # generic convention yields the line to
+        mine = [r for r in said if f": line {line}: " in r or r.startswith(f"line {line}: ")]
+        assert any(want in r for r in said) or (mine and not any("not in hpcdoctor's catalogue" in r for r in mine)), (want, said)
 
 
 def _other_reads(text):
