@@ -91,3 +91,18 @@ def test_other_errnos_are_no_stale_handle():
 
     for name in ("debian12-strace-cat-healthy-enoent.txt", "debian12-strace-dd-dev-full-enospc.txt"):
         assert not fired("nfs-stale-file-handle", recorded_paste_facts(name))
+
+
+def test_nvidia_docker_go_bindings_nvml_error_is_the_driver_library_mismatch():
+    # nvidia-docker 1.0's "Error: nvml: <nvmlErrorString>" (its Go bindings' errorString)
+    (f,) = fired("gpu-driver-unusable", _facts("nvidia-docker-270-nvml-driver-library-mismatch-bad-state.txt"))
+    assert "nvml: Driver/library version mismatch" in f.message
+
+
+def test_an_nvml_word_in_prose_is_not_the_go_bindings_error():
+    from hpcdoctor.triage.messages import find_messages
+
+    # "Failed to initialize NVML: " is its own form; "gpu-nvml: enabled" names no NVML error
+    got = [s["id"] for s in find_messages("Failed to initialize NVML: Driver/library version mismatch\ngpu-nvml: enabled\n")
+           if s["family"] == "nvml"]
+    assert got == ["nvml:NVML_ERROR_LIB_RM_VERSION_MISMATCH"]
