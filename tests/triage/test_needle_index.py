@@ -37,3 +37,13 @@ def test_every_catalogue_needle_is_found_exactly_where_a_search_finds_it(paste):
 ])
 def test_edges_of_words_separators_and_non_ascii(text, needle, held):
     assert NeedleIndex(text).holds(needle) is held is (needle in text)
+
+
+@pytest.mark.parametrize("step", [1, 3, 7, 64])
+def test_words_split_a_piece_at_a_time_are_the_words_of_the_whole(step):
+    from hpcdoctor.triage.scan import _bytes, _distinct_words
+
+    low = lower((CORPUS / "fooocus-1313-driver-found-11040-nvsmi.txt").read_text(encoding="utf-8"))
+    low += " " + "x" * 200 + " tail"  # a word longer than a piece
+    b = _bytes(low)
+    assert _distinct_words(b, step) == frozenset(b.split())
