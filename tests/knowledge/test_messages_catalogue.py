@@ -110,13 +110,18 @@ rules = []
 '''
 
 
-@pytest.fixture
-def demo(tmp_path, monkeypatch):
-    (tmp_path / "demo.toml").write_text(_FAMILY, encoding="utf-8")
+def _only(text, tmp_path, monkeypatch):
+    """The catalogues as one test family, ``text``, in place of the shipped ones."""
+    (tmp_path / "demo.toml").write_text(text, encoding="utf-8")
     monkeypatch.setattr(messages, "MESSAGES_DIR", tmp_path)
     messages.families.cache_clear()
     yield tmp_path
     messages.families.cache_clear()
+
+
+@pytest.fixture
+def demo(tmp_path, monkeypatch):
+    yield from _only(_FAMILY, tmp_path, monkeypatch)
 
 
 def test_longest_message_wins_and_the_window_runs_on(demo):
@@ -234,11 +239,7 @@ source = "test"
 
 @pytest.fixture
 def conventions(tmp_path, monkeypatch):
-    (tmp_path / "demo.toml").write_text(_CONVENTIONS, encoding="utf-8")
-    monkeypatch.setattr(messages, "MESSAGES_DIR", tmp_path)
-    messages.families.cache_clear()
-    yield tmp_path
-    messages.families.cache_clear()
+    yield from _only(_CONVENTIONS, tmp_path, monkeypatch)
 
 
 def test_an_anchored_form_reads_its_prefix_only_where_the_line_starts(conventions):
