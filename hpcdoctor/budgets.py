@@ -22,6 +22,8 @@ CHECK_DEFAULT = COMMAND["check"]
 
 def default(command: str, bench: Optional[str] = None) -> float:
     """The budget of ``command`` (with ``--bench TIER`` where one is asked for)."""
+    base = COMMAND.get(command, COMMAND["check"])
     if bench:
-        return BENCH[bench]
-    return COMMAND.get(command, COMMAND["check"])
+        # A recording keeps its own, longer floor: every tool's output is still worth having.
+        return max(base, BENCH[bench]) if command == "snapshot" else BENCH[bench]
+    return base

@@ -113,7 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("snapshot", parents=[shared["target"]], help="record what the checks read into a folder or .tar.gz")
     s.add_argument("out", metavar="OUT", help="folder to create, or a name ending in .tar.gz")
-    _budget(s, "snapshot")
+    s.add_argument("--bench", choices=tuple(budgets.BENCH),
+                   help="also record the micro-benchmarks' figures (implies --deep); replays judge them")
+    _budget(s, "snapshot", "; " + ", ".join(f"{budgets.default('snapshot', k):g} with --bench {k}" for k in budgets.BENCH))
     s.add_argument("--redact", action="store_true", help="also hide host names, serials, GPU UUIDs and user names")
 
     v = sub.add_parser("env", parents=node, help="print export lines for findings an environment variable fixes")
