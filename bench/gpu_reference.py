@@ -120,6 +120,7 @@ def main(argv=None):
     before = nvml_state(args.gpu)
     runs = [copies(torch, dev, args.copy_bytes, args.host_bytes) for _ in range(args.repeats)]
     out["memory"] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    out["memory_runs"] = {k: [r[k] for r in runs] for k in runs[0]}
     out["state"]["copies"] = {"before": before, "after": nvml_state(args.gpu)}
     json.dump(out, sys.stdout)
     return 0

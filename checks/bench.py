@@ -62,12 +62,22 @@ def _progress() -> Callable[[str], None]:
     return live
 
 
-def run_bench(python: str, tier: str, budget: float, kill_after: float) -> Dict[str, Any]:
+def run_bench(python: str, tier: str, budget: float, kill_after: float, watch: Any = None) -> Dict[str, Any]:
     argv = [python, str(PAYLOAD), "--tier", tier, "--budget", f"{budget:.2f}"]
     show = _progress()
+    if watch is None:
+        from hpcdoctor.probes.nvml_watch import Watch
+
+        watch = Watch()
+    watching = watch.start()
+
+    def on_line(line: str) -> None:
+        watch.line(line)
+        show(line)
     try:
-        res = run_process(argv, timeout=kill_after, on_stderr_line=show)
+        res = run_process(argv, timeout=kill_after, on_stderr_line=on_line)
     finally:
+        during = watch.stop() if watching else {}
         stop = getattr(show, "stop", None)
         if stop:
             stop()
@@ -75,7 +85,20 @@ def run_bench(python: str, tier: str, budget: float, kill_after: float) -> Dict[
         raise Missing(f"{python} cannot be run: {res.stderr.strip()}")
     doc = assemble(res.stdout, res.rc, res.stderr, kill_after)
     doc["target_python"] = python
+    attach_conditions(doc, during, None if watching else watch.error)
     return doc
+
+
+def attach_conditions(doc: Dict[str, Any], during: Dict[int, Dict[str, Any]], error: Optional[str]) -> None:
+    """Each measured GPU's conditions during its measurements (clocks, power, other processes),
+    or why they could not be read: a figure is judged beside them."""
+    for g in doc.get("gpus") or []:
+        if not isinstance(g, dict):
+            continue
+        if g.get("index") in during:
+            g["during"] = during[g["index"]]
+        elif error and doc.get("device_kind") == "cuda":
+            g["during"] = {"unknown": error}
 
 
 def _why_ended(rc: int, stderr: str, kill_after: float) -> str:

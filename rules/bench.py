@@ -21,6 +21,44 @@ def _measured(f: FactView) -> Iterator[Tuple[Dict[str, Any], Dict[str, Any], Opt
         yield b, g, sms.get(b.get("index"))
 
 
+# Reasons a GPU gives for running below its clock that say the card, its cooling or its power
+# delivery is at fault, unlike the software power cap every busy H100 sits at (nvml.py's names).
+_SLOWDOWNS = ("hw_slowdown", "hw_thermal_slowdown", "sw_thermal_slowdown", "hw_power_brake_slowdown")
+
+
+def _during(b: Dict[str, Any], step: str) -> Tuple[str, Optional[str], Dict[str, Any]]:
+    """(what the GPU was doing while `step` was measured, the severity that follows, evidence)."""
+    cond = (b.get("during") or {}).get(step)
+    if not isinstance(cond, dict):
+        why = (b.get("during") or {}).get("unknown")
+        return (f"; conditions during the run unknown ({why})" if why else ""), None, {}
+    others = cond.get("other_processes") or []
+    clocks, power = cond.get("sm_mhz") or {}, cond.get("power_w") or {}
+    reasons = cond.get("clock_event_reasons") or {}
+    seen = ", ".join(f"{k} {v:.0%}" for k, v in reasons.items() if k != "gpu_idle") or "none"
+    state = (f"SM clock {clocks.get('min')}-{clocks.get('max')} MHz of {cond.get('sm_max_mhz')}, power up to "
+             f"{power.get('max')} of {cond.get('power_limit_w')} W, clock event reasons: {seen}")
+    evidence = {"during": cond}
+    if others:
+        who = ", ".join(f"pid {p['pid']}" + (f" {p['used_mib']} MiB" if p.get("used_mib") else "") for p in others)
+        # A shared GPU's figure is its share: not evidence against the card (gpu-memory-in-use names them).
+        return f"; measured while {len(others)} other process(es) used this GPU ({who}): a share, not the card's capacity; {state}", "info", evidence
+    return f"; {state}", None, evidence
+
+
+def _fix_for(severity: Optional[str], slowed: bool, default: str) -> str:
+    if severity == "info":
+        return "nvidia-smi   # who else runs on this GPU; rerun hpcdoctor check --bench quick once it is free"
+    if slowed:
+        return "nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER   # the GPU slowed itself: cooling or power delivery; drain the node and run dcgmi diag -r 3"
+    return default
+
+
+def _slowed(evidence: Dict[str, Any]) -> bool:
+    reasons = (evidence.get("during") or {}).get("clock_event_reasons") or {}
+    return any(reasons.get(k) for k in _SLOWDOWNS)
+
+
 def _figure(entry: Any, *keys: str) -> Optional[float]:
     for k in keys:
         entry = entry.get(k) if isinstance(entry, dict) else None
@@ -55,11 +93,13 @@ def bench_gemm_low(f: FactView) -> Iterator[Hit]:
             exp = expect.gemm(g, dtype, f.config, sms) if got is not None else None
             if exp and got < exp[0]:
                 n = b["gemm"][dtype].get("n")
-                yield Hit(message=f"{dtype} GEMM n={n}: {got:.1f} TFLOP/s measured, {exp[0]:.0f} expected ({exp[1]})",
-                          subject=f"GPU {b.get('index')}",
-                          fix="nvidia-smi -q -d PERFORMANCE,POWER   # clocks, power and processes on this GPU; "
-                              "if unexplained, drain the node and run dcgmi diag -r 3",
-                          evidence={"measured_tflops": got, "expected_tflops": round(exp[0], 1), "dtype": dtype})
+                said, severity, during = _during(b, f"gemm.{dtype}")
+                yield Hit(message=f"{dtype} GEMM n={n}: {got:.1f} TFLOP/s measured, {exp[0]:.0f} expected ({exp[1]}){said}",
+                          subject=f"GPU {b.get('index')}", severity=severity,
+                          fix=_fix_for(severity, _slowed(during),
+                                       "nvidia-smi -q -d PERFORMANCE,POWER   # clocks, power and processes on this GPU; "
+                                       "if unexplained, drain the node and run dcgmi diag -r 3"),
+                          evidence={"measured_tflops": got, "expected_tflops": round(exp[0], 1), "dtype": dtype, **during})
 
 
 @rule("BEN002", "bench-memory-low", "warning", "memory or PCIe copy bandwidth below expectation", impact=7)
@@ -90,10 +130,12 @@ def bench_memory_low(f: FactView) -> Iterator[Hit]:
             got = _figure(mem, key)
             exp = exp_fn(g, f.config) if got is not None else None
             if exp and got < exp[0]:
-                yield Hit(message=f"{what}: {got:.1f} GB/s measured, {exp[0]:.0f} expected ({exp[1]})",
-                          subject=f"GPU {b.get('index')}",
-                          fix="dcgmi diag -r 3   # after checking the PCIe link and NUMA placement in this report; drain the node first",
-                          evidence={"measured_gbs": got, "expected_gbs": round(exp[0], 1), "figure": key})
+                said, severity, during = _during(b, "memory")
+                yield Hit(message=f"{what}: {got:.1f} GB/s measured, {exp[0]:.0f} expected ({exp[1]}){said}",
+                          subject=f"GPU {b.get('index')}", severity=severity,
+                          fix=_fix_for(severity, _slowed(during),
+                                       "dcgmi diag -r 3   # after checking the PCIe link and NUMA placement in this report; drain the node first"),
+                          evidence={"measured_gbs": got, "expected_gbs": round(exp[0], 1), "figure": key, **during})
 
 
 @rule("BEN003", "bench-allreduce-low", "warning", "all-reduce bus bandwidth below expectation", impact=8)
