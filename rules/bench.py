@@ -40,7 +40,7 @@ def _during(b: Dict[str, Any], step: str) -> Tuple[str, Optional[str], Dict[str,
              f"{power.get('max')} of {cond.get('power_limit_w')} W, clock event reasons: {seen}")
     evidence = {"during": cond}
     if others:
-        who = ", ".join(f"pid {p['pid']}" + (f" {p['used_mib']} MiB" if p.get("used_mib") else "") for p in others)
+        who = "; ".join(f"pid {p['pid']}" + (f", {p['used_mib']} MiB" if p.get("used_mib") else "") for p in others)
         # A shared GPU's figure is its share: not evidence against the card (gpu-memory-in-use names them).
         return f"; measured while {len(others)} other process(es) used this GPU ({who}): a share, not the card's capacity; {state}", "info", evidence
     return f"; {state}", None, evidence
@@ -65,7 +65,8 @@ def _figure(entry: Any, *keys: str) -> Optional[float]:
     return entry if isinstance(entry, (int, float)) else None
 
 
-@rule("BEN001", "bench-gemm-low", "warning", "GEMM throughput below what the GPU should reach", impact=8)
+@rule("BEN001", "bench-gemm-low", "warning", "GEMM throughput below what the GPU should reach", impact=8,
+      also={"info": "another process used the GPU while it was measured: the figure is its share"})
 def bench_gemm_low(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -78,10 +79,15 @@ def bench_gemm_low(f: FactView) -> Iterator[Hit]:
         A GPU that computes at a fraction of its peak is throttled, power-capped, shares its SMs
         with another process, or is faulty; every step of the job runs at its pace.
 
+        The benchmark reads NVML while it measures (SM clock, power against its limit, clock event
+        reasons, other processes) and gives those conditions beside the figure: a figure taken
+        while another process used the GPU is only its share (info); a card whose reasons say it
+        slowed itself (thermal, hardware slowdown, power brake) is the warning.
+
     How to fix:
         Look at the GPU's clock event reasons, power limit and processes in the same report
-        (gpu-throttled, power-limit-reduced, gpu-memory-in-use); if none explains it, drain the
-        node and run dcgmi diag -r 3.
+        (gpu-throttled, power-limit-reduced, gpu-memory-in-use); rerun when another process has
+        left the GPU; if nothing explains it, drain the node and run dcgmi diag -r 3.
 
     References:
         - 004_3c12714629749d50.txt (MFU and achievable throughput)
@@ -102,7 +108,8 @@ def bench_gemm_low(f: FactView) -> Iterator[Hit]:
                           evidence={"measured_tflops": got, "expected_tflops": round(exp[0], 1), "dtype": dtype, **during})
 
 
-@rule("BEN002", "bench-memory-low", "warning", "memory or PCIe copy bandwidth below expectation", impact=7)
+@rule("BEN002", "bench-memory-low", "warning", "memory or PCIe copy bandwidth below expectation", impact=7,
+      also={"info": "another process used the GPU while it was measured: the figure is its share"})
 def bench_memory_low(f: FactView) -> Iterator[Hit]:
     """
     What it detects:

@@ -156,7 +156,9 @@ def gpu_copies(torch, index, nbytes, seconds, name):
     for k, pinned in enumerate((True, False)):
         key = "pinned" if pinned else "pageable"
         try:
-            host = torch.empty(host_bytes, dtype=torch.uint8).random_()
+            # Filled, not randomised: PCIe does not compress, and random_() on 512 MiB took the
+            # quick tier's whole memory share on the H100 node before a pinned copy was timed.
+            host = torch.empty(host_bytes, dtype=torch.uint8).fill_(1)
             if pinned:
                 host = host.pin_memory()
             devbuf = torch.empty(host_bytes, dtype=torch.uint8, device=dev)

@@ -51,6 +51,8 @@ class Watch:
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._handles: Dict[int, Any] = {}
+        # Judged when a PID is first seen, while it lives: the payload is gone by stop().
+        self._owner: Dict[int, Optional[bool]] = {}
         self.error: Optional[str] = None
 
     def start(self) -> bool:
@@ -112,6 +114,9 @@ class Watch:
                 row = self._read(self._handles[i])
             except Exception:
                 continue  # one failed read is not a condition; the others still are
+            for p in row["processes"]:
+                if p["pid"] not in self._owner:
+                    self._owner[p["pid"]] = False if p["pid"] in self._before.get(i, set()) else _ours(p["pid"])
             with self._lock:
                 self._samples.setdefault(step, []).append(row)
 
@@ -135,7 +140,7 @@ class Watch:
         unplaced: Set[int] = set()
         for r in rows:
             for p in r["processes"]:
-                ours = False if p["pid"] in self._before.get(i, set()) else _ours(p["pid"])
+                ours = self._owner.get(p["pid"])
                 if ours is None:
                     unplaced.add(p["pid"])
                 elif not ours:

@@ -40,6 +40,9 @@ class FakeTensor:
     def random_(self):
         return self
 
+    def fill_(self, value):
+        return self
+
     def pin_memory(self):
         return self
 

@@ -110,3 +110,16 @@ def test_no_nvml_is_a_reason_not_a_crash():
     w = Watch(Broken())
     assert w.start() is False
     assert "NVML Shared Library Not Found" in w.error
+
+
+def test_the_payload_is_judged_while_it_lives_not_after_it_exits():
+    own = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"], start_new_session=True)
+    nv = FakeNVML([])
+    w = Watch(nv, period=0.01)
+    assert w.start()
+    nv.procs = [(own.pid, 1024)]
+    w.line("hpcdoctor bench-status: 2/11 gpu0.gemm.fp32, 95 s of the budget left")
+    time.sleep(0.1)
+    own.wait()  # gone before the watch stops, as the payload is
+    c = w.stop()[0]["gemm.fp32"]
+    assert c["other_processes"] == [] and c["unattributed_pids"] == []
