@@ -112,3 +112,15 @@ def test_cuda_catalogues_say_what_the_live_libraries_print(side, family):
         assert entry is not None, (code, said)
         assert entry["key"] == said["name"], (code, said)
         assert entry.get("message") == said["message"], (code, said)
+
+
+def test_the_quick_tier_times_every_host_copy_on_a_fast_gpu():
+    # Recorded after the payload filled its host buffer instead of randomising 512 MiB, which
+    # had spent the memory step's share (bench-quick.json, recorded before, skipped them all).
+    before = _bench("bench-quick.json")["gpus"][0]["memory"]
+    assert all(isinstance(before[k], dict) and "skipped" in before[k] for k in ("h2d_pinned_gbs", "d2h_pinned_gbs"))
+    for name in ("quick1.json", "quick2.json"):
+        memory = _bench(name)["gpus"][0]["memory"]
+        for key in ("d2d_gbs", "h2d_pinned_gbs", "d2h_pinned_gbs", "h2d_pageable_gbs", "d2h_pageable_gbs"):
+            assert isinstance(memory[key], float), (name, key, memory[key])
+        assert memory["h2d_pinned_gbs"] > 50  # PCIe gen 5 x16, as the acceptance's full tier measured
