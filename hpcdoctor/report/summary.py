@@ -128,6 +128,28 @@ def failed_checks(doc: Dict[str, Any]) -> List[str]:
             if p.get("status") != "ok"]
 
 
+def _conditions(during: Any) -> str:
+    """What the GPU was doing while it was measured, in a few words: its clock range, the power
+    cap or a slowdown where NVML reported one, and anybody else on it."""
+    if not isinstance(during, dict) or not during:
+        return ""
+    if "unknown" in during:
+        return " · conditions unknown"
+    steps = [c for c in during.values() if isinstance(c, dict) and c.get("samples")]
+    if not steps:
+        return ""
+    low = min(c["sm_mhz"]["min"] for c in steps)
+    high = max(c["sm_mhz"]["max"] for c in steps)
+    said = f" · SM {low}-{high} MHz of {steps[0].get('sm_max_mhz')}"
+    reasons = {k for c in steps for k, v in (c.get("clock_event_reasons") or {}).items() if v and k != "gpu_idle"}
+    if reasons:
+        said += ", " + ", ".join(sorted(reasons))
+    others = {p["pid"] for c in steps for p in c.get("other_processes") or []}
+    if others:
+        said += f" · shared with {len(others)} other process(es)"
+    return said
+
+
 def bench_lines(bench: Any) -> List[Tuple[str, str]]:
     """Short lines of the measured figures, one per GPU, the CPU and the all-reduce."""
     if not isinstance(bench, dict):
@@ -144,6 +166,7 @@ def bench_lines(bench: Any) -> List[Tuple[str, str]]:
         for key, label in (("d2d_gbs", "copy"), ("h2d_pinned_gbs", "H2D pinned"), ("h2d_pageable_gbs", "H2D pageable")):
             if isinstance(mem.get(key), (int, float)):
                 text += f" · {label} {mem[key]:.0f} GB/s"
+        text += _conditions(g.get("during"))
         out.append((f"Bench {g.get('index')}", text))
     cpu = bench.get("cpu") or {}
     if cpu:

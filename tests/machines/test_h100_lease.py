@@ -124,3 +124,12 @@ def test_the_quick_tier_times_every_host_copy_on_a_fast_gpu():
         for key in ("d2d_gbs", "h2d_pinned_gbs", "d2h_pinned_gbs", "h2d_pageable_gbs", "d2h_pageable_gbs"):
             assert isinstance(memory[key], float), (name, key, memory[key])
         assert memory["h2d_pinned_gbs"] > 50  # PCIe gen 5 x16, as the acceptance's full tier measured
+
+
+def test_the_summary_line_says_what_the_gpu_was_doing_while_measured():
+    from hpcdoctor.report.summary import bench_lines
+
+    idle = dict(bench_lines(report_of("check", "--from", str(IDLE), "--fail-on", "never")["facts"]["bench"]))
+    busy = dict(bench_lines(report_of("check", "--from", str(BUSY), "--fail-on", "never")["facts"]["bench"]))
+    assert "SM 1065-1980 MHz of 1980, sw_power_cap" in idle["Bench 0"] and "shared" not in idle["Bench 0"]
+    assert busy["Bench 0"].endswith("· shared with 1 other process(es)")
