@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -20,6 +21,9 @@ PUBLIC = FIXTURES / "public"
 ROOT = HERE.parent
 # The real ticket corpus; HPCDOCTOR_TICKETS points the ticket tests at another copy of it.
 TICKETS = Path(os.environ.get("HPCDOCTOR_TICKETS", FIXTURES / "tickets"))
+# Paste triage keeps the parsed catalogues in the user's cache (hpcdoctor/knowledge/message_cache.py):
+# the tests' own, one per worker, never the home of whoever runs them.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="hpcdoctor-test-cache-")
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -156,9 +156,13 @@ def _compile(pattern: str, where: str) -> "re.Pattern[str]":
         raise CatalogueError(f"{where}: pattern does not compile: {exc}") from None
 
 
-def _family(path: Path) -> Family:
+def _parse(path: Path) -> Dict[str, Any]:
     with open(path, "rb") as fh:
-        data = tomllib.load(fh)
+        return tomllib.load(fh)
+
+
+def _family(path: Path, data: Optional[Dict[str, Any]] = None) -> Family:
+    data = _parse(path) if data is None else data
     head = data.get("family")
     if not isinstance(head, dict) or not isinstance(head.get("id"), str):
         raise CatalogueError(f"{path.name}: no [family] table with an id")
@@ -191,9 +195,21 @@ def _family(path: Path) -> Family:
     return fam
 
 
+# Documents message_cache.py gave for the next _family_at calls, so that a family is built once
+# and shared whichever way it was asked for.
+_PRELOADED: Dict[Tuple[Path, Tuple[int, int]], Dict[str, Any]] = {}
+
+
 @functools.lru_cache(maxsize=None)
 def _family_at(path: Path, stamp: Tuple[int, int]) -> Family:
-    return _family(path)  # stamp (mtime, size): a file rewritten in place is read again
+    # stamp (mtime, size): a file rewritten in place is read again
+    cached = _PRELOADED.pop((path, stamp), None)
+    if cached is not None:
+        try:
+            return _family(path, cached)
+        except Exception:  # a cache file somebody edited: the TOML is the truth
+            pass
+    return _family(path)
 
 
 @functools.lru_cache(maxsize=None)
@@ -204,11 +220,16 @@ def families(ids: Optional[Tuple[str, ...]] = None) -> Tuple[Family, ...]:
     paths = sorted(MESSAGES_DIR.glob("*.toml"))
     if ids is not None:
         paths = [p for p in paths if p.stem in ids]
-    out = []
-    for p in paths:
-        st = p.stat()
-        out.append(_family_at(p, (st.st_mtime_ns, st.st_size)))
-    return tuple(out)
+    stamps = [(st.st_mtime_ns, st.st_size) for st in (p.stat() for p in paths)]
+    if ids is None:  # paste triage: every catalogue, worth the per-user cache (message_cache.py)
+        from hpcdoctor.knowledge import message_cache
+
+        _PRELOADED.update(((p, st), d) for p, st, d in zip(paths, stamps, message_cache.documents(paths, stamps, _parse)))
+        try:
+            return tuple(_family_at(p, st) for p, st in zip(paths, stamps))
+        finally:
+            _PRELOADED.clear()
+    return tuple(_family_at(p, st) for p, st in zip(paths, stamps))
 
 
 def problems(fam: Family, known_rules: frozenset = frozenset()) -> List[str]:
