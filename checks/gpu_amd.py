@@ -37,7 +37,7 @@ def _topology(root: SysRoot) -> Any:
             return tool_output(root, argv, rocm_topo.parse, live=False)
         except Missing as exc:
             errors.append(str(exc))
-    return Unknown("; ".join(errors))
+    return Unknown("; ".join(dict.fromkeys(errors)))  # both commands' "rocm-smi is not installed" once
 
 
 def _fill_numa(gpus: List[Dict[str, Any]], topology: Any) -> None:

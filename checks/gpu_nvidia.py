@@ -87,7 +87,8 @@ def _topology(root: SysRoot, n_gpus: int) -> Any:
     try:
         res = root.run(["nvidia-smi", "topo", "-m"], timeout=10.0)
     except Missing as exc:
-        return Unknown(str(exc))
+        # A live one-GPU node never runs it (above), so its recording has none: not an unknown.
+        return None if n_gpus < 2 else Unknown(str(exc))
     if not res.ok:
         return Unknown(res.why_failed())
     try:

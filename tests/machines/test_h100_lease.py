@@ -45,6 +45,9 @@ def test_a_healthy_power_capped_h100_is_not_called_slow():
     assert all(c["samples"] >= 1 and c["sm_max_mhz"] == 1980 and c["power_limit_w"] == 700.0 for c in during.values())
     assert during["gemm.fp32"]["clock_event_reasons"].get("sw_power_cap", 0) > 0
     assert all(c["other_processes"] == [] for c in during.values())
+    # A one-GPU node's live run reads no topology, so its replay must not call it unknown.
+    assert "nvidia.topology" not in doc["unknown"], doc["unknown"]
+    assert doc["unknown"]["amd.topology"] == "rocm-smi is not installed"
 
 
 def test_a_shared_gpu_figure_is_called_a_share_not_a_slow_card():
