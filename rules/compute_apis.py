@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.facts import FactView, MissingFact
+from hpcdoctor.rules._common import catalogued, cuda_gpus, told_evidence, told_text
 
 OPENCL = "opencl-icd-missing"
 EGL = "egl-device-unavailable"
@@ -39,7 +39,8 @@ _EGL_FIX = (
 
 
 @rule("SW045", OPENCL, "error", "OpenCL finds no platform: no OpenCL driver is registered with the ICD loader",
-      impact=6, also={"warning": "only OpenCLCapsViewer's 'Could not get platform count!' was pasted"})
+      impact=6, also={"warning": "only OpenCLCapsViewer's 'Could not get platform count!' was pasted",
+                      "advice": "live: the loader installed with no driver registered, nothing says OpenCL is used"})
 def opencl_icd_missing(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -48,7 +49,9 @@ def opencl_icd_missing(f: FactView) -> Iterator[Hit]:
         count), the code's name CL_PLATFORM_NOT_FOUND_KHR as pyopencl ("clGetPlatformIDs failed:
         PLATFORM_NOT_FOUND_KHR") and other programs print it, "clGetPlatformIDs ... -1001", and
         OpenCLCapsViewer's "Could not get platform count!" (a warning alone: it does not print
-        the code).
+        the code). On a node, as advice: the ICD loader (libOpenCL.so.1) is installed and its
+        vendors directory holds no .icd file (checks/vendor_loaders.py): any OpenCL program here
+        would find no platform, though nothing says one runs.
 
     Why it matters:
         libOpenCL.so.1 is only a loader: it loads the drivers (ICDs) listed by the *.icd files
@@ -70,12 +73,50 @@ def opencl_icd_missing(f: FactView) -> Iterator[Hit]:
     """
     told = catalogued(f, OPENCL)
     if not told:
+        yield from _opencl_on_node(f)
         return
     strong = [s for s in told if s.get("id") not in _OPENCL_WEAK]
     s = (strong or told)[0]
     yield Hit(message=f"OpenCL found no platform (line {s.get('line')}: \"{told_text(s)}\"): no OpenCL driver is "
                       "registered with the ICD loader (/etc/OpenCL/vendors holds no .icd file that loads)",
               fix=_OPENCL_FIX, evidence=told_evidence(s), severity=None if strong else "warning")
+
+
+def _opencl_on_node(f: FactView) -> Iterator[Hit]:
+    loader, vendors = f.get("vendor_loaders.opencl.loader"), f.get("vendor_loaders.opencl.vendors")
+    if not loader or not isinstance(vendors, list) or vendors:
+        return   # no loader (no OpenCL program can run), a driver registered, or not read
+    dirs = ", ".join(f.get("vendor_loaders.opencl.dirs") or [])
+    yield Hit(message=f"OpenCL's ICD loader is installed ({loader}) but no OpenCL driver is registered ({dirs} holds "
+                      "no .icd file): an OpenCL program here finds no platform",
+              severity="advice", fix=_OPENCL_FIX, evidence={"vendor_loaders.opencl.loader": loader,
+                                                            "vendor_loaders.opencl.vendors": vendors})
+
+
+def _env(f: FactView, name: str):
+    try:
+        return f.env(name)
+    except MissingFact:
+        return None
+
+
+def _egl_on_node(f: FactView) -> Iterator[Hit]:
+    """MUJOCO_GL=egl (or PYOPENGL_PLATFORM=egl) in this environment where EGL has no vendor for
+    this node's GPUs: NVIDIA GPUs without NVIDIA's vendor file, or no GPU at all."""
+    asked = next((f"{n}={_env(f, n)}" for n in ("MUJOCO_GL", "PYOPENGL_PLATFORM")
+                  if str(_env(f, n) or "").strip().lower() == "egl"), None)
+    loader, vendors = f.get("vendor_loaders.egl.loader"), f.get("vendor_loaders.egl.vendors")
+    if not asked or not loader or not isinstance(vendors, list) or not isinstance(f.get("gpus"), list):
+        return
+    names = ", ".join(v.rsplit("/", 1)[-1] for v in vendors) or "no vendor file"
+    if cuda_gpus(f) and not any("nvidia" in v.rsplit("/", 1)[-1].lower() for v in vendors):
+        why = f"this node has {len(cuda_gpus(f))} NVIDIA GPU(s) but EGL has no NVIDIA vendor ({names})"
+    elif not f.gpus():
+        why = f"this node has no GPU, and EGL's vendors ({names}) have no device to render on"
+    else:
+        return
+    yield Hit(message=f"{asked} asks for headless EGL rendering, but {why}: MuJoCo's EGL context cannot open a device",
+              fix=_EGL_FIX, evidence={"vendor_loaders.egl.vendors": vendors, "env": asked})
 
 
 @rule("SW046", EGL, "error", "headless EGL rendering finds no GPU device display (MuJoCo, dm_control)", impact=6)
@@ -86,6 +127,9 @@ def egl_device_unavailable(f: FactView) -> Iterator[Hit]:
         your EGL driver does not support the PLATFORM_DEVICE extension, which is required for
         creating a headless rendering context.", dm_control's "Cannot initialize a headless EGL
         display.", and MuJoCo's MUJOCO_EGL_DEVICE_ID range "between 0 and -1" (no device at all).
+        On a node: MUJOCO_GL=egl (or PYOPENGL_PLATFORM=egl) in the job's environment where EGL's
+        vendor files (checks/vendor_loaders.py) hold no NVIDIA vendor beside NVIDIA GPUs, or the
+        node has no GPU at all.
 
     Why it matters:
         MUJOCO_GL=egl renders without a display by opening a GPU through EGL's device platform.
@@ -109,6 +153,7 @@ def egl_device_unavailable(f: FactView) -> Iterator[Hit]:
     """
     told = catalogued(f, EGL)
     if not told:
+        yield from _egl_on_node(f)
         return
     s = told[0]
     yield Hit(message=f"headless EGL rendering found no GPU device display (line {s.get('line')}: \"{told_text(s)}\"): "

@@ -23,7 +23,7 @@ _FIX = ("sudo nvpmodel -q   # the power mode now: NV Power Mode: <NAME>, its ID 
 
 def _capped(f: FactView) -> Optional[dict]:
     return next((s for s in catalogued(f, SYMBOL)
-                 if s.get("mode") and not str(s["mode"]).upper().startswith("MAXN")), None)
+                 if s.get("mode") and "MAXN" not in str(s["mode"]).upper()), None)
 
 
 @rule("GPU032", SYMBOL, "warning", "the Jetson runs a power mode below MAXN: its clocks are capped", impact=5,
@@ -35,7 +35,8 @@ def jetson_power_mode_capped(f: FactView) -> Iterator[Hit]:
         MODE_30W", "NV Power Mode: 15W"). As info, a paste that names an NVIDIA Jetson (Orin,
         Xavier, Nano, TX2) and says the model runs slower than the author's or a benchmark's
         figures ("slower than yours", "inference speed is slow", "0.9 FPS only"): the power mode
-        is the usual cause NVIDIA's guide gives, and nvpmodel -q confirms it.
+        is the usual cause NVIDIA's guide gives, and nvpmodel -q confirms it. On a Jetson itself
+        (/etc/nvpmodel.conf present), nvpmodel -q's mode (checks/vendor_loaders.py).
 
     Why it matters:
         A Jetson's power modes trade speed for a power budget: every mode but MAXN lowers the
@@ -54,6 +55,12 @@ def jetson_power_mode_capped(f: FactView) -> Iterator[Hit]:
         - https://docs.nvidia.com/jetson/archives/l4t-archived/l4t-3275/Tegra%20Linux%20Driver%20Package%20Development%20Guide/power_management_jetson_xavier.html
         - https://github.com/rbonghi/jetson_stats/blob/master/jtop/core/nvpmodel.py (nvpmodel -q's output)
     """
+    live = f.get("vendor_loaders.jetson_power_mode")
+    if isinstance(live, dict) and live.get("mode") and not live.get("maxn"):
+        yield Hit(message=f"this Jetson runs power mode {live['mode']} (ID {live.get('id')}), not MAXN (nvpmodel -q): its "
+                          "CPU, GPU and memory clocks are capped to that power budget",
+                  fix=_FIX, evidence={"vendor_loaders.jetson_power_mode": live})
+        return
     s = _capped(f)
     if s:
         yield Hit(message=f"the Jetson runs power mode {s['mode']}, not MAXN (line {s.get('line')}: \"{told_text(s)}\"): "

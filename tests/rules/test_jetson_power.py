@@ -43,3 +43,8 @@ def test_silent_on_a_jetson_alone_on_slowness_alone_and_on_a_live_node(tmp_path)
     assert not fired("jetson-power-mode-capped", paste_facts(tmp_path, NUMPY_18175.read_text()))
     assert not fired("jetson-power-mode-capped", _told(LARQ_591.read_text()))
     assert not fired("jetson-power-mode-capped", facts("h100-kvm-1gpu"))
+
+
+def test_nvpmodels_recorded_report_pasted_is_read():
+    (f,) = fired("jetson-power-mode-capped", recorded_paste_facts("jetson-agx-orin-nvpmodel-q-mode-40w.txt"))
+    assert f.severity == "warning" and "power mode MODE_40W, not MAXN" in f.message
