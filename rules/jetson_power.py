@@ -9,7 +9,7 @@ from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, first_symptom, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_symptom, stated, told_evidence, told_text
 
 SYMBOL = "jetson-power-mode-capped"
 _SLOW_SAID = ("prose:slower-than-reference-said", "prose:speed-is-slow-said", "prose:only-n-fps-said")
@@ -70,7 +70,7 @@ def jetson_power_mode_capped(f: FactView) -> Iterator[Hit]:
     if catalogued(f, SYMBOL):
         return   # nvpmodel says MAXN: the mode is not the cause
     jetson = first_symptom(f, "prose:jetson-said")
-    slow = first_symptom(f, *_SLOW_SAID)
+    slow = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") in _SLOW_SAID and stated(t)), None)
     if not jetson or not slow:
         return
     yield Hit(message=f"a Jetson that runs slower than expected (line {slow.get('line')}: \"{told_text(slow)}\"): the "

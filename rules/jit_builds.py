@@ -10,7 +10,7 @@ from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import first_symptom, told_evidence, told_text
+from hpcdoctor.rules._common import first_symptom, stated, told_evidence, told_text
 
 LOCK = "torch-extension-build-lock-stale"
 CACHE = "jit-kernel-cache-stale"
@@ -70,7 +70,8 @@ def torch_extension_build_lock_stale(f: FactView) -> Iterator[Hit]:
                   evidence=told_evidence(waited))
         return
     uses = root or first_symptom(f, "jit_caches:torch-cpp-extension-load-import")
-    said = first_symptom(f, "prose:extension-load-hangs-said")
+    said = next((t for t in f.get("ticket.symptoms") or []
+                 if t.get("id") == "prose:extension-load-hangs-said" and stated(t)), None)
     if uses and said:
         yield Hit(message=f"a torch C++ extension's load() that stops without an error (line {said.get('line')}: "
                           f"\"{told_text(said)}\"){where}: the usual cause (torch's cpp_extension source) is a lock file "

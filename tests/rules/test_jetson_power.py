@@ -48,3 +48,8 @@ def test_silent_on_a_jetson_alone_on_slowness_alone_and_on_a_live_node(tmp_path)
 def test_nvpmodels_recorded_report_pasted_is_read():
     (f,) = fired("jetson-power-mode-capped", recorded_paste_facts("jetson-agx-orin-nvpmodel-q-mode-40w.txt"))
     assert f.severity == "warning" and "power mode MODE_40W, not MAXN" in f.message
+
+
+def test_a_hedged_slowness_is_not_a_report():
+    assert not fired("jetson-power-mode-capped", _told("On my Jetson Orin, maybe it is slower than expected?\n"))
+    assert fired("jetson-power-mode-capped", _told("On my Jetson Orin it is slower than expected.\n"))
