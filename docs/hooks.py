@@ -35,7 +35,7 @@ MODULE_TOPIC = {
     "limits": "Environment", "file_systems": "Environment", "remote_launch": "Network", "gpu_faults": "GPU health",
     "no_display": "Environment", "locales": "Environment", "slurm_requests": "Environment", "container_devices": "GPU health",
     "mpi_libraries": "Network", "mpi_network": "Network",
-    "container_runtimes": "Environment",
+    "container_runtimes": "Environment", "registry_pulls": "Environment", "blas_threads": "Threads and placement", "compute_apis": "Software stack", "onnxruntime_install": "Software stack", "jetson_power": "GPU health", "jit_builds": "Software stack",
     "rocm_libraries": "Software stack", "stack_limit": "Environment",
     "tensorflow_install": "Software stack",
 }

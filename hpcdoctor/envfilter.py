@@ -36,6 +36,11 @@ RELEVANT_NAMES = frozenset({
     "DISPLAY", "WAYLAND_DISPLAY", "MPLBACKEND", "QT_QPA_PLATFORM",
     # the locale and Python's text encoding (rules/locales.py)
     "LANG", "LANGUAGE", "PYTHONUTF8", "PYTHONIOENCODING", "PYTHONCOERCECLOCALE",
+    # where OpenCL's and EGL's loaders look for drivers, and how MuJoCo renders (checks/vendor_loaders.py)
+    "OCL_ICD_VENDORS", "OCL_ICD_FILENAMES", "__EGL_VENDOR_LIBRARY_DIRS", "__EGL_VENDOR_LIBRARY_FILENAMES",
+    "MUJOCO_GL", "MUJOCO_EGL_DEVICE_ID", "PYOPENGL_PLATFORM",
+    # PyCUDA's compiler cache (rules/jit_builds.py)
+    "PYCUDA_CACHE_DIR", "PYCUDA_DISABLE_CACHE",
 })
 
 # A name holds a secret when one of its underscore-separated words is, begins with or ends with a

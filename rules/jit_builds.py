@@ -1,0 +1,125 @@
+"""Builds made at run time and kept on disk that outlive the run that made them: a torch C++/CUDA
+extension's lock file left by a build that was killed (every later load() waits on it forever), and
+a kernel binary in PyCUDA's compiler cache that the driver no longer loads. Read from the programs'
+own frames and errors (knowledge/messages/jit_caches.toml) and, as the usual cause, from a user's
+words that load() hangs (prose.toml)."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import first_symptom, stated, told_evidence, told_text
+
+LOCK = "torch-extension-build-lock-stale"
+CACHE = "jit-kernel-cache-stale"
+_ROOT = '"${TORCH_EXTENSIONS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/torch_extensions}"'
+_LOCK_FIX = (f"find {_ROOT} -maxdepth 3 -name lock -ls   # a lock file per extension being built; one "
+             "left by a build that was killed (Ctrl-C, scancel, a time limit) blocks every later load()\n"
+             "pgrep -u \"$USER\" -a 'ninja|nvcc|c\\+\\+'   # no build of yours running (on any node sharing the "
+             "directory): the lock is stale\n"
+             f"rm {_ROOT}/PY_CUDA_TAG/EXTENSION_NAME/lock   # that extension's lock from the list above (or remove "
+             "its whole directory to rebuild it)\n"
+             "export TORCH_EXTENSIONS_DIR=/tmp/$USER/torch_extensions   # a node-local root for jobs, so concurrent "
+             "jobs on a shared home do not wait on each other's locks")
+_CACHE_FIX = ("PYCUDA_DISABLE_CACHE=1 python your_script.py   # runs without the cache: working now confirms a stale "
+              "or damaged cache entry\n"
+              "rm -rf \"${PYCUDA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pycuda/compiler-cache-v1}\"   # PyCUDA "
+              "recompiles each kernel once on the next run\n"
+              "nvcc --version; nvidia-smi   # still failing without the cache: an nvcc newer than the driver "
+              "builds binaries it cannot load")
+
+
+@rule("SW048", LOCK, "warning", "a torch extension build waits on a lock file left by a build that was killed",
+      impact=6, also={"info": "the user's words that load() hangs, beside torch's cpp_extension: the usual cause"})
+def torch_extension_build_lock_stale(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted traceback, a process stopped (Ctrl-C, a time limit) inside
+        torch/utils/file_baton.py's wait: it was waiting for the lock file of a build of the same
+        extension. As info, a paste that loads an extension with torch.utils.cpp_extension (its
+        import, or its "Using ... as PyTorch extensions root..." line) where the user says the
+        program stops or hangs at load(): a stale lock is the usual cause, and the listed lock
+        files confirm it.
+
+    Why it matters:
+        load() and load_inline() build an extension under TORCH_EXTENSIONS_DIR (default
+        ~/.cache/torch_extensions/py<XY>_<cuda>/<name>) holding a file named lock, which they
+        remove when the build ends. A build killed part-way leaves the lock, and every later
+        load() of that extension waits for it without a message, forever. On a home shared by
+        the cluster's nodes one interrupted job blocks every later job that builds the same
+        extension.
+
+    How to fix:
+        Make sure no build of yours is running, remove that extension's lock file (or its whole
+        build directory), and give jobs a node-local TORCH_EXTENSIONS_DIR.
+
+    References:
+        - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/utils/cpp_extension.py (_jit_compile: FileBaton(build_directory/lock); _get_build_directory)
+        - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/utils/file_baton.py
+        - https://github.com/pytorch/pytorch/issues/59146
+    """
+    root = first_symptom(f, "jit_caches:torch-extensions-root")
+    where = f" under {root['root']}" if root and root.get("root") else ""
+    waited = first_symptom(f, "jit_caches:torch-file-baton-wait-frame")
+    if waited:
+        yield Hit(message=f"the process was waiting on a torch extension's build lock (line {waited.get('line')}: "
+                          f"\"{told_text(waited)}\"){where}: with no other build running, it is a lock file left by a "
+                          "build that was killed, and load() waits on it forever", fix=_LOCK_FIX,
+                  evidence=told_evidence(waited))
+        return
+    uses = root or first_symptom(f, "jit_caches:torch-cpp-extension-load-import")
+    said = next((t for t in f.get("ticket.symptoms") or []
+                 if t.get("id") == "prose:extension-load-hangs-said" and stated(t)), None)
+    if uses and said:
+        yield Hit(message=f"a torch C++ extension's load() that stops without an error (line {said.get('line')}: "
+                          f"\"{told_text(said)}\"){where}: the usual cause (torch's cpp_extension source) is a lock file "
+                          "left in the extension's build directory by a build that was killed; find lists it",
+                  severity="info", fix=_LOCK_FIX, evidence=told_evidence(said))
+
+
+def _load_failure_after(f: FactView, frame: dict) -> Optional[dict]:
+    """The driver's refusal of the binary, on the 12 lines after SourceModule's first load frame (a
+    paste may hold the same traceback twice, the second with the error's words)."""
+    at = frame.get("line")
+    return next((s for s in f.get("ticket.symptoms") or []
+                 if s.get("id") == "jit_caches:pycuda-module-load-failed" and isinstance(at, int)
+                 and isinstance(s.get("line"), int) and at <= s["line"] <= at + 12), None)
+
+
+@rule("SW049", CACHE, "warning", "PyCUDA's compiled kernel no longer loads: a stale compiler cache entry", impact=5)
+def jit_kernel_cache_stale(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted traceback, PyCUDA's SourceModule failing where it loads the kernel binary it
+        compiled or took from its compiler cache ("self.module = module_from_buffer(cubin)"),
+        followed by the driver's refusal ("cuModuleLoadDataEx failed: ...", pycuda's
+        LogicError).
+
+    Why it matters:
+        PyCUDA keeps each compiled cubin under ~/.cache/pycuda/compiler-cache-v1 (or
+        $PYCUDA_CACHE_DIR), keyed by the source, the nvcc options and nvcc's version only. An
+        entry written by a process that was killed mid-write, or built for a driver that has
+        since changed, is loaded again on every run, and the same example that worked weeks
+        before now fails, on every machine sharing the home directory.
+
+    How to fix:
+        Run once with PYCUDA_DISABLE_CACHE=1: if that works, remove the compiler cache
+        directory (PyCUDA rebuilds each kernel once). If it still fails, the binary itself does
+        not load: compare nvcc's version with the driver's.
+
+    References:
+        - https://github.com/inducer/pycuda/blob/main/pycuda/compiler.py (compile: PYCUDA_CACHE_DIR, PYCUDA_DISABLE_CACHE, compiler-cache-v1)
+        - https://documen.tician.de/pycuda/driver.html (SourceModule, cache_dir)
+        - https://github.com/inducer/pycuda/issues/231
+    """
+    frame = first_symptom(f, "jit_caches:pycuda-source-module-load-frame")
+    failed = _load_failure_after(f, frame) if frame else None
+    if not failed:
+        return
+    error = f" ({failed['error'].strip()})" if failed.get("error") else ""
+    yield Hit(message=f"PyCUDA could not load the kernel it compiled or took from its compiler cache{error} (line "
+                      f"{failed.get('line')}: \"{told_text(failed)}\"): a cached binary that was cut short or built for "
+                      "another driver is the usual cause; PYCUDA_DISABLE_CACHE=1 confirms it",
+              fix=_CACHE_FIX, evidence=told_evidence(failed))

@@ -1,0 +1,53 @@
+"""torch-extension-build-lock-stale and jit-kernel-cache-stale (rules/jit_builds.py) on public pastes
+(tests/fixtures/pastes, SOURCES.md there) and the emitters' own frames and formats (torch 2.13.0
+cpp_extension.py and file_baton.py; pycuda compiler.py and cuda.hpp); silent on a real PyCUDA paste
+whose LogicError has another cause."""
+
+from __future__ import annotations
+
+from rulekit import facts, fired, recorded_paste_facts
+from hpcdoctor.triage.messages import find_messages
+
+
+def _told(text):
+    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
+
+
+def test_a_load_that_stops_is_the_usual_stale_lock_to_confirm():
+    (f,) = fired("torch-extension-build-lock-stale", recorded_paste_facts("pytorch-59146-stale-torch-extensions-lock.txt"))
+    assert f.severity == "info" and "(line 2:" in f.message and "lock file left" in f.message
+    assert f.fix.startswith('find "${TORCH_EXTENSIONS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/torch_extensions}" -maxdepth 3 -name lock')
+    assert "export TORCH_EXTENSIONS_DIR=/tmp/$USER/torch_extensions" in f.fix
+
+
+def test_a_process_stopped_in_file_batons_wait_is_a_warning_naming_the_root():
+    # torch 2.13.0: _get_build_directory's verbose line, then a Ctrl-C inside FileBaton.wait's time.sleep
+    text = ("Using /home/alice/.cache/torch_extensions/py311_cu128 as PyTorch extensions root...\n"
+            "^CTraceback (most recent call last):\n"
+            '  File "/opt/conda/lib/python3.11/site-packages/torch/utils/cpp_extension.py", line 2400, in _jit_compile\n'
+            "    baton.wait()\n"
+            '  File "/opt/conda/lib/python3.11/site-packages/torch/utils/file_baton.py", line 50, in wait\n'
+            "    time.sleep(self.wait_seconds)\n"
+            "KeyboardInterrupt\n")
+    (f,) = fired("torch-extension-build-lock-stale", _told(text))
+    assert f.severity == "warning" and "under /home/alice/.cache/torch_extensions/py311_cu128" in f.message
+
+
+def test_the_extension_import_alone_or_a_hang_alone_says_nothing():
+    assert not fired("torch-extension-build-lock-stale", _told("from torch.utils.cpp_extension import load\n"))
+    assert not fired("torch-extension-build-lock-stale", _told("The program hangs at load() of the dataset\n"))
+
+
+def test_pycudas_module_load_failure_is_the_stale_cache_to_confirm():
+    (f,) = fired("jit-kernel-cache-stale", recorded_paste_facts("pycuda-231-stale-compiler-cache-logicerror.txt"))
+    assert f.severity == "warning" and "(initialization error) (line 21:" in f.message
+    assert f.fix.startswith("PYCUDA_DISABLE_CACHE=1 python your_script.py")
+    assert 'rm -rf "${PYCUDA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pycuda/compiler-cache-v1}"' in f.fix
+
+
+def test_a_load_failure_without_source_modules_frame_is_not_the_cache():
+    assert not fired("jit-kernel-cache-stale", _told("pycuda._driver.LogicError: cuModuleLoadDataEx failed: initialization error\n"))
+    g = recorded_paste_facts("pycuda-137-cuinit-in-child-after-fork-healthy.txt")   # cuInit in a forked child
+    assert not fired("jit-kernel-cache-stale", g) and not fired("torch-extension-build-lock-stale", g)
+    assert not fired("jit-kernel-cache-stale", facts("h100-kvm-1gpu"))
+    assert not fired("torch-extension-build-lock-stale", facts("h100-kvm-1gpu"))
