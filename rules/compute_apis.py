@@ -50,8 +50,9 @@ def opencl_icd_missing(f: FactView) -> Iterator[Hit]:
         PLATFORM_NOT_FOUND_KHR") and other programs print it, "clGetPlatformIDs ... -1001", and
         OpenCLCapsViewer's "Could not get platform count!" (a warning alone: it does not print
         the code). On a node, as advice: the ICD loader (libOpenCL.so.1) is installed and its
-        vendors directory holds no .icd file (checks/vendor_loaders.py): any OpenCL program here
-        would find no platform, though nothing says one runs.
+        vendors directory holds no .icd file (checks/vendor_loaders.py), where the job uses
+        OpenCL (pyopencl in its Python, or OCL_ICD_VENDORS / OCL_ICD_FILENAMES set): the loader
+        alone comes with many packages and says nothing about the job.
 
     Why it matters:
         libOpenCL.so.1 is only a loader: it loads the drivers (ICDs) listed by the *.icd files
@@ -82,10 +83,18 @@ def opencl_icd_missing(f: FactView) -> Iterator[Hit]:
               fix=_OPENCL_FIX, evidence=told_evidence(s), severity=None if strong else "warning")
 
 
+def _uses_opencl(f: FactView) -> bool:
+    # libOpenCL.so.1 comes in as a dependency of many packages (hwloc's plugins, ffmpeg): alone it
+    # says nothing about the job, and advice on every such node would be noise.
+    packages = f.get("torch.packages")
+    return bool(_env(f, "OCL_ICD_VENDORS") or _env(f, "OCL_ICD_FILENAMES")
+                or (isinstance(packages, dict) and "pyopencl" in packages))
+
+
 def _opencl_on_node(f: FactView) -> Iterator[Hit]:
     loader, vendors = f.get("vendor_loaders.opencl.loader"), f.get("vendor_loaders.opencl.vendors")
-    if not loader or not isinstance(vendors, list) or vendors:
-        return   # no loader (no OpenCL program can run), a driver registered, or not read
+    if not loader or not isinstance(vendors, list) or vendors or not _uses_opencl(f):
+        return   # no loader, a driver registered, not read, or nothing here uses OpenCL
     dirs = ", ".join(f.get("vendor_loaders.opencl.dirs") or [])
     yield Hit(message=f"OpenCL's ICD loader is installed ({loader}) but no OpenCL driver is registered ({dirs} holds "
                       "no .icd file): an OpenCL program here finds no platform",

@@ -140,7 +140,8 @@ def fast():
     info["torch_installs"] = [{"version": v, "location": loc} for _, v, loc in torch_dists]
     info["packages"] = {n: v for n, v, _ in dists if n.startswith(("nvidia-", "torch", "triton", "pytorch-triton",
                                                                    "rocm", "intel-extension", "deepspeed",
-                                                                   "accelerate", "vllm", "jax", "numpy", "onnxruntime"))}
+                                                                   "accelerate", "vllm", "jax", "numpy", "onnxruntime",
+                                                                   "pyopencl"))}
     vf = torch_version_file()
     if vf:
         info["torch"] = vf

@@ -58,10 +58,15 @@ def _loaders(opencl=(), egl=("/usr/share/glvnd/egl_vendor.d/50_mesa.json",), mod
             "jetson_power_mode": mode}
 
 
-def test_live_opencl_loader_without_a_driver_is_advice():
-    (f,) = fired("opencl-icd-missing", facts("h100-kvm-1gpu", vendor_loaders=_loaders()))
+def test_live_opencl_loader_without_a_driver_is_advice_where_the_job_uses_opencl():
+    uses = {"torch.packages.pyopencl": "2024.2.7"}
+    (f,) = fired("opencl-icd-missing", facts("h100-kvm-1gpu", vendor_loaders=_loaders(), **uses))
     assert f.severity == "advice" and "/etc/OpenCL/vendors holds no .icd file" in f.message
-    assert not fired("opencl-icd-missing", facts("h100-kvm-1gpu", vendor_loaders=_loaders(opencl=["/etc/OpenCL/vendors/nvidia.icd"])))
+    (f,) = fired("opencl-icd-missing", facts("h100-kvm-1gpu", vendor_loaders=_loaders(),
+                                             **{"env.vars.OCL_ICD_VENDORS": "/opt/ocl/vendors"}))
+    assert not fired("opencl-icd-missing", facts("h100-kvm-1gpu", vendor_loaders=_loaders(opencl=["/etc/OpenCL/vendors/nvidia.icd"]), **uses))
+    # The loader alone is a dependency of many packages: no advice on a node where nothing uses it.
+    assert not fired("opencl-icd-missing", facts("h100-kvm-1gpu", vendor_loaders=_loaders()))
 
 
 def test_live_mujoco_egl_on_nvidia_gpus_without_nvidias_vendor_file():
