@@ -1,4 +1,4 @@
-"""The node itself: host name, kernel, OS release, virtualisation."""
+"""The node itself: host name, kernel, OS release, virtualisation, Yama's ptrace scope."""
 
 from __future__ import annotations
 
@@ -47,4 +47,10 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
             rel = None
     osr = parse_os_release(rel or "")
     out["os"] = osr.get("PRETTY_NAME") or Unknown("/etc/os-release unreadable")
+    # Yama's ptrace scope (the kernel's Documentation/admin-guide/LSM/Yama.rst): 0 any process of the
+    # same user, 1 descendants or a PR_SET_PTRACER grant, 2 CAP_SYS_PTRACE only, 3 none. MPI's
+    # single-copy transfers between ranks (CMA: process_vm_readv) obey it.
+    scope = (root.read_or("/proc/sys/kernel/yama/ptrace_scope") or "").strip()
+    out["ptrace_scope"] = int(scope) if scope.isdigit() else Unknown(
+        "/proc/sys/kernel/yama/ptrace_scope not readable (no Yama module, or not recorded)")
     return {"system": out}
