@@ -1,8 +1,8 @@
 """File systems that refuse what a job assumes of them: code written under a noexec mount that
 cannot be loaded or run (knowledge/messages/noexec.toml, loader.toml), HDF5's file lock that
 the file system does not grant or another process holds (knowledge/messages/hdf5.toml), and the file
-locks of SQLite and Python's filelock (file_locks.toml) on a mount whose locking is off or local. The
-mount options come from the limits check (/proc/self/mountinfo, per file system a run writes to)."""
+locks of SQLite and Python's filelock (file_locks.toml) on a mount whose locking is off or local, and
+a fixed name in the shared /tmp that another user holds (shared_tmp.toml). The mount options come from the limits check (/proc/self/mountinfo, per file system a run writes to)."""
 
 from __future__ import annotations
 
@@ -290,3 +290,54 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
                       fix=_LOCK_FIX, severity="warning",
                       evidence={"limits.filesystems": {k: fs.get(k) for k in ("roles", "paths", "mount_probe", "fstype", "options")}})
             return
+
+
+_TMP_FIX = ("ls -ld /tmp/NAME   # its owner and mode: another user's file or directory holds this fixed name\n"
+            "export TMPDIR=\"$(mktemp -d)\"   # a private directory, where the program honours TMPDIR\n"
+            "# the program: create temporary files with tempfile.mkstemp()/mkdtemp() or under a per-user name "
+            "(/tmp/$USER-NAME, $XDG_RUNTIME_DIR), never one fixed /tmp path\n"
+            "# /tmp is sticky: only the owner (or an administrator) can remove the old one")
+
+
+@rule("SYS014", "shared-tmp-owned-by-other-user", "warning",
+      "a program's fixed path in the shared /tmp belongs to another user", impact=4,
+      also={"info": "read from the user's words that the /tmp path belongs to another user"})
+def shared_tmp_owned_by_other_user(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Python's "[Errno 13] Permission denied: '/tmp/<name>'" (or /var/tmp) on
+        opening or creating a path there, not an exec refused by a noexec mount (tmp-noexec's); at
+        info, the user's words that a /tmp path is owned by another user, or that a tool's /tmp
+        directory fails for the machine's other users.
+
+    Why it matters:
+        /tmp is shared by every user of a node and sticky: the first user to create a fixed name
+        (/tmp/<tool>-log, /tmp/<tool>/) owns it, nobody else may replace it, and with mode 644 or
+        755 nobody else may write it (fs.protected_regular refuses even an open with O_CREAT of
+        another user's file there). A tool that uses one fixed path works for the first user of a
+        login or compute node and fails for all others.
+
+    How to fix:
+        Point the program to a private directory (TMPDIR, where it honours it), or make it create
+        its files with mkstemp/mkdtemp or per-user names; the owner of the old path (or an
+        administrator) removes it.
+
+    References:
+        - https://man7.org/linux/man-pages/man7/inode.7.html (S_ISVTX: the sticky bit)
+        - https://docs.kernel.org/admin-guide/sysctl/fs.html (protected_regular)
+        - https://docs.python.org/3/library/tempfile.html (mkstemp, mkdtemp)
+    """
+    if catalogued(f, "tmp-noexec"):
+        return   # an exec refused in /tmp is the mount's noexec, not another user's file
+    told = catalogued(f, "shared-tmp-owned-by-other-user")
+    s = next((t for t in told if t.get("id") == "shared_tmp:python-tmp-path-denied"), None)
+    if s is not None:
+        yield Hit(message=f"{s.get('path') or 'a path in /tmp'} was refused (EACCES) (line {s.get('line')}: \"{told_text(s)}\"): "
+                          "a fixed name in the shared, sticky /tmp that another user of the node created first",
+                  fix=_TMP_FIX.replace("/tmp/NAME", str(s.get("path") or "/tmp/NAME")), evidence=told_evidence(s))
+        return
+    if told:
+        s = told[0]
+        yield Hit(message="the usual cause (the sticky /tmp's rule) of a tool's /tmp path failing for every user but the "
+                          f"first: that user owns it (the user: \"{str(s.get('matched') or told_text(s)).strip()[:120]}\")",
+                  fix=_TMP_FIX, evidence=told_evidence(s), severity="info")
