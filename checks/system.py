@@ -1,4 +1,5 @@
-"""The node itself: host name, kernel, OS release, virtualisation, Yama's ptrace scope."""
+"""The node itself: host name and the addresses /etc/hosts gives it, kernel, OS release, virtualisation,
+Yama's ptrace scope."""
 
 from __future__ import annotations
 
@@ -21,6 +22,24 @@ def _recorded_uname(root: SysRoot) -> list:
     except Missing:
         return []
     return res.stdout.split() if res.ok else []
+
+
+def _hosts_addresses(root: SysRoot, host: Any) -> Any:
+    """The addresses /etc/hosts (hosts(5): address, canonical name, aliases; # starts a comment) gives
+    this node's name or its first label: Debian's installer writes "127.0.1.1 <hostname>", which
+    makes a multi-node job's rendezvous (Gloo, MPI) advertise the loopback address."""
+    if not isinstance(host, str) or not host:
+        return Unknown("the host name is unknown")
+    text = root.read_or("/etc/hosts")
+    if text is None:
+        return Unknown("/etc/hosts not readable")
+    names = {host.lower(), host.split(".")[0].lower()}
+    found: list = []
+    for line in text.splitlines()[:4096]:
+        fields = line.split("#", 1)[0].split()
+        if len(fields) >= 2 and names & {n.lower() for n in fields[1:]} and fields[0] not in found:
+            found.append(fields[0][:64])
+    return found
 
 
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
@@ -47,6 +66,7 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
             rel = None
     osr = parse_os_release(rel or "")
     out["os"] = osr.get("PRETTY_NAME") or Unknown("/etc/os-release unreadable")
+    out["hostname_addresses"] = _hosts_addresses(root, out["hostname"])
     # Yama's ptrace scope (the kernel's Documentation/admin-guide/LSM/Yama.rst): 0 any process of the
     # same user, 1 descendants or a PR_SET_PTRACER grant, 2 CAP_SYS_PTRACE only, 3 none. MPI's
     # single-copy transfers between ranks (CMA: process_vm_readv) obey it.
