@@ -231,6 +231,8 @@ _PTRACE_FIX = ("cat /proc/sys/kernel/yama/ptrace_scope   # 0: ranks of one user 
                "1: only with a PR_SET_PTRACER grant; 2: CAP_SYS_PTRACE only; 3: never\n"
                "export I_MPI_SHM_LMT=shm   # Intel MPI 2018 and older: copy large messages through shared memory instead\n"
                "export OMPI_MCA_btl_vader_single_copy_mechanism=none   # Open MPI 4: no CMA, no warning\n"
+               "# in a container where the scope is 2: docker run --cap-add=SYS_PTRACE ... (Yama lets a process with "
+               "CAP_SYS_PTRACE read another)\n"
                "# administrators, where the site's policy allows ranks of one user to read each other: "
                "sudo sysctl -w kernel.yama.ptrace_scope=0 (and kernel.yama.ptrace_scope = 0 in /etc/sysctl.d/ to keep it)")
 

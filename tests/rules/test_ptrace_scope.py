@@ -18,6 +18,7 @@ def test_intel_mpi_dcp_read_refused_is_an_error_with_its_own_workarounds():
     (f,) = fired("ptrace-scope-blocks-mpi-shm", recorded_paste_facts("fds-5853-intel-mpi-cma-needs-ptrace.txt"))
     assert f.severity == "error" and "Intel MPI could not read another rank" in f.message and "(line 12" in f.message
     assert f.fix.startswith("cat /proc/sys/kernel/yama/ptrace_scope") and "export I_MPI_SHM_LMT=shm" in f.fix
+    assert "--cap-add=SYS_PTRACE" in f.fix
 
 
 def test_open_mpis_cma_fallback_warning_is_a_warning():
