@@ -24,22 +24,39 @@ def _recorded_uname(root: SysRoot) -> list:
     return res.stdout.split() if res.ok else []
 
 
-def _hosts_addresses(root: SysRoot, host: Any) -> Any:
-    """The addresses /etc/hosts (hosts(5): address, canonical name, aliases; # starts a comment) gives
-    this node's name or its first label: Debian's installer writes "127.0.1.1 <hostname>", which
-    makes a multi-node job's rendezvous (Gloo, MPI) advertise the loopback address."""
-    if not isinstance(host, str) or not host:
-        return Unknown("the host name is unknown")
-    text = root.read_or("/etc/hosts")
-    if text is None:
-        return Unknown("/etc/hosts not readable")
+def _addresses_in(text: str, host: str) -> list:
+    """The addresses hosts(5) text (address, canonical name, aliases; # starts a comment) gives ``host``
+    or its first label, in file order."""
     names = {host.lower(), host.split(".")[0].lower()}
     found: list = []
     for line in text.splitlines()[:4096]:
         fields = line.split("#", 1)[0].split()
-        if len(fields) >= 2 and names & {n.lower() for n in fields[1:]} and fields[0] not in found:
+        if len(fields) >= 2 and names & {n.lower() for n in fields[1:]} and fields[0][:64] not in found:
             found.append(fields[0][:64])
-    return found
+    return found[:16]
+
+
+def _read_hosts(host: str) -> list:
+    # Read inside the probe, so that a snapshot records only this node's addresses, not the cluster's
+    # whole host table (as limits.statvfs_dirs reads mountinfo).
+    try:
+        with open("/etc/hosts", errors="replace") as fh:
+            return _addresses_in(fh.read(1 << 20), host)
+    except OSError as exc:
+        raise Missing(f"/etc/hosts: {exc.strerror or exc}") from None
+
+
+def _hosts_addresses(root: SysRoot, host: Any) -> Any:
+    """The addresses /etc/hosts gives this node's name: Debian's installer writes "127.0.1.1 <hostname>",
+    which makes a multi-node job's rendezvous (Gloo, MPI launchers) advertise the loopback address."""
+    if not isinstance(host, str) or not host:
+        return Unknown("the host name is unknown")
+    try:
+        found = root.probe("hosts_addresses", lambda: _read_hosts(host))
+        return [str(a)[:64] for a in found[:16]] if isinstance(found, list) else Unknown("the recorded addresses are not a list")
+    except Missing as exc:
+        text = root.read_or("/etc/hosts")   # a fixture or bundle that holds the file itself
+        return _addresses_in(text, host) if text is not None else Unknown(f"/etc/hosts not read: {exc}")
 
 
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
