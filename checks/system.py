@@ -1,4 +1,5 @@
-"""The node itself: host name, kernel, OS release, virtualisation."""
+"""The node itself: host name and the addresses /etc/hosts gives it, kernel, OS release, virtualisation,
+Yama's ptrace scope."""
 
 from __future__ import annotations
 
@@ -21,6 +22,41 @@ def _recorded_uname(root: SysRoot) -> list:
     except Missing:
         return []
     return res.stdout.split() if res.ok else []
+
+
+def _addresses_in(text: str, host: str) -> list:
+    """The addresses hosts(5) text (address, canonical name, aliases; # starts a comment) gives ``host``
+    or its first label, in file order."""
+    names = {host.lower(), host.split(".")[0].lower()}
+    found: list = []
+    for line in text.splitlines()[:4096]:
+        fields = line.split("#", 1)[0].split()
+        if len(fields) >= 2 and names & {n.lower() for n in fields[1:]} and fields[0][:64] not in found:
+            found.append(fields[0][:64])
+    return found[:16]
+
+
+def _read_hosts(host: str) -> list:
+    # Read inside the probe, so that a snapshot records only this node's addresses, not the cluster's
+    # whole host table (as limits.statvfs_dirs reads mountinfo).
+    try:
+        with open("/etc/hosts", errors="replace") as fh:
+            return _addresses_in(fh.read(1 << 20), host)
+    except OSError as exc:
+        raise Missing(f"/etc/hosts: {exc.strerror or exc}") from None
+
+
+def _hosts_addresses(root: SysRoot, host: Any) -> Any:
+    """The addresses /etc/hosts gives this node's name: Debian's installer writes "127.0.1.1 <hostname>",
+    which makes a multi-node job's rendezvous (Gloo, MPI launchers) advertise the loopback address."""
+    if not isinstance(host, str) or not host:
+        return Unknown("the host name is unknown")
+    try:
+        found = root.probe("hosts_addresses", lambda: _read_hosts(host))
+        return [str(a)[:64] for a in found[:16]] if isinstance(found, list) else Unknown("the recorded addresses are not a list")
+    except Missing as exc:
+        text = root.read_or("/etc/hosts")   # a fixture or bundle that holds the file itself
+        return _addresses_in(text, host) if text is not None else Unknown(f"/etc/hosts not read: {exc}")
 
 
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
@@ -47,4 +83,11 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
             rel = None
     osr = parse_os_release(rel or "")
     out["os"] = osr.get("PRETTY_NAME") or Unknown("/etc/os-release unreadable")
+    out["hostname_addresses"] = _hosts_addresses(root, out["hostname"])
+    # Yama's ptrace scope (the kernel's Documentation/admin-guide/LSM/Yama.rst): 0 any process of the
+    # same user, 1 descendants or a PR_SET_PTRACER grant, 2 CAP_SYS_PTRACE only, 3 none. MPI's
+    # single-copy transfers between ranks (CMA: process_vm_readv) obey it.
+    scope = (root.read_or("/proc/sys/kernel/yama/ptrace_scope") or "").strip()
+    out["ptrace_scope"] = int(scope) if scope.isdigit() else Unknown(
+        "/proc/sys/kernel/yama/ptrace_scope not readable (no Yama module, or not recorded)")
     return {"system": out}

@@ -77,12 +77,14 @@ def nccl_debug_left_on(f: FactView) -> Iterator[Hit]:
                   fix="export NCCL_DEBUG=WARN", evidence={"env.NCCL_DEBUG": level})
 
 
-@rule("ENV003", "python-env-on-parallel-fs", "advice", "the Python environment lives on a parallel filesystem", impact=5)
+@rule("ENV003", "python-env-on-parallel-fs", "advice", "the Python environment lives on a parallel filesystem", impact=5,
+      also={"info": "read from the user's words: Python or an import starts slowly from a parallel file system"})
 def python_env_on_parallel_fs(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         torch imported from a network or parallel filesystem (Lustre, GPFS, NFS, BeeGFS, CephFS)
-        outside a container.
+        outside a container. At info, in a paste: the user's words that Python, ipython, jupyter or
+        an import starts slowly from a Lustre, GPFS or BeeGFS file system.
 
     Why it matters:
         Importing torch opens thousands of small files; on a parallel filesystem every rank of every
@@ -96,6 +98,16 @@ def python_env_on_parallel_fs(f: FactView) -> Iterator[Hit]:
     References:
         - 003_ff12095d05d26000.txt (containers for Python environments on EuroHPC systems)
     """
+    said = catalogued(f, "python-env-on-parallel-fs")
+    if said:
+        s = said[0]
+        yield Hit(message="the usual cause of Python starting slowly from a parallel file system: every start stats and opens "
+                          "thousands of small files of the environment, each a request to the metadata servers (the user: "
+                          f"\"{str(s.get('matched') or s.get('text', '')).strip()[:120]}\")",
+                  fix="strace -c -f -e trace=%file python -c 'import torch'   # how many stat/open calls one start makes\n"
+                      "# pack the environment into one image (apptainer build env.sif env.def), or copy it to $TMPDIR at job start",
+                  evidence=told_evidence(s), severity="info")
+        return
     t = f["torch"]
     fs = t.get("site_fs") or {}
     if fs.get("network") and not f.get("scheduler.in_container"):

@@ -1,7 +1,8 @@
 """File systems that refuse what a job assumes of them: code written under a noexec mount that
-cannot be loaded or run (knowledge/messages/noexec.toml, loader.toml), and HDF5's file lock that
-the file system does not grant or another process holds (knowledge/messages/hdf5.toml). The mount
-options come from the limits check (/proc/self/mountinfo, per file system a run writes to)."""
+cannot be loaded or run (knowledge/messages/noexec.toml, loader.toml), HDF5's file lock that
+the file system does not grant or another process holds (knowledge/messages/hdf5.toml), and the file
+locks of SQLite and Python's filelock (file_locks.toml) on a mount whose locking is off or local, and
+a fixed name in the shared /tmp that another user holds (shared_tmp.toml). The mount options come from the limits check (/proc/self/mountinfo, per file system a run writes to)."""
 
 from __future__ import annotations
 
@@ -208,3 +209,135 @@ def nfs_stale_file_handle(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"a file or directory the process held{where} was removed or replaced on the file server "
                       f"(line {s.get('line')}: \"{told_text(s)}\"): its handle is stale",
               fix=_STALE_FIX, evidence=told_evidence(s))
+
+
+# Mount options (as the kernel shows them in mountinfo) under which a lock taken here excludes only processes
+# of this node: NFS's nolock and local_lock= other than none (Linux fs/nfs/super.c nfs_show_mount_options;
+# nfs(5)), Lustre's localflock.
+_LOCAL_LOCKS = ("nolock", "local_lock=all", "local_lock=flock", "local_lock=posix", "localflock")
+_LOCK_FIX = ("findmnt -T \"$PWD\" -o TARGET,FSTYPE,OPTIONS   # the mount holding the file (run with the database's or "
+             "cache's directory): nfs with nolock or local_lock=..., lustre without flock\n"
+             "cp DB.sqlite \"${TMPDIR:-/tmp}/\"   # SQLite: keep the database on node-local disk and copy it back when done\n"
+             "export HF_DATASETS_CACHE=\"${TMPDIR:-/tmp}/hf_datasets\"   # Hugging Face caches (filelock): on a "
+             "file system that grants locks\n"
+             "# administrators: mount with the lock service (NFS: lockd/rpc.statd, no nolock; Lustre: -o flock)")
+_HINTS = {
+    "file_locks:sqlite-busy": ("one of two documented causes (SQLite FAQ) of \"database is locked\": another connection "
+                               "holds the lock, or the database is on a network file system whose fcntl() locking is broken"),
+    "prose:filelock-hangs": ("the usual cause (filelock 3.0's source) of a FileLock that never acquires: the file system "
+                             "refuses flock() and the lock is retried for ever"),
+}
+
+
+@rule("SYS013", "fs-file-locking-unsupported", "error",
+      "the file system does not grant the file locks a program relies on", impact=5,
+      also={"warning": "SQLite's locking protocol (WAL) failed, or on the node: a mount a run writes to has "
+                       "locks local to this node",
+            "info": "SQLite's \"database is locked\" or a FileLock said to hang: the FAQ's or source's usual cause"})
+def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log: Python filelock 3.x's "FileSystem does not appear to support flock"
+        (flock() failed with ENOSYS); SQLite's "locking protocol" (SQLITE_PROTOCOL, 15: its WAL
+        locking, which does not work over a network file system) as a warning; SQLite's "database
+        is locked" (SQLITE_BUSY) and a user's words that a FileLock hangs or is stuck acquiring,
+        at info. On the node: a file system a run writes to (home, working directory, temporary
+        directory, caches) mounted with locks local to the node (NFS nolock or local_lock=all,
+        flock or posix; Lustre localflock).
+
+    Why it matters:
+        SQLite, Hugging Face's dataset and model caches (filelock), pip's and conda's caches and
+        HDF5 lock the files they share. On a mount without lock support the lock fails (SQLite
+        errors, filelock 3.0 retried for ever and hangs); with locks local to the node, the lock
+        succeeds but does not exclude processes on other nodes, so concurrent jobs corrupt a
+        shared database or cache.
+
+    How to fix:
+        Keep databases and caches that need locks on node-local disk (copy in, copy back) or on a
+        file system that grants locks; for Hugging Face, point the cache to such a directory. The
+        administrators can mount with the lock service (NFS without nolock) or Lustre with flock.
+
+    References:
+        - https://www.sqlite.org/faq.html#q5 (fcntl() locking broken on many NFS implementations)
+        - https://www.sqlite.org/wal.html (WAL does not work over a network filesystem)
+        - https://www.sqlite.org/rescode.html (SQLITE_BUSY, SQLITE_PROTOCOL)
+        - https://pypi.org/project/filelock/3.12.4/ (UnixFileLock: ENOSYS from flock)
+        - https://man7.org/linux/man-pages/man5/nfs.5.html (lock/nolock, local_lock)
+    """
+    told = catalogued(f, "fs-file-locking-unsupported")
+    if told:
+        s = next((t for t in told if t.get("id") == "file_locks:filelock-no-flock"), None) \
+            or next((t for t in told if t.get("id") == "file_locks:sqlite-protocol"), told[0])
+        sid = str(s.get("id"))
+        quote = f"(line {s.get('line')}: \"{told_text(s)}\")"
+        if sid == "file_locks:filelock-no-flock":
+            msg, sev = f"the file system refuses flock() (ENOSYS): a FileLock cannot be taken there {quote}", None
+        elif sid == "file_locks:sqlite-protocol":
+            msg, sev = (f"SQLite's locking protocol failed {quote}: its WAL mode needs locks and shared memory that a "
+                        "network or parallel file system does not provide (SQLite: WAL does not work over a network "
+                        "filesystem)"), "warning"
+        else:
+            msg, sev = f"{_HINTS.get(sid, 'a file lock that was not granted')} {quote}", "info"
+        yield Hit(message=msg, fix=_LOCK_FIX, evidence=told_evidence(s), severity=sev)
+        return
+    for fs in _filesystems(f):
+        opts = [str(o) for o in fs.get("options") or []]
+        local = [o for o in opts if o in _LOCAL_LOCKS]
+        if local and str(fs.get("fstype", "")).startswith(("nfs", "lustre")):
+            yield Hit(message=f"{fs.get('mount_probe')} ({', '.join(fs.get('roles') or [])}) is {fs.get('fstype')} mounted "
+                              f"with {', '.join(local)}: a file lock taken there (SQLite, filelock, HDF5) excludes only "
+                              "processes of this node, not other nodes' jobs sharing the file",
+                      fix=_LOCK_FIX, severity="warning",
+                      evidence={"limits.filesystems": {k: fs.get(k) for k in ("roles", "paths", "mount_probe", "fstype", "options")}})
+            return
+
+
+_TMP_FIX = ("ls -ld /tmp/NAME   # its owner and mode: another user's file or directory holds this fixed name\n"
+            "export TMPDIR=\"$(mktemp -d)\"   # a private directory, where the program honours TMPDIR\n"
+            "# the program: create temporary files with tempfile.mkstemp()/mkdtemp() or under a per-user name "
+            "(/tmp/$USER-NAME, $XDG_RUNTIME_DIR), never one fixed /tmp path\n"
+            "# /tmp is sticky: only the owner (or an administrator) can remove the old one")
+
+
+@rule("SYS014", "shared-tmp-owned-by-other-user", "warning",
+      "a program's fixed path in the shared /tmp belongs to another user", impact=4,
+      also={"info": "read from the user's words that the /tmp path belongs to another user"})
+def shared_tmp_owned_by_other_user(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Python's "[Errno 13] Permission denied: '/tmp/<name>'" (or /var/tmp) on
+        opening or creating a path there, not an exec refused by a noexec mount (tmp-noexec's); at
+        info, the user's words that a /tmp path is owned by another user, or that a tool's /tmp
+        directory fails for the machine's other users.
+
+    Why it matters:
+        /tmp is shared by every user of a node and sticky: the first user to create a fixed name
+        (/tmp/<tool>-log, /tmp/<tool>/) owns it, nobody else may replace it, and with mode 644 or
+        755 nobody else may write it (fs.protected_regular refuses even an open with O_CREAT of
+        another user's file there). A tool that uses one fixed path works for the first user of a
+        login or compute node and fails for all others.
+
+    How to fix:
+        Point the program to a private directory (TMPDIR, where it honours it), or make it create
+        its files with mkstemp/mkdtemp or per-user names; the owner of the old path (or an
+        administrator) removes it.
+
+    References:
+        - https://man7.org/linux/man-pages/man7/inode.7.html (S_ISVTX: the sticky bit)
+        - https://docs.kernel.org/admin-guide/sysctl/fs.html (protected_regular)
+        - https://docs.python.org/3/library/tempfile.html (mkstemp, mkdtemp)
+    """
+    if catalogued(f, "tmp-noexec"):
+        return   # an exec refused in /tmp is the mount's noexec, not another user's file
+    told = catalogued(f, "shared-tmp-owned-by-other-user")
+    s = next((t for t in told if t.get("id") == "shared_tmp:python-tmp-path-denied"), None)
+    if s is not None:
+        yield Hit(message=f"{s.get('path') or 'a path in /tmp'} was refused (EACCES) (line {s.get('line')}: \"{told_text(s)}\"): "
+                          "a fixed name in the shared, sticky /tmp that another user of the node created first",
+                  fix=_TMP_FIX.replace("/tmp/NAME", str(s.get("path") or "/tmp/NAME")), evidence=told_evidence(s))
+        return
+    if told:
+        s = told[0]
+        yield Hit(message="the usual cause (the sticky /tmp's rule) of a tool's /tmp path failing for every user but the "
+                          f"first: that user owns it (the user: \"{str(s.get('matched') or told_text(s)).strip()[:120]}\")",
+                  fix=_TMP_FIX, evidence=told_evidence(s), severity="info")

@@ -1,7 +1,8 @@
 """What MPI launchers and transports say about the node and the launch, read from a pasted log
 (knowledge/messages/openmpi.toml, slurm_mpi.toml, ucx.toml): a launch asking for more slots than it
 was given, a binding of more ranks than CPUs, srun and the MPI library without a process-management
-interface in common, and RDMA registration refused by the locked-memory limit."""
+interface in common, RDMA registration refused by the locked-memory limit, and the single-copy
+transfer between ranks refused by Yama's ptrace scope (also read on the node itself)."""
 
 from __future__ import annotations
 
@@ -224,3 +225,63 @@ def mpi_binding_overload(f: FactView) -> Iterator[Hit]:
                   "# then no more ranks per node than cores, mpirun --use-hwthread-cpus to count hardware threads, "
                   "or --bind-to none to let ranks share cores (slower)",
               evidence=ticket_evidence(s))
+
+
+_PTRACE_FIX = ("cat /proc/sys/kernel/yama/ptrace_scope   # 0: ranks of one user may read each other (CMA works); "
+               "1: only with a PR_SET_PTRACER grant; 2: CAP_SYS_PTRACE only; 3: never\n"
+               "export I_MPI_SHM_LMT=shm   # Intel MPI 2018 and older: copy large messages through shared memory instead\n"
+               "export OMPI_MCA_btl_vader_single_copy_mechanism=none   # Open MPI 4: no CMA, no warning\n"
+               "# in a container where the scope is 2: docker run --cap-add=SYS_PTRACE ... (Yama lets a process with "
+               "CAP_SYS_PTRACE read another)\n"
+               "# administrators, where the site's policy allows ranks of one user to read each other: "
+               "sudo sysctl -w kernel.yama.ptrace_scope=0 (and kernel.yama.ptrace_scope = 0 in /etc/sysctl.d/ to keep it)")
+
+
+@rule("SYS011", "ptrace-scope-blocks-mpi-shm", "error",
+      "Yama's ptrace scope refuses MPI's single-copy transfer between ranks on the node", impact=5,
+      also={"warning": "Open MPI says CMA is unavailable for the ptrace settings and falls back (slower)",
+            "info": "on the node: ptrace_scope is 2 or 3, so no MPI can use CMA between ranks (they copy twice)"})
+def ptrace_scope_blocks_mpi_shm(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Intel MPI 2018's "dcp_recv(...): Internal MPI error!  Cannot read from
+        remote process" with its own advice (enable ptrace for non-root users, or
+        I_MPI_SHM_LMT=shm), and Open MPI's "WARNING: Linux kernel CMA support was requested via
+        the btl_vader_single_copy_mechanism MCA variable, but CMA support is not available due to
+        restrictive ptrace settings". On the node: /proc/sys/kernel/yama/ptrace_scope at 2 or 3.
+
+    Why it matters:
+        MPI libraries copy large messages between ranks on one node with a single cross-memory read
+        (CMA, process_vm_readv), which the kernel allows only where ptrace would be: Yama's scope 1
+        limits it to descendants or a PR_SET_PTRACER grant, 2 to CAP_SYS_PTRACE, 3 forbids it.
+        Intel MPI 2018 aborts; Open MPI, UCX and MPICH check the scope and fall back to copying
+        twice through shared memory (Open MPI and UCX grant themselves at 1; MPICH only uses it at 0),
+        which costs intra-node bandwidth.
+
+    How to fix:
+        Tell the MPI not to use it (I_MPI_SHM_LMT=shm for Intel MPI; btl_vader_single_copy_mechanism
+        none for Open MPI 4), or, where the site's security policy allows, set
+        kernel.yama.ptrace_scope to 0 (an administrator's sysctl).
+
+    References:
+        - https://www.kernel.org/doc/html/latest/admin-guide/LSM/Yama.html (ptrace_scope 0-3)
+        - https://pypi.org/project/impi/2018.0.3/ (the wheel's lib/libmpi.so: the message and its two workarounds)
+        - https://github.com/open-mpi/ompi/blob/v4.1.8/opal/mca/btl/vader/help-btl-vader.txt ([cma-permission-denied])
+        - https://github.com/open-mpi/ompi/blob/v5.0.8/opal/mca/smsc/cma/smsc_cma_component.c (the scope check)
+        - https://github.com/pmodels/mpich/blob/6a79bf6575c3b5b41cabbd3d59340634d6f9412d/src/mpid/ch4/shm/ipc/cma/cma_init.c
+    """
+    told = catalogued(f, "ptrace-scope-blocks-mpi-shm")
+    if told:
+        s = told[0]
+        fell_back = str(s.get("id", "")).startswith("openmpi:")
+        yield Hit(message=(f"{'Open MPI could not use' if fell_back else 'Intel MPI could not read another rank through'} "
+                           f"the single-copy transfer between ranks (CMA) (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\"): "
+                           "Yama's ptrace_scope forbids one rank reading another's memory"
+                           + ("; it fell back to copying twice (slower)" if fell_back else "")),
+                  fix=_PTRACE_FIX, evidence=ticket_evidence(s), severity="warning" if fell_back else None)
+        return
+    scope = f.get("system.ptrace_scope")
+    if isinstance(scope, int) and scope >= 2:
+        yield Hit(message=f"kernel.yama.ptrace_scope is {scope}: no MPI rank may read another's memory (CMA), so "
+                          "Open MPI, UCX and MPICH copy large intra-node messages twice and Intel MPI 2018 aborts",
+                  fix=_PTRACE_FIX, evidence={"system.ptrace_scope": scope}, severity="info")

@@ -1,4 +1,4 @@
-"""The fabric a multi-node job communicates over."""
+"""The fabric a multi-node job communicates over, and the address its rendezvous advertises."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Iterator, List, Sequence
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import ticket_evidence
+from hpcdoctor.rules._common import catalogued, ticket_evidence
 
 
 def _multinode(f: FactView) -> bool:
@@ -222,3 +222,65 @@ def slingshot_ofi(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"Slingshot devices ({', '.join(cxi)}) but {'; '.join(problems)}: NCCL/RCCL will use TCP",
                   fix="export FI_PROVIDER=cxi   # and module load the site's aws-ofi-nccl (aws-ofi-rccl) module",
                   evidence={"network.cxi_devices": cxi, "network.nccl_net_plugin": plugin, "env.FI_PROVIDER": provider})
+
+
+def _loopback(addr: str) -> bool:
+    return addr.startswith("127.") or addr in ("::1", "0:0:0:0:0:0:0:1")
+
+
+_LOOPBACK_FIX = ("getent hosts \"$(hostname)\"   # the address the node's name resolves to: 127.0.1.1 or 127.0.0.1 is loopback\n"
+                 "ip -brief addr   # the interfaces and their addresses: pick the one the nodes share\n"
+                 "export GLOO_SOCKET_IFNAME=ib0 NCCL_SOCKET_IFNAME=ib0   # the interface joining the nodes (ib0 here: one ip lists), for the job\n"
+                 "# administrators: in /etc/hosts, map the node's name to that interface's address, not 127.0.1.1")
+
+
+@rule("NET015", "hostname-resolves-to-loopback", "warning",
+      "the node's host name resolves to a loopback address, which a multi-node rendezvous advertises", impact=6,
+      also={"info": "a single-node run, or torch's Gloo loopback fallback pasted alone: harmless until ranks span nodes"})
+def hostname_resolves_to_loopback(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        On the node: /etc/hosts maps the host name (or its first label) only to a loopback address,
+        as Debian's and Ubuntu's installers write it ("127.0.1.1 <hostname>"); a warning in a job
+        spanning several nodes, info otherwise. In a pasted log, torch's "Unable to resolve hostname
+        to a (local) address. Using the loopback address as fallback." (ProcessGroupGloo), at info,
+        a warning beside Gloo's "connectFullMesh failed".
+
+    Why it matters:
+        Gloo (torch.distributed's CPU backend, vLLM's and SGLang's CPU groups) binds the address the
+        host name resolves to, or loopback; PaddlePaddle's fleet, MPI launchers and other
+        rendezvous also advertise it. A loopback address is unreachable from other nodes: the job
+        works on one machine and fails with "connection refused" or a timeout across machines.
+
+    How to fix:
+        Name the interface that joins the nodes (GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME), or have
+        the administrators map the host name to that interface's address in /etc/hosts.
+
+    References:
+        - https://man7.org/linux/man-pages/man5/hosts.5.html
+        - https://www.debian.org/doc/manuals/debian-reference/ch05.en.html (the hostname resolution, 127.0.1.1)
+        - https://pytorch.org/docs/stable/distributed.html (GLOO_SOCKET_IFNAME)
+        - https://pypi.org/project/torch/2.13.0/ (libtorch_cpu.so: the Gloo loopback fallback warning)
+    """
+    told = catalogued(f, "hostname-resolves-to-loopback")
+    if told:
+        s = told[0]
+        mesh = any(t.get("id") == "torch:gloo-connect-full-mesh-failed" for t in f.get("ticket.symptoms") or [])
+        yield Hit(message=f"Gloo bound the loopback address because the host name did not resolve to a usable one (line "
+                          f"{s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\"): "
+                          + ("and its full mesh then failed: ranks on other nodes cannot connect to a loopback address"
+                             if mesh else "harmless on one node, ranks on other nodes cannot connect to it"),
+                  fix=_LOOPBACK_FIX, evidence={"ticket.line": s.get("line"), "message": s.get("id")},
+                  severity=None if mesh else "info")
+        return
+    addrs = f.get("system.hostname_addresses")
+    if not isinstance(addrs, list) or not addrs or not all(_loopback(str(a)) for a in addrs):
+        return
+    host = f.get("system.hostname")
+    multi = _multinode(f)
+    yield Hit(message=f"/etc/hosts maps this node's name {host} to {', '.join(map(str, addrs))} only: a rendezvous that "
+                      "advertises the host name's address (Gloo, MPI launchers, PaddlePaddle's fleet) gives other nodes a "
+                      "loopback address they cannot reach"
+                      + (f" (this job spans {f.get('scheduler.nodes')} nodes)" if multi else "; harmless while a job stays on one node"),
+              fix=_LOOPBACK_FIX, evidence={"system.hostname": host, "system.hostname_addresses": addrs},
+              severity=None if multi else "info")

@@ -1,4 +1,5 @@
-"""Peer-to-peer between GPUs on a PCIe switch, sent up to the CPU by the switch's Access Control Services."""
+"""Peer-to-peer between GPUs: on a PCIe switch, sent up to the CPU by the switch's Access Control Services
+or dropped by an IOMMU in translating mode; and between GPUs that do not support it at all."""
 
 from __future__ import annotations
 
@@ -12,6 +13,12 @@ from hpcdoctor.rules._common import catalogued, told_evidence
 # switch in nvidia-smi topo -m, or a bridge's ACS control with redirection on.
 _ON_A_SWITCH = ("pcie:topo-pair-pix", "pcie:topo-pair-pxb", "pcie:acs-redirect-on")
 _P2P_OFF_HELPS = "prose:nccl-p2p-disable-helps"
+_IOMMU_SAID = "prose:p2p-broken-by-iommu"
+_IOMMU_FIX = ("ls /sys/class/iommu   # dmar* (Intel VT-d) or ivhd* (AMD-Vi): an IOMMU is active\n"
+              "cat /proc/cmdline   # iommu=pt (passthrough) or none; intel_iommu=on / amd_iommu=on: translating\n"
+              "nvidia-smi topo -m   # the GPUs' paths: PIX/PXB/PHB/NODE/SYS are PCIe, NV# are NVLink\n"
+              "# administrators: boot with iommu=pt (passthrough; add it to GRUB_CMDLINE_LINUX, then update-grub or "
+              "grub2-mkconfig and reboot), or turn IO virtualization (VT-d/AMD-Vi) off in the BIOS")
 
 _FIX = ("sudo lspci -vvv | grep ACSCtl   # SrcValid+ or ReqRedir+ on the PCIe switches' ports: ACS sends GPU-to-GPU "
         "traffic up to the CPU\n"
@@ -22,7 +29,8 @@ _FIX = ("sudo lspci -vvv | grep ACSCtl   # SrcValid+ or ReqRedir+ on the PCIe sw
 
 
 @rule("GPU020", "pcie-acs-blocks-p2p", "error", "GPU peer-to-peer over a PCIe switch is redirected by ACS/IOMMU",
-      impact=7)
+      impact=7, also={"info": "read from the user's words: copies between GPUs zeroed or dropped, fixed with the IOMMU "
+                               "off or in passthrough (NVIDIA: IOMMU-enabled bare-metal P2P is not supported)"})
 def pcie_acs_blocks_p2p(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -46,13 +54,68 @@ def pcie_acs_blocks_p2p(f: FactView) -> Iterator[Hit]:
     References:
         - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html (PCI Access Control Services)
         - https://github.com/NVIDIA/nccl/issues/667 (PXB/PIX pairs hang; disabling VT-d fixed it)
+        - https://docs.nvidia.com/nim/maxine/lipsync/latest/advanced-usage/multi-gpu.html (IOMMU-enabled
+          bare-metal PCIe peer-to-peer memory copy is not supported; iommu=pt)
     """
     said = {s.get("id"): s for s in catalogued(f, "pcie-acs-blocks-p2p")}
     helps = said.get(_P2P_OFF_HELPS)
     where = next((said[k] for k in _ON_A_SWITCH if k in said), None)
+    iommu = said.get(_IOMMU_SAID)
+    if (helps is None or where is None) and iommu is not None:
+        yield Hit(message="the usual cause (NVIDIA: on bare-metal Linux, IOMMU-enabled PCIe peer-to-peer memory copy is not "
+                          "supported) of GPU-to-GPU copies that arrive zeroed or are dropped while the IOMMU translates: the "
+                          f"peer writes fault in the IOMMU (the user: \"{str(iommu.get('matched') or iommu.get('text', '')).strip()[:120]}\")",
+                  fix=_IOMMU_FIX, evidence=told_evidence(iommu), severity="info")
+        return
     if helps is None or where is None:
         return
     yield Hit(message="NCCL works only with peer-to-peer disabled between GPUs that share a PCIe switch: the switch's ACS "
                       "(IO virtualization, VT-d/IOMMU) redirects their P2P traffic to the CPU, which hangs or slows it "
                       f"(line {helps.get('line')}: \"{str(helps.get('text', '')).strip()[:120]}\")",
               fix=_FIX, evidence=told_evidence(helps))
+
+
+_P2P_UNSUPPORTED_FIX = (
+    "nvidia-smi topo -p2p r   # each GPU pair's peer-to-peer read status: OK, or CNS/GNS/TNS/NS (chipset, GPU, "
+    "topology not supported)\n"
+    "nvidia-smi topo -m   # the path between them (NV# is NVLink; PIX/PXB/PHB/NODE/SYS cross PCIe)\n"
+    "export NCCL_P2P_DISABLE=1   # where the peer access is NCCL's: copy through host memory instead\n"
+    "# in the program: enable peer access only where cudaDeviceCanAccessPeer (torch.cuda.can_device_access_peer) "
+    "says 1, else copy through the host; or run on GPUs whose pairs show OK")
+
+
+@rule("GPU028", "gpu-peer-access-unsupported", "error",
+      "the program enables peer access between GPUs that cannot access each other's memory", impact=6)
+def gpu_peer_access_unsupported(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, CUDA's cudaErrorPeerAccessUnsupported (CUDA_ERROR_PEER_ACCESS_UNSUPPORTED,
+        217): "peer access is not supported between these two devices", as torch raises it
+        ("CUDA error: ...") or as a program or its user quotes it.
+
+    Why it matters:
+        A program called cudaDeviceEnablePeerAccess (or a peer copy that needs it) for two GPUs
+        that cannot reach each other's memory directly: GeForce cards where the driver offers no
+        peer access, GPUs under different CPU sockets or chipsets that do not forward peer traffic.
+        It is the hardware and platform, not a driver fault: the same program must copy through
+        host memory there.
+
+    How to fix:
+        Read which pairs support it (nvidia-smi topo -p2p r: OK, or chipset/GPU/topology not
+        supported); enable peer access only where cudaDeviceCanAccessPeer says 1 and copy through
+        host memory elsewhere (NCCL_P2P_DISABLE=1 for NCCL's transfers), or run on GPUs whose pairs
+        support it (NVLink or data-centre GPUs under one PCIe switch).
+
+    References:
+        - https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__PEER.html (cudaDeviceCanAccessPeer, cudaDeviceEnablePeerAccess)
+        - https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html (cudaErrorPeerAccessUnsupported)
+        - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html (NCCL_P2P_DISABLE)
+    """
+    told = catalogued(f, "gpu-peer-access-unsupported")
+    if not told:
+        return
+    s = told[0]
+    yield Hit(message=f"peer access is not supported between the two GPUs the program paired (line {s.get('line')}: "
+                      f"\"{str(s.get('text', '')).strip()[:120]}\"): they cannot access each other's memory directly, and "
+                      "the program enabled it without asking cudaDeviceCanAccessPeer",
+              fix=_P2P_UNSUPPORTED_FIX, evidence=told_evidence(s))

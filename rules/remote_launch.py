@@ -17,6 +17,7 @@ _WHY = {
     "openssh:host-key-verification-failed": "the other node's host key is not in known_hosts and ssh, run without a terminal, may not ask",
     "openssh:no-host-key-known-strict": "the other node's host key is not in known_hosts and strict checking is on",
     "openssh:permission-denied-methods": "the other node refused the login: no key of this user is in its ~/.ssh/authorized_keys",
+    "openssh:permission-denied-methods-bare": "the other host refused the login: no key of this user is in its ~/.ssh/authorized_keys",
     "openssh:connect-to-host-failed": "no ssh server answered on the other node",
     "openssh:could-not-resolve-hostname": "the node name given to ssh does not resolve here",
     "openssh:pdsh-ssh-exit-255": "pdsh's ssh to a node failed before running anything (exit status 255)",

@@ -1,7 +1,8 @@
 """Jobs Slurm refuses or holds for what they ask: an account, partition or QOS the user may not use,
 and a request no node of the partition can hold. Both come from slurmctld's own answers
 (knowledge/messages/slurm.toml: slurm_strerror and its err_msg lines; slurm_reasons.toml: the reasons
-squeue and scontrol print), never from a guess about the site."""
+squeue and scontrol print), never from a guess about the site. A PBS/TORQUE server's refusal of a
+request over its queue's maximum (pbs.toml) is the same fact under another scheduler."""
 
 from __future__ import annotations
 
@@ -147,6 +148,10 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
 _TIME_FIX = ("sinfo -o '%P %l'   # each partition's MaxTime (the TIMELIMIT column)\n"
              "sacctmgr -n show qos format=name%20,maxwall   # the QOS's MaxWall, which caps --time below the partition's\n"
              "sbatch --time=1-00:00:00 job.sh   # a --time within both; longer work checkpoints and resubmits")
+# PBS and TORQUE keep a queue's limits in its resources_max attributes (qstat -Q -f lists them).
+_PBS_TIME_FIX = ("qstat -Q -f QUEUE | grep -E 'resources_(max|default)\\.walltime'   # the queue's longest walltime\n"
+                 "qsub -l walltime=01:00:00 job.sh   # a walltime within it (or -q a queue whose maximum is longer); "
+                 "longer work checkpoints and resubmits")
 
 
 @rule("ENV032", "slurm-time-request-exceeds-limit", "error",
@@ -157,7 +162,8 @@ def slurm_time_request_exceeds_limit(f: FactView) -> Iterator[Hit]:
         In a pasted ticket, Slurm refusing a job for its --time: "Requested time limit is invalid
         (missing or exceeds some limit)", "Invalid time-min specification (exceeds job's time or
         other limits)", or the job held with reason PartitionTimeLimit, QOSMaxWallDurationPerJobLimit
-        or AssocMaxWallDurationPerJobLimit.
+        or AssocMaxWallDurationPerJobLimit; a TORQUE server's "Job exceeds queue resource limits
+        MSG=cannot satisfy queue max walltime requirement" (qsub's, for PBS jobs).
 
     Why it matters:
         The job is refused, or waits for ever: its --time (or a default the script or a workflow
@@ -173,9 +179,15 @@ def slurm_time_request_exceeds_limit(f: FactView) -> Iterator[Hit]:
         - https://slurm.schedmd.com/sbatch.html (--time)
         - https://slurm.schedmd.com/resource_limits.html (MaxWall, MaxTime)
         - https://github.com/SchedMD/slurm/blob/master/src/common/slurm_errno.c (the messages)
+        - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/server/svr_jobfunc.c (chk_svr_resc_limit)
     """
     s = _first(f, "slurm-time-request-exceeds-limit")
     if s is None:
+        return
+    if str(s.get("id", "")).startswith("pbs:"):
+        yield Hit(message=f"the PBS server refuses the job for its walltime (line {s.get('line')}: \"{_quoted(s)}\"): "
+                          f"the walltime asked for is longer than the {s.get('scope') or 'queue'}'s maximum (resources_max.walltime)",
+                  fix=_PBS_TIME_FIX, evidence=told_evidence(s))
         return
     yield Hit(message=f"Slurm refuses or holds the job for its time limit (line {s.get('line')}: \"{_quoted(s)}\"): "
                       "the --time asked for is longer than the partition or its QOS allows",
@@ -227,3 +239,40 @@ def slurm_qos_limit_reached(f: FactView) -> Iterator[Hit]:
             else "the job waits on a limit of its QOS or association (it starts when usage falls below it)")
     yield Hit(message=f"{what} (line {s.get('line')}: \"{_quoted(s)}\")", fix=_LIMIT_FIX,
               evidence=told_evidence(s), **({"severity": "error"} if refused else {}))
+
+
+_PBS_MEM_FIX = ("qstat -Q -f QUEUE | grep -E 'resources_(max|default)\\.p?v?mem'   # the queue's largest memory request\n"
+                "qsub -l mem=4gb job.sh   # a request within it, or -q a queue whose resources_max.mem is larger "
+                "(ask the administrators which)")
+
+
+@rule("SYS012", "batch-queue-mem-limit-exceeded", "error",
+      "the job asks for more memory than its batch queue allows", impact=6)
+def batch_queue_mem_limit_exceeded(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, a TORQUE server refusing a job at submission for its memory request:
+        "Job exceeds queue resource limits MSG=cannot satisfy queue max mem requirement" (also
+        pmem, vmem, pvmem, and "server max" where the server's limit applies), as qsub prints it.
+
+    Why it matters:
+        The job is never queued: the mem (or pmem, vmem) it asks for is larger than the queue's
+        resources_max for that resource, a site's policy (a GPU or shared queue often has a low
+        one). Nothing on a node is wrong; the request or the queue has to change.
+
+    How to fix:
+        Read the queue's limits (qstat -Q -f QUEUE, resources_max.mem) and ask for less memory,
+        or submit to a queue whose maximum is larger; the administrators say which queue is
+        meant for large-memory jobs.
+
+    References:
+        - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/server/svr_jobfunc.c (chk_svr_resc_limit)
+        - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/include/pbs_error_db.h (PBSE_EXCQRESC)
+    """
+    s = _first(f, "batch-queue-mem-limit-exceeded")
+    if s is None:
+        return
+    yield Hit(message=f"the PBS server refuses the job for its memory request (line {s.get('line')}: \"{_quoted(s)}\"): "
+                      f"the {s.get('resource') or 'mem'} asked for is larger than the {s.get('scope') or 'queue'}'s maximum "
+                      f"(resources_max.{s.get('resource') or 'mem'})",
+              fix=_PBS_MEM_FIX, evidence=told_evidence(s))

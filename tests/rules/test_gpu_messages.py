@@ -70,6 +70,16 @@ def test_error_802_in_any_wording_is_fabric_manager(tmp_path, text):
     assert hit.evidence["message"] in ("cuda:cudaErrorSystemNotReady", "cuda_driver:CUDA_ERROR_SYSTEM_NOT_READY")
 
 
+def test_error_802_in_the_gpu_operators_cuda_validator_is_fabric_manager():
+    # NVIDIA/gpu-operator#1043: the validator's vectorAdd "Failed to allocate device vector A (error code %s)!"
+    from rulekit import recorded_paste_facts
+    (hit,) = fired("nvidia-fabric-manager",
+                   recorded_paste_facts("gpu-operator-1043-cuda-validator-system-not-initialized-fabric-manager.txt"))
+    assert "(cudaErrorSystemNotReady, line 8" in hit.message and hit.evidence["message"] == "cuda:cudaErrorSystemNotReady"
+    said = find_messages("Failed to launch vectorAdd kernel (error code no kernel image is available for execution on the device)!\n")
+    assert [s["id"] for s in said] == ["cuda:cudaErrorNoKernelImageForDevice"]
+
+
 def test_error_804_is_not_called_fabric_manager_nor_802_forward_compat(tmp_path):
     assert fired("nvidia-fabric-manager", paste_facts(tmp_path, COMPAT_CUPY, "a.txt")) == []
     assert fired("cuda-forward-compat-unsupported", paste_facts(tmp_path, FABRIC_THC, "b.txt")) == []

@@ -59,3 +59,14 @@ def test_ssh_to_a_code_forge_is_gits_not_a_launchers():
 def test_silent_without_an_ssh_message():
     assert not fired("ssh-between-nodes-refused", recorded_paste_facts("h5py-1082-nfs-no-locks-available.txt"))
     assert not fired("ssh-between-nodes-refused", _told((PASTES / "noexec-tmpfs-bash-exec.txt").read_text()))
+
+
+def test_openssh_75_and_older_refusal_names_no_host():
+    # radical.pilot#1146: Stampede's OpenSSH printed "Permission denied (methods)." without user@host
+    (f,) = fired("ssh-between-nodes-refused", recorded_paste_facts("radical-pilot-1146-ssh-publickey-denied-stampede.txt"))
+    assert "ssh between nodes was refused: the other host refused the login" in f.message and "(line 5" in f.message
+    # the same words before git's own "fatal: Could not read from remote repository." are git's ssh, not a launcher's
+    git = "Permission denied (publickey).\nfatal: Could not read from remote repository.\n"
+    assert not fired("ssh-between-nodes-refused", _told(git))
+    # a program's "Permission denied (os error 13)" is an errno, not ssh's list of methods
+    assert not fired("ssh-between-nodes-refused", _told("error: IO Error: Permission denied (os error 13)\n"))

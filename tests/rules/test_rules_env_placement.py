@@ -114,3 +114,16 @@ def test_arm_onednn_cache(tmp_path):
 def test_torch_without_acl(tmp_path):
     assert fired("torch-without-acl", _grace(tmp_path, acl=False))
     assert not fired("torch-without-acl", _grace(tmp_path / "y", acl=True))
+
+
+def test_python_slow_from_a_parallel_file_system_in_the_users_words_is_a_hint():
+    # ipython/ipython#8991 (tests/fixtures/pastes, SOURCES.md there): read from the paste, no torch facts needed
+    from rulekit import recorded_paste_facts
+
+    (f,) = fired("python-env-on-parallel-fs", recorded_paste_facts("ipython-8991-startup-stat-storm-on-lustre.txt"))
+    assert f.severity == "info" and "launching ipython on a lustre-based file system is slow" in f.message
+    assert f.fix.startswith("strace -c -f -e trace=%file")
+    # a real healthy paste (no words about starting slowly, no torch facts) gives no finding: it is skipped
+    from rulekit import run_rule
+    findings, _skipped = run_rule("python-env-on-parallel-fs", recorded_paste_facts("nccl-258-cuda-gdb-p2p-warnings-healthy.txt"))
+    assert findings == []

@@ -1,0 +1,63 @@
+"""ptrace-scope-blocks-mpi-shm: MPI's single-copy transfer between ranks refused by Yama's ptrace scope,
+from Intel MPI's and Open MPI's own words in real pastes (tests/fixtures/pastes, SOURCES.md there),
+and on the node from /proc/sys/kernel/yama/ptrace_scope."""
+
+from __future__ import annotations
+
+import pytest
+
+from rulekit import facts, fired, recorded_paste_facts
+from hpcdoctor import pipeline
+from hpcdoctor.runner import Options
+from hpcdoctor.sysroot import ReplaySysRoot
+from hpcdoctor.triage.messages import find_messages
+
+
+
+def test_intel_mpi_dcp_read_refused_is_an_error_with_its_own_workarounds():
+    (f,) = fired("ptrace-scope-blocks-mpi-shm", recorded_paste_facts("fds-5853-intel-mpi-cma-needs-ptrace.txt"))
+    assert f.severity == "error" and "Intel MPI could not read another rank" in f.message and "(line 12" in f.message
+    assert f.fix.startswith("cat /proc/sys/kernel/yama/ptrace_scope") and "export I_MPI_SHM_LMT=shm" in f.fix
+    assert "--cap-add=SYS_PTRACE" in f.fix
+
+
+def test_open_mpis_cma_fallback_warning_is_a_warning():
+    # open-mpi/ompi v4.1.8 opal/mca/btl/vader/help-btl-vader.txt [cma-permission-denied], as show_help prints it
+    text = ("WARNING: Linux kernel CMA support was requested via the\n"
+            "btl_vader_single_copy_mechanism MCA variable, but CMA support is\n"
+            "not available due to restrictive ptrace settings.\n")
+    (f,) = fired("ptrace-scope-blocks-mpi-shm", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
+    assert f.severity == "warning" and "fell back to copying twice" in f.message
+    assert "OMPI_MCA_btl_vader_single_copy_mechanism=none" in f.fix
+
+
+@pytest.mark.parametrize("paste", ["ompi-10940-srun-direct-launch-without-pmi.txt", "ompi-4963-btl-tcp-multi-nic-connect-fail.txt"])
+def test_mpi_failures_of_other_causes_are_silent(paste):
+    assert not fired("ptrace-scope-blocks-mpi-shm", recorded_paste_facts(paste))
+
+
+def _node(tmp_path, scope):
+    fs = tmp_path / "fs" / "proc" / "sys" / "kernel" / "yama"
+    fs.mkdir(parents=True)
+    (fs / "ptrace_scope").write_text(f"{scope}\n")
+    return pipeline.gather(ReplaySysRoot(tmp_path), Options())
+
+
+@pytest.mark.parametrize("scope", [2, 3])
+def test_on_the_node_a_scope_that_forbids_cma_to_every_mpi_is_info(tmp_path, scope):
+    g = _node(tmp_path, scope)
+    assert g["facts"]["system"]["ptrace_scope"] == scope
+    (f,) = fired("ptrace-scope-blocks-mpi-shm", g)
+    assert f.severity == "info" and f"kernel.yama.ptrace_scope is {scope}" in f.message
+
+
+@pytest.mark.parametrize("scope", [0, 1])
+def test_on_the_node_scopes_the_mpis_handle_are_silent(tmp_path, scope):
+    # 1: Open MPI and UCX grant themselves with PR_SET_PTRACER_ANY (their source), so nothing is lost for them
+    assert not fired("ptrace-scope-blocks-mpi-shm", _node(tmp_path, scope))
+
+
+def test_a_node_without_yama_is_unknown_not_zero():
+    g = facts("h100-kvm-1gpu")
+    assert "ptrace_scope" not in g["facts"].get("system", {}) or not isinstance(g["facts"]["system"]["ptrace_scope"], int)
+    assert not fired("ptrace-scope-blocks-mpi-shm", g)
