@@ -278,6 +278,8 @@ def hostname_resolves_to_loopback(f: FactView) -> Iterator[Hit]:
         return
     host = f.get("system.hostname")
     multi = _multinode(f)
+    if not multi and f.get("scheduler.in_job") is True and f.get("scheduler.nodes") == 1:
+        return  # inside a one-node job nothing advertises the name to another node: nothing to say
     yield Hit(message=f"/etc/hosts maps this node's name {host} to {', '.join(map(str, addrs))} only: a rendezvous that "
                       "advertises the host name's address (Gloo, MPI launchers, PaddlePaddle's fleet) gives other nodes a "
                       "loopback address they cannot reach"

@@ -46,6 +46,11 @@ def test_debians_127_0_1_1_is_read_and_is_info_on_one_node(tmp_path):
     assert f.fix.startswith('getent hosts "$(hostname)"') and "GLOO_SOCKET_IFNAME=" in f.fix
 
 
+def test_inside_a_one_node_job_it_is_silent(tmp_path):
+    g = _node(tmp_path, DEBIAN_HOSTS, {"kind": "slurm", "in_job": True, "nodes": 1})
+    assert not fired("hostname-resolves-to-loopback", g)
+
+
 def test_in_a_multi_node_job_it_is_a_warning(tmp_path):
     g = _node(tmp_path, DEBIAN_HOSTS, {"kind": "slurm", "in_job": True, "nodes": 2})
     (f,) = fired("hostname-resolves-to-loopback", g)
