@@ -297,7 +297,8 @@ def slurm_qos_limit_reached(f: FactView) -> Iterator[Hit]:
     s = _first(f, "slurm-qos-limit-reached")
     if s is None:
         return
-    refused = s.get("id") in _REFUSED
+    # sbatch prints the limit's name on its own line before the refusal: refused, though read first
+    refused = any(t.get("id") in _REFUSED for t in catalogued(f, "slurm-qos-limit-reached"))
     what = ("Slurm refused the job: a submit or size limit of its QOS or association is reached" if refused
             else "the job waits on a limit of its QOS or association (it starts when usage falls below it)")
     yield Hit(message=f"{what} (line {s.get('line')}: \"{_quoted(s)}\")", fix=_LIMIT_FIX,

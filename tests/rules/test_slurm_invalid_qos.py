@@ -59,3 +59,18 @@ def test_a_job_held_for_its_qos_and_a_variable_in_the_directive():
 ])
 def test_silent_without_a_qos_refusal(paste):
     assert not fired("slurm-invalid-qos", recorded_paste_facts(paste))
+
+
+def test_the_limits_name_sbatch_prints_before_a_policy_refusal_is_read():
+    # slurm_reasons.toml form submit-refusal-reason: slurmctld's err_msg, printed by the client
+    (f,) = fired("slurm-qos-limit-reached", recorded_paste_facts("asgs-552-sbatch-qosminnode.txt"))
+    assert f.severity == "error"
+    found = {s["id"] for s in recorded_paste_facts("asgs-552-sbatch-qosminnode.txt")["facts"]["ticket"]["symptoms"]}
+    assert "slurm_reasons:QOSMinNode" in found
+    assert not fired("slurm-invalid-qos", recorded_paste_facts("asgs-552-sbatch-qosminnode.txt"))
+    # the same line naming a wall-time limit is the time request's
+    text = ("sbatch: error: QOSMaxWallDurationPerJobLimit\n"
+            "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy "
+            "(job submit limit, user's size and/or time limits)\n")
+    (f,) = fired("slurm-time-request-exceeds-limit", _told(text))
+    assert "QOSMaxWallDurationPerJobLimit" in f.message
