@@ -41,11 +41,11 @@ def _literal_option(found: list, options: tuple) -> Optional[dict]:
 
 
 @rule("ENV030", "slurm-invalid-account", "error",
-      "Slurm refused the job's account, partition or QOS for this user", impact=7)
+      "Slurm refused the job's account or partition for this user", impact=7)
 def slurm_invalid_account(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        In a pasted ticket, Slurm refusing or holding a job for the account, partition or QOS it
+        In a pasted ticket, Slurm refusing or holding a job for the account or partition it
         names: "Invalid account or account/partition combination specified", "Invalid partition
         name specified" (with "invalid partition specified: NAME"), "User's group not permitted to
         use this partition", "Invalid or unknown association", "Access denied to requested
@@ -55,14 +55,14 @@ def slurm_invalid_account(f: FactView) -> Iterator[Hit]:
 
     Why it matters:
         The job never runs, and nothing on any node is wrong. Slurm admits a job only under an
-        association (user, account, partition, QOS) the site has created; a partition or QOS
-        misspelt, one the user's account has no access to, or a #SBATCH variable Slurm sees as
+        association (user, account, partition) the site has created; an account or partition
+        misspelt, one the user has no access to, or a #SBATCH variable Slurm sees as
         the literal text "$proj" all end here.
 
     How to fix:
         List the associations the user has (sacctmgr show assoc user=$USER) and what each
-        partition admits (scontrol show partition), and submit with an account, partition and
-        QOS from that list; in a batch script write the values themselves, or pass them on
+        partition admits (scontrol show partition), and submit with an account and partition
+        from that list; in a batch script write the values themselves, or pass them on
         sbatch's command line (sbatch --account="$proj" job.sh), where the shell expands them.
 
     References:
@@ -78,7 +78,7 @@ def slurm_invalid_account(f: FactView) -> Iterator[Hit]:
     literal = _literal_option(found, _ACCESS_OPTIONS)
     named = next((s for s in found if s.get("id") == "slurm:invalid-partition-specified"), None)
     what = f" (partition \"{named.get('partition')}\")" if named and named.get("partition") else ""
-    message = (f"Slurm refused the job's account, partition or QOS{what} "
+    message = (f"Slurm refused the job's account or partition{what} "
                f"(line {refused.get('line')}: \"{_quoted(refused)}\"): it names one that does not exist "
                "or that this user may not use")
     fix = _ACCESS_FIX
