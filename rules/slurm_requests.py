@@ -99,7 +99,7 @@ _QOS_FIX = ("sacctmgr -n show assoc user=\"$USER\" format=account%20,partition%2
             "sacctmgr -n show qos format=name%20,flags%40   # the QOS that exist; RequiresReservation needs --reservation\n"
             "scontrol show partition | grep -E 'PartitionName|AllowQos|DenyQos|QoS='   # the QOS each partition admits\n"
             "env | grep -E '^(SBATCH|SALLOC|SLURM)_QOS='   # a QOS set in the environment applies to every job submitted\n"
-            "sbatch --qos=normal job.sh   # a QOS from the first listing (slurmdbd creates 'normal'), or none to get the default")
+            "sbatch --qos=normal job.sh   # a QOS from the first listing ('normal' is made with each cluster), or none for the default")
 # slurmctld's log lines say which of its refusals it was; the client's line only that it refused.
 _QOS_WHY = {
     "slurm:slurmctld-invalid-qos": "no QOS of that name exists",
