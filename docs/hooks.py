@@ -33,7 +33,7 @@ MODULE_TOPIC = {
     "tf_jax": "Software stack", "env_modules": "Environment", "mpi_messages": "Network", "numpy_abi": "Software stack", "job_setup": "Environment",
     "network_access": "Network", "gpu_access": "GPU health", "container_python": "Environment",
     "limits": "Environment", "file_systems": "Environment", "remote_launch": "Network", "gpu_faults": "GPU health",
-    "no_display": "Environment", "locales": "Environment", "slurm_requests": "Environment", "container_devices": "GPU health",
+    "no_display": "Environment", "locales": "Environment", "slurm_requests": "Environment", "slurm_nodes": "Environment", "container_devices": "GPU health",
     "mpi_libraries": "Network", "mpi_network": "Network",
     "container_runtimes": "Environment", "registry_pulls": "Environment", "blas_threads": "Threads and placement", "compute_apis": "Software stack", "onnxruntime_install": "Software stack", "jetson_power": "GPU health", "jit_builds": "Software stack",
     "rocm_libraries": "Software stack", "stack_limit": "Environment",

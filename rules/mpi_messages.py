@@ -1,8 +1,9 @@
 """What MPI launchers and transports say about the node and the launch, read from a pasted log
 (knowledge/messages/openmpi.toml, slurm_mpi.toml, ucx.toml): a launch asking for more slots than it
 was given, a binding of more ranks than CPUs, srun and the MPI library without a process-management
-interface in common, RDMA registration refused by the locked-memory limit, and the single-copy
-transfer between ranks refused by Yama's ptrace scope (also read on the node itself)."""
+interface in common, RDMA registration refused by the locked-memory limit, the single-copy
+transfer between ranks refused by Yama's ptrace scope (also read on the node itself), and a binding
+the kernel refused because Open MPI's hwloc does not see the job's cgroup."""
 
 from __future__ import annotations
 
@@ -285,3 +286,52 @@ def ptrace_scope_blocks_mpi_shm(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"kernel.yama.ptrace_scope is {scope}: no MPI rank may read another's memory (CMA), so "
                           "Open MPI, UCX and MPICH copy large intra-node messages twice and Intel MPI 2018 aborts",
                   fix=_PTRACE_FIX, evidence={"system.ptrace_scope": scope}, severity="info")
+_HWLOC_FIX = ("ompi_info | grep -i 'MCA hwloc'   # \"hwloc201\": Open MPI's internal hwloc 2.0; \"external\": the system's\n"
+              "stat -fc %T /sys/fs/cgroup   # cgroup2fs: this node uses cgroup v2, which hwloc reads from 2.2 on\n"
+              "srun grep Cpus_allowed_list /proc/self/status   # inside the job: the CPUs Slurm's cgroup gives each task\n"
+              "mpirun --bind-to none ./app   # meanwhile: Open MPI binds nothing, Slurm's cgroup still confines the job\n"
+              "./configure --prefix=\"$HOME/openmpi\" --with-hwloc=external --with-slurm && make -j 8 install   "
+              "# rebuild Open MPI against the system's hwloc (2.2 or later)")
+
+
+@rule("NET019", "mpi-internal-hwloc-incompatible", "warning",
+      "Open MPI bound a rank to CPUs the job may not use: its hwloc does not see the job's cgroup", impact=7)
+def mpi_internal_hwloc_incompatible(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Open MPI 4.x's "Open MPI tried to bind a new process, but something went
+        wrong" (or its "not bound" warning) whose error message is "hwloc_set_cpubind returned
+        "Error" for bitmap "N,M"": the kernel refused the CPUs Open MPI chose for a rank.
+
+    Why it matters:
+        Open MPI maps ranks onto the CPUs its hwloc reports as allowed. When that view is wider
+        than the job's cgroup, it picks CPUs the job does not own and the kernel refuses the
+        binding; the job aborts, typically only when it does not fill the node. Open MPI 4.x
+        builds its internal hwloc 2.0.x when configure finds no system hwloc, and hwloc reads
+        Linux cgroup v2 only from 2.2 on, so under Slurm's task/cgroup on a cgroup v2 node it
+        cannot see the job's CPUs. The message alone does not prove which hwloc was built in:
+        ompi_info shows it, and stat -fc %T /sys/fs/cgroup the cgroup version.
+
+    How to fix:
+        Check the hwloc component (ompi_info: hwloc201 is the internal copy) and the cgroup
+        version; rebuild Open MPI with --with-hwloc=external against hwloc 2.2 or later (or use
+        Open MPI 5, which bundles hwloc 2.7.1); meanwhile run with --bind-to none.
+
+    References:
+        - https://github.com/open-mpi/ompi/blob/v4.1.7/orte/mca/rtc/hwloc/rtc_hwloc.c (the message)
+        - https://github.com/open-mpi/ompi/blob/v4.1.7/opal/mca/hwloc/hwloc201/hwloc/VERSION (internal hwloc 2.0.2)
+        - https://github.com/open-mpi/ompi/blob/v4.1.7/README (--with-hwloc=internal|external|DIR)
+        - https://github.com/open-mpi/hwloc/blob/3b37b024aa3fe368dd82008eea7e1ad9dca97d2c/NEWS (Version 2.2.0: "Add support for Linux cgroups v2")
+        - https://github.com/open-mpi/ompi/tree/v5.0.9/3rd-party (hwloc-2.7.1.tar.gz)
+        - https://github.com/open-mpi/ompi/issues/12470 (Slurm 23.11 task/cgroup, HPC-X's Open MPI 4.1.7)
+    """
+    told = catalogued(f, "mpi-internal-hwloc-incompatible")
+    if not told:
+        return
+    s = told[0]
+    bitmap = f" ({s['bitmap']})" if s.get("bitmap") else ""
+    yield Hit(message=f"the kernel refused the CPUs{bitmap} Open MPI chose for a rank (line {s['line']}: "
+                      f"\"{str(s.get('text', '')).strip()[:120]}\"): Open MPI's view of the allowed CPUs is wider than "
+                      "the job's cgroup; the usual cause is Open MPI 4.x built with its internal hwloc 2.0, which "
+                      "cannot read cgroup v2 (hwloc 2.2 can)",
+              fix=_HWLOC_FIX, evidence=ticket_evidence(s))

@@ -27,7 +27,7 @@ def _first(f: FactView, symbol: str, skip: tuple = ()) -> Optional[dict]:
 
 
 # The #SBATCH options that name what slurm-invalid-account is about (sbatch(1)).
-_ACCESS_OPTIONS = ("-A", "--account", "-p", "--partition", "-q", "--qos", "--reservation")
+_ACCESS_OPTIONS = ("-A", "--account", "-p", "--partition", "--reservation")
 _ACCESS_FIX = ("sacctmgr -n show assoc user=\"$USER\" format=cluster,account,partition,qos%40   "
                "# the accounts, partitions and QOS this user may submit with\n"
                "scontrol show partition | grep -E 'PartitionName|AllowAccounts|DenyAccounts|AllowGroups|AllowQos'   "
@@ -35,29 +35,35 @@ _ACCESS_FIX = ("sacctmgr -n show assoc user=\"$USER\" format=cluster,account,par
                "sinfo -s   # the partitions that exist")
 
 
+def _literal_option(found: list, options: tuple) -> Optional[dict]:
+    """A #SBATCH line of the paste that sets one of ``options`` from a shell variable."""
+    return next((s for s in found if s.get("id") == "jobscript:sbatch-directive-variable"
+                 and s.get("option") in options), None)
+
+
 @rule("ENV030", "slurm-invalid-account", "error",
-      "Slurm refused the job's account, partition or QOS for this user", impact=7)
+      "Slurm refused the job's account or partition for this user", impact=7)
 def slurm_invalid_account(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        In a pasted ticket, Slurm refusing or holding a job for the account, partition or QOS it
+        In a pasted ticket, Slurm refusing or holding a job for the account or partition it
         names: "Invalid account or account/partition combination specified", "Invalid partition
         name specified" (with "invalid partition specified: NAME"), "User's group not permitted to
-        use this partition", "Invalid qos specification", "Invalid or unknown association",
-        "Access denied to requested reservation", and the job reasons InvalidAccount, InvalidQOS,
-        AccountNotAllowed and QOSNotAllowed. Where the paste shows a #SBATCH line holding a shell
+        use this partition", "Invalid or unknown association", "Access denied to requested
+        reservation", and the job reasons InvalidAccount and AccountNotAllowed (a QOS refused is
+        slurm-invalid-qos). Where the paste shows a #SBATCH line holding a shell
         variable ($proj), it says that sbatch passes it on unexpanded.
 
     Why it matters:
         The job never runs, and nothing on any node is wrong. Slurm admits a job only under an
-        association (user, account, partition, QOS) the site has created; a partition or QOS
-        misspelt, one the user's account has no access to, or a #SBATCH variable Slurm sees as
+        association (user, account, partition) the site has created; an account or partition
+        misspelt, one the user has no access to, or a #SBATCH variable Slurm sees as
         the literal text "$proj" all end here.
 
     How to fix:
         List the associations the user has (sacctmgr show assoc user=$USER) and what each
-        partition admits (scontrol show partition), and submit with an account, partition and
-        QOS from that list; in a batch script write the values themselves, or pass them on
+        partition admits (scontrol show partition), and submit with an account and partition
+        from that list; in a batch script write the values themselves, or pass them on
         sbatch's command line (sbatch --account="$proj" job.sh), where the shell expands them.
 
     References:
@@ -70,11 +76,10 @@ def slurm_invalid_account(f: FactView) -> Iterator[Hit]:
     if refused is None:
         return
     found = f.get("ticket.symptoms") or []
-    literal = next((s for s in found if s.get("id") == "jobscript:sbatch-directive-variable"
-                    and s.get("option") in _ACCESS_OPTIONS), None)
+    literal = _literal_option(found, _ACCESS_OPTIONS)
     named = next((s for s in found if s.get("id") == "slurm:invalid-partition-specified"), None)
     what = f" (partition \"{named.get('partition')}\")" if named and named.get("partition") else ""
-    message = (f"Slurm refused the job's account, partition or QOS{what} "
+    message = (f"Slurm refused the job's account or partition{what} "
                f"(line {refused.get('line')}: \"{_quoted(refused)}\"): it names one that does not exist "
                "or that this user may not use")
     fix = _ACCESS_FIX
@@ -85,6 +90,76 @@ def slurm_invalid_account(f: FactView) -> Iterator[Hit]:
                     f"does not expand: Slurm receives the text \"${variable}\"")
         fix = (f"sbatch {option}=\"${variable}\" job.sh   # on the command line the shell expands it; "
                "or write the value itself in the #SBATCH line\n") + fix
+        evidence["directive.line"] = literal.get("line")
+    yield Hit(message=message, fix=fix, evidence=evidence)
+
+
+_QOS_OPTIONS = ("-q", "--qos")
+_QOS_FIX = ("sacctmgr -n show assoc user=\"$USER\" format=account%20,partition%20,qos%60,defaultqos%20   "
+            "# the QOS this user may name, per account and partition, and the one a job gets by default\n"
+            "sacctmgr -n show qos format=name%20,flags%40   # the QOS that exist; RequiresReservation needs --reservation\n"
+            "scontrol show partition | grep -E 'PartitionName|AllowQos|DenyQos|QoS='   # the QOS each partition admits\n"
+            "env | grep -E '^(SBATCH|SALLOC|SLURM)_QOS='   # a QOS set in the environment applies to every job submitted\n"
+            "sbatch --qos=normal job.sh   # a QOS from the first listing ('normal' is made with each cluster), or none for the default")
+# slurmctld's log lines say which of its refusals it was; the client's line only that it refused.
+_QOS_WHY = {
+    "slurm:slurmctld-invalid-qos": "no QOS of that name exists",
+    "slurm:slurmctld-assoc-no-qos-access": "the user's association may not use it",
+    "slurm:slurmctld-qos-reservation-only": "it may only be used inside a reservation",
+    "slurm:slurmctld-relative-qos-as-job-qos": "it is a relative partition QOS, which no job may name",
+}
+
+
+@rule("ENV050", "slurm-invalid-qos", "error",
+      "Slurm refused the job's QOS: it does not exist or this user may not use it", impact=7)
+def slurm_invalid_qos(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, Slurm refusing a job for its quality of service (QOS): "Invalid qos
+        specification" from sbatch, salloc or srun, "Invalid QOS specification, relative QOS can
+        only be used in a single partition per cluster.", the job reasons InvalidQOS and
+        QOSNotAllowed, and slurmctld's own log lines that say which refusal it was ("Invalid qos
+        (NAME)", "This association ... does not have access to qos NAME", "qos NAME can only be
+        used in a reservation", "QOS NAME is relative and used as a Partition QOS").
+
+    Why it matters:
+        The job never runs and nothing on any node is wrong. With AccountingStorageEnforce
+        including qos, slurmctld admits a job only with a QOS its association (user, account,
+        partition) lists; a QOS misspelt, one from another site or account, a default left in a
+        workflow tool's configuration or in SBATCH_QOS, or a partition's AllowQos without it all
+        end here.
+
+    How to fix:
+        List the QOS the user's associations may use (sacctmgr show assoc) and what each
+        partition admits (AllowQos), then submit with one of them, or with no --qos to get the
+        association's default; where a workflow tool writes the QOS, change it in its
+        configuration.
+
+    References:
+        - https://slurm.schedmd.com/qos.html
+        - https://slurm.schedmd.com/sacctmgr.html (show association: QOS, DefaultQOS)
+        - https://slurm.schedmd.com/slurm.conf.html (AccountingStorageEnforce, AllowQos, DenyQos)
+        - https://slurm.schedmd.com/sbatch.html (--qos, SBATCH_QOS)
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmctld/job_mgr.c (_determine_and_validate_qos)
+    """
+    refused = _first(f, "slurm-invalid-qos")
+    if refused is None:
+        return
+    found = f.get("ticket.symptoms") or []
+    why = next((s for s in found if s.get("id") in _QOS_WHY), None)
+    said = ""
+    if why is not None:
+        named = f" \"{why['qos']}\"" if why.get("qos") else ""
+        said = f"; slurmctld says why (line {why.get('line')}): the QOS{named}: {_QOS_WHY[why['id']]}"
+    message = (f"Slurm refused the job's QOS (line {refused.get('line')}: \"{_quoted(refused)}\"): it names one that "
+               f"does not exist or that this user's account and partition may not use{said}")
+    fix, evidence = _QOS_FIX, told_evidence(refused)
+    literal = _literal_option(found, _QOS_OPTIONS)
+    if literal is not None:
+        option, variable = literal.get("option") or "--qos", literal.get("variable") or "a variable"
+        message += (f"; line {literal.get('line')} sets {option} from ${variable} in a #SBATCH line, which sbatch "
+                    f"does not expand: Slurm receives the text \"${variable}\"")
+        fix = f"sbatch {option}=\"${variable}\" job.sh   # on the command line the shell expands it\n" + fix
         evidence["directive.line"] = literal.get("line")
     yield Hit(message=message, fix=fix, evidence=evidence)
 
@@ -234,7 +309,8 @@ def slurm_qos_limit_reached(f: FactView) -> Iterator[Hit]:
     s = _first(f, "slurm-qos-limit-reached")
     if s is None:
         return
-    refused = s.get("id") in _REFUSED
+    # sbatch prints the limit's name on its own line before the refusal: refused, though read first
+    refused = any(t.get("id") in _REFUSED for t in catalogued(f, "slurm-qos-limit-reached"))
     what = ("Slurm refused the job: a submit or size limit of its QOS or association is reached" if refused
             else "the job waits on a limit of its QOS or association (it starts when usage falls below it)")
     yield Hit(message=f"{what} (line {s.get('line')}: \"{_quoted(s)}\")", fix=_LIMIT_FIX,

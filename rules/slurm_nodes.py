@@ -1,0 +1,91 @@
+"""A node whose slurmd cannot start batch jobs: its SlurmdSpoolDir, where slurmstepd writes each
+job's script before running it, is gone, hidden from the job, full or not executable. Read from
+slurmstepd's own lines (knowledge/messages/slurm.toml, from src/slurmd/slurmstepd/mgr.c and task.c);
+the fault is the node's, so the fix is the administrators' and, meanwhile, another node."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Iterator, Optional
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+# execve() of the spool's own script: ENOENT means the file slurmstepd had just written is not there
+# for the task (task.c prints "bad interpreter(...)" instead when the file opens and its #! is
+# missing); any other errno may also be the script's #! interpreter, so it is said less firmly.
+_GONE = "No such file or directory"
+_WHY = {
+    "slurm:stepd-batch-script-exec-failed": "slurmstepd wrote the batch script into the node's SlurmdSpoolDir and could not run it",
+    "slurm:stepd-batch-dir-mkdir-failed": "slurmstepd could not create the job's directory in the node's SlurmdSpoolDir",
+    "slurm:stepd-batch-script-open-failed": "slurmstepd could not write the batch script into the node's SlurmdSpoolDir",
+    "slurm:stepd-batch-setup-failed": "slurmstepd could not set the batch job up in the node's SlurmdSpoolDir",
+    "slurm:drain-slurmd-spool-full": "slurmstepd drained the node: its SlurmdSpoolDir is full",
+}
+_SPOOL_OF = re.compile(r"^(?P<spool>/\S{0,200}?)/job\d{1,12}(?:\.\d{1,12})?(?:/slurm_script)?$")
+
+
+def _spool(s: dict) -> Optional[str]:
+    """The SlurmdSpoolDir the line names: the path before "/jobNNNNN"."""
+    m = _SPOOL_OF.match(str(s.get("script") or s.get("path") or ""))
+    return m.group("spool") if m and m.group("spool") else None
+
+
+_FIX = ("scontrol show config | grep -i SlurmdSpoolDir   # where slurmd writes batch scripts (default /var/spool/slurmd)\n"
+        "sinfo -R   # nodes Slurm drained, with the reason it recorded\n"
+        "sbatch --exclude=NODE job.sh   # meanwhile, resubmit away from the node that failed, and tell the administrators\n"
+        "findmnt -T /var/spool/slurmd   # on the node (the configured path): a local file system, not a /tmp that is "
+        "cleaned or replaced by a job's private /tmp, mounted without noexec\n"
+        "df -h /var/spool/slurmd   # on the node: room to write the scripts")
+
+
+@rule("SYS015", "slurmd-spool-broken", "error",
+      "the node's SlurmdSpoolDir cannot hold or run batch scripts: jobs fail there at once", impact=8,
+      also={"warning": "execve() of the spool's script refused with an errno other than ENOENT, which the "
+                       "script's #! interpreter can also cause"})
+def slurmd_spool_broken(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted job log or node state, slurmstepd failing on its own spool directory:
+        "execve(): <SlurmdSpoolDir>/jobNNNNN/slurm_script: No such file or directory" (or
+        Permission denied), "mkdir(<SlurmdSpoolDir>/jobNNNNN): ...", "couldn't open
+        `.../slurm_script': ...", "batch script setup failed for JobId=N on NODE: ...", and the
+        drain reason "SlurmdSpoolDir is full".
+
+    Why it matters:
+        slurmstepd writes every batch job's script into SlurmdSpoolDir on the node and then runs
+        it; the user cannot make that file disappear. When the spool lives under a /tmp that is
+        cleaned, is replaced inside the job by a private /tmp (job_container with
+        EntireStepInNS), is full, is mounted noexec, or is not the node-local directory slurm.conf
+        says, every batch job on that node fails at once, whatever it runs, while the same job
+        works elsewhere.
+
+    How to fix:
+        Resubmit away from the node (--exclude) and tell the administrators, who check the
+        configured SlurmdSpoolDir on that node (node-local, writable, executable, with room) and
+        restart slurmd, or reboot the node, once it is right.
+
+    References:
+        - https://slurm.schedmd.com/slurm.conf.html#OPT_SlurmdSpoolDir
+        - https://slurm.schedmd.com/job_container.conf.html (EntireStepInNS)
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmd/slurmstepd/mgr.c (_make_batch_dir, _make_batch_script)
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmd/slurmstepd/task.c (exec_task)
+    """
+    told = catalogued(f, "slurmd-spool-broken")
+    if not told:
+        return
+    s = told[0]
+    why = _WHY.get(s.get("id"), "slurmstepd failed on the node's SlurmdSpoolDir")
+    error = s.get("error")
+    firm = s.get("id") != "slurm:stepd-batch-script-exec-failed" or error == _GONE
+    where = f" ({s['script']})" if s.get("script") else (f" ({s['path']})" if s.get("path") else "")
+    message = (f"{why}{where} (line {s.get('line')}: \"{told_text(s)}\"): the node's batch-script spool is broken "
+               "(gone, hidden from the job, full or not executable); every batch job there fails at once")
+    if not firm:
+        message += f"; with {error}, a #! interpreter that may not be executed gives the same line"
+    spool = _spool(s)
+    fix = _FIX.replace("/var/spool/slurmd   # on the node (the configured path)", f"{shlex.quote(spool)}   # on the node") \
+        .replace("df -h /var/spool/slurmd", f"df -h {shlex.quote(spool)}") if spool else _FIX
+    yield Hit(message=message, fix=fix, evidence=told_evidence(s), **({} if firm else {"severity": "warning"}))
