@@ -91,6 +91,8 @@ def parse(text: str) -> Dict[str, Any]:
         raise NvsmiXmlError(f"nvidia-smi XML with entity declarations refused ({exc.__class__.__name__})") from None
     except ET.ParseError as exc:
         raise NvsmiXmlError(f"nvidia-smi XML does not parse: {exc}") from None
+    except (LookupError, UnicodeError) as exc:  # an XML declaration naming an encoding Python lacks
+        raise NvsmiXmlError(f"nvidia-smi XML cannot be decoded: {exc}") from None
     if root.tag != "nvidia_smi_log":
         raise NvsmiXmlError(f"not an nvidia-smi report (root element <{root.tag}>)")
     from hpcdoctor.parse import MAX_GPUS

@@ -264,3 +264,16 @@ def test_pasted_out_of_memory_messages(text):
     if any(s["id"].startswith("torch:cuda-oom") for s in found):
         findings, skipped = run_rule("gpu-memory-in-use", facts("h100-kvm-1gpu", **{"ticket.symptoms": found}))
         assert not skipped, skipped  # the engine turns a rule's exception into a skip: that is a failure here
+
+
+def test_nvidia_smi_xml_declaring_an_unknown_encoding_is_refused_in_one_line():
+    # Found by the fuzzer above: expat hands the declared name to Python's codecs (LookupError).
+    recorded = (NODES / "h100-kvm-1gpu" / "cmd" / "nvsmi_qx.txt").read_text()
+    text = recorded.replace('<?xml version="1.0" ?>', '<?xml version="1.0" encoding="U0TF-8"?>', 1)
+    assert 'encoding="U0TF-8"' in text
+    try:
+        nvsmi_xml.parse(text)
+    except nvsmi_xml.NvsmiXmlError as exc:
+        assert "cannot be decoded" in str(exc)
+    else:
+        raise AssertionError("an undecodable report was parsed")
