@@ -104,12 +104,29 @@ def rocm_gpu_not_in_release(f: FactView) -> Iterator[Hit]:
     if len(series) != 1:
         return  # no release named, or several: which one runs is not known
     (v,) = series.values()
+    for g in _torch_devices(f):
+        j = rocm_gpus.judge(v["series"], name=g["name"], gfx=g["gfx"])
+        if j:
+            where = f" (line {v.get('line')}: \"{v.get('text')}\"; collect_env: {g['name']} ({g['gfx']}))"
+            yield _hit(g["name"], j, where, {"rocm_version": v, "torch.gpu_models": g["model"]}, failed, g["name"])
+            return
     for g in f.get("ticket.amd_gpus_named") or []:
         judged = [rocm_gpus.judge(v["series"], name=n) for n in g.get("names") or []]
         if judged and all(judged):
             where = f" (line {v.get('line')}: \"{v.get('text')}\"; line {g.get('line')}: \"{g.get('text')}\")"
             yield _hit(g["gpu"], judged[0], where, {"rocm_version": v, "gpu_named": g}, failed, g["gpu"])
             return
+
+
+def _torch_devices(f: FactView) -> List[Dict[str, str]]:
+    """The device a pasted ROCm collect_env names with its gcnArchName, "AMD Instinct MI210
+    (gfx90a:sramecc+:xnack-)" (torch/utils/collect_env.py get_gpu_info): its gfx target is known."""
+    out = []
+    for model in f.get("torch.gpu_models") or []:
+        m = re.match(r"^(.{1,80}?)\s{0,3}\((gfx[0-9a-f]{3,4})(?::[a-z]{1,8}[+-]){0,4}\)$", str(model).strip())
+        if m:
+            out.append({"name": m.group(1), "gfx": m.group(2), "model": str(model)})
+    return out
 
 
 def _hit(name: str, j: Dict[str, Any], where: str, evidence: Dict[str, Any], failed: Any, subject: str) -> Hit:

@@ -24,6 +24,7 @@ _PROSE = re.compile(
     r"|RX[ \t]{0,2}\d{3,4}[A-Z]{0,1}(?:[ \t]{1,3}(?:XTX|XT|GRE))?"
     r"|VII|R[579][ \t]{1,3}\d{3}X?|\d{3}M)"
     r"|Instinct(?:™)?[ \t]{1,3}MI[ \t]?\d{2,3}[A-Z]{0,2}))(?![\w-])")
+_DISPLAY = re.compile(r"VGA compatible controller|Display controller|3D controller|Processing accelerators")
 _WORDS = re.compile(r"Radeon|Instinct|AMD/ATI")
 _VERSION = re.compile(
     r"(?:/opt/rocm-|(?<![\w-])rocm(?:info)?-rocm-|(?<![\w/.-])rocm-(?=\d)|\+rocm|ROCM used to build PyTorch:[ \t]{1,3}"
@@ -71,7 +72,8 @@ def find_amd_gpus(text: str, deadline: Optional[float] = None) -> List[Dict[str,
         end = text.find("\n", w.end())
         end = len(text) if end == -1 else end
         line = text[start:min(end, start + 4096)]
-        for m in _LSPCI.finditer(line):
+        # An [AMD/ATI] line that is not a display device is the GPU's HDMI audio or a chipset part.
+        for m in (_LSPCI.finditer(line) if _DISPLAY.search(line) else ()):
             names = _boards(m.group("chip"), m.group("boards"))
             key = " / ".join(names)
             found.setdefault(key, {"gpu": key, "names": names, "lspci": True, **_line(text, start + m.start())})
