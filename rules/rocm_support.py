@@ -6,7 +6,7 @@ import re
 from typing import Any, Dict, Iterator, List, Optional
 
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.facts import FactView
+from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import rocm_gpus
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
@@ -89,7 +89,7 @@ def rocm_gpu_not_in_release(f: FactView) -> Iterator[Hit]:
     failed = next(iter(catalogued(f, "torch-rocm-missing-gfx")), None)
     amd = [g for g in f.gpus() if g.get("vendor") == "amd"]
     if amd:
-        series = rocm_gpus.series_of(f.get("amd.rocm_version"))
+        series = _read(rocm_gpus.series_of(f["amd.rocm_version"]), "amd.rocm_version")
         for g in amd:
             j = rocm_gpus.judge(series, name=g.get("name"), gfx=g.get("gfx_target"))
             if j:
@@ -104,6 +104,7 @@ def rocm_gpu_not_in_release(f: FactView) -> Iterator[Hit]:
     if len(series) != 1:
         return  # no release named, or several: which one runs is not known
     (v,) = series.values()
+    _read(v["series"], "ticket.rocm_versions")
     for g in _torch_devices(f):
         j = rocm_gpus.judge(v["series"], name=g["name"], gfx=g["gfx"])
         if j:
@@ -116,6 +117,15 @@ def rocm_gpu_not_in_release(f: FactView) -> Iterator[Hit]:
             where = f" (line {v.get('line')}: \"{v.get('text')}\"; line {g.get('line')}: \"{g.get('text')}\")"
             yield _hit(g["gpu"], judged[0], where, {"rocm_version": v, "gpu_named": g}, failed, g["gpu"])
             return
+
+
+def _read(series: Optional[str], path: str) -> str:
+    """The series, where AMD's list for it was read; else the rule cannot judge (never a pass)."""
+    if rocm_gpus.release(series) is None:
+        have = ", ".join(r["series"] for r in rocm_gpus.load_releases())
+        raise MissingFact(path, f"AMD's supported-GPU list for ROCm {series or '(not a version)'} is not in "
+                                f"knowledge/rocm_gpus.toml (read: {have})")
+    return str(series)
 
 
 def _torch_devices(f: FactView) -> List[Dict[str, str]]:

@@ -29,6 +29,10 @@ def series_of(version: Any) -> Optional[str]:
     return f"{int(m.group(1))}.{int(m.group(2))}" if m else None
 
 
+def load_releases() -> List[Dict[str, Any]]:
+    return list(knowledge.load("rocm_gpus").get("release", []))
+
+
 def release(series: Optional[str]) -> Optional[Dict[str, Any]]:
     """The table's entry for a release series, or None where AMD's list for it was not read."""
     for r in knowledge.load("rocm_gpus").get("release", []):

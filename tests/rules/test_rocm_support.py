@@ -51,9 +51,8 @@ def test_the_same_collect_env_with_an_unlisted_target_is_reported_with_the_overr
     ("AMD Radeon VII", "gfx906", "6.0.2"),          # deprecated: still listed
     ("AMD Radeon RX 7900 XTX", "gfx1100", "6.2.0"),
     ("AMD Radeon RX 6800 XT", "gfx1030", "6.2.0"),  # not named, but its target's code ships
-    ("AMD Radeon RX 560", "gfx803", "5.3.0"),       # no table read for 5.3: unknown, not a finding
 ])
-def test_a_live_node_on_a_listed_gpu_or_an_unread_release_is_quiet(name, gfx, rocm):
+def test_a_live_node_on_a_listed_gpu_is_quiet(name, gfx, rocm):
     assert not fired("rocm-gpu-not-in-release", _amd_node(name, gfx, rocm))
 
 
@@ -114,3 +113,13 @@ def test_every_release_lists_its_supported_gpus_as_listed():
         for g in r["gpu"]:
             judged = rocm_gpus.judge(r["series"], name=g["name"], gfx=g["gfx"])
             assert (judged is None) == (g["support"] in rocm_gpus.SUPPORTED), (r["series"], g)
+
+
+def test_a_release_whose_list_was_not_read_is_skipped_with_its_reason():
+    from rulekit import run_rule
+
+    for g, path in ((_amd_node("AMD Radeon RX 560", "gfx803", "5.3.0"), "amd.rocm_version"),
+                    (recorded_paste_facts("../tickets_blind_b/rocm-arch-901-rocminfo-rx560-unsupported.txt"),
+                     "ticket.rocm_versions")):
+        findings, skipped = run_rule("rocm-gpu-not-in-release", g)[:2]
+        assert not findings and path in skipped[0]["reason"] and "ROCm 5.3" in skipped[0]["reason"]
