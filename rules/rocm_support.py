@@ -104,7 +104,8 @@ def rocm_gpu_not_in_release(f: FactView) -> Iterator[Hit]:
     if len(series) != 1:
         return  # no release named, or several: which one runs is not known
     (v,) = series.values()
-    _read(v["series"], "ticket.rocm_versions")
+    if _torch_devices(f) or f.get("ticket.amd_gpus_named"):
+        _read(v["series"], "ticket.rocm_versions")  # a GPU to judge: an unread release is unknown
     for g in _torch_devices(f):
         j = rocm_gpus.judge(v["series"], name=g["name"], gfx=g["gfx"])
         if j:
