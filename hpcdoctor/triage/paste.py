@@ -20,6 +20,7 @@ from hpcdoctor.parse.collect_env import SGLANG_ARGV
 from hpcdoctor.triage.machines import disagreement
 from hpcdoctor.snapshot.bundle import remove_tree
 from hpcdoctor.sysroot import MAX_READ_BYTES, ReplaySysRoot, SnapshotError, read_capped
+from hpcdoctor.triage.amd_text import find_amd_gpus, find_rocm_versions
 from hpcdoctor.triage.budget import PasteOverBudget, _in_time  # noqa: F401  (PasteOverBudget: callers' name for it)
 from hpcdoctor.triage.exports import EXPORT_SOURCE, exported
 from hpcdoctor.triage.known_text import describe, find_gpu_names  # noqa: F401  (re-exported)
@@ -117,6 +118,8 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
     every: List[Tuple[str, Piece]] = []  # every piece of every file, for the machine guard
     symptoms: List[Dict[str, Any]] = []
     gpus_named: List[Dict[str, Any]] = []
+    amd_named: List[Dict[str, Any]] = []
+    rocm_versions: List[Dict[str, Any]] = []
     exports: Dict[str, Tuple[str, int]] = {}
     for path in paths:
         text = read_text(path)
@@ -138,6 +141,9 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
         symptoms.extend(found)
         named = find_gpu_names(text, deadline)
         gpus_named.extend(dict(g, file=label) for g in named)
+        amd = find_amd_gpus(text, deadline)
+        amd_named.extend(dict(g, file=label) for g in amd)
+        rocm_versions.extend(dict(v, file=label) for v in find_rocm_versions(text, deadline))
         notes.extend(f"{label}: {n}" for n in rec.notes)
         for piece, summary in zip(rec.pieces, rec.summary()):
             recognised.append(f"{label}: {summary}")
@@ -167,10 +173,10 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
         recognised.extend(f"{label}: {describe(s)}" for s in found if not s.get("listing"))
         if not rec.pieces:
             # Where no tool output names the GPUs, say which name in the text was taken for one.
-            recognised.extend(f"{label}: GPU named in the text: {g['gpu']} (line {g['line']})" for g in named)
+            recognised.extend(f"{label}: GPU named in the text: {g['gpu']} (line {g['line']})" for g in named + amd)
     # Whatever was read is answered, with the rules it could not judge: a GPU named in prose, an
     # intent, an error line no catalogue knows. Only a paste where nothing at all was read is refused.
-    if not chosen and not symptoms and not gpus_named:
+    if not chosen and not symptoms and not gpus_named and not amd_named:
         what = "; ".join(recognised) or "no known tool output"
         raise SnapshotError(f"nothing hpcdoctor can read in {', '.join(paths)} (recognised: {what}); paste the "
                             "output of python -m torch.utils.collect_env, nvidia-smi -q, lscpu, numactl -H, ...")
@@ -214,7 +220,9 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
             (tmp / "cmd" / f"{n}.txt").write_text(piece.text, encoding="utf-8")
             index.append({"argv": list(argv), "rc": 0, "stdout": f"{n}.txt", "stderr": ""})
         (tmp / "cmd" / "index.json").write_text(json.dumps(index), encoding="utf-8")
-        (tmp / "probes" / "ticket.json").write_text(json.dumps({"symptoms": symptoms, "gpus_named": gpus_named}),
+        (tmp / "probes" / "ticket.json").write_text(json.dumps({"symptoms": symptoms, "gpus_named": gpus_named,
+                                                                 "amd_gpus_named": amd_named,
+                                                                 "rocm_versions": rocm_versions}),
                                                      encoding="utf-8")
         if listed_env:
             (tmp / "probes" / "env_listed.json").write_text(json.dumps(listed_env), encoding="utf-8")

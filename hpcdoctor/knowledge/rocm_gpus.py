@@ -1,0 +1,86 @@
+"""AMD's list of supported GPUs per ROCm release series (rocm_gpus.toml) and the question a rule
+asks of it: does this release list this GPU, by name or by its gfx target?"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, FrozenSet, List, Optional
+
+from hpcdoctor import knowledge
+
+# AMD's support words that still mean the release ships code for the GPU. "community" is the 5.4
+# page's "Packages distributed by AMD have dropped support for these GPUs or never enabled support".
+SUPPORTED = frozenset({"supported", "deprecated", "full", "non-commercial", "hip", "maintenance"})
+_NOISE = frozenset({"AMD", "ATI", "TM", "™", "(TM)", "GRAPHICS"})
+
+
+def name_key(name: str) -> FrozenSet[str]:
+    """A GPU name as a set of words: "AMD Radeon™ RX560" and "Radeon RX 560" are the same GPU,
+    "RX 7900 XT" and "RX 7900 XTX" are not."""
+    text = re.sub(r"™|\(TM\)|®", " ", str(name or "")).upper()
+    text = re.sub(r"\b(RX|MI|W|V)(?=\d)", r"\1 ", text)  # RX560, MI250X, W7900: the model apart
+    text = re.sub(r"\b(RX|MI) (\d)", r"\1\2", text)      # then one word again, whichever way it came
+    return frozenset(w for w in re.split(r"[\s,]+", text) if w and w not in _NOISE)
+
+
+def series_of(version: Any) -> Optional[str]:
+    """"6.2" of "6.2.41133", "6.2.2" or "6.2"; None where the text is not a ROCm version."""
+    m = re.match(r"^\s*(\d{1,2})\.(\d{1,2})(?:[.\-+]|$)", str(version or ""))
+    return f"{int(m.group(1))}.{int(m.group(2))}" if m else None
+
+
+def load_releases() -> List[Dict[str, Any]]:
+    return list(knowledge.load("rocm_gpus").get("release", []))
+
+
+def release(series: Optional[str]) -> Optional[Dict[str, Any]]:
+    """The table's entry for a release series, or None where AMD's list for it was not read."""
+    for r in knowledge.load("rocm_gpus").get("release", []):
+        if r["series"] == series:
+            return r
+    return None
+
+
+def _gfx_of_name(name: str) -> Optional[str]:
+    """The gfx target any release's list gives a GPU of this name (the lists agree on it)."""
+    key = name_key(name)
+    for r in knowledge.load("rocm_gpus").get("release", []):
+        for g in r["gpu"]:
+            if name_key(g["name"]) == key:
+                return g["gfx"]
+    return None
+
+
+def judge(series: Optional[str], name: Optional[str] = None, gfx: Optional[str] = None) -> Optional[Dict[str, Any]]:
+    """What release ``series``'s list says of a GPU: None where the release's list is unknown or the
+    GPU is one it lists as supported (or a GPU whose gfx target it supports); else a dict with
+    ``why`` ("listed-unsupported", "gfx-unlisted", "name-unlisted"), the entry where one is
+    listed, the release and ``supported_by`` (the series whose list has the GPU as supported)."""
+    r = release(series)
+    if r is None or not (name or gfx):
+        return None
+    base = gfx.split(":")[0] if gfx else None
+    key = name_key(name) if name else None
+    entry = next((g for g in r["gpu"] if key and name_key(g["name"]) == key), None)
+    ok_gfx = {g["gfx"] for g in r["gpu"] if g["support"] in SUPPORTED}
+    if entry is not None and entry["support"] in SUPPORTED:
+        return None
+    if entry is not None:
+        base = base or entry["gfx"]
+    else:
+        base = base or (_gfx_of_name(name) if name else None)
+        if base in ok_gfx:
+            return None  # a GPU this list does not name, of a target whose code the release ships
+    why = "listed-unsupported" if entry is not None else ("gfx-unlisted" if base else "name-unlisted")
+    return {"why": why, "entry": entry, "gfx": base, "release": r, "supported_by": supported_by(key, base)}
+
+
+def supported_by(key: Optional[FrozenSet[str]], gfx: Optional[str]) -> List[str]:
+    """The release series whose list has this GPU (by name, else by gfx target) as supported."""
+    out = []
+    for r in knowledge.load("rocm_gpus").get("release", []):
+        ok = [g for g in r["gpu"] if g["support"] in SUPPORTED and
+              ((key is not None and name_key(g["name"]) == key) or (gfx and g["gfx"] == gfx))]
+        if ok:
+            out.append(r["series"])
+    return out

@@ -1,0 +1,151 @@
+"""The ROCm release against AMD's own list of the GPUs it supports (knowledge/rocm_gpus.toml)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, Iterator, List, Optional
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView, MissingFact
+from hpcdoctor.knowledge import rocm_gpus
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+# ROCm's environment-variable reference gives HSA_OVERRIDE_GFX_VERSION the values 11.0.0 and
+# 10.3.0 ("used to enable HIP usage on unsupported hardware"): the version of gfx1100 and gfx1030,
+# whose code a GPU of the same family (gfx1101..gfx1103, gfx1031..gfx1036) can then run.
+_OVERRIDE = {"gfx103": ("10.3.0", "gfx1030"), "gfx110": ("11.0.0", "gfx1100")}
+
+
+def _override(gfx: Optional[str], release: Dict[str, Any]) -> Optional[str]:
+    if not gfx or not re.fullmatch(r"gfx1[01]\d[0-9a-f]", gfx):
+        return None
+    value, target = _OVERRIDE.get(gfx[:6], (None, None))
+    ok = {g["gfx"] for g in release["gpu"] if g["support"] in rocm_gpus.SUPPORTED}
+    if value is None or target == gfx or target not in ok:
+        return None
+    return (f"export HSA_OVERRIDE_GFX_VERSION={value}   # runs {target} code on this {gfx}: ROCm's reference "
+            "calls it a way to use HIP on unsupported hardware, not support; unset it once on a listed GPU")
+
+
+def _fix(name: str, j: Dict[str, Any]) -> str:
+    r = j["release"]
+    listed = ", ".join(dict.fromkeys(g["name"] for g in r["gpu"] if g["support"] in rocm_gpus.SUPPORTED))
+    lines = ["rocminfo | grep -m1 -o 'gfx[0-9a-f]*'   # this GPU's target"]
+    over = _override(j.get("gfx"), r)
+    if over:
+        lines.append(over)
+    if j["supported_by"]:
+        lines.append(f"amd-smi version   # ROCm {r['series']} here; AMD's list has this GPU in ROCm "
+                     f"{', '.join(j['supported_by'])}: use that release (or its container image)")
+    else:
+        lines.append(f"amd-smi version   # ROCm {r['series']} here; no ROCm list read lists this GPU: its supported GPUs are {listed}")
+    return "\n".join(lines)
+
+
+def _message(name: str, j: Dict[str, Any], where: str) -> str:
+    r = j["release"]
+    if j["why"] == "listed-unsupported":
+        said = f"AMD's list for ROCm {r['series']} marks {j['entry']['name']} ({j['gfx']}) {j['entry']['support']}"
+    elif j["why"] == "gfx-unlisted":
+        said = f"AMD's list for ROCm {r['series']} has no GPU of {name}'s target {j['gfx']}"
+    else:
+        said = f"AMD's list for ROCm {r['series']} does not name {name} (\"If a GPU is not listed on this table, it's not officially supported by AMD\")"
+    return (f"{said}{where}: ROCm's libraries may carry no code for it. Unsupported is not always unusable: "
+            "consumer GPUs of a listed family often run with HSA_OVERRIDE_GFX_VERSION")
+
+
+@rule("SW053", "rocm-gpu-not-in-release", "warning",
+      "the ROCm release does not list this AMD GPU among those it supports", impact=7,
+      also={"error": "the paste also shows the HIP runtime finding no code object for the GPU"})
+def rocm_gpu_not_in_release(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        A ROCm release (amd-smi version on the node; in a paste an /opt/rocm-X.Y path, rocminfo's
+        "rocminfo-rocm-5.3.0" source path, a "rocm-hip-libraries 5.4.3" package, a +rocm6.2 wheel,
+        libamdhip64.so.5.4.x) and an AMD GPU (amd-smi's gfx target on the node; in a paste lspci's
+        "[AMD/ATI]" line or a Radeon/Instinct name) that AMD's "Supported GPUs" table for that release
+        does not list, or lists as unsupported (knowledge/rocm_gpus.toml, one entry per release
+        series read). A GPU the release lists, or one of a gfx target it lists, is never reported;
+        a release whose table was not read is unknown.
+
+    Why it matters:
+        AMD builds ROCm's libraries (rocBLAS, MIOpen, the torch wheels' kernels) for the listed
+        targets only. An unlisted GPU shows as segfaults, "invalid device function",
+        hipErrorNoBinaryForGpu or an HSA runtime that cannot start, which look like bugs.
+        Unsupported is not always unusable: GPUs of a listed family (gfx1031 beside gfx1030)
+        often run with HSA_OVERRIDE_GFX_VERSION, at the user's risk; older ones (gfx803, APUs) do not.
+
+    How to fix:
+        Use a release whose table lists the GPU (the fix names it where one read does), or run
+        on a listed GPU; for a GPU of a listed family, HSA_OVERRIDE_GFX_VERSION as ROCm's
+        environment-variable reference gives it (10.3.0, 11.0.0).
+
+    References:
+        - https://rocm.docs.amd.com/projects/install-on-linux/en/latest/reference/system-requirements.html
+        - https://github.com/ROCm/rocm-install-on-linux/blob/5a31cf41cfd370ea20e6f81d05c67543c7701336/docs/reference/system-requirements.rst
+        - https://github.com/ROCm/ROCm/blob/rocm-5.7.1/docs/release/gpu_os_support.md
+        - https://rocm.docs.amd.com/en/latest/reference/env-variables.html (HSA_OVERRIDE_GFX_VERSION)
+    """
+    failed = next(iter(catalogued(f, "torch-rocm-missing-gfx")), None)
+    amd = [g for g in f.gpus() if g.get("vendor") == "amd"]
+    if amd:
+        series = _read(rocm_gpus.series_of(f["amd.rocm_version"]), "amd.rocm_version")
+        for g in amd:
+            j = rocm_gpus.judge(series, name=g.get("name"), gfx=g.get("gfx_target"))
+            if j:
+                yield _hit(str(g.get("name") or g.get("gfx_target")), j, f" (amd-smi: ROCm {f.get('amd.rocm_version')})",
+                           {"gpu.name": g.get("name"), "gpu.gfx_target": g.get("gfx_target"),
+                            "amd.rocm_version": f.get("amd.rocm_version")}, failed, f"GPU {g.get('index')}")
+                return
+        return
+    if f.gpus():
+        return  # the GPUs listed are not AMD's: a name in the text is not this node's
+    series = {v["series"]: v for v in f.get("ticket.rocm_versions") or []}
+    if len(series) != 1:
+        return  # no release named, or several: which one runs is not known
+    (v,) = series.values()
+    if _torch_devices(f) or f.get("ticket.amd_gpus_named"):
+        _read(v["series"], "ticket.rocm_versions")  # a GPU to judge: an unread release is unknown
+    for g in _torch_devices(f):
+        j = rocm_gpus.judge(v["series"], name=g["name"], gfx=g["gfx"])
+        if j:
+            where = f" (line {v.get('line')}: \"{v.get('text')}\"; collect_env: {g['name']} ({g['gfx']}))"
+            yield _hit(g["name"], j, where, {"rocm_version": v, "torch.gpu_models": g["model"]}, failed, g["name"])
+            return
+    for g in f.get("ticket.amd_gpus_named") or []:
+        judged = [rocm_gpus.judge(v["series"], name=n) for n in g.get("names") or []]
+        if judged and all(judged):
+            where = f" (line {v.get('line')}: \"{v.get('text')}\"; line {g.get('line')}: \"{g.get('text')}\")"
+            yield _hit(g["gpu"], judged[0], where, {"rocm_version": v, "gpu_named": g}, failed, g["gpu"])
+            return
+
+
+def _read(series: Optional[str], path: str) -> str:
+    """The series, where AMD's list for it was read; else the rule cannot judge (never a pass)."""
+    if rocm_gpus.release(series) is None:
+        have = ", ".join(r["series"] for r in rocm_gpus.load_releases())
+        raise MissingFact(path, f"AMD's supported-GPU list for ROCm {series or '(not a version)'} is not in "
+                                f"knowledge/rocm_gpus.toml (read: {have})")
+    return str(series)
+
+
+def _torch_devices(f: FactView) -> List[Dict[str, str]]:
+    """The device a pasted ROCm collect_env names with its gcnArchName, "AMD Instinct MI210
+    (gfx90a:sramecc+:xnack-)" (torch/utils/collect_env.py get_gpu_info): its gfx target is known."""
+    out = []
+    for model in f.get("torch.gpu_models") or []:
+        m = re.match(r"^(.{1,80}?)\s{0,3}\((gfx[0-9a-f]{3,4})(?::[a-z]{1,8}[+-]){0,4}\)$", str(model).strip())
+        if m:
+            out.append({"name": m.group(1), "gfx": m.group(2), "model": str(model)})
+    return out
+
+
+def _hit(name: str, j: Dict[str, Any], where: str, evidence: Dict[str, Any], failed: Any, subject: str) -> Hit:
+    message = _message(name, j, where)
+    severity = None
+    if failed is not None:
+        message += f"; and the HIP runtime found no code object for it (line {failed.get('line')}: \"{told_text(failed)}\")"
+        severity = "error"
+        evidence = {**evidence, **told_evidence(failed)}
+    return Hit(message=message, fix=_fix(name, j), subject=subject, severity=severity,
+               evidence={**evidence, "table": "knowledge/rocm_gpus.toml", "source": j["release"]["source"]})
