@@ -174,7 +174,7 @@ def loaded_libraries():
 def deep(info):
     start = time.time()
     try:
-        import torch  # noqa: the point of the deep probe
+        import torch  # the point of the deep probe
     except BaseException as exc:  # ImportError, OSError from a missing libcudnn, even SystemExit
         info["import_error"] = "%s: %s" % (type(exc).__name__, str(exc).strip().splitlines()[-1][:500] if str(exc).strip() else "")
         info["import_s"] = round(time.time() - start, 3)
