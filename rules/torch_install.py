@@ -68,11 +68,29 @@ def torch_wheel_unavailable(f: FactView) -> Iterator[Hit]:
     for refused in ticket_all(f, "pip:no-version-satisfies"):
         req = _requirement(refused.get("req"))
         if req and req["name"] == PACKAGE:
+            if _index_unread(symptoms, refused):
+                return  # pip saw no release because it read no index: that is the fault, not the wheels
             yield _with_index(_no_version(f, refused, req, python, said, platform, index), index)
             return
     needs = first_symptom(f, "pip:requires-python-package")
     if needs and _name(needs.get("package")) == PACKAGE:
         yield _requires_python(needs)
+
+
+# pip's own lines saying an index was not read (pip.toml, netclient.toml): skipped as an insecure
+# http:// host, or a connection, proxy, TLS or HTTP failure on the way to it.
+_INDEX_UNREAD = ("pip:untrusted-host-ignored", "pip:fetch-url-failed", "pip:ssl-certificate-problem",
+                 "pip:ssl-verification-failed", "pip:proxy-connection-failed", "pip:connection-failed",
+                 "pip:connection-timeout", "pip:retrying-connection-broken", "pip:read-timed-out",
+                 "pip:http-client-error", "pip:http-server-error", "pip:http-error-while-getting")
+
+
+def _index_unread(symptoms: Dict[str, dict], refused: dict) -> bool:
+    """An empty (or unshown) "from versions" list in a paste where pip says it could not read an
+    index: no release was seen at all, so nothing can be said of the wheels."""
+    listed = [v for v in str(refused.get("versions") or "").split(",") if v.strip() and v.strip() != "none"]
+    return not listed and any(k in symptoms for k in _INDEX_UNREAD) or (
+        not listed and any(k.startswith("netclient:") for k in symptoms))
 
 
 # --- What the paste says of the interpreter --------------------------------------------------------

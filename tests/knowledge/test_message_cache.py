@@ -1,6 +1,7 @@
 """The per-user cache of parsed catalogues: the same families as parsing the TOML, read again
 when a catalogue changes, and never an error when the cache is unusable."""
 
+import functools
 import json
 import os
 import shutil
@@ -11,10 +12,11 @@ from hpcdoctor.knowledge import message_cache, messages
 
 
 @pytest.fixture(autouse=True)
-def _forget_after():
-    yield  # the other tests of this worker must see the shipped catalogues, not these
-    messages.families.cache_clear()
-    messages._family_at.cache_clear()
+def _own_caches(monkeypatch):
+    # Fresh caches for these tests, and the module's own back afterwards: other tests of the same
+    # worker hold families they loaded at import and compare them by identity.
+    for name in ("families", "_family_at"):
+        monkeypatch.setattr(messages, name, functools.lru_cache(maxsize=None)(getattr(messages, name).__wrapped__))
 
 
 def _shape(fams):
