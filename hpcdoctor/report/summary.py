@@ -135,16 +135,20 @@ def _conditions(during: Any) -> str:
         return ""
     if "unknown" in during:
         return " · conditions unknown"
+    # A snapshot is a user's file: read what has the recorded shape and pass over what has not.
     steps = [c for c in during.values() if isinstance(c, dict) and c.get("samples")]
-    if not steps:
+    clocks = [c.get("sm_mhz") for c in steps if isinstance(c.get("sm_mhz"), dict)]
+    lows = [x["min"] for x in clocks if isinstance(x.get("min"), (int, float))]
+    highs = [x["max"] for x in clocks if isinstance(x.get("max"), (int, float))]
+    if not lows or not highs:
         return ""
-    low = min(c["sm_mhz"]["min"] for c in steps)
-    high = max(c["sm_mhz"]["max"] for c in steps)
-    said = f" · SM {low}-{high} MHz of {steps[0].get('sm_max_mhz')}"
-    reasons = {k for c in steps for k, v in (c.get("clock_event_reasons") or {}).items() if v and k != "gpu_idle"}
+    said = f" · SM {min(lows)}-{max(highs)} MHz of {steps[0].get('sm_max_mhz')}"
+    reasons = {str(k) for c in steps if isinstance(c.get("clock_event_reasons"), dict)
+               for k, v in c["clock_event_reasons"].items() if v and k != "gpu_idle"}
     if reasons:
         said += ", " + ", ".join(sorted(reasons))
-    others = {p["pid"] for c in steps for p in c.get("other_processes") or []}
+    others = {str(p.get("pid")) for c in steps if isinstance(c.get("other_processes"), list)
+              for p in c["other_processes"] if isinstance(p, dict)}
     if others:
         said += f" · shared with {len(others)} other process(es)"
     return said

@@ -136,3 +136,13 @@ def test_the_summary_line_says_what_the_gpu_was_doing_while_measured():
     busy = dict(bench_lines(report_of("check", "--from", str(BUSY), "--fail-on", "never")["facts"]["bench"]))
     assert "SM 1065-1980 MHz of 1980, sw_power_cap" in idle["Bench 0"] and "shared" not in idle["Bench 0"]
     assert busy["Bench 0"].endswith("· shared with 1 other process(es)")
+
+
+def test_a_snapshot_with_odd_conditions_still_gives_its_summary_line():
+    from hpcdoctor.report.summary import bench_lines
+
+    for during in ({"gemm.bf16": {"samples": 3}}, {"gemm.bf16": {"samples": 2, "sm_mhz": "fast"}},
+                   {"gemm.bf16": {"samples": 1, "sm_mhz": {"min": 900, "max": 1980}, "other_processes": [7, None],
+                                  "clock_event_reasons": ["x"]}}, {"memory": None}, []):
+        line = dict(bench_lines({"gpus": [{"index": 0, "gemm": {"bf16": {"tflops": 700.0}}, "during": during}]}))
+        assert line["Bench 0"].startswith("GEMM TFLOP/s bf16 700"), line
