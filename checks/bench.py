@@ -62,13 +62,12 @@ def _progress() -> Callable[[str], None]:
     return live
 
 
-def run_bench(python: str, tier: str, budget: float, kill_after: float, watch: Any = None) -> Dict[str, Any]:
+def run_bench(python: str, tier: str, budget: float, kill_after: float) -> Dict[str, Any]:
+    from hpcdoctor.probes.nvml_watch import Watch
+
     argv = [python, str(PAYLOAD), "--tier", tier, "--budget", f"{budget:.2f}"]
     show = _progress()
-    if watch is None:
-        from hpcdoctor.probes.nvml_watch import Watch
-
-        watch = Watch()
+    watch = Watch()
     watching = watch.start()
 
     def on_line(line: str) -> None:

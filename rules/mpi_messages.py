@@ -11,7 +11,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, ticket_evidence
+from hpcdoctor.rules._common import catalogued, ticket_evidence, told_text
 from hpcdoctor.rules._where import where
 from hpcdoctor.rules.nccl_messages import _MEMLOCK_FIX
 
@@ -276,7 +276,7 @@ def ptrace_scope_blocks_mpi_shm(f: FactView) -> Iterator[Hit]:
         s = told[0]
         fell_back = str(s.get("id", "")).startswith("openmpi:")
         yield Hit(message=(f"{'Open MPI could not use' if fell_back else 'Intel MPI could not read another rank through'} "
-                           f"the single-copy transfer between ranks (CMA) (line {s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\"): "
+                           f"the single-copy transfer between ranks (CMA) (line {s.get('line')}: \"{told_text(s)}\"): "
                            "Yama's ptrace_scope forbids one rank reading another's memory"
                            + ("; it fell back to copying twice (slower)" if fell_back else "")),
                   fix=_PTRACE_FIX, evidence=ticket_evidence(s), severity="warning" if fell_back else None)
@@ -331,7 +331,7 @@ def mpi_internal_hwloc_incompatible(f: FactView) -> Iterator[Hit]:
     s = told[0]
     bitmap = f" ({s['bitmap']})" if s.get("bitmap") else ""
     yield Hit(message=f"the kernel refused the CPUs{bitmap} Open MPI chose for a rank (line {s['line']}: "
-                      f"\"{str(s.get('text', '')).strip()[:120]}\"): Open MPI's view of the allowed CPUs is wider than "
+                      f"\"{told_text(s)}\"): Open MPI's view of the allowed CPUs is wider than "
                       "the job's cgroup; the usual cause is Open MPI 4.x built with its internal hwloc 2.0, which "
                       "cannot read cgroup v2 (hwloc 2.2 can)",
               fix=_HWLOC_FIX, evidence=ticket_evidence(s))

@@ -8,7 +8,7 @@ from typing import Iterator, List, Sequence
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, ticket_evidence
+from hpcdoctor.rules._common import catalogued, ticket_evidence, told_text
 
 
 def _multinode(f: FactView) -> bool:
@@ -267,7 +267,7 @@ def hostname_resolves_to_loopback(f: FactView) -> Iterator[Hit]:
         s = told[0]
         mesh = any(t.get("id") == "torch:gloo-connect-full-mesh-failed" for t in f.get("ticket.symptoms") or [])
         yield Hit(message=f"Gloo bound the loopback address because the host name did not resolve to a usable one (line "
-                          f"{s.get('line')}: \"{str(s.get('text', '')).strip()[:120]}\"): "
+                          f"{s.get('line')}: \"{told_text(s)}\"): "
                           + ("and its full mesh then failed: ranks on other nodes cannot connect to a loopback address"
                              if mesh else "harmless on one node, ranks on other nodes cannot connect to it"),
                   fix=_LOOPBACK_FIX, evidence={"ticket.line": s.get("line"), "message": s.get("id")},

@@ -7,7 +7,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 # What puts GPUs where ACS redirection applies (knowledge/messages/pcie.toml): a pair behind a PCIe
 # switch in nvidia-smi topo -m, or a bridge's ACS control with redirection on.
@@ -116,6 +116,6 @@ def gpu_peer_access_unsupported(f: FactView) -> Iterator[Hit]:
         return
     s = told[0]
     yield Hit(message=f"peer access is not supported between the two GPUs the program paired (line {s.get('line')}: "
-                      f"\"{str(s.get('text', '')).strip()[:120]}\"): they cannot access each other's memory directly, and "
+                      f"\"{told_text(s)}\"): they cannot access each other's memory directly, and "
                       "the program enabled it without asking cudaDeviceCanAccessPeer",
               fix=_P2P_UNSUPPORTED_FIX, evidence=told_evidence(s))

@@ -89,8 +89,7 @@ def _index_unread(symptoms: Dict[str, dict], refused: dict) -> bool:
     """An empty (or unshown) "from versions" list in a paste where pip says it could not read an
     index: no release was seen at all, so nothing can be said of the wheels."""
     listed = [v for v in str(refused.get("versions") or "").split(",") if v.strip() and v.strip() != "none"]
-    return not listed and any(k in symptoms for k in _INDEX_UNREAD) or (
-        not listed and any(k.startswith("netclient:") for k in symptoms))
+    return not listed and any(k in _INDEX_UNREAD or k.startswith("netclient:") for k in symptoms)
 
 
 # --- What the paste says of the interpreter --------------------------------------------------------

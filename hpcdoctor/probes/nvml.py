@@ -113,7 +113,7 @@ def _query(nv) -> Dict[str, Any]:
             "mem_mhz": get(lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM)),
             "mem_max_mhz": get(lambda: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_MEM)),
         }
-        events = get(lambda: _clock_events(nv, h))
+        events = get(lambda: clock_events(nv, h))
         g["clock_event_reasons"] = events if isinstance(events, dict) else decode_clock_events(events)
         g["power_draw_w"] = get(lambda: nv.nvmlDeviceGetPowerUsage(h) / 1000.0)
         g["power_limit_w"] = get(lambda: nv.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0)
@@ -127,10 +127,7 @@ def _query(nv) -> Dict[str, Any]:
         mig = get(lambda: nv.nvmlDeviceGetMigMode(h))
         g["mig_enabled"] = mig if isinstance(mig, dict) else bool(mig[0])
         g["mig_pending"] = mig if isinstance(mig, dict) else bool(mig[1])
-        procs = get(lambda: nv.nvmlDeviceGetComputeRunningProcesses(h))
-        g["processes"] = procs if isinstance(procs, dict) else [
-            {"pid": int(p.pid), "used_mib": (int(p.usedGpuMemory) // (1024 * 1024)) if p.usedGpuMemory else None}
-            for p in procs]
+        g["processes"] = get(lambda: compute_processes(nv, h))
         g["numa_node_nvml"] = get(lambda: nv.nvmlDeviceGetNumaNodeId(h))
         gpus.append(g)
     out["gpus"] = gpus
@@ -141,9 +138,16 @@ def _cuda_version(v: int) -> str:
     return f"{v // 1000}.{(v % 1000) // 10}"
 
 
-def _clock_events(nv, h) -> int:
+def clock_events(nv, h) -> int:
+    """The clock event reason mask (older nvidia-ml-py calls the query ...ThrottleReasons)."""
     fn = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or nv.nvmlDeviceGetCurrentClocksThrottleReasons
     return int(fn(h))
+
+
+def compute_processes(nv, h) -> List[Dict[str, Any]]:
+    """The compute processes on a GPU: pid and the MiB it holds (None where NVML does not say)."""
+    return [{"pid": int(p.pid), "used_mib": (int(p.usedGpuMemory) // (1024 * 1024)) if p.usedGpuMemory else None}
+            for p in nv.nvmlDeviceGetComputeRunningProcesses(h)]
 
 
 def _nvlinks(nv, h) -> Any:

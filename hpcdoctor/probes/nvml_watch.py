@@ -15,7 +15,7 @@ import statistics
 import threading
 from typing import Any, Dict, List, Optional, Set
 
-from hpcdoctor.probes.nvml import decode_clock_events
+from hpcdoctor.probes.nvml import clock_events, compute_processes, decode_clock_events
 
 PERIOD_S = 0.1
 # "hpcdoctor bench-status: 4/11 gpu0.gemm.bf16, 89 s of the budget left" starts a measurement;
@@ -64,7 +64,7 @@ class Watch:
             self._nv.nvmlInit()
             self._handles = {i: self._nv.nvmlDeviceGetHandleByIndex(i) for i in range(self._nv.nvmlDeviceGetCount())}
             # Whatever runs on a GPU before the payload starts is somebody else's.
-            self._before = {i: {p["pid"] for p in self._processes(h)} for i, h in self._handles.items()}
+            self._before = {i: {p["pid"] for p in compute_processes(self._nv, h)} for i, h in self._handles.items()}
         except Exception as exc:  # NVML absent, broken or a driver mismatch: no conditions, said why
             self.error = f"NVML could not be read: {exc}"
             return False
@@ -99,11 +99,6 @@ class Watch:
             out.setdefault(i, {})[name] = self._summary(i, rows)
         return out
 
-    def _processes(self, h: Any) -> List[Dict[str, Any]]:
-        procs = self._nv.nvmlDeviceGetComputeRunningProcesses(h)
-        return [{"pid": int(p.pid), "used_mib": int(p.usedGpuMemory) // (1 << 20) if p.usedGpuMemory else None}
-                for p in procs]
-
     def _run(self) -> None:
         while not self._stop.wait(self._period):
             with self._lock:
@@ -122,12 +117,11 @@ class Watch:
 
     def _read(self, h: Any) -> Dict[str, Any]:
         nv = self._nv
-        fn = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or nv.nvmlDeviceGetCurrentClocksThrottleReasons
         return {"sm_mhz": nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
                 "sm_max_mhz": nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM),
                 "power_w": nv.nvmlDeviceGetPowerUsage(h) / 1000.0,
                 "power_limit_w": nv.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0,
-                "reasons": int(fn(h)), "processes": self._processes(h)}
+                "reasons": clock_events(nv, h), "processes": compute_processes(nv, h)}
 
     def _summary(self, i: int, rows: List[Dict[str, Any]]) -> Dict[str, Any]:
         clocks = [r["sm_mhz"] for r in rows]
