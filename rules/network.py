@@ -228,10 +228,23 @@ def _loopback(addr: str) -> bool:
     return addr.startswith("127.") or addr in ("::1", "0:0:0:0:0:0:0:1")
 
 
-_LOOPBACK_FIX = ("getent hosts \"$(hostname)\"   # the address the node's name resolves to: 127.0.1.1 or 127.0.0.1 is loopback\n"
-                 "ip -brief addr   # the interfaces and their addresses: pick the one the nodes share\n"
-                 "export GLOO_SOCKET_IFNAME=ib0 NCCL_SOCKET_IFNAME=ib0   # the interface joining the nodes (ib0 here: one ip lists), for the job\n"
-                 "# administrators: in /etc/hosts, map the node's name to that interface's address, not 127.0.1.1")
+def _loopback_fix(f: FactView) -> str:
+    """The fix names an interface this node has: an example name would break the job it is pasted into."""
+    ifaces = f.get("network.interfaces")
+    up = [i.get("name") for i in ifaces if isinstance(i, dict) and i.get("operstate") in ("up", "unknown")] \
+        if isinstance(ifaces, list) else []
+    joining = [n for n in up if isinstance(n, str) and n != "lo"
+               and not re.match(r"^(docker|virbr|veth|br-|cni|flannel|ifb)", n)]
+    lines = ["getent hosts \"$(hostname)\"   # the address the node's name resolves to: 127.0.1.1 or 127.0.0.1 is loopback",
+             "ip -brief addr   # the interfaces and their addresses: pick the one the nodes share"]
+    if joining:
+        name = shlex.quote(_suggest(joining))
+        lines.append(f"export GLOO_SOCKET_IFNAME={name} NCCL_SOCKET_IFNAME={name}   # {name}: of this node's interfaces "
+                     f"({', '.join(joining)}), the one that joins the nodes")
+    else:
+        lines.append("# then, for the job: export GLOO_SOCKET_IFNAME=<that interface> NCCL_SOCKET_IFNAME=<that interface>")
+    lines.append("# administrators: in /etc/hosts, map the node's name to that interface's address, not 127.0.1.1")
+    return "\n".join(lines)
 
 
 @rule("NET015", "hostname-resolves-to-loopback", "warning",
@@ -270,7 +283,7 @@ def hostname_resolves_to_loopback(f: FactView) -> Iterator[Hit]:
                           f"{s.get('line')}: \"{told_text(s)}\"): "
                           + ("and its full mesh then failed: ranks on other nodes cannot connect to a loopback address"
                              if mesh else "harmless on one node, ranks on other nodes cannot connect to it"),
-                  fix=_LOOPBACK_FIX, evidence={"ticket.line": s.get("line"), "message": s.get("id")},
+                  fix=_loopback_fix(f), evidence={"ticket.line": s.get("line"), "message": s.get("id")},
                   severity=None if mesh else "info")
         return
     addrs = f.get("system.hostname_addresses")
@@ -284,5 +297,5 @@ def hostname_resolves_to_loopback(f: FactView) -> Iterator[Hit]:
                       "advertises the host name's address (Gloo, MPI launchers, PaddlePaddle's fleet) gives other nodes a "
                       "loopback address they cannot reach"
                       + (f" (this job spans {f.get('scheduler.nodes')} nodes)" if multi else "; harmless while a job stays on one node"),
-              fix=_LOOPBACK_FIX, evidence={"system.hostname": host, "system.hostname_addresses": addrs},
+              fix=_loopback_fix(f), evidence={"system.hostname": host, "system.hostname_addresses": addrs},
               severity=None if multi else "info")

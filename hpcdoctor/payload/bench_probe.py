@@ -36,6 +36,7 @@ import time
 # modules are imported from its own folder, whether it runs as a script or is imported by a test.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_allreduce import allreduce  # noqa: E402
+from cpu_share import other_load  # noqa: E402
 from bench_timing import (MIN_SAMPLES, Budget, NoFit, emit, err, fit_device, is_oom,  # noqa: E402
                           log, maybe_crash, secs, slowed, status, time_host, timed, would_take)
 
@@ -374,6 +375,9 @@ def main():
     cpu_n = args.cpu_n or tier["cpu_n"]
     emit({"at": ["cpu", "threads"], "value": torch.get_num_threads()})
     emit({"at": ["cpu", "n"], "value": cpu_n})
+    # Taken first, while no GEMM of ours runs: who else holds these CPUs (cpu_share.py says why).
+    runner.add("cpu.other_load", ["cpu", "other_load"],
+               lambda s: other_load(min(0.5, s / 2)) or {"skipped": "/proc/stat cannot be read"}, weight=0.2)
     for case in CPU_CASES:
         runner.add("cpu.%s" % case, ["cpu", case],
                    lambda s, c=case: cpu_gemm(torch, c, cpu_n, s, tier["cpu_samples"], "cpu.%s" % c))

@@ -6,6 +6,7 @@ import re
 from typing import Any, Dict, List, Tuple
 
 from hpcdoctor.facts import FactView
+from hpcdoctor.payload.cpu_share import SHARED_CPUS, shared as cpu_shared
 
 
 def _gib(n: Any) -> str:
@@ -175,7 +176,14 @@ def bench_lines(bench: Any) -> List[Tuple[str, str]]:
     cpu = bench.get("cpu") or {}
     if cpu:
         parts = [f"{k} {v['gflops']:.0f}" for k, v in cpu.items() if isinstance(v, dict) and isinstance(v.get("gflops"), (int, float))]
-        out.append(("Bench", f"CPU GEMM GFLOP/s ({cpu.get('threads')} threads) " + " ".join(parts)))
+        shared = cpu_shared(cpu)
+        note = ""
+        if shared:
+            steal = shared.get("steal_cpus") or 0
+            note = (f" · other work held {shared['taken']:g} of its {shared.get('cpus')} CPUs"
+                    + (f" ({steal:g} as hypervisor steal)" if steal > SHARED_CPUS else "")
+                    + ": figures of a share, not of the CPU")
+        out.append(("Bench", f"CPU GEMM GFLOP/s ({cpu.get('threads')} threads) " + " ".join(parts) + note))
     ar = bench.get("allreduce") or {}
     if ar.get("results"):
         last = ar["results"][-1]
