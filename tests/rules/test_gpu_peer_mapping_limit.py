@@ -8,7 +8,6 @@ import pytest
 
 from rulekit import fired, recorded_paste_facts
 
-SYMBOL = "gpu-peer-mapping-limit-exceeded"
 
 
 @pytest.mark.parametrize("paste", [
@@ -17,13 +16,13 @@ SYMBOL = "gpu-peer-mapping-limit-exceeded"
     "pytorch-25019-cuda-runtime-error-60-peer-mapping.txt",   # torch 1.1's THC, the old error number 60
 ])
 def test_the_error_names_the_eight_peer_limit(paste):
-    (f,) = fired(SYMBOL, recorded_paste_facts(paste))
+    (f,) = fired("gpu-peer-mapping-limit-exceeded", recorded_paste_facts(paste))
     assert f.severity == "error" and "eight peer connections per GPU" in f.message
     assert "CUDA_VISIBLE_DEVICES=" in f.fix and "nvidia-smi topo -m" in f.fix
 
 
 def test_tensorflows_logged_refusal_is_a_warning():
-    (f,) = fired(SYMBOL, recorded_paste_facts("tensorflow-49730-ten-gpus-too-many-peers-warning.txt"))
+    (f,) = fired("gpu-peer-mapping-limit-exceeded", recorded_paste_facts("tensorflow-49730-ten-gpus-too-many-peers-warning.txt"))
     assert f.severity == "warning" and "TensorFlow goes on without peer access" in f.message
 
 
@@ -32,4 +31,4 @@ def test_tensorflows_logged_refusal_is_a_warning():
     "cpcl-4-libcudart-10-0-cuda-path.txt",
 ])
 def test_silent_for_other_errors(paste):
-    assert not fired(SYMBOL, recorded_paste_facts(paste))
+    assert not fired("gpu-peer-mapping-limit-exceeded", recorded_paste_facts(paste))
