@@ -187,7 +187,10 @@ def amdgpu_job_timeout_too_short(f: FactView) -> Iterator[Hit]:
     kernel = [s for s in told if s.get("id") != "prose:amdgpu-ring-timeout-said"]
     s = (kernel or told)[0]
     ring = s.get("ring") or "gfx"
+    setting = f.get("amd.lockup_timeout")
+    here = (f"; this node's amdgpu.lockup_timeout is {setting!r}" + (" (the kernel's default)" if setting in ("", "0") else "")
+            if isinstance(setting, str) else "")
     yield Hit(message=f"amdgpu reset the {ring} ring as hung after its lockup timeout (line {s.get('line')}: "
                       f"\"{told_text(s)}\"): a compute job longer than the timeout (2 s by default in the newest "
-                      "kernels) is killed although nothing hung",
+                      f"kernels) is killed although nothing hung{here}",
               fix=_LOCKUP_FIX, evidence=told_evidence(s), severity=None if kernel else "info")

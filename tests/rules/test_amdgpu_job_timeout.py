@@ -36,3 +36,29 @@ def test_read_from_the_nodes_kernel_log():
 @pytest.mark.parametrize("paste", ["llama-cpp-21883-peer-mapping-exhausted-ten-gpus.txt", "gcc-12-mpi-h-missing.txt"])
 def test_silent_without_a_ring_timeout(paste):
     assert not fired("amdgpu-job-timeout-too-short", recorded_paste_facts(paste))
+
+
+def test_the_nodes_lockup_timeout_is_named_where_known():
+    lines = find_messages("amdgpu 0000:c2:00.0: ring gfx_0.0.0 timeout, signaled seq=166926, emitted seq=166928\n",
+                          families=("amdgpu_job",))
+    g = facts("h100-kvm-1gpu", **{"kernel_log.messages": [dict(m, source="dmesg") for m in lines],
+                                  "amd.lockup_timeout": "0"})
+    (f,) = fired("amdgpu-job-timeout-too-short", g)
+    assert "this node's amdgpu.lockup_timeout is '0' (the kernel's default)" in f.message
+
+
+def test_the_check_reads_the_module_parameter(tmp_path):
+    import shutil
+
+    from rulekit import NODES
+    from hpcdoctor import pipeline
+    from hpcdoctor.runner import Options
+    from hpcdoctor.sysroot import ReplaySysRoot
+
+    root = tmp_path / "node"
+    shutil.copytree(NODES / "cpu-kvm-2core", root)
+    d = root / "fs" / "sys" / "module" / "amdgpu" / "parameters"
+    d.mkdir(parents=True)
+    (d / "lockup_timeout").write_text("10000,60000\n")
+    g = pipeline.gather(ReplaySysRoot(root), Options())
+    assert g["facts"]["amd"]["lockup_timeout"] == "10000,60000"
