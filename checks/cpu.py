@@ -325,4 +325,25 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     cpu.update(topology)
     gov = root.read_or("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
     cpu["governor"] = gov.strip() if gov else Unknown("no cpufreq scaling governor (a VM, or no cpufreq driver)")
+    cpu["cpufreq"] = _cpufreq(root) if gov else Unknown("no cpufreq policy for cpu0 (a VM, or no cpufreq driver)")
     return {"cpu": cpu}
+
+
+_CPUFREQ_KHZ = ("scaling_min_freq", "scaling_max_freq", "cpuinfo_min_freq", "cpuinfo_max_freq", "scaling_cur_freq",
+                "scaling_setspeed")
+
+
+def _cpufreq(root: SysRoot) -> Dict[str, Any]:
+    """cpu0's cpufreq policy (the kernel's Documentation/admin-guide/pm/cpufreq.rst): the scaling driver
+    and governor, the policy's limits and the hardware's, in kHz; each Unknown when unreadable.
+    Whether a governor pins the frequency depends on the driver: intel_pstate and amd-pstate-epp in
+    active mode run their own algorithms under the names powersave and performance."""
+    base = "/sys/devices/system/cpu/cpu0/cpufreq/"
+    out: Dict[str, Any] = {}
+    for name in ("scaling_driver", "scaling_governor"):
+        text = (root.read_or(base + name) or "").strip()
+        out[name] = text[:40] if text else Unknown(f"{base}{name} not readable")
+    for name in _CPUFREQ_KHZ:
+        text = (root.read_or(base + name) or "").strip()
+        out[name] = int(text) if text.isdigit() else Unknown(f"{base}{name} not readable or not a number")
+    return out

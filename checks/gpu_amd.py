@@ -49,6 +49,15 @@ def _fill_numa(gpus: List[Dict[str, Any]], topology: Any) -> None:
             g["numa_node_source"] = "rocm-smi"
 
 
+def _lockup_timeout(root: SysRoot) -> Any:
+    """amdgpu's lockup_timeout module parameter as the kernel shows it (ms; "0" or empty: the kernel's
+    default, which has shrunk to 2000 for all queues in the newest kernels); Unknown without amdgpu."""
+    text = root.read_or("/sys/module/amdgpu/parameters/lockup_timeout")
+    if text is None:
+        return Unknown("/sys/module/amdgpu/parameters/lockup_timeout not readable (amdgpu not loaded, or not recorded)")
+    return text.strip()[:80]
+
+
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     on_bus = gpus_on_bus(root, AMD_VENDOR)
     errors: List[str] = []
@@ -73,7 +82,7 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
         except Missing as exc:
             errors.append(str(exc))
     amd: Dict[str, Any] = {"pci_devices": len(on_bus) if isinstance(on_bus, list) else on_bus,
-                           "topology": _topology(root)}
+                           "topology": _topology(root), "lockup_timeout": _lockup_timeout(root)}
     if data is None:
         amd["error"] = "; ".join(errors)
         if isinstance(on_bus, list) and on_bus:

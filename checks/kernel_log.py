@@ -2,7 +2,8 @@
 ring buffer is closed to users), read through the catalogues of what the kernel and the NVIDIA driver
 print there about the hardware (hpcdoctor/knowledge/messages/): NVIDIA's Xid reports (xid.toml), the
 driver's other NVRM notices (nvrm.toml: a GPU that stopped answering on PCIe, a VBIOS it cannot read),
-amdgpu's bad-page reports of an AMD GPU (amdgpu_ras.toml),
+amdgpu's bad-page reports of an AMD GPU (amdgpu_ras.toml), its scheduler's ring timeouts and VM page
+faults (amdgpu_job.toml),
 the kernel's hardware-error families (kernel_hwerr.toml: machine checks, PCIe AER and DPC, APEI/GHES,
 IOMMU hardware errors) and EDAC's host-memory reports (edac.toml). A GPU that fell off the bus, one
 that NVIDIA says needs a reset or support, or failing DIMMs are found on the node itself and not only
@@ -28,7 +29,7 @@ TIMEOUT = 3.0
 # dmesg reads the ring buffer, which kernel.dmesg_restrict=1 keeps to root; journalctl -k reads
 # the journal's copy of this boot's kernel messages, open to the systemd-journal and adm groups.
 SOURCES = (["dmesg"], ["journalctl", "-k", "-b", "-q", "--no-pager", "-o", "short"])
-FAMILIES = ("xid", "nvrm", "amdgpu_ras", "kernel_hwerr", "edac")
+FAMILIES = ("xid", "nvrm", "amdgpu_ras", "amdgpu_job", "kernel_hwerr", "edac")
 
 
 def _read_lines(text: str) -> str:

@@ -1,5 +1,5 @@
 """The node itself: host name and the addresses /etc/hosts gives it, kernel, OS release, virtualisation,
-Yama's ptrace scope."""
+Yama's ptrace scope, the perf_event_paranoid level."""
 
 from __future__ import annotations
 
@@ -90,4 +90,10 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     scope = (root.read_or("/proc/sys/kernel/yama/ptrace_scope") or "").strip()
     out["ptrace_scope"] = int(scope) if scope.isdigit() else Unknown(
         "/proc/sys/kernel/yama/ptrace_scope not readable (no Yama module, or not recorded)")
+    # kernel.perf_event_paranoid (Documentation/admin-guide/sysctl/kernel.rst): which performance
+    # events a process without CAP_PERFMON may open. Recorded as a fact; a rule reads it only beside
+    # a counter tool's refusal, since 2 is the kernel's default and most jobs never count events.
+    paranoid = (root.read_or("/proc/sys/kernel/perf_event_paranoid") or "").strip()
+    out["perf_event_paranoid"] = int(paranoid) if re.fullmatch(r"-?[0-9]{1,3}", paranoid) else Unknown(
+        "/proc/sys/kernel/perf_event_paranoid not readable (no perf events in this kernel, or not recorded)")
     return {"system": out}

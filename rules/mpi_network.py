@@ -111,3 +111,47 @@ def mpi_tcp_interface_unreachable(f: FactView) -> Iterator[Hit]:
                           "the other local-only interfaces for peers on other nodes; Open MPI's FAQ: an exclude list must name them",
                   fix=f"mpirun --mca btl_tcp_if_exclude lo,{excluded['list']} ...   # loopback too, as Open MPI's TCP FAQ asks\n{_FIX}",
                   evidence=excluded["evidence"])
+
+
+_ROMIO_FIX = ("ompi_info | grep -E 'MCA io:|Open MPI:'   # the io components this Open MPI has (romio321 in 4.x, "
+              "romio341 in 5.0) and its version\n"
+              "export OMPI_MCA_io=^ompio   # MPI-IO through ROMIO instead (or mpirun --mca io ^ompio; "
+              "OMPI_MCA_io=romio321 on 4.x, romio341 on 5.0)\n"
+              "# or keep OMPIO and tune it (Open MPI's MPI-IO tuning page): fs_ufs_lock_algorithm (its locking on "
+              "NFS-like file systems), io_ompio_num_aggregators, the Lustre stripe settings")
+
+
+@rule("NET022", "ompi-ompio-slow-on-parallel-fs", "info",
+      "MPI-IO through Open MPI's default OMPIO component is slow or hangs on a shared file system", impact=4)
+def ompi_ompio_slow_on_parallel_fs(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, a user saying that MPI-IO through Open MPI's OMPIO component is slow or
+        hangs (parallel HDF5 or NetCDF dumps, MPI_File_write_all on Lustre, GPFS or NFS).
+
+    Why it matters:
+        OMPIO is Open MPI's default io component: from 4.1 on every file system (priority 30
+        against ROMIO's 10), in 4.0 everywhere but Lustre, where it lowered its own priority so
+        that ROMIO ran. MPICH and Intel MPI use ROMIO. Applications tuned for ROMIO (HDF5's
+        collective writes, older HDF5 API use) can run far slower or deadlock under OMPIO's
+        locking and aggregation on a shared file system, and selecting ROMIO restores them.
+
+    How to fix:
+        Select ROMIO (OMPI_MCA_io=^ompio, or the romio component by name) and compare; or keep
+        OMPIO and tune its locking (fs_ufs_lock_algorithm) and aggregators.
+
+    References:
+        - https://docs.open-mpi.org/en/v5.0.x/tuning-apps/mpi-io/ompio.html
+        - https://docs.open-mpi.org/en/v5.0.x/tuning-apps/mpi-io/romio.html
+        - https://github.com/open-mpi/ompi/blob/v4.1.8/ompi/mca/io/ompio/io_ompio_component.c (priority 30)
+        - https://github.com/open-mpi/ompi/blob/v4.0.7/ompi/mca/io/ompio/io_ompio_component.c (priority 1 on Lustre)
+        - https://github.com/open-mpi/ompi/issues/9479
+    """
+    told = catalogued(f, "ompi-ompio-slow-on-parallel-fs")
+    if not told:
+        return
+    s = told[0]
+    yield Hit(message=f"the user says MPI-IO through Open MPI's OMPIO is slow or hangs (line {s.get('line')}: "
+                      f"\"{told_text(s)}\"): OMPIO is Open MPI's default io component (4.1 and later on every file "
+                      "system), and applications tuned for ROMIO often run far faster with it selected",
+              fix=_ROMIO_FIX, evidence=told_evidence(s))

@@ -119,3 +119,58 @@ def gpu_peer_access_unsupported(f: FactView) -> Iterator[Hit]:
                       f"\"{told_text(s)}\"): they cannot access each other's memory directly, and "
                       "the program enabled it without asking cudaDeviceCanAccessPeer",
               fix=_P2P_UNSUPPORTED_FIX, evidence=told_evidence(s))
+
+
+_PEER_LIMIT_FIX = (
+    "nvidia-smi -L | wc -l; nvidia-smi topo -m   # how many GPUs the program sees, and whether NVSwitch joins them "
+    "(the limit is for systems without NVSwitch)\n"
+    "export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7   # at most nine GPUs give each at most eight peers; or fewer, where "
+    "other jobs on these GPUs also hold peer mappings\n"
+    "# in the program: enable peer access only between the GPUs that exchange data, at most eight peers per GPU "
+    "(in groups of eight, as Caffe2 does), and cudaDeviceDisablePeerAccess what is no longer used\n"
+    "# under Slurm: ask for the GPUs one job uses (--gpus-per-node=8, not the whole node) so it sees no more")
+
+
+@rule("GPU033", "gpu-peer-mapping-limit-exceeded", "error",
+      "the program enables more peer connections to a GPU than the driver supports (eight per GPU)", impact=6,
+      also={"warning": "TensorFlow could not enable peer access between some GPUs and goes on without it"})
+def gpu_peer_mapping_limit_exceeded(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, CUDA's cudaErrorTooManyPeers (CUDA_ERROR_TOO_MANY_PEERS, 711): "peer
+        mapping resources exhausted", as torch or a program's check raises it ("CUDA error:
+        ...", Caffe2's "[enforce fail at context_gpu.cu:...] . peer mapping resources exhausted")
+        or a user quotes it. TensorFlow's "Unable to enable peer access between device ordinals
+        ... CUDA_ERROR_TOO_MANY_PEERS" is a warning: it goes on without peer access there.
+
+    Why it matters:
+        cudaDeviceEnablePeerAccess maps one GPU's memory into another's address space, and the
+        hardware resources for that are finite: the CUDA Programming Guide's Peer-to-Peer Memory
+        Access section says that on systems without NVSwitch each device supports a system-wide
+        maximum of eight peer connections. A program that enables peer access between every pair
+        of more than nine visible GPUs (llama.cpp on ten P40s), or several processes doing so on
+        the same GPUs, exhausts them and aborts at start-up.
+
+    How to fix:
+        Make fewer GPUs visible (CUDA_VISIBLE_DEVICES, the scheduler's GPU request), or enable
+        peer access only between GPUs that exchange data, at most eight peers per GPU (Caffe2
+        enables it in groups of eight, CAFFE2_CUDA_MAX_PEER_SIZE), disabling it when done.
+
+    References:
+        - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#peer-to-peer-memory-access
+        - https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__PEER.html (cudaDeviceEnablePeerAccess: device-wide and system-wide limits)
+        - https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html (cudaErrorTooManyPeers)
+        - https://github.com/ggml-org/llama.cpp/issues/21883
+        - https://github.com/NVIDIA/nccl/issues/51 (the limit is system-wide: other libraries' peer mappings count)
+    """
+    told = catalogued(f, "gpu-peer-mapping-limit-exceeded")
+    if not told:
+        return
+    s = told[0]
+    # TensorFlow's GPU device setup logs the refusal and copies through the host for that pair.
+    went_on = "Unable to enable peer access between device ordinals" in str(s.get("text", ""))
+    yield Hit(message=f"the GPUs ran out of peer mappings (line {s.get('line')}: \"{told_text(s)}\"): the program enabled "
+                      "peer access to more GPUs than a GPU supports (eight peer connections per GPU, counted over the "
+                      "whole system, on systems without NVSwitch)"
+                      + ("; TensorFlow goes on without peer access between those GPUs (slower copies)" if went_on else ""),
+              fix=_PEER_LIMIT_FIX, evidence=told_evidence(s), severity="warning" if went_on else None)

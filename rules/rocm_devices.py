@@ -136,3 +136,61 @@ def rocm_gpu_unsupported(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\")",
                   fix=_NEWER_KERNEL_FIX if gc_ip else _UNSUPPORTED_FIX, evidence=told_evidence(s))
         return
+
+
+_LOCKUP_FIX = (
+    "cat /sys/module/amdgpu/parameters/lockup_timeout   # the timeout in force, in ms (empty or 0: the kernel's default, "
+    "2000 for all queues in the newest kernels, 10000 before)\n"
+    "echo 'options amdgpu lockup_timeout=60000' | sudo tee /etc/modprobe.d/amdgpu-timeout.conf   # then rebuild the "
+    "initramfs (update-initramfs -u, or dracut -f) and reboot; or amdgpu.lockup_timeout=60000 on the kernel command line\n"
+    "# the format differs by kernel: one value (all queues in new kernels, non-compute jobs in older ones) or "
+    "[GFX,Compute,SDMA,Video]; a negative value means no limit, which leaves a real hang undetected\n"
+    "# in the program: split the work into shorter submissions (llama.cpp's Vulkan back end: a smaller batch), so no "
+    "single job outlasts the timeout")
+
+
+@rule("GPU034", "amdgpu-job-timeout-too-short", "warning",
+      "amdgpu reset a GPU job as hung after its lockup timeout; a long compute job outlasts a short default", impact=6,
+      also={"info": "the user says the kernel log shows an amdgpu graphics ring timeout"})
+def amdgpu_job_timeout_too_short(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log or this node's kernel log, amdgpu's scheduler timeout: "ring <ring> timeout,
+        signaled seq=N, emitted seq=M" and "ring <ring> timeout, but soft recovered"
+        (amdgpu_job.c amdgpu_job_timedout), with no GPU VM page fault beside it (a faulting job is
+        a program's fault, and stays unanswered here). A user retelling "ring gfx_0.0.0 timeout" is
+        answered at info.
+
+    Why it matters:
+        The driver treats a job still running after the queue's lockup_timeout as a hang and
+        resets the ring; the process loses its context (Vulkan's VK_ERROR_DEVICE_LOST). The
+        default has shrunk over kernel releases (no limit or 60 s for compute, then 10 s for all
+        jobs, then 2 s for all queues outside SR-IOV), and compute submitted on the graphics queue
+        (Vulkan compute back ends) counts as graphics: a long but healthy dispatch is killed.
+
+    How to fix:
+        Raise amdgpu's lockup_timeout (module option or kernel command line), or submit shorter
+        jobs; a negative value disables the detection of real hangs.
+
+    References:
+        - https://docs.kernel.org/gpu/amdgpu/module-parameters.html (lockup_timeout)
+        - https://github.com/torvalds/linux/blob/master/drivers/gpu/drm/amd/amdgpu/amdgpu_job.c (amdgpu_job_timedout)
+        - https://github.com/ggml-org/llama.cpp/issues/21724
+    """
+    told = catalogued(f, "amdgpu-job-timeout-too-short")
+    if not told:
+        return
+    faults = [s for s in list(f.get("ticket.symptoms") or []) + list(f.get("kernel_log.messages") or [])
+              if isinstance(s, dict) and s.get("id") == "amdgpu_job:gpuvm-page-fault"]
+    if faults:
+        return   # the job faulted on a bad address: a program's or driver's fault, not a timeout too short
+    kernel = [s for s in told if s.get("id") != "prose:amdgpu-ring-timeout-said"]
+    s = (kernel or told)[0]
+    ring = s.get("ring") or "gfx"
+    setting = f.get("amd.lockup_timeout")
+    here = (f"; this node's amdgpu.lockup_timeout is {setting!r}" + (" (the kernel's default)" if setting in ("", "0") else "")
+            if isinstance(setting, str) else "")
+    yield Hit(message=f"amdgpu reset the {ring} ring as hung after its lockup timeout (line {s.get('line')}: "
+                      f"\"{told_text(s)}\"): a compute job longer than the timeout (2 s by default in the newest "
+                      f"kernels) is killed although nothing hung{here}",
+              fix=_LOCKUP_FIX, evidence=told_evidence(s), severity=None if kernel else "info")
