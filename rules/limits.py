@@ -34,6 +34,27 @@ def _sacct(job: str, fields: str, state: str) -> str:
     return f"sacct -u $USER -S now-7days -s {state} -o {fields}"
 
 
+# The other batch systems' words for the same end (pbs_job_end.toml, lsf.toml, sge.toml): what each
+# shows of the time used against the limit, and where the job asks for more (qsub(1B) -l walltime,
+# bsub -W, qsub -l h_rt; the queue's ceiling in qstat -Qf resources_max.walltime, bqueues -l RUNLIMIT,
+# qconf -sq h_rt).
+_OTHER_SCHEDULERS = {
+    "pbs_job_end": ("PBS", "qstat -x -f -u $USER | grep -E 'Job Id|resources_(used|List)\\.walltime'   # the time used against "
+                           "the limit (TORQUE: finished jobs stay only for keep_completed; tracejob then)\n"
+                           "qstat -Qf | grep -E 'Queue:|resources_(max|default)\\.walltime'   # the most a job may ask for, and "
+                           "what it gets without asking\n"
+                           "#PBS -l walltime=48:00:00   # in the job script (and in every job a workflow submits), up to resources_max"),
+    "lsf": ("LSF", "bjobs -l -d -u $USER | grep -E 'Job <|RUNLIMIT|TERM_'   # the run limit of the jobs that ended lately\n"
+                   "bqueues -l | grep -E '^QUEUE|RUNLIMIT' -A1   # each queue's limit\n"
+                   "#BSUB -W 48:00   # in the job script, up to the queue's RUNLIMIT"),
+    "sge": ("Grid Engine", "qacct -o $USER -d 7 -j | grep -E '^(jobnumber|ru_wallclock|failed|category)'   # the time used and the "
+                           "h_rt each job had\n"
+                           "qconf -sql | xargs -n1 qconf -sq | grep -E '^(qname|h_rt)'   # each queue's limit\n"
+                           "#$ -l h_rt=48:00:00   # in the job script, up to the queue's h_rt"),
+}
+_CHECKPOINT = "# longer than the queue allows: checkpoint, then resubmit with a dependency on this job"
+
+
 @rule("ENV021", "slurm-time-limit", "error", "Slurm ended the job at its time limit", impact=7)
 def slurm_time_limit(f: FactView) -> Iterator[Hit]:
     """
@@ -41,28 +62,44 @@ def slurm_time_limit(f: FactView) -> Iterator[Hit]:
         In a pasted log, slurmstepd's "*** JOB n ON host CANCELLED AT t DUE TO TIME LIMIT ***" (and
         the STEP form, and Slurm 14's "... DUE TO TIME LIMIT on host"), salloc's "Job n has exceeded
         its time limit and its allocation has been revoked", a sacct row in state TIMEOUT, or
-        scontrol's Reason=TimeLimit.
+        scontrol's Reason=TimeLimit. The same end under the other batch systems: a PBS MOM's
+        "=>> PBS: job killed: walltime N exceeded limit M" (TORQUE, OpenPBS, PBS Pro) and their
+        mails' "Job exceeded its walltime limit", LSF's "TERM_RUNLIMIT: job killed after reaching
+        LSF run time limit", Grid Engine's execd "job n.1 exceeded hard wallclock time".
 
     Why it matters:
-        The program did not fail: Slurm stopped it when the time the job asked for (--time), or the
-        partition's DefaultTime when it asked for none, ran out. Work since the last checkpoint is
-        lost, and a rerun with the same request ends the same way. Jobs that a workflow tool submits
-        (sub-jobs) often carry no --time and get the default, however long the parent asked for.
+        The program did not fail: the scheduler stopped it when the time the job asked for
+        (--time, -l walltime, bsub -W, -l h_rt), or the queue's default when it asked for none,
+        ran out. Work since the last checkpoint is lost, and a rerun with the same request ends
+        the same way. Jobs that a workflow tool submits (sub-jobs) often carry no time request and
+        get the default, however long the parent asked for.
 
     How to fix:
-        sacct shows the time used against the limit; ask for more with #SBATCH --time= up to the
-        partition's MaxTime (scontrol show partition); beyond it, checkpoint and resubmit.
+        The scheduler's accounting shows the time used against the limit; ask for more in the job
+        script up to the partition's or queue's maximum; beyond it, checkpoint and resubmit.
 
     References:
         - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmd/slurmstepd/req.c
         - https://slurm.schedmd.com/sbatch.html#OPT_time
         - https://slurm.schedmd.com/sacct.html
         - https://github.com/marbl/canu/issues/1052 (sub-jobs without --time got the one-hour default)
+        - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/resmom/mom_main.c (job_over_limit)
+        - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/resmom/linux/mom_mach.c
+        - https://www.ibm.com/docs/SSWRJV_10.1.0/lsf_admin/termination_reasons_lsf.html (TERM_RUNLIMIT)
+        - https://github.com/gridengine/gridengine/blob/f47b0e0a22483847008777ef18a78c29b7001f66/source/daemons/execd/msg_execd.h
     """
     told = catalogued(f, "slurm-time-limit")
     if not told:
         return
     s = told[0]
+    other = _OTHER_SCHEDULERS.get(str(s.get("family")))
+    if other:
+        name, fix = other
+        yield Hit(message=f"{name} stopped the job when its time limit ran out (line {s['line']}: \"{told_text(s)}\"): "
+                          "not a failure of the program; the limit is the job's own walltime request, or the queue's "
+                          "default when the job (or a sub-job a workflow submitted) asked for none",
+                  fix=fix + "\n" + _CHECKPOINT, evidence=ticket_evidence(s))
+        return
     job = _job_of(told)
     yield Hit(message=f"Slurm stopped the job when its time limit ran out (line {s['line']}: \"{told_text(s)}\"): "
                       "not a failure of the program; the limit is the job's --time, or the partition's DefaultTime "
