@@ -16,6 +16,9 @@ from hpcdoctor.rules._common import catalogued, gpu_of_ticket, told_evidence, to
 # error report prints the name; torch prints the message alone after its check's words.
 _NAMES = ("CUDA_ERROR_NO_BINARY_FOR_GPU", "cudaErrorNoKernelImageForDevice", "NoBinaryForGpu")
 _IDS = ("cuda_driver:CUDA_ERROR_NO_BINARY_FOR_GPU", "cuda:cudaErrorNoKernelImageForDevice", "cuda_rust:NoBinaryForGpu")
+# a library's own driver-API check that prints the message without the name: cpm_kernels'
+# checkCUStatus, "CUDA Error: %s" % cuGetErrorString (cuda_driver.toml, cpm-kernels-cuda-error)
+_OWN_CHECKS = ("CUDA Error: ",)
 _TORCH_WORDS = ("CUDA error: ", "CUDA driver error: ", "cuda runtime error (", "THCudaCheck FAIL", "Triton Error [CUDA]")
 _TORCH_FRAMES = ("torch:torch-import-frame", "torch:torch-c-import")
 
@@ -32,7 +35,7 @@ def native_binary_lacks_arch(f: FactView) -> Optional[Hit]:
     if any(s.get("id") in _TORCH_FRAMES for s in f.get("ticket.symptoms") or []):
         return None
     s = next((t for t in catalogued(f, "framework-missing-arch") if t.get("id") in _IDS
-              and any(n in str(t.get("text", "")) for n in _NAMES)
+              and any(n in str(t.get("text", "")) for n in _NAMES + _OWN_CHECKS)
               and not any(w in str(t.get("text", "")) for w in _TORCH_WORDS)), None)
     if s is None:
         return None

@@ -18,6 +18,7 @@ def _told(text):
     ("xsuite-684-cupy-no-binary-rtx5080.txt", "CUDADriverError: CUDA_ERROR_NO_BINARY_FOR_GPU"),      # CuPy
     ("numbapro-examples-2-no-binary-for-gpu.txt", "'Failed to load module', 'CUDA_ERROR_NO_BINARY_FOR_GPU'"),
     ("rapidsai-csp-utils-62-thrust-no-kernel-image.txt", "parallel_for failed: cudaErrorNoKernelImageForDevice"),
+    ("cpm-kernels-6-cuda-error-no-kernel-image.txt", "CUDA Error: no kernel image is available"),         # cpm_kernels
 ])
 def test_a_programs_own_error_209_is_its_fatbin(paste, quoted):
     gathered = recorded_paste_facts(paste)
@@ -51,3 +52,11 @@ def test_silent_on_torchs_words_and_on_other_errors(text):
 def test_other_rustacuda_errors_are_read():
     ids = {s["id"] for s in find_messages("Err(CudaError::LaunchOutOfResources)\n")}
     assert "cuda_rust:LaunchOutOfResources" in ids
+
+
+def test_flashinfers_own_check_keeps_the_framework_finding():
+    # frameworks.toml reads flashinfer's "CUDA Error: ... (209) <path>"; the cpm_kernels form leaves it alone
+    text = "CUDA Error: no kernel image is available for execution on the device (209) /tmp/x/include/flashinfer/utils.cuh: line 52\n"
+    assert {s["id"] for s in find_messages(text)} == {"frameworks:framework-cuda-error-209"}
+    (f,) = fired("framework-missing-arch", _told(text))
+    assert "own GPU binary" not in f.message
