@@ -11,6 +11,7 @@ from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._common import (cuda_gpus, gpu_of_ticket, ticket_evidence, ticket_symptoms, told_evidence,
                                      told_text, torch_hip_invalid_function, version_of)
+from hpcdoctor.rules._fatbin import native_binary_lacks_arch
 from hpcdoctor.rules._stacks import tf_or_jax_framework_missing_arch
 
 
@@ -33,6 +34,10 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
         release ("Initializing an LLM engine (v0.4.2)", vllm==0.4.2), a warning where it names
         none, silent where it names only later ones. Silent where
         torch's own arch list lacks the GPU: that is torch-missing-arch, one cause, one finding.
+        A program that is not torch reporting CUDA's error 209 by its enum name: CuPy's and
+        numba's CUDA_ERROR_NO_BINARY_FOR_GPU, Thrust's and CuPy's cudaErrorNoKernelImageForDevice,
+        cudarc's DriverError(CUDA_ERROR_NO_BINARY_FOR_GPU, ...), RustaCUDA's NoBinaryForGpu: its
+        own fatbin has no code for the GPU.
 
     Why it matters:
         torch runs on the GPU, so its checks pass, and the job dies at the framework's first
@@ -55,6 +60,9 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
         - https://github.com/vllm-project/vllm/issues/4434
         - https://github.com/vllm-project/vllm/pull/5036
         - https://pypi.org/project/vllm/0.5.3.post1/ (sdist: CMakeLists.txt, _punica_C arches >= 8.0)
+        - https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html (CUDA_ERROR_NO_BINARY_FOR_GPU = 209)
+        - https://github.com/bheisler/RustaCUDA/blob/c74efcb14fa24d53ac5ca1ce57e6f5794b62ce25/src/error.rs
+        - https://docs.nvidia.com/cuda/cuda-binary-utilities/index.html (cuobjdump --list-elf, --list-ptx)
     """
     sym = ticket_symptoms(f)
     if not sym or _torch_lacks_the_gpu(f, sym):
@@ -87,7 +95,7 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
                       "or serve this one with a framework whose kernels list it (transformers with torch's own kernels)",
                   evidence={**told_evidence(built), "framework.min_cc": built.get("min_cc")})
         return
-    hip = _hip_kernel_outside_torch(f)
+    hip = _hip_kernel_outside_torch(f) or native_binary_lacks_arch(f)
     if hip:
         yield hip
         return

@@ -1,7 +1,6 @@
-"""Limits of the system a job ran into, not faults of its GPU or its program: Slurm ending the job
-(its time limit, a preemption, a failed node), a disk quota or a full file system, and the process
-and thread limit. Read from the catalogues (slurm_job_end.toml, slurm_reasons.toml, oslimits.toml,
-threads.toml, conda.toml) in a paste, and on a live node from checks/limits.py: the free space and
+"""Limits of the system a job ran into, not faults of its GPU or its program: a disk quota or a full
+file system, and the process and thread limit (a batch system ending the job is job_end.py's). Read
+from the catalogues (oslimits.toml, disk_quota.toml, threads.toml, conda.toml) in a paste, and on a live node from checks/limits.py: the free space and
 inodes of the file systems a run writes to, and RLIMIT_NPROC against the threads the job will start."""
 
 from __future__ import annotations
@@ -20,132 +19,6 @@ def _told_all(f: FactView, symbol: str) -> list:
     """Every pasted line whose catalogue entry feeds ``symbol`` (catalogued() keeps one per entry),
     so that a line naming a path is found after an earlier one that names none."""
     return [s for s in f.get("ticket.symptoms") or [] if isinstance(s, dict) and symbol in (s.get("rules") or [])]
-
-
-def _job_of(told) -> str:
-    return next((str(s["job"]).split(".")[0] for s in told if s.get("job")), "")
-
-
-def _sacct(job: str, fields: str, state: str) -> str:
-    """sacct for the job the paste names, else the user's jobs of the last week that ended that way
-    (sacct(1): -S accepts now-<count>days)."""
-    if job:
-        return f"sacct -j {job} -o {fields}"
-    return f"sacct -u $USER -S now-7days -s {state} -o {fields}"
-
-
-@rule("ENV021", "slurm-time-limit", "error", "Slurm ended the job at its time limit", impact=7)
-def slurm_time_limit(f: FactView) -> Iterator[Hit]:
-    """
-    What it detects:
-        In a pasted log, slurmstepd's "*** JOB n ON host CANCELLED AT t DUE TO TIME LIMIT ***" (and
-        the STEP form, and Slurm 14's "... DUE TO TIME LIMIT on host"), salloc's "Job n has exceeded
-        its time limit and its allocation has been revoked", a sacct row in state TIMEOUT, or
-        scontrol's Reason=TimeLimit.
-
-    Why it matters:
-        The program did not fail: Slurm stopped it when the time the job asked for (--time), or the
-        partition's DefaultTime when it asked for none, ran out. Work since the last checkpoint is
-        lost, and a rerun with the same request ends the same way. Jobs that a workflow tool submits
-        (sub-jobs) often carry no --time and get the default, however long the parent asked for.
-
-    How to fix:
-        sacct shows the time used against the limit; ask for more with #SBATCH --time= up to the
-        partition's MaxTime (scontrol show partition); beyond it, checkpoint and resubmit.
-
-    References:
-        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmd/slurmstepd/req.c
-        - https://slurm.schedmd.com/sbatch.html#OPT_time
-        - https://slurm.schedmd.com/sacct.html
-        - https://github.com/marbl/canu/issues/1052 (sub-jobs without --time got the one-hour default)
-    """
-    told = catalogued(f, "slurm-time-limit")
-    if not told:
-        return
-    s = told[0]
-    job = _job_of(told)
-    yield Hit(message=f"Slurm stopped the job when its time limit ran out (line {s['line']}: \"{told_text(s)}\"): "
-                      "not a failure of the program; the limit is the job's --time, or the partition's DefaultTime "
-                      "when the job (or a sub-job a workflow submitted) asked for none",
-              fix=(_sacct(job, "JobID,State,Elapsed,Timelimit", "TIMEOUT") + "   # the time used against the limit it had\n"
-                   "scontrol show partition   # MaxTime: the most a job may ask for; DefaultTime: what it gets without --time\n"
-                   "#SBATCH --time=1-00:00:00   # in the job script (and in every job a workflow submits), up to MaxTime\n"
-                   "# longer than MaxTime: checkpoint, then resubmit with sbatch --dependency=afterany:<jobid> job.sh"),
-              evidence=ticket_evidence(s))
-
-
-@rule("ENV022", "slurm-job-preempted", "warning", "Slurm preempted the job for one of higher priority", impact=6)
-def slurm_job_preempted(f: FactView) -> Iterator[Hit]:
-    """
-    What it detects:
-        In a pasted log, slurmstepd's "*** JOB n ON host CANCELLED AT t DUE TO PREEMPTION ***", or a
-        sacct row in state PREEMPTED.
-
-    Why it matters:
-        The job ran in a partition or QOS whose jobs may be cancelled (or requeued) to make room for
-        jobs of higher priority (PreemptMode). Nothing is wrong with the job or the node; it will end
-        the same way whenever the higher-priority work arrives.
-
-    How to fix:
-        Run where jobs are not preempted (another partition or QOS), or accept it: checkpoint and
-        submit with --requeue so that Slurm restarts the job.
-
-    References:
-        - https://slurm.schedmd.com/preempt.html
-        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmd/slurmstepd/req.c
-        - https://github.com/SystemsGenetics/GEMmaker/pull/242 (a preempted job; retries)
-    """
-    told = catalogued(f, "slurm-job-preempted")
-    if not told:
-        return
-    s = told[0]
-    job = _job_of(told)
-    yield Hit(message=f"Slurm preempted the job for one of higher priority (line {s['line']}: \"{told_text(s)}\"): "
-                      "neither the program nor the node failed",
-              fix=(_sacct(job, "JobID,State,Partition,QOS,Elapsed", "PREEMPTED") + "   # where it ran\n"
-                   "scontrol show partition   # PreemptMode and PriorityTier of each partition: choose one whose jobs are not preempted\n"
-                   "#SBATCH --requeue   # or stay, checkpoint, and let Slurm restart the job after a preemption"),
-              evidence=ticket_evidence(s))
-
-
-@rule("SYS007", "slurm-node-failure", "error", "Slurm ended the job because a node of its allocation failed", impact=7)
-def slurm_node_failure(f: FactView) -> Iterator[Hit]:
-    """
-    What it detects:
-        In a pasted log, slurmstepd's "*** JOB n ON host CANCELLED AT t DUE TO NODE FAILURE, SEE
-        SLURMCTLD LOG FOR DETAILS ***" (Slurm 14: "DUE TO NODE host FAILURE"), a sacct row in state
-        NODE_FAIL, or scontrol's Reason=NodeDown.
-
-    Why it matters:
-        A node of the allocation stopped answering slurmctld (it rebooted, lost its network, or its
-        slurmd died), and Slurm ended the job on every node. The program is not at fault; the same
-        node may fail the next job too.
-
-    How to fix:
-        sacct names the nodes; scontrol show node gives the reason Slurm recorded. Resubmit without
-        that node (--exclude) or with --requeue, and tell the administrators.
-
-    References:
-        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmd/slurmstepd/req.c
-        - https://slurm.schedmd.com/sbatch.html#OPT_requeue
-    """
-    told = catalogued(f, "slurm-node-failure")
-    if not told:
-        return
-    s = told[0]
-    job = _job_of(told)
-    node = next((t.get("failed") or t.get("node") for t in told if t.get("failed") or t.get("node")), None)
-    if node == "...":
-        node = None  # elided by the reporter
-    yield Hit(message=f"Slurm ended the job because a node of its allocation failed (line {s['line']}: \"{told_text(s)}\"): "
-                      "not the program's fault; the node's reason is in slurmctld's records",
-              fix=(_sacct(job, "JobID,State,NodeList,Elapsed", "NODE_FAIL") + "   # the nodes it ran on\n"
-                   + (f"scontrol show node {node}   # State and Reason Slurm recorded for the node\n"
-                      f"sbatch --exclude={node} job.sh   # resubmit away from it (or #SBATCH --requeue), and tell the administrators"
-                      if node else
-                      "sinfo -R   # the nodes Slurm holds down or drained, with the reason it recorded\n"
-                      "sbatch --exclude=NODE job.sh   # resubmit away from the failed node (or #SBATCH --requeue), and tell the administrators")),
-              evidence=ticket_evidence(s))
 
 
 # ---- file systems ------------------------------------------------------------------------------
@@ -212,12 +85,18 @@ def _shm_only(f: FactView, s: dict) -> bool:
     return bool(torch_shm_message(f) or (cause and cause["kind"] == "size"))
 
 
-@rule("SYS004", "home-quota-exceeded", "error", "a disk quota is used up", impact=7)
+@rule("SYS004", "home-quota-exceeded", "error", "a disk quota is used up", impact=7,
+      also={"warning": "a quota tool marks a figure over its quota (\"*\"): the soft limit may still be in its grace time",
+            "info": "the user says a limit on the number of files is reached"})
 def home_quota_exceeded(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, EDQUOT as programs print it: Python's "[Errno 122] Disk quota exceeded:
-        '<path>'", and "<what>: Disk quota exceeded" from git, bash, tar, cp and any C program.
+        '<path>'" (pip's and conda's too), and "<what>: Disk quota exceeded" from git, bash, tar, cp
+        and any C program; the kernel's "<dev>: write failed, user file limit reached." (and the
+        block, group, project and "exceeded too long" forms); quota's or lfs quota's table with a
+        figure marked "*" over its quota (a warning: past the soft limit writes work for the grace
+        time); a user saying a limit on the number of files is reached (info).
 
     Why it matters:
         The user's (or group's) quota on that file system is used up: every write and every new file
@@ -232,18 +111,47 @@ def home_quota_exceeded(f: FactView) -> Iterator[Hit]:
         - https://www.man7.org/linux/man-pages/man3/errno.3.html (EDQUOT)
         - https://github.com/BSC-ES/autosubmit/issues/596 (matplotlib's cache under /home)
         - https://github.com/mikeizbicki/cmc-csci143/issues/459 (git clone and here-documents)
+        - https://github.com/torvalds/linux/blob/v6.1/fs/quota/dquot.c (print_warning; read in Debian's linux-source-6.1 6.1.192)
+        - https://sourceforge.net/p/linuxquota/code/ci/master/tree/quota.c (heading, the '*' of a figure over its quota)
+        - https://github.com/lustre/lustre-release/blob/master/lustre/utils/lfs.c (print_quota_title, print_quota)
+        - https://github.com/NorESMhub/noresm-land-sites-platform/issues/17 (a conda environment past a 100,000-file quota)
     """
     told = _told_all(f, "home-quota-exceeded")
     if not told:
         return
-    s = next((t for t in told if _path_of(t)), told[0])
-    path = _path_of(s)
-    yield Hit(message=f"a disk quota is used up (line {s['line']}: \"{_quote(s, 'Disk quota exceeded')}\"): writes fail on "
-                      f"{_where_written(path)}, however much the disk itself has free",
-              fix=("quota -s   # usage and limit; on Lustre: lfs quota -h -u $USER <mount>; GPFS: mmlsquota; or the site's own tool\n"
-                   "du -xsh ~/.[!.]* ~/* 2>/dev/null | sort -h | tail   # what fills the home directory\n"
-                   "pip cache purge; conda clean --all   # the package caches\n" + _move_caches()),
-              evidence=ticket_evidence(s))
+    # what a program printed first, then a quota tool's over-quota mark, then the user's words
+    said = [t for t in told if t.get("family") not in ("prose",) and not str(t.get("id", "")).startswith("disk_quota:quota-")]
+    marked = [t for t in told if str(t.get("id", "")).startswith("disk_quota:quota-")]
+    s = next((t for t in said if _path_of(t)), said[0]) if said else (marked or told)[0]
+    files = any("file" in str(t.get("id", "")) for t in told)
+    what = "the quota on the number of files (inodes)" if files else "a disk quota"
+    fix = _QUOTA_FIX + (_CONDA_FIX if files else "") + _move_caches()
+    if said:
+        path = _path_of(s)
+        yield Hit(message=f"{what} is used up (line {s['line']}: \"{_quote(s, 'Disk quota exceeded')}\"): writes fail on "
+                          f"{_where_written(path)}, however much the disk itself has free",
+                  fix=fix, evidence=ticket_evidence(s))
+    elif marked:
+        yield Hit(message=f"the quota tool marks {'the number of files' if files else 'the space used'} over its quota "
+                          f"(line {s['line']}, \"*\" on {s.get('fs') or 'a file system'}): past the soft limit writes still "
+                          "work for the grace time; at the hard limit, or with the grace spent (\"none\"), they fail",
+                  severity="warning", fix=fix, evidence=ticket_evidence(s))
+    else:
+        yield Hit(message=f"the ticket says a limit on the number of files is reached (\"{str(s.get('matched') or told_text(s))[:120]}\"): "
+                          "the usual cause (sites' file-count quotas on home and project file systems) is a conda "
+                          "environment or a package cache of tens of thousands of files; the quota tool's files column confirms it",
+                  severity="info", fix=fix, evidence=ticket_evidence(s))
+
+
+# quota(1) and lfs quota print a files column beside the space (disk_quota.toml); GNU du counts
+# inodes with --inodes; conda's envs_dirs and pkgs_dirs move its environments and package cache.
+_QUOTA_FIX = ("quota -s   # usage and limit, space and files; on Lustre: lfs quota -h -u $USER <mount>; GPFS: mmlsquota; "
+              "or the site's own tool\n"
+              "du -xsh ~/.[!.]* ~/* 2>/dev/null | sort -h | tail   # what fills the home directory "
+              "(du --inodes -x -d1 ~ | sort -n | tail: what holds the files)\n"
+              "pip cache purge; conda clean --all   # the package caches\n")
+_CONDA_FIX = ("conda config --add envs_dirs /project/$USER/conda/envs; conda config --add pkgs_dirs /project/$USER/conda/pkgs   "
+              "# new environments off $HOME, on a file system with a larger file quota (or pack one: conda-pack, a container image)\n")
 
 
 def _disk_limits() -> tuple:

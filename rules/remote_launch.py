@@ -21,7 +21,18 @@ _WHY = {
     "openssh:connect-to-host-failed": "no ssh server answered on the other node",
     "openssh:could-not-resolve-hostname": "the node name given to ssh does not resolve here",
     "openssh:pdsh-ssh-exit-255": "pdsh's ssh to a node failed before running anything (exit status 255)",
+    "openssh:sshd-drop-past-maxstartups": "the other node's sshd dropped the connection: too many were unauthenticated at once (MaxStartups)",
 }
+# The server's side (openssh.toml, sshd.c @ V_10_5_P1): sshd -d serves one connection and exits, so
+# the launcher's later connections are refused; MaxStartups (sshd_config(5), default 10:30:100)
+# drops connections while too many are unauthenticated, and Open MPI's ssh launcher opens up to
+# plm_rsh_num_concurrent (128, orte/mca/plm/rsh/plm_rsh_component.c @ v4.1.8) at once.
+_SSHD_FIX = ("ps -o pid,args -C sshd   # on the other node: an sshd started with -d serves one connection, then exits\n"
+             "/usr/sbin/sshd -D -p 12345 &   # in a container: -D stays in the foreground and still forks one process per "
+             "connection (never -d); the launcher then uses that port (horovodrun -p 12345, mpirun --mca plm_rsh_args \"-p 12345\")")
+_MAXSTARTUPS_FIX = ("sshd -T | grep -i maxstartups   # on the node that drops connections (as root): default 10:30:100\n"
+                    "mpirun --mca plm_rsh_num_concurrent 8 -np 64 --hostfile hosts ./app   # Open MPI: fewer ssh connections "
+                    "at once; or raise MaxStartups in /etc/ssh/sshd_config (the administrators)")
 _CHECK = ('for h in $(scontrol show hostnames "$SLURM_JOB_NODELIST"); do ssh -o BatchMode=yes "$h" true '
           '|| echo "ssh to $h refused"; done   # inside the job: which nodes refuse')
 _KEYS = ("# without Slurm, or where the site allows ssh between a job's nodes (home shared by the nodes):\n"
@@ -54,7 +65,8 @@ def _to_a_forge(s: dict) -> bool:
 
 
 @rule("NET011", SYMBOL, "error", "ssh between the job's nodes is refused, so a launcher that uses it cannot start ranks",
-      impact=7)
+      impact=7, also={"warning": "the other node's sshd runs in debug mode (-d) and no refusal is pasted yet",
+                      "info": "the user says the other node's sshd stops"})
 def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -66,7 +78,10 @@ def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
         multi-node runner) "pdsh@<host>: <node>: ssh exited with exit code 255"; Open MPI's "ORTE
         was unable to reliably start one or more daemons" beside one of them names mpirun's
         ssh launcher. ssh to a code forge (git@github.com) is git's, not a launcher's, and is
-        left alone.
+        left alone. The server's side: sshd's "Server will not fork when running in debugging
+        mode." (sshd -d serves one connection and exits; a warning alone, an error beside a
+        refusal), its "drop connection #n from [addr]:port on [addr]:22 past MaxStartups", and a
+        user saying the other node's sshd quits (info).
 
     Why it matters:
         mpirun's rsh/ssh launcher, MPICH's Hydra, DeepSpeed's pdsh runner, Horovod's horovodrun
@@ -88,16 +103,37 @@ def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
         - https://www.deepspeed.ai/getting-started/#resource-configuration-multi-node
         - https://wiki.mpich.org/mpich/index.php/Using_the_Hydra_Process_Manager
         - https://man.openbsd.org/ssh (StrictHostKeyChecking, BatchMode, authorized_keys)
+        - https://github.com/openssh/openssh-portable/blob/V_10_5_P1/sshd.c (debug mode, drop_connection)
+        - https://man.openbsd.org/sshd_config#MaxStartups
     """
     told = [s for s in catalogued(f, SYMBOL) if not _to_a_forge(s)]
-    refusals = [s for s in told if str(s.get("id", "")).startswith("openssh:")]
+    debug = next((s for s in told if s.get("id") == "openssh:sshd-debug-no-fork"), None)
+    refusals = [s for s in told if str(s.get("id", "")).startswith("openssh:") and s is not debug]
+    if debug is not None:
+        yield Hit(message=f"the other node's sshd runs in debug mode (line {debug.get('line')}: \"{told_text(debug)}\"): "
+                          "sshd -d serves one connection and exits, so every later ssh to that node is refused"
+                          + (f" (line {refusals[0].get('line')}: \"{told_text(refusals[0])}\")" if refusals else ""),
+                  severity="error" if refusals else "warning", fix=_SSHD_FIX, evidence=told_evidence(debug))
+        return
     if not refusals:
+        said = next((s for s in told if s.get("id") == "prose:sshd-stops-said"), None)
+        if said is not None:
+            yield Hit(message=f"the ticket says the other node's ssh server stops (\"{said.get('matched') or told_text(said)}\"): "
+                              "a launcher that starts ranks over ssh (horovodrun, mpirun, pdsh) then meets \"Connection "
+                              "refused\"; the usual cause is an sshd started by hand with -d (debug mode), which serves one "
+                              "connection and exits (OpenSSH's sshd.c)",
+                      severity="info", fix=_SSHD_FIX, evidence=told_evidence(said))
         return   # the daemon-launch failure alone has other causes (PATH, libraries, /tmp): not this rule's
     # the client's reason first: pdsh's exit line only says that ssh failed
     s = next((t for t in refusals if t.get("id") != "openssh:pdsh-ssh-exit-255"), refusals[0])
     host = s.get("host")
     why = _WHY.get(str(s.get("id")), "ssh to another node was refused")
     launcher = _launcher(f, told)
+    if s.get("id") == "openssh:sshd-drop-past-maxstartups":
+        yield Hit(message=f"ssh between nodes was refused{f' (from {host})' if host else ''}: {why} (line {s.get('line')}: "
+                          f"\"{told_text(s)}\"); a launcher that opens many ssh connections at once loses some of them",
+                  fix=_MAXSTARTUPS_FIX, evidence=told_evidence(s))
+        return
     yield Hit(message=f"ssh between nodes was refused{f' (to {host})' if host else ''}: {why} "
                       f"(line {s.get('line')}: \"{told_text(s)}\"); a launcher that starts ranks over ssh cannot start them",
               fix=f"{_CHECK}\n{_LAUNCH[launcher]}\n{_KEYS}", evidence=told_evidence(s))

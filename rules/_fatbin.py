@@ -1,0 +1,48 @@
+"""A program that is not torch failing because its own GPU binary (its fatbin) has no code for the
+GPU: the CUDA error's enum name as CuPy, numba, cudarc, Thrust, RustaCUDA and NVIDIA's samples print
+it, for framework-missing-arch. torch's own wording ("CUDA error: no kernel image ...") is
+torch-missing-arch's and is left to it."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from hpcdoctor.engine import Hit
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, gpu_of_ticket, told_evidence, told_text
+
+# The enum names of error 209 (cuda.h CUDA_ERROR_NO_BINARY_FOR_GPU, driver_types.h
+# cudaErrorNoKernelImageForDevice, RustaCUDA's CudaError::NoBinaryForGpu): only a program's own
+# error report prints the name; torch prints the message alone after its check's words.
+_NAMES = ("CUDA_ERROR_NO_BINARY_FOR_GPU", "cudaErrorNoKernelImageForDevice", "NoBinaryForGpu")
+_IDS = ("cuda_driver:CUDA_ERROR_NO_BINARY_FOR_GPU", "cuda:cudaErrorNoKernelImageForDevice", "cuda_rust:NoBinaryForGpu")
+# a library's own driver-API check that prints the message without the name: cpm_kernels'
+# checkCUStatus, "CUDA Error: %s" % cuGetErrorString (cuda_driver.toml, cpm-kernels-cuda-error)
+_OWN_CHECKS = ("CUDA Error: ",)
+_TORCH_WORDS = ("CUDA error: ", "CUDA driver error: ", "cuda runtime error (", "THCudaCheck FAIL", "Triton Error [CUDA]")
+_TORCH_FRAMES = ("torch:torch-import-frame", "torch:torch-c-import")
+
+_FIX = ("nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader   # the GPU's compute capability: 3.7 is sm_37, 12.0 sm_120\n"
+        "cuobjdump --list-elf --list-ptx \"$(command -v PROGRAM)\"   # the architectures the program's fatbin carries "
+        "(for a Python package: its .so files under site-packages)\n"
+        "# rebuild the kernels for that architecture (nvcc -gencode arch=compute_XY,code=sm_XY; CMake CMAKE_CUDA_ARCHITECTURES=XY),\n"
+        "# or install the package's build for this GPU's CUDA (CuPy: the cupy-cudaNNx wheel of a CUDA that knows the GPU);\n"
+        "nvcc --list-gpu-arch   # the architectures this CUDA toolkit can build for: one that no longer lists the GPU's needs an older toolkit")
+
+
+def native_binary_lacks_arch(f: FactView) -> Optional[Hit]:
+    """Error 209 by its enum name, from a paste with no torch check's words and no torch frames."""
+    if any(s.get("id") in _TORCH_FRAMES for s in f.get("ticket.symptoms") or []):
+        return None
+    s = next((t for t in catalogued(f, "framework-missing-arch") if t.get("id") in _IDS
+              and any(n in str(t.get("text", "")) for n in _NAMES + _OWN_CHECKS)
+              and not any(w in str(t.get("text", "")) for w in _TORCH_WORDS)), None)
+    if s is None:
+        return None
+    gpu = gpu_of_ticket(f)
+    on = f" ({gpu['name']}, compute capability {gpu['cc']})" if gpu else ""
+    return Hit(message=f"the program's own GPU binary has no code for this GPU{on} (line {s.get('line')}: \"{told_text(s)}\"): "
+                       "CUDA error 209, no kernel image for the device; its fatbin was built for other architectures, with "
+                       "no PTX the driver could compile for this one (or only PTX, and the driver's PTX JIT "
+                       "libnvidia-ptxjitcompiler.so is missing)",
+               fix=_FIX, evidence=told_evidence(s))

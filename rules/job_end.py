@@ -1,0 +1,175 @@
+"""A batch system ending a job, not a fault of its GPU or its program: Slurm's time limit,
+preemption and node failure (slurm_job_end.toml, slurm_reasons.toml), and the time-limit kills of
+PBS (TORQUE, OpenPBS), LSF and Grid Engine (pbs_job_end.toml, lsf.toml, sge.toml), each read in a
+paste with the fix of the scheduler that printed it."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, ticket_evidence, told_text
+
+
+def _job_of(told) -> str:
+    return next((str(s["job"]).split(".")[0] for s in told if s.get("job")), "")
+
+
+def _sacct(job: str, fields: str, state: str) -> str:
+    """sacct for the job the paste names, else the user's jobs of the last week that ended that way
+    (sacct(1): -S accepts now-<count>days)."""
+    if job:
+        return f"sacct -j {job} -o {fields}"
+    return f"sacct -u $USER -S now-7days -s {state} -o {fields}"
+
+
+# The other batch systems' words for the same end (pbs_job_end.toml, lsf.toml, sge.toml): what each
+# shows of the time used against the limit, and where the job asks for more (qsub(1B) -l walltime,
+# bsub -W, qsub -l h_rt; the queue's ceiling in qstat -Qf resources_max.walltime, bqueues -l RUNLIMIT,
+# qconf -sq h_rt).
+_OTHER_SCHEDULERS = {
+    "pbs_job_end": ("PBS", "qstat -x -f -u $USER | grep -E 'Job Id|resources_(used|List)\\.walltime'   # the time used against "
+                           "the limit (TORQUE: finished jobs stay only for keep_completed; tracejob then)\n"
+                           "qstat -Qf | grep -E 'Queue:|resources_(max|default)\\.walltime'   # the most a job may ask for, and "
+                           "what it gets without asking\n"
+                           "#PBS -l walltime=48:00:00   # in the job script (and in every job a workflow submits), up to resources_max"),
+    "lsf": ("LSF", "bjobs -l -d -u $USER | grep -E 'Job <|RUNLIMIT|TERM_'   # the run limit of the jobs that ended lately\n"
+                   "bqueues -l | grep -E '^QUEUE|RUNLIMIT' -A1   # each queue's limit\n"
+                   "#BSUB -W 48:00   # in the job script, up to the queue's RUNLIMIT"),
+    "sge": ("Grid Engine", "qacct -o $USER -d 7 -j | grep -E '^(jobnumber|ru_wallclock|failed|category)'   # the time used and the "
+                           "h_rt each job had\n"
+                           "qconf -sql | xargs -n1 qconf -sq | grep -E '^(qname|h_rt)'   # each queue's limit\n"
+                           "#$ -l h_rt=48:00:00   # in the job script, up to the queue's h_rt"),
+}
+_CHECKPOINT = "# longer than the queue allows: checkpoint, then resubmit with a dependency on this job"
+
+
+@rule("ENV021", "slurm-time-limit", "error", "Slurm ended the job at its time limit", impact=7)
+def slurm_time_limit(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, slurmstepd's "*** JOB n ON host CANCELLED AT t DUE TO TIME LIMIT ***" (and
+        the STEP form, and Slurm 14's "... DUE TO TIME LIMIT on host"), salloc's "Job n has exceeded
+        its time limit and its allocation has been revoked", a sacct row in state TIMEOUT, or
+        scontrol's Reason=TimeLimit. The same end under the other batch systems: a PBS MOM's
+        "=>> PBS: job killed: walltime N exceeded limit M" (TORQUE, OpenPBS, PBS Pro) and their
+        mails' "Job exceeded its walltime limit", LSF's "TERM_RUNLIMIT: job killed after reaching
+        LSF run time limit", Grid Engine's execd "job n.1 exceeded hard wallclock time".
+
+    Why it matters:
+        The program did not fail: the scheduler stopped it when the time the job asked for
+        (--time, -l walltime, bsub -W, -l h_rt), or the queue's default when it asked for none,
+        ran out. Work since the last checkpoint is lost, and a rerun with the same request ends
+        the same way. Jobs that a workflow tool submits (sub-jobs) often carry no time request and
+        get the default, however long the parent asked for.
+
+    How to fix:
+        The scheduler's accounting shows the time used against the limit; ask for more in the job
+        script up to the partition's or queue's maximum; beyond it, checkpoint and resubmit.
+
+    References:
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmd/slurmstepd/req.c
+        - https://slurm.schedmd.com/sbatch.html#OPT_time
+        - https://slurm.schedmd.com/sacct.html
+        - https://github.com/marbl/canu/issues/1052 (sub-jobs without --time got the one-hour default)
+        - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/resmom/mom_main.c (job_over_limit)
+        - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/resmom/linux/mom_mach.c
+        - https://www.ibm.com/docs/SSWRJV_10.1.0/lsf_admin/termination_reasons_lsf.html (TERM_RUNLIMIT)
+        - https://github.com/gridengine/gridengine/blob/f47b0e0a22483847008777ef18a78c29b7001f66/source/daemons/execd/msg_execd.h
+    """
+    told = catalogued(f, "slurm-time-limit")
+    if not told:
+        return
+    s = told[0]
+    other = _OTHER_SCHEDULERS.get(str(s.get("family")))
+    if other:
+        name, fix = other
+        yield Hit(message=f"{name} stopped the job when its time limit ran out (line {s['line']}: \"{told_text(s)}\"): "
+                          "not a failure of the program; the limit is the job's own walltime request, or the queue's "
+                          "default when the job (or a sub-job a workflow submitted) asked for none",
+                  fix=fix + "\n" + _CHECKPOINT, evidence=ticket_evidence(s))
+        return
+    job = _job_of(told)
+    yield Hit(message=f"Slurm stopped the job when its time limit ran out (line {s['line']}: \"{told_text(s)}\"): "
+                      "not a failure of the program; the limit is the job's --time, or the partition's DefaultTime "
+                      "when the job (or a sub-job a workflow submitted) asked for none",
+              fix=(_sacct(job, "JobID,State,Elapsed,Timelimit", "TIMEOUT") + "   # the time used against the limit it had\n"
+                   "scontrol show partition   # MaxTime: the most a job may ask for; DefaultTime: what it gets without --time\n"
+                   "#SBATCH --time=1-00:00:00   # in the job script (and in every job a workflow submits), up to MaxTime\n"
+                   "# longer than MaxTime: checkpoint, then resubmit with sbatch --dependency=afterany:<jobid> job.sh"),
+              evidence=ticket_evidence(s))
+
+
+@rule("ENV022", "slurm-job-preempted", "warning", "Slurm preempted the job for one of higher priority", impact=6)
+def slurm_job_preempted(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, slurmstepd's "*** JOB n ON host CANCELLED AT t DUE TO PREEMPTION ***", or a
+        sacct row in state PREEMPTED.
+
+    Why it matters:
+        The job ran in a partition or QOS whose jobs may be cancelled (or requeued) to make room for
+        jobs of higher priority (PreemptMode). Nothing is wrong with the job or the node; it will end
+        the same way whenever the higher-priority work arrives.
+
+    How to fix:
+        Run where jobs are not preempted (another partition or QOS), or accept it: checkpoint and
+        submit with --requeue so that Slurm restarts the job.
+
+    References:
+        - https://slurm.schedmd.com/preempt.html
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmd/slurmstepd/req.c
+        - https://github.com/SystemsGenetics/GEMmaker/pull/242 (a preempted job; retries)
+    """
+    told = catalogued(f, "slurm-job-preempted")
+    if not told:
+        return
+    s = told[0]
+    job = _job_of(told)
+    yield Hit(message=f"Slurm preempted the job for one of higher priority (line {s['line']}: \"{told_text(s)}\"): "
+                      "neither the program nor the node failed",
+              fix=(_sacct(job, "JobID,State,Partition,QOS,Elapsed", "PREEMPTED") + "   # where it ran\n"
+                   "scontrol show partition   # PreemptMode and PriorityTier of each partition: choose one whose jobs are not preempted\n"
+                   "#SBATCH --requeue   # or stay, checkpoint, and let Slurm restart the job after a preemption"),
+              evidence=ticket_evidence(s))
+
+
+@rule("SYS007", "slurm-node-failure", "error", "Slurm ended the job because a node of its allocation failed", impact=7)
+def slurm_node_failure(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, slurmstepd's "*** JOB n ON host CANCELLED AT t DUE TO NODE FAILURE, SEE
+        SLURMCTLD LOG FOR DETAILS ***" (Slurm 14: "DUE TO NODE host FAILURE"), a sacct row in state
+        NODE_FAIL, or scontrol's Reason=NodeDown.
+
+    Why it matters:
+        A node of the allocation stopped answering slurmctld (it rebooted, lost its network, or its
+        slurmd died), and Slurm ended the job on every node. The program is not at fault; the same
+        node may fail the next job too.
+
+    How to fix:
+        sacct names the nodes; scontrol show node gives the reason Slurm recorded. Resubmit without
+        that node (--exclude) or with --requeue, and tell the administrators.
+
+    References:
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmd/slurmstepd/req.c
+        - https://slurm.schedmd.com/sbatch.html#OPT_requeue
+    """
+    told = catalogued(f, "slurm-node-failure")
+    if not told:
+        return
+    s = told[0]
+    job = _job_of(told)
+    node = next((t.get("failed") or t.get("node") for t in told if t.get("failed") or t.get("node")), None)
+    if node == "...":
+        node = None  # elided by the reporter
+    yield Hit(message=f"Slurm ended the job because a node of its allocation failed (line {s['line']}: \"{told_text(s)}\"): "
+                      "not the program's fault; the node's reason is in slurmctld's records",
+              fix=(_sacct(job, "JobID,State,NodeList,Elapsed", "NODE_FAIL") + "   # the nodes it ran on\n"
+                   + (f"scontrol show node {node}   # State and Reason Slurm recorded for the node\n"
+                      f"sbatch --exclude={node} job.sh   # resubmit away from it (or #SBATCH --requeue), and tell the administrators"
+                      if node else
+                      "sinfo -R   # the nodes Slurm holds down or drained, with the reason it recorded\n"
+                      "sbatch --exclude=NODE job.sh   # resubmit away from the failed node (or #SBATCH --requeue), and tell the administrators")),
+              evidence=ticket_evidence(s))

@@ -1,0 +1,66 @@
+"""slurm-time-limit on the other batch systems' words for the same end: a PBS MOM's (TORQUE, OpenPBS)
+"=>> PBS: job killed: walltime", LSF's TERM_RUNLIMIT, Grid Engine's execd hard wall-clock line
+(knowledge/messages/pbs_job_end.toml, lsf.toml, sge.toml); their other limits are read, not fired."""
+
+from __future__ import annotations
+
+import pytest
+
+from rulekit import facts, fired, recorded_paste_facts
+from hpcdoctor.triage.messages import find_messages
+
+
+def _told(text):
+    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
+
+
+@pytest.mark.parametrize("paste, who, fix", [
+    ("canu-444-lsf-term-runlimit.txt", "LSF stopped the job", "#BSUB -W "),
+    ("vsc-user-docs-175-pbs-walltime-killed.txt", "PBS stopped the job", "#PBS -l walltime="),
+])
+def test_a_real_walltime_kill_fires_with_its_schedulers_fix(paste, who, fix):
+    (f,) = fired("slurm-time-limit", recorded_paste_facts(paste))
+    assert f.message.startswith(who) and "not a failure of the program" in f.message
+    assert fix in f.fix and "sacct" not in f.fix and "#SBATCH" not in f.fix
+
+
+@pytest.mark.parametrize("text, who", [
+    # the emitters' own format strings, values filled in
+    ("=>> PBS: job killed: walltime 86415 exceeded limit 86400\n", "PBS"),          # OpenPBS / TORQUE MOM
+    ("Job exceeded its walltime limit. Job was aborted\nSee Administrator for help\n", "PBS"),  # TORQUE's mail
+    ("Job exceeded resource walltime\nSee job standard error file\n", "PBS"),      # OpenPBS's mail
+    ("05/04/2011 03:36:38|  main|master|W|job 48.1 exceeded hard wallclock time - initiate terminate method\n",
+     "Grid Engine"),
+    ("Mon May  6 22:58:03: Completed <exit>; TERM_RUNLIMIT: job killed after reaching LSF run time limit.\n", "LSF"),
+])
+def test_each_schedulers_walltime_words_fire(text, who):
+    (f,) = fired("slurm-time-limit", _told(text))
+    assert f.message.startswith(f"{who} stopped the job")
+
+
+@pytest.mark.parametrize("text, symptom", [
+    ("=>> PBS: job killed: mem job total 4323312 kb exceeded limit 3145728 kb\n", "pbs_job_end:killed-mem"),
+    ("=>> PBS: job killed: vmem 21488939008 exceeded limit 21474836480\n", "pbs_job_end:killed-vmem"),
+    ("=>> PBS: job killed: cput 7300 exceeded limit 7200\n", "pbs_job_end:killed-cput"),
+    ("Job exceeded some resource limit (walltime, mem, etc.). Job was aborted\n", "pbs_job_end:torque-mail-some-limit"),
+    ("TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.\n", "lsf:TERM_MEMLIMIT"),
+    ("TERM_CPULIMIT: job killed after reaching LSF CPU usage limit.\n", "lsf:TERM_CPULIMIT"),
+    ("failed       37  : qmaster enforced h_rt, h_cpu, or h_vmem limit\n", "sge:qacct-failed-37"),
+])
+def test_other_limits_are_read_but_are_not_the_time_limit(text, symptom):
+    assert symptom in {s["id"] for s in find_messages(text)}
+    assert not fired("slurm-time-limit", _told(text))
+
+
+@pytest.mark.parametrize("paste", [
+    "cbio-cluster-403-job-deleted-by-root.txt",           # "Terminated", deleted by root: no limit line
+    "e3sm-1318-qsub-walltime-exceeds-queue-max.txt",      # qsub refused a walltime request: not a kill
+])
+def test_silent_without_a_kill_at_the_time_limit(paste):
+    assert not fired("slurm-time-limit", recorded_paste_facts(paste))
+
+
+def test_slurms_own_line_keeps_slurms_fix():
+    (f,) = fired("slurm-time-limit", _told(
+        "slurmstepd: error: *** JOB 3884617 ON node023 CANCELLED AT 2018-08-19T16:30:21 DUE TO TIME LIMIT ***\n"))
+    assert f.message.startswith("Slurm stopped the job") and "sacct -j 3884617" in f.fix
