@@ -98,3 +98,31 @@ def test_mpich_class_message_not_catalogued_is_quoted_as_unlisted():
 ])
 def test_generic_words_without_the_emitters_prefix_are_not_its_message(text):
     assert _ids(find_messages(text + "\n"), "openmp") == [] and _ids(find_messages(text + "\n"), "threads") == []
+
+
+def _fired(name, symbol):
+    return [f for f in _findings(name) if f.symbol == symbol]
+
+
+def test_hdf5_110_locking_disabled_wording_is_the_unsupported_lock():
+    found = _read("yank-855-hdf5-110-locking-disabled-enosys.txt")
+    ids = _ids(found, "hdf5")
+    assert ids[0] == "hdf5:hdf5-diag" and "hdf5:lock-disabled-enosys" in ids
+    assert {"hdf5:H5E_FILE", "hdf5:H5E_CANTOPENFILE", "hdf5:H5E_VFL", "hdf5:H5E_CANTUPDATE", "hdf5:H5E_BADFILE"} <= set(ids)
+    assert next(s for s in found if s["id"] == "hdf5:hdf5-diag")["version"] == "1.10.1"
+    (f,) = _fired("yank-855-hdf5-110-locking-disabled-enosys.txt", "hdf5-file-locking")
+    assert f.severity == "error" and "HDF5_USE_FILE_LOCKING" in (f.fix or "") + f.message
+
+
+def test_hdf5_114_stack_with_a_held_lock_reads_every_frame_class_and_stays_a_held_lock():
+    found = _read("ed2-400-hdf5-114-lock-held-errno-11.txt")
+    ids = set(_ids(found, "hdf5"))
+    assert {"hdf5:hdf5-diag", "hdf5:lock-held-eagain", "hdf5:H5E_FILE", "hdf5:minor-unable-to-lock-file",
+            "hdf5:H5E_CANTOPENFILE", "hdf5:major-virtual-object-layer", "hdf5:H5E_CANTOPENOBJ"} <= ids
+    (f,) = _fired("ed2-400-hdf5-114-lock-held-errno-11.txt", "hdf5-file-locking")
+    assert f.severity == "warning"
+
+
+def test_the_words_major_and_minor_elsewhere_are_not_hdf5():
+    text = "Python version major: 3\nminor: 11\nThe dataset has major: Dataset issues\n"
+    assert _ids(find_messages(text), "hdf5") == []
