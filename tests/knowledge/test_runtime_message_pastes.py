@@ -126,3 +126,14 @@ def test_hdf5_114_stack_with_a_held_lock_reads_every_frame_class_and_stays_a_hel
 def test_the_words_major_and_minor_elsewhere_are_not_hdf5():
     text = "Python version major: 3\nminor: 11\nThe dataset has major: Dataset issues\n"
     assert _ids(find_messages(text), "hdf5") == []
+
+
+def test_mpich_init_failure_is_read_down_to_the_stack_line_that_names_the_node():
+    found = _read("amica-11-mpich-gethostbyname-failed.txt")
+    assert _ids(found, "mpich") == ["mpich:MPI_ERR_OTHER", "mpich:ch3-channel-init-failed", "mpich:gethostbyname-failed"]
+    assert next(s for s in found if s["id"] == "mpich:gethostbyname-failed")["cause"] == "environment"
+
+
+def test_an_mpich_stack_message_in_prose_is_not_the_stack_line():
+    text = "I think the gethostbyname failed and the channel initialization failed on my laptop\n"
+    assert _ids(find_messages(text), "mpich") == []
