@@ -137,3 +137,17 @@ def test_mpich_init_failure_is_read_down_to_the_stack_line_that_names_the_node()
 def test_an_mpich_stack_message_in_prose_is_not_the_stack_line():
     text = "I think the gethostbyname failed and the channel initialization failed on my laptop\n"
     assert _ids(find_messages(text), "mpich") == []
+
+
+def test_intel_mpi_2019_ofi_failure_is_the_mpich_class_and_intels_network_line():
+    found = _read("qmcpack-1158-intel-mpi-2019-ofi-addrinfo.txt")
+    assert _ids(found, "mpich") == ["mpich:MPI_ERR_OTHER"]
+    (s,) = [s for s in found if s["family"] == "intel_mpi"]
+    assert (s["id"], s["error"], s["srcline"]) == ("intel_mpi:ofi-addrinfo-failed", "No data available", "689")
+
+
+def test_intel_mpi_launcher_that_cannot_start_its_proxies():
+    found = _read("azhop-906-intel-mpi-bstrap-proxy.txt")
+    assert _ids(found, "intel_mpi") == ["intel_mpi:bstrap-proxy-failed", "intel_mpi:bstrap-setup-error"]
+    proxy = next(s for s in found if s["id"] == "intel_mpi:bstrap-proxy-failed")
+    assert (proxy["host"], proxy["exitcode"]) == ("hb120v3-3.internal.cloudapp.net", "256")
