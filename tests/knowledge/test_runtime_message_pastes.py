@@ -95,9 +95,23 @@ def test_mpich_class_message_not_catalogued_is_quoted_as_unlisted():
     "Thread identifier invalid.",
     "Invalid value for environment variable OMP_NUM_THREADS",   # libgomp's words without "libgomp: "
     "OMP: pid 1 tid 2 thread 3 bound to OS proc set",           # cut before the set
+    'Cannot open file "input.dat" for reading:',                # many programs' words; the runtime prefixes its own
+    "Assertion failure at solver.cpp(120).",                    # not a file of the OpenMP runtime
 ])
 def test_generic_words_without_the_emitters_prefix_are_not_its_message(text):
     assert _ids(find_messages(text + "\n"), "openmp") == [] and _ids(find_messages(text + "\n"), "threads") == []
+
+
+def test_fatal_error_of_something_other_than_an_mpi_function_is_not_mpich():
+    # Python's Windows launcher (pip.exe) and a program's own words
+    for text in ("Fatal error in launcher: Unable to create process using '\"c:\\python39\\python.exe\"'",
+                 "Fatal error in main loop: bad input, error stack: none"):
+        assert _ids(find_messages(text + "\n"), "mpich") == []
+
+
+def test_json_lines_with_quoted_keys_are_not_openmp_size_warnings():
+    text = '{"OMP_STACKSIZE": "16M", "size": "value too large"}\n' * 3
+    assert _ids(find_messages(text), "openmp") == []
 
 
 def _fired(name, symbol):
