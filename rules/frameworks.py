@@ -99,17 +99,6 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
     if hip:
         yield hip
         return
-    if "frameworks:rust-cuda-no-binary-for-gpu" in sym:
-        s = sym["frameworks:rust-cuda-no-binary-for-gpu"]
-        yield Hit(message=f"the program's CUDA code has no binary for this GPU{on} (line {s['line']}: NoBinaryForGpu is the "
-                          "driver's CUDA_ERROR_NO_BINARY_FOR_GPU, 209): its fatbin holds neither SASS for the GPU's "
-                          "architecture nor PTX of an architecture at or below it to compile",
-                  fix="nvidia-smi --query-gpu=name,compute_cap --format=csv   # the GPU's compute capability\n"
-                      "cuobjdump --list-elf --list-ptx ./program   # the architectures its fatbin carries (the binary, or its .fatbin/.cubin)\n"
-                      "# rebuild the kernels for that architecture (nvcc -gencode arch=compute_XY,code=sm_XY, or the "
-                      "crate's arch setting), with a CUDA toolkit that still supports it, or run on a GPU it lists",
-                  evidence=ticket_evidence(s))
-        return
     lora = _vllm_lora_on_old_gpu(f, sym, table["vllm-lora-punica"], gpu)
     if lora:
         yield lora
