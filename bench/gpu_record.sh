@@ -37,17 +37,7 @@ step 20 "replay of that snapshot" bash -c "$PY -m hpcdoctor check --from '$OUTDI
 # process holds and loads the GPU (the conditions the NVML watch must report).
 if [ "${MORE:-0}" = 1 ]; then
     step 280 "gpu_acceptance" "$PY" "$HERE/gpu_acceptance.py" --python "$PY" --out "$OUTDIR/acceptance"
-    "$PY" -c '
-import time, torch
-hold = torch.empty(20 << 30, dtype=torch.uint8, device="cuda")
-a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
-print("hog: holding 20 GiB and multiplying", flush=True)
-end = time.time() + 75
-while time.time() < end:
-    for _ in range(50):
-        a @ a
-    torch.cuda.synchronize()
-' &
+    "$PY" "$HERE/gpu_hog.py" 75 &
     HOG=$!
     sleep 10
     step 60 "snapshot while another process holds the GPU" "$PY" -m hpcdoctor snapshot --redact --bench quick --python "$PY" "$OUTDIR/node-busy-redacted.tar.gz"

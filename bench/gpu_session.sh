@@ -43,17 +43,7 @@ step 280 "gpu_acceptance" "$PY" "$HERE/gpu_acceptance.py" --python "$PY" --out "
 
 # Another process holds 20 GiB and keeps the GPU busy for 90 s: the snapshot must say so
 # (gpu-memory-in-use) and the benchmark must not call a healthy but shared card slow unexplained.
-"$PY" -c '
-import sys, time, torch
-hold = torch.empty(20 << 30, dtype=torch.uint8, device="cuda")
-a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
-print("hog: holding 20 GiB and multiplying", flush=True)
-end = time.time() + 90
-while time.time() < end:
-    for _ in range(50):
-        a @ a
-    torch.cuda.synchronize()
-' &
+"$PY" "$HERE/gpu_hog.py" 90 &
 HOG=$!
 sleep 10
 step 80 "snapshot while another process holds the GPU" "${HD[@]}" snapshot --redact --bench quick --python "$PY" "$OUTDIR/node-busy-redacted.tar.gz"

@@ -5,34 +5,16 @@ run's raw documents, and every CUDA error string the node's libcudart and libcud
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 
 import pytest
 
-from conftest import NODES, ROOT, report_of
+from conftest import NODES, report_of
+from leasekit import LEASES, acceptance, bench_of, catalogue_disagreements
 from rulekit import facts, fired
-from hpcdoctor.knowledge import messages
 
 IDLE, BUSY = NODES / "h100-fc-1gpu-bench", NODES / "h100-fc-1gpu-busy"
-LEASE = ROOT / "tests" / "fixtures" / "gpu_acceptance" / "h100-fc-2026-11-26"
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:
-    import tomli as tomllib
-
-
-def _acceptance():
-    spec = importlib.util.spec_from_file_location("gpu_acceptance", ROOT / "bench" / "gpu_acceptance.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _bench(name):
-    return json.loads((LEASE / name).read_text())["facts"]["bench"]
+LEASE = LEASES / "h100-fc-2026-11-26"
 
 
 def test_a_healthy_power_capped_h100_is_not_called_slow():
@@ -79,14 +61,14 @@ def test_a_card_that_slowed_itself_is_called_slow_with_its_reasons():
 
 
 def test_acceptance_rows_on_the_lease_documents():
-    acc = _acceptance()
+    acc = acceptance()
     check = json.loads((LEASE / "check.json").read_text())
     rows = acc.compare_gpu_facts(check, (LEASE / "nvsmi_qx.xml").read_text(), ["9.0"], {})
     assert len(rows) > 15 and not [r for r in rows if "FAIL" in r[4]], rows
     verdicts = {}
     for tier in ("quick", "full"):
         ref = json.loads((LEASE / f"reference-{tier}.json").read_text())
-        verdicts.update({r[1]: r[4] for r in acc.compare_bench(_bench(f"bench-{tier}.json"), ref, (9, 0), tier)})
+        verdicts.update({r[1]: r[4] for r in acc.compare_bench(bench_of(LEASE, f"bench-{tier}.json"), ref, (9, 0), tier)})
     failed = sorted(k for k, v in verdicts.items() if "FAIL" in v)
     # The one real disagreement of that run: pageable host-to-device copies, whose spread on
     # that VM is wider than either method (spread.txt: 4.1-7.4 GB/s over 40 single copies).
@@ -96,8 +78,8 @@ def test_acceptance_rows_on_the_lease_documents():
 
 
 def test_acceptance_fails_a_figure_outside_the_references_own_spread():
-    acc = _acceptance()
-    bench = _bench("bench-full.json")
+    acc = acceptance()
+    bench = bench_of(LEASE, "bench-full.json")
     ref = json.loads((LEASE / "reference-full.json").read_text())
     bench["gpus"][0]["gemm"]["bf16"]["tflops"] *= 0.9  # 685 against reference runs of 775-779
     rows = {r[1]: r[4] for r in acc.compare_bench(bench, ref, (9, 0), "full")}
@@ -106,24 +88,16 @@ def test_acceptance_fails_a_figure_outside_the_references_own_spread():
 
 @pytest.mark.parametrize("side,family", [("runtime", "cuda"), ("driver", "cuda_driver")])
 def test_cuda_catalogues_say_what_the_live_libraries_print(side, family):
-    live = json.loads((LEASE / "cuda_error_strings.json").read_text())[side]["codes"]
-    with open(messages.MESSAGES_DIR / f"{family}.toml", "rb") as fh:
-        entries = {e["code"]: e for e in tomllib.load(fh)["entry"] if "code" in e}
-    assert len(live) > 100
-    for code, said in live.items():
-        entry = entries.get(int(code))
-        assert entry is not None, (code, said)
-        assert entry["key"] == said["name"], (code, said)
-        assert entry.get("message") == said["message"], (code, said)
+    assert catalogue_disagreements(LEASE, side, family) == []
 
 
 def test_the_quick_tier_times_every_host_copy_on_a_fast_gpu():
     # Recorded after the payload filled its host buffer instead of randomising 512 MiB, which
     # had spent the memory step's share (bench-quick.json, recorded before, skipped them all).
-    before = _bench("bench-quick.json")["gpus"][0]["memory"]
+    before = bench_of(LEASE, "bench-quick.json")["gpus"][0]["memory"]
     assert all(isinstance(before[k], dict) and "skipped" in before[k] for k in ("h2d_pinned_gbs", "d2h_pinned_gbs"))
     for name in ("quick1.json", "quick2.json"):
-        memory = _bench(name)["gpus"][0]["memory"]
+        memory = bench_of(LEASE, name)["gpus"][0]["memory"]
         for key in ("d2d_gbs", "h2d_pinned_gbs", "d2h_pinned_gbs", "h2d_pageable_gbs", "d2h_pageable_gbs"):
             assert isinstance(memory[key], float), (name, key, memory[key])
         assert memory["h2d_pinned_gbs"] > 50  # PCIe gen 5 x16, as the acceptance's full tier measured

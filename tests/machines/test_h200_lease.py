@@ -5,40 +5,22 @@ sample, one idle and one while another process held 21 GiB of the GPU and spun a
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 
 import pytest
 
-from conftest import NODES, ROOT, report_of
+from conftest import NODES, report_of
+from leasekit import LEASES, acceptance, bench_of, catalogue_disagreements
 from rulekit import cpuinfo_facts, facts, fired, set_path
-from hpcdoctor.knowledge import messages
 from hpcdoctor.report.summary import bench_lines
 
 FULL = NODES / "h200-fc-1gpu-bench"
 IDLE, BUSY = NODES / "h200-fc-1gpu-quick-idle", NODES / "h200-fc-1gpu-quick-busy"
-LEASE = ROOT / "tests" / "fixtures" / "gpu_acceptance" / "h200-fc-2026-11-26"
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:
-    import tomli as tomllib
-
-
-def _acceptance():
-    spec = importlib.util.spec_from_file_location("gpu_acceptance", ROOT / "bench" / "gpu_acceptance.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def _bench(name):
-    return json.loads((LEASE / name).read_text())["facts"]["bench"]
+LEASE = LEASES / "h200-fc-2026-11-26"
 
 
 def test_facts_agree_with_nvidia_smi_on_the_h200():
-    acc = _acceptance()
+    acc = acceptance()
     check = json.loads((LEASE / "check.json").read_text())
     rows = acc.compare_gpu_facts(check, (LEASE / "nvsmi_qx.xml").read_text(), ["9.0"], {})
     assert len(rows) > 15 and not [r for r in rows if "FAIL" in r[4]], rows
@@ -47,11 +29,11 @@ def test_facts_agree_with_nvidia_smi_on_the_h200():
 
 
 def test_acceptance_on_the_h200_fails_only_pageable_uploads():
-    acc = _acceptance()
+    acc = acceptance()
     verdicts = {}
     for tier in ("quick", "full"):
         ref = json.loads((LEASE / f"reference-{tier}.json").read_text())
-        verdicts.update({r[1]: r[4] for r in acc.compare_bench(_bench(f"bench-{tier}.json"), ref, (9, 0), tier)})
+        verdicts.update({r[1]: r[4] for r in acc.compare_bench(bench_of(LEASE, f"bench-{tier}.json"), ref, (9, 0), tier)})
     failed = sorted(k for k, v in verdicts.items() if "FAIL" in v)
     # As on the H100 that morning: pageable host-to-device copies do not repeat to 5% on these VMs
     # (8.8 GB/s against reference runs of 8.03-8.22); everything the bench judges agrees.
@@ -61,13 +43,7 @@ def test_acceptance_on_the_h200_fails_only_pageable_uploads():
 
 @pytest.mark.parametrize("side,family", [("runtime", "cuda"), ("driver", "cuda_driver")])
 def test_cuda_catalogues_say_what_the_h200_nodes_libraries_print(side, family):
-    live = json.loads((LEASE / "cuda_error_strings.json").read_text())[side]["codes"]
-    with open(messages.MESSAGES_DIR / f"{family}.toml", "rb") as fh:
-        entries = {e["code"]: e for e in tomllib.load(fh)["entry"] if "code" in e}
-    assert len(live) > 100
-    for code, said in live.items():
-        entry = entries.get(int(code))
-        assert entry is not None and entry["key"] == said["name"] and entry.get("message") == said["message"], (code, said)
+    assert catalogue_disagreements(LEASE, side, family) == []
 
 
 def test_a_healthy_h200_is_judged_against_its_own_datasheet_and_not_called_slow():
