@@ -1,0 +1,120 @@
+"""Downloads that fail on the way to the server rather than at it: a TLS certificate the client's
+trust store does not verify (knowledge/messages/tls.toml), and a package index pip was pointed at
+that it cannot use (pip.toml)."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+TLS = "tls-certificate-verify-failed"
+
+# What each OpenSSL reason (X509_verify_cert_error_string) or client's wording says about the cause.
+_ISSUER = ("the certificate's issuer is in no CA bundle this client reads: usually a site proxy or firewall "
+           "that re-signs TLS with the site's own CA, or a missing or outdated bundle (a slim image, an old ca-certificates)")
+_REASONS = (
+    (re.compile(r"(?i)expired|not yet valid"),
+     "the certificate is outside its validity dates: the server's certificate has expired, or this node's clock is wrong"),
+    (re.compile(r"(?i)hostname mismatch|ip address mismatch"),
+     "the certificate names another host than the one asked for: a proxy answering for it, or a URL naming the "
+     "server by another name or address"),
+    (re.compile(r"(?i)unable to verify the first certificate"),
+     "no issuer of the server's certificate is known here: the server sends no intermediate certificate, or a site "
+     "proxy's CA is not in the bundle"),
+)
+_BADFILE = "the CA bundle the client was pointed at (--cacert, CURL_CA_BUNDLE) cannot be read"
+
+_CHECK = ("openssl s_client -connect HOST:443 -servername HOST </dev/null 2>&1 | grep -E ' [si]:|Verify return code'"
+          "   # who issued the certificate this node is shown (a site CA's name means a proxy re-signs TLS)\n"
+          "date -u   # a clock far off makes every certificate look expired or not yet valid")
+_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
+_BUNDLE_NOTE = (f"# {_BUNDLE} is Debian's and Ubuntu's system bundle (RHEL: /etc/pki/tls/certs/ca-bundle.crt); where a proxy "
+                "re-signs TLS, the site's CA certificate must be in it (ask the administrators for it) or be the file named; "
+                "never turn verification off")
+_FIX = {
+    "python": (f"export SSL_CERT_FILE={_BUNDLE} REQUESTS_CA_BUNDLE={_BUNDLE}   # Python's ssl, requests and huggingface_hub "
+               "(requests reads certifi's bundle, not the system's, unless told)\n"
+               f"pip config set global.cert {_BUNDLE}   # pip (or pip install --cert {_BUNDLE} ...)\n"
+               f"conda config --set ssl_verify {_BUNDLE}   # conda and mamba"),
+    "curl": f"export CURL_CA_BUNDLE={_BUNDLE}   # curl (or curl --cacert {_BUNDLE} ...)\n"
+            f"git config --global http.sslCAInfo {_BUNDLE}   # git over https",
+    "git": f"git config --global http.sslCAInfo {_BUNDLE}   # git over https (GIT_SSL_CAINFO for one command)",
+    "wget": f"wget --ca-certificate={_BUNDLE} URL   # or ca_certificate = {_BUNDLE} in ~/.wgetrc",
+    "go": (f"export SSL_CERT_FILE={_BUNDLE}   # Go programs on Linux (apptainer and singularity pull, podman, skopeo) read it\n"
+           "sudo install -D -m 644 site-ca.pem /etc/docker/certs.d/REGISTRY/ca.crt   # docker: the registry's CA, by registry name"),
+    "java": ("keytool -importcert -noprompt -alias site-ca -file site-ca.pem -keystore ~/site-truststore.jks -storepass changeit\n"
+             "export JAVA_TOOL_OPTIONS=\"-Djavax.net.ssl.trustStore=$HOME/site-truststore.jks -Djavax.net.ssl.trustStorePassword=changeit\""
+             "   # Nextflow, Gradle, Maven; the JVM's own cacerts is replaced, so import the public CAs needed too"),
+}
+_CLIENT = {
+    "tls:python-certificate-verify-failed": "python", "tls:curl-ssl-certificate-problem": "curl",
+    "tls:curl-cacert-badfile": "curl", "tls:gnutls-server-certificate-verification-failed": "git",
+    "tls:wget-cannot-verify-certificate": "wget", "tls:wget-gnutls-not-trusted": "wget",
+    "tls:go-x509-unknown-authority": "go", "tls:java-pkix-path-building-failed": "java",
+    "conda:ssl-error": "python", "pip:ssl-verification-failed": "python",
+}
+
+
+def _why(s: dict) -> str:
+    if s.get("id") == "tls:curl-cacert-badfile":
+        return _BADFILE
+    said = f"{s.get('reason') or ''} {s.get('text') or ''}"
+    return next((why for pattern, why in _REASONS if pattern.search(said)), _ISSUER)
+
+
+@rule("NET023", TLS, "error", "a download's TLS certificate does not verify against the client's trust store", impact=6,
+      also={"warning": "conda's summary alone (\"Most likely a certificate verification issue\")"})
+def tls_certificate_verify_failed(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, a TLS client refusing the server's certificate: Python's ssl module
+        ("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: <reason> (_ssl.c:N)", under
+        urllib, requests, pip, huggingface_hub and conda; conda's "Encountered an SSL error"; pip
+        26's ssl-verification-failed), libcurl ("SSL certificate problem: <reason>", curl's exit
+        60, and git's "server certificate verification failed. CAfile: ..." where libcurl uses
+        GnuTLS; "error setting certificate file", exit 77), GNU Wget ("cannot verify <host>'s
+        certificate", "The certificate of <host> is not trusted"), Go programs ("x509: certificate
+        signed by unknown authority": apptainer pull, docker, podman) and Java ("PKIX path building
+        failed"). The reason, where printed, chooses the explanation.
+
+    Why it matters:
+        The download never reaches the data: models, wheels, containers and datasets fail to fetch.
+        On clusters and corporate networks the usual cause is a proxy or firewall that re-signs TLS
+        with the site's CA, which the bundle of the image, conda, certifi or the JVM does not hold;
+        a slim image without ca-certificates, a bundle variable naming a missing file, and a node
+        clock far off are the others. Turning verification off hides a real interception.
+
+    How to fix:
+        See who issued the certificate (openssl s_client); point each client at a bundle that
+        holds the site's CA: SSL_CERT_FILE and REQUESTS_CA_BUNDLE (Python, requests,
+        huggingface_hub), pip's global.cert, conda's ssl_verify, CURL_CA_BUNDLE, git's
+        http.sslCAInfo, wget's --ca-certificate, SSL_CERT_FILE for Go programs, a trust store
+        for the JVM. Install the site's CA into the system bundle where you administer the node.
+
+    References:
+        - https://github.com/python/cpython/blob/main/Modules/_ssl.c (fill_and_set_sslerror)
+        - https://docs.openssl.org/3.0/man3/X509_STORE_CTX_get_error/ (the verify error texts)
+        - https://curl.se/docs/sslcerts.html
+        - https://pip.pypa.io/en/stable/topics/https-certificates/
+        - https://docs.conda.io/projects/conda/en/stable/user-guide/configuration/non-standard-certs.html
+        - https://requests.readthedocs.io/en/latest/user/advanced/#ssl-cert-verification
+        - https://pkg.go.dev/crypto/x509 (SSL_CERT_FILE, SSL_CERT_DIR on Unix)
+        - https://docs.docker.com/engine/security/certificates/
+    """
+    # wget's WARNING: --no-check-certificate let the download go on unverified; nothing failed
+    told = [s for s in catalogued(f, TLS) if s.get("level") != "WARNING"]
+    if not told:
+        return
+    # a TLS library's own verify error first: conda's summary only says "most likely"
+    s = next((t for t in told if str(t.get("id", "")).startswith("tls:")), told[0])
+    client = _CLIENT.get(str(s.get("id")), "python")
+    host = s.get("host")
+    hedged = not str(s.get("id", "")).startswith("tls:")
+    yield Hit(message=f"{'conda says TLS failed, most likely' if hedged else 'a TLS certificate did not verify'}"
+                      f"{f' (for {host})' if host else ''}: {_why(s)} (line {s.get('line')}: \"{told_text(s)}\")",
+              fix=f"{_CHECK}\n{_FIX[client]}\n{_BUNDLE_NOTE}", evidence=told_evidence(s),
+              severity="warning" if hedged else None)
