@@ -118,3 +118,91 @@ def tls_certificate_verify_failed(f: FactView) -> Iterator[Hit]:
                       f"{f' (for {host})' if host else ''}: {_why(s)} (line {s.get('line')}: \"{told_text(s)}\")",
               fix=f"{_CHECK}\n{_FIX[client]}\n{_BUNDLE_NOTE}", evidence=told_evidence(s),
               severity="warning" if hedged else None)
+
+
+MIRROR = "pip-index-mirror-unusable"
+# Public indexes whose refusals other rules answer: PyPI itself (no-outbound-network, TLS), PyTorch's
+# and NVIDIA's wheel indexes (a 404 there is a CUDA tag or release they do not build: torch-wheel-unavailable).
+_PUBLIC = re.compile(r"(?:^|\.)(?:pypi\.org|pythonhosted\.org|pypi\.python\.org|pytorch\.org|pypi\.nvidia\.com|ngc\.nvidia\.com)$")
+_HOST = re.compile(r"^[a-z][a-z0-9+.-]{0,15}://(?:[^@/\s]{1,200}@)?(?P<host>[^/:\s]{1,253})", re.I)
+_HTTP_STATUS = re.compile(r"\b(?P<code>40[134]|5\d\d) (?:Client|Server) Error\b")
+
+
+def _host(url: str) -> str:
+    m = _HOST.match(str(url or ""))
+    return m.group("host").lower() if m else ""
+
+
+def _mirror_refusal(f: FactView) -> "dict | None":
+    """pip's "Could not fetch URL" or its HTTP error naming a status, on an index the paste says pip
+    searched (Looking in indexes) that is not a public one."""
+    symptoms = list(f.get("ticket.symptoms") or [])
+    looking = next((s for s in symptoms if s.get("id") == "pip:looking-in-indexes"), None)
+    indexes = {_host(u.strip()) for u in str((looking or {}).get("urls") or "").split(",")} - {""}
+    mirrors = {h for h in indexes if not _PUBLIC.search(h)}
+    for s in symptoms:
+        if s.get("id") not in ("pip:fetch-url-failed", "pip:http-client-error", "pip:http-server-error"):
+            continue
+        status = _HTTP_STATUS.search(str(s.get("text", "")))
+        if status and _host(s.get("url")) in mirrors:
+            return dict(s, host=_host(s.get("url")), code=status.group("code"))
+    return None
+
+
+_MIRROR_WHY = {
+    "pip:untrusted-host-ignored": "pip skipped the index {host}: it is a plain http:// URL and not a --trusted-host",
+    "pip:skipping-page-content-type": "the index {host} answered with something that is not a package index (Content-Type "
+                                      "{ctype}: a login or proxy page, a wrong URL)",
+}
+_MIRROR_CODE = {"401": "asks for credentials pip was not given", "403": "refuses this client (credentials, a blocked address)",
+                "404": "has no such project or path (a mirror that does not carry it, or a wrong index URL)"}
+
+
+@rule("NET024", MIRROR, "error", "the package index pip is configured to use cannot be used", impact=6)
+def pip_index_mirror_unusable(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted pip log, the index pip was pointed at (--index-url, PIP_INDEX_URL, pip.conf,
+        a site mirror) being unusable: "The repository located at <host> is not a trusted or
+        secure host and is being ignored" (a plain http:// mirror), "Skipping page <url> because
+        the GET request got Content-Type: ..." (not an index), and "Could not fetch URL" or
+        pip's HTTP error with 401, 403, 404 or 5xx from a mirror named in "Looking in indexes"
+        (not PyPI, PyTorch's or NVIDIA's index, whose refusals other rules answer). TLS and
+        name-resolution failures are tls-certificate-verify-failed's and no-outbound-network's.
+
+    Why it matters:
+        pip then reads no release at all and ends in "Could not find a version that satisfies
+        the requirement ... (from versions: none)", which reads as a package that does not
+        exist; the fault is the index configuration, often a pip.conf or PIP_INDEX_URL set by a
+        site, an image or an old tutorial.
+
+    How to fix:
+        Find where the index is set (pip config debug, PIP_INDEX_URL), use its https:// URL, or
+        --trusted-host for a site's plain-http mirror, or the public index for this install.
+
+    References:
+        - https://github.com/pypa/pip/blob/main/src/pip/_internal/network/session.py (is_secure_origin)
+        - https://github.com/pypa/pip/blob/main/src/pip/_internal/index/collector.py (_get_index_content)
+        - https://pip.pypa.io/en/stable/topics/configuration/
+        - https://pip.pypa.io/en/stable/cli/pip_install/#cmdoption-trusted-host
+    """
+    # pip 7.1's "located at None": a local path it took for a URL (pypa/pip#3192), not an index
+    told = [t for t in catalogued(f, MIRROR) if t.get("host") != "None"]
+    s = told[0] if told else _mirror_refusal(f)
+    if not s:
+        return
+    host = s.get("host") or _host(s.get("url")) or "the index"
+    why = (_MIRROR_WHY[s["id"]].format(host=host, ctype=s.get("ctype") or "?") if s.get("id") in _MIRROR_WHY
+           else f"the index {host} answered HTTP {s.get('code')}: it {_MIRROR_CODE.get(str(s.get('code')), 'failed on the server side')}")
+    refused = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "pip:no-version-satisfies"), None)
+    if refused and not [v for v in str(refused.get("versions") or "").split(",") if v.strip() and v.strip() != "none"]:
+        why += ", and pip found no version at all"
+    package = (re.match(r"\s*([A-Za-z0-9_.-]{1,80})", str((refused or {}).get("req") or "")) or [None, "PACKAGE"])[1]
+    trusted = (f"\npip install --trusted-host {host} --index-url http://{host}/simple/ {package}   # only for a site mirror "
+               "that has no https") if s.get("id") == "pip:untrusted-host-ignored" else ""
+    yield Hit(message=f"{why} (line {s.get('line')}: \"{told_text(s)}\")",
+              fix=("pip config debug; env | grep -i '^PIP_'   # where the index is set: pip.conf files, PIP_INDEX_URL\n"
+                   f"pip install --index-url https://{host}/simple/ {package}   # the mirror over https, where it serves it"
+                   f"{trusted}\n"
+                   f"pip install --index-url https://pypi.org/simple {package}   # or the public index, where this node may reach it"),
+              evidence=told_evidence(s))

@@ -70,3 +70,40 @@ def test_silent_where_verification_was_skipped_or_nothing_failed():
     # pip behind a host it could not resolve: no TLS at all (no-outbound-network's)
     assert not fired("tls-certificate-verify-failed", recorded_paste_facts("pytorch-51723-pip-index-unreachable.txt"))
     assert not fired("tls-certificate-verify-failed", recorded_paste_facts("pytorch-9124-pip-untrusted-http-index.txt"))
+
+
+@pytest.mark.parametrize("paste, host, package", [
+    ("pytorch-9124-pip-untrusted-http-index.txt", "pypi.v2ex.com", "torch"),
+    ("docker-devpi-6-pip-untrusted-http-mirror.txt", "192.168.99.100", "flask"),
+])
+def test_a_plain_http_mirror_pip_ignores(paste, host, package):
+    (f,) = fired("pip-index-mirror-unusable", recorded_paste_facts(paste))
+    assert f.severity == "error" and f"pip skipped the index {host}" in f.message and "found no version at all" in f.message
+    assert f"pip install --index-url https://{host}/simple/ {package}" in f.fix
+    assert f"--trusted-host {host} --index-url http://{host}/simple/ {package}" in f.fix and f.fix.startswith("pip config debug")
+    assert not fired("torch-wheel-unavailable", recorded_paste_facts(paste))
+
+
+def test_a_mirror_that_refuses_or_serves_no_index():
+    # pip's formats (collector.py, network/utils.py) with a site mirror named in "Looking in indexes"
+    text = ("Looking in indexes: https://mirror.example.org/simple\n"
+            "Could not fetch URL https://mirror.example.org/simple/torch/: 403 Client Error: Forbidden for url: "
+            "https://mirror.example.org/simple/torch/ - skipping\n")
+    (f,) = fired("pip-index-mirror-unusable", _told(text))
+    assert "answered HTTP 403" in f.message and "refuses this client" in f.message
+    text = ("WARNING: Skipping page https://mirror.example.org/simple/torch/ because the GET request got Content-Type: "
+            "application/json. The only supported Content-Types are application/vnd.pypi.simple.v1+json, "
+            "application/vnd.pypi.simple.v1+html, and text/html\n")
+    (f,) = fired("pip-index-mirror-unusable", _told(text))
+    assert "not a package index (Content-Type application/json" in f.message
+
+
+def test_silent_on_public_indexes_and_pips_file_url_bug():
+    # PyTorch's own index refusing a CUDA tag is torch-wheel-unavailable's, not a mirror's
+    text = ("Looking in indexes: https://download.pytorch.org/whl/cu110\n"
+            "Could not fetch URL https://download.pytorch.org/whl/cu110/torch/: 404 Client Error: Not Found for url: "
+            "https://download.pytorch.org/whl/cu110/torch/ - skipping\n")
+    assert not fired("pip-index-mirror-unusable", _told(text))
+    assert not fired("pip-index-mirror-unusable", recorded_paste_facts("pip-3192-untrusted-host-none-healthy.txt"))
+    assert not fired("pip-index-mirror-unusable", recorded_paste_facts("pytorch-51723-pip-index-unreachable.txt"))
+    assert not fired("pip-index-mirror-unusable", recorded_paste_facts("pip-23.2-tls-verify-failed.txt"))
