@@ -26,7 +26,7 @@ _REASONS = (
      "no issuer of the server's certificate is known here: the server sends no intermediate certificate, or a site "
      "proxy's CA is not in the bundle"),
 )
-_BADFILE = "the CA bundle the client was pointed at (--cacert, CURL_CA_BUNDLE) cannot be read"
+_BADFILE = "the CA bundle the client was pointed at (--cacert, CURL_CA_BUNDLE, REQUESTS_CA_BUNDLE) cannot be read"
 
 _CHECK = ("openssl s_client -connect HOST:443 -servername HOST </dev/null 2>&1 | grep -E ' [si]:|Verify return code'"
           "   # who issued the certificate this node is shown (a site CA's name means a proxy re-signs TLS)\n"
@@ -55,19 +55,20 @@ _CLIENT = {
     "tls:curl-cacert-badfile": "curl", "tls:gnutls-server-certificate-verification-failed": "git",
     "tls:wget-cannot-verify-certificate": "wget", "tls:wget-gnutls-not-trusted": "wget",
     "tls:go-x509-unknown-authority": "go", "tls:java-pkix-path-building-failed": "java",
-    "conda:ssl-error": "python", "pip:ssl-verification-failed": "python",
+    "conda:ssl-error": "python", "pip:ssl-verification-failed": "python", "tls:requests-ca-bundle-invalid-path": "python",
 }
 
 
 def _why(s: dict) -> str:
-    if s.get("id") == "tls:curl-cacert-badfile":
+    if s.get("id") in ("tls:curl-cacert-badfile", "tls:requests-ca-bundle-invalid-path"):
         return _BADFILE
     said = f"{s.get('reason') or ''} {s.get('text') or ''}"
     return next((why for pattern, why in _REASONS if pattern.search(said)), _ISSUER)
 
 
 @rule("NET023", TLS, "error", "a download's TLS certificate does not verify against the client's trust store", impact=6,
-      also={"warning": "conda's summary alone (\"Most likely a certificate verification issue\")"})
+      also={"warning": "conda's summary alone (\"Most likely a certificate verification issue\"); live, a CA variable naming "
+                       "a file that is not there"})
 def tls_certificate_verify_failed(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -78,8 +79,11 @@ def tls_certificate_verify_failed(f: FactView) -> Iterator[Hit]:
         60, and git's "server certificate verification failed. CAfile: ..." where libcurl uses
         GnuTLS; "error setting certificate file", exit 77), GNU Wget ("cannot verify <host>'s
         certificate", "The certificate of <host> is not trusted"), Go programs ("x509: certificate
-        signed by unknown authority": apptainer pull, docker, podman) and Java ("PKIX path building
-        failed"). The reason, where printed, chooses the explanation.
+        signed by unknown authority": apptainer pull, docker, podman), Java ("PKIX path building
+        failed") and requests' "Could not find a suitable TLS CA certificate bundle, invalid path".
+        The reason, where printed, chooses the explanation. Live, as a warning: SSL_CERT_FILE,
+        SSL_CERT_DIR, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, PIP_CERT or GIT_SSL_CAINFO set to a path
+        that does not exist on the node (only a variable the job sets; unset is the default).
 
     Why it matters:
         The download never reaches the data: models, wheels, containers and datasets fail to fetch.
@@ -108,6 +112,7 @@ def tls_certificate_verify_failed(f: FactView) -> Iterator[Hit]:
     # wget's WARNING: --no-check-certificate let the download go on unverified; nothing failed
     told = [s for s in catalogued(f, TLS) if s.get("level") != "WARNING"]
     if not told:
+        yield from _missing_bundles(f)
         return
     # a TLS library's own verify error first: conda's summary only says "most likely"
     s = next((t for t in told if str(t.get("id", "")).startswith("tls:")), told[0])
@@ -118,6 +123,19 @@ def tls_certificate_verify_failed(f: FactView) -> Iterator[Hit]:
                       f"{f' (for {host})' if host else ''}: {_why(s)} (line {s.get('line')}: \"{told_text(s)}\")",
               fix=f"{_CHECK}\n{_FIX[client]}\n{_BUNDLE_NOTE}", evidence=told_evidence(s),
               severity="warning" if hedged else None)
+
+
+def _missing_bundles(f: FactView) -> Iterator[Hit]:
+    """Live: a CA variable of the job's environment naming a file or directory that is not there
+    (checks/named_paths.py); the clients that read it find no CA to verify with."""
+    for b in f.get("named_paths.ca_bundles") or []:
+        if b.get("exists") is False:
+            yield Hit(message=f"{b['var']}={b['path']} names a CA bundle that does not exist on this node: the TLS clients "
+                              f"that read {b['var']} cannot verify any server with it",
+                      fix=(f"ls -l {b['path']}; ls -l {_BUNDLE}   # the path set, and the system bundle\n"
+                           f"export {b['var']}={_BUNDLE}   # or the site CA bundle's real path; unset {b['var']} to use the "
+                           "client's default"),
+                      evidence={"named_paths.ca_bundles": b}, severity="warning")
 
 
 MIRROR = "pip-index-mirror-unusable"

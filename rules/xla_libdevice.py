@@ -22,7 +22,7 @@ _FIX = ("ls \"${CUDA_HOME:-$CUDA_PATH}\"/nvvm/libdevice/libdevice.10.bc   # the 
 
 
 @rule("SW057", SYMBOL, "error", "XLA (JAX, TensorFlow) cannot find libdevice in the CUDA directories it searches", impact=6,
-      also={"warning": "XLA's warning alone: it fails only when a kernel needs libdevice",
+      also={"warning": "XLA's warning alone, or XLA_FLAGS naming a CUDA directory without libdevice",
             "info": "the user's words that libdevice is not found"})
 def xla_libdevice_not_found(f: FactView) -> Iterator[Hit]:
     """
@@ -31,7 +31,9 @@ def xla_libdevice_not_found(f: FactView) -> Iterator[Hit]:
         (jaxlib's "INTERNAL:" or TensorFlow's op error) and "libdevice is required by this HLO
         module but was not found at ...", errors; "Can't find libdevice directory
         ${CUDA_DIR}/nvvm/libdevice", a warning (it fails once a kernel needs a math routine); and
-        the user's own words that libdevice is missing or not detected, as information.
+        the user's own words that libdevice is missing or not detected, as information. Live, as a
+        warning: XLA_FLAGS=--xla_gpu_cuda_data_dir naming a directory without
+        nvvm/libdevice/libdevice.10.bc (checks/named_paths.py).
 
     Why it matters:
         XLA links libdevice (nvvm/libdevice/libdevice.10.bc) into any GPU kernel that uses a math
@@ -52,6 +54,11 @@ def xla_libdevice_not_found(f: FactView) -> Iterator[Hit]:
     """
     told = [s for s in catalogued(f, SYMBOL) if s.get("id") != "prose:libdevice-not-found-said" or stated(s)]
     if not told:
+        live = f.get("named_paths.xla_cuda_data_dir")
+        if isinstance(live, dict) and live.get("libdevice") is False:
+            yield Hit(message=f"XLA_FLAGS points XLA at {live.get('path')} for CUDA, which holds no nvvm/libdevice/libdevice.10.bc: "
+                              "JAX and TensorFlow kernels that need a math routine will fail to compile",
+                      fix=_FIX, evidence={"named_paths.xla_cuda_data_dir": live}, severity="warning")
         return
     s = min(told, key=lambda t: _ORDER.index(t["id"]) if t.get("id") in _ORDER else len(_ORDER))
     sid = s.get("id")
