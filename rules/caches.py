@@ -59,8 +59,33 @@ def _variable(s: dict, path: str) -> Tuple[str, str, str]:
                 ("XDG_CACHE_HOME", "the libraries that follow the XDG cache directory", ""))
 
 
+# The roles checks/limits.py resolves that are caches (HOME, TMPDIR and the working directory are not).
+_CACHE_ROLES = {"HF_HOME": "HF_HOME", "TORCH_HOME": "TORCH_HOME", "TORCHINDUCTOR_CACHE_DIR": "TORCHINDUCTOR_CACHE_DIR",
+                "TRITON_CACHE_DIR": "TRITON_CACHE_DIR", "PIP_CACHE_DIR": "PIP_CACHE_DIR", "CONDA_PKGS_DIRS": "CONDA_PKGS_DIRS"}
+
+
+def _unwritable_live(f: FactView) -> Iterator[Hit]:
+    """Live: a cache directory the job's environment resolves (or its nearest existing parent) that
+    this user may not write (checks/limits.py, access(2) W_OK)."""
+    filesystems = f.get("limits.filesystems")
+    for fs in filesystems if isinstance(filesystems, list) else []:
+        bad = set(fs.get("unwritable") or [])
+        for role, path in zip(fs.get("roles") or [], fs.get("paths") or []):
+            if path in bad and role in _CACHE_ROLES:
+                yield Hit(message=f"the {role} cache directory {path} (or the parent it would be made in) is not writable by "
+                                  f"this user{' (a read-only mount)' if 'ro' in (fs.get('options') or []) else ''}: the "
+                                  "library that keeps its cache there fails or runs without it",
+                          fix=(f"ls -ld {path} \"$(dirname {path})\"; id   # who owns it\n"
+                               f"mkdir -p /a/dir/you/own/cache && export {role}=/a/dir/you/own/cache/{role.lower()}   "
+                               "# in the batch script, before the program"),
+                          evidence={"limits.filesystems": {k: fs.get(k) for k in ("roles", "paths", "unwritable", "options")}},
+                          severity="warning")
+                return
+
+
 @rule("ENV051", SYMBOL, "error", "a library's cache directory is not writable by the job's user", impact=5,
-      also={"warning": "the library goes on without its cache (matplotlib's temporary directory, pip's disabled cache)"})
+      also={"warning": "the library goes on without its cache (matplotlib's temporary directory, pip's disabled cache); "
+                       "live, a resolved cache directory this user may not write"})
 def cache_dir_not_writable(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -73,6 +98,9 @@ def cache_dir_not_writable(f: FactView) -> Iterator[Hit]:
         owned or is not writable by the current user" (a warning), and Python's "[Errno 13]
         Permission denied: '<path>'" (or Errno 30, read-only) where the path is a library's
         cache: ~/.cache, ~/.cache/huggingface, ~/.triton, ~/.nv/ComputeCache, ~/.config/matplotlib.
+        Live, as a warning: a cache directory the job's environment resolves (HF_HOME, TORCH_HOME,
+        TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR, PIP_CACHE_DIR, CONDA_PKGS_DIRS, each tool's
+        default where unset), or the parent it would be made in, that this user may not write.
 
     Why it matters:
         Each library puts its cache under the home directory by default. A container run as a
@@ -94,6 +122,7 @@ def cache_dir_not_writable(f: FactView) -> Iterator[Hit]:
     """
     s = _told(f)
     if not s:
+        yield from _unwritable_live(f)
         return
     path = str(s.get("path") or s.get("path10") or "")
     var, who, sub = _variable(s, path)

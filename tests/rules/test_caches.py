@@ -56,3 +56,31 @@ def test_a_permission_on_the_jobs_own_data_is_not_a_cache():
     assert not fired("cache-dir-not-writable", recorded_paste_facts("pytorch-9124-pip-untrusted-http-index.txt"))
     assert not fired("cache-dir-not-writable", _told("PermissionError: [Errno 13] Permission denied: '/scratch/proj/out/model.pt'\n"))
     assert not fired("cache-dir-not-writable", _told("Could not create lock at /var/run/yum.pid: [Errno 30] Read-only file system: '/var/run/yum.pid'\n"))
+
+
+def test_the_limits_probe_marks_a_cache_directory_it_may_not_write(tmp_path, monkeypatch):
+    from hpcdoctor.checks import limits
+
+    cache = tmp_path / "ro" / ".cache" / "huggingface"
+    (tmp_path / "ro").mkdir()
+    # access(2) answers for the nearest existing parent: refuse that one alone (root may write anything)
+    real = limits.os.access
+    monkeypatch.setattr(limits.os, "access", lambda p, m: False if str(p) == str(tmp_path / "ro") else real(p, m))
+    records = limits.statvfs_dirs([("HF_HOME", str(cache)), ("TMPDIR", str(tmp_path))])
+    assert [str(cache)] == [p for r in records for p in r.get("unwritable", [])]
+    assert limits._filesystems(records)[0]["unwritable"] == [str(cache)]
+    # a recording made before the field existed keeps it absent, never "all writable"
+    assert "unwritable" not in limits._filesystems([{"roles": ["HOME"], "paths": ["/home/u"]}])[0]
+
+
+def test_a_resolved_cache_directory_this_user_may_not_write_is_a_warning():
+    fs = [{"roles": ["HOME", "HF_HOME"], "paths": ["/home/u", "/home/u/.cache/huggingface"],
+           "unwritable": ["/home/u/.cache/huggingface"], "options": ["rw", "relatime"]}]
+    (f,) = fired("cache-dir-not-writable", facts("h100-kvm-1gpu", **{"limits.filesystems": fs}))
+    assert f.severity == "warning" and "the HF_HOME cache directory /home/u/.cache/huggingface" in f.message
+    assert "export HF_HOME=/a/dir/you/own/cache/hf_home" in f.fix
+    # HOME itself, or nothing unwritable: silent
+    fs[0]["unwritable"] = ["/home/u"]
+    assert not fired("cache-dir-not-writable", facts("h100-kvm-1gpu", **{"limits.filesystems": fs}))
+    fs[0]["unwritable"] = []
+    assert not fired("cache-dir-not-writable", facts("h100-kvm-1gpu", **{"limits.filesystems": fs}))
