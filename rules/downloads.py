@@ -46,6 +46,8 @@ _FIX = {
     "wget": f"wget --ca-certificate={_BUNDLE} URL   # or ca_certificate = {_BUNDLE} in ~/.wgetrc",
     "go": (f"export SSL_CERT_FILE={_BUNDLE}   # Go programs on Linux (apptainer and singularity pull, podman, skopeo) read it\n"
            "sudo install -D -m 644 site-ca.pem /etc/docker/certs.d/REGISTRY/ca.crt   # docker: the registry's CA, by registry name"),
+    "node": (f"export NODE_EXTRA_CA_CERTS={_BUNDLE}   # Node.js adds these CAs to its own bundle\n"
+             f"npm config set cafile {_BUNDLE}   # npm"),
     "java": ("keytool -importcert -noprompt -alias site-ca -file site-ca.pem -keystore ~/site-truststore.jks -storepass changeit\n"
              "export JAVA_TOOL_OPTIONS=\"-Djavax.net.ssl.trustStore=$HOME/site-truststore.jks -Djavax.net.ssl.trustStorePassword=changeit\""
              "   # Nextflow, Gradle, Maven; the JVM's own cacerts is replaced, so import the public CAs needed too"),
@@ -55,6 +57,7 @@ _CLIENT = {
     "tls:curl-cacert-badfile": "curl", "tls:gnutls-server-certificate-verification-failed": "git",
     "tls:wget-cannot-verify-certificate": "wget", "tls:wget-gnutls-not-trusted": "wget",
     "tls:go-x509-unknown-authority": "go", "tls:java-pkix-path-building-failed": "java",
+    "tls:node-issuer-cert-code": "node", "tls:node-leaf-signature-code": "node",
     "conda:ssl-error": "python", "pip:ssl-verification-failed": "python", "tls:requests-ca-bundle-invalid-path": "python",
 }
 
@@ -80,7 +83,9 @@ def tls_certificate_verify_failed(f: FactView) -> Iterator[Hit]:
         GnuTLS; "error setting certificate file", exit 77), GNU Wget ("cannot verify <host>'s
         certificate", "The certificate of <host> is not trusted"), Go programs ("x509: certificate
         signed by unknown authority": apptainer pull, docker, podman), Java ("PKIX path building
-        failed") and requests' "Could not find a suitable TLS CA certificate bundle, invalid path".
+        failed"), Node.js and npm ("code: 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY'", SELF_SIGNED_CERT_IN_CHAIN,
+        UNABLE_TO_VERIFY_LEAF_SIGNATURE) and requests' "Could not find a suitable TLS CA certificate
+        bundle, invalid path".
         The reason, where printed, chooses the explanation. Live, as a warning: SSL_CERT_FILE,
         SSL_CERT_DIR, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, PIP_CERT or GIT_SSL_CAINFO set to a path
         that does not exist on the node (only a variable the job sets; unset is the default).
@@ -108,6 +113,7 @@ def tls_certificate_verify_failed(f: FactView) -> Iterator[Hit]:
         - https://requests.readthedocs.io/en/latest/user/advanced/#ssl-cert-verification
         - https://pkg.go.dev/crypto/x509 (SSL_CERT_FILE, SSL_CERT_DIR on Unix)
         - https://docs.docker.com/engine/security/certificates/
+        - https://nodejs.org/api/cli.html#node_extra_ca_certsfile
     """
     # wget's WARNING: --no-check-certificate let the download go on unverified; nothing failed
     told = [s for s in catalogued(f, TLS) if s.get("level") != "WARNING"]

@@ -107,3 +107,8 @@ def test_silent_on_public_indexes_and_pips_file_url_bug():
     assert not fired("pip-index-mirror-unusable", recorded_paste_facts("pip-3192-untrusted-host-none-healthy.txt"))
     assert not fired("pip-index-mirror-unusable", recorded_paste_facts("pytorch-51723-pip-index-unreachable.txt"))
     assert not fired("pip-index-mirror-unusable", recorded_paste_facts("pip-23.2-tls-verify-failed.txt"))
+
+
+def test_nodes_codes_are_the_same_refusal():
+    (f,) = fired("tls-certificate-verify-failed", recorded_paste_facts("node-20-tls-verify-failed.txt"))
+    assert "export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt" in f.fix and "npm config set cafile" in f.fix
