@@ -96,7 +96,7 @@ def tensorrt_libraries_missing(f: FactView) -> Iterator[Hit]:
     told.sort(key=lambda s: s.get("line") if isinstance(s.get("line"), int) else 1 << 30)
     s = next((t for t in told if _major(t) and t.get("id") != "tensorrt:python-module-missing"), told[0])
     major = _major(s) if s.get("id") != "tensorrt:python-module-missing" else None
-    what = (f"the Python running it has no TensorRT package" if s.get("id") == "tensorrt:python-module-missing"
+    what = ("the Python running it has no TensorRT package" if s.get("id") == "tensorrt:python-module-missing"
             else f"TensorRT's library {s.get('library') or s.get('name') or 'libnvinfer'} cannot be loaded"
             if s.get("id") != "tensorrt:ort-install-tensorrt-libraries"
             else "onnxruntime's TensorRT provider found no loadable TensorRT")
