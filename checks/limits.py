@@ -3,7 +3,8 @@ systems a run writes to ($HOME, the working directory, the temporary directory, 
 Hugging Face, torch, torch.compile and Triton, pip and conda), one entry per file system with its
 type and mount options (noexec refuses the libraries a JIT compiler builds there), the process
 and thread limit (RLIMIT_NPROC) every thread of the user counts against, and the stack size limit
-(RLIMIT_STACK) the main thread's stack may grow to."""
+(RLIMIT_STACK) the main thread's stack may grow to. Each directory's nearest existing parent is also
+tried for writing (access(2), W_OK: permissions and a read-only mount), since a cache is made there."""
 
 from __future__ import annotations
 
@@ -100,14 +101,18 @@ def statvfs_dirs(dirs: List[Tuple[str, str]]) -> List[Dict[str, Any]]:
         except OSError as exc:
             by_dev.setdefault(-len(by_dev) - 1, {"roles": [role], "paths": [path], "error": exc.strerror or str(exc)})
             continue
+        # a cache not yet made is made in its nearest existing parent: that is what must be writable
+        unwritable = [path] if not os.access(where, os.W_OK) else []
         if dev in by_dev:
             by_dev[dev]["roles"].append(role)
             by_dev[dev]["paths"].append(path)
+            by_dev[dev]["unwritable"] = by_dev[dev].get("unwritable", []) + unwritable
             continue
         # f_files == 0: the file system keeps no inode count (btrfs, some network file systems).
         by_dev[dev] = {"roles": [role], "paths": [path], "mount_probe": where,
                        "size_bytes": st.f_blocks * st.f_frsize, "free_bytes": st.f_bavail * st.f_frsize,
-                       "total_inodes": st.f_files or None, "free_inodes": st.f_favail if st.f_files else None}
+                       "total_inodes": st.f_files or None, "free_inodes": st.f_favail if st.f_files else None,
+                       "unwritable": unwritable}
         mount = _mount_for(mounts, dev, where)
         if mount:
             by_dev[dev]["fstype"], by_dev[dev]["options"] = mount
@@ -155,6 +160,8 @@ def _filesystems(data: Any) -> Any:
             rec["error"] = fs["error"][:200]
         if isinstance(fs.get("fstype"), str):
             rec["fstype"] = fs["fstype"][:40]
+        if isinstance(fs.get("unwritable"), list):   # absent from recordings made before it was read
+            rec["unwritable"] = _strings(fs.get("unwritable"), 300)
         if fs.get("options") is not None:
             rec["options"] = _strings(fs.get("options"), 80)
         out.append(rec)

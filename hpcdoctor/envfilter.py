@@ -41,6 +41,8 @@ RELEVANT_NAMES = frozenset({
     "MUJOCO_GL", "MUJOCO_EGL_DEVICE_ID", "PYOPENGL_PLATFORM",
     # PyCUDA's compiler cache (rules/jit_builds.py)
     "PYCUDA_CACHE_DIR", "PYCUDA_DISABLE_CACHE",
+    # the CA bundles TLS clients are told to trust (checks/named_paths.py)
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "PIP_CERT", "GIT_SSL_CAINFO",
 })
 
 # A name holds a secret when one of its underscore-separated words is, begins with or ends with a

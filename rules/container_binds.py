@@ -1,0 +1,118 @@
+"""Host paths a job needs that are not bound into its Apptainer or Singularity container: the
+runtime's own words about a skipped or refused bind (knowledge/messages/container_binds.toml), and a
+write to a site file system's path that lands on the image's read-only root instead."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator, Optional
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+SYMBOL = "container-path-not-bound"
+# The top-level directories of the Filesystem Hierarchy Standard 3.0: an image has them itself, and
+# Apptainer binds $HOME and /tmp by default. Any other top level (/scratch, /project, /lustre, /appl,
+# /gpfs) is a site's file system, present in a container only when bound.
+_FHS = frozenset({"bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "media", "mnt", "opt",
+                  "proc", "root", "run", "sbin", "srv", "sys", "tmp", "usr", "var"})
+_EROFS_PATH = re.compile(r"\[Errno 30\] Read-only file system: '(?P<path>/[^'\n]{1,300})'")
+_APPTAINER = ("container:apptainer-command", "container:apptainer-prompt", "faq_containers:apptainer-container-said")
+_SINGULARITY = ("container:singularity-command", "container:singularity-prompt", "faq_containers:singularity-container-said")
+
+
+def _runtime(f: FactView) -> Optional[str]:
+    ids = {s.get("id") for s in f.get("ticket.symptoms") or []}
+    if ids & set(_APPTAINER):
+        return "apptainer"
+    if ids & set(_SINGULARITY):
+        return "singularity"
+    return None
+
+
+def _site_path(path: str) -> bool:
+    top = path.strip("/").split("/", 1)[0]
+    return bool(top) and top not in _FHS
+
+
+def _read_only_site_write(f: FactView) -> Optional[dict]:
+    """Python's EROFS on a site file system's path, in a paste that ran Apptainer or Singularity."""
+    for s in f.get("ticket.symptoms") or []:
+        if s.get("id") != "errno:EROFS":
+            continue
+        m = _EROFS_PATH.search(str(s.get("text", "")))
+        if m and _site_path(m.group("path")):
+            return dict(s, path=m.group("path"))
+    return None
+
+
+def _bind_of(path: str) -> str:
+    """The directory to bind for a path: its first two levels (/scratch/project_1), the file system's usual unit."""
+    parts = [p for p in path.split("/") if p][:2]
+    return "/" + "/".join(parts) if parts else path
+
+
+_WHAT = {
+    "container_binds:bind-source-missing-skipped": "a bind's source {} does not exist on this node, so it is not in the container",
+    "container_binds:singularity2-error-binding-path": "a bind's source {} does not exist on this node, so it is not in the container",
+    "container_binds:bind-destination-missing-skipped": "a bind's destination {} does not exist in the image and no overlay or "
+                                                        "underlay can create it: the host path is not in the container",
+    "container_binds:bind-destination-missing-fatal": "a bind's destination {} does not exist in the image and no overlay or "
+                                                      "underlay can create it: the container did not start",
+    "container_binds:user-bind-control-disabled": "the site's apptainer.conf forbids user binds ('user bind control = no'): {} is "
+                                                  "not bound (only the site's 'bind path' entries are)",
+}
+
+
+@rule("ENV052", SYMBOL, "error", "a host path the job uses is not bound into its Apptainer or Singularity container", impact=6,
+      also={"warning": "a write to a site file system's path failed read-only inside the container: the image's root, not the file system"})
+def container_path_not_bound(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Apptainer or Singularity skipping or refusing a bind: "Skipping mount
+        <src> [binds]: <dst> doesn't exist in container", "destination <dst> doesn't exist in
+        container", "skipping mount of <src>: no such file or directory" (the source is not on
+        this node), "Ignoring <src> bind mount: user bind control disabled by system
+        administrator", Singularity 2's "There was an error binding the path"; and, as a
+        warning, Python's "[Errno 30] Read-only file system: '<path>'" on a site file system's
+        path (/scratch, /project, /lustre: not a directory of the FHS) in a paste that ran
+        apptainer or singularity.
+
+    Why it matters:
+        Only the home directory, /tmp, /var/tmp, the working directory and a few system files are
+        bound by default. A project or scratch file system that is not bound is absent inside
+        the container: reads fail, and writes to its path land on the image's read-only root
+        (or vanish in a writable overlay) instead of the file system.
+
+    How to fix:
+        Bind the host directory with --bind/-B (or APPTAINER_BIND / SINGULARITY_BIND for every
+        container a job starts, or the site's bindings module), at the same path inside; check
+        that the source exists on the node that runs the job.
+
+    References:
+        - https://apptainer.org/docs/user/latest/bind_paths_and_mounts.html
+        - https://github.com/apptainer/apptainer/blob/main/internal/pkg/runtime/engine/apptainer/container_linux.go
+        - https://refspecs.linuxfoundation.org/FHS_3.0/fhs/index.html
+        - https://github.com/Lumi-supercomputer/LUMI-AI-Guide/issues/46
+    """
+    # a session directory's own mount point (the runtime's scratch) is not a host path the job asked for
+    told = [s for s in catalogued(f, SYMBOL) if "/mnt/session/" not in str(s.get("path") or "")]
+    runtime = _runtime(f)
+    s = told[0] if told else (_read_only_site_write(f) if runtime else None)
+    if not s:
+        return
+    cmd = runtime or "apptainer"
+    path = str(s.get("path") or "")
+    inferred = s.get("id") == "errno:EROFS"
+    bind = (_bind_of(path) if inferred else path) or "/the/host/dir"
+    what = (f"a write to {path} failed read-only inside the container: {bind} is not bound, so the path is the image's "
+            f"read-only root, not the host's file system" if inferred
+            else _WHAT.get(str(s.get("id")), "the host path {} is not bound into the container").format(path or "asked for"))
+    env = "APPTAINER_BIND" if cmd == "apptainer" else "SINGULARITY_BIND"
+    yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\")",
+              fix=(f"ls -ld {bind}   # the host directory exists on this node\n"
+                   f"{cmd} exec --bind {bind} IMAGE.sif ls -ld {bind}   # bound at the same path inside (-B src:dst for another)\n"
+                   f"export {env}={bind}   # every container this shell or batch script starts"
+                   f"{'; a site module may set it (LUMI: module load singularity-bindings)' if inferred else ''}"),
+              evidence=told_evidence(s), severity="warning" if inferred else None)

@@ -1,0 +1,85 @@
+"""Container images, overlays and image stores kept on a file system that cannot hold them
+(knowledge/messages/container_fs.toml): Apptainer's overlay on NFS, FUSE, Lustre or GPFS, a SIF
+whose squashfs the kernel will not mount from where it lies, podman's graphroot on NFS."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+SYMBOL = "container-image-fs-unsupported"
+_SQUASHFS = ("container_fs:squashfs-bad-superblock", "container_fs:squashfs-mount-failed")
+_LOCAL = "${TMPDIR:-/tmp}"
+
+
+def _apptainer_overlay(s: dict) -> tuple:
+    fs, d = s.get("fstype") or "this", s.get("dir") or "upper"
+    return (f"Apptainer's overlay {d} directory {s.get('path')} is on {fs}, which it does not accept as an overlay {d} "
+            "directory (NFS and FUSE not as upper; Lustre, GPFS, PanFS, eCryptfs not at all)",
+            f"stat -f -c %T {s.get('path') or '.'}   # the file system type the overlay sits on\n"
+            f"apptainer overlay create --size 1024 {_LOCAL}/overlay.img && apptainer exec --overlay {_LOCAL}/overlay.img IMAGE.sif ...   "
+            "# an overlay image file (ext3 inside it) works from any file system; or a directory on local disk\n"
+            "apptainer exec --writable-tmpfs IMAGE.sif ...   # or a throw-away writable layer in memory")
+
+
+def _squashfs(s: dict) -> tuple:
+    return ("the kernel would not mount the image's squashfs: the image file sits on a file system that cannot back a loop "
+            "mount (a FUSE or network mount, an encrypted partition), the kernel lacks its compression, or the image is damaged",
+            "stat -f -c %T IMAGE.sif; df -T IMAGE.sif   # the file system the image lies on\n"
+            f"cp IMAGE.sif {_LOCAL}/ && apptainer exec {_LOCAL}/IMAGE.sif true   # from local disk: works, then the file system was the cause\n"
+            "unsquashfs -s IMAGE.sif | grep -i compression; grep -w squashfs /proc/filesystems   # the compression, and the kernel's squashfs")
+
+
+def _podman(s: dict) -> tuple:
+    return (f"podman's image store (graphroot {s.get('path')}) is on {s.get('fstype')}, where its overlay driver cannot work "
+            "(a rootless store in an NFS home)",
+            "podman info --format '{{.Store.GraphRoot}} {{.Store.GraphDriverName}}'; stat -f -c %T \"$(podman info --format '{{.Store.GraphRoot}}')\"\n"
+            "podman system reset   # first drop the store made on NFS (removes its images and containers)\n"
+            "mkdir -p ~/.config/containers && printf '[storage]\\ndriver = \"overlay\"\\ngraphroot = \"/tmp/%s/containers\"\\n' \"$USER\" "
+            "> ~/.config/containers/storage.conf   # then keep the store on local disk (containers-storage.conf(5) graphroot)")
+
+
+_WHY = {"container_fs:overlay-incompatible-fs": _apptainer_overlay, "container_fs:podman-overlay-not-supported-over": _podman}
+
+
+@rule("ENV053", SYMBOL, "error", "a container image, overlay or image store is on a file system that cannot hold it", impact=6,
+      also={"warning": "the kernel refused a SIF's squashfs: the image's file system is one of three causes"})
+def container_image_fs_unsupported(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Apptainer refusing an overlay directory on a file system it does not
+        support ("<path> is located on a NFS filesystem incompatible as overlay upper
+        directory"; also FUSE, Lustre, GPFS, PanFS, eCryptfs), podman's "'overlay' is not
+        supported over nfs at <graphroot>", and, as a warning, the kernel refusing a SIF's
+        squashfs ("kernel reported a bad superblock for squashfs image partition", Singularity's
+        "failed to mount squashfs filesystem: invalid argument"), whose causes are the image
+        file's file system, the kernel's squashfs compression or a damaged image.
+
+    Why it matters:
+        The container does not start. Overlays need a local-style file system (NFS lacks what an
+        upper directory needs; parallel file systems are refused outright); rootless podman's
+        store in an NFS home cannot unpack layers; a SIF on a FUSE, network or encrypted mount
+        may not be loop-mountable.
+
+    How to fix:
+        Keep overlays, image stores and images on local disk (TMPDIR, node-local scratch), or
+        use an overlay image file instead of a directory; for podman, set graphroot in
+        ~/.config/containers/storage.conf to local disk.
+
+    References:
+        - https://github.com/apptainer/apptainer/blob/main/internal/pkg/util/fs/overlay/overlay_linux.go
+        - https://apptainer.org/docs/user/latest/persistent_overlays.html
+        - https://github.com/containers/storage/blob/main/drivers/overlay/overlay.go
+        - https://github.com/containers/storage/blob/main/docs/containers-storage.conf.5.md (graphroot)
+        - https://github.com/cytomine/Cytomine-core-legacy/issues/1196
+    """
+    told = catalogued(f, SYMBOL)
+    if not told:
+        return
+    s = next((t for t in told if t.get("id") not in _SQUASHFS), told[0])
+    why, fix = _WHY.get(str(s.get("id")), _squashfs)(s)
+    yield Hit(message=f"{why} (line {s.get('line')}: \"{told_text(s)}\")", fix=fix, evidence=told_evidence(s),
+              severity="warning" if s.get("id") in _SQUASHFS else None)
