@@ -76,8 +76,8 @@ def _unwritable_live(f: FactView) -> Iterator[Hit]:
                                   f"this user{' (a read-only mount)' if 'ro' in (fs.get('options') or []) else ''}: the "
                                   "library that keeps its cache there fails or runs without it",
                           fix=(f"ls -ld {path} \"$(dirname {path})\"; id   # who owns it\n"
-                               f"mkdir -p /a/dir/you/own/cache && export {role}=/a/dir/you/own/cache/{role.lower()}   "
-                               "# in the batch script, before the program"),
+                               f"export {role}=\"${{TMPDIR:-/tmp}}/$USER/cache/{role.lower()}\" && mkdir -p \"${role}\"   "
+                               "# in the batch script, before the program; a directory you own on the site's scratch keeps it between jobs"),
                           evidence={"limits.filesystems": {k: fs.get(k) for k in ("roles", "paths", "unwritable", "options")}},
                           severity="warning")
                 return
@@ -133,8 +133,9 @@ def cache_dir_not_writable(f: FactView) -> Iterator[Hit]:
                       f"(line {s.get('line')}: \"{told_text(s)}\")"
                       f"{'; the library goes on without its cache, slower on every run' if fallback else ''}",
               fix=(f"id; echo \"HOME=$HOME\"; ls -ld {path or '$HOME/.cache'}   # who owns it, and the home this job runs with\n"
-                   f"mkdir -p /a/dir/you/own/cache && export XDG_CACHE_HOME=/a/dir/you/own/cache"
-                   f"{'' if var == 'XDG_CACHE_HOME' else f' {var}=/a/dir/you/own/cache/{sub}'}"
-                   f"   # {who}; in a batch script, before the program\n"
-                   "# a container run as another user (docker --user, runAsUser): also give it a writable HOME (-e HOME=/a/dir/you/own)"),
+                   "export XDG_CACHE_HOME=\"${TMPDIR:-/tmp}/$USER/cache\""
+                   + ("" if var == "XDG_CACHE_HOME" else f' {var}="${{TMPDIR:-/tmp}}/$USER/cache/{sub}"')
+                   + " && mkdir -p \"$XDG_CACHE_HOME\""
+                   + f"   # {who}; in a batch script, before the program; a directory you own on scratch keeps it between jobs\n"
+                   "# a container run as another user (docker --user, runAsUser): also give it a writable HOME (-e HOME=/tmp)"),
               evidence=told_evidence(s), severity="warning" if fallback else None)

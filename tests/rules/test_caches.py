@@ -14,8 +14,8 @@ def _told(text):
 
 
 @pytest.mark.parametrize("paste, path, variable", [
-    ("transformers-13472-cache-dir-not-writable.txt", "/.cache", "export XDG_CACHE_HOME=/a/dir/you/own/cache   #"),
-    ("private-gpt-1876-hf-cache-nonexistent-home.txt", "/nonexistent/.cache/huggingface/hub", "HF_HOME=/a/dir/you/own/cache/huggingface"),
+    ("transformers-13472-cache-dir-not-writable.txt", "/.cache", 'export XDG_CACHE_HOME="${TMPDIR:-/tmp}/$USER/cache" && mkdir -p "$XDG_CACHE_HOME"   #'),
+    ("private-gpt-1876-hf-cache-nonexistent-home.txt", "/nonexistent/.cache/huggingface/hub", 'HF_HOME="${TMPDIR:-/tmp}/$USER/cache/huggingface"'),
     ("kohya-ss-1143-hf-cache-other-uid.txt", "/home/appuser/.cache/huggingface", "HF_HOME="),
     ("harbor-262-hf-hub-cache-permission.txt", "/root/.cache/huggingface/hub", "HF_HOME="),
 ])
@@ -41,7 +41,7 @@ def test_a_library_that_goes_on_without_its_cache_is_a_warning():
             "current user. The cache has been disabled. Check the permissions and owner of that directory. If executing pip "
             "with sudo, you should use sudo's -H flag.\n")
     (f,) = fired("cache-dir-not-writable", _told(text))
-    assert f.severity == "warning" and "PIP_CACHE_DIR=/a/dir/you/own/cache/pip" in f.fix
+    assert f.severity == "warning" and 'PIP_CACHE_DIR="${TMPDIR:-/tmp}/$USER/cache/pip"' in f.fix
 
 
 def test_a_full_quota_under_the_hub_is_not_a_permission():
@@ -78,7 +78,7 @@ def test_a_resolved_cache_directory_this_user_may_not_write_is_a_warning():
            "unwritable": ["/home/u/.cache/huggingface"], "options": ["rw", "relatime"]}]
     (f,) = fired("cache-dir-not-writable", facts("h100-kvm-1gpu", **{"limits.filesystems": fs}))
     assert f.severity == "warning" and "the HF_HOME cache directory /home/u/.cache/huggingface" in f.message
-    assert "export HF_HOME=/a/dir/you/own/cache/hf_home" in f.fix
+    assert 'export HF_HOME="${TMPDIR:-/tmp}/$USER/cache/hf_home"' in f.fix
     # HOME itself, or nothing unwritable: silent
     fs[0]["unwritable"] = ["/home/u"]
     assert not fired("cache-dir-not-writable", facts("h100-kvm-1gpu", **{"limits.filesystems": fs}))
