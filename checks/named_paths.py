@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Optional
 
-from hpcdoctor.sysroot import SysRoot
+from hpcdoctor.facts import Unknown
+from hpcdoctor.sysroot import ReplaySysRoot, SysRoot
 
 NAME = "named_paths"
 TIMEOUT = 1.0
@@ -45,5 +46,10 @@ def xla_cuda_data_dir(root: SysRoot, env: Dict[str, str]) -> Optional[Dict[str, 
 
 
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
+    # A replay answers "absent" for any file its recording did not keep: only a snapshot recorded
+    # with this check kept the files these variables name (the recorder marks each one it found).
+    if isinstance(root, ReplaySysRoot) and NAME not in (root.meta.get("checks") or {}):
+        return {"named_paths": Unknown("not recorded: the snapshot or paste was made without this check, so "
+                                       "whether the named CA bundles and CUDA directory exist is not known")}
     env = root.environ()
     return {"named_paths": {"ca_bundles": ca_bundles(root, env), "xla_cuda_data_dir": xla_cuda_data_dir(root, env)}}

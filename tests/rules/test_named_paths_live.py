@@ -11,7 +11,7 @@ from hpcdoctor.checks import named_paths
 from hpcdoctor.sysroot import ReplaySysRoot
 
 
-def _node(tmp_path, env, files=()):
+def _node(tmp_path, env, files=(), recorded=True):
     fs = tmp_path / "fs"
     for f in files:
         (fs / f.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
@@ -19,6 +19,9 @@ def _node(tmp_path, env, files=()):
     (tmp_path / "cmd").mkdir()
     (tmp_path / "cmd" / "env.txt").write_text("".join(f"{k}={v}\n" for k, v in env.items()))
     (tmp_path / "cmd" / "index.json").write_text(json.dumps([{"argv": ["env"], "rc": 0, "stdout": "env.txt", "stderr": ""}]))
+    # as a snapshot recorded with this check says it ran (an older one cannot tell a file it kept from one absent)
+    (tmp_path / "meta.json").write_text(json.dumps({"format": "hpcdoctor-snapshot", "version": 1,
+                                                    "checks": {"named_paths": {"status": "ok"}} if recorded else {}}))
     return named_paths.collect(ReplaySysRoot(tmp_path), None)["named_paths"]
 
 
@@ -60,3 +63,12 @@ def test_xla_pointed_at_a_cuda_without_libdevice(tmp_path):
 def test_requests_refusing_a_bundle_that_is_not_there():
     (f,) = fired("tls-certificate-verify-failed", recorded_paste_facts("requests-ca-bundle-invalid-path.txt"))
     assert f.severity == "error" and "cannot be read" in f.message and "REQUESTS_CA_BUNDLE=" in f.fix
+
+
+def test_a_recording_made_without_the_check_is_unknown_not_missing(tmp_path):
+    # The file named is not in the recording, which cannot say whether the node had it.
+    got = _node(tmp_path, {"SSL_CERT_FILE": "/etc/pki/site-ca.pem",
+                           "XLA_FLAGS": "--xla_gpu_cuda_data_dir=/opt/cuda-12.2"}, recorded=False)
+    assert "made without this check" in str(got) and not isinstance(got, dict)
+    g = facts("h100-fc-1gpu-bench", **{"env.vars.XLA_FLAGS": "--xla_gpu_cuda_data_dir=/opt/cuda-12.2"})
+    assert not fired("xla-libdevice-not-found", g) and not fired("tls-certificate-verify-failed", g)
