@@ -29,7 +29,7 @@ REPORT_RESERVE_S = 0.6
 # The payload aims to end this long before it is killed, so it is killed only when it hangs.
 KILL_GRACE_S = 0.4
 # Measured on every node, GPU or not: what a payload that never said its plan leaves unmeasured.
-DEFAULT_PLAN = [["cpu.fp32", ["cpu", "fp32"]], ["cpu.bf16", ["cpu", "bf16"]],
+DEFAULT_PLAN = [["cpu.other_load", ["cpu", "other_load"]], ["cpu.fp32", ["cpu", "fp32"]], ["cpu.bf16", ["cpu", "bf16"]],
                 ["cpu.fp32_bf16_fastmath", ["cpu", "fp32_bf16_fastmath"]], ["allreduce", ["allreduce"]]]
 
 

@@ -290,6 +290,9 @@ def describe(name, value):
         return "%s: not measured (%s)" % (name, value["skipped"])
     if "gflops" in value:
         return "%s GEMM: %.1f GFLOP/s at n=%d" % (name, value["gflops"], value["n"])
+    if "other_busy_cpus" in value:
+        return "%s: %g of %d CPUs busy with other work, %g as steal" % (
+            name, value["other_busy_cpus"], value["cpus"], value["steal_cpus"])
     if "tflops" in value:
         return "%s: %.1f TFLOP/s at n=%d" % (name, value["tflops"], value["n"])
     if "results" in value:

@@ -112,6 +112,8 @@ def _honest(bench):
     for case in ("fp32", "bf16", "fp32_bf16_fastmath"):
         v = bench["cpu"][case]
         assert isinstance(v.get("gflops"), float) or v.get("skipped"), (case, v)
+    load = bench["cpu"]["other_load"]
+    assert isinstance(load.get("other_busy_cpus"), (int, float)) or load.get("skipped"), load
     ar = bench["allreduce"]
     assert ar.get("results") or ar.get("skipped") or ar.get("not_applicable"), ar
 
@@ -132,7 +134,12 @@ def test_payload_cpu_gemm_and_gloo_allreduce(py):
         assert r["time_us"] > 0
     # one plain progress line per measurement, saying what ran and the time left
     lines = [ln for ln in err.splitlines() if ln.startswith("hpcdoctor bench:")]
-    assert len(lines) == 4 and lines[0].startswith("hpcdoctor bench: 1/4 cpu.fp32 GEMM") and "s left" in lines[0]
+    assert len(lines) == 5 and lines[1].startswith("hpcdoctor bench: 2/5 cpu.fp32 GEMM") and "s left" in lines[1]
+    # first, who else holds these CPUs: a count of CPUs, whatever this machine's load
+    load = cpu["other_load"]
+    assert 0 <= load["other_busy_cpus"] <= load["cpus"] and 0 < load["seconds"] < 5, load
+    assert lines[0].startswith("hpcdoctor bench: 1/5 cpu.other_load: %g of %d CPUs busy with other work"
+                               % (load["other_busy_cpus"], load["cpus"])), lines[0]
 
 
 @pytest.mark.slow  # a real benchmark payload: torch import, GEMMs, a gloo all-reduce
@@ -140,7 +147,8 @@ def test_payload_budget_of_half_a_second(py):
     out, _, wall = _run(py, "--tier", "quick", "--budget", "0.5")
     assert wall < 30  # the torch import cannot be cut short; nothing after it runs
     _honest(out)
-    assert not bench_check.not_measured(out).keys() ^ {"cpu.fp32", "cpu.bf16", "cpu.fp32_bf16_fastmath", "allreduce"}
+    assert not bench_check.not_measured(out).keys() ^ {"cpu.other_load", "cpu.fp32", "cpu.bf16", "cpu.fp32_bf16_fastmath",
+                                                          "allreduce"}
     assert all("budget" in why for why in bench_check.not_measured(out).values())
 
 
@@ -188,7 +196,8 @@ def test_assemble_keeps_lines_before_a_cut_short_last_line():
 def test_assemble_without_any_line_names_every_default_measurement():
     doc = bench_check.assemble("", 1, "ImportError: libtorch_cpu.so: cannot open shared object file", 20)
     assert "before torch was imported" in doc["stopped"] and "libtorch_cpu.so" in doc["stopped"]
-    assert set(bench_check.not_measured(doc)) == {"cpu.fp32", "cpu.bf16", "cpu.fp32_bf16_fastmath", "allreduce"}
+    assert set(bench_check.not_measured(doc)) == {"cpu.other_load", "cpu.fp32", "cpu.bf16",
+                                                       "cpu.fp32_bf16_fastmath", "allreduce"}
 
 
 def test_gpu_lock_serialises(tmp_path, monkeypatch):
