@@ -15,7 +15,7 @@ import pytest
 from conftest import torch_python
 from rulekit import derived_peak, fired, h100_with_bench, recorded_h100_bench, renamed_node
 from hpcdoctor.checks import bench as bench_check
-from hpcdoctor.payload import bench_allreduce, bench_probe
+from hpcdoctor.payload import bench_allreduce, bench_lock, bench_probe
 
 PAYLOAD = bench_probe.__file__
 
@@ -159,7 +159,11 @@ def test_slow_measurement_keeps_the_budget_and_the_figures_before_it(py):
     budget = 8.0
     out, err, wall = _run(py, "--tier", "quick", "--budget", str(budget), "--max-allreduce-bytes", "8192",
                           env={"HPCDOCTOR_BENCH_SLOW": "cpu.bf16:2000"})
-    assert wall < budget + 1.0, wall  # starting Python before the budget's clock runs
+    # The budget's clock starts in main(): its own elapsed time is what the budget holds. Starting
+    # Python before that is outside it and takes seconds on a loaded CI machine, so the wall time
+    # only bounds a hang.
+    assert out["elapsed_s"] < budget + 1.0, out["elapsed_s"]
+    assert wall < budget + 10.0, wall
     _honest(out)
     assert out["cpu"]["fp32"]["gflops"] > 0
     bf16 = out["cpu"]["bf16"]
@@ -202,15 +206,15 @@ def test_assemble_without_any_line_names_every_default_measurement():
 
 def test_gpu_lock_serialises(tmp_path, monkeypatch):
     monkeypatch.setenv("HPCDOCTOR_LOCK_DIR", str(tmp_path))
-    first = bench_probe.GpuLock("GPU-abc", wait=1)
+    first = bench_lock.GpuLock("GPU-abc", wait=1)
     with pytest.raises(TimeoutError, match="another benchmark holds"):
-        bench_probe.GpuLock("GPU-abc", wait=0.3)
+        bench_lock.GpuLock("GPU-abc", wait=0.3)
     def later():
         time.sleep(0.4)
         first.release()
 
     threading.Thread(target=later).start()
-    second = bench_probe.GpuLock("GPU-abc", wait=5)
+    second = bench_lock.GpuLock("GPU-abc", wait=5)
     assert second.waited >= 0.3
     second.release()
 
@@ -220,7 +224,7 @@ def test_lock_directory_not_writable(tmp_path, monkeypatch):
     blocker.write_text("")
     monkeypatch.setenv("HPCDOCTOR_LOCK_DIR", str(blocker / "locks"))  # not a directory, even for root
     with pytest.raises(TimeoutError, match="cannot create the lock .* set HPCDOCTOR_LOCK_DIR"):
-        bench_probe.GpuLock("GPU-abc", wait=0.1)
+        bench_lock.GpuLock("GPU-abc", wait=0.1)
 
 
 @pytest.mark.slow  # a real benchmark payload: torch import, GEMMs, a gloo all-reduce

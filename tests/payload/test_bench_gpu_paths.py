@@ -10,7 +10,7 @@ import types
 
 import pytest
 
-from hpcdoctor.payload import bench_probe
+from hpcdoctor.payload import bench_lock, bench_probe
 
 
 class FakeEvent:
@@ -129,14 +129,14 @@ def test_gpu_measurements_run_only_under_the_gpus_lock(tmp_path, monkeypatch, ca
     torch = fake_torch()
     torch.cuda.get_device_name = lambda i: "NVIDIA H100 80GB HBM3"
     torch.cuda.get_device_properties = lambda i: types.SimpleNamespace(uuid="GPU-1234")
-    held = bench_probe.GpuLock("GPU-1234", wait=1)  # another rank is benchmarking this GPU
+    held = bench_lock.GpuLock("GPU-1234", wait=1)  # another rank is benchmarking this GPU
     locks = {}
-    out = bench_probe.gpu_lock(torch, 0, 0.8, locks)
+    out = bench_lock.gpu_lock(torch, 0, 0.8, locks)
     assert "another benchmark holds" in out["skipped"]
-    assert "another benchmark holds" in bench_probe.locked(locks, 0, lambda: {"tflops": 1.0})["skipped"]
+    assert "another benchmark holds" in bench_lock.locked(locks, 0, lambda: {"tflops": 1.0})["skipped"]
     held.release()
     locks.clear()
-    assert bench_probe.gpu_lock(torch, 0, 0.8, locks) == {"waited_s": 0.0} or locks[0].waited < 0.5
-    assert bench_probe.locked(locks, 0, lambda: {"tflops": 1.0}, release=True) == {"tflops": 1.0}
+    assert bench_lock.gpu_lock(torch, 0, 0.8, locks) == {"waited_s": 0.0} or locks[0].waited < 0.5
+    assert bench_lock.locked(locks, 0, lambda: {"tflops": 1.0}, release=True) == {"tflops": 1.0}
     assert locks[0] == "released"
     assert '"at": ["gpus", 0, "name"], "value": "NVIDIA H100 80GB HBM3"' in capsys.readouterr().out
