@@ -1,9 +1,9 @@
-"""What MPI launchers and transports say about the node and the launch, read from a pasted log
-(knowledge/messages/openmpi.toml, slurm_mpi.toml, ucx.toml): a launch asking for more slots than it
-was given, a binding of more ranks than CPUs, srun and the MPI library without a process-management
-interface in common, RDMA registration refused by the locked-memory limit, the single-copy
-transfer between ranks refused by Yama's ptrace scope (also read on the node itself), and a binding
-the kernel refused because Open MPI's hwloc does not see the job's cgroup."""
+"""What MPI launchers and transports say about the node, read from a pasted log
+(knowledge/messages/openmpi.toml, slurm_mpi.toml, ucx.toml): srun and the MPI library without a
+process-management interface in common, RDMA registration refused by the locked-memory limit, the
+single-copy transfer between ranks refused by Yama's ptrace scope (also read on the node itself),
+and a binding the kernel refused because Open MPI's hwloc does not see the job's cgroup. Where the
+ranks go (slots, spawns, binding) is rules/mpi_slots.py."""
 
 from __future__ import annotations
 
@@ -11,117 +11,9 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, first_symptom, ticket_evidence, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, ticket_evidence, told_text
 from hpcdoctor.rules._where import where
 from hpcdoctor.rules.nccl_messages import _MEMLOCK_FIX
-
-
-@rule("ENV019", "mpi-not-enough-slots", "error", "mpirun asked for more ranks than the slots it was given", impact=8)
-def mpi_not_enough_slots(f: FactView) -> Iterator[Hit]:
-    """
-    What it detects:
-        In a pasted log, Open MPI's "There are not enough slots available in the system to satisfy
-        the N slots that were requested by the application" (Open MPI 4's rmaps and the PRRTE of
-        Open MPI 5, help-orte-rmaps-base.txt / help-prte-rmaps-base.txt [alloc-error]).
-
-    Why it matters:
-        mpirun starts no rank: -np asks for more processes than the slots it counts. A slot is one
-        per core on a host without a scheduler (hardware threads are not counted), the "slots=N" of a
-        hostfile, or one per task Slurm, PBS or LSF allocated (sbatch --ntasks), not per core of the
-        node. A CI runner or laptop with two cores refuses -np 4; a Slurm job with --ntasks=1 and
-        --cpus-per-task=32 refuses -np 32.
-
-    How to fix:
-        Ask for no more ranks than slots (mpirun --display-allocation shows them), ask the scheduler
-        for more tasks, or count hardware threads with --use-hwthread-cpus. --oversubscribe runs more
-        ranks than cores, each slower: the answer for tests on a small machine, not for a job.
-
-    References:
-        - https://github.com/open-mpi/ompi/blob/v4.1.8/orte/mca/rmaps/base/help-orte-rmaps-base.txt
-        - https://github.com/openpmix/prrte/blob/v3.0.13/src/mca/rmaps/base/help-prte-rmaps-base.txt
-        - https://docs.open-mpi.org/en/v5.0.x/launching-apps/scheduling.html
-        - https://github.com/inducer/grudge/pull/227 (two ranks on a CI runner; --oversubscribe)
-    """
-    told = catalogued(f, "mpi-not-enough-slots")
-    if not told or first_symptom(f, _SPAWN_SAID):
-        return   # the slots MPI_Comm_spawn asked for: mpi-spawn-exceeds-allocation answers it
-    s = told[0]
-    if f.get("scheduler.kind") == "slurm":
-        fix = ("mpirun --display-allocation -np 1 hostname   # the slots Open MPI counts: one per Slurm task\n"
-               "# then ask for as many tasks as ranks (sbatch --ntasks=N, or --ntasks-per-node), or run fewer ranks")
-    else:
-        fix = ("mpirun --display-allocation -np 1 hostname   # the slots Open MPI counts on each host\n"
-               "# then -np no larger than that, \"host slots=N\" in a hostfile, or --use-hwthread-cpus; --oversubscribe "
-               "only for tests on a small machine (ranks share cores)")
-    yield Hit(message=f"Open MPI refused to start: the launch asks for more ranks than the slots it has (line {s['line']}); "
-                      "a slot is a core without a scheduler, a hostfile's slots=N, or one task of the allocation",
-              fix=fix, evidence=ticket_evidence(s))
-
-
-_SPAWN_SAID = "prose:mpi-spawn-said"
-_FILLED = "openmpi:orte-rmaps-base:all-available-resources-used"
-_SPAWN_FIX = ("# an allocation must hold the spawned processes too: ask for the total and start only the parents\n"
-              "sbatch --ntasks=11 job.sh   # e.g. 1 parent + 10 spawned; in the script: mpirun -np 1 ./parent "
-              "(Open MPI counts the allocation's 11 slots, 10 left for MPI_Comm_spawn)\n"
-              "# MPICH's mpiexec under Slurm starts the spawned processes with srun, which waits while the running "
-              "step holds every CPU: leave CPUs free (fewer parents than --ntasks)\n"
-              "mpirun -np 1 --oversubscribe ./parent   # tests on a small machine only (Open MPI 5: --map-by :oversubscribe)")
-
-
-@rule("NET021", "mpi-spawn-exceeds-allocation", "error",
-      "MPI_Comm_spawn asks for processes the allocation has no slots or CPUs left for", impact=6,
-      also={"warning": "srun waits to start the spawned processes: the running step holds the allocation's CPUs",
-            "info": "spawned processes time out only under sbatch: the usual cause is no room in the allocation"})
-def mpi_spawn_exceeds_allocation(f: FactView) -> Iterator[Hit]:
-    """
-    What it detects:
-        In a pasted log of a program that spawns MPI processes (MPI_Comm_spawn, mpi4py's
-        Comm.Spawn, MPI_ERR_SPAWN, MPI's spawn tests): Open MPI's "There are not enough slots
-        available in the system to satisfy the N slots" or "All nodes which are allocated for this
-        job are already filled." (an error); srun's "step creation temporarily disabled, retrying
-        (Requested nodes are busy)" (a warning: the new processes wait); MPICH's "APPLICATION TIMED
-        OUT" under sbatch (info: the usual cause, per MPICH's maintainers).
-
-    Why it matters:
-        Spawned processes need slots or CPUs of their own in the job's allocation: Open MPI
-        counts the allocation's slots and refuses when the parents hold them all; MPICH's Hydra
-        launches them with srun, whose new step waits until the running step frees CPUs, so the
-        job hangs until its timeout. Outside a scheduler the slots are the cores (or a hostfile's
-        slots=N), so the same program runs on a workstation and fails in a batch job.
-
-    How to fix:
-        Ask the scheduler for as many tasks as parents plus spawned processes and start only the
-        parents (mpirun -np 1 in an allocation of 11 for ten workers); on a test machine,
-        oversubscribe.
-
-    References:
-        - https://github.com/open-mpi/ompi/blob/v4.1.8/orte/mca/rmaps/base/help-orte-rmaps-base.txt ([alloc-error], [orte-rmaps-base:all-available-resources-used])
-        - https://github.com/SchedMD/slurm/blob/master/src/srun/launch.c (step creation temporarily disabled)
-        - https://github.com/pmodels/mpich/issues/6804
-        - https://github.com/open-mpi/ompi/issues/6130 (spawn and oversubscribe)
-    """
-    spawn = first_symptom(f, _SPAWN_SAID)
-    if spawn is None:
-        return
-    slots = catalogued(f, "mpi-not-enough-slots") + [s for s in f.get("ticket.symptoms") or [] if s.get("id") == _FILLED]
-    if slots:
-        s = slots[0]
-        yield Hit(message=f"the processes MPI_Comm_spawn asked for found no free slot (line {s.get('line')}: \"{told_text(s)}\"): "
-                          "the parents hold every slot of the allocation (or of this machine's cores)",
-                  fix=_SPAWN_FIX, evidence=told_evidence(s))
-        return
-    waiting = first_symptom(f, "slurm:srun-step-creation-disabled")
-    if waiting:
-        yield Hit(message=f"srun waits to start the spawned processes (line {waiting.get('line')}: \"{told_text(waiting)}\"): "
-                          "the running step holds the allocation's CPUs, so the spawn hangs",
-                  fix=_SPAWN_FIX, evidence=told_evidence(waiting), severity="warning")
-        return
-    timed_out = first_symptom(f, "mpich:application-timed-out")
-    if timed_out and (first_symptom(f, "prose:slurm-sbatch") or f.get("scheduler.kind") == "slurm"):
-        yield Hit(message=f"the spawning job timed out under sbatch (line {timed_out.get('line')}: \"{told_text(timed_out)}\"); "
-                          "the usual cause (MPICH's maintainers): the allocation leaves no room for the spawned processes, "
-                          "so srun never starts them; `mpiexec -n 1` in an allocation of more tasks confirms it",
-                  fix=_SPAWN_FIX, evidence=told_evidence(timed_out), severity="info")
 
 
 _PLUGIN_LIBRARY = "slurm_mpi:pmix-cannot-load-library"
@@ -244,54 +136,6 @@ def mpi_memlock_limit(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"the RDMA adapter would not pin memory for MPI: the locked-memory limit (ulimit -l) is finite{said} "
                       f"and the adapter refused to register memory or create a queue with ENOMEM (line {s['line']})",
               fix=fix, evidence=ticket_evidence(s))
-
-
-@rule("THR008", "mpi-binding-overload", "error", "mpirun would bind more ranks than CPUs to a core, socket or node", impact=7)
-def mpi_binding_overload(f: FactView) -> Iterator[Hit]:
-    """
-    What it detects:
-        In a pasted log, Open MPI's "A request was made to bind to that would result in binding more
-        processes than cpus on a resource" with its "#processes: N  #cpus: M" (Open MPI 4's rmaps
-        and rtc, PRRTE's rtc), or PRRTE's "A request was made to bind that would require binding
-        processes to more cpus than are available in your allocation" (Open MPI 5).
-
-    Why it matters:
-        mpirun binds each rank to CPUs by default and counts cores, not hardware threads, as the
-        CPUs ("PRRTE uses cores as a means of counting the number of CPUs", prterun's help for
-        --bind-to, which --use-hwthread-cpus or :HWTCPUS changes). More ranks than cores on
-        a node (-np 5 on a four-core laptop with hyper-threading), or than the CPUs a scheduler's
-        cgroup leaves the job, is refused rather than silently sharing cores. A count of zero CPUs is
-        not this: the launcher found no CPU of that kind in the allowed set, a mapping or cpuset
-        problem, and the rule stays silent.
-
-    How to fix:
-        Run no more ranks per node than cores (lscpu shows cores and threads), count hardware
-        threads with --use-hwthread-cpus, ask the scheduler for more CPUs, or let ranks share cores
-        with --bind-to none (Open MPI's "overload-allowed" qualifier does the same for one binding).
-
-    References:
-        - https://github.com/open-mpi/ompi/blob/v4.1.8/orte/mca/rmaps/base/help-orte-rmaps-base.txt
-        - https://github.com/openpmix/prrte/blob/v3.0.13/src/docs/show-help-files/help-prte-rmaps-base.txt
-        - https://github.com/openpmix/prrte/blob/v3.0.13/src/docs/show-help-files/help-prterun.txt
-        - https://github.com/openai/baselines/issues/325 (-np 5 on a four-core, eight-thread machine)
-    """
-    told = catalogued(f, "mpi-binding-overload")
-    if not told:
-        return
-    s = told[0]
-    counts = next((c for c in f.get("ticket.symptoms") or [] if c.get("id") == "openmpi:rmaps:binding-overload-counts"), None)
-    said = ""
-    if counts is not None:
-        processes, cpus = int(counts["processes"]), int(counts["cpus"])
-        if cpus == 0 or processes <= cpus:
-            return  # no CPU of that kind in the allowed set: a mapping or cpuset problem, not too many ranks
-        said = f": {processes} processes for {cpus} CPU(s)"
-    yield Hit(message=f"mpirun refused to bind the ranks (line {s['line']}){said}: more ranks than the cores it counts "
-                      "on a node or in the allocation (hardware threads are not counted by default)",
-              fix="lscpu | grep -E '^(Socket|Core|Thread)'   # the cores per node Open MPI binds ranks to\n"
-                  "# then no more ranks per node than cores, mpirun --use-hwthread-cpus to count hardware threads, "
-                  "or --bind-to none to let ranks share cores (slower)",
-              evidence=ticket_evidence(s))
 
 
 _PTRACE_FIX = ("cat /proc/sys/kernel/yama/ptrace_scope   # 0: ranks of one user may read each other (CMA works); "

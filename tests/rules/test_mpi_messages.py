@@ -1,4 +1,4 @@
-"""The rules of rules/mpi_messages.py on verbatim cuts of public threads (tests/fixtures/pastes,
+"""The rules of rules/mpi_messages.py and rules/mpi_slots.py on verbatim cuts of public threads (tests/fixtures/pastes,
 SOURCES.md there): Open MPI's, Slurm's and UCX's own lines about the launch and the node, and
 silence where a paste says only that a rank died."""
 
