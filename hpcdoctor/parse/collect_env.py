@@ -15,6 +15,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from hpcdoctor.facts import Unknown
 from hpcdoctor.parse import MAX_GPUS
+from hpcdoctor.parse.pasted_report import BOOL as _BOOL
+from hpcdoctor.parse.pasted_report import dedent_paste
+from hpcdoctor.parse.sglang_env import is_sglang, parse_sglang_check_env
 
 # The commands whose output this is: how snapshots and pastes file it, and how checks ask for it.
 ARGV = ["python3", "-m", "torch.utils.collect_env"]
@@ -48,7 +51,6 @@ _KEYS = {
 _UNREAD_KEYS = frozenset(("Clang version", "CMake version", "Caching allocator config"))
 # vLLM's additions after the library list.
 _VLLM_KEYS = {"ROCM Version": "rocm_version", "Neuron SDK Version": "neuron_sdk", "vLLM Version": "version"}
-_BOOL = {"True": True, "False": False, "Yes": True, "No": False}
 # vLLM's report lists every variable under these prefixes, from its first version with an
 # environment section (vllm-project/vllm#9293, Nov 2024) on, except names holding these words;
 # later versions add prefixes, and vLLM's own variables only where vllm.envs defines them.
@@ -63,26 +65,8 @@ def looks_like_collect_env(text: str) -> bool:
                           text, re.M))
 
 
-def normalise_colons(text: str) -> str:
-    """Full-width colons ("GPU 0：", from Chinese and Japanese input methods and locales) read as ":"."""
-    return re.sub(r"\uff1a ?", ": ", text) if "\uff1a" in text else text
-
-
-def dedent_paste(text: str) -> str:
-    """A report pasted inside an indented Markdown block, every line shifted by the same amount,
-    or quoted ("> ") as a whole."""
-    text = normalise_colons(text.replace("\r\n", "\n"))
-    lines = text.split("\n")
-    filled = [l for l in lines if l.strip()]
-    if filled and all(re.match(r"^\s*>", l) for l in filled):
-        text = "\n".join(re.sub(r"^\s*> ?", "", l) for l in lines)
-    return textwrap.dedent(text)
-
-
 def parse_collect_env(text: str) -> Dict[str, Any]:
     text = dedent_paste(text)
-    from hpcdoctor.parse.sglang_env import is_sglang, parse_sglang_check_env  # it reads with this module's helpers
-
     if is_sglang(text):
         return parse_sglang_check_env(text)
     # Old vLLM reports lost a newline after an empty conda list: "[conda] Could not collectROCM Version: ...".

@@ -8,7 +8,8 @@ import re
 import textwrap
 from typing import Any, Dict, List
 
-from hpcdoctor.parse.collect_env import _BOOL, dedent_paste
+from hpcdoctor.parse.pasted_report import BOOL as _BOOL
+from hpcdoctor.parse.pasted_report import dedent_paste
 
 
 def is_sglang(text: str) -> bool:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
-from hpcdoctor.parse.collect_env import SGLANG_ARGV, normalise_colons
+from hpcdoctor.parse.collect_env import SGLANG_ARGV
+from hpcdoctor.parse.pasted_report import normalise_colons
 from hpcdoctor.triage.budget import _in_time
 
 # What one paste may make hpcdoctor read and print (issue 27: 16 MiB of alternating ibstat and
