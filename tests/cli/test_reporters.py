@@ -8,13 +8,13 @@ import json
 import pytest
 
 from conftest import NODES, check_from
-from hpcdoctor import cli, report
+from hpcdoctor import cli_args, report
 
 
 def test_the_command_line_offers_exactly_the_registered_formats():
-    check = next(a for a in cli.build_parser()._subparsers._group_actions[0].choices["check"]._actions
+    check = next(a for a in cli_args.build_parser()._subparsers._group_actions[0].choices["check"]._actions
                  if a.dest == "format")
-    assert tuple(check.choices) == tuple(report.REPORTERS) == cli.FORMATS
+    assert tuple(check.choices) == tuple(report.REPORTERS) == cli_args.FORMATS
 
 
 @pytest.mark.parametrize("fmt", sorted(report.REPORTERS))
