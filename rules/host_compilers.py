@@ -44,6 +44,7 @@ def _newer_release(key: str, limit: int, bound: str) -> str:
 
 
 @rule("SW058", SYMBOL, "error", "nvcc refuses the host compiler: the C++ compiler is not one its CUDA release accepts",
+      also={"warning": "nvcc and the gcc on PATH are a pair its CUDA release refuses (live)"},
       impact=6)
 def nvcc_host_gcc_unsupported(f: FactView) -> Iterator[Hit]:
     """
@@ -53,7 +54,10 @@ def nvcc_host_gcc_unsupported(f: FactView) -> Iterator[Hit]:
         unsupported clang version! clang version must be less than 13 and greater than 3.2", and
         their Visual Studio, ICC, ICX, xlC, pgc++, Grace clang and macOS siblings; or nvcc's own
         "nvcc fatal : The version ('90000') of the host compiler ('Apple clang') is not supported"
-        (knowledge/messages/host_config.toml, every #error of CUDA 11.7 to 13.5).
+        (knowledge/messages/host_config.toml, every #error of CUDA 11.7 to 13.5). Live (warning):
+        nvcc on PATH and the gcc on PATH that it would call are a pair its release refuses
+        (knowledge/cuda_host_compilers.toml), unless NVCC_CCBIN or -ccbin in NVCC_PREPEND_FLAGS /
+        NVCC_APPEND_FLAGS names another host compiler.
 
     Why it matters:
         nvcc compiles the host half of every .cu file with a C++ compiler (gcc, clang, cl.exe),
@@ -74,6 +78,8 @@ def nvcc_host_gcc_unsupported(f: FactView) -> Iterator[Hit]:
     """
     told = catalogued(f, SYMBOL)
     if not told:
+        if not f.get("ticket.symptoms"):
+            yield from _live(f)
         return
     s = told[0]
     # a title retells the message; the compiler's own line names the header's path, and so the toolkit
@@ -112,3 +118,30 @@ def nvcc_host_gcc_unsupported(f: FactView) -> Iterator[Hit]:
                "installation guide's host compiler table\n"
                f"{_RISK}")
     yield Hit(message=f"nvcc's host compiler check stopped the build: {about}", fix=fix, evidence=told_evidence(s))
+
+
+def _live(f: FactView) -> Iterator[Hit]:
+    """nvcc on PATH and the gcc it would call, a pair its release's host_config.h refuses."""
+    hc = f["host_compilers"]   # unknown: not judged
+    nvcc, gcc = hc.get("nvcc"), hc.get("gcc")
+    if not isinstance(nvcc, dict) or not isinstance(gcc, dict) or hc.get("ccbin"):
+        return
+    if "ccbin" in str(hc.get("nvcc_flags") or "") or "allow-unsupported-compiler" in str(hc.get("nvcc_flags") or ""):
+        return   # the flags name another host compiler, or skip the check: nothing to judge from gcc's version
+    release = str(nvcc.get("release"))
+    row = next((r for r in _releases() if r["cuda"] == release), None)
+    if row is None or int(gcc["major"]) <= row["gcc_max"]:
+        return   # a release the table does not hold is not judged; a gcc it accepts is fine
+    newer = _newer_release("gcc_max", int(gcc["major"]) - 1, "gcc")
+    limit = row["gcc_max"]
+    yield Hit(message=f"nvcc on PATH ({hc.get('nvcc_path')}) is CUDA {release}, which accepts gcc {limit} at the newest, "
+                      f"and the gcc on PATH is {gcc['version']}: every CUDA source build here (nvcc, torch extensions, "
+                      f"CMake's CUDA) stops at host_config.h's \"unsupported GNU version\"; {newer}",
+              severity="warning",
+              fix=(f"ls /usr/bin/g++-* 2>/dev/null; module avail gcc 2>&1 | head   # a gcc {limit} or older here\n"
+                   f"export NVCC_CCBIN=/usr/bin/g++-{limit}   # nvcc 13.5 reads it; older nvcc: nvcc -ccbin /usr/bin/g++-{limit}, "
+                   f"CMake: -DCMAKE_CUDA_HOST_COMPILER=/usr/bin/g++-{limit}\n"
+                   "module avail cuda 2>&1 | head   # or a newer CUDA that accepts this gcc\n"
+                   f"{_RISK}"),
+              evidence={"host_compilers.nvcc.release": release, "host_compilers.gcc.version": gcc["version"],
+                        "gcc_max": limit})

@@ -65,3 +65,36 @@ def test_every_release_row_has_its_wheel():
 def test_silent_on_healthy_nvcc_pastes(ticket):
     text = (TICKETS / ticket).read_text()
     assert not fired("nvcc-host-gcc-unsupported", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
+
+
+# -- live: nvcc and gcc on PATH ------------------------------------------------------------------
+
+COMPILERS = TICKETS / "public" / "compilers"
+
+
+def test_the_version_banners_parse():
+    from hpcdoctor.parse.compilers import parse_gcc_version, parse_nvcc_version
+
+    assert parse_nvcc_version((COMPILERS / "nvcc-13.5.37-version.txt").read_text()) == {"release": "13.5", "version": "13.5.37"}
+    assert parse_nvcc_version((COMPILERS / "nvcc-13.0.88-version.txt").read_text()) == {"release": "13.0", "version": "13.0.88"}
+    assert parse_gcc_version((COMPILERS / "gcc-12.2-debian12-version.txt").read_text()) == {"version": "12.2.0", "major": 12}
+    assert parse_nvcc_version("") is None and parse_gcc_version("Apple clang version 15.0.0\n") is None
+
+
+def _live(release, gcc_major, **extra):
+    hc = {"nvcc_path": "/usr/local/cuda/bin/nvcc", "nvcc": {"release": release, "version": f"{release}.1"},
+          "gcc": {"version": f"{gcc_major}.1.0", "major": gcc_major}, "ccbin": None, "nvcc_flags": None, **extra}
+    return facts("h100-kvm-1gpu", **{"host_compilers": hc})
+
+
+def test_live_a_gcc_newer_than_the_nvcc_on_path_accepts():
+    (f,) = fired("nvcc-host-gcc-unsupported", _live("12.3", 13))
+    assert f.severity == "warning" and "CUDA 12.3, which accepts gcc 12 at the newest" in f.message
+    assert "CUDA 12.4 is the first release to accept gcc 13" in f.message and "NVCC_CCBIN=/usr/bin/g++-12" in f.fix
+
+
+def test_live_silent_where_the_pair_is_accepted_or_another_compiler_is_named():
+    assert not fired("nvcc-host-gcc-unsupported", _live("12.4", 13))
+    assert not fired("nvcc-host-gcc-unsupported", _live("12.3", 13, ccbin="/usr/bin/g++-12"))
+    assert not fired("nvcc-host-gcc-unsupported", _live("12.3", 13, nvcc_flags="-ccbin=/usr/bin/g++-12"))
+    assert not fired("nvcc-host-gcc-unsupported", _live("10.2", 9))   # a release the table does not hold
