@@ -25,7 +25,7 @@ _FIX = ("ls -l /dev/dri/   # renderD* nodes: the kernel driver (i915 or xe) hold
         "installed in the image")
 _STRONG = {"level_zero:loader-gpu-driver-load-failed": "the Level Zero loader could not load Intel's GPU driver",
            "level_zero:loader-zero-drivers": "the Level Zero loader found no driver at all",
-           "level_zero:zello-driver-not-initialized": "Level Zero found no driver it could initialise",
+           "level_zero:ZE_RESULT_ERROR_UNINITIALIZED": "Level Zero found no driver it could initialise",
            "level_zero:zello-no-matching-device": "no Level Zero driver reported a GPU"}
 
 
@@ -36,7 +36,7 @@ def intel_gpu_runtime_missing(f: FactView) -> Iterator[Hit]:
     What it detects:
         In a pasted log, oneAPI Level Zero finding no GPU driver: its sample's "Did NOT find
         matching ZE_DEVICE_TYPE_GPU device!" and "Driver not initialized:
-        ZE_RESULT_ERROR_UNINITIALIZED", the loader's "0 Drivers Discovered" and (with
+        ZE_RESULT_ERROR_UNINITIALIZED" (the code zeInit returns with no driver), the loader's "0 Drivers Discovered" and (with
         ZE_ENABLE_LOADER_DEBUG_TRACE=1) "Load Library of libze_intel_gpu.so.1 failed with ...";
         and SYCL's "No device of requested type available" (warning: a device selector can
         filter every device out too). Live (warning): an Intel display-class device on the PCI
@@ -61,9 +61,7 @@ def intel_gpu_runtime_missing(f: FactView) -> Iterator[Hit]:
         - https://dgpu-docs.intel.com/driver/installation.html
     """
     told = catalogued(f, SYMBOL)
-    strong = next((s for s in told if s.get("id") in _STRONG
-                   and (s.get("id") != "level_zero:zello-driver-not-initialized"
-                        or s.get("result") == "ZE_RESULT_ERROR_UNINITIALIZED")), None)
+    strong = next((s for s in told if s.get("id") in _STRONG), None)
     if strong is not None:
         yield Hit(message=f"{_STRONG[strong['id']]} (line {strong.get('line')}: \"{told_text(strong)}\"): Intel's "
                           "compute runtime (libze_intel_gpu.so.1), the user-space GPU driver Level Zero and SYCL need, is "
