@@ -19,6 +19,14 @@ _RISK = ("# last resort, at your own risk (host_config.h's words: it \"may cause
          "time execution\"): nvcc -allow-unsupported-compiler ...")
 
 
+def _cmake_chose(f: FactView) -> Optional[dict]:
+    """CMake's line naming the CUDA release it chose (cmake_cuda.toml), the last one pasted: a
+    configure run again after a change prints the one that counts last."""
+    lines = [s for s in f.get("ticket.symptoms") or []
+             if s.get("id") in ("cmake_cuda:cuda-compiler-identification", "cmake_cuda:found-cuda-version") and s.get("version")]
+    return lines[-1] if lines else None
+
+
 def _releases() -> List[dict]:
     return knowledge.load("cuda_host_compilers")["release"]
 
@@ -86,7 +94,14 @@ def nvcc_host_gcc_unsupported(f: FactView) -> Iterator[Hit]:
     same = [t for t in f.get("ticket.symptoms") or [] if t.get("id") == s.get("id")]
     s = next((t for t in same if _CUDA_IN_PATH.search(str(t.get("text", "")))), s)
     where = _CUDA_IN_PATH.search(str(s.get("text", "")))
-    ran = f"the CUDA {where.group(1)} toolkit's nvcc" if where else "the nvcc that ran"
+    chosen = _cmake_chose(f)
+    if where:
+        ran = f"the CUDA {where.group(1)} toolkit's nvcc"
+    elif chosen:
+        ran = (f"the nvcc CMake chose (CUDA {chosen['version']}, line {chosen.get('line')}: "
+               f"\"{told_text(chosen)}\")")
+    else:
+        ran = "the nvcc that ran"
     check = ("nvcc --version; which -a nvcc; ls -d /usr/local/cuda*   # which CUDA the build ran (an older one first on "
              "PATH, or the one CMake found) and which others are installed")
     if s.get("gcc_max"):

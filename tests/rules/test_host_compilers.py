@@ -98,3 +98,11 @@ def test_live_silent_where_the_pair_is_accepted_or_another_compiler_is_named():
     assert not fired("nvcc-host-gcc-unsupported", _live("12.3", 13, ccbin="/usr/bin/g++-12"))
     assert not fired("nvcc-host-gcc-unsupported", _live("12.3", 13, nvcc_flags="-ccbin=/usr/bin/g++-12"))
     assert not fired("nvcc-host-gcc-unsupported", _live("10.2", 9))   # a release the table does not hold
+
+
+def test_cmake_names_the_cuda_it_chose():
+    # CMake's own status line (CMakeDetermineCompilerId.cmake's format) above the header's error
+    text = ("-- The CUDA compiler identification is NVIDIA 10.2.89\n"
+            + (TICKETS / "tickets_blind_l" / "colmap-1765-older-cuda-picked-rejects-gcc-9.txt").read_text())
+    (f,) = fired("nvcc-host-gcc-unsupported", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
+    assert "the nvcc CMake chose (CUDA 10.2.89, line 1" in f.message and "accepts gcc 8 at the newest" in f.message
