@@ -21,6 +21,12 @@ OPENCL_VENDORS = "/etc/OpenCL/vendors"
 EGL_VENDOR_DIRS = ("/etc/glvnd/egl_vendor.d", "/usr/share/glvnd/egl_vendor.d")
 _LIB_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/lib")
 NVPMODEL_CONF = "/etc/nvpmodel.conf"
+# oneapi-src/level-zero @ v1.32.0 source/loader/linux/driver_discovery_lin.cpp: the GPU drivers the
+# loader looks for by name (knownDriverNames), in LD_LIBRARY_PATH, these directories
+# (getLibrarySearchPaths) and the directories /etc/ld.so.conf names or includes.
+ZE_GPU_DRIVERS = ("libze_intel_gpu.so.1", "libze_intel_gpu_legacy1.so.1")
+ZE_DIRS = ("/lib", "/usr/lib", "/usr/local/lib", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+           "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/usr/local/lib64")
 _POWER_MODE = re.compile(r"NV Power Mode: ?(?P<mode>[A-Za-z0-9_]{1,40})[ \t]{0,4}\r?\n[ \t]{0,4}(?P<id>\d{1,3})\b")
 
 
@@ -71,6 +77,38 @@ def _power_mode(root: SysRoot) -> Any:
     return parsed if parsed else Unknown("nvpmodel -q printed no 'NV Power Mode:' line")
 
 
+def _ld_so_conf_dirs(root: SysRoot) -> List[str]:
+    """The directories /etc/ld.so.conf names, and those of the files its include lines glob
+    (one level, as the Level Zero loader reads them), bounded."""
+    dirs: List[str] = []
+    for line in (root.read_or("/etc/ld.so.conf") or "").splitlines()[:64]:
+        line = line.strip()
+        if line.startswith("include "):
+            pattern = line[8:].strip()
+            folder, _, glob = pattern.rpartition("/")
+            suffix = glob[glob.rfind("."):] if "." in glob else ""
+            try:
+                names = sorted(root.listdir(folder))[:64]
+            except Missing:
+                continue
+            for n in names:
+                if n.endswith(suffix):
+                    dirs += [x.strip() for x in (root.read_or(f"{folder}/{n}") or "").splitlines()[:32]
+                             if x.strip().startswith("/")]
+        elif line.startswith("/"):
+            dirs.append(line)
+    return dirs[:128]
+
+
+def _level_zero(root: SysRoot, env: Dict[str, str]) -> Dict[str, Any]:
+    """The Level Zero loader and the GPU drivers it would find, where it looks for them."""
+    dirs = [d for d in (env.get("LD_LIBRARY_PATH") or "").split(":") if d.startswith("/")][:32]
+    dirs += list(ZE_DIRS) + _ld_so_conf_dirs(root)
+    drivers = [f"{d.rstrip('/')}/{lib}" for lib in ZE_GPU_DRIVERS for d in dirs if root.exists(f"{d.rstrip('/')}/{lib}")]
+    return {"loader": next((f"{d}/libze_loader.so.1" for d in dirs if root.exists(f"{d}/libze_loader.so.1")), None),
+            "gpu_drivers": sorted(set(drivers)), "alt_drivers": env.get("ZE_ENABLE_ALT_DRIVERS") or None}
+
+
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     env = root.environ()
     opencl_dirs = _env_dirs(env, "OCL_ICD_VENDORS", [OPENCL_VENDORS])
@@ -81,4 +119,5 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
         "egl": {"loader": _loader(root, "libEGL.so.1"), "dirs": egl_dirs,
                 "vendors": _listing(root, egl_dirs, ".json")},
         "jetson_power_mode": _power_mode(root),
+        "level_zero": _level_zero(root, env),
     }}

@@ -38,6 +38,11 @@ RELEVANT_NAMES = frozenset({
     "LANG", "LANGUAGE", "PYTHONUTF8", "PYTHONIOENCODING", "PYTHONCOERCECLOCALE",
     # where OpenCL's and EGL's loaders look for drivers, and how MuJoCo renders (checks/vendor_loaders.py)
     "OCL_ICD_VENDORS", "OCL_ICD_FILENAMES", "__EGL_VENDOR_LIBRARY_DIRS", "__EGL_VENDOR_LIBRARY_FILENAMES",
+    # nvcc's host compiler and flags from the environment (checks/host_compilers.py)
+    "NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS",
+    # the Level Zero loader's and SYCL's device choice (checks/vendor_loaders.py, rules/intel_gpu.py)
+    "ONEAPI_DEVICE_SELECTOR", "SYCL_DEVICE_FILTER", "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY",
+    "ZE_ENABLE_ALT_DRIVERS",
     "MUJOCO_GL", "MUJOCO_EGL_DEVICE_ID", "PYOPENGL_PLATFORM",
     # PyCUDA's compiler cache (rules/jit_builds.py)
     "PYCUDA_CACHE_DIR", "PYCUDA_DISABLE_CACHE",

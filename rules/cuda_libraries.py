@@ -1,0 +1,134 @@
+"""The CUDA math libraries a framework ships (cuFFT, cuBLAS) of a CUDA release older than the GPU's
+architecture: its kernels run there through PTX, its libraries do not (knowledge/messages/cufft.toml;
+the first release for each architecture, knowledge/cuda.toml [arch_min_toolkit])."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from hpcdoctor import knowledge
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView, MissingFact
+from hpcdoctor.rules._common import catalogued, cuda_gpus, gpu_of_ticket, told_evidence, told_text, version_of
+
+SYMBOL = "cuda-libraries-predate-gpu"
+_CHECK = ("python3 -c 'import torch; print(torch.version.cuda, torch.cuda.get_device_name(), "
+          "torch.cuda.get_device_capability())'   # the CUDA release of torch's libraries, and the GPU")
+_WHEEL = ("python3 -m pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu{tag}   "
+          "# a build of CUDA {need} or newer (keep torchaudio/torchvision of the same release); conda: pytorch-cuda={need}")
+
+
+def _first_cuda(cc: str) -> Optional[str]:
+    """The first CUDA release that knows compute capability ``cc`` (cuda.toml, clang's table)."""
+    return knowledge.load("cuda")["arch_min_toolkit"].get(cc.replace(".", ""))
+
+
+def _minor(value) -> Optional[object]:
+    v = version_of(str(value)) if value else None
+    return version_of(f"{v.major}.{v.minor}") if v is not None and len(v.release) >= 2 else None
+
+
+def _build_cuda(f: FactView) -> Optional[tuple]:
+    """(CUDA release of torch's libraries, where it was read): collect_env's "CUDA used to build
+    PyTorch" or a live torch's version, else a wheel named with its +cuXYZ tag."""
+    try:
+        build = f.get("torch.cuda")
+    except MissingFact:
+        build = None
+    if _minor(build) is not None:
+        return _minor(build), f"torch is built with CUDA {build}"
+    named = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "prose:torch-build-named"), None)
+    if named:
+        cu = str(named["cu"])
+        v = version_of(f"{cu[:-1]}.{cu[-1]}")
+        return v, f"torch {named['torch']}+cu{cu} (line {named['line']}) is built with CUDA {v}"
+    return None
+
+
+def _fix(need: str) -> str:
+    return f"{_CHECK}\n" + _WHEEL.format(tag=need.replace(".", ""), need=need)
+
+
+@rule("SW061", SYMBOL, "error", "the framework's CUDA libraries (cuFFT, cuBLAS) are of a CUDA release older than the GPU",
+      impact=7, also={"warning": "a build older than the GPU's first CUDA release, read live, or a pre-Ada build beside cuFFT's failure",
+                      "info": "cuFFT's internal error with neither the GPU nor the build named"})
+def cuda_libraries_predate_gpu(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, cuFFT failing as torch raises it, "RuntimeError: cuFFT error:
+        CUFFT_INTERNAL_ERROR" (knowledge/messages/cufft.toml, every cufftResult of cuFFT 11 and
+        12), on a GPU whose architecture is newer than the CUDA release torch was built with
+        (collect_env's "CUDA used to build PyTorch", a +cuXYZ wheel): an error when both are named,
+        a warning when only a build older than CUDA 11.8 (the first for Ada 8.9 and Hopper 9.0) is,
+        info when neither is. Live, a torch whose CUDA release predates the node's GPU (warning):
+        its kernels may still run there through PTX, its cuFFT and cuBLAS do not.
+
+    Why it matters:
+        torch's own kernels reach a newer GPU through PTX compiled at load time, so the program
+        starts; the CUDA math libraries shipped with it carry code only for the architectures
+        their release knew, and cuFFT does not keep CUDA's forward compatibility (PyTorch's
+        maintainers, pytorch#88038): every FFT (torch.fft, torch.stft, spectrograms) fails on an
+        RTX 40xx, L4, L40 or H100 with a CUDA 11.7 or older build. CUFFT_INTERNAL_ERROR also comes
+        from a plan made with too little free GPU memory (pytorch#119420): with a new enough build,
+        that is the cause to look at.
+
+    How to fix:
+        Install a torch build of a CUDA release that knows the GPU (11.8 or newer for 8.9 and
+        9.0; 12.8 for 10.0 and 12.0): pip from download.pytorch.org/whl/cuXYZ, or conda's
+        pytorch-cuda=XY.Z, with torchaudio/torchvision of the same release.
+
+    References:
+        - https://github.com/pytorch/pytorch/issues/88038
+        - https://github.com/pytorch/pytorch/issues/119420
+        - https://docs.nvidia.com/cuda/cufft/index.html#cufftresult
+        - https://docs.nvidia.com/cuda/ada-compatibility-guide/index.html
+        - https://pytorch.org/get-started/previous-versions/
+    """
+    told = catalogued(f, SYMBOL)
+    if not told:
+        yield from _live(f)
+        return
+    s = told[0]
+    said = f"line {s.get('line')}: \"{told_text(s)}\""
+    gpu = gpu_of_ticket(f)
+    need = _first_cuda(gpu["cc"]) if gpu else None
+    build = _build_cuda(f)
+    if gpu and need and build:
+        if build[0] >= version_of(need):
+            return   # the libraries know this GPU: another cause (free memory, a plan's size)
+        yield Hit(message=f"cuFFT failed ({said}) on {gpu['name']} (compute capability {gpu['cc']}), and {build[1]}: "
+                          f"compute capability {gpu['cc']} needs CUDA {need} or newer, and the cuFFT of an older release "
+                          "has no code for it (PyTorch's maintainers, pytorch#88038)",
+                  fix=_fix(need), evidence=told_evidence(s))
+        return
+    ada = _first_cuda("8.9")
+    if build and not gpu and build[0] < version_of(ada):
+        yield Hit(message=f"cuFFT failed ({said}) and {build[1]}, older than CUDA {ada}, the first for Ada (8.9) and "
+                          "Hopper (9.0) GPUs: on such a GPU its cuFFT has no code for the architecture (pytorch#88038)",
+                  severity="warning", fix=_fix(ada), evidence=told_evidence(s))
+        return
+    if build or (gpu and not need):
+        return
+    about = (f" on {gpu['name']} (compute capability {gpu['cc']}, which needs CUDA {need} or newer)" if gpu else "")
+    yield Hit(message=f"cuFFT failed{about} ({said}): the usual cause is a torch built with a CUDA release older than "
+                      "the GPU (CUDA 11.7 or older on an RTX 40xx, L4 or H100; pytorch#88038); else too little free GPU "
+                      "memory when the plan was made (pytorch#119420)",
+              severity="info", fix=_fix(need or ada), evidence=told_evidence(s))
+
+
+def _live(f: FactView) -> Iterator[Hit]:
+    """A torch on this node whose CUDA release predates one of the node's NVIDIA GPUs."""
+    build = _minor(f.get("torch.cuda"))   # unknown: the rule is not judged, never passed
+    gpus = cuda_gpus(f)
+    if build is None:
+        return
+    for g in gpus:
+        cc = g.get("compute_capability")
+        need = _first_cuda(cc) if isinstance(cc, str) else None
+        if need and build < version_of(need):
+            yield Hit(message=f"torch is built with CUDA {build} and {g.get('name')} is compute capability {cc}, first "
+                              f"known to CUDA {need}: torch's kernels may reach it through PTX, its cuFFT and cuBLAS do not "
+                              "(cuFFT fails with CUFFT_INTERNAL_ERROR; pytorch#88038)",
+                      severity="warning", fix=_fix(need),
+                      evidence={"torch.cuda": str(build), "gpu.name": g.get("name"), "gpu.compute_capability": cc})
+            return

@@ -1,0 +1,103 @@
+"""Intel GPUs through oneAPI Level Zero and SYCL: the user-space GPU driver (Intel's compute runtime,
+libze_intel_gpu.so.1) that the Level Zero loader must find (knowledge/messages/level_zero.toml)."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+SYMBOL = "intel-gpu-runtime-missing"
+# What a job sets or installs only to run on an Intel GPU: the live check needs one of them, so an
+# Intel iGPU that nobody computes on is never reported.
+_INTENT_VARS = ("ONEAPI_DEVICE_SELECTOR", "SYCL_DEVICE_FILTER", "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY")
+_FIX = ("ls -l /dev/dri/   # renderD* nodes: the kernel driver (i915 or xe) holds the GPU\n"
+        "ldconfig -p | grep -E 'libze_intel_gpu|libze_loader'   # Intel's Level Zero GPU driver (compute runtime) and "
+        "the loader\n"
+        "ZE_ENABLE_LOADER_DEBUG_TRACE=1 sycl-ls   # the loader's account of the drivers it tried; [level_zero:gpu] lines "
+        "when the runtime sees the GPU\n"
+        "sudo apt-get install libze-intel-gpu1 libze1   # Ubuntu 24.04's packages of the compute runtime and loader "
+        "(intel/compute-runtime#832); other systems: Intel's packages from github.com/intel/compute-runtime/releases "
+        "or dgpu-docs.intel.com (on a cluster node, the administrators)\n"
+        "docker run --device /dev/dri ...   # in a container: the render nodes passed in, and the compute runtime "
+        "installed in the image")
+_STRONG = {"level_zero:loader-gpu-driver-load-failed": "the Level Zero loader could not load Intel's GPU driver",
+           "level_zero:loader-zero-drivers": "the Level Zero loader found no driver at all",
+           "level_zero:ZE_RESULT_ERROR_UNINITIALIZED": "Level Zero found no driver it could initialise",
+           "level_zero:zello-no-matching-device": "no Level Zero driver reported a GPU"}
+
+
+@rule("SW062", SYMBOL, "error", "an Intel GPU program finds no Level Zero GPU driver (Intel's compute runtime)", impact=7,
+      also={"warning": "SYCL found no device of the type asked for, or an Intel GPU job on a node without the driver (live)"})
+def intel_gpu_runtime_missing(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, oneAPI Level Zero finding no GPU driver: its sample's "Did NOT find
+        matching ZE_DEVICE_TYPE_GPU device!" and "Driver not initialized:
+        ZE_RESULT_ERROR_UNINITIALIZED" (the code zeInit returns with no driver), the loader's "0 Drivers Discovered" and (with
+        ZE_ENABLE_LOADER_DEBUG_TRACE=1) "Load Library of libze_intel_gpu.so.1 failed with ...";
+        and SYCL's "No device of requested type available" (warning: a device selector can
+        filter every device out too). Live (warning): an Intel display-class device on the PCI
+        bus, a job that means to use it (ONEAPI_DEVICE_SELECTOR, ZE_AFFINITY_MASK, a torch
+        +xpu build), and neither libze_intel_gpu.so.1 nor its legacy1 twin where the Level Zero
+        loader looks (LD_LIBRARY_PATH, the system library folders, /etc/ld.so.conf's).
+
+    Why it matters:
+        The Level Zero loader (libze_loader) only dispatches: the GPU driver that does the work
+        is a separate library of Intel's compute runtime. Without it zeInit fails, SYCL and
+        PyTorch's XPU backend see no GPU, and the program stops or falls back to the CPU.
+
+    How to fix:
+        Install Intel's compute runtime (libze-intel-gpu1 on Ubuntu 24.04; Intel's packages
+        elsewhere), check that /dev/dri/renderD* exists and is accessible, and pass the render
+        nodes into containers (--device /dev/dri).
+
+    References:
+        - https://github.com/oneapi-src/level-zero/issues/65
+        - https://github.com/intel/compute-runtime/releases
+        - https://github.com/oneapi-src/level-zero/blob/v1.32.0/source/loader/linux/driver_discovery_lin.cpp
+        - https://dgpu-docs.intel.com/driver/installation.html
+    """
+    told = catalogued(f, SYMBOL)
+    strong = next((s for s in told if s.get("id") in _STRONG), None)
+    if strong is not None:
+        yield Hit(message=f"{_STRONG[strong['id']]} (line {strong.get('line')}: \"{told_text(strong)}\"): Intel's "
+                          "compute runtime (libze_intel_gpu.so.1), the user-space GPU driver Level Zero and SYCL need, is "
+                          "not installed, not where the loader looks, or older than the loader (level-zero#196)",
+                  fix=_FIX, evidence=told_evidence(strong))
+        return
+    sycl = next((s for s in told if s.get("id") == "level_zero:sycl-no-device-of-requested-type"), None)
+    if sycl is not None:
+        yield Hit(message=f"SYCL found no device of the type asked for (line {sycl.get('line')}: \"{told_text(sycl)}\"): "
+                          "no Level Zero or OpenCL GPU driver is installed for the GPU, or ONEAPI_DEVICE_SELECTOR "
+                          "filters every device out",
+                  severity="warning", fix="echo \"$ONEAPI_DEVICE_SELECTOR\"   # empty, or one that names the GPU "
+                                          "(level_zero:gpu)\n" + _FIX,
+                  evidence=told_evidence(sycl))
+        return
+    if told or f.get("ticket.symptoms"):
+        return
+    yield from _live(f)
+
+
+def _live(f: FactView) -> Iterator[Hit]:
+    pci = f.get("pci.gpus")
+    intel = [d for d in pci or [] if isinstance(d, dict) and d.get("vendor_id") == "8086"
+             and str(d.get("class_id") or "").startswith("03")]
+    if not intel:
+        return
+    ze = f.get("vendor_loaders.level_zero")
+    if not isinstance(ze, dict) or ze.get("gpu_drivers") or ze.get("alt_drivers"):
+        return
+    env = f.get("env.vars") or {}
+    version = str(f.get("torch.version") or "")
+    means = [v for v in _INTENT_VARS if env.get(v)] + (["torch " + version] if "+xpu" in version else [])
+    if not means:
+        return   # an Intel GPU nobody asks to compute on (a desktop's iGPU): not a finding
+    yield Hit(message=f"an Intel GPU is on the PCI bus ({intel[0].get('address')}) and this job means to use it "
+                      f"({', '.join(means)}), but no Level Zero GPU driver (libze_intel_gpu.so.1) is where the loader "
+                      "looks: Level Zero, SYCL and torch's XPU backend will see no GPU",
+              severity="warning", fix=_FIX,
+              evidence={"pci.address": intel[0].get("address"), "vendor_loaders.level_zero.gpu_drivers": []})

@@ -1,0 +1,140 @@
+"""A program the dynamic loader cannot start: a library it needs is not found, or the node's C library
+is older than the one it was built against (glibc's ld.so, knowledge/messages/loader.toml and
+libraries.toml). GPU, MPI and graphics libraries have rules of their own (cuda-runtime-library-missing,
+mpi-library-missing, opengl-library-missing), and torch's own libraries torch-import-failed."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator, List
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import told_evidence, told_text
+from hpcdoctor.rules._loader import _TORCH_LIB
+
+_GLIBC = re.compile(r"GLIBC_(\d{1,2})\.(\d{1,3})(?:\.(\d{1,3}))?$")
+# Library families another rule answers, or whose absence means a GPU stack that rule names: a name
+# the catalogue does not list by entry (libraries.toml) but of one of these families is left alone.
+_OTHERS = re.compile(r"^lib(?:cu|nv|hip|roc|rccl|hsa|amd|MIOpen|mpi|open-(?:pal|rte)|nccl|ze_|OpenCL|torch|c10|caffe2|"
+                     r"tensorflow|GL|EGL|X|xcb|glib|gthread|gobject|gio|gmodule|dcgm|ibverbs|rdma|ucp|ucs|uct|fabric|psm)")
+
+
+def _glibc_lines(f: FactView) -> List[dict]:
+    """The loader's "version `GLIBC_2.NN' not found" lines, torch's own libraries left to torch-import-failed."""
+    out = []
+    for s in f.get("ticket.symptoms") or []:
+        if s.get("id") != "loader:version-not-found" or not _GLIBC.match(str(s.get("version") or "")):
+            continue
+        if _TORCH_LIB.search(str(s.get("file") or "")) or _TORCH_LIB.search(str(s.get("required_by") or "")):
+            continue
+        out.append(s)
+    return out
+
+
+def _key(version: str) -> tuple:
+    m = _GLIBC.match(version)
+    return tuple(int(g) for g in m.groups() if g is not None)
+
+
+@rule("SW059", "glibc-older-than-binary", "error",
+      "a program needs a newer GNU C library than the node has: it was built on a newer OS", impact=6)
+def glibc_older_than_binary(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, glibc's dynamic loader refusing to start a program (or load a library)
+        because a glibc library lacks a symbol version it was linked against: "./prog:
+        /lib64/libm.so.6: version `GLIBC_2.29' not found (required by ./prog)" (elf/dl-version.c
+        match_symbol, knowledge/messages/loader.toml version-not-found), for the GLIBC_2.x versions
+        of libc, libm, libpthread, libdl and librt. libstdc++'s GLIBCXX/CXXABI versions are another
+        library's, and a failure inside torch's own libraries is torch-import-failed's.
+
+    Why it matters:
+        glibc versions its symbols: a binary linked on a newer OS (a workstation, a CI runner, a
+        newer container) requires the newest versions it used, and an older glibc cannot provide
+        them. The node's C library cannot be replaced by the user; copying a newer libc beside the
+        program does not work, since the loader and libc must match.
+
+    How to fix:
+        Build the program on the cluster (its compilers and modules) or on an OS no newer than the
+        cluster's, run it in a container of the OS it was built on (Apptainer brings the image's own
+        glibc), or, for a Python package, install a wheel whose manylinux tag this glibc accepts.
+
+    References:
+        - https://sourceware.org/git/?p=glibc.git;a=blob;f=elf/dl-version.c;hb=refs/tags/glibc-2.42
+        - https://apptainer.org/docs/user/latest/quick_start.html
+        - https://peps.python.org/pep-0600/
+    """
+    lines = _glibc_lines(f)
+    if not lines:
+        return
+    newest = max(lines, key=lambda s: (_key(str(s["version"])), bool(s.get("required_by"))))   # a title retells it; the loader's line names who
+    version = str(newest["version"])
+    wanted = version.split("_", 1)[1]
+    who = newest.get("required_by") or ""
+    lib = newest.get("file") or "libc.so.6"
+    prog = who if who and not who.endswith(".so") and ".so." not in who else ""
+    check = ("ldd --version | head -1   # this node's glibc: older than " + wanted + "\n"
+             + (f"objdump -T {who} | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1   # the newest glibc it needs\n" if who else ""))
+    python = ("python3 -m pip debug --verbose | grep -m3 manylinux   # the manylinux tags this glibc accepts: reinstall the "
+              "package from a wheel of one of them (or from source, pip install --no-binary NAME NAME)\n"
+              if who and (".cpython-" in who or "site-packages" in who) else "")
+    fix = (check + python
+           + "# rebuild it on this cluster (module load gcc, then its build) or on an OS no newer than this node's; or run "
+             "it in a container of the OS it was built on, which brings that OS's glibc:\n"
+           + f"apptainer exec --bind \"$PWD\" IMAGE.sif {prog or './program'}   # IMAGE.sif: an image of the OS "
+             f"the program was built on (glibc {wanted} or newer)")
+    others = sorted({str(s["version"]) for s in lines}, key=_key)
+    more = f" ({len(others)} glibc versions missing: {', '.join(others[-4:])})" if len(others) > 1 else ""
+    yield Hit(message=f"{'the program ' + who if who else 'a program'} needs glibc {wanted} ({version} of {lib}) and the C "
+                      f"library where it ran is older{more}: it was built on a newer OS than this one "
+                      f"(line {newest.get('line')}: \"{told_text(newest)}\")",
+              fix=fix, evidence=told_evidence(newest))
+
+
+@rule("SW060", "shared-library-not-found", "error",
+      "the dynamic loader finds no copy of a library the program needs", impact=5)
+def shared_library_not_found(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, glibc's loader (or dlopen, or Python's import of an extension) failing to
+        open a library that is not a GPU, MPI or graphics library: "./prog: error while loading
+        shared libraries: libcrypto.so.1.1: cannot open shared object file: No such file or
+        directory" (elf/dl-load.c _dl_map_object; libraries.toml form dlopen-cannot-open, a
+        library the catalogue does not list). CUDA, ROCm, cuDNN and NCCL libraries are
+        cuda-runtime-library-missing's, MPI's mpi-library-missing's, OpenGL/X11/GLib's
+        opengl-library-missing's.
+
+    Why it matters:
+        The loader searches LD_LIBRARY_PATH, the RUNPATH of the program, /etc/ld.so.cache and the
+        system directories, for the exact soname the program was linked against (libcrypto.so.1.1
+        is not libcrypto.so.3). A library of another release than the system ships, or one
+        installed where the loader does not look (/usr/local/lib before ldconfig ran, a bundled
+        lib/ folder, a module not loaded), stops the program before it runs.
+
+    How to fix:
+        Find whether a copy exists (ldconfig -p, find); put its folder on LD_LIBRARY_PATH or in
+        the loader's cache (ldconfig, as root), load the module that provides it, or install the
+        package of that soname's release; else rebuild the program against the release present.
+
+    References:
+        - https://man7.org/linux/man-pages/man8/ld.so.8.html
+        - https://man7.org/linux/man-pages/man8/ldconfig.8.html
+        - https://sourceware.org/git/?p=glibc.git;a=blob;f=elf/dl-load.c;hb=refs/tags/glibc-2.42
+    """
+    s = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "libraries:unlisted"
+              and s.get("name") and not _OTHERS.match(str(s["name"]))), None)
+    if s is None:
+        return
+    soname = f"{s['name']}.so" + (f".{s['version']}" if s.get("version") else "")
+    fix = (f"ldconfig -p | grep '{soname}'   # nothing: the loader's cache has no {soname} (another release may be there: "
+           f"ldconfig -p | grep '{s['name']}.so')\n"
+           f"find / -xdev -name '{soname}*' 2>/dev/null | head   # a copy outside the search path (/usr/local/lib, a bundled "
+           "lib/, a conda env or module)\n"
+           f"export LD_LIBRARY_PATH=/path/to/its/dir${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}   # the folder find printed; or, "
+           "as root, add it to /etc/ld.so.conf.d/ and run ldconfig\n"
+           f"module spider {s['name'][3:]} 2>&1 | head; dnf provides '*/{soname}' || apt-file search {soname}   # a module, "
+           "or the distribution package of that release; else rebuild the program against the release installed")
+    yield Hit(message=f"the loader finds no {soname} (line {s.get('line')}: \"{told_text(s)}\"): the program was linked "
+                      f"against that exact release of {s['name']}, and no copy of it is where the loader searches",
+              fix=fix, evidence=told_evidence(s))

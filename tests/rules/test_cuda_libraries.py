@@ -1,0 +1,48 @@
+"""cuda-libraries-predate-gpu on real pastes of torch's "cuFFT error: CUFFT_INTERNAL_ERROR"
+(tests/fixtures/pastes, SOURCES.md there) and on a recorded node's facts."""
+
+from __future__ import annotations
+
+from rulekit import PASTES, facts, fired, paste_facts, recorded_paste_facts
+from hpcdoctor.triage.messages import find_messages
+
+
+def test_an_ada_gpu_with_a_cuda_11_7_build():
+    (f,) = fired("cuda-libraries-predate-gpu", recorded_paste_facts("pytorch-88038-cufft-rtx-4090-cu117.txt"))
+    assert f.severity == "error"
+    assert "NVIDIA GeForce RTX 4090 (compute capability 8.9), and torch is built with CUDA 11.7" in f.message
+    assert "needs CUDA 11.8 or newer" in f.message
+    assert "--index-url https://download.pytorch.org/whl/cu118" in f.fix and f.fix.startswith("python3 -c 'import torch;")
+
+
+def test_a_build_that_knows_the_gpu_is_another_cause(tmp_path):
+    # the same paste with a CUDA 11.8 build: cuFFT knows 8.9, so the error has another cause (free memory)
+    text = (PASTES / "pytorch-88038-cufft-rtx-4090-cu117.txt").read_text().replace(
+        "CUDA used to build PyTorch: 11.7", "CUDA used to build PyTorch: 11.8")
+    assert not fired("cuda-libraries-predate-gpu", paste_facts(tmp_path, text))
+
+
+def test_the_error_alone_is_the_usual_cause_at_info():
+    (f,) = fired("cuda-libraries-predate-gpu", recorded_paste_facts("audioldm-49-cufft-cuda-11-7-build-on-ada-gpu.txt"))
+    assert f.severity == "info" and "the usual cause is a torch built with a CUDA release older than the GPU" in f.message
+    assert "pytorch#119420" in f.message
+
+
+def test_a_named_old_build_without_a_gpu_is_a_warning(tmp_path):
+    text = ("pip install torch==1.13.1+cu116\n"
+            "RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR\n")
+    (f,) = fired("cuda-libraries-predate-gpu", paste_facts(tmp_path, text))
+    assert f.severity == "warning" and "torch 1.13.1+cu116 (line 1) is built with CUDA 11.6, older than CUDA 11.8" in f.message
+
+
+def test_live_a_torch_older_than_the_nodes_gpu():
+    (f,) = fired("cuda-libraries-predate-gpu", facts("h100-kvm-1gpu", **{"torch.cuda": "11.7"}))
+    assert f.severity == "warning" and "compute capability 9.0, first known to CUDA 11.8" in f.message
+    assert not fired("cuda-libraries-predate-gpu", facts("h100-kvm-1gpu", **{"torch.cuda": "12.1"}))
+    assert not fired("cuda-libraries-predate-gpu", facts("h100-kvm-1gpu"))   # the recording's own torch (CUDA 13.0)
+
+
+def test_other_cufft_errors_are_read_but_not_this_rule():
+    text = "RuntimeError: cuFFT error: CUFFT_INVALID_SIZE\n"
+    assert [s["id"] for s in find_messages(text)] == ["cufft:CUFFT_INVALID_SIZE"]
+    assert not fired("cuda-libraries-predate-gpu", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))

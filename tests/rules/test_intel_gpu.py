@@ -1,0 +1,59 @@
+"""intel-gpu-runtime-missing on real pastes of Level Zero's loader and sample, and SYCL's runtime
+(tests/fixtures/pastes, SOURCES.md there), and on a recorded node's facts with an Intel GPU."""
+
+from __future__ import annotations
+
+import pytest
+
+from rulekit import facts, fired, recorded_paste_facts
+from hpcdoctor.triage.messages import find_messages
+
+_INTEL = {"address": "0000:03:00.0", "class_id": "0380", "vendor_id": "8086", "device_id": "0bd5",
+          "vendor": "Intel", "name": None, "modules": None, "driver": "i915", "bound": True}
+
+
+@pytest.mark.parametrize("paste, words", [
+    ("level-zero-65-intel-gpu-runtime-not-installed.txt", "no Level Zero driver reported a GPU"),
+    ("level-zero-196-zello-driver-not-initialized.txt", "Level Zero found no driver it could initialise"),
+    ("compute-runtime-832-libze-intel-gpu-missing.txt", "the Level Zero loader could not load Intel's GPU driver"),
+])
+def test_level_zero_finds_no_gpu_driver(paste, words):
+    (f,) = fired("intel-gpu-runtime-missing", recorded_paste_facts(paste))
+    assert f.severity == "error" and words in f.message and "libze_intel_gpu.so.1" in f.message
+    assert "ldconfig -p | grep -E 'libze_intel_gpu|libze_loader'" in f.fix and "--device /dev/dri" in f.fix
+
+
+def test_the_loader_trace_is_not_also_a_generic_missing_library():
+    assert not fired("shared-library-not-found", recorded_paste_facts("compute-runtime-832-libze-intel-gpu-missing.txt"))
+
+
+def test_sycl_without_a_device_is_a_warning():
+    text = ("RuntimeError: No device of requested type available. Please check "
+            "https://software.intel.com/content/www/us/en/develop/articles/intel-oneapi-dpcpp-system-requirements.html "
+            "-1 (PI_ERROR_DEVICE_NOT_FOUND)\n")
+    (f,) = fired("intel-gpu-runtime-missing", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
+    assert f.severity == "warning" and "ONEAPI_DEVICE_SELECTOR" in f.fix
+
+
+def test_another_ze_result_is_read_but_not_this_rule():
+    text = "zeDriverGet Failed with return code: ZE_RESULT_ERROR_DEVICE_LOST\n"
+    assert [s["id"] for s in find_messages(text)] == ["level_zero:ZE_RESULT_ERROR_DEVICE_LOST"]
+    assert not fired("intel-gpu-runtime-missing", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
+
+
+def _node(env, drivers):
+    return facts("h100-kvm-1gpu", **{"pci.gpus": [_INTEL], "env.vars": env,
+                                     "vendor_loaders.level_zero": {"loader": "/usr/lib/x86_64-linux-gnu/libze_loader.so.1",
+                                                                   "gpu_drivers": drivers, "alt_drivers": None}})
+
+
+def test_live_an_intel_gpu_job_without_the_driver():
+    (f,) = fired("intel-gpu-runtime-missing", _node({"ONEAPI_DEVICE_SELECTOR": "level_zero:gpu"}, []))
+    assert f.severity == "warning" and "0000:03:00.0" in f.message and "ONEAPI_DEVICE_SELECTOR" in f.message
+
+
+def test_live_silent_with_the_driver_or_without_intent():
+    assert not fired("intel-gpu-runtime-missing", _node({"ONEAPI_DEVICE_SELECTOR": "level_zero:gpu"},
+                                                        ["/usr/lib/x86_64-linux-gnu/libze_intel_gpu.so.1"]))
+    assert not fired("intel-gpu-runtime-missing", _node({}, []))   # an iGPU nobody computes on
+    assert not fired("intel-gpu-runtime-missing", facts("h100-kvm-1gpu"))   # no Intel GPU
