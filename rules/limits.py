@@ -40,9 +40,13 @@ def _path_of(s: dict) -> Optional[str]:
 
 
 def _quote(s: dict, needle: str) -> str:
-    """The pasted line around its message: a progress bar or prompt before it is cut off."""
+    """The pasted line around its message: a progress bar or prompt before it is cut off. Go
+    programs print the errno's words in lower case (Apptainer's "...: no space left on device")."""
     text = str(s.get("text", "")).strip()
-    at = text.find(needle)
+    at = text.lower().find(needle.lower())
+    if at < 0 and needle.lower() in str(s.get("matched", "")).lower():
+        text = str(s["matched"]).strip()   # a long line kept only in part: the match itself holds the words
+        at = text.lower().find(needle.lower())
     start = max(0, at - 70) if at > 70 else 0
     return ("…" if start else "") + text[start:start + 120]
 
@@ -57,6 +61,28 @@ def _where_written(path: Optional[str]) -> str:
                      else "XDG_CACHE_HOME moves it for programs that follow the XDG base directory spec")
             return f"{path}: a cache under {top} ({moves})"
     return f"{path}, on the file system that holds {top}"
+
+
+def _apptainer_said(f: FactView) -> bool:
+    """The paste shows Apptainer or Singularity at work: it unpacks a SIF's sandbox and OCI layers
+    under its own temporary directory, which TMPDIR alone does not move once APPTAINER_TMPDIR is set."""
+    for t in f.get("ticket.symptoms") or []:
+        if not isinstance(t, dict):
+            continue
+        sid = str(t.get("id", ""))
+        if sid.startswith("apptainer:") or sid in ("container:singularity-command", "faq_containers:singularity-container-said",
+                                                   "faq_containers:apptainer-container-said"):
+            return True
+    return False
+
+
+# apptainer/apptainer @ 917d6657 cmd/internal/cli/apptainer.go (--tmpdir, EnvKeys "TMPDIR" under the
+# APPTAINER_ and legacy SINGULARITY_ prefixes, internal/pkg/util/env/env.go ApptainerPrefixes) and
+# internal/pkg/cache/cache.go (DirEnv = "APPTAINER_CACHEDIR").
+_APPTAINER_DIRS = ("mkdir -p /scratch/$USER/apptainer/tmp /scratch/$USER/apptainer/cache && "
+                   "export APPTAINER_TMPDIR=/scratch/$USER/apptainer/tmp APPTAINER_CACHEDIR=/scratch/$USER/apptainer/cache   "
+                   "# where Apptainer unpacks SIF sandboxes and OCI layers (SINGULARITY_TMPDIR, SINGULARITY_CACHEDIR for "
+                   "Singularity; or --tmpdir DIR on the command line); in a Slurm job a node-local $TMPDIR with room will do\n")
 
 
 def _move_caches() -> str:
@@ -125,7 +151,7 @@ def home_quota_exceeded(f: FactView) -> Iterator[Hit]:
     s = next((t for t in said if _path_of(t)), said[0]) if said else (marked or told)[0]
     files = any("file" in str(t.get("id", "")) for t in told)
     what = "the quota on the number of files (inodes)" if files else "a disk quota"
-    fix = _QUOTA_FIX + (_CONDA_FIX if files else "") + _move_caches()
+    fix = _QUOTA_FIX + (_CONDA_FIX if files else "") + (_APPTAINER_DIRS if _apptainer_said(f) else "") + _move_caches()
     if said:
         path = _path_of(s)
         yield Hit(message=f"{what} is used up (line {s['line']}: \"{_quote(s, 'Disk quota exceeded')}\"): writes fail on "
@@ -166,7 +192,9 @@ def disk_full(f: FactView) -> Iterator[Hit]:
     What it detects:
         In a pasted log, ENOSPC as programs print it: Python's "[Errno 28] No space left on device"
         (pip's "Could not install packages due to an OSError"), "<what>: No space left on device"
-        from tar, cp, bash and C programs, conda's NoSpaceLeftError. On a live node, a file system
+        from tar, cp, bash and C programs, conda's NoSpaceLeftError, and Go programs' lower-case
+        "write <path>: no space left on device" (Apptainer/Singularity unpacking a SIF or OCI layers
+        under its temporary directory: the fix then moves APPTAINER_TMPDIR). On a live node, a file system
         holding $HOME, the working directory, the temporary directory or a cache (HF_HOME, TORCH_HOME,
         TRITON_CACHE_DIR, pip's, conda's) with less free space, or fewer free inodes, than one
         install of torch takes (knowledge/thresholds.toml [disk]). /dev/shm is shm-too-small's.
@@ -183,6 +211,9 @@ def disk_full(f: FactView) -> Iterator[Hit]:
     References:
         - https://www.man7.org/linux/man-pages/man3/errno.3.html (ENOSPC)
         - https://github.com/pypa/pip/issues/7751 (pip's temporary and cache directories)
+        - https://github.com/golang/go/blob/2bd616b1a7d2544e05d55141b6575f17a9b17263/src/syscall/zerrors_linux_amd64.go (Go's errno words)
+        - https://github.com/apptainer/apptainer/blob/917d66577963ca297352a22e13c86f1748ddc645/internal/pkg/runtime/launch/launcher_linux.go (the SIF's temporary sandbox)
+        - https://apptainer.org/docs/user/main/build_env.html#temporary-folders (APPTAINER_TMPDIR, APPTAINER_CACHEDIR)
     """
     told = [s for s in _told_all(f, "disk-full") if not _shm_only(f, s)]
     if told:
@@ -192,7 +223,8 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"a file system was full (line {s['line']}: \"{_quote(s, 'No space left on device')}\"): writes failed on "
                           f"{_where_written(path)}; a file system out of inodes says the same",
                   fix=(f"df -h {where}; df -i {where}   # free blocks, free inodes\n"
-                       "export TMPDIR=/scratch/$USER/tmp   # pip, compilers and torch write temporary files there\n"
+                       + (_APPTAINER_DIRS if _apptainer_said(f) else "")
+                       + "export TMPDIR=/scratch/$USER/tmp   # pip, compilers and torch write temporary files there\n"
                        + _move_caches()),
                   evidence=ticket_evidence(s))
         return
