@@ -288,8 +288,50 @@ def _nproc_fix(soft: Optional[int], hard: Optional[int]) -> str:
     return f"{threads}\n{count}\n# the hard limit itself is the site's (limits.conf, or the job's cgroup pids.max): ask the administrators"
 
 
+# Which failures show the process limit itself. fork and clone return EAGAIN from the kernel only for
+# a count of tasks: RLIMIT_NPROC, threads-max, the pids cgroup's pids.max (torvalds/linux kernel/fork.c
+# copy_process, kernel/cgroup/pids.c pids_can_fork); a clone short of memory returns ENOMEM. Go's
+# runtime calls clone itself and prints that errno. pthread_create is not so plain: glibc turns a stack
+# it could not map, and a clone refused for memory, into EAGAIN as well (bminor/glibc @ 02189e8f
+# nptl/pthread_create.c: "retval = err == ENOMEM ? EAGAIN : err", "if (retval == ENOMEM) retval =
+# EAGAIN"), so CPython's "can't start new thread", OpenBLAS's, libgomp's and the OpenMP runtime's
+# EAGAIN are the limit OR memory for the thread's stack.
+_KERNEL_EAGAIN = ("oslimits:bash-fork-eagain", "oslimits:go-failed-to-create-os-thread")
+_TELL_APART = (
+    "ulimit -u; ps -L -u $USER --no-headers | wc -l   # the process limit, against the threads this user runs on the node\n"
+    "cat /sys/fs/cgroup$(cut -d: -f3 /proc/self/cgroup | tail -1)/pids.max   # the job's cgroup limit on tasks (cgroup v2)\n"
+    "grep -E 'MemAvailable|CommitLimit|Committed_AS' /proc/meminfo; cat /proc/sys/vm/overcommit_memory; ulimit -s; ulimit -v   "
+    "# memory for stacks: each new thread maps ulimit -s (8 MiB by default); overcommit 2 or a ulimit -v refuses it\n")
+
+
+def _pasted_nproc(told: list) -> Hit:
+    s = told[0]
+    kernel = next((t for t in told if t.get("id") in _KERNEL_EAGAIN), None)
+    limit = next((t for t in told if t.get("current")), None)
+    soft = int(limit["current"]) if limit else None
+    hard = int(limit["max"]) if limit and limit.get("max") else None
+    if kernel is not None:
+        return Hit(message=f"a process or thread could not be created (line {kernel['line']}: \"{told_text(kernel)}\"): "
+                           "fork and clone return EAGAIN only when a count of tasks is reached: the user's process and "
+                           "thread limit (ulimit -u), the job's cgroup pids.max, or the kernel's threads-max; "
+                           "every thread of every process of the user counts",
+                   fix=_nproc_fix(soft, hard), evidence=ticket_evidence(kernel))
+    if limit is not None and soft is not None and soft >= 0:
+        return Hit(message=f"a thread could not be created under RLIMIT_NPROC {soft} (hard {hard}) (line {s['line']}: "
+                           f"\"{told_text(s)}\"): a soft limit that low is the usual cause when every rank starts a thread "
+                           "per CPU; pthread_create says the same (EAGAIN) when memory for the thread's stack is refused",
+                   severity="warning", fix=_nproc_fix(soft, hard) + "\n" + _TELL_APART.rstrip("\n"), evidence=ticket_evidence(s))
+    unlimited = " under an unlimited RLIMIT_NPROC, so not ulimit -u" if limit is not None else ""
+    return Hit(message=f"a thread could not be created{unlimited} (line {s['line']}: \"{told_text(s)}\"): pthread_create "
+                       "reports EAGAIN both for a limit on tasks (ulimit -u, the job's cgroup pids.max) and for memory "
+                       "it could not get for the thread's stack (glibc turns ENOMEM into EAGAIN: a host short of memory, "
+                       "vm.overcommit_memory=2, a ulimit -v); the paste does not say which: the commands tell them apart",
+               severity="info", fix=_TELL_APART + _nproc_fix(soft, hard), evidence=ticket_evidence(s))
+
+
 @rule("SYS006", "nproc-limit-too-low", "error", "the process and thread limit (ulimit -u) stops new threads", impact=7,
-      also={"warning": "on a live node: the soft limit is below the threads the job will start"})
+      also={"warning": "on a live node: the soft limit is below the threads the job will start; pasted: a thread refused under a finite RLIMIT_NPROC",
+            "info": "pasted: a thread refused with EAGAIN, which is the process limit or memory for its stack"})
 def nproc_limit_too_low(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -301,6 +343,12 @@ def nproc_limit_too_low(f: FactView) -> Iterator[Hit]:
         OS thread (... errno=11)", bash's "fork: retry: Resource temporarily unavailable". On a live node (not as root, which
         the limit does not bind), a soft RLIMIT_NPROC below the ranks on the node times the threads
         each starts (OMP_NUM_THREADS, or one per allowed CPU when unset).
+
+        Severity follows what the line shows: fork's and the Go runtime's EAGAIN come from the kernel
+        only for a count of tasks (error); pthread_create's EAGAIN (CPython, OpenBLAS, libgomp, the
+        OpenMP runtime) is that or memory for the thread's stack, which glibc also reports as EAGAIN:
+        a warning under a finite RLIMIT_NPROC that OpenBLAS printed, otherwise info naming both, with
+        the commands that tell them apart (a host short of memory is host-memory-insufficient's).
 
     Why it matters:
         RLIMIT_NPROC counts every process and thread of the user on the node, not per job: a
@@ -316,19 +364,13 @@ def nproc_limit_too_low(f: FactView) -> Iterator[Hit]:
         - https://github.com/OpenMathLib/OpenBLAS/blob/v0.3.10/driver/others/blas_server.c
         - https://github.com/willsheffler/worms/issues/2 (RLIMIT_NPROC 512 current)
         - https://github.com/muschellij2/fslr/issues/14 (OMP_NUM_THREADS=1)
+        - https://github.com/bminor/glibc/blob/02189e8fb00c3c7f4e67476e21011a22c5dee707/nptl/pthread_create.c (ENOMEM reported as EAGAIN)
+        - https://github.com/torvalds/linux/blob/master/kernel/fork.c (copy_process: -EAGAIN for RLIMIT_NPROC and threads-max)
+        - https://docs.kernel.org/admin-guide/cgroup-v2.html (PID controller: fork or clone fails with -EAGAIN at pids.max)
     """
     told = _told_nproc(f)
     if told:
-        s = told[0]
-        limit = next((t for t in told if t.get("current")), None)
-        soft = int(limit["current"]) if limit else None
-        hard = int(limit["max"]) if limit and limit.get("max") else None
-        said = f" under RLIMIT_NPROC {soft} (hard {hard})" if limit else ""
-        yield Hit(message=f"a thread or process could not be created{said} (line {s['line']}: \"{told_text(s)}\"): "
-                          "EAGAIN is the user's process and thread limit (ulimit -u) or the job's cgroup pids.max; "
-                          "every thread of every process of the user counts",
-                  fix=_nproc_fix(soft, hard),
-                  evidence=ticket_evidence(s))
+        yield _pasted_nproc(told)
         return
     nproc = f["limits.nproc"]
     if not isinstance(nproc, dict) or nproc.get("uid") == 0 or nproc.get("soft") is None:
