@@ -95,8 +95,8 @@ def _shm_only(f: FactView, s: dict) -> bool:
     """A full /dev/shm is shm-too-small's: the line names it, or the paste's shared-memory lines
     (torch's, NCCL's) say it and this line names no other path."""
     text = str(s.get("text", ""))
-    if "/dev/shm" in text or "/torch_" in text:
-        return True
+    if "/dev/shm" in text or "/torch_" in text or "shmget" in text:
+        return True   # shmget's ENOSPC is System V's limits (stale-shm-segments), not a file system
     if _path_of(s):
         return False
     # NCCL's shared-memory WARN (include/shm.h, shmutils.cc) on this line or, in a paste a mail

@@ -43,9 +43,10 @@ def test_a_bare_thread_refusal_names_both_causes_and_claims_neither():
 
 @pytest.mark.parametrize("corpus,name", [("tickets_blind_j", "numpy-17595-meshgrid-201gib-array-healthy"),
                                          ("tickets_blind_j", "single-cell-tutorial-85-926gib-dense-matrix-healthy")])
-def test_an_array_too_big_for_any_node_is_the_programs_not_the_hosts(corpus, name):
-    from test_limits import ticket_facts
-    findings, _ = run_rule("host-memory-insufficient", ticket_facts(corpus, name))
+def test_an_array_too_big_for_any_node_is_the_programs_not_the_hosts(tmp_path, corpus, name):
+    from pathlib import Path
+    paste = Path(__file__).resolve().parent.parent / "fixtures" / corpus / f"{name}.txt"
+    findings, _ = run_rule("host-memory-insufficient", paste_facts(tmp_path, paste.read_text()))
     assert findings == []
 
 
