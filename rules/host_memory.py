@@ -51,7 +51,7 @@ def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
         In a pasted log, a request for memory the kernel refused, in the emitter's words: bash's
         "fork: Cannot allocate memory" (fork's ENOMEM: no memory for the new process, or none left
         to commit under vm.overcommit_memory=2), the Go runtime's "failed to create new OS thread
-        (... errno=12)", the JVM's "os::commit_memory(...) failed; error='Cannot allocate memory'
+        (... errno=12)", Go's "fork/exec <path>: cannot allocate memory" (docker, containerd), the JVM's "os::commit_memory(...) failed; error='Cannot allocate memory'
         (errno=12)" and "There is insufficient memory for the Java Runtime Environment to continue"
         (a warning: the JVM's own first reason is RAM and swap, it names others). On a live node, strict
         overcommit (vm.overcommit_memory=2) with Committed_AS so close to CommitLimit that a new
@@ -90,8 +90,9 @@ def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
                       evidence=ticket_evidence(s))
             return
         yield Hit(message=f"the kernel refused memory for a new process or thread (line {s['line']}: \"{told_text(s)}\"): "
-                          "ENOMEM from fork or clone is memory, not the process limit: the host, or the commit limit under "
-                          "vm.overcommit_memory=2, has too little left for what the program starts",
+                          "ENOMEM from fork or clone is memory, not the process limit: the host has too little free (or "
+                          "too fragmented: /proc/buddyinfo) memory, or the commit limit under vm.overcommit_memory=2 "
+                          "refuses a copy of a large parent",
                   fix=(_MEMORY + "ps -eo rss,user,comm --sort=-rss | head   # what holds the memory\n" + _SLURM).rstrip("\n"),
                   evidence=ticket_evidence(s))
         return

@@ -296,7 +296,7 @@ def _nproc_fix(soft: Optional[int], hard: Optional[int]) -> str:
 # nptl/pthread_create.c: "retval = err == ENOMEM ? EAGAIN : err", "if (retval == ENOMEM) retval =
 # EAGAIN"), so CPython's "can't start new thread", OpenBLAS's, libgomp's and the OpenMP runtime's
 # EAGAIN are the limit OR memory for the thread's stack.
-_KERNEL_EAGAIN = ("oslimits:bash-fork-eagain", "oslimits:go-failed-to-create-os-thread")
+_KERNEL_EAGAIN = ("oslimits:bash-fork-eagain", "oslimits:go-failed-to-create-os-thread", "oslimits:go-fork-exec-eagain")
 _TELL_APART = (
     "ulimit -u; ps -L -u $USER --no-headers | wc -l   # the process limit, against the threads this user runs on the node\n"
     "cat /sys/fs/cgroup$(cut -d: -f3 /proc/self/cgroup | tail -1)/pids.max   # the job's cgroup limit on tasks (cgroup v2)\n"

@@ -26,6 +26,19 @@ def test_fork_and_clone_refused_for_memory(tmp_path, text):
     assert f.severity == "error" and "ENOMEM" in f.message and "not the process limit" in f.message
 
 
+def test_go_fork_exec_refused_for_memory():
+    (f,) = fired("host-memory-insufficient", recorded_paste_facts("moby-10917-fork-exec-enomem.txt"))
+    assert f.severity == "error" and "line 1" in f.message and "fragmented" in f.message
+
+
+def test_go_fork_exec_eagain_is_a_task_count(tmp_path):
+    g = paste_facts(tmp_path, "fork/exec /usr/bin/nvidia-container-cli: resource temporarily unavailable\n")
+    (f,) = fired("nproc-limit-too-low", g)
+    assert f.severity == "error"
+    findings, _ = run_rule("host-memory-insufficient", g)
+    assert findings == []
+
+
 def test_a_process_limit_is_not_memory(tmp_path):
     g = paste_facts(tmp_path, "runtime: failed to create new OS thread (have 13 already; errno=11)\n")
     findings, _ = run_rule("host-memory-insufficient", g)
