@@ -329,8 +329,10 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     return {"cpu": cpu}
 
 
+# bios_limit: the upper limit the platform firmware tells the OS to apply, where the driver reports it
+# (acpi-cpufreq's _PPC; cpufreq.rst, "bios_limit"); absent on most nodes, which is no limit known.
 _CPUFREQ_KHZ = ("scaling_min_freq", "scaling_max_freq", "cpuinfo_min_freq", "cpuinfo_max_freq", "scaling_cur_freq",
-                "scaling_setspeed")
+                "scaling_setspeed", "bios_limit")
 
 
 def _cpufreq(root: SysRoot) -> Dict[str, Any]:

@@ -1,5 +1,5 @@
-"""Memory: total, available, transparent huge pages, huge pages, /dev/shm, and the host DRAM errors
-the kernel's EDAC drivers have counted."""
+"""Memory: total, available, the commit limit and overcommit mode, transparent huge pages, huge
+pages, /dev/shm, and the host DRAM errors the kernel's EDAC drivers have counted."""
 
 from __future__ import annotations
 
@@ -54,6 +54,12 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
         "hugepages_total": info.get("HugePages_Total", 0),
         "hugepage_size_bytes": info.get("Hugepagesize", Unknown("no Hugepagesize")),
     }
+    # The commit accounting vm.overcommit_memory=2 enforces (Documentation/mm/overcommit-accounting.rst:
+    # "strict overcommit": no mapping beyond CommitLimit, which Committed_AS counts against).
+    mem["commit_limit_bytes"] = info.get("CommitLimit", Unknown("no CommitLimit in /proc/meminfo"))
+    mem["committed_as_bytes"] = info.get("Committed_AS", Unknown("no Committed_AS in /proc/meminfo"))
+    raw = (root.read_or("/proc/sys/vm/overcommit_memory") or "").strip()
+    mem["overcommit_memory"] = int(raw) if raw in ("0", "1", "2") else Unknown("/proc/sys/vm/overcommit_memory unreadable")
     for key in ("enabled", "defrag"):
         raw = root.read_or(f"{THP}/{key}")
         mem[f"thp_{key}"] = (bracketed_choice(raw) if raw else None) or Unknown(f"{THP}/{key} unreadable")

@@ -36,7 +36,7 @@ MODULE_TOPIC = {
     "no_display": "Environment", "locales": "Environment", "slurm_requests": "Environment", "slurm_nodes": "Environment", "container_devices": "GPU health",
     "mpi_libraries": "Network", "mpi_network": "Network",
     "container_runtimes": "Environment", "registry_pulls": "Environment", "blas_threads": "Threads and placement", "compute_apis": "Software stack", "onnxruntime_install": "Software stack", "jetson_power": "GPU health", "jit_builds": "Software stack",
-    "rocm_libraries": "Software stack", "stack_limit": "Environment",
+    "rocm_libraries": "Software stack", "stack_limit": "Environment", "host_memory": "Memory", "shm_segments": "Memory",
     "tensorflow_install": "Software stack", "build_tools": "Software stack", "graphics_libraries": "Environment", "perf_counters": "Environment", "cpu_frequency": "Threads and placement", "submit_hosts": "Environment",
 }
 

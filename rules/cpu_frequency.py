@@ -20,6 +20,8 @@ _FIX = ("cpupower frequency-info   # the driver, the governor, the policy's limi
         "administrators, persistently through the distribution's tuned/cpupower service\n"
         "cat /sys/devices/system/cpu/cpufreq/policy0/scaling_max_freq /sys/devices/system/cpu/cpufreq/policy0/cpuinfo_max_freq"
         "   # a capped maximum: sudo cpupower frequency-set -u <the cpuinfo_max_freq value>KHz\n"
+        "cat /sys/devices/system/cpu/cpu*/cpufreq/bios_limit 2>/dev/null | sort | uniq -c   # a firmware limit on every "
+        "CPU: the BIOS power profile (set it to performance), or a power cap from the BMC; a reboot clears a stuck state\n"
         "# under Slurm: srun --cpu-freq=Performance ./app (or --cpu-freq=high); --cpu-freq=low and a "
         "SLURM_CPU_FREQ_REQ of low set the userspace governor to the minimum")
 
@@ -38,6 +40,10 @@ def _pinned(policy: dict) -> Optional[str]:
     lo, hi = _khz(policy, "scaling_min_freq"), _khz(policy, "scaling_max_freq")
     if hi is not None and hi <= hw_min:
         return f"the policy's maximum (scaling_max_freq {hi} kHz) is capped at the hardware's minimum ({hw_min} kHz)"
+    bios = _khz(policy, "bios_limit")
+    if bios is not None and bios <= hw_min:
+        return (f"the platform firmware limits the CPU to {bios} kHz (bios_limit), the hardware's minimum of a CPU "
+                f"that reaches {hw_max} kHz: a BIOS power-saving or power-capping state, which the OS cannot lift")
     if gov == "powersave" and isinstance(driver, str) and driver not in _OWN_ALGORITHM and lo is not None and lo < hw_max:
         return (f"the generic powersave governor (driver {driver}) requests the policy's lowest frequency, "
                 f"scaling_min_freq {lo} kHz, of a CPU that reaches {hw_max} kHz")
@@ -63,7 +69,9 @@ def cpu_governor_pins_min_frequency(f: FactView) -> Iterator[Hit]:
         On the node, cpu0's cpufreq policy holding the lowest frequency: the generic powersave
         governor under a driver other than intel_pstate or amd-pstate-epp in active mode (whose
         "powersave" is their own algorithm), a userspace governor set to the hardware minimum
-        (Slurm's --cpu-freq=low does that), or scaling_max_freq capped at cpuinfo_min_freq. In a
+        (Slurm's --cpu-freq=low does that), scaling_max_freq capped at cpuinfo_min_freq, or the
+        platform firmware's limit (bios_limit, acpi-cpufreq) at cpuinfo_min_freq: a node whose BIOS
+        went into a low-power state runs every CPU at its lowest clock. In a
         paste, a user saying the powersave or userspace governor keeps the CPU at a low frequency.
 
     Why it matters:
@@ -84,6 +92,7 @@ def cpu_governor_pins_min_frequency(f: FactView) -> Iterator[Hit]:
         - https://www.kernel.org/doc/html/latest/admin-guide/pm/amd-pstate.html
         - https://github.com/torvalds/linux/blob/master/drivers/cpufreq/cpufreq_powersave.c
         - https://slurm.schedmd.com/srun.html#OPT_cpu-freq
+        - https://github.com/mhardcastle/ddf-pipeline/issues/85 (nodes stuck at 1 GHz in a low-power state, cleared by a reboot and the BIOS settings)
     """
     policy = f.get("cpu.cpufreq")
     why = _pinned(policy) if isinstance(policy, dict) else None

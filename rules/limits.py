@@ -40,9 +40,13 @@ def _path_of(s: dict) -> Optional[str]:
 
 
 def _quote(s: dict, needle: str) -> str:
-    """The pasted line around its message: a progress bar or prompt before it is cut off."""
+    """The pasted line around its message: a progress bar or prompt before it is cut off. Go
+    programs print the errno's words in lower case (Apptainer's "...: no space left on device")."""
     text = str(s.get("text", "")).strip()
-    at = text.find(needle)
+    at = text.lower().find(needle.lower())
+    if at < 0 and needle.lower() in str(s.get("matched", "")).lower():
+        text = str(s["matched"]).strip()   # a long line kept only in part: the match itself holds the words
+        at = text.lower().find(needle.lower())
     start = max(0, at - 70) if at > 70 else 0
     return ("…" if start else "") + text[start:start + 120]
 
@@ -59,6 +63,28 @@ def _where_written(path: Optional[str]) -> str:
     return f"{path}, on the file system that holds {top}"
 
 
+def _apptainer_said(f: FactView) -> bool:
+    """The paste shows Apptainer or Singularity at work: it unpacks a SIF's sandbox and OCI layers
+    under its own temporary directory, which TMPDIR alone does not move once APPTAINER_TMPDIR is set."""
+    for t in f.get("ticket.symptoms") or []:
+        if not isinstance(t, dict):
+            continue
+        sid = str(t.get("id", ""))
+        if sid.startswith("apptainer:") or sid in ("container:singularity-command", "faq_containers:singularity-container-said",
+                                                   "faq_containers:apptainer-container-said"):
+            return True
+    return False
+
+
+# apptainer/apptainer @ 917d6657 cmd/internal/cli/apptainer.go (--tmpdir, EnvKeys "TMPDIR" under the
+# APPTAINER_ and legacy SINGULARITY_ prefixes, internal/pkg/util/env/env.go ApptainerPrefixes) and
+# internal/pkg/cache/cache.go (DirEnv = "APPTAINER_CACHEDIR").
+_APPTAINER_DIRS = ("mkdir -p /scratch/$USER/apptainer/tmp /scratch/$USER/apptainer/cache && "
+                   "export APPTAINER_TMPDIR=/scratch/$USER/apptainer/tmp APPTAINER_CACHEDIR=/scratch/$USER/apptainer/cache   "
+                   "# where Apptainer unpacks SIF sandboxes and OCI layers (SINGULARITY_TMPDIR, SINGULARITY_CACHEDIR for "
+                   "Singularity; or --tmpdir DIR on the command line); in a Slurm job a node-local $TMPDIR with room will do\n")
+
+
 def _move_caches() -> str:
     return ("export HF_HOME=/scratch/$USER/hf PIP_CACHE_DIR=/scratch/$USER/pip TORCH_HOME=/scratch/$USER/torch "
             "XDG_CACHE_HOME=/scratch/$USER/cache   # caches off $HOME, "
@@ -69,8 +95,8 @@ def _shm_only(f: FactView, s: dict) -> bool:
     """A full /dev/shm is shm-too-small's: the line names it, or the paste's shared-memory lines
     (torch's, NCCL's) say it and this line names no other path."""
     text = str(s.get("text", ""))
-    if "/dev/shm" in text or "/torch_" in text:
-        return True
+    if "/dev/shm" in text or "/torch_" in text or "shmget" in text:
+        return True   # shmget's ENOSPC is System V's limits (stale-shm-segments), not a file system
     if _path_of(s):
         return False
     # NCCL's shared-memory WARN (include/shm.h, shmutils.cc) on this line or, in a paste a mail
@@ -125,7 +151,7 @@ def home_quota_exceeded(f: FactView) -> Iterator[Hit]:
     s = next((t for t in said if _path_of(t)), said[0]) if said else (marked or told)[0]
     files = any("file" in str(t.get("id", "")) for t in told)
     what = "the quota on the number of files (inodes)" if files else "a disk quota"
-    fix = _QUOTA_FIX + (_CONDA_FIX if files else "") + _move_caches()
+    fix = _QUOTA_FIX + (_CONDA_FIX if files else "") + (_APPTAINER_DIRS if _apptainer_said(f) else "") + _move_caches()
     if said:
         path = _path_of(s)
         yield Hit(message=f"{what} is used up (line {s['line']}: \"{_quote(s, 'Disk quota exceeded')}\"): writes fail on "
@@ -166,7 +192,9 @@ def disk_full(f: FactView) -> Iterator[Hit]:
     What it detects:
         In a pasted log, ENOSPC as programs print it: Python's "[Errno 28] No space left on device"
         (pip's "Could not install packages due to an OSError"), "<what>: No space left on device"
-        from tar, cp, bash and C programs, conda's NoSpaceLeftError. On a live node, a file system
+        from tar, cp, bash and C programs, conda's NoSpaceLeftError, and Go programs' lower-case
+        "write <path>: no space left on device" (Apptainer/Singularity unpacking a SIF or OCI layers
+        under its temporary directory: the fix then moves APPTAINER_TMPDIR). On a live node, a file system
         holding $HOME, the working directory, the temporary directory or a cache (HF_HOME, TORCH_HOME,
         TRITON_CACHE_DIR, pip's, conda's) with less free space, or fewer free inodes, than one
         install of torch takes (knowledge/thresholds.toml [disk]). /dev/shm is shm-too-small's.
@@ -183,6 +211,9 @@ def disk_full(f: FactView) -> Iterator[Hit]:
     References:
         - https://www.man7.org/linux/man-pages/man3/errno.3.html (ENOSPC)
         - https://github.com/pypa/pip/issues/7751 (pip's temporary and cache directories)
+        - https://github.com/golang/go/blob/2bd616b1a7d2544e05d55141b6575f17a9b17263/src/syscall/zerrors_linux_amd64.go (Go's errno words)
+        - https://github.com/apptainer/apptainer/blob/917d66577963ca297352a22e13c86f1748ddc645/internal/pkg/runtime/launch/launcher_linux.go (the SIF's temporary sandbox)
+        - https://apptainer.org/docs/user/main/build_env.html#temporary-folders (APPTAINER_TMPDIR, APPTAINER_CACHEDIR)
     """
     told = [s for s in _told_all(f, "disk-full") if not _shm_only(f, s)]
     if told:
@@ -192,7 +223,8 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"a file system was full (line {s['line']}: \"{_quote(s, 'No space left on device')}\"): writes failed on "
                           f"{_where_written(path)}; a file system out of inodes says the same",
                   fix=(f"df -h {where}; df -i {where}   # free blocks, free inodes\n"
-                       "export TMPDIR=/scratch/$USER/tmp   # pip, compilers and torch write temporary files there\n"
+                       + (_APPTAINER_DIRS if _apptainer_said(f) else "")
+                       + "export TMPDIR=/scratch/$USER/tmp   # pip, compilers and torch write temporary files there\n"
                        + _move_caches()),
                   evidence=ticket_evidence(s))
         return
@@ -256,8 +288,50 @@ def _nproc_fix(soft: Optional[int], hard: Optional[int]) -> str:
     return f"{threads}\n{count}\n# the hard limit itself is the site's (limits.conf, or the job's cgroup pids.max): ask the administrators"
 
 
+# Which failures show the process limit itself. fork and clone return EAGAIN from the kernel only for
+# a count of tasks: RLIMIT_NPROC, threads-max, the pids cgroup's pids.max (torvalds/linux kernel/fork.c
+# copy_process, kernel/cgroup/pids.c pids_can_fork); a clone short of memory returns ENOMEM. Go's
+# runtime calls clone itself and prints that errno. pthread_create is not so plain: glibc turns a stack
+# it could not map, and a clone refused for memory, into EAGAIN as well (bminor/glibc @ 02189e8f
+# nptl/pthread_create.c: "retval = err == ENOMEM ? EAGAIN : err", "if (retval == ENOMEM) retval =
+# EAGAIN"), so CPython's "can't start new thread", OpenBLAS's, libgomp's and the OpenMP runtime's
+# EAGAIN are the limit OR memory for the thread's stack.
+_KERNEL_EAGAIN = ("oslimits:bash-fork-eagain", "oslimits:go-failed-to-create-os-thread", "oslimits:go-fork-exec-eagain")
+_TELL_APART = (
+    "ulimit -u; ps -L -u $USER --no-headers | wc -l   # the process limit, against the threads this user runs on the node\n"
+    "cat /sys/fs/cgroup$(cut -d: -f3 /proc/self/cgroup | tail -1)/pids.max   # the job's cgroup limit on tasks (cgroup v2)\n"
+    "grep -E 'MemAvailable|CommitLimit|Committed_AS' /proc/meminfo; cat /proc/sys/vm/overcommit_memory; ulimit -s; ulimit -v   "
+    "# memory for stacks: each new thread maps ulimit -s (8 MiB by default); overcommit 2 or a ulimit -v refuses it\n")
+
+
+def _pasted_nproc(told: list) -> Hit:
+    s = told[0]
+    kernel = next((t for t in told if t.get("id") in _KERNEL_EAGAIN), None)
+    limit = next((t for t in told if t.get("current")), None)
+    soft = int(limit["current"]) if limit else None
+    hard = int(limit["max"]) if limit and limit.get("max") else None
+    if kernel is not None:
+        return Hit(message=f"a process or thread could not be created (line {kernel['line']}: \"{told_text(kernel)}\"): "
+                           "fork and clone return EAGAIN only when a count of tasks is reached: the user's process and "
+                           "thread limit (ulimit -u), the job's cgroup pids.max, or the kernel's threads-max; "
+                           "every thread of every process of the user counts",
+                   fix=_nproc_fix(soft, hard), evidence=ticket_evidence(kernel))
+    if limit is not None and soft is not None and soft >= 0:
+        return Hit(message=f"a thread could not be created under RLIMIT_NPROC {soft} (hard {hard}) (line {s['line']}: "
+                           f"\"{told_text(s)}\"): a soft limit that low is the usual cause when every rank starts a thread "
+                           "per CPU; pthread_create says the same (EAGAIN) when memory for the thread's stack is refused",
+                   severity="warning", fix=_nproc_fix(soft, hard) + "\n" + _TELL_APART.rstrip("\n"), evidence=ticket_evidence(s))
+    unlimited = " under an unlimited RLIMIT_NPROC, so not ulimit -u" if limit is not None else ""
+    return Hit(message=f"a thread could not be created{unlimited} (line {s['line']}: \"{told_text(s)}\"): pthread_create "
+                       "reports EAGAIN both for a limit on tasks (ulimit -u, the job's cgroup pids.max) and for memory "
+                       "it could not get for the thread's stack (glibc turns ENOMEM into EAGAIN: a host short of memory, "
+                       "vm.overcommit_memory=2, a ulimit -v); the paste does not say which: the commands tell them apart",
+               severity="info", fix=_TELL_APART + _nproc_fix(soft, hard), evidence=ticket_evidence(s))
+
+
 @rule("SYS006", "nproc-limit-too-low", "error", "the process and thread limit (ulimit -u) stops new threads", impact=7,
-      also={"warning": "on a live node: the soft limit is below the threads the job will start"})
+      also={"warning": "on a live node: the soft limit is below the threads the job will start; pasted: a thread refused under a finite RLIMIT_NPROC",
+            "info": "pasted: a thread refused with EAGAIN, which is the process limit or memory for its stack"})
 def nproc_limit_too_low(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -269,6 +343,12 @@ def nproc_limit_too_low(f: FactView) -> Iterator[Hit]:
         OS thread (... errno=11)", bash's "fork: retry: Resource temporarily unavailable". On a live node (not as root, which
         the limit does not bind), a soft RLIMIT_NPROC below the ranks on the node times the threads
         each starts (OMP_NUM_THREADS, or one per allowed CPU when unset).
+
+        Severity follows what the line shows: fork's and the Go runtime's EAGAIN come from the kernel
+        only for a count of tasks (error); pthread_create's EAGAIN (CPython, OpenBLAS, libgomp, the
+        OpenMP runtime) is that or memory for the thread's stack, which glibc also reports as EAGAIN:
+        a warning under a finite RLIMIT_NPROC that OpenBLAS printed, otherwise info naming both, with
+        the commands that tell them apart (a host short of memory is host-memory-insufficient's).
 
     Why it matters:
         RLIMIT_NPROC counts every process and thread of the user on the node, not per job: a
@@ -284,19 +364,13 @@ def nproc_limit_too_low(f: FactView) -> Iterator[Hit]:
         - https://github.com/OpenMathLib/OpenBLAS/blob/v0.3.10/driver/others/blas_server.c
         - https://github.com/willsheffler/worms/issues/2 (RLIMIT_NPROC 512 current)
         - https://github.com/muschellij2/fslr/issues/14 (OMP_NUM_THREADS=1)
+        - https://github.com/bminor/glibc/blob/02189e8fb00c3c7f4e67476e21011a22c5dee707/nptl/pthread_create.c (ENOMEM reported as EAGAIN)
+        - https://github.com/torvalds/linux/blob/master/kernel/fork.c (copy_process: -EAGAIN for RLIMIT_NPROC and threads-max)
+        - https://docs.kernel.org/admin-guide/cgroup-v2.html (PID controller: fork or clone fails with -EAGAIN at pids.max)
     """
     told = _told_nproc(f)
     if told:
-        s = told[0]
-        limit = next((t for t in told if t.get("current")), None)
-        soft = int(limit["current"]) if limit else None
-        hard = int(limit["max"]) if limit and limit.get("max") else None
-        said = f" under RLIMIT_NPROC {soft} (hard {hard})" if limit else ""
-        yield Hit(message=f"a thread or process could not be created{said} (line {s['line']}: \"{told_text(s)}\"): "
-                          "EAGAIN is the user's process and thread limit (ulimit -u) or the job's cgroup pids.max; "
-                          "every thread of every process of the user counts",
-                  fix=_nproc_fix(soft, hard),
-                  evidence=ticket_evidence(s))
+        yield _pasted_nproc(told)
         return
     nproc = f["limits.nproc"]
     if not isinstance(nproc, dict) or nproc.get("uid") == 0 or nproc.get("soft") is None:

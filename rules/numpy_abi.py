@@ -40,8 +40,13 @@ def _direction(s: dict) -> Optional[str]:
     return None
 
 
+# import_array's and import_umath's closing ImportError: every cause of it but a NumPy that cannot be
+# imported at all is a module built against another NumPy (numpy.toml, multiarray-failed-to-import).
+_GENERIC = ("numpy:multiarray-failed-to-import", "numpy:umath-failed-to-import")
+
+
 @rule("SW039", "numpy-abi-mismatch", "error", "an extension module compiled against another NumPy than the one installed",
-      impact=7)
+      impact=7, also={"warning": "only NumPy's closing ImportError (\"numpy.core.multiarray failed to import\"), which says no more"})
 def numpy_abi_mismatch(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -51,8 +56,10 @@ def numpy_abi_mismatch(f: FactView) -> Iterator[Hit]:
         initialize NumPy: ..."), "module was compiled against NumPy C-API version 0x.. (NumPy 1.23) but the
         running NumPy has C-API version 0x..", "module compiled against ABI version 0x2000000 but
         this version of numpy is 0x1000009", and Cython's "numpy.dtype size changed, may indicate
-        binary incompatibility. Expected 96 from C header, got 88 from PyObject". On a live node it
-        judges nothing: the failure shows only in the program's own output.
+        binary incompatibility. Expected 96 from C header, got 88 from PyObject". NumPy's closing
+        "numpy.core.multiarray failed to import" (or "...umath failed to import") alone is a warning:
+        every cause of it but a NumPy that cannot be imported at all is such a mismatch. On a live
+        node it judges nothing: the failure shows only in the program's own output.
 
     Why it matters:
         NumPy 2.0 changed the C ABI. A module built against NumPy 1.x (a torch, opencv,
@@ -73,9 +80,25 @@ def numpy_abi_mismatch(f: FactView) -> Iterator[Hit]:
         - https://numpy.org/devdocs/user/troubleshooting-importerror.html#c-api-incompatibility
         - https://pypi.org/project/numpy/2.3.5/ (numpy/core/_multiarray_umath.py and __multiarray_api.h in its wheels: the messages)
         - https://github.com/cython/cython/blob/3.0.11/Cython/Utility/ImportExport.c (__Pyx_ImportType's size check)
+        - https://github.com/numpy/numpy/blob/v1.26.4/numpy/core/code_generators/generate_numpy_api.py (_import_array's checks, import_array's ImportError)
     """
     told = catalogued(f, "numpy-abi-mismatch")
     if not told:
+        return
+    if all(t.get("id") in _GENERIC for t in told):
+        s = told[0]
+        yield Hit(message=f"an extension module could not load NumPy's C API (line {s.get('line')}: \"{told_text(s)}\"): "
+                          "the usual cause is a module compiled against another NumPy than the one installed, or two NumPy "
+                          "copies left in one environment; the error printed just before this line says which (NumPy's "
+                          "own import failing ends the same way)",
+                  severity="warning",
+                  fix=('python -c "import numpy, sys; print(numpy.__version__, numpy.__file__, sys.executable)"   '
+                       "# the NumPy this interpreter imports\n"
+                       "python -m pip list 2>/dev/null | grep -i numpy; python -m pip check   # more than one copy, or a "
+                       "package built for another NumPy\n"
+                       "python -m venv fresh && fresh/bin/python -m pip install -r requirements.txt   # a fresh environment "
+                       "installs builds that match its NumPy"),
+                  evidence=told_evidence(s))
         return
     # the first message that says which way round, preferring one that names a version
     s = min(told, key=lambda t: (not _direction(t), not (t.get("numpy") or t.get("built") or t.get("built_api"))))

@@ -169,6 +169,12 @@ _FIT_FIX = ("sinfo -N -o '%N %P %c %m %G %f'   # each node: partition, CPUs, mem
             "# cores and memory the site keeps for the system do not go to jobs\n"
             "scontrol show partition | grep -E 'PartitionName|TotalNodes|MaxNodes|MaxCPUsPerNode|MaxMemPer'   "
             "# the partition's own limits")
+# The memory form: sinfo's %m is the node's configured RealMemory in MB (1 where slurm.conf sets none);
+# --mem=0 asks for all of each node's memory (sbatch(1), --mem: "a special case").
+_MEM_FIX = ("scontrol show config | grep -E 'SelectTypeParameters|DefMemPer|MaxMemPer'   # whether memory is a resource "
+            "jobs ask for at this site (sinfo's %m column of 1 MB: node memory left unconfigured)\n"
+            "sbatch --mem=0 job.sh   # all of each node's memory: accepted where per-job memory is not configured "
+            "(or drop --mem and ask the site how it wants memory asked)")
 # Refusals whose GPU form slurm-gpu-request-rejected answers when the paste shows GPUs asked for.
 _GPU_FORM = ("slurm:ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE",)
 # slurmctld's err_msg lines: which part of the request no node holds.
@@ -200,12 +206,16 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
         Compare the request with the nodes (sinfo -N -o '%N %P %c %m %G %f', scontrol show node)
         and the partition's limits (scontrol show partition), then ask for what one node offers:
         fewer tasks or CPUs per node (spread over more nodes), --mem within RealMemory less
-        MemSpecLimit, no more nodes than the partition holds.
+        MemSpecLimit, no more nodes than the partition holds. A memory request refused though the
+        nodes have far more: the site configures no node memory (RealMemory) for jobs to request,
+        so only --mem=0 (all of a node's) or no --mem passes.
 
     References:
         - https://slurm.schedmd.com/slurm.conf.html (CoreSpecCount, MemSpecLimit, MaxNodes, MaxCPUsPerNode)
         - https://slurm.schedmd.com/squeue.html (JOB REASON CODES: PartitionConfig, PartitionNodeLimit, BadConstraints)
         - https://github.com/SchedMD/slurm/blob/master/src/slurmctld/node_scheduler.c (the err_msg lines)
+        - https://slurm.schedmd.com/sbatch.html (--mem: "--mem=0 ... all of the memory on each node")
+        - https://github.com/NOAA-EMC/GDASApp/issues/1762 (a site where only --mem=0 passes)
     """
     found = f.get("ticket.symptoms") or []
     gpus_asked = any(s.get("id") == "prose:slurm-gpus-requested" for s in found)
@@ -215,6 +225,14 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
     # slurmctld's reason line says which part of the request no node holds: quote it first.
     reason = next((s for s in found if s.get("id") in _REASON_LINES), None)
     shown = reason or refused
+    if shown.get("id") == "slurm:memory-unsatisfiable":
+        yield Hit(message=f"Slurm cannot place the job on any node it may use (line {shown.get('line')}: "
+                          f"\"{_quoted(shown)}\"): no node of the partition is configured with the memory the job asks "
+                          "per node (slurm.conf RealMemory, less MemSpecLimit); where a request far below the nodes' real "
+                          "memory is refused so, the site gives jobs no memory to ask for (node memory left unconfigured): "
+                          "there only --mem=0, all of a node's memory, or no --mem at all passes",
+                  fix=_FIT_FIX + "\n" + _MEM_FIX, evidence=told_evidence(shown))
+        return
     yield Hit(message=f"Slurm cannot place the job on any node it may use (line {shown.get('line')}: "
                       f"\"{_quoted(shown)}\"): the request is larger than the partition's nodes offer to jobs",
               fix=_FIT_FIX, evidence=told_evidence(shown))

@@ -1,0 +1,116 @@
+"""The host, or the share of it the process may commit, is too small for what the program asks: a
+new process or thread, a heap. Read from the messages whose emitter says memory was refused (fork's
+ENOMEM, the Go runtime's clone errno 12, the JVM's failed commit: knowledge/messages/oslimits.toml,
+jvm.toml), and on a live node from the commit accounting in /proc/meminfo with the overcommit mode
+(checks/memory.py). A process killed by the OOM killer is host-memory-oom-killed's; a thread refused
+with EAGAIN, which is this or the process limit, is nproc-limit-too-low's, at info."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, ticket_evidence, told_text
+
+# The Go runtime prints clone's errno itself; 12 is ENOMEM (golang/go src/runtime/os_linux.go newosproc).
+_GO_THREAD = "oslimits:go-failed-to-create-os-thread"
+_JVM_COMMIT = "jvm:commit-memory-failed"
+_MIB = 2 ** 20
+
+_MEMORY = ("free -m; grep -E 'MemTotal|MemAvailable|SwapFree|CommitLimit|Committed_AS' /proc/meminfo; "
+           "cat /proc/sys/vm/overcommit_memory   # what the node has, and how much more it will commit\n")
+_SLURM = ("sacct -u $USER -S today -o JobID,ReqMem,MaxRSS,State   # on a Slurm cluster: what earlier runs asked for and used; "
+          "then #SBATCH --mem with room above MaxRSS, or a node with more memory\n")
+
+
+def _told(f: FactView) -> list:
+    out = []
+    for s in catalogued(f, "host-memory-insufficient"):
+        if s.get("id") == _JVM_COMMIT and str(s.get("errno")) != "12":
+            continue   # another errno (EINVAL, a mapping refused) is not memory short
+        out.append(s)
+    for s in f.get("ticket.symptoms") or []:
+        if isinstance(s, dict) and s.get("id") == _GO_THREAD and str(s.get("errno")) == "12":
+            out.append(s)
+    return sorted(out, key=lambda s: int(s.get("line") or 0) if str(s.get("line") or "").isdigit() else 0)
+
+
+def _jvm_bytes(f: FactView) -> Optional[int]:
+    for s in f.get("ticket.symptoms") or []:
+        if isinstance(s, dict) and s.get("id") in ("jvm:native-memory-allocation-failed", _JVM_COMMIT) and str(s.get("bytes") or "").isdigit():
+            return int(s["bytes"])
+    return None
+
+
+@rule("MEM007", "host-memory-insufficient", "error", "the host has too little memory for what the program asks", impact=7,
+      also={"warning": "the JVM could not get native memory: its first reason is RAM and swap, others exist"})
+def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, a request for memory the kernel refused, in the emitter's words: bash's
+        "fork: Cannot allocate memory" (fork's ENOMEM: no memory for the new process, or none left
+        to commit under vm.overcommit_memory=2), the Go runtime's "failed to create new OS thread
+        (... errno=12)", Go's "fork/exec <path>: cannot allocate memory" (docker, containerd), the JVM's "os::commit_memory(...) failed; error='Cannot allocate memory'
+        (errno=12)" and "There is insufficient memory for the Java Runtime Environment to continue"
+        (a warning: the JVM's own first reason is RAM and swap, it names others). On a live node, strict
+        overcommit (vm.overcommit_memory=2) with Committed_AS so close to CommitLimit that a new
+        thread's stack (ulimit -s) no longer fits: every fork, thread and allocation then fails.
+
+    Why it matters:
+        A program that cannot get memory stops at once: no new thread ("can't start new thread": glibc
+        reports a stack it could not map as EAGAIN), no new process, no heap. A small virtual machine,
+        a JVM asked for more heap (-Xmx/-Xms) than the node has, or a node whose memory other jobs
+        hold, all end this way.
+
+    How to fix:
+        free -m and /proc/meminfo show what is left; run on a node with more memory (on a cluster,
+        ask the scheduler for it: --mem), start fewer processes or threads, give the JVM a heap the
+        node can hold (-Xmx), or stop what holds the memory.
+
+    References:
+        - https://docs.kernel.org/mm/overcommit-accounting.html (the overcommit modes, CommitLimit and Committed_AS)
+        - https://github.com/bminor/glibc/blob/02189e8fb00c3c7f4e67476e21011a22c5dee707/nptl/pthread_create.c (a stack it could not map is EAGAIN)
+        - https://github.com/openjdk/jdk/blob/016e8f108b96fa9ec391ba93b67f62e78df04283/src/hotspot/share/utilities/vmError.cpp (print_oom_reasons)
+        - https://github.com/torproject/sbws/issues/195 (a thread that could not start on a host with little RAM)
+    """
+    told = _told(f)
+    if told:
+        s = told[0]
+        jvm = str(s.get("id", "")).startswith("jvm:")
+        if jvm:
+            size = _jvm_bytes(f)
+            asked = f" ({size / _MIB:.0f} MiB asked)" if size else ""
+            yield Hit(message=f"the JVM could not get native memory{asked} (line {s['line']}: \"{told_text(s)}\"): its first "
+                              "reason is a host out of RAM and swap (or past the commit limit under vm.overcommit_memory=2), "
+                              "usually a heap (-Xmx/-Xms) larger than the node gives; it also names vm.max_map_count",
+                      severity="warning",
+                      fix=(_MEMORY + "export JAVA_TOOL_OPTIONS=-Xmx2g   # a heap the node can hold, below MemAvailable "
+                           "(every java the tool starts reads it; or -Xmx on its own command line)\n" + _SLURM).rstrip("\n"),
+                      evidence=ticket_evidence(s))
+            return
+        yield Hit(message=f"the kernel refused memory for a new process or thread (line {s['line']}: \"{told_text(s)}\"): "
+                          "ENOMEM from fork or clone is memory, not the process limit: the host has too little free (or "
+                          "too fragmented: /proc/buddyinfo) memory, or the commit limit under vm.overcommit_memory=2 "
+                          "refuses a copy of a large parent",
+                  fix=(_MEMORY + "ps -eo rss,user,comm --sort=-rss | head   # what holds the memory\n" + _SLURM).rstrip("\n"),
+                  evidence=ticket_evidence(s))
+        return
+    mode = f["memory.overcommit_memory"]
+    if mode != 2:
+        return   # heuristic (0) and always (1) refuse only a single mapping beyond RAM and swap
+    limit, committed = f["memory.commit_limit_bytes"], f["memory.committed_as_bytes"]
+    stack = f.get("limits.stack")
+    soft = stack.get("soft") if isinstance(stack, dict) else None
+    need = soft if isinstance(soft, int) and soft > 0 else 0
+    room = limit - committed
+    if room < max(need, 1):
+        said = f"a new thread's stack (ulimit -s: {need / _MIB:.0f} MiB)" if need else "any new mapping"
+        yield Hit(message=f"strict overcommit (vm.overcommit_memory=2) and {room / _MIB:.0f} MiB left to commit "
+                          f"(Committed_AS {committed / _MIB:.0f} MiB of CommitLimit {limit / _MIB:.0f} MiB): {said} no "
+                          "longer fits; new threads, processes and allocations fail",
+                  fix=(_MEMORY + "ps -eo vsz,rss,user,comm --sort=-vsz | head   # what has committed the most\n"
+                       "ulimit -s 1024   # in the job script: smaller thread stacks commit less (if the program needs no deep stack)\n"
+                       + _SLURM).rstrip("\n"),
+                  evidence={"memory.overcommit_memory": mode, "memory.commit_limit_bytes": limit,
+                            "memory.committed_as_bytes": committed, "limits.stack": stack})

@@ -1,0 +1,90 @@
+"""Shared-memory segments left by runs that crashed: a program that cannot create its segment because
+one of that name is left, System V limits used up, and on a live node the user's /dev/shm files no
+process of the user holds and System V segments with no process attached (checks/shm_segments.py).
+/dev/shm too small for a run is shm-too-small's (MEM003)."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Iterator
+
+from hpcdoctor import knowledge
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, ticket_evidence, told_text
+
+_MIB = 2 ** 20
+# Which of the user's files are still open, and the System V segments with no process attached
+# (ipcs -m columns: key shmid owner perms bytes nattch status).
+_LOOK = ("find /dev/shm -maxdepth 1 -user $USER -type f -printf '%k KiB  %TY-%Tm-%Td %TH:%TM  %p\\n' | sort -n | tail   "
+         "# the user's POSIX segments, largest last\n"
+         "fuser -v /dev/shm/* 2>&1 | grep -w $USER   # which of them a process still holds (remove only the others)\n"
+         "ipcs -m | awk -v u=$USER '$3==u && $6==0'   # the user's System V segments with no process attached\n")
+_SYSV_RM = "ipcs -m | awk -v u=$USER '$3==u && $6==0 {print $2}' | xargs -r -n1 ipcrm -m   # remove those System V segments\n"
+
+
+@rule("SYS022", "stale-shm-segments", "warning", "shared-memory segments left by runs that ended hold memory and names",
+      impact=6)
+def stale_shm_segments(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, a program that cannot create its shared-memory segment because one is left:
+        posix_ipc's "Shared memory with the specified name already exists", Python's
+        multiprocessing.shared_memory ending in "FileExistsError: [Errno 17] File exists: '/name'",
+        and "shmget: No space left on device" (System V's segment count or total used up). On a live
+        node, the user's files in /dev/shm that no process of the user has open or mapped, with the
+        user's System V segments that no process is attached to, together holding at least a
+        quarter of /dev/shm (knowledge/thresholds.toml [shm] stale_min_fraction).
+
+    Why it matters:
+        A POSIX or System V segment lives until it is removed or the node reboots, whatever became
+        of the process that made it. A run that crashed leaves its segments: they hold memory (tmpfs
+        pages count as the node's memory) and /dev/shm room, and a program that creates its segment
+        by a fixed name fails, or crashes again, when it meets the old one.
+
+    How to fix:
+        List the user's segments and which a process still holds (find, fuser, ipcs -m), then remove
+        the others: rm of the /dev/shm files, ipcrm -m of the System V ids. A program's own cleanup
+        (posix_ipc's unlink, SharedMemory.unlink()) does the same by name.
+
+    References:
+        - https://man7.org/linux/man-pages/man3/shm_open.3.html (a segment lives until shm_unlink; EEXIST)
+        - https://man7.org/linux/man-pages/man2/shmget.2.html (ENOSPC: SHMMNI, SHMALL)
+        - https://man7.org/linux/man-pages/man1/ipcrm.1.html
+        - https://github.com/osvenskan/posix_ipc/issues/6 (a segment left by Ctrl-C)
+    """
+    told = catalogued(f, "stale-shm-segments")
+    if told:
+        s = told[0]
+        name = s.get("name")
+        rm = f"rm -f /dev/shm/{shlex.quote(str(name))}   # the segment the program met, once no run holds it\n" if name else ""
+        sysv = s.get("id") == "shm:shmget-enospc"
+        what = ("System V shared memory is used up (the system's segment count or total): the usual cause is segments "
+                "of programs that crashed, which nothing holds any longer" if sysv else
+                "a shared-memory segment of the name the program creates already exists: left by a run that crashed "
+                "or was killed before removing it, or held by a run still going")
+        yield Hit(message=f"{what} (line {s['line']}: \"{told_text(s)}\")",
+                  fix=(_LOOK + rm + (_SYSV_RM if sysv else "")).rstrip("\n"), evidence=ticket_evidence(s))
+        return
+    seg = f["shm_segments.posix"]
+    sysv = f.get("shm_segments.sysv")
+    sysv_bytes = sysv.get("orphan_bytes", 0) if isinstance(sysv, dict) else 0
+    size = seg.get("size_bytes")
+    if not isinstance(size, int) or size <= 0:
+        return
+    stale = int(seg.get("orphan_bytes") or 0) + int(sysv_bytes or 0)
+    fraction = float(knowledge.load("thresholds")["shm"]["stale_min_fraction"])
+    if stale < fraction * size:
+        return
+    names = [str(x.get("path")) for x in seg.get("largest") or [] if isinstance(x, dict) and x.get("path")]
+    rm = ("rm -f " + " ".join(shlex.quote(n) for n in names) + "   # the largest of them (check fuser's list first)\n") if names else ""
+    said = []
+    if seg.get("orphans"):
+        said.append(f"{seg['orphans']} file(s) in /dev/shm no process of this user holds ({seg['orphan_bytes'] / _MIB:.0f} MiB)")
+    if isinstance(sysv, dict) and sysv.get("orphans"):
+        said.append(f"{sysv['orphans']} System V segment(s) with no process attached ({sysv_bytes / _MIB:.0f} MiB)")
+    yield Hit(message=f"this user's shared memory left by runs that ended: {' and '.join(said)}, "
+                      f"{stale / size:.0%} of /dev/shm ({size / _MIB:.0f} MiB); it stays until removed or the node reboots",
+              fix=(_LOOK + rm + (_SYSV_RM if isinstance(sysv, dict) and sysv.get("orphans") else "")).rstrip("\n"),
+              evidence={"shm_segments.posix": {k: seg.get(k) for k in ("files", "orphans", "orphan_bytes", "size_bytes", "free_bytes")},
+                        "shm_segments.sysv": sysv if isinstance(sysv, dict) else None, "threshold_fraction": fraction})

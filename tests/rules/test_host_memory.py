@@ -1,0 +1,87 @@
+"""host-memory-insufficient (rules/host_memory.py): memory refused in the emitter's words, on real
+public pastes (tests/fixtures/pastes, SOURCES.md there) and the emitters' format strings; the live
+judgement on the commit accounting as checks/memory.py records it."""
+
+from __future__ import annotations
+
+import pytest
+
+from rulekit import facts, fired, paste_facts, recorded_paste_facts, run_rule
+
+MIB = 2 ** 20
+
+
+@pytest.mark.parametrize("paste,mib", [("cantaloupe-119-jvm-commit-memory-enomem.txt", 122),
+                                       ("scylladb-2641-java-version-cannot-commit-heap.txt", 320)])
+def test_the_jvm_that_cannot_commit_its_heap(paste, mib):
+    (f,) = fired("host-memory-insufficient", recorded_paste_facts(paste))
+    assert f.severity == "warning" and f"({mib} MiB asked)" in f.message and "line 6" in f.message
+    assert "-Xmx" in f.fix and "/proc/meminfo" in f.fix
+
+
+@pytest.mark.parametrize("text", ["-bash: fork: Cannot allocate memory\n",   # bash's sys_error with strerror(ENOMEM)
+                                  "runtime: failed to create new OS thread (have 9 already; errno=12)\n"])  # Go's newosproc
+def test_fork_and_clone_refused_for_memory(tmp_path, text):
+    (f,) = fired("host-memory-insufficient", paste_facts(tmp_path, text))
+    assert f.severity == "error" and "ENOMEM" in f.message and "not the process limit" in f.message
+
+
+def test_go_fork_exec_refused_for_memory():
+    (f,) = fired("host-memory-insufficient", recorded_paste_facts("moby-10917-fork-exec-enomem.txt"))
+    assert f.severity == "error" and "line 1" in f.message and "fragmented" in f.message
+
+
+def test_go_fork_exec_eagain_is_a_task_count(tmp_path):
+    g = paste_facts(tmp_path, "fork/exec /usr/bin/nvidia-container-cli: resource temporarily unavailable\n")
+    (f,) = fired("nproc-limit-too-low", g)
+    assert f.severity == "error"
+    findings, _ = run_rule("host-memory-insufficient", g)
+    assert findings == []
+
+
+def test_a_process_limit_is_not_memory(tmp_path):
+    g = paste_facts(tmp_path, "runtime: failed to create new OS thread (have 13 already; errno=11)\n")
+    findings, _ = run_rule("host-memory-insufficient", g)
+    assert findings == [] and fired("nproc-limit-too-low", g)[0].severity == "error"
+
+
+def test_a_bare_thread_refusal_names_both_causes_and_claims_neither():
+    # sbws-195: the reporter found the host short of RAM, but the line alone cannot say so
+    g = recorded_paste_facts("sbws-195-thread-start-fails-low-ram.txt")
+    findings, _ = run_rule("host-memory-insufficient", g)
+    assert findings == []
+    (f,) = fired("nproc-limit-too-low", g)
+    assert f.severity == "info" and "memory" in f.message and "overcommit_memory" in f.fix
+
+
+@pytest.mark.parametrize("corpus,name", [("tickets_blind_j", "numpy-17595-meshgrid-201gib-array-healthy"),
+                                         ("tickets_blind_j", "single-cell-tutorial-85-926gib-dense-matrix-healthy")])
+def test_an_array_too_big_for_any_node_is_the_programs_not_the_hosts(tmp_path, corpus, name):
+    from pathlib import Path
+    paste = Path(__file__).resolve().parent.parent / "fixtures" / corpus / f"{name}.txt"
+    findings, _ = run_rule("host-memory-insufficient", paste_facts(tmp_path, paste.read_text()))
+    assert findings == []
+
+
+def _live(mode, limit, committed, stack=8 * MIB):
+    return facts("cpu-kvm-2core", **{"memory.overcommit_memory": mode, "memory.commit_limit_bytes": limit,
+                                     "memory.committed_as_bytes": committed, "limits.stack": {"soft": stack, "hard": None}})
+
+
+def test_live_strict_overcommit_with_no_room_for_a_stack():
+    (f,) = fired("host-memory-insufficient", _live(2, 4000 * MIB, 3996 * MIB))
+    assert f.severity == "error" and "4 MiB left to commit" in f.message and "ulimit -s: 8 MiB" in f.message
+
+
+@pytest.mark.parametrize("mode,committed", [(2, 3000 * MIB), (0, 9000 * MIB), (1, 9000 * MIB)])
+def test_live_room_left_or_heuristic_overcommit_says_nothing(mode, committed):
+    assert not fired("host-memory-insufficient", _live(mode, 4000 * MIB, committed))
+
+
+def test_live_overcommit_mode_unknown_is_skipped_not_passed():
+    from hpcdoctor.facts import Unknown
+    g = facts("cpu-kvm-2core")
+    g["facts"]["memory"]["overcommit_memory"] = Unknown("/proc/sys/vm/overcommit_memory unreadable")
+    g["unknown"]["memory.overcommit_memory"] = "/proc/sys/vm/overcommit_memory unreadable"
+    findings, skipped = run_rule("host-memory-insufficient", g)
+    assert findings == [] and skipped
