@@ -30,7 +30,7 @@ MODULE_TOPIC = {
     "torch_rocm": "Software stack", "libraries": "Software stack", "precision": "Software stack",
     "frameworks": "Software stack", "driver_generation": "Software stack", "gpu_messages": "GPU health",
     "nccl_messages": "Network", "nccl_env": "Environment", "torch_messages": "Software stack", "cuda_toolkit": "Software stack", "rocm_devices": "GPU health", "rocm_support": "Software stack", "pcie_p2p": "GPU health",
-    "tf_jax": "Software stack", "env_modules": "Environment", "mpi_messages": "Network", "mpi_slots": "Network", "numpy_abi": "Software stack", "job_setup": "Environment",
+    "tf_jax": "Software stack", "env_modules": "Environment", "mpi_messages": "Network", "mpi_slots": "Network", "gpu_ranks": "Threads and placement", "numpy_abi": "Software stack", "job_setup": "Environment",
     "network_access": "Network", "gpu_access": "GPU health", "container_python": "Environment",
     "limits": "Environment", "job_end": "Environment", "file_systems": "Environment", "remote_launch": "Network", "host_compilers": "Software stack", "shared_libraries": "Software stack", "cuda_libraries": "Software stack", "intel_gpu": "Software stack", "gpu_models": "GPU health", "downloads": "Network", "tensorrt": "Software stack", "caches": "Environment", "container_binds": "Environment", "container_storage": "Environment", "xla_libdevice": "Software stack", "gpu_faults": "GPU health",
     "no_display": "Environment", "locales": "Environment", "slurm_requests": "Environment", "slurm_nodes": "Environment", "container_devices": "GPU health",
