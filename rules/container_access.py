@@ -1,5 +1,6 @@
 """Containers the user may not start or use for reasons of access on the node, not of the image:
-the docker CLI refused the daemon's socket (knowledge/messages/docker_client.toml)."""
+the docker CLI refused the daemon's socket (knowledge/messages/docker_client.toml), and SELinux
+denying a container the files bind-mounted into it (selinux.toml)."""
 
 from __future__ import annotations
 
@@ -50,3 +51,72 @@ def docker_socket_permission_denied(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"the docker CLI may not open the daemon's socket {s.get('host') or ''} (line {s.get('line')}: "
                       f"\"{told_text(s)}\"): this user is not in the docker group, or joined it after this login began",
               fix=_SOCKET_FIX, evidence=told_evidence(s))
+
+
+SELINUX = "selinux-denies-container-access"
+# The SELinux domains container-selinux gives a container's processes (container_t; svirt_lxc_net_t
+# and svirt_sandbox_t are its older names, container_init_t systemd-in-container's).
+_CONTAINER_DOMAINS = ("container_t", "container_init_t", "svirt_lxc_net_t", "svirt_sandbox_t")
+_SELINUX_FIX = ("getenforce   # on the host: Enforcing means SELinux policy applies to the container\n"
+                "sudo ausearch -m avc -ts recent   # the denials (or: sudo journalctl -t audit | grep 'avc:  denied')\n"
+                "podman run -v \"$PWD:$PWD:Z\" ...   # a directory only this container uses: relabel it private (:Z); "
+                ":z shares it between containers (docker run -v takes the same options)\n"
+                "# never relabel /home, /usr or /var/run/docker.sock itself; for those run the container with "
+                "--security-opt label=disable, which leaves SELinux on for everything else")
+
+
+def _symptoms(f: FactView, sid: str) -> list:
+    return [s for s in f.get("ticket.symptoms") or [] if s.get("id") == sid]
+
+
+@rule("ENV055", SELINUX, "error", "SELinux denies a container the host files mounted into it", impact=5,
+      also={"warning": "Permission denied inside a container on a host whose ls -l shows SELinux labels, no AVC pasted"})
+def selinux_denies_container_access(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, the kernel's AVC record denying a container's domain access ("avc:
+        denied { read } for ... scontext=system_u:system_r:container_t:... tcontext=...", from
+        /var/log/audit/audit.log or ausearch): an error. Without the record, as a warning: a
+        "Permission denied" (EACCES) where the paste shows a container (docker/podman run -v
+        HOST:CTR, or the user saying it ran inside a container) and ls -l's SELinux mark (the '.'
+        after the mode) on the files.
+
+    Why it matters:
+        On SELinux hosts (Fedora, RHEL, CentOS and their kin) a container runs as container_t and
+        may read only files labelled for containers (container_file_t). A host directory
+        bind-mounted without relabelling keeps its label (user_home_t, var_run_t), and every
+        access from inside is denied although the mode and owner allow it.
+
+    How to fix:
+        Relabel a directory that only containers use with the volume option :Z (private) or :z
+        (shared); for system paths that must not be relabelled (home, /usr, the docker socket),
+        run that container with --security-opt label=disable. Do not turn SELinux off.
+
+    References:
+        - https://github.com/torvalds/linux/blob/master/security/selinux/avc.c (the AVC record)
+        - https://docs.docker.com/engine/storage/bind-mounts/#configure-the-selinux-label
+        - https://github.com/containers/podman/blob/main/docs/source/markdown/options/volume.md (Labeling Volume Mounts)
+        - https://www.gnu.org/software/coreutils/manual/html_node/What-information-is-listed.html (ls -l's '.')
+    """
+    denials = [s for s in _symptoms(f, "selinux:avc-denied") if s.get("stype") in _CONTAINER_DOMAINS]
+    if denials:
+        s = denials[0]
+        yield Hit(message=f"SELinux denied the container ({s.get('stype')}) {s.get('perms') or 'access'} on a "
+                          f"{s.get('tclass') or 'file'} labelled {s.get('ttype')} (line {s.get('line')}: \"{told_text(s)}\"): "
+                          "a bind-mounted host path keeps its host label unless the volume is relabelled",
+                  fix=_SELINUX_FIX, evidence=told_evidence(s))
+        return
+    denied = _symptoms(f, "errno:EACCES")
+    labelled = _symptoms(f, "selinux:ls-selinux-context-mark")
+    container = _symptoms(f, "docker_client:run-bind-mount") + _symptoms(f, "faq_containers:in-container-said")
+    if not (denied and labelled and container):
+        return
+    run = next((c for c in container if c.get("id") == "docker_client:run-bind-mount"), None)
+    if run is not None and str(run.get("spec") or "").rstrip('"').rsplit(":", 1)[-1].lower() in ("z", "z,ro", "ro,z"):
+        return   # already relabelled: the denial is something else
+    s = denied[0]
+    yield Hit(message=f"Permission denied inside a container (line {s.get('line')}: \"{told_text(s)}\") on a host whose "
+                      f"ls -l marks files with an SELinux context (line {labelled[0].get('line')}): the usual cause "
+                      "(docker's and podman's bind-mount docs) is SELinux denying container_t the host's labels; "
+                      "the AVC record confirms it",
+              severity="warning", fix=_SELINUX_FIX, evidence=told_evidence(s))
