@@ -1,6 +1,7 @@
 """Containers the user may not start or use for reasons of access on the node, not of the image:
 the docker CLI refused the daemon's socket (knowledge/messages/docker_client.toml), and SELinux
-denying a container the files bind-mounted into it (selinux.toml)."""
+denying a container the files bind-mounted into it (selinux.toml), and a container runtime the job
+calls that is not on PATH (shell.toml)."""
 
 from __future__ import annotations
 
@@ -120,3 +121,48 @@ def selinux_denies_container_access(f: FactView) -> Iterator[Hit]:
                       "(docker's and podman's bind-mount docs) is SELinux denying container_t the host's labels; "
                       "the AVC record confirms it",
               severity="warning", fix=_SELINUX_FIX, evidence=told_evidence(s))
+
+
+RUNTIME = "container-runtime-missing"
+_RUNTIME_FIX = ("command -v apptainer singularity podman enroot docker   # which runtimes this node has on PATH\n"
+                "module avail apptainer singularity podman 2>&1 | head   # a site that installs one as a module (then: module load apptainer)\n"
+                "ls -l /usr/bin/apptainer /usr/local/bin/apptainer /etc/apptainer/apptainer.conf 2>&1   # a system-wide install\n"
+                "# none: ask the administrators; Apptainer from conda-forge runs only where unprivileged user namespaces are "
+                "allowed (no setuid starter), and it must be on PATH where the program runs it (the job's node, not the login node)")
+
+
+@rule("ENV056", RUNTIME, "error", "a container runtime the job calls is not installed or not on PATH", impact=5)
+def container_runtime_missing(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, the shell finding no container runtime ("apptainer: command not found",
+        dash's "singularity: not found", zsh's "command not found: podman", tcsh's "Command not
+        found.") and Python's subprocess failing to start one ("FileNotFoundError: [Errno 2] No
+        such file or directory: 'apptainer'"), for apptainer, singularity, podman, docker,
+        enroot, Charliecloud's ch-run, sarus, shifter and udocker.
+
+    Why it matters:
+        Pipelines (Nextflow, Snakemake, tools that wrap their steps in containers) start the
+        runtime by name on the node where the step runs. A runtime installed only on the login
+        node, only as a module not loaded in the job, or into a conda environment the step does not
+        activate, is not there, and the step fails before any container starts.
+
+    How to fix:
+        See which runtimes the node has (command -v, module avail); load the site's module in
+        the job script; where none is installed, ask the administrators (Apptainer's setuid
+        install needs root; the conda-forge package needs unprivileged user namespaces).
+
+    References:
+        - https://www.gnu.org/software/bash/manual/bash.html#Command-Search-and-Execution
+        - https://docs.python.org/3/library/subprocess.html#exceptions (FileNotFoundError when the program is not found)
+        - https://apptainer.org/docs/admin/latest/installation.html (setuid and unprivileged installs, conda-forge)
+        - https://lmod.readthedocs.io/en/latest/010_user.html (module avail, module load)
+    """
+    told = catalogued(f, RUNTIME)
+    if not told:
+        return
+    s = told[0]
+    name = s.get("command") or s.get("zsh") or "the container runtime"
+    yield Hit(message=f"{name} is not on PATH where it was called (line {s.get('line')}: \"{told_text(s)}\"): not installed "
+                      "on this node, or a module or environment that provides it was not loaded there",
+              fix=_RUNTIME_FIX, evidence=told_evidence(s))

@@ -56,3 +56,19 @@ def test_an_avc_denial_of_a_container_domain_is_an_error(tmp_path):
     # the same record for a confined host daemon is not a container's
     assert not fired("selinux-denies-container-access",
                      paste_facts(tmp_path, example.replace("container_t", "httpd_t") + "\n"))
+
+
+@pytest.mark.parametrize("paste, name, line", [
+    ("pmat-23-python-apptainer-not-found.txt", "apptainer", 7),
+    ("bash-5.2-apptainer-command-not-found.txt", "apptainer", 1),
+    ("python-3.11-subprocess-singularity-not-found.txt", "singularity", None),
+])
+def test_a_container_runtime_not_on_path_is_named_with_where_to_find_one(paste, name, line):
+    (f,) = fired("container-runtime-missing", recorded_paste_facts(paste))
+    assert f.severity == "error" and f.message.startswith(f"{name} is not on PATH")
+    assert line is None or f"line {line}" in f.message
+    assert "command -v apptainer" in f.fix and "module avail" in f.fix
+
+
+def test_another_program_not_found_is_not_a_container_runtime():
+    assert not fired("container-runtime-missing", recorded_paste_facts("bash-5.2-batch-script-conda-command-not-found.txt"))
