@@ -32,7 +32,7 @@ MODULE_TOPIC = {
     "nccl_messages": "Network", "nccl_env": "Environment", "torch_messages": "Software stack", "cuda_toolkit": "Software stack", "rocm_devices": "GPU health", "rocm_support": "Software stack", "pcie_p2p": "GPU health",
     "tf_jax": "Software stack", "env_modules": "Environment", "mpi_messages": "Network", "numpy_abi": "Software stack", "job_setup": "Environment",
     "network_access": "Network", "gpu_access": "GPU health", "container_python": "Environment",
-    "limits": "Environment", "job_end": "Environment", "file_systems": "Environment", "remote_launch": "Network", "container_access": "Environment", "x11_forwarding": "Network", "downloads": "Network", "tensorrt": "Software stack", "caches": "Environment", "container_binds": "Environment", "container_storage": "Environment", "xla_libdevice": "Software stack", "gpu_faults": "GPU health",
+    "limits": "Environment", "job_end": "Environment", "file_systems": "Environment", "remote_launch": "Network", "container_access": "Environment", "x11_forwarding": "Network", "parallel_pools": "Network", "downloads": "Network", "tensorrt": "Software stack", "caches": "Environment", "container_binds": "Environment", "container_storage": "Environment", "xla_libdevice": "Software stack", "gpu_faults": "GPU health",
     "no_display": "Environment", "locales": "Environment", "slurm_requests": "Environment", "slurm_nodes": "Environment", "container_devices": "GPU health",
     "mpi_libraries": "Network", "mpi_network": "Network",
     "container_runtimes": "Environment", "registry_pulls": "Environment", "blas_threads": "Threads and placement", "compute_apis": "Software stack", "onnxruntime_install": "Software stack", "jetson_power": "GPU health", "jit_builds": "Software stack",
