@@ -18,7 +18,9 @@ _ISSUER = ("the certificate's issuer is in no CA bundle this client reads: usual
            "that re-signs TLS with the site's own CA, or a missing or outdated bundle (a slim image, an old ca-certificates)")
 _REASONS = (
     (re.compile(r"(?i)expired|not yet valid"),
-     "the certificate is outside its validity dates: the server's certificate has expired, or this node's clock is wrong"),
+     "a certificate of the chain is outside its validity dates: the server's has expired, this node's clock is wrong, "
+     "or an outdated CA bundle builds the chain through an expired root (Let's Encrypt's DST Root CA X3 expired on "
+     "2021-09-30; bundles without ISRG Root X1 then fail: update ca-certificates)"),
     (re.compile(r"(?i)hostname mismatch|ip address mismatch"),
      "the certificate names another host than the one asked for: a proxy answering for it, or a URL naming the "
      "server by another name or address"),
@@ -26,6 +28,8 @@ _REASONS = (
      "no issuer of the server's certificate is known here: the server sends no intermediate certificate, or a site "
      "proxy's CA is not in the bundle"),
 )
+_UPDATE = ("sudo yum update ca-certificates   # RHEL/CentOS (Debian/Ubuntu: sudo apt-get install --only-upgrade "
+           "ca-certificates; conda: conda update ca-certificates certifi): a current bundle holds the current roots\n")
 _BADFILE = "the CA bundle the client was pointed at (--cacert, CURL_CA_BUNDLE, REQUESTS_CA_BUNDLE) cannot be read"
 
 _CHECK = ("openssl s_client -connect HOST:443 -servername HOST </dev/null 2>&1 | grep -E ' [si]:|Verify return code'"
@@ -114,6 +118,7 @@ def tls_certificate_verify_failed(f: FactView) -> Iterator[Hit]:
         - https://pkg.go.dev/crypto/x509 (SSL_CERT_FILE, SSL_CERT_DIR on Unix)
         - https://docs.docker.com/engine/security/certificates/
         - https://nodejs.org/api/cli.html#node_extra_ca_certsfile
+        - https://letsencrypt.org/docs/dst-root-ca-x3-expiration-september-2021/ (an old bundle's expired root)
     """
     # wget's WARNING: --no-check-certificate let the download go on unverified; nothing failed
     told = [s for s in catalogued(f, TLS) if s.get("level") != "WARNING"]
@@ -125,9 +130,12 @@ def tls_certificate_verify_failed(f: FactView) -> Iterator[Hit]:
     client = _CLIENT.get(str(s.get("id")), "python")
     host = s.get("host")
     hedged = not str(s.get("id", "")).startswith("tls:")
+    why = _why(s)
+    # an expired chain is fixed by a current bundle, not by pointing the client at the same old one
+    update = _UPDATE if why is _REASONS[0][1] else ""
     yield Hit(message=f"{'conda says TLS failed, most likely' if hedged else 'a TLS certificate did not verify'}"
-                      f"{f' (for {host})' if host else ''}: {_why(s)} (line {s.get('line')}: \"{told_text(s)}\")",
-              fix=f"{_CHECK}\n{_FIX[client]}\n{_BUNDLE_NOTE}", evidence=told_evidence(s),
+                      f"{f' (for {host})' if host else ''}: {why} (line {s.get('line')}: \"{told_text(s)}\")",
+              fix=f"{_CHECK}\n{update}{_FIX[client]}\n{_BUNDLE_NOTE}", evidence=told_evidence(s),
               severity="warning" if hedged else None)
 
 

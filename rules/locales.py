@@ -15,7 +15,7 @@ from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 SYMBOL = "locale-not-available"
 # Perl's block lists the variables as NAME = "value" (or (unset)); LC_ALL wins over LC_*, which win over LANG.
 _SETTING = re.compile(r'\b(?P<name>LC_[A-Z]{1,14}|LANG) = "(?P<value>[^"]{1,60})"')
-_ASCII_ERRORS = ("locale:python-ascii-encode", "locale:python-ascii-decode")
+_ASCII_ERRORS = ("locale:python-ascii-encode", "locale:python-ascii-encode-characters", "locale:python-ascii-decode")
 # A locale name glibc can load is language[_territory][.codeset][@modifier], or C / POSIX (setlocale(3)).
 _NAMED = re.compile(r"^(?:[A-Za-z]{2,3}(?:_[A-Za-z]{2})?|C|POSIX)(?:\.[A-Za-z0-9-]{1,20})?(?:@[A-Za-z0-9]{1,20})?$")
 _ASCII_LOCALES = {"C", "POSIX", ""}
@@ -58,7 +58,7 @@ def _ascii_by_locale(f: FactView) -> bool:
 
 
 @rule("ENV029", SYMBOL, "error", "the locale the job asks for is not installed on the node, or Python encodes as ASCII",
-      impact=5)
+      impact=5, also={"info": "Python's ASCII codec error pasted with no locale shown: the usual cause, not a fact seen"})
 def locale_not_available(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -68,7 +68,9 @@ def locale_not_available(f: FactView) -> Iterator[Hit]:
         and click's "Click will abort further execution because Python was configured to use ASCII as
         encoding for the environment". Python's "'ascii' codec can't encode character" counts only
         when the environment shown says the locale is C, POSIX or unset: code that encodes to ASCII
-        itself fails the same way anywhere.
+        itself fails the same way anywhere. Pasted with no environment, that error (one character
+        or "characters in position N-M", Python 2's u'\\u2713' too) answers at info: the usual
+        cause, with the command that shows the encoding Python picked.
 
     Why it matters:
         ssh forwards the laptop's LANG and LC_* to the cluster (OpenSSH's SendEnv, on by default in
@@ -96,6 +98,9 @@ def locale_not_available(f: FactView) -> Iterator[Hit]:
     ascii_err = [s for s in f.get("ticket.symptoms") or [] if s.get("id") in _ASCII_ERRORS]
     if not told and ascii_err and _ascii_by_locale(f):
         told = ascii_err[:1]
+    if not told and ascii_err:
+        yield from _ascii_alone(ascii_err[0])
+        return
     if not told:
         return
     s = told[0]
@@ -126,3 +131,20 @@ def locale_not_available(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\")"
                       + (f"; here {', '.join(here)}" if here else ""),
               fix=fix, evidence=told_evidence(s))
+
+
+_ENCODING_CHECK = ("python3 -c 'import locale, sys; print(locale.getpreferredencoding(False), sys.stdout.encoding, "
+                   "sys.flags.utf8_mode)'   # in the same shell or job: ANSI_X3.4-1968 or ascii means the locale is C/POSIX or unset\n"
+                   "locale   # LANG and LC_* as this shell has them\n"
+                   "export LC_ALL=C.UTF-8 LANG=C.UTF-8 PYTHONIOENCODING=utf-8   # in the job script: a UTF-8 locale (locale -a lists "
+                   "them); PYTHONIOENCODING also covers Python 2 writing to a pipe or file")
+
+
+def _ascii_alone(s: dict) -> Iterator[Hit]:
+    """Python's ASCII codec error with no locale in sight: a C/POSIX or unset locale is the usual
+    cause (PEP 538 names it: Python 3.6 and older encode as ASCII there), but Python 2 writing to a
+    pipe, and code that asks for ASCII itself, fail the same way, so this is info."""
+    yield Hit(message=f"Python encoded text as ASCII (line {s.get('line')}: \"{told_text(s)}\"): the usual cause (PEP 538) is a "
+                      "C, POSIX or unset locale, under which Python 3.6 and older (and 3.7+ with coercion and UTF-8 mode off) "
+                      "pick ASCII; Python 2 also picks it when output goes to a pipe or file",
+              severity="info", fix=_ENCODING_CHECK, evidence=told_evidence(s))

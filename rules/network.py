@@ -257,7 +257,8 @@ def hostname_resolves_to_loopback(f: FactView) -> Iterator[Hit]:
         as Debian's and Ubuntu's installers write it ("127.0.1.1 <hostname>"); a warning in a job
         spanning several nodes, info otherwise. In a pasted log, torch's "Unable to resolve hostname
         to a (local) address. Using the loopback address as fallback." (ProcessGroupGloo), at info,
-        a warning beside Gloo's "connectFullMesh failed".
+        a warning beside Gloo's "connectFullMesh failed"; gloo's "connect [127.0.1.1]:3210:
+        Connection refused" (transport/tcp/pair.cc), a warning: a rank advertised a loopback address.
 
     Why it matters:
         Gloo (torch.distributed's CPU backend, vLLM's and SGLang's CPU groups) binds the address the
@@ -276,6 +277,17 @@ def hostname_resolves_to_loopback(f: FactView) -> Iterator[Hit]:
         - https://pypi.org/project/torch/2.13.0/ (libtorch_cpu.so: the Gloo loopback fallback warning)
     """
     told = catalogued(f, "hostname-resolves-to-loopback")
+    peer = next((s for s in f.get("ticket.symptoms") or []
+                 if s.get("id") == "torch:gloo-connect-peer-failed" and _loopback(str(s.get("peer") or ""))), None)
+    if not told and peer is not None:
+        # a rank connecting to a loopback address another rank advertised: that rank's name resolves to it
+        yield Hit(message=f"gloo connected to {peer.get('peer')}:{peer.get('port')}, a loopback address another rank "
+                          f"advertised (line {peer.get('line')}: \"{told_text(peer)}\"): that rank's host name resolves to "
+                          "loopback (Debian's and Ubuntu's 127.0.1.1 line in /etc/hosts), so ranks on other nodes cannot reach it",
+                  fix=_loopback_fix(f), evidence={"ticket.line": peer.get("line"), "message": peer.get("id")},
+                  # 127.0.1.1 is only ever a host name's line; 127.0.0.1 is also a one-node job's own choice
+                  severity=None if str(peer.get("peer")) == "127.0.1.1" else "info")
+        return
     if told:
         s = told[0]
         mesh = any(t.get("id") == "torch:gloo-connect-full-mesh-failed" for t in f.get("ticket.symptoms") or [])

@@ -112,3 +112,15 @@ def test_silent_on_public_indexes_and_pips_file_url_bug():
 def test_nodes_codes_are_the_same_refusal():
     (f,) = fired("tls-certificate-verify-failed", recorded_paste_facts("node-20-tls-verify-failed.txt"))
     assert "export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt" in f.fix and "npm config set cafile" in f.fix
+
+
+@pytest.mark.parametrize("paste, host", [
+    ("manylinux-1203-wget-expired-lets-encrypt-chain.txt", "ufpr.dl.sourceforge.net"),
+    ("openssh-rpms-3-wget-en-quot-expired-chain.txt", "www.openssl.org"),   # en@quot's U+2019 apostrophe
+])
+def test_wgets_expired_chain_is_read_with_its_reason_and_answered_with_a_current_bundle(paste, host):
+    # the reason is wget's next line ("  Issued certificate has expired."), src/openssl.c
+    (f,) = fired("tls-certificate-verify-failed", recorded_paste_facts(paste))
+    assert f.severity == "error" and f"(for {host})" in f.message
+    assert "outside its validity dates" in f.message and "DST Root CA X3" in f.message
+    assert "sudo yum update ca-certificates" in f.fix and "--no-check-certificate" not in f.fix

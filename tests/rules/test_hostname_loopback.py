@@ -79,3 +79,15 @@ def test_glooss_loopback_fallback_alone_is_info():
             "address as fallback. Manually set the network interface to bind to with GLOO_SOCKET_IFNAME. (function operator())\n")
     (f,) = fired("hostname-resolves-to-loopback", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
     assert f.severity == "info" and "harmless on one node" in f.message
+
+
+def test_glooss_connect_to_127_0_1_1_is_a_peer_advertising_its_host_names_loopback():
+    # gloo/transport/tcp/pair.cc: "connect " + peer + ": " + strerror(SO_ERROR)
+    (f,) = fired("hostname-resolves-to-loopback", recorded_paste_facts("pytorch-15592-gloo-connect-loopback-refused.txt"))
+    assert f.severity == "warning" and "127.0.1.1:3210" in f.message and "line 8" in f.message
+    assert "GLOO_SOCKET_IFNAME" in f.fix
+
+
+def test_a_gloo_peer_that_exited_on_one_node_is_not_the_host_name():
+    # "Connection closed by peer [127.0.0.1]" is a crashed rank, not an advertised loopback address
+    assert not fired("hostname-resolves-to-loopback", recorded_paste_facts("torch-2.13-gloo-peer-exited.txt"))

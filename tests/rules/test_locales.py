@@ -37,9 +37,13 @@ def test_clicks_refusal_says_python_encodes_as_ascii_and_ignores_its_own_advice_
     assert "here" not in f.message
 
 
-def test_an_ascii_codec_error_alone_is_not_the_locale(tmp_path):
-    # code that encodes to ASCII itself fails the same way under any locale
-    assert not fired("locale-not-available", recorded_paste_facts("debian12-python-c-locale-ascii-print.txt"))
+@pytest.mark.parametrize("paste, line", [("debian12-python-c-locale-ascii-print.txt", 3),
+                                         ("python-3.11-c-locale-ascii-print-characters.txt", 3),
+                                         ("python-2.7-c-locale-ascii-print.txt", 3)])
+def test_an_ascii_codec_error_alone_is_only_the_usual_cause(paste, line):
+    # code that encodes to ASCII itself (or Python 2 writing to a pipe) fails the same way under any locale
+    (f,) = fired("locale-not-available", recorded_paste_facts(paste))
+    assert f.severity == "info" and f"line {line}" in f.message and "getpreferredencoding" in f.fix
 
 
 def test_an_ascii_codec_error_under_the_c_locale_the_paste_sets_is(tmp_path):
