@@ -1,0 +1,69 @@
+"""A clock out of step: this node's, or the file server's or KDC's it is compared with. Programs say so
+when they compare the clock with a time written elsewhere (knowledge/messages/clock.toml: make, tar,
+Kerberos), and a TLS client calls a freshly issued certificate "not yet valid" when the clock is behind."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+SYMBOL = "system-clock-wrong"
+_KERBEROS = "clock:krb5-clock-skew-too-great"
+
+_FIX = ("date -u; timedatectl status   # 'System clock synchronized: no' or a time that is off: this node's clock\n"
+        "chronyc tracking || ntpq -p   # the time service's offset from its servers (chrony, or ntpd)\n"
+        "sudo chronyc makestep   # administrators: step the clock now (ntpd: sudo systemctl restart ntpd), then keep chronyd running\n"
+        "stat -c '%y %n' FILE; ssh FILESERVER date -u   # for make and tar: the file's time against the clock of the host that wrote it")
+
+
+def _not_yet_valid(f: FactView) -> Optional[dict]:
+    """A TLS client's refusal of a certificate that is not valid yet (OpenSSL's reason 9, wget's words)."""
+    return next((s for s in f.get("ticket.symptoms") or [] if str(s.get("id", "")).startswith("tls:")
+                 and "not yet valid" in (str(s.get("reason", "")) + str(s.get("text", ""))).lower()), None)
+
+
+@rule("SYS021", SYMBOL, "error", "the clock is out of step with the hosts it is compared with", impact=5,
+      also={"warning": "file times ahead of the clock, or a certificate not valid yet: the usual cause, not shown"})
+def system_clock_wrong(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket: Kerberos' "Clock skew too great" (KRB5KRB_AP_ERR_SKEW), an error; GNU
+        make's "Clock skew detected" or "File '...' has modification time N s in the future", GNU
+        tar's "time stamp ... is N s in the future", and a TLS client's "certificate is not yet
+        valid" (OpenSSL's reason 9, wget's "Issued certificate not yet valid"), warnings: each
+        means a clock is off, this node's or the one of the host that wrote the file.
+
+    Why it matters:
+        make decides what to rebuild from times and may skip stale targets; Kerberos refuses
+        tickets beyond its allowed skew (5 minutes by default), so logins and Kerberised NFS
+        fail; TLS refuses certificates outside their validity window.
+
+    How to fix:
+        Compare the clock with its time service (timedatectl, chronyc tracking), step it (chronyc
+        makestep) and keep chronyd or ntpd running; for make and tar compare with the clock of
+        the file server that wrote the files.
+
+    References:
+        - https://www.gnu.org/software/make/manual/make.html (make's use of modification times)
+        - https://web.mit.edu/kerberos/krb5-latest/doc/admin/conf_files/krb5_conf.html (clockskew, 300 s by default)
+        - https://docs.openssl.org/3.0/man1/openssl-verify/ (X509_V_ERR_CERT_NOT_YET_VALID: certificate is not yet valid)
+        - https://chrony-project.org/doc/4.3/chronyc.html (tracking, makestep)
+    """
+    told = catalogued(f, SYMBOL)
+    kerberos = next((s for s in told if s.get("id") == _KERBEROS), None)
+    if kerberos is not None:
+        yield Hit(message=f"Kerberos refused the exchange because the clocks differ by more than it allows (line "
+                          f"{kerberos.get('line')}: \"{told_text(kerberos)}\"): this node's clock or the KDC's is wrong",
+                  fix=_FIX, evidence=told_evidence(kerberos))
+        return
+    said = told[0] if told else _not_yet_valid(f)
+    if said is None:
+        return
+    what = ("a certificate that is not valid yet: the usual cause is this node's clock being behind"
+            if str(said.get("id", "")).startswith("tls:") else
+            "a file time ahead of this node's clock: this node's clock is behind, or the clock of the host that wrote the file is ahead")
+    yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": {what}",
+              fix=_FIX, evidence=told_evidence(said), severity="warning")

@@ -1,0 +1,43 @@
+"""system-clock-wrong on outputs recorded on the development VM (GNU make 4.3, GNU tar 1.34 meeting a
+file dated in the future; tests/fixtures/pastes/SOURCES.md) and on the emitters' strings."""
+
+from __future__ import annotations
+
+import pytest
+
+from rulekit import facts, fired, recorded_paste_facts
+from hpcdoctor.triage.messages import find_messages
+
+
+def _told(text):
+    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
+
+
+@pytest.mark.parametrize("paste, quoted", [
+    ("make-4.3-file-in-the-future.txt", "has modification time 3599 s in the future"),
+    ("tar-1.34-time-stamp-in-the-future.txt", "time stamp 2026-11-26 23:06:29"),
+])
+def test_file_times_ahead_of_the_clock_are_a_warning(paste, quoted):
+    (f,) = fired("system-clock-wrong", recorded_paste_facts(paste))
+    assert f.severity == "warning" and quoted in f.message and "clock" in f.message
+    assert "timedatectl status" in f.fix and "chronyc tracking" in f.fix
+
+
+def test_kerberos_skew_is_an_error():
+    # libkrb5.so.3 (MIT krb5 1.20.1) error table text for KRB5KRB_AP_ERR_SKEW
+    (f,) = fired("system-clock-wrong", _told("Clock skew too great\n"))
+    assert f.severity == "error" and "Kerberos" in f.message
+
+
+def test_a_certificate_not_yet_valid_is_a_warning():
+    # CPython _ssl.c's format with OpenSSL 3.0's reason 9 (tls.toml's source)
+    text = ("ssl.SSLCertVerificationError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: "
+            "certificate is not yet valid (_ssl.c:1006)\n")
+    (f,) = fired("system-clock-wrong", _told(text))
+    assert f.severity == "warning" and "behind" in f.message
+
+
+def test_silent_on_an_expired_certificate_and_a_healthy_build():
+    # an expired chain is the server's or the CA bundle's age, not the clock (tls-certificate-verify-failed answers it)
+    assert not fired("system-clock-wrong", recorded_paste_facts("manylinux-1203-wget-expired-lets-encrypt-chain.txt"))
+    assert not fired("system-clock-wrong", recorded_paste_facts("openssh-rpms-3-wget-en-quot-expired-chain.txt"))
