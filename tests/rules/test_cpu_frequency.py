@@ -73,3 +73,28 @@ def test_the_users_words_are_info():
 @pytest.mark.parametrize("paste", ["likwid-459-perf-event-paranoid-blocks-uncore-events.txt", "gcc-12-mpi-h-missing.txt"])
 def test_silent_in_pastes_that_say_nothing_of_the_governor(paste):
     assert not fired("cpu-governor-pins-min-frequency", recorded_paste_facts(paste))
+
+
+# The firmware's form: acpi-cpufreq's bios_limit (cpufreq.rst: the upper limit the platform firmware
+# tells the OS to apply) at the hardware's minimum, as a node stuck in a BIOS low-power state shows it;
+# a policy of the shape acpi-cpufreq reports (kHz), the lowest clock as ddf-pipeline#85's nodes ran (1 GHz).
+_POLICY = {"scaling_driver": "acpi-cpufreq", "scaling_governor": "ondemand", "cpuinfo_min_freq": 1000000,
+           "cpuinfo_max_freq": 3700000, "scaling_min_freq": 1000000, "scaling_max_freq": 3700000}
+
+
+def test_a_firmware_limit_at_the_minimum_holds_every_cpu_low(tmp_path):
+    g = _node(tmp_path, bios_limit=1000000, scaling_cur_freq=1000000, **_POLICY)
+    assert g["facts"]["cpu"]["cpufreq"]["bios_limit"] == 1000000
+    (f,) = fired("cpu-governor-pins-min-frequency", g)
+    assert f.severity == "warning" and "bios_limit" in f.message and "3700000 kHz" in f.message
+    assert "cpufreq/bios_limit" in f.fix
+
+
+def test_a_firmware_limit_at_the_maximum_is_no_limit(tmp_path):
+    assert not fired("cpu-governor-pins-min-frequency", _node(tmp_path, bios_limit=3700000, **_POLICY))
+
+
+def test_no_bios_limit_file_is_no_limit_known(tmp_path):
+    g = _node(tmp_path, **_POLICY)
+    assert not isinstance(g["facts"]["cpu"]["cpufreq"].get("bios_limit"), int)
+    assert not fired("cpu-governor-pins-min-frequency", g)
