@@ -1,7 +1,8 @@
 """Shared memory the user's processes left behind: POSIX segments (files in /dev/shm, which shm_open
 creates and only shm_unlink or a reboot removes) that no process of the user has open or mapped, and
 System V segments (/proc/sysvipc/shm) of the user with no process attached. A program that crashes
-leaves both; they hold memory and /dev/shm room until removed."""
+leaves both; they hold memory and /dev/shm room until removed. /dev/shm's size is the memory check's
+(memory.shm_size_bytes), read once there."""
 
 from __future__ import annotations
 
@@ -62,7 +63,6 @@ def posix_orphans() -> Dict[str, Any]:
                 st = entry.stat(follow_symlinks=False)
                 if stat.S_ISREG(st.st_mode) and st.st_uid == uid:
                     mine[entry.path] = st.st_blocks * 512   # what tmpfs holds, not the sparse length
-        vfs = os.statvfs(SHM_DIR)
     except OSError as exc:
         raise Missing(f"{SHM_DIR}: {exc.strerror or exc}") from None
     held = _held_paths(uid, deadline) if mine else set()
@@ -71,8 +71,7 @@ def posix_orphans() -> Dict[str, Any]:
     orphans = sorted(((p, b) for p, b in mine.items() if p not in held), key=lambda x: -x[1])
     return {"uid": uid, "files": len(mine), "complete": seen <= MAX_FILES,
             "orphans": len(orphans), "orphan_bytes": sum(b for _, b in orphans),
-            "largest": [{"path": p, "bytes": b} for p, b in orphans[:8]],
-            "size_bytes": vfs.f_blocks * vfs.f_frsize, "free_bytes": vfs.f_bavail * vfs.f_frsize}
+            "largest": [{"path": p, "bytes": b} for p, b in orphans[:8]]}
 
 
 def parse_sysvipc_shm(text: str, uid: int) -> Dict[str, Any]:

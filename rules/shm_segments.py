@@ -69,7 +69,7 @@ def stale_shm_segments(f: FactView) -> Iterator[Hit]:
     seg = f["shm_segments.posix"]
     sysv = f.get("shm_segments.sysv")
     sysv_bytes = sysv.get("orphan_bytes", 0) if isinstance(sysv, dict) else 0
-    size = seg.get("size_bytes")
+    size = f.get("memory.shm_size_bytes")
     if not isinstance(size, int) or size <= 0:
         return
     stale = int(seg.get("orphan_bytes") or 0) + int(sysv_bytes or 0)
@@ -86,5 +86,6 @@ def stale_shm_segments(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"this user's shared memory left by runs that ended: {' and '.join(said)}, "
                       f"{stale / size:.0%} of /dev/shm ({size / _MIB:.0f} MiB); it stays until removed or the node reboots",
               fix=(_LOOK + rm + (_SYSV_RM if isinstance(sysv, dict) and sysv.get("orphans") else "")).rstrip("\n"),
-              evidence={"shm_segments.posix": {k: seg.get(k) for k in ("files", "orphans", "orphan_bytes", "size_bytes", "free_bytes")},
+              evidence={"shm_segments.posix": {k: seg.get(k) for k in ("files", "orphans", "orphan_bytes")},
+                        "memory.shm_size_bytes": size,
                         "shm_segments.sysv": sysv if isinstance(sysv, dict) else None, "threshold_fraction": fraction})

@@ -42,10 +42,9 @@ def test_no_claim_without_a_segment_in_the_paste(paste):
 
 def _live(orphan_bytes, size=1024 * MIB, sysv_bytes=0, orphans=2):
     posix = {"uid": 1000, "files": 3, "complete": True, "orphans": orphans if orphan_bytes else 0, "orphan_bytes": orphan_bytes,
-             "largest": [{"path": "/dev/shm/psm_a1", "bytes": orphan_bytes}] if orphan_bytes else [],
-             "size_bytes": size, "free_bytes": size - orphan_bytes}
+             "largest": [{"path": "/dev/shm/psm_a1", "bytes": orphan_bytes}] if orphan_bytes else []}
     sysv = {"orphans": 1 if sysv_bytes else 0, "orphan_bytes": sysv_bytes, "shmids": [32770] if sysv_bytes else []}
-    return facts("cpu-kvm-2core", **{"shm_segments.posix": posix, "shm_segments.sysv": sysv})
+    return facts("cpu-kvm-2core", **{"shm_segments.posix": posix, "shm_segments.sysv": sysv, "memory.shm_size_bytes": size})
 
 
 def test_live_leftovers_holding_a_quarter_of_dev_shm():
