@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView, MissingFact
+from hpcdoctor.knowledge.wheels import first_toolkit_for
 from hpcdoctor.rules._common import catalogued, cuda_gpus, gpu_of_ticket, told_evidence, told_text, version_of
 
 SYMBOL = "cuda-libraries-predate-gpu"
@@ -16,11 +16,6 @@ _CHECK = ("python3 -c 'import torch; print(torch.version.cuda, torch.cuda.get_de
           "torch.cuda.get_device_capability())'   # the CUDA release of torch's libraries, and the GPU")
 _WHEEL = ("python3 -m pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu{tag}   "
           "# a build of CUDA {need} or newer (keep torchaudio/torchvision of the same release); conda: pytorch-cuda={need}")
-
-
-def _first_cuda(cc: str) -> Optional[str]:
-    """The first CUDA release that knows compute capability ``cc`` (cuda.toml, clang's table)."""
-    return knowledge.load("cuda")["arch_min_toolkit"].get(cc.replace(".", ""))
 
 
 def _minor(value) -> Optional[object]:
@@ -91,7 +86,7 @@ def cuda_libraries_predate_gpu(f: FactView) -> Iterator[Hit]:
     s = told[0]
     said = f"line {s.get('line')}: \"{told_text(s)}\""
     gpu = gpu_of_ticket(f)
-    need = _first_cuda(gpu["cc"]) if gpu else None
+    need = first_toolkit_for(gpu["cc"]) if gpu else None
     build = _build_cuda(f)
     if gpu and need and build:
         if build[0] >= version_of(need):
@@ -101,7 +96,7 @@ def cuda_libraries_predate_gpu(f: FactView) -> Iterator[Hit]:
                           "has no code for it (PyTorch's maintainers, pytorch#88038)",
                   fix=_fix(need), evidence=told_evidence(s))
         return
-    ada = _first_cuda("8.9")
+    ada = first_toolkit_for("8.9")
     if build and not gpu and build[0] < version_of(ada):
         yield Hit(message=f"cuFFT failed ({said}) and {build[1]}, older than CUDA {ada}, the first for Ada (8.9) and "
                           "Hopper (9.0) GPUs: on such a GPU its cuFFT has no code for the architecture (pytorch#88038)",
@@ -124,7 +119,7 @@ def _live(f: FactView) -> Iterator[Hit]:
         return
     for g in gpus:
         cc = g.get("compute_capability")
-        need = _first_cuda(cc) if isinstance(cc, str) else None
+        need = first_toolkit_for(cc) if isinstance(cc, str) else None
         if need and build < version_of(need):
             yield Hit(message=f"torch is built with CUDA {build} and {g.get('name')} is compute capability {cc}, first "
                               f"known to CUDA {need}: torch's kernels may reach it through PTX, its cuFFT and cuBLAS do not "

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
+from hpcdoctor.knowledge.wheels import first_toolkit_for
 from hpcdoctor.rules._common import first_symptom, ticket_evidence, told_text
 
 _ARCH = re.compile(r"(?:sm|compute|lto)_(\d{2,3}[af]?)$")
@@ -46,8 +46,7 @@ def nvcc_too_old_for_gpu(f: FactView) -> Iterator[Hit]:
     if m is None:
         return
     arch = m.group(1)
-    firsts = knowledge.load("cuda").get("arch_min_toolkit", {})
-    need = firsts.get(arch)
+    need = first_toolkit_for(arch)
     if need is None:
         return  # 7.2 and older are dropped by newer nvcc; an architecture not in the table is not judged
     digits = re.match(r"\d+", arch).group(0)
@@ -55,7 +54,7 @@ def nvcc_too_old_for_gpu(f: FactView) -> Iterator[Hit]:
     fixes = [f"nvcc --version; ls -d /usr/local/cuda-*   # the toolkit the build ran, and others installed: "
              f"sm_{arch} needs CUDA {need} or newer (then export CUDA_HOME=/usr/local/cuda-X.Y "
              f"PATH=/usr/local/cuda-X.Y/bin:$PATH)"]
-    base = firsts.get(f"{major}0")
+    base = first_toolkit_for(f"{major}0")
     if minor != "0" and not arch[-1].isalpha() and base is not None:
         fixes.append(f'export TORCH_CUDA_ARCH_LIST="{major}.0+PTX"   # for a torch.utils.cpp_extension build with '
                      f"CUDA {base} or newer: sm_{major}0 code and PTX, which a compute {major}.{minor} GPU runs")

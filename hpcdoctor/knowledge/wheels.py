@@ -40,6 +40,12 @@ def arch_supported(cc: str, arch_list) -> bool:
     return False
 
 
+def first_toolkit_for(arch: str) -> Optional[str]:
+    """The first CUDA release that builds for an architecture, named as a compute capability
+    ("8.9") or nvcc's digits ("89", "90a") (cuda.toml [arch_min_toolkit]); None where it is not listed."""
+    return knowledge.load("cuda").get("arch_min_toolkit", {}).get(arch.replace(".", ""))
+
+
 def required_driver(runtime: str, windows: bool = False, config: Optional[Dict[str, Any]] = None) -> Optional[str]:
     """The lowest driver that runs a CUDA runtime: the major's minor-version-compatibility minimum
     from CUDA 11 on, the toolkit's own driver before."""

@@ -470,3 +470,10 @@ def test_unsourced_rocm_releases_are_not_guessed(version):
     (script reworked for TheRock in July 2026, text not readable) have no primary source: their list
     is unknown, never borrowed from a neighbouring release."""
     assert wheels.wheel_arch_list(version) is None
+
+
+def test_first_toolkit_reads_a_capability_or_nvcc_digits_alike():
+    # cuda.toml [arch_min_toolkit]: one lookup for "8.9" (a GPU's capability) and "89"/"90a" (nvcc's sm_ digits)
+    assert wheels.first_toolkit_for("8.9") == wheels.first_toolkit_for("89") == "11.8"
+    assert wheels.first_toolkit_for("90a") == "12.0"
+    assert wheels.first_toolkit_for("1.0") is None
