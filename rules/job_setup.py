@@ -23,7 +23,8 @@ _BEFORE = "   # in the script, before its first conda activate line"
 
 
 @rule("ENV026", "conda-activate-not-initialised", "error",
-      "conda activate in a shell where conda's shell function was never set up", impact=6)
+      "conda activate in a shell where conda's shell function was never set up", impact=6,
+      also={"info": "the shell's own \"conda: command not found\": conda is not on PATH, for one of three reasons the line cannot tell apart"})
 def conda_activate_not_initialised(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -33,8 +34,10 @@ def conda_activate_not_initialised(f: FactView) -> Iterator[Hit]:
         "CondaError: Run 'conda init' before 'conda activate'", mamba 1.x's "Run 'mamba init' to be
         able to run mamba activate/deactivate", micromamba's and mamba 2's "'micromamba' is running
         as a subprocess and can't modify the parent shell" and "critical libmamba Shell not
-        initialized"; and the shells' own "conda: command not found" (bash, dash, zsh, fish and tcsh
-        forms) when conda is not on the job's PATH at all.
+        initialized"; and, at info, the shells' own "conda: command not found" (bash, dash, zsh, fish
+        and tcsh forms) when conda is not on the shell's PATH at all: a job's shell that read no
+        ~/.bashrc, a site module not loaded, or a conda never installed for this user (a guide's
+        install step skipped) all print it, so it names no fault of the node.
 
     Why it matters:
         Activation changes the calling shell's PATH, so it works only as a shell function, which
@@ -84,9 +87,12 @@ def conda_activate_not_initialised(f: FactView) -> Iterator[Hit]:
             (_BEFORE if tool == "conda" else "   # in the script; then conda activate in place of mamba activate")
     else:
         tool = s.get("command") or s.get("zsh") or s.get("fish") or "conda"
-        what = f"the job's shell has no {tool} on PATH {quoted}: it did not read what puts it there (conda init's block in ~/.bashrc, a module)"
+        what = (f"the shell has no {tool} on PATH {quoted}: it did not read what puts it there (conda init's block in "
+                f"~/.bashrc, a module), or no {tool} was installed for this user yet")
         fix = (f"module spider {tool}   # the site's {tool} modules (module avail {tool} on Tcl modules): load one in the script, "
                "then source its etc/profile.d/conda.sh; a conda of your own: source that file by its full path")
+        yield Hit(message=what, fix=fix, evidence=told_evidence(s), severity="info")
+        return
     yield Hit(message=what, fix=fix, evidence=told_evidence(s))
 
 

@@ -33,6 +33,10 @@ _SSHD_FIX = ("ps -o pid,args -C sshd   # on the other node: an sshd started with
 _MAXSTARTUPS_FIX = ("sshd -T | grep -i maxstartups   # on the node that drops connections (as root): default 10:30:100\n"
                     "mpirun --mca plm_rsh_num_concurrent 8 -np 64 --hostfile hosts ./app   # Open MPI: fewer ssh connections "
                     "at once; or raise MaxStartups in /etc/ssh/sshd_config (the administrators)")
+# strerror(ETIMEDOUT) is "Operation timed out" in the BSDs' libc, which macOS's derives from (FreeBSD
+# lib/libc/gen/errlst.c, errno 60), and "Connection timed out" in glibc and musl: a connect failure in
+# the BSD wording came from a user's own Mac, not from a Linux node reaching another.
+_BSD_CLIENT = ("Operation timed out",)
 _CHECK = ('for h in $(scontrol show hostnames "$SLURM_JOB_NODELIST"); do ssh -o BatchMode=yes "$h" true '
           '|| echo "ssh to $h refused"; done   # inside the job: which nodes refuse')
 _KEYS = ("# without Slurm, or where the site allows ssh between a job's nodes (home shared by the nodes):\n"
@@ -78,7 +82,9 @@ def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
         multi-node runner) "pdsh@<host>: <node>: ssh exited with exit code 255"; Open MPI's "ORTE
         was unable to reliably start one or more daemons" beside one of them names mpirun's
         ssh launcher. ssh to a code forge (git@github.com) is git's, not a launcher's, and is
-        left alone. The server's side: sshd's "Server will not fork when running in debugging
+        left alone, and so is a connect failure in the BSD libc's words ("Operation timed out",
+        which Linux spells "Connection timed out"): that ssh ran on the user's own Mac, reaching
+        the cluster from outside, not on a node. The server's side: sshd's "Server will not fork when running in debugging
         mode." (sshd -d serves one connection and exits; a warning alone, an error beside a
         refusal), its "drop connection #n from [addr]:port on [addr]:22 past MaxStartups", and a
         user saying the other node's sshd quits (info).
@@ -105,10 +111,12 @@ def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
         - https://man.openbsd.org/ssh (StrictHostKeyChecking, BatchMode, authorized_keys)
         - https://github.com/openssh/openssh-portable/blob/V_10_5_P1/sshd.c (debug mode, drop_connection)
         - https://man.openbsd.org/sshd_config#MaxStartups
+        - https://github.com/freebsd/freebsd-src/blob/main/lib/libc/gen/errlst.c (60 - ETIMEDOUT "Operation timed out")
     """
     told = [s for s in catalogued(f, SYMBOL) if not _to_a_forge(s)]
     debug = next((s for s in told if s.get("id") == "openssh:sshd-debug-no-fork"), None)
-    refusals = [s for s in told if str(s.get("id", "")).startswith("openssh:") and s is not debug]
+    refusals = [s for s in told if str(s.get("id", "")).startswith("openssh:") and s is not debug
+                and not (s.get("id") == "openssh:connect-to-host-failed" and s.get("reason") in _BSD_CLIENT)]
     if debug is not None:
         yield Hit(message=f"the other node's sshd runs in debug mode (line {debug.get('line')}: \"{told_text(debug)}\"): "
                           "sshd -d serves one connection and exits, so every later ssh to that node is refused"

@@ -70,3 +70,12 @@ def test_openssh_75_and_older_refusal_names_no_host():
     assert not fired("ssh-between-nodes-refused", _told(git))
     # a program's "Permission denied (os error 13)" is an errno, not ssh's list of methods
     assert not fired("ssh-between-nodes-refused", _told("error: IO Error: Permission denied (os error 13)\n"))
+
+
+def test_a_timeout_in_the_bsd_libcs_words_is_the_users_mac_not_a_node():
+    # set M's healthy control: ssh from the user's Mac to a renamed login host ("Operation timed out"
+    # is macOS's strerror(ETIMEDOUT); a Linux node prints "Connection timed out")
+    paste = recorded_paste_facts("arjunausers-283-ssh-timeout-from-macos-healthy.txt")
+    said = [s for s in paste["facts"]["ticket"]["symptoms"] if s.get("id") == "openssh:connect-to-host-failed"]
+    assert [s.get("reason") for s in said] == ["Operation timed out"]   # read, and kept out of the rule
+    assert not fired("ssh-between-nodes-refused", paste)
