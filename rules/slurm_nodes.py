@@ -1,7 +1,10 @@
 """A node whose slurmd cannot start batch jobs: its SlurmdSpoolDir, where slurmstepd writes each
-job's script before running it, is gone, hidden from the job, full or not executable. Read from
-slurmstepd's own lines (knowledge/messages/slurm.toml, from src/slurmd/slurmstepd/mgr.c and task.c);
-the fault is the node's, so the fix is the administrators' and, meanwhile, another node."""
+job's script before running it, is gone, hidden from the job, full or not executable (slurmstepd's
+own lines, knowledge/messages/slurm.toml, from src/slurmd/slurmstepd/mgr.c and task.c); or the job's
+launch there failed before the script ran, so Slurm held it and drained the node (the held job's
+reason and the drain reason, knowledge/messages/slurm_launch.toml, from src/slurmctld/job_mgr.c and
+src/slurmd/slurmd/req.c). The fault is the node's, so the fix is the administrators' and, meanwhile,
+another node."""
 
 from __future__ import annotations
 
@@ -89,3 +92,68 @@ def slurmd_spool_broken(f: FactView) -> Iterator[Hit]:
     fix = _FIX.replace("/var/spool/slurmd   # on the node (the configured path)", f"{shlex.quote(spool)}   # on the node") \
         .replace("df -h /var/spool/slurmd", f"df -h {shlex.quote(spool)}") if spool else _FIX
     yield Hit(message=message, fix=fix, evidence=told_evidence(s), **({} if firm else {"severity": "warning"}))
+
+
+LAUNCH = "slurm-job-launch-failed-on-node"
+_HELD = {
+    "slurm_launch:launch-failed-requeued-held": "Slurm requeued the job held after its node failed to launch it",
+    "slurm_launch:user-env-retrieval-failed-requeued-held": "Slurm requeued the job held after its node could not read the "
+                                                           "user's login environment (--get-user-env)",
+    "slurm_launch:launch-failure-limit-exceeded-requeued-held": "Slurm stopped requeueing the job after more failed launches "
+                                                               "than MaxBatchRequeue allows",
+}
+_LAUNCH_FIX = ("sinfo -R   # the node Slurm drained and why (\"Prolog error\", \"Job env setup error\")\n"
+               "scontrol show job JOBID | grep -E 'JobState|Reason|BatchHost|NodeList'   # the held job and the node it failed on\n"
+               "scontrol release JOBID   # once the node is fixed, or scancel it and resubmit with sbatch --exclude=NODE\n"
+               "# administrators, on that node: slurmd's log (SlurmdLogFile, or journalctl -u slurmd) around the job id: "
+               "the Prolog's exit status and output, a user the node cannot look up (id USER), or munge refusing "
+               "credentials from a clock that is off (munge -n | unmunge; chronyc tracking)")
+
+
+@rule("SYS023", LAUNCH, "error",
+      "the node failed to start the batch job before its script ran: Slurm held the job (and drains the node)", impact=7)
+def slurm_job_launch_failed_on_node(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted squeue, scontrol or job listing, a job Slurm requeued held because its node
+        could not start it: "launch failed requeued held" (scontrol: launch_failed_requeued_held),
+        "user env retrieval failed requeued held" and "launch failure limit exceeded requeued
+        held"; the drain reasons the node then gets ("Prolog error", "Job env setup error",
+        "Prolog/Epilog failure" in sinfo -R or scontrol show node); slurmd's "prolog failed
+        status=N:M" and the job's "Prolog failure on node NODE".
+
+    Why it matters:
+        slurmd fails a batch launch before the user's script starts: the node's Prolog exited
+        non-zero, the user's environment or identity could not be read there, or slurmstepd could
+        not be started (a credential munge refuses, a node whose clock is off). Slurm then holds
+        the job with priority 0, so it never starts by itself, and drains the node; every job
+        sent there fails the same way until the node is fixed. Nothing in the job script causes
+        it, and resubmitting unchanged to the same node repeats it.
+
+    How to fix:
+        See which node failed and why (sinfo -R, scontrol show job), release or resubmit the job
+        away from that node, and report the node to the administrators, who read slurmd's log
+        there: the Prolog's exit status and output, user lookup (id USER), munge and the clock.
+
+    References:
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmctld/job_mgr.c (_job_complete, _handle_requeue_limit)
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmd/slurmd/req.c (_launch_job_fail)
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmctld/node_mgr.c (Prolog error, Job env setup error)
+        - https://slurm.schedmd.com/prolog_epilog.html (a Prolog that fails drains the node and requeues the job held)
+        - https://slurm.schedmd.com/slurm.conf.html#OPT_MaxBatchRequeue
+    """
+    told = catalogued(f, LAUNCH)
+    if not told:
+        return
+    held = next((s for s in told if s.get("id") in _HELD), None)
+    node = next((s for s in told if s is not held), None)
+    s = held or node
+    if held is not None:
+        what = f"{_HELD[str(held.get('id'))]} (line {held.get('line')}: \"{told_text(held)}\"): the script never ran"
+        if node is not None:
+            what += f"; the node's side (line {node.get('line')}: \"{told_text(node)}\")"
+    else:
+        what = (f"the node failed a job before its script ran (line {s.get('line')}: \"{told_text(s)}\"): Slurm requeues "
+                "such a job held and drains the node")
+    yield Hit(message=what + ". The fault is the node's (its Prolog, user lookup, slurmd or munge), not the job script's",
+              fix=_LAUNCH_FIX, evidence=told_evidence(s))
