@@ -74,3 +74,55 @@ def opengl_library_missing(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"{file} is not installed where the program ran (line {s.get('line')}: \"{told_text(s)}\"): "
                       f"a graphics/windowing system library that pip cannot install; the system package {pkg} provides it",
               fix=fix, evidence={**told_evidence(s), "library": file})
+
+
+MESA = "mesa-dri-driver-not-found"
+_NOT_THERE = "cannot open shared object file"
+
+
+@rule("SYS027", MESA, "warning", "Mesa's loader found no DRI driver it could load in its search path", impact=4)
+def mesa_dri_driver_not_found(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Mesa's loader failing to open a DRI driver: "MESA-LOADER: failed to open
+        swrast: /usr/lib/dri/swrast_dri.so: cannot open shared object file: No such file or
+        directory (search paths ..., suffix _dri)", then libGL's "failed to load driver: swrast"
+        (or, before the shared loader, "unable to load driver: swrast_dri.so"). A warning: the
+        loader prints only the last directory's error, so a driver present in an earlier
+        directory but not loadable there reads the same. A driver found but refused for another
+        reason (an undefined symbol, a library version not found) is not this finding.
+
+    Why it matters:
+        Without a DRI driver GL falls back to indirect rendering or fails: viewers and GUI tools
+        (Open3D, pangolin, Qt, VTK) do not open or render in software at a crawl. A conda
+        environment's libGL often searches /usr/lib/dri, where Debian and Ubuntu do not put the
+        drivers.
+
+    How to fix:
+        Run with LIBGL_DEBUG=verbose to see each directory's error; install the distribution's DRI
+        drivers (Debian/Ubuntu libgl1-mesa-dri, RHEL mesa-dri-drivers), and point the loader at
+        the directory that holds them with LIBGL_DRIVERS_PATH.
+
+    References:
+        - https://docs.mesa3d.org/envvars.html (LIBGL_DRIVERS_PATH, LIBGL_DEBUG)
+        - https://gitlab.freedesktop.org/mesa/mesa/-/blob/main/src/loader/loader.c ("MESA-LOADER: failed to open %s: %s (search paths %s, suffix %s)")
+        - https://github.com/rmurai0610/MASt3R-SLAM/issues/15 (the driver in /lib/x86_64-linux-gnu/dri, searched for in /usr/lib/dri)
+    """
+    told = catalogued(f, MESA)
+    loader = [s for s in told if s.get("id") == "mesa:loader-failed-to-open"]
+    if loader and not any(_NOT_THERE in str(s.get("error", "")) for s in loader):
+        return  # found but not loadable (a symbol or version a library lacks): another cause
+    s = next((t for t in loader if _NOT_THERE in str(t.get("error", ""))), told[0] if told else None)
+    if s is None:
+        return
+    driver = str(s.get("driver") or "swrast")
+    paths = str(s.get("paths") or "").replace("\\$$", "$")
+    searched = f" (searched: {paths})" if paths else ""
+    yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": Mesa's loader loaded no {driver}_dri.so from its search "
+                      f"path{searched}; it prints only the last directory's error",
+              fix=("LIBGL_DEBUG=verbose python your_script.py 2>&1 | grep MESA-LOADER   # every directory's dlopen error, not only the last\n"
+                   f"ls /usr/lib/x86_64-linux-gnu/dri/ /usr/lib64/dri/ /usr/lib/dri/ 2>/dev/null | grep {driver}   # where the system's driver is\n"
+                   "sudo apt-get install -y libgl1-mesa-dri   # Debian/Ubuntu: the DRI drivers (RHEL/Rocky: sudo dnf install -y mesa-dri-drivers)\n"
+                   "export LIBGL_DRIVERS_PATH=/usr/lib/x86_64-linux-gnu/dri   # point the loader at the directory that holds them "
+                   "(RHEL: /usr/lib64/dri), as a conda environment's libGL searches /usr/lib/dri"),
+              evidence={**told_evidence(s), "driver": driver})

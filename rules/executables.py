@@ -1,0 +1,174 @@
+"""A program that cannot start on this node: its C library refuses the running kernel as too old
+(glibc's "FATAL: kernel too old"), the kernel refuses an executable built for another machine
+("Exec format error"), or a tool finds no program it needs on PATH. Read from the emitters' own words
+(knowledge/messages/executables.toml); this node's kernel release and machine (uname) sharpen them."""
+
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+KERNEL = "kernel-too-old-for-binary"
+ARCH = "binary-wrong-architecture"
+PROGRAM = "required-program-not-installed"
+
+# file(1)'s machine names (libmagic's elf magic) against uname -m's.
+_FILE_MACHINE = {"x86-64": "x86_64", "ARM aarch64": "aarch64", "ARM": "arm", "Intel 80386": "i386",
+                 "64-bit PowerPC or cisco 7500": "ppc64", "PowerPC or cisco 4500": "ppc", "IBM S/390": "s390x",
+                 "UCB RISC-V": "riscv64", "RISC-V": "riscv64", "LoongArch": "loongarch64", "MIPS": "mips"}
+# uname -m spellings of one machine, as file(1)'s names map to them.
+_SAME = {"i686": "i386", "i586": "i386", "armv7l": "arm", "armv6l": "arm", "arm64": "aarch64", "ppc64le": "ppc64",
+         "amd64": "x86_64"}
+
+
+def _text(f: FactView, name: str) -> Optional[str]:
+    value = f.get(name)
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+@rule("SYS023", KERNEL, "error", "a program's C library needs a newer Linux kernel than this node runs", impact=6)
+def kernel_too_old_for_binary(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, glibc's "FATAL: kernel too old": the start-up check of the C library
+        the program was linked with (ld.so for a dynamic program, __libc_start_main for a static
+        one) found the running kernel older than the minimum that glibc was configured for. A
+        container image (docker, Apptainer) carries its own glibc and shares the host's kernel,
+        so an image of a newer distribution fails the same way on an old host.
+
+    Why it matters:
+        The program stops before main, every time: nothing in the job can work around it. It is
+        typical of clusters still running an old enterprise kernel (2.6.32 of EL6) meeting a
+        prebuilt binary, a conda package or a container image built on a recent distribution.
+
+    How to fix:
+        Compare the node's kernel (uname -r) with the oldest kernel the binary accepts (file(1)
+        prints "for GNU/Linux X.Y.Z"); then run on nodes with a newer kernel, use an image of an
+        older distribution, or build the program from source on the node so it links the node's
+        own glibc.
+
+    References:
+        - https://sourceware.org/git/?p=glibc.git;a=blob;f=sysdeps/unix/sysv/linux/dl-osinfo.h;hb=04277e02d7f54d3582bebcf8386b317018cd5e1d (DL_SYSDEP_OSCHECK: "FATAL: kernel too old")
+        - https://sourceware.org/glibc/manual/latest/html_node/Configuring-and-compiling.html (--enable-kernel: the oldest kernel the library supports)
+        - https://github.com/dellytools/delly/issues/315 (a prebuilt binary on an EL6 2.6.32 cluster; the maintainer: use the container)
+    """
+    told = catalogued(f, KERNEL)
+    if not told:
+        return
+    s = told[0]
+    kernel = _text(f, "system.kernel")
+    on = f"this node runs Linux {kernel}" if kernel else "the node's kernel is older than it needs"
+    yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the C library of the program (or of the container image "
+                      f"it runs in) refuses the running kernel as older than its minimum; {on}",
+              fix=("uname -r   # the kernel this node runs; a container uses the host's kernel\n"
+                   "file -L \"$(command -v PROGRAM)\"   # 'for GNU/Linux X.Y.Z': the oldest kernel the binary's C library accepts\n"
+                   "# then: run it on nodes with a newer kernel, use a container image of an older distribution, "
+                   "or build the program from source on this node so that it links the node's own glibc"),
+              evidence={**told_evidence(s), **({"system.kernel": kernel} if kernel else {})})
+
+
+def _machine_of_binary(f: FactView) -> Optional[dict]:
+    return next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "executables:file-elf-machine"), None)
+
+
+@rule("SYS024", ARCH, "warning", "the kernel refused to execute a binary: built for another machine, as a rule", impact=6,
+      also={"error": "file(1) names a machine other than this node's"})
+def binary_wrong_architecture(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, the kernel refusing to execute a file (ENOEXEC, "Exec format error") as
+        bash ("cannot execute binary file: Exec format error"), zsh ("exec format error: FILE"),
+        the OCI runtime starting a container ("exec user process caused: exec format error") and
+        Python ("[Errno 8] Exec format error") report it. A warning: a binary built for another
+        machine (x86-64 on aarch64, ARM on x86-64) is the usual cause, and a file that is not a
+        Linux executable at all (a macOS or Windows binary) reads the same. An error where file(1)
+        output in the paste names a machine other than this node's (uname -m).
+
+    Why it matters:
+        The program never starts. Release downloads, container images and toolchains come per
+        machine; an aarch64 node (Grace, Graviton, Jetson) or an x86 workstation given the other
+        build fails this way.
+
+    How to fix:
+        Compare uname -m with file(1)'s machine for the binary, then take the build for this
+        machine (or build it here); for a container image, pull the image for this platform
+        (docker run --platform). An emulator (qemu through binfmt_misc) can run a foreign binary,
+        slowly.
+
+    References:
+        - https://man7.org/linux/man-pages/man2/execve.2.html (ENOEXEC: an executable not in a recognized format, or for the wrong architecture)
+        - https://docs.kernel.org/admin-guide/binfmt-misc.html (registering an interpreter such as qemu for foreign binaries)
+        - https://docs.docker.com/reference/cli/docker/container/run/#platform (--platform)
+    """
+    told = catalogued(f, ARCH)
+    if not told:
+        return
+    s = told[0]
+    elf = _machine_of_binary(f)
+    built = _FILE_MACHINE.get(str(elf.get("machine"))) if elf else None
+    node = _text(f, "cpu.arch")
+    node_norm = _SAME.get(node or "", node)
+    built_norm = _SAME.get(built or "", built)
+    path = str(s.get("file") or "").strip("'\"") or "FILE"
+    fix = ("uname -m   # this node's machine: x86_64, aarch64, ppc64le\n"
+           f"file -L {path}   # the machine the binary was built for ('x86-64', 'ARM aarch64'); a different one is the cause\n"
+           "# take the release built for this machine (names such as linux-amd64/x86_64 or linux-arm64/aarch64), or build it from source here\n"
+           "docker image inspect IMAGE --format '{{.Os}}/{{.Architecture}}'   # a container image: its platform; "
+           "pull the one for this node with docker pull --platform linux/$(uname -m) IMAGE\n"
+           "ls /proc/sys/fs/binfmt_misc/   # qemu-* entries: an emulator registered to run foreign binaries (slow)")
+    evidence = told_evidence(s)
+    if built and node and built_norm != node_norm:
+        yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the binary is built for {built} "
+                          f"(line {elf.get('line')}: file(1)) and this node is {node}",
+                  fix=fix, severity="error", evidence={**evidence, "binary_machine": built, "cpu.arch": node})
+        return
+    what = f"the binary is built for {built}" if built else "a binary built for another machine is the usual cause"
+    where = f"; this node is {node}" if node else ""
+    yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the kernel refused to execute it (ENOEXEC): {what}{where}; "
+                      "a file that is not a Linux executable reads the same",
+              fix=fix, evidence={**evidence, **({"binary_machine": built} if built else {})})
+
+
+# The program a tool looks for, and the module or package that usually provides it.
+_PROVIDED_BY = {"Rscript": "R", "R": "R", "python3": "python", "java": "java", "samtools": "samtools",
+                "bgzip": "htslib", "tabix": "htslib"}
+
+
+@rule("SYS025", PROGRAM, "warning", "a tool needs a program that is not installed or not on PATH", impact=5)
+def required_program_not_installed(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, a tool's own refusal naming a program it runs and did not find: the
+        Sanger cancer pipelines' (cgpBattenberg, PCAP-core and the tools built on them) "Failed
+        to find PROGRAM in PATH or local bin folder". A shell's bare "X: command not found" is not
+        read here: the program may only need a module load.
+
+    Why it matters:
+        The pipeline stops at the step that needs the program, often after hours of earlier
+        steps. Adding the tool's own script folders to PATH does not help when the program itself
+        (R's Rscript, samtools) is not installed.
+
+    How to fix:
+        Look the program up (command -v); load the site's module that provides it, or install it
+        (the administrators, conda, or a container image that carries it), then rerun.
+
+    References:
+        - https://github.com/cancerit/cgpBattenberg/blob/0c9e717a717ea0fa92749b13aec290a72ad57d6c/perl/lib/Sanger/CGP/Battenberg/Implement.pm (_which)
+        - https://github.com/cancerit/cgpBattenberg/issues/20 (R was not installed; the maintainer: install R and Rscript on the system)
+    """
+    told = catalogued(f, PROGRAM)
+    if not told:
+        return
+    s = told[0]
+    prog = str(s.get("program") or "PROGRAM")
+    module = _PROVIDED_BY.get(prog, prog)
+    yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the tool found no {prog} in its own bin folder or on PATH: "
+                      f"{prog} is not installed here, or its module or environment is not loaded",
+              fix=(f"command -v {prog} || echo '{prog} is not on PATH'\n"
+                   f"module avail 2>&1 | grep -i '{module}'   # a site module that provides it: module load it before the tool runs\n"
+                   f"# not installed: ask the administrators for {module}, or install it in your own environment "
+                   f"(conda, a container image that carries it), then rerun"),
+              evidence={**told_evidence(s), "program": prog})

@@ -1,0 +1,84 @@
+"""kernel-too-old-for-binary, binary-wrong-architecture and required-program-not-installed on real
+public pastes (tests/fixtures/pastes/SOURCES.md, set M's tickets) through the real catalogue
+(knowledge/messages/executables.toml) and the paste path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rulekit import facts, fired, paste_facts, recorded_paste_facts
+from hpcdoctor.triage.messages import find_messages
+
+SET_M = Path(__file__).resolve().parent.parent / "fixtures" / "tickets_blind_m"
+
+
+def _ticket(tmp_path, name):
+    return paste_facts(tmp_path, (SET_M / f"{name}.txt").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name", ["docker-8-host-kernel-too-old-for-image", "delly-315-kernel-too-old-for-prebuilt-binary",
+                                  "diamond-188-kernel-too-old-for-prebuilt-binary"])
+def test_glibc_kernel_too_old_in_set_m(tmp_path, name):
+    (f,) = fired("kernel-too-old-for-binary", _ticket(tmp_path, name))
+    assert f.severity == "error" and "FATAL: kernel too old" in f.message
+    assert "uname -r" in f.fix and "file -L" in f.fix
+
+
+def test_glibc_kernel_too_old_in_a_toil_log():
+    (f,) = fired("kernel-too-old-for-binary", recorded_paste_facts("cactus-383-kernel-too-old-toil-log.txt"))
+    assert "line 6" in f.message
+
+
+def test_the_node_kernel_is_named_when_known():
+    g = facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages("FATAL: kernel too old\n"),
+                                  "system.kernel": "2.6.32-696.30.1.el6.x86_64"})
+    (f,) = fired("kernel-too-old-for-binary", g)
+    assert "2.6.32-696.30.1.el6.x86_64" in f.message
+
+
+def test_silent_on_another_program_saying_its_kernel_is_too_old():
+    # Singularity's own refusal of a feature, not glibc's start-up check
+    text = (Path(__file__).resolve().parent.parent / "fixtures" / "pastes" / "singularity-1174-instance-feature-kernel-too-old.txt").read_text()
+    g = facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
+    assert not fired("kernel-too-old-for-binary", g)
+
+
+@pytest.mark.parametrize("name, quoted", [
+    ("emailengine-171-x86-binary-on-aarch64-server", "./emailengine: cannot execute binary file"),
+    ("nuc970-linux-kernel-61-arm-binary-on-x86-host", "/usr/local/arm_linux_4.8/usr/bin/make: cannot execute binary file"),
+])
+def test_exec_format_error_in_set_m_is_a_warning(tmp_path, name, quoted):
+    (f,) = fired("binary-wrong-architecture", _ticket(tmp_path, name))
+    assert f.severity == "warning" and quoted in f.message and "uname -m" in f.fix
+
+
+def test_file_output_names_the_binary_machine():
+    (f,) = fired("binary-wrong-architecture", recorded_paste_facts("exatorrent-25-amd64-binary-on-arm64.txt"))
+    assert "built for x86_64" in f.message and "file -L ./exatorrent-linux-amd64" in f.fix
+
+
+def test_a_machine_mismatch_with_this_node_is_an_error():
+    text = (Path(__file__).resolve().parent.parent / "fixtures" / "pastes" / "exatorrent-25-amd64-binary-on-arm64.txt").read_text()
+    g = facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text), "cpu.arch": "aarch64"})
+    (f,) = fired("binary-wrong-architecture", g)
+    assert f.severity == "error" and "x86_64" in f.message and "aarch64" in f.message
+    same = facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text), "cpu.arch": "x86_64"})
+    assert [x.severity for x in fired("binary-wrong-architecture", same)] == ["warning"]
+
+
+def test_a_kernel_module_exec_format_error_is_not_a_binary():
+    # kmod's "could not insert": a module built for another kernel (kmod.toml), not an executable
+    g = facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages("modprobe: ERROR: could not insert 'amdgpu': Exec format error\n")})
+    assert not fired("binary-wrong-architecture", g)
+
+
+def test_a_tool_that_finds_no_rscript(tmp_path):
+    (f,) = fired("required-program-not-installed", _ticket(tmp_path, "cgpbattenberg-20-r-not-installed-on-system"))
+    assert f.severity == "warning" and "Rscript" in f.message and "command -v Rscript" in f.fix
+
+
+def test_a_bare_command_not_found_is_not_a_missing_program():
+    # the shell's word alone: the program may only need a module load (site-module-missing-executable's)
+    assert not fired("required-program-not-installed", recorded_paste_facts("slurm-22.05-srun-execve-command-not-on-path.txt"))
