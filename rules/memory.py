@@ -130,11 +130,15 @@ def shm_too_small(f: FactView) -> Iterator[Hit]:
         return
     bare = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "shell:bus-error"), None)
     if bare is not None and not isinstance(f.get("memory.shm_size_bytes"), int):
-        # the shell's word for the crash, nothing that says what was mapped: the usual cause, not a shown one
+        # The shell's word for the crash, nothing that says what was mapped: the kernel raises SIGBUS on
+        # a touch of a shared or file mapping whose page cannot be backed, a full /dev/shm (tmpfs) or a
+        # full file system under a mapped file alike, so both are named and df tells them apart. One
+        # finding: disk-full does not answer the same line again.
         yield Hit(message=f"a process died of SIGBUS (line {bare['line']}: \"{str(bare.get('text', '')).strip()[:100]}\"): "
-                          "in a Python job the usual cause is /dev/shm too small for what it maps there (docker's "
-                          "64 MiB default, PyTorch's docker notes)",
-                  severity="info", fix=shm_fix(f),
+                          "the two usual causes are a full /dev/shm under what the job maps there (docker's 64 MiB "
+                          "default, PyTorch's docker notes) and a full file system under a file it maps (a model, "
+                          "a NumPy memmap, a database); df shows which",
+                  severity="info", fix=_BUS_DF + shm_fix(f),
                   evidence=ticket_evidence(bare))
         return
     size = f["memory.shm_size_bytes"]
@@ -145,6 +149,11 @@ def shm_too_small(f: FactView) -> Iterator[Hit]:
 
 
 _NO_SPACE = "no space left on device"
+# A bare Bus error names neither file system: the two checks that tell a full /dev/shm from a full disk
+# under a mapped file (mmap(2): SIGBUS for a page beyond what the file or tmpfs can back).
+_BUS_DF = ("df -h /dev/shm   # 100% used: /dev/shm is full (the fix below)\n"
+           "df -h . \"${TMPDIR:-/tmp}\" \"$HOME\"; df -i .   # 100% used: the disk under the files the program maps is full: "
+           "free space there or move the files (disk-full's fix)\n")
 
 
 def torch_shm_message(f: FactView):
