@@ -44,7 +44,7 @@ def test_silent_without_either_message():
 
 def test_a_shells_bare_bus_error_is_a_shm_hint_and_torchs_own_words_stay_a_warning():
     (f,) = fired("shm-too-small", _facts("hd-bet-67-bus-error-docker-shm-size.txt"))
-    assert f.severity == "info" and "usual cause is /dev/shm" in f.message and "--shm-size" in f.fix
+    assert f.severity == "info" and "a full /dev/shm" in f.message and "--shm-size" in f.fix
     # prose that names the signal is not the shell's report of it
     assert not [s for s in find_messages("Any idea what bus error means there?\n") if s["id"] == "shell:bus-error"]
 
