@@ -29,7 +29,7 @@ def _text(f: FactView, name: str) -> Optional[str]:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-@rule("SYS023", KERNEL, "error", "a program's C library needs a newer Linux kernel than this node runs", impact=6)
+@rule("SYS024", KERNEL, "error", "a program's C library needs a newer Linux kernel than this node runs", impact=6)
 def kernel_too_old_for_binary(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -74,7 +74,7 @@ def _machine_of_binary(f: FactView) -> Optional[dict]:
     return next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "executables:file-elf-machine"), None)
 
 
-@rule("SYS024", ARCH, "warning", "the kernel refused to execute a binary: built for another machine, as a rule", impact=6,
+@rule("SYS025", ARCH, "warning", "the kernel refused to execute a binary: built for another machine, as a rule", impact=6,
       also={"error": "file(1) names a machine other than this node's"})
 def binary_wrong_architecture(f: FactView) -> Iterator[Hit]:
     """
@@ -137,7 +137,7 @@ _PROVIDED_BY = {"Rscript": "R", "R": "R", "python3": "python", "java": "java", "
                 "bgzip": "htslib", "tabix": "htslib"}
 
 
-@rule("SYS025", PROGRAM, "warning", "a tool needs a program that is not installed or not on PATH", impact=5)
+@rule("SYS026", PROGRAM, "warning", "a tool needs a program that is not installed or not on PATH", impact=5)
 def required_program_not_installed(f: FactView) -> Iterator[Hit]:
     """
     What it detects:

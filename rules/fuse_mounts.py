@@ -23,7 +23,7 @@ def _fix(path: str) -> str:
             "and the client's own log")
 
 
-@rule("SYS026", SYMBOL, "error", "a FUSE mount's client process has exited: the mount answers nothing", impact=6,
+@rule("SYS027", SYMBOL, "error", "a FUSE mount's client process has exited: the mount answers nothing", impact=6,
       also={"info": "the words alone, with no path or program shown"})
 def fuse_mount_client_died(f: FactView) -> Iterator[Hit]:
     """

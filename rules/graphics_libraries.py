@@ -80,7 +80,7 @@ MESA = "mesa-dri-driver-not-found"
 _NOT_THERE = "cannot open shared object file"
 
 
-@rule("SYS027", MESA, "warning", "Mesa's loader found no DRI driver it could load in its search path", impact=4)
+@rule("SYS028", MESA, "warning", "Mesa's loader found no DRI driver it could load in its search path", impact=4)
 def mesa_dri_driver_not_found(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
