@@ -199,3 +199,65 @@ def desktop_vnc_server_missing(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"the job's node has no {cmd} (line {s.get('line')}: \"{told_text(s)}\"): the VNC server a "
                           "remote-desktop session starts is not installed there, or not on the job's PATH",
                   fix=_VNC_FIX, evidence=told_evidence(s))
+
+
+# ----------------------------------------------------------------------------------------------
+# ENV060 scheduler-env-not-loaded
+SCHED_ENV = "scheduler-env-not-loaded"
+_R_127 = "r_batch:r-system-error-in-running-command"
+_R_BATCH = ("r_batch:r-cluster-functions-for-a-scheduler", "r_batch:future-batchtools-plan-for-a-scheduler")
+_SCHED_FIX = (
+    "Rscript -e \"Sys.which(c('sbatch', 'squeue', 'bsub', 'bjobs', 'qsub', 'qstat'))\"   # run from the RStudio terminal "
+    "(or system() in the session that failed): an empty path is a command R cannot find\n"
+    "bash -lc 'command -v sbatch squeue bsub bjobs qsub; echo $PATH'   # the same in a login shell, where R CMD BATCH works\n"
+    "echo \"PATH=$(bash -lc 'echo $PATH')\" >> ~/.Renviron   # give R sessions the login shell's PATH (add LSF_ENVDIR=... "
+    "for LSF), then restart the R session: RStudio Server reads ~/.Renviron, not ~/.bash_profile")
+
+
+@rule("ENV060", SCHED_ENV, "error", "an R session cannot run the batch system's commands (its environment was not loaded)",
+      impact=4, also={"warning": "R's 'error in running command' beside a batch package's scheduler cluster functions"})
+def scheduler_env_not_loaded(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted R session: batchtools' "... failed (exit code 127); cmd: 'squeue ...'" (the
+        scheduler command not found, batchtools' own check) and BatchJobs' "bsub produced exit
+        code 127", errors; R's "error in running command" (system()/system2() whose shell exited
+        127) beside BatchJobs' or batchtools' cluster functions for a scheduler
+        (makeClusterFunctionsLSF(...), ...Slurm(...)) or future.batchtools' plan
+        (batchtools_slurm), a warning: the usual cause, not shown, is the scheduler's commands
+        missing from the R session's PATH.
+
+    Why it matters:
+        R started by RStudio (Server) or a desktop launcher reads no login-shell profile, so the
+        PATH and scheduler variables the site sets there (LSF_ENVDIR, the Slurm bin directory, a
+        module) are missing, while the same code run with R CMD BATCH from a login shell works.
+        Every submission and status query then fails.
+
+    How to fix:
+        Compare Sys.which() and Sys.getenv('PATH') in the failing session with a login shell; add
+        the scheduler's directory and variables to ~/.Renviron (or the site's Renviron.site) and
+        restart the R session.
+
+    References:
+        - https://github.com/wch/r-source/blob/trunk/src/unix/sys-unix.c (do_system: status 127)
+        - https://github.com/mlr-org/batchtools/blob/master/R/runOSCommand.R
+        - https://stat.ethz.ch/R-manual/R-devel/library/base/html/Startup.html (.Renviron, Renviron.site)
+        - https://github.com/tudo-r/BatchJobs/issues/73
+    """
+    told = catalogued(f, SCHED_ENV)
+    if told:
+        s = told[0]
+        yield Hit(message=f"R could not find the scheduler command {s.get('command')} (line {s.get('line')}: "
+                          f"\"{told_text(s)}\"): the R session's PATH lacks the batch system's directory",
+                  fix=_SCHED_FIX, evidence=told_evidence(s))
+        return
+    found = f.get("ticket.symptoms") or []
+    ran = next((s for s in found if s.get("id") == _R_127), None)
+    batch = next((s for s in found if s.get("id") in _R_BATCH), None)
+    if ran is None or batch is None:
+        return
+    which = batch.get("scheduler") or batch.get("plan") or "a scheduler"
+    yield Hit(message=f"R could not run a command (line {ran.get('line')}: \"{told_text(ran)}\": the shell's status 127, "
+                      f"not found) while driving {which} (line {batch.get('line')}: \"{told_text(batch)}\"): the usual "
+                      "cause is the scheduler's commands missing from the R session's PATH (RStudio reads no login profile)",
+              fix=_SCHED_FIX, evidence={**told_evidence(ran), "context.line": batch.get("line")}, severity="warning")

@@ -124,3 +124,28 @@ def test_every_shells_words_for_the_missing_vncserver():
                  "fish: Unknown command: vncserver\n", "vncserver: Command not found.\n"):
         (f,) = fired("desktop-vnc-server-missing", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
         assert "no vncserver" in f.message, text
+
+
+# -- ENV060 scheduler-env-not-loaded ------------------------------------------------------------
+
+def test_batchtools_found_no_squeue_is_an_error():
+    (f,) = fired("scheduler-env-not-loaded", recorded_paste_facts("batchtools-230-squeue-command-not-found.txt"))
+    assert f.severity == "error" and "squeue" in f.message and ".Renviron" in f.fix
+
+
+@pytest.mark.parametrize("gathered, which", [
+    (lambda: _ticket("batchjobs-73-scheduler-env-missing-in-rstudio"), "LSF"),
+    (lambda: recorded_paste_facts("future-batchtools-93-error-in-running-command-slurm.txt"), "slurm"),
+])
+def test_r_could_not_run_a_command_while_driving_a_scheduler(gathered, which):
+    (f,) = fired("scheduler-env-not-loaded", gathered())
+    assert f.severity == "warning" and f"driving {which}" in f.message and "status 127" in f.message
+
+
+def test_silent_on_the_same_code_before_it_failed(tmp_path):
+    # set M's ticket without its error lines: the cluster functions alone say nothing is wrong
+    from rulekit import paste_facts
+    text = (M / "batchjobs-73-scheduler-env-missing-in-rstudio.txt").read_text()
+    code = text[text.index("Details:"):]
+    assert "makeClusterFunctionsLSF(" in code and "error in running command" not in code
+    assert not fired("scheduler-env-not-loaded", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(code)}))
