@@ -10,7 +10,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_stated, told_evidence, told_text
 
 # ----------------------------------------------------------------------------------------------
 # ENV057 user-namespaces-disabled
@@ -261,3 +261,38 @@ def scheduler_env_not_loaded(f: FactView) -> Iterator[Hit]:
                       f"not found) while driving {which} (line {batch.get('line')}: \"{told_text(batch)}\"): the usual "
                       "cause is the scheduler's commands missing from the R session's PATH (RStudio reads no login profile)",
               fix=_SCHED_FIX, evidence={**told_evidence(ran), "context.line": batch.get("line")}, severity="warning")
+
+
+# ----------------------------------------------------------------------------------------------
+# ENV061 rstudio-session-state-corrupt
+RSTUDIO_STATE = "rstudio-session-state-corrupt"
+_RSTUDIO_FIX = (
+    "ls -la ~/.local/share/rstudio/sessions/active   # the session RStudio tries to restore (releases before 1.4: ~/.rstudio)\n"
+    "mv ~/.local/share/rstudio ~/.local/share/rstudio.bak-$(date +%s)   # with the session stopped (from a terminal or "
+    "ssh): RStudio starts with fresh per-user state; the project files are not touched")
+
+
+@rule("ENV061", RSTUDIO_STATE, "info", "RStudio loads to a grey screen: its per-user session state is the usual cause", impact=3)
+def rstudio_session_state_corrupt(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, the user's statement that RStudio loads to a grey or blank screen with
+        no error. No message names the cause in the paste; the statement is quoted back at info
+        with the documented first step.
+
+    Why it matters:
+        RStudio restores the last session from per-user state in the home directory
+        (~/.local/share/rstudio); where that state is stale or damaged the IDE can load to an
+        empty page on every browser and network, as the user's own data is not the problem.
+
+    How to fix:
+        Stop the session and move ~/.local/share/rstudio aside; RStudio starts with fresh state.
+
+    References:
+        - https://support.posit.co/hc/en-us/articles/200534577-Resetting-RStudio-s-State
+        - https://github.com/berkeley-dsep-infra/datahub/issues/7981
+    """
+    s = first_stated(f, RSTUDIO_STATE)
+    if s is not None:
+        yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the usual cause is RStudio's per-user session state "
+                          "in the home directory; move it aside", fix=_RSTUDIO_FIX, evidence=told_evidence(s))

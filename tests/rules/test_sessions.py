@@ -149,3 +149,18 @@ def test_silent_on_the_same_code_before_it_failed(tmp_path):
     code = text[text.index("Details:"):]
     assert "makeClusterFunctionsLSF(" in code and "error in running command" not in code
     assert not fired("scheduler-env-not-loaded", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(code)}))
+
+
+# -- ENV061 rstudio-session-state-corrupt -------------------------------------------------------
+
+def test_rstudio_loading_to_a_grey_screen_is_a_hint():
+    (f,) = fired("rstudio-session-state-corrupt", _ticket("datahub-7981-stale-rstudio-session-state"))
+    assert f.severity == "info" and "~/.local/share/rstudio" in f.fix
+    (f,) = fired("rstudio-session-state-corrupt", recorded_paste_facts("rocker-versioned2-107-rstudio-server-blank-page.txt"))
+    assert f.severity == "info" and "blank page" in f.message
+
+
+def test_silent_on_a_greyed_out_shiny_window():
+    from rulekit import PASTES
+    text = (PASTES / "shiny-2053-rstudio-server-window-greyed-out.txt").read_text()
+    assert not fired("rstudio-session-state-corrupt", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
