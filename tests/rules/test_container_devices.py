@@ -64,3 +64,12 @@ def test_a_driver_file_in_an_x86_image_is_only_info():
     # set M's healthy control: the same words after a command-line mistake; never above info
     (f,) = fired("nvidia-container-toolkit-outdated", _m_ticket("nvidia-container-runtime-41-multiline-command-split-healthy"))
     assert f.severity == "info"
+
+
+def test_silent_on_another_mount_error_of_the_hook():
+    from hpcdoctor.triage.messages import find_messages
+    from rulekit import facts
+    text = (PASTES / "nvidia-container-runtime-123-jetson-nvidiactl-stat-failed.txt").read_text()
+    found = find_messages(text)
+    assert any(s["id"] == "container:nvc-mount-error" for s in found)
+    assert not fired("nvidia-container-toolkit-outdated", facts("h100-kvm-1gpu", **{"ticket.symptoms": found}))

@@ -142,9 +142,8 @@ def test_r_could_not_run_a_command_while_driving_a_scheduler(gathered, which):
     assert f.severity == "warning" and f"driving {which}" in f.message and "status 127" in f.message
 
 
-def test_silent_on_the_same_code_before_it_failed(tmp_path):
+def test_silent_on_the_same_code_before_it_failed():
     # set M's ticket without its error lines: the cluster functions alone say nothing is wrong
-    from rulekit import paste_facts
     text = (M / "batchjobs-73-scheduler-env-missing-in-rstudio.txt").read_text()
     code = text[text.index("Details:"):]
     assert "makeClusterFunctionsLSF(" in code and "error in running command" not in code

@@ -41,3 +41,7 @@ def test_files_taking_the_creators_group_are_quoted_at_info():
 
 def test_silent_where_setgid_works_and_only_moved_data_keeps_its_group():
     assert not fired("shared-dir-group-inheritance-missing", _said("archer2-docs-209-setgid-copied-data-keeps-group.txt"))
+
+
+def test_silent_where_a_shared_file_system_is_only_slow_to_show_files():
+    assert not fired("shared-filesystem-not-mounted", _said("tigrlab-admin-560-scratch-not-immediately-visible.txt"))
