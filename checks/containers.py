@@ -149,6 +149,8 @@ def _fakeroot(root: SysRoot, env: Dict[str, str], ids: Any) -> Dict[str, Any]:
         out["max_user_namespaces"] = Unknown("/proc/sys/user/max_user_namespaces not readable")
     # Debian and Ubuntu kernels only; absent elsewhere (then it restricts nothing)
     out["unprivileged_userns_clone"] = _int(root.read_or("/proc/sys/kernel/unprivileged_userns_clone"))
+    # Ubuntu 23.10 and later: 1 gives unconfined programs a user namespace without capabilities
+    out["apparmor_restrict_unprivileged_userns"] = _int(root.read_or("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"))
     if isinstance(ids, Unknown):
         out["subuid"] = ids
     else:

@@ -1,15 +1,17 @@
 """A running container whose device cgroup no longer admits the GPUs it was started with: NVML's
 "Unknown Error" at initialisation, and opens of /dev/nvidia* refused with EPERM. The NVIDIA
 Container Toolkit's troubleshooting page documents the cause (the hook sets up device access that
-the low-level runtime does not know of, so any update of the container undoes it)."""
+the low-level runtime does not know of, so any update of the container undoes it). And a container
+that does not start because its image already holds files the toolkit mounts from the host."""
 
 from __future__ import annotations
 
+import re
 from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import stated, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, stated, told_evidence, told_text
 from hpcdoctor.rules._where import SLURM_SAID, where
 
 _NVML_UNKNOWN = "nvml:NVML_ERROR_UNKNOWN"
@@ -90,3 +92,62 @@ def container_gpu_device_cgroup_revoked(f: FactView) -> Iterator[Hit]:
                           "NVIDIA documents this as a running container that lost its GPUs when its cgroup was "
                           "updated (systemctl daemon-reload, a changed CPU or memory limit)",
                   fix=_FIX, evidence=told_evidence(nvml), severity="warning")
+
+
+# ----------------------------------------------------------------------------------------------
+# GPU036 nvidia-container-toolkit-outdated
+TOOLKIT_OLD = "nvidia-container-toolkit-outdated"
+# Jetson's driver libraries live in /usr/lib/aarch64-linux-gnu(/tegra); there the toolkit mounts
+# them in CSV mode (host-files-for-container.d/*.csv) and the L4T images of a release already hold them.
+_JETSON = re.compile(r"/usr/lib/aarch64-linux-gnu/(?:tegra/)?[^/\s]{1,120}$")
+_TOOLKIT_FIX = (
+    "nvidia-container-cli --version; dpkg -l | grep -E 'nvidia-container|nvidia-l4t-core'   # the toolkit and, on Jetson, "
+    "the host's L4T release\n"
+    "sudo apt-get update && sudo apt-get install --only-upgrade nvidia-container-toolkit libnvidia-container-tools   "
+    "# administrators: the current toolkit (Jetson: the JetPack repository's)\n"
+    "docker run --rm --runtime nvidia IMAGE true   # then an image of the host's L4T release (nvcr.io/nvidia/l4t-*:rXX.Y), "
+    "or one built without the driver's files (no nvidia-smi, libnvidia-*, libcuda in the image)")
+
+
+@rule("GPU036", TOOLKIT_OLD, "warning", "the image already holds a file the NVIDIA container hook mounts from the host",
+      impact=5, also={"info": "a driver file in an x86 image: the image carries what the toolkit mounts"})
+def nvidia_container_toolkit_outdated(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log: nvidia-container-cli's "mount error: file creation failed: <path>: file
+        exists" (the NVIDIA Container Toolkit's prestart hook, as docker wraps it). A warning where
+        the path is a Jetson library directory (/usr/lib/aarch64-linux-gnu, its tegra/): the
+        toolkit's CSV mode and an L4T image of another release; info elsewhere, where the image
+        itself carries driver files (nvidia-smi, libnvidia-ml.so.1).
+
+    Why it matters:
+        The hook mounts the host driver's files into the container at start; where the image
+        already has a file at one of those paths, the mount point cannot be made and the container
+        does not start. On Jetson, toolkit releases before the current ones and L4T images of
+        another release disagree on which libraries the image holds.
+
+    How to fix:
+        Upgrade the NVIDIA Container Toolkit (on Jetson, from the JetPack repository) and use an
+        image of the host's L4T release; elsewhere build the image without the driver's files.
+
+    References:
+        - https://github.com/NVIDIA/libnvidia-container (src/utils.c file_create, src/cli/configure.c)
+        - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html
+        - https://github.com/NVIDIA/nvidia-container-toolkit/issues/295 (solved with the latest toolkit and L4T image)
+        - https://github.com/NVIDIA/nvidia-docker/issues/825 (nvidia-smi should not be in the image)
+    """
+    told = catalogued(f, TOOLKIT_OLD)
+    if not told:
+        return
+    s = told[0]
+    path = str(s.get("path") or "")
+    if _JETSON.search(path):
+        yield Hit(message=f"the container did not start: the image already holds {path.rsplit('/', 1)[-1]}, a Jetson "
+                          f"library the NVIDIA hook mounts from the host (line {s.get('line')}: \"{told_text(s)}\"); the "
+                          "host's container toolkit and the image's L4T release disagree: upgrade the toolkit and use "
+                          "an image of the host's L4T release", fix=_TOOLKIT_FIX, evidence=told_evidence(s))
+    else:
+        yield Hit(message=f"the image already holds {path.rsplit('/', 1)[-1] or 'a file'} that the NVIDIA hook mounts from "
+                          f"the host (line {s.get('line')}: \"{told_text(s)}\"): an image with driver files, or a "
+                          "volume or command-line mistake that put a file there", fix=_TOOLKIT_FIX,
+                  evidence=told_evidence(s), severity="info")

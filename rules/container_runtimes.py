@@ -43,7 +43,6 @@ _FAKEROOT_WHY = {
     "apptainer:fakeroot-without-user-namespaces": "--fakeroot needs user namespaces, and there are none",
     "apptainer:id-map-helper-not-setuid": "newuidmap/newgidmap could not write the /etc/subuid mapping (not setuid root, "
                                           "or a mapping they refuse: their own line above says which)",
-    "apptainer:user-namespace-create-failed": "the kernel refuses this user a user namespace",
     "apptainer:id-map-write-failed": "the starter could not write the fake root's ID map (no /etc/subuid entry usable, or "
                                      "an unprivileged installation without setuid newuidmap/newgidmap)",
     "apptainer:singularity-build-must-be-root": "building from a recipe needs root or --fakeroot",
@@ -89,20 +88,21 @@ def _fakeroot_told(f: FactView) -> Iterator[Hit]:
 @rule("ENV035", "apptainer-fakeroot-unavailable", "error",
       "Apptainer cannot fake root for this user (--fakeroot, unprivileged builds)", impact=6,
       also={"warning": "a build failed after Apptainer fell back to a root-mapped namespace without the fakeroot command",
-            "info": "live: no /etc/subuid entry and no fakeroot command, or no user namespaces"})
+            "info": "live: no /etc/subuid entry and no fakeroot command"})
 def apptainer_fakeroot_unavailable(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, Apptainer's (or Singularity's) refusal to fake root: "--fakeroot requires
         either being in /etc/subuid, unprivileged user namespaces, or the fakeroot command",
         "/etc/subuid mapping found but no user namespace available for fakeroot", "could not use
-        fakeroot: ...", "Failed to create user namespace: ...", "'newgidmap' execution failed",
+        fakeroot: ...", "'newgidmap' execution failed",
         Singularity's "You must be the root user, however you can use --remote or --fakeroot"
         and the rest of apptainer.toml's fakeroot entries; or a build that failed after Apptainer
         said "User not listed in /etc/subuid" and "fakeroot command not found" (an error where the
         failure is a refused device node or ownership change). Live, where apptainer is
-        installed: user namespaces off (user.max_user_namespaces = 0, or
-        kernel.unprivileged_userns_clone = 0), or no /etc/subuid range and no fakeroot command.
+        installed and user namespaces are on: no /etc/subuid range and no fakeroot command. The
+        kernel's refusal of a user namespace ("Failed to create user namespace: ...", the sysctls
+        that turn them off) is user-namespaces-disabled's, with or without --fakeroot.
 
     Why it matters:
         An unprivileged build and --fakeroot need one of: a range of at least 65536 IDs in
@@ -138,11 +138,8 @@ def apptainer_fakeroot_unavailable(f: FactView) -> Iterator[Hit]:
                 "containers.fakeroot.fakeroot_command": fr.get("fakeroot_command"),
                 "containers.fakeroot.subuid": sub}
     if off:
-        yield Hit(message=f"user namespaces are off on this node (user.max_user_namespaces = {userns}"
-                          f"{', kernel.unprivileged_userns_clone = 0' if clone == 0 else ''}): Apptainer's --fakeroot "
-                          "and unprivileged builds cannot use an /etc/subuid mapping or a root-mapped namespace here",
-                  fix=_FAKEROOT_FIX, evidence=evidence, severity="info")
-    elif sub is not None and not sub.get("usable") and not fr.get("fakeroot_command"):
+        return   # user-namespaces-disabled reports the sysctls: one finding for one fact
+    if sub is not None and not sub.get("usable") and not fr.get("fakeroot_command"):
         yield Hit(message="this user has no usable /etc/subuid range and the node has no fakeroot command: Apptainer "
                           "builds here run in a root-mapped namespace alone, where package installs that create device "
                           "nodes or change ownership fail",

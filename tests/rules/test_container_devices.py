@@ -40,3 +40,36 @@ def test_silent_on_eperm_in_a_slurm_job(tmp_path):
     lines = [ln for ln in K8S.read_text().splitlines() if "NVML" in ln or "EPERM" in ln]
     text = "$ srun -n1 nvidia-smi\n" + "\n".join(lines) + "\n"
     assert not fired("container-gpu-device-cgroup-revoked", paste_facts(tmp_path, text))
+
+
+# -- GPU036 nvidia-container-toolkit-outdated ---------------------------------------------------
+
+def _m_ticket(name: str):
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_m" / f"{name}.txt"
+    with open_paste([str(path)]) as (root, _r, _n):
+        return pipeline.gather(root, Options())
+
+
+def test_jetson_image_holding_the_libraries_the_toolkit_mounts():
+    (f,) = fired("nvidia-container-toolkit-outdated", _m_ticket("nvidia-container-toolkit-295-jetson-image-libs-file-exists"))
+    assert f.severity == "warning" and "libnvidia-fatbinaryloader.so.440.18" in f.message and "L4T" in f.message
+    (f,) = fired("nvidia-container-toolkit-outdated", recorded_paste_facts("nvidia-container-toolkit-274-jetson-cudnn-static-file-exists.txt"))
+    assert f.severity == "warning" and "libcudnn_adv_infer_static_v8.a" in f.message
+    assert "--only-upgrade nvidia-container-toolkit" in f.fix
+
+
+def test_a_driver_file_in_an_x86_image_is_only_info():
+    (f,) = fired("nvidia-container-toolkit-outdated", recorded_paste_facts("lambda-stack-dockerfiles-15-libnvidia-ml-file-exists.txt"))
+    assert f.severity == "info" and "libnvidia-ml.so.1" in f.message
+    # set M's healthy control: the same words after a command-line mistake; never above info
+    (f,) = fired("nvidia-container-toolkit-outdated", _m_ticket("nvidia-container-runtime-41-multiline-command-split-healthy"))
+    assert f.severity == "info"
+
+
+def test_silent_on_another_mount_error_of_the_hook():
+    from hpcdoctor.triage.messages import find_messages
+    from rulekit import facts
+    text = (PASTES / "nvidia-container-runtime-123-jetson-nvidiactl-stat-failed.txt").read_text()
+    found = find_messages(text)
+    assert any(s["id"] == "container:nvc-mount-error" for s in found)
+    assert not fired("nvidia-container-toolkit-outdated", facts("h100-kvm-1gpu", **{"ticket.symptoms": found}))

@@ -91,8 +91,10 @@ def _fakeroot(**kw):
 
 
 def test_live_user_namespaces_off_or_no_way_to_fake_root():
-    (f,) = fired("apptainer-fakeroot-unavailable", _fakeroot(max_user_namespaces=0))
-    assert f.severity == "info" and "user namespaces are off" in f.message
+    # user namespaces off: user-namespaces-disabled reports the sysctl (tests/rules/test_sessions.py), not this rule
+    assert not fired("apptainer-fakeroot-unavailable", _fakeroot(max_user_namespaces=0))
+    (f,) = fired("user-namespaces-disabled", _fakeroot(max_user_namespaces=0))
+    assert f.severity == "info" and "user.max_user_namespaces = 0" in f.message
     (f,) = fired("apptainer-fakeroot-unavailable", _fakeroot())
     assert f.severity == "info" and "no usable /etc/subuid range" in f.message
     assert not fired("apptainer-fakeroot-unavailable", _fakeroot(fakeroot_command="/usr/bin/fakeroot"))

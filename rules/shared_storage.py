@@ -1,0 +1,88 @@
+"""Shared storage set up so that a job or a group cannot use it: a site file system the login node
+has and the compute nodes do not, and a project folder whose new files do not take the project's
+group (no setgid bit). No program prints either; what the user writes (knowledge/messages/prose.toml)
+is quoted back at info, with the commands that show it on the node."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import first_stated, told_evidence, told_text
+
+# ----------------------------------------------------------------------------------------------
+# SYS023 shared-filesystem-not-mounted
+NOT_MOUNTED = "shared-filesystem-not-mounted"
+_MOUNT_FIX = (
+    "findmnt -T /path/to/fs; df -h /path/to/fs   # on the login node: the file system and the mount that serves it\n"
+    "srun -N1 -p PARTITION bash -c 'hostname; findmnt -T /path/to/fs || echo not mounted here'   # the same from a job\n"
+    "grep -h /path/to/fs /etc/fstab /etc/auto.* 2>/dev/null   # administrators: the login node's entry, to add on the "
+    "compute nodes (read-only where it is archive storage)")
+
+
+@rule("SYS029", NOT_MOUNTED, "info", "a site file system the login node has is not mounted on the compute nodes", impact=5)
+def shared_filesystem_not_mounted(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, the user's statement that a file system (storage, a mount, a directory)
+        is not accessible or not mounted on the compute nodes. No program says this in its own
+        words (a job sees only "No such file or directory"), so the statement is quoted back at
+        info with the commands that show it.
+
+    Why it matters:
+        Jobs that read or write a path on a file system the login node mounts and the compute
+        nodes do not fail, or land in a temporary working directory when the job's directory does
+        not exist there.
+
+    How to fix:
+        Compare findmnt -T PATH on the login node and in a job; the administrators mount the file
+        system on the compute nodes with the login node's entry.
+
+    References:
+        - https://man7.org/linux/man-pages/man8/findmnt.8.html
+        - https://slurm.schedmd.com/srun.html (--chdir: a job whose directory does not exist on the node)
+        - https://github.com/marbits-icm/marbits-public/issues/30
+    """
+    s = first_stated(f, NOT_MOUNTED)
+    if s is not None:
+        yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": a file system the login node has and the compute "
+                          "nodes do not mount; compare findmnt on both", fix=_MOUNT_FIX, evidence=told_evidence(s))
+
+
+# ----------------------------------------------------------------------------------------------
+# SYS024 shared-dir-group-inheritance-missing
+NO_SETGID = "shared-dir-group-inheritance-missing"
+_SETGID_FIX = (
+    "stat -c '%A %G %n' PROJECT_DIR   # an 's' in the group's execute place (drwxrws---) makes new entries take the folder's group\n"
+    "chgrp -R PROJECT_GROUP PROJECT_DIR && find PROJECT_DIR -type d -exec chmod g+s {} +   # the folder's owner or the "
+    "administrators: the project's group on everything, and the setgid bit on every directory\n"
+    "umask 007   # members, in ~/.bashrc: new files group-writable, so the project can use them")
+
+
+@rule("SYS030", NO_SETGID, "info", "new files in a shared folder take their creator's group, not the folder's", impact=3)
+def shared_dir_group_inheritance_missing(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, the user's statement that files or folders created in a project
+        folder get the creator's own group rather than the folder's. Nothing prints this; the
+        statement is quoted back at info.
+
+    Why it matters:
+        Without the setgid bit on a directory, a new file takes its creator's primary group;
+        other members of the project then cannot read or change it, and group quotas count it
+        against the wrong group.
+
+    How to fix:
+        Give the folder tree the project's group and set the setgid bit on every directory
+        (chmod g+s), so new files and subdirectories inherit the group; members set umask 007.
+
+    References:
+        - https://man7.org/linux/man-pages/man2/open.2.html (O_CREAT: the group of a new file, bsdgroups/S_ISGID)
+        - https://man7.org/linux/man-pages/man1/chmod.1.html (SETUID AND SETGID BITS on directories)
+        - https://github.com/c3nl-neuraldynamics/c3nl_cluster/issues/9
+    """
+    s = first_stated(f, NO_SETGID)
+    if s is not None:
+        yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": new entries take their creator's group because "
+                          "the folder lacks the setgid bit", fix=_SETGID_FIX, evidence=told_evidence(s))
