@@ -1,0 +1,37 @@
+"""ipoib-interface-unconfigured on real pastes (tests/fixtures/pastes/SOURCES.md) and on libfabric's
+own warning strings (knowledge/messages/libfabric.toml's sources)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rulekit import facts, fired, recorded_paste_facts
+from hpcdoctor.triage.messages import find_messages
+
+
+def _told(text):
+    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
+
+
+def test_fabtests_getinfo_enodata_is_only_a_hint():
+    # the thread's answer was an IPoIB interface without an address, but the line alone has other causes
+    (f,) = fired("ipoib-interface-unconfigured", recorded_paste_facts("fabtests-802-ipoib-interface-has-no-address.txt"))
+    assert f.severity == "info" and "ret=-61 (No data available)" in f.message
+    assert "ip -br addr show type ipoib" in f.fix
+
+
+@pytest.mark.parametrize("line", [
+    # libfabric v1.20.0 verbs_info.c:1400 in ofi_log()'s line format
+    "libfabric:4117195:1708032872::verbs:fabric:vrb_init_info():1400<warn> no valid IPoIB interfaces found, "
+    "FI_EP_MSG endpoint type would not be available\n",
+    # libfabric v1.6.0 verbs_info.c:884 in that release's line format
+    "libfabric:verbs:core:fi_ibv_get_srcaddr_devs():884<warn> No interface address found\n",
+])
+def test_the_verbs_providers_warning_is_an_error(line):
+    (f,) = fired("ipoib-interface-unconfigured", _told(line))
+    assert f.severity == "error" and "IPoIB" in f.message and "rdma_cm" in f.message
+
+
+def test_silent_on_libfabric_cores_enodata_and_other_words():
+    # the same errno from libfabric's core and Open MPI's mtl/ofi, not fabtests: no finding
+    assert not fired("ipoib-interface-unconfigured", recorded_paste_facts("ompi-11412-libfabric-core-getinfo-enodata.txt"))
