@@ -1,6 +1,7 @@
-"""RDMA set up half-way on a node: an InfiniBand port without an IP address on its IPoIB interface,
-which connection managers (rdma_cm) address peers by. Read from libfabric's verbs provider and
-fabtests (knowledge/messages/libfabric.toml)."""
+"""RDMA set up half-way: an InfiniBand port without an IP address on its IPoIB interface, which
+connection managers (rdma_cm) address peers by (libfabric's verbs provider and fabtests,
+knowledge/messages/libfabric.toml); RDMA devices whose user-space providers are not installed where
+the program runs, as in a container image without rdma-core (libibverbs.toml)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 IPOIB = "ipoib-interface-unconfigured"
 # fabtests' fi_getinfo ENODATA has other causes (provider not built, no NIC): a hint, never an alarm.
 _HINT = "libfabric:fabtests-getinfo-enodata"
+
+LIBS = "container-rdma-libs-missing"
+_NO_DRIVER = "libibverbs:no-userspace-driver"
+_LOAD_FAILED = "libibverbs:driver-load-failed"
 
 _IPOIB_FIX = ("ip -br addr show type ipoib   # every IPoIB interface (ib0, ibp...) and its addresses: none, or DOWN, is the fault\n"
               "ibdev2netdev 2>/dev/null || ls /sys/class/infiniband/*/device/net   # which netdev belongs to which HCA (mlx5_0 -> ib0)\n"
@@ -68,3 +73,63 @@ def ipoib_interface_unconfigured(f: FactView) -> Iterator[Hit]:
                           "with the verbs provider and a connected endpoint (fi_msg_bw, fi_msg_pingpong), one cause is an "
                           "IPoIB interface without an IP address; others are a provider not built, or no NIC (rerun with FI_LOG_LEVEL=warn)",
                   fix=_IPOIB_FIX, evidence=told_evidence(hint), severity="info")
+
+
+_LIBS_FIX = ("ls /etc/libibverbs.d; ls /usr/lib*/libibverbs /usr/lib/*-linux-gnu/libibverbs 2>/dev/null   # the providers installed where the "
+             "program runs (in the container: run these inside it)\n"
+             "apt-get install -y ibverbs-providers libibverbs1 ibverbs-utils   # Debian/Ubuntu image: rdma-core's providers (libmlx5 among them)\n"
+             "dnf install -y rdma-core libibverbs libibverbs-utils   # RHEL/Rocky image (yum on older ones)\n"
+             "ibv_devinfo   # then: the HCA is listed with its ports, no 'no userspace device-specific driver' warning\n"
+             "# an image with NVIDIA's MLNX_OFED user space (their mofed_dockerfiles) instead must match the host's driver version")
+
+
+@rule("NET028", LIBS, "error", "the node's RDMA devices have no user-space provider where the program runs", impact=5,
+      also={"warning": "libibverbs' provider list (/etc/libibverbs.d) is missing and no device is named yet"})
+def container_rdma_libs_missing(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, libibverbs' "Warning: no userspace device-specific driver found for
+        <device>": the kernel shows the RDMA device, and no user-space provider library (libmlx5,
+        librxe, ...) claims it, an error (with its "couldn't load driver '<name>': ..." quoted
+        where that says which library is absent); and "couldn't open config directory
+        '/etc/libibverbs.d'" alone, a warning: no provider package is installed. A "couldn't
+        load driver" alone is left alone: where another provider serves the device (a RoCE node
+        with ipath.driver left in /etc/libibverbs.d) it is harmless.
+
+    Why it matters:
+        RDMA is split between the kernel driver (on the host) and a user-space provider loaded
+        by libibverbs (in the program's file system). A container image or environment with
+        libibverbs but without rdma-core's providers sees /dev/infiniband and
+        /sys/class/infiniband and still cannot open the HCA: ibv_devinfo lists nothing, Open
+        MPI, UCX and NCCL fall back to TCP sockets, and multi-node jobs run many times slower
+        or fail.
+
+    How to fix:
+        Install rdma-core's providers in the image (ibverbs-providers and libibverbs1 on
+        Debian/Ubuntu, rdma-core and libibverbs on RHEL), or build it from an image that has
+        them (NVIDIA's MOFED images, whose version must match the host driver's), and check
+        with ibv_devinfo inside the container.
+
+    References:
+        - https://github.com/linux-rdma/rdma-core/blob/master/libibverbs/init.c (no userspace device-specific driver found)
+        - https://github.com/linux-rdma/rdma-core/blob/master/libibverbs/dynamic_driver.c (config directory, couldn't load driver)
+        - https://github.com/Mellanox/k8s-rdma-sriov-dev-plugin/issues/17 (the libraries come with the image, not the device plugin)
+        - https://github.com/Mellanox/mofed_dockerfiles (images with the RDMA user space)
+    """
+    told = catalogued(f, LIBS)
+    symptoms = f.get("ticket.symptoms") or []
+    device = next((s for s in told if s.get("id") == _NO_DRIVER), None)
+    if device is not None:
+        failed = next((s for s in symptoms if s.get("id") == _LOAD_FAILED), None)
+        extra = (f"; libibverbs could not load the provider named in its list (line {failed.get('line')}: "
+                 f"\"{told_text(failed)}\")") if failed is not None else ""
+        yield Hit(message=f"libibverbs found no user-space provider for an RDMA device the kernel shows (line {device.get('line')}: "
+                          f"\"{told_text(device)}\"){extra}: the provider libraries (rdma-core's ibverbs-providers) are not installed "
+                          "where the program runs, as in a container image without them",
+                  fix=_LIBS_FIX, evidence=told_evidence(device))
+        return
+    conf = next((s for s in told if s.get("id") == "libibverbs:config-dir-missing"), None)
+    if conf is not None:
+        yield Hit(message=f"libibverbs has no provider list (line {conf.get('line')}: \"{told_text(conf)}\"): no RDMA provider package "
+                          "is installed where the program runs, so it cannot open an HCA there",
+                  fix=_LIBS_FIX, evidence=told_evidence(conf), severity="warning")

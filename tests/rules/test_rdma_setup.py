@@ -35,3 +35,24 @@ def test_the_verbs_providers_warning_is_an_error(line):
 def test_silent_on_libfabric_cores_enodata_and_other_words():
     # the same errno from libfabric's core and Open MPI's mtl/ofi, not fabtests: no finding
     assert not fired("ipoib-interface-unconfigured", recorded_paste_facts("ompi-11412-libfabric-core-getinfo-enodata.txt"))
+
+
+@pytest.mark.parametrize("paste, quoted", [
+    ("nvidia-docker-930-container-no-libibverbs-providers.txt", "found for /sys/class/infiniband_verbs/uverbs0"),
+    ("rxe-dev-48-librxe-not-installed.txt", "couldn't load driver 'rxe'"),
+])
+def test_a_device_without_its_provider_is_an_error(paste, quoted):
+    (f,) = fired("container-rdma-libs-missing", recorded_paste_facts(paste))
+    assert f.severity == "error" and quoted in f.message
+    assert "ibverbs-providers" in f.fix and "ibv_devinfo" in f.fix
+
+
+def test_a_missing_provider_list_alone_is_a_warning():
+    # rdma-core dynamic_driver.c:125's string with its default directory, as nvidia-docker#930 shows it
+    (f,) = fired("container-rdma-libs-missing", _told("libibverbs: Warning: couldn't open config directory '/etc/libibverbs.d'.\n"))
+    assert f.severity == "warning" and "/etc/libibverbs.d" in f.message
+
+
+def test_silent_on_an_unused_provider_that_fails_to_load():
+    # ipath.driver left on a RoCE node: its library is absent, the node's device has its own provider
+    assert not fired("container-rdma-libs-missing", recorded_paste_facts("nccl-1044-unused-ipath-provider-healthy.txt"))
