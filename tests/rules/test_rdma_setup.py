@@ -55,4 +55,7 @@ def test_a_missing_provider_list_alone_is_a_warning():
 
 def test_silent_on_an_unused_provider_that_fails_to_load():
     # ipath.driver left on a RoCE node: its library is absent, the node's device has its own provider
-    assert not fired("container-rdma-libs-missing", recorded_paste_facts("nccl-1044-unused-ipath-provider-healthy.txt"))
+    paste = recorded_paste_facts("nccl-1044-unused-ipath-provider-healthy.txt")
+    assert not fired("container-rdma-libs-missing", paste)
+    # libibverbs dlopens its providers by name: no program was linked against libipathverbs
+    assert not fired("shared-library-not-found", paste)
