@@ -34,8 +34,8 @@ MODULE_TOPIC = {
     "network_access": "Network", "gpu_access": "GPU health", "container_python": "Environment",
     "limits": "Environment", "job_end": "Environment", "file_systems": "Environment", "remote_launch": "Network", "host_compilers": "Software stack", "shared_libraries": "Software stack", "cuda_libraries": "Software stack", "intel_gpu": "Software stack", "gpu_models": "GPU health", "container_access": "Environment", "x11_forwarding": "Network", "parallel_pools": "Network", "nfs_exports": "Environment", "clock": "Environment", "executables": "Environment", "fuse_mounts": "Environment", "downloads": "Network", "tensorrt": "Software stack", "caches": "Environment", "container_binds": "Environment", "container_storage": "Environment", "xla_libdevice": "Software stack", "gpu_faults": "GPU health",
     "no_display": "Environment", "locales": "Environment", "slurm_requests": "Environment", "slurm_nodes": "Environment", "container_devices": "GPU health",
-    "mpi_libraries": "Network", "mpi_network": "Network",
     "container_runtimes": "Environment", "sessions": "Environment", "shared_storage": "Environment", "registry_pulls": "Environment", "blas_threads": "Threads and placement", "compute_apis": "Software stack", "onnxruntime_install": "Software stack", "jetson_power": "GPU health", "jit_builds": "Software stack",
+    "mpi_libraries": "Network", "mpi_network": "Network", "rdma_setup": "Network",
     "rocm_libraries": "Software stack", "stack_limit": "Environment", "host_memory": "Memory", "shm_segments": "Memory",
     "tensorflow_install": "Software stack", "build_tools": "Software stack", "graphics_libraries": "Environment", "perf_counters": "Environment", "cpu_frequency": "Threads and placement", "submit_hosts": "Environment",
 }

@@ -10,7 +10,7 @@ from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, ticket_all, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, stated, ticket_all, told_evidence, told_text
 
 SYMBOL = "mpi-tcp-interface-unreachable"
 # connect()'s errnos that say the peer's address is not reachable from this node (Linux errno
@@ -19,6 +19,7 @@ SYMBOL = "mpi-tcp-interface-unreachable"
 _UNREACHABLE = {"113": "No route to host", "101": "Network is unreachable", "110": "Connection timed out"}
 _MISREPORTED = "115"
 _EXCLUDE_VAR = "OMPI_MCA_btl_tcp_if_exclude"
+_CURED = "prose:ompi-tcp-if-cures-said"
 # The TCP BTL's default exclude list is "127.0.0.1/8,sppp" (btl_tcp_component.c @ v4.1.8): a list
 # set by hand keeps loopback out only where it names it.
 _LOOPBACK = re.compile(r"^(?:lo\d{0,2}|127(?:\.\d{1,3}){0,3}(?:/\d{1,2})?)$")
@@ -59,7 +60,7 @@ def _exclude_without_loopback(f: FactView) -> Optional[dict]:
 
 
 @rule("NET014", SYMBOL, "warning", "Open MPI's TCP transport tries an interface that does not route between the nodes",
-      impact=7)
+      impact=7, also={"info": "the user says naming the TCP interfaces (btl_tcp_if_include/exclude) cured a hang"})
 def mpi_tcp_interface_unreachable(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -72,7 +73,9 @@ def mpi_tcp_interface_unreachable(f: FactView) -> Iterator[Hit]:
         "Unable to connect to the peer <address> on port <port>: ...", and the FAQ's older
         "connect() failed with errno=113". Also an exclude list set without the loopback device, in
         a pasted mpirun command line (--mca btl_tcp_if_exclude virbr0,...) or in the job's
-        environment (OMPI_MCA_btl_tcp_if_exclude).
+        environment (OMPI_MCA_btl_tcp_if_exclude). At info, a user's own words that naming the
+        interfaces (btl_tcp_if_include eth0, or an exclude list) stopped a hang or made the job
+        work: the cure Open MPI's FAQ gives for this fault, reported, not the fault's own message.
 
     Why it matters:
         Open MPI uses every "up" IP interface it finds and pairs them with the peers' by its own
@@ -111,6 +114,13 @@ def mpi_tcp_interface_unreachable(f: FactView) -> Iterator[Hit]:
                           "the other local-only interfaces for peers on other nodes; Open MPI's FAQ: an exclude list must name them",
                   fix=f"mpirun --mca btl_tcp_if_exclude lo,{excluded['list']} ...   # loopback too, as Open MPI's TCP FAQ asks\n{_FIX}",
                   evidence=excluded["evidence"])
+        return
+    said = next((s for s in catalogued(f, SYMBOL) if s.get("id") == _CURED and stated(s)), None)
+    if said is not None:
+        yield Hit(message=f"the ticket says naming Open MPI's TCP interfaces cured it (line {said.get('line')}: "
+                          f"\"{str(said.get('matched') or told_text(said))[:160]}\"): an interface that does not route between the nodes (a second NIC with "
+                          "nobody behind it, docker0, virbr0) was being tried; Open MPI's TCP FAQ gives the same cure, for the "
+                          "runtime's own traffic too", fix=_FIX, evidence=told_evidence(said), severity="info")
 
 
 _ROMIO_FIX = ("ompi_info | grep -E 'MCA io:|Open MPI:'   # the io components this Open MPI has (romio321 in 4.x, "

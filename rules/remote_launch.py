@@ -37,6 +37,18 @@ _MAXSTARTUPS_FIX = ("sshd -T | grep -i maxstartups   # on the node that drops co
 # lib/libc/gen/errlst.c, errno 60), and "Connection timed out" in glibc and musl: a connect failure in
 # the BSD wording came from a user's own Mac, not from a Linux node reaching another.
 _BSD_CLIENT = ("Operation timed out",)
+# A login from outside names the site's public host (cluster.phy.cuhk.edu.hk: four dots); ssh between a
+# job's nodes names them short (node002) or by the cluster's internal domain (hpc-mn101.hpc.lan). Without
+# a launcher's line beside it, a refused connection to such a name is a login that failed, not a launch.
+_PUBLIC_NAME_DOTS = 3
+
+
+def _login_from_outside(s: dict, launcher: Optional[str]) -> bool:
+    host = str(s.get("host") or "")
+    return (launcher is None and s.get("id") == "openssh:connect-to-host-failed"
+            and host.count(".") >= _PUBLIC_NAME_DOTS and not host.replace(".", "").isdigit())
+
+
 _CHECK = ('for h in $(scontrol show hostnames "$SLURM_JOB_NODELIST"); do ssh -o BatchMode=yes "$h" true '
           '|| echo "ssh to $h refused"; done   # inside the job: which nodes refuse')
 _KEYS = ("# without Slurm, or where the site allows ssh between a job's nodes (home shared by the nodes):\n"
@@ -84,7 +96,9 @@ def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
         ssh launcher. ssh to a code forge (git@github.com) is git's, not a launcher's, and is
         left alone, and so is a connect failure in the BSD libc's words ("Operation timed out",
         which Linux spells "Connection timed out"): that ssh ran on the user's own Mac, reaching
-        the cluster from outside, not on a node. The server's side: sshd's "Server will not fork when running in debugging
+        the cluster from outside, not on a node; so is a failed connection to a public name
+        (three dots or more: cluster.example.ac.uk) with no launcher's line beside it, a login
+        that failed rather than a launch. The server's side: sshd's "Server will not fork when running in debugging
         mode." (sshd -d serves one connection and exits; a warning alone, an error beside a
         refusal), its "drop connection #n from [addr]:port on [addr]:22 past MaxStartups", and a
         user saying the other node's sshd quits (info).
@@ -137,6 +151,8 @@ def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
     host = s.get("host")
     why = _WHY.get(str(s.get("id")), "ssh to another node was refused")
     launcher = _launcher(f, told)
+    if _login_from_outside(s, launcher):
+        return
     if s.get("id") == "openssh:sshd-drop-past-maxstartups":
         yield Hit(message=f"ssh between nodes was refused{f' (from {host})' if host else ''}: {why} (line {s.get('line')}: "
                           f"\"{told_text(s)}\"); a launcher that opens many ssh connections at once loses some of them",

@@ -103,7 +103,8 @@ def shared_library_not_found(f: FactView) -> Iterator[Hit]:
         directory" (elf/dl-load.c _dl_map_object; libraries.toml form dlopen-cannot-open, a
         library the catalogue does not list). CUDA, ROCm, cuDNN and NCCL libraries are
         cuda-runtime-library-missing's, MPI's mpi-library-missing's, OpenGL/X11/GLib's
-        opengl-library-missing's.
+        opengl-library-missing's; a libibverbs provider that "couldn't load driver" names is
+        container-rdma-libs-missing's.
 
     Why it matters:
         The loader searches LD_LIBRARY_PATH, the RUNPATH of the program, /etc/ld.so.cache and the
@@ -122,7 +123,11 @@ def shared_library_not_found(f: FactView) -> Iterator[Hit]:
         - https://man7.org/linux/man-pages/man8/ldconfig.8.html
         - https://sourceware.org/git/?p=glibc.git;a=blob;f=elf/dl-load.c;hb=refs/tags/glibc-2.42
     """
-    s = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "libraries:unlisted"
+    symptoms = f.get("ticket.symptoms") or []
+    # libibverbs dlopens its providers by the names /etc/libibverbs.d lists: not a link-time soname,
+    # and harmless where another provider serves the device (container-rdma-libs-missing reads it)
+    providers = {t.get("line") for t in symptoms if t.get("id") == "libibverbs:driver-load-failed"}
+    s = next((s for s in symptoms if s.get("id") == "libraries:unlisted" and s.get("line") not in providers
               and s.get("name") and not _OTHERS.match(str(s["name"]))), None)
     if s is None:
         return

@@ -80,3 +80,18 @@ def test_an_exclude_list_that_names_loopback_is_healthy():
 def test_silent_without_an_mpi_tcp_message():
     assert not fired("mpi-tcp-interface-unreachable", recorded_paste_facts("examl-19-libmpi-40-missing.txt"))
     assert not fired("mpi-tcp-interface-unreachable", recorded_paste_facts("grudge-227-openmpi-not-enough-slots-ci.txt"))
+
+
+@pytest.mark.parametrize("paste, quoted", [
+    ("ompi-users-mail-second-ethernet-interface-hang.txt", "btl_tcp_if_include eth0"),
+    ("horovod-106-exclude-cured-hang-comment.txt", "btl_tcp_if_exclude"),
+])
+def test_a_user_saying_naming_the_interfaces_cured_a_hang_is_a_hint(paste, quoted):
+    (f,) = fired("mpi-tcp-interface-unreachable", recorded_paste_facts(paste))
+    assert f.severity == "info" and quoted in f.message and "btl_tcp_if_include" in f.fix
+
+
+def test_silent_where_naming_the_interface_did_not_help():
+    # the paste holds no program output, so it is read for its messages only, as check --from would
+    text = (FIXTURES / "pastes" / "ompi-9041-include-did-not-help.txt").read_text()
+    assert not fired("mpi-tcp-interface-unreachable", _told(text))

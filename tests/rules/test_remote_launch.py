@@ -79,3 +79,11 @@ def test_a_timeout_in_the_bsd_libcs_words_is_the_users_mac_not_a_node():
     said = [s for s in paste["facts"]["ticket"]["symptoms"] if s.get("id") == "openssh:connect-to-host-failed"]
     assert [s.get("reason") for s in said] == ["Operation timed out"]   # read, and kept out of the rule
     assert not fired("ssh-between-nodes-refused", paste)
+
+
+def test_a_refused_login_to_a_public_name_without_a_launcher_is_not_a_launch():
+    # set M: ssh from outside to the cluster's public name refused while the site's NIS server was down
+    paste = recorded_paste_facts("phy-clusters-28-nis-server-down.txt")
+    said = [s for s in paste["facts"]["ticket"]["symptoms"] if s.get("id") == "openssh:connect-to-host-failed"]
+    assert [s.get("host") for s in said] == ["cluster.phy.cuhk.edu.hk"]   # read, and kept out of the rule
+    assert not fired("ssh-between-nodes-refused", paste)
