@@ -4,7 +4,11 @@ outputs are parsed in replays."""
 
 from __future__ import annotations
 
+import fcntl
+import ipaddress
 import os
+import socket
+import struct
 from typing import Any, Dict, List
 
 from hpcdoctor.facts import Unknown
@@ -18,6 +22,47 @@ IB = "/sys/class/infiniband"
 # fact per port (40,000 pasted ibstat devices were 5 MB of report; issue 27).
 MAX_PORTS = 1024
 NET = "/sys/class/net"
+IF_INET6 = "/proc/net/if_inet6"
+MAX_INTERFACES = 1024   # more than any node has: the address probe stops there
+SIOCGIFADDR = 0x8915    # include/uapi/linux/sockios.h: an interface's (primary) IPv4 address
+_IPV6_SCOPES = {0x00: "global", 0x10: "host", 0x20: "link", 0x40: "site"}   # include/net/ipv6.h IPV6_ADDR_*
+
+
+def ipv4_addresses(names: List[str]) -> Dict[str, List[str]]:
+    """Each interface's IPv4 address from the SIOCGIFADDR ioctl (no root needed); an interface
+    without one answers EADDRNOTAVAIL and gets an empty list."""
+    out: Dict[str, List[str]] = {}
+    try:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    except OSError as exc:
+        raise Missing(f"no IPv4 socket: {exc.strerror or exc}") from None
+    with sock:
+        for name in names[:MAX_INTERFACES]:
+            req = struct.pack("16s24x", name.encode("utf-8", "replace")[:15])
+            try:
+                res = fcntl.ioctl(sock.fileno(), SIOCGIFADDR, req)
+            except OSError:
+                out[name] = []   # EADDRNOTAVAIL: no IPv4 address; ENODEV: gone since listed
+                continue
+            out[name] = [socket.inet_ntoa(res[20:24])]   # ifr_addr: sockaddr_in after the 16-byte name
+    return out
+
+
+def parse_if_inet6(text: str) -> Dict[str, List[Dict[str, str]]]:
+    """/proc/net/if_inet6 (net/ipv6/addrconf.c if6_seq_show: address in 32 hex digits, ifindex,
+    prefix length, scope, flags, name) to each interface's addresses with their scope."""
+    out: Dict[str, List[Dict[str, str]]] = {}
+    for line in text.splitlines()[:16384]:
+        f = line.split()
+        if len(f) != 6 or len(f[0]) != 32:
+            continue
+        try:
+            addr = str(ipaddress.IPv6Address(bytes.fromhex(f[0])))
+            scope = _IPV6_SCOPES.get(int(f[3], 16) & 0xF0, "other")
+        except ValueError:
+            continue
+        out.setdefault(f[5], []).append({"address": addr, "scope": scope})
+    return out
 
 
 def _ports_from_sysfs(root: SysRoot) -> List[Dict[str, Any]]:
@@ -75,9 +120,18 @@ def _interfaces(root: SysRoot) -> Any:
     except Missing as exc:
         return Unknown(str(exc))
     out = []
-    for name in names:
-        if name == "lo":
-            continue
+    names = [n for n in names if n != "lo"]
+    try:
+        v4: Any = root.probe("ipv4_addresses", lambda: ipv4_addresses(names))
+        if not isinstance(v4, dict):
+            v4 = Unknown("the recorded IPv4 addresses are not a table")
+    except Missing as exc:
+        v4 = Unknown(f"IPv4 addresses not read: {exc}")
+    text6 = root.read_or(IF_INET6)
+    # No if_inet6 on a live node means IPv6 is off (ipv6.disable=1): no IPv6 address anywhere.
+    v6: Any = (parse_if_inet6(text6) if text6 is not None else
+               {} if root.mode != "replay" else Unknown(f"{IF_INET6} not recorded"))
+    for name in names[:MAX_INTERFACES]:
         base = f"{NET}/{name}"
         speed = (root.read_or(f"{base}/speed") or "").strip()
         out.append({
@@ -85,6 +139,8 @@ def _interfaces(root: SysRoot) -> Any:
             "operstate": (root.read_or(f"{base}/operstate") or "unknown").strip(),
             "speed_mbps": int(speed) if speed.lstrip("-").isdecimal() and int(speed) > 0 else None,
             "type": (root.read_or(f"{base}/type") or "").strip() or None,
+            "ipv4": [str(a)[:64] for a in v4.get(name) or []][:16] if isinstance(v4, dict) else v4,
+            "ipv6": (v6.get(name) or [])[:16] if isinstance(v6, dict) else v6,
         })
     return out
 

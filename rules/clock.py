@@ -26,7 +26,8 @@ def _not_yet_valid(f: FactView) -> Optional[dict]:
 
 
 @rule("SYS021", SYMBOL, "error", "the clock is out of step with the hosts it is compared with", impact=5,
-      also={"warning": "file times ahead of the clock, or a certificate not valid yet: the usual cause, not shown"})
+      also={"warning": "file times ahead of the clock, or a certificate not valid yet: the usual cause, not shown; "
+                       "or, on a live node, the kernel counts its clock as not synchronised (adjtimex)"})
 def system_clock_wrong(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -35,6 +36,10 @@ def system_clock_wrong(f: FactView) -> Iterator[Hit]:
         tar's "time stamp ... is N s in the future", and a TLS client's "certificate is not yet
         valid" (OpenSSL's reason 9, wget's "Issued certificate not yet valid"), warnings: each
         means a clock is off, this node's or the one of the host that wrote the file.
+        On a live node (or its snapshot), a warning where the kernel counts its clock as not
+        synchronised: adjtimex(2) returns TIME_ERROR or sets STA_UNSYNC, as it does when no time
+        service (chronyd, ntpd, systemd-timesyncd) has disciplined the clock lately (its maximum
+        error then grows to 16 s).
 
     Why it matters:
         make decides what to rebuild from times and may skip stale targets; Kerberos refuses
@@ -51,6 +56,8 @@ def system_clock_wrong(f: FactView) -> Iterator[Hit]:
         - https://web.mit.edu/kerberos/krb5-latest/doc/admin/conf_files/krb5_conf.html (clockskew, 300 s by default)
         - https://docs.openssl.org/3.0/man1/openssl-verify/ (X509_V_ERR_CERT_NOT_YET_VALID: certificate is not yet valid)
         - https://chrony-project.org/doc/4.3/chronyc.html (tracking, makestep)
+        - https://man7.org/linux/man-pages/man2/adjtimex.2.html (TIME_ERROR, STA_UNSYNC, maxerror and esterror in microseconds)
+        - https://github.com/torvalds/linux/blob/v6.12/include/uapi/linux/timex.h (struct timex, STA_UNSYNC 0x0040, TIME_ERROR 5)
     """
     told = catalogued(f, SYMBOL)
     kerberos = next((s for s in told if s.get("id") == _KERBEROS), None)
@@ -61,9 +68,25 @@ def system_clock_wrong(f: FactView) -> Iterator[Hit]:
         return
     said = told[0] if told else _not_yet_valid(f)
     if said is None:
+        yield from _kernel_says_unsynchronised(f)
         return
     what = ("a certificate that is not valid yet: the usual cause is this node's clock being behind"
             if str(said.get("id", "")).startswith("tls:") else
             "a file time ahead of this node's clock: this node's clock is behind, or the clock of the host that wrote the file is ahead")
     yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": {what}",
               fix=_FIX, evidence=told_evidence(said), severity="warning")
+
+
+def _kernel_says_unsynchronised(f: FactView) -> Iterator[Hit]:
+    """The live judgement: the kernel's own NTP state (checks/clock_sync.py). Read with f[...] so a
+    snapshot or paste without the reading is skipped with its reason, never passed."""
+    if f["clock_sync.synchronised"]:
+        return
+    state = f.get("clock_sync.state")
+    maxerror = f.get("clock_sync.maxerror_s")
+    bound = f" and bounds its error only by {maxerror:g} s" if isinstance(maxerror, (int, float)) else ""
+    yield Hit(message=f"the kernel counts this node's clock as not synchronised (adjtimex: {state}, STA_UNSYNC "
+                      f"{'set' if f.get('clock_sync.unsync_flag') else 'clear'}){bound}: no time service is disciplining "
+                      "it, so it drifts from the file servers' and KDC's clocks",
+              fix=_FIX, severity="warning",
+              evidence={k: f.get(f"clock_sync.{k}") for k in ("synchronised", "state", "status", "maxerror_s", "esterror_s")})

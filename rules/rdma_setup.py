@@ -27,7 +27,9 @@ _IPOIB_FIX = ("ip -br addr show type ipoib   # every IPoIB interface (ib0, ibp..
 
 
 @rule("NET027", IPOIB, "error", "no IPoIB interface has an IP address, so RDMA connection setup (rdma_cm) cannot work",
-      impact=5, also={"info": "fabtests' fi_getinfo found no provider (FI_ENODATA): one of its causes, not shown"})
+      impact=5, also={"info": "fabtests' fi_getinfo found no provider (FI_ENODATA): one of its causes, not shown",
+                      "warning": "on a live node: an InfiniBand interface is up with no address beyond IPv6 link-local, "
+                                 "and the node has RDMA devices"})
 def ipoib_interface_unconfigured(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -38,6 +40,9 @@ def ipoib_interface_unconfigured(f: FactView) -> Iterator[Hit]:
         quoted back at info: FI_ENODATA says that no provider offered what was asked for, which
         an unaddressed IPoIB interface causes for the verbs provider's connected endpoints, and
         so do a provider that is not built and a node without the NIC.
+        On a live node (or its snapshot), a warning where an InfiniBand interface (ARPHRD_INFINIBAND,
+        type 32 in /sys/class/net/<if>/type) is up and has no IPv4 address and no IPv6 address
+        beyond the link-local one the kernel gives every interface, on a node with RDMA devices.
 
     Why it matters:
         rdma_cm, the connection manager of libfabric's verbs provider (FI_EP_MSG, and the rxm
@@ -59,6 +64,7 @@ def ipoib_interface_unconfigured(f: FactView) -> Iterator[Hit]:
         - https://github.com/ofiwg/fabtests/issues/802 (fi_msg_bw with verbs: the IPoIB interfaces had no address)
         - https://github.com/linux-rdma/rdma-core/blob/master/librdmacm/man/rdma_resolve_addr.3 (addresses resolved to an RDMA device)
         - https://docs.nvidia.com/networking/display/mlnxofedv24100700/ip+over+infiniband+(ipoib) (configuring IPoIB)
+        - https://github.com/torvalds/linux/blob/v6.12/include/uapi/linux/if_arp.h (ARPHRD_INFINIBAND 32)
     """
     told = catalogued(f, IPOIB)
     said = next((s for s in told if s.get("id") != _HINT), None)
@@ -73,6 +79,46 @@ def ipoib_interface_unconfigured(f: FactView) -> Iterator[Hit]:
                           "with the verbs provider and a connected endpoint (fi_msg_bw, fi_msg_pingpong), one cause is an "
                           "IPoIB interface without an IP address; others are a provider not built, or no NIC (rerun with FI_LOG_LEVEL=warn)",
                   fix=_IPOIB_FIX, evidence=told_evidence(hint), severity="info")
+        return
+    if not told:
+        yield from _live_ipoib_unaddressed(f)
+
+
+_ARPHRD_INFINIBAND = "32"   # include/uapi/linux/if_arp.h
+
+
+def _routable(iface: dict) -> bool:
+    """An address rdma_cm can be handed by a peer: any IPv4, or IPv6 other than link-local (which
+    every up interface gets, and which needs the interface named beside it)."""
+    return bool(iface.get("ipv4")) or any(isinstance(a, dict) and a.get("scope") not in ("link", "host")
+                                          for a in iface.get("ipv6") or [])
+
+
+def _live_ipoib_unaddressed(f: FactView) -> Iterator[Hit]:
+    """The live judgement on network.interfaces (checks/network.py). Read with f[...] so that a
+    snapshot without the RDMA devices or an interface's addresses is skipped, never passed."""
+    if not f["network.rdma_ports"]:
+        return
+    ifaces = f["network.interfaces"]
+    bare = []
+    for i, iface in enumerate(ifaces):
+        if not isinstance(iface, dict) or str(iface.get("type")) != _ARPHRD_INFINIBAND or iface.get("operstate") != "up":
+            continue
+        for family in ("ipv4", "ipv6"):
+            if iface.get(family) is None:   # unknown (flattened to None): f[...] skips the rule with its reason
+                _ = f[f"network.interfaces.{i}.{family}"]
+        if not _routable(iface):
+            bare.append(str(iface.get("name")))
+    if not bare:
+        return
+    names = ", ".join(bare)
+    yield Hit(message=f"the InfiniBand interface(s) {names} are up with no IP address (none, or IPv6 link-local only) on a node "
+                      "with RDMA devices: rdma_cm (libfabric's verbs FI_EP_MSG, UCX's rdmacm, perftest -R) has no address to "
+                      "bind or resolve through them",
+              fix=_IPOIB_FIX, severity="warning",
+              evidence={"interfaces": [{k: x.get(k) for k in ("name", "operstate", "type", "ipv4", "ipv6")}
+                                       for x in ifaces if isinstance(x, dict) and str(x.get("name")) in bare],
+                        "rdma_ports": len(f["network.rdma_ports"])})
 
 
 _LIBS_FIX = ("ls /etc/libibverbs.d; ls /usr/lib*/libibverbs /usr/lib/*-linux-gnu/libibverbs 2>/dev/null   # the providers installed where the "

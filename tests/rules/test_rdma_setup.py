@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
+from rulekit import facts, fired, recorded_paste_facts, run_rule
 from hpcdoctor.triage.messages import find_messages
 
 
@@ -34,7 +34,10 @@ def test_the_verbs_providers_warning_is_an_error(line):
 
 def test_silent_on_libfabric_cores_enodata_and_other_words():
     # the same errno from libfabric's core and Open MPI's mtl/ofi, not fabtests: no finding
-    assert not fired("ipoib-interface-unconfigured", recorded_paste_facts("ompi-11412-libfabric-core-getinfo-enodata.txt"))
+    # a paste records no RDMA ports: the live judgement is skipped with that reason, and nothing fires
+    findings, skipped = run_rule("ipoib-interface-unconfigured", recorded_paste_facts("ompi-11412-libfabric-core-getinfo-enodata.txt"))
+    assert findings == [] and [s["reason"] for s in skipped] == [
+        "needs network.rdma_ports: no RDMA information recorded (/sys/class/infiniband was not recorded)"]
 
 
 @pytest.mark.parametrize("paste, quoted", [
