@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
@@ -15,13 +16,10 @@ KERNEL = "kernel-too-old-for-binary"
 ARCH = "binary-wrong-architecture"
 PROGRAM = "required-program-not-installed"
 
-# file(1)'s machine names (libmagic's elf magic) against uname -m's.
-_FILE_MACHINE = {"x86-64": "x86_64", "ARM aarch64": "aarch64", "ARM": "arm", "Intel 80386": "i386",
-                 "64-bit PowerPC or cisco 7500": "ppc64", "PowerPC or cisco 4500": "ppc", "IBM S/390": "s390x",
-                 "UCB RISC-V": "riscv64", "RISC-V": "riscv64", "LoongArch": "loongarch64", "MIPS": "mips"}
-# uname -m spellings of one machine, as file(1)'s names map to them.
-_SAME = {"i686": "i386", "i586": "i386", "armv7l": "arm", "armv6l": "arm", "arm64": "aarch64", "ppc64le": "ppc64",
-         "amd64": "x86_64"}
+# file(1)'s machine names and uname -m's, each brought to one machine name (knowledge/elf_machines.toml).
+_MACHINES = knowledge.load("elf_machines")
+_FILE_MACHINE = _MACHINES["file_elf_machine"]["names"]
+_UNAME = _MACHINES["uname_machine"]["names"]
 
 
 def _text(f: FactView, name: str) -> Optional[str]:
@@ -110,8 +108,8 @@ def binary_wrong_architecture(f: FactView) -> Iterator[Hit]:
     elf = _machine_of_binary(f)
     built = _FILE_MACHINE.get(str(elf.get("machine"))) if elf else None
     node = _text(f, "cpu.arch")
-    node_norm = _SAME.get(node or "", node)
-    built_norm = _SAME.get(built or "", built)
+    node_norm = _UNAME.get(node or "", node)
+    built_norm = built
     path = str(s.get("file") or "").strip("'\"") or "FILE"
     fix = ("uname -m   # this node's machine: x86_64, aarch64, ppc64le\n"
            f"file -L {path}   # the machine the binary was built for ('x86-64', 'ARM aarch64'); a different one is the cause\n"
@@ -130,11 +128,6 @@ def binary_wrong_architecture(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the kernel refused to execute it (ENOEXEC): {what}{where}; "
                       "a file that is not a Linux executable reads the same",
               fix=fix, evidence={**evidence, **({"binary_machine": built} if built else {})})
-
-
-# The program a tool looks for, and the module or package that usually provides it.
-_PROVIDED_BY = {"Rscript": "R", "R": "R", "python3": "python", "java": "java", "samtools": "samtools",
-                "bgzip": "htslib", "tabix": "htslib"}
 
 
 @rule("SYS026", PROGRAM, "warning", "a tool needs a program that is not installed or not on PATH", impact=5)
@@ -164,11 +157,10 @@ def required_program_not_installed(f: FactView) -> Iterator[Hit]:
         return
     s = told[0]
     prog = str(s.get("program") or "PROGRAM")
-    module = _PROVIDED_BY.get(prog, prog)
     yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the tool found no {prog} in its own bin folder or on PATH: "
                       f"{prog} is not installed here, or its module or environment is not loaded",
               fix=(f"command -v {prog} || echo '{prog} is not on PATH'\n"
-                   f"module avail 2>&1 | grep -i '{module}'   # a site module that provides it: module load it before the tool runs\n"
-                   f"# not installed: ask the administrators for {module}, or install it in your own environment "
+                   f"module avail 2>&1 | grep -i '{prog}'   # a site module that provides it: module load it before the tool runs\n"
+                   f"# not installed: ask the administrators for {prog}, or install it in your own environment "
                    f"(conda, a container image that carries it), then rerun"),
               evidence={**told_evidence(s), "program": prog})
