@@ -10,7 +10,7 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import (catalogued, facts_or_ticket, first_symptom, ticket_evidence, ticket_symptoms,
                                      told_evidence, told_text, torch_import_frame_before)
-from hpcdoctor.rules._loader import _read as _loader_read
+from hpcdoctor.rules._loader import _TORCH_LIB
 from hpcdoctor.rules._stacks import JAX_CUDA_FIX, TF_CUDA_CHECK, TF_CUDA_FIX, stack_of_ticket
 
 OPENMP_RUNTIMES = ("libgomp", "libiomp5", "libomp")
@@ -192,39 +192,46 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
 def static_tls_exhausted(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        In a pasted log, glibc's "<library>: cannot allocate memory in static TLS block" for a
-        library other than torch's own import (that one is torch-import-failed): a program
-        dlopen()ing a library with initial-exec thread-local storage (libgomp, libOpen3D, OpenBLAS
-        on aarch64) after the static TLS space set aside at start-up was used up.
+        In a pasted log, glibc's "<library>: cannot allocate memory in static TLS block": a
+        library with initial-exec thread-local storage (libgomp, libOpen3D, OpenBLAS on aarch64)
+        dlopen()ed after the static TLS space set aside at start-up was used up. Where torch's
+        import raised it (torch's bundled libgomp, or the user says `import torch` failed), the
+        finding says so: this rule answers it, not torch-import-failed, which would only say the
+        consequence.
 
     Why it matters:
         The library cannot be loaded at all, whatever memory the node has: glibc reserves a fixed
         surplus for libraries loaded later, and on aarch64 (Jetson) it is easily used up.
+        Reinstalling torch or the program does not help; loading order does.
 
     How to fix:
         Load the library at process start, before the others fill the space: name it in
         LD_PRELOAD for the program (glibc places preloaded libraries in the static TLS block).
+        In Jupyter, set it in the kernel's environment (kernel.json "env"), then restart the kernel.
 
     References:
         - https://github.com/bminor/glibc/blob/glibc-2.42/elf/dl-reloc.c (_dl_allocate_static_tls)
         - https://github.com/CMU-cabot/cabot/issues/86 (libOpen3D.so on JetPack 5, fixed with LD_PRELOAD)
         - https://github.com/NVIDIA/DALI/issues/5519 (libgomp preloaded)
+        - https://github.com/NVIDIA-AI-IOT/jetbot/issues/507 (torch's and the system's libgomp on a Jetson)
     """
     s = first_symptom(f, "loader:static-tls-exhausted")
-    if s is None or _loader_read(f, "loader:static-tls-exhausted", s, "prose:importing-torch" in ticket_symptoms(f)):
-        return  # torch's own import: torch-import-failed says it
+    if s is None:
+        return
     file = str(s.get("file") or "")
+    torch = bool(_TORCH_LIB.search(file)) or "prose:importing-torch" in ticket_symptoms(f) \
+        or torch_import_frame_before(f, s)
+    run = "python3 -c 'import torch'" if torch else "start the program again"
     if file.startswith("/") and "..." not in file and "\u2026" not in file:
-        fix = (f"export LD_PRELOAD={file}${{LD_PRELOAD:+:$LD_PRELOAD}}   # in the shell or launch file that "
-               "starts the program, then start it again")
+        fix = (f"export LD_PRELOAD={file}${{LD_PRELOAD:+:$LD_PRELOAD}}   # in the shell, launch file or Jupyter "
+               f"kernel.json \"env\" that starts the program; then: {run}")
     else:
         name = file.rsplit("/", 1)[-1] or "the library"
         fix = (f"ldconfig -p | grep -F '{name}'   # its full path: export LD_PRELOAD=<that path> before "
                "starting the program")
-    yield Hit(message=f"{file or 'a library'} cannot be loaded: the static TLS space was used up before it was "
-                      f"dlopen()ed (line {s['line']})",
+    yield Hit(message=f"{'import torch fails: ' if torch else ''}{file or 'a library'} cannot be loaded: the static "
+                      f"TLS space was used up before it was dlopen()ed (line {s['line']})",
               fix=fix, evidence=ticket_evidence(s))
-
 
 
 def _framework_library_missing(f: FactView, told: list):
