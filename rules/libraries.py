@@ -8,7 +8,7 @@ from typing import Any, Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import (catalogued, facts_or_ticket, first_symptom, ticket_evidence, ticket_symptoms,
+from hpcdoctor.rules._common import (catalogued, facts_or_ticket, first_symptom, ticket_all, ticket_evidence, ticket_symptoms,
                                      told_evidence, told_text, torch_import_frame_before)
 from hpcdoctor.rules._loader import _TORCH_LIB
 from hpcdoctor.rules._stacks import JAX_CUDA_FIX, TF_CUDA_CHECK, TF_CUDA_FIX, stack_of_ticket
@@ -121,7 +121,8 @@ def _from_pypi(entry: Any) -> bool:
     return entry.get("channel") == "pypi" or str(entry.get("build", "")).startswith("pypi")
 
 
-@rule("SW022", "cuda-runtime-library-missing", "error", "a CUDA or ROCm library the program needs cannot be loaded", impact=9)
+@rule("SW022", "cuda-runtime-library-missing", "error", "a CUDA or ROCm library the program needs cannot be loaded", impact=9,
+      also={"info": "the paste's ls -l shows the library beside the program under another version suffix: the package's fault"})
 def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -143,12 +144,18 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
         Install the build of the failing package made for the CUDA the environment has (for
         mmcv or a CUDA extension: the wheel for this torch and CUDA, or rebuild it), or put the
         toolkit of the version the file name asks for on LD_LIBRARY_PATH; check with ldd which
-        libraries a module still cannot find.
+        libraries a module still cannot find. Where the paste's ls -l shows the library under a
+        longer version (libcudart.so.12.0 for libcudart.so.12) and not under the name asked for,
+        the package shipped it without its SONAME link: the finding is info, the fault is the
+        package's (its maintainers fix it), and a link of the asked-for name beside the file works
+        around it.
 
     References:
         - https://github.com/pytorch/pytorch/blob/main/.ci/manywheel/build_cuda.sh (the CUDA libraries of torch's wheels)
         - https://man7.org/linux/man-pages/man8/ld.so.8.html (the loader's search order)
         - https://github.com/iSEE-Laboratory/LLMDet/issues/32 (mmcv built for CUDA 10.1 on a CUDA 12.1 system)
+        - https://github.com/ollama/ollama/issues/602 (libcudart.so.12.0 shipped, libcudart.so.12 looked for)
+        - https://github.com/coreutils/coreutils/blob/master/src/ls.c (print_long_format: the listing read)
     """
     told = [s for s in catalogued(f, "cuda-runtime-library-missing") if not torch_import_frame_before(f, s)]
     framework = _framework_library_missing(f, told)
@@ -165,6 +172,18 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
     lib = str(s.get("key") or "")
     version = s.get("version")
     so = f"{lib}.so" + (f".{version}" if version else "")
+    shipped = _shipped_under_another_name(f, so)
+    if shipped is not None:
+        yield Hit(message=f"{so} cannot be loaded (line {s.get('line')}: \"{told_text(s)}\"), but the listing on line "
+                          f"{shipped.get('line')} shows {shipped['file']}: the library is there under a longer version "
+                          f"name, without the {so} link the program asks for. The package was shipped without it "
+                          "(its maintainers' fix), not a CUDA runtime missing from this node",
+                  fix=f"find / -xdev -name '{shipped['file']}' 2>/dev/null   # the folder it was shipped in; there, as "
+                      f"a stopgap: ln -s {shipped['file']} {so}",
+                  evidence={**told_evidence(s), "library": so, "listed": shipped["file"],
+                            "listed.line": shipped.get("line")},
+                  severity="info")
+        return
     rocm = lib.startswith(("libroc", "libhip", "libamd", "libMIOpen", "librccl", "libhsa"))
     built = (f": the program was built for {'ROCm' if rocm else 'CUDA'} {version} and that runtime is not where the "
              "loader looks" if version and lib in ("libcudart", "libamdhip64") else ": it is not where the loader looks")
@@ -232,6 +251,16 @@ def static_tls_exhausted(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"{'import torch fails: ' if torch else ''}{file or 'a library'} cannot be loaded: the static "
                       f"TLS space was used up before it was dlopen()ed (line {s['line']})",
               fix=fix, evidence=ticket_evidence(s))
+
+
+def _shipped_under_another_name(f: FactView, so: str):
+    """An ls -l line in the paste showing `so` with a longer version (libcudart.so.12.0 for
+    libcudart.so.12), where no listed line shows `so` itself: the file the program wants, shipped
+    without the link named for it. None where the listing shows the name asked for, or no listing."""
+    listed = ticket_all(f, "libraries:ls-listed-versioned-library")
+    if any(x.get("file") == so for x in listed):
+        return None
+    return next((x for x in listed if str(x.get("file") or "").startswith(so + ".")), None)
 
 
 def _framework_library_missing(f: FactView, told: list):
