@@ -5,7 +5,7 @@ saying that torch's import is where it struck, and no torch-import-failed beside
 from __future__ import annotations
 
 from conftest import FIXTURES
-from rulekit import fired, paste_facts, run_rule
+from rulekit import fired, paste_facts, recorded_paste_facts, run_rule
 
 
 def test_a_programs_dlopen_out_of_static_tls_preloads_the_library(tmp_path):
@@ -36,3 +36,10 @@ def test_the_users_word_import_torch_is_said_in_the_finding(tmp_path):
     assert f.message.startswith("import torch fails: /usr/lib/aarch64-linux-gnu/libgomp.so.1 cannot be loaded")
     assert f.fix.startswith("export LD_PRELOAD=/usr/lib/aarch64-linux-gnu/libgomp.so.1${LD_PRELOAD:+:$LD_PRELOAD}")
     assert not run_rule("torch-import-failed", facts)[0]
+
+
+def test_the_loaders_other_failures_are_not_static_tls():
+    # Real pastes of the loader failing for another reason: a file not found (CPCL#4), a glibc
+    # symbol version missing (node#46412).
+    for name in ("cpcl-4-libcudart-10-0-cuda-path.txt", "node-46412-glibc-2-28-centos-7.txt"):
+        assert not fired("static-tls-exhausted", recorded_paste_facts(name))
