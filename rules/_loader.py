@@ -1,5 +1,7 @@
 """The dynamic loader's errors (knowledge/messages/loader.toml) read as torch's import failing:
-which library failed decides whether the message is torch-import-failed's at all."""
+which library failed decides whether the message is torch-import-failed's at all. glibc's static TLS
+exhaustion is not read here: that fact has its own rule (static-tls-exhausted), which says when torch's
+import is where it struck; one finding for one fact, the specific cause over the generic consequence."""
 
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ def loader_import_failure(f: FactView) -> Iterator[Hit]:
 
 
 _READ = ("loader:version-not-found", "loader:undefined-symbol", "loader:symbol-version-not-defined",
-         "loader:wrong-elf-class", "loader:cannot-enable-executable-stack", "loader:static-tls-exhausted",
+         "loader:wrong-elf-class", "loader:cannot-enable-executable-stack",
          "prose:undefined-symbol-said")
 
 
@@ -68,13 +70,6 @@ def _read(f: FactView, sid: str, s: dict, said: bool) -> Optional[Hit]:
         return _version_hit(file, version, required_by, text, s, evidence)
     if sid == "prose:undefined-symbol-said" and not torch_own and not said:
         return None
-    if sid == "loader:static-tls-exhausted" and file.startswith("/") and not _ELIDED.search(file):
-        # Loaded first, before the libraries that fill the static TLS space, it gets its block
-        # (NVIDIA/DALI#5519 preloads libgomp for this).
-        return Hit(message=f"import torch fails: {file} was loaded after the static TLS space was used up "
-                           f"({text}, line {s.get('line')})",
-                   fix=f"export LD_PRELOAD={file}${{LD_PRELOAD:+:$LD_PRELOAD}}; python3 -c 'import torch'",
-                   evidence=evidence)
     if sid == "loader:cannot-enable-executable-stack":
         return Hit(message=f"import torch fails: {file} asks for an executable stack, which this system refuses to a "
                            f"library loaded at run time ({text}, line {s.get('line')})",

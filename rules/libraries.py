@@ -8,9 +8,9 @@ from typing import Any, Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import (catalogued, facts_or_ticket, first_symptom, ticket_evidence, ticket_symptoms,
+from hpcdoctor.rules._common import (catalogued, facts_or_ticket, first_symptom, ticket_all, ticket_evidence, ticket_symptoms,
                                      told_evidence, told_text, torch_import_frame_before)
-from hpcdoctor.rules._loader import _read as _loader_read
+from hpcdoctor.rules._loader import _TORCH_LIB
 from hpcdoctor.rules._stacks import JAX_CUDA_FIX, TF_CUDA_CHECK, TF_CUDA_FIX, stack_of_ticket
 
 OPENMP_RUNTIMES = ("libgomp", "libiomp5", "libomp")
@@ -121,7 +121,8 @@ def _from_pypi(entry: Any) -> bool:
     return entry.get("channel") == "pypi" or str(entry.get("build", "")).startswith("pypi")
 
 
-@rule("SW022", "cuda-runtime-library-missing", "error", "a CUDA or ROCm library the program needs cannot be loaded", impact=9)
+@rule("SW022", "cuda-runtime-library-missing", "error", "a CUDA or ROCm library the program needs cannot be loaded", impact=9,
+      also={"info": "the paste's ls -l shows the library beside the program under another version suffix: the package's fault"})
 def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -143,12 +144,18 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
         Install the build of the failing package made for the CUDA the environment has (for
         mmcv or a CUDA extension: the wheel for this torch and CUDA, or rebuild it), or put the
         toolkit of the version the file name asks for on LD_LIBRARY_PATH; check with ldd which
-        libraries a module still cannot find.
+        libraries a module still cannot find. Where the paste's ls -l shows the library under a
+        longer version (libcudart.so.12.0 for libcudart.so.12) and not under the name asked for,
+        the package shipped it without its SONAME link: the finding is info, the fault is the
+        package's (its maintainers fix it), and a link of the asked-for name beside the file works
+        around it.
 
     References:
         - https://github.com/pytorch/pytorch/blob/main/.ci/manywheel/build_cuda.sh (the CUDA libraries of torch's wheels)
         - https://man7.org/linux/man-pages/man8/ld.so.8.html (the loader's search order)
         - https://github.com/iSEE-Laboratory/LLMDet/issues/32 (mmcv built for CUDA 10.1 on a CUDA 12.1 system)
+        - https://github.com/ollama/ollama/issues/602 (libcudart.so.12.0 shipped, libcudart.so.12 looked for)
+        - https://github.com/coreutils/coreutils/blob/master/src/ls.c (print_long_format: the listing read)
     """
     told = [s for s in catalogued(f, "cuda-runtime-library-missing") if not torch_import_frame_before(f, s)]
     framework = _framework_library_missing(f, told)
@@ -165,6 +172,18 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
     lib = str(s.get("key") or "")
     version = s.get("version")
     so = f"{lib}.so" + (f".{version}" if version else "")
+    shipped = _shipped_under_another_name(f, so)
+    if shipped is not None:
+        yield Hit(message=f"{so} cannot be loaded (line {s.get('line')}: \"{told_text(s)}\"), but the listing on line "
+                          f"{shipped.get('line')} shows {shipped['file']}: the library is there under a longer version "
+                          f"name, without the {so} link the program asks for. The package was shipped without it "
+                          "(its maintainers' fix), not a CUDA runtime missing from this node",
+                  fix=f"find / -xdev -name '{shipped['file']}' 2>/dev/null   # the folder it was shipped in; there, as "
+                      f"a stopgap: ln -s {shipped['file']} {so}",
+                  evidence={**told_evidence(s), "library": so, "listed": shipped["file"],
+                            "listed.line": shipped.get("line")},
+                  severity="info")
+        return
     rocm = lib.startswith(("libroc", "libhip", "libamd", "libMIOpen", "librccl", "libhsa"))
     built = (f": the program was built for {'ROCm' if rocm else 'CUDA'} {version} and that runtime is not where the "
              "loader looks" if version and lib in ("libcudart", "libamdhip64") else ": it is not where the loader looks")
@@ -192,39 +211,56 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
 def static_tls_exhausted(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        In a pasted log, glibc's "<library>: cannot allocate memory in static TLS block" for a
-        library other than torch's own import (that one is torch-import-failed): a program
-        dlopen()ing a library with initial-exec thread-local storage (libgomp, libOpen3D, OpenBLAS
-        on aarch64) after the static TLS space set aside at start-up was used up.
+        In a pasted log, glibc's "<library>: cannot allocate memory in static TLS block": a
+        library with initial-exec thread-local storage (libgomp, libOpen3D, OpenBLAS on aarch64)
+        dlopen()ed after the static TLS space set aside at start-up was used up. Where torch's
+        import raised it (torch's bundled libgomp, or the user says `import torch` failed), the
+        finding says so: this rule answers it, not torch-import-failed, which would only say the
+        consequence.
 
     Why it matters:
         The library cannot be loaded at all, whatever memory the node has: glibc reserves a fixed
         surplus for libraries loaded later, and on aarch64 (Jetson) it is easily used up.
+        Reinstalling torch or the program does not help; loading order does.
 
     How to fix:
         Load the library at process start, before the others fill the space: name it in
         LD_PRELOAD for the program (glibc places preloaded libraries in the static TLS block).
+        In Jupyter, set it in the kernel's environment (kernel.json "env"), then restart the kernel.
 
     References:
         - https://github.com/bminor/glibc/blob/glibc-2.42/elf/dl-reloc.c (_dl_allocate_static_tls)
         - https://github.com/CMU-cabot/cabot/issues/86 (libOpen3D.so on JetPack 5, fixed with LD_PRELOAD)
         - https://github.com/NVIDIA/DALI/issues/5519 (libgomp preloaded)
+        - https://github.com/NVIDIA-AI-IOT/jetbot/issues/507 (torch's and the system's libgomp on a Jetson)
     """
     s = first_symptom(f, "loader:static-tls-exhausted")
-    if s is None or _loader_read(f, "loader:static-tls-exhausted", s, "prose:importing-torch" in ticket_symptoms(f)):
-        return  # torch's own import: torch-import-failed says it
+    if s is None:
+        return
     file = str(s.get("file") or "")
+    torch = bool(_TORCH_LIB.search(file)) or "prose:importing-torch" in ticket_symptoms(f) \
+        or torch_import_frame_before(f, s)
+    run = "python3 -c 'import torch'" if torch else "start the program again"
     if file.startswith("/") and "..." not in file and "\u2026" not in file:
-        fix = (f"export LD_PRELOAD={file}${{LD_PRELOAD:+:$LD_PRELOAD}}   # in the shell or launch file that "
-               "starts the program, then start it again")
+        fix = (f"export LD_PRELOAD={file}${{LD_PRELOAD:+:$LD_PRELOAD}}   # in the shell, launch file or Jupyter "
+               f"kernel.json \"env\" that starts the program; then: {run}")
     else:
         name = file.rsplit("/", 1)[-1] or "the library"
         fix = (f"ldconfig -p | grep -F '{name}'   # its full path: export LD_PRELOAD=<that path> before "
                "starting the program")
-    yield Hit(message=f"{file or 'a library'} cannot be loaded: the static TLS space was used up before it was "
-                      f"dlopen()ed (line {s['line']})",
+    yield Hit(message=f"{'import torch fails: ' if torch else ''}{file or 'a library'} cannot be loaded: the static "
+                      f"TLS space was used up before it was dlopen()ed (line {s['line']})",
               fix=fix, evidence=ticket_evidence(s))
 
+
+def _shipped_under_another_name(f: FactView, so: str):
+    """An ls -l line in the paste showing `so` with a longer version (libcudart.so.12.0 for
+    libcudart.so.12), where no listed line shows `so` itself: the file the program wants, shipped
+    without the link named for it. None where the listing shows the name asked for, or no listing."""
+    listed = ticket_all(f, "libraries:ls-listed-versioned-library")
+    if any(x.get("file") == so for x in listed):
+        return None
+    return next((x for x in listed if str(x.get("file") or "").startswith(so + ".")), None)
 
 
 def _framework_library_missing(f: FactView, told: list):

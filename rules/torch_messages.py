@@ -12,7 +12,7 @@ from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import first_symptom, ticket_evidence, told_text
 
 
-@rule("ENV007", "nccl-watchdog-timeout", "warning", "a collective ran past the process group's timeout", impact=7)
+@rule("ENV007", "nccl-watchdog-timeout", "info", "a collective ran past the process group's timeout", impact=7)
 def nccl_watchdog_timeout(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -22,31 +22,39 @@ def nccl_watchdog_timeout(f: FactView) -> Iterator[Hit]:
 
     Why it matters:
         What the line establishes: this rank entered collective number N (OP) and waited the whole
-        timeout for the others. Some rank never reached it: it died (its own log has the first
-        error), hangs (I/O, a deadlock, a GPU fault), or took another code path (ranks that call
-        collectives in a different order or number wait forever). The network is rarely the cause
-        of a clean timeout; a rank that diverged or stalled is. The line alone does not say which
-        rank, and raising the timeout only hides it.
+        timeout for the others. Some rank did not reach it in that time: it died (its own log has
+        the first error), hangs (I/O, a deadlock, a GPU fault), took another code path (ranks that
+        call collectives in a different order or number wait forever), or was still busy with work
+        of its own longer than the timeout (validation or checkpointing on one rank: open_clip#1087).
+        The network is rarely the cause of a clean timeout, and the line alone does not say which
+        rank, nor that anything on the node is wrong: the finding is info.
 
     How to fix:
         Find the rank that did not arrive: its log's first error, or torch's flight recorder
         (TORCH_NCCL_TRACE_BUFFER_SIZE=2000 records each rank's last collectives and is dumped on a
-        timeout) which shows the rank whose last SeqNum is behind the others.
+        timeout) which shows the rank whose last SeqNum is behind the others. Where one rank
+        legitimately works longer than the timeout, pass a longer one to
+        init_process_group(timeout=...), where the program creates the process group (in
+        open_clip#1087 an exported NCCL_TIMEOUT=7200 left it at 1800000 ms).
 
     References:
         - https://pytorch.org/docs/stable/torch_nccl_environment_variables.html
         - https://pytorch.org/tutorials/prototype/flight_recorder_tutorial.html
-        - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/distributed/distributed_c10d.py (TORCH_NCCL_TRACE_BUFFER_SIZE)
+        - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/distributed/distributed_c10d.py (TORCH_NCCL_TRACE_BUFFER_SIZE; init_process_group's timeout)
+        - https://github.com/mlfoundations/open_clip/issues/1087 (ranks waiting out the timeout while one validated)
     """
     s = first_symptom(f, "torch:watchdog-collective-timeout")
     if s is None:
         return
     ran, limit = int(s.get("ran_ms") or 0), int(s.get("timeout_ms") or 0)
     yield Hit(message=f"collective {s.get('op')} number {s.get('seq')} waited {ran / 1000:.0f} s, past the process "
-                      f"group's {limit / 1000:.0f} s timeout (line {s['line']}): another rank never reached it "
-                      "(it died, hung or took another code path); the line does not say which",
+                      f"group's {limit / 1000:.0f} s timeout (line {s['line']}): another rank did not reach it in that "
+                      "time (it died, hung, took another code path, or was still busy longer than the timeout, such as "
+                      "validation on one rank); the line does not say which, nor that the node is at fault",
               fix="export TORCH_NCCL_TRACE_BUFFER_SIZE=2000   # flight recorder: on the next timeout each rank's last "
-                  "collectives are dumped, and the rank whose SeqNum lags is the one to read",
+                  "collectives are dumped, and the rank whose SeqNum lags is the one to read\n"
+                  "# a rank that legitimately works longer (validation on one rank): pass a longer timeout in the "
+                  "program where it creates the process group: init_process_group(..., timeout=datetime.timedelta(hours=2))",
               evidence=ticket_evidence(s))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from hpcdoctor.triage.messages import find_messages
-from rulekit import facts, fired, run_rule, with_env
+from rulekit import facts, fired, recorded_paste_facts, run_rule, with_env
 
 H100 = "h100-kvm-1gpu"
 
@@ -106,9 +106,18 @@ VERL_1158 = ("[rank2]:[E419 10:53:25.421620797 ProcessGroupNCCL.cpp:1484] [PG ID
 def test_watchdog_timeout_says_what_the_line_establishes():
     (f,) = fired("nccl-watchdog-timeout", pasted(BASICSR_737))
     assert "ALLREDUCE number 808 waited 600 s, past the process group's 600 s timeout" in f.message
-    assert "never reached it" in f.message and "export TORCH_NCCL_TRACE_BUFFER_SIZE=2000" in f.fix
+    assert "did not reach it in that time" in f.message and "export TORCH_NCCL_TRACE_BUFFER_SIZE=2000" in f.fix
+    assert f.severity == "info"  # the line shows the job stopped waiting, not what is wrong, nor on which node
     assert f.env == {}  # a pasted log's answer goes in the job script, not in `hpcdoctor env` on this node
     assert not fired("nccl-watchdog-stuck", pasted(BASICSR_737))
+
+
+def test_a_rank_validating_past_the_timeout_is_said_without_blaming_the_node():
+    # open_clip#1087: the other ranks waited while one validated; the reporter's NCCL_TIMEOUT left 1800000 ms.
+    (f,) = fired("nccl-watchdog-timeout", recorded_paste_facts("open-clip-1087-nccl-watchdog-long-validation-healthy.txt"))
+    assert "ALLGATHER number 266392 waited 1803 s, past the process group's 1800 s timeout" in f.message
+    assert "still busy longer than the timeout" in f.message and f.severity == "info"
+    assert "init_process_group(..., timeout=datetime.timedelta(hours=2))" in f.fix
 
 
 def test_watchdog_stuck_is_not_a_collective_timeout():
