@@ -207,6 +207,14 @@ def cpu_bf16_emulated(f: FactView) -> Iterator[Hit]:
 
 # Instruction-set names as the emitters print them -> the flag /proc/cpuinfo lists (knowledge/isa.toml).
 _FLAG = knowledge.load("isa")["cpuinfo_flags"]["names"]
+# The command that lists the CPU's instruction sets where the node runs: x86 kernels print them on the
+# "flags" line of /proc/cpuinfo (arch/x86/kernel/cpu/proc.c), arm64 kernels on "Features"
+# (arch/arm64/kernel/cpuinfo.c, hwcap_str: asimd, sve, sve2, bf16, i8mm); a paste seldom says which.
+_LIST_ISA = {
+    "x86_64": "grep -o -w -E 'sse4_2|avx|avx2|fma|avx512f' /proc/cpuinfo | sort -u",
+    "aarch64": "grep -o -w -E 'asimd|asimddp|sve|sve2|bf16|i8mm' /proc/cpuinfo | sort -u",
+    None: "grep -o -w -E 'sse4_2|avx|avx2|fma|avx512f|asimd|asimddp|sve|sve2|bf16|i8mm' /proc/cpuinfo | sort -u",
+}
 
 
 @rule("CPU005", "cpu-lacks-required-isa", "error", "a program built for CPU instructions this CPU lacks", impact=10,
@@ -231,9 +239,10 @@ def cpu_lacks_required_isa(f: FactView) -> Iterator[Hit]:
 
     How to fix:
         List the instruction sets the CPU offers (grep -o -w -E 'sse4_2|avx|avx2|fma|avx512f'
-        /proc/cpuinfo | sort -u). Run on a node whose CPU has what the build needs; in a VM, give
-        it the host's CPU model (Proxmox/libvirt: cpu type host; ESX: EVC mode); or install a build
-        compiled for this CPU (from source on it).
+        /proc/cpuinfo | sort -u on x86; asimd, sve, sve2, bf16 on Arm's "Features" line). Run on
+        a node whose CPU has what the build needs; in a VM, give it the host's CPU model
+        (Proxmox/libvirt: cpu type host; ESX: EVC mode); or install a build compiled for this CPU
+        (from source on it).
 
     References:
         - https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/platform/cpu_feature_guard.cc
@@ -266,7 +275,7 @@ def cpu_lacks_required_isa(f: FactView) -> Iterator[Hit]:
     if bare:
         what += "; a library's CPU-detection bug dies the same way, so this is the usual cause, not a shown one"
     yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\"){where}",
-              fix="grep -o -w -E 'sse4_2|avx|avx2|fma|avx512f' /proc/cpuinfo | sort -u   # the instruction sets this "
-                  "CPU offers\n# then run on a node whose CPU has what the build needs, give a VM the host's CPU model, "
+              fix=_LIST_ISA.get(f.get("cpu.arch"), _LIST_ISA[None]) + "   # the instruction sets this CPU offers\n"
+                  "# then run on a node whose CPU has what the build needs, give a VM the host's CPU model, "
                   "or install a build compiled for this CPU",
               evidence=ticket_evidence(s), **({"severity": "info"} if bare else {}))

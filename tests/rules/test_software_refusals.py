@@ -5,8 +5,11 @@ the same words say something else."""
 
 from __future__ import annotations
 
+import re
+
+from conftest import CPUINFO
 from hpcdoctor.triage.messages import find_messages
-from rulekit import facts, fired, paste_facts, run_rule
+from rulekit import cpuinfo_facts, facts, fired, paste_facts, run_rule
 
 H100 = "h100-kvm-1gpu"
 
@@ -284,3 +287,22 @@ def test_extension_build_with_another_cuda_major(tmp_path):
 
 def test_a_minor_version_difference_is_not_a_refusal(tmp_path):
     assert silent("torch-extension-cuda-mismatch", paste_facts(tmp_path, CPP_EXT_MINOR))
+
+
+def test_the_listing_command_fits_the_nodes_architecture(tmp_path):
+    # the same real SIGILL paste on a real Grace (Neoverse V2) capture and a real Zen 4 one: each fix
+    # greps the names its kernel prints (arm64's Features line, x86's flags line), and each lists some
+    sigill = find_messages(PRIVATE_GPT_326)
+    for capture, names in (("linux-ubuntu22.04-neoverse_v2", {"asimd", "sve", "sve2", "bf16"}),
+                           ("linux-rocky8.5-zen4", {"avx", "avx2", "avx512f"})):
+        node = cpuinfo_facts(capture, tmp_path / capture)
+        node["facts"].setdefault("ticket", {})["symptoms"] = sigill
+        (f,) = fired("cpu-lacks-required-isa", node)
+        command = f.fix.split("   #")[0]
+        pattern = command.split("'")[1]
+        text = (CPUINFO / capture).read_text()
+        listed = set(re.findall(rf"\b(?:{pattern})\b", text))
+        assert names <= listed, (capture, command)
+    # a paste alone does not say which: the command greps both kinds of names
+    (f,) = fired("cpu-lacks-required-isa", paste_facts(tmp_path, PRIVATE_GPT_326))
+    assert "avx2" in f.fix.split("   #")[0] and "sve" in f.fix.split("   #")[0]
