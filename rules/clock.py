@@ -87,6 +87,6 @@ def _kernel_says_unsynchronised(f: FactView) -> Iterator[Hit]:
     bound = f" and bounds its error only by {maxerror:g} s" if isinstance(maxerror, (int, float)) else ""
     yield Hit(message=f"the kernel counts this node's clock as not synchronised (adjtimex: {state}, STA_UNSYNC "
                       f"{'set' if f.get('clock_sync.unsync_flag') else 'clear'}){bound}: no time service is disciplining "
-                      "it, so it drifts from the file servers' and KDC's clocks",
+                      "it, so nothing keeps it in step with the file servers' and the KDC's clocks",
               fix=_FIX, severity="warning",
               evidence={k: f.get(f"clock_sync.{k}") for k in ("synchronised", "state", "status", "maxerror_s", "esterror_s")})
