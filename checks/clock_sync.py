@@ -7,7 +7,6 @@ the same call (node_timex_sync_status)."""
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 from typing import Any, Dict
 
@@ -47,7 +46,9 @@ _RECORDED = ("offset", "freq", "maxerror", "esterror", "status", "constant", "pr
 def read_adjtimex() -> Dict[str, Any]:
     """The kernel's NTP state, raw: adjtimex's return value and the struct's fields a judgement needs."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        # the interpreter's own symbols hold the C library's: no search for libc.so (find_library runs
+        # ldconfig, or a compiler where that is missing) on every check
+        libc = ctypes.CDLL(None, use_errno=True)
         call = libc.adjtimex
     except (OSError, AttributeError) as exc:
         raise Missing(f"adjtimex is not available from the C library: {exc}") from None
