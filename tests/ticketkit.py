@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 
 from conftest import FIXTURES, ROOT
+from hpcdoctor import engine
 
 TICKETS = FIXTURES / "tickets"
 
@@ -19,3 +20,11 @@ def _score_module():
 
 score_mod = _score_module()
 MANIFEST = score_mod.load_manifest(TICKETS)
+CATALOGUE = {r.symbol for r in engine.load_rules()[0]}
+
+
+def as_score_run(run: dict) -> dict:
+    """conftest's triage result in the shape bench/triage_score.py judges."""
+    doc = run["doc"]
+    findings = {f["symbol"]: f["severity"] for f in (doc or {}).get("findings", [])}
+    return {"rc": run["rc"], "findings": findings, "stderr": run["stderr"], "report": doc is not None}

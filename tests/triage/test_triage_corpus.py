@@ -8,20 +8,11 @@ import re
 
 import pytest
 
-from ticketkit import MANIFEST, TICKETS, score_mod
-from hpcdoctor import engine
+from ticketkit import CATALOGUE, MANIFEST, TICKETS, as_score_run, score_mod
 
 ISSUE_URL = re.compile(r"^https://github\.com/[A-Za-z0-9][\w.-]*/[\w.-]+/(issues|pull)/[1-9]\d*$")
 FIELDS = {"id", "url", "licence", "read", "class", "healthy", "diagnosis", "must", "must_not",
           "proposed", "known_miss"}
-CATALOGUE = {r.symbol for r in engine.load_rules()[0]}
-
-
-def as_score_run(run: dict) -> dict:
-    """conftest's triage result in the shape bench/triage_score.py judges."""
-    doc = run["doc"]
-    findings = {f["symbol"]: f["severity"] for f in (doc or {}).get("findings", [])}
-    return {"rc": run["rc"], "findings": findings, "stderr": run["stderr"], "report": doc is not None}
 
 
 @pytest.fixture(scope="module")
