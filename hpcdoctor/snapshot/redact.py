@@ -29,6 +29,10 @@ class Redactor:
             return
         self.counts[kind] = self.counts.get(kind, 0) + 1
         self.mapping[value] = f"{kind}-{self.counts[kind]}"
+        # NVML names a GPU "GPU-<uuid>" (a MIG instance "MIG-<uuid>"); torch's device properties,
+        # which the benchmark payload records, print the same 16 bytes without the prefix.
+        if kind == "uuid" and value.startswith(("GPU-", "MIG-")) and len(value) > 12:
+            self.mapping.setdefault(value[4:], self.mapping[value])
 
     def apply(self, text: str) -> str:
         text = UUID_RE.sub(lambda m: self._uuid(m.group(0)), text)

@@ -140,3 +140,17 @@ def test_entity_bomb_in_a_recorded_nvidia_smi(tmp_path):
     (snap / "cmd" / "index.json").write_text(json.dumps([{"argv": ["nvidia-smi", "-q", "-x"], "rc": 0, "stdout": "x.txt"}]))
     g = pipeline.gather(ReplaySysRoot(snap), Options())
     assert "entity declarations refused" in g["facts"]["nvidia"]["error"]
+
+
+def test_redaction_hides_the_bare_uuid_the_benchmark_records(tmp_path):
+    # The lease of 2026-11-27 found it: the benchmark payload keeps torch's uuid, NVML's "GPU-<uuid>"
+    # without its prefix, and `snapshot --redact` hid only the prefixed form (that recording, made
+    # before the fix, still holds it in probes/bench.json; recordings are never edited).
+    bench = NODES / "h100-fc-1gpu-quick-2026-11-27" / "probes" / "bench.json"
+    text = bench.read_text()
+    bare = json.loads(text)["gpus"][0]["uuid"]
+    r = redact.sensitive_values({"gpus": [{"uuid": f"GPU-{bare}", "serial": "1753024036894"}]}, {})
+    out = r.apply(text)
+    assert bare not in out and f'"uuid": "{r.mapping[f"GPU-{bare}"]}"' in out
+    # One GPU, one placeholder, whichever form names it.
+    assert r.apply(f"GPU-{bare} {bare}") == f"{r.mapping[f'GPU-{bare}']} {r.mapping[f'GPU-{bare}']}"
