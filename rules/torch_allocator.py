@@ -9,7 +9,7 @@ from typing import Iterator, List, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text, version_of
 
 SYMBOL = "torch-alloc-conf-invalid"
 
@@ -21,6 +21,11 @@ KNOWN_KEYS = frozenset((
     "backend", "expandable_segments", "release_lock_on_cudamalloc", "release_lock_on_hipmalloc",
     "pinned_use_cuda_host_register", "pinned_use_hip_host_register", "pinned_num_register_threads",
     "pinned_use_background_threads", "pinned_reserve_segment_size_mb", "graph_capture_record_stream_reuse"))
+
+# Keys later than the first release that reads the variable, with the release that brought them: expandable_segments
+# landed in April 2023 (pytorch/pytorch PR 99933, 100184), first released in 2.1; 2.0.1 refuses it
+# (deepseek-ai/DeepSeek-VL2#103). The other keys' first releases are not tabled yet.
+SINCE = {"expandable_segments": "2.1"}
 
 # PYTORCH_ALLOC_CONF is the device-neutral name of 2.9 on; the CUDA and HIP names are still read.
 VARIABLES = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF")
@@ -65,6 +70,11 @@ def nearest_key(key: str) -> Optional[str]:
     return near[0] if near else None
 
 
+def _older_than(f: FactView, release: str) -> bool:
+    v = version_of(str(f.get("torch.version")).split("+")[0]) if f.get("torch.version") is not None else None
+    return v is not None and v < version_of(release)
+
+
 def _fix(bad: Optional[str], near: Optional[str], var: str = "PYTORCH_CUDA_ALLOC_CONF") -> str:
     lines = ['env | grep -E "^PYTORCH_(CUDA_|HIP_)?ALLOC_CONF="   # the setting torch parsed: key:value pairs joined by commas']
     if bad and near and bad != near and "=" not in bad and "'" not in bad and "/" not in bad:
@@ -85,7 +95,8 @@ def torch_alloc_conf_invalid(f: FactView) -> Iterator[Hit]:
         threshold outside (0, 1), an unknown backend, a roundup that is not a power of two, or a
         configuration that is not key:value pairs. On a live node (or its snapshot): a key in
         PYTORCH_ALLOC_CONF, PYTORCH_CUDA_ALLOC_CONF or PYTORCH_HIP_ALLOC_CONF that the parser does
-        not know; the finding names the nearest key it does know.
+        not know (the finding names the nearest key it does know), or expandable_segments where the
+        installed torch is older than 2.1, the first release that reads it.
 
     Why it matters:
         The refusal is raised by torch._C._cuda_init(): the program stops before it touches a GPU,
@@ -121,6 +132,12 @@ def torch_alloc_conf_invalid(f: FactView) -> Iterator[Hit]:
         if not isinstance(value, str) or not value.strip():
             continue
         unknown = [k for k in config_keys(value) if k not in KNOWN_KEYS]
+        too_new = [k for k in config_keys(value) if k in SINCE and _older_than(f, SINCE[k])]
+        if too_new and not unknown:
+            yield Hit(message=f"{name}={value[:120]} sets {too_new[0]}, which torch reads from {SINCE[too_new[0]]} on; "
+                              f"this torch is {f.get('torch.version')} and will refuse it ('Unrecognized CachingAllocator option')",
+                      fix=_fix(None, None, name), evidence={f"env.{name}": value, "torch.version": f.get("torch.version")})
+            return
         if not unknown:
             continue
         near = nearest_key(unknown[0])

@@ -58,3 +58,12 @@ def test_live_valid_settings_are_silent(value):
 def test_live_without_an_environment_is_skipped_not_passed():
     findings, skipped = run_rule(SYMBOL, recorded_paste_facts("../emitters_gpu/h100-torch-healthy.txt"))
     assert findings == [] and skipped and "env.vars" in skipped[0]["reason"]
+
+
+def test_live_expandable_segments_on_a_torch_before_2_1_is_an_error():
+    (f,) = fired(SYMBOL, with_env("h100-kvm-1gpu", {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
+                                  **{"torch.version": "2.0.1+cu118"}))
+    assert f.severity == "error" and "from 2.1 on" in f.message and "2.0.1+cu118" in f.message
+    findings, _ = run_rule(SYMBOL, with_env("h100-kvm-1gpu", {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
+                                             **{"torch.version": "2.1.0+cu121"}))
+    assert findings == []
