@@ -146,11 +146,15 @@ _PTRACE_FIX = ("cat /proc/sys/kernel/yama/ptrace_scope   # 0: ranks of one user 
                "CAP_SYS_PTRACE read another)\n"
                "# administrators, where the site's policy allows ranks of one user to read each other: "
                "sudo sysctl -w kernel.yama.ptrace_scope=0 (and kernel.yama.ptrace_scope = 0 in /etc/sysctl.d/ to keep it)")
+_UCX_CMA_FIX = ("\nexport UCX_TLS=^cma   # UCX 1.11 and later: leave the CMA transport out; intra-node copies go through "
+                "shared memory (mm) instead\n"
+                "# UCX 1.5 and older use CMA without reading the scope and know no ^: upgrade (1.6 and later fall back by "
+                "themselves) or list the transports to use without cma (UCX_TLS=mm,self and the network's: rc, ud or tcp)")
 
 
 @rule("SYS011", "ptrace-scope-blocks-mpi-shm", "error",
       "Yama's ptrace scope refuses MPI's single-copy transfer between ranks on the node", impact=5,
-      also={"warning": "Open MPI says CMA is unavailable for the ptrace settings and falls back (slower)",
+      also={"warning": "Open MPI or UCX says CMA is unavailable for the ptrace settings and falls back (slower)",
             "info": "on the node: ptrace_scope is 2 or 3, so no MPI can use CMA between ranks (they copy twice)"})
 def ptrace_scope_blocks_mpi_shm(f: FactView) -> Iterator[Hit]:
     """
@@ -159,7 +163,14 @@ def ptrace_scope_blocks_mpi_shm(f: FactView) -> Iterator[Hit]:
         remote process" with its own advice (enable ptrace for non-root users, or
         I_MPI_SHM_LMT=shm), and Open MPI's "WARNING: Linux kernel CMA support was requested via
         the btl_vader_single_copy_mechanism MCA variable, but CMA support is not available due to
-        restrictive ptrace settings". On the node: /proc/sys/kernel/yama/ptrace_scope at 2 or 3.
+        restrictive ptrace settings". UCX's failed copy refused with EPERM, in each release's
+        wording (1.7 and older: "process_vm_readv delivered 0 instead of N, error message Operation
+        not permitted"; 1.8 to 1.11: "process_vm_readv(pid=P length=N) returned -1: Operation not
+        permitted"; 1.12 on: "process_vm_readv(pid=P {...}-->{...}) returned -1: Operation not
+        permitted"), an error; its debug line "ptrace_scope is 2 but no CAP_SYS_PTRACE, CMA is
+        unsupported", a warning (it falls back). Other errnos of the same lines (Bad address on a
+        GPU buffer, No such process) are not this. On the node: /proc/sys/kernel/yama/ptrace_scope
+        at 2 or 3.
 
     Why it matters:
         MPI libraries copy large messages between ranks on one node with a single cross-memory read
@@ -171,7 +182,8 @@ def ptrace_scope_blocks_mpi_shm(f: FactView) -> Iterator[Hit]:
 
     How to fix:
         Tell the MPI not to use it (I_MPI_SHM_LMT=shm for Intel MPI; btl_vader_single_copy_mechanism
-        none for Open MPI 4), or, where the site's security policy allows, set
+        none for Open MPI 4; UCX_TLS=^cma for UCX 1.11 and later, or a UCX of 1.6 or later, which
+        reads the scope and falls back), or, where the site's security policy allows, set
         kernel.yama.ptrace_scope to 0 (an administrator's sysctl).
 
     References:
@@ -179,17 +191,34 @@ def ptrace_scope_blocks_mpi_shm(f: FactView) -> Iterator[Hit]:
         - https://pypi.org/project/impi/2018.0.3/ (the wheel's lib/libmpi.so: the message and its two workarounds)
         - https://github.com/open-mpi/ompi/blob/v4.1.8/opal/mca/btl/vader/help-btl-vader.txt ([cma-permission-denied])
         - https://github.com/open-mpi/ompi/blob/v5.0.8/opal/mca/smsc/cma/smsc_cma_component.c (the scope check)
+        - https://github.com/openucx/ucx/blob/v1.22.0/src/uct/sm/scopy/cma/cma_ep.c (uct_cma_ep_tx_error) and
+          https://github.com/openucx/ucx/blob/v1.5.1/src/uct/sm/cma/cma_ep.c (the older wording)
+        - https://github.com/openucx/ucx/blob/v1.22.0/src/uct/sm/scopy/cma/cma_md.c (uct_cma_test_ptrace_scope)
+        - https://man7.org/linux/man-pages/man2/process_vm_readv.2.html (EPERM: the ptrace access mode check)
         - https://github.com/pmodels/mpich/blob/6a79bf6575c3b5b41cabbd3d59340634d6f9412d/src/mpid/ch4/shm/ipc/cma/cma_init.c
     """
     told = catalogued(f, "ptrace-scope-blocks-mpi-shm")
     if told:
         s = told[0]
-        fell_back = str(s.get("id", "")).startswith("openmpi:")
-        yield Hit(message=(f"{'Open MPI could not use' if fell_back else 'Intel MPI could not read another rank through'} "
-                           f"the single-copy transfer between ranks (CMA) (line {s.get('line')}: \"{told_text(s)}\"): "
-                           "Yama's ptrace_scope forbids one rank reading another's memory"
-                           + ("; it fell back to copying twice (slower)" if fell_back else "")),
-                  fix=_PTRACE_FIX, evidence=ticket_evidence(s), severity="warning" if fell_back else None)
+        sid = str(s.get("id", ""))
+        quoted = f"(line {s.get('line')}: \"{told_text(s)}\")"
+        if sid.startswith("openmpi:") or sid == "ucx:cma-ptrace-scope-unsupported":
+            who = "Open MPI" if sid.startswith("openmpi:") else "UCX"
+            yield Hit(message=(f"{who} could not use the single-copy transfer between ranks (CMA) {quoted}: "
+                               "Yama's ptrace_scope forbids one rank reading another's memory; it fell back to "
+                               "copying twice (slower)"),
+                      fix=_PTRACE_FIX, evidence=ticket_evidence(s), severity="warning")
+        elif sid.startswith("ucx:"):
+            # EPERM from process_vm_readv/writev is the kernel's ptrace access check (mm/process_vm_access.c):
+            # Yama's scope, or ranks in different user namespaces (separate container instances)
+            yield Hit(message=(f"UCX's cross-memory copy between ranks (CMA) was refused {quoted}: the kernel's "
+                               "ptrace check forbids one rank reading another's memory (Yama's ptrace_scope, or "
+                               "ranks in different containers or user namespaces)"),
+                      fix=_PTRACE_FIX + _UCX_CMA_FIX, evidence=ticket_evidence(s))
+        else:
+            yield Hit(message=(f"Intel MPI could not read another rank through the single-copy transfer between "
+                               f"ranks (CMA) {quoted}: Yama's ptrace_scope forbids one rank reading another's memory"),
+                      fix=_PTRACE_FIX, evidence=ticket_evidence(s))
         return
     scope = f.get("system.ptrace_scope")
     if isinstance(scope, int) and scope >= 2:

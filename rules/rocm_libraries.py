@@ -1,5 +1,6 @@
-"""ROCm's math libraries failing to find their own data at run time: rocBLAS without its Tensile
-kernel library (knowledge/messages/rocblas.toml, from rocBLAS's tensile_host.cpp)."""
+"""ROCm libraries not found where they are looked for: rocBLAS without its Tensile
+kernel library at run time (knowledge/messages/rocblas.toml, from rocBLAS's tensile_host.cpp), and
+clang without the ROCm device library at build time (rocm_clang.toml)."""
 
 from __future__ import annotations
 
@@ -102,3 +103,60 @@ def rocblas_tensile_library_missing(f: FactView) -> Iterator[Hit]:
                       "ROCm keeps it (a moved or older layout, a wrong ROCBLAS_TENSILE_LIBPATH), or it holds nothing for "
                       "this GPU's target",
               fix=_path_fix(folder), evidence=told_evidence(s))
+
+
+_DEVICE_LIBS = "rocm-device-libs-not-found"
+_DEVICE_LIBS_FIX = (
+    "find / -xdev -name 'ocml.bc' -path '*amdgcn/bitcode*' 2>/dev/null | head   # where the device library's bitcode is\n"
+    "export HIP_DEVICE_LIB_PATH=/path/to/amdgcn/bitcode   # the folder find printed (hipcc passes it to clang as "
+    "--rocm-device-lib-path); ROCm before 5 read DEVICE_LIB_PATH\n"
+    "hipcc --rocm-device-lib-path=/path/to/amdgcn/bitcode ...   # or on the command line (CMake: "
+    "-DCMAKE_HIP_FLAGS=--rocm-device-lib-path=/path/to/amdgcn/bitcode)\n"
+    "# nothing found: install the device library (sudo apt-get install rocm-device-libs, or dnf's rocm-device-libs)")
+
+
+@rule("SW064", _DEVICE_LIBS, "error",
+      "clang (under hipcc) finds no ROCm device library to link into GPU code", impact=5,
+      also={"info": "the user says hipcc does not find the device library; clang's own message is not in the paste"})
+def rocm_device_libs_not_found(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted build log, clang's AMDGPU toolchain refusing to compile device code for want
+        of the ROCm device library: "cannot find ROCm device library; provide its path via
+        '--rocm-path' or '--rocm-device-lib-path', or pass '-nogpulib' ..." (clang 15 and later;
+        clang 12-14 wrote "cannot find ROCm device library. Provide its path via --rocm-path or
+        --rocm-device-lib-path ..."), and clang 11's "cannot find device library for gfx1031.
+        Provide path to different ROCm installation via --rocm-path ...", errors; the user's own
+        words that hipcc fails to find the rocm-device-lib path, info.
+
+    Why it matters:
+        Every HIP (and OpenCL) device code object links the device library's bitcode (ocml, ockl,
+        oclc_*). clang looks in --rocm-device-lib-path, HIP_DEVICE_LIB_PATH, then under the ROCm
+        path (<rocm>/amdgcn/bitcode, /opt/rocm by default); a distribution or self-built ROCm that
+        installs the bitcode elsewhere (/usr/lib64/amdgcn/bitcode, /usr/lib/<triple>/amdgcn/bitcode,
+        TheRock's <rocm>/lib/llvm/amdgcn/bitcode) stops every GPU build until clang is told.
+
+    How to fix:
+        Find the folder holding ocml.bc and point HIP_DEVICE_LIB_PATH (or --rocm-device-lib-path)
+        at it; install the rocm-device-libs package where there is none.
+
+    References:
+        - https://github.com/llvm/llvm-project/blob/0008bd051a5ae7b613fc3416df3cb7363afa4220/clang/include/clang/Basic/DiagnosticDriverKinds.td (err_drv_no_rocm_device_lib)
+        - https://github.com/llvm/llvm-project/blob/main/clang/lib/Driver/ToolChains/AMDGPU.cpp (RocmInstallationDetector: the paths searched)
+        - https://clang.llvm.org/docs/HIPSupport.html (--rocm-path, --rocm-device-lib-path, HIP_DEVICE_LIB_PATH)
+    """
+    told = catalogued(f, _DEVICE_LIBS)
+    if told:
+        s = told[0]
+        target = f" for {s['target']}" if s.get("target") else ""
+        yield Hit(message=(f"clang found no ROCm device library{target} (line {s.get('line')}: \"{told_text(s)}\"): the "
+                           "bitcode every GPU code object links (ocml, ockl) is not where clang searches "
+                           "(--rocm-device-lib-path, HIP_DEVICE_LIB_PATH, <rocm>/amdgcn/bitcode)"),
+                  fix=_DEVICE_LIBS_FIX, evidence=told_evidence(s))
+        return
+    said = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "prose:rocm-device-lib-not-found-said"), None)
+    if said is not None:
+        yield Hit(message=(f"the user says hipcc does not find the ROCm device library (line {said.get('line')}: "
+                           f"\"{told_text(said)}\"); clang's own message is not in the paste, but that is what clang "
+                           "reports when the bitcode is outside the paths it searches"),
+                  fix=_DEVICE_LIBS_FIX, evidence=told_evidence(said), severity="info")

@@ -93,7 +93,8 @@ def glibc_older_than_binary(f: FactView) -> Iterator[Hit]:
 
 
 @rule("SW060", "shared-library-not-found", "error",
-      "the dynamic loader finds no copy of a library the program needs", impact=5)
+      "the dynamic loader finds no copy of a library the program needs", impact=5,
+      also={"info": "the program was run by a modulefile during module load, before the loaded modules' paths apply"})
 def shared_library_not_found(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -104,7 +105,9 @@ def shared_library_not_found(f: FactView) -> Iterator[Hit]:
         library the catalogue does not list). CUDA, ROCm, cuDNN and NCCL libraries are
         cuda-runtime-library-missing's, MPI's mpi-library-missing's, OpenGL/X11/GLib's
         opengl-library-missing's; a libibverbs provider that "couldn't load driver" names is
-        container-rdma-libs-missing's.
+        container-rdma-libs-missing's. Where the user's own "module load ..." line printed the
+        loader's refusal, a modulefile ran the program (Lmod's capture()) before the load's paths
+        applied: said at info, since that is not evidence the library is missing.
 
     Why it matters:
         The loader searches LD_LIBRARY_PATH, the RUNPATH of the program, /etc/ld.so.cache and the
@@ -122,6 +125,7 @@ def shared_library_not_found(f: FactView) -> Iterator[Hit]:
         - https://man7.org/linux/man-pages/man8/ld.so.8.html
         - https://man7.org/linux/man-pages/man8/ldconfig.8.html
         - https://sourceware.org/git/?p=glibc.git;a=blob;f=elf/dl-load.c;hb=refs/tags/glibc-2.42
+        - https://lmod.readthedocs.io/en/latest/050_lua_modulefiles.html (capture: run a command from a modulefile)
     """
     symptoms = f.get("ticket.symptoms") or []
     # libibverbs dlopens its providers by the names /etc/libibverbs.d lists: not a link-time soname,
@@ -140,6 +144,23 @@ def shared_library_not_found(f: FactView) -> Iterator[Hit]:
            "as root, add it to /etc/ld.so.conf.d/ and run ldconfig\n"
            f"module spider {s['name'][3:]} 2>&1 | head; dnf provides '*/{soname}' || apt-file search {soname}   # a module, "
            "or the distribution package of that release; else rebuild the program against the release installed")
+    by_module = next((t for t in symptoms if t.get("id") == "prose:module-load-printed-loader-error"
+                      and t.get("line") == s.get("line")), None)
+    if by_module is not None:
+        loads = [t for t in symptoms if t.get("id") == "jobscript:module-load" and (t.get("line") or 0) < (s.get("line") or 0)]
+        mods = str(max(loads, key=lambda t: t.get("line") or 0).get("modules")) if loads else "MODULES"
+        # printed by the module command itself: a modulefile ran the program (Lmod's capture()) before the
+        # loaded modules' paths reach any environment, so the same program may start once the load is done
+        yield Hit(message=f"{by_module.get('program')} could not load {soname} while a modulefile ran it during "
+                          f"\"module load\" (line {s.get('line')}: \"{told_text(s)}\"): a command a modulefile runs "
+                          "(Lmod's capture()) starts in the environment from before the load, so libraries the modules "
+                          "being loaded provide are not on its path yet; not evidence that the library is missing",
+                  fix=(f"module load {mods}; ldd \"$(command -v {by_module.get('program')})\" | grep 'not found'   "
+                       "# after the load: nothing here means the program starts in the loaded environment\n"
+                       "# in the modulefile: do not capture() a program that needs the modules of the same load; set "
+                       "the values it would print (paths, flags) with setenv/prepend_path instead"),
+                  evidence=told_evidence(s), severity="info")
+        return
     yield Hit(message=f"the loader finds no {soname} (line {s.get('line')}: \"{told_text(s)}\"): the program was linked "
                       f"against that exact release of {s['name']}, and no copy of it is where the loader searches",
               fix=fix, evidence=told_evidence(s))

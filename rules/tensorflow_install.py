@@ -88,7 +88,9 @@ def tensorflow_wheel_unavailable(f: FactView) -> Iterator[Hit]:
         In a pasted log, pip's refusals to install tensorflow: "Could not find a version that
         satisfies the requirement tensorflow (from versions: none)" with "No matching distribution
         found for tensorflow", a pinned tensorflow==V missing from the versions pip lists, and
-        "tensorflow-V-cpXY-cpXYm-PLATFORM.whl is not a supported wheel on this platform.". It reads
+        "tensorflow-V-cpXY-cpXYm-PLATFORM.whl is not a supported wheel on this platform.", and the
+        same refusal of a project tensorflow's wheel requires on the platform ("tensorflow-cpu-aws==V;
+        platform_machine == "aarch64" ... (from tensorflow) (from versions: ...)"). It reads
         the Python and the platform the paste shows (pip's own lines, the user's words: Python
         3.6.8, a Jetson, a Mac, Windows) against the wheels PyPI publishes for each release.
 
@@ -105,6 +107,7 @@ def tensorflow_wheel_unavailable(f: FactView) -> Iterator[Hit]:
 
     References:
         - https://pypi.org/simple/tensorflow/ (the wheels of every release)
+        - https://pypi.org/simple/tensorflow-cpu-aws/ (the Linux aarch64 build tensorflow 2.10-2.12's wheels require)
         - https://www.tensorflow.org/install/pip (system requirements: Python versions, platforms)
         - https://packaging.python.org/en/latest/specifications/platform-compatibility-tags/
         - https://github.com/tensorflow/tensorflow/issues/31058
@@ -117,8 +120,14 @@ def tensorflow_wheel_unavailable(f: FactView) -> Iterator[Hit]:
     refused = next((s for s in ticket_all(f, "pip:no-version-satisfies")
                     if (_requirement(s.get("req")) or {}).get("name") == PACKAGE), None)
     wheel = next((s for s in ticket_all(f, "pip:unsupported-wheel") if _name(s.get("dist")) == PACKAGE), None)
+    # tensorflow's own wheel may pull its build from another project on some platforms (tensorflow-cpu-aws on
+    # Linux aarch64, tensorflow-intel on Windows): pip then refuses that requirement, "(from tensorflow)"
+    pulled = next((s for s in ticket_all(f, "pip:no-version-satisfies")
+                   if _name(s.get("parent")) == PACKAGE and (_requirement(s.get("req")) or {}).get("name")), None)
     if refused is not None:
         yield _refused(refused, python, said, plat)
+    elif pulled is not None:
+        yield _pulled(pulled)
     elif wheel is not None:
         yield _unsupported(wheel, python, said, plat)
 
@@ -154,6 +163,37 @@ def _refused(s: dict, python: Optional[str], said: str, plat: Optional[str]) -> 
                fix=f"pip install tensorflow=={finals[-1]}   # the newest release pip listed for this interpreter\n"
                    + _fix(plat or ("linux_x86_64" if rel and rel.get("linux_x86_64") else None), python, version if rel else None),
                evidence={**ticket_evidence(s), "python": python, "listed": listed[-8:]})
+
+
+def _pulled(s: dict) -> Hit:
+    """A requirement tensorflow's wheel declares for this platform, refused: pip's own list says which exist."""
+    req = _requirement(s.get("req")) or {}
+    raw = str(s.get("req") or "")
+    # the pin as pip printed it ("2.12.0-rc0"), not normalised: it is what the user compares with PyPI's page
+    name, version = req.get("name"), (raw.split("==", 1)[1] if "==" in raw else req.get("version") or "")
+    listed = [v.strip() for v in str(s.get("versions") or "").split(",") if v.strip() and v.strip() != "none"]
+    finals = [v for v in listed if all(c.isdigit() or c == "." for c in v)]
+    marker = " ".join(str(s.get("marker") or "").split())
+    at = f"line {s['line']}"
+    # the interpreter is pip's to say here (the list is what it accepts); a Python named in the user's words
+    # may be the one a missing wheel was built for, so it is not quoted as theirs
+    py = ""
+    if not finals:
+        why = f"no release of {name} has a file this interpreter{py} can install (from versions: none)"
+    else:
+        why = (f"{name} {version or 'of that requirement'} has no file this interpreter{py} can install: pip lists "
+               f"{finals[0]} to {finals[-1]} for it" + (f", without {version}" if version and version not in listed else ""))
+    fix = [_CHECK]
+    series = ".".join(version.split(".")[:2])
+    same = [v for v in finals if version and v.startswith(series + ".") and version_of(v) < version_of(req.get("version") or version)]
+    if same:
+        fix.append(f"pip install tensorflow=={same[-1]}   # the nearest earlier release whose {name} pip listed for this interpreter")
+    if finals:
+        fix.append(f"pip install tensorflow=={finals[-1]}   # the newest release whose {name} pip listed for this interpreter")
+    fix.append("python3 -m pip debug --verbose | grep -A5 'Compatible tags'   # the wheel tags this interpreter accepts")
+    return Hit(message=(f"pip refused {s.get('req')}, which tensorflow requires"
+                        + (f" where {marker}" if marker else "") + f" ({at}): {why}"),
+               fix="\n".join(fix), evidence={**ticket_evidence(s), "listed": listed[-8:]})
 
 
 def _first_on(plat: str) -> str:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
+from pathlib import Path
+
+from rulekit import facts, fired, paste_facts, recorded_paste_facts
 from hpcdoctor import pipeline
 from hpcdoctor.runner import Options
 from hpcdoctor.sysroot import ReplaySysRoot
@@ -29,6 +31,41 @@ def test_open_mpis_cma_fallback_warning_is_a_warning():
     (f,) = fired("ptrace-scope-blocks-mpi-shm", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
     assert f.severity == "warning" and "fell back to copying twice" in f.message
     assert "OMPI_MCA_btl_vader_single_copy_mechanism=none" in f.fix
+
+
+SET_N = Path(__file__).resolve().parent.parent / "fixtures" / "tickets_blind_n"
+
+
+def test_ucx_1_5s_refused_cma_copy_is_an_error(tmp_path):
+    # UCX 1.5.1 under Open MPI 4.0.1 (openucx/ucx#3545): the wording of cma_ep.c up to 1.7
+    g = paste_facts(tmp_path, (SET_N / "ucx-3545-cma-ptrace-scope.txt").read_text())
+    (f,) = fired("ptrace-scope-blocks-mpi-shm", g)
+    assert f.severity == "error" and "UCX's cross-memory copy between ranks (CMA) was refused" in f.message
+    assert "process_vm_readv delivered 0 instead of 480960, error message Operation not permitted" in f.message
+    assert "export UCX_TLS=^cma" in f.fix and f.fix.startswith("cat /proc/sys/kernel/yama/ptrace_scope")
+
+
+def test_ucx_1_14s_refused_cma_copy_in_a_container_is_an_error():
+    # UCX 1.14.0 in Apptainer (openucx/ucx#8958): the wording since 1.12, two ranks refused
+    (f,) = fired("ptrace-scope-blocks-mpi-shm", recorded_paste_facts("ucx-8958-cma-eperm-apptainer.txt"))
+    assert f.severity == "error" and "(line 6:" in f.message
+    assert f.evidence["ticket.text"].endswith("returned -1: Operation not permitted")
+    assert "different containers or user namespaces" in f.message and "--cap-add=SYS_PTRACE" in f.fix
+
+
+def test_ucx_debug_line_that_cma_is_unsupported_is_a_warning():
+    # openucx/ucx v1.22.0 src/uct/sm/scopy/cma/cma_md.c uct_cma_test_ptrace_scope's format, scope 2 filled in
+    text = "[1700000000.000000] [node1:1234:0]          cma_md.c:115  UCX  DEBUG ptrace_scope is 2 but no CAP_SYS_PTRACE, CMA is unsupported\n"
+    (f,) = fired("ptrace-scope-blocks-mpi-shm", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
+    assert f.severity == "warning" and f.message.startswith("UCX could not use") and "fell back" in f.message
+
+
+@pytest.mark.parametrize("paste", ["ucx-6402-cma-bad-address-cuda-buffer.txt", "singularity-6518-cma-bad-address.txt"])
+def test_ucx_cma_copies_that_fail_for_other_reasons_are_silent(paste):
+    # the same cma_ep.c lines with EFAULT (a GPU buffer handed to CMA): not the ptrace check
+    g = recorded_paste_facts(paste)
+    assert any(str(s.get("id", "")).startswith("ucx:cma-failed") for s in g["facts"]["ticket"]["symptoms"])
+    assert not fired("ptrace-scope-blocks-mpi-shm", g)
 
 
 @pytest.mark.parametrize("paste", ["ompi-10940-srun-direct-launch-without-pmi.txt", "ompi-4963-btl-tcp-multi-nic-connect-fail.txt"])

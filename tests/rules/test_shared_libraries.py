@@ -76,3 +76,19 @@ def test_silent_on_a_healthy_paste_naming_a_library():
     text = (FIXTURES / "tickets_blind_g" / "ollama-602-packaged-libcudart-name-healthy.txt").read_text()
     assert not fired("shared-library-not-found", _told(text))
     assert not fired("glibc-older-than-binary", _told(text))
+
+
+def test_a_loader_error_printed_by_module_load_is_only_info():
+    # Lmod#351: a modulefile's capture("mpicc -showme:compile") printed the loader's refusal under the
+    # user's own module load line; the same mpicc runs once the modules are loaded (a healthy control)
+    text = (FIXTURES / "tickets_blind_n" / "lmod-351-capture-without-module-env-healthy.txt").read_text()
+    (f,) = fired("shared-library-not-found", _told(text))
+    assert f.severity == "info" and "while a modulefile ran it during \"module load\"" in f.message
+    assert f.fix.startswith("module load intel/2018 openmpi/2.1.1 test; ldd \"$(command -v mpicc)\"")
+
+
+def test_the_same_library_missing_for_every_command_stays_an_error():
+    # darshan#429: libdarshan.so in LD_PRELOAD needs libimf.so, and even ls fails: no module command printed it
+    text = (FIXTURES / "tickets_blind_n" / "darshan-429-ld-preload-libimf-not-found.txt").read_text()
+    (f,) = fired("shared-library-not-found", _told(text))
+    assert f.severity == "error" and "the loader finds no libimf.so" in f.message

@@ -36,3 +36,22 @@ def test_torchs_refusal_and_a_tensorflow_install_that_worked_are_not_this_rule()
              "ERROR: No matching distribution found for torch==1.13.1\n")
     assert not fired("tensorflow-wheel-unavailable", _told(torch))
     assert not fired("tensorflow-wheel-unavailable", _told("Successfully installed tensorflow-2.15.0\n"))
+
+
+def test_the_aarch64_build_tensorflow_requires_missing_for_a_pin_is_named():
+    # tensorflow#60204 (set N): tensorflow==2.11.1 on Graviton pulls tensorflow-cpu-aws==2.11.1, which had no
+    # wheel for that Python; pip's own list shows 2.11.0 and 2.12.0, which the reporter says install
+    from pathlib import Path
+    text = (Path(__file__).resolve().parent.parent / "fixtures" / "tickets_blind_n"
+            / "tensorflow-60204-aarch64-wheel-missing-py310.txt").read_text()
+    (f,) = fired("tensorflow-wheel-unavailable", _told(text))
+    assert f.severity == "error" and "pip refused tensorflow-cpu-aws==2.11.1, which tensorflow requires where" in f.message
+    assert "pip lists 2.9.1 to 2.12.0 for it, without 2.11.1" in f.message
+    assert "pip install tensorflow==2.11.0" in f.fix and "pip install tensorflow==2.12.0" in f.fix
+
+
+def test_a_release_candidate_whose_aarch64_build_is_missing():
+    (f,) = fired("tensorflow-wheel-unavailable", recorded_paste_facts("tensorflow-59731-cpu-aws-rc-only-py311.txt"))
+    assert "tensorflow-cpu-aws 2.12.0-rc0 has no file this interpreter can install" in f.message
+    assert "pip install tensorflow==2.11.0" in f.fix and "tensorflow==2.12" not in f.fix
+
