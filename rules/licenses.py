@@ -92,8 +92,8 @@ def license_node_locked_in_use(f: FactView) -> Iterator[Hit]:
         return
     s = told[0]
     yield Hit(message=f"the license checkout failed with FlexNet code -9 (line {s.get('line')}: \"{told_text(s)}\"): the "
-                      "license is bound to another host's hostid, or (a node-locked Designated Computer license) another "
-                      "user is running the program on this node",
+                      "license is bound to another host's hostid (a user-based license: to another user name), or (a "
+                      "node-locked Designated Computer license) another user is running the program on this node",
               fix=("lmutil lmhostid   # this node's hostid: the license file's HOSTID= must name it\n"
                    "grep -h HOSTID= LICENSE_FILE   # each file of the message's \"License path:\": the hostid the license is locked to\n"
                    "ps -eo user,comm | grep -i matlab   # another user's MATLAB on this node holds a Designated Computer license\n"
