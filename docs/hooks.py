@@ -39,6 +39,7 @@ MODULE_TOPIC = {
     "mpi_libraries": "Network", "mpi_network": "Network", "rdma_setup": "Network",
     "rocm_libraries": "Software stack", "stack_limit": "Environment", "host_memory": "Memory", "shm_segments": "Memory",
     "tensorflow_install": "Software stack", "build_tools": "Software stack", "compiler_runtimes": "Software stack", "graphics_libraries": "Environment", "perf_counters": "Environment", "cpu_frequency": "Threads and placement", "submit_hosts": "Environment",
+    "job_admission": "Environment", "licenses": "Network",
 }
 
 

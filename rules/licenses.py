@@ -1,0 +1,101 @@
+"""A licensed program that cannot check out its license: FlexNet Publisher's (FLEXlm's) error codes as
+MATLAB and other FlexNet clients print them (knowledge/messages/flexlm.toml): the license server down
+or unreachable, or a node-locked license whose hostid is not this node's or that another user holds."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+SERVER = "license-server-unreachable"
+NODE_LOCKED = "license-node-locked-in-use"
+
+_WHAT = {
+    15: "the client could not connect to the license server (-15, LM_CANTCONNECT)",
+    96: "the license server host is down or not responding (-96, LM_HOSTDOWN)",
+    97: "the license server's vendor daemon is down (-97, LM_VENDOR_DOWN)",
+}
+
+
+@rule("SYS031", SERVER, "error", "the license server cannot be reached: the licensed program cannot start", impact=5)
+def license_server_unreachable(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a paste, a FlexNet (FLEXlm) checkout that failed because the license server did not
+        answer: code -15 "Cannot connect to license server system", -96 "License server machine is
+        down or not responding", -97 "The desired vendor daemon is down", as MATLAB prints them
+        ("License Manager Error -15", "Licensing error: -15,570.") and as FlexNet's own formats do
+        ("FLEXnet Licensing error:-96,7", "(-96,7:2 ...)").
+
+    Why it matters:
+        Every node that runs the program needs its license server: when lmgrd or the vendor daemon
+        is down (after a reboot or power cut, with no service to restart it), or a firewall or the
+        network keeps the node from its port, every job that starts the program fails at once.
+
+    How to fix:
+        Check the server from the node (lmutil lmstat -a -c PORT@HOST, with the license path the
+        message shows); the site restarts lmgrd (and makes it start at boot) or opens the ports
+        (lmgrd's and the vendor daemon's, both fixed on the SERVER and VENDOR lines).
+
+    References:
+        - https://www.mathworks.com/support/lme/15
+        - https://www.mathworks.com/support/lme/96
+        - https://docs.revenera.com/fnp/2022r1/lag/Content/helplibrary/Error_Codes.htm (FlexNet Publisher License Administration Guide: error codes)
+        - https://github.com/TIGRLab/admin/issues/188
+    """
+    told = catalogued(f, SERVER)
+    if not told:
+        return
+    s = told[0]
+    what = _WHAT.get(s.get("code"), "the license server did not answer")
+    yield Hit(message=f"the license checkout failed because {what} (line {s.get('line')}: \"{told_text(s)}\"): the site's "
+                      "license service is down or this node cannot reach it",
+              fix=("echo \"$LM_LICENSE_FILE\" \"$MLM_LICENSE_FILE\"   # the license path: PORT@HOST entries name the server\n"
+                   "lmutil lmstat -a -c PORT@HOST   # from this node: is lmgrd up, and its vendor daemon (MATLAB: MLM)?\n"
+                   "nc -zv HOST PORT   # the port is reachable from this node (a firewall closes it otherwise)\n"
+                   "# administrators: start lmgrd on the server (MATLAB: etc/lmstart) and make it start at boot"),
+              evidence=told_evidence(s))
+
+
+@rule("SYS032", NODE_LOCKED, "warning",
+      "the license is locked to another host, or a node-locked (Designated Computer) license is in use by another user",
+      impact=4)
+def license_node_locked_in_use(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a paste, FlexNet code -9 (LM_NOTTHISHOST, "Invalid host"), as MATLAB prints it: "License
+        Manager Error -9", "Licensing error: -9,57.". MATLAB explains it as "The hostid of this
+        computer does not match the hostid in the license file" or "A Designated Computer
+        installation is in use by another user". A warning: the code names two causes.
+
+    Why it matters:
+        A node-locked license (MATLAB's Individual or Designated Computer licenses) is bound to one
+        host's hostid and, for Designated Computer, to one user at a time: on a cluster, a job on
+        another node than the licensed one always fails, and two users on the licensed node fail
+        intermittently, when the other holds it.
+
+    How to fix:
+        Compare this node's hostid (lmutil lmhostid) with the license file's; run on the node the
+        license names, one user at a time, or ask the site for a network (concurrent) license
+        served by lmgrd, which any node can check out.
+
+    References:
+        - https://www.mathworks.com/support/lme/9
+        - https://docs.revenera.com/fnp/2022r1/lag/Content/helplibrary/Error_Codes.htm (FlexNet Publisher License Administration Guide: error codes)
+        - https://github.com/cBio/cbio-cluster/issues/339
+    """
+    told = catalogued(f, NODE_LOCKED)
+    if not told:
+        return
+    s = told[0]
+    yield Hit(message=f"the license checkout failed with FlexNet code -9 (line {s.get('line')}: \"{told_text(s)}\"): the "
+                      "license is bound to another host's hostid (a user-based license: to another user name), or (a "
+                      "node-locked Designated Computer license) another user is running the program on this node",
+              fix=("lmutil lmhostid   # this node's hostid: the license file's HOSTID= must name it\n"
+                   "grep -h HOSTID= LICENSE_FILE   # each file of the message's \"License path:\": the hostid the license is locked to\n"
+                   "ps -eo user,comm | grep -i matlab   # another user's MATLAB on this node holds a Designated Computer license\n"
+                   "# on a cluster: use a network (concurrent) license served by lmgrd, which every node can check out"),
+              evidence=told_evidence(s))
