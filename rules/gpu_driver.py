@@ -85,7 +85,12 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
 
 # What a pasted nvidia-smi, NVML or CUDA message says of the driver, by catalogue entry: the state
 # it names and the commands that confirm and end it.
-_NOT_LOADED = ("the NVIDIA kernel driver is not loaded (or /dev/nvidia* is missing where the command ran)",
+# The same words come from a job that was given no GPU device (a Slurm job without --gres=gpu on a site
+# that constrains devices, 3dem/model-angelo#60): the allocation is checked before the driver is blamed.
+_NOT_LOADED = ("the NVIDIA kernel driver is not loaded (or /dev/nvidia* is missing or refused where the command ran: "
+               "a Slurm job given no GPU, a container run without them)",
+               "scontrol show job \"$SLURM_JOB_ID\" | grep -iE 'tres|gres'   # in a Slurm job: no gres/gpu means the job "
+               "was given no GPU (srun --gpus=1 nvidia-smi)\n"
                "lsmod | grep -w nvidia   # empty: the kernel module is not loaded\n"
                "sudo modprobe nvidia && nvidia-smi   # administrators; if it fails, dmesg says why (a new kernel without the driver rebuilt: dkms status)")
 _MISMATCH = ("the NVIDIA kernel module loaded now is not the version of the driver libraries (a driver updated without a "

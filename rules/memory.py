@@ -7,7 +7,7 @@ from typing import Iterator
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._build_jobs import build_fix
-from hpcdoctor.rules._common import catalogued, nccl_shm_cause, ticket_evidence, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, nccl_shm_cause, stated, ticket_evidence, told_evidence, told_text
 from hpcdoctor.rules._where import shm_fix
 
 
@@ -237,6 +237,8 @@ def host_dram_ecc_errors(f: FactView) -> Iterator[Hit]:
 # The user's words: killed while loading a model (knowledge/messages/faq_huggingface.toml).
 _KILLED_LOADING_SAID = frozenset({"faq_huggingface:killed-while-loading-model", "faq_huggingface:killed-while-loading-model-zh",
                                   "faq_huggingface:shell-killed-after-loading-line"})
+# The user naming the OOM killer as what ended the process (knowledge/messages/prose.toml).
+_OOM_KILLER_SAID = "prose:oom-killer-killed-said"
 
 
 def _killed_loading_said(s: dict) -> Hit:
@@ -259,6 +261,29 @@ _COMPILERS = frozenset({"cc1", "cc1plus", "lto1", "cicc", "ptxas", "cudafe++", "
 # The kernel's lines naming the process its OOM killer killed, in each kernel's wording (oom.toml).
 _KERNEL_KILL_LINES = frozenset({"oom:kernel-oom-killed-process", "oom:kernel-oom-kill-process-old",
                                 "oom:kernel-oom-killed-process-old", "oom:oom-reaper-reaped"})
+
+# A container's own memory limit, as the runtime or Kubernetes reports the kill (knowledge/messages/
+# container_oom.toml); the kubelet's SystemOOM event is the node's memory, read as the kernel's line.
+_CONTAINER_KILLED = "container_oom:"
+_CONTAINER_FIX = ("kubectl get pods -A | grep -E 'OOMKilled|CreateContainerError|CrashLoopBackOff'   # the pod and its namespace\n"
+                  "kubectl get pods -A -o custom-columns='NAMESPACE:.metadata.namespace,POD:.metadata.name,"
+                  "LIMIT:.spec.containers[*].resources.limits.memory'   # each pod's containers' memory limit\n"
+                  "# then raise that container's resources.limits.memory (its Deployment, or the chart's values) "
+                  "above what it uses; docker run: --memory")
+
+
+def _container_killed(s: dict) -> Hit:
+    if s.get("key") == "kubelet-system-oom":
+        what = "the kubelet saw the kernel kill a process outside any pod's limit: the node itself ran out of memory"
+        fix = ("kubectl describe nodes | grep -E 'SystemOOM|MemoryPressure'   # which nodes, how often\n"
+               "kubectl top nodes   # what each node's memory holds now (metrics-server)\n"
+               "# then set pods' resources.requests.memory to what they use, so the scheduler does not overfill the node")
+    else:
+        what = (f"the container was killed for its memory limit ({s.get('key')}): the limit the pod or container was "
+                "given is below what the program (or, at start, the runtime's init) needs; the host may have memory to spare")
+        fix = _CONTAINER_FIX
+    return Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\")", fix=fix, evidence=ticket_evidence(s))
+
 
 # torch's strsignal() text for SIGKILL in "DataLoader worker (pid N) is killed by signal: Killed".
 _SIGKILL_TEXT = "Killed"
@@ -287,6 +312,13 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         command: Killed" (knowledge/messages/build.toml), or the kernel's OOM line naming a compiler as
         its victim ("Killed process N (cc1plus)"). Other signals (Terminated, Segmentation fault,
         signal 11) are not memory and say nothing here.
+        A container killed for its own memory limit, as its runtime or Kubernetes says it: runc's
+        "container init was OOM-killed (memory limit too low?)", crun's "OOM: the memory limit could be
+        too low", the reason OOMKilled that containerd and CRI-O give (a kubectl get pods row's
+        STATUS, kubectl describe's "Reason: OOMKilled"), and the kubelet's node event "System OOM
+        encountered, victim process: ..." (knowledge/messages/container_oom.toml). A user who names
+        the OOM killer as what ended the process ("the Linux OOM killer reaps my process") is quoted
+        back at severity info, with the command that shows the kernel's own line.
 
     Why it matters:
         The process did not crash: the kernel killed it because the host, or the job's memory
@@ -303,10 +335,13 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         process) and prefetch_factor, or the batch size. For a build: rerun it with fewer parallel
         jobs, MAX_JOBS=N (torch's cpp_extension passes it to ninja as -j), N computed from the
         node's memory and CPUs where they are known; for flash-attn, a prebuilt wheel from its releases.
+        For a container: raise its resources.limits.memory (docker run --memory) above what it uses.
 
     References:
         - https://github.com/torvalds/linux/blob/master/mm/oom_kill.c
         - https://github.com/SchedMD/slurm/blob/master/src/plugins/task/cgroup/task_cgroup_memory.c
+        - https://github.com/opencontainers/runc/blob/00b3a7fd96e87d6ed754d70b89b821f9ce2733cd/libcontainer/process_linux.go (container init was OOM-killed)
+        - https://kubernetes.io/docs/tasks/configure-pod-container/assign-memory-resource/ (a container past its memory limit: OOMKilled)
         - https://pytorch.org/docs/stable/data.html#multi-process-data-loading
         - https://github.com/hezhangsprinter/DCPDN/issues/12 (workers killed on a 16 GB host; num_workers=0 ran)
         - https://github.com/huggingface/accelerate/blob/5ec6c8e0539e6e30c98a10116ef454cdf757ea99/docs/source/usage_guides/big_modeling.md
@@ -329,13 +364,21 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         return
     # What a program printed (the kernel, Slurm, torch, the shell) says more than the user's words.
     said = next((s for s in told if s.get("id") in _KILLED_LOADING_SAID), None)
-    told = [s for s in told if s.get("id") not in _KILLED_LOADING_SAID]
+    killer_said = next((s for s in told if s.get("id") == _OOM_KILLER_SAID and stated(s)), None)
+    told = [s for s in told if s.get("id") not in _KILLED_LOADING_SAID and s.get("id") != _OOM_KILLER_SAID]
     worker = next((s for s in f.get("ticket.symptoms") or []
                    if s.get("id") == "torch:dataloader-killed-by-signal" and s.get("signal") == _SIGKILL_TEXT), None)
     s = told[0] if told else worker
     if s is None:
         if said is not None:
             yield _killed_loading_said(said)
+        elif killer_said is not None:
+            yield Hit(message=f"the user says the kernel's out-of-memory killer ended the process (line {killer_said.get('line')}: "
+                              f"\"{told_text(killer_said)}\"): the host, or the job's or container's memory limit, ran out",
+                      fix=("journalctl -k | grep -iE 'out of memory|oom-kill|killed process'   # or dmesg -T: the kill, the "
+                           "process and its memory (anon-rss)\n"
+                           "free -g   # what the host has; then run with less data in memory at once, or on a host with more"),
+                      evidence=told_evidence(killer_said), severity="info")
         return
     jobid = next((t.get("jobid") for t in told if t.get("jobid")), None)
     if jobid or f.get("scheduler.kind") == "slurm":
@@ -351,6 +394,9 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         fix = ("journalctl -k | grep -iE 'out of memory|oom-kill|killed process'   # or dmesg -T: the kill, the "
                "process and its memory\n# then load on a host with more free memory (free -g), or let the weights go "
                "straight to the GPU: from_pretrained(..., device_map=\"auto\")")
+    if str(s.get("id", "")).startswith(_CONTAINER_KILLED):
+        yield _container_killed(s)
+        return
     if s is worker:
         what = "a DataLoader worker was killed by SIGKILL, the signal the kernel's out-of-memory killer sends"
     elif s.get("key") == "shell-killed-loading-checkpoint-shards":

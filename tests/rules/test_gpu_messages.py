@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, paste_facts, run_rule
+from rulekit import facts, fired, paste_facts, recorded_paste_facts, run_rule
 from hpcdoctor import pipeline
 from hpcdoctor.runner import Options
 from hpcdoctor.triage.messages import find_messages
@@ -405,3 +405,11 @@ def test_a_launch_failure_is_not_the_watchdog(tmp_path):
     text = ('"THCudaCheck FAIL file=/tmp/luarocks_cutorch-scm-1-6961/cutorch/lib/THC/generic/THCStorage.c '
             'line=147 error=4 : unspecified launch failure"\n')
     assert not fired("gpu-display-watchdog", paste_facts(tmp_path, text))
+
+
+def test_a_driver_nvidia_smi_cannot_reach_is_checked_against_the_jobs_allocation_first():
+    # model-angelo#60: the same nvidia-smi words came from a Slurm job given no GPU; the paste names no
+    # Slurm, so the driver reading stays, and its fix asks the allocation before the module
+    (f,) = fired("gpu-driver-unusable", recorded_paste_facts("model-angelo-60-nvidia-smi-in-job-without-gpu.txt"))
+    assert "a Slurm job given no GPU" in f.message
+    assert f.fix.splitlines()[0].startswith("scontrol show job \"$SLURM_JOB_ID\"") and "lsmod" in f.fix
