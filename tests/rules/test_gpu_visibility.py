@@ -58,7 +58,7 @@ def test_silent_on_healthy_runs_and_application_faults(tmp_path, name):
 
 
 def test_the_index_rule_is_silent_on_no_gpu_and_the_other_way(tmp_path):
-    assert not run_rule("gpu-index-beyond-visible", _emitted(tmp_path, "h100-torch-visible-devices-empty"))[0]
+    assert not fired("gpu-index-beyond-visible", _emitted(tmp_path, "h100-torch-visible-devices-empty"))
     assert not run_rule("no-gpu-visible", _emitted(tmp_path, "h100-torch-invalid-ordinal"))[0]
 
 
