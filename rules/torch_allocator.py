@@ -27,6 +27,10 @@ KNOWN_KEYS = frozenset((
 # (deepseek-ai/DeepSeek-VL2#103). The other keys' first releases are not tabled yet.
 SINCE = {"expandable_segments": "2.1"}
 
+# Keys an older parser read that the parser above no longer knows: roundup_bypass_threshold_mb, beside
+# `backend` in the 2.0-era c10/cuda/CUDACachingAllocator.cpp (CachingAllocatorConfig::parseArgs). The
+# release that dropped it is not tabled, so the installed torch may still read it: a warning, not an error.
+RETIRED = frozenset({"roundup_bypass_threshold_mb"})
 # PYTORCH_ALLOC_CONF is the device-neutral name of 2.9 on; the CUDA and HIP names are still read.
 VARIABLES = ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF")
 
@@ -84,7 +88,8 @@ def _fix(bad: Optional[str], near: Optional[str], var: str = "PYTORCH_CUDA_ALLOC
     return "\n".join(lines)
 
 
-@rule("ENV062", SYMBOL, "error", "torch's allocator refused PYTORCH_CUDA_ALLOC_CONF", impact=6)
+@rule("ENV062", SYMBOL, "error", "torch's allocator refused PYTORCH_CUDA_ALLOC_CONF", impact=6,
+      also={"warning": "a key only an older parser read (roundup_bypass_threshold_mb): this torch may still read it"})
 def torch_alloc_conf_invalid(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -96,7 +101,9 @@ def torch_alloc_conf_invalid(f: FactView) -> Iterator[Hit]:
         configuration that is not key:value pairs. On a live node (or its snapshot): a key in
         PYTORCH_ALLOC_CONF, PYTORCH_CUDA_ALLOC_CONF or PYTORCH_HIP_ALLOC_CONF that the parser does
         not know (the finding names the nearest key it does know), or expandable_segments where the
-        installed torch is older than 2.1, the first release that reads it.
+        installed torch is older than 2.1, the first release that reads it; a warning for a key
+        only an older parser read (roundup_bypass_threshold_mb), which the installed torch may
+        still read.
 
     Why it matters:
         The refusal is raised by torch._C._cuda_init(): the program stops before it touches a GPU,
@@ -131,12 +138,20 @@ def torch_alloc_conf_invalid(f: FactView) -> Iterator[Hit]:
         value = env.get(name)
         if not isinstance(value, str) or not value.strip():
             continue
-        unknown = [k for k in config_keys(value) if k not in KNOWN_KEYS]
+        unknown = [k for k in config_keys(value) if k not in KNOWN_KEYS | RETIRED]
+        retired = [k for k in config_keys(value) if k in RETIRED]
         too_new = [k for k in config_keys(value) if k in SINCE and _older_than(f, SINCE[k])]
         if too_new and not unknown:
             yield Hit(message=f"{name}={value[:120]} sets {too_new[0]}, which torch reads from {SINCE[too_new[0]]} on; "
                               f"this torch is {f.get('torch.version')} and will refuse it ('Unrecognized CachingAllocator option')",
                       fix=_fix(None, None, name), evidence={f"env.{name}": value, "torch.version": f.get("torch.version")})
+            return
+        if retired and not unknown:
+            yield Hit(message=f"{name}={value[:120]} sets {retired[0]}, a key of torch's older allocator parser that "
+                              f"recent releases no longer know and refuse ('Unrecognized key'); this torch is "
+                              f"{f.get('torch.version') or 'of unknown version'}",
+                      fix=_fix(None, None, name), severity="warning",
+                      evidence={f"env.{name}": value, "retired_keys": retired, "torch.version": f.get("torch.version")})
             return
         if not unknown:
             continue

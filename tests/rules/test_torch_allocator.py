@@ -65,3 +65,17 @@ def test_live_expandable_segments_on_a_torch_before_2_1_is_an_error():
     findings, _ = run_rule("torch-alloc-conf-invalid", with_env("h100-kvm-1gpu", {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
                                              **{"torch.version": "2.1.0+cu121"}))
     assert findings == []
+
+
+def test_live_key_an_older_parser_read_is_a_warning_not_an_error():
+    # The settings a public script builds for torch 2.0 (max_split_size_mb, roundup_power2_divisions,
+    # roundup_bypass_threshold_mb, garbage_collection_threshold): the third was read by the 2.0-era
+    # parser and is unknown to today's, and the release that dropped it is not tabled.
+    value = "max_split_size_mb:32,roundup_power2_divisions:4,roundup_bypass_threshold_mb:64,garbage_collection_threshold:0.8"
+    (f,) = fired("torch-alloc-conf-invalid", with_env("h100-kvm-1gpu", {"PYTORCH_CUDA_ALLOC_CONF": value},
+                                                      **{"torch.version": "2.0.1+cu118"}))
+    assert f.severity == "warning" and f.evidence["retired_keys"] == ["roundup_bypass_threshold_mb"]
+    assert "2.0.1+cu118" in f.message
+    # A misspelling beside it is still the error it was.
+    (g,) = fired("torch-alloc-conf-invalid", with_env("h100-kvm-1gpu", {"PYTORCH_CUDA_ALLOC_CONF": value + ",expandable_segment:True"}))
+    assert g.severity == "error" and g.evidence["unknown_keys"] == ["expandable_segment"]
