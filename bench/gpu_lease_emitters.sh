@@ -11,16 +11,7 @@ set -u
 OUTDIR=${1:?usage: bench/gpu_lease_emitters.sh OUTDIR}
 PY=${PYTHON:-python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$OUTDIR"
-exec > >(tee -a "$OUTDIR/session.log") 2>&1
-TIMEFORMAT='%R s'
-step() {  # step SECONDS NAME COMMAND...: a hung step costs its limit, not the lease
-    local limit=$1 name=$2
-    shift 2
-    echo "== $(date -u +%T) $name"
-    time timeout -k 5 "$limit" "$@"
-    echo "== $name: rc=$?"
-}
+. "$HERE/lease_steps.sh"
 HD=("$PY" -m hpcdoctor)
 step 20 "node" bash -c "nvidia-smi -L; uname -r; $PY -c 'import torch; print(torch.__version__, torch.version.cuda)'; ${HD[*]} --version"
 for run in 1 2 3; do step 20 "check $run" "${HD[@]}" check --python "$PY" --fail-on never; done

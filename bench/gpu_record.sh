@@ -9,18 +9,7 @@ set -u
 OUTDIR=${1:?usage: bench/gpu_record.sh OUTDIR}
 PY=${PYTHON:-python3}
 HERE=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$OUTDIR"
-exec > >(tee -a "$OUTDIR/session.log") 2>&1
-TIMEFORMAT='%R s'
-
-step() {  # step SECONDS NAME COMMAND...: a hung step costs its limit, not the lease
-    local limit=$1 name=$2 rc
-    shift 2
-    echo "== $(date -u +%T) $name"
-    time timeout -k 5 "$limit" "$@"
-    rc=$?
-    echo "== $name: rc=$rc"
-}
+. "$HERE/lease_steps.sh"
 
 step 30 "node" bash -c "nvidia-smi; nvidia-smi -q -x > '$OUTDIR/nvsmi_qx.xml'; nvidia-smi topo -m; uname -a; nproc; $PY -c 'import torch, sys; print(sys.version); print(torch.__version__, torch.version.cuda, torch.cuda.is_available(), torch.cuda.get_device_name(0))'; $PY -m hpcdoctor --version"
 for run in 1 2 3 4 5; do
