@@ -184,11 +184,9 @@ def no_gpu_visible(f: FactView) -> Iterator[Hit]:
         - https://github.com/pytorch/pytorch/pull/84879 (CUDA reads an index as strtoul does)
         - https://github.com/pytorch/pytorch/blob/17e3b6a97af175f377f42b52cf20d4c758a432a9/torch/cuda/__init__.py (_parse_visible_devices: a repeated GPU leaves none)
     """
-    found = False
-    for hit in _hidden_live(f):
-        found = True
-        yield hit
-    if found:
+    live = list(_hidden_live(f))
+    if live:
+        yield from live
         return
     said = catalogued(f, NO_GPU)
     if not said:
