@@ -7,7 +7,7 @@ Each case makes one library state its own fault, the way a user's program meets 
 caching allocator out of memory (alone, and beside another process that holds the card), an
 ordinal that does not exist, CUDA_VISIBLE_DEVICES hiding the GPU, a device-side assert, a kernel
 that writes to an unmapped address (torch through Triton, and CuPy), a CUDA binary built only for
-another architecture, NCCL given an interface or a network or a topology file that is not there,
+another architecture, NCCL given an interface or a network or a topology file that is not there, or two ranks on one GPU,
 JAX without a visible GPU or out of memory, Triton asking for more shared memory than the SM has,
 nvidia-smi asked for a GPU that is not there, and healthy runs of the same tools as controls.
 
@@ -37,6 +37,31 @@ os.environ.setdefault("MASTER_ADDR", "127.0.0.1"); os.environ.setdefault("MASTER
 dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device("cuda:0"))
 t = torch.ones(4, device="cuda"); dist.all_reduce(t); torch.cuda.synchronize()
 print("all_reduce", t.tolist()); dist.destroy_process_group()
+"""
+
+# Two ranks on one GPU: every rank sets cuda:0, as a job script that forgets LOCAL_RANK does.
+DIST_SAME_GPU = """
+import torch, torch.distributed as dist
+dist.init_process_group("nccl", device_id=torch.device("cuda:0"))
+t = torch.ones(4, device="cuda:0"); dist.all_reduce(t); torch.cuda.synchronize()
+print("rank", dist.get_rank(), "all_reduce", t.tolist()); dist.destroy_process_group()
+"""
+
+# Another process holds three quarters of the card: torch's out-of-memory message then names it
+# by pid. Sized from the card, not a fixed figure, so an 80 GB H100 and a 141 GB H200 both meet it.
+HELD_BY_OTHER = """
+import subprocess, sys, torch
+total = torch.cuda.get_device_properties(0).total_memory
+hog = subprocess.Popen([sys.executable, "-c", "import sys, time, torch; x = torch.empty(int(sys.argv[1]), "
+                        "dtype=torch.uint8, device='cuda'); print('holding', flush=True); time.sleep(60)",
+                        str(total * 3 // 4)], stdout=subprocess.PIPE, text=True)
+try:
+    if hog.stdout.readline().strip() != "holding":
+        sys.exit("the holding process did not start")
+    torch.empty(total // 2, dtype=torch.uint8, device="cuda")
+finally:
+    hog.kill()
+    hog.wait()
 """
 
 TRITON_BAD_STORE = """
@@ -122,12 +147,17 @@ def cases(work: Path):
     yield "nccl-healthy-info", py + [DIST], {"NCCL_DEBUG": "INFO"}, 60
     yield "nccl-socket-ifname-missing", py + [DIST], {"NCCL_DEBUG": "WARN", "NCCL_SOCKET_IFNAME": "ib9"}, 60
     yield "nccl-net-ib-missing", py + [DIST], {"NCCL_DEBUG": "WARN", "NCCL_NET": "IB"}, 60
+    (work / "dist_same_gpu.py").write_text(DIST_SAME_GPU)
+    yield "nccl-two-ranks-one-gpu", [PY, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+                                     "--master-port", "29519", str(work / "dist_same_gpu.py")], {
+        "NCCL_DEBUG": "WARN"}, 90
     yield "nccl-topo-file-missing", py + [DIST], {"NCCL_DEBUG": "WARN", "NCCL_TOPO_FILE": "/etc/nccl/topo.xml"}, 60
     yield "jax-visible-devices-empty", py + ["import jax; print(jax.devices())"], {
         "CUDA_VISIBLE_DEVICES": "", "JAX_PLATFORMS": "cuda"}, 90
     yield "jax-oom", py + [
         "import jax, jax.numpy as jnp; print(jax.devices()); x = jnp.ones((60 << 30,), jnp.float32); print(x.sum())"
     ], {}, 90
+    yield "torch-oom-gpu-held-by-other-process", py + [HELD_BY_OTHER], {}, 120
     yield "nvidia-smi-bad-index", ["nvidia-smi", "-i", "7"], {}, 20
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     src = work / "scale.cu"
@@ -169,15 +199,6 @@ def main() -> int:
     if only:
         (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
         return 0
-    # Another process holds 60 GiB: torch's out-of-memory message names it by pid.
-    hog = subprocess.Popen([PY, "-c", "import torch, time; x = torch.empty(60 << 30, dtype=torch.uint8, "
-                            "device='cuda'); print('holding', flush=True); time.sleep(60)"],
-                           stdout=subprocess.PIPE, text=True)
-    if hog.stdout.readline().strip() == "holding":
-        manifest["cases"].append(run_case("torch-oom-gpu-held-by-other-process", [PY, "-c",
-            "import torch; torch.empty(30 << 30, dtype=torch.uint8, device='cuda')"], {}, 60, out))
-    hog.kill()
-    hog.wait()
     manifest["cases"].append(run_case("dmesg-nvidia", ["bash", "-c",
         "dmesg -T 2>&1 | grep -iE 'nvrm|xid|nvidia' | tail -n 60"], {}, 20, out))
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
