@@ -7,9 +7,10 @@ Each case makes one library state its own fault, the way a user's program meets 
 caching allocator out of memory (alone, and beside another process that holds the card), an
 ordinal that does not exist, CUDA_VISIBLE_DEVICES hiding the GPU, a device-side assert, a kernel
 that writes to an unmapped address (torch through Triton, and CuPy), a CUDA binary built only for
-another architecture, NCCL given an interface or a network or a topology file that is not there, or two ranks on one GPU,
-JAX without a visible GPU or out of memory, Triton asking for more shared memory than the SM has,
-nvidia-smi asked for a GPU that is not there, and healthy runs of the same tools as controls.
+another architecture, NCCL given an interface or a network or a topology file that is not there
+or two ranks on one GPU, JAX without a visible GPU or out of memory, Triton asking for more shared
+memory than the SM has, nvidia-smi asked for a GPU that is not there, and healthy runs of the same
+tools as controls.
 
 OUTDIR/<case>.txt holds the case's stdout and stderr as a terminal shows them (what a user
 pastes), OUTDIR/manifest.json the command, environment changes, exit status and time of each.
