@@ -13,9 +13,11 @@ from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 SYMBOL = "conda-package-unavailable-for-platform"
 
-# pip's refusal for torch is torch-wheel-unavailable's (it reads the Python and the index as well).
+# pip's refusal for torch is torch-wheel-unavailable's, for TensorFlow tensorflow-wheel-unavailable's
+# (they read the Python and the index as well): one cause, one finding.
 _PIP_NOT_FOUND = "pip:no-matching-distribution"
-_TORCH_DISTS = ("torch", "torchvision", "torchaudio")
+_ANSWERED_DISTS = ("torch", "torchvision", "torchaudio")
+_ANSWERED_PREFIX = "tensorflow"
 
 # conda's subdirs other than linux-64 that name a machine (conda/base/constants.py NON_X86_LINUX_MACHINES
 # and KNOWN_SUBDIRS), as the paste names them; a Jetson is an aarch64 board.
@@ -41,7 +43,7 @@ def _pip_not_found(f: FactView) -> Optional[dict]:
     for s in f.get("ticket.symptoms") or []:
         if s.get("id") == _PIP_NOT_FOUND:
             name = str(s.get("req") or "").split("==")[0].split(">")[0].split("<")[0].split("[")[0].strip().lower()
-            if name and name not in _TORCH_DISTS:
+            if name and name not in _ANSWERED_DISTS and not name.startswith(_ANSWERED_PREFIX):
                 return s
     return None
 
@@ -56,7 +58,7 @@ def conda_package_unavailable_for_platform(f: FactView) -> Iterator[Hit]:
         packages are not available from current channels" (conda 4.4 on), "Packages missing in
         current channels" (conda 4.3), "ResolvePackageNotFound" (conda env create) and libmamba's
         "nothing provides requested ..." (mamba, conda's libmamba solver); or pip's "No matching
-        distribution found for ..." for a package other than torch. A warning when the paste
+        distribution found for ..." for a package other than torch or TensorFlow. A warning when the paste
         also names a platform other than x86-64: aarch64 (the user's words, conda's
         linux-aarch64 subdir in the channel URLs it lists, a wheel's platform tag), arm64,
         ppc64le or a Jetson. Without a platform named, conda's refusal is information only.
