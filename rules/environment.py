@@ -7,9 +7,9 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import (catalogued, nccl_named_cause, nccl_shm_cause, ticket_all, ticket_evidence,
+from hpcdoctor.rules._common import (catalogued, nccl_named_cause, nccl_shm_cause, stated, ticket_all, ticket_evidence,
                                      ticket_symptoms, told_evidence, told_text, version_of)
-from hpcdoctor.rules._where import SHM_BIGGER, shm_fix
+from hpcdoctor.rules._where import SHM_BIGGER, shm_fix, where
 from hpcdoctor.triage.exports import EXPORT_SOURCE
 
 
@@ -143,7 +143,9 @@ def login_node(f: FactView) -> Iterator[Hit]:
                   evidence={"scheduler.in_job": False, "gpus": 0})
 
 
-@rule("ENV005", "nccl-shm-unusable", "error", "NCCL may not use /dev/shm", impact=8)
+@rule("ENV005", "nccl-shm-unusable", "error", "NCCL may not use /dev/shm", impact=8,
+      also={"warning": "no NCCL shm line pasted: NCCL's unhandled system error inside a docker container, whose "
+                       "/dev/shm is 64 MB unless docker run sets --shm-size or --ipc=host"})
 def nccl_shm_unusable(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -160,6 +162,11 @@ def nccl_shm_unusable(f: FactView) -> Iterator[Hit]:
         and the job dies with "unhandled system error". A larger /dev/shm does not help: /dev/shm
         is mounted without write access for the user (a tmpfs not of mode 1777, or read-only in a
         container or sandbox).
+        A warning where no NCCL line names the call that failed, but NCCL's "unhandled system
+        error" comes from inside a docker container (the user says so, or the live node is one):
+        docker gives a container a private /dev/shm of 64 MB unless docker run sets --shm-size or
+        --ipc=host, and NCCL's transport between GPUs without peer-to-peer access needs more, so
+        that is the usual cause there; NCCL_DEBUG=INFO shows the failing call.
 
     How to fix:
         Give the job a writable /dev/shm: docker run --ipc=host (or a private one with
@@ -175,15 +182,47 @@ def nccl_shm_unusable(f: FactView) -> Iterator[Hit]:
         - https://github.com/NVIDIA/nccl/issues/328
         - https://kubernetes.io/docs/concepts/storage/volumes/#emptydir
         - https://github.com/systemd/systemd/blob/main/src/shared/mount-setup.c (/dev/shm mode=1777)
+        - https://docs.docker.com/reference/cli/docker/container/run/ (--shm-size: 64MB when omitted; --ipc=host)
+        - https://github.com/moby/moby/issues/29492 (the 64 MB default too small for multi-process programs)
+        - https://github.com/xorbitsai/inference/issues/2836 (unhandled system error in docker: --shm-size fixed it)
     """
     cause = nccl_shm_cause(f)
-    if not cause or cause["kind"] != "access":
+    if not cause:
+        yield from _system_error_in_docker(f)
+        return
+    if cause["kind"] != "access":
         return
     s = cause["symptom"]
     yield Hit(message=f"NCCL may not create its shared-memory files in /dev/shm: {cause['error']} (line {s['line']}); "
                       "a larger /dev/shm would not help. Stopgap only: NCCL_SHM_DISABLE=1 sends traffic between GPUs "
                       "without P2P over IB or sockets, slower",
               fix=shm_fix(f, SHM_WRITABLE), evidence=ticket_evidence(s))
+
+
+_SHM_GIVEN = ("prose:docker-shm-size-set", "prose:docker-ipc-host-set")
+
+
+def _system_error_in_docker(f: FactView) -> Iterator[Hit]:
+    """NCCL's bare "unhandled system error" where the paste (or the node) says docker and no NCCL line
+    names another cause: docker's 64 MB /dev/shm is the usual one there, not a proven one."""
+    s = ticket_symptoms(f).get("nccl:ncclSystemError")
+    if not s or nccl_named_cause(f):
+        return
+    said = next((d for d in f.get("ticket.symptoms") or [] if d.get("id") == "prose:docker-said" and stated(d)), None)
+    if said is None and where(f) != "docker":
+        return
+    if any(d.get("id") in _SHM_GIVEN for d in f.get("ticket.symptoms") or []):
+        return  # the container already has a larger /dev/shm or the host's: docker's default is not the cause
+    how = f"line {said.get('line')}: \"{told_text(said)}\"" if said else "this node is a docker or podman container"
+    yield Hit(message=f"NCCL returned 'unhandled system error' (line {s['line']}) inside a docker container ({how}), and no "
+                      "NCCL line names the call that failed: docker gives a container a 64 MB /dev/shm unless run with "
+                      "--shm-size or --ipc=host, too small for NCCL's shared-memory transport between GPUs, the usual "
+                      "cause there",
+              fix=SHM_BIGGER["docker"] + "\n"
+                  "docker exec CONTAINER df -h /dev/shm   # 64M: docker's default\n"
+                  "NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,SHM python train.py 2>&1 | grep -m1 -B5 'NCCL WARN'   "
+                  "# confirms: the first NCCL WARN names the call and its errno",
+              evidence=ticket_evidence(s), severity="warning")
 
 
 # A writable /dev/shm, by place: an emptyDir volume is a fresh tmpfs the pod may write; docker's
