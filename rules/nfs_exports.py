@@ -60,3 +60,60 @@ def nfs_export_squash_denies_chmod(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"the file server refused to change owner or mode (line {refused.get('line')}: \"{told_text(refused)}\"): "
                       f"{said}, so root on this client owns nothing there",
               severity=None if squash is not None else "warning", fix=_FIX, evidence=told_evidence(refused))
+
+
+ROOT_SQUASH = "nfs-root-squash"
+# Paths that are network file systems on most clusters (home, project and scratch exports); root_squash
+# acts only there. A local path refused to root is something else (an LSM, a FUSE mount without allow_root).
+_SHARED_PREFIXES = ("/home/", "/home2/", "/u/", "/users/", "/project/", "/projects/", "/work/", "/scratch/",
+                    "/data/", "/nfs/", "/shared/", "/gpfs/", "/lustre/", "/mnt/")
+_ROOT_RUNTIME = "/user-0/"   # pyxis' and enroot's per-uid runtime and data paths (ENROOT_*_PATH .../user-$(id -u))
+_SQUASH_FIX = ("id -u   # 0: the container was started as root, whom an NFS export maps to nobody (root_squash)\n"
+               "findmnt -T SOURCE_PATH   # nfs or nfs4: the path is on another machine's export\n"
+               "sudo -u OWNER srun --container-image=IMAGE --container-mounts=SOURCE_PATH:/data ...   # run as the "
+               "user who owns the data, not as root\n"
+               "# or bind a path root can read (a node-local copy); no_root_squash only on the server, for a trusted client (exports(5))")
+
+
+@rule("SYS033", ROOT_SQUASH, "warning",
+      "root was refused a path on a network home: consistent with an NFS export that squashes root", impact=4)
+def nfs_root_squash(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, enroot's "enroot-mount: failed to mount: <path> at <target>: Permission
+        denied" (pyxis prints it under "slurmstepd: error: pyxis:") for a path under a shared tree
+        (/home, /scratch, /project ...), where the container was started as root: a root shell
+        prompt ("[root@node0 dir]# srun ...") or enroot's per-uid path of uid 0 (".../user-0/").
+        A warning: root refused on a shared path is what root_squash does, but the paste does not
+        show the export's options.
+
+    Why it matters:
+        An NFS server maps uid 0 to the anonymous user (root_squash, the default in exports(5)),
+        so root on a client reads only what "other" may read: a user's private directory under
+        /home is closed to it, while the same bind works from root's own directory or as the user.
+
+    How to fix:
+        Run the job as the user who owns the data, not as root; or bind a path root can read;
+        no_root_squash only on the server, for a trusted client.
+
+    References:
+        - https://man7.org/linux/man-pages/man5/exports.5.html (User ID Mapping: root_squash)
+        - https://github.com/NVIDIA/enroot/blob/8ea147d337da60cb1c557140f3a85cdf0d620968/bin/enroot-mount.c (do_mount)
+        - https://github.com/NVIDIA/enroot/issues/140 (the maintainer: this looks like NFS root squashing)
+        - https://github.com/NVIDIA/pyxis
+    """
+    mount = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "enroot:enroot-mount-failed"
+                  and str(s.get("error", "")).startswith("Permission denied")), None)
+    if mount is None or not str(mount.get("source", "")).startswith(_SHARED_PREFIXES):
+        return
+    prompt = _first(f, "ownership:root-shell-prompt")
+    if prompt is not None:
+        as_root = f"the command ran as root (line {prompt.get('line')}: \"{told_text(prompt)[:60]}\")"
+    elif _ROOT_RUNTIME in str(mount.get("target", "")):
+        as_root = "the container ran as uid 0 (enroot's path .../user-0/)"
+    else:
+        return
+    yield Hit(message=f"line {mount.get('line')}: \"{told_text(mount)}\": {as_root} and was refused "
+                      f"{mount.get('source')}, a path on a shared tree: the file server squashes root (root_squash) "
+                      "and root reads only what any user may",
+              fix=_SQUASH_FIX, evidence=told_evidence(mount))

@@ -19,3 +19,20 @@ def test_chown_refused_on_an_nfs_volume_is_the_default_root_squash_at_warning():
 
 def test_chown_refused_with_nothing_showing_nfs_is_not_called_the_export():
     assert not fired("nfs-export-squash-denies-chmod", recorded_paste_facts("scalelite-132-chown-eperm-no-mount-shown.txt"))
+
+
+def test_root_refused_a_home_path_by_enroot_is_root_squash():
+    from rulekit import recorded_paste_facts
+
+    (f,) = fired("nfs-root-squash", recorded_paste_facts("enroot-140-nfs-root-squash.txt"))
+    assert f.severity == "warning" and "root" in f.message and "/home/wjy/nv-maskrcnn" in f.message
+    assert "id -u" in f.fix and "no_root_squash" in f.fix
+
+
+def test_a_mount_refused_without_root_shown_is_not_root_squash():
+    from rulekit import recorded_paste_facts
+
+    # the same pyxis lines without the root prompt line: nothing says the caller was root but the
+    # enroot path's user-0, which still does; without both the rule stays silent
+    gathered = recorded_paste_facts("deepops-1179-invalid-job-credential-healthy.txt")
+    assert not fired("nfs-root-squash", gathered)
