@@ -13,10 +13,15 @@ from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 SERVER = "license-server-unreachable"
 NODE_LOCKED = "license-node-locked-in-use"
 
+# Each code's cause as FlexNet explains it (flexlm.toml's means: the FLEXnet error table's explanation
+# of -15, the SDK's lm_lerr.h for -96 and -97): -15 and -96 name a wrong port@host as often as a server down.
 _WHAT = {
-    15: "the client could not connect to the license server (-15, LM_CANTCONNECT)",
-    96: "the license server host is down or not responding (-96, LM_HOSTDOWN)",
-    97: "the license server's vendor daemon is down (-97, LM_VENDOR_DOWN)",
+    15: ("the client could not connect to the license server (-15, LM_CANTCONNECT)",
+         "lmgrd is not started there, or the license path names the wrong port@host or license file"),
+    96: ("the license server host is down or not responding (-96, LM_HOSTDOWN)",
+         "the license server is not started there, or the license path names the wrong host"),
+    97: ("the license server's vendor daemon is down (-97, LM_VENDOR_DOWN)",
+         "lmgrd answers but the product's vendor daemon does not run: the lmgrd log says why"),
 }
 
 
@@ -32,31 +37,35 @@ def license_server_unreachable(f: FactView) -> Iterator[Hit]:
 
     Why it matters:
         Every node that runs the program needs its license server: when lmgrd or the vendor daemon
-        is down (after a reboot or power cut, with no service to restart it), or a firewall or the
-        network keeps the node from its port, every job that starts the program fails at once.
+        is down (after a reboot or power cut, with no service to restart it), when the license path
+        names the wrong port@host (FlexNet's own explanation of -15 and -96), or when a firewall or
+        the network keeps the node from its port, every job that starts the program fails at once.
 
     How to fix:
-        Check the server from the node (lmutil lmstat -a -c PORT@HOST, with the license path the
-        message shows); the site restarts lmgrd (and makes it start at boot) or opens the ports
-        (lmgrd's and the vendor daemon's, both fixed on the SERVER and VENDOR lines).
+        Check the license path and the server from the node (lmutil lmstat -a -c PORT@HOST, with
+        the license path the message shows); the site restarts lmgrd (and makes it start at boot),
+        restarts a vendor daemon that is down alone (lmreread, after reading the lmgrd log), or
+        opens the ports (lmgrd's and the vendor daemon's, both fixed on the SERVER and VENDOR lines).
 
     References:
         - https://www.mathworks.com/support/lme/15
         - https://www.mathworks.com/support/lme/96
-        - https://docs.revenera.com/fnp/2022r1/lag/Content/helplibrary/Error_Codes.htm (FlexNet Publisher License Administration Guide: error codes)
+        - https://docs.revenera.com/fnp/2024r1/LicAdmin_Guide/Content/helplibrary/Error_Code_Descriptions.htm (FlexNet Publisher License Administration Guide: error code descriptions)
+        - https://docs.techsoft3d.com/spinfire/insight/setting_up_spinfire/floating_license_manager/floating_license_error_codes.html (the FLEXnet error table with its explanations: -15)
         - https://github.com/TIGRLab/admin/issues/188
     """
     told = catalogued(f, SERVER)
     if not told:
         return
     s = told[0]
-    what = _WHAT.get(s.get("code"), "the license server did not answer")
-    yield Hit(message=f"the license checkout failed because {what} (line {s.get('line')}: \"{told_text(s)}\"): the site's "
-                      "license service is down or this node cannot reach it",
+    what, why = _WHAT.get(s.get("code"), ("the license server did not answer",
+                                           "the site's license service is down or this node cannot reach it"))
+    yield Hit(message=f"the license checkout failed because {what} (line {s.get('line')}: \"{told_text(s)}\"): {why}",
               fix=("echo \"$LM_LICENSE_FILE\" \"$MLM_LICENSE_FILE\"   # the license path: PORT@HOST entries name the server\n"
                    "lmutil lmstat -a -c PORT@HOST   # from this node: is lmgrd up, and its vendor daemon (MATLAB: MLM)?\n"
                    "nc -zv HOST PORT   # the port is reachable from this node (a firewall closes it otherwise)\n"
-                   "# administrators: start lmgrd on the server (MATLAB: etc/lmstart) and make it start at boot"),
+                   "# administrators: start lmgrd on the server (MATLAB: etc/lmstart) and make it start at boot;\n"
+                   "# a vendor daemon down alone (-97): read the lmgrd log, then lmutil lmreread -c PORT@HOST restarts it"),
               evidence=told_evidence(s))
 
 
@@ -84,7 +93,7 @@ def license_node_locked_in_use(f: FactView) -> Iterator[Hit]:
 
     References:
         - https://www.mathworks.com/support/lme/9
-        - https://docs.revenera.com/fnp/2022r1/lag/Content/helplibrary/Error_Codes.htm (FlexNet Publisher License Administration Guide: error codes)
+        - https://docs.revenera.com/fnp/2024r1/LicAdmin_Guide/Content/helplibrary/Error_Code_Descriptions.htm (FlexNet Publisher License Administration Guide: error code descriptions)
         - https://github.com/cBio/cbio-cluster/issues/339
     """
     told = catalogued(f, NODE_LOCKED)

@@ -276,6 +276,9 @@ def problems(fam: Family, known_rules: frozenset = frozenset()) -> List[str]:
                 out.append(f"{where}: needs a source and a read date")
         if e.get("example") and not e.get("example_source") and e.pattern is not None and not e.get("source"):
             out.append(f"{where}: an example needs example_source")
+        if e.get("sdk_message") and not e.get("confirmed_by"):
+            # a text replaced on a document's word (flexlm.toml, issue 24) names that document
+            out.append(f"{where}: sdk_message without confirmed_by: which document gave the text that replaced it?")
         for rule in e.get("rules") or []:
             if known_rules and rule not in known_rules and rule not in fam.proposed_rules:
                 out.append(f"{where}: feeds rule {rule!r}, which neither exists nor is proposed")

@@ -9,13 +9,17 @@ import pytest
 from rulekit import fired, recorded_paste_facts
 
 
-@pytest.mark.parametrize("paste, quoted, code", [
-    ("matlab-c3nl-cluster-30-license-manager-error-15.txt", "License Manager Error -15", "-15"),
-    ("flexlm-phplicensewatcher-129-lmstat-hostdown.txt", "License server machine is down", "-96"),
+# the causes are FlexNet's own explanations: the FLEXnet error table's for -15, the SDK's for -96
+@pytest.mark.parametrize("paste, quoted, code, cause", [
+    ("matlab-c3nl-cluster-30-license-manager-error-15.txt", "License Manager Error -15", "-15",
+     "lmgrd is not started there, or the license path names the wrong port@host or license file"),
+    ("flexlm-phplicensewatcher-129-lmstat-hostdown.txt", "License server machine is down", "-96",
+     "the license server is not started there, or the license path names the wrong host"),
 ])
-def test_a_license_server_that_does_not_answer_is_an_error(paste, quoted, code):
+def test_a_license_server_that_does_not_answer_is_an_error(paste, quoted, code, cause):
     (f,) = fired("license-server-unreachable", recorded_paste_facts(paste))
     assert f.severity == "error" and quoted in f.message and f"({code}," in f.message
+    assert f.message.endswith(cause)
     assert "lmutil lmstat -a -c PORT@HOST" in f.fix
 
 
