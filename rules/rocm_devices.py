@@ -107,7 +107,7 @@ def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
 # nothing naming a refused GPU, the container's device access is the usual cause, not a shown one.
 _OUT_OF_RESOURCES = "hsa:HSA_STATUS_ERROR_OUT_OF_RESOURCES"
 _IN_DOCKER = "prose:rocm-in-docker-said"
-_KFD_REFUSED_GPU = ("kfd:amdkfd-asic-not-supported", "kfd:amdkfd-gc-ip-not-supported", "kfd:rocminfo-kfd-open-refused",
+_NOT_THE_CONTAINER = ("kfd:amdkfd-asic-not-supported", "kfd:amdkfd-gc-ip-not-supported", "kfd:rocminfo-kfd-open-refused",
                     "kfd:rocminfo-group-member")
 _CONTAINER_FIX = ("docker run -it --device=/dev/kfd --device=/dev/dri --group-add video --group-add render "
                   "--security-opt seccomp=unconfined IMAGE rocminfo   # the devices and their groups passed in\n"
@@ -117,7 +117,7 @@ _CONTAINER_FIX = ("docker run -it --device=/dev/kfd --device=/dev/dri --group-ad
 
 def _container_out_of_resources(f: FactView, symptoms: dict) -> Iterator[Hit]:
     s = symptoms.get(_OUT_OF_RESOURCES)
-    if s is None or _IN_DOCKER not in symptoms or any(k in symptoms for k in _KFD_REFUSED_GPU):
+    if s is None or _IN_DOCKER not in symptoms or any(k in symptoms for k in _NOT_THE_CONTAINER):
         return
     code = "4104 = 0x1008, " if "4104" in str(s.get("text", "")) else ""
     yield Hit(message=f"hsa_init failed with HSA_STATUS_ERROR_OUT_OF_RESOURCES ({code}line {s.get('line')}: "
