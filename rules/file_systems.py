@@ -221,6 +221,18 @@ _LOCK_FIX = ("findmnt -T \"$PWD\" -o TARGET,FSTYPE,OPTIONS   # the mount holding
              "export HF_DATASETS_CACHE=\"${TMPDIR:-/tmp}/hf_datasets\"   # Hugging Face caches (filelock): on a "
              "file system that grants locks\n"
              "# administrators: mount with the lock service (NFS: lockd/rpc.statd, no nolock; Lustre: -o flock)")
+# HDF5's lock refused as not supported, by its errno (knowledge/messages/hdf5.toml): 524 is Linux's
+# kernel-internal ENOTSUPP (include/linux/errno.h), for which glibc's strerror has no text.
+_HDF5_NOT_SUPPORTED = {
+    "hdf5:lock-enotsupp": "ENOTSUPP, Linux's kernel-internal \"operation not supported\" (strerror: 'Unknown error 524'), "
+                          "as Cray DVS answers flock()",
+    "hdf5:lock-eopnotsupp": "EOPNOTSUPP, operation not supported",
+}
+_HDF5_LOCK_FIX = ("findmnt -T \"$PWD\" -o TARGET,FSTYPE,OPTIONS   # the mount holding the file (run in its directory): "
+                  "dvs, nfs without locks, lustre without flock\n"
+                  "export HDF5_USE_FILE_LOCKING=FALSE   # in the job script; only if no process writes the file while "
+                  "others read it\n"
+                  "# or copy the file to node-local storage (${TMPDIR:-/tmp}) and open it there")
 _HINTS = {
     "file_locks:sqlite-busy": ("one of two documented causes (SQLite FAQ) of \"database is locked\": another connection "
                                "holds the lock, or the database is on a network file system whose fcntl() locking is broken"),
@@ -239,7 +251,9 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
     What it detects:
         In a pasted log: Python filelock 3.x's "FileSystem does not appear to support flock"
         (flock() failed with ENOSYS); SQLite's "locking protocol" (SQLITE_PROTOCOL, 15: its WAL
-        locking, which does not work over a network file system) as a warning; SQLite's "database
+        locking, which does not work over a network file system) as a warning; HDF5's "unable to lock
+        file, errno = 524" (Linux's kernel-internal ENOTSUPP, which strerror prints as "Unknown error
+        524": Cray DVS answers flock() with it) or errno = 95 (EOPNOTSUPP); SQLite's "database
         is locked" (SQLITE_BUSY) and a user's words that a FileLock hangs or is stuck acquiring,
         at info. On the node: a file system a run writes to (home, working directory, temporary
         directory, caches) mounted with locks local to the node (NFS nolock or local_lock=all,
@@ -263,14 +277,21 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
         - https://www.sqlite.org/rescode.html (SQLITE_BUSY, SQLITE_PROTOCOL)
         - https://pypi.org/project/filelock/3.12.4/ (UnixFileLock: ENOSYS from flock)
         - https://man7.org/linux/man-pages/man5/nfs.5.html (lock/nolock, local_lock)
+        - https://github.com/torvalds/linux/blob/master/include/linux/errno.h (ENOTSUPP 524, never meant for user space)
+        - https://github.com/HDFGroup/hdf5/issues/3311 (errno 524 from flock() on Cray DVS)
     """
     told = catalogued(f, "fs-file-locking-unsupported")
     if told:
-        s = next((t for t in told if t.get("id") == "file_locks:filelock-no-flock"), None) \
+        s = next((t for t in told if t.get("id") in _HDF5_NOT_SUPPORTED), None) \
+            or next((t for t in told if t.get("id") == "file_locks:filelock-no-flock"), None) \
             or next((t for t in told if t.get("id") == "file_locks:sqlite-protocol"), told[0])
         sid = str(s.get("id"))
         quote = f"(line {s.get('line')}: \"{told_text(s)}\")"
-        if sid == "file_locks:filelock-no-flock":
+        if sid in _HDF5_NOT_SUPPORTED:
+            name = _HDF5_NOT_SUPPORTED[sid]
+            msg, sev = (f"the file system does not support the flock() HDF5 takes on every file it opens: errno "
+                        f"{s.get('errno')} is {name} {quote}"), None
+        elif sid == "file_locks:filelock-no-flock":
             msg, sev = f"the file system refuses flock() (ENOSYS): a FileLock cannot be taken there {quote}", None
         elif sid == "file_locks:sqlite-protocol":
             msg, sev = (f"SQLite's locking protocol failed {quote}: its WAL mode needs locks and shared memory that a "
@@ -278,7 +299,8 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
                         "filesystem)"), "warning"
         else:
             msg, sev = f"{_HINTS.get(sid, 'a file lock that was not granted')} {quote}", "info"
-        yield Hit(message=msg, fix=_LOCK_FIX, evidence=told_evidence(s), severity=sev)
+        yield Hit(message=msg, fix=_HDF5_LOCK_FIX if sid in _HDF5_NOT_SUPPORTED else _LOCK_FIX,
+                  evidence=told_evidence(s), severity=sev)
         return
     for fs in _filesystems(f):
         opts = [str(o) for o in fs.get("options") or []]

@@ -33,7 +33,7 @@ _ROOT_ONLY_FIX = ("echo 'KERNEL==\"kfd\", GROUP=\"render\", MODE=\"0660\"' | sud
 
 
 @rule("GPU018", "rocm-kfd-permission-denied", "error", "ROCm cannot open /dev/kfd: the user lacks the device's group",
-      impact=8)
+      impact=8, also={"warning": "hsa_init out of resources in a Docker container: the usual cause, not a shown one"})
 def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -45,7 +45,10 @@ def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
         crw------- root root, or the user saying /dev/kfd belongs to the render (or video) group,
         or that they are not in it (ROCm's install FAQ #9), beside a failure only they see
         (rocminfo works as root; hsa_init's HSA_STATUS_ERROR_OUT_OF_RESOURCES). Not when rocminfo says the user is a member of the
-        group: the open then failed for a reason of the kernel's.
+        group: the open then failed for a reason of the kernel's. At warning: rocminfo's hsa_init
+        returning HSA_STATUS_ERROR_OUT_OF_RESOURCES (by name, or as rocminfo 1.x's bare number
+        "Call returned 4104", 0x1008) where the user says it runs in a Docker container and no
+        kernel line names the GPU as refused by KFD.
 
     Why it matters:
         Every ROCm program opens /dev/kfd and the GPU's /dev/dri/renderD* node first. Without
@@ -64,6 +67,8 @@ def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
         - https://github.com/ROCm/rocminfo/blob/master/rocminfo.cc (CheckInitialState)
         - https://github.com/ROCm/ROCT-Thunk-Interface/issues/36 (a root-only /dev/kfd fixed by a udev rule)
         - https://github.com/ROCm/rocm-install-on-linux/blob/09d1005562d71739a23ca4f2b60bf34b2a640b02/docs/reference/install-faq.rst (Issue #9: the video and render groups)
+        - https://github.com/ROCm/ROCR-Runtime/blob/master/runtime/hsa-runtime/inc/hsa.h (HSA_STATUS_ERROR_OUT_OF_RESOURCES = 0x1008)
+        - https://github.com/ROCm/legacy-rocm-build/issues/415 (rocminfo "Call returned 4104" in a container)
     """
     denied = [n for n in f.get("devices.amd_denied") or [] if n.get("path") == "/dev/kfd" or
               str(n.get("path", "")).startswith("/dev/dri/renderD")]
@@ -88,11 +93,38 @@ def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
     if s is None and told is not None and any(k in symptoms for k in _FAILED_FOR_USER):
         s = told
     if s is None:
+        yield from _container_out_of_resources(f, symptoms)
         return
     what = ("/dev/kfd is root's alone (mode 0600): no other user can open it" if s is root_only else
             "the user may not open /dev/kfd: not in the group that owns it (render, or video on older systems)")
     yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\")",
               fix=_ROOT_ONLY_FIX if s is root_only else _GROUP_FIX, evidence=told_evidence(s))
+
+
+# hsa_init's HSA_STATUS_ERROR_OUT_OF_RESOURCES (4104 = 0x1008, ROCR-Runtime hsa.h) is what the runtime
+# returns when it cannot open /dev/kfd: in a container started without the device nodes, for a user
+# outside their group, or for a GPU the kernel's KFD refuses. With the user saying it runs in Docker and
+# nothing naming a refused GPU, the container's device access is the usual cause, not a shown one.
+_OUT_OF_RESOURCES = "hsa:HSA_STATUS_ERROR_OUT_OF_RESOURCES"
+_IN_DOCKER = "prose:rocm-in-docker-said"
+_NOT_THE_CONTAINER = ("kfd:amdkfd-asic-not-supported", "kfd:amdkfd-gc-ip-not-supported", "kfd:rocminfo-kfd-open-refused",
+                    "kfd:rocminfo-group-member")
+_CONTAINER_FIX = ("docker run -it --device=/dev/kfd --device=/dev/dri --group-add video --group-add render "
+                  "--security-opt seccomp=unconfined IMAGE rocminfo   # the devices and their groups passed in\n"
+                  "ls -l /dev/kfd /dev/dri/renderD*; id -nG   # inside the container: the nodes exist and the user is in "
+                  "their group")
+
+
+def _container_out_of_resources(f: FactView, symptoms: dict) -> Iterator[Hit]:
+    s = symptoms.get(_OUT_OF_RESOURCES)
+    if s is None or _IN_DOCKER not in symptoms or any(k in symptoms for k in _NOT_THE_CONTAINER):
+        return
+    code = "4104 = 0x1008, " if "4104" in str(s.get("text", "")) else ""
+    yield Hit(message=f"hsa_init failed with HSA_STATUS_ERROR_OUT_OF_RESOURCES ({code}line {s.get('line')}: "
+                      f"\"{told_text(s)}\") in a Docker container: the runtime could not open /dev/kfd, as in a "
+                      "container started without --device=/dev/kfd --device=/dev/dri or whose user is outside their "
+                      "group (the usual cause, not a shown one)",
+              fix=_CONTAINER_FIX, evidence=told_evidence(s), severity="warning")
 
 
 _UNSUPPORTED_FIX = ("sudo dmesg | grep -i 'not supported in kfd'   # the GPU the kernel's KFD refuses\n"
