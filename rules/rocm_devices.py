@@ -106,7 +106,7 @@ def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
 # outside their group, or for a GPU the kernel's KFD refuses. With the user saying it runs in Docker and
 # nothing naming a refused GPU, the container's device access is the usual cause, not a shown one.
 _OUT_OF_RESOURCES = "hsa:HSA_STATUS_ERROR_OUT_OF_RESOURCES"
-_IN_DOCKER = "prose:rocm-in-docker-said"
+_IN_DOCKER = "prose:docker-said"
 _NOT_THE_CONTAINER = ("kfd:amdkfd-asic-not-supported", "kfd:amdkfd-gc-ip-not-supported", "kfd:rocminfo-kfd-open-refused",
                     "kfd:rocminfo-group-member")
 _CONTAINER_FIX = ("docker run -it --device=/dev/kfd --device=/dev/dri --group-add video --group-add render "
