@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import fired, recorded_paste_facts, run_rule
+from rulekit import fired, recorded_paste_facts
 
 
 @pytest.mark.parametrize("paste, kernel", [
@@ -35,4 +35,4 @@ def test_kernel_devel_of_another_version_than_the_kernel_is_a_warning():
 
 def test_silent_on_builds_of_other_kinds():
     for paste in ("miopen-1416-cxx-given-offload-arch.txt", "specfem3d-196-gfortran-4-9-module-of-4-8.txt"):
-        assert run_rule("kernel-headers-missing-for-dkms", recorded_paste_facts(paste))[0] == []
+        assert not fired("kernel-headers-missing-for-dkms", recorded_paste_facts(paste))
