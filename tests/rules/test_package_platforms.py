@@ -22,3 +22,9 @@ def test_not_in_channels_on_an_arm_machine_is_a_warning(paste, platform):
 def test_no_platform_named_is_information_only():
     (f,) = fired("conda-package-unavailable-for-platform", recorded_paste_facts("dsol-11-conda-pins-no-platform.txt"))
     assert f.severity == "info" and "names no platform" in f.message
+
+
+@pytest.mark.parametrize("paste", ["tensorflow-59731-cpu-aws-rc-only-py311.txt",     # pip on aarch64, TensorFlow: its own rule's
+                                   "actalker-10-cu118-local-version-not-on-pypi.txt"])  # pip, torch: torch-wheel-unavailable's
+def test_pips_refusal_of_torch_or_tensorflow_is_left_to_their_rules(paste):
+    assert not fired("conda-package-unavailable-for-platform", recorded_paste_facts(paste))
