@@ -25,9 +25,9 @@ def test_recordings_are_labelled_and_traced_to_their_run():
     ids = [t["id"] for t in MANIFEST]
     assert len(ids) == len(set(ids)) and {p.stem for p in EMITTERS.glob("*.txt")} == set(ids)
     runs = {}
-    for name in ("manifest-h100.json", "manifest-h200.json"):
-        for case in json.loads((EMITTERS / name).read_text())["cases"]:
-            runs[f"{name[9:13]}-{case['case']}"] = case
+    for path in sorted(EMITTERS.glob("manifest-*.json")):  # one per lease: manifest-<card>[-<which lease>].json
+        for case in json.loads(path.read_text())["cases"]:
+            runs[f"{path.name[9:13]}-{case['case']}"] = case
     for t in MANIFEST:
         assert t["must"] or t["healthy"], t["id"]
         assert not set(t["must"]) & set(t["must_not"]), t["id"]
