@@ -15,7 +15,10 @@ from hpcdoctor.rules._common import (catalogued, cuda_gpus, facts_or_ticket, tic
                                      told_evidence, told_text, version_of)
 
 
-@rule("SW004", "driver-too-old", "error", "the NVIDIA driver is too old for the torch build's CUDA", impact=10)
+@rule("SW004", "driver-too-old", "error", "the NVIDIA driver is too old for the torch build's CUDA", impact=10,
+      also={"warning": "versions the ticket states (a driver in the user's words or nvidia-smi's banner, torch.version.cuda's "
+                       "answer, a +cuXYZ wheel, conda's cudatoolkit) judged through NVIDIA's minimum drivers, with no "
+                       "program's message naming the fault"})
 def driver_too_old(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -29,7 +32,11 @@ def driver_too_old(f: FactView) -> Iterator[Hit]:
         onnxruntime, CUDA samples), 36 (an API call that needs a newer driver) or 222 (PTX built by
         a newer CUDA than the driver's JIT compiler). Error 35 in TensorFlow's or JAX's words
         ("cudaGetDevice() failed. Status: CUDA driver version is insufficient ...") is answered
-        for their build, not torch's.
+        for their build, not torch's. Where no message names the fault, versions the ticket states:
+        the build's CUDA (torch.version.cuda answered in a REPL or print, a "+cu100" wheel, the
+        cudatoolkit in conda's plan) against the driver nvidia-smi's banner or the user gives, or
+        the user saying the driver is too old: a warning, the versions judged through NVIDIA's
+        minimum drivers (CUDA Toolkit release notes, Table 3), not a failure shown.
 
     Why it matters:
         torch.cuda.is_available() is False with "The NVIDIA driver on your system is too old", or
@@ -90,6 +97,92 @@ def _driver_too_old_told(f: FactView):
                       "or ask the administrators for a newer driver",
                   evidence=told_evidence(s))
         return
+    yield from _driver_too_old_stated(f)
+
+
+def _build_cuda_stated(f: FactView):
+    """The CUDA runtime a ticket shows the environment using, with where it says so: torch's own
+    answer (torch.version.cuda in a REPL or print; the last one, a ticket that upgraded shows the
+    build before and after), a wheel named with its tag (+cu100), or the cudatoolkit conda's plan
+    installs. None where the ticket shows none."""
+    answers = [s for s in f.get("ticket.symptoms") or [] if s.get("id") == "prose:torch-version-cuda-said"]
+    sym = ticket_symptoms(f)
+    if answers:
+        s = answers[-1]
+        return s["cuda"], f"torch.version.cuda answers {s['cuda']} (line {s['line']})", s
+    named = sym.get("prose:torch-build-named")
+    if named:
+        cuda = f"{named['cu'][:-1]}.{named['cu'][-1]}"
+        return cuda, f"torch {named['torch']}+cu{named['cu']} (line {named['line']}) is built with CUDA {cuda}", named
+    planned = sym.get("conda:cudatoolkit-planned")
+    if planned:
+        return planned["cuda"], f"conda installs cudatoolkit {planned['cuda']} (line {planned['line']})", planned
+    return None
+
+
+def _newest_cuda_for_driver(driver: str, windows: bool):
+    """The newest CUDA release a driver runs by NVIDIA's table (knowledge/cuda.toml): a release whose
+    own driver it reaches, or any release of a major whose minor-version minimum it reaches."""
+    table = knowledge.load("cuda")
+    own = table["release_driver_windows" if windows else "release_driver"]
+    compat = table["minor_compat_windows" if windows else "minor_compat"]
+    have = version_of(driver)
+    if have is None:
+        return None
+    runs = [rel for rel, need in own.items() if version_of(need) and have >= version_of(need)]
+    runs += [rel for rel in own if str(version_of(rel).major) in compat and have >= version_of(compat[str(version_of(rel).major)])]
+    return max(runs, key=version_of) if runs else None
+
+
+def _driver_too_old_stated(f: FactView):
+    """Versions a ticket states, with no program's message naming the fault: the CUDA the build
+    uses (_build_cuda_stated) against the driver a pasted nvidia-smi shows or the user states,
+    through NVIDIA's minimum drivers (knowledge/cuda.toml); or, where no driver is stated, the
+    user's own words that the driver is too old. A warning: versions read from prose and judged
+    through a table, not the failure itself."""
+    build = _build_cuda_stated(f)
+    if build is None:
+        return
+    cuda, where, s = build
+    sym = ticket_symptoms(f)
+    windows = "prose:windows-said" in sym
+    need = wheels.required_driver(cuda, windows, f.config)
+    if need is None:
+        return
+    listed = [g.get("driver_version") for g in cuda_gpus(f) if g.get("driver_version")]
+    said = sym.get("nvidia_smi:banner") or sym.get("prose:driver-version-said")
+    if listed:
+        driver, driver_where = listed[0], "the pasted nvidia-smi"
+    elif said:
+        driver, driver_where = said["driver"], f"line {said['line']}: \"{str(said.get('text', ''))[:80]}\""
+    else:
+        driver = None
+    if driver is not None:
+        ok, why = wheels.driver_supports(driver, cuda, windows, f.config)
+        if ok is not False:
+            return
+        runs = _newest_cuda_for_driver(driver, windows)
+        if runs and s.get("id") == "conda:cudatoolkit-planned":
+            fix = (f"conda install cudatoolkit={runs}   # the newest CUDA driver {driver} runs (NVIDIA's minimum drivers); "
+                   f"or ask the administrators for a driver >= {need}")
+        else:
+            fix = (f"nvidia-smi | head -4   # the driver and the highest CUDA it runs"
+                   + (f" ({runs} for {driver})" if runs else "")
+                   + f": install a build of that CUDA or older, or ask the administrators for a driver >= {need}")
+        yield Hit(message=f"{where}; the driver is {driver} ({driver_where}): {why}",
+                  fix=fix,
+                  evidence={**ticket_evidence(s), "torch.cuda": cuda, "nvidia.driver_version": driver},
+                  severity="warning")
+        return
+    told = sym.get("prose:driver-too-old-said")
+    if told is None:
+        return
+    yield Hit(message=f"the user says the NVIDIA driver is too old (line {told['line']}: \"{str(told.get('text', ''))[:100]}\"), "
+                      f"and {where}: CUDA {cuda} needs a driver >= {need}",
+              fix=f"nvidia-smi | head -4   # the driver's version: below {need}, ask the administrators for a newer one, "
+                  "or install a torch built for the CUDA it runs",
+              evidence={**ticket_evidence(told), "torch.cuda": cuda},
+              severity="warning")
 
 
 def _wheel_for_driver_cuda(driver_cuda: str):

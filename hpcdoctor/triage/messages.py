@@ -28,13 +28,15 @@ MAX_LINES_PER_LISTING = 50
 LINE_CAP = 4096
 
 
-def _distinct_lines(text: str, low: str, needle: str):
-    """The lines holding ``needle``, each distinct text once, the first MAX_LINES_PER_NEEDLE of them."""
+def _distinct_lines(text: str, low: str, needle: str, with_next: bool = False):
+    """The lines holding ``needle``, each distinct text once, the first MAX_LINES_PER_NEEDLE of them.
+    ``with_next``: distinct with the line after it (one REPL expression, two different answers)."""
     texts: Set[str] = set()
     for n, (line_no, start, end) in enumerate(lines_holding(text, low, needle)):
         if n >= MAX_LINES_PER_NEEDLE:
             return
-        line = text[start:end]
+        after = text.find("\n", end + 1, end + 1 + LINE_CAP) if with_next else end
+        line = text[start:after if after != -1 else min(len(text), end + 1 + LINE_CAP)]
         if line in texts:
             continue
         texts.add(line)
@@ -124,12 +126,13 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
                 continue
             listing = bool(entry.get("all"))
             listed = 0
-            for line_no, start, end in _distinct_lines(text, low, needle):
+            for line_no, start, end in _distinct_lines(text, low, needle, listing and bool(entry.get("window"))):
                 if fam.generic and covered(line_no, start, end):
                     continue
                 # A line-only entry is matched on its line alone (a short needle on many lines made
                 # the windows cost seconds on a 16 MiB paste); the others on the window from its line.
-                if entry.get("line") or listing:
+                # A listing whose answer follows on the next line (a REPL's) asks for the window.
+                if entry.get("line") or (listing and not entry.get("window")):
                     m = entry.pattern.search(text[start:end][:LINE_CAP])
                 else:
                     joined, at = window_at(text, start, end)
