@@ -204,9 +204,9 @@ def torch_missing_arch(f: FactView) -> Iterator[Hit]:
         else names the architectures, CUDA's own "no kernel image is available for execution on
         the device" (error 209) raised through torch's check ("CUDA error: ..." or, before 1.5,
         "cuda runtime error (48) : ..."); a framework's kernels saying it in their own words are
-        framework-missing-arch's. Where the build's CUDA is known only from the user's own line
-        naming CUDA and torch together ("CUDA 9.0 pytorch 1.1.0"), the finding is a warning: that
-        CUDA may be the system toolkit's.
+        framework-missing-arch's. The cuBLAS case where the build's CUDA is known only from the
+        user's own line naming CUDA and torch together ("CUDA 9.0 pytorch 1.1.0") is a warning:
+        that CUDA may be the system toolkit's.
 
     Why it matters:
         CUDA calls fail with "no kernel image is available for execution on the device", and torch
@@ -338,19 +338,11 @@ def _missing_arch_from_named_build(f: FactView, symptoms):
     ticket: a build whose CUDA predates every architecture of the GPU's major carries no code for
     it (knowledge/frameworks.toml [toolkit_arch]). Majors the table does not reach stay unjudged."""
     named = symptoms.get("prose:torch-build-named")
-    said = None if named else _versions_said(symptoms)
-    gpu = gpu_of_ticket(f) if named or said else None
+    gpu = gpu_of_ticket(f) if named else None
     if gpu is None:
         return
-    if named:
-        cu = named["cu"]
-        build_cuda = version_of(f"{cu[:-1]}.{cu[-1]}")
-        what, severity, line = f"torch {named['torch']}+cu{cu} is built with CUDA {build_cuda}", None, named["line"]
-    else:
-        # A CUDA version in the user's words may be the system toolkit's, not the build's: a warning.
-        build_cuda = version_of(said["cuda"])
-        what, severity, line = (f"the user names CUDA {said['cuda']} with torch {said['torch']}: if torch was built with it, "
-                                f"CUDA {build_cuda} is", "warning", said["line"])
+    cu = named["cu"]
+    build_cuda = version_of(f"{cu[:-1]}.{cu[-1]}")
     firsts = {cc: v for cc, v in knowledge.load("frameworks")["toolkit_arch"].items() if cc != "source"}
     major = version_of(gpu["cc"]).major
     same_major = [v for cc, v in firsts.items() if version_of(cc).major == major]
@@ -359,12 +351,11 @@ def _missing_arch_from_named_build(f: FactView, symptoms):
     needs = min(same_major, key=version_of)
     if build_cuda >= version_of(needs):
         return
-    yield Hit(message=f"{what}, older than CUDA {needs}, the first "
+    yield Hit(message=f"torch {named['torch']}+cu{cu} is built with CUDA {build_cuda}, older than CUDA {needs}, the first "
                       f"that builds code for compute capability {major}.x; {gpu['name']} is {gpu['cc']} "
-                      f"(line {line}): \"no kernel image is available for execution on the device\"",
-              fix=_said_check(said, severity) + build_fix(f, [{"compute_capability": gpu["cc"]}]), severity=severity,
-              evidence={**ticket_evidence(named or said), "compute_capability": gpu["cc"], "torch.cuda": str(build_cuda),
-                        **({"torch.cuda_from": "the user's words"} if severity else {})})
+                      f"(line {named['line']}): \"no kernel image is available for execution on the device\"",
+              fix=build_fix(f, [{"compute_capability": gpu["cc"]}]),
+              evidence={**ticket_evidence(named), "compute_capability": gpu["cc"], "torch.cuda": str(build_cuda)})
 
 
 def _missing_arch_from_cc_warning(f: FactView, symptoms):

@@ -332,3 +332,13 @@ def test_cuda10_in_the_users_words_on_turing_is_silent(tmp_path):
     paste = tmp_path / "cuda10.txt"
     paste.write_text(text.replace("CUDA 9.0 pytorch 1.1.0", "CUDA 10.0 pytorch 1.1.0"))
     assert "torch-missing-arch" not in {f["symbol"] for f in report_of("check", "--from", str(paste))["findings"]}
+
+
+def test_the_users_versions_line_never_demotes_torchs_own_no_kernel_image():
+    """pytorch#52736: "PyTorch 1.7.1 installed with CUDA 10.2 on a Geforce RTX 3070" beside torch's
+    own "CUDA error: no kernel image ...": the stated fault is the error, the words change nothing."""
+    path = PASTES / "pytorch-52736-rtx3070-pytorch-171-cuda102-no-kernel-image.txt"
+    read = {s["id"]: s for s in find_messages(path.read_text(encoding="utf-8"))}
+    assert (read["prose:torch-cuda-versions-said"]["torch"], read["prose:torch-cuda-versions-said"]["cuda"]) == ("1.7.1", "10.2")
+    (f,) = [f for f in report_of("check", "--from", str(path))["findings"] if f["symbol"] == "torch-missing-arch"]
+    assert f["severity"] == "error" and "RTX 3070" in f["message"] and "torch.cuda_from" not in f["evidence"]
