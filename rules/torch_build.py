@@ -187,7 +187,8 @@ def _cpu_build_told(f: FactView, s):
 
 
 
-@rule("SW003", "torch-missing-arch", "error", "the torch build has no kernels for this GPU", impact=10)
+@rule("SW003", "torch-missing-arch", "error", "the torch build has no kernels for this GPU", impact=10,
+      also={"warning": "the build's CUDA is read from the user's own words (\"CUDA 9.0 pytorch 1.1.0\"), which may name the system toolkit"})
 def torch_missing_arch(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -203,7 +204,9 @@ def torch_missing_arch(f: FactView) -> Iterator[Hit]:
         else names the architectures, CUDA's own "no kernel image is available for execution on
         the device" (error 209) raised through torch's check ("CUDA error: ..." or, before 1.5,
         "cuda runtime error (48) : ..."); a framework's kernels saying it in their own words are
-        framework-missing-arch's.
+        framework-missing-arch's. The cuBLAS case where the build's CUDA is known only from the
+        user's own line naming CUDA and torch together ("CUDA 9.0 pytorch 1.1.0") is a warning:
+        that CUDA may be the system toolkit's.
 
     Why it matters:
         CUDA calls fail with "no kernel image is available for execution on the device", and torch
@@ -257,12 +260,19 @@ def _cublas_on_turing(f: FactView, symptoms):
     if gpu["cc"] != known["cc"]:
         return
     named = symptoms.get("prose:torch-build-named")
+    said = _versions_said(symptoms)
     build = f.get("torch.cuda")
+    severity = None
     if build:
         where = f"torch is built with CUDA {build}"
     elif named:
         build = f"{named['cu'][:-1]}.{named['cu'][-1]}"
         where = f"torch {named['torch']}+cu{named['cu']} (line {named['line']}) is built with CUDA {build}"
+    elif said:
+        # The user's "CUDA 9.0 pytorch 1.1.0" may name the system toolkit, not the build: a warning.
+        build, severity = said["cuda"], "warning"
+        where = (f"the user names CUDA {build} with torch {said['torch']} (line {said['line']}), which, if it is "
+                 "the CUDA torch was built with (torch.version.cuda), is too old")
     else:
         return
     release = version_of(str(build))
@@ -272,8 +282,26 @@ def _cublas_on_turing(f: FactView, symptoms):
                       f"\"cublas runtime error : the GPU program failed to execute\"), and {where}: Turing needs a "
                       f"CUDA {known['needs_cuda']}+ build of torch (PyTorch's maintainers, pytorch#18620); its sm_70 "
                       "kernels run there, its CUDA 9 cuBLAS does not",
-              fix=build_fix(f, [{"compute_capability": gpu["cc"]}]),
-              evidence={**ticket_evidence(s), "compute_capability": gpu["cc"], "torch.cuda": str(build)})
+              fix=_said_check(said, severity) + build_fix(f, [{"compute_capability": gpu["cc"]}]), severity=severity,
+              evidence={**ticket_evidence(s), "compute_capability": gpu["cc"], "torch.cuda": str(build),
+                        **({"torch.cuda_from": "the user's words"} if severity else {})})
+
+
+# The user's own line naming CUDA and torch together (knowledge/messages/prose.toml), either order.
+_VERSIONS_SAID = ("prose:cuda-torch-versions-said", "prose:torch-cuda-versions-said")
+
+
+def _versions_said(symptoms):
+    """The first line where the user names a CUDA and a torch version together, or None."""
+    said = [symptoms[k] for k in _VERSIONS_SAID if k in symptoms and symptoms[k].get("cuda") and symptoms[k].get("torch")]
+    return min(said, key=lambda s: s.get("line") or 0) if said else None
+
+
+def _said_check(said, severity) -> str:
+    """Where the build's CUDA was read from the user's words, the line that tells it for certain."""
+    if not severity or not said:
+        return ""
+    return "python -c 'import torch; print(torch.__version__, torch.version.cuda)'   # the CUDA torch was built with\n"
 
 
 # torch's own CUDA checks print the runtime's text after these words (C10_CUDA_CHECK since 1.5,

@@ -12,7 +12,7 @@ import pytest
 from conftest import report_of, ticket
 from hpcdoctor.triage.messages import find_messages
 from hpcdoctor.triage.paste import find_gpu_names
-from rulekit import facts, fired, nvsmi_node, run_rule, set_path
+from rulekit import PASTES, facts, fired, nvsmi_node, run_rule, set_path
 
 H100 = "h100-kvm-1gpu"
 V100S = "datakit_8x_v100s-pcie-32gb.xml"
@@ -287,7 +287,6 @@ def test_cublas_error_on_turing_under_a_cuda9_build(name, gpu):
 @pytest.mark.parametrize("name", [
     "pytorch-7548-cublas-input-data-healthy",             # CUDA 9.0, no Turing GPU: bad input data
     "mmdetection-1455-2080ti-cublas-batch-size-healthy",  # a 2080Ti, no build named: batch size
-    "structureflow-12-titan-rtx-cuda90-prose",            # "CUDA 9.0" in prose is not the build's CUDA
 ])
 def test_cublas_error_without_a_known_cuda9_build_on_turing_is_silent(name):
     assert "torch-missing-arch" not in symbols(name)
@@ -301,3 +300,45 @@ def test_cublas_error_on_turing_under_a_cuda10_build_is_silent(tmp_path):
     paste.write_text(text.replace("CUDA used to build PyTorch: 9.0.176", "CUDA used to build PyTorch: 10.0.130"))
     doc = report_of("check", "--from", str(paste))
     assert "torch-missing-arch" not in {f["symbol"] for f in doc["findings"]}
+
+
+# The user's own line naming CUDA and torch together ("CUDA 9.0 pytorch 1.1.0", "Pytorch 1.0.1 and
+# cuda 9.0"): that CUDA may be the system toolkit's, so the finding is a warning that says so and
+# gives the line that tells the build's CUDA for certain.
+@pytest.mark.parametrize("name, gpu, said", [
+    ("structureflow-12-titan-rtx-cuda90-prose", "NVIDIA TITAN RTX", "CUDA 9.0 with torch 1.1.0"),
+    ("pytorch-18620-2080ti-pytorch-101-cuda90-cublas.txt", "RTX 2080 Ti", "CUDA 9.0 with torch 1.0.1"),
+])
+def test_cublas_error_on_turing_with_cuda9_in_the_users_words_is_a_warning(name, gpu, said):
+    path = PASTES / name if name.endswith(".txt") else ticket(name)
+    (f,) = [f for f in report_of("check", "--from", str(path))["findings"] if f["symbol"] == "torch-missing-arch"]
+    assert f["severity"] == "warning" and gpu in f["message"] and said in f["message"]
+    assert "if it is the CUDA torch was built with" in f["message"]
+    assert f["fix"].startswith("python -c 'import torch; print(torch.__version__, torch.version.cuda)'")
+    assert f["evidence"]["torch.cuda_from"] == "the user's words"
+
+
+def test_cuda9_in_the_users_words_without_a_turing_gpu_named_is_silent():
+    """pdtb3#8: the same cuBLAS failure and "PyTorch 1.1.0,CUDA 9.0.176", but no GPU named."""
+    path = PASTES / "pdtb3-8-cublas-pytorch-110-cuda90-no-gpu-named.txt"
+    read = {s["id"]: s for s in find_messages(path.read_text(encoding="utf-8"))}
+    assert read["prose:torch-cuda-versions-said"]["cuda"] == "9.0"
+    assert "torch-missing-arch" not in {f["symbol"] for f in report_of("check", "--from", str(path))["findings"]}
+
+
+def test_cuda10_in_the_users_words_on_turing_is_silent(tmp_path):
+    text = ticket_text("structureflow-12-titan-rtx-cuda90-prose")
+    assert "CUDA 9.0 pytorch 1.1.0" in text
+    paste = tmp_path / "cuda10.txt"
+    paste.write_text(text.replace("CUDA 9.0 pytorch 1.1.0", "CUDA 10.0 pytorch 1.1.0"))
+    assert "torch-missing-arch" not in {f["symbol"] for f in report_of("check", "--from", str(paste))["findings"]}
+
+
+def test_the_users_versions_line_never_demotes_torchs_own_no_kernel_image():
+    """pytorch#52736: "PyTorch 1.7.1 installed with CUDA 10.2 on a Geforce RTX 3070" beside torch's
+    own "CUDA error: no kernel image ...": the stated fault is the error, the words change nothing."""
+    path = PASTES / "pytorch-52736-rtx3070-pytorch-171-cuda102-no-kernel-image.txt"
+    read = {s["id"]: s for s in find_messages(path.read_text(encoding="utf-8"))}
+    assert (read["prose:torch-cuda-versions-said"]["torch"], read["prose:torch-cuda-versions-said"]["cuda"]) == ("1.7.1", "10.2")
+    (f,) = [f for f in report_of("check", "--from", str(path))["findings"] if f["symbol"] == "torch-missing-arch"]
+    assert f["severity"] == "error" and "RTX 3070" in f["message"] and "torch.cuda_from" not in f["evidence"]
