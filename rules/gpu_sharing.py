@@ -223,14 +223,17 @@ def _kept_after_kill(f):
                           "started (DataLoader workers, spawned ranks) that are still alive and hold the GPU",
                   fix=_LEFTOVER_FIX, evidence=told_evidence(s), severity="info")
         return
-    yield from _held_said(told)
+    yield from _held_said(f, told)
 
 
-def _held_said(told: list):
+def _held_said(f: FactView, told: list):
     """The user's words (prose.toml): GPU memory already in use before the job did anything, or idle
     notebook kernels, containers or leftover processes holding the GPUs. What the user saw, not what
     nvidia-smi listed: severity info, with the listing that names the processes."""
     s = next((t for t in told if t.get("id") in _HELD_BEFORE_SAID and stated(t)), None)
+    if s is not None and s["id"] in _SAID_WITHOUT_GPU and not any(
+            t.get("id") in _GPU_OOM for t in f.get("ticket.symptoms") or []):
+        s = None   # memory in words that do not name the GPU: only beside an out-of-memory of the GPU
     if s is not None:
         yield Hit(message=f"the user says GPU memory was already in use before the job started (line {s.get('line')}: "
                           f"\"{told_text(s)}\"): another process holds it (a leftover run of theirs, another user's job, "
@@ -253,6 +256,9 @@ _FAQ_KEPT_AFTER_EXIT = frozenset({"faq_pytorch:gpu-memory-kept-after-exit",
 # The user's words for memory held by others (knowledge/messages/prose.toml).
 _HELD_BEFORE_SAID = frozenset({"prose:gpu-memory-used-before-start-said", "prose:gpu-memory-used-before-start-said-ko"})
 _IDLE_HOLDS_SAID = "prose:gpu-held-by-idle-work-said"
+# The Korean words say "memory" only; the GPU's out-of-memory beside them says which memory.
+_SAID_WITHOUT_GPU = frozenset({"prose:gpu-memory-used-before-start-said-ko"})
+_GPU_OOM = frozenset({"torch:cuda-oom", "torch:cuda-oom-v2", "faq_pytorch:cuda-out-of-memory-said"})
 _HELD_FIX = ("nvidia-smi --query-compute-apps=pid,used_memory --format=csv   # the processes holding each GPU's memory\n"
              "fuser -v /dev/nvidia*   # every process with a GPU open, with its user\n"
              "# yours (a leftover run, an idle notebook kernel)? end it; someone else's or unkillable: ask the administrators")
