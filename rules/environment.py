@@ -117,12 +117,21 @@ def python_env_on_parallel_fs(f: FactView) -> Iterator[Hit]:
                   evidence={"torch.site_fs": fs})
 
 
-@rule("ENV004", "login-node", "advice", "running on a login node", impact=5)
+@rule("ENV004", "login-node", "advice", "running on a login node", impact=5,
+      also={"warning": "a site's notice says it killed a process run on a login node",
+            "info": "read from the user's words: a head or login node said to have no GPU, or only the CUDA "
+                    "toolkit's stub of libcuda.so where the driver's libcuda.so.1 should be"})
 def login_node(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         No batch job and no GPU: hpcdoctor (and presumably the user's work) runs on a login or
-        front-end node.
+        front-end node. In a pasted ticket, a site's notice that a process run on a login node was
+        killed and must run on the compute nodes (TACC's: "Your current running process below has
+        been killed and must be submitted to the compute queues"; knowledge/messages/
+        login_policy.toml), quoted at severity warning; and, at severity info, a user who says the
+        head or login node has no GPU, or who found only the CUDA toolkit's stubs/libcuda.so and no
+        libcuda.so.1 (the driver installs libcuda.so.1: a machine without it has no NVIDIA driver,
+        as a login node without GPUs has none).
 
     Why it matters:
         Login nodes are shared, have no GPUs and often a different CPU; what is checked here says
@@ -134,13 +143,46 @@ def login_node(f: FactView) -> Iterator[Hit]:
 
     References:
         - 000_6e25303b50457a54.txt (run work on compute nodes through the scheduler)
+        - https://docs.tacc.utexas.edu/basics/conduct/ (TACC: do not run jobs on the login nodes)
+        - https://gitlab.kitware.com/cmake/cmake/-/merge_requests/9050 (the toolkit's stubs are for linkers only)
     """
+    pasted = list(_login_node_in_ticket(f))
+    if pasted:  # a pasted ticket has no scheduler environment to read beside it
+        yield from pasted
+        return
     in_job = f["scheduler.in_job"]
     gpus = f["gpus"]
     if not in_job and not gpus and f.get("scheduler.launcher_local_rank") is None:
         yield Hit(message="no batch job and no GPU here: this looks like a login or front-end node",
                   fix="srun --pty --gpus=1 hpcdoctor check   # add -p with your site's GPU partition",
                   evidence={"scheduler.in_job": False, "gpus": 0})
+
+
+_ONTO_COMPUTE = ("salloc --gpus=1 --time=30   # an interactive allocation on a compute node (add -p with the site's GPU "
+                 "partition; TACC: idev)\n"
+                 "srun --pty --gpus=1 bash   # or run the command itself there: srun --gpus=1 python ...; "
+                 "sbatch for anything long")
+# The user's words for a place without GPUs (knowledge/messages/prose.toml).
+_NO_GPU_HERE_SAID = {"prose:login-node-no-gpu-said":
+                     "the user says the node it ran on, a head or login node, has no GPU",
+                     "prose:libcuda-stub-only-said":
+                     "only the CUDA toolkit's link-time stub (stubs/libcuda.so) was found, no libcuda.so.1: the NVIDIA "
+                     "driver, which installs libcuda.so.1, is not on this machine, as on a login node without GPUs"}
+
+
+def _login_node_in_ticket(f: FactView) -> Iterator[Hit]:
+    told = catalogued(f, "login-node")
+    site = next((s for s in told if str(s.get("id", "")).startswith("login_policy:")), None)
+    if site is not None:
+        yield Hit(message=f"the site killed a process run on a login node and says it must run on the compute nodes "
+                          f"(line {site.get('line')}: \"{told_text(site)}\")",
+                  fix=_ONTO_COMPUTE, evidence=told_evidence(site), severity="warning")
+        return
+    s = next((s for s in told if s.get("id") in _NO_GPU_HERE_SAID), None)
+    if s is not None:
+        yield Hit(message=f"{_NO_GPU_HERE_SAID[s['id']]} (line {s.get('line')}: \"{told_text(s)}\"): GPU work there finds "
+                          "no GPU; it runs on a GPU compute node, through the scheduler",
+                  fix=_ONTO_COMPUTE, evidence=told_evidence(s), severity="info")
 
 
 @rule("ENV005", "nccl-shm-unusable", "error", "NCCL may not use /dev/shm", impact=8,

@@ -10,7 +10,7 @@ from typing import Iterator
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, facts_or_ticket, ticket_evidence, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, facts_or_ticket, stated, ticket_evidence, told_evidence, told_text
 from hpcdoctor.rules._gpu import as_int, gpu_list, subject
 
 
@@ -216,22 +216,59 @@ def _kept_after_kill(f):
                           "spawned ranks) outlived it and still hold the GPU",
                   fix=_LEFTOVER_FIX, evidence=ticket_evidence(s))
         return
-    s = next((t for t in told if t.get("id") == _FAQ_KEPT_AFTER_EXIT), None)
+    s = next((t for t in told if t.get("id") in _FAQ_KEPT_AFTER_EXIT), None)
     if s is not None:
         yield Hit(message=f"the user says GPU memory stays in use after the process ended (line {s.get('line')}: "
                           f"\"{told_text(s)}\"): the usual cause (PyTorch FAQ) is Python subprocesses it "
                           "started (DataLoader workers, spawned ranks) that are still alive and hold the GPU",
                   fix=_LEFTOVER_FIX, evidence=told_evidence(s), severity="info")
+        return
+    yield from _held_said(f, told)
 
 
-# PyTorch's FAQ, "My GPU memory isn't freed properly" (knowledge/messages/faq_pytorch.toml).
-_FAQ_KEPT_AFTER_EXIT = "faq_pytorch:gpu-memory-kept-after-exit"
+def _held_said(f: FactView, told: list):
+    """The user's words (prose.toml): GPU memory already in use before the job did anything, or idle
+    notebook kernels, containers or leftover processes holding the GPUs. What the user saw, not what
+    nvidia-smi listed: severity info, with the listing that names the processes."""
+    s = next((t for t in told if t.get("id") in _HELD_BEFORE_SAID and stated(t)), None)
+    if s is not None and s["id"] in _SAID_WITHOUT_GPU and not any(
+            t.get("id") in _GPU_OOM for t in f.get("ticket.symptoms") or []):
+        s = None   # memory in words that do not name the GPU: only beside an out-of-memory of the GPU
+    if s is not None:
+        yield Hit(message=f"the user says GPU memory was already in use before the job started (line {s.get('line')}: "
+                          f"\"{told_text(s)}\"): another process holds it (a leftover run of theirs, another user's job, "
+                          "a process stuck in the driver); nvidia-smi's process table names it",
+                  fix=_HELD_FIX, evidence=told_evidence(s), severity="info")
+        return
+    s = next((t for t in told if t.get("id") == _IDLE_HOLDS_SAID), None)
+    if s is not None:
+        yield Hit(message=f"the user says idle work holds the GPUs (line {s.get('line')}: \"{told_text(s)}\"): each "
+                          "process with a CUDA context (a notebook kernel, a process in an idle container) keeps its GPU "
+                          "memory until it ends, so new jobs find the GPUs full",
+                  fix=_HELD_FIX, evidence=told_evidence(s), severity="info")
+
+
+# PyTorch's FAQ, "My GPU memory isn't freed properly" (knowledge/messages/faq_pytorch.toml), in the
+# FAQ's word order, with the process's end said first, and of failed or cancelled runs.
+_FAQ_KEPT_AFTER_EXIT = frozenset({"faq_pytorch:gpu-memory-kept-after-exit",
+                                  "faq_pytorch:gpu-memory-kept-after-exit-said-first",
+                                  "faq_pytorch:gpu-memory-kept-after-cancelled-runs"})
+# The user's words for memory held by others (knowledge/messages/prose.toml).
+_HELD_BEFORE_SAID = frozenset({"prose:gpu-memory-used-before-start-said", "prose:gpu-memory-used-before-start-said-ko"})
+_IDLE_HOLDS_SAID = "prose:gpu-held-by-idle-work-said"
+# The Korean words say "memory" only; the GPU's out-of-memory beside them says which memory.
+_SAID_WITHOUT_GPU = frozenset({"prose:gpu-memory-used-before-start-said-ko"})
+_GPU_OOM = frozenset({"torch:cuda-oom", "torch:cuda-oom-v2", "faq_pytorch:cuda-out-of-memory-said"})
+_HELD_FIX = ("nvidia-smi --query-compute-apps=pid,used_memory --format=csv   # the processes holding each GPU's memory\n"
+             "fuser -v /dev/nvidia*   # every process with a GPU open, with its user\n"
+             "# yours (a leftover run, an idle notebook kernel)? end it; someone else's or unkillable: ask the administrators")
 _LEFTOVER_FIX = ("fuser -v /dev/nvidia*   # every process that still holds a GPU, with its user (nvidia-smi may list none)\n"
                  "# end your own leftovers by pid (kill PID); next time stop the whole group: kill -- -PGID, or Ctrl-C")
 
 
 @rule("GPU011", "gpu-memory-in-use", "warning", "GPU memory held by other processes at start", impact=7,
-      also={"info": "read from the user's words: the documented usual cause (PyTorch FAQ: subprocesses still alive after the process quit)"})
+      also={"info": "read from the user's words: the documented usual cause (PyTorch FAQ: subprocesses still alive after the process quit), "
+                    "or memory the user says was in use before the job, or held by idle notebook kernels or containers"})
 def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -248,7 +285,11 @@ def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
         GPU memory was not released after the job was killed (its children still hold it). A user
         who says it stays in use after the process quit, ended or crashed is answered at severity
         info with the cause PyTorch's FAQ gives ("My GPU memory isn't freed properly": some Python
-        subprocesses are still alive).
+        subprocesses are still alive), and so is one who says it after saying the process ended ("when
+        the program ends, ... the other GPUs are not released") or of failed or cancelled runs. A
+        user who says GPU memory was already in use before the job did anything, or that idle
+        notebook kernels or containers hold the GPUs, is answered at severity info too: what they
+        saw, with the commands that list the processes holding each GPU.
 
     Why it matters:
         A leftover process from an earlier job (a zombie rank, a stuck DataLoader) or another

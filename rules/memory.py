@@ -241,6 +241,28 @@ _KILLED_LOADING_SAID = frozenset({"faq_huggingface:killed-while-loading-model", 
 _OOM_KILLER_SAID = "prose:oom-killer-killed-said"
 
 
+# The user's words for a build that takes all of the host's memory (knowledge/messages/prose.toml).
+_BUILD_MEMORY_SAID = frozenset({"prose:build-exhausts-memory-said", "prose:build-exhausts-ram-said"})
+# The user's words for a process killed with no message naming who (prose.toml process-killed-said):
+# answered only where the paste holds nothing but the user's words. Any program's line (a scheduler's
+# time limit, a site's notice, an MPI launcher's report) names its own cause, which rules read.
+_KILLED_SAID = "prose:process-killed-said"
+
+
+def _killed_said(f: FactView) -> Iterator[Hit]:
+    symptoms = f.get("ticket.symptoms") or []
+    s = next((t for t in symptoms if t.get("id") == _KILLED_SAID and stated(t)), None)
+    if s is None or any(not str(t.get("id", "")).startswith(("prose:", "faq_")) for t in symptoms):
+        return
+    yield Hit(message=f"the user says the process was killed, and nothing in the paste says by whom (line {s.get('line')}: "
+                      f"\"{told_text(s)}\"): the kernel's out-of-memory killer ends a process with SIGKILL and no message "
+                      "of the process's own, the shell printing only \"Killed\"; its log says whether it was that",
+              fix=("journalctl -k | grep -iE 'out of memory|oom-kill|killed process'   # or dmesg -T: the kill, the process "
+                   "and its memory (anon-rss)\n"
+                   "free -g   # what the host has; if it was the OOM killer: run on a host with more memory, or hold less at once"),
+              evidence=told_evidence(s), severity="info")
+
+
 def _killed_loading_said(s: dict) -> Hit:
     return Hit(message=f"the user says the process was killed while it loaded a model (line {s.get('line')}: "
                        f"\"{told_text(s)}\"): the usual cause (accelerate's big-model guide) is host memory: loading "
@@ -318,7 +340,10 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         STATUS, kubectl describe's "Reason: OOMKilled"), and the kubelet's node event "System OOM
         encountered, victim process: ..." (knowledge/messages/container_oom.toml). A user who names
         the OOM killer as what ended the process ("the Linux OOM killer reaps my process") is quoted
-        back at severity info, with the command that shows the kernel's own line.
+        back at severity info, with the command that shows the kernel's own line; so is one who says
+        a source build takes all of the host's memory or RAM (with the build's MAX_JOBS line), and
+        one who says only that the process was killed, where nothing else in the paste (no program's
+        line: a scheduler's time limit, a site's notice) says by whom.
 
     Why it matters:
         The process did not crash: the kernel killed it because the host, or the job's memory
@@ -365,7 +390,9 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
     # What a program printed (the kernel, Slurm, torch, the shell) says more than the user's words.
     said = next((s for s in told if s.get("id") in _KILLED_LOADING_SAID), None)
     killer_said = next((s for s in told if s.get("id") == _OOM_KILLER_SAID and stated(s)), None)
-    told = [s for s in told if s.get("id") not in _KILLED_LOADING_SAID and s.get("id") != _OOM_KILLER_SAID]
+    build_said = next((s for s in told if s.get("id") in _BUILD_MEMORY_SAID and stated(s)), None)
+    told = [s for s in told if s.get("id") not in _KILLED_LOADING_SAID and s.get("id") != _OOM_KILLER_SAID
+            and s.get("id") not in _BUILD_MEMORY_SAID]
     worker = next((s for s in f.get("ticket.symptoms") or []
                    if s.get("id") == "torch:dataloader-killed-by-signal" and s.get("signal") == _SIGKILL_TEXT), None)
     s = told[0] if told else worker
@@ -379,6 +406,13 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
                            "process and its memory (anon-rss)\n"
                            "free -g   # what the host has; then run with less data in memory at once, or on a host with more"),
                       evidence=told_evidence(killer_said), severity="info")
+        elif build_said is not None:
+            yield Hit(message=f"the user says a source build takes all of the host's memory (line {build_said.get('line')}: "
+                              f"\"{told_text(build_said)}\"): ninja runs as many compiler jobs as there are CPUs, each "
+                              "taking several GB, until the kernel's out-of-memory killer ends one or the host stalls",
+                      fix=build_fix(f), evidence=told_evidence(build_said), severity="info")
+        else:
+            yield from _killed_said(f)
         return
     jobid = next((t.get("jobid") for t in told if t.get("jobid")), None)
     if jobid or f.get("scheduler.kind") == "slurm":
