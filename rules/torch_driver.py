@@ -166,7 +166,7 @@ def _driver_too_old_stated(f: FactView):
             fix = (f"conda install cudatoolkit={runs}   # the newest CUDA driver {driver} runs (NVIDIA's minimum drivers); "
                    f"or ask the administrators for a driver >= {need}")
         else:
-            fix = (f"nvidia-smi | head -4   # the driver and the highest CUDA it runs"
+            fix = ("nvidia-smi | head -4   # the driver and the highest CUDA it runs"
                    + (f" ({runs} for {driver})" if runs else "")
                    + f": install a build of that CUDA or older, or ask the administrators for a driver >= {need}")
         yield Hit(message=f"{where}; the driver is {driver} ({driver_where}): {why}",
