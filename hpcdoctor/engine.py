@@ -219,9 +219,15 @@ def evaluate(rules: Sequence[Rule], view: FactView) -> Tuple[List[Finding], List
                             "reason": f"rule failed: severity {wrong[0]!r} is not declared by the rule"})
             continue
         for h in hits:
+            severity, message = h.severity or r.severity, h.message
+            if h.evidence.get("ticket.retold"):
+                # read from an error number the user retyped in a sentence, not the program's own
+                # line: what the number means, not that this is what happened (at most a warning)
+                severity = "warning" if severity == "error" else severity
+                message += " [the error number as the user wrote it in the text, decoded through CUDA's table]"
             findings.append(Finding(
-                code=r.code, symbol=r.symbol, severity=h.severity or r.severity, title=r.title,
-                message=h.message, fix=h.fix, evidence=h.evidence, references=r.references,
+                code=r.code, symbol=r.symbol, severity=severity, title=r.title,
+                message=message, fix=h.fix, evidence=h.evidence, references=r.references,
                 impact=r.impact, subject=h.subject, env=dict(h.env),
                 fix_lang=h.fix_lang if h.fix_lang in FIX_LANGS else "bash",
             ))

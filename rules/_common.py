@@ -172,7 +172,10 @@ def first_stated(f: FactView, symbol: str) -> Optional[dict]:
 def told_evidence(s: dict) -> dict:
     """What a finding read from a catalogued message shows: its line, text and catalogue entry."""
     where = "kernel_log" if s.get("source") else "ticket"
-    return {f"{where}.line": s.get("line"), f"{where}.text": str(s.get("text", ""))[:160], "message": s.get("id")}
+    out = {f"{where}.line": s.get("line"), f"{where}.text": str(s.get("text", ""))[:160], "message": s.get("id")}
+    if s.get("retold"):
+        out["ticket.retold"] = True  # a number retyped in prose (messages.py Form.retold): engine.py caps it
+    return out
 
 
 # NCCL WARN lines (knowledge/messages/nccl.toml) whose cause a rule of its own answers

@@ -89,6 +89,14 @@ class Form:
     # (apt's "E: ", pip's "ERROR: ") prints its prefix first and prose has the same words elsewhere.
     line: bool = False
     anchored: bool = False
+    # retold: the form reads an error number a user retyped in a sentence ("error 35: cuda driver is
+    # insufficient"), not a program's line: a number the table lacks is no reading at all, and a rule
+    # that answers it says the number came from the user's words (at most a warning: engine.py).
+    retold: bool = False
+    # name_prefix: an emitter that prints the enum name without its prefix (go-nvml's fallback
+    # ErrorString prints "ERROR_LIBRARY_NOT_FOUND" for NVML_ERROR_LIBRARY_NOT_FOUND) is looked up
+    # with the prefix put back.
+    name_prefix: str = ""
 
 
 @dataclass(frozen=True)
@@ -125,12 +133,14 @@ class Family:
     # Longest message first: a captured text is matched by the longest message it starts with.
     by_message: List[Tuple[str, Entry]] = field(default_factory=list)
 
-    def lookup(self, group: str, value: str) -> Optional[Entry]:
-        """The entry a form's captured group names, or None: ``name`` and ``code`` exactly, ``message``
-        by the longest catalogued message the captured text starts with (a window runs on past the
-        message into the lines after it)."""
+    def lookup(self, group: str, value: str, prefix: str = "") -> Optional[Entry]:
+        """The entry a form's captured group names, or None: ``name`` and ``code`` exactly (``name``
+        after ``prefix``, where the emitter leaves the enum's prefix out), ``message`` by the longest
+        catalogued message the captured text starts with (a window runs on past the message into the
+        lines after it)."""
         if group == "name":
-            return self.by_key.get(value.strip()) or self.by_key.get(value.strip().rstrip(":.,;"))
+            name = prefix + value.strip()
+            return self.by_key.get(name) or self.by_key.get(name.rstrip(":.,;"))
         if group == "code":
             try:
                 return self.by_code.get(int(value))
@@ -179,7 +189,8 @@ def _family(path: Path, data: Optional[Dict[str, Any]] = None) -> Family:
             fam.forms.append(Form(family=fid, id=str(form.get("id", n)), needle=needle, pattern=pattern,
                                   key=str(form.get("key", "")), source=str(form.get("source", "")),
                                   example=str(form.get("example", "")), emitter=str(form.get("emitter", "")),
-                                  line=form.get("line") is True, anchored=form.get("anchored") is True))
+                                  line=form.get("line") is True, anchored=form.get("anchored") is True,
+                                  retold=form.get("retold") is True, name_prefix=str(form.get("name_prefix", ""))))
     for n, raw in enumerate(data.get("entry") or []):
         key = str(raw.get("key", ""))
         where = f"{path.name} entry {key or n}"

@@ -110,14 +110,19 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
                 if not m or m.group(form.key) is None:
                     continue
                 captured = m.group(form.key)
-                entry = fam.lookup(form.key, captured)
+                entry = fam.lookup(form.key, captured, form.name_prefix)
+                if entry is None and form.retold:
+                    continue  # a number in a sentence that the table lacks is not an error code read
                 mark = entry.key if entry else "unlisted:" + messages.norm(captured)[:80]
                 if mark in seen:
                     continue
                 seen.add(mark)
                 groups = {k: v for k, v in m.groupdict().items() if k != form.key}
                 groups[form.key] = captured
-                found.append(_record(fam, entry, line_no, text[start:end], groups, captured, form))
+                record = _record(fam, entry, line_no, text[start:end], groups, captured, form)
+                if form.retold:
+                    record["retold"] = True
+                found.append(record)
                 if fam.generic:
                     taken.add(line_no)  # one reading a line: its first form that matches
         for entry in fam.entries:
