@@ -224,7 +224,7 @@ def evaluate(rules: Sequence[Rule], view: FactView) -> Tuple[List[Finding], List
                 # read from an error number the user retyped in a sentence, not the program's own
                 # line: what the number means, not that this is what happened (at most a warning)
                 severity = "warning" if severity == "error" else severity
-                message += " [the error number as the user wrote it in the text, decoded through CUDA's table]"
+                message += " [read from an error number the user retyped in a sentence, decoded through its emitter's table]"
             findings.append(Finding(
                 code=r.code, symbol=r.symbol, severity=severity, title=r.title,
                 message=message, fix=h.fix, evidence=h.evidence, references=r.references,
