@@ -19,7 +19,7 @@ def test_a_retold_error_35_is_decoded_and_answered_as_a_warning_that_says_so():
     assert (s["id"], s["code"], s["retold"]) == ("cuda:cudaErrorInsufficientDriver", 35, True)
     assert "error 35: cuda driver" in s["text"]
     (f,) = fired("driver-too-old", recorded_paste_facts("ubuntu-for-robotics-3-error-35-libcuda1-missing.txt"))
-    assert f.severity == "warning" and "as the user wrote it" in f.message
+    assert f.severity == "warning" and "the user retyped in a sentence" in f.message
 
 
 def test_a_second_thread_naming_error_35_after_the_cuda_call():
