@@ -70,7 +70,10 @@ def test_a_rank_killed_by_another_signal_is_decoded_and_not_the_cpu():
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the signal numbers and texts are Linux's and glibc's")
 def test_every_signal_is_catalogued_with_glibcs_text():
     (fam,) = messages.families(("signals",))
-    assert [(e.key, e.get("code")) for e in fam.entries] == [(signal.Signals(n).name, n) for n in range(1, 32)]
+    assert [e.get("code") for e in fam.entries] == list(range(1, 32))
+    # Python's own table (3.9 lacks SIGSTKFLT, 16, which 3.11 added): every name it has agrees
+    known = {s.value: s.name for s in signal.Signals if 1 <= s.value <= 31}
+    assert len(known) >= 30 and all(e.key == known[e.get("code")] for e in fam.entries if e.get("code") in known)
     assert all(e.get("message") == signal.strsignal(e.get("code")) for e in fam.entries)
     # Hydra's and srun's wordings decode the same table
     said = find_messages("YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Illegal instruction (signal 4)\n"
