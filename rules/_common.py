@@ -164,6 +164,11 @@ def stated(s: dict) -> bool:
     return not _NOT_A_REPORT.search(before)
 
 
+def first_catalogued(f: FactView, symbol: str, skip: tuple = ()) -> Optional[dict]:
+    """The first message feeding ``symbol`` (catalogued) whose id is not in ``skip``, or None."""
+    return next((s for s in catalogued(f, symbol) if s.get("id") not in skip), None)
+
+
 def first_stated(f: FactView, symbol: str) -> Optional[dict]:
     """The first message feeding ``symbol`` (catalogued) that reports its symptom (stated), or None."""
     return next((s for s in catalogued(f, symbol) if stated(s)), None)

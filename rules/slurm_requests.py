@@ -10,7 +10,7 @@ from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_catalogued, told_evidence, told_text
 
 
 def _quoted(s: dict) -> str:
@@ -20,10 +20,6 @@ def _quoted(s: dict) -> str:
     if at < 0 or at + len(said) <= 120:
         return told_text(s)
     return "..." + text[max(0, at - 40):at + len(said)]
-
-
-def _first(f: FactView, symbol: str, skip: tuple = ()) -> Optional[dict]:
-    return next((s for s in catalogued(f, symbol) if s.get("id") not in skip), None)
 
 
 # The #SBATCH options that name what slurm-invalid-account is about (sbatch(1)).
@@ -72,7 +68,7 @@ def slurm_invalid_account(f: FactView) -> Iterator[Hit]:
         - https://slurm.schedmd.com/sbatch.html (options in #SBATCH lines)
         - https://github.com/SchedMD/slurm/blob/master/src/common/slurm_errno.c (the messages)
     """
-    refused = _first(f, "slurm-invalid-account")
+    refused = first_catalogued(f, "slurm-invalid-account")
     if refused is None:
         return
     found = f.get("ticket.symptoms") or []
@@ -142,7 +138,7 @@ def slurm_invalid_qos(f: FactView) -> Iterator[Hit]:
         - https://slurm.schedmd.com/sbatch.html (--qos, SBATCH_QOS)
         - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmctld/job_mgr.c (_determine_and_validate_qos)
     """
-    refused = _first(f, "slurm-invalid-qos")
+    refused = first_catalogued(f, "slurm-invalid-qos")
     if refused is None:
         return
     found = f.get("ticket.symptoms") or []
@@ -219,7 +215,7 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
     """
     found = f.get("ticket.symptoms") or []
     gpus_asked = any(s.get("id") == "prose:slurm-gpus-requested" for s in found)
-    refused = _first(f, "slurm-request-exceeds-node", skip=_GPU_FORM if gpus_asked else ())
+    refused = first_catalogued(f, "slurm-request-exceeds-node", skip=_GPU_FORM if gpus_asked else ())
     if refused is None:
         return
     # slurmctld's reason line says which part of the request no node holds: quote it first.
@@ -274,7 +270,7 @@ def slurm_time_request_exceeds_limit(f: FactView) -> Iterator[Hit]:
         - https://github.com/SchedMD/slurm/blob/master/src/common/slurm_errno.c (the messages)
         - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/server/svr_jobfunc.c (chk_svr_resc_limit)
     """
-    s = _first(f, "slurm-time-request-exceeds-limit")
+    s = first_catalogued(f, "slurm-time-request-exceeds-limit")
     if s is None:
         return
     if str(s.get("id", "")).startswith("pbs:"):
@@ -324,7 +320,7 @@ def slurm_qos_limit_reached(f: FactView) -> Iterator[Hit]:
         - https://slurm.schedmd.com/squeue.html (JOB REASON CODES)
         - https://github.com/SchedMD/slurm/blob/master/src/common/job_state_reason.c (the reasons)
     """
-    s = _first(f, "slurm-qos-limit-reached")
+    s = first_catalogued(f, "slurm-qos-limit-reached")
     if s is None:
         return
     # sbatch prints the limit's name on its own line before the refusal: refused, though read first
@@ -363,7 +359,7 @@ def batch_queue_mem_limit_exceeded(f: FactView) -> Iterator[Hit]:
         - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/server/svr_jobfunc.c (chk_svr_resc_limit)
         - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/include/pbs_error_db.h (PBSE_EXCQRESC)
     """
-    s = _first(f, "batch-queue-mem-limit-exceeded")
+    s = first_catalogued(f, "batch-queue-mem-limit-exceeded")
     if s is None:
         return
     yield Hit(message=f"the PBS server refuses the job for its memory request (line {s.get('line')}: \"{_quoted(s)}\"): "

@@ -10,7 +10,7 @@ from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_catalogued, told_evidence, told_text
 
 OVERLOADED = "slurm-controller-overloaded"
 UNREACHABLE = "slurm-controller-unreachable"
@@ -21,11 +21,6 @@ CLOCK = "munge-clock-skew"
 
 _SLURMCTLD_PORT = "6817"   # slurm.conf SlurmctldPort's default; SlurmdPort's is 6818
 _AUTH_WORDS = ("authentication", "credential")
-
-
-def _first(f: FactView, symbol: str) -> Optional[dict]:
-    told = catalogued(f, symbol)
-    return told[0] if told else None
 
 
 def _munge_named(f: FactView) -> Optional[dict]:
@@ -77,7 +72,7 @@ def slurm_controller_overloaded(f: FactView) -> Iterator[Hit]:
         - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/slurm_errno.c (SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT, SLURMCTLD_COMMUNICATIONS_BACKOFF)
         - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/sbatch/sbatch.c (the retry lines)
     """
-    said = _first(f, OVERLOADED)
+    said = first_catalogued(f, OVERLOADED)
     if said is None:
         return
     yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": the Slurm controller did not answer in time "
@@ -117,10 +112,10 @@ def slurm_controller_unreachable(f: FactView) -> Iterator[Hit]:
         - https://slurm.schedmd.com/network.html
         - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/slurm_errno.c (SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)
     """
-    said = _first(f, UNREACHABLE)
+    said = first_catalogued(f, UNREACHABLE)
     if said is None:
         return
-    if _first(f, MUNGED) is not None:
+    if first_catalogued(f, MUNGED) is not None:
         return   # the client could not even make a credential: munged-not-running says why
     yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": nothing answered at the Slurm controller's "
                       "address: slurmctld is not running, slurm.conf names the wrong SlurmctldHost, or a firewall "
@@ -259,7 +254,7 @@ def munged_not_running(f: FactView) -> Iterator[Hit]:
         - https://github.com/dun/munge/blob/9317fe8a7efe692d8c5547c3b5c83dacb2c26872/src/libmunge/m_msg_client.c (Failed to access ... (Did you start munged?))
         - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/plugins/auth/munge/auth_munge.c
     """
-    said = _first(f, MUNGED)
+    said = first_catalogued(f, MUNGED)
     if said is None:
         return
     yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": this host's client could not reach munged "
@@ -295,7 +290,7 @@ def munge_clock_skew(f: FactView) -> Iterator[Hit]:
         - https://github.com/dun/munge/blob/9317fe8a7efe692d8c5547c3b5c83dacb2c26872/src/libmunge/munge.h (EMUNGE_CRED_EXPIRED, EMUNGE_CRED_REWOUND)
         - https://chrony-project.org/doc/4.3/chronyc.html (tracking, makestep)
     """
-    said = _first(f, CLOCK)
+    said = first_catalogued(f, CLOCK)
     if said is None:
         return
     yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": MUNGE refused the credential by its time: the "
