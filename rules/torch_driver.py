@@ -120,17 +120,17 @@ def _build_cuda_stated(f: FactView):
     return None
 
 
-def _newest_cuda_for_driver(driver: str, windows: bool):
-    """The newest CUDA release a driver runs by NVIDIA's table (knowledge/cuda.toml): a release whose
-    own driver it reaches, or any release of a major whose minor-version minimum it reaches."""
-    table = knowledge.load("cuda")
-    own = table["release_driver_windows" if windows else "release_driver"]
-    compat = table["minor_compat_windows" if windows else "minor_compat"]
+def _newest_cuda_for_driver(driver: str, windows: bool, config=None):
+    """The newest CUDA release of NVIDIA's table (knowledge/cuda.toml) this driver runs: it reaches the
+    release's own driver, or the minimum wheels.required_driver gives (from CUDA 11 its major's
+    minor-version minimum, which for 11.0 is above 11.0's own 450.36.06)."""
     have = version_of(driver)
     if have is None:
         return None
-    runs = [rel for rel, need in own.items() if version_of(need) and have >= version_of(need)]
-    runs += [rel for rel in own if str(version_of(rel).major) in compat and have >= version_of(compat[str(version_of(rel).major)])]
+    own = knowledge.load("cuda")["release_driver_windows" if windows else "release_driver"]
+    runs = [rel for rel, need in own.items()
+            if any(v is not None and have >= v
+                   for v in (version_of(need), version_of(wheels.required_driver(rel, windows, config) or "")))]
     return max(runs, key=version_of) if runs else None
 
 
@@ -161,7 +161,7 @@ def _driver_too_old_stated(f: FactView):
         ok, why = wheels.driver_supports(driver, cuda, windows, f.config)
         if ok is not False:
             return
-        runs = _newest_cuda_for_driver(driver, windows)
+        runs = _newest_cuda_for_driver(driver, windows, f.config)
         if runs and s.get("id") == "conda:cudatoolkit-planned":
             fix = (f"conda install cudatoolkit={runs}   # the newest CUDA driver {driver} runs (NVIDIA's minimum drivers); "
                    f"or ask the administrators for a driver >= {need}")
