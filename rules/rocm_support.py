@@ -20,7 +20,7 @@ def _override(gfx: Optional[str], release: Dict[str, Any]) -> Optional[str]:
     if not gfx or not re.fullmatch(r"gfx1[01]\d[0-9a-f]", gfx):
         return None
     value, target = _OVERRIDE.get(gfx[:6], (None, None))
-    ok = {g["gfx"] for g in release["gpu"] if g["support"] in rocm_gpus.SUPPORTED}
+    ok = rocm_gpus.supported_gfx(release)
     if value is None or target == gfx or target not in ok:
         return None
     return (f"export HSA_OVERRIDE_GFX_VERSION={value}   # runs {target} code on this {gfx}: ROCm's reference "
@@ -29,7 +29,7 @@ def _override(gfx: Optional[str], release: Dict[str, Any]) -> Optional[str]:
 
 def _fix(name: str, j: Dict[str, Any]) -> str:
     r = j["release"]
-    listed = ", ".join(dict.fromkeys(g["name"] for g in r["gpu"] if g["support"] in rocm_gpus.SUPPORTED))
+    listed = ", ".join(rocm_gpus.listed(r))
     lines = ["rocminfo | grep -m1 -o 'gfx[0-9a-f]*'   # this GPU's target"]
     over = _override(j.get("gfx"), r)
     if over:
@@ -38,7 +38,8 @@ def _fix(name: str, j: Dict[str, Any]) -> str:
         lines.append(f"amd-smi version   # ROCm {r['series']} here; AMD's list has this GPU in ROCm "
                      f"{', '.join(j['supported_by'])}: use that release (or its container image)")
     else:
-        lines.append(f"amd-smi version   # ROCm {r['series']} here; no ROCm list read lists this GPU: its supported GPUs are {listed}")
+        what = "GPUs" if r.get("gpu") else "GPU targets"
+        lines.append(f"amd-smi version   # ROCm {r['series']} here; no ROCm list read lists this GPU: its supported {what} are {listed}")
     return "\n".join(lines)
 
 
@@ -46,6 +47,9 @@ def _message(name: str, j: Dict[str, Any], where: str) -> str:
     r = j["release"]
     if j["why"] == "listed-unsupported":
         said = f"AMD's list for ROCm {r['series']} marks {j['entry']['name']} ({j['gfx']}) {j['entry']['support']}"
+    elif j["why"] == "gfx-unlisted" and not r.get("gpu"):
+        said = (f"AMD's compatibility matrix for ROCm {r['series']} lists the GPU targets {', '.join(r['targets'])}, "
+                f"not {name}'s {j['gfx']}")
     elif j["why"] == "gfx-unlisted":
         said = f"AMD's list for ROCm {r['series']} has no GPU of {name}'s target {j['gfx']}"
     else:
@@ -65,7 +69,7 @@ def rocm_gpu_not_in_release(f: FactView) -> Iterator[Hit]:
         libamdhip64.so.5.4.x) and an AMD GPU (amd-smi's gfx target on the node; in a paste lspci's
         "[AMD/ATI]" line or a Radeon/Instinct name) that AMD's "Supported GPUs" table for that release
         does not list, or lists as unsupported (knowledge/rocm_gpus.toml, one entry per release
-        series read). A GPU the release lists, or one of a gfx target it lists, is never reported;
+        series read; where only AMD's compatibility matrix was read, its list of gfx targets). A GPU the release lists, or one of a gfx target it lists, is never reported;
         a release whose table was not read is unknown.
 
     Why it matters:
@@ -84,6 +88,7 @@ def rocm_gpu_not_in_release(f: FactView) -> Iterator[Hit]:
         - https://rocm.docs.amd.com/projects/install-on-linux/en/latest/reference/system-requirements.html
         - https://github.com/ROCm/rocm-install-on-linux/blob/5a31cf41cfd370ea20e6f81d05c67543c7701336/docs/reference/system-requirements.rst
         - https://github.com/ROCm/ROCm/blob/rocm-5.7.1/docs/release/gpu_os_support.md
+        - https://github.com/ROCm/ROCm/blob/rocm-6.3.3/docs/compatibility/compatibility-matrix.rst (6.3, 7.1, 7.2: targets only)
         - https://rocm.docs.amd.com/en/latest/reference/env-variables.html (HSA_OVERRIDE_GFX_VERSION)
     """
     failed = next(iter(catalogued(f, "torch-rocm-missing-gfx")), None)

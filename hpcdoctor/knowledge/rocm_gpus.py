@@ -41,11 +41,23 @@ def release(series: Optional[str]) -> Optional[Dict[str, Any]]:
     return None
 
 
+def supported_gfx(r: Dict[str, Any]) -> FrozenSet[str]:
+    """The gfx targets whose code release ``r`` ships: of the GPUs its page lists as supported, or
+    the targets its compatibility matrix lists where only those were read."""
+    return frozenset({g["gfx"] for g in r.get("gpu", []) if g["support"] in SUPPORTED} | set(r.get("targets", [])))
+
+
+def listed(r: Dict[str, Any]) -> List[str]:
+    """What release ``r``'s entry lists as supported, for a message: names, else its targets."""
+    names = [g["name"] for g in r.get("gpu", []) if g["support"] in SUPPORTED]
+    return list(dict.fromkeys(names)) if names else list(r.get("targets", []))
+
+
 def _gfx_of_name(name: str) -> Optional[str]:
     """The gfx target any release's list gives a GPU of this name (the lists agree on it)."""
     key = name_key(name)
     for r in knowledge.load("rocm_gpus").get("release", []):
-        for g in r["gpu"]:
+        for g in r.get("gpu", []):
             if name_key(g["name"]) == key:
                 return g["gfx"]
     return None
@@ -55,14 +67,15 @@ def judge(series: Optional[str], name: Optional[str] = None, gfx: Optional[str] 
     """What release ``series``'s list says of a GPU: None where the release's list is unknown or the
     GPU is one it lists as supported (or a GPU whose gfx target it supports); else a dict with
     ``why`` ("listed-unsupported", "gfx-unlisted", "name-unlisted"), the entry where one is
-    listed, the release and ``supported_by`` (the series whose list has the GPU as supported)."""
+    listed, the release and ``supported_by`` (the series whose list has the GPU as supported).
+    Where the release's entry holds targets only, a GPU whose target no list gives is unknown (None)."""
     r = release(series)
     if r is None or not (name or gfx):
         return None
     base = gfx.split(":")[0] if gfx else None
     key = name_key(name) if name else None
-    entry = next((g for g in r["gpu"] if key and name_key(g["name"]) == key), None)
-    ok_gfx = {g["gfx"] for g in r["gpu"] if g["support"] in SUPPORTED}
+    entry = next((g for g in r.get("gpu", []) if key and name_key(g["name"]) == key), None)
+    ok_gfx = supported_gfx(r)
     if entry is not None and entry["support"] in SUPPORTED:
         return None
     if entry is not None:
@@ -71,6 +84,8 @@ def judge(series: Optional[str], name: Optional[str] = None, gfx: Optional[str] 
         base = base or (_gfx_of_name(name) if name else None)
         if base in ok_gfx:
             return None  # a GPU this list does not name, of a target whose code the release ships
+        if base is None and "gpu" not in r:
+            return None  # a name no list gives a target, against a list of targets: cannot be judged
     why = "listed-unsupported" if entry is not None else ("gfx-unlisted" if base else "name-unlisted")
     return {"why": why, "entry": entry, "gfx": base, "release": r, "supported_by": supported_by(key, base)}
 
@@ -79,8 +94,8 @@ def supported_by(key: Optional[FrozenSet[str]], gfx: Optional[str]) -> List[str]
     """The release series whose list has this GPU (by name, else by gfx target) as supported."""
     out = []
     for r in knowledge.load("rocm_gpus").get("release", []):
-        ok = [g for g in r["gpu"] if g["support"] in SUPPORTED and
+        ok = [g for g in r.get("gpu", []) if g["support"] in SUPPORTED and
               ((key is not None and name_key(g["name"]) == key) or (gfx and g["gfx"] == gfx))]
-        if ok:
+        if ok or (gfx and gfx in r.get("targets", [])):
             out.append(r["series"])
     return out

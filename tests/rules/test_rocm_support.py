@@ -110,9 +110,12 @@ def test_hostile_text_is_bounded():
 
 def test_every_release_lists_its_supported_gpus_as_listed():
     for r in load("rocm_gpus")["release"]:
-        assert r["read"] == "2026-11-26"
-        assert re.search(r" @ (?:[0-9a-f]{40}|tag rocm-\d)", r["source"]), r["source"]  # a commit or tag, never "latest"
-        for g in r["gpu"]:
+        assert r["read"] in ("2026-11-26", "2026-11-27")
+        # a commit, a tag or the stored copy read, never "latest"
+        assert re.search(r" @ (?:[0-9a-f]{40}|tag rocm-\d|code-index id \d+)", r["source"]), r["source"]
+        for gfx in r.get("targets", []):
+            assert rocm_gpus.judge(r["series"], gfx=gfx) is None
+        for g in r.get("gpu", []):
             judged = rocm_gpus.judge(r["series"], name=g["name"], gfx=g["gfx"])
             assert (judged is None) == (g["support"] in rocm_gpus.SUPPORTED), (r["series"], g)
 
@@ -125,3 +128,82 @@ def test_a_release_whose_list_was_not_read_is_skipped_with_its_reason():
                      "ticket.rocm_versions")):
         findings, skipped = run_rule("rocm-gpu-not-in-release", g)[:2]
         assert not findings and path in skipped[0]["reason"] and "ROCm 5.3" in skipped[0]["reason"]
+
+
+# --- series after 6.2 (read 2026-11-27): each node is judged against its own release's list ---
+
+from conftest import PUBLIC, report_of  # noqa: E402
+from hpcdoctor.parse import amdsmi  # noqa: E402
+
+_AMD = PUBLIC / "amd"
+
+
+def _recorded_mi300x_node(rocm=None):
+    """huggingface/dell-ai's recorded 8x MI300X: its `amd-smi static --json` as the paste reader gives
+    the GPUs, and its own `amd-smi version --json` (ROCm 7.2.1) unless another release is named."""
+    gpus = report_of("check", "--from", str(_AMD / "delai_8xMI300X_amd-smi_static_json_root.json"))["facts"]["gpus"]
+    rocm = rocm or amdsmi.parse_amdsmi_version((_AMD / "delai_amd-smi_version_json_root.json").read_text())["rocm_version"]
+    return facts("h100-kvm-1gpu", **{"gpus": gpus, "amd.rocm_version": rocm}), gpus
+
+
+def test_a_recorded_mi300x_node_on_rocm_7_2_is_judged_against_7_2_and_quiet():
+    from rulekit import run_rule
+
+    g, gpus = _recorded_mi300x_node()
+    assert g["facts"]["amd"]["rocm_version"] == "7.2.1" and {x["name"] for x in gpus} == {"AMD Instinct MI300X"}
+    findings, skipped = run_rule("rocm-gpu-not-in-release", g)[:2]
+    assert not findings and not skipped  # judged, not skipped: 7.2's targets hold gfx942
+    assert rocm_gpus.release("7.2")["described"] == "7.2.3"
+
+
+@pytest.mark.parametrize("rocm", ["6.3.3", "6.4.1", "7.0.0", "7.1.0"])
+def test_the_recorded_mi300x_is_listed_by_every_later_series(rocm):
+    g, _ = _recorded_mi300x_node(rocm)
+    assert not fired("rocm-gpu-not-in-release", g)
+
+
+def test_the_recorded_mi300x_under_a_release_with_no_entry_stays_unknown():
+    from rulekit import run_rule
+
+    g, _ = _recorded_mi300x_node("5.6.1")  # a real release whose page was not read
+    findings, skipped = run_rule("rocm-gpu-not-in-release", g)[:2]
+    assert not findings and "ROCm 5.6" in skipped[0]["reason"] and "7.2" in skipped[0]["reason"]
+
+
+def test_the_recorded_gfx906_collect_env_is_judged_against_each_release_own_list():
+    # the real ROCm 6.2 collect_env of vllm#9713 (an MI50-class gfx906): 6.2 lists gfx906 as deprecated,
+    # 6.4's and 7.0's pages mark the MI50/Radeon VII/PRO VII (gfx906) unsupported, 7.2's matrix omits gfx906
+    base = recorded_paste_facts("../tickets/vllm-9713-rocm-gfx906-healthy.txt")
+    assert not fired("rocm-gpu-not-in-release", base)
+    for series, said in (("6.4", "AMD's list for ROCm 6.4 has no GPU of"),
+                         ("7.0", "AMD's list for ROCm 7.0 has no GPU of"),
+                         ("7.2", "AMD's compatibility matrix for ROCm 7.2 lists the GPU targets gfx950")):
+        g = recorded_paste_facts("../tickets/vllm-9713-rocm-gfx906-healthy.txt")
+        for v in g["facts"]["ticket"]["rocm_versions"]:
+            v["series"] = series
+        (f,) = fired("rocm-gpu-not-in-release", g)
+        assert said in f.message and "gfx906" in f.message, f.message
+        assert "6.2" in f.fix  # the last series whose list still ships gfx906 code
+
+
+def test_an_mi50_by_name_is_marked_unsupported_from_6_4():
+    (f,) = fired("rocm-gpu-not-in-release", _amd_node("AMD Instinct MI50", "gfx906", "6.4.1"))
+    assert "marks AMD Instinct MI50 (gfx906) unsupported" in f.message
+    assert not fired("rocm-gpu-not-in-release", _amd_node("AMD Instinct MI50", "gfx906", "6.2.4"))  # deprecated
+
+
+def test_rdna4_and_mi355x_are_listed_from_their_first_release_only():
+    # names as AMD's 6.4 and 7.0 pages print them (rocm_gpus.toml)
+    assert not fired("rocm-gpu-not-in-release", _amd_node("AMD Radeon RX 9070 XT", "gfx1201", "6.4.1"))
+    (f,) = fired("rocm-gpu-not-in-release", _amd_node("AMD Radeon RX 9070 XT", "gfx1201", "6.2.4"))
+    assert "has no GPU of AMD Radeon RX 9070 XT's target gfx1201" in f.message
+    assert "in ROCm 6.4, 7.0, 7.1, 7.2: use that release" in f.fix
+    assert not fired("rocm-gpu-not-in-release", _amd_node("AMD Instinct MI355X", "gfx950", "7.0.0"))
+    (old,) = fired("rocm-gpu-not-in-release", _amd_node("AMD Instinct MI355X", "gfx950", "6.4.1"))
+    assert "in ROCm 7.0, 7.1, 7.2" in old.fix and "6.3" not in old.fix
+
+
+def test_a_targets_only_entry_cannot_judge_a_name_no_list_gives_a_target():
+    assert rocm_gpus.judge("7.2", name="AMD Radeon RX 9070 XT") is None  # named by 6.4's page: gfx1201, listed
+    assert rocm_gpus.judge("7.2", name="Barcelo") is None  # no list gives Barcelo a target: unknown here
+    assert rocm_gpus.judge("6.2", name="Barcelo")["why"] == "name-unlisted"  # a list of names can say so
