@@ -86,8 +86,27 @@ def judge(series: Optional[str], name: Optional[str] = None, gfx: Optional[str] 
             return None  # a GPU this list does not name, of a target whose code the release ships
         if base is None and "gpu" not in r:
             return None  # a name no list gives a target, against a list of targets: cannot be judged
+        if "gpu" not in r and _kept_by_last_named_list(r["series"], base):
+            return None  # the matrix leaves out deprecated targets its pages still list
     why = "listed-unsupported" if entry is not None else ("gfx-unlisted" if base else "name-unlisted")
     return {"why": why, "entry": entry, "gfx": base, "release": r, "supported_by": supported_by(key, base)}
+
+
+def _order(series: str) -> tuple:
+    return tuple(int(p) for p in re.findall(r"\d+", series))
+
+
+def _kept_by_last_named_list(series: str, gfx: str) -> bool:
+    """Whether the nearest earlier release whose page names GPUs still ships ``gfx``'s code. AMD's
+    compatibility matrix lists fewer targets than its pages (for 6.0-6.2 it leaves out gfx906,
+    which the pages list as deprecated), so a target missing from a targets-only entry is judged
+    only once a named list has dropped it."""
+    named = [r for r in knowledge.load("rocm_gpus").get("release", [])
+             if "gpu" in r and _order(r["series"]) < _order(series)]
+    if not named:
+        return True
+    last = max(named, key=lambda r: _order(r["series"]))
+    return any(g["gfx"] == gfx and g["support"] in SUPPORTED for g in last["gpu"])
 
 
 def supported_by(key: Optional[FrozenSet[str]], gfx: Optional[str]) -> List[str]:

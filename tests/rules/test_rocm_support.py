@@ -207,3 +207,15 @@ def test_a_targets_only_entry_cannot_judge_a_name_no_list_gives_a_target():
     assert rocm_gpus.judge("7.2", name="AMD Radeon RX 9070 XT") is None  # named by 6.4's page: gfx1201, listed
     assert rocm_gpus.judge("7.2", name="Barcelo") is None  # no list gives Barcelo a target: unknown here
     assert rocm_gpus.judge("6.2", name="Barcelo")["why"] == "name-unlisted"  # a list of names can say so
+
+
+def test_a_target_the_matrix_omits_but_the_last_named_list_still_ships_is_not_judged():
+    # the real gfx906 collect_env of vllm#9713 under 6.3, whose entry is the matrix's targets only:
+    # the matrix leaves out deprecated targets (it omits gfx906 for 6.0-6.2, whose pages list it
+    # deprecated), and 6.2's page is the last named list, so 6.3 cannot be said to drop gfx906
+    g = recorded_paste_facts("../tickets/vllm-9713-rocm-gfx906-healthy.txt")
+    for v in g["facts"]["ticket"]["rocm_versions"]:
+        v["series"] = "6.3"
+    assert not fired("rocm-gpu-not-in-release", g)
+    assert rocm_gpus.judge("6.3", gfx="gfx906") is None
+    assert rocm_gpus.judge("7.1", gfx="gfx906")["why"] == "gfx-unlisted"  # 6.4's and 7.0's pages drop it
