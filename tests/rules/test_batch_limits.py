@@ -7,11 +7,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import FIXTURES
-from rulekit import fired, paste_facts, recorded_paste_facts, run_rule
+from rulekit import fired, paste_facts, recorded_paste_facts
 
-MEMORY = "batch-job-memory-limit-exceeded"
-THREADS = "batch-job-thread-limit-exceeded"
-LINE_ENDINGS = "batch-script-dos-line-endings"
 
 
 def _ticket(tmp_path, name, corpus="tickets_blind_p"):
@@ -20,7 +17,7 @@ def _ticket(tmp_path, name, corpus="tickets_blind_p"):
 
 
 def test_torque_vmem_kill_names_the_figures_and_asks_for_vmem(tmp_path):
-    (f,) = fired(MEMORY, _ticket(tmp_path, "hyphy-500-torque-default-vmem-limit"))
+    (f,) = fired("batch-job-memory-limit-exceeded", _ticket(tmp_path, "hyphy-500-torque-default-vmem-limit"))
     assert f.severity == "error" and "PBS MOM" in f.message
     # TORQUE prints vmem in bytes: 3372163072 B = 3.14 GiB over a 2 GiB default
     assert "used 3.14 GiB, limit 2.00 GiB" in f.message and "vmem 3372163072 exceeded limit 2147483648" in f.message
@@ -28,7 +25,7 @@ def test_torque_vmem_kill_names_the_figures_and_asks_for_vmem(tmp_path):
 
 
 def test_moab_memory_violation_reads_megabytes(tmp_path):
-    (f,) = fired(MEMORY, _ticket(tmp_path, "cbio-cluster-251-queue-default-memory-limit"))
+    (f,) = fired("batch-job-memory-limit-exceeded", _ticket(tmp_path, "cbio-cluster-251-queue-default-memory-limit"))
     assert f.severity == "error" and f.message.startswith("Moab says")
     assert "used 2.47 GiB, limit 1.10 GiB" in f.message and "qsub -l mem=4gb" in f.fix
 
@@ -39,17 +36,17 @@ def test_moab_memory_violation_reads_megabytes(tmp_path):
     ("sarek-541-torque-memory-resource-limit-mail.txt", "PBS MOM", "qsub -l mem="),
 ])
 def test_other_schedulers_memory_kills(paste, who, option):
-    (f,) = fired(MEMORY, recorded_paste_facts(paste))
+    (f,) = fired("batch-job-memory-limit-exceeded", recorded_paste_facts(paste))
     assert f.severity == "error" and who in f.message and option in f.fix
 
 
 def test_lsf_memory_kill_cites_the_exit_status_as_support():
-    (f,) = fired(MEMORY, recorded_paste_facts("souporcell-20-lsf-term-memlimit.txt"))
+    (f,) = fired("batch-job-memory-limit-exceeded", recorded_paste_facts("souporcell-20-lsf-term-memlimit.txt"))
     assert "143 = 128+15, is SIGTERM" in f.message
 
 
 def test_pbs_pro_mem_figures_are_kilobytes():
-    (f,) = fired(MEMORY, recorded_paste_facts("canu-530-pbs-pro-mem-exceeded-limit.txt"))
+    (f,) = fired("batch-job-memory-limit-exceeded", recorded_paste_facts("canu-530-pbs-pro-mem-exceeded-limit.txt"))
     # 38427376 kB = 36.65 GiB against 33554432 kB = 32 GiB: ask a quarter above the use
     assert "used 36.65 GiB, limit 32.00 GiB" in f.message and "mem=46gb" in f.fix
 
@@ -60,13 +57,12 @@ def test_pbs_pro_mem_figures_are_kilobytes():
     "cbio-cluster-403-job-deleted-by-root.txt",           # deleted by root, no limit named
 ])
 def test_memory_rule_silent_on_other_kills_and_a_bare_exit_status(paste):
-    findings, _skipped = run_rule(MEMORY, recorded_paste_facts(paste))
-    assert findings == []
+    assert not fired("batch-job-memory-limit-exceeded", recorded_paste_facts(paste))
 
 
 def test_a_bare_exit_status_fires_neither_batch_rule():
     facts = recorded_paste_facts("cbio-cluster-256-exit-status-271-only.txt")
-    assert run_rule(THREADS, facts)[0] == [] and run_rule(MEMORY, facts)[0] == []
+    assert not fired("batch-job-thread-limit-exceeded", facts) and not fired("batch-job-memory-limit-exceeded", facts)
 
 
 @pytest.mark.parametrize("corpus, ticket", [
@@ -77,11 +73,11 @@ def test_slurm_memory_kill_stays_host_memory_oom_killed(tmp_path, corpus, ticket
     # Slurm enforces --mem through the kernel's memory cgroup: MEM006 answers it, this rule does not
     facts = _ticket(tmp_path, ticket, corpus)
     assert fired("host-memory-oom-killed", facts)
-    assert run_rule(MEMORY, facts)[0] == []
+    assert not fired("batch-job-memory-limit-exceeded", facts)
 
 
 def test_lsf_thread_limit_kill(tmp_path):
-    (f,) = fired(THREADS, _ticket(tmp_path, "carveme-34-lsf-thread-limit-kills-job"))
+    (f,) = fired("batch-job-thread-limit-exceeded", _ticket(tmp_path, "carveme-34-lsf-thread-limit-kills-job"))
     assert f.severity == "error" and f.message.startswith("LSF says") and "TERM_THREADLIMIT" in f.message
     assert "143 = 128+15, is SIGTERM" in f.message
     assert "OMP_NUM_THREADS" in f.fix and "bsub -n" in f.fix
@@ -92,12 +88,12 @@ def test_lsf_thread_limit_kill(tmp_path):
     ("joblib-1268-pbs-ncpus-exceeded.txt", "ncpus 19.38 exceeded limit 8"),
 ])
 def test_pbs_ncpus_kill(paste, quoted):
-    (f,) = fired(THREADS, recorded_paste_facts(paste))
+    (f,) = fired("batch-job-thread-limit-exceeded", recorded_paste_facts(paste))
     assert f.severity == "error" and quoted in f.message and "ncpus=8" in f.fix
 
 
 def test_thread_rule_silent_on_a_memory_kill():
-    assert run_rule(THREADS, recorded_paste_facts("souporcell-20-lsf-term-memlimit.txt"))[0] == []
+    assert not fired("batch-job-thread-limit-exceeded", recorded_paste_facts("souporcell-20-lsf-term-memlimit.txt"))
 
 
 @pytest.mark.parametrize("ticket, quoted", [
@@ -105,7 +101,7 @@ def test_thread_rule_silent_on_a_memory_kill():
     ("alphapulldown-183-pbs-script-crlf-bad-interpreter", "/bin/bash^M: bad interpreter"),
 ])
 def test_dos_line_endings_on_set_p(tmp_path, ticket, quoted):
-    (f,) = fired(LINE_ENDINGS, _ticket(tmp_path, ticket))
+    (f,) = fired("batch-script-dos-line-endings", _ticket(tmp_path, ticket))
     assert f.severity == "error" and quoted in f.message and "dos2unix job.sh" in f.fix
 
 
@@ -114,7 +110,7 @@ def test_dos_line_endings_on_set_p(tmp_path, ticket, quoted):
     ("bash-5.2-crlf-job-script.txt", "$'\\r': command not found"),
 ])
 def test_dos_line_endings_elsewhere(paste, quoted):
-    (f,) = fired(LINE_ENDINGS, recorded_paste_facts(paste))
+    (f,) = fired("batch-script-dos-line-endings", recorded_paste_facts(paste))
     assert quoted in f.message
 
 
@@ -123,4 +119,4 @@ def test_dos_line_endings_elsewhere(paste, quoted):
     "slurm-22.05-srun-execve-command-not-on-path.txt",     # "command not found" of a real missing command
 ])
 def test_line_endings_silent_without_a_carriage_return(paste):
-    assert run_rule(LINE_ENDINGS, recorded_paste_facts(paste))[0] == []
+    assert not fired("batch-script-dos-line-endings", recorded_paste_facts(paste))
