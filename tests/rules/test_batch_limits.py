@@ -120,3 +120,16 @@ def test_dos_line_endings_elsewhere(paste, quoted):
 ])
 def test_line_endings_silent_without_a_carriage_return(paste):
     assert not fired("batch-script-dos-line-endings", recorded_paste_facts(paste))
+
+
+def test_exit_status_readings_name_the_signal_only_where_there_is_one():
+    from hpcdoctor.triage.messages import find_messages
+    from rulekit import PASTES
+
+    # PBS's 256+15 and LSF's 128+15 decode to SIGTERM; Slurm's ExitCode=1:0 has no signal at all
+    pbs = find_messages((PASTES / "cbio-cluster-256-exit-status-271-only.txt").read_text(encoding="utf-8"))
+    assert [(s["id"], s["code"]) for s in pbs if s["family"] == "pbs_exit"] == [("pbs_exit:SIGTERM", 271)]
+    lsf = find_messages((PASTES / "souporcell-20-lsf-term-memlimit.txt").read_text(encoding="utf-8"))
+    assert [s["id"] for s in lsf if s["family"] == "exitstatus"] == ["exitstatus:SIGTERM"]
+    slurm = find_messages((PASTES / "ubuntu-slurm-5-exitcode-1-0.txt").read_text(encoding="utf-8"))
+    assert not [s for s in slurm if s["family"] == "slurm_exit"]
