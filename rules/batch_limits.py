@@ -251,9 +251,12 @@ def batch_script_dos_line_endings(f: FactView) -> Iterator[Hit]:
         shell reports it: sbatch's "Batch script contains DOS line breaks (\\r\\n)" (every Slurm
         release from 14.11), TORQUE qsub's "script is written in DOS/Windows text format", and
         bash's errors on such a script: "/bin/bash^M: bad interpreter" (the #! line's \\r, which
-        bash before 5.1 shows as ^M), "$'\\r': command not found" (a blank line) and "syntax error
-        near unexpected token `$'do\\r''" (a keyword carrying the \\r). Each names the carriage
-        return itself, so each is an error.
+        older bash shows as ^M; zsh's "bad interpreter: /bin/bash^M"), coreutils env's
+        "/usr/bin/env: 'bash\\r': No such file or directory" (a "#!/usr/bin/env bash" line),
+        "$'\\r': command not found" (a blank line) and "syntax error near unexpected token
+        `$'do\\r''" (a keyword carrying the \\r). Each names the carriage return itself, so each is
+        an error. Bash 5.2 (as recorded here) says only "cannot execute: required file not found" for the #!
+        line, which names no carriage return and is not read here.
 
     Why it matters:
         A script written or edited on Windows ends every line with \\r\\n. sbatch refuses it; PBS
