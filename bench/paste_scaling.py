@@ -66,6 +66,22 @@ def error_line_words(size: int) -> str:
     return "".join(out)
 
 
+def log_line_words(size: int) -> str:
+    # Distinct lines that hold the needles of the loggers', MPI runtimes' and strerror-in-parentheses
+    # conventions (errorlines.toml, errno.toml) out of their place, so every form tries its pattern on
+    # every line its needle finds, and none matches.
+    line = ("{n} x ] [error] | ERROR    | - ERROR - [ERROR] ERROR ~ Abort( MPICH ERROR [Rank aborting job: "
+            "PMIX ERROR: Headers are BUG: Killed Terminated (Read only file system) .py: .cc: "
+            "*** Process received signal *** *** An error occurred\n")
+    out, n, total = [], 0, 0
+    while total < size:
+        s = line.format(n=n)
+        out.append(s)
+        total += len(s)
+        n += 1
+    return "".join(out)
+
+
 def long_error_line(size: int) -> str:
     word = "a.cc:1: error"
     return word * (size // len(word)) + "\n"
@@ -80,6 +96,7 @@ GENERATORS = {
     "long-prose-line": long_prose_line,
     "error-line-words": error_line_words,
     "long-error-line": long_error_line,
+    "log-line-words": log_line_words,
 }
 
 

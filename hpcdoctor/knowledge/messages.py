@@ -150,6 +150,13 @@ class Family:
         for text, entry in self.by_message:
             if said.startswith(text) and (len(said) == len(text) or not said[len(text)].isalnum()):
                 return entry
+        # A message retyped by a user loses its hyphens ("Read only file system"): the same message.
+        said = said.replace("-", " ")
+        for text, entry in self.by_message:
+            if "-" in text:
+                text = text.replace("-", " ")
+                if said.startswith(text) and (len(said) == len(text) or not said[len(text)].isalnum()):
+                    return entry
         return None
 
 

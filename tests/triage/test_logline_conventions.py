@@ -1,0 +1,108 @@
+"""Log-line conventions of the producers HPC users paste (errorlines.toml's loggers, MPI runtimes and
+library banners; errno.toml's strerror texts retold in parentheses or without their hyphen),
+replayed from public pastes: each line is read and quoted back as not in hpcdoctor's catalogue,
+so the paste is answered instead of refused (issue 24), and no rule fires on a convention alone.
+Where a specific family knows the line (openmpi.toml's MPI_ERRORS_ARE_FATAL block, mpich.toml's
+"Fatal error in PMPI_..."), that family keeps it."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import FIXTURES, check_from
+from hpcdoctor.knowledge import messages
+from hpcdoctor.triage.messages import find_messages
+
+PASTES = FIXTURES / "pastes"
+SET_P = FIXTURES / "tickets_blind_p"
+SET_N = FIXTURES / "tickets_blind_n"
+
+# (paste, [(line, emitter the reply names)]); public text, verbatim (SOURCES.md, or the set's tickets.toml)
+CASES = [
+    (PASTES / "mpitutorial-95-openmpi-process-received-signal.txt",
+     [(3, "Open MPI's report of a process killed by a signal")]),
+    (PASTES / "ompi-9785-pmix-error-unreachable.txt",
+     [(5, "an Open MPI runtime error log line (ORTE, PRRTE, PMIx, OPAL)")]),
+    (PASTES / "prrte-24-orte-error-log.txt", [(1, "an Open MPI runtime error log line (ORTE, PRRTE, PMIx, OPAL)")]),
+    (PASTES / "ray-31477-core-worker-and-raylet-log.txt",
+     [(4, "a Ray C++ component's log line at level E or C (raylet, GCS, core worker)")]),
+    (PASTES / "nextflow-4140-error-executing-process.txt", [(2, "a Nextflow error")]),
+    (SET_P / "sst-core-895-cray-mpich-gtl-not-linked.txt",
+     [(8, "an MPICH abort (MPID_Abort; Cray MPICH prefixes 'MPICH ERROR [Rank n]')"),
+      (11, "an MPI job aborted through PMI (MPICH's PMI_Abort/PMI2_Abort)")]),
+    (SET_P / "dbscan-multiplex-7-hdf5-headers-library-mismatch.txt",
+     [(1, "HDF5's header/library version check (H5check_version)"),
+      (15, "HDF5's header/library version check (H5check_version)")]),
+    (SET_P / "latfield2-4-hdf5-two-installs-include-vs-linker.txt",
+     [(7, "HDF5's header/library version check (H5check_version)")]),
+    (SET_P / "openmeeg-363-hdf5-built-against-other-library.txt",
+     [(6, "HDF5's header/library version check (H5check_version)")]),
+    (SET_N / "nextflow-383-slurm-memory-kill.txt",
+     [(6, "a shell's report of a command killed by a signal (bash's job status line)")]),
+]
+
+
+@pytest.mark.parametrize("paste, quoted", CASES, ids=[c[0].stem for c in CASES])
+def test_each_paste_is_answered_with_its_log_lines_quoted_back(paste, quoted):
+    run = check_from(paste)
+    assert run["rc"] != 2 and run["doc"] is not None, run["stderr"]
+    said = run["doc"]["source"]["recognised"]
+    for line, emitter in quoted:
+        want = f"line {line}: {emitter}, not in hpcdoctor's catalogue: "
+        assert any(want in r for r in said), (want, said)
+
+
+@pytest.mark.parametrize("paste", [c[0] for c in CASES if c[0].parent == PASTES], ids=lambda p: p.stem)
+def test_a_log_line_convention_fires_no_rule(paste):
+    run = check_from(paste)
+    assert [f["symbol"] for f in run["doc"]["findings"] if f["severity"] in ("error", "warning")] == []
+
+
+def test_a_line_a_specific_family_reads_stays_that_familys():
+    # Open MPI's MPI_ERRORS_ARE_FATAL block is openmpi.toml's entry, not the generic "*** An error occurred"
+    text = (PASTES / "ompi-1530-openmpi-errors-are-fatal.txt").read_text(encoding="utf-8")
+    got = {s["line"]: s["family"] for s in find_messages(text)}
+    assert got.get(6) == "openmpi", got
+    # Cray MPICH's "MPICH ERROR [Rank n] ... Abort(...): Fatal error in PMPI_Gatherv" is mpich.toml's class
+    text = (PASTES / "diffbragg-reproducer-cray-mpich-abort.txt").read_text(encoding="utf-8")
+    got = {s["line"]: s["id"] for s in find_messages(text)}
+    assert got.get(6) == "mpich:MPI_ERR_OTHER", got
+
+
+def test_a_strerror_text_retold_without_its_hyphen_is_that_errno():
+    # set P's title "failure at ms2pip (Read only file system)": EROFS, not a refusal
+    text = (SET_P / "mhcquant-340-ms2pip-models-in-unwritable-home.txt").read_text(encoding="utf-8")
+    got = [s["id"] for s in find_messages(text) if s["line"] == 1]
+    assert got == ["errno:EROFS"], got
+    errno = messages.families(("errno",))[0]
+    for said in ("Read only file system", "read-only file system", "READ ONLY FILE SYSTEM"):
+        assert errno.lookup("message", said).key == "EROFS", said
+    assert errno.lookup("message", "Invalid cross device link").key == "EXDEV"
+    # the hyphen is dropped, not the words: "Read only" alone names nothing
+    assert errno.lookup("message", "Read only") is None
+
+
+def test_the_parenthesised_text_must_be_the_whole_parenthesis():
+    # a strerror text inside longer words in parentheses is not the errno's report
+    for line in ("the run stopped (no space left on device was not the cause)",
+                 "failure at ms2pip (Read only file system check skipped)"):
+        assert [s for s in find_messages(line) if s["family"] == "errno"] == [], line
+
+
+# Words of the new conventions out of place (written for the test, as hostile input is: the point is
+# what must NOT be read).
+PROSE = [
+    "Killed it with kill -9 and restarted the job.",
+    "Terminated after two hours, see the log below.",
+    "Headers are installed in /usr/include, library is in /usr/lib64.",
+    "BUG: the scheduler ignores my --mem request",
+    "Nextflow printed ERROR ~ and nothing else, I think",
+    "We see [ERROR]s from time to time but the job finishes.",
+    "Sometimes MPICH ERROR [Rank is printed twice.",
+    "loguru prints ERROR | for these lines",
+]
+
+
+@pytest.mark.parametrize("sentence", PROSE)
+def test_prose_with_the_conventions_words_is_not_a_log_line(sentence):
+    assert [s for s in find_messages(sentence) if s["family"] == "errorlines"] == []
