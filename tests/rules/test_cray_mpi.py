@@ -36,6 +36,7 @@ def test_pmi2_init_failed_on_a_login_node(tmp_path):
     assert "srun -n 1 python -c 'import emcee'" in f.fix and "mpi4py.rc.initialize = False" in f.fix
     # srun refusing its PMI plugin is mpi-srun-without-pmi's, a cause this paste does not show
     assert not fired("mpi-srun-without-pmi", g)
+    assert not fired("cray-mpich-gtl-not-linked", g)   # a Cray MPI abort of another cause
 
 
 def test_pmi2_init_failed_from_h5py_in_another_thread():
