@@ -29,8 +29,8 @@ _GTL_FIX = (
 
 _OUTSIDE_FIX = (
     "salloc -N 1 -t 30   # an allocation on a compute node (add the site's -C/-p and -A); then start ranks with srun\n"
-    "srun -n 1 python -c 'import emcee'   # MPI programs and Python that imports mpi4py run under srun (aprun on ALPS systems)\n"
-    "python -c 'import mpi4py; mpi4py.rc.initialize = False; import emcee'   # or, on the login node, keep mpi4py from calling MPI_Init at import")
+    "srun -n 1 python -c 'from mpi4py import MPI; print(MPI.Get_library_version())'   # MPI (and Python importing mpi4py) works under srun (aprun on ALPS systems)\n"
+    "python -c 'import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI; print(MPI.Is_initialized())'   # on a login node: set mpi4py.rc.initialize = False before the package that imports mpi4py; False here")
 
 
 @rule("NET031", GTL, "error", "Cray MPICH was asked for GPU support but the program was linked without its GTL library", impact=7)
@@ -69,7 +69,7 @@ def cray_mpich_gtl_not_linked(f: FactView) -> Iterator[Hit]:
     s = told[0]
     found = _HOST.search(str(s.get("text", "")))
     host = found.group("host") if found else None
-    where = (f" It ran on {host}, a login node: the variable is set there too, so even `--version` aborts."
+    where = (f" It ran on {host}, a login node: the site sets the variable there too, so every run of the program aborts."
              if host and _LOGIN_HOST.match(host) else "")
     yield Hit(message=f"Cray MPICH was asked for GPU support (MPICH_GPU_SUPPORT_ENABLED=1) but the program was linked "
                       f"without its GPU Transport Layer library, libmpi_gtl_* (line {s.get('line')}: \"{told_text(s)}\"): "

@@ -33,7 +33,7 @@ def test_pmi2_init_failed_on_a_login_node(tmp_path):
     g = _set_p(tmp_path, "emcee-228-cray-mpi-init-aborts-on-login-node")
     (f,) = fired("mpi-init-outside-launcher", g)
     assert f.severity == "warning" and "PMI2 init failed: 1" in f.message and "outside srun/aprun" in f.message
-    assert "srun -n 1 python -c 'import emcee'" in f.fix and "mpi4py.rc.initialize = False" in f.fix
+    assert "srun -n 1 python -c 'from mpi4py import MPI" in f.fix and "mpi4py.rc.initialize = False" in f.fix
     # srun refusing its PMI plugin is mpi-srun-without-pmi's, a cause this paste does not show
     assert not fired("mpi-srun-without-pmi", g)
     assert not fired("cray-mpich-gtl-not-linked", g)   # a Cray MPI abort of another cause
