@@ -1,0 +1,118 @@
+"""HPE Cray MPICH refusing to start (knowledge/messages/cray_mpich.toml): GPU support requested for a
+program linked without the GPU Transport Layer, and MPI_Init run where no launcher serves PMI (a
+login node, a program started directly). Cray MPICH is closed source; its texts and their causes come
+from the HPE sites' documents (NERSC, CSCS, ALCF)."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+GTL = "cray-mpich-gtl-not-linked"
+OUTSIDE = "mpi-init-outside-launcher"
+
+_PMI_STEP = "cray_mpich:cray-pmi-init-step-failed"
+# Cray MPICH 8 puts the host name in its abort line: "[job id ] [date] [login31] - Abort(...)".
+_HOST = re.compile(r"\] \[(?P<host>[A-Za-z][A-Za-z0-9_.-]{0,63})\] - Abort\(")
+_LOGIN_HOST = re.compile(r"(?i)^(?:login|uan)\d{0,4}$")
+
+_GTL_FIX = (
+    "module list 2>&1 | grep -i craype-accel   # no craype-accel-* module: the wrappers did not link the GTL library\n"
+    "ldd $(command -v PROGRAM) | grep -i gtl   # a GPU-aware build lists libmpi_gtl_cuda.so (NVIDIA) or libmpi_gtl_hsa.so (AMD)\n"
+    "module load craype-accel-nvidia80   # before building: the site's accelerator target (AMD MI250X: craype-accel-amd-gfx90a)\n"
+    "make clean && make CC=cc CXX=CC FC=ftn   # rebuild with the Cray wrappers, which then link libmpi_gtl_*\n"
+    "export MPICH_GPU_SUPPORT_ENABLED=0   # or, for a program that passes no GPU buffers to MPI: do not ask for GPU support")
+
+_OUTSIDE_FIX = (
+    "salloc -N 1 -t 30   # an allocation on a compute node (add the site's -C/-p and -A); then start ranks with srun\n"
+    "srun -n 1 python -c 'from mpi4py import MPI; print(MPI.Get_library_version())'   # MPI (and Python importing mpi4py) works under srun (aprun on ALPS systems)\n"
+    "python -c 'import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI; print(MPI.Is_initialized())'   # on a login node: set mpi4py.rc.initialize = False before the package that imports mpi4py; False here")
+
+
+@rule("NET031", GTL, "error", "Cray MPICH was asked for GPU support but the program was linked without its GTL library", impact=7)
+def cray_mpich_gtl_not_linked(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Cray MPICH's abort in MPI_Init "MPIDI_CRAY_init: GPU_SUPPORT_ENABLED is
+        requested, but GTL library is not linked" (with its "MPICH ERROR [Rank 0] ... Abort(-1)"
+        prefix and the "aborting job:" repetition).
+
+    Why it matters:
+        With MPICH_GPU_SUPPORT_ENABLED=1 Cray MPICH moves GPU buffers through its GPU Transport
+        Layer, libmpi_gtl_cuda (NVIDIA) or libmpi_gtl_hsa (AMD). The compiler wrappers link it only
+        when an accelerator target module (craype-accel-*) is loaded at build time; a program built
+        without one (plain ./configure picking mpicc, another MPI wrapper, a Python extension built
+        by pip) aborts at MPI_Init wherever the variable is set, as sites set it by default on their
+        GPU systems. A line from a login node says the program was run there: it is a build
+        question all the same.
+
+    How to fix:
+        Load the site's accelerator target module (craype-accel-nvidia80 on Perlmutter and Polaris,
+        craype-accel-amd-gfx90a on Frontier and LUMI) and rebuild with cc/CC/ftn, so that ldd shows
+        libmpi_gtl_*; or, for a program that passes no GPU memory to MPI, set
+        MPICH_GPU_SUPPORT_ENABLED=0.
+
+    References:
+        - https://eth-cscs.github.io/cscs-docs/software/communication/cray-mpich (GPU-aware MPI needs the GTL library and MPICH_GPU_SUPPORT_ENABLED=1)
+        - https://docs.nersc.gov/development/programming-models/mpi/cray-mpich/ (CUDA-aware Cray MPICH on Perlmutter)
+        - https://github.com/eth-cscs/cscs-docs/pull/40 (the abort quoted: load craype-accel-* before compiling)
+        - https://github.com/sstsimulator/sst-core/issues/895 (fixed by building with MPICC=cc MPICXX=CC)
+        - https://github.com/BLAST-WarpX/warpx/pull/2736 (Perlmutter: CRAY_ACCEL_TARGET=nvidia80)
+    """
+    told = catalogued(f, GTL)
+    if not told:
+        return
+    s = told[0]
+    found = _HOST.search(str(s.get("text", "")))
+    host = found.group("host") if found else None
+    where = (f" It ran on {host}, a login node: the site sets the variable there too, so every run of the program aborts."
+             if host and _LOGIN_HOST.match(host) else "")
+    yield Hit(message=f"Cray MPICH was asked for GPU support (MPICH_GPU_SUPPORT_ENABLED=1) but the program was linked "
+                      f"without its GPU Transport Layer library, libmpi_gtl_* (line {s.get('line')}: \"{told_text(s)}\"): "
+                      f"it was built without a craype-accel-* module or not with the Cray wrappers cc/CC/ftn.{where}",
+              fix=_GTL_FIX, evidence=told_evidence(s))
+
+
+@rule("NET032", OUTSIDE, "warning", "MPI_Init found no process manager: the program was run outside the MPI launcher", impact=5)
+def mpi_init_outside_launcher(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Cray MPT's MPI_Init stack ending in "PMI2 init failed: 1" (after "Fatal
+        error in PMPI_Init_thread: Other MPI error" and "channel initialization failed"), without
+        Cray PMI's own trace naming a step that failed ("[PE_0]:_pmi_init:... returned -1", which a
+        launched job prints).
+
+    Why it matters:
+        Cray MPICH learns its rank and peers from Cray PMI, served by srun, aprun or the site's
+        mpiexec. A process started directly (on a login node, or a Python that imports mpi4py or an
+        MPI-built h5py there) finds no PMI server, and MPI_Init aborts the process: NERSC documents
+        this stack as what MPI on a login node prints. Inside a batch job or allocation the same
+        stack is MPI_Init timing out (NERSC: PMI_MMAP_SYNC_WAIT_TIME), hence a warning.
+
+    How to fix:
+        Run MPI programs in an allocation under the launcher (salloc, then srun -n N ...); to
+        import an MPI-using Python package on a login node, keep mpi4py from initialising MPI at
+        import (mpi4py.rc.initialize = False before the import). The MPI launchers' own wrong PMI
+        (srun --mpi) is mpi-srun-without-pmi's.
+
+    References:
+        - https://nersc.gitlab.io/development/languages/python/ (NERSC: MPI does not work on login nodes; this stack)
+        - https://mpi4py.readthedocs.io/en/stable/mpi4py.html#mpi4py.rc.initialize
+        - https://github.com/dfm/emcee/issues/228 (import emcee on a login node)
+        - https://github.com/radiasoft/sirepo/issues/4930 (h5py importing MPI on NERSC)
+        - https://github.com/radical-cybertools/radical.pilot/issues/766 (the same line under aprun, with Cray PMI naming a socket it could not bind)
+    """
+    told = catalogued(f, OUTSIDE)
+    if not told:
+        return
+    if any(s.get("id") == _PMI_STEP for s in f.get("ticket.symptoms") or []):
+        return  # PMI started and names its own failure: this process was launched
+    s = told[0]
+    yield Hit(message=f"MPI_Init found no PMI server to learn its rank from (line {s.get('line')}: \"{told_text(s)}\"): "
+                      "the program (or a Python package importing mpi4py) was started outside srun/aprun, as on a login "
+                      "node, where Cray MPICH cannot initialise. Inside a batch job the same stack means MPI_Init timed out",
+              fix=_OUTSIDE_FIX, evidence=told_evidence(s))
