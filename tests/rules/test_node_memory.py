@@ -11,7 +11,7 @@ SYMBOL = "node-memory-taken-by-other-jobs"
 
 
 def test_free_h_with_memory_and_swap_used_up_is_a_warning():
-    (f,) = fired(SYMBOL, recorded_paste_facts("dockermonitor-13-free-h-node-memory-and-swap-used-up.txt"))
+    (f,) = fired("node-memory-taken-by-other-jobs", recorded_paste_facts("dockermonitor-13-free-h-node-memory-and-swap-used-up.txt"))
     assert f.severity == "warning"
     assert "2.9G of 251G available (1.2%)" in f.message and "0B of 4.0G swap free" in f.message
     assert "whose processes" in f.message and "ps -eo user:20,pid,rss,comm --sort=-rss" in f.fix
@@ -76,4 +76,4 @@ def test_a_node_without_swap_is_not_called_out_of_swap():
     gib = 2 ** 30
     g = facts("h100-kvm-1gpu", **{"memory.total_bytes": 256 * gib, "memory.available_bytes": 1 * gib,
                                   "memory.swap_total_bytes": 0, "memory.swap_free_bytes": 0})
-    assert run_rule(SYMBOL, g)[0] == []
+    assert not fired("node-memory-taken-by-other-jobs", g)
