@@ -11,7 +11,8 @@ from typing import Iterator, Optional
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView, MissingFact
-from hpcdoctor.rules._common import catalogued, local_ranks, nccl_shm_cause, parse_threads, ticket_evidence, told_text
+from hpcdoctor.rules._common import (catalogued, local_ranks, nccl_shm_cause, parse_threads, stated, ticket_evidence,
+                                     told_evidence, told_text)
 from hpcdoctor.rules.memory import torch_shm_message
 
 
@@ -22,6 +23,10 @@ def _told_all(f: FactView, symbol: str) -> list:
 
 
 # ---- file systems ------------------------------------------------------------------------------
+
+# A user's sentence that a disk is full (knowledge/messages/prose.toml): quoted back at info, never
+# taken for ENOSPC printed by a program.
+_DISK_FULL_SAID = "prose:disk-full-said"
 
 _QUOTED_PATH = re.compile(r"""['"`](/[^'"`\s]{1,300})['"`]|(?<![\w.])(/(?:home|scratch|work|project|projects|data|gpfs|lustre|tmp|var|opt|nfs|mnt|u|users)\b[^\s'":]{0,300})""")
 # The caches a run fills under $HOME and the variable that moves each (read in their source on
@@ -186,7 +191,8 @@ def _disk_limits() -> tuple:
 
 
 @rule("SYS005", "disk-full", "error", "a file system the run writes to is full", impact=7,
-      also={"warning": "on a live node: less free space or inodes than one install of torch takes"})
+      also={"warning": "on a live node: less free space or inodes than one install of torch takes",
+            "info": "the user's words that a disk is full, no program's line"})
 def disk_full(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -197,7 +203,9 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         under its temporary directory: the fix then moves APPTAINER_TMPDIR). On a live node, a file system
         holding $HOME, the working directory, the temporary directory or a cache (HF_HOME, TORCH_HOME,
         TRITON_CACHE_DIR, pip's, conda's) with less free space, or fewer free inodes, than one
-        install of torch takes (knowledge/thresholds.toml [disk]). /dev/shm is shm-too-small's.
+        install of torch takes (knowledge/thresholds.toml [disk]). /dev/shm is shm-too-small's. A
+        user who only says a disk is full ("gpu-2-9 disk is full, jobs that need space in /tmp are
+        failing") is quoted back at severity info with the df that shows it.
 
     Why it matters:
         Writes fail: a checkpoint is cut short, pip leaves an environment half installed, a
@@ -216,6 +224,18 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         - https://apptainer.org/docs/user/main/build_env.html#temporary-folders (APPTAINER_TMPDIR, APPTAINER_CACHEDIR)
     """
     told = [s for s in _told_all(f, "disk-full") if not _shm_only(f, s)]
+    said = next((s for s in told if s.get("id") == _DISK_FULL_SAID and stated(s)), None)
+    told = [s for s in told if s.get("id") != _DISK_FULL_SAID]
+    if said is not None and not told:
+        # The user's sentence, no program's line: what it says is quoted back, df is what shows it.
+        yield Hit(message=f"the user says a disk is full (line {said['line']}: \"{told_text(said)}\"); no program's line in "
+                          "the paste shows it, df does",
+                  fix=("df -h \"${TMPDIR:-/tmp}\" / \"$HOME\" .; df -i \"${TMPDIR:-/tmp}\" /   # free blocks, free inodes\n"
+                       "du -xsh /tmp/* 2>/dev/null | sort -h | tail   # what fills /tmp (files of your own: rm them)\n"
+                       "export TMPDIR=/scratch/$USER/tmp   # pip, compilers and torch write temporary files there\n"
+                       + _move_caches()),
+                  evidence=told_evidence(said), severity="info")
+        return
     if told:
         s = next((t for t in told if _path_of(t)), told[0])
         path = _path_of(s)

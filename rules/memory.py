@@ -7,7 +7,9 @@ from typing import Iterator
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._build_jobs import build_fix
+from hpcdoctor.rules._jupyter_kernel import is_kernel_line, kernel_died_hint
 from hpcdoctor.rules._common import catalogued, nccl_shm_cause, stated, ticket_evidence, told_evidence, told_text
+from hpcdoctor.rules._ray_store import RAY_SHM, ray_said
 from hpcdoctor.rules._where import shm_fix
 
 
@@ -73,7 +75,7 @@ def numa_balancing_on(f: FactView) -> Iterator[Hit]:
     )
 
 
-@rule("MEM003", "shm-too-small", "warning", "/dev/shm too small for DataLoader workers", impact=6,
+@rule("MEM003", "shm-too-small", "warning", "/dev/shm too small for DataLoader workers or Ray's object store", impact=6,
       also={"info": "a shell's bare Bus error: the usual cause, not a shown one"})
 def shm_too_small(f: FactView) -> Iterator[Hit]:
     """
@@ -85,12 +87,18 @@ def shm_too_small(f: FactView) -> Iterator[Hit]:
         worker (pid N) is killed by signal: Bus error", "Unexpected bus error encountered in
         worker ... insufficient shared memory (shm)", "unable to allocate shared memory(shm)
         for file <...>: No space left on device" or "unable to write to file </torch_...>" with
-        that errno or, as torch 0.3-1.x printed it, none (a line wrapped by a mail client read too).
+        that errno or, as torch 0.3-1.x printed it, none (a line wrapped by a mail client read too);
+        Ray's object store: the raylet's "System memory request exceeds memory available in /dev/shm.
+        The request is for N bytes, and the amount available is M bytes.", ray.init's "The object
+        store is using /tmp instead of /dev/shm because /dev/shm has only N bytes available" and its
+        ValueError "The configured object store size (X GB) exceeds /dev/shm size (Y GB)", each with
+        its numbers decoded (knowledge/messages/ray_object_store.toml).
 
     Why it matters:
         PyTorch DataLoader workers pass every batch to the main process through shared memory; a
         small /dev/shm (64 MiB is the container default) ends in "bus error" or "DataLoader worker
-        killed ... insufficient shared memory" as soon as batches grow.
+        killed ... insufficient shared memory" as soon as batches grow. Ray keeps its object store
+        there: a smaller /dev/shm shrinks the store, moves it to disk, or stops the raylet.
 
     How to fix:
         Where the job runs decides how: in a Kubernetes pod, a memory-backed emptyDir volume
@@ -104,6 +112,8 @@ def shm_too_small(f: FactView) -> Iterator[Hit]:
         - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting/runtime_and_mpi_issues.html
         - https://github.com/pytorch/pytorch/blob/main/torch/csrc/DataLoader.cpp
         - https://kubernetes.io/docs/concepts/storage/volumes/#emptydir
+        - https://github.com/ray-project/ray/blob/564a5d1a657d247c07cb99c132dfd709b53fa323/src/ray/object_manager/plasma/store_runner.cc
+        - https://github.com/ray-project/ray/blob/003280cbe0d09f1c4cd6a482363fbefff4f613c5/python/ray/_private/services.py (determine_plasma_store_config)
     """
     from hpcdoctor import knowledge
 
@@ -117,6 +127,11 @@ def shm_too_small(f: FactView) -> Iterator[Hit]:
         what = f"its {cause['size'] / 2**20:.1f} MiB shared-memory segment" if cause["size"] else "its shared-memory segment"
         yield Hit(message=f"NCCL could not create {what}: {said} (line {s['line']})",
                   fix=shm_fix(f), evidence=ticket_evidence(s))
+        return
+    ray = next((t for t in catalogued(f, "shm-too-small") if str(t.get("id", "")).startswith(RAY_SHM)), None)
+    if ray is not None:
+        # Ray's object store lives in /dev/shm and says by how much it does not fit there.
+        yield Hit(message=f"{ray_said(ray)} (line {ray['line']})", fix=shm_fix(f), evidence=ticket_evidence(ray))
         return
     s = torch_shm_message(f)
     if s:
@@ -343,7 +358,13 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         back at severity info, with the command that shows the kernel's own line; so is one who says
         a source build takes all of the host's memory or RAM (with the build's MAX_JOBS line), and
         one who says only that the process was killed, where nothing else in the paste (no program's
-        line: a scheduler's time limit, a site's notice) says by whom.
+        line: a scheduler's time limit, a site's notice) says by whom. A notebook kernel that died, in
+        Jupyter's words ("The kernel appears to have died. It will restart automatically.", "The
+        kernel for <path> appears to have died.", "The kernel has died, and the automatic restart has
+        failed.", the server's "KernelRestarter: restarting kernel (1/5)";
+        knowledge/messages/jupyter_kernel.toml) or in the user's with memory named ("after using up 1
+        GB of memory on JupyterHub, the kernel fails"), is answered at severity info: Jupyter sees the
+        process gone, not why, and a crash in native code ends it too.
 
     Why it matters:
         The process did not crash: the kernel killed it because the host, or the job's memory
@@ -391,8 +412,9 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
     said = next((s for s in told if s.get("id") in _KILLED_LOADING_SAID), None)
     killer_said = next((s for s in told if s.get("id") == _OOM_KILLER_SAID and stated(s)), None)
     build_said = next((s for s in told if s.get("id") in _BUILD_MEMORY_SAID and stated(s)), None)
+    kernel = kernel_died_hint([s for s in told if is_kernel_line(s)])
     told = [s for s in told if s.get("id") not in _KILLED_LOADING_SAID and s.get("id") != _OOM_KILLER_SAID
-            and s.get("id") not in _BUILD_MEMORY_SAID]
+            and s.get("id") not in _BUILD_MEMORY_SAID and not is_kernel_line(s)]
     worker = next((s for s in f.get("ticket.symptoms") or []
                    if s.get("id") == "torch:dataloader-killed-by-signal" and s.get("signal") == _SIGKILL_TEXT), None)
     s = told[0] if told else worker
@@ -411,6 +433,8 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
                               f"\"{told_text(build_said)}\"): ninja runs as many compiler jobs as there are CPUs, each "
                               "taking several GB, until the kernel's out-of-memory killer ends one or the host stalls",
                       fix=build_fix(f), evidence=told_evidence(build_said), severity="info")
+        elif kernel is not None:
+            yield kernel
         else:
             yield from _killed_said(f)
         return
