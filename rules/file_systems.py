@@ -18,6 +18,10 @@ from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 # torch's cpp_extension (torch_extensions), as torch 2.13.0 names them, and Triton's own (.triton/, triton
 # 3.9.0 knobs.py).
 _JIT_PLACE = re.compile(r"^/(?:tmp|var/tmp|dev/shm)/|/torchinductor_[^/]{1,64}/|/\.?triton/|/torch_extensions/")
+# A build stage: spack's default ($tempdir/$user/spack-stage, etc/spack/defaults/config.yaml) and the
+# var/spack/stage/<pkg> links older spack made into it (spack#9746: "spack uses symlinks that hide
+# that /tmp is being used"), and pip's build environments (/tmp/pip-build-env-*).
+_STAGE_PLACE = re.compile(r"/spack-stage/|/var/spack/stage/|/pip-build-env-[^/]{1,40}/")
 # The roles of the limits check's file systems that a JIT writes to (checks/limits.py write_dirs).
 _JIT_ROLES = ("TMPDIR", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
 # No Hit.env: `hpcdoctor env` quotes values, so $HOME would not expand, and the directories must exist first.
@@ -26,6 +30,11 @@ _EXEC_FIX = ("mkdir -p $HOME/tmp $HOME/.cache/torchinductor $HOME/.triton/cache 
              "TRITON_CACHE_DIR=$HOME/.triton/cache TORCH_EXTENSIONS_DIR=$HOME/.cache/torch_extensions\n"
              "# or a node-local directory the site documents for jobs, if it is not mounted noexec: "
              "findmnt -no OPTIONS --target DIR")
+
+_STAGE_FIX = ("findmnt -no OPTIONS --target \"${TMPDIR:-/tmp}\"   # noexec among them: the stage cannot run configure\n"
+              "spack config get config | grep -A3 build_stage   # spack: where it stages ($tempdir is TMPDIR, else /tmp)\n"
+              "mkdir -p $HOME/tmp && export TMPDIR=$HOME/tmp   # a stage on a file system that allows execution; rerun the install\n"
+              "# for good: build_stage: [$spack/var/spack/stage] under config: in ~/.spack/config.yaml (spack config edit config)")
 
 
 def _filesystems(f: FactView) -> List[dict]:
@@ -49,7 +58,8 @@ def _noexec(fs: Optional[dict]) -> Optional[bool]:
 
 
 @rule("SYS008", "tmp-noexec", "error", "code written under a noexec mount cannot be loaded or run", impact=6,
-      also={"advice": "no failure pasted: only the node's temporary directory or a JIT cache is on a noexec mount"})
+      also={"advice": "no failure pasted: only the node's temporary directory or a JIT cache is on a noexec mount",
+            "warning": "a build stage's program refused (spack, pip): noexec or a missing execute bit, no mount record"})
 def tmp_noexec(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -86,6 +96,10 @@ def tmp_noexec(f: FactView) -> Iterator[Hit]:
         path = str(s.get("file") or "")
         mount = _mount_of(f, path) if path else None
         said = s.get("id") == "noexec:inductor-noexec-tempdir"
+        staged = bool(_STAGE_PLACE.search(path)) and not _JIT_PLACE.search(path)
+        if staged:
+            yield from _stage_refused(f, s, path, mount)
+            return
         if not (said or _JIT_PLACE.search(path) or _noexec(mount)):
             continue   # a library elsewhere: an address-space limit or another cause, not this rule's
         if _noexec(mount) is False and not said:
@@ -108,6 +122,25 @@ def tmp_noexec(f: FactView) -> Iterator[Hit]:
                       fix=_EXEC_FIX, severity="advice",
                       evidence={"limits.filesystems": {k: fs.get(k) for k in ("roles", "paths", "mount_probe", "fstype", "options")}})
             return
+
+
+def _stage_refused(f: FactView, s: dict, path: str, mount: Optional[dict]) -> Iterator[Hit]:
+    """A build stage's program refused. The path says a stage, not where it lives (spack's
+    var/spack/stage/<pkg> is a link into $tempdir), so the node's TMPDIR counts as much as the path's
+    own mount: either noexec names the cause; both allowing execution leave a missing execute bit."""
+    tmp = next((fs for fs in _filesystems(f) if "TMPDIR" in (fs.get("roles") or [])), None)
+    line = f"(line {s.get('line')}: \"{told_text(s)}\")"
+    noexec = next((fs for fs in (mount, tmp) if _noexec(fs)), None)
+    if noexec:
+        yield Hit(message=f"{path} could not be executed in the build stage {line}: the node's record says "
+                          f"{noexec.get('mount_probe')} is mounted {','.join(noexec['options'])}",
+                  fix=_STAGE_FIX.split("\n", 1)[1], evidence=told_evidence(s))
+    elif _noexec(mount) is None or _noexec(tmp) is None:
+        # consistent with noexec, not proof: the mount options say which
+        yield Hit(message=f"{path} could not be executed in the build stage {line}: consistent with a stage on a noexec "
+                          "mount (spack stages under $TMPDIR by default, and var/spack/stage links there), or a file "
+                          "that lacks its execute bit: the mount options say which",
+                  severity="warning", fix=_STAGE_FIX, evidence=told_evidence(s))
 
 
 # errno values of a lock the file system does not grant (ENOLCK, ENOSYS) and of one another process holds (EAGAIN)

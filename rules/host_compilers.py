@@ -14,7 +14,8 @@ from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 SYMBOL = "nvcc-host-gcc-unsupported"
 # The toolkit's own folder in the header's path (/usr/local/cuda-9.0/include/crt/host_config.h).
-_CUDA_IN_PATH = re.compile(r"cuda-(\d{1,2}\.\d{1,2})/")
+# Module trees spell it /opt/apps/cuda/12.4/bin/nvcc (apex#1833, llm-awq#220).
+_CUDA_IN_PATH = re.compile(r"cuda[-/](\d{1,2}\.\d{1,2})/")
 _RISK = ("# last resort, at your own risk (host_config.h's words: it \"may cause compilation failure or incorrect run "
          "time execution\"): nvcc -allow-unsupported-compiler ...")
 
@@ -39,6 +40,13 @@ def _first_accepting(key: str, wanted: int) -> Optional[dict]:
     return None
 
 
+def _gcc_limit(where) -> str:
+    """The newest gcc the release in the header's or nvcc's path accepts, as the table says."""
+    row = next((r for r in _releases() if where and r["cuda"] == where.group(1)), None)
+    return (f"CUDA {row['cuda']} accepts gcc {row['gcc_max']} at the newest" if row else
+            "the newest gcc per release: knowledge/cuda_host_compilers.toml, or the CUDA installation guide")
+
+
 def _newer_release(key: str, limit: int, bound: str) -> str:
     """What the table says of the releases that accept the next compiler major."""
     wanted = limit + 1 if key == "gcc_max" else limit
@@ -60,9 +68,12 @@ def nvcc_host_gcc_unsupported(f: FactView) -> Iterator[Hit]:
         In a pasted build log, the version checks of CUDA's crt/host_config.h stopping a compile:
         "#error -- unsupported GNU version! gcc versions later than 12 are not supported!", "--
         unsupported clang version! clang version must be less than 13 and greater than 3.2", and
-        their Visual Studio, ICC, ICX, xlC, pgc++, Grace clang and macOS siblings; or nvcc's own
-        "nvcc fatal : The version ('90000') of the host compiler ('Apple clang') is not supported"
-        (knowledge/messages/host_config.toml, every #error of CUDA 11.7 to 13.5). Live (warning):
+        their Visual Studio, ICC, ICX, xlC, pgc++, Grace clang and macOS siblings (and the CUDA
+        5-6.5 wording "gcc 4.9 and up are not supported!"); or nvcc's own refusals: "nvcc fatal :
+        The version ('90000') of the host compiler ('Apple clang') is not supported", "Unsupported
+        NVHPC compiler found. nvc++ is the only NVHPC compiler that is supported." (CC=nvc from an
+        NVHPC environment, which torch's cpp_extension passes as -ccbin), "Unsupported host
+        compiler '...'" (knowledge/messages/host_config.toml, every #error of CUDA 11.7 to 13.5). Live (warning):
         nvcc on PATH and the gcc on PATH that it would call are a pair its release refuses
         (knowledge/cuda_host_compilers.toml), unless NVCC_CCBIN or -ccbin in NVCC_PREPEND_FLAGS /
         NVCC_APPEND_FLAGS names another host compiler.
@@ -125,6 +136,15 @@ def nvcc_host_gcc_unsupported(f: FactView) -> Iterator[Hit]:
                f"nvcc -ccbin /usr/bin/clang++-{limit - 1} ...   # or -ccbin g++ (a gcc this CUDA accepts)\n"
                f"cmake -DCMAKE_CUDA_HOST_COMPILER=/usr/bin/clang++-{limit - 1} ..\n"
                f"{_RISK}")
+    elif s.get("id") == "host_config:nvcc-nvhpc-not-nvcpp":
+        about = (f"{ran} was handed an NVIDIA HPC SDK compiler other than nvc++ as its host compiler (line {s.get('line')}: "
+                 f"\"{told_text(s)}\"): torch's cpp_extension (and builds like it) pass $CC to nvcc as -ccbin, and an "
+                 "NVHPC environment often sets CC=nvc, its C compiler")
+        fix = ("echo \"CC=$CC CXX=$CXX\"; nvcc --version; gcc --version   # the CC a torch extension build hands nvcc as "
+               "-ccbin, and the gcc beside it\n"
+               f"export CC=gcc CXX=g++   # GNU compilers, if this CUDA release accepts that gcc ({_gcc_limit(where)}); "
+               "then rerun the build\n"
+               "export CC=nvc++   # or keep NVHPC's: nvc++ is the one NVHPC compiler nvcc accepts as its host compiler")
     else:
         about = f"{ran} refuses the host compiler (line {s.get('line')}: \"{told_text(s)}\")"
         fix = (f"{check}\n"

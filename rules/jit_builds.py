@@ -23,6 +23,12 @@ _LOCK_FIX = (f"find {_ROOT} -maxdepth 3 -name lock -ls   # a lock file per exten
              "its whole directory to rebuild it)\n"
              "export TORCH_EXTENSIONS_DIR=/tmp/$USER/torch_extensions   # a node-local root for jobs, so concurrent "
              "jobs on a shared home do not wait on each other's locks")
+_MEGATRON_FIX = ("ls -l megatron/fused_kernels/build/lock   # in the Megatron checkout (forks: their fused_kernels/build); "
+                 "torch's cpp_extension holds it while one build runs\n"
+                 "pgrep -u \"$USER\" -a 'ninja|nvcc|c\\+\\+'   # no build of yours running (on any node sharing the "
+                 "checkout): the lock is stale\n"
+                 "rm megatron/fused_kernels/build/lock   # or rm -rf megatron/fused_kernels/build: the next run rebuilds "
+                 "the kernels")
 _CACHE_FIX = ("PYCUDA_DISABLE_CACHE=1 python your_script.py   # runs without the cache: working now confirms a stale "
               "or damaged cache entry\n"
               "rm -rf \"${PYCUDA_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pycuda/compiler-cache-v1}\"   # PyCUDA "
@@ -62,12 +68,22 @@ def torch_extension_build_lock_stale(f: FactView) -> Iterator[Hit]:
     """
     root = first_symptom(f, "jit_caches:torch-extensions-root")
     where = f" under {root['root']}" if root and root.get("root") else ""
-    waited = first_symptom(f, "jit_caches:torch-file-baton-wait-frame")
+    waited = first_symptom(f, "jit_caches:torch-file-baton-wait-frame") or first_symptom(f, "jit_caches:torch-file-baton-waited")
     if waited:
         yield Hit(message=f"the process was waiting on a torch extension's build lock (line {waited.get('line')}: "
                           f"\"{told_text(waited)}\"){where}: with no other build running, it is a lock file left by a "
                           "build that was killed, and load() waits on it forever", fix=_LOCK_FIX,
                   evidence=told_evidence(waited))
+        return
+    fused = next((t for t in f.get("ticket.symptoms") or []
+                  if t.get("id") == "prose:fused-kernels-build-hangs-said" and stated(t)), None)
+    if fused:
+        # Megatron builds in its own tree (cpp_extension.load(build_directory=...)), not TORCH_EXTENSIONS_DIR
+        yield Hit(message=f"a run that stops while Megatron compiles its fused kernels (line {fused.get('line')}: "
+                          f"\"{told_text(fused)}\"): Megatron builds them with torch's cpp_extension in "
+                          "megatron/fused_kernels/build, and a lock file left there by a build that was killed makes "
+                          "every later run wait; the user's words alone cannot show the lock, ls does",
+                  severity="info", fix=_MEGATRON_FIX, evidence=told_evidence(fused))
         return
     uses = root or first_symptom(f, "jit_caches:torch-cpp-extension-load-import")
     said = next((t for t in f.get("ticket.symptoms") or []

@@ -120,3 +120,33 @@ def test_the_working_directorys_file_system_sharpens_a_refused_lock():
     (f,) = fired("hdf5-file-locking", facts("h100-kvm-1gpu", **{"ticket.symptoms": told,
                                                                 "limits.filesystems": [dict(cwd, fstype="ext4")]}))
     assert "working directory here" not in f.message
+
+
+# -- a build stage's program refused (spack's ProcessError; issue 24) ---------------------------
+
+SPACK = Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_p" / "spack-9746-build-stage-on-noexec-tmp.txt"
+
+
+def test_spack_stage_refusal_is_consistent_with_noexec():
+    told = find_messages(SPACK.read_text())
+    (f,) = fired("tmp-noexec", facts("h100-kvm-1gpu", **{"ticket.symptoms": told}))
+    assert f.severity == "warning" and "libsigsegv-2.11/configure could not be executed in the build stage" in f.message
+    assert f.fix.startswith('findmnt -no OPTIONS --target "${TMPDIR:-/tmp}"') and "export TMPDIR=$HOME/tmp" in f.fix
+
+
+def test_spack_stage_refusal_with_the_nodes_record():
+    told = find_messages(SPACK.read_text())
+    home = _fs("/home/andradevalen1", ["rw", "relatime"], roles=("HOME",))
+    # TMPDIR noexec on the node: the stage's link leads there, the cause is named
+    (f,) = fired("tmp-noexec", facts("h100-kvm-1gpu", **{"ticket.symptoms": told,
+                                                         "limits.filesystems": [home, _fs("/tmp", ["rw", "noexec"])]}))
+    assert f.severity == "error" and "/tmp is mounted rw,noexec" in f.message
+    # both allow execution: a missing execute bit, not this rule
+    assert not fired("tmp-noexec", facts("h100-kvm-1gpu", **{"ticket.symptoms": told,
+                                                              "limits.filesystems": [home, _fs("/tmp", ["rw"])]}))
+
+
+def test_spack_build_failure_with_an_exit_status_is_not_a_refused_exec():
+    # https://github.com/spack/spack/issues/25598, two lines verbatim: the program ran and failed
+    text = "==> Error: ProcessError: Command exited with status 2:\n    'make' '-j16' 'V=1'\n"
+    assert not fired("tmp-noexec", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))

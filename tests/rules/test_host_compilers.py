@@ -106,3 +106,23 @@ def test_cmake_names_the_cuda_it_chose():
             + (TICKETS / "tickets_blind_l" / "colmap-1765-older-cuda-picked-rejects-gcc-9.txt").read_text())
     (f,) = fired("nvcc-host-gcc-unsupported", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
     assert "the nvcc CMake chose (CUDA 10.2.89, line 1" in f.message and "accepts gcc 8 at the newest" in f.message
+
+
+# -- nvcc's own refusal of an NVHPC host compiler (nvcc 13.0.88's strings; printed by 11.8 and 12.4) --
+
+def test_nvhpc_compiler_other_than_nvcpp_names_cc():
+    (f,) = fired("nvcc-host-gcc-unsupported", recorded_paste_facts("llm-awq-220-nvcc-refuses-nvhpc-cc.txt"))
+    assert f.severity == "error" and "the CUDA 11.8 toolkit's nvcc" in f.message and "other than nvc++" in f.message
+    assert "export CC=gcc CXX=g++" in f.fix and "CUDA 11.8 accepts gcc 11 at the newest" in f.fix
+    assert "export CC=nvc++" in f.fix and "-allow-unsupported-compiler" not in f.fix   # no version check to skip
+
+
+def test_nvhpc_refusal_retold_in_a_title_with_typographic_quotes():
+    text = (TICKETS / "tickets_blind_p" / "megatron-lm-319-nvcc-refuses-nvhpc-host-compiler.txt").read_text()
+    (f,) = fired("nvcc-host-gcc-unsupported", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
+    assert "other than nvc++" in f.message and "line 1" in f.message and "export CC=gcc" in f.fix
+
+
+def test_silent_on_a_missing_host_compiler():
+    # nvcc's "Failed to preprocess host compiler properties": the -ccbin directory is gone, nothing refused
+    assert not fired("nvcc-host-gcc-unsupported", recorded_paste_facts("compiler-explorer-8042-nvcc-ccbin-missing-gcc.txt"))

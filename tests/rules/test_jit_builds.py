@@ -5,7 +5,11 @@ whose LogicError has another cause."""
 
 from __future__ import annotations
 
-from rulekit import facts, fired, recorded_paste_facts
+from pathlib import Path
+
+import pytest
+
+from rulekit import PASTES, facts, fired, recorded_paste_facts
 from hpcdoctor.triage.messages import find_messages
 
 
@@ -51,3 +55,24 @@ def test_a_load_failure_without_source_modules_frame_is_not_the_cache():
     assert not fired("jit-kernel-cache-stale", g) and not fired("torch-extension-build-lock-stale", g)
     assert not fired("jit-kernel-cache-stale", facts("h100-kvm-1gpu"))
     assert not fired("torch-extension-build-lock-stale", facts("h100-kvm-1gpu"))
+
+
+# -- Megatron's fused kernels: cpp_extension.load(build_directory=megatron/fused_kernels/build) ----
+
+P = Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_p"
+
+
+@pytest.mark.parametrize("text, line", [
+    ((P / "megatron-lm-82-fused-kernel-build-stuck-stale-build.txt").read_text(), 5),
+    ((PASTES / "megatron-lm-1050-stuck-compiling-fused-kernels.txt").read_text(), 1),
+])
+def test_a_run_stuck_compiling_megatrons_fused_kernels_is_a_hint_at_its_build_lock(text, line):
+    (f,) = fired("torch-extension-build-lock-stale", _told(text))
+    assert f.severity == "info" and f"(line {line}:" in f.message and "megatron/fused_kernels/build" in f.message
+    assert f.fix.startswith("ls -l megatron/fused_kernels/build/lock") and "rm megatron/fused_kernels/build/lock" in f.fix
+
+
+def test_a_fused_kernel_build_that_fails_is_not_a_hang():
+    # Megatron-LM#319: the same build stopped by nvcc's refusal, an error and no hang
+    assert not fired("torch-extension-build-lock-stale",
+                     _told((P / "megatron-lm-319-nvcc-refuses-nvhpc-host-compiler.txt").read_text()))
