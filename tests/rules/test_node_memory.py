@@ -77,3 +77,16 @@ def test_a_node_without_swap_is_not_called_out_of_swap():
     g = facts("h100-kvm-1gpu", **{"memory.total_bytes": 256 * gib, "memory.available_bytes": 1 * gib,
                                   "memory.swap_total_bytes": 0, "memory.swap_free_bytes": 0})
     assert not fired("node-memory-taken-by-other-jobs", g)
+
+
+@pytest.mark.parametrize("recording, total, available", [
+    ("recorded-h100-free-h.txt", "125Gi", "125Gi"),      # procps free -h on the lent H100 node
+    ("recorded-h100-free-w-m.txt", "128887", "128362"),  # free -w -m: buffers and cache apart
+])
+def test_real_free_tables_of_a_gpu_node_are_read_and_judged_quiet(recording, total, available):
+    # recorded on the lent H100 node on 2026-11-27 (tests/fixtures/pastes/SOURCES.md): a node with
+    # nearly all its memory available and no swap configured
+    g = recorded_paste_facts(recording)
+    read = [s for s in g["facts"]["ticket"]["symptoms"] if s["family"] == "memory_summary"]
+    assert len(read) == 1 and read[0]["total"] == total and read[0]["available"] == available
+    assert run_rule(SYMBOL, g)[0] == []
