@@ -28,15 +28,7 @@ CASES = [
      [(4, "a Ray C++ component's log line at level E or C (raylet, GCS, core worker)")]),
     (PASTES / "nextflow-4140-error-executing-process.txt", [(2, "a Nextflow error")]),
     (SET_P / "sst-core-895-cray-mpich-gtl-not-linked.txt",
-     [(8, "an MPICH abort (MPID_Abort; Cray MPICH prefixes 'MPICH ERROR [Rank n]')"),
-      (11, "an MPI job aborted through PMI (MPICH's PMI_Abort/PMI2_Abort)")]),
-    (SET_P / "dbscan-multiplex-7-hdf5-headers-library-mismatch.txt",
-     [(1, "HDF5's header/library version check (H5check_version)"),
-      (15, "HDF5's header/library version check (H5check_version)")]),
-    (SET_P / "latfield2-4-hdf5-two-installs-include-vs-linker.txt",
-     [(7, "HDF5's header/library version check (H5check_version)")]),
-    (SET_P / "openmeeg-363-hdf5-built-against-other-library.txt",
-     [(6, "HDF5's header/library version check (H5check_version)")]),
+     [(11, "an MPI job aborted through PMI (MPICH's PMI_Abort/PMI2_Abort)")]),
     (SET_N / "nextflow-383-slurm-memory-kill.txt",
      [(6, "a shell's report of a command killed by a signal (bash's job status line)")]),
 ]
@@ -67,6 +59,15 @@ def test_a_line_a_specific_family_reads_stays_that_familys():
     text = (PASTES / "diffbragg-reproducer-cray-mpich-abort.txt").read_text(encoding="utf-8")
     got = {s["line"]: s["id"] for s in find_messages(text)}
     assert got.get(6) == "mpich:MPI_ERR_OTHER", got
+    # set P's Cray GTL abort and HDF5 version checks: cray_mpich.toml's and version_check.toml's entries
+    text = (SET_P / "sst-core-895-cray-mpich-gtl-not-linked.txt").read_text(encoding="utf-8")
+    assert {s["line"]: s["id"] for s in find_messages(text)}.get(8) == "cray_mpich:gtl-not-linked"
+    for paste, line in (("dbscan-multiplex-7-hdf5-headers-library-mismatch", 1),
+                        ("latfield2-4-hdf5-two-installs-include-vs-linker", 7),
+                        ("openmeeg-363-hdf5-built-against-other-library", 6)):
+        text = (SET_P / f"{paste}.txt").read_text(encoding="utf-8")
+        got = {s["line"]: s["id"] for s in find_messages(text)}
+        assert got.get(line) == "version_check:hdf5-version-mismatched", (paste, got)
 
 
 def test_a_strerror_text_retold_without_its_hyphen_is_that_errno():
