@@ -14,6 +14,7 @@ from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.rules._common import (catalogued, local_ranks, nccl_shm_cause, parse_threads, stated, ticket_evidence,
                                      told_evidence, told_text)
 from hpcdoctor.rules.memory import torch_shm_message
+from hpcdoctor.rules._df_tables import blocks_free, describe, df_rows
 
 
 def _told_all(f: FactView, symbol: str) -> list:
@@ -205,7 +206,12 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         TRITON_CACHE_DIR, pip's, conda's) with less free space, or fewer free inodes, than one
         install of torch takes (knowledge/thresholds.toml [disk]). /dev/shm is shm-too-small's. A
         user who only says a disk is full ("gpu-2-9 disk is full, jobs that need space in /tmp are
-        failing") is quoted back at severity info with the df that shows it.
+        failing") is quoted back at severity info with the df that shows it. A pasted df or df -i
+        table (knowledge/messages/df_tables.toml, every coreutils header layout) with a row at 100%
+        is a full file system, of space under Use%/Capacity or of inodes under IUse% (then said so:
+        blocks free, the fix counts files); a 99% row is read only beside a write that failed for
+        space. Snaps' squashfs loop images, optical media and overlay mounts are full by design and
+        never a finding.
 
     Why it matters:
         Writes fail: a checkpoint is cut short, pip leaves an environment half installed, a
@@ -222,10 +228,17 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         - https://github.com/golang/go/blob/2bd616b1a7d2544e05d55141b6575f17a9b17263/src/syscall/zerrors_linux_amd64.go (Go's errno words)
         - https://github.com/apptainer/apptainer/blob/917d66577963ca297352a22e13c86f1748ddc645/internal/pkg/runtime/launch/launcher_linux.go (the SIF's temporary sandbox)
         - https://apptainer.org/docs/user/main/build_env.html#temporary-folders (APPTAINER_TMPDIR, APPTAINER_CACHEDIR)
+        - https://www.gnu.org/software/coreutils/manual/html_node/df-invocation.html (df's columns, -i, -h, -P)
+        - https://github.com/python/psf-chef/issues/43 (a node out of inodes: df -h 56%, df -i 100%)
     """
     told = [s for s in _told_all(f, "disk-full") if not _shm_only(f, s)]
     said = next((s for s in told if s.get("id") == _DISK_FULL_SAID and stated(s)), None)
     told = [s for s in told if s.get("id") != _DISK_FULL_SAID]
+    # a pasted df table: rows at 100%; at 99% only beside a write that failed for space
+    rows = df_rows(f, nearly=bool(told))
+    if rows and not told:
+        yield _df_hit(f, rows)
+        return
     if said is not None and not told:
         # The user's sentence, no program's line: what it says is quoted back, df is what shows it.
         yield Hit(message=f"the user says a disk is full (line {said['line']}: \"{told_text(said)}\"); no program's line in "
@@ -240,9 +253,11 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         s = next((t for t in told if _path_of(t)), told[0])
         path = _path_of(s)
         where = path or '"${TMPDIR:-/tmp}" "$HOME" .'
+        table = (f"; {describe(rows[0])} (line {rows[0]['line']})" + (": out of inodes, not of space" if rows[0]["kind"] == "inodes" else "")
+                 if rows else "; a file system out of inodes says the same")
         yield Hit(message=f"a file system was full (line {s['line']}: \"{_quote(s, 'No space left on device')}\"): writes failed on "
-                          f"{_where_written(path)}; a file system out of inodes says the same",
-                  fix=(f"df -h {where}; df -i {where}   # free blocks, free inodes\n"
+                          f"{_where_written(path)}{table}",
+                  fix=(_df_hit(f, rows).fix if rows else f"df -h {where}; df -i {where}   # free blocks, free inodes\n"
                        + (_APPTAINER_DIRS if _apptainer_said(f) else "")
                        + "export TMPDIR=/scratch/$USER/tmp   # pip, compilers and torch write temporary files there\n"
                        + _move_caches()),
@@ -277,6 +292,30 @@ def disk_full(f: FactView) -> Iterator[Hit]:
     if unread and not found:
         # a file system that could not be read is not one with room
         raise MissingFact("limits.filesystems", "statvfs failed for " + "; ".join(unread[:4]))
+
+
+def _df_hit(f: FactView, rows: list) -> Hit:
+    """A pasted df or df -i row at 100%: the file system it names is full, of space or of inodes."""
+    r = next((x for x in rows if x["kind"] == "inodes"), rows[0])
+    mount = r["mount"]
+    if r["kind"] == "inodes":
+        free = (f"; the df table of space in the same paste shows no full row for {mount}: blocks are free"
+                if blocks_free(f, mount) else "; its blocks may well be free")
+        return Hit(message=f"{describe(r)} (line {r['line']}): the file system is out of inodes{free}. Every new file "
+                           "fails with \"No space left on device\" however much space is left: the fix counts files",
+                   fix=(f"df -i {mount}   # inodes in all, used, free\n"
+                        f"du --inodes -x {mount} 2>/dev/null | sort -n | tail -20   # the directories that hold the most files\n"
+                        "# then delete or pack them (tar, zip, squashfs): caches of many small files (pip, conda pkgs, "
+                        ".git objects, a data set unpacked as loose files) are the usual ones\n"
+                        "pip cache purge; conda clean --all   # the package caches\n"),
+                   evidence=dict(ticket_evidence(r), mount=mount, kind="inodes", use_percent=r.get("pct")))
+    return Hit(message=f"{describe(r)} (line {r['line']}): the file system is full; writes to it fail with "
+                       "\"No space left on device\"",
+               fix=(f"df -h {mount}; df -i {mount}   # free blocks, free inodes\n"
+                    f"du -xh -d1 {mount} 2>/dev/null | sort -h | tail -15   # what fills it (files of your own: rm them)\n"
+                    "export TMPDIR=/scratch/$USER/tmp   # pip, compilers and torch write temporary files there\n"
+                    + _move_caches()),
+               evidence=dict(ticket_evidence(r), mount=mount, kind="blocks", use_percent=r.get("pct")))
 
 
 # ---- processes and threads ---------------------------------------------------------------------
