@@ -15,6 +15,7 @@ from hpcdoctor.rules._common import (catalogued, local_ranks, nccl_shm_cause, pa
                                      told_evidence, told_text)
 from hpcdoctor.rules.memory import torch_shm_message
 from hpcdoctor.rules._df_tables import blocks_free, describe, df_rows
+from hpcdoctor.rules._quota_tables import describe as describe_quota, quota_rows
 
 
 def _told_all(f: FactView, symbol: str) -> list:
@@ -128,7 +129,11 @@ def home_quota_exceeded(f: FactView) -> Iterator[Hit]:
         and any C program; the kernel's "<dev>: write failed, user file limit reached." (and the
         block, group, project and "exceeded too long" forms); quota's or lfs quota's table with a
         figure marked "*" over its quota (a warning: past the soft limit writes work for the grace
-        time); a user saying a limit on the number of files is reached (info).
+        time); a user saying a limit on the number of files is reached (info). Every row of a pasted
+        quota or lfs quota table, and GPFS mmlsquota's rows, are judged against their own soft quota,
+        hard limit and grace: at the hard limit, or with the grace spent ("none" in quota's grace
+        column, "expired" in mmlsquota's), writes fail (error); over the soft quota within the grace,
+        a warning.
 
     Why it matters:
         The user's (or group's) quota on that file system is used up: every write and every new file
@@ -147,22 +152,32 @@ def home_quota_exceeded(f: FactView) -> Iterator[Hit]:
         - https://sourceforge.net/p/linuxquota/code/ci/master/tree/quota.c (heading, the '*' of a figure over its quota)
         - https://github.com/lustre/lustre-release/blob/master/lustre/utils/lfs.c (print_quota_title, print_quota)
         - https://github.com/NorESMhub/noresm-land-sites-platform/issues/17 (a conda environment past a 100,000-file quota)
+        - https://www.ibm.com/docs/en/storage-scale/6.0.1?topic=reference-mmlsquota-command (mmlsquota's columns)
     """
     told = _told_all(f, "home-quota-exceeded")
-    if not told:
+    rows = quota_rows(f)   # quota's, lfs quota's and mmlsquota's rows, judged against their limits
+    if not told and not rows:
         return
-    # what a program printed first, then a quota tool's over-quota mark, then the user's words
+    # what a program printed first, then a quota tool's table, then the user's words
     said = [t for t in told if t.get("family") not in ("prose",) and not str(t.get("id", "")).startswith("disk_quota:quota-")]
     marked = [t for t in told if str(t.get("id", "")).startswith("disk_quota:quota-")]
-    s = next((t for t in said if _path_of(t)), said[0]) if said else (marked or told)[0]
-    files = any("file" in str(t.get("id", "")) for t in told)
+    s = next((t for t in said if _path_of(t)), said[0]) if said else (marked or told or [{}])[0]
+    files = any("file" in str(t.get("id", "")) for t in told) or bool(rows and rows[0]["what"] == "files")
     what = "the quota on the number of files (inodes)" if files else "a disk quota"
     fix = _QUOTA_FIX + (_CONDA_FIX if files else "") + (_APPTAINER_DIRS if _apptainer_said(f) else "") + _move_caches()
     if said:
         path = _path_of(s)
+        table = f"; {describe_quota(rows[0])}" if rows else ""
         yield Hit(message=f"{what} is used up (line {s['line']}: \"{_quote(s, 'Disk quota exceeded')}\"): writes fail on "
-                          f"{_where_written(path)}, however much the disk itself has free",
+                          f"{_where_written(path)}, however much the disk itself has free{table}",
                   fix=fix, evidence=ticket_evidence(s))
+    elif rows:
+        r = rows[0]
+        yield Hit(message=f"{describe_quota(r)}: " + ("writes fail there (for the files count: every new file), however much the "
+                                                      "disk itself has free" if r["blocked"] else
+                                                      "writes still work until the grace time runs out or the hard limit is reached"),
+                  severity="error" if r["blocked"] else "warning", fix=fix,
+                  evidence=dict(ticket_evidence(r), quota_used=r["used"], quota_soft=r["soft"], quota_hard=r["hard"], grace=r["grace"]))
     elif marked:
         yield Hit(message=f"the quota tool marks {'the number of files' if files else 'the space used'} over its quota "
                           f"(line {s['line']}, \"*\" on {s.get('fs') or 'a file system'}): past the soft limit writes still "
