@@ -14,6 +14,8 @@ from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.rules._common import (catalogued, local_ranks, nccl_shm_cause, parse_threads, stated, ticket_evidence,
                                      told_evidence, told_text)
 from hpcdoctor.rules.memory import torch_shm_message
+from hpcdoctor.rules._df_tables import blocks_free, describe, df_rows
+from hpcdoctor.rules._quota_tables import describe as describe_quota, quota_rows
 
 
 def _told_all(f: FactView, symbol: str) -> list:
@@ -127,7 +129,11 @@ def home_quota_exceeded(f: FactView) -> Iterator[Hit]:
         and any C program; the kernel's "<dev>: write failed, user file limit reached." (and the
         block, group, project and "exceeded too long" forms); quota's or lfs quota's table with a
         figure marked "*" over its quota (a warning: past the soft limit writes work for the grace
-        time); a user saying a limit on the number of files is reached (info).
+        time); a user saying a limit on the number of files is reached (info). Every row of a pasted
+        quota or lfs quota table, and GPFS mmlsquota's rows, are judged against their own soft quota,
+        hard limit and grace: at the hard limit, or with the grace spent ("none" in quota's grace
+        column, "expired" in mmlsquota's), writes fail (error); over the soft quota within the grace,
+        a warning.
 
     Why it matters:
         The user's (or group's) quota on that file system is used up: every write and every new file
@@ -146,22 +152,32 @@ def home_quota_exceeded(f: FactView) -> Iterator[Hit]:
         - https://sourceforge.net/p/linuxquota/code/ci/master/tree/quota.c (heading, the '*' of a figure over its quota)
         - https://github.com/lustre/lustre-release/blob/master/lustre/utils/lfs.c (print_quota_title, print_quota)
         - https://github.com/NorESMhub/noresm-land-sites-platform/issues/17 (a conda environment past a 100,000-file quota)
+        - https://www.ibm.com/docs/en/storage-scale/6.0.1?topic=reference-mmlsquota-command (mmlsquota's columns)
     """
     told = _told_all(f, "home-quota-exceeded")
-    if not told:
+    rows = quota_rows(f)   # quota's, lfs quota's and mmlsquota's rows, judged against their limits
+    if not told and not rows:
         return
-    # what a program printed first, then a quota tool's over-quota mark, then the user's words
+    # what a program printed first, then a quota tool's table, then the user's words
     said = [t for t in told if t.get("family") not in ("prose",) and not str(t.get("id", "")).startswith("disk_quota:quota-")]
     marked = [t for t in told if str(t.get("id", "")).startswith("disk_quota:quota-")]
-    s = next((t for t in said if _path_of(t)), said[0]) if said else (marked or told)[0]
-    files = any("file" in str(t.get("id", "")) for t in told)
+    s = next((t for t in said if _path_of(t)), said[0]) if said else (marked or told or [{}])[0]
+    files = any("file" in str(t.get("id", "")) for t in told) or bool(rows and rows[0]["what"] == "files")
     what = "the quota on the number of files (inodes)" if files else "a disk quota"
     fix = _QUOTA_FIX + (_CONDA_FIX if files else "") + (_APPTAINER_DIRS if _apptainer_said(f) else "") + _move_caches()
     if said:
         path = _path_of(s)
+        table = f"; {describe_quota(rows[0])}" if rows else ""
         yield Hit(message=f"{what} is used up (line {s['line']}: \"{_quote(s, 'Disk quota exceeded')}\"): writes fail on "
-                          f"{_where_written(path)}, however much the disk itself has free",
+                          f"{_where_written(path)}, however much the disk itself has free{table}",
                   fix=fix, evidence=ticket_evidence(s))
+    elif rows:
+        r = rows[0]
+        yield Hit(message=f"{describe_quota(r)}: " + ("writes fail there (for the files count: every new file), however much the "
+                                                      "disk itself has free" if r["blocked"] else
+                                                      "writes still work until the grace time runs out or the hard limit is reached"),
+                  severity="error" if r["blocked"] else "warning", fix=fix,
+                  evidence=dict(ticket_evidence(r), quota_used=r["used"], quota_soft=r["soft"], quota_hard=r["hard"], grace=r["grace"]))
     elif marked:
         yield Hit(message=f"the quota tool marks {'the number of files' if files else 'the space used'} over its quota "
                           f"(line {s['line']}, \"*\" on {s.get('fs') or 'a file system'}): past the soft limit writes still "
@@ -205,7 +221,12 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         TRITON_CACHE_DIR, pip's, conda's) with less free space, or fewer free inodes, than one
         install of torch takes (knowledge/thresholds.toml [disk]). /dev/shm is shm-too-small's. A
         user who only says a disk is full ("gpu-2-9 disk is full, jobs that need space in /tmp are
-        failing") is quoted back at severity info with the df that shows it.
+        failing") is quoted back at severity info with the df that shows it. A pasted df or df -i
+        table (knowledge/messages/df_tables.toml, every coreutils header layout) with a row at 100%
+        is a full file system, of space under Use%/Capacity or of inodes under IUse% (then said so:
+        blocks free, the fix counts files); a 99% row is read only beside a write that failed for
+        space. Snaps' squashfs loop images, optical media and overlay mounts are full by design and
+        never a finding.
 
     Why it matters:
         Writes fail: a checkpoint is cut short, pip leaves an environment half installed, a
@@ -222,10 +243,17 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         - https://github.com/golang/go/blob/2bd616b1a7d2544e05d55141b6575f17a9b17263/src/syscall/zerrors_linux_amd64.go (Go's errno words)
         - https://github.com/apptainer/apptainer/blob/917d66577963ca297352a22e13c86f1748ddc645/internal/pkg/runtime/launch/launcher_linux.go (the SIF's temporary sandbox)
         - https://apptainer.org/docs/user/main/build_env.html#temporary-folders (APPTAINER_TMPDIR, APPTAINER_CACHEDIR)
+        - https://www.gnu.org/software/coreutils/manual/html_node/df-invocation.html (df's columns, -i, -h, -P)
+        - https://github.com/python/psf-chef/issues/43 (a node out of inodes: df -h 56%, df -i 100%)
     """
     told = [s for s in _told_all(f, "disk-full") if not _shm_only(f, s)]
     said = next((s for s in told if s.get("id") == _DISK_FULL_SAID and stated(s)), None)
     told = [s for s in told if s.get("id") != _DISK_FULL_SAID]
+    # a pasted df table: rows at 100%; at 99% only beside a write that failed for space
+    rows = df_rows(f, nearly=bool(told))
+    if rows and not told:
+        yield _df_hit(f, rows)
+        return
     if said is not None and not told:
         # The user's sentence, no program's line: what it says is quoted back, df is what shows it.
         yield Hit(message=f"the user says a disk is full (line {said['line']}: \"{told_text(said)}\"); no program's line in "
@@ -240,9 +268,11 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         s = next((t for t in told if _path_of(t)), told[0])
         path = _path_of(s)
         where = path or '"${TMPDIR:-/tmp}" "$HOME" .'
+        table = (f"; {describe(rows[0])} (line {rows[0]['line']})" + (": out of inodes, not of space" if rows[0]["kind"] == "inodes" else "")
+                 if rows else "; a file system out of inodes says the same")
         yield Hit(message=f"a file system was full (line {s['line']}: \"{_quote(s, 'No space left on device')}\"): writes failed on "
-                          f"{_where_written(path)}; a file system out of inodes says the same",
-                  fix=(f"df -h {where}; df -i {where}   # free blocks, free inodes\n"
+                          f"{_where_written(path)}{table}",
+                  fix=(_df_hit(f, rows).fix if rows else f"df -h {where}; df -i {where}   # free blocks, free inodes\n"
                        + (_APPTAINER_DIRS if _apptainer_said(f) else "")
                        + "export TMPDIR=/scratch/$USER/tmp   # pip, compilers and torch write temporary files there\n"
                        + _move_caches()),
@@ -277,6 +307,30 @@ def disk_full(f: FactView) -> Iterator[Hit]:
     if unread and not found:
         # a file system that could not be read is not one with room
         raise MissingFact("limits.filesystems", "statvfs failed for " + "; ".join(unread[:4]))
+
+
+def _df_hit(f: FactView, rows: list) -> Hit:
+    """A pasted df or df -i row at 100%: the file system it names is full, of space or of inodes."""
+    r = next((x for x in rows if x["kind"] == "inodes"), rows[0])
+    mount = r["mount"]
+    if r["kind"] == "inodes":
+        free = (f"; the df table of space in the same paste shows no full row for {mount}: blocks are free"
+                if blocks_free(f, mount) else "; its blocks may well be free")
+        return Hit(message=f"{describe(r)} (line {r['line']}): the file system is out of inodes{free}. Every new file "
+                           "fails with \"No space left on device\" however much space is left: the fix counts files",
+                   fix=(f"df -i {mount}   # inodes in all, used, free\n"
+                        f"du --inodes -x {mount} 2>/dev/null | sort -n | tail -20   # the directories that hold the most files\n"
+                        "# then delete or pack them (tar, zip, squashfs): caches of many small files (pip, conda pkgs, "
+                        ".git objects, a data set unpacked as loose files) are the usual ones\n"
+                        "pip cache purge; conda clean --all   # the package caches\n"),
+                   evidence=dict(ticket_evidence(r), mount=mount, kind="inodes", use_percent=r.get("pct")))
+    return Hit(message=f"{describe(r)} (line {r['line']}): the file system is full; writes to it fail with "
+                       "\"No space left on device\"",
+               fix=(f"df -h {mount}; df -i {mount}   # free blocks, free inodes\n"
+                    f"du -xh -d1 {mount} 2>/dev/null | sort -h | tail -15   # what fills it (files of your own: rm them)\n"
+                    "export TMPDIR=/scratch/$USER/tmp   # pip, compilers and torch write temporary files there\n"
+                    + _move_caches()),
+               evidence=dict(ticket_evidence(r), mount=mount, kind="blocks", use_percent=r.get("pct")))
 
 
 # ---- processes and threads ---------------------------------------------------------------------

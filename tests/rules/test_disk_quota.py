@@ -40,12 +40,13 @@ def test_a_quota_tables_star_is_a_warning_naming_what_is_over():
     # quota-tools quota.c heading() and a row: the files figure past its soft limit carries '*'
     (f,) = fired("home-quota-exceeded", _told("Disk quotas for user alice (uid 1000):\n" + _HEADER
                                                + "      /dev/sdc1      28       0       0             101*    100     120   6days\n"))
-    assert f.severity == "warning" and "the number of files over its quota" in f.message and "/dev/sdc1" in f.message
+    assert f.severity == "warning"
+    assert "the number of files on /dev/sdc1 over its soft quota, within the grace time (6days)" in f.message
     # Lustre's lfs quota: kbytes over
     (f,) = fired("home-quota-exceeded", _told(
         "Disk quotas for usr bob (uid 1001):\n     Filesystem  kbytes   quota   limit   grace   files   quota   limit   grace\n"
         "        /lustre 10485770*  10485760 11534336  6d23h59m58s    4120       0       0       -\n"))
-    assert "the space used over its quota" in f.message
+    assert "the space used on /lustre over its soft quota, within the grace time (6d23h59m58s)" in f.message
 
 
 def test_a_quota_table_within_its_limits_is_silent():
