@@ -1,7 +1,8 @@
 """HPE Cray MPICH refusing to start (knowledge/messages/cray_mpich.toml): GPU support requested for a
-program linked without the GPU Transport Layer, and MPI_Init run where no launcher serves PMI (a
-login node, a program started directly). Cray MPICH is closed source; its texts and their causes come
-from the HPE sites' documents (NERSC, CSCS, ALCF)."""
+program linked without the GPU Transport Layer; and MPI_Init run where no launcher serves PMI (a
+login node, a program started directly), in the words of each MPI that says so: Cray MPT, MPICH's
+and Intel MPI's PMI-2 client (mpich.toml), Open MPI's singleton (openmpi.toml). Cray MPICH is closed
+source; its texts and their causes come from the HPE sites' documents (NERSC, CSCS, ALCF)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,25 @@ GTL = "cray-mpich-gtl-not-linked"
 OUTSIDE = "mpi-init-outside-launcher"
 
 _PMI_STEP = "cray_mpich:cray-pmi-init-step-failed"
+# srun started the ranks but shares no PMI with the library: mpi-srun-without-pmi's, never this rule's.
+_SRUN_WITHOUT_PMI = "mpi-srun-without-pmi"
 # Cray MPICH 8 puts the host name in its abort line: "[job id ] [date] [login31] - Abort(...)".
 _HOST = re.compile(r"\] \[(?P<host>[A-Za-z][A-Za-z0-9_.-]{0,63})\] - Abort\(")
 _LOGIN_HOST = re.compile(r"(?i)^(?:login|uan)\d{0,4}$")
+
+_NO_INIT = ("python -c 'import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI; print(MPI.Is_initialized())'   "
+            "# on a login node: set mpi4py.rc.initialize = False before the package that imports mpi4py; False here")
+
+_MPICH_FIX = (
+    "mpiexec -n 1 python -c 'from mpi4py import MPI; print(MPI.Get_library_version())'   # under the same MPI's own launcher (MPICH's or Intel MPI's mpiexec.hydra) MPI_Init finds its PMI; start the program the same way\n"
+    "srun --mpi=pmi2 -n 1 python -c 'from mpi4py import MPI; print(MPI.Get_library_version())'   # or inside a Slurm allocation (salloc first; srun --mpi=list shows the PMI types)\n"
+    + _NO_INIT)
+
+_OMPI_FIX = (
+    "mpirun -n 1 python -c 'from mpi4py import MPI; print(MPI.Get_library_version())'   # under Open MPI's launcher, not as a singleton; start the program the same way\n"
+    "ls \"$(dirname \"$(command -v mpirun)\")/orted\"   # a singleton forks this orted from the directory Open MPI was built for\n"
+    "export OPAL_PREFIX=\"$(dirname \"$(dirname \"$(command -v mpirun)\")\")\"   # a moved or bundled Open MPI (conda, pip, a copied tree): tell it where it lives\n"
+    + _NO_INIT)
 
 _GTL_FIX = (
     "module list 2>&1 | grep -i craype-accel   # no craype-accel-* module: the wrappers did not link the GTL library\n"
@@ -27,10 +44,10 @@ _GTL_FIX = (
     "make clean && make CC=cc CXX=CC FC=ftn   # rebuild with the Cray wrappers, which then link libmpi_gtl_*\n"
     "export MPICH_GPU_SUPPORT_ENABLED=0   # or, for a program that passes no GPU buffers to MPI: do not ask for GPU support")
 
-_OUTSIDE_FIX = (
+_CRAY_FIX = (
     "salloc -N 1 -t 30   # an allocation on a compute node (add the site's -C/-p and -A); then start ranks with srun\n"
     "srun -n 1 python -c 'from mpi4py import MPI; print(MPI.Get_library_version())'   # MPI (and Python importing mpi4py) works under srun (aprun on ALPS systems)\n"
-    "python -c 'import mpi4py; mpi4py.rc.initialize = False; from mpi4py import MPI; print(MPI.Is_initialized())'   # on a login node: set mpi4py.rc.initialize = False before the package that imports mpi4py; False here")
+    + _NO_INIT)
 
 
 @rule("NET031", GTL, "error", "Cray MPICH was asked for GPU support but the program was linked without its GTL library", impact=7)
@@ -81,38 +98,84 @@ def cray_mpich_gtl_not_linked(f: FactView) -> Iterator[Hit]:
 def mpi_init_outside_launcher(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        In a pasted log, Cray MPT's MPI_Init stack ending in "PMI2 init failed: 1" (after "Fatal
-        error in PMPI_Init_thread: Other MPI error" and "channel initialization failed"), without
-        Cray PMI's own trace naming a step that failed ("[PE_0]:_pmi_init:... returned -1", which a
-        launched job prints).
+        In a pasted log, MPI_Init failing for want of a launcher, in each MPI's words: Cray MPT's
+        stack ending in "PMI2 init failed: 1" (without Cray PMI's own trace naming a step that
+        failed, "[PE_0]:_pmi_init:... returned -1", which a launched job prints); MPICH's and Intel
+        MPI 2019+'s PMI-2 client, "MPIR_pmi_init(168)...: PMI2_Job_GetId returned 14" (the code
+        decoded from pmi2.h); and Open MPI 4's singleton (a program started without mpirun) that
+        could not start the orted it forks in mpirun's place, "ORTE_ERROR_LOG: ... in file
+        ess_singleton_module.c" or "The singleton application was not able to find the executable
+        "orted"". Silent where srun started the ranks without a common PMI (mpi-srun-without-pmi).
 
     Why it matters:
-        Cray MPICH learns its rank and peers from Cray PMI, served by srun, aprun or the site's
-        mpiexec. A process started directly (on a login node, or a Python that imports mpi4py or an
-        MPI-built h5py there) finds no PMI server, and MPI_Init aborts the process: NERSC documents
-        this stack as what MPI on a login node prints. Inside a batch job or allocation the same
-        stack is MPI_Init timing out (NERSC: PMI_MMAP_SYNC_WAIT_TIME), hence a warning.
+        An MPI process learns its rank and peers from a process manager (PMI) that the launcher
+        serves: srun, aprun, mpiexec. A process started directly (on a login node, or a Python that
+        imports mpi4py or an MPI-built h5py there) finds none. Cray MPICH aborts (NERSC documents
+        this stack as what MPI on a login node prints); MPICH's PMI-2 client initialises with no
+        connection and fails on its first query; Open MPI runs as a singleton only if it can fork
+        its own orted. Inside a batch job Cray's stack can also be MPI_Init timing out (NERSC:
+        PMI_MMAP_SYNC_WAIT_TIME), and PMI-2's code 14 only says no server answered: a warning.
 
     How to fix:
-        Run MPI programs in an allocation under the launcher (salloc, then srun -n N ...); to
-        import an MPI-using Python package on a login node, keep mpi4py from initialising MPI at
-        import (mpi4py.rc.initialize = False before the import). The MPI launchers' own wrong PMI
+        Run MPI programs under their launcher, in an allocation on a cluster (salloc, then
+        srun -n N ..., or mpirun/mpiexec -n N of the same MPI); for Open MPI's singleton, make its
+        orted findable (OPAL_PREFIX for a moved install); to import an MPI-using Python package
+        where no MPI is needed, keep mpi4py from initialising MPI at import
+        (mpi4py.rc.initialize = False before the import). The MPI launchers' own wrong PMI
         (srun --mpi) is mpi-srun-without-pmi's.
 
     References:
         - https://nersc.gitlab.io/development/languages/python/ (NERSC: MPI does not work on login nodes; this stack)
         - https://mpi4py.readthedocs.io/en/stable/mpi4py.html#mpi4py.rc.initialize
+        - https://github.com/pmodels/mpich/blob/main/src/util/mpir_pmi.c (MPIR_pmi_init: PMI2_Job_GetId)
+        - https://github.com/pmodels/mpich/issues/4871 (the PMI-2 client run without mpiexec.hydra)
+        - https://github.com/open-mpi/ompi/blob/v4.1.8/orte/mca/ess/singleton/ess_singleton_module.c (fork_hnp)
         - https://github.com/dfm/emcee/issues/228 (import emcee on a login node)
         - https://github.com/radiasoft/sirepo/issues/4930 (h5py importing MPI on NERSC)
+        - https://github.com/PolyChord/PolyChordLite/issues/64 (Intel MPI on CSD3's login nodes)
         - https://github.com/radical-cybertools/radical.pilot/issues/766 (the same line under aprun, with Cray PMI naming a socket it could not bind)
     """
     told = catalogued(f, OUTSIDE)
     if not told:
         return
-    if any(s.get("id") == _PMI_STEP for s in f.get("ticket.symptoms") or []):
+    found = f.get("ticket.symptoms") or []
+    if any(s.get("id") == _PMI_STEP for s in found):
         return  # PMI started and names its own failure: this process was launched
+    if catalogued(f, _SRUN_WITHOUT_PMI):
+        return  # srun launched it: the PMI the two do not share is the cause
     s = told[0]
-    yield Hit(message=f"MPI_Init found no PMI server to learn its rank from (line {s.get('line')}: \"{told_text(s)}\"): "
-                      "the program (or a Python package importing mpi4py) was started outside srun/aprun, as on a login "
-                      "node, where Cray MPICH cannot initialise. Inside a batch job the same stack means MPI_Init timed out",
-              fix=_OUTSIDE_FIX, evidence=told_evidence(s))
+    said = f"(line {s.get('line')}: \"{told_text(s)}\")"
+    family = s.get("family")
+    if family == "openmpi":
+        error = s.get("orte_error")
+        why = f" ({error})" if error else ""
+        message = (f"an Open MPI program was started without mpirun, as a singleton, and could not start the orted "
+                   f"daemon a singleton forks in mpirun's place{why} {said}: run it under mpirun, or make orted "
+                   "findable (a moved or bundled Open MPI needs OPAL_PREFIX)")
+        fix = _OMPI_FIX
+    elif family == "mpich":
+        rc = str(s.get("pmi_rc") or "")
+        meaning = _PMI2_CODES.get(rc)
+        code = f" (code {rc}: {meaning})" if meaning else ""
+        message = (f"MPI_Init's PMI-2 client found no process manager{code} {said}: the program (or a Python "
+                   "package importing mpi4py) was started without mpiexec/srun, as on a login node, where an "
+                   "MPICH or Intel MPI built for PMI-2 cannot initialise")
+        fix = _MPICH_FIX
+    else:
+        message = (f"MPI_Init found no PMI server to learn its rank from {said}: "
+                   "the program (or a Python package importing mpi4py) was started outside srun/aprun, as on a login "
+                   "node, where Cray MPICH cannot initialise. Inside a batch job the same stack means MPI_Init timed out")
+        fix = _CRAY_FIX
+    yield Hit(message=message, fix=fix, evidence=told_evidence(s))
+
+
+# PMI-2's return codes (pmodels/mpich src/pmi/include/pmi2.h @ fe478cea; Slurm's and Flux's pmi2.h
+# carry the same numbers). The client run with no server fails its first query with 14.
+_PMI2_CODES = {
+    "-1": "PMI2_FAIL", "1": "PMI2_ERR_INIT, PMI-2 not initialised", "2": "PMI2_ERR_NOMEM",
+    "3": "PMI2_ERR_INVALID_ARG", "4": "PMI2_ERR_INVALID_KEY", "5": "PMI2_ERR_INVALID_KEY_LENGTH",
+    "6": "PMI2_ERR_INVALID_VAL", "7": "PMI2_ERR_INVALID_VAL_LENGTH", "8": "PMI2_ERR_INVALID_LENGTH",
+    "9": "PMI2_ERR_INVALID_NUM_ARGS", "10": "PMI2_ERR_INVALID_ARGS", "11": "PMI2_ERR_INVALID_NUM_PARSED",
+    "12": "PMI2_ERR_INVALID_KEYVALP", "13": "PMI2_ERR_INVALID_SIZE",
+    "14": "PMI2_ERR_OTHER, no connection to a PMI-2 server",
+}
