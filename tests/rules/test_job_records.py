@@ -97,3 +97,11 @@ def test_words_that_are_not_a_record_are_not_read():
     text = ("CUDA_ERROR_OUT_OF_MEMORY: out of memory\n3 tests FAILED\nfailed to open file: 2 : x\n"
             "State: the job OUT_OF_MEMORY\n")
     assert [s for s in find_messages(text) if s["family"] in ("slurm_job_state", "sge")] == []
+
+
+def test_lsfs_preemption_is_answered_with_lsfs_commands():
+    # bacct -l's "Completed <exit>; TERM_...: ..." (IBM termination_reasons_lsf.html), values filled in
+    (f,) = fired("slurm-job-preempted",
+                 _told("Mon May  6 22:58:03: Completed <exit>; TERM_PREEMPT: job killed after preemption.\n"))
+    assert f.message.startswith("LSF preempted the job") and "TERM_PREEMPT" in f.message
+    assert "bqueues -l" in f.fix and "#BSUB -r" in f.fix and "sacct" not in f.fix and "scontrol" not in f.fix
