@@ -105,8 +105,10 @@ def slurm_time_limit(f: FactView) -> Iterator[Hit]:
 def slurm_job_preempted(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        In a pasted log, slurmstepd's "*** JOB n ON host CANCELLED AT t DUE TO PREEMPTION ***", or a
-        sacct row in state PREEMPTED.
+        In a pasted log, slurmstepd's "*** JOB n ON host CANCELLED AT t DUE TO PREEMPTION ***", or
+        the job's record in state PREEMPTED (a sacct row, scontrol's JobState=, seff's State:;
+        slurm_job_state.toml). LSF's termination reason "TERM_PREEMPT: job killed after preemption"
+        is the same end, answered with LSF's commands.
 
     Why it matters:
         The job ran in a partition or QOS whose jobs may be cancelled (or requeued) to make room for
@@ -121,11 +123,21 @@ def slurm_job_preempted(f: FactView) -> Iterator[Hit]:
         - https://slurm.schedmd.com/preempt.html
         - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmd/slurmstepd/req.c
         - https://github.com/SystemsGenetics/GEMmaker/pull/242 (a preempted job; retries)
+        - https://www.ibm.com/docs/SSWRJV_10.1.0/lsf_admin/termination_reasons_lsf.html (TERM_PREEMPT)
     """
     told = catalogued(f, "slurm-job-preempted")
     if not told:
         return
     s = told[0]
+    if s.get("family") == "lsf":
+        # LSF's own termination reason (lsf.toml): its commands, its queue's preemption settings.
+        yield Hit(message=f"LSF preempted the job for one of higher priority (line {s['line']}: \"{told_text(s)}\"): "
+                          "neither the program nor the node failed",
+                  fix=("bjobs -l -d -u $USER | grep -E 'Job <|Queue <|TERM_PREEMPT'   # the jobs preempted lately and their queue\n"
+                       "bqueues -l | grep -E '^QUEUE|PREEMPTION'   # which queues preempt which: choose one whose jobs are not preempted\n"
+                       "#BSUB -r   # or stay, checkpoint, and let LSF rerun the job after a preemption"),
+                  evidence=ticket_evidence(s))
+        return
     job = _job_of(told)
     yield Hit(message=f"Slurm preempted the job for one of higher priority (line {s['line']}: \"{told_text(s)}\"): "
                       "neither the program nor the node failed",

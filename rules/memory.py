@@ -254,6 +254,9 @@ _KILLED_LOADING_SAID = frozenset({"faq_huggingface:killed-while-loading-model", 
                                   "faq_huggingface:shell-killed-after-loading-line"})
 # The user naming the OOM killer as what ended the process (knowledge/messages/prose.toml).
 _OOM_KILLER_SAID = "prose:oom-killer-killed-said"
+# Slurm's accounting record of the job's end: JobState/State OUT_OF_MEMORY (slurm_job_state.toml),
+# scontrol's Reason=OutOfMemory (slurm_reasons.toml).
+_SLURM_RECORDS = frozenset({"slurm_job_state", "slurm_reasons"})
 
 
 # The user's words for a build that takes all of the host's memory (knowledge/messages/prose.toml).
@@ -337,7 +340,10 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         older kernels' wording: "Out of memory: Kill process N (python)
         score S or sacrifice child", "Killed process N (python) total-vm:..."; mm/oom_kill.c), Slurm's count of them ("Detected 1
         oom_kill event in StepId=123.batch. Some of the step tasks have been OOM Killed.", and
-        22.05's "oom-kill event(s)"; srun's "task 0: Out Of Memory"), or torch's "DataLoader
+        22.05's "oom-kill event(s)"; srun's "task 0: Out Of Memory"; the job's own accounting record
+        in state OUT_OF_MEMORY: scontrol's JobState=OUT_OF_MEMORY or Reason=OutOfMemory, a sacct row,
+        seff's "State: OUT_OF_MEMORY (exit code 0)", slurmctld's mail "Run time T, OUT_OF_MEMORY";
+        knowledge/messages/slurm_job_state.toml), or torch's "DataLoader
         worker (pid N) is killed by signal: Killed." (SIGKILL, which is what the OOM killer sends;
         a Bus error there is shm-too-small's), or the shell's "Killed" (SIGKILL) printed right
         after transformers' "Loading checkpoint shards" progress bar. A user who says the process
@@ -439,9 +445,13 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
             yield from _killed_said(f)
         return
     jobid = next((t.get("jobid") for t in told if t.get("jobid")), None)
-    if jobid or f.get("scheduler.kind") == "slurm":
-        job = jobid or "$SLURM_JOB_ID"
-        fix = (f"sacct -j {job} -o JobID,State,ReqMem,MaxRSS   # OUT_OF_MEMORY, and what each step used against what "
+    # Slurm's own accounting record (scontrol's JobState=, sacct's State, seff's State:, its mail):
+    # the scheduler says the job ended OUT_OF_MEMORY, whatever the paste's host.
+    recorded = s.get("family") in _SLURM_RECORDS
+    if jobid or recorded or f.get("scheduler.kind") == "slurm":
+        # A record read after the job ended names no $SLURM_JOB_ID: the user's jobs that ended so lately.
+        job = f"-j {jobid}" if jobid else ("-u $USER -S now-7days -s OUT_OF_MEMORY" if recorded else "-j $SLURM_JOB_ID")
+        fix = (f"sacct {job} -o JobID,State,ReqMem,MaxRSS   # OUT_OF_MEMORY, and what each step used against what "
                "it asked for\n# then resubmit with more memory (sbatch --mem=... or --mem-per-cpu=...), or fewer "
                "DataLoader workers (num_workers)")
     else:
@@ -460,6 +470,9 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
     elif s.get("key") == "shell-killed-loading-checkpoint-shards":
         what = ("the process was killed by SIGKILL (the shell's \"Killed\") while it read checkpoint shards into "
                 "memory, the signal the kernel's out-of-memory killer sends")
+    elif recorded:
+        what = ("Slurm recorded the job as OUT_OF_MEMORY: the kernel's out-of-memory killer ended a process "
+                "inside the job's memory cgroup")
     else:
         what = f"the kernel killed a process because memory ran out ({s.get('key')})"
     yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\"): the host or "
