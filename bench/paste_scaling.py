@@ -53,10 +53,9 @@ def long_prose_line(size: int) -> str:
     return word * (size // len(word)) + "\n"
 
 
-def error_line_words(size: int) -> str:
-    # Distinct lines that hold every needle of errorlines.toml's conventions and match none: each
-    # form tries its anchored pattern on its needle's lines (at most 2048 distinct lines a needle).
-    line = "{n} x.cc: error: E: ERROR: FATAL:   level=error panic: ): error ld: : *** Error in \n"
+def _numbered(line: str, size: int) -> str:
+    """``line`` repeated with its {n} numbered, up to ``size`` characters: distinct lines, so no
+    cache of a line's reading helps."""
     out, n, total = [], 0, 0
     while total < size:
         s = line.format(n=n)
@@ -64,6 +63,13 @@ def error_line_words(size: int) -> str:
         total += len(s)
         n += 1
     return "".join(out)
+
+
+def error_line_words(size: int) -> str:
+    # Distinct lines that hold every needle of errorlines.toml's conventions and match none: each
+    # form tries its anchored pattern on its needle's lines (at most 2048 distinct lines a needle).
+    line = "{n} x.cc: error: E: ERROR: FATAL:   level=error panic: ): error ld: : *** Error in \n"
+    return _numbered(line, size)
 
 
 def log_line_words(size: int) -> str:
@@ -73,13 +79,7 @@ def log_line_words(size: int) -> str:
     line = ("{n} x ] [error] | ERROR    | - ERROR - [ERROR] ERROR ~ Abort( MPICH ERROR [Rank aborting job: "
             "PMIX ERROR: Headers are BUG: Killed Terminated (Read only file system) .py: .cc: "
             "*** Process received signal *** *** An error occurred\n")
-    out, n, total = [], 0, 0
-    while total < size:
-        s = line.format(n=n)
-        out.append(s)
-        total += len(s)
-        n += 1
-    return "".join(out)
+    return _numbered(line, size)
 
 
 def long_error_line(size: int) -> str:
