@@ -54,12 +54,12 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
         "hugepages_total": info.get("HugePages_Total", 0),
         "hugepage_size_bytes": info.get("Hugepagesize", Unknown("no Hugepagesize")),
     }
-    # The commit accounting vm.overcommit_memory=2 enforces (Documentation/mm/overcommit-accounting.rst:
-    # "strict overcommit": no mapping beyond CommitLimit, which Committed_AS counts against).
     # Swap, for node-memory-taken-by-other-jobs: a node whose swap is used up as well as its memory
     # has nothing left for a new job (proc(5): SwapTotal, SwapFree; 0 where no swap is configured).
     mem["swap_total_bytes"] = info.get("SwapTotal", Unknown("no SwapTotal in /proc/meminfo"))
     mem["swap_free_bytes"] = info.get("SwapFree", Unknown("no SwapFree in /proc/meminfo"))
+    # The commit accounting vm.overcommit_memory=2 enforces (Documentation/mm/overcommit-accounting.rst:
+    # "strict overcommit": no mapping beyond CommitLimit, which Committed_AS counts against).
     mem["commit_limit_bytes"] = info.get("CommitLimit", Unknown("no CommitLimit in /proc/meminfo"))
     mem["committed_as_bytes"] = info.get("Committed_AS", Unknown("no Committed_AS in /proc/meminfo"))
     raw = (root.read_or("/proc/sys/vm/overcommit_memory") or "").strip()

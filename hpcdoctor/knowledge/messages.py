@@ -148,16 +148,19 @@ class Family:
                 return None
         said = norm(value)
         for text, entry in self.by_message:
-            if said.startswith(text) and (len(said) == len(text) or not said[len(text)].isalnum()):
+            if _starts_with_words(said, text):
                 return entry
         # A message retyped by a user loses its hyphens ("Read only file system"): the same message.
         said = said.replace("-", " ")
         for text, entry in self.by_message:
-            if "-" in text:
-                text = text.replace("-", " ")
-                if said.startswith(text) and (len(said) == len(text) or not said[len(text)].isalnum()):
-                    return entry
+            if "-" in text and _starts_with_words(said, text.replace("-", " ")):
+                return entry
         return None
+
+
+def _starts_with_words(said: str, text: str) -> bool:
+    """``said`` begins with the whole of ``text``, not with a longer word that starts the same."""
+    return said.startswith(text) and (len(said) == len(text) or not said[len(text)].isalnum())
 
 
 class CatalogueError(ValueError):
