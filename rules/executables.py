@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Iterator, Optional
 
 from hpcdoctor import knowledge
@@ -110,9 +111,10 @@ def binary_wrong_architecture(f: FactView) -> Iterator[Hit]:
     node = _text(f, "cpu.arch")
     node_norm = _UNAME.get(node or "", node)
     built_norm = built
-    path = str(s.get("file") or "").strip("'\"") or "FILE"
+    # the window joins the next lines: the name ends at its quote or the first space
+    path = str(s.get("file") or "").strip().strip("'\"").split("' ")[0].split('" ')[0].strip("'\"") or "FILE"
     fix = ("uname -m   # this node's machine: x86_64, aarch64, ppc64le\n"
-           f"file -L {path}   # the machine the binary was built for ('x86-64', 'ARM aarch64'); a different one is the cause\n"
+           f"file -L {shlex.quote(path) if path != 'FILE' else path}   # the machine the binary was built for ('x86-64', 'ARM aarch64'); a different one is the cause\n"
            "# take the release built for this machine (names such as linux-amd64/x86_64 or linux-arm64/aarch64), or build it from source here\n"
            "docker image inspect IMAGE --format '{{.Os}}/{{.Architecture}}'   # a container image: its platform; "
            "pull the one for this node with docker pull --platform linux/$(uname -m) IMAGE\n"

@@ -303,5 +303,8 @@ def problems(fam: Family, known_rules: frozenset = frozenset()) -> List[str]:
         for rule in e.get("rules") or []:
             if known_rules and rule not in known_rules and rule not in fam.proposed_rules:
                 out.append(f"{where}: feeds rule {rule!r}, which neither exists nor is proposed")
+        for rule in e.get("needs") or {}:
+            if rule not in (e.get("rules") or []):
+                out.append(f"{where}: needs says what rule {rule!r} reads besides it, but the entry does not feed {rule!r}")
     out += [f"{name}: key {k!r} appears {n} times" for k, n in seen.items() if n > 1]
     return out
