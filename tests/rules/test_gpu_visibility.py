@@ -121,3 +121,21 @@ def test_a_snapshot_without_an_environment_is_skipped_with_its_reason(tmp_path):
     g = paste_facts(tmp_path, (EMITTERS / "h100-torch-healthy.txt").read_text())
     findings, skipped = run_rule("no-gpu-visible", g)
     assert findings == [] and skipped and "env.vars" in skipped[0]["reason"]
+
+
+def test_rocblas_seeing_no_device_is_quoted_at_info():
+    # Alpaca#585: rocBLAS's own "No devices found" (hipGetDeviceCount failed): HIP saw no GPU, and the
+    # paste does not say why, so the words are quoted at info and no cause is named
+    (f,) = fired("no-gpu-visible", recorded_paste_facts("alpaca-585-tensile-host-no-devices.txt"))
+    assert f.severity == "info" and "line 1:" in f.message and "No devices found" in f.message
+    assert "do not say why" in f.message and "nvidia-smi -L" in f.fix
+
+
+def test_a_checkpoint_saved_on_a_gpu_index_the_process_lacks():
+    # CaricatureFace#2: torch.load of storages saved on cuda:1 where the process sees one GPU
+    (f,) = fired("gpu-index-beyond-visible", recorded_paste_facts("caricatureface-2-deserialize-on-cuda-device-1.txt"))
+    assert f.severity == "info" and "line 18:" in f.message and "CUDA device 1" in f.message
+    assert "device_count()" in f.fix
+    # one GPU is visible: the index is past it, and "no GPU" is not what the line says
+    findings, _skipped = run_rule("no-gpu-visible", recorded_paste_facts("caricatureface-2-deserialize-on-cuda-device-1.txt"))
+    assert findings == []
