@@ -266,6 +266,22 @@ _HDF5_LOCK_FIX = ("findmnt -T \"$PWD\" -o TARGET,FSTYPE,OPTIONS   # the mount ho
                   "export HDF5_USE_FILE_LOCKING=FALSE   # in the job script; only if no process writes the file while "
                   "others read it\n"
                   "# or copy the file to node-local storage (${TMPDIR:-/tmp}) and open it there")
+# ROMIO's (MPI-IO's) fcntl() lock refused (knowledge/messages/mpich.toml): lock.c prints the errno in
+# hexadecimal, so "errno 26" is 38. Only the errnos that say the file system has no POSIX locks reach here.
+_ROMIO_ERRNO = {
+    "26": "38 ENOSYS (Function not implemented: Lustre mounted without flock)",
+    "25": "37 ENOLCK (No locks available: NFS without its lock daemon)",
+    "5F": "95 EOPNOTSUPP (Operation not supported)",
+    "20C": "524 ENOTSUPP (Linux's kernel-internal \"not supported\")",
+}
+_ROMIO = ("mpich:romio-lock-not-supported", "mpich:romio-lock-failed-no-errno")
+_ROMIO_LOCK_FIX = ("findmnt -T \"$PWD\" -o TARGET,FSTYPE,OPTIONS   # the mount holding the MPI-IO file (run in its "
+                   "directory): lustre without flock, nfs with nolock\n"
+                   "printf 'romio_ds_write disable\\nromio_ds_read disable\\n' > \"$HOME/romio-hints\"   # ROMIO locks "
+                   "for data sieving: without it, non-atomic I/O takes no lock (shared file pointers still do)\n"
+                   "export ROMIO_HINTS=\"$HOME/romio-hints\"   # read by ROMIO (MPICH, Open MPI's io/romio, Intel MPI) "
+                   "at MPI_File_open\n"
+                   "# administrators: mount Lustre with -o flock (or NFS with its lock service) on every node")
 _HINTS = {
     "file_locks:sqlite-busy": ("one of two documented causes (SQLite FAQ) of \"database is locked\": another connection "
                                "holds the lock, or the database is on a network file system whose fcntl() locking is broken"),
@@ -286,7 +302,10 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
         (flock() failed with ENOSYS); SQLite's "locking protocol" (SQLITE_PROTOCOL, 15: its WAL
         locking, which does not work over a network file system) as a warning; HDF5's "unable to lock
         file, errno = 524" (Linux's kernel-internal ENOTSUPP, which strerror prints as "Unknown error
-        524": Cray DVS answers flock() with it) or errno = 95 (EOPNOTSUPP); SQLite's "database
+        524": Cray DVS answers flock() with it) or errno = 95 (EOPNOTSUPP); ROMIO's (MPI-IO in
+        MPICH, Open MPI, Intel MPI) "File locking failed in ADIOI_Set_lock" / "ADIOI_GEN_SetLock"
+        with errno 26, 25, 5F or 20C (printed in hexadecimal: ENOSYS, ENOLCK, EOPNOTSUPP, ENOTSUPP),
+        and ROMIO's older wording that names no errno as a warning; SQLite's "database
         is locked" (SQLITE_BUSY) and a user's words that a FileLock hangs or is stuck acquiring,
         at info. On the node: a file system a run writes to (home, working directory, temporary
         directory, caches) mounted with locks local to the node (NFS nolock or local_lock=all,
@@ -301,8 +320,10 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
 
     How to fix:
         Keep databases and caches that need locks on node-local disk (copy in, copy back) or on a
-        file system that grants locks; for Hugging Face, point the cache to such a directory. The
-        administrators can mount with the lock service (NFS without nolock) or Lustre with flock.
+        file system that grants locks; for Hugging Face, point the cache to such a directory. For
+        MPI-IO, turn off ROMIO's data sieving (romio_ds_read/romio_ds_write disable in a
+        ROMIO_HINTS file), which takes the locks. The administrators can mount with the lock
+        service (NFS without nolock) or Lustre with flock.
 
     References:
         - https://www.sqlite.org/faq.html#q5 (fcntl() locking broken on many NFS implementations)
@@ -312,10 +333,13 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
         - https://man7.org/linux/man-pages/man5/nfs.5.html (lock/nolock, local_lock)
         - https://github.com/torvalds/linux/blob/master/include/linux/errno.h (ENOTSUPP 524, never meant for user space)
         - https://github.com/HDFGroup/hdf5/issues/3311 (errno 524 from flock() on Cray DVS)
+        - https://github.com/pmodels/mpich/blob/main/src/mpi/romio/adio/common/lock.c (ADIOI_GEN_SetLock: errno in %X)
+        - https://github.com/dtarb/TauDEM/issues/17 (ROMIO on Lustre without flock: errno 26)
     """
     told = catalogued(f, "fs-file-locking-unsupported")
     if told:
         s = next((t for t in told if t.get("id") in _HDF5_NOT_SUPPORTED), None) \
+            or next((t for t in told if t.get("id") in _ROMIO), None) \
             or next((t for t in told if t.get("id") == "file_locks:filelock-no-flock"), None) \
             or next((t for t in told if t.get("id") == "file_locks:sqlite-protocol"), told[0])
         sid = str(s.get("id"))
@@ -324,6 +348,14 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
             name = _HDF5_NOT_SUPPORTED[sid]
             msg, sev = (f"the file system does not support the flock() HDF5 takes on every file it opens: errno "
                         f"{s.get('errno')} is {name} {quote}"), None
+        elif sid == _ROMIO[0]:
+            name = _ROMIO_ERRNO.get(str(s.get("errno", "")).upper(), f"0x{s.get('errno')}")
+            msg, sev = (f"the file system refuses the fcntl() lock ROMIO (MPI-IO) takes, and the rank aborts: errno "
+                        f"{s.get('errno')} is hexadecimal for {name} {quote}"), None
+        elif sid == _ROMIO[1]:
+            msg, sev = (f"ROMIO's (MPI-IO's) fcntl() lock was refused and the rank aborts {quote}; this ROMIO names no "
+                        "errno: the usual cause is a file system without POSIX locks (NFS without lockd, Lustre "
+                        "without flock)"), "warning"
         elif sid == "file_locks:filelock-no-flock":
             msg, sev = f"the file system refuses flock() (ENOSYS): a FileLock cannot be taken there {quote}", None
         elif sid == "file_locks:sqlite-protocol":
@@ -332,7 +364,8 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
                         "filesystem)"), "warning"
         else:
             msg, sev = f"{_HINTS.get(sid, 'a file lock that was not granted')} {quote}", "info"
-        yield Hit(message=msg, fix=_HDF5_LOCK_FIX if sid in _HDF5_NOT_SUPPORTED else _LOCK_FIX,
+        fix = _HDF5_LOCK_FIX if sid in _HDF5_NOT_SUPPORTED else _ROMIO_LOCK_FIX if sid in _ROMIO else _LOCK_FIX
+        yield Hit(message=msg, fix=fix,
                   evidence=told_evidence(s), severity=sev)
         return
     for fs in _filesystems(f):

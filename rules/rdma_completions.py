@@ -22,6 +22,16 @@ _FIX = ("ibv_devinfo | grep -E 'hca_id|state|link_layer'   # on both nodes: ever
         "between the two outside the job")
 
 
+# The same completion status as other layers name it (ucx.toml, openmpi.toml): UCX's mlx5 syndrome 0x15,
+# Open MPI's openib box, and UCX's UD transport, whose own retransmission timer ran out.
+_SAID_BY = {
+    "ucx:mlx5-transport-retry-exceeded": "UCX's mlx5 error completion, syndrome 0x15 = transport retry count exceeded",
+    "openmpi:mpi-btl-openib:pp-retry-exceeded": "Open MPI's openib BTL: the InfiniBand retry count between two MPI "
+                                                "processes was exceeded",
+    "ucx:ud-endpoint-timeout": "UCX's UD transport: the peer did not acknowledge within its timeout",
+}
+
+
 @rule("NET030", SYMBOL, "error", "RDMA packets to a peer went unacknowledged: the peer is unreachable over the fabric",
       impact=8)
 def rdma_peers_unreachable(f: FactView) -> Iterator[Hit]:
@@ -33,7 +43,10 @@ def rdma_peers_unreachable(f: FactView) -> Iterator[Hit]:
         "status=...(12)"), as Open MPI's openib BTL prints it ("error polling LP CQ with status
         RETRY EXCEEDED ERROR status number 12") or as ibv_wc_status_str's text. The number is
         decoded from rdma-core's enum ibv_wc_status; the other statuses are read and named, and
-        feed no finding (a flushed request, 5, follows an earlier error).
+        feed no finding (a flushed request, 5, follows an earlier error). The same status as
+        UCX's mlx5 transport prints it ("Transport retry count exceeded on mlx5_0:1/IB (synd 0x15"),
+        Open MPI's openib box ("The InfiniBand retry count between two MPI processes has been
+        exceeded") and UCX's UD transport ("UD endpoint ...: unhandled timeout error").
 
     Why it matters:
         The sending HCA retransmitted as many times as the queue pair's retry count and timeout
@@ -55,15 +68,17 @@ def rdma_peers_unreachable(f: FactView) -> Iterator[Hit]:
         - https://github.com/linux-rdma/rdma-core/blob/master/libibverbs/enum_strs.c (ibv_wc_status_str)
         - https://github.com/NVIDIA/nccl/issues/1170 (error 12: the NICs cannot talk to each other)
         - https://github.com/NVIDIA/nccl/issues/902 (error 12: a transport timeout, missing link or RoCE routing)
+        - https://github.com/openucx/ucx/blob/master/src/uct/ib/mlx5/ib_mlx5_log.c (syndrome 0x15: "Transport retry count exceeded")
+        - https://github.com/open-mpi/ompi/blob/v4.1.8/opal/mca/btl/openib/help-mpi-btl-openib.txt ([pp retry exceeded])
         - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html (RoCE and GID index)
     """
-    told = [s for s in catalogued(f, SYMBOL) if str(s.get("id", "")).startswith("ibv_wc:")]
+    told = [s for s in catalogued(f, SYMBOL) if str(s.get("id", "")).startswith("ibv_wc:") or s.get("id") in _SAID_BY]
     if not told:
         return
     s = told[0]
     peer = f" to {s['peer']}" if s.get("peer") else ""
-    yield Hit(message=f"RDMA packets{peer} went unacknowledged until the retry counter ran out (status 12 = "
-                      f"IBV_WC_RETRY_EXC_ERR, \"transport retry counter exceeded\"; line {s.get('line')}: "
+    what = _SAID_BY.get(str(s.get("id")), "status 12 = IBV_WC_RETRY_EXC_ERR, \"transport retry counter exceeded\"")
+    yield Hit(message=f"RDMA packets{peer} went unacknowledged until the retry counter ran out ({what}; line {s.get('line')}: "
                       f"\"{told_text(s)}\"): the peer is unreachable over the fabric (a link down, a RoCE GID or "
                       "address the other node cannot route to, NICs on different subnets or rails), or it died",
               fix=_FIX, evidence=told_evidence(s))

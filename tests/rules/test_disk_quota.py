@@ -67,3 +67,10 @@ def test_a_user_saying_the_file_count_limit_is_reached_is_info():
 def test_silent_on_open_files_and_file_counts_without_a_quota(text):
     assert not fired("home-quota-exceeded", _told(text))
 
+
+
+def test_mpi_io_quota_class_is_the_quota():
+    # MPICH's fatal-error line for MPI_ERR_QUOTA, the class ROMIO's ADIOI_Err_create_code gives EDQUOT
+    # (pmodels/mpich src/mpi/romio/adio/common/error.c; errutil.c's "Fatal error in %s: ")
+    (f,) = fired("home-quota-exceeded", _told("Fatal error in PMPI_File_write: Quota exceeded for files, error stack:\n"))
+    assert f.severity == "error" and "a disk quota is used up" in f.message

@@ -5,6 +5,8 @@ prints them)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rulekit import facts, fired, recorded_paste_facts
@@ -61,3 +63,26 @@ def test_on_the_node_a_mount_with_node_local_locks_is_a_warning(fstype, option):
 def test_on_the_node_nfs_with_the_lock_service_is_silent():
     assert not fired("fs-file-locking-unsupported", _mount("nfs4", ["rw", "relatime", "vers=4.2", "local_lock=none"]))
     assert not fired("fs-file-locking-unsupported", _mount("lustre", ["rw", "flock", "lazystatfs"]))
+
+
+@pytest.mark.parametrize("paste, line", [
+    ("taudem-17-romio-lock-errno-26-lustre.txt", 3),
+    ("smilei-342-romio-generic-mpich-lock-errno-26.txt", 1),
+])
+def test_romio_lock_refused_with_enosys_is_the_error(paste, line):
+    # ROMIO prints the errno with %X: 26 is 38, ENOSYS (Lustre mounted without flock)
+    (f,) = fired("fs-file-locking-unsupported", recorded_paste_facts(paste))
+    assert f.severity == "error" and "errno 26 is hexadecimal for 38 ENOSYS" in f.message and f"(line {line}:" in f.message
+    assert "export ROMIO_HINTS=" in f.fix and "romio_ds_write disable" in f.fix
+
+
+def test_romio_lock_failure_without_errno_is_a_warning():
+    (f,) = fired("fs-file-locking-unsupported", recorded_paste_facts("ompi-users-4852-romio-lock-failed-no-errno.txt"))
+    assert f.severity == "warning" and "this ROMIO names no errno" in f.message
+
+
+def test_romio_lock_failure_with_eio_is_read_not_judged():
+    # errno 5 (EIO): the lock call failed, not a file system without locks
+    assert not fired("fs-file-locking-unsupported", recorded_paste_facts("ompi-devel-9898-romio-lock-errno-5-eio.txt"))
+    said = find_messages((Path(__file__).parents[1] / "fixtures/pastes/ompi-devel-9898-romio-lock-errno-5-eio.txt").read_text())
+    assert "mpich:romio-lock-failed-other-errno" in [s["id"] for s in said]

@@ -313,3 +313,12 @@ def test_a_file_system_statvfs_could_not_read_is_skipped_not_passed():
     assert findings == [] and "HF_HOME (Permission denied)" in str(skipped)
     # one that is low is still said
     assert fired("disk-full", facts("cpu-kvm-2core", **{"limits.filesystems": [_fs(0), unreadable]}))
+
+
+def test_mpi_io_no_space_class_is_a_full_disk():
+    # MPICH's fatal-error line for MPI_ERR_NO_SPACE, the class ROMIO's ADIOI_Err_create_code gives ENOSPC
+    # (pmodels/mpich src/mpi/romio/adio/common/error.c; errutil.c's "Fatal error in %s: ")
+    from hpcdoctor.triage.messages import find_messages
+    said = find_messages("Fatal error in PMPI_File_write_all: Not enough space for file, error stack:\n")
+    (f,) = fired("disk-full", facts("h100-kvm-1gpu", **{"ticket.symptoms": said}))
+    assert f.severity == "error" and "a file system was full (line 1" in f.message

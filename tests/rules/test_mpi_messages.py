@@ -4,7 +4,7 @@ silence where a paste says only that a rank died."""
 
 from __future__ import annotations
 
-from rulekit import PASTES, fired, recorded_paste_facts, with_env
+from rulekit import PASTES, facts, fired, recorded_paste_facts, with_env
 from hpcdoctor.triage.messages import find_messages
 
 MPI_RULES = ("mpi-not-enough-slots", "mpi-srun-without-pmi", "mpi-memlock-limit")
@@ -109,3 +109,18 @@ def test_binding_overload_names_the_counts():
 
 def test_binding_overload_with_no_cpus_is_a_mapping_problem_not_too_many_ranks():
     assert not fired("mpi-binding-overload", recorded_paste_facts("prrte-671-binding-overload-zero-cpus.txt"))
+
+
+def test_open_mpis_other_slot_shortages_are_the_same_refusal():
+    # the topics as show_help prints them (open-mpi/ompi v4.1.8 help-orte-rmaps-base.txt and
+    # help-orte-rmaps-rr.txt, openpmix/prrte v3.0.13 help-prte-rmaps-base.txt and help-prte-rmaps-rr.txt)
+    for text in ("The requested number of processes exceeds the allocated\nnumber of slots:\n\n  #slots:       4\n  #processes:   8\n",
+                 "There are not enough slots on the nodes in your allocation to satisfy your request to launch on a 8 "
+                 "process-per-node basis - only 4 slots/node were available.\n",
+                 "All nodes which are allocated for this job are already filled.\n",
+                 "Either there are not enough slots available in the system to launch\nthe 8 processes that were "
+                 "requested by the application, or there are\nnot enough CPUs to bind them as requested:\n",
+                 "There are not enough slots available in the system or not enough\nCPUs in the specified PE-LIST "
+                 "to map the number of processes requested\nby the application:\n"):
+        (f,) = fired("mpi-not-enough-slots", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
+        assert "more ranks than the slots it has" in f.message

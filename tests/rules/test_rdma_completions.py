@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import PASTES, fired, recorded_paste_facts
+from rulekit import PASTES, facts, fired, recorded_paste_facts
 from hpcdoctor.knowledge import messages
 from hpcdoctor.triage.messages import find_messages
 
@@ -51,3 +51,33 @@ def test_every_wc_status_is_catalogued_with_its_number_and_text():
 ])
 def test_each_nccl_wording_is_decoded_by_its_number(line, key):
     assert f"ibv_wc:{key}" in {s["id"] for s in find_messages(line + "\n")}
+
+
+@pytest.mark.parametrize("paste, said", [
+    # UCX 1.8 (src/uct/ib/mlx5/ib_mlx5_log.c): the mlx5 syndrome 0x15, the same status in UCX's words
+    ("ucx-5199-mlx5-transport-retry-exceeded.txt", "syndrome 0x15 = transport retry count exceeded"),
+    # UCX before 1.6: "Error on QP ... (synd 0x15 vend 0x81) opcode SEND"
+    ("ucx-2483-mlx5-error-on-qp-retry-exceeded-old.txt", "syndrome 0x15 = transport retry count exceeded"),
+])
+def test_ucx_mlx5_retry_exceeded_is_the_same_unreachable_peer(paste, said):
+    (f,) = fired("rdma-peers-unreachable", recorded_paste_facts(paste))
+    assert f.severity == "error" and said in f.message and "unreachable over the fabric" in f.message
+    assert "ib_write_bw" in f.fix
+
+
+def test_ucx_ud_timeout_and_openib_retry_box_are_read_as_the_same_fault():
+    # ucx.toml ud-endpoint-timeout's example (openucx/ucx#6522) and the openib box's first line as
+    # show_help prints it (help-mpi-btl-openib.txt [pp retry exceeded])
+    ud = "[x1000c5s2b1n0:83417:0:83417]       ud_ep.c:263  Fatal: UD endpoint 0x20c1da0 to <no debug data>: unhandled timeout error\n"
+    box = "The InfiniBand retry count between two MPI processes has been\nexceeded.  \"Retry count\" is defined in the InfiniBand spec 1.2\n"
+    for text, said in ((ud, "UD transport: the peer did not acknowledge"), (box, "Open MPI's openib BTL")):
+        (f,) = fired("rdma-peers-unreachable", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
+        assert said in f.message
+
+
+def test_ucx_rnr_retry_is_read_not_judged():
+    # syndrome 0x16: the receiver was not ready, not a fabric that drops packets
+    text = "ib_mlx5_log.c:139  Receive-no-ready retry count exceeded on mlx5_0:1/IB (synd 0x16 vend 0x81 hw_synd 0/0)\n"
+    said = find_messages(text)
+    assert [s["id"] for s in said] == ["ucx:mlx5-rnr-retry-exceeded"]
+    assert not fired("rdma-peers-unreachable", facts("h100-kvm-1gpu", **{"ticket.symptoms": said}))
