@@ -31,6 +31,16 @@ _ACCESS_FIX = ("sacctmgr -n show assoc user=\"$USER\" format=cluster,account,par
                "sinfo -s   # the partitions that exist")
 
 
+# slurmctld's answer to a job that names no partition where slurm.conf marks none Default=YES
+# (job_mgr.c _get_job_parts @ 284c3b95): the user's request is complete once it names one.
+_NO_DEFAULT_PARTITION = "slurm:ESLURM_DEFAULT_PARTITION_NOT_SET"
+_NO_DEFAULT_FIX = ("sinfo -s   # the partitions this cluster has (none is marked with * as the default)\n"
+                   "sbatch --partition=NAME job.sh   # or #SBATCH --partition=NAME in the script, and in the submit "
+                   "options of any tool that submits for you\n"
+                   "sacctmgr -n show assoc user=\"$USER\" format=cluster,account,partition,qos%40   "
+                   "# the partitions this user may submit to, where the site limits them")
+
+
 def _literal_option(found: list, options: tuple) -> Optional[dict]:
     """A #SBATCH line of the paste that sets one of ``options`` from a shell variable."""
     return next((s for s in found if s.get("id") == "jobscript:sbatch-directive-variable"
@@ -48,7 +58,8 @@ def slurm_invalid_account(f: FactView) -> Iterator[Hit]:
         use this partition", "Invalid or unknown association", "Access denied to requested
         reservation", and the job reasons InvalidAccount and AccountNotAllowed (a QOS refused is
         slurm-invalid-qos). Where the paste shows a #SBATCH line holding a shell
-        variable ($proj), it says that sbatch passes it on unexpanded.
+        variable ($proj), it says that sbatch passes it on unexpanded. "No partition specified or
+        system default partition": the job names no partition on a cluster that has no default.
 
     Why it matters:
         The job never runs, and nothing on any node is wrong. Slurm admits a job only under an
@@ -70,6 +81,12 @@ def slurm_invalid_account(f: FactView) -> Iterator[Hit]:
     """
     refused = first_catalogued(f, "slurm-invalid-account")
     if refused is None:
+        return
+    if refused.get("id") == _NO_DEFAULT_PARTITION:
+        yield Hit(message=f"Slurm refused the job (line {refused.get('line')}: \"{_quoted(refused)}\"): it names no "
+                          "partition and the cluster has no default one (no partition with Default=YES), so every job "
+                          "must name its partition",
+                  fix=_NO_DEFAULT_FIX, evidence=told_evidence(refused))
         return
     found = f.get("ticket.symptoms") or []
     literal = _literal_option(found, _ACCESS_OPTIONS)

@@ -31,3 +31,15 @@ def test_scontrols_underscored_reason_alone_is_read():
 def test_silent_on_a_job_pending_for_its_priority_or_resources():
     # squeue's ordinary reasons (the spool-broken and GRES pastes hold a real Slurm's own listing)
     assert not fired("slurm-job-launch-failed-on-node", recorded_paste_facts("slurm-22.05-gres-count-reported-lower-drain.txt"))
+
+
+def test_srun_told_by_the_node_that_its_prolog_failed():
+    # srun's "Task launch for STEP failed on node NODE: <slurmd's return code>", the Prolog's code
+    # (slurm.toml ESLURMD_PROLOG_FAILED, read through the srun-task-launch form)
+    facts = recorded_paste_facts("ubuntu-slurm-4-task-launch-job-prolog-failed.txt")
+    said = [s for s in facts["facts"]["ticket"]["symptoms"] if s.get("id") == "slurm:ESLURMD_PROLOG_FAILED"]
+    assert said and said[0]["line"] == 1
+    (f,) = fired("slurm-job-launch-failed-on-node", facts)
+    assert f.severity == "error"
+    assert "(line 1: \"srun: error: Task launch for 23.0 failed on node hpc: Job prolog failed\")" in f.message
+    assert f.fix.startswith("sinfo -R")

@@ -85,3 +85,11 @@ def test_dockers_gpus_all_is_not_a_slurm_gpu_request(name):
     text = (PASTES / name).read_text()
     assert "--gpus all" in text
     assert not [s for s in find_messages(text) if s["id"] == "prose:slurm-gpus-requested"]
+
+
+def test_a_job_that_names_no_partition_where_the_cluster_has_no_default():
+    # canu's own sbatch line, no --partition, refused by a cluster without a Default=YES partition
+    (f,) = fired("slurm-invalid-account", recorded_paste_facts("canu-597-no-partition-no-default.txt"))
+    assert f.severity == "error"
+    assert "names no partition and the cluster has no default one" in f.message and "(line 10:" in f.message
+    assert f.fix.startswith("sinfo -s") and "sbatch --partition=NAME job.sh" in f.fix
