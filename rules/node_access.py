@@ -17,7 +17,7 @@ ADOPT = "pam-slurm-adopt-on-login-node"
 # Which program said it, for the message: the entry ids of accounts.toml by emitter.
 _EMITTER = {
     "sge": "Grid Engine's execution daemon", "slurm": "Slurm", "slurmd": "slurmd on the compute node",
-    "pbs": "the PBS MOM", "PBSE": "PBS", "PEND": "LSF", "coreutils": "id",
+    "pbs": "the PBS MOM", "PBSE": "PBS", "PEND": "LSF", "coreutils": "id", "htcondor": "HTCondor on the execute machine",
 }
 # GNU id's answer is about the host it ran on, which may be a login node: consistent with the
 # fault, not a scheduler's statement that a job could not run.
@@ -51,7 +51,7 @@ def user_unknown_on_compute_node(f: FactView) -> Iterator[Hit]:
         "_fill_cred_gids: getpwuid failed for uid=UID" and "Unable to resolve user ID to user
         name"; the PBS MOM's "No Password Entry for User X" and PBS's "Bad UID for job execution"
         (PBSE_BADUSER); LSF's pending reason "Unable to determine user account for execution"
-        (PEND_NO_MAPPING). GNU id's "id: 'X': no such user" is a warning: it says the host it ran
+        (PEND_NO_MAPPING); HTCondor's "<user> not in passwd file". GNU id's "id: 'X': no such user" is a warning: it says the host it ran
         on does not know the account, which may not be the job's host.
 
     Why it matters:
@@ -71,6 +71,7 @@ def user_unknown_on_compute_node(f: FactView) -> Iterator[Hit]:
         - https://github.com/daimh/sge/blob/05d828f59b32c238936b362cdb89292d261a2b9f/source/daemons/execd/exec_job.c
         - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/uid.c
         - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/resmom/start_exec.c (check_pwd)
+        - https://github.com/htcondor/htcondor/blob/00f9ac097b1a23eced21000f74342d33e2e2a4d3/src/condor_utils/uids.cpp (init_user_ids)
         - https://man7.org/linux/man-pages/man1/getent.1.html
         - https://sssd.io/troubleshooting/basics.html
     """
