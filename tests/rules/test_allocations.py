@@ -21,7 +21,7 @@ def test_nearly_spent_allocation_in_another_thread():
 
 
 def test_a_submit_limit_is_not_a_spent_allocation():
-    assert fired("allocation-balance-exhausted", recorded_paste_facts("batchtools-199-accounting-qos-policy.txt")) == []
+    assert not fired("allocation-balance-exhausted", recorded_paste_facts("batchtools-199-accounting-qos-policy.txt"))
 
 
 def _told(text):
@@ -35,4 +35,4 @@ def test_slurm_grptresmins_reason_is_the_allocation_but_not_its_running_cap():
     # sends job_state_reason_string(acct_reason); the names are job_state_reason.c's)
     (f,) = fired("allocation-balance-exhausted", _told("sbatch: error: AssocGrpCPUMinutesLimit\n"))
     assert "GrpTRESMins" in f.message and "AssocGrpCPUMinutesLimit" in f.message
-    assert fired("allocation-balance-exhausted", _told("sbatch: error: AssocGrpCPURunMinutesLimit\n")) == []
+    assert not fired("allocation-balance-exhausted", _told("sbatch: error: AssocGrpCPURunMinutesLimit\n"))

@@ -23,3 +23,8 @@ def test_podmans_own_check_is_read_first():
 def test_a_nested_engine_that_cannot_open_the_map_is_only_a_warning():
     (f,) = fired("newuidmap-lacks-privilege", recorded_paste_facts("podman-20336-newuidmap-open-uid-map-denied.txt"))
     assert f.severity == "warning" and "inside another container" in f.message
+
+
+def test_apptainers_own_wording_is_left_to_its_rule():
+    # the localtime bind paste is Apptainer's, with no newuidmap line: nothing of this rule's
+    assert not fired("newuidmap-lacks-privilege", recorded_paste_facts("singularity-5465-localtime-not-a-directory.txt"))

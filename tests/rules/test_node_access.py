@@ -48,3 +48,8 @@ def test_the_older_pam_slurm_wording():
 
 def test_a_description_of_the_module_is_no_refusal():
     assert _feeding("deepops-1111-pam-slurm-adopt-option.txt", "pam-slurm-adopt-on-login-node") == []
+
+
+def test_each_rule_is_silent_on_the_others_fault():
+    assert not fired("user-unknown-on-compute-node", recorded_paste_facts("fgci-ansible-123-pam-slurm-no-active-jobs.txt"))
+    assert not fired("pam-slurm-adopt-on-login-node", recorded_paste_facts("tigrlab-admin-535-sge-password-entry-nis.txt"))

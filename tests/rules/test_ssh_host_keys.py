@@ -15,7 +15,7 @@ def test_reinstalled_node_names_host_file_and_line(tmp_path):
     (f,) = fired("ssh-host-key-changed", gathered)
     assert f.severity == "error" and "cu25" in f.message and "/home/USER/.ssh/known_hosts:27" in f.message
     assert "ssh-keygen -R cu25 -f /home/USER/.ssh/known_hosts" in f.fix and "ssh_known_hosts" in f.fix
-    assert fired("ssh-between-nodes-refused", gathered) == []   # one finding, the one that names the cause
+    assert not fired("ssh-between-nodes-refused", gathered)   # one finding, the one that names the cause
 
 
 def test_newer_openssh_wording():
@@ -25,5 +25,5 @@ def test_newer_openssh_wording():
 
 def test_verification_failed_alone_stays_with_the_launch_rule():
     gathered = recorded_paste_facts("mpich-4712-host-key-verification-failed.txt")
-    assert fired("ssh-host-key-changed", gathered) == []
+    assert not fired("ssh-host-key-changed", gathered)
     assert len(fired("ssh-between-nodes-refused", gathered)) == 1
