@@ -145,14 +145,15 @@ def container_localtime_bind_fails(f: FactView) -> Iterator[Hit]:
         skip-on-error.
 
     How to fix:
-        Skip that one bind (--no-mount /etc/localtime, Apptainer and Singularity 3.7 and later),
-        upgrade the runtime, or rebuild the image with /etc/localtime as a file or a link to one
+        Skip that one bind (--no-mount /etc/localtime: Apptainer 1.1 and later; Singularity 3.7's
+        --no-mount only takes the "mount xxx" options), upgrade the runtime, or rebuild the image with /etc/localtime as a file or a link to one
         zone file. Administrators may drop "bind path = /etc/localtime" from apptainer.conf.
 
     References:
         - https://github.com/apptainer/singularity/issues/5465
         - https://github.com/apptainer/apptainer/blob/917d66577963ca297352a22e13c86f1748ddc645/internal/pkg/runtime/engine/apptainer/container_linux.go (addBindsMount, skip-on-error)
         - https://apptainer.org/docs/user/latest/bind_paths_and_mounts.html (--no-mount)
+        - https://github.com/apptainer/apptainer/commit/4672905d7 (--no-mount for 'bind path' entries, v1.1.0)
         - https://apptainer.org/docs/admin/latest/configfiles.html (bind path)
     """
     said = next(iter(catalogued(f, LOCALTIME)), None)
@@ -168,7 +169,7 @@ def container_localtime_bind_fails(f: FactView) -> Iterator[Hit]:
                       f"container by default, and the image's {source} cannot take it ({error}: a directory, or a link to "
                       f"one, in the image); {outcome}",
               fix=(f"{cmd} exec IMAGE.sif ls -ld {source}   # in the image: a directory or a link to one (it must be a file)\n"
-                   f"{cmd} run --no-mount {source} IMAGE.sif   # skip that one default bind (Apptainer, Singularity 3.7+)\n"
+                   f"{cmd} run --no-mount {source} IMAGE.sif   # skip that one default bind (Apptainer 1.1 and later)\n"
                    f"{cmd} --version   # Singularity 3.6.0/3.6.1 make this fatal; later releases skip the bind with a warning\n"
                    "# or rebuild the image with /etc/localtime a file (ln -sf /usr/share/zoneinfo/UTC /etc/localtime); "
                    "administrators may drop \"bind path = /etc/localtime\" from apptainer.conf"),
