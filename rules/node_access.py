@@ -101,7 +101,7 @@ _ADOPT_FIX = (
     "grep -n pam_slurm /etc/pam.d/sshd /etc/pam.d/system-auth /etc/pam.d/password-auth 2>/dev/null   # administrators, on a login node: pam_slurm_adopt (or pam_slurm) must not be in its account stack")
 
 
-@rule("ENV079", ADOPT, "warning",
+@rule("ENV079", ADOPT, "info",
       "ssh refused by Slurm's pam_slurm_adopt or pam_slurm: no job of the user on that node", impact=5)
 def pam_slurm_adopt_on_login_node(f: FactView) -> Iterator[Hit]:
     """
@@ -110,9 +110,9 @@ def pam_slurm_adopt_on_login_node(f: FactView) -> Iterator[Hit]:
         "Access denied by pam_slurm_adopt: you have no active jobs on this node" (action_no_jobs=
         deny), "...: unable to determine source job" (several jobs, action_unknown=deny), "...:
         adoption failure" (action_adopt_failure=deny) and "No Slurm jobs found on node.", and the
-        older pam_slurm's "Access denied: user X (uid=N) has no active jobs on this node.". A
-        warning: the line does not say which kind of node refused; on a compute node this is the
-        site's policy working, on a login node a misconfiguration.
+        older pam_slurm's "Access denied: user X (uid=N) has no active jobs on this node.". Info:
+        the line does not say which kind of node refused; on a compute node this is the site's
+        policy working (the user's answer is an allocation), on a login node a misconfiguration.
 
     Why it matters:
         These modules admit ssh to a compute node only for users with a job running there, and
