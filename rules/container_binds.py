@@ -1,6 +1,8 @@
 """Host paths a job needs that are not bound into its Apptainer or Singularity container: the
 runtime's own words about a skipped or refused bind (knowledge/messages/container_binds.toml), and a
-write to a site file system's path that lands on the image's read-only root instead."""
+write to a site file system's path that lands on the image's read-only root instead; and the
+runtime's default binds of /etc/localtime and /etc/hosts that the image cannot take
+(knowledge/messages/apptainer_default_binds.toml)."""
 
 from __future__ import annotations
 
@@ -116,3 +118,59 @@ def container_path_not_bound(f: FactView) -> Iterator[Hit]:
                    f"export {env}={bind}   # every container this shell or batch script starts"
                    f"{'; a site module may set it (LUMI: module load singularity-bindings)' if inferred else ''}"),
               evidence=told_evidence(s), severity="warning" if inferred else None)
+
+
+LOCALTIME = "container-localtime-bind-fails"
+
+
+@rule("ENV082", LOCALTIME, "error",
+      "the runtime's default bind of the host's /etc/localtime (or /etc/hosts) does not fit the image", impact=5,
+      also={"warning": "a newer runtime skipped the bind and ran on with the image's own file"})
+def container_localtime_bind_fails(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Apptainer or Singularity failing to bind the host's /etc/localtime (or
+        /etc/hosts) onto the image's: Singularity 3.6's "FATAL: container creation failed: mount
+        /etc/localtime->/etc/localtime error: while mounting /etc/localtime: could not mount
+        /etc/localtime: not a directory" (an error: the container did not start), and the
+        "WARNING: could not mount /etc/localtime: not a directory" of later releases, which skip
+        the bind and run on (a warning: the container keeps the image's time zone).
+
+    Why it matters:
+        The runtime binds these host files into every container (apptainer.conf's "bind path"
+        lines; with --contain too since Singularity 3.6). An image whose /etc/localtime is a
+        directory, or a link to one (/usr/share/zoneinfo), cannot take a file bound onto it:
+        the kernel refuses with ENOTDIR. Singularity 3.6.0 and 3.6.1 stopped there, whatever
+        --contain or TZ said; the fix of apptainer/singularity#5465 made the two binds
+        skip-on-error.
+
+    How to fix:
+        Skip that one bind (--no-mount /etc/localtime: Apptainer 1.1 and later; Singularity 3.7's
+        --no-mount only takes the "mount xxx" options), upgrade the runtime, or rebuild the image with /etc/localtime as a file or a link to one
+        zone file. Administrators may drop "bind path = /etc/localtime" from apptainer.conf.
+
+    References:
+        - https://github.com/apptainer/singularity/issues/5465
+        - https://github.com/apptainer/apptainer/blob/917d66577963ca297352a22e13c86f1748ddc645/internal/pkg/runtime/engine/apptainer/container_linux.go (addBindsMount, skip-on-error)
+        - https://apptainer.org/docs/user/latest/bind_paths_and_mounts.html (--no-mount)
+        - https://github.com/apptainer/apptainer/commit/4672905d7 (--no-mount for 'bind path' entries, v1.1.0)
+        - https://apptainer.org/docs/admin/latest/configfiles.html (bind path)
+    """
+    said = next(iter(catalogued(f, LOCALTIME)), None)
+    if said is None:
+        return
+    source = said.get("source") or "/etc/localtime"
+    error = said.get("error") or "the bind was refused"
+    skipped = said.get("id") == "apptainer_default_binds:default-bind-skipped"
+    cmd = _runtime(f) or "apptainer"
+    outcome = ("the runtime skipped the bind and ran on: the container keeps the image's own " + source if skipped else
+               "the container did not start")
+    yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": the runtime binds the host's {source} into every "
+                      f"container by default, and the image's {source} cannot take it ({error}: a directory, or a link to "
+                      f"one, in the image); {outcome}",
+              fix=(f"{cmd} exec IMAGE.sif ls -ld {source}   # in the image: a directory or a link to one (it must be a file)\n"
+                   f"{cmd} run --no-mount {source} IMAGE.sif   # skip that one default bind (Apptainer 1.1 and later)\n"
+                   f"{cmd} --version   # Singularity 3.6.0/3.6.1 make this fatal; later releases skip the bind with a warning\n"
+                   "# or rebuild the image with /etc/localtime a file (ln -sf /usr/share/zoneinfo/UTC /etc/localtime); "
+                   "administrators may drop \"bind path = /etc/localtime\" from apptainer.conf"),
+              evidence=told_evidence(said), severity="warning" if skipped else None)

@@ -98,7 +98,9 @@ def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
         which Linux spells "Connection timed out"): that ssh ran on the user's own Mac, reaching
         the cluster from outside, not on a node; so is a failed connection to a public name
         (three dots or more: cluster.example.ac.uk) with no launcher's line beside it, a login
-        that failed rather than a launch. The server's side: sshd's "Server will not fork when running in debugging
+        that failed rather than a launch. Where ssh says the host key changed (REMOTE HOST
+        IDENTIFICATION HAS CHANGED), ssh-host-key-changed answers instead. The server's side:
+        sshd's "Server will not fork when running in debugging
         mode." (sshd -d serves one connection and exits; a warning alone, an error beside a
         refusal), its "drop connection #n from [addr]:port on [addr]:22 past MaxStartups", and a
         user saying the other node's sshd quits (info).
@@ -128,6 +130,8 @@ def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
         - https://github.com/freebsd/freebsd-src/blob/main/lib/libc/gen/errlst.c (60 - ETIMEDOUT "Operation timed out")
     """
     told = [s for s in catalogued(f, SYMBOL) if not _to_a_forge(s)]
+    if any(s.get("family") == "ssh_host_keys" for s in f.get("ticket.symptoms") or []):
+        return   # ssh said why it refused (a changed or revoked host key): ssh-host-key-changed answers it
     debug = next((s for s in told if s.get("id") == "openssh:sshd-debug-no-fork"), None)
     refusals = [s for s in told if str(s.get("id", "")).startswith("openssh:") and s is not debug
                 and not (s.get("id") == "openssh:connect-to-host-failed" and s.get("reason") in _BSD_CLIENT)]

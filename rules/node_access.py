@@ -1,0 +1,141 @@
+"""Who may run a job or log in on a node: the job's owner unknown to the execution host's name
+service (every scheduler's own words, knowledge/messages/accounts.toml), and ssh refused by Slurm's
+PAM modules (knowledge/messages/pam_slurm.toml), which belong on compute nodes and lock users out of
+a login node."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+UNKNOWN = "user-unknown-on-compute-node"
+ADOPT = "pam-slurm-adopt-on-login-node"
+
+# Which program said it, for the message: the entry ids of accounts.toml by emitter.
+_EMITTER = {
+    "sge": "Grid Engine's execution daemon", "slurm": "Slurm", "slurmd": "slurmd on the compute node",
+    "pbs": "the PBS MOM", "PBSE": "PBS", "PEND": "LSF", "coreutils": "id", "htcondor": "HTCondor on the execute machine",
+}
+# GNU id's answer is about the host it ran on, which may be a login node: consistent with the
+# fault, not a scheduler's statement that a job could not run.
+_ONLY_CONSISTENT = ("accounts:coreutils-id-no-such-user",)
+
+
+def _emitter(s: dict) -> str:
+    key = str(s.get("key") or "")
+    return next((v for k, v in _EMITTER.items() if key.startswith(k)), "the scheduler")
+
+
+_UNKNOWN_FIX = (
+    "getent passwd USER   # on the compute node (ssh NODE, or srun -w NODE --pty bash as another user): no line = the node does not know the account\n"
+    "getent passwd USER   # on the login node, for comparison: the uid and home the job expects\n"
+    "id USER; systemctl status sssd   # on the node: does NSS answer, is sssd (or ypbind/nslcd) running\n"
+    "sudo sss_cache -u USER; sudo systemctl restart sssd   # administrators, on the node: refresh a stale or failed sssd cache\n"
+    "# administrators: add the account to every execution host's name service (the same LDAP/NIS/sssd domain as the login nodes, or synced /etc/passwd), then clear the job's error state (qmod -cj JOBID for Grid Engine's Eqw)")
+
+
+@rule("ENV078", UNKNOWN, "error",
+      "the job's user is unknown on the host that runs the job (no passwd entry there)", impact=7,
+      also={"warning": "GNU id's \"no such user\", which may be a login node's answer rather than the job's host"})
+def user_unknown_on_compute_node(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, a scheduler saying it found no passwd entry for the job's owner on the
+        host that was to run it: Grid Engine's "can't get password entry for user "X". Either the
+        user does not exist or NIS error!" (or "... error with NIS/LDAP etc.", a job in Eqw),
+        its shepherd's "can't get password entry for user "X"" and "can't resolve user UID";
+        Slurm's "_get_user_env: getpwuid_r(UID):...", "slurm_getpwuid_r: getpwuid_r(UID): ...",
+        "_fill_cred_gids: getpwuid failed for uid=UID" and "Unable to resolve user ID to user
+        name"; the PBS MOM's "No Password Entry for User X" and PBS's "Bad UID for job execution"
+        (PBSE_BADUSER); LSF's pending reason "Unable to determine user account for execution"
+        (PEND_NO_MAPPING); HTCondor's "<user> not in passwd file". GNU id's "id: 'X': no such user" is a warning: it says the host it ran
+        on does not know the account, which may not be the job's host.
+
+    Why it matters:
+        A scheduler starts the job as its owner on the execution host, and looks the owner up
+        there (getpwnam/getpwuid through NSS: /etc/passwd, sssd, NIS, LDAP). Where the account
+        exists on the login node but not on the compute nodes, or the node's sssd or ypbind has
+        failed, no job of that user can start there: Grid Engine puts it in Eqw, PBS requeues or
+        fails it, LSF keeps it pending, Slurm fails the launch.
+
+    How to fix:
+        Compare getent passwd USER on the node and on the login node. Administrators add the
+        account to the nodes' name service (the same directory as the login nodes) or restart a
+        failed sssd/ypbind there, then clear the job's error state.
+
+    References:
+        - https://github.com/gridengine/gridengine/blob/6038997b8c416e8f66c878881140adc3da61918b/source/common/msg_common.h (MSG_SYSTEM_GETPWNAMFAILED_S)
+        - https://github.com/daimh/sge/blob/05d828f59b32c238936b362cdb89292d261a2b9f/source/daemons/execd/exec_job.c
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/uid.c
+        - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/resmom/start_exec.c (check_pwd)
+        - https://github.com/htcondor/htcondor/blob/00f9ac097b1a23eced21000f74342d33e2e2a4d3/src/condor_utils/uids.cpp (init_user_ids)
+        - https://man7.org/linux/man-pages/man1/getent.1.html
+        - https://sssd.io/troubleshooting/basics.html
+    """
+    told = catalogued(f, UNKNOWN)
+    said = next((s for s in told if s.get("id") not in _ONLY_CONSISTENT), None)
+    if said is None and not told:
+        return
+    weak = said is None
+    said = said or told[0]
+    who = said.get("user") or said.get("uid")
+    whom = f"the user {who}" if who else "the job's user"
+    if weak:
+        yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": the host where id ran has no passwd "
+                          f"entry for {whom}; where that is a compute node, jobs of that user cannot start there",
+                  fix=_UNKNOWN_FIX, evidence=told_evidence(said), severity="warning")
+        return
+    yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": {_emitter(said)} found no passwd entry for "
+                      f"{whom} on the host that was to run the job: the account is not known there (it exists on "
+                      "the login node only), or that node's name service (sssd, NIS, LDAP) failed",
+              fix=_UNKNOWN_FIX, evidence=told_evidence(said))
+
+
+_ADOPT_FIX = (
+    "salloc -N 1 -t 30:00   # the user: get an allocation first; then, inside it:\n"
+    "srun --jobid=JOBID --overlap --pty bash   # a shell on the job's node without ssh (or: ssh NODE, now that you hold a job there)\n"
+    "squeue -u $USER -o '%i %N %T'   # which nodes your running jobs hold: only those admit your ssh\n"
+    "grep -n pam_slurm /etc/pam.d/sshd /etc/pam.d/system-auth /etc/pam.d/password-auth 2>/dev/null   # administrators, on a login node: pam_slurm_adopt (or pam_slurm) must not be in its account stack")
+
+
+@rule("ENV079", ADOPT, "info",
+      "ssh refused by Slurm's pam_slurm_adopt or pam_slurm: no job of the user on that node", impact=5)
+def pam_slurm_adopt_on_login_node(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Slurm's PAM account modules refusing an ssh login: pam_slurm_adopt's
+        "Access denied by pam_slurm_adopt: you have no active jobs on this node" (action_no_jobs=
+        deny), "...: unable to determine source job" (several jobs, action_unknown=deny), "...:
+        adoption failure" (action_adopt_failure=deny) and "No Slurm jobs found on node.", and the
+        older pam_slurm's "Access denied: user X (uid=N) has no active jobs on this node.". Info:
+        the line does not say which kind of node refused; on a compute node this is the site's
+        policy working (the user's answer is an allocation), on a login node a misconfiguration.
+
+    Why it matters:
+        These modules admit ssh to a compute node only for users with a job running there, and
+        put the session into the job's cgroups. They belong on compute nodes: installed on a
+        login node, where no user holds a job, they lock every ordinary user out (root and the
+        groups allowed before them still get in).
+
+    How to fix:
+        Users: get an allocation (salloc, sbatch) and reach its node inside it (srun --jobid=ID
+        --overlap --pty bash, or ssh to a node the job holds). Administrators: keep
+        pam_slurm_adopt out of login nodes' PAM stacks.
+
+    References:
+        - https://slurm.schedmd.com/pam_slurm_adopt.html
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/contribs/pam_slurm_adopt/pam_slurm_adopt.c
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/contribs/pam/pam_slurm.c
+        - https://github.com/awslabs/awsome-distributed-ai/pull/778 (not on login nodes)
+    """
+    said = next(iter(catalogued(f, ADOPT)), None)
+    if said is None:
+        return
+    where = ("on a compute node that is the site's policy (ssh only into a node your job holds); on a login node it "
+             "is a misconfiguration that locks every ordinary user out")
+    yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": Slurm's PAM module refused the ssh login because "
+                      f"the user has no job on that node; {where}",
+              fix=_ADOPT_FIX, evidence=told_evidence(said))

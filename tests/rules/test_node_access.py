@@ -1,0 +1,56 @@
+"""user-unknown-on-compute-node and pam-slurm-adopt-on-login-node (rules/node_access.py) on set Q's
+tickets and other threads' pastes (tests/fixtures/pastes/SOURCES.md), through the real catalogue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rulekit import PASTES, fired, paste_facts, recorded_paste_facts
+from hpcdoctor.triage.messages import find_messages
+
+Q = Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_q"
+
+
+def _feeding(name, symbol):
+    # nothing in these pastes is read at all (check --from refuses them): the catalogue's reading is the test
+    return [s for s in find_messages((PASTES / name).read_text(encoding="utf-8")) if symbol in (s.get("rules") or [])]
+
+
+def _q(tmp_path, name):
+    return paste_facts(tmp_path, (Q / name).read_text(encoding="utf-8"))
+
+
+def test_grid_engine_without_a_passwd_entry_on_the_node(tmp_path):
+    (f,) = fired("user-unknown-on-compute-node", _q(tmp_path, "dcblast-1-user-unknown-on-compute-nodes.txt"))
+    assert f.severity == "error" and "Grid Engine" in f.message and "xxx" in f.message
+    assert "getent passwd USER" in f.fix and "qmod -cj" in f.fix
+
+
+def test_the_same_in_another_thread():
+    (f,) = fired("user-unknown-on-compute-node", recorded_paste_facts("tigrlab-admin-535-sge-password-entry-nis.txt"))
+    assert f.severity == "error" and "saba" in f.message
+
+
+def test_su_in_a_chroot_is_not_a_scheduler():
+    assert _feeding("andronix-origin-251-su-user-does-not-exist.txt", "user-unknown-on-compute-node") == []
+
+
+def test_pam_slurm_adopt_refusal_is_info_naming_both_nodes(tmp_path):
+    # info: on a compute node the refusal is the policy working (set K's fgci-ansible-123 is a healthy control)
+    (f,) = fired("pam-slurm-adopt-on-login-node", _q(tmp_path, "awsome-distributed-ai-777-pam-slurm-adopt-on-login-node.txt"))
+    assert f.severity == "info" and "login node" in f.message and "no job" in f.message
+    assert "srun --jobid=JOBID --overlap --pty bash" in f.fix and "/etc/pam.d/sshd" in f.fix
+
+
+def test_the_older_pam_slurm_wording():
+    (f,) = fired("pam-slurm-adopt-on-login-node", recorded_paste_facts("fgci-ansible-123-pam-slurm-no-active-jobs.txt"))
+    assert "uid=5249" in f.message and f.severity == "info"
+
+
+def test_a_description_of_the_module_is_no_refusal():
+    assert _feeding("deepops-1111-pam-slurm-adopt-option.txt", "pam-slurm-adopt-on-login-node") == []
+
+
+def test_each_rule_is_silent_on_the_others_fault():
+    assert not fired("user-unknown-on-compute-node", recorded_paste_facts("fgci-ansible-123-pam-slurm-no-active-jobs.txt"))
+    assert not fired("pam-slurm-adopt-on-login-node", recorded_paste_facts("tigrlab-admin-535-sge-password-entry-nis.txt"))
