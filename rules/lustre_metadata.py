@@ -21,12 +21,22 @@ _ON_LUSTRE = re.compile(r"(?:^|/)lustre[0-9]?/")
 _CREATES = re.compile(r"\b(?:open(?:64|at)?\(|creat\(|mkdir|mknod|mdtest|touch)", re.I)
 _PATH = re.compile(r"""["'(](/[^"'\s,)]{1,300})""")
 
-_FIX_KERNEL = ("lfs df -i /lustre   # inodes per MDT and OST (use the mount the path is on)\n"
-               "lfs getdirstripe DIRECTORY   # one MDT holds the directory unless it is striped\n"
-               "lfs mkdir -c -1 NEWDIR   # a directory striped over every MDT (DNE), for many files in one directory; or "
-               "spread the files over subdirectories\n"
-               "# administrators: tune2fs -O large_dir on the MDT's ldiskfs device (Lustre 2.12 and later) lifts the "
-               "per-directory limit")
+_FIX_LDISKFS = ("lfs df -i   # every Lustre mount's MDTs and OSTs: inodes used and free\n"
+                "lfs getdirstripe .   # run in the directory the files go to: one MDT holds it unless it is striped\n"
+                "lfs mkdir -c -1 ./spread   # a directory striped over every MDT (DNE) for many files in one directory; or "
+                "spread the files over subdirectories\n"
+                "# administrators: tune2fs -O large_dir on each MDT's ldiskfs device (e2fsprogs 1.45.6.wc2 or later) lifts "
+                "the per-directory limit")
+
+
+def _fix_ext4(device: str) -> str:
+    dev = f"/dev/{device}" if re.fullmatch(r"[A-Za-z0-9_.-]{1,40}", device or "") else "/dev/DEVICE"
+    return (f"sudo dumpe2fs -h {dev} 2>/dev/null | grep -i 'features'   # large_dir among them: three index levels, "
+            "else two\n"
+            f"sudo tune2fs -O large_dir {dev}   # administrators: allow the third level (kernel 4.13 or later)\n"
+            "# or spread the files over subdirectories: one directory of millions of entries meets the limit either way")
+
+
 _FIX_ENOSPC = ("lfs df -i {mount}   # the MDTs' inodes (IUse%): full here is 'No space left on device' with OST space free\n"
                "lfs df -h {mount}   # the OSTs' blocks, for the other cause\n"
                "ls -f {dir} | wc -l   # entries in the directory the files were created in: millions in one directory "
@@ -77,7 +87,8 @@ def lustre_mdt_directory_full(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"the kernel refused a new directory entry (line {s.get('line')}: \"{told_text(s)}\"): one "
                           f"directory on {where} holds as many entries as its index allows, so creating files there "
                           "fails with \"No space left on device\" with space and inodes free",
-                  fix=_FIX_KERNEL, evidence=told_evidence(s))
+                  fix=_FIX_LDISKFS if fs == "LDISKFS" else _fix_ext4(str(s.get("device") or "")),
+                  evidence=told_evidence(s))
         return
     for s in f.get("ticket.symptoms") or []:
         if "disk-full" not in (s.get("rules") or []):

@@ -14,7 +14,8 @@ def test_enospc_creating_on_lustre_names_the_mdt_check():
 
 def test_the_kernels_index_full_line_is_an_error():
     (f,) = fired("lustre-mdt-directory-full", recorded_paste_facts("moosefs-65-ext4-directory-index-full.txt"))
-    assert f.severity == "error" and "Directory index full!" in f.message and "large_dir" in f.fix
+    assert f.severity == "error" and "Directory index full!" in f.message
+    assert "tune2fs -O large_dir /dev/sdb" in f.fix
 
 
 def test_enospc_off_lustre_without_the_kernels_line_is_not_this_rule():
