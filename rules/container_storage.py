@@ -101,7 +101,7 @@ def _temp_root(path: str, temp: str) -> str:
     return path[:at] or "/" if at >= 0 else ""
 
 
-@rule("ENV078", TMPDIR_SYMBOL, "error", "an Apptainer build or pull ran out of space in its temporary directory", impact=5)
+@rule("ENV083", TMPDIR_SYMBOL, "error", "an Apptainer build or pull ran out of space in its temporary directory", impact=5)
 def apptainer_tmpdir_too_small(f: FactView) -> Iterator[Hit]:
     """
     What it detects:

@@ -22,7 +22,7 @@ def _io_failure(f: FactView):
                  or "MPI_File_" in str(s.get("text", ""))), None)
 
 
-@rule("ENV079", SYMBOL, "warning", "Intel MPI's native parallel file-system I/O is on where parallel HDF5/netCDF I/O fails",
+@rule("ENV084", SYMBOL, "warning", "Intel MPI's native parallel file-system I/O is on where parallel HDF5/netCDF I/O fails",
       impact=4)
 def impi_native_fs_io_fails(f: FactView) -> Iterator[Hit]:
     """

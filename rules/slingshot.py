@@ -20,7 +20,7 @@ _FIX = ("export FI_CXI_RX_MATCH_MODE=hybrid   # in the job script before srun: h
         "fi_info -p cxi | head   # the CXI provider and its NICs on this node (libfabric's own tool)")
 
 
-@rule("NET033", SYMBOL, "error", "Slingshot's hardware tag matching ran out of resources and the job aborted", impact=6,
+@rule("NET034", SYMBOL, "error", "Slingshot's hardware tag matching ran out of resources and the job aborted", impact=6,
       also={"warning": "OFI poll failed with UNDELIVERABLE: a peer unreachable, of which failed hardware matching is one cause"})
 def slingshot_hw_tag_matching_fails(f: FactView) -> Iterator[Hit]:
     """
