@@ -1,6 +1,7 @@
 """Container images, overlays and image stores kept on a file system that cannot hold them
 (knowledge/messages/container_fs.toml): Apptainer's overlay on NFS, FUSE, Lustre or GPFS, a SIF
-whose squashfs the kernel will not mount from where it lies, podman's graphroot on NFS."""
+whose squashfs the kernel will not mount from where it lies, podman's graphroot on NFS; and an
+Apptainer build or pull that runs out of space in its own temporary directory (apptainer_tmpdir.toml)."""
 
 from __future__ import annotations
 
@@ -83,3 +84,65 @@ def container_image_fs_unsupported(f: FactView) -> Iterator[Hit]:
     why, fix = _WHY.get(str(s.get("id")), _squashfs)(s)
     yield Hit(message=f"{why} (line {s.get('line')}: \"{told_text(s)}\")", fix=fix, evidence=told_evidence(s),
               severity="warning" if s.get("id") in _SQUASHFS else None)
+
+
+# ----------------------------------------------------------------------------------------------
+TMPDIR_SYMBOL = "apptainer-tmpdir-too-small"
+_TMP_DIRS = ("mkdir -p /scratch/$USER/apptainer/tmp /scratch/$USER/apptainer/cache   # a file system with room "
+             "(the site's scratch or project space, or a node-local disk in a job)\n"
+             "export APPTAINER_TMPDIR=/scratch/$USER/apptainer/tmp APPTAINER_CACHEDIR=/scratch/$USER/apptainer/cache "
+             "SINGULARITY_TMPDIR=/scratch/$USER/apptainer/tmp SINGULARITY_CACHEDIR=/scratch/$USER/apptainer/cache   "
+             "# Apptainer reads the first two, Singularity the last two; then rerun the build or pull")
+
+
+def _temp_root(path: str, temp: str) -> str:
+    """The temporary directory a bundle-temp-/build-temp-/oci-put-blob path lies in."""
+    at = path.find("/" + temp)
+    return path[:at] or "/" if at >= 0 else ""
+
+
+@rule("ENV083", TMPDIR_SYMBOL, "error", "an Apptainer build or pull ran out of space in its temporary directory", impact=5)
+def apptainer_tmpdir_too_small(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, an Apptainer (or Singularity) build or pull failing for space under its
+        own temporary files: Go's "write /tmp/bundle-temp-.../oci-put-blob...: no space left on
+        device" (the build bundle, bundle-temp-*; the stage's parent, build-temp-*; the OCI blobs,
+        oci-put-blob*; Singularity 3's cache, oci-tmp/) and mksquashfs's "Write failed because No
+        space left on device" while Apptainer packs the SIF.
+
+    Why it matters:
+        Apptainer unpacks every layer and packs the SIF under APPTAINER_TMPDIR (SINGULARITY_TMPDIR),
+        else TMPDIR, else /tmp. On many nodes /tmp is a RAM-backed tmpfs of a few GB, smaller than
+        the image: the build fails however much room the destination's disk or the cache directory
+        has, and setting only the cache directory does not move it.
+
+    How to fix:
+        Point APPTAINER_TMPDIR (SINGULARITY_TMPDIR for Singularity; or --tmpdir) and the cache
+        directory at a file system with room, then rerun; in a job, a node-local disk will do.
+
+    References:
+        - https://apptainer.org/docs/user/main/build_env.html#temporary-folders (APPTAINER_TMPDIR, APPTAINER_CACHEDIR)
+        - https://github.com/apptainer/apptainer/blob/main/internal/pkg/build/types/bundle.go (bundle-temp-, build-temp-)
+        - https://github.com/apptainer/apptainer/issues/1380 (/tmp a tmpfs: a pull fails for space)
+        - https://github.com/apptainer/singularity/issues/6500 (the cache moved, the temporary directory not)
+    """
+    told = catalogued(f, TMPDIR_SYMBOL)
+    if not told:
+        return
+    s = told[0]
+    path, temp = str(s.get("path") or ""), str(s.get("temp") or "")
+    root = _temp_root(path, temp) if path and temp else ""
+    if temp == "oci-tmp/":
+        where = f"Singularity's cache directory {root} (SINGULARITY_CACHEDIR) is full"
+    elif root:
+        where = (f"its temporary directory {root} is full (often a RAM-backed tmpfs, smaller than the image)"
+                 if temp != "build-temp-" else
+                 f"the directory of its build stage, {root} (the temporary directory, or the destination's directory "
+                 "for a sandbox build), is full")
+    else:
+        where = ("the SIF is packed under its temporary directory (APPTAINER_TMPDIR, else TMPDIR, else /tmp), and that "
+                 "file system is full, whatever room the destination and the cache have")
+    check = f"df -h {root or '${APPTAINER_TMPDIR:-${TMPDIR:-/tmp}}'}; findmnt -no FSTYPE,SIZE --target {root or '/tmp'}   # tmpfs: memory, not disk\n"
+    yield Hit(message=f"an Apptainer build ran out of space (line {s.get('line')}: \"{told_text(s)}\"): {where}",
+              fix=check + _TMP_DIRS, evidence=told_evidence(s))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Iterator, List
+from typing import Iterator, List, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
@@ -98,7 +98,8 @@ def module_unknown(f: FactView) -> Iterator[Hit]:
         return
 
 
-@rule("ENV016", "module-not-loadable", "error", "a module that exists but needs other modules loaded first", impact=6)
+@rule("ENV016", "module-not-loadable", "error", "a module that exists but needs other modules loaded first", impact=6,
+      also={"info": "a prereq refusal whose modules the paste's module list shows loaded: the modulefile's prereq() names them otherwise"})
 def module_not_loadable(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -118,11 +119,15 @@ def module_not_loadable(f: FactView) -> Iterator[Hit]:
     How to fix:
         Lmod: module spider NAME/VERSION lists, line by line, the modules to load first (as the
         message itself says); load them, then the module, in one module load. Where the message
-        names the prerequisites, load them first.
+        names the prerequisites, load them first. Where the paste's own module list ("Currently
+        Loaded Modules:") shows every module a prereq error names, nothing is missing: the
+        modulefile's prereq() names them otherwise than Lmod knows them (info).
 
     References:
         - https://github.com/TACC/Lmod/blob/9.2.9/messageDir/en.lua (e_Failed_Load_2, e_Prereq, e_Prereq_Any, e_RequireFullName, m_Depend_Mods)
         - https://lmod.readthedocs.io/en/latest/080_hierarchy.html
+        - https://lmod.readthedocs.io/en/latest/015_writing_modules.html (prereq)
+        - https://github.com/TACC/Lmod/issues/719 (a prereq naming a loaded module otherwise: not a bug)
         - https://github.com/cea-hpc/modules/blob/v5.5.0/tcl/report.tcl.in (getErrPrereqMsg)
     """
     for s in catalogued(f, "module-not-loadable"):
@@ -138,6 +143,9 @@ def module_not_loadable(f: FactView) -> Iterator[Hit]:
             fix = (f"module spider {shlex.quote(target)}   # lists the modules to load first; then module load them and "
                    f"{target} in one command")
             said = f"the site has {target} but it cannot be loaded as asked"
+        elif names and _all_loaded(f, names):
+            yield _prereq_already_loaded(s, names, module)
+            return
         elif names:
             first = names[:1] if key in ("e_Prereq_Any",) else names
             load = first + ([module] if module else [])
@@ -151,6 +159,35 @@ def module_not_loadable(f: FactView) -> Iterator[Hit]:
             continue
         yield Hit(message=f"{said} (line {s.get('line')}: \"{told_text(s)}\")", fix=fix, evidence=told_evidence(s))
         return
+
+
+_LOADED_ITEM = re.compile(r"[0-9]{1,3}\)\s{1,4}([^\s]{1,200})")
+
+
+def _all_loaded(f: FactView, names: List[str]) -> bool:
+    """Whether the paste's `module list` (Lmod's "Currently Loaded Modules:") shows every module a
+    prereq error names: then loading them is not the answer."""
+    listed = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "lmod:currLoadedMods"), None)
+    if listed is None:
+        return False
+    loaded = {m.rstrip("()DLS<>") for m in _LOADED_ITEM.findall(str(listed.get("loaded") or ""))}
+    return all(n in loaded for n in names)
+
+
+def _prereq_already_loaded(s: dict, names: List[str], module: Optional[str]) -> Hit:
+    """A prereq refusal naming modules the paste shows loaded: the modulefile's prereq() names them
+    otherwise than Lmod knows the loaded ones (TACC/Lmod#719: not a bug), so there is nothing to load."""
+    target = module or "the module"
+    return Hit(message=(f"Lmod refused {target} for want of {' '.join(names)}, which the paste's module list shows "
+                        f"loaded (line {s.get('line')}: \"{told_text(s)}\"): Lmod's prereq() matches the names it lists "
+                        "against the loaded modules' names as Lmod splits them (name, or name/version); a prereq() "
+                        "that names a loaded module another way never matches. Loading it again will not help: the "
+                        "modulefile's prereq() line is what to check"),
+               fix=("module -t list 2>&1   # the loaded modules exactly as Lmod names them\n"
+                    + (f"module --raw show {shlex.quote(module)} 2>&1 | grep -n prereq   # what the modulefile's prereq() names; "
+                       "it must name the module as listed above (or its name without the version)" if module else
+                       "# the failing modulefile's prereq() must name the module as listed above (or its name without the version)")),
+               evidence=told_evidence(s), severity="info")
 
 
 @rule("ENV017", "module-conflict", "error", "a module load refused because a loaded module conflicts with it", impact=5)

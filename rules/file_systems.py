@@ -59,7 +59,8 @@ def _noexec(fs: Optional[dict]) -> Optional[bool]:
 
 @rule("SYS008", "tmp-noexec", "error", "code written under a noexec mount cannot be loaded or run", impact=6,
       also={"advice": "no failure pasted: only the node's temporary directory or a JIT cache is on a noexec mount",
-            "warning": "a build stage's program refused (spack, pip): noexec or a missing execute bit, no mount record"})
+            "warning": "a build stage's program refused (spack, pip): noexec or a missing execute bit, no mount record; "
+                       "or a library mapped for execution refused with EPERM where the line does not place it"})
 def tmp_noexec(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -69,7 +70,10 @@ def tmp_noexec(f: FactView) -> Iterator[Hit]:
         triton or torch_extensions cache, torch.compile's wrapper of it ("The most common reason this
         may occur is if the /tmp folder is mounted with noexec"), bash's "<file>: Permission denied"
         and Python subprocess's "PermissionError: [Errno 13] Permission denied: '<file>'" for such a
-        file. On a live node (and in a snapshot), the mount options of the file systems holding
+        file. glibc's "failed to map segment from shared object: Operation not permitted" for a
+        library the line does not place (a bare soname from a self-unpacking program): a warning,
+        since mmap's EPERM for an executable mapping is a noexec mount or a security module.
+        On a live node (and in a snapshot), the mount options of the file systems holding
         TMPDIR, TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR: noexec there alone is advice, since
         many sites mount /tmp noexec on purpose.
 
@@ -88,6 +92,7 @@ def tmp_noexec(f: FactView) -> Iterator[Hit]:
 
     References:
         - https://man7.org/linux/man-pages/man8/mount.8.html (noexec)
+        - https://man7.org/linux/man-pages/man2/mmap.2.html (EPERM: PROT_EXEC on a file of a noexec mount)
         - https://pytorch.org/docs/stable/torch.compiler_troubleshooting.html
         - https://pytorch.org/docs/stable/cpp_extension.html (TORCH_EXTENSIONS_DIR)
         - https://pypi.org/project/torch/2.13.0/ (torch/_inductor/codecache.py and runtime/cache_dir_utils.py: the wrapper and the cache locations)
@@ -101,6 +106,9 @@ def tmp_noexec(f: FactView) -> Iterator[Hit]:
             yield from _stage_refused(f, s, path, mount)
             return
         if not (said or _JIT_PLACE.search(path) or _noexec(mount)):
+            if s.get("reason") == "Operation not permitted" and _noexec(mount) is None:
+                yield from _exec_mapping_refused(s, path)
+                return
             continue   # a library elsewhere: an address-space limit or another cause, not this rule's
         if _noexec(mount) is False and not said:
             continue   # the node's record says that file system allows execution: not this cause
@@ -122,6 +130,22 @@ def tmp_noexec(f: FactView) -> Iterator[Hit]:
                       fix=_EXEC_FIX, severity="advice",
                       evidence={"limits.filesystems": {k: fs.get(k) for k in ("roles", "paths", "mount_probe", "fstype", "options")}})
             return
+
+
+def _exec_mapping_refused(s: dict, path: str) -> Iterator[Hit]:
+    """glibc's "failed to map segment from shared object: Operation not permitted" for a library the
+    line does not place (a bare soname, as a bundled program's loader prints it): mmap's EPERM for an
+    executable mapping is a noexec mount or a security module (man 2 mmap), never a memory limit
+    (that is ENOMEM). Which directory the library was in the line does not say: the usual one is
+    the temporary directory a self-unpacking program (PyInstaller, AppImage) extracts itself to."""
+    yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the kernel refused to map {path or 'a library'} for "
+                      "execution (EPERM): its file system is mounted noexec (a bundled program unpacks its libraries "
+                      "into the temporary directory, /tmp unless TMPDIR says otherwise), or SELinux/AppArmor refused it",
+              fix=("findmnt -no OPTIONS --target \"${TMPDIR:-/tmp}\"   # noexec among them: the unpacked libraries cannot be loaded\n"
+                   "mkdir -p $HOME/tmp && export TMPDIR=$HOME/tmp   # then rerun the program: a temporary directory that "
+                   "allows execution (PyInstaller bundles unpack under TMPDIR)\n"
+                   "sudo ausearch -m avc -ts recent 2>/dev/null | tail   # administrators: an SELinux denial instead"),
+              evidence=told_evidence(s), severity="warning")
 
 
 def _stage_refused(f: FactView, s: dict, path: str, mount: Optional[dict]) -> Iterator[Hit]:

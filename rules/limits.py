@@ -246,7 +246,9 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         - https://www.gnu.org/software/coreutils/manual/html_node/df-invocation.html (df's columns, -i, -h, -P)
         - https://github.com/python/psf-chef/issues/43 (a node out of inodes: df -h 56%, df -i 100%)
     """
-    told = [s for s in _told_all(f, "disk-full") if not _shm_only(f, s)]
+    # a line apptainer-tmpdir-too-small reads (its build's temporary files) is that rule's to answer
+    claimed = {t.get("line") for t in _told_all(f, "apptainer-tmpdir-too-small")}
+    told = [s for s in _told_all(f, "disk-full") if not _shm_only(f, s) and s.get("line") not in claimed]
     said = next((s for s in told if s.get("id") == _DISK_FULL_SAID and stated(s)), None)
     told = [s for s in told if s.get("id") != _DISK_FULL_SAID]
     # a pasted df table: rows at 100%; at 99% only beside a write that failed for space
@@ -273,6 +275,7 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"a file system was full (line {s['line']}: \"{_quote(s, 'No space left on device')}\"): writes failed on "
                           f"{_where_written(path)}{table}",
                   fix=(_df_hit(f, rows).fix if rows else f"df -h {where}; df -i {where}   # free blocks, free inodes\n"
+                       + _lustre_check(path)
                        + (_APPTAINER_DIRS if _apptainer_said(f) else "")
                        + "export TMPDIR=/scratch/$USER/tmp   # pip, compilers and torch write temporary files there\n"
                        + _move_caches()),
@@ -307,6 +310,17 @@ def disk_full(f: FactView) -> Iterator[Hit]:
     if unread and not found:
         # a file system that could not be read is not one with room
         raise MissingFact("limits.filesystems", "statvfs failed for " + "; ".join(unread[:4]))
+
+
+_LUSTRE_PATH = re.compile(r"^(.{0,200}?(?:^|/)lustre[0-9]?)/")
+
+
+def _lustre_check(path: Optional[str]) -> str:
+    """On a Lustre path, the MDTs' inodes and the OSTs' blocks one by one: df sums them, and a full
+    MDT (or one directory out of entries) fails creates with the OSTs half empty."""
+    m = _LUSTRE_PATH.match(path or "")
+    return (f"lfs df -i {m.group(1)}; lfs df -h {m.group(1)}   # Lustre: each MDT's inodes and each OST's space "
+            "(a full MDT fails every create)\n") if m else ""
 
 
 def _df_hit(f: FactView, rows: list) -> Hit:

@@ -30,6 +30,19 @@ _USERNS_FIX = (
     "(apt: the apptainer-suid package), which needs no user namespace to run a container")
 
 
+# unshare(2) with CLONE_NEWUSER: what each errno means (man 2 unshare, Linux man-pages 6.9), by the
+# number Charliecloud prints after its message.
+_UNSHARE_ERRNO = {
+    "22": "EINVAL: the kernel has no user namespaces (built without CONFIG_USER_NS, or, on RHEL/CentOS 7 kernels, "
+          "turned off: user.max_user_namespaces = 0, or the user_namespace.enable=1 boot option missing before 7.6)",
+    "1": "EPERM: unprivileged user namespaces are not allowed (kernel.unprivileged_userns_clone = 0 on Debian/Ubuntu "
+         "kernels, namespace.unpriv_enable=1 missing on RHEL 7.4/7.5), or a seccomp filter or chroot forbids them",
+    "28": "ENOSPC: user.max_user_namespaces is 0 or spent, or namespaces are nested 32 deep",
+    "87": "EUSERS: user.max_user_namespaces is 0 or spent (kernels before 4.9 say EUSERS for ENOSPC)",
+    "12": "ENOMEM: the kernel could not allocate the namespace",
+}
+
+
 @rule("ENV057", USERNS, "error", "the kernel refuses unprivileged user namespaces", impact=6,
       also={"warning": "a namespace's uid_map write refused (AppArmor's restriction on Ubuntu 24.04) or only Apptainer's hint",
             "info": "live: user.max_user_namespaces = 0, kernel.unprivileged_userns_clone = 0 or AppArmor's restriction on"})
@@ -43,7 +56,10 @@ def user_namespaces_disabled(f: FactView) -> Iterator[Hit]:
         its hint "A system administrator may need to enable user namespaces"; bubblewrap's "No
         permissions to create(ing) new namespace", "Creating new namespace failed, likely because
         the kernel does not support user namespaces", its ENOSPC form; rootless podman's and
-        buildah's "user namespaces are not enabled in /proc/sys/..."; errors. bwrap's "setting up
+        buildah's "user namespaces are not enabled in /proc/sys/..."; Charliecloud's "ch-run: can't
+        init user+mount namespaces: Invalid argument (ch_core.c:381 22)", its errno decoded
+        (EINVAL: none in the kernel or RHEL 7's switch off; EPERM: unprivileged ones not allowed;
+        ENOSPC/EUSERS: max_user_namespaces 0 or spent); errors. bwrap's "setting up
         uid map: Permission denied" (Ubuntu 24.04's AppArmor restriction) is a warning. Live: the
         sysctls that turn them off (user.max_user_namespaces = 0, kernel.unprivileged_userns_clone
         = 0, kernel.apparmor_restrict_unprivileged_userns = 1), info.
@@ -67,12 +83,16 @@ def user_namespaces_disabled(f: FactView) -> Iterator[Hit]:
         - https://man7.org/linux/man-pages/man2/unshare.2.html (EINVAL, ENOSPC, EPERM for CLONE_NEWUSER)
         - https://ubuntu.com/blog/ubuntu-23-10-restricted-unprivileged-user-namespaces
         - https://github.com/apptainer/apptainer/issues/1562
+        - https://github.com/hpc/charliecloud/blob/master/bin/ch_core.c (can't init user+mount namespaces)
     """
     told = catalogued(f, USERNS)
     stated = [s for s in told if s.get("id") not in (_HINT, _APPARMOR)]
     if told:
         s = (stated or told)[0]
         reason = s.get("reason") or s.get("file") or ""
+        errno = _UNSHARE_ERRNO.get(str(s.get("errno") or ""))
+        if errno:
+            reason = f"errno {s.get('errno')}, {errno}"
         if stated:
             yield Hit(message=f"the kernel refused this user a user namespace (line {s.get('line')}: \"{told_text(s)}\")"
                               f"{f': {reason}' if reason and str(reason) not in told_text(s) else ''}; containers and "

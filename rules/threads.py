@@ -169,6 +169,9 @@ def _told_oversubscribed(f: FactView):
             if not any(w in str(s.get("text", "")).lower() for w in _AVOIDED)]
     if not told:
         return None
+    r_full = next((s for s in told if s.get("id") == _R_CONNECTIONS), None)
+    if r_full is not None:
+        return _r_connections_full(f, r_full)
     s = next((t for t in told if t.get("family") != "prose"), told[0])
     said = f"line {s.get('line')}: \"{told_text(s)}\""
     what = ("a thread pool could not start its threads" if s.get("family") != "prose"
@@ -181,12 +184,39 @@ def _told_oversubscribed(f: FactView):
                evidence=ticket_evidence(s))
 
 
+_R_CONNECTIONS = "r_parallel:all-connections-in-use"
+_R_FIX = ("echo \"allocated: ${SLURM_CPUS_PER_TASK:-${SLURM_CPUS_ON_NODE:-?}}  node: $(nproc --all)\"   # what the job may "
+          "use against what detectCores() counts\n"
+          "Rscript -e 'parallelly::availableCores()'   # the count to size workers by: it reads Slurm, PBS, SGE and LSF "
+          "allocations and the CPU affinity (install.packages(\"parallelly\"))\n"
+          "# in the R code: cl <- parallel::makeCluster(parallelly::availableCores()) instead of detectCores(); "
+          "R 4.4 and later also take --max-connections=N for more than 125 workers")
+
+
+def _r_connections_full(f: FactView, s: dict) -> Hit:
+    """R's "all connections are in use": its connection table is full. Oversubscription only where
+    the paste names detectCores() as what sized the workers (R's help: it counts the machine, not the
+    allocation); otherwise the line is quoted at info, since unclosed file connections say the same."""
+    named = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "prose:r-detectcores-said"), None)
+    said = f"line {s.get('line')}: \"{told_text(s)}\""
+    if named is None:
+        return Hit(message=f"R's table of connections is full ({said}): 128 slots before R 4.4, so a socket cluster of "
+                           "about 125 workers or more (one sized to a large node's cores) cannot start; connections "
+                           "opened and never closed fill it too",
+                   fix=_R_FIX, evidence=ticket_evidence(s), severity="info")
+    return Hit(message=f"R's table of connections is full ({said}) and the paste names detectCores() (line "
+                       f"{named.get('line')}): detectCores() counts the node's cores, not the job's allocation, so the "
+                       "workers started outnumber the CPUs the job may use (and, past about 125, R's 128 connections)",
+               fix=_R_FIX, evidence=ticket_evidence(s))
+
+
 def _allowed(f: FactView):
     cpus = f["affinity.allowed_cpus"]
     return set(cpus) if isinstance(cpus, list) else set()
 
 
-@rule("THR003", "cpu-oversubscribed", "warning", "more threads than CPUs across the ranks of this node", impact=8)
+@rule("THR003", "cpu-oversubscribed", "warning", "more threads than CPUs across the ranks of this node", impact=8,
+      also={"info": "R's connection table full and nothing in the paste names detectCores(): unclosed connections say the same"})
 def cpu_oversubscribed(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -196,7 +226,9 @@ def cpu_oversubscribed(f: FactView) -> Iterator[Hit]:
         thread ("OMP: Error #34: System unable to allocate necessary resources for OMP thread",
         "libgomp: Thread creation failed: Resource temporarily unavailable", "OpenBLAS
         blas_thread_init: pthread_create failed for thread ..."), or the user saying the number of
-        threads explodes (or, in Chinese, 线程...超订阅).
+        threads explodes (or, in Chinese, 线程...超订阅). R's "all connections are in use" (its
+        128-slot connection table full) where the paste names parallel::detectCores() as the count
+        of workers: a warning (detectCores() counts the node, not the allocation); without that, info.
 
     Why it matters:
         When ranks share a CPU set, their thread teams add up: four ranks of 16 threads on 16 CPUs
@@ -210,6 +242,8 @@ def cpu_oversubscribed(f: FactView) -> Iterator[Hit]:
         - 004_3c12714629749d50.txt ("export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK and use srun --cpu-bind=cores")
         - https://github.com/llvm/llvm-project/blob/main/openmp/runtime/src/i18n/en_US.txt (NoResourcesForWorkerThread)
         - https://github.com/rasmushaugaard/surfemb/issues/33 (every DataLoader worker's thread pool; OMP_NUM_THREADS=1)
+        - https://stat.ethz.ch/R-manual/R-devel/library/parallel/html/detectCores.html (not the number of allowed cores)
+        - https://parallelly.futureverse.org/reference/availableCores.html (the scheduler's allocation)
     """
     told = _told_oversubscribed(f)
     if told is not None:

@@ -3,7 +3,9 @@ Apptainer's and containers/storage's own format strings."""
 
 from __future__ import annotations
 
-from rulekit import facts, fired, recorded_paste_facts
+import pytest
+
+from rulekit import facts, fired, recorded_paste_facts, run_rule
 from hpcdoctor.triage.messages import find_messages
 
 
@@ -33,3 +35,20 @@ def test_apptainers_overlay_on_a_parallel_file_system():
 def test_silent_on_the_loop_device_race_and_other_container_failures():
     assert not fired("container-image-fs-unsupported", recorded_paste_facts("singularity-4652-loop-device-race-healthy.txt"))
     assert not fired("container-image-fs-unsupported", recorded_paste_facts("singularity-2700-bind-source-missing.txt"))
+
+
+@pytest.mark.parametrize("paste, words", [
+    ("apptainer-1380-tmp-is-tmpfs-build-out-of-space.txt", "temporary directory /tmp is full"),
+    ("singularity-6500-mksquashfs-no-space.txt", "packed under its temporary directory"),
+])
+def test_a_build_out_of_space_names_the_temporary_directory(paste, words):
+    gathered = recorded_paste_facts(paste)
+    (f,) = fired("apptainer-tmpdir-too-small", gathered)
+    assert f.severity == "error" and words in f.message
+    assert "APPTAINER_TMPDIR=" in f.fix and "SINGULARITY_TMPDIR=" in f.fix
+    findings, _skipped = run_rule("disk-full", gathered)
+    assert findings == []   # one finding for the line: this rule's
+
+
+def test_enospc_outside_apptainer_is_not_this_rule():
+    assert not fired("apptainer-tmpdir-too-small", recorded_paste_facts("io-500-dev-63-mdt-directory-entries-exhausted.txt"))

@@ -11,13 +11,21 @@ from rulekit import fired, recorded_paste_facts, run_rule
 @pytest.mark.parametrize("paste,line,where", [
     ("ctat-mutations-93-node-tmp-full-sif-extraction.txt", 13, "/tmp/rootfs-392536996/archive-411898547"),
     ("singularity-3939-sif-extraction-tmp-full.txt", 10, "/tmp/archive-101709114"),
-    ("staphb-1482-singularity-pull-tmp-full.txt", 7, "/tmp/build-temp-1262251748/rootfs/VIBRANT"),
 ])
 def test_apptainer_unpacking_into_a_full_tmp(paste, line, where):
     (f,) = fired("disk-full", recorded_paste_facts(paste))
     assert f.severity == "error" and f"line {line}" in f.message and where in f.message
     assert "no space left on device" in f.message
     assert "APPTAINER_TMPDIR=" in f.fix and "APPTAINER_CACHEDIR=" in f.fix
+
+
+def test_a_pull_out_of_space_in_its_build_stage_is_the_tmpdir_rules():
+    # a build stage (build-temp-*) under /tmp: apptainer-tmpdir-too-small answers the line, not disk-full
+    g = recorded_paste_facts("staphb-1482-singularity-pull-tmp-full.txt")
+    (f,) = fired("apptainer-tmpdir-too-small", g)
+    assert "line 7" in f.message and "/tmp" in f.message and "APPTAINER_TMPDIR=" in f.fix
+    findings, _ = run_rule("disk-full", g)
+    assert findings == []
 
 
 def test_a_go_tool_that_is_not_apptainer_gets_no_apptainer_fix():

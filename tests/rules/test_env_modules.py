@@ -5,7 +5,7 @@ where no public paste shows a message (the template's fixed words, its %{...} fi
 from __future__ import annotations
 
 from conftest import FIXTURES
-from rulekit import fired, paste_facts
+from rulekit import fired, paste_facts, recorded_paste_facts
 
 PASTES = FIXTURES / "pastes"
 RULES = ("module-unknown", "module-not-loadable", "module-conflict", "module-command-missing")
@@ -108,3 +108,10 @@ def test_python_and_other_commands_not_found_and_lmods_notes_are_not_module_erro
     facts = paste_facts(tmp_path, text)
     for sym in ("module-unknown", "module-not-loadable", "module-conflict", "module-command-missing"):
         assert not fired(sym, facts), sym
+
+
+def test_a_prereq_the_pasted_module_list_shows_loaded_is_not_told_to_load():
+    # TACC/Lmod#719, a healthy control of set Q: not a bug, the modulefile's prereq() names the module otherwise
+    (f,) = fired("module-not-loadable", recorded_paste_facts("lmod-719-prereq-full-name-not-a-bug-healthy.txt"))
+    assert f.severity == "info" and "shows loaded" in f.message
+    assert "module load" not in f.fix and f.fix.startswith("module -t list")

@@ -150,3 +150,17 @@ def test_spack_build_failure_with_an_exit_status_is_not_a_refused_exec():
     # https://github.com/spack/spack/issues/25598, two lines verbatim: the program ran and failed
     text = "==> Error: ProcessError: Command exited with status 2:\n    'make' '-j16' 'V=1'\n"
     assert not fired("tmp-noexec", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
+
+
+def test_a_bare_soname_refused_with_eperm_is_a_noexec_warning():
+    # a bundled docker-compose's loader names only the soname; mmap's EPERM for PROT_EXEC is a noexec mount
+    (f,) = fired("tmp-noexec", recorded_paste_facts("compose-1339-tmp-mounted-noexec.txt"))
+    assert f.severity == "warning" and "libz.so.1" in f.message and "EPERM" in f.message
+    assert f.fix.startswith('findmnt -no OPTIONS --target "${TMPDIR:-/tmp}"')
+
+
+def test_a_bare_soname_without_eperm_is_not_this_rule():
+    # the same line with ENOMEM: an address-space limit (ulimit -v), not a noexec mount
+    text = (PASTES / "compose-1339-tmp-mounted-noexec.txt").read_text().replace("Operation not permitted",
+                                                                                  "Cannot allocate memory")
+    assert not fired("tmp-noexec", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))

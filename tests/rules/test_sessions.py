@@ -163,3 +163,13 @@ def test_silent_on_a_greyed_out_shiny_window():
     from rulekit import PASTES
     text = (PASTES / "shiny-2053-rstudio-server-window-greyed-out.txt").read_text()
     assert not fired("rstudio-session-state-corrupt", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
+
+
+@pytest.mark.parametrize("paste, errno", [
+    ("nextflow-2531-max-user-namespaces-too-low.txt", "errno 22, EINVAL"),
+    ("charliecloud-133-userns-eperm.txt", "errno 1, EPERM"),
+])
+def test_charliecloud_refused_a_user_namespace_with_its_errno_decoded(paste, errno):
+    (f,) = fired("user-namespaces-disabled", recorded_paste_facts(paste))
+    assert f.severity == "error" and "can't init user+mount namespaces" in f.message and errno in f.message
+    assert "max_user_namespaces" in f.fix
