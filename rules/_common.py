@@ -93,7 +93,7 @@ def nccl_shm_cause(f: FactView) -> Optional[dict]:
 # the driver's NVRM notices, amdgpu's ring timeouts) and the host memory's (EDAC).
 # An Xid blamed on an application (gpu-xid-application-fault) is left to pastes: on a shared node
 # it is another job's bug, not this job's.
-_FROM_KERNEL_LOG = frozenset({"gpu-fallen-off-bus", "gpu-xid-reset-required", "ecc-uncorrectable-errors",
+_FROM_KERNEL_LOG = frozenset({"gpu-fallen-off-bus", "gpu-xid-reset-required", "ecc-uncorrectable-errors", "nvlink-errors",
                               "row-remap-pending", "host-dram-ecc-errors", "gpu-hardware-faulty",
                               "amdgpu-job-timeout-too-short"})
 

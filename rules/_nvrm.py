@@ -64,6 +64,15 @@ _NUMA: Told = (
     "cat /sys/devices/system/memory/auto_online_blocks   # the driver's notice asks for online_movable here\n"
     "# administrators: set it (the kernel's memhp_default_state=online_movable, or a udev rule) and reload the driver")
 
+# nv.c's nvidia_init_module (and rm_init_rm under it): the module itself fails to load, before any GPU
+# is probed; nothing about a GPU is known yet, so the answer is the module's, not RmInitAdapter's.
+_MODULE_LOAD: Told = (
+    "the nvidia kernel module failed while loading (its resource manager, character devices, procfs or "
+    "capability set-up), so no GPU can be used until it loads",
+    "journalctl -k -b | grep -E 'NVRM|nvidia'   # the notice before 'failed to initialize module' names the step\n"
+    "lsmod | grep -w nvidia   # empty: the module is not loaded\n"
+    "sudo modprobe nvidia && nvidia-smi   # administrators, once the cause is cleared (a reboot frees leaked kernel memory)")
+
 NVRM_TOLD: Dict[str, Told] = {
     "nvrm:pci-io-region-invalid": _BAR, "nvrm:bios-misconfigured-gpu": _BAR, "nvrm:bar1-realloc-failed": _BAR,
     "nvrm:bar-resize-fatal": _BAR, "nvrm:pci-enable-device-failed": _BAR,
@@ -76,11 +85,17 @@ NVRM_TOLD: Dict[str, Told] = {
     "nvrm:gsp-wpr2-already-up": _BAD_STATE, "nvrm:gfw-boot-not-complete": _BAD_STATE, "nvrm:gfw-boot-wait-failed": _BAD_STATE,
     "nvrm:gsp-falcon-reset-assert-timeout": _BAD_STATE,
     "nvrm:gsp-falcon-reset-deassert-timeout": _BAD_STATE,
+    "nvrm:gfw-gpu-bad-state-reset": _BAD_STATE, "nvrm:gsp-gpu-bad-state-reset": _BAD_STATE,
     "nvrm:gsp-need-firmware": _FIRMWARE, "nvrm:gsp-firmware-image-missing": _FIRMWARE,
     "nvrm:gsp-firmware-version-mismatch": _FIRMWARE, "nvrm:gsp-firmware-version-unknown": _FIRMWARE,
     "nvrm:power-cables-not-connected": _POWER,
     "nvrm:numa-onlining-zone-not-movable": _NUMA, "nvrm:numa-movable-onlining-failed": _NUMA,
     "nvrm:numa-memory-add-failed": _NUMA,
+    **{f"nvrm:{k}": _MODULE_LOAD for k in (
+        "nvidia-stack-t-cache-allocation-failed", "nvidia-p2p-page-t-cache-allocation-failed", "nv-cap-drv-init-failed",
+        "rm-init-rm-failed", "register-chrdev-region-failed-for", "cdev-add-failed-for", "failed-to-initialize-procfs",
+        "failed-to-register-pm-notifier", "failed-to-initialize-capabilities", "failed-to-initialize-imex-channels",
+        "failed-to-initialize-module")},
 }
 # Notices that say another kernel driver holds the GPU: gpu_driver.py answers them as it answers the
 # probe-routine notice.

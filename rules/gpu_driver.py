@@ -176,6 +176,11 @@ _TOLD_DRIVER = {
     "container:nvc-nvml-library-not-loaded": _HOST_NO_LIBRARY, "container:nvc-cuda-init-error": _HOST_CUDA_INIT,
     # the stream executor's diagnostics after cuInit failed (TensorFlow, jaxlib: knowledge/messages/xla.toml)
     "xla:kernel-dso-version-mismatch": _MISMATCH, "xla:kernel-driver-not-running": _NOT_LOADED,
+    # NVML's return codes for the two faults the kernel driver names in its own notices
+    "nvml:NVML_ERROR_INSUFFICIENT_POWER": NVRM_TOLD["nvrm:power-cables-not-connected"],
+    "nvml:NVML_ERROR_IRQ_ISSUE": NVRM_TOLD["nvrm:no-interrupts-available"],
+    # the installer's own words when the module it signed is refused: Secure Boot trusts no key for it
+    "nvidia_installer:signed-module-untrusted-prompt": _UNSIGNED,
 }
 
 

@@ -15,9 +15,9 @@ from hpcdoctor.rules._common import catalogued, stated, told_evidence, told_text
 
 # NVIDIA's own words decide the severity: Xid 64 (a row remap NVIDIA could not record, immediate action
 # RESET_GPU then CONTACT_SUPPORT) and DCGM's isolate reports (the GPU cannot perform workload) state the
-# fault; Xid 92 and 157 (IGNORE now, CONTACT_SUPPORT) report a GPU wearing out that still runs; a
-# user's sentence suggests it.
-_WARN_XIDS = frozenset({92, 157})
+# fault; Xid 92, 121 and 157 (IGNORE now, CONTACT_SUPPORT) report a GPU wearing out, or its C2C link to
+# the CPU erring, while it still runs; a user's sentence suggests it.
+_WARN_XIDS = frozenset({92, 121, 157})
 
 
 def _grade(s: Dict) -> str:
@@ -60,14 +60,15 @@ _VENDOR_STEPS = ("nvidia-smi -q -d ECC,ROW_REMAPPER,PAGE_RETIREMENT   # the GPU'
 
 
 @rule("GPU026", "gpu-hardware-faulty", "error", "a GPU whose own fault its vendor's tools say to isolate, replace or report", impact=10,
-      also={"warning": "an Xid NVIDIA answers with CONTACT_SUPPORT while the GPU still runs (92, 157)",
+      also={"warning": "an Xid NVIDIA answers with CONTACT_SUPPORT while the GPU still runs (92, 121, 157)",
             "info": "the user says one GPU fails or stays unusable until a reboot"})
 def gpu_hardware_faulty(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted kernel log or the node's own (dmesg, journalctl -k): Xid 64, a row remap or
         page retirement the GPU could not record (NVIDIA: reset the GPU, then contact support), and
-        Xid 92 (an excessive single-bit ECC error rate) or 157 (a resource retirement failure), whose
+        Xid 92 (an excessive single-bit ECC error rate), 121 (a C2C link error between a Grace CPU and
+        its GPU) or 157 (a resource retirement failure), whose
         investigation NVIDIA's Xid catalog sends to CONTACT_SUPPORT. In a pasted DCGM diagnostic
         (dcgmi diag): a report of the GPU's own memory or cache failing that DCGM marks isolate:
         faulty memory elements, a memory mismatch, an L1 tag miscompare, row remapping failed, retired
@@ -91,7 +92,7 @@ def gpu_hardware_faulty(f: FactView) -> Iterator[Hit]:
         exclude the node until then (sbatch --exclude).
 
     References:
-        - https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html (Xid 64, 92, 157: CONTACT_SUPPORT)
+        - https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html (Xid 64, 92, 121, 157: CONTACT_SUPPORT)
         - https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/user-visible-statistics.html (Xid 64: a row-remapping entry not recorded)
         - https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/error-recovery-and-response-flags.html (row-remapping failure: the RMA thresholds)
         - https://github.com/NVIDIA/DCGM/blob/master/dcgmlib/src/dcgm_errors.c (dcgmErrorMeta: DCGM_ERROR_ISOLATE)

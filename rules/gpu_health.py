@@ -60,8 +60,11 @@ def gpu_throttled(f: FactView) -> Iterator[Hit]:
         the software power cap and sync boost are normal and ignored. An active reason hpcdoctor
         does not know (one a newer driver added, such as NVML's board limit or reliability
         reasons) is reported as such, not passed. In a pasted ticket, nvidia-smi -q's lines that
-        show such a reason Active, or the user saying the GPU overheats or is throttling (not a
-        question, a hedge or advice).
+        show such a reason Active, DCGM reporting a thermal or other non-benign clocks event
+        (DCGM_FR_CLOCKS_EVENT_THERMAL, _VIOLATION; not its power one, which the software power cap
+        also raises, nor its thermal-violation totals, reported down to 0.0 seconds), Xid 54
+        (clocks reduced because the board's auxiliary power is not connected), or the user saying
+        the GPU overheats or is throttling (not a question, a hedge or advice).
 
     Why it matters:
         A throttled GPU runs at a fraction of its clocks; in a multi-GPU job every collective waits
@@ -105,7 +108,14 @@ def _throttled_told(f: FactView) -> Iterator[Hit]:
     s = first_stated(f, "gpu-throttled")
     if s is None:
         return
-    what = (f"nvidia-smi shows {s['reason']} active" if s.get("reason") else "the user says the GPU overheats or throttles")
+    if s.get("reason"):
+        what = f"nvidia-smi shows {s['reason']} active"
+    elif s.get("family") == "xid":
+        what = f"Xid {s.get('code')} says the GPU runs at reduced clocks: its auxiliary power is not connected"
+    elif s.get("family") == "dcgm_diag":
+        what = f"DCGM's diagnostic reports {s.get('key')} ({s.get('means')})"
+    else:
+        what = "the user says the GPU overheats or throttles"
     yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\"): NVML's slowdown reasons hold the clocks "
                       "back when the temperature is too high, the power brake is asserted or the power draw is too high",
               fix="nvidia-smi -q -d PERFORMANCE,TEMPERATURE   # which slowdown is Active, and the temperature against "

@@ -154,6 +154,12 @@ def gpu_xid_reset_required(f: FactView) -> Iterator[Hit]:
         action in NVIDIA's Xid catalog is RESET_GPU: Xid 46, 62, 95, 109, 119 and 120 (GSP
         timeouts and errors), 136, 143, 155, 158 and others. Xid 79 (gpu-fallen-off-bus), 48 and 140
         (ecc-uncorrectable-errors), 63 (row-remap-pending) and 64 (gpu-hardware-faulty) have their own rules.
+        The same state in the driver's other words (knowledge/messages/nvrm.toml): its GSP firmware
+        unresponsive, its heartbeat timed out, crashed (CrashCat), halted in its debugger, a fatal
+        GSP interrupt or an uncorrected ECC error in GSP's own memory, the PMU halted, and "The GPU
+        likely needs to be reset"; NVML's and DCGM's "GPU requires reset" (NVML_ERROR_RESET_REQUIRED,
+        DCGM_ST_RESET_REQUIRED), DCGM's recovery action GPU_RESET and its uncontained-error (Xid 95)
+        report; nvidia-smi's own "did not complete reset successfully ... Please reboot".
 
     Why it matters:
         After such an event the GPU is in a state the driver cannot recover while it runs: jobs on
@@ -171,14 +177,28 @@ def gpu_xid_reset_required(f: FactView) -> Iterator[Hit]:
     told = _told(f, "gpu-xid-reset-required")
     if not told:
         return
-    codes = ", ".join(f"Xid {s.get('code')}" + (f" ({s.get('means', '')[:60]})" if s.get("means") else "") for s in told[:6])
+    codes = ", ".join(_reset_said(s) for s in told[:6])
     s = told[0]
-    yield Hit(message=f"the kernel log shows {codes}: NVIDIA's Xid catalog says to reset the GPU ({_said(s)})",
+    said = ("the kernel log shows {}: NVIDIA's Xid catalog says to reset the GPU" if all(x.get("family") == "xid" for x in told)
+            else "{}: NVIDIA's driver and tools say the GPU must be reset")
+    yield Hit(message=f"{said.format(codes)} ({_said(s)})",
               fix="scontrol update nodename=$(hostname -s) state=drain reason=\"Xid needing a GPU reset\"   # Slurm; or your scheduler's drain\n"
                   "nvidia-smi --query-compute-apps=pid --format=csv,noheader   # must be empty before the reset\n"
                   "sudo nvidia-smi -r -i 0   # the GPU index of the Xid's PCI address (nvidia-smi -L); reboot if refused\n"
                   "dcgmi diag -r 3   # before the node returns to service",
-              evidence={**_evidence(s), "xids": [x.get("code") for x in told]})
+              evidence={**_evidence(s), "xids": [x.get("code") for x in told if x.get("family") == "xid"],
+                        "events": [x.get("id") for x in told]})
+
+
+def _reset_said(s: Dict) -> str:
+    means = f" ({s.get('means', '')[:60]})" if s.get("means") else ""
+    if s.get("family") == "xid":
+        return f"Xid {s.get('code')}{means}"
+    # a notice's meaning up to its first colon: what happened, not the advice after it
+    means = f" ({str(s.get('means')).split(':')[0].split(' (')[0][:80]})" if s.get("means") else ""
+    who = {"nvrm": "the driver's notice", "nvml": "NVML's", "dcgm": "DCGM's", "dcgm_diag": "DCGM's",
+           "nvidia_smi": "nvidia-smi's"}.get(str(s.get("family")), str(s.get("family")))
+    return f"{who} {s.get('key')}{means}"
 
 
 @rule("GPU016", "gpu-xid-application-fault", "warning", "an Xid NVIDIA attributes to the application", impact=6)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, paste_facts, recorded_paste_facts, run_rule
+from rulekit import PASTES, facts, fired, paste_facts, recorded_paste_facts, run_rule
 from hpcdoctor import pipeline
 from hpcdoctor.runner import Options
 from hpcdoctor.triage.messages import find_messages
@@ -415,3 +415,23 @@ def test_a_driver_nvidia_smi_cannot_reach_is_checked_against_the_jobs_allocation
     (f,) = fired("gpu-driver-unusable", recorded_paste_facts("model-angelo-60-nvidia-smi-in-job-without-gpu.txt"))
     assert "a Slurm job given no GPU" in f.message
     assert f.fix.splitlines()[0].startswith("scontrol show job \"$SLURM_JOB_ID\"") and "lsmod" in f.fix
+
+
+def test_the_drivers_gsp_timeout_banner_needs_a_reset_and_its_heartbeat_lines_alone_do_not():
+    # open-gpu-kernel-modules#1230: GSP stops answering on a GH100; the banner is the driver's own
+    # statement (Xid 119's state). The heartbeat lines above it are read but feed no rule: laptops
+    # print them while their GPU keeps working (open-gpu-kernel-modules#1064).
+    g = recorded_paste_facts("open-gpu-kernel-modules-1230-gsp-timeout-cut.txt")
+    told = {s["id"]: s for s in g["facts"]["ticket"]["symptoms"]}
+    assert {"nvrm:heartbeat-timed-out-currenttimems-heartbeat", "nvrm:gsp-timeout-banner"} <= set(told)
+    assert not told["nvrm:heartbeat-timed-out-currenttimems-heartbeat"]["rules"]
+    f = one("gpu-xid-reset-required", g)
+    assert f.severity == "error" and "GSP firmware did not answer an RPC in time" in f.message
+    assert "line 8" in f.message and "nvidia-smi -r" in f.fix
+    assert f.evidence["events"] == ["nvrm:gsp-timeout-banner"]
+
+
+def test_heartbeat_lines_without_the_banner_are_not_a_reset(tmp_path):
+    # the first two lines of the same paste, alone
+    lines = (PASTES / "open-gpu-kernel-modules-1230-gsp-timeout-cut.txt").read_text().splitlines()[:2]
+    assert not fired("gpu-xid-reset-required", paste_facts(tmp_path, "\n".join(lines) + "\n"))

@@ -83,3 +83,23 @@ def test_a_users_gpu_model_line_is_not_amd_smis_device_heading():
     text = (PASTES / "open-gpu-kernel-modules-789-gfw-boot-not-complete-cut.txt").read_text()
     assert "\nGPU: 3090\n" in text
     assert not [p for p in recognise(text).pieces if p.kind.name.startswith("amd-smi")]
+
+
+def test_a_fwsec_step_that_fails_is_a_gpu_the_driver_could_not_initialise(tmp_path):
+    # open-gpu-kernel-modules#965, the catalogue entry's own example: a step of GSP's boot (FWSEC
+    # from the VBIOS) that fails is answered as RmInitAdapter failing, not left unread
+    from rulekit import paste_facts
+
+    (fam,) = messages.families(("nvrm",))
+    (entry,) = [e for e in fam.entries if e.id == "nvrm:fwsec-too-few-interface-entries"]
+    (f,) = fired("gpu-driver-unusable", paste_facts(tmp_path, entry.get("example") + "\n"))
+    assert "RmInitAdapter failed" in f.message and "line 1" in f.message
+
+
+def test_every_module_load_notice_is_answered_as_the_module_not_loading():
+    from hpcdoctor.rules._nvrm import _MODULE_LOAD
+
+    (fam,) = messages.families(("nvrm",))
+    said = {e.id: e.get("means") for e in fam.entries}
+    module = [sid for sid, told in NVRM_TOLD.items() if told is _MODULE_LOAD]
+    assert len(module) == 11 and all("load" in said[sid] for sid in module)

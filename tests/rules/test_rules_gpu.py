@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from rulekit import facts, fired, gpu_change, nvsmi_node, run_rule
+from rulekit import facts, fired, gpu_change, nvsmi_node, recorded_paste_facts, run_rule
 
 H100 = "h100-kvm-1gpu"
 
@@ -155,3 +155,10 @@ def test_ecc_disabled_is_judged_by_segment_not_by_name_guessing():
     for name in ("NVIDIA GeForce RTX 4090", "NVIDIA RTX A6000", "NVIDIA Graphics Device"):
         assert not fired("ecc-disabled", gpu_change(H100, name=name, ecc_enabled=False, ecc_pending=False)), name
     assert fired("ecc-disabled", gpu_change(H100, name="NVIDIA H200 NVL", ecc_enabled=False, ecc_pending=False))
+
+
+def test_dcgms_thermal_clocks_event_is_a_throttled_gpu_in_dcgms_words():
+    # NVIDIA/DCGM#270: the health watch's DCGM_FR_CLOCKS_EVENT_THERMAL, pasted without nvidia-smi
+    (f,) = fired("gpu-throttled", recorded_paste_facts("dcgm-270-health-thermal-clocks-event.txt"))
+    assert f.severity == "warning" and "DCGM_FR_CLOCKS_EVENT_THERMAL" in f.message
+    assert "the user says" not in f.message and "line 1" in f.message
