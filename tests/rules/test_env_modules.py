@@ -108,3 +108,23 @@ def test_python_and_other_commands_not_found_and_lmods_notes_are_not_module_erro
     facts = paste_facts(tmp_path, text)
     for sym in ("module-unknown", "module-not-loadable", "module-conflict", "module-command-missing"):
         assert not fired(sym, facts), sym
+
+
+def test_tcl_modules_requirement_not_loaded_loads_it_first(tmp_path):
+    # Modules 5.5.0 report.tcl.in getReqNotLoadedMsg as its testsuite expects it (005-init_ts.exp), under a load block
+    f = _only(paste_facts(tmp_path, "Loading mpi4py/3.1\n  ERROR: Requirement openmpi/4.1 is not loaded\n"),
+              "module-not-loadable")
+    assert f.fix.startswith("module load openmpi/4.1   # first") and "openmpi/4.1 loaded first" in f.message
+
+
+def test_tcl_modules_conflict_it_could_not_unload_is_the_conflict(tmp_path):
+    # Modules 5.5.0 subcmd.tcl.in (conun) with report.tcl.in getErrConUnMsg, as 005-init_ts.exp expects it
+    f = _only(paste_facts(tmp_path, "Loading gcc/12\n  ERROR: Unload of conflicting gcc/9 failed\n"), "module-conflict")
+    assert f.fix.startswith("module unload gcc/9") and "conflicts with gcc/9" in f.message
+
+
+def test_forced_warnings_of_tcl_modules_are_not_refusals(tmp_path):
+    # the same two texts under --force (005-init_ts.exp's warn_msgs forms): the module was loaded anyway
+    facts = paste_facts(tmp_path, "Loading mpi4py/3.1\n  WARNING: Requirement openmpi/4.1 is not loaded\n"
+                                  "Loading gcc/12\n  WARNING: Unload of conflicting gcc/9 failed\n")
+    assert [s for s in RULES if fired(s, facts)] == []
