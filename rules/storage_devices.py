@@ -54,7 +54,7 @@ def _first(told: list) -> Optional[dict]:
     return (drain or told or [None])[0]
 
 
-@rule("SYS034", SYMBOL, "error", "the kernel reports a disk or its file system failing", impact=7,
+@rule("SYS035", SYMBOL, "error", "the kernel reports a disk or its file system failing", impact=7,
       also={"warning": "a request to a disk failed or timed out, and the device may still answer"})
 def storage_device_errors(f: FactView) -> Iterator[Hit]:
     """
