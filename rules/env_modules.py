@@ -25,6 +25,17 @@ _PRINTED_NEXT = frozenset({"While", "Please", "Lmod", "Loading", "Unloading", "E
                            "ERROR:", "WARNING:"})
 
 
+# Environment Modules prints these two as errors, or as warnings when --force loads the module anyway
+# (report.tcl.in knerrorOrWarningIfForced, subcmd.tcl.in reportErrorOrWarningIfForced): only the error
+# says the load was refused.
+_FORCED_AS_WARNING = frozenset({"envmodules:requirement-not-loaded", "envmodules:conflict-unload-failed"})
+
+
+def _refused(s: dict) -> bool:
+    """Whether a catalogued module message says the load was refused: not one --force turned into a warning."""
+    return not (s.get("id") in _FORCED_AS_WARNING and "WARNING" in str(s.get("text", "")))
+
+
 def _names(text: str) -> List[str]:
     text = str(text or "")
     quoted = _QUOTED.findall(text)
@@ -108,7 +119,8 @@ def module_not_loadable(f: FactView) -> Iterator[Hit]:
         software hierarchy, not on the current MODULEPATH), "Cannot load module "X" without these
         module(s) loaded" and "At least one of these module(s) must be loaded" (prereq), "must be
         loaded with the version specified"; the Tcl Environment Modules' "Module cannot be loaded
-        due to missing prereq" with its HINT, and 3.2's "depends on one of the module(s)".
+        due to missing prereq" with its HINT, its "Requirement X is not loaded" (an error; the
+        warning --force prints is not read), and 3.2's "depends on one of the module(s)".
 
     Why it matters:
         The module load failed, so the job runs without that software. The module is there: under
@@ -128,9 +140,9 @@ def module_not_loadable(f: FactView) -> Iterator[Hit]:
         - https://lmod.readthedocs.io/en/latest/080_hierarchy.html
         - https://lmod.readthedocs.io/en/latest/015_writing_modules.html (prereq)
         - https://github.com/TACC/Lmod/issues/719 (a prereq naming a loaded module otherwise: not a bug)
-        - https://github.com/cea-hpc/modules/blob/v5.5.0/tcl/report.tcl.in (getErrPrereqMsg)
+        - https://github.com/cea-hpc/modules/blob/v5.5.0/tcl/report.tcl.in (getErrPrereqMsg, getReqNotLoadedMsg, reportMissingPrereqError)
     """
-    for s in catalogued(f, "module-not-loadable"):
+    for s in filter(_refused, catalogued(f, "module-not-loadable")):
         key = s.get("key")
         module = s.get("module")
         names = _names(s.get("modules"))
@@ -199,7 +211,9 @@ def module_conflict(f: FactView) -> Iterator[Hit]:
         (e_Conflict_Downstream), "You can only have one ... module loaded at a time"
         (e_Family_Conflict), "Your site prevents the automatic swapping of modules with same
         name" (e_No_AutoSwap); the Tcl Environment Modules' "Module cannot be loaded due to a
-        conflict" with its HINT, and 3.2's "conflicts with the currently loaded module(s)".
+        conflict" with its HINT, its "Unload of conflicting X failed" (the automatic unload of the
+        conflict failed; an error, not --force's warning), and 3.2's "conflicts with the currently
+        loaded module(s)".
 
     Why it matters:
         The module was not loaded, so the job runs with the one already loaded (another compiler,
@@ -212,9 +226,9 @@ def module_conflict(f: FactView) -> Iterator[Hit]:
 
     References:
         - https://github.com/TACC/Lmod/blob/9.2.9/messageDir/en.lua (e_Conflict, e_Conflict_Downstream, e_Family_Conflict, e_No_AutoSwap)
-        - https://github.com/cea-hpc/modules/blob/v5.5.0/tcl/report.tcl.in (getErrConflictMsg, getHintUnFirstMsg)
+        - https://github.com/cea-hpc/modules/blob/v5.5.0/tcl/report.tcl.in (getErrConflictMsg, getHintUnFirstMsg, getErrConUnMsg; subcmd.tcl.in conun)
     """
-    for s in catalogued(f, "module-conflict"):
+    for s in filter(_refused, catalogued(f, "module-conflict")):
         names = _names(s.get("modules"))
         module = s.get("module")
         if names:

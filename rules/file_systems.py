@@ -323,7 +323,8 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log: Python filelock 3.x's "FileSystem does not appear to support flock"
-        (flock() failed with ENOSYS); SQLite's "locking protocol" (SQLITE_PROTOCOL, 15: its WAL
+        (flock() failed with ENOSYS); ENOLCK as any program prints it ("[Errno 37] No locks
+        available", "<what>: No locks available": fcntl() or flock() refused the lock); SQLite's "locking protocol" (SQLITE_PROTOCOL, 15: its WAL
         locking, which does not work over a network file system) as a warning; HDF5's "unable to lock
         file, errno = 524" (Linux's kernel-internal ENOTSUPP, which strerror prints as "Unknown error
         524": Cray DVS answers flock() with it) or errno = 95 (EOPNOTSUPP); ROMIO's (MPI-IO in
@@ -355,6 +356,8 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
         - https://www.sqlite.org/rescode.html (SQLITE_BUSY, SQLITE_PROTOCOL)
         - https://pypi.org/project/filelock/3.12.4/ (UnixFileLock: ENOSYS from flock)
         - https://man7.org/linux/man-pages/man5/nfs.5.html (lock/nolock, local_lock)
+        - https://man7.org/linux/man-pages/man2/fcntl.2.html (ENOLCK)
+        - https://github.com/spack/spack/issues/12501 ("[Errno 37] No locks available": an NFS mount without lock support)
         - https://github.com/torvalds/linux/blob/master/include/linux/errno.h (ENOTSUPP 524, never meant for user space)
         - https://github.com/HDFGroup/hdf5/issues/3311 (errno 524 from flock() on Cray DVS)
         - https://github.com/pmodels/mpich/blob/main/src/mpi/romio/adio/common/lock.c (ADIOI_GEN_SetLock: errno in %X)
@@ -364,7 +367,7 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
     if told:
         s = next((t for t in told if t.get("id") in _HDF5_NOT_SUPPORTED), None) \
             or next((t for t in told if t.get("id") in _ROMIO), None) \
-            or next((t for t in told if t.get("id") == "file_locks:filelock-no-flock"), None) \
+            or next((t for t in told if t.get("id") in ("file_locks:filelock-no-flock", "errno:ENOLCK")), None) \
             or next((t for t in told if t.get("id") == "file_locks:sqlite-protocol"), told[0])
         sid = str(s.get("id"))
         quote = f"(line {s.get('line')}: \"{told_text(s)}\")"
@@ -382,6 +385,11 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
                         "without flock)"), "warning"
         elif sid == "file_locks:filelock-no-flock":
             msg, sev = f"the file system refuses flock() (ENOSYS): a FileLock cannot be taken there {quote}", None
+        elif sid == "errno:ENOLCK":
+            # fcntl(2) and flock(2) return ENOLCK when the lock cannot be granted: on NFS, no lock
+            # manager (lockd/statd) answering for the mount, or a mount with nolock (nfs(5))
+            msg, sev = (f"the file system refused a file lock: ENOLCK, no locks available {quote}: on an NFS mount, "
+                        "no lock manager (rpc.statd, lockd) answers for it"), None
         elif sid == "file_locks:sqlite-protocol":
             msg, sev = (f"SQLite's locking protocol failed {quote}: its WAL mode needs locks and shared memory that a "
                         "network or parallel file system does not provide (SQLite: WAL does not work over a network "

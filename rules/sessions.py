@@ -43,6 +43,18 @@ _UNSHARE_ERRNO = {
 }
 
 
+# enroot's helpers print err(3)'s strerror after unshare(CLONE_NEWUSER): EPERM (unprivileged_userns_clone
+# = 0), ENOSPC (user.max_user_namespaces reached or 0) and EINVAL (a kernel without them, RHEL 7 without
+# user_namespace.enable=1) are the kernel's switches; EACCES is seen with every switch on (a security
+# module, NVIDIA/enroot#247), and joining (setns) an existing namespace is another failure.
+_ENROOT_HELPER = "enroot:enroot-helper-user-namespace"
+_ENROOT_REFUSALS = frozenset({"Operation not permitted", "No space left on device", "Invalid argument"})
+
+
+def _kernel_refusal(s: dict) -> bool:
+    return s.get("id") != _ENROOT_HELPER or (s.get("what") == "create" and s.get("error") in _ENROOT_REFUSALS)
+
+
 @rule("ENV057", USERNS, "error", "the kernel refuses unprivileged user namespaces", impact=6,
       also={"warning": "a namespace's uid_map write refused (AppArmor's restriction on Ubuntu 24.04) or only Apptainer's hint",
             "info": "live: user.max_user_namespaces = 0, kernel.unprivileged_userns_clone = 0 or AppArmor's restriction on"})
@@ -59,7 +71,8 @@ def user_namespaces_disabled(f: FactView) -> Iterator[Hit]:
         buildah's "user namespaces are not enabled in /proc/sys/..."; Charliecloud's "ch-run: can't
         init user+mount namespaces: Invalid argument (ch_core.c:381 22)", its errno decoded
         (EINVAL: none in the kernel or RHEL 7's switch off; EPERM: unprivileged ones not allowed;
-        ENOSPC/EUSERS: max_user_namespaces 0 or spent); errors. bwrap's "setting up
+        ENOSPC/EUSERS: max_user_namespaces 0 or spent); enroot's helpers' "failed to
+        create user namespace: " with EPERM, ENOSPC or EINVAL; errors. bwrap's "setting up
         uid map: Permission denied" (Ubuntu 24.04's AppArmor restriction) is a warning. Live: the
         sysctls that turn them off (user.max_user_namespaces = 0, kernel.unprivileged_userns_clone
         = 0, kernel.apparmor_restrict_unprivileged_userns = 1), info.
@@ -84,8 +97,9 @@ def user_namespaces_disabled(f: FactView) -> Iterator[Hit]:
         - https://ubuntu.com/blog/ubuntu-23-10-restricted-unprivileged-user-namespaces
         - https://github.com/apptainer/apptainer/issues/1562
         - https://github.com/hpc/charliecloud/blob/master/bin/ch_core.c (can't init user+mount namespaces)
+        - https://github.com/NVIDIA/enroot/blob/v4.1.2/bin/enroot-nsenter.c (err: "failed to create user namespace")
     """
-    told = catalogued(f, USERNS)
+    told = [s for s in catalogued(f, USERNS) if _kernel_refusal(s)]
     stated = [s for s in told if s.get("id") not in (_HINT, _APPARMOR)]
     if told:
         s = (stated or told)[0]

@@ -115,3 +115,23 @@ def test_a_prereq_the_pasted_module_list_shows_loaded_is_not_told_to_load():
     (f,) = fired("module-not-loadable", recorded_paste_facts("lmod-719-prereq-full-name-not-a-bug-healthy.txt"))
     assert f.severity == "info" and "shows loaded" in f.message
     assert "module load" not in f.fix and f.fix.startswith("module -t list")
+
+
+def test_tcl_modules_requirement_not_loaded_loads_it_first(tmp_path):
+    # Modules 5.5.0 report.tcl.in getReqNotLoadedMsg as its testsuite expects it (005-init_ts.exp), under a load block
+    f = _only(paste_facts(tmp_path, "Loading mpi4py/3.1\n  ERROR: Requirement openmpi/4.1 is not loaded\n"),
+              "module-not-loadable")
+    assert f.fix.startswith("module load openmpi/4.1   # first") and "openmpi/4.1 loaded first" in f.message
+
+
+def test_tcl_modules_conflict_it_could_not_unload_is_the_conflict(tmp_path):
+    # Modules 5.5.0 subcmd.tcl.in (conun) with report.tcl.in getErrConUnMsg, as 005-init_ts.exp expects it
+    f = _only(paste_facts(tmp_path, "Loading gcc/12\n  ERROR: Unload of conflicting gcc/9 failed\n"), "module-conflict")
+    assert f.fix.startswith("module unload gcc/9") and "conflicts with gcc/9" in f.message
+
+
+def test_forced_warnings_of_tcl_modules_are_not_refusals(tmp_path):
+    # the same two texts under --force (005-init_ts.exp's warn_msgs forms): the module was loaded anyway
+    facts = paste_facts(tmp_path, "Loading mpi4py/3.1\n  WARNING: Requirement openmpi/4.1 is not loaded\n"
+                                  "Loading gcc/12\n  WARNING: Unload of conflicting gcc/9 failed\n")
+    assert [s for s in RULES if fired(s, facts)] == []

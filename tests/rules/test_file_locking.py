@@ -86,3 +86,19 @@ def test_romio_lock_failure_with_eio_is_read_not_judged():
     assert not fired("fs-file-locking-unsupported", recorded_paste_facts("ompi-devel-9898-romio-lock-errno-5-eio.txt"))
     said = find_messages((Path(__file__).parents[1] / "fixtures/pastes/ompi-devel-9898-romio-lock-errno-5-eio.txt").read_text())
     assert "mpich:romio-lock-failed-other-errno" in [s["id"] for s in said]
+
+
+@pytest.mark.parametrize("paste, line", [
+    ("spack-12501-errno-37-no-locks-available.txt", 1),
+    ("kuma-3856-ioerror-errno-37-no-locks-statd.txt", 2),
+])
+def test_enolck_as_python_prints_it_is_the_error(paste, line):
+    # ENOLCK is fcntl()'s and flock()'s own refusal of the lock (errno.toml, glibc errlist.h)
+    (f,) = fired("fs-file-locking-unsupported", recorded_paste_facts(paste))
+    assert f.severity == "error" and "ENOLCK" in f.message and f"line {line}:" in f.message
+    assert f.evidence["message"] == "errno:ENOLCK" and "lockd/rpc.statd" in f.fix
+
+
+def test_silent_on_a_lock_held_by_another_process():
+    # HDF5's errno 11 (EAGAIN): the lock is held elsewhere, which the file system granting locks implies
+    assert fired("fs-file-locking-unsupported", recorded_paste_facts("h5py-3.12-lock-held-errno-11.txt")) == []

@@ -173,3 +173,16 @@ def test_charliecloud_refused_a_user_namespace_with_its_errno_decoded(paste, err
     (f,) = fired("user-namespaces-disabled", recorded_paste_facts(paste))
     assert f.severity == "error" and "can't init user+mount namespaces" in f.message and errno in f.message
     assert "max_user_namespaces" in f.fix
+
+
+def test_enroot_helpers_kernel_refusal_under_pyxis_is_the_error():
+    # enroot-nsenter's err(3) with unshare(CLONE_NEWUSER)'s EINVAL, printed through pyxis (CentOS 7 VMs)
+    (f,) = fired("user-namespaces-disabled", recorded_paste_facts("enroot-41-nsenter-userns-invalid-argument-centos7.txt"))
+    assert f.severity == "error" and "failed to create user namespace: Invalid argument" in f.message
+    assert f.evidence["message"] == "enroot:enroot-helper-user-namespace" and "max_user_namespaces" in f.fix
+
+
+def test_enroot_helpers_permission_denied_with_the_switches_on_is_not_read():
+    # EACCES with user.max_user_namespaces 15000 and unprivileged_userns_clone 1 in the same paste
+    assert fired("user-namespaces-disabled",
+                 recorded_paste_facts("enroot-247-nsenter-userns-permission-denied-switches-on.txt")) == []
