@@ -1,5 +1,5 @@
 """A batch scheduler's own notice that it killed a job at a limit the job asked for (memory, threads or
-processes), and a job script the scheduler or the shell could not read because of its Windows line
+processes, CPU time; SIGXCPU where the shell reports a CPU-time kill), and a job script the scheduler or the shell could not read because of its Windows line
 endings. Each scheduler says it in its own words: the PBS/TORQUE MOM ("=>> PBS: job killed: vmem N
 exceeded limit M", knowledge/messages/pbs_job_end.toml), Moab ("job N exceeded MEM usage hard
 limit", moab.toml), LSF's termination reasons (TERM_MEMLIMIT, TERM_THREADLIMIT, lsf.toml), Grid
@@ -305,7 +305,7 @@ def _cpu_fix(s: dict) -> str:
     fam, limit = s.get("family"), _seconds(s, "limit")
     ask = _hms(limit * 2) if limit else "24:00:00"
     why = "   # cput counts the CPU time of all the job's processes and threads: N busy threads spend it N times faster than walltime"
-    if fam in ("pbs_job_end", "pbs_exit"):
+    if fam in ("pbs_job_end", "pbs_exit", "moab"):
         opt = "pcput" if s.get("key") == "killed-pcput" else "cput"
         return ("qstat -f $PBS_JOBID | grep -E 'resources_used.(cput|walltime|ncpus)|Resource_List.(p?cput|walltime|ncpus)'   "
                 "# CPU time used against the limit (tracejob JOBID once it ended)\n"
@@ -328,7 +328,7 @@ def _cpu_fix(s: dict) -> str:
 def _cpu_named(s: dict) -> str:
     if s.get("family") == "signals":
         return "SIGXCPU, as the shell reports it,"
-    return {"pbs_job_end": "the PBS MOM", "pbs_exit": "PBS's exit status", "lsf": "LSF",
+    return {"pbs_job_end": "the PBS MOM", "pbs_exit": "PBS's exit status", "moab": "Moab", "lsf": "LSF",
             "sge": "Grid Engine's execd"}.get(str(s.get("family")), "the scheduler")
 
 
@@ -348,7 +348,8 @@ def batch_job_cpu_time_limit_exceeded(f: FactView) -> Iterator[Hit]:
         time (not its wall-clock time) reached a limit: the PBS/TORQUE MOM's "=>> PBS: job killed:
         cput 7300 exceeded limit 7200" (OpenPBS's job-wide "cput job total N secs exceeded limit M
         secs"; TORQUE's per-process "pcput exceeded limit N"), TORQUE's mail "Job exceeded its cpu
-        time limit. Job was aborted" and OpenPBS's "Job exceeded resource cput"; LSF's
+        time limit. Job was aborted" and OpenPBS's "Job exceeded resource cput"; Moab's "job N
+        exceeded CPUTIME usage hard limit (U > L)"; LSF's
         "TERM_CPULIMIT: job killed after reaching LSF CPU usage limit."; Grid Engine's execd "job N
         exceeds job hard limit \"h_cpu\" of queue ..."; and SIGXCPU as bash prints it ("<script>:
         line N: <pid> CPU time limit exceeded (core dumped)", or the status alone), which Open MPI,

@@ -162,6 +162,7 @@ def _example(family: str, key: str) -> str:
     ("pbs_job_end", "torque-mail-cput", "PBS MOM", "qsub -l cput="),
     ("pbs_job_end", "openpbs-mail-cput", "PBS MOM", "qsub -l cput="),
     ("sge", "execd-hard-cpu-limit", "Grid Engine", "qsub -l h_cpu=02:00:00"),
+    ("moab", "cputime-usage-limit", "Moab", "qsub -l cput="),
 ])
 def test_each_schedulers_cpu_kill_asks_for_its_own_request(tmp_path, family, key, who, option):
     # the catalogue's example of each emitter's line, read from the catalogue (its source beside it)
