@@ -145,7 +145,7 @@ CPU = "batch-job-cpu-time-limit-exceeded"
     ("ipyrad-507-vsearch-cpu-time-limit-exceeded.txt", "78%CPU time limit exceeded (core dumped)"),  # after a progress bar
 ])
 def test_sigxcpu_as_the_shell_prints_it(paste, quoted):
-    (f,) = fired(CPU, recorded_paste_facts(paste))
+    (f,) = fired("batch-job-cpu-time-limit-exceeded", recorded_paste_facts(paste))
     assert f.severity == "error" and "SIGXCPU" in f.message and quoted in f.message
     # the shell's own limit first, then each scheduler's request, counting all threads
     assert "ulimit -St" in f.fix and "qsub -l cput=" in f.fix and "bsub -c" in f.fix and "h_cpu=" in f.fix
@@ -166,18 +166,18 @@ def _example(family: str, key: str) -> str:
 ])
 def test_each_schedulers_cpu_kill_asks_for_its_own_request(tmp_path, family, key, who, option):
     # the catalogue's example of each emitter's line, read from the catalogue (its source beside it)
-    (f,) = fired(CPU, paste_facts(tmp_path, _example(family, key) + "\n"))
+    (f,) = fired("batch-job-cpu-time-limit-exceeded", paste_facts(tmp_path, _example(family, key) + "\n"))
     assert f.severity == "error" and who in f.message and option in f.fix and "N times faster" in f.fix
 
 
 def test_pbs_cput_figures_are_seconds(tmp_path):
-    (f,) = fired(CPU, paste_facts(tmp_path, _example("pbs_job_end", "killed-cput") + "\n"))
+    (f,) = fired("batch-job-cpu-time-limit-exceeded", paste_facts(tmp_path, _example("pbs_job_end", "killed-cput") + "\n"))
     assert "used 02:01:40 of CPU time, limit 02:00:00" in f.message
 
 
 def test_lsf_cpulimit_reason(tmp_path):
     # the keyword and reason as IBM's termination-reason table words them (lsf.toml's family source)
-    (f,) = fired(CPU, paste_facts(tmp_path, "TERM_CPULIMIT: job killed after reaching LSF CPU usage limit.\n"))
+    (f,) = fired("batch-job-cpu-time-limit-exceeded", paste_facts(tmp_path, "TERM_CPULIMIT: job killed after reaching LSF CPU usage limit.\n"))
     assert f.severity == "error" and "LSF" in f.message and "bsub -c" in f.fix
 
 
@@ -187,9 +187,9 @@ def test_lsf_cpulimit_reason(tmp_path):
     "cbio-cluster-403-job-deleted-by-root.txt",           # deleted by root, no limit named
 ])
 def test_cpu_time_rule_silent_on_walltime_kills_and_prose(paste):
-    assert not fired(CPU, recorded_paste_facts(paste))
+    assert not fired("batch-job-cpu-time-limit-exceeded", recorded_paste_facts(paste))
 
 
 def test_a_walltime_kill_stays_the_time_limit_rules():
     facts = recorded_paste_facts("cbio-cluster-256-torque-walltime-exit-status.txt")
-    assert fired("slurm-time-limit", facts) and not fired(CPU, facts)
+    assert fired("slurm-time-limit", facts) and not fired("batch-job-cpu-time-limit-exceeded", facts)
