@@ -1,5 +1,5 @@
 """A batch scheduler's own notice that it killed a job at a limit the job asked for (memory, threads or
-processes), and a job script the scheduler or the shell could not read because of its Windows line
+processes, CPU time; SIGXCPU where the shell reports a CPU-time kill), and a job script the scheduler or the shell could not read because of its Windows line
 endings. Each scheduler says it in its own words: the PBS/TORQUE MOM ("=>> PBS: job killed: vmem N
 exceeded limit M", knowledge/messages/pbs_job_end.toml), Moab ("job N exceeded MEM usage hard
 limit", moab.toml), LSF's termination reasons (TERM_MEMLIMIT, TERM_THREADLIMIT, lsf.toml), Grid
@@ -281,3 +281,112 @@ def batch_script_dos_line_endings(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"line {s.get('line')}: \"{_quoted(s)}\": the job script has Windows (DOS) line endings, \\r\\n: "
                       "each line carries a carriage return that the scheduler refuses or the shell reads as part of the "
                       "command", fix=_LINE_ENDINGS_FIX, evidence=told_evidence(s))
+
+
+CPU_TIME = "batch-job-cpu-time-limit-exceeded"
+
+
+def _hms(seconds: float) -> str:
+    s = int(math.ceil(seconds))
+    return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def _seconds(s: dict, field: str) -> Optional[float]:
+    """A figure of the notice in seconds: PBS prints whole seconds, Grid Engine's execd seconds with
+    decimals; LSF's reason and the signal carry none."""
+    try:
+        return float(s[field]) if s.get(field) is not None and s.get("family") in ("pbs_job_end", "sge") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _cpu_fix(s: dict) -> str:
+    """The request of the limit that spoke, asked for at twice the limit hit (or 24 hours)."""
+    fam, limit = s.get("family"), _seconds(s, "limit")
+    ask = _hms(limit * 2) if limit else "24:00:00"
+    why = "   # cput counts the CPU time of all the job's processes and threads: N busy threads spend it N times faster than walltime"
+    if fam in ("pbs_job_end", "pbs_exit", "moab"):
+        opt = "pcput" if s.get("key") == "killed-pcput" else "cput"
+        return ("qstat -f $PBS_JOBID | grep -E 'resources_used.(cput|walltime|ncpus)|Resource_List.(p?cput|walltime|ncpus)'   "
+                "# CPU time used against the limit (tracejob JOBID once it ended)\n"
+                f"qsub -l {opt}={ask} job.sh{why}\n"
+                "# ask for at least ncpus x walltime of cput; qstat -Qf QUEUE shows the queue's resources_max.cput and resources_default.cput")
+    if fam == "lsf":
+        return ("bjobs -l JOBID | grep -iE 'CPULIMIT|CPU time'   # the job's CPU time used against its limit (bhist -l JOBID once it ended)\n"
+                "bsub -c 48:00 ./job.sh   # CPU limit [hours:]minutes for all the job's processes together: a job running N threads spends it N times faster\n"
+                "bqueues -l QUEUE | grep -A2 CPULIMIT   # the queue's own CPU limit, which bsub -c cannot exceed")
+    if fam == "sge":
+        return ("qacct -j JOBID | grep -E '^(cpu|ru_wallclock|slots|failed|category)'   # CPU seconds used against h_cpu\n"
+                f"qsub -l h_cpu={ask} job.sh{why.replace('cput', 'h_cpu')} (the execd multiplies h_cpu by the slots)\n"
+                "qconf -sq QUEUE | grep -E '^[hs]_cpu'   # the queue's own h_cpu, which a request cannot exceed")
+    return ("ulimit -St; ulimit -Ht   # the shell's CPU-time limit in seconds (RLIMIT_CPU): SIGXCPU at the soft one, SIGKILL at the hard one\n"
+            "ulimit -St unlimited   # in the job script before the program: raise the soft limit up to the hard one (ulimit -Ht)\n"
+            "# where the scheduler set the limit, ask it for more CPU time instead: qsub -l cput= (PBS), bsub -c (LSF), qsub -l h_cpu= (Grid Engine),\n"
+            "# counting all threads' time; on a login node (a CPU-time limit per process), run the work as a batch job")
+
+
+def _cpu_named(s: dict) -> str:
+    if s.get("family") == "signals":
+        return "SIGXCPU, as the shell reports it,"
+    return {"pbs_job_end": "the PBS MOM", "pbs_exit": "PBS's exit status", "moab": "Moab", "lsf": "LSF",
+            "sge": "Grid Engine's execd"}.get(str(s.get("family")), "the scheduler")
+
+
+def _cpu_figures(s: dict) -> str:
+    used, limit = _seconds(s, "used"), _seconds(s, "limit")
+    if used is not None and limit is not None:
+        return f" (used {_hms(used)} of CPU time, limit {_hms(limit)})"
+    return f" (limit {_hms(limit)})" if limit is not None else ""
+
+
+@rule("ENV085", CPU_TIME, "error", "the job was killed at its CPU-time limit (the scheduler's cput, CPULIMIT, h_cpu, or ulimit -t)",
+      impact=6, also={"warning": "only PBS's Exit_status -28 (the MOM's cput-kill code, a number only)"})
+def batch_job_cpu_time_limit_exceeded(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted job output, mail or shell log, a notice that the job was ended because its CPU
+        time (not its wall-clock time) reached a limit: the PBS/TORQUE MOM's "=>> PBS: job killed:
+        cput 7300 exceeded limit 7200" (OpenPBS's job-wide "cput job total N secs exceeded limit M
+        secs"; TORQUE's per-process "pcput exceeded limit N"), TORQUE's mail "Job exceeded its cpu
+        time limit. Job was aborted" and OpenPBS's "Job exceeded resource cput"; Moab's "job N
+        exceeded CPUTIME usage hard limit (U > L)"; LSF's
+        "TERM_CPULIMIT: job killed after reaching LSF CPU usage limit."; Grid Engine's execd "job N
+        exceeds job hard limit \"h_cpu\" of queue ..."; and SIGXCPU as bash prints it ("<script>:
+        line N: <pid> CPU time limit exceeded (core dumped)", or the status alone), which Open MPI,
+        Hydra and srun report by number or name too, all errors. SIGXCPU is what the kernel sends at
+        the soft RLIMIT_CPU (ulimit -t, a shell's limit, which a scheduler or a login node's policy
+        may set for the processes), and what LSF and Grid Engine send first at their CPU limits. PBS's
+        Exit_status -28 (JOB_EXEC_KILL_CPUT) is a warning. A walltime kill is not read here
+        (slurm-time-limit answers it).
+
+    Why it matters:
+        CPU time counts every core: a job running 16 busy threads spends one hour of cput in under
+        four minutes of wall-clock time, so a multithreaded program given the default cput of a
+        queue is killed long before its walltime. Rerunning unchanged ends the same way.
+
+    How to fix:
+        Compare the CPU time used with the limit (qstat -f / tracejob, bjobs -l / bhist -l, qacct -j,
+        ulimit -t) and ask for more CPU time in that scheduler's request: qsub -l cput= (or pcput=,
+        PBS/TORQUE; at least ncpus x walltime), bsub -c (LSF, minutes, within the queue's CPULIMIT),
+        qsub -l h_cpu= (Grid Engine, multiplied by the slots); where the shell's limit is the one hit,
+        ulimit -St up to the hard limit, or run the work as a batch job rather than on a login node.
+
+    References:
+        - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/resmom/mom_main.c (cput exceeded limit, the job total form)
+        - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/include/job.h (JOB_EXEC_KILL_CPUT -28)
+        - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/resmom/linux/mom_mach.c (cput, pcput exceeded limit)
+        - https://www.ibm.com/docs/SSWRJV_10.1.0/lsf_admin/termination_reasons_lsf.html (TERM_CPULIMIT)
+        - https://github.com/gridengine/gridengine/blob/f47b0e0a22483847008777ef18a78c29b7001f66/source/daemons/execd/msg_execd.h (MSG_JOB_EXCEEDHLIM_USSFF)
+        - https://git.savannah.gnu.org/cgit/bash.git/tree/jobs.c (notify_of_job_status: the signal's text, "(core dumped)")
+        - https://github.com/marbl/canu/issues/2089 (falconsense killed by SIGXCPU: "you've exceeded CPU time rather than just killed")
+        - https://github.com/dereneaton/ipyrad/issues/507 (vsearch killed by SIGXCPU on a cluster)
+    """
+    told = catalogued(f, CPU_TIME)
+    if not told:
+        return
+    stated = [s for s in told if s.get("family") != "pbs_exit"]
+    s = stated[0] if stated else told[0]
+    yield Hit(message=f"{_cpu_named(s)} says the job was ended at its CPU-time limit{_cpu_figures(s)} (line {s.get('line')}: "
+                      f"\"{_quoted(s)}\"): CPU time, summed over every process and thread, not wall-clock time; a "
+                      f"multithreaded program spends it as many times faster as it runs busy threads{_exit_status(f)}",
+              fix=_cpu_fix(s), evidence=told_evidence(s), severity=None if stated else "warning")

@@ -133,3 +133,63 @@ def test_exit_status_readings_name_the_signal_only_where_there_is_one():
     assert [s["id"] for s in lsf if s["family"] == "exitstatus"] == ["exitstatus:SIGTERM"]
     slurm = find_messages((PASTES / "ubuntu-slurm-5-exitcode-1-0.txt").read_text(encoding="utf-8"))
     assert not [s for s in slurm if s["family"] == "slurm_exit"]
+
+
+# batch-job-cpu-time-limit-exceeded -----------------------------------------------------------------
+
+CPU = "batch-job-cpu-time-limit-exceeded"
+
+
+@pytest.mark.parametrize("paste, quoted", [
+    ("canu-2089-sigxcpu-falconsense.txt", "115123 CPU time limit exceeded (core dumped)"),   # bash's script line
+    ("ipyrad-507-vsearch-cpu-time-limit-exceeded.txt", "78%CPU time limit exceeded (core dumped)"),  # after a progress bar
+])
+def test_sigxcpu_as_the_shell_prints_it(paste, quoted):
+    (f,) = fired("batch-job-cpu-time-limit-exceeded", recorded_paste_facts(paste))
+    assert f.severity == "error" and "SIGXCPU" in f.message and quoted in f.message
+    # the shell's own limit first, then each scheduler's request, counting all threads
+    assert "ulimit -St" in f.fix and "qsub -l cput=" in f.fix and "bsub -c" in f.fix and "h_cpu=" in f.fix
+
+
+def _example(family: str, key: str) -> str:
+    from hpcdoctor.knowledge import messages
+    return str(messages.families((family,))[0].by_key[key].get("example"))
+
+
+@pytest.mark.parametrize("family, key, who, option", [
+    ("pbs_job_end", "killed-cput", "PBS MOM", "qsub -l cput=04:00:00"),      # limit 7200 s: twice it
+    ("pbs_job_end", "killed-pcput", "PBS MOM", "qsub -l pcput=02:00:00"),
+    ("pbs_job_end", "torque-mail-cput", "PBS MOM", "qsub -l cput="),
+    ("pbs_job_end", "openpbs-mail-cput", "PBS MOM", "qsub -l cput="),
+    ("sge", "execd-hard-cpu-limit", "Grid Engine", "qsub -l h_cpu=02:00:00"),
+    ("moab", "cputime-usage-limit", "Moab", "qsub -l cput="),
+])
+def test_each_schedulers_cpu_kill_asks_for_its_own_request(tmp_path, family, key, who, option):
+    # the catalogue's example of each emitter's line, read from the catalogue (its source beside it)
+    (f,) = fired("batch-job-cpu-time-limit-exceeded", paste_facts(tmp_path, _example(family, key) + "\n"))
+    assert f.severity == "error" and who in f.message and option in f.fix and "N times faster" in f.fix
+
+
+def test_pbs_cput_figures_are_seconds(tmp_path):
+    (f,) = fired("batch-job-cpu-time-limit-exceeded", paste_facts(tmp_path, _example("pbs_job_end", "killed-cput") + "\n"))
+    assert "used 02:01:40 of CPU time, limit 02:00:00" in f.message
+
+
+def test_lsf_cpulimit_reason(tmp_path):
+    # the keyword and reason as IBM's termination-reason table words them (lsf.toml's family source)
+    (f,) = fired("batch-job-cpu-time-limit-exceeded", paste_facts(tmp_path, "TERM_CPULIMIT: job killed after reaching LSF CPU usage limit.\n"))
+    assert f.severity == "error" and "LSF" in f.message and "bsub -c" in f.fix
+
+
+@pytest.mark.parametrize("paste", [
+    "cbio-cluster-256-torque-walltime-exit-status.txt",   # TORQUE's walltime mail: slurm-time-limit's
+    "pnet-6-cpu-time-limit-exceeded-prose.txt",           # the words in a user's title and sentence
+    "cbio-cluster-403-job-deleted-by-root.txt",           # deleted by root, no limit named
+])
+def test_cpu_time_rule_silent_on_walltime_kills_and_prose(paste):
+    assert not fired("batch-job-cpu-time-limit-exceeded", recorded_paste_facts(paste))
+
+
+def test_a_walltime_kill_stays_the_time_limit_rules():
+    facts = recorded_paste_facts("cbio-cluster-256-torque-walltime-exit-status.txt")
+    assert fired("slurm-time-limit", facts) and not fired("batch-job-cpu-time-limit-exceeded", facts)
