@@ -191,7 +191,10 @@ _NAMED_NCCL_CAUSES = frozenset((
     "nccl:net-socket-no-listening-interface", "nccl:net-no-interface-same-subnet", "nccl:duplicate-gpu",
     "nccl:multi-rank-same-gpu", "nccl:xml-mismatch",
     "nccl:ib-modify-qp-failed", "nccl:xml-topology-file-unreadable", "nccl:xml-graph-file-unreadable",
-    "nccl:xml-wrong-version", "nccl:xml-parse-error", "nccl:xml-attribute-missing"))
+    "nccl:xml-wrong-version", "nccl:xml-parse-error", "nccl:xml-attribute-missing",
+    # nccl-version-mismatch and nccl-collective-mismatch (rules/nccl_ranks.py)
+    "nccl:version-mismatch-ranks", "nccl:version-mismatch-remote", "nccl:collective-mismatch-detected",
+    "nccl:ib-collective-mismatch", "nccl:message-truncated", "nccl:socket-message-truncated"))
 
 
 def nccl_named_cause(f: FactView) -> Optional[dict]:
