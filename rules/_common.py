@@ -194,7 +194,10 @@ _NAMED_NCCL_CAUSES = frozenset((
     "nccl:xml-wrong-version", "nccl:xml-parse-error", "nccl:xml-attribute-missing",
     # nccl-version-mismatch and nccl-collective-mismatch (rules/nccl_ranks.py)
     "nccl:version-mismatch-ranks", "nccl:version-mismatch-remote", "nccl:collective-mismatch-detected",
-    "nccl:ib-collective-mismatch", "nccl:message-truncated", "nccl:socket-message-truncated"))
+    "nccl:ib-collective-mismatch", "nccl:message-truncated", "nccl:socket-message-truncated",
+    # nccl-peer-unreachable (rules/nccl_peers.py)
+    "nccl:socket-connect-failed", "nccl:socket-connect-retries-exceeded", "nccl:socket-poll-connect-failed",
+    "nccl:socket-accept-retries-exceeded"))
 
 
 def nccl_named_cause(f: FactView) -> Optional[dict]:
