@@ -197,7 +197,9 @@ _NAMED_NCCL_CAUSES = frozenset((
     "nccl:ib-collective-mismatch", "nccl:message-truncated", "nccl:socket-message-truncated",
     # nccl-peer-unreachable (rules/nccl_peers.py)
     "nccl:socket-connect-failed", "nccl:socket-connect-retries-exceeded", "nccl:socket-poll-connect-failed",
-    "nccl:socket-accept-retries-exceeded"))
+    "nccl:socket-accept-retries-exceeded",
+    # nccl-p2p-unusable (rules/nccl_peers.py)
+    "nccl:cuda-failure-peer-access", "nccl:p2p-peer-failed", "nccl:p2p-disabled-nvlink"))
 
 
 def nccl_named_cause(f: FactView) -> Optional[dict]:

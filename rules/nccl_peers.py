@@ -136,3 +136,82 @@ def nccl_peer_unreachable(f: FactView) -> Iterator[Hit]:
     said = f"{error}: " if error and not why.startswith(error) else ""
     yield Hit(message=f"a rank {what} (line {s.get('line')}: \"{told_text(s)}\"): {said}{why}{where}",
               fix=_fix(ip), evidence=told_evidence(s), severity=severity)
+
+
+P2P = "nccl-p2p-unusable"
+# CUDA's code for "peer access is not supported between these two devices" (cudaErrorPeerAccessUnsupported) and
+# for "peer mapping resources exhausted" (cudaErrorTooManyPeers): driver_types.h.
+_UNSUPPORTED, _TOO_MANY_PEERS = "217", "711"
+_NVLINK = "nccl:p2p-disabled-nvlink"
+
+_P2P_FIX = (
+    "nvidia-smi topo -p2p r   # each GPU pair's peer-to-peer read status as the driver reports it (OK, or "
+    "CNS/GNS/TNS/NS: not supported)\n"
+    "ls /sys/class/iommu; cat /proc/cmdline   # an IOMMU translating (intel_iommu=on / amd_iommu=on without iommu=pt) "
+    "or a VM's passthrough breaks P2P that the GPUs advertise\n"
+    "export NCCL_P2P_DISABLE=1   # in the job script, until the platform is fixed: NCCL copies through host memory "
+    "(shared memory) instead, slower but working\n"
+    "# administrators: boot with iommu=pt or turn VT-d/IOMMU off in the BIOS on bare metal; in a VM, ask the provider "
+    "for GPUs with P2P enabled between them")
+_NVLINK_FIX = (
+    "nvidia-smi nvlink -s   # each GPU's NVLink links and their speed: a link shown inactive is down\n"
+    "nvidia-smi -q | grep -iA3 fabric   # on NVSwitch systems: the fabric state of each GPU (Completed / Success)\n"
+    "systemctl status nvidia-fabricmanager   # NVSwitch systems: the fabric manager must run, at the driver's version\n"
+    "# administrators: a link that stays down after a reboot is a hardware fault: drain the node and report it")
+
+
+@rule("NET038", P2P, "error", "NCCL could not use peer-to-peer between GPUs that advertise it", impact=6)
+def nccl_p2p_unusable(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, NCCL failing to set up peer-to-peer between two GPUs after its topology
+        search found P2P possible: "Cuda failure 'peer access is not supported between these two
+        devices'", "failed to peer with device N(=busid): 217 ..." (cudaDeviceEnablePeerAccess,
+        src/transport/p2p.cc), "failed to open CUDA IPC handle : 217 ..." (2.4-2.7, between
+        processes), and "P2P is disabled between NVLINK connected GPUs" (src/graph/paths.cc,
+        2.12 on: NVLink present, P2P not). Silent where pcie-acs-blocks-p2p's user report and
+        topology name the ACS cause, and on CUDA IPC failures with other codes (containers).
+
+    Why it matters:
+        NCCL enables P2P only where the driver says the GPUs can reach each other; when enabling
+        or mapping then fails, the platform advertises what it cannot do: an IOMMU translating
+        peer traffic, PCIe ACS, a VM's passthrough, or consumer GPUs whose driver reports P2P
+        that does not work. Between NVLink-connected GPUs it means a link or the NVSwitch fabric
+        is down: a hardware fault. Communicator creation fails on every run.
+
+    How to fix:
+        Read the pairs' P2P status (nvidia-smi topo -p2p r) and the IOMMU settings; set
+        NCCL_P2P_DISABLE=1 to run now; administrators put the IOMMU in passthrough or off. For
+        NVLink, check the links (nvidia-smi nvlink -s) and the fabric manager.
+
+    References:
+        - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html (PCI Access Control Services, IOMMU)
+        - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-p2p-disable
+        - https://github.com/NVIDIA/nccl/blob/v2.21.5-1/src/transport/p2p.cc (p2pMap: cudaDeviceEnablePeerAccess)
+        - https://github.com/NVIDIA/nccl/blob/v2.21.5-1/src/graph/paths.cc (P2P is disabled between NVLINK connected GPUs)
+    """
+    from hpcdoctor.rules.pcie_p2p import _ON_A_SWITCH, _P2P_OFF_HELPS
+
+    acs = {s.get("id") for s in catalogued(f, "pcie-acs-blocks-p2p")}
+    if _P2P_OFF_HELPS in acs and acs.intersection(_ON_A_SWITCH):
+        return   # pcie-acs-blocks-p2p names the cause (ACS on the switch), at error
+    told = [s for s in catalogued(f, P2P)
+            if s.get("id") != "nccl:cuda-ipc-open-failed" or str(s.get("code")) == _UNSUPPORTED]
+    if not told:
+        return
+    s = told[0]
+    quoted = f"line {s.get('line')}: \"{told_text(s)}\""
+    if s.get("id") == _NVLINK:
+        yield Hit(message=f"NCCL found GPUs {s.get('gpu_a')} and {s.get('gpu_b')} joined by NVLink but without P2P "
+                          f"({quoted}): an NVLink link or the NVSwitch fabric is down, a hardware fault",
+                  fix=_NVLINK_FIX, evidence=told_evidence(s))
+        return
+    code = str(s.get("code") or "")
+    if code == _TOO_MANY_PEERS:
+        why = ("the driver's peer mappings are exhausted (cudaErrorTooManyPeers: at most eight peers per GPU without "
+               "NVSwitch), by this job's GPUs or other processes'")
+    else:
+        why = ("the driver advertises P2P between them but refuses it: an IOMMU translating peer traffic, PCIe ACS, a "
+               "VM's passthrough, or consumer GPUs whose driver reports P2P that does not work")
+    yield Hit(message=f"NCCL could not set up peer-to-peer between two GPUs ({quoted}): {why}",
+              fix=_P2P_FIX, evidence=told_evidence(s))
