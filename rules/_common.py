@@ -191,7 +191,15 @@ _NAMED_NCCL_CAUSES = frozenset((
     "nccl:net-socket-no-listening-interface", "nccl:net-no-interface-same-subnet", "nccl:duplicate-gpu",
     "nccl:multi-rank-same-gpu", "nccl:xml-mismatch",
     "nccl:ib-modify-qp-failed", "nccl:xml-topology-file-unreadable", "nccl:xml-graph-file-unreadable",
-    "nccl:xml-wrong-version", "nccl:xml-parse-error", "nccl:xml-attribute-missing"))
+    "nccl:xml-wrong-version", "nccl:xml-parse-error", "nccl:xml-attribute-missing",
+    # nccl-version-mismatch and nccl-collective-mismatch (rules/nccl_ranks.py)
+    "nccl:version-mismatch-ranks", "nccl:version-mismatch-remote", "nccl:collective-mismatch-detected",
+    "nccl:ib-collective-mismatch", "nccl:message-truncated", "nccl:socket-message-truncated",
+    # nccl-peer-unreachable (rules/nccl_peers.py)
+    "nccl:socket-connect-failed", "nccl:socket-connect-retries-exceeded", "nccl:socket-poll-connect-failed",
+    "nccl:socket-accept-retries-exceeded",
+    # nccl-p2p-unusable (rules/nccl_peers.py)
+    "nccl:cuda-failure-peer-access", "nccl:p2p-peer-failed", "nccl:p2p-disabled-nvlink"))
 
 
 def nccl_named_cause(f: FactView) -> Optional[dict]:

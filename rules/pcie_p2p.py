@@ -111,7 +111,11 @@ def gpu_peer_access_unsupported(f: FactView) -> Iterator[Hit]:
         - https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html (cudaErrorPeerAccessUnsupported)
         - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html (NCCL_P2P_DISABLE)
     """
-    told = catalogued(f, "gpu-peer-access-unsupported")
+    # NCCL's own P2P failures are nccl-p2p-unusable's (rules/nccl_peers.py): NCCL asked the driver first, so the
+    # "enabled it without asking" reading is wrong there; CUDA's catalogue reads the same words on those lines.
+    nccl = {s.get("line") for s in catalogued(f, "nccl-p2p-unusable")
+            if s.get("id") != "nccl:cuda-ipc-open-failed" or str(s.get("code")) == "217"}
+    told = [s for s in catalogued(f, "gpu-peer-access-unsupported") if s.get("line") not in nccl]
     if not told:
         return
     s = told[0]
