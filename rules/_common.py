@@ -111,6 +111,13 @@ def catalogued(f: FactView, symbol: str) -> list:
     return out
 
 
+def nccl_p2p_failures(f: FactView) -> list:
+    """NCCL's own P2P failures (nccl-p2p-unusable's lines): CUDA IPC's open counts only with 217,
+    cudaErrorPeerAccessUnsupported; its other codes are not about the pair's P2P."""
+    return [s for s in catalogued(f, "nccl-p2p-unusable")
+            if s.get("id") != "nccl:cuda-ipc-open-failed" or str(s.get("code")) == "217"]
+
+
 # torch raises HIP's errors as "RuntimeError: HIP error: <text>" (torch.AcceleratorError from 2.9):
 # the hipified C10_CUDA_CHECK. A library's own HIP check prints the bare words (rocALUTION).
 _TORCH_HIP_RAISE = re.compile(r"(?:Error|Exception): HIP error")

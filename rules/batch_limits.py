@@ -98,6 +98,13 @@ def _quoted(s: dict) -> str:
     return text if not matched or matched in text else matched[:120]
 
 
+def _stated_first(told: list):
+    """(the line to quote, whether it states the kill): a notice's own words before PBS's bare exit
+    status, which says the limit only by its number (a warning)."""
+    stated = [s for s in told if s.get("family") != "pbs_exit"]
+    return (stated or told)[0], bool(stated)
+
+
 def _named(s: dict) -> str:
     """Who gave the notice, as the finding names it."""
     return {"pbs_job_end": "the PBS MOM", "pbs_exit": "PBS's exit status", "moab": "Moab", "lsf": "LSF",
@@ -228,8 +235,7 @@ def batch_job_thread_limit_exceeded(f: FactView) -> Iterator[Hit]:
     told = catalogued(f, THREADS)
     if not told:
         return
-    stated = [s for s in told if s.get("family") != "pbs_exit"]
-    s = stated[0] if stated else told[0]
+    s, stated = _stated_first(told)
     yield Hit(message=f"{_named(s)} says it ended the job at its limit of threads, processes or CPUs (line {s.get('line')}: "
                       f"\"{_quoted(s)}\"): the program started more threads or processes than the job or queue allows, "
                       f"commonly one per CPU of the node{_exit_status(f)}",
@@ -326,10 +332,7 @@ def _cpu_fix(s: dict) -> str:
 
 
 def _cpu_named(s: dict) -> str:
-    if s.get("family") == "signals":
-        return "SIGXCPU, as the shell reports it,"
-    return {"pbs_job_end": "the PBS MOM", "pbs_exit": "PBS's exit status", "moab": "Moab", "lsf": "LSF",
-            "sge": "Grid Engine's execd"}.get(str(s.get("family")), "the scheduler")
+    return "SIGXCPU, as the shell reports it," if s.get("family") == "signals" else _named(s)
 
 
 def _cpu_figures(s: dict) -> str:
@@ -384,8 +387,7 @@ def batch_job_cpu_time_limit_exceeded(f: FactView) -> Iterator[Hit]:
     told = catalogued(f, CPU_TIME)
     if not told:
         return
-    stated = [s for s in told if s.get("family") != "pbs_exit"]
-    s = stated[0] if stated else told[0]
+    s, stated = _stated_first(told)
     yield Hit(message=f"{_cpu_named(s)} says the job was ended at its CPU-time limit{_cpu_figures(s)} (line {s.get('line')}: "
                       f"\"{_quoted(s)}\"): CPU time, summed over every process and thread, not wall-clock time; a "
                       f"multithreaded program spends it as many times faster as it runs busy threads{_exit_status(f)}",

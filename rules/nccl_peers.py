@@ -11,7 +11,8 @@ from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, nccl_p2p_failures, told_evidence, told_text
+from hpcdoctor.rules.pcie_p2p import acs_names_the_cause
 
 SYMBOL = "nccl-peer-unreachable"
 _THIS_NODE = "nccl:bootstrap-using"
@@ -139,9 +140,9 @@ def nccl_peer_unreachable(f: FactView) -> Iterator[Hit]:
 
 
 P2P = "nccl-p2p-unusable"
-# CUDA's code for "peer access is not supported between these two devices" (cudaErrorPeerAccessUnsupported) and
-# for "peer mapping resources exhausted" (cudaErrorTooManyPeers): driver_types.h.
-_UNSUPPORTED, _TOO_MANY_PEERS = "217", "711"
+# CUDA's code for "peer mapping resources exhausted" (cudaErrorTooManyPeers): driver_types.h (217,
+# cudaErrorPeerAccessUnsupported, is read by _common.nccl_p2p_failures).
+_TOO_MANY_PEERS = "711"
 _NVLINK = "nccl:p2p-disabled-nvlink"
 
 _P2P_FIX = (
@@ -190,13 +191,9 @@ def nccl_p2p_unusable(f: FactView) -> Iterator[Hit]:
         - https://github.com/NVIDIA/nccl/blob/v2.21.5-1/src/transport/p2p.cc (p2pMap: cudaDeviceEnablePeerAccess)
         - https://github.com/NVIDIA/nccl/blob/v2.21.5-1/src/graph/paths.cc (P2P is disabled between NVLINK connected GPUs)
     """
-    from hpcdoctor.rules.pcie_p2p import _ON_A_SWITCH, _P2P_OFF_HELPS
-
-    acs = {s.get("id") for s in catalogued(f, "pcie-acs-blocks-p2p")}
-    if _P2P_OFF_HELPS in acs and acs.intersection(_ON_A_SWITCH):
+    if acs_names_the_cause(f):
         return   # pcie-acs-blocks-p2p names the cause (ACS on the switch), at error
-    told = [s for s in catalogued(f, P2P)
-            if s.get("id") != "nccl:cuda-ipc-open-failed" or str(s.get("code")) == _UNSUPPORTED]
+    told = nccl_p2p_failures(f)
     if not told:
         return
     s = told[0]

@@ -7,12 +7,23 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, nccl_p2p_failures, told_evidence, told_text
 
 # What puts GPUs where ACS redirection applies (knowledge/messages/pcie.toml): a pair behind a PCIe
 # switch in nvidia-smi topo -m, or a bridge's ACS control with redirection on.
 _ON_A_SWITCH = ("pcie:topo-pair-pix", "pcie:topo-pair-pxb", "pcie:acs-redirect-on")
 _P2P_OFF_HELPS = "prose:nccl-p2p-disable-helps"
+
+
+def _acs_evidence(said: dict):
+    """(NCCL working only with P2P off, GPUs on one PCIe switch or ACS on it) as pasted, each or None."""
+    return said.get(_P2P_OFF_HELPS), next((said[k] for k in _ON_A_SWITCH if k in said), None)
+
+
+def acs_names_the_cause(f: FactView) -> bool:
+    """Whether pcie-acs-blocks-p2p answers at error: P2P off helps, between GPUs on a switch."""
+    helps, where = _acs_evidence({s.get("id"): s for s in catalogued(f, "pcie-acs-blocks-p2p")})
+    return helps is not None and where is not None
 _IOMMU_SAID = "prose:p2p-broken-by-iommu"
 _IOMMU_FIX = ("ls /sys/class/iommu   # dmar* (Intel VT-d) or ivhd* (AMD-Vi): an IOMMU is active\n"
               "cat /proc/cmdline   # iommu=pt (passthrough) or none; intel_iommu=on / amd_iommu=on: translating\n"
@@ -58,8 +69,7 @@ def pcie_acs_blocks_p2p(f: FactView) -> Iterator[Hit]:
           bare-metal PCIe peer-to-peer memory copy is not supported; iommu=pt)
     """
     said = {s.get("id"): s for s in catalogued(f, "pcie-acs-blocks-p2p")}
-    helps = said.get(_P2P_OFF_HELPS)
-    where = next((said[k] for k in _ON_A_SWITCH if k in said), None)
+    helps, where = _acs_evidence(said)
     iommu = said.get(_IOMMU_SAID)
     if (helps is None or where is None) and iommu is not None:
         yield Hit(message="the usual cause (NVIDIA: on bare-metal Linux, IOMMU-enabled PCIe peer-to-peer memory copy is not "
@@ -113,8 +123,7 @@ def gpu_peer_access_unsupported(f: FactView) -> Iterator[Hit]:
     """
     # NCCL's own P2P failures are nccl-p2p-unusable's (rules/nccl_peers.py): NCCL asked the driver first, so the
     # "enabled it without asking" reading is wrong there; CUDA's catalogue reads the same words on those lines.
-    nccl = {s.get("line") for s in catalogued(f, "nccl-p2p-unusable")
-            if s.get("id") != "nccl:cuda-ipc-open-failed" or str(s.get("code")) == "217"}
+    nccl = {s.get("line") for s in nccl_p2p_failures(f)}
     told = [s for s in catalogued(f, "gpu-peer-access-unsupported") if s.get("line") not in nccl]
     if not told:
         return
