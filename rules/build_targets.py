@@ -7,42 +7,18 @@ from __future__ import annotations
 import re
 from typing import Iterator, Optional
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 SYMBOL = "x86-build-flags-on-arm"
 
-# The x86 back end's own -m options: the ISA switches and the x86-only code-generation switches of
-# gcc/config/i386/i386.opt (rust-lang/gcc @ 930f21618921767ddb46aa7366c8e4059c1c9bb9, GCC 16's copy;
-# gcc-mirror/gcc @ 6a790a69809ba41915575baff46d8c4316129526 for GCC 4.4's). Each name without its
-# "-m" and its "no-" form. Options other targets also define (-mcpu=, -mtune=, -march=, -mabi=,
-# -mcmodel=, -msoft-float, -mhard-float, -mgeneral-regs-only) are not in it: a refusal of those is
-# not x86's.
-_X86_ISA = frozenset((
-    "32 64 x32 16 mmx 3dnow 3dnowa sse sse2 sse3 ssse3 sse4 sse4.1 sse4.2 sse4a sse5 avx avx2 fma fma4 xop lwp abm "
-    "popcnt bmi bmi2 lzcnt tbm f16c aes pclmul sha rdrnd rdseed fsgsbase prfchw adx clflushopt clwb fxsr xsave "
-    "xsaveopt xsavec xsaves cx16 sahf movbe crc32 rtm hle mwaitx clzero pku gfni vaes vpclmulqdq pconfig wbnoinvd "
-    "ptwrite uintr sgx rdpid shstk movdiri movdir64b waitpkg cldemote sse2avx 80387 fancy-math-387 fp-ret-in-387 "
-    "ieee-fp 128bit-long-double 96bit-long-double red-zone push-args accumulate-outgoing-args align-double "
-    "align-stringops inline-all-stringops stackrealign 8bit-idiv vzeroupper stv prefer-avx128 "
-    "avx256-split-unaligned-load avx256-split-unaligned-store iamcu daz-ftz recip rtd sseregparm").split())
-# Families the table names member by member (avx512f, avx512vl ... avx512vp2intersect; AMX's tiles and
-# the AVX-VNNI / AVX-IFMA / AVX10 generations added after the table's GCC 4.4 copy), and the options
-# whose value is joined to the name (-mfpmath=sse, -mpreferred-stack-boundary=4, -mprefer-vector-width=).
-_X86_FAMILY = re.compile(r"^(?:avx512[a-z0-9]{1,16}|avx10(?:\.[0-9]{1,2})?(?:-[0-9]{3})?|avxvnni[a-z0-9]{0,12}|"
-                         r"avxifma|avxneconvert|amx-[a-z0-9]{1,12}|fpmath=.*|preferred-stack-boundary=.*|"
-                         r"incoming-stack-boundary=.*|prefer-vector-width=.*|regparm=.*|veclibabi=.*|"
-                         r"stringop-strategy=.*|tls-dialect=.*|pc(?:32|64|80)|large-data-threshold=.*)$")
-# -march/-mcpu/-mtune values that name x86 processors, as GCC's x86 Options page lists its -march=
-# CPU types (https://gcc.gnu.org/onlinedocs/gcc/x86-Options.html; processor_alias_table in
-# gcc/common/config/i386/i386-common.cc), read from an Arm compiler's "unknown value" refusal.
-_X86_CPU = re.compile(r"^(?:x86-64(?:-v[234])?|i[3-6]86|pentium[0-9a-z-]{0,8}|core[0-9a-z-]{0,12}|nehalem|westmere|"
-                      r"sandybridge|ivybridge|haswell|broadwell|skylake(?:-avx512)?|cannonlake|icelake-[a-z]{1,8}|"
-                      r"cascadelake|cooperlake|tigerlake|sapphirerapids|alderlake|raptorlake|meteorlake|"
-                      r"graniterapids(?:-d)?|emeraldrapids|knl|knm|atom|silvermont|goldmont(?:-plus)?|tremont|"
-                      r"sierraforest|grandridge|clearwaterforest|diamondrapids|arrowlake(?:-s)?|lunarlake|pantherlake|"
-                      r"k8|opteron|athlon[0-9a-z-]{0,8}|amdfam10|barcelona|bdver[1-4]|btver[12]|znver[1-5])$", re.I)
+# GCC's x86-only -m options and x86 processor names, with their sources (knowledge/x86_options.toml).
+_X86 = knowledge.load("x86_options")
+_X86_ISA = frozenset(_X86["isa_options"]["names"])
+_X86_FAMILY = [re.compile(p) for p in _X86["option_families"]["patterns"]]
+_X86_CPU = frozenset(_X86["processors"]["names"])
 # What says the machine is not x86: the user's or a tool's words for it (prose.toml), or the target
 # Clang itself names.
 _NOT_X86 = ("prose:jetson-said", "prose:aarch64-said", "prose:arm64-said", "prose:ppc64le-said", "prose:arm-core-said")
@@ -57,7 +33,7 @@ _FIX = ("uname -m   # aarch64 or ppc64le: x86 options (-mavx, -msse*, -m64, -mar
 def _x86_option(option: str) -> bool:
     name = option[2:] if option.startswith("-m") else option
     name = name[3:] if name.startswith("no-") else name
-    return name in _X86_ISA or bool(_X86_FAMILY.match(name))
+    return name in _X86_ISA or any(p.match(name) for p in _X86_FAMILY)
 
 
 def _refused(s: dict) -> Optional[str]:
@@ -65,7 +41,7 @@ def _refused(s: dict) -> Optional[str]:
     option, value = str(s.get("option") or ""), str(s.get("value") or "")
     if option and _x86_option(option):
         return option
-    if value and _X86_CPU.match(value):
+    if value and value.lower() in _X86_CPU:
         return f"-m{s.get('flag') or 'arch'}={value}"
     return None
 
