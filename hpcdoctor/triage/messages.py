@@ -26,6 +26,14 @@ MAX_LINES_PER_NEEDLE = 2048
 MAX_LINES_PER_LISTING = 50
 # What a line-only entry (line = true) is matched on: its own line, cut here.
 LINE_CAP = 4096
+# A line's shape without its numbers: a log repeats one message with another timestamp, count,
+# sector or address, and a family reads each message once, so a generic family must not quote the
+# repeats back as uncatalogued.
+_NUMBERS = re.compile(r"(?:0x)?[0-9a-f]{0,16}[0-9][0-9a-f]{0,16}")
+
+
+def _skeleton(line: str) -> str:
+    return _NUMBERS.sub("#", lower(line.strip()))[:200]
 
 
 def _distinct_lines(text: str, low: str, needle: str, with_next: bool = False):
@@ -80,9 +88,11 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
     fams = sorted(messages.families(tuple(sorted(families)) if families is not None else None), key=lambda f: f.generic)
     taken: Set[int] = set()
     said: Set[str] = set()
+    shapes: Set[str] = set()
 
     def covered(line_no: int, start: int, end: int) -> bool:
-        return line_no in taken or any(w in low[start:end] for w in said)
+        return (line_no in taken or any(w in low[start:end] for w in said)
+                or _skeleton(text[start:end][:LINE_CAP]) in shapes)
 
     for fam in fams:
         if check is not None:
@@ -92,6 +102,7 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
             # (errno's strerror text before errorlines' bare "<file>:<n>: error:").
             taken = {s["line"] for s in found}
             said = {lower(str(s["matched"])) for s in found if len(str(s.get("matched") or "")) >= 12}
+            shapes = {_skeleton(s["text"]) for s in found if not s.get("unlisted")}
         seen: Set[str] = set()
         for form in fam.forms:
             needle = form.needle.lower()

@@ -49,6 +49,10 @@ CASES = [
      [(1, "a shell's 'not found' (dash/sh)"), (2, "a GNU make error")]),
     ("flownet3d-11-ninja-failed.txt", [(2, "a ninja build step that failed")]),
     ("cuda-jl-2453-julia-loaderror.txt", [(1, "a Julia error")]),
+    ("stratisd-812-xfs-shutdown-pre-5.15.txt", [(2, "a kernel log line naming a failure")]),
+    ("trinity-759-munge-decode-invalid-credential.txt", [(4, "a system log line of a daemon naming a failure")]),
+    ("pointcept-12-nvcc-cicc-killed-error-compiling-objects.txt",
+     [(6, "a program's error or warning line ('program: warning: ', the GNU convention)")]),
 ]
 
 
@@ -105,6 +109,26 @@ def test_one_line_is_read_once_by_the_first_form_that_matches():
     text = (PASTES / "cuda-jl-2453-julia-loaderror.txt").read_text(encoding="utf-8")
     got = [(s["line"], s.get("form")) for s in find_messages(text) if s["family"] == "errorlines"]
     assert got == [(1, "julia-error")]
+
+
+def test_a_message_a_family_read_is_not_quoted_again_where_the_log_repeats_it():
+    # EDAC's corrected-error line twice, with another timestamp and count: edac.toml reads the
+    # first, and the second is the same message, not an uncatalogued one
+    text = (PASTES / "osm-operations-300-host-dram-ecc-ce.txt").read_text(encoding="utf-8")
+    got = find_messages(text)
+    assert any(s["family"] == "edac" for s in got)
+    assert [s["line"] for s in got if s.get("unlisted")] == []
+
+
+def test_ordinary_kernel_and_daemon_lines_are_not_error_lines():
+    # real log lines with no failure in them: the kernel and daemon forms need a failure word, not
+    # only the log's prefix
+    for paste, line in (("bigdata-133-nvrm-probe-nouveau.txt",
+                         "[188549.975172] nvidia-nvlink: Nvlink Core is being initialized, major device number 239"),
+                        ("mcelog-70-machine-check-events-logged.txt",
+                         "Sep 16 19:51:15 mcelog[987]: mcelog: Cannot open /dev/mem for DMI decoding: Operation not permitted")):
+        assert line in (PASTES / paste).read_text(encoding="utf-8")
+        assert [s for s in find_messages(line) if s["family"] == "errorlines"] == [], line
 
 
 # Sentences users write about errors, and words of the conventions out of place: none is an error
