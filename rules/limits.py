@@ -417,6 +417,9 @@ def _pasted_nproc(told: list) -> Hit:
                severity="info", fix=_TELL_APART + _nproc_fix(soft, hard), evidence=ticket_evidence(s))
 
 
+_PIDS_REJECTED = "kernel_limits:pids-fork-rejected"
+
+
 @rule("SYS006", "nproc-limit-too-low", "error", "the process and thread limit (ulimit -u) stops new threads", impact=7,
       also={"warning": "on a live node: the soft limit is below the threads the job will start; pasted: a thread refused under a finite RLIMIT_NPROC",
             "info": "pasted: a thread refused with EAGAIN, which is the process limit or memory for its stack"})
@@ -458,7 +461,9 @@ def nproc_limit_too_low(f: FactView) -> Iterator[Hit]:
     """
     told = _told_nproc(f)
     if told:
-        yield _pasted_nproc(told)
+        # The pids controller's own line names the cgroup that refused the fork: cgroup-pids-limit-reached's, not ulimit -u.
+        if not any(s.get("id") == _PIDS_REJECTED for s in f.get("ticket.symptoms") or []):
+            yield _pasted_nproc(told)
         return
     nproc = f["limits.nproc"]
     if not isinstance(nproc, dict) or nproc.get("uid") == 0 or nproc.get("soft") is None:

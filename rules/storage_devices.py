@@ -11,6 +11,7 @@ from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
+from hpcdoctor.knowledge import messages
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 SYMBOL = "storage-device-errors"
@@ -47,6 +48,16 @@ def _fix(dev: str) -> str:
             "before more jobs write there\n"
             "# administrators: replace the disk (or fix its path: cable, controller, SAN), then repair the file system "
             "unmounted (e2fsck -f, xfs_repair) before the node takes jobs again")
+
+
+def _errno(s: dict) -> str:
+    """The errno an XFS line carries (xfs_log_force, log I/O, metadata I/O), named from errno.toml: -5 is EIO,
+    the device failed the I/O; 117 EFSCORRUPTED (EUCLEAN) is corruption, not the disk."""
+    raw = str(s.get("error") or "").lstrip("-")
+    if not raw.isdigit():
+        return ""
+    entry = next((fam.by_code.get(int(raw)) for fam in messages.families(("errno",))), None)
+    return f" (error {s.get('error')}: {entry.key}, {entry.get('message')})" if entry is not None else f" (error {s.get('error')})"
 
 
 def _first(told: list) -> Optional[dict]:
@@ -100,6 +111,7 @@ def storage_device_errors(f: FactView) -> Iterator[Hit]:
     what = ("the disk or the file system on it failed: writes there fail, and data written just before may be lost"
             if stated else
             "a request to the disk failed or timed out: the disk, its path or its controller is failing, or was removed")
+    what += _errno(s)
     others = len(told) - 1
     more = f"; {others} more such line(s)" if others else ""
     yield Hit(message=f"the kernel reports {dev or 'a disk'} failing (line {s.get('line')}: \"{told_text(s)}\"{more}): {what}",

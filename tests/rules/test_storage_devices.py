@@ -40,3 +40,10 @@ def test_silent_on_an_nfs_server_not_answering():
 def test_an_xfs_shutdown_after_metadata_errors_is_the_error():
     (f,) = fired("storage-device-errors", recorded_paste_facts("stratisd-812-xfs-shutdown-pre-5.15.txt"))
     assert f.severity == "error" and "dm-11" in f.message and "lsblk -s" in f.fix and "/dev/dm-11" in f.fix
+
+
+def test_xfs_log_force_names_its_errno():
+    # Linux 4.4's "xfs_log_force: error -5 returned.": the log shut down after the disk failed a write (EIO)
+    for paste, dev in (("alba-469-xfs-log-force-error-5.txt", "sdd1"), ("xcat-core-1175-xfs-log-force-error-5.txt", "dm-0")):
+        (f,) = fired("storage-device-errors", recorded_paste_facts(paste))
+        assert f.severity == "error" and f"{dev} failing" in f.message and "(error -5: EIO, Input/output error)" in f.message
