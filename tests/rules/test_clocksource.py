@@ -20,5 +20,4 @@ def test_a_tsc_given_up_is_a_warning_with_the_sysfs_reading(paste, quoted, fallb
 
 
 def test_silent_on_a_clock_that_is_only_out_of_step():
-    findings = fired("tsc-clocksource-unstable", recorded_paste_facts("make-4.3-file-in-the-future.txt"))
-    assert findings == []
+    assert not fired("tsc-clocksource-unstable", recorded_paste_facts("make-4.3-file-in-the-future.txt"))

@@ -38,6 +38,11 @@ def test_a_mount_message_naming_the_remount_option_is_not_read_as_one():
         recorded_paste_facts("hamonikr-system-13-remount-ro-option-healthy.txt")
 
 
+def test_silent_on_an_ext4_error_that_left_the_file_system_writable():
+    # ext4's full directory index (ENOSPC on one directory): an ext4 warning, no remount
+    assert not fired("filesystem-remounted-read-only", recorded_paste_facts("moosefs-65-ext4-directory-index-full.txt"))
+
+
 @pytest.mark.parametrize("paste", ["singularity-38-yum-read-only-image-healthy.txt", "photon-191-errno-30-read-only-file-system.txt"])
 def test_a_programs_read_only_file_system_alone_is_only_info(paste):
     # yum in a read-only container image (healthy), a program's EROFS: no kernel line says the file system was remounted
