@@ -1,5 +1,5 @@
 """The node itself: host name and the addresses /etc/hosts gives it, kernel, OS release, virtualisation,
-Yama's ptrace scope, the perf_event_paranoid level."""
+Yama's ptrace scope, the perf_event_paranoid level, the clock source the kernel reads time from."""
 
 from __future__ import annotations
 
@@ -96,4 +96,18 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     paranoid = (root.read_or("/proc/sys/kernel/perf_event_paranoid") or "").strip()
     out["perf_event_paranoid"] = int(paranoid) if re.fullmatch(r"-?[0-9]{1,3}", paranoid) else Unknown(
         "/proc/sys/kernel/perf_event_paranoid not readable (no perf events in this kernel, or not recorded)")
+    out["clocksource"] = _clocksource(root)
     return {"system": out}
+
+
+_CLOCKSOURCE = "/sys/devices/system/clocksource/clocksource0"
+
+
+def _clocksource(root: SysRoot) -> Any:
+    """The clock source timekeeping reads (current_clocksource) and those it could (available_clocksource),
+    as the kernel's Documentation/ABI/testing/sysfs-devices-system-clocksource describes them."""
+    current = (root.read_or(f"{_CLOCKSOURCE}/current_clocksource") or "").strip()
+    if not re.fullmatch(r"[\w.-]{1,64}", current):
+        return Unknown(f"{_CLOCKSOURCE}/current_clocksource not readable (not recorded, or no sysfs)")
+    available = (root.read_or(f"{_CLOCKSOURCE}/available_clocksource") or "").split()
+    return {"current": current, "available": [a[:64] for a in available[:16]]}

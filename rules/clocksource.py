@@ -16,6 +16,15 @@ _SWITCHED = "kernel_hwerr:clocksource-switched"
 # Clocks a guest reads in the vDSO as fast as the TSC (paravirtual pages): a fall back to one of them costs nothing.
 _FAST_FALLBACK = ("kvm-clock", "hyperv_clocksource_tsc_page")
 
+# Clock sources timekeeping reads slowly: acpi_pm and the PIT through port I/O in a system call, hpet
+# through an uncached device read (arch/x86/kernel/hpet.c; the 8254 PIT and the ACPI PM timer have no vDSO
+# clock mode), the jiffies counters at the timer tick's resolution only (kernel/time/jiffies.c).
+_SLOW = {"hpet": "the HPET, an uncached device read, far slower than the TSC",
+         "acpi_pm": "the ACPI power-management timer, read through a system call and port I/O",
+         "pit": "the 8254 PIT, read through a system call and port I/O",
+         "jiffies": "the timer-tick counter: time advances only at each tick",
+         "refined-jiffies": "the timer-tick counter: time advances only at each tick"}
+
 _FIX = ("cat /sys/devices/system/clocksource/clocksource0/current_clocksource   # tsc (or kvm-clock) is read in the vDSO; "
         "hpet or acpi_pm means every clock_gettime is a system call\n"
         "cat /sys/devices/system/clocksource/clocksource0/available_clocksource   # tsc gone from this list: the kernel gave "
@@ -44,6 +53,9 @@ def tsc_clocksource_unstable(f: FactView) -> Iterator[Hit]:
         after boot, most likely due to broken BIOS" and "Override clocksource tsc is unstable": a
         warning, naming the clock it fell back to where the paste shows "Switched to clocksource"
         (hpet, acpi_pm); info where that clock is a paravirtual one read as fast (kvm-clock).
+        On a live node (or its snapshot), a warning where the clock source timekeeping reads
+        (/sys/devices/system/clocksource/clocksource0/current_clocksource) is hpet, acpi_pm, the
+        PIT or a jiffies counter, saying whether the TSC is still in available_clocksource.
 
     Why it matters:
         The TSC is read in user space (the vDSO) in nanoseconds; hpet and acpi_pm are read by a
@@ -60,11 +72,14 @@ def tsc_clocksource_unstable(f: FactView) -> Iterator[Hit]:
         - https://github.com/torvalds/linux/blob/v6.1/kernel/time/clocksource.c (clocksource_watchdog, __clocksource_select)
         - https://github.com/torvalds/linux/blob/v6.1/arch/x86/kernel/tsc.c (mark_tsc_unstable)
         - https://docs.kernel.org/admin-guide/kernel-parameters.html (clocksource=, tsc=reliable)
+        - https://github.com/torvalds/linux/blob/v6.1/Documentation/ABI/testing/sysfs-devices-system-clocksource
+        - https://github.com/coreos/bugs/issues/185 (a node reading refined-jiffies with tsc available)
         - https://github.com/madgraph5/madgraph4gpu/issues/116 (clock_gettime slow on one VM: tsc-early marked unstable)
         - https://github.com/sozu-proxy/sozu/issues/500 (TSC marked unstable, switched to hpet: time measurements slow)
     """
     told = catalogued(f, SYMBOL)
     if not told:
+        yield from _reads_a_slow_clock(f)
         return
     s = told[0]
     line = s.get("line") if isinstance(s.get("line"), int) else 0
@@ -80,3 +95,21 @@ def tsc_clocksource_unstable(f: FactView) -> Iterator[Hit]:
                       "clock_gettime and gettimeofday is now a system call to a slow clock (hpet or acpi_pm) instead of a "
                       "vDSO read: programs that time often run slower on this node until it reboots with a steady TSC",
               fix=_FIX, evidence=told_evidence(s))
+
+
+def _reads_a_slow_clock(f: FactView) -> Iterator[Hit]:
+    """The live judgement (checks/system.py): the clock source timekeeping reads now. Read with f[...] so
+    a paste or snapshot without the sysfs files is skipped with its reason, never passed."""
+    source = f["system.clocksource"]
+    current = str(source.get("current") or "")
+    if current not in _SLOW:
+        return
+    available = [str(a) for a in source.get("available") or []]
+    fast = [a for a in available if a == "tsc" or a in _FAST_FALLBACK]
+    why = (f"{', '.join(fast)} {'is' if len(fast) == 1 else 'are'} available but not chosen (a clocksource= boot "
+           "parameter, or the watchdog gave the TSC up earlier and it came back only in the list)" if fast else
+           "no TSC is in available_clocksource: the kernel gave it up (the watchdog, or CPUs out of step) or never had it")
+    yield Hit(message=f"the kernel reads time from {current} ({_SLOW[current]}), not the TSC: every clock_gettime and "
+                      f"gettimeofday costs far more than a vDSO read; {why}",
+              fix=_FIX, severity="warning",
+              evidence={"system.clocksource.current": current, "system.clocksource.available": available})
