@@ -18,8 +18,9 @@ def ecc_uncorrectable_errors(f: FactView) -> Iterator[Hit]:
     What it detects:
         A GPU whose volatile (since the last driver load) uncorrectable ECC error count is above
         zero; or, at warning level, whose lifetime (aggregate) count is. In a pasted log, Xid 48
-        (double bit ECC error) or 140 (ECC unrecovered error), or CUDA's "uncorrectable ECC error
-        encountered" (cudaErrorECCUncorrectable, 214).
+        (double bit ECC error), 171 or 172 (the DRAM or SRAM detail NVIDIA's catalogue says the
+        driver adds to an Xid 48) or 140 (ECC unrecovered error), or CUDA's "uncorrectable ECC
+        error encountered" (cudaErrorECCUncorrectable, 214).
 
     Why it matters:
         An uncorrectable error means data in GPU memory was corrupted and the application that
@@ -38,8 +39,16 @@ def ecc_uncorrectable_errors(f: FactView) -> Iterator[Hit]:
     yield from facts_or_told(f, "ecc-uncorrectable-errors", lambda: list(_ecc_from_facts(f)), _ecc_told)
 
 
+def _xid_name(s: Dict[str, Any]) -> str:
+    """The Xid's name for a message: NVIDIA's catalogue wording where it is a short name (without the
+    driver's published name the catalogue adds), else the driver's mnemonic: Xid 171's wording is a
+    sentence ("Additional to Xid 48 providing more details..."), which cut short reads as nonsense."""
+    means = str(s.get("means") or "").split(" (driver's published name")[0]
+    return means if 0 < len(means) <= 60 else str(s.get("key") or "")
+
+
 def _ecc_told(s: Dict[str, Any]) -> Hit:
-    what = f"Xid {s.get('code')} ({s.get('means', '')[:60]})" if s.get("family") == "xid" else s.get("key")
+    what = f"Xid {s.get('code')} ({_xid_name(s)})" if s.get("family") == "xid" else s.get("key")
     return Hit(message=f"an uncorrectable ECC error was reported ({what}, line {s.get('line')}): data in GPU memory "
                        "was corrupted and the GPU needs a reset",
                fix="nvidia-smi -q -d ECC,ROW_REMAPPER   # on the node: which GPU, and whether a remap is pending\n"

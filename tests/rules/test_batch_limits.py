@@ -185,6 +185,8 @@ def test_lsf_cpulimit_reason(tmp_path):
     "cbio-cluster-256-torque-walltime-exit-status.txt",   # TORQUE's walltime mail: slurm-time-limit's
     "pnet-6-cpu-time-limit-exceeded-prose.txt",           # the words in a user's title and sentence
     "cbio-cluster-403-job-deleted-by-root.txt",           # deleted by root, no limit named
+    "canu-444-lsf-term-runlimit.txt",                     # LSF's run limit, its summary's "CPU time : 5.69 sec."
+    "joblib-1268-pbs-ncpus-exceeded.txt",                 # "PBS: job killed: ncpus ... exceeded limit": CPUs, not cput
 ])
 def test_cpu_time_rule_silent_on_walltime_kills_and_prose(paste):
     assert not fired("batch-job-cpu-time-limit-exceeded", recorded_paste_facts(paste))

@@ -435,3 +435,27 @@ def test_heartbeat_lines_without_the_banner_are_not_a_reset(tmp_path):
     # the first two lines of the same paste, alone
     lines = (PASTES / "open-gpu-kernel-modules-1230-gsp-timeout-cut.txt").read_text().splitlines()[:2]
     assert not fired("gpu-xid-reset-required", paste_facts(tmp_path, "\n".join(lines) + "\n"))
+
+
+DBE_BLOG = "sirzzang-blog-xid48-171-63-154-dbe-rtx-pro-6000.txt"  # journalctl -k of a real DBE, SOURCES.md
+
+
+def test_a_real_dbe_chain_is_an_uncorrectable_error_and_a_pending_remap():
+    # Xid 48, its DRAM detail Xid 171, Xid 63 and Xid 154 "Drain and Reset" from one RTX PRO 6000's journal
+    from conftest import report_of
+    found = {f["symbol"]: f for f in report_of("check", "--from", str(PASTES / DBE_BLOG))["findings"]}
+    ecc = found["ecc-uncorrectable-errors"]
+    assert ecc["severity"] == "error" and ecc["evidence"]["ticket.line"] == 8
+    # NVIDIA's name, whole: not the catalogue's wording cut inside its "(driver's published name: ..." aside
+    assert "(Xid 48 (Double Bit ECC Error), line 8)" in ecc["message"]
+    remap = found["row-remap-pending"]
+    assert remap["severity"] == "warning" and remap["evidence"]["ticket.line"] == 11
+
+
+def test_xid_171_alone_is_the_uncorrectable_dram_error_it_details(tmp_path):
+    # the same journal without its Xid 48 lines (cut at line ends): the DRAM detail still says uncorrectable
+    lines = (PASTES / DBE_BLOG).read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = "".join(ln for ln in lines if "): 48," not in ln)
+    hit = one("ecc-uncorrectable-errors", paste_facts(tmp_path, kept))
+    assert "Xid 171 (UNCORRECTABLE_DRAM_ERROR)" in hit.message and hit.evidence["message"] == "xid:UNCORRECTABLE_DRAM_ERROR"
+    assert "Uncorrectable DRAM error in FBPA 3" in hit.evidence["ticket.text"]

@@ -103,3 +103,15 @@ def test_every_module_load_notice_is_answered_as_the_module_not_loading():
     said = {e.id: e.get("means") for e in fam.entries}
     module = [sid for sid, told in NVRM_TOLD.items() if told is _MODULE_LOAD]
     assert len(module) == 11 and all("load" in said[sid] for sid in module)
+
+
+def test_the_old_drivers_init_module_failure_on_a_machine_without_an_nvidia_gpu_answers_nothing():
+    # SteamOS#209: an AMD R9 290X; the 3xx driver's nv-frontend.c prints "NVIDIA init module failed!" after any
+    # nvidia_init_module failure, here "No NVIDIA graphics adapter found!": no GPU of its own to fail, so it
+    # is not the module-load answer (failed to initialize module, rm_init_rm() failed) of the 5xx drivers
+    from conftest import report_of
+    g = recorded_paste_facts("steamos-209-nvrm-no-adapter-on-amd-card.txt")
+    assert "nvrm:no-adapter-found" in _symptoms(g)
+    assert not fired("gpu-driver-unusable", g)
+    doc = report_of("check", "--from", str(PASTES / "steamos-209-nvrm-no-adapter-on-amd-card.txt"))
+    assert all(f["severity"] == "info" for f in doc["findings"]), doc["findings"]
