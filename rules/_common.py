@@ -254,3 +254,22 @@ def gpu_of_ticket(f: FactView):
     if named and len({g["cc"] for g in named}) == 1:
         return {"name": named[0]["gpu"], "cc": named[0]["cc"]}
     return None
+
+
+_XID_PCI = re.compile(r"^(?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})(?:\.([0-7]))?$")
+
+
+def xid_gpu_id(s: dict) -> Optional[str]:
+    """The GPU an Xid line names, as nvidia-smi -i takes it: its PCI bus id domain:bus:device.function
+    (nvidia-smi(1), -i: "the GPU's PCI bus ID (as domain:bus:device.function in hex)"); the driver's
+    "Xid (PCI:0000:55:00)" omits the function, which is 0 for a GPU. None where the line names none."""
+    m = _XID_PCI.match(str(s.get("pci") or "").strip())
+    return f"{m.group(1)}.{m.group(2) or '0'}" if m else None
+
+
+def xid_reset_line(s: dict, comment: str) -> str:
+    """The nvidia-smi reset of the GPU an Xid names, by its PCI bus id where the line gives one."""
+    gpu = xid_gpu_id(s)
+    if gpu:
+        return f"sudo nvidia-smi -r -i {gpu}   # {comment}"
+    return f"sudo nvidia-smi -r -i 0   # the GPU index of the Xid's PCI address (nvidia-smi -L); {comment}"

@@ -11,7 +11,7 @@ from typing import Dict, Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, stated, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, stated, told_evidence, told_text, xid_reset_line
 
 # NVIDIA's own words decide the severity: Xid 64 (a row remap NVIDIA could not record, immediate action
 # RESET_GPU then CONTACT_SUPPORT) and DCGM's isolate reports (the GPU cannot perform workload) state the
@@ -118,8 +118,8 @@ def gpu_hardware_faulty(f: FactView) -> Iterator[Hit]:
                       + _VENDOR_STEPS + "\n" + drain.rstrip("\n"),
                   severity="info", evidence={**told_evidence(s), "host": node})
         return
-    reset = ("sudo nvidia-smi -r -i 0   # NVIDIA's immediate action for Xid 64: the GPU index of the Xid's PCI address "
-             "(nvidia-smi -L), once no process uses it\n" if s.get("family") == "xid" and s.get("code") == 64 else "")
+    reset = (xid_reset_line(s, "NVIDIA's immediate action for Xid 64, once no process uses it") + "\n"
+             if s.get("family") == "xid" and s.get("code") == 64 else "")
     if s.get("family") != "amdgpu_ras":
         vendor = "NVIDIA's tools send this fault to support or isolate the GPU"
     elif grade == "warning":

@@ -7,7 +7,7 @@ from typing import Any, Dict, Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import told_evidence
+from hpcdoctor.rules._common import told_evidence, xid_reset_line
 from hpcdoctor.rules._gpu import as_int, facts_or_told, gpu_list, subject
 
 
@@ -101,7 +101,7 @@ def _remap_told(s: Dict[str, Any]) -> Hit:
     return Hit(message=f"{said} (line {s.get('line')}: a memory row marked for remapping "
                        "or a page for retirement): it takes effect at the next GPU reset",
                fix="nvidia-smi -q -d ROW_REMAPPER,PAGE_RETIREMENT   # on the node: still pending?\n"
-                   "sudo nvidia-smi -r -i 0   # admins, the GPU of the Xid's PCI address (nvidia-smi -L), once drained and idle; or reboot",
+                   + xid_reset_line(s, "admins, once drained and idle; or reboot"),
                evidence=told_evidence(s), severity="warning")
 
 

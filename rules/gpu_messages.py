@@ -9,7 +9,7 @@ from typing import Dict, Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued as _told, told_evidence as _evidence
+from hpcdoctor.rules._common import catalogued as _told, told_evidence as _evidence, xid_reset_line
 
 
 def _said(s: Dict) -> str:
@@ -184,7 +184,7 @@ def gpu_xid_reset_required(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"{said.format(codes)} ({_said(s)})",
               fix="scontrol update nodename=$(hostname -s) state=drain reason=\"Xid needing a GPU reset\"   # Slurm; or your scheduler's drain\n"
                   "nvidia-smi --query-compute-apps=pid --format=csv,noheader   # must be empty before the reset\n"
-                  "sudo nvidia-smi -r -i 0   # the GPU index of the Xid's PCI address (nvidia-smi -L); reboot if refused\n"
+                  + xid_reset_line(s, "reboot if refused") + "\n"
                   "dcgmi diag -r 3   # before the node returns to service",
               evidence={**_evidence(s), "xids": [x.get("code") for x in told if x.get("family") == "xid"],
                         "events": [x.get("id") for x in told]})

@@ -450,6 +450,8 @@ def test_a_real_dbe_chain_is_an_uncorrectable_error_and_a_pending_remap():
     assert "(Xid 48 (Double Bit ECC Error), line 8)" in ecc["message"]
     remap = found["row-remap-pending"]
     assert remap["severity"] == "warning" and remap["evidence"]["ticket.line"] == 11
+    # the reset names the GPU the Xid names, by the PCI bus id nvidia-smi -i takes (function 0)
+    assert "sudo nvidia-smi -r -i 0000:55:00.0" in remap["fix"]
 
 
 def test_xid_171_alone_is_the_uncorrectable_dram_error_it_details(tmp_path):
