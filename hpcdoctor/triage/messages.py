@@ -174,7 +174,7 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
 
 # The last line of a Python traceback, or a process killed by a signal: the lines a user pastes
 # as "the error". Anchored on literals found first, bounded, one line at a time.
-_EXCEPTION = re.compile(r"^[\s>|E]{0,8}(?P<exc>[A-Za-z_][\w.]{0,80}(?:Error|Exception|Interrupt))(?::[ \t]{0,4}(?P<msg>[^\n]{0,300}))?$")
+_EXCEPTION = re.compile(r"^[\s>|E]{0,40}(?P<exc>[A-Za-z_][\w.]{0,80}(?:Error|Exception|Interrupt))(?::[ \t]{0,4}(?P<msg>[^\n]{0,300}))?$")
 _SIGNAL = re.compile(r"(?:Segmentation fault|Bus error|Illegal instruction|Aborted)(?: \(core dumped\))?\s{0,8}$")
 
 

@@ -158,3 +158,13 @@ def test_a_paste_of_such_prose_is_still_refused(tmp_path):
     paste.write_text("\n".join(PROSE) + "\n", encoding="utf-8")
     run = check_from(paste)
     assert run["rc"] == 2 and "nothing hpcdoctor can read" in run["stderr"], run
+
+
+def test_an_exception_line_behind_pytests_e_column_is_quoted_back():
+    # pytest prints a failure's exception behind "E" and its indentation (openkim/kliff#210, verbatim):
+    # the line is read, not the paste refused
+    run = check_from(PASTES / "kliff-210-weights-only-unsupported-global.txt")
+    assert run["rc"] != 2, run["stderr"]
+    said = run["doc"]["source"]["recognised"]
+    assert any("line 6: not in hpcdoctor's catalogue: E" in r and "_pickle.UnpicklingError: Weights only load failed" in r
+               for r in said), said
