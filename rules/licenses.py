@@ -125,7 +125,7 @@ _SEATS = {
 def _license_path(f: FactView) -> tuple:
     """(feature, first entry of the license path) from the long format's lines, where pasted."""
     for s in f.get("ticket.symptoms") or []:
-        if isinstance(s, dict) and s.get("id") == "flexlm:license-path" and s.get("path"):
+        if isinstance(s, dict) and s.get("id") == "flexlm_path:license-path" and s.get("path"):
             first = str(s["path"]).split(":")[0] if not str(s["path"]).startswith("@") else str(s["path"])
             return s.get("feature"), first or None
     return None, None
