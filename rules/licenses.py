@@ -108,3 +108,74 @@ def license_node_locked_in_use(f: FactView) -> Iterator[Hit]:
                    "ps -eo user,comm | grep -i matlab   # another user's MATLAB on this node holds a Designated Computer license\n"
                    "# on a cluster: use a network (concurrent) license served by lmgrd, which every node can check out"),
               evidence=told_evidence(s))
+
+
+SEATS = "license-seats-exhausted"
+# Each code's cause as the SDK's table states it (flexlm.toml): all a transient state of the pool,
+# except -87 (the site's options file caps this user or group) and -101 (seats reserved for others).
+_SEATS = {
+    4: "every seat of the feature is checked out (-4, LM_MAXUSERS: \"Licensed number of users already reached\")",
+    24: "users are already queued for the feature's seats (-24, LM_USERSQUEUED)",
+    35: "the checkout is queued for a seat of the feature (-35, LM_FEATQUEUE)",
+    87: "the site's options file caps how many seats this user or group may hold, and they are in use (-87, LM_MAXLIMIT)",
+    101: "the free seats are reserved for other users or hosts by the site's options file (-101, LM_RESVFOROTHERS)",
+}
+
+
+def _license_path(f: FactView) -> tuple:
+    """(feature, first entry of the license path) from the long format's lines, where pasted."""
+    for s in f.get("ticket.symptoms") or []:
+        if isinstance(s, dict) and s.get("id") == "flexlm_path:license-path" and s.get("path"):
+            first = str(s["path"]).split(":")[0] if not str(s["path"]).startswith("@") else str(s["path"])
+            return s.get("feature"), first or None
+    return None, None
+
+
+@rule("SYS041", SEATS, "warning",
+      "every license seat the job may take is in use: the checkout is refused until one is returned", impact=4)
+def license_seats_exhausted(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a paste, a FlexNet (FLEXlm) checkout refused because no seat was free: code -4
+        "Licensed number of users already reached." (COMSOL's "License error: -4." block ending
+        "FlexNet Licensing error:-4,132", MATLAB's "License Manager Error -4"), -24 "Users are
+        queued for this feature.", -35 "In the queue for this feature.", -87 "Checkout exceeds MAX
+        specified in options file.", -101 "All licenses are reserved for others.". The number after
+        the comma (132) is FlexNet's minor code, a location for the vendor's support, not a cause.
+
+    Why it matters:
+        A floating license has a fixed number of seats for the whole site: when other users' jobs
+        and desktops hold them all, every new job that starts the program fails at once, on any
+        node, and the same job succeeds later. A warning: a state of the pool, not a fault of the
+        node (-87 and -101 are the site's own limits: a cap on this user's group, or seats reserved).
+
+    How to fix:
+        See who holds the seats (lmutil lmstat -a -c with the message's license path, or -f
+        FEATURE), retry when one is free, or let the scheduler hold the job until a seat is: Slurm
+        counts site licenses with sbatch -L NAME:1 (scontrol show licenses lists them), where the
+        site has configured them.
+
+    References:
+        - https://docs.revenera.com/fnp/2024r1/LicAdmin_Guide/Content/helplibrary/Error_Code_Descriptions.htm (FlexNet Publisher License Administration Guide: error code descriptions)
+        - https://docs.techsoft3d.com/spinfire/insight/setting_up_spinfire/floating_license_manager/floating_license_error_codes.html (the FLEXnet error table: -4)
+        - https://slurm.schedmd.com/licenses.html (Slurm's license management: sbatch -L)
+        - https://github.com/UCL-ARC/rcps-buildscripts/issues/193
+    """
+    told = catalogued(f, SEATS)
+    if not told:
+        return
+    s = told[0]
+    what = _SEATS.get(s.get("code"), "no seat of the license was free")
+    minor = f" (minor code {s['minor']}: FlexNet's internal location, for the vendor's support)" if s.get("minor") else ""
+    feature, path = _license_path(f)
+    what_part = f"-f {feature}" if feature else "-a"   # one feature's users, or every feature's
+    where = path or "PORT@HOST"
+    yield Hit(message=f"the license checkout was refused: {what}{minor} (line {s.get('line')}: \"{told_text(s)}\"); "
+                      "a state of the site's license pool, not of this node: the same job runs when a seat is free",
+              fix=(f"lmutil lmstat -c {where} {what_part}   # who holds the seats now (\"Users of FEATURE: Total of N "
+                   "licenses issued; Total of N licenses in use\")\n"
+                   "scontrol show licenses   # Slurm: the licenses the site counts; then sbatch -L NAME:1 job.sh holds "
+                   "the job until a seat is free\n"
+                   "# or retry later; -87 and -101 are the site's options file (a cap on your group, seats reserved): "
+                   "ask the license administrators"),
+              evidence={**told_evidence(s), **({"license_path": path} if path else {})})

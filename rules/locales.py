@@ -29,22 +29,28 @@ def _env(f: FactView, name: str) -> Optional[str]:
 
 
 def _asked(told: List[dict]) -> Optional[Tuple[str, str]]:
-    """(variable, locale) the messages name as the one that failed, if any does."""
+    """(variable, locale) the messages name as the one that failed, if any does; the locale is ""
+    where a message names the variable only (a retyped bash warning without its parentheses)."""
     found = {}
     for s in told:
-        if s.get("locale") and s.get("category"):
+        if s.get("category") and not s.get("locale") and str(s["category"]) != "LC_ALL":
+            found.setdefault(str(s["category"]), "")
+        elif s.get("locale") and s.get("category"):
             found.setdefault(str(s["category"]), str(s["locale"]))
         elif s.get("locale"):
             found.setdefault("LC_ALL or LANG", str(s["locale"]))
         for m in _SETTING.finditer(str(s.get("settings") or "")):
             found.setdefault(m.group("name"), m.group("value"))
     for name in ("LC_ALL", "LC_CTYPE", "LC_ALL or LANG"):
-        if name in found:
+        if found.get(name):
             return name, found[name]
-    lc = sorted(k for k in found if k.startswith("LC_"))
+    lc = sorted(k for k in found if k.startswith("LC_") and found[k])
     if lc:
         return lc[0], found[lc[0]]
-    return ("LANG", found["LANG"]) if "LANG" in found else None
+    if found.get("LANG"):
+        return "LANG", found["LANG"]
+    named = sorted(found, key=lambda k: (k != "LC_CTYPE", k))
+    return (named[0], "") if named else None
 
 
 def _ascii_by_locale(f: FactView) -> bool:
@@ -63,7 +69,8 @@ def locale_not_available(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, Perl's "perl: warning: Setting locale failed." block (with the variables it
-        lists), bash's "setlocale: LC_ALL: cannot change locale (en_US.UTF-8)", glibc locale(1)'s
+        lists), bash's "setlocale: LC_ALL: cannot change locale (en_US.UTF-8)" (every variable, with
+        or without strerror; retyped without the locale, it still names the variable), glibc locale(1)'s
         "Cannot set LC_CTYPE to default locale", Python's "locale.Error: unsupported locale setting",
         and click's "Click will abort further execution because Python was configured to use ASCII as
         encoding for the environment". Python's "'ascii' codec can't encode character" counts only
@@ -84,7 +91,8 @@ def locale_not_available(f: FactView) -> Iterator[Hit]:
         Ask for a locale the node has: `locale -a` lists them; C.UTF-8 is part of glibc since 2.35
         and shipped earlier by Debian and Fedora. export LC_ALL=C.UTF-8 LANG=C.UTF-8 in the
         job script (or in ~/.bashrc on the cluster). Or stop sending the laptop's locale: remove
-        LANG and LC_* from SendEnv in the laptop's ssh configuration.
+        LANG and LC_* from SendEnv in the laptop's ssh configuration, or unset the forwarded variable
+        on the node. Administrators install the locale (locale-gen, or a glibc-langpack).
 
     References:
         - https://man.openbsd.org/ssh_config#SendEnv (SendEnv; sshd_config's AcceptEnv is the server side)
@@ -105,7 +113,10 @@ def locale_not_available(f: FactView) -> Iterator[Hit]:
         return
     s = told[0]
     asked = _asked(told)
-    if asked:
+    if asked and not asked[1]:
+        what = (f"{asked[0]} names a locale this machine does not have (the line does not show which: "
+                f"`echo ${asked[0]}` prints it)")
+    elif asked:
         name, value = asked
         what = f"{name}={value} names a locale this machine does not have"
         if not _NAMED.match(value):
@@ -125,12 +136,45 @@ def locale_not_available(f: FactView) -> Iterator[Hit]:
     mode = _env(f, "PYTHONUTF8") if f.get("env.listed") is None else None
     if mode is not None:
         here.append(f"PYTHONUTF8={mode}")
-    fix = ("locale -a   # the locales this node has: C.utf8 is glibc's own from 2.35 (Debian's and Fedora's before)\n"
+    fix = ((_installed(asked) or "locale -a   # the locales this node has: C.utf8 is glibc's own from 2.35 "
+                                  "(Debian's and Fedora's before)\n")
+           + _forwarded(asked) +
            "export LC_ALL=C.UTF-8 LANG=C.UTF-8   # in the job script, or ~/.bashrc on the cluster\n"
-           "# or stop sending the laptop's locale: remove LANG LC_* from SendEnv in ~/.ssh/config or /etc/ssh/ssh_config")
+           +
+           "# or stop sending the laptop's locale: remove LANG LC_* from SendEnv in ~/.ssh/config or /etc/ssh/ssh_config"
+           + _generate(asked))
     yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\")"
                       + (f"; here {', '.join(here)}" if here else ""),
               fix=fix, evidence=told_evidence(s))
+
+
+# glibc's name for a locale's codeset in `locale -a` is lower case without the dash (pt_PT.utf8):
+# the language and territory part is what to look for.
+_LANG_PART = re.compile(r"^[A-Za-z]{2,3}(?:_[A-Za-z]{2})?")
+
+
+def _installed(asked: Optional[Tuple[str, str]]) -> str:
+    m = _LANG_PART.match(asked[1]) if asked else None
+    if not m or asked[1] in ("C", "POSIX") or asked[1].startswith("C."):
+        return ""
+    return (f"locale -a | grep -i '{m.group(0)}'   # empty: {asked[1]} is not installed here (locale -a lists "
+            "what is; C.utf8 is glibc's own from 2.35)\n")
+
+
+def _forwarded(asked: Optional[Tuple[str, str]]) -> str:
+    # LC_ALL needs no unset: the export below sets it
+    if not asked or not re.fullmatch(r"LC_[A-Z]{1,14}|LANG", asked[0]) or asked[0] == "LC_ALL":
+        return ""
+    return (f"unset {asked[0]}   # the variable that named it, which ssh forwards from the laptop (SendEnv LANG LC_*); "
+            "or set a locale the node has:\n")
+
+
+def _generate(asked: Optional[Tuple[str, str]]) -> str:
+    m = _LANG_PART.match(asked[1]) if asked else None
+    if not m or "_" not in m.group(0) or not _NAMED.match(asked[1]):
+        return ""
+    return (f"\n# administrators, to install it: locale-gen {asked[1]} (Debian, Ubuntu), or "
+            f"dnf install glibc-langpack-{m.group(0).split('_')[0].lower()} (RHEL, Fedora)")
 
 
 _ENCODING_CHECK = ("python3 -c 'import locale, sys; print(locale.getpreferredencoding(False), sys.stdout.encoding, "

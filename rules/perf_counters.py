@@ -57,7 +57,9 @@ def perf_event_paranoid_restricts_counters(f: FactView) -> Iterator[Hit]:
         tweaking /proc/sys/kernel/perf_event_paranoid", "No permission to enable <event> event.",
         LIKWID's "Cannot use performance monitoring with perf_event_paranoid = N" and "Cannot setup
         events without PID of executed application because perf_event_paranoid > 0", prof.h's "PROF
-        error (Permission denied)". A user stating a level of 1 or more ("perf_event_paranoid is set
+        error (Permission denied)", AMD uProf's "For non root users with perf_event_paranoid value
+        greater than -1, the maximum number of events supported together is : N", rr's "rr needs
+        /proc/sys/kernel/perf_event_paranoid <= 1, but it is N". A user stating a level of 1 or more ("perf_event_paranoid is set
         to 2") is answered at info. The node's own level (/proc/sys/kernel/perf_event_paranoid,
         fact system.perf_event_paranoid) is named where known, never a finding alone.
 
@@ -78,6 +80,8 @@ def perf_event_paranoid_restricts_counters(f: FactView) -> Iterator[Hit]:
         - https://man7.org/linux/man-pages/man2/perf_event_open.2.html (EACCES, perf_event_paranoid)
         - https://github.com/RRZE-HPC/likwid/blob/034a9adfb622f5788e7c7e3628347722a301df5c/src/includes/perfmon_perfevent.h
         - https://github.com/cyrus-and/prof/blob/18e93fa6d9b26230391173746b92349f8f085f70/prof.h
+        - https://github.com/sinkovit/profiling-tutorial/issues/1 (AMD uProf's event limit above level -1)
+        - https://github.com/rr-debugger/rr/issues/2835 (rr's check, and why it needs level 1)
     """
     told = catalogued(f, SYMBOL)
     tools = [s for s in told if s.get("id") != _SAID]
@@ -85,7 +89,10 @@ def perf_event_paranoid_restricts_counters(f: FactView) -> Iterator[Hit]:
         # the tool's own number: a user's line may be perf's advice ("e.g. kernel.perf_event_paranoid = -1")
         level = _level(f, tools)
         s = tools[0]
-        yield Hit(message=f"the performance counters were refused (line {s.get('line')}: \"{told_text(s)}\"): {_what(level)}",
+        # uProf states its own limit: the events it may program together while the level is above -1
+        limit = (f"; AMD uProf counts at most {s['limit']} events together for a non-root user until the level is "
+                 f"-1 (split the collection's events, or the administrators lower the level)") if s.get("limit") else ""
+        yield Hit(message=f"the performance counters were refused (line {s.get('line')}: \"{told_text(s)}\"): {_what(level)}{limit}",
                   fix=_FIX, evidence={**told_evidence(s), "perf_event_paranoid": level})
         return
     level = _level(f, told)

@@ -135,3 +135,11 @@ def test_forced_warnings_of_tcl_modules_are_not_refusals(tmp_path):
     facts = paste_facts(tmp_path, "Loading mpi4py/3.1\n  WARNING: Requirement openmpi/4.1 is not loaded\n"
                                   "Loading gcc/12\n  WARNING: Unload of conflicting gcc/9 failed\n")
     assert [s for s in RULES if fired(s, facts)] == []
+
+
+def test_lmod_unknown_retyped_in_lower_case_is_read(tmp_path):
+    # the reporter's own sentence: "Lmod has detected the following errors: the following module(s) are
+    # unknown: ..."; the same site's other ticket quotes Lmod's capitals, and both name one fault
+    for name in ("global-workflow-4102-lmod-unknown-retyped-lowercase.txt", "ufs-srweather-app-1327-lmod-unknown-after-upgrade.txt"):
+        f = _only(_facts(tmp_path, name), "module-unknown")
+        assert "libfabric/1.20.1" in f.message and f.fix.startswith("module spider libfabric   #")

@@ -39,3 +39,17 @@ def test_code_minus_9_is_a_warning_naming_both_causes():
 
 def test_a_server_that_is_down_is_not_called_node_locked():
     assert not fired("license-node-locked-in-use", recorded_paste_facts("matlab-c3nl-cluster-30-license-manager-error-15.txt"))
+
+
+def test_every_seat_in_use_is_a_warning_naming_the_code_and_the_license_path():
+    # UCL-ARC/rcps-buildscripts#193: COMSOL's block, "Licensed number of users already reached." and FlexNet's -4,132
+    (f,) = fired("license-seats-exhausted", recorded_paste_facts("rcps-buildscripts-193-comsol-flexnet-minus-4.txt"))
+    assert f.severity == "warning" and "(-4, LM_MAXUSERS" in f.message and "minor code 132" in f.message
+    assert f.fix.startswith("lmutil lmstat -c /lustre/shared/ucl/apps/Comsol/comsol53a/multiphysics/license/license.dat -f COMSOL")
+    assert "sbatch -L NAME:1" in f.fix
+
+
+def test_seats_and_server_are_told_apart():
+    # -15 (the server did not answer) is not a full pool, and -4 is not a server down
+    assert not fired("license-seats-exhausted", recorded_paste_facts("matlab-c3nl-cluster-30-license-manager-error-15.txt"))
+    assert not fired("license-server-unreachable", recorded_paste_facts("rcps-buildscripts-193-comsol-flexnet-minus-4.txt"))

@@ -65,3 +65,18 @@ def test_a_live_node_alone_says_nothing():
 
 def test_silent_without_a_locale_message():
     assert not fired("locale-not-available", recorded_paste_facts("pytorch-35646-pip-and-conda-same-torch-healthy.txt"))
+
+
+def test_bash_warning_names_the_forwarded_variable_and_the_missing_locale():
+    # tailscale/tailscale#18315: bash's "setlocale: %s: cannot change locale (%s): %s" on ssh login
+    (f,) = fired("locale-not-available", recorded_paste_facts("tailscale-18315-bash-setlocale-sv-se.txt"))
+    assert f.severity == "error" and "LC_CTYPE=sv_SE.UTF-8" in f.message
+    assert f.fix.startswith("locale -a | grep -i 'sv_SE'") and "unset LC_CTYPE" in f.fix
+    assert "locale-gen sv_SE.UTF-8" in f.fix and "glibc-langpack-sv" in f.fix
+
+
+def test_bash_warning_retyped_without_the_locale_names_the_variable():
+    # akinomyoga/ble.sh#81's title drops bash's "(pt_PT.UTF-8)"; the variable is still the one to look at
+    (f,) = fired("locale-not-available", recorded_paste_facts("ble-sh-81-bash-setlocale-lc-ctype-retyped.txt"))
+    assert f.severity == "error" and f.message.startswith("LC_CTYPE names a locale this machine does not have")
+    assert "unset LC_CTYPE" in f.fix and "export LC_ALL=C.UTF-8" in f.fix and "locale-gen" not in f.fix

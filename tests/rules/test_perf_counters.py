@@ -66,3 +66,15 @@ def test_unreadable_is_unknown_not_a_level():
                                    "studio-lab-examples-45-libgthread-missing-cv2.txt"])
 def test_silent_without_a_counter_tools_refusal(paste):
     assert not fired("perf-event-paranoid-restricts-counters", recorded_paste_facts(paste))
+
+
+def test_uprofs_event_limit_names_the_level_and_its_limit():
+    # sinkovit/profiling-tutorial#1: AMDuProfCLI collect --config data_access, wrapped over two lines
+    (f,) = fired("perf-event-paranoid-restricts-counters", recorded_paste_facts("profiling-tutorial-1-uprof-paranoid-event-limit.txt"))
+    assert f.severity == "error" and "perf_event_paranoid value greater than -1" in f.message
+    assert "at most 6 events together" in f.message and f.fix.startswith("cat /proc/sys/kernel/perf_event_paranoid")
+
+
+def test_rrs_check_names_the_level_it_read():
+    (f,) = fired("perf-event-paranoid-restricts-counters", recorded_paste_facts("rr-2835-needs-perf-event-paranoid-1.txt"))
+    assert f.severity == "error" and "kernel.perf_event_paranoid is 2" in f.message and f.evidence["perf_event_paranoid"] == 2

@@ -26,3 +26,21 @@ def test_grid_engines_submit_host_list():
 
 def test_silent_where_sbatch_is_refused_for_another_cause():
     assert not fired("slurm-submit-from-compute-node-refused", recorded_paste_facts("asgs-552-sbatch-qosminnode.txt"))
+
+
+@pytest.mark.parametrize("paste, host", [
+    ("tigrlab-admin-1270-sge-no-submit-host.txt", "tigrsrv.camhres.ca"),   # an admin's record, in backquotes
+    ("canu-404-sge-no-submit-host.txt", "omega-1-4.local"),                # a workflow's submit log
+])
+def test_grid_engines_own_words_no_submit_host(paste, host):
+    # qmaster's MSG_SGETEXT_NOSUBMITHOST_S ("is no submit host"), as qsub prints it
+    (f,) = fired("slurm-submit-from-compute-node-refused", recorded_paste_facts(paste))
+    assert f.severity == "error" and f"({host})" in f.message and "is no submit host" in f.message
+    assert f.fix.startswith("qconf -ss") and "qconf -as HOST" in f.fix
+
+
+def test_grid_engines_admin_host_refusal_is_not_a_submission_refusal():
+    # MSG_SGETEXT_NOADMINHOST_S refuses qconf's changes; it is read, and feeds nothing
+    told = find_messages('denied: host "node01" is no admin host\n')
+    assert [s["id"] for s in told] == ["submit_host:sge-no-admin-host"]
+    assert not fired("slurm-submit-from-compute-node-refused", facts("h100-kvm-1gpu", **{"ticket.symptoms": told}))
