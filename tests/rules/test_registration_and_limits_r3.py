@@ -37,7 +37,7 @@ def test_grid_engine_abort_mail_without_a_limit_is_silent():
     # the record as a site's documentation quotes it (find_string "died through signal", 2026-11-27)
     text = (" Max vmem         = 1.965M\nfailed assumedly after job because:\n"
             "job 8974017.1 died through signal KILL (9)\n")
-    assert fired("batch-job-memory-limit-exceeded", _told(text)) == []
+    assert not fired("batch-job-memory-limit-exceeded", _told(text))
 
 
 # -- the JVM under ulimit -v --------------------------------------------------------------------
@@ -57,7 +57,7 @@ def test_a_jvm_that_started_is_silent():
     # the second half of the same comment: the limit raised, java -version answers
     text = ("$ulimit -S -v unlimited\n$java -version\njava version \"1.8.0_161\"\n"
             "Java(TM) SE Runtime Environment (build 1.8.0_161-b12)\n")
-    assert fired("virtual-memory-ulimit-too-low", _told(text)) == []
+    assert not fired("virtual-memory-ulimit-too-low", _told(text))
 
 
 # -- Slurm's registration drain reasons ---------------------------------------------------------
@@ -68,11 +68,22 @@ def test_low_realmemory_drain_names_slurmd_c_and_resume(tmp_path):
     assert "ssh compute001 slurmd -C" in f.fix and "scontrol update nodename='compute[001-003]' state=resume" in f.fix
 
 
+def test_a_gpu_count_below_gres_is_the_other_registration_drain(tmp_path):
+    # a node's lines as public cluster notes quote them (find_string "count reported lower than configured", 2026-11-27)
+    text = ("State=IDLE+DRAIN+INVALID_REG\n"
+            "Reason=gres/gpu count reported lower than configured (0 < 2)\n")
+    (f,) = fired("slurm-node-registration-invalid", _told(text))
+    assert f.severity == "error" and "(GRES)" in f.message and "slurmd reported 0, slurm.conf declares 2" in f.message
+    assert "nvidia-smi -L" in f.fix and "state=resume" in f.fix
+    # and the memory drain is the other rule's alone
+    assert not fired("slurm-node-registration-invalid", _r(tmp_path, "citc-terraform-11-slurm-realmemory-above-node-memory"))
+
+
 def test_realmemory_in_a_sentence_is_not_a_drain():
     # a slurm.conf comment quoted in public infrastructure code (find_string "Low RealMemory", 2026-11-27)
     text = ("# m7a.2xlarge: 8 vCPU / 32 GB. RealMemory=31000 MB (slightly below reported\n"
             "# ~31178 MB) prevents INVALID_REG drain from \"Low RealMemory\" check.\n")
-    assert fired("slurm-node-low-realmemory", _told(text)) == []
+    assert not fired("slurm-node-low-realmemory", _told(text))
 
 
 # -- a preload whose mapping is refused ---------------------------------------------------------
@@ -94,7 +105,7 @@ def test_preload_refused_elsewhere_names_both_causes(paste, quoted):
 
 
 def test_a_preload_not_found_is_not_a_refused_mapping():
-    assert fired("ld-preload-blocked-by-apparmor", recorded_paste_facts("ld-preload-open-5-cannot-open-shared-object.txt")) == []
+    assert not fired("ld-preload-blocked-by-apparmor", recorded_paste_facts("ld-preload-open-5-cannot-open-shared-object.txt"))
 
 
 # -- CUDA error 35 where no GPU is there --------------------------------------------------------
@@ -116,5 +127,5 @@ def test_error_35_after_paddles_no_gpu_notice():
 
 def test_error_35_with_nothing_said_of_the_gpu_stays_an_old_driver(tmp_path):
     gathered = _r(tmp_path, "cupy-9252-driver-older-than-cuda-runtime")
-    assert fired("cuda-build-on-node-without-gpu", gathered) == []
+    assert not fired("cuda-build-on-node-without-gpu", gathered)
     assert [x.symbol for x in run_rule("driver-too-old", gathered)[0]] == ["driver-too-old"]
