@@ -129,3 +129,26 @@ def test_error_35_with_nothing_said_of_the_gpu_stays_an_old_driver(tmp_path):
     gathered = _r(tmp_path, "cupy-9252-driver-older-than-cuda-runtime")
     assert not fired("cuda-build-on-node-without-gpu", gathered)
     assert [x.symbol for x in run_rule("driver-too-old", gathered)[0]] == ["driver-too-old"]
+
+
+def test_the_probe_reads_rlimit_as_of_a_process_started_under_a_limit():
+    # a real child process whose soft RLIMIT_AS is set before it starts (as a login node's ulimit -v is)
+    import json
+    import resource
+    import subprocess
+    import sys
+
+    from hpcdoctor.checks.limits import _address_space
+
+    limit = 3 * 1024 ** 3
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+
+    def lowered():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+    code = "import json; from hpcdoctor.checks.limits import _rlimit_as; print(json.dumps(_rlimit_as()))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         preexec_fn=lowered, check=True).stdout
+    rec = _address_space(json.loads(out))
+    assert rec["soft"] == limit and rec["hard"] == (None if hard == resource.RLIM_INFINITY else hard)
+    assert _address_space({"soft": "4G"}).__class__.__name__ == "Unknown"
