@@ -2,8 +2,9 @@
 systems a run writes to ($HOME, the working directory, the temporary directory, the caches of
 Hugging Face, torch, torch.compile and Triton, pip and conda), one entry per file system with its
 type and mount options (noexec refuses the libraries a JIT compiler builds there), the process
-and thread limit (RLIMIT_NPROC) every thread of the user counts against, and the stack size limit
-(RLIMIT_STACK) the main thread's stack may grow to. Each directory's nearest existing parent is also
+and thread limit (RLIMIT_NPROC) every thread of the user counts against, the stack size limit
+(RLIMIT_STACK) the main thread's stack may grow to, and the address-space limit (RLIMIT_AS, ulimit -v)
+that a JVM's start-up reservations meet. Each directory's nearest existing parent is also
 tried for writing (access(2), W_OK: permissions and a read-only mount), since a cache is made there."""
 
 from __future__ import annotations
@@ -135,6 +136,14 @@ def _rlimit_stack() -> Dict[str, Any]:
     return {"soft": None if soft == inf else soft, "hard": None if hard == inf else hard}
 
 
+def _rlimit_as() -> Dict[str, Any]:
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    inf = resource.RLIM_INFINITY
+    return {"soft": None if soft == inf else soft, "hard": None if hard == inf else hard}
+
+
 def _count(v: Any) -> Optional[int]:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
@@ -188,6 +197,16 @@ def _stack(data: Any) -> Any:
     return out
 
 
+def _address_space(data: Any) -> Any:
+    """RLIMIT_AS in bytes; None is unlimited only where the recording said null."""
+    if not isinstance(data, dict):
+        return Unknown("the recorded RLIMIT_AS is not a record")
+    out = {k: _count(data.get(k)) for k in ("soft", "hard")}
+    if any(data.get(k) is not None and out[k] is None for k in out):
+        return Unknown("the recorded RLIMIT_AS holds values that are not sizes")
+    return out
+
+
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     env = root.environ()
@@ -203,4 +222,8 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
         out["stack"] = _stack(root.probe("rlimit_stack", _rlimit_stack))
     except Missing as exc:
         out["stack"] = Unknown(f"RLIMIT_STACK not read: {exc}")
+    try:
+        out["address_space"] = _address_space(root.probe("rlimit_as", _rlimit_as))
+    except Missing as exc:
+        out["address_space"] = Unknown(f"RLIMIT_AS not read: {exc}")
     return {"limits": out}

@@ -121,12 +121,13 @@ def _figures(s: dict) -> str:
 
 
 # Lines that state the kill itself; the rest (Slurm's failcnt, PBS's exit codes) are consistent with it.
-_WARNING_ONLY = ("oom:slurm-step-memory-limit-at-some-point",)
+_WARNING_ONLY = ("oom:slurm-step-memory-limit-at-some-point", "htcondor:hold-code-34")
 
 
 @rule("ENV075", MEMORY, "error", "the batch scheduler killed the job for using more memory than it asked for", impact=7,
       also={"warning": "only Slurm's \"Exceeded step memory limit at some point\" (the cgroup's limit reached, no kill "
-                       "stated) or PBS's Exit_status -26/-27 (the MOM's memory-kill codes, a number only)"})
+                       "stated), PBS's Exit_status -26/-27 (the MOM's memory-kill codes, a number only) or HTCondor's "
+                       "HoldReasonCode = 34 alone"})
 def batch_job_memory_limit_exceeded(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -135,8 +136,13 @@ def batch_job_memory_limit_exceeded(f: FactView) -> Iterator[Hit]:
         job killed: vmem N exceeded limit M" (mem, vmem, pvmem; TORQUE's mail "Job exceeded a
         memory resource limit", OpenPBS's "Job exceeded resource mem"), Moab's "job N exceeded MEM
         usage hard limit (U > L)" (MEM, JOBMEM, SWAP), LSF's TERM_MEMLIMIT and TERM_SWAP, Grid
-        Engine's "job N exceeds job hard limit \"h_vmem\"", HTCondor's hold reason "Job has gone
-        over (cgroup) memory limit of N megabytes", all errors; Slurm's cgroup plugin's "Exceeded
+        Engine's "job N exceeds job hard limit \"h_vmem\"" and Univa/Altair Grid Engine's
+        "execd enforced h_vmem limit" or "h_rss limit" (qacct's failed 46 and 47, and the abort
+        mail's "failed execd enforced h_vmem limit because:"), HTCondor's hold reasons "Job has
+        gone over (cgroup) memory limit of N megabytes", "Job has encountered an out-of-memory
+        event." and the HOLD_IF_MEMORY_EXCEEDED policy's "memory usage exceeded request_memory",
+        all errors; HTCondor's HoldReasonCode = 34 alone (JobOutOfResources, memory or, in newer
+        releases, disk) is a warning; Slurm's cgroup plugin's "Exceeded
         step memory limit at some point." (Slurm 14.11 to 17.11: the step reached its limit, no
         kill stated) and PBS's Exit_status -26 or -27 (JOB_EXEC_KILL_VMEM, _MEM) are warnings. An
         exit status beside it (143 = 128+15, SIGTERM; PBS 271 = 256+15) is quoted as support.

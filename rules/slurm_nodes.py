@@ -157,3 +157,131 @@ def slurm_job_launch_failed_on_node(f: FactView) -> Iterator[Hit]:
                 "such a job held and drains the node")
     yield Hit(message=what + ". The fault is the node's (its Prolog, user lookup, slurmd or munge), not the job script's",
               fix=_LAUNCH_FIX, evidence=told_evidence(s))
+
+
+LOW_MEMORY = "slurm-node-low-realmemory"
+REGISTRATION = "slurm-node-registration-invalid"
+
+# What each drain reason compares, and the field of slurmd -C and of the NodeName line that holds it.
+_DECLARED = {
+    "slurm_node_reg:low-realmemory": ("memory", "RealMemory"),
+    "slurm_node_reg:log-low-real-memory": ("memory", "RealMemory"),
+    "slurm_node_reg:low-cpus": ("CPUs", "CPUs"),
+    "slurm_node_reg:log-low-cpu-count": ("CPUs", "CPUs"),
+    "slurm_node_reg:low-socket-core-thread": ("sockets x cores x threads", "Sockets, CoresPerSocket, ThreadsPerCore"),
+    "slurm_node_reg:log-low-socket-core-thread": ("sockets x cores x threads", "Sockets, CoresPerSocket, ThreadsPerCore"),
+    "slurm_node_reg:low-tmpdisk": ("temporary disk space (TmpFS)", "TmpDisk"),
+    "slurm_node_reg:log-low-tmp-disk": ("temporary disk space (TmpFS)", "TmpDisk"),
+    "slurm_node_reg:gres-count-low": ("generic resources (GRES)", "Gres"),
+    "slurm_node_reg:gres-unpack-failed": ("generic resources (GRES)", "Gres"),
+}
+_NODES_OK = re.compile(r"^[A-Za-z][\w.-]{0,60}(?:\[[\d,-]{1,60}\])?$")
+
+
+def _nodes(told: list) -> str:
+    """The node (or hostlist) a pasted reason names, as one shell word; NODE where none is pasted."""
+    for s in told:
+        name = str(s.get("nodes") or "")
+        if _NODES_OK.match(name):
+            return shlex.quote(name)
+    return "NODE"
+
+
+def _first_host(hostlist: str) -> str:
+    """One host of a Slurm hostlist, for ssh: compute[001-003] is compute001."""
+    m = re.match(r"^'?([\w.-]{1,60})\[(\d{1,9})", hostlist)
+    return m.group(1) + m.group(2) if m else hostlist
+
+
+def _registration_fix(told: list, field: str) -> str:
+    node = _nodes(told)
+    gres = field == "Gres"
+    return ("sinfo -R   # the drained nodes and each one's reason\n"
+            f"ssh {_first_host(node)} slurmd -C   # what slurmd finds on the node: CPUs, Sockets, CoresPerSocket, ThreadsPerCore, RealMemory, TmpDisk\n"
+            + (f"ssh {_first_host(node)} 'nvidia-smi -L; ls -l /dev/nvidia[0-9]*; slurmd -G'   # the GPUs and device files there, and the GRES slurmd finds\n" if gres else "")
+            + "grep -E '^[[:space:]]*NodeName=' /etc/slurm/slurm.conf   # what slurm.conf declares for it (the path: scontrol show config | grep SLURM_CONF)\n"
+            f"# administrators: make the NodeName line's {field} at most what slurmd -C (or slurmd -G) reports, on every node's slurm.conf, then:\n"
+            "sudo scontrol reconfigure   # slurmctld rereads slurm.conf (restart slurmd on the nodes where their copy changed)\n"
+            f"sudo scontrol update nodename={node} state=resume   # clear the drain once the node registers without the reason")
+
+
+def _figures(s: dict) -> str:
+    got, declared = s.get("reported"), s.get("configured")
+    if got is not None and declared is not None:
+        return f" (slurmd reported {got}, slurm.conf declares {declared})"
+    return ""
+
+
+def _registration_hit(told: list, what: str) -> Hit:
+    s = told[0]
+    thing, field = _DECLARED.get(str(s.get("id")), ("resources", "NodeName line"))
+    return Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": slurmctld drained the node when its slurmd registered: "
+                       f"slurm.conf declares more {thing} ({field}) than slurmd found on the node{_figures(s)}. {what}",
+               fix=_registration_fix(told, field), evidence=told_evidence(s))
+
+
+@rule("ENV086", LOW_MEMORY, "error",
+      "slurmctld drained the node at registration: slurm.conf's RealMemory is above the memory slurmd found", impact=7)
+def slurm_node_low_realmemory(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted sinfo -R, scontrol show node (Reason=) or slurmctld log, the drain reason
+        "Low RealMemory" (Slurm 22.05 and later: "Low RealMemory (reported:N < P% of
+        configured:M)") or slurmctld's "Node N has low real_memory size": the node's slurmd
+        reported less memory than the RealMemory of its NodeName line in slurm.conf.
+
+    Why it matters:
+        slurmctld checks every registration against slurm.conf (validate_node_specs) and drains a
+        node that has less than it declares, so jobs stay pending though the nodes look up. The
+        node is healthy: RealMemory was set to the RAM installed, or copied from another node
+        type, while slurmd counts only the memory the kernel gives (MemTotal, less than the RAM).
+
+    How to fix:
+        Compare slurmd -C on the node with the NodeName line, set RealMemory at or below what
+        slurmd -C reports (every node's slurm.conf), scontrol reconfigure, and resume the node
+        with scontrol update nodename=<n> state=resume (administrators).
+
+    References:
+        - https://github.com/SchedMD/slurm/blob/0040dcd5dadf8fdd2b5814af6f1d25c57af04f0d/src/slurmctld/node_mgr.c (validate_node_specs: Low RealMemory)
+        - https://slurm.schedmd.com/slurm.conf.html#OPT_RealMemory (RealMemory; SlurmctldParameters=node_reg_mem_percent)
+        - https://slurm.schedmd.com/slurmd.html (slurmd -C prints the node's configuration as slurmd finds it)
+        - https://github.com/clusterinthecloud/terraform/issues/11 (nodes drained with Low RealMemory after a shape's memory was set too high)
+    """
+    told = catalogued(f, LOW_MEMORY)
+    if told:
+        yield _registration_hit(told, "Lower RealMemory for those nodes to what slurmd -C reports, then resume them")
+
+
+@rule("ENV087", REGISTRATION, "error",
+      "slurmctld drained the node at registration: slurm.conf declares more CPUs, cores, TmpDisk or GRES than slurmd found", impact=7)
+def slurm_node_registration_invalid(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted sinfo -R, scontrol show node (Reason=) or slurmctld log, the other drain
+        reasons of a node's registration: "Low CPUs", "Low socket*core*thread count", "Low
+        TmpDisk", "gres/gpu count reported lower than configured (0 < 4)" (any GRES), "Could not
+        unpack gres data", and slurmctld's "Node N has low cpu count", "has low
+        socket*core*thread count", "has low tmp_disk size" lines. Each means slurm.conf's
+        NodeName line declares more than the node's slurmd found (Low RealMemory has its own rule,
+        slurm-node-low-realmemory).
+
+    Why it matters:
+        slurmctld drains such a node (state INVALID_REG, "inval" in sinfo) and jobs stay pending.
+        For CPUs: hyper-threading off in the BIOS, or a line written for another node type; for
+        TmpDisk: the TmpFS not mounted or smaller; for GPUs: the driver not loaded, a GPU lost from
+        the bus, or gres.conf missing or without File= for each GPU.
+
+    How to fix:
+        Compare slurmd -C (and slurmd -G for GRES) on the node with its NodeName line, fix the
+        node or the line, scontrol reconfigure, and resume the node with scontrol update
+        nodename=<n> state=resume (administrators).
+
+    References:
+        - https://github.com/SchedMD/slurm/blob/0040dcd5dadf8fdd2b5814af6f1d25c57af04f0d/src/slurmctld/node_mgr.c (validate_node_specs: Low CPUs, Low TmpDisk)
+        - https://github.com/SchedMD/slurm/blob/master/src/common/gres.c (count reported lower than configured)
+        - https://slurm.schedmd.com/slurm.conf.html#SECTION_NODE-CONFIGURATION
+        - https://slurm.schedmd.com/gres.html (gres.conf, File= for GPUs)
+    """
+    told = catalogued(f, REGISTRATION)
+    if told:
+        yield _registration_hit(told, "Make the NodeName line match the node (or repair the node), then resume it")

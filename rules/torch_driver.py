@@ -64,6 +64,8 @@ def _driver_too_old_in_ticket(f: FactView):
         return  # error 35 in a container given the GPU's nodes but not libcuda: the run, not the host's driver
     sym = ticket_symptoms(f)
     hit = sym.get("torch:driver-too-old") or sym.get("torch:driver-insufficient")
+    if no_driver_shown(f) is not None and _error_35(f) is not None and (hit is None or not hit.get("driver_cuda")):
+        return  # error 35 where the paste says no GPU is there: cuda-build-on-node-without-gpu answers both causes
     if hit is None:
         yield from _driver_too_old_told(f)
         return
@@ -226,3 +228,74 @@ _STACK_DRIVER_FIX = {
     "jax": "nvidia-smi | head -4   # the driver's version: jax[cuda12] needs 525 or newer, jax[cuda13] 580 or newer (JAX's "
            "installation guide)\npip install -U \"jax[cuda12]\"   # on a driver of 525 to 579",
 }
+
+
+# What says the node has no GPU to drive: the user's words (a CPU node or cluster, the template's
+# device line, no GPU on this machine) or a framework's own start-up notice (Paddle's).
+_NO_GPU = ("prose:cpu-node-said", "prose:no-gpu-here", "prose:running-without-gpu", "prose:cpu-device-said",
+           "prose:no-gpu-on-this-machine", "paddle:gpu-build-no-gpu-found")
+_ERROR_35 = ("torch:driver-insufficient", "cuda:cudaErrorInsufficientDriver")
+_NO_DRIVER_FIX = ("nvidia-smi   # 'command not found' or \"couldn't communicate with the NVIDIA driver\": no NVIDIA driver on this node; "
+                  "a table: the driver's version, then an old driver is the cause\n"
+                  "ldconfig -p | grep -F libcuda.so.1   # nothing: the CUDA driver library the runtime loads is not installed\n"
+                  "# on CPU nodes install the framework's CPU build (pip install paddlepaddle, not paddlepaddle-gpu; "
+                  "pip install torch --index-url https://download.pytorch.org/whl/cpu), or run the job on a GPU node")
+
+
+def _error_35(f: FactView):
+    """CUDA runtime error 35 pasted, in any program's wording: None where it is not."""
+    sym = ticket_symptoms(f)
+    return next((sym[k] for k in _ERROR_35 if k in sym), None) or next(
+        (s for s in catalogued(f, "driver-too-old")
+         if "insufficient for cuda runtime" in str(s.get("text", "")).lower()), None)
+
+
+def no_driver_shown(f: FactView):
+    """The paste's statement that no GPU is there, where it shows no driver either (no nvidia-smi
+    listing or banner, no driver version in the user's words): None otherwise."""
+    sym = ticket_symptoms(f)
+    said = next((sym[k] for k in _NO_GPU if k in sym), None)
+    if said is None or cuda_gpus(f) or "nvidia_smi:banner" in sym or "prose:driver-version-said" in sym:
+        return None
+    return said
+
+
+@rule("ENV090", "cuda-build-on-node-without-gpu", "warning",
+      "CUDA error 35 where the paste says the node has no GPU: no NVIDIA driver installed, or an older one", impact=6)
+def cuda_build_on_node_without_gpu(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        CUDA runtime error 35, cudaErrorInsufficientDriver ("CUDA driver version is insufficient
+        for CUDA runtime version", in any program's wording), in a paste that says the job runs
+        where there is no GPU: a CPU node or cluster, an issue template's device line answered
+        "CPU", "I haven't gpu on this computer", or a GPU build's own notice that it found none
+        (PaddlePaddle's "Compiled with WITH_GPU, but no GPU found in runtime."), and that shows no
+        driver (no nvidia-smi listing or version). A warning naming both causes.
+
+    Why it matters:
+        The CUDA runtime returns error 35 both when the installed driver is older than the runtime
+        and when no driver (libcuda.so.1) is installed at all, as on a CPU-only node: a GPU build of
+        the framework was installed or scheduled where no GPU is. Upgrading a driver that is not
+        there does not help; the job needs the CPU build, or a GPU node.
+
+    How to fix:
+        Run nvidia-smi and look for libcuda.so.1 on the node: with no driver, install the
+        framework's CPU build (paddlepaddle rather than paddlepaddle-gpu, torch's CPU wheels) or
+        run the job on a GPU node; with a driver listed, it is older than the build's CUDA.
+
+    References:
+        - https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html (cudaErrorInsufficientDriver = 35)
+        - https://github.com/PaddlePaddle/Paddle/issues/14625 (a CUDA build on a CPU cluster: the maintainer, install the CPU build)
+        - https://github.com/PaddlePaddle/Paddle/issues/12237 (Compiled with WITH_GPU, but no GPU found, then error 35)
+    """
+    said = no_driver_shown(f)
+    if said is None:
+        return
+    err = _error_35(f)
+    if err is None:
+        return
+    yield Hit(message=f"CUDA error 35 (line {err.get('line')}: \"{told_text(err)}\") where the paste says no GPU is there "
+                      f"(line {said.get('line')}: \"{told_text(said)}\"): the CUDA runtime returns it when no NVIDIA driver is "
+                      "installed at all, as on a CPU-only node, as well as when the driver is older than the runtime; "
+                      "a GPU build of the program is running where there is no GPU",
+              fix=_NO_DRIVER_FIX, evidence=told_evidence(err))
