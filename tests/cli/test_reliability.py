@@ -48,7 +48,11 @@ def test_hung_nvidia_smi_and_torch_import_within_budget(hostile_path):
     doc = json.loads(res.stdout)
     assert {"gpu", "python"} <= {u["area"] for u in doc["unchecked"]}
     stuck = {k: v for k, v in doc["checks"].items() if v["status"] != "ok"}
-    assert "gpu_nvidia" in stuck and "budget" in stuck["gpu_nvidia"]["reason"]
+    # Which side stops nvidia-smi first is a race the load decides (as in the test below): the
+    # runner abandons the check at the budget, or the check's own command timeout ends nvidia-smi
+    # just before it and the GPU is left unchecked with that reason. Either way the GPU is not passed.
+    gpu_said = " ".join(str(u) for u in doc["unchecked"] if u["area"] == "gpu")
+    assert ("gpu_nvidia" in stuck and "budget" in stuck["gpu_nvidia"]["reason"]) or "timed out" in gpu_said, (stuck, gpu_said)
     assert doc["facts"]["torch"] is None and "torch" in doc["unknown"]
     time.sleep(0.5)
     assert _leftovers() == []
