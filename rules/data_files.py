@@ -78,7 +78,7 @@ def _path(s: dict) -> Optional[str]:
     if not path and s.get("family") == "netcdf":
         named = _NETCDF_NAME.search(str(s.get("text") or ""))
         path = named.group(1) if named else ""
-    return path if path and path != "stdin" and re.fullmatch(r"[^\s;&|`$<>]{1,300}", path) else None
+    return path if path and path != "stdin" and re.fullmatch(r"[^\s;&|`$<>'\"]{1,300}", path) else None
 
 
 @rule("SW075", SYMBOL, "info", "a data or checkpoint file is cut short, a Git LFS pointer or a saved web page, not the data",
