@@ -90,9 +90,16 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
     said: Set[str] = set()
     shapes: Set[str] = set()
 
+    skeletons: Dict[int, str] = {}   # a line's shape is computed once, whichever forms ask
+
     def covered(line_no: int, start: int, end: int) -> bool:
-        return (line_no in taken or any(w in low[start:end] for w in said)
-                or _skeleton(text[start:end][:LINE_CAP]) in shapes)
+        if line_no in taken or any(w in low[start:end] for w in said):
+            return True
+        if not shapes:
+            return False
+        if line_no not in skeletons:
+            skeletons[line_no] = _skeleton(text[start:end][:LINE_CAP])
+        return skeletons[line_no] in shapes
 
     for fam in fams:
         if check is not None:
