@@ -261,8 +261,10 @@ _XID_PCI = re.compile(r"^(?:PCI:)?([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2
 
 def xid_gpu_id(s: dict) -> Optional[str]:
     """The GPU an Xid line names, as nvidia-smi -i takes it: its PCI bus id domain:bus:device.function
-    (nvidia-smi(1), -i: "the GPU's PCI bus ID (as domain:bus:device.function in hex)"); the driver's
-    "Xid (PCI:0000:55:00)" omits the function, which is 0 for a GPU. None where the line names none."""
+    (nvidia-smi(1), -i: "the GPU's PCI bus ID (as domain:bus:device.function in hex)"; NVML's
+    nvmlDeviceGetHandleByPciBusId_v2 reads it as x:x:x.x, hexadecimal numbers of any width, so the
+    driver's 4-digit domain serves as nvidia-smi's 8-digit one); the driver's "Xid (PCI:0000:55:00)"
+    omits the function, which is 0 for a GPU. None where the line names none."""
     m = _XID_PCI.match(str(s.get("pci") or "").strip())
     return f"{m.group(1)}.{m.group(2) or '0'}" if m else None
 
