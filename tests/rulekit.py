@@ -137,6 +137,14 @@ def with_env(node: str, env: Dict[str, str], **changes: Any) -> Dict[str, Any]:
 PASTES = NODES.parent / "pastes"
 
 
+def told_facts(text: str, node: str = "h100-kvm-1gpu") -> Dict[str, Any]:
+    """A recorded node with TEXT's catalogued messages as its ticket: what a rule reads of a paste,
+    without the paste path (which refuses a text that names nothing else it recognises)."""
+    from hpcdoctor.triage.messages import find_messages
+
+    return facts(node, **{"ticket.symptoms": find_messages(text)})
+
+
 def paste_facts(tmp_path, text: str, name: str = "ticket.txt") -> Dict[str, Any]:
     """The facts of TEXT read as a pasted ticket, through the real paste path (open_paste)."""
     from hpcdoctor.triage.paste import open_paste

@@ -7,14 +7,8 @@ from __future__ import annotations
 
 
 from conftest import FIXTURES
-from hpcdoctor.triage.messages import find_messages
-from rulekit import facts, fired, paste_facts, recorded_paste_facts
+from rulekit import fired, paste_facts, recorded_paste_facts, told_facts
 
-
-def _told(text):
-    """A recorded node with TEXT's catalogued messages as its ticket (a paste that names nothing the
-    paste path recognises is refused before any rule runs)."""
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 def _r(tmp_path, name):
@@ -38,7 +32,7 @@ def test_a_jvm_that_started_is_silent():
     # the second half of the same comment: the limit raised, java -version answers
     text = ("$ulimit -S -v unlimited\n$java -version\njava version \"1.8.0_161\"\n"
             "Java(TM) SE Runtime Environment (build 1.8.0_161-b12)\n")
-    assert not fired("virtual-memory-ulimit-too-low", _told(text))
+    assert not fired("virtual-memory-ulimit-too-low", told_facts(text))
 
 
 

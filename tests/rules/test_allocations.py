@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rulekit import fired, paste_facts, recorded_paste_facts
+from rulekit import fired, paste_facts, recorded_paste_facts, told_facts
 
 Q = Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_q"
 
@@ -24,18 +24,12 @@ def test_a_submit_limit_is_not_a_spent_allocation():
     assert not fired("allocation-balance-exhausted", recorded_paste_facts("batchtools-199-accounting-qos-policy.txt"))
 
 
-def _told(text):
-    from rulekit import facts
-    from hpcdoctor.triage.messages import find_messages
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
-
-
 def test_slurm_grptresmins_reason_is_the_allocation_but_not_its_running_cap():
     # slurmctld's refusal as slurm_reasons.toml's submit-refusal-reason form reads it (job_mgr.c _job_create
     # sends job_state_reason_string(acct_reason); the names are job_state_reason.c's)
-    (f,) = fired("allocation-balance-exhausted", _told("sbatch: error: AssocGrpCPUMinutesLimit\n"))
+    (f,) = fired("allocation-balance-exhausted", told_facts("sbatch: error: AssocGrpCPUMinutesLimit\n"))
     assert "GrpTRESMins" in f.message and "AssocGrpCPUMinutesLimit" in f.message
-    assert not fired("allocation-balance-exhausted", _told("sbatch: error: AssocGrpCPURunMinutesLimit\n"))
+    assert not fired("allocation-balance-exhausted", told_facts("sbatch: error: AssocGrpCPURunMinutesLimit\n"))
 
 
 def _findings(name):

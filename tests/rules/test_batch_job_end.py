@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
+from rulekit import fired, recorded_paste_facts, told_facts
 from hpcdoctor.triage.messages import find_messages
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 @pytest.mark.parametrize("paste, who, fix", [
@@ -34,7 +31,7 @@ def test_a_real_walltime_kill_fires_with_its_schedulers_fix(paste, who, fix):
     ("Mon May  6 22:58:03: Completed <exit>; TERM_RUNLIMIT: job killed after reaching LSF run time limit.\n", "LSF"),
 ])
 def test_each_schedulers_walltime_words_fire(text, who):
-    (f,) = fired("slurm-time-limit", _told(text))
+    (f,) = fired("slurm-time-limit", told_facts(text))
     assert f.message.startswith(f"{who} stopped the job")
 
 
@@ -49,7 +46,7 @@ def test_each_schedulers_walltime_words_fire(text, who):
 ])
 def test_other_limits_are_read_but_are_not_the_time_limit(text, symptom):
     assert symptom in {s["id"] for s in find_messages(text)}
-    assert not fired("slurm-time-limit", _told(text))
+    assert not fired("slurm-time-limit", told_facts(text))
 
 
 @pytest.mark.parametrize("paste", [
@@ -61,6 +58,6 @@ def test_silent_without_a_kill_at_the_time_limit(paste):
 
 
 def test_slurms_own_line_keeps_slurms_fix():
-    (f,) = fired("slurm-time-limit", _told(
+    (f,) = fired("slurm-time-limit", told_facts(
         "slurmstepd: error: *** JOB 3884617 ON node023 CANCELLED AT 2018-08-19T16:30:21 DUE TO TIME LIMIT ***\n"))
     assert f.message.startswith("Slurm stopped the job") and "sacct -j 3884617" in f.fix

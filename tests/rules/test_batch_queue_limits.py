@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from rulekit import facts, fired, recorded_paste_facts
+from rulekit import fired, recorded_paste_facts, told_facts
 from hpcdoctor.triage.messages import find_messages
 
 WALLTIME = "e3sm-1318-qsub-walltime-exceeds-queue-max.txt"
@@ -26,9 +26,6 @@ def test_memory_over_the_queue_maximum():
     assert not fired("slurm-time-request-exceeds-limit", recorded_paste_facts(MEM))
 
 
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
-
 
 def test_a_refusal_that_names_no_resource_or_another_feeds_neither_rule():
     # the server's texts from TORQUE's svr_jobfunc.c / attr_fn_resc.c and OpenPBS's pbs_messages.c
@@ -36,11 +33,11 @@ def test_a_refusal_that_names_no_resource_or_another_feeds_neither_rule():
                  "qsub: submit error (Job exceeds queue resource limits MSG=Cannot satisfy queue min walltime requirement)\n",
                  "qsub: Job violates queue and/or server resource limits\n"):
         assert find_messages(text), text   # read, not refused
-        g = _told(text)
+        g = told_facts(text)
         assert not fired("batch-queue-mem-limit-exceeded", g) and not fired("slurm-time-request-exceeds-limit", g)
 
 
 def test_server_scope_and_other_memory_resources_are_named():
     (f,) = fired("batch-queue-mem-limit-exceeded",
-                 _told("qsub: submit error (Job exceeds queue resource limits MSG=cannot satisfy server max pvmem requirement)\n"))
+                 told_facts("qsub: submit error (Job exceeds queue resource limits MSG=cannot satisfy server max pvmem requirement)\n"))
     assert "the pvmem asked for is larger than the server's maximum (resources_max.pvmem)" in f.message

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
-from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, recorded_paste_facts, told_facts
 
 
 @pytest.mark.parametrize("paste, who", [
@@ -34,19 +33,16 @@ def test_a_failed_ninja_build_is_not_a_missing_ninja():
     assert not fired("ninja-missing", recorded_paste_facts("m3dm-16-ninja-build-stopped-no-kill.txt"))
 
 
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
-
 
 def test_torchs_fallback_warning_is_info_and_its_sycl_and_dlink_refusals_errors():
     # the formats of torch 2.13.0 cpp_extension.py lines 777-781, 814 and 846-849, filled in
     warn = ("UserWarning: Attempted to use ninja as the BuildExtension backend but we could not find ninja.. "
             "Falling back to using the slow distutils backend.\n")
-    (f,) = fired("ninja-missing", _told(warn))
+    (f,) = fired("ninja-missing", told_facts(warn))
     assert f.severity == "info" and "one file at a time" in f.message
     for text in ("AssertionError: ninja is required to build sycl extensions.\n",
                  "AssertionError: With dlink=True, ninja is required to build cuda extension my_ext._C.\n"):
-        (f,) = fired("ninja-missing", _told(text))
+        (f,) = fired("ninja-missing", told_facts(text))
         assert f.severity == "error"
 
 
@@ -63,9 +59,9 @@ def test_mpi_development_files_missing(paste, severity, words):
 
 def test_mpi4pys_link_failure_and_absent_wrapper_are_warnings():
     # mpi4py 4.1.2 conf/mpidistutils.py errmsg.format("link") and conf/mpiconfig.py line 350, filled in
-    (f,) = fired("mpi-devel-missing", _told("error: Cannot link MPI programs. Check your configuration!!!\n"))
+    (f,) = fired("mpi-devel-missing", told_facts("error: Cannot link MPI programs. Check your configuration!!!\n"))
     assert f.severity == "warning" and "could not link" in f.message
-    (f,) = fired("mpi-devel-missing", _told("warning: mpicc='/opt/mpi/bin/mpicc' not found\n"))
+    (f,) = fired("mpi-devel-missing", told_facts("warning: mpicc='/opt/mpi/bin/mpicc' not found\n"))
     assert f.severity == "warning" and "/opt/mpi/bin/mpicc" in f.message
 
 
@@ -74,4 +70,4 @@ def test_silent_where_mpi_is_installed_or_the_header_is_another():
     assert not fired("mpi-devel-missing", recorded_paste_facts("ndsl-184-mpi4py-suspicious-mpiexec.txt"))
     assert not fired("mpi-devel-missing", recorded_paste_facts("gcc-12-python-h-missing.txt"))
     # another package's failed build says nothing of MPI
-    assert not fired("mpi-devel-missing", _told("ERROR: Failed building wheel for flash-attn\n"))
+    assert not fired("mpi-devel-missing", told_facts("ERROR: Failed building wheel for flash-attn\n"))

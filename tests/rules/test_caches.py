@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
+from rulekit import facts, fired, recorded_paste_facts, told_facts
 from hpcdoctor.triage.messages import find_messages
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 @pytest.mark.parametrize("paste, path, variable", [
@@ -40,7 +37,7 @@ def test_a_library_that_goes_on_without_its_cache_is_a_warning():
     text = ("WARNING: The directory '/home/user/.cache/pip' or its parent directory is not owned or is not writable by the "
             "current user. The cache has been disabled. Check the permissions and owner of that directory. If executing pip "
             "with sudo, you should use sudo's -H flag.\n")
-    (f,) = fired("cache-dir-not-writable", _told(text))
+    (f,) = fired("cache-dir-not-writable", told_facts(text))
     assert f.severity == "warning" and 'PIP_CACHE_DIR="${TMPDIR:-/tmp}/$USER/cache/pip"' in f.fix
 
 
@@ -49,13 +46,13 @@ def test_a_full_quota_under_the_hub_is_not_a_permission():
     text = ("Ignored error while writing commit hash to /home/u/hf_cache/hub/models--x/refs/main: [Errno 122] Disk quota "
             "exceeded: '/home/u/hf_cache/hub/models--x/refs'.\n")
     assert "caches:hub-ignored-error-writing" in {s["id"] for s in find_messages(text)}
-    assert not fired("cache-dir-not-writable", _told(text))
+    assert not fired("cache-dir-not-writable", told_facts(text))
 
 
 def test_a_permission_on_the_jobs_own_data_is_not_a_cache():
     assert not fired("cache-dir-not-writable", recorded_paste_facts("pytorch-9124-pip-untrusted-http-index.txt"))
-    assert not fired("cache-dir-not-writable", _told("PermissionError: [Errno 13] Permission denied: '/scratch/proj/out/model.pt'\n"))
-    assert not fired("cache-dir-not-writable", _told("Could not create lock at /var/run/yum.pid: [Errno 30] Read-only file system: '/var/run/yum.pid'\n"))
+    assert not fired("cache-dir-not-writable", told_facts("PermissionError: [Errno 13] Permission denied: '/scratch/proj/out/model.pt'\n"))
+    assert not fired("cache-dir-not-writable", told_facts("Could not create lock at /var/run/yum.pid: [Errno 30] Read-only file system: '/var/run/yum.pid'\n"))
 
 
 def test_the_limits_probe_marks_a_cache_directory_it_may_not_write(tmp_path, monkeypatch):

@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts, run_rule
-from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, recorded_paste_facts, run_rule, told_facts
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 @pytest.mark.parametrize("paste, quoted", [
@@ -25,7 +21,7 @@ def test_file_times_ahead_of_the_clock_are_a_warning(paste, quoted):
 
 def test_kerberos_skew_is_an_error():
     # libkrb5.so.3 (MIT krb5 1.20.1) error table text for KRB5KRB_AP_ERR_SKEW
-    (f,) = fired("system-clock-wrong", _told("Clock skew too great\n"))
+    (f,) = fired("system-clock-wrong", told_facts("Clock skew too great\n"))
     assert f.severity == "error" and "Kerberos" in f.message
 
 
@@ -33,7 +29,7 @@ def test_a_certificate_not_yet_valid_is_a_warning():
     # CPython _ssl.c's format with OpenSSL 3.0's reason 9 (tls.toml's source)
     text = ("ssl.SSLCertVerificationError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: "
             "certificate is not yet valid (_ssl.c:1006)\n")
-    (f,) = fired("system-clock-wrong", _told(text))
+    (f,) = fired("system-clock-wrong", told_facts(text))
     assert f.severity == "warning" and "behind" in f.message
 
 

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rulekit import facts, fired, recorded_paste_facts
-from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, recorded_paste_facts, told_facts
 
 SET_N = Path(__file__).resolve().parent.parent / "fixtures" / "tickets_blind_n"
 
 
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
-
 
 def test_openblas_link_without_libgfortran_of_gccs_version():
     # OpenBLAS#985: the reporter's gcc and gfortran were of different versions; gcc 5 with gfortran 5 builds
-    (f,) = fired("gcc-gfortran-version-mismatch", _told((SET_N / "openblas-985-gcc-gfortran-version-mismatch.txt").read_text()))
+    (f,) = fired("gcc-gfortran-version-mismatch", told_facts((SET_N / "openblas-985-gcc-gfortran-version-mismatch.txt").read_text()))
     assert f.severity == "warning" and "(line 10: \"/usr/bin/ld: cannot find -lgfortran\")" in f.message
     assert "another version than gcc" in f.message
     assert f.fix.startswith("gcc --version | head -1; gfortran --version | head -1")

@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import PASTES, facts, fired, recorded_paste_facts
+from rulekit import PASTES, facts, fired, recorded_paste_facts, told_facts
 from hpcdoctor.triage.messages import find_messages
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 @pytest.mark.parametrize("paste, line", [
@@ -28,7 +25,7 @@ def test_no_opencl_platform_is_read_and_the_fix_registers_a_driver(paste, line):
 
 
 def test_capsviewers_words_alone_are_a_warning():
-    (f,) = fired("opencl-icd-missing", _told('The program fails with the message "Could not get platform count!"\n'))
+    (f,) = fired("opencl-icd-missing", told_facts('The program fails with the message "Could not get platform count!"\n'))
     assert f.severity == "warning"
 
 
@@ -36,8 +33,8 @@ def test_clinfo_counting_zero_platforms_is_read():
     # clinfo 3.0.25.02.14: printf(I0_STR "%" PRIu32, "Number of platforms", 0), I0_STR "%-48s  "
     text = "%-48s  %d\n" % ("Number of platforms", 0)
     assert [s["id"] for s in find_messages(text)] == ["opencl:clinfo-zero-platforms"]
-    assert fired("opencl-icd-missing", _told(text))
-    assert not fired("opencl-icd-missing", _told("%-48s  %d\n" % ("Number of platforms", 2)))
+    assert fired("opencl-icd-missing", told_facts(text))
+    assert not fired("opencl-icd-missing", told_facts("%-48s  %d\n" % ("Number of platforms", 2)))
 
 
 @pytest.mark.parametrize("paste, line", [
@@ -52,19 +49,19 @@ def test_mujocos_egl_failure_is_read_and_the_fix_renders_without_a_gpu(paste, li
 
 
 def test_dm_control_and_an_empty_device_range_are_the_same_cause_a_wrong_index_is_not():
-    assert fired("egl-device-unavailable", _told("ImportError: Cannot initialize a headless EGL display.\n"))
+    assert fired("egl-device-unavailable", told_facts("ImportError: Cannot initialize a headless EGL display.\n"))
     none = ("RuntimeError: The MUJOCO_EGL_DEVICE_ID environment variable must be an integer between 0 and -1 "
             "(inclusive), got 0.\n")
-    assert fired("egl-device-unavailable", _told(none))
+    assert fired("egl-device-unavailable", told_facts(none))
     wrong = ("RuntimeError: The MUJOCO_EGL_DEVICE_ID environment variable must be an integer between 0 and 3 "
              "(inclusive), got 4.\n")
     assert [s["id"] for s in find_messages(wrong)] == ["egl:mujoco-egl-device-id-range"]
-    assert not fired("egl-device-unavailable", _told(wrong))
+    assert not fired("egl-device-unavailable", told_facts(wrong))
 
 
 def test_silent_on_pastes_with_similar_words_and_on_a_live_node():
     # MuJoCo named in a healthy question (nothing in it is readable, so its words are matched directly)
-    g = _told((PASTES / "mujoco-playground-40-h100-figure-misread-healthy.txt").read_text())
+    g = told_facts((PASTES / "mujoco-playground-40-h100-figure-misread-healthy.txt").read_text())
     assert not fired("egl-device-unavailable", g) and not fired("opencl-icd-missing", g)
     g = recorded_paste_facts("kanezaki-11-qt-xcb-no-display-ssh-cv2.txt")   # Qt's plugin list names eglfs, minimalegl
     assert not fired("egl-device-unavailable", g) and not fired("opencl-icd-missing", g)

@@ -4,12 +4,8 @@ read-only write to a site file system's path from inside a container."""
 
 from __future__ import annotations
 
-from rulekit import facts, fired, recorded_paste_facts
-from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, recorded_paste_facts, told_facts
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 def test_a_bind_whose_source_is_not_on_the_node():
@@ -21,16 +17,16 @@ def test_a_bind_whose_source_is_not_on_the_node():
 def test_a_destination_the_image_lacks():
     text = ("FATAL:   container creation failed: mount /scratch->/scratch error: while mounting /scratch: "
             "destination /scratch doesn't exist in container\n")
-    (f,) = fired("container-path-not-bound", _told(text))
+    (f,) = fired("container-path-not-bound", told_facts(text))
     assert "the container did not start" in f.message and f.severity == "error"
     text = "WARNING: Skipping mount /project/def-user [binds]: /project doesn't exist in container\n"
-    (f,) = fired("container-path-not-bound", _told(text))
+    (f,) = fired("container-path-not-bound", told_facts(text))
     assert "destination /project does not exist in the image" in f.message
 
 
 def test_a_site_that_forbids_user_binds():
     (f,) = fired("container-path-not-bound",
-                 _told("WARNING: Ignoring /scratch bind mount: user bind control disabled by system administrator\n"))
+                 told_facts("WARNING: Ignoring /scratch bind mount: user bind control disabled by system administrator\n"))
     assert "user bind control = no" in f.message
 
 
@@ -46,4 +42,4 @@ def test_silent_on_the_images_own_paths_and_the_runtimes_session_scratch():
     # the runtime's session scratch mount point, warned about while it works
     assert not fired("container-path-not-bound", recorded_paste_facts("singularity-4052-scratch-session-warning-healthy.txt"))
     # a read-only site path without a container in the paste is a file system's own state
-    assert not fired("container-path-not-bound", _told("OSError: [Errno 30] Read-only file system: '/scratch/u/out'\n"))
+    assert not fired("container-path-not-bound", told_facts("OSError: [Errno 30] Read-only file system: '/scratch/u/out'\n"))

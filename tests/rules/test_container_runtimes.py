@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from rulekit import PASTES, facts, fired, paste_facts, recorded_paste_facts
+from rulekit import PASTES, facts, fired, paste_facts, recorded_paste_facts, told_facts
 from hpcdoctor import pipeline
 from hpcdoctor.checks import containers
 from hpcdoctor.knowledge import messages
 from hpcdoctor.runner import Options
 from hpcdoctor.sysroot import ReplaySysRoot
-from hpcdoctor.triage.messages import find_messages
 from hpcdoctor.triage.paste import open_paste
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -37,10 +36,6 @@ def _ticket(path: Path):
 @functools.lru_cache(maxsize=None)
 def _paste(name: str):
     return recorded_paste_facts(name)
-
-
-def _told(text: str):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 def _examples(family: str, symbol: str):
@@ -69,7 +64,7 @@ def test_every_refusal_apptainer_prints_fires_with_its_own_reason():
     examples = _examples("apptainer", "apptainer-fakeroot-unavailable")
     assert len(examples) >= 12
     for key, example in examples:
-        (f,) = fired("apptainer-fakeroot-unavailable", _told(example + "\n"))
+        (f,) = fired("apptainer-fakeroot-unavailable", told_facts(example + "\n"))
         assert f.severity == "error" and "Apptainer refused the fake root" in f.message, key
 
 
@@ -260,5 +255,5 @@ def test_a_broken_daemon_json_is_unknown_not_a_pass(tmp_path):
 
 def test_enroots_own_not_enough_space_is_a_full_file_system():
     (example,) = [e for k, e in _examples("enroot", "disk-full")]
-    (f,) = fired("disk-full", _told(example + "\n"))
+    (f,) = fired("disk-full", told_facts(example + "\n"))
     assert "a file system was full" in f.message and "/tmp" in f.message

@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts, run_rule
-from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, recorded_paste_facts, run_rule, told_facts
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 def test_podmans_store_on_nfs():
@@ -28,7 +24,7 @@ def test_a_squashfs_the_kernel_will_not_mount_is_a_warning_naming_three_causes()
 def test_apptainers_overlay_on_a_parallel_file_system():
     text = ("FATAL:   container creation failed: /lustre/u/overlay/upper is located on a LUSTRE filesystem incompatible "
             "as overlay upper directory\n")
-    (f,) = fired("container-image-fs-unsupported", _told(text))
+    (f,) = fired("container-image-fs-unsupported", told_facts(text))
     assert f.severity == "error" and "is on LUSTRE" in f.message and "apptainer overlay create --size 1024" in f.fix
 
 

@@ -14,17 +14,13 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES
-from rulekit import facts, fired, recorded_paste_facts
-from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, recorded_paste_facts, told_facts
 
 SET_R = FIXTURES / "tickets_blind_r"
 # git-lfs docs/spec.md's pointer format
 LFS_POINTER = (b"version https://git-lfs.github.com/spec/v1\n"
                b"oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n")
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 def _raised(call) -> str:
@@ -59,13 +55,13 @@ def test_an_lfs_pointer_read_by_pickle_is_named_with_the_git_lfs_fix():
 def test_set_r_s_data_file_tickets_are_answered_at_info(ticket, said):
     # healthy controls of set R (the node was fine, the file was not): answered, never as a fault
     text = (SET_R / f"{ticket}.txt").read_text(encoding="utf-8")
-    (f,) = fired("data-file-damaged", _told(text))
+    (f,) = fired("data-file-damaged", told_facts(text))
     assert f.severity == "info" and said in f.message, f.message
 
 
 def test_the_file_a_netcdf_error_names_goes_into_the_fix():
     text = (SET_R / "pyvista-tornado-demo-1-lfs-pointer-not-netcdf-healthy.txt").read_text(encoding="utf-8")
-    (f,) = fired("data-file-damaged", _told(text))
+    (f,) = fired("data-file-damaged", told_facts(text))
     assert "FILE='volume_and_parcels/30m_tkeparcels_small.nc'" in f.fix
 
 
@@ -73,7 +69,7 @@ def test_a_weights_only_refusal_of_a_whole_checkpoint_is_not_damage():
     # torch 2.6's weights_only default refusing a numpy global: the file is fine, the load policy refuses it
     text = (FIXTURES / "pastes" / "kliff-210-weights-only-unsupported-global.txt").read_text(encoding="utf-8")
     assert "Weights only load failed" in text
-    assert not fired("data-file-damaged", _told(text))
+    assert not fired("data-file-damaged", told_facts(text))
 
 
 @pytest.mark.parametrize("make, kind", [
@@ -87,7 +83,7 @@ def test_a_weights_only_refusal_of_a_whole_checkpoint_is_not_damage():
 ], ids=["pickle-half", "pickle-empty", "pickle-lfs", "pickle-html", "zip-lfs", "gzip-lfs", "gzip-half"])
 def test_what_cpython_itself_says_of_a_damaged_file_is_read(tmp_path, make, kind):
     line = _raised(lambda: make(tmp_path))
-    (f,) = fired("data-file-damaged", _told(f"Traceback (most recent call last):\n{line}\n"))
+    (f,) = fired("data-file-damaged", told_facts(f"Traceback (most recent call last):\n{line}\n"))
     assert kind in f.message, (line, f.message)
 
 
@@ -97,14 +93,14 @@ def test_what_torch_itself_says_of_a_damaged_checkpoint_is_read(tmp_path):
     torch.save({"w": torch.zeros(1000)}, whole)
     half = _half(tmp_path, whole.read_bytes())
     line = _raised(lambda: torch.load(half))
-    (f,) = fired("data-file-damaged", _told(f"Traceback (most recent call last):\n{line}\n"))
+    (f,) = fired("data-file-damaged", told_facts(f"Traceback (most recent call last):\n{line}\n"))
     assert "cut short" in f.message, line
     # the weights-only reader (torch >= 2.6's default) meets the pointer's 'v' as an operand it has no opcode for
     try:
         torch.load(_write(tmp_path, LFS_POINTER))
     except Exception as exc:  # noqa: B902
         text = f"Traceback (most recent call last):\n_pickle.UnpicklingError: {exc}\n"
-    (f,) = fired("data-file-damaged", _told(text))
+    (f,) = fired("data-file-damaged", told_facts(text))
     assert "the file is a Git LFS pointer" in f.message, text
 
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
-from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, recorded_paste_facts, told_facts
 
 
 
@@ -31,23 +30,20 @@ def test_each_clients_refusal_is_answered_with_that_clients_bundle_setting(paste
     assert "verify=False" not in f.fix and "--no-check-certificate" not in f.fix and "sslVerify false" not in f.fix
 
 
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
-
 
 def test_the_reason_chooses_the_explanation():
     # CPython's _ssl.c format with OpenSSL 3.0's reason texts and _ssl.c's own mismatch text
     expired = "ssl.SSLCertVerificationError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: certificate has expired (_ssl.c:1006)\n"
-    (f,) = fired("tls-certificate-verify-failed", _told(expired))
+    (f,) = fired("tls-certificate-verify-failed", told_facts(expired))
     assert "this node's clock is wrong" in f.message and "date -u" in f.fix
     mismatch = ("urllib.error.URLError: <urlopen error [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: "
                 "IP address mismatch, certificate is not valid for '127.0.0.1'. (_ssl.c:1006)>\n")
-    (f,) = fired("tls-certificate-verify-failed", _told(mismatch))
+    (f,) = fired("tls-certificate-verify-failed", told_facts(mismatch))
     assert "names another host" in f.message
 
 
 def test_a_ca_file_that_cannot_be_read_is_named_as_such():
-    (f,) = fired("tls-certificate-verify-failed", _told("curl: (77) error setting certificate file: /nonexistent.pem\n"))
+    (f,) = fired("tls-certificate-verify-failed", told_facts("curl: (77) error setting certificate file: /nonexistent.pem\n"))
     assert "cannot be read" in f.message and "CURL_CA_BUNDLE" in f.fix
 
 
@@ -55,12 +51,12 @@ def test_go_clients_are_pointed_at_ssl_cert_file():
     text = ("FATAL:   While making image from oci registry: error fetching image to cache: failed to get checksum for "
             "docker://registry.example.org/app:1: pinging container registry registry.example.org: Get "
             "\"https://registry.example.org/v2/\": x509: certificate signed by unknown authority\n")
-    (f,) = fired("tls-certificate-verify-failed", _told(text))
+    (f,) = fired("tls-certificate-verify-failed", told_facts(text))
     assert "export SSL_CERT_FILE=" in f.fix and "/etc/docker/certs.d/REGISTRY/ca.crt" in f.fix
 
 
 def test_condas_hedged_summary_is_a_warning():
-    (f,) = fired("tls-certificate-verify-failed", _told("CondaSSLError: Encountered an SSL error. Most likely a certificate verification issue.\n"))
+    (f,) = fired("tls-certificate-verify-failed", told_facts("CondaSSLError: Encountered an SSL error. Most likely a certificate verification issue.\n"))
     assert f.severity == "warning" and "conda config --set ssl_verify" in f.fix
 
 
@@ -89,12 +85,12 @@ def test_a_mirror_that_refuses_or_serves_no_index():
     text = ("Looking in indexes: https://mirror.example.org/simple\n"
             "Could not fetch URL https://mirror.example.org/simple/torch/: 403 Client Error: Forbidden for url: "
             "https://mirror.example.org/simple/torch/ - skipping\n")
-    (f,) = fired("pip-index-mirror-unusable", _told(text))
+    (f,) = fired("pip-index-mirror-unusable", told_facts(text))
     assert "answered HTTP 403" in f.message and "refuses this client" in f.message
     text = ("WARNING: Skipping page https://mirror.example.org/simple/torch/ because the GET request got Content-Type: "
             "application/json. The only supported Content-Types are application/vnd.pypi.simple.v1+json, "
             "application/vnd.pypi.simple.v1+html, and text/html\n")
-    (f,) = fired("pip-index-mirror-unusable", _told(text))
+    (f,) = fired("pip-index-mirror-unusable", told_facts(text))
     assert "not a package index (Content-Type application/json" in f.message
 
 
@@ -103,7 +99,7 @@ def test_silent_on_public_indexes_and_pips_file_url_bug():
     text = ("Looking in indexes: https://download.pytorch.org/whl/cu110\n"
             "Could not fetch URL https://download.pytorch.org/whl/cu110/torch/: 404 Client Error: Not Found for url: "
             "https://download.pytorch.org/whl/cu110/torch/ - skipping\n")
-    assert not fired("pip-index-mirror-unusable", _told(text))
+    assert not fired("pip-index-mirror-unusable", told_facts(text))
     assert not fired("pip-index-mirror-unusable", recorded_paste_facts("pip-3192-untrusted-host-none-healthy.txt"))
     assert not fired("pip-index-mirror-unusable", recorded_paste_facts("pytorch-51723-pip-index-unreachable.txt"))
     assert not fired("pip-index-mirror-unusable", recorded_paste_facts("pip-23.2-tls-verify-failed.txt"))

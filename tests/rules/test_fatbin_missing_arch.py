@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, paste_facts, recorded_paste_facts, run_rule
+from rulekit import fired, paste_facts, recorded_paste_facts, run_rule, told_facts
 from hpcdoctor.triage.messages import find_messages
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 @pytest.mark.parametrize("paste, quoted", [
@@ -46,7 +43,7 @@ def test_rustacudas_variant_names_the_gpu_it_ran_on(tmp_path):
     "Error: CudaError::InvalidPtx\n",
 ])
 def test_silent_on_torchs_words_and_on_other_errors(text):
-    assert not fired("framework-missing-arch", _told(text))
+    assert not fired("framework-missing-arch", told_facts(text))
 
 
 def test_other_rustacuda_errors_are_read():
@@ -58,5 +55,5 @@ def test_flashinfers_own_check_keeps_the_framework_finding():
     # frameworks.toml reads flashinfer's "CUDA Error: ... (209) <path>"; the cpm_kernels form leaves it alone
     text = "CUDA Error: no kernel image is available for execution on the device (209) /tmp/x/include/flashinfer/utils.cuh: line 52\n"
     assert {s["id"] for s in find_messages(text)} == {"frameworks:framework-cuda-error-209"}
-    (f,) = fired("framework-missing-arch", _told(text))
+    (f,) = fired("framework-missing-arch", told_facts(text))
     assert "own GPU binary" not in f.message

@@ -9,12 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
+from rulekit import facts, fired, recorded_paste_facts, told_facts
 from hpcdoctor.triage.messages import find_messages
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 @pytest.mark.parametrize("paste, severity, words", [
@@ -31,7 +28,7 @@ def test_each_pasted_lock_failure_at_the_severity_its_words_allow(paste, severit
 def test_filelocks_enosys_message_is_the_error():
     # filelock 3.12.4 _unix.py's NotImplementedError, as Python prints it
     (f,) = fired("fs-file-locking-unsupported",
-                 _told("NotImplementedError: FileSystem does not appear to support flock; user SoftFileLock instead\n"))
+                 told_facts("NotImplementedError: FileSystem does not appear to support flock; user SoftFileLock instead\n"))
     assert f.severity == "error" and "refuses flock() (ENOSYS)" in f.message
 
 

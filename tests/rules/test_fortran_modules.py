@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
-from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, recorded_paste_facts, told_facts
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 @pytest.mark.parametrize("paste, module", [
@@ -32,11 +28,11 @@ def test_a_module_of_another_gfortran_release(paste, module):
      "(netcdf.F90: 8)\n", "nvfortran"),
 ])
 def test_each_compilers_own_words(line, who):
-    (f,) = fired("fortran-module-compiler-mismatch", _told(line))
+    (f,) = fired("fortran-module-compiler-mismatch", told_facts(line))
     assert who in f.message
 
 
 def test_silent_on_a_libgfortran_link_failure_and_a_c_build():
     # SW063's class (the linker, not a module file) and a C build log
-    assert not fired("fortran-module-compiler-mismatch", _told("/usr/bin/ld: cannot find -lgfortran\n"))
+    assert not fired("fortran-module-compiler-mismatch", told_facts("/usr/bin/ld: cannot find -lgfortran\n"))
     assert not fired("fortran-module-compiler-mismatch", recorded_paste_facts("cgfx5-9-gcc-4-8-5-for-loop-c99.txt"))

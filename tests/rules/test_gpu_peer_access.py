@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
+from rulekit import fired, recorded_paste_facts, told_facts
 from hpcdoctor.triage.messages import find_messages
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 def test_peer_access_unsupported_quoted_by_its_user():
@@ -25,7 +22,7 @@ def test_peer_access_unsupported_as_torch_raises_it_is_one_reading():
     # torch's C10_CUDA_CHECK prefix with cudaGetErrorString's text (cuda.toml's torch-cuda-error form)
     said = find_messages("RuntimeError: CUDA error: peer access is not supported between these two devices\n")
     assert [s["id"] for s in said] == ["cuda:cudaErrorPeerAccessUnsupported"]
-    assert fired("gpu-peer-access-unsupported", _told("RuntimeError: CUDA error: peer access is not supported between these two devices\n"))
+    assert fired("gpu-peer-access-unsupported", told_facts("RuntimeError: CUDA error: peer access is not supported between these two devices\n"))
 
 
 def test_a_healthy_run_with_peer_access_warnings_fires_neither():

@@ -9,12 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rulekit import PASTES, facts, fired, recorded_paste_facts
-from hpcdoctor.triage.messages import find_messages
+from rulekit import PASTES, facts, fired, recorded_paste_facts, told_facts
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 def test_a_load_that_stops_is_the_usual_stale_lock_to_confirm():
@@ -33,13 +29,13 @@ def test_a_process_stopped_in_file_batons_wait_is_a_warning_naming_the_root():
             '  File "/opt/conda/lib/python3.11/site-packages/torch/utils/file_baton.py", line 50, in wait\n'
             "    time.sleep(self.wait_seconds)\n"
             "KeyboardInterrupt\n")
-    (f,) = fired("torch-extension-build-lock-stale", _told(text))
+    (f,) = fired("torch-extension-build-lock-stale", told_facts(text))
     assert f.severity == "warning" and "under /home/alice/.cache/torch_extensions/py311_cu128" in f.message
 
 
 def test_the_extension_import_alone_or_a_hang_alone_says_nothing():
-    assert not fired("torch-extension-build-lock-stale", _told("from torch.utils.cpp_extension import load\n"))
-    assert not fired("torch-extension-build-lock-stale", _told("The program hangs at load() of the dataset\n"))
+    assert not fired("torch-extension-build-lock-stale", told_facts("from torch.utils.cpp_extension import load\n"))
+    assert not fired("torch-extension-build-lock-stale", told_facts("The program hangs at load() of the dataset\n"))
 
 
 def test_pycudas_module_load_failure_is_the_stale_cache_to_confirm():
@@ -50,7 +46,7 @@ def test_pycudas_module_load_failure_is_the_stale_cache_to_confirm():
 
 
 def test_a_load_failure_without_source_modules_frame_is_not_the_cache():
-    assert not fired("jit-kernel-cache-stale", _told("pycuda._driver.LogicError: cuModuleLoadDataEx failed: initialization error\n"))
+    assert not fired("jit-kernel-cache-stale", told_facts("pycuda._driver.LogicError: cuModuleLoadDataEx failed: initialization error\n"))
     g = recorded_paste_facts("pycuda-137-cuinit-in-child-after-fork-healthy.txt")   # cuInit in a forked child
     assert not fired("jit-kernel-cache-stale", g) and not fired("torch-extension-build-lock-stale", g)
     assert not fired("jit-kernel-cache-stale", facts("h100-kvm-1gpu"))
@@ -67,7 +63,7 @@ P = Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_p"
     ((PASTES / "megatron-lm-1050-stuck-compiling-fused-kernels.txt").read_text(), 1),
 ])
 def test_a_run_stuck_compiling_megatrons_fused_kernels_is_a_hint_at_its_build_lock(text, line):
-    (f,) = fired("torch-extension-build-lock-stale", _told(text))
+    (f,) = fired("torch-extension-build-lock-stale", told_facts(text))
     assert f.severity == "info" and f"(line {line}:" in f.message and "megatron/fused_kernels/build" in f.message
     assert f.fix.startswith("ls -l megatron/fused_kernels/build/lock") and "rm megatron/fused_kernels/build/lock" in f.fix
 
@@ -75,4 +71,4 @@ def test_a_run_stuck_compiling_megatrons_fused_kernels_is_a_hint_at_its_build_lo
 def test_a_fused_kernel_build_that_fails_is_not_a_hang():
     # Megatron-LM#319: the same build stopped by nvcc's refusal, an error and no hang
     assert not fired("torch-extension-build-lock-stale",
-                     _told((P / "megatron-lm-319-nvcc-refuses-nvhpc-host-compiler.txt").read_text()))
+                     told_facts((P / "megatron-lm-319-nvcc-refuses-nvhpc-host-compiler.txt").read_text()))

@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import _rules, facts, fired, recorded_paste_facts
+from rulekit import _rules, fired, recorded_paste_facts, told_facts
 from hpcdoctor import engine
 from hpcdoctor.facts import FactView
 from hpcdoctor.triage.messages import find_messages
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 def _loud(g):
@@ -66,7 +63,7 @@ def test_a_record_that_names_no_cause_is_read_and_fires_nothing(paste, read):
     ("State: TIMEOUT (exit code 0)\n", "slurm-time-limit"),
 ])
 def test_each_record_of_a_cause_feeds_its_rule(text, symbol):
-    (f,) = fired(symbol, _told(text))
+    (f,) = fired(symbol, told_facts(text))
     assert f.severity in ("error", "warning")
 
 
@@ -78,7 +75,7 @@ def test_each_record_of_a_cause_feeds_its_rule(text, symbol):
     ("failed       37  : qmaster enforced h_rt, h_cpu, or h_vmem limit\n", "sge:qacct-failed-37"),
 ])
 def test_a_state_without_a_cause_is_quoted_not_fired(text, read):
-    g = _told(text)
+    g = told_facts(text)
     symptoms = g["facts"]["ticket"]["symptoms"]
     assert read in {s["id"] for s in symptoms}
     assert _loud(g) == []
@@ -102,6 +99,6 @@ def test_words_that_are_not_a_record_are_not_read():
 def test_lsfs_preemption_is_answered_with_lsfs_commands():
     # bacct -l's "Completed <exit>; TERM_...: ..." (IBM termination_reasons_lsf.html), values filled in
     (f,) = fired("slurm-job-preempted",
-                 _told("Mon May  6 22:58:03: Completed <exit>; TERM_PREEMPT: job killed after preemption.\n"))
+                 told_facts("Mon May  6 22:58:03: Completed <exit>; TERM_PREEMPT: job killed after preemption.\n"))
     assert f.message.startswith("LSF preempted the job") and "TERM_PREEMPT" in f.message
     assert "bqueues -l" in f.fix and "#BSUB -r" in f.fix and "sacct" not in f.fix and "scontrol" not in f.fix

@@ -6,14 +6,8 @@ from __future__ import annotations
 
 
 from conftest import FIXTURES
-from hpcdoctor.triage.messages import find_messages
-from rulekit import facts, fired, paste_facts
+from rulekit import fired, paste_facts, told_facts
 
-
-def _told(text):
-    """A recorded node with TEXT's catalogued messages as its ticket (a paste that names nothing the
-    paste path recognises is refused before any rule runs)."""
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 def _r(tmp_path, name):
@@ -33,4 +27,4 @@ def test_grid_engine_abort_mail_without_a_limit_is_silent():
     # the record as a site's documentation quotes it (find_string "died through signal", 2026-11-27)
     text = (" Max vmem         = 1.965M\nfailed assumedly after job because:\n"
             "job 8974017.1 died through signal KILL (9)\n")
-    assert not fired("batch-job-memory-limit-exceeded", _told(text))
+    assert not fired("batch-job-memory-limit-exceeded", told_facts(text))

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from rulekit import PASTES as PASTE_DIR, facts, fired, recorded_paste_facts
-from hpcdoctor.triage.messages import find_messages
+from rulekit import PASTES as PASTE_DIR, fired, recorded_paste_facts, told_facts
 
 _PASTE = "gsi-694-impi-native-fs-io-fails.txt"
 
@@ -14,13 +13,10 @@ def test_the_setting_beside_an_hdf5_failure_is_a_warning():
     assert f.fix.startswith("unset I_MPI_EXTRA_FILESYSTEM")
 
 
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
-
 
 def test_silent_without_a_failure_or_with_the_setting_off():
     text = (PASTE_DIR / _PASTE).read_text()
     title, failure = text.split("\n", 1)[0] + "\n", text.split("```console", 1)[1]
-    assert not fired("impi-native-fs-io-fails", _told(title))   # the setting named, nothing failed
-    assert not fired("impi-native-fs-io-fails", _told(title.replace("=1", "=0") + failure))   # turned off
+    assert not fired("impi-native-fs-io-fails", told_facts(title))   # the setting named, nothing failed
+    assert not fired("impi-native-fs-io-fails", told_facts(title.replace("=1", "=0") + failure))   # turned off
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
+from rulekit import facts, fired, recorded_paste_facts, told_facts
 from hpcdoctor import knowledge
 from hpcdoctor.rules.mpi_libraries import mpi_library
 from hpcdoctor.triage.messages import find_messages
@@ -19,10 +19,6 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 def _ticket(corpus: str, name: str):
     text = (FIXTURES / corpus / name).read_text(encoding="utf-8")
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
-
-
-def _told(text: str):
     return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
@@ -107,7 +103,7 @@ def test_mpi4pys_launcher_check_is_a_mismatch():
     "PRTE detected a mismatch in versions between two processes.  This\ntypically means that you executed \"mpirun\"",
 ])
 def test_the_runtimes_version_check_is_a_mismatch(text):
-    (f,) = fired("mpi-library-mismatch", _told(text))
+    (f,) = fired("mpi-library-mismatch", told_facts(text))
     assert "two releases of the MPI runtime" in f.message and "mpirun --prefix" in f.fix
 
 

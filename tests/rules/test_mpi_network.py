@@ -8,15 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts, with_env
+from rulekit import fired, recorded_paste_facts, told_facts, with_env
 from hpcdoctor.triage.messages import find_messages
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 SYMBOL = "mpi-tcp-interface-unreachable"
-
-
-def _told(text: str):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 @pytest.mark.parametrize("paste, address, why", [
@@ -39,7 +35,7 @@ def test_a_connect_that_does_not_route_is_read_and_the_fix_names_the_interface(p
     "btl_tcp_endpoint.c:572:mca_btl_tcp_endpoint_complete_connect: connect() failed with errno=113\n",
 ])
 def test_the_other_forms_of_the_connect_failure(text):
-    (f,) = fired("mpi-tcp-interface-unreachable", _told(text))
+    (f,) = fired("mpi-tcp-interface-unreachable", told_facts(text))
     assert "could not connect to a peer's address" in f.message
 
 
@@ -51,12 +47,12 @@ def test_the_other_forms_of_the_connect_failure(text):
 ])
 def test_a_connect_failure_that_is_not_routing_is_left_alone(text):
     assert find_messages(text)
-    assert not fired("mpi-tcp-interface-unreachable", _told(text))
+    assert not fired("mpi-tcp-interface-unreachable", told_facts(text))
 
 
 def test_the_blind_ticket_an_exclude_list_without_loopback():
     text = (FIXTURES / "tickets_blind_i" / "horovod-106-mpirun-hangs-many-network-interfaces.txt").read_text()
-    t = _told(text)
+    t = told_facts(text)
     (f,) = fired("mpi-tcp-interface-unreachable", t)
     assert "exclude list virbr0,virbr0-nic does not name the loopback device (line 7" in f.message
     assert f.fix.startswith("mpirun --mca btl_tcp_if_exclude lo,virbr0,virbr0-nic ...")
@@ -94,4 +90,4 @@ def test_a_user_saying_naming_the_interfaces_cured_a_hang_is_a_hint(paste, quote
 def test_silent_where_naming_the_interface_did_not_help():
     # the paste holds no program output, so it is read for its messages only, as check --from would
     text = (FIXTURES / "pastes" / "ompi-9041-include-did-not-help.txt").read_text()
-    assert not fired("mpi-tcp-interface-unreachable", _told(text))
+    assert not fired("mpi-tcp-interface-unreachable", told_facts(text))

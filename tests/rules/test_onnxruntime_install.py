@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
+from rulekit import facts, fired, recorded_paste_facts, told_facts
 from hpcdoctor.triage.messages import find_messages
 
 # onnxruntime 1.32.0 onnxruntime/capi/onnxruntime_inference_collection.py lines 196-201
 _WARN = "Specified provider '{}' is not in available provider names.Available providers: '{}'\n"
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 @pytest.mark.parametrize("paste, severity, words", [
@@ -30,19 +27,19 @@ def test_the_cpu_package_is_read_and_the_fix_installs_the_gpu_one(paste, severit
 
 def test_only_a_gpu_provider_asked_of_a_build_without_it_is_this_rule():
     assert fired("onnxruntime-without-cuda-provider",
-                 _told(_WARN.format("TensorrtExecutionProvider", "AzureExecutionProvider, CPUExecutionProvider")))
+                 told_facts(_WARN.format("TensorrtExecutionProvider", "AzureExecutionProvider, CPUExecutionProvider")))
     # another provider's package (DirectML, OpenVINO, ROCm) is not the CUDA one
     assert not fired("onnxruntime-without-cuda-provider",
-                     _told(_WARN.format("ROCMExecutionProvider", "AzureExecutionProvider, CPUExecutionProvider")))
+                     told_facts(_WARN.format("ROCMExecutionProvider", "AzureExecutionProvider, CPUExecutionProvider")))
     # the GPU package asked for a provider it lacks: CUDA is there
     assert not fired("onnxruntime-without-cuda-provider",
-                     _told(_WARN.format("TensorrtExecutionProvider", "CUDAExecutionProvider, CPUExecutionProvider")))
+                     told_facts(_WARN.format("TensorrtExecutionProvider", "CUDAExecutionProvider, CPUExecutionProvider")))
 
 
 def test_a_session_told_to_use_the_cpu_is_not_a_printed_list():
     text = "sess = ort.InferenceSession('model.onnx', providers=['CPUExecutionProvider'])\n"
     assert not find_messages(text)
-    assert not fired("onnxruntime-without-cuda-provider", _told(text))
+    assert not fired("onnxruntime-without-cuda-provider", told_facts(text))
 
 
 def test_the_list_without_a_gpu_in_the_paste_says_nothing():

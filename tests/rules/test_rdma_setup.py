@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts, run_rule
-from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, recorded_paste_facts, run_rule, told_facts
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 def test_fabtests_getinfo_enodata_is_only_a_hint():
@@ -28,7 +24,7 @@ def test_fabtests_getinfo_enodata_is_only_a_hint():
     "libfabric:verbs:core:fi_ibv_get_srcaddr_devs():884<warn> No interface address found\n",
 ])
 def test_the_verbs_providers_warning_is_an_error(line):
-    (f,) = fired("ipoib-interface-unconfigured", _told(line))
+    (f,) = fired("ipoib-interface-unconfigured", told_facts(line))
     assert f.severity == "error" and "IPoIB" in f.message and "rdma_cm" in f.message
 
 
@@ -52,7 +48,7 @@ def test_a_device_without_its_provider_is_an_error(paste, quoted):
 
 def test_a_missing_provider_list_alone_is_a_warning():
     # rdma-core dynamic_driver.c:125's string with its default directory, as nvidia-docker#930 shows it
-    (f,) = fired("container-rdma-libs-missing", _told("libibverbs: Warning: couldn't open config directory '/etc/libibverbs.d'.\n"))
+    (f,) = fired("container-rdma-libs-missing", told_facts("libibverbs: Warning: couldn't open config directory '/etc/libibverbs.d'.\n"))
     assert f.severity == "warning" and "/etc/libibverbs.d" in f.message
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import PASTES, facts, fired, recorded_paste_facts
+from rulekit import PASTES, fired, recorded_paste_facts, told_facts
 from hpcdoctor.triage.messages import find_messages
 
 
@@ -22,15 +22,12 @@ def test_each_refusal_is_read_and_the_fix_starts_ranks_without_ssh(paste, words)
     assert "srun" in f.fix and "ssh-keygen -t ed25519" in f.fix and "StrictHostKeyChecking=no" not in f.fix
 
 
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
-
 
 def test_the_launcher_named_in_the_paste_chooses_the_fix():
     # pdsh's line after ssh's own (DeepSpeed's default runner), in pdsh's format
     text = ("node002: ssh: connect to host node002 port 22: No route to host\n"
             "pdsh@node001: node002: ssh exited with exit code 255\n")
-    (f,) = fired("ssh-between-nodes-refused", _told(text))
+    (f,) = fired("ssh-between-nodes-refused", told_facts(text))
     assert "(to node002): no ssh server answered" in f.message and "deepspeed --launcher slurm" in f.fix
     # Open MPI's daemon-launch topic beside ssh's refusal
     orte = ("Host key verification failed.\n"
@@ -38,7 +35,7 @@ def test_the_launcher_named_in_the_paste_chooses_the_fix():
             "ORTE was unable to reliably start one or more daemons.\n"
             "This usually is caused by:\n\n"
             "* not finding the required libraries and/or binaries on\n")
-    (f,) = fired("ssh-between-nodes-refused", _told(orte))
+    (f,) = fired("ssh-between-nodes-refused", told_facts(orte))
     assert "Open MPI built with Slurm support" in f.fix
 
 
@@ -46,19 +43,19 @@ def test_the_daemon_failure_alone_is_not_this_rule():
     orte = ("ORTE was unable to reliably start one or more daemons.\nThis usually is caused by:\n\n"
             "* not finding the required libraries and/or binaries on\n")
     assert "openmpi:errmgr-base:failed-daemon-launch" in {s["id"] for s in find_messages(orte)}
-    assert not fired("ssh-between-nodes-refused", _told(orte))
+    assert not fired("ssh-between-nodes-refused", told_facts(orte))
 
 
 def test_ssh_to_a_code_forge_is_gits_not_a_launchers():
     assert not fired("ssh-between-nodes-refused", recorded_paste_facts("openssh-9.2-git-ls-remote-github-offline.txt"))
-    assert not fired("ssh-between-nodes-refused", _told("git@github.com: Permission denied (publickey).\n"))
-    (f,) = fired("ssh-between-nodes-refused", _told("alice@gpu017: Permission denied (publickey,gssapi-keyex,gssapi-with-mic).\n"))
+    assert not fired("ssh-between-nodes-refused", told_facts("git@github.com: Permission denied (publickey).\n"))
+    (f,) = fired("ssh-between-nodes-refused", told_facts("alice@gpu017: Permission denied (publickey,gssapi-keyex,gssapi-with-mic).\n"))
     assert "(to gpu017): the other node refused the login" in f.message
 
 
 def test_silent_without_an_ssh_message():
     assert not fired("ssh-between-nodes-refused", recorded_paste_facts("h5py-1082-nfs-no-locks-available.txt"))
-    assert not fired("ssh-between-nodes-refused", _told((PASTES / "noexec-tmpfs-bash-exec.txt").read_text()))
+    assert not fired("ssh-between-nodes-refused", told_facts((PASTES / "noexec-tmpfs-bash-exec.txt").read_text()))
 
 
 def test_openssh_75_and_older_refusal_names_no_host():
@@ -67,9 +64,9 @@ def test_openssh_75_and_older_refusal_names_no_host():
     assert "ssh between nodes was refused: the other host refused the login" in f.message and "(line 5" in f.message
     # the same words before git's own "fatal: Could not read from remote repository." are git's ssh, not a launcher's
     git = "Permission denied (publickey).\nfatal: Could not read from remote repository.\n"
-    assert not fired("ssh-between-nodes-refused", _told(git))
+    assert not fired("ssh-between-nodes-refused", told_facts(git))
     # a program's "Permission denied (os error 13)" is an errno, not ssh's list of methods
-    assert not fired("ssh-between-nodes-refused", _told("error: IO Error: Permission denied (os error 13)\n"))
+    assert not fired("ssh-between-nodes-refused", told_facts("error: IO Error: Permission denied (os error 13)\n"))
 
 
 def test_a_timeout_in_the_bsd_libcs_words_is_the_users_mac_not_a_node():

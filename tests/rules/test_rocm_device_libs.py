@@ -5,14 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rulekit import facts, fired, recorded_paste_facts
-from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, recorded_paste_facts, told_facts
 
 SET_N = Path(__file__).resolve().parent.parent / "fixtures" / "tickets_blind_n"
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 def test_clang_13_without_the_device_library_in_an_fhs_path_is_an_error():
@@ -23,7 +19,7 @@ def test_clang_13_without_the_device_library_in_an_fhs_path_is_an_error():
 
 def test_the_users_own_words_are_only_info():
     # legacy-rocm-build#2051: a RISC-V ROCm build; the paste says it in words, clang's line is not there
-    (f,) = fired("rocm-device-libs-not-found", _told((SET_N / "legacy-rocm-build-2051-device-libs-path-riscv.txt").read_text()))
+    (f,) = fired("rocm-device-libs-not-found", told_facts((SET_N / "legacy-rocm-build-2051-device-libs-path-riscv.txt").read_text()))
     assert f.severity == "info" and "the user says hipcc does not find the ROCm device library" in f.message
 
 

@@ -7,14 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
-from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, recorded_paste_facts, told_facts
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 def test_a_binary_built_on_a_newer_os():
@@ -33,7 +29,7 @@ def test_the_newest_missing_version_is_named():
 def test_a_python_extension_is_told_of_manylinux():
     text = ("ImportError: /lib64/libc.so.6: version `GLIBC_2.32' not found (required by "
             "/opt/env/lib/python3.11/site-packages/pkg/_core.cpython-311-x86_64-linux-gnu.so)\n")
-    (f,) = fired("glibc-older-than-binary", _told(text))
+    (f,) = fired("glibc-older-than-binary", told_facts(text))
     assert "python3 -m pip debug --verbose | grep -m3 manylinux" in f.fix
 
 
@@ -41,12 +37,12 @@ def test_glibc_rule_leaves_libstdcxx_and_torch_alone():
     # GLIBCXX of libstdc++ is another library's version: only libc's GLIBC_2.29 line is this rule's
     # (blind set D: the site's answer, binaries built against a newer glibc than the cluster's)
     trixie = (FIXTURES / "tickets_blind_d" / "trixie-97-glibcxx-not-found-import-torch.txt").read_text()
-    (f,) = fired("glibc-older-than-binary", _told(trixie))
+    (f,) = fired("glibc-older-than-binary", told_facts(trixie))
     assert "needs glibc 2.29 (GLIBC_2.29 of /lib64/libc.so.6)" in f.message and "GLIBCXX" not in f.message
-    assert not fired("glibc-older-than-binary", _told(trixie.replace("/lib64/libc.so.6: version `GLIBC_2.29' not found", "")))
+    assert not fired("glibc-older-than-binary", told_facts(trixie.replace("/lib64/libc.so.6: version `GLIBC_2.29' not found", "")))
     torch = ("ImportError: /lib64/libc.so.6: version `GLIBC_2.27' not found (required by "
              "/env/lib/python3.9/site-packages/torch/lib/libtorch_cpu.so)\n")
-    assert not fired("glibc-older-than-binary", _told(torch))
+    assert not fired("glibc-older-than-binary", told_facts(torch))
 
 
 @pytest.mark.parametrize("paste, soname", [
@@ -74,15 +70,15 @@ def test_library_rule_leaves_the_other_rules_libraries_alone(paste):
 
 def test_silent_on_a_healthy_paste_naming_a_library():
     text = (FIXTURES / "tickets_blind_g" / "ollama-602-packaged-libcudart-name-healthy.txt").read_text()
-    assert not fired("shared-library-not-found", _told(text))
-    assert not fired("glibc-older-than-binary", _told(text))
+    assert not fired("shared-library-not-found", told_facts(text))
+    assert not fired("glibc-older-than-binary", told_facts(text))
 
 
 def test_a_loader_error_printed_by_module_load_is_only_info():
     # Lmod#351: a modulefile's capture("mpicc -showme:compile") printed the loader's refusal under the
     # user's own module load line; the same mpicc runs once the modules are loaded (a healthy control)
     text = (FIXTURES / "tickets_blind_n" / "lmod-351-capture-without-module-env-healthy.txt").read_text()
-    (f,) = fired("shared-library-not-found", _told(text))
+    (f,) = fired("shared-library-not-found", told_facts(text))
     assert f.severity == "info" and "while a modulefile ran it during \"module load\"" in f.message
     assert f.fix.startswith("module load intel/2018 openmpi/2.1.1 test; ldd \"$(command -v mpicc)\"")
 
@@ -90,5 +86,5 @@ def test_a_loader_error_printed_by_module_load_is_only_info():
 def test_the_same_library_missing_for_every_command_stays_an_error():
     # darshan#429: libdarshan.so in LD_PRELOAD needs libimf.so, and even ls fails: no module command printed it
     text = (FIXTURES / "tickets_blind_n" / "darshan-429-ld-preload-libimf-not-found.txt").read_text()
-    (f,) = fired("shared-library-not-found", _told(text))
+    (f,) = fired("shared-library-not-found", told_facts(text))
     assert f.severity == "error" and "the loader finds no libimf.so" in f.message

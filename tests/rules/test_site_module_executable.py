@@ -7,15 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from rulekit import PASTES, facts, fired, recorded_paste_facts
-from hpcdoctor.triage.messages import find_messages
+from rulekit import PASTES, fired, recorded_paste_facts, told_facts
 
 RECORDED = (PASTES / "slurm-22.05-srun-execve-command-not-on-path.txt").read_text().splitlines()
 STEPD, BASH = RECORDED[1], RECORDED[4]   # slurmstepd's execve() line, bash's "command not found"
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 def test_a_site_module_without_torchrun():
@@ -28,12 +24,12 @@ def test_a_site_module_without_torchrun():
 @pytest.mark.parametrize("failure", [STEPD, BASH])
 def test_slurms_and_bashs_recorded_words_after_a_module_load(failure):
     assert "torchrun" in failure
-    (f,) = fired("site-module-missing-executable", _told(f"module load pytorch/2.3\n{failure}\n"))
+    (f,) = fired("site-module-missing-executable", told_facts(f"module load pytorch/2.3\n{failure}\n"))
     assert "pytorch/2.3" in f.message
 
 
 def test_a_command_the_module_does_not_name_is_not_this_rule():
-    assert not fired("site-module-missing-executable", _told(f"module load gcc/12 openmpi\n{BASH}\n"))
+    assert not fired("site-module-missing-executable", told_facts(f"module load gcc/12 openmpi\n{BASH}\n"))
 
 
 def test_without_a_module_load_the_recorded_failures_fire_nothing():
@@ -50,4 +46,4 @@ def test_a_failed_or_missing_module_command_is_another_rules(name):
 
 def test_a_healthy_script_that_loads_modules_fires_nothing():
     healthy = Path(PASTES).parent / "tickets_blind_f" / "gpu-burn-2-makefile-hardcodes-nvcc-healthy.txt"
-    assert not fired("site-module-missing-executable", _told(healthy.read_text()))
+    assert not fired("site-module-missing-executable", told_facts(healthy.read_text()))

@@ -6,13 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
+from rulekit import fired, recorded_paste_facts, told_facts
 from hpcdoctor.knowledge import messages
-from hpcdoctor.triage.messages import find_messages
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 @pytest.mark.parametrize("paste, line", [
@@ -38,17 +34,17 @@ def test_slurmctlds_own_line_says_which_refusal(entry, why):
     family = next(fam for fam in messages.families() if fam.id == "slurm")
     example = next(e.get("example") for e in family.entries if e.key == entry)
     text = "sbatch: error: Batch job submission failed: Invalid qos specification\n" + example + "\n"
-    (f,) = fired("slurm-invalid-qos", _told(text))
+    (f,) = fired("slurm-invalid-qos", told_facts(text))
     assert why in f.message and "line 2" in f.message
 
 
 def test_a_job_held_for_its_qos_and_a_variable_in_the_directive():
     held = "   JobState=PENDING Reason=InvalidQOS Dependency=(null)\n"
-    (f,) = fired("slurm-invalid-qos", _told(held))
+    (f,) = fired("slurm-invalid-qos", told_facts(held))
     assert "Reason=InvalidQOS" in f.message
     script = ("#SBATCH --qos=$QOS\n#SBATCH --time=01:00:00\n"
               "sbatch: error: Batch job submission failed: Invalid qos specification\n")
-    (f,) = fired("slurm-invalid-qos", _told(script))
+    (f,) = fired("slurm-invalid-qos", told_facts(script))
     assert "sets --qos from $QOS" in f.message and f.fix.startswith('sbatch --qos="$QOS" job.sh')
 
 
@@ -72,5 +68,5 @@ def test_the_limits_name_sbatch_prints_before_a_policy_refusal_is_read():
     text = ("sbatch: error: QOSMaxWallDurationPerJobLimit\n"
             "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy "
             "(job submit limit, user's size and/or time limits)\n")
-    (f,) = fired("slurm-time-request-exceeds-limit", _told(text))
+    (f,) = fired("slurm-time-request-exceeds-limit", told_facts(text))
     assert "QOSMaxWallDurationPerJobLimit" in f.message

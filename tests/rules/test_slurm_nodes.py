@@ -6,14 +6,8 @@ from __future__ import annotations
 
 
 from conftest import FIXTURES
-from hpcdoctor.triage.messages import find_messages
-from rulekit import facts, fired, paste_facts
+from rulekit import fired, paste_facts, told_facts
 
-
-def _told(text):
-    """A recorded node with TEXT's catalogued messages as its ticket (a paste that names nothing the
-    paste path recognises is refused before any rule runs)."""
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 def _r(tmp_path, name):
@@ -32,7 +26,7 @@ def test_a_gpu_count_below_gres_is_the_other_registration_drain(tmp_path):
     # a node's lines as public cluster notes quote them (find_string "count reported lower than configured", 2026-11-27)
     text = ("State=IDLE+DRAIN+INVALID_REG\n"
             "Reason=gres/gpu count reported lower than configured (0 < 2)\n")
-    (f,) = fired("slurm-node-registration-invalid", _told(text))
+    (f,) = fired("slurm-node-registration-invalid", told_facts(text))
     assert f.severity == "error" and "(GRES)" in f.message and "slurmd reported 0, slurm.conf declares 2" in f.message
     assert "nvidia-smi -L" in f.fix and "state=resume" in f.fix
     # and the memory drain is the other rule's alone
@@ -43,4 +37,4 @@ def test_realmemory_in_a_sentence_is_not_a_drain():
     # a slurm.conf comment quoted in public infrastructure code (find_string "Low RealMemory", 2026-11-27)
     text = ("# m7a.2xlarge: 8 vCPU / 32 GB. RealMemory=31000 MB (slightly below reported\n"
             "# ~31178 MB) prevents INVALID_REG drain from \"Low RealMemory\" check.\n")
-    assert not fired("slurm-node-low-realmemory", _told(text))
+    assert not fired("slurm-node-low-realmemory", told_facts(text))

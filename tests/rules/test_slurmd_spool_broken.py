@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
+from rulekit import fired, recorded_paste_facts, told_facts
 from hpcdoctor.knowledge import messages
 from hpcdoctor.triage.messages import find_messages
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 @pytest.mark.parametrize("paste, script", [
@@ -40,7 +37,7 @@ def test_permission_denied_is_said_less_firmly():
 def test_each_spool_failure_slurmstepd_prints(entry):
     family = next(fam for fam in messages.families() if fam.id == "slurm")
     example = next(e.get("example") for e in family.entries if e.key == entry)
-    (f,) = fired("slurmd-spool-broken", _told(example + "\n"))
+    (f,) = fired("slurmd-spool-broken", told_facts(example + "\n"))
     assert f.severity == "error" and "SlurmdSpoolDir" in f.message
 
 

@@ -4,12 +4,9 @@ other node's sshd quits (prose.toml), on real pastes (tests/fixtures/pastes) and
 
 from __future__ import annotations
 
-from rulekit import facts, fired, recorded_paste_facts
+from rulekit import fired, recorded_paste_facts, told_facts
 from hpcdoctor.triage.messages import find_messages
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 def test_sshd_in_debug_mode_alone_is_a_warning_with_the_daemons_fix():
@@ -21,13 +18,13 @@ def test_sshd_in_debug_mode_alone_is_a_warning_with_the_daemons_fix():
 def test_sshd_in_debug_mode_beside_a_refusal_is_an_error():
     text = ("debug1: Server will not fork when running in debugging mode.\n"
             "ssh: connect to host worker-1 port 12345: Connection refused\n")
-    (f,) = fired("ssh-between-nodes-refused", _told(text))
+    (f,) = fired("ssh-between-nodes-refused", told_facts(text))
     assert f.severity == "error" and "Connection refused" in f.message
 
 
 def test_maxstartups_drop_names_the_limit_and_fewer_connections_at_once():
     text = "sshd[1234]: drop connection #10 from [10.0.0.12]:51832 on [10.0.0.11]:22 past MaxStartups\n"
-    (f,) = fired("ssh-between-nodes-refused", _told(text))
+    (f,) = fired("ssh-between-nodes-refused", told_facts(text))
     assert f.severity == "error" and "(MaxStartups)" in f.message and "(from 10.0.0.12)" in f.message
     assert "plm_rsh_num_concurrent" in f.fix and "sshd -T | grep -i maxstartups" in f.fix
 
@@ -42,8 +39,8 @@ def test_a_banner_closed_by_a_code_forge_is_read_and_not_fired():
             "Connection closed by 140.82.121.4 port 22\n"
             "fatal: Could not read from remote repository.\n")
     assert "openssh:banner-exchange-closed" in {s["id"] for s in find_messages(text)}
-    assert not fired("ssh-between-nodes-refused", _told(text))
+    assert not fired("ssh-between-nodes-refused", told_facts(text))
 
 
 def test_words_about_sshd_that_say_nothing_stopped_are_silent():
-    assert not fired("ssh-between-nodes-refused", _told("Install openssh-server and start sshd on every node.\n"))
+    assert not fired("ssh-between-nodes-refused", told_facts("Install openssh-server and start sshd on every node.\n"))

@@ -7,10 +7,9 @@ import resource
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
+from rulekit import facts, fired, recorded_paste_facts, told_facts
 from hpcdoctor.checks.limits import _rlimit_stack, _stack
 from hpcdoctor.facts import Unknown
-from hpcdoctor.triage.messages import find_messages
 
 
 
@@ -32,15 +31,12 @@ def test_intels_sigsegv_is_a_warning():
     assert f.severity == "warning" and "Intel Fortran program died of SIGSEGV" in f.message
 
 
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
-
 
 def test_gfortrans_sigsegv_beside_a_listing_is_a_warning():
     # libgfortran's show_signal format (compile_options.c) and bash's ulimit -a line, as printed
     text = ("stack size                  (kbytes, -s) 8192\n"
             "\nProgram received signal SIGSEGV: Segmentation fault - invalid memory reference.\n")
-    (f,) = fired("stack-limit-too-low", _told(text))
+    (f,) = fired("stack-limit-too-low", told_facts(text))
     assert f.severity == "warning" and "8192 kB" in f.message
 
 

@@ -3,13 +3,9 @@ there), answered from PyPI's published tensorflow wheels (knowledge/tensorflow_w
 
 from __future__ import annotations
 
-from rulekit import facts, fired, recorded_paste_facts
+from rulekit import fired, recorded_paste_facts, told_facts
 from hpcdoctor import knowledge
-from hpcdoctor.triage.messages import find_messages
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 def test_a_jetson_with_python_36_has_no_tensorflow_wheel():
@@ -34,8 +30,8 @@ def test_the_table_is_pypis_files():
 def test_torchs_refusal_and_a_tensorflow_install_that_worked_are_not_this_rule():
     torch = ("ERROR: Could not find a version that satisfies the requirement torch==1.13.1 (from versions: 2.2.0, 2.2.1)\n"
              "ERROR: No matching distribution found for torch==1.13.1\n")
-    assert not fired("tensorflow-wheel-unavailable", _told(torch))
-    assert not fired("tensorflow-wheel-unavailable", _told("Successfully installed tensorflow-2.15.0\n"))
+    assert not fired("tensorflow-wheel-unavailable", told_facts(torch))
+    assert not fired("tensorflow-wheel-unavailable", told_facts("Successfully installed tensorflow-2.15.0\n"))
 
 
 def test_the_aarch64_build_tensorflow_requires_missing_for_a_pin_is_named():
@@ -44,7 +40,7 @@ def test_the_aarch64_build_tensorflow_requires_missing_for_a_pin_is_named():
     from pathlib import Path
     text = (Path(__file__).resolve().parent.parent / "fixtures" / "tickets_blind_n"
             / "tensorflow-60204-aarch64-wheel-missing-py310.txt").read_text()
-    (f,) = fired("tensorflow-wheel-unavailable", _told(text))
+    (f,) = fired("tensorflow-wheel-unavailable", told_facts(text))
     assert f.severity == "error" and "pip refused tensorflow-cpu-aws==2.11.1, which tensorflow requires where" in f.message
     assert "pip lists 2.9.1 to 2.12.0 for it, without 2.11.1" in f.message
     assert "pip install tensorflow==2.11.0" in f.fix and "pip install tensorflow==2.12.0" in f.fix

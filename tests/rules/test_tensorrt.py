@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
+from rulekit import fired, recorded_paste_facts, told_facts
 from hpcdoctor.triage.messages import find_messages
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 @pytest.mark.parametrize("paste, said, install", [
@@ -37,7 +34,7 @@ def test_a_cuda_library_missing_under_the_tensorrt_provider_is_not_tensorrts():
             "onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] : 1 : FAIL : Failed to load library "
             "libonnxruntime_providers_tensorrt.so with error: libcublas.so.11: cannot open shared object file: No such file or directory\n")
     assert "tensorrt:ort-tensorrt-provider-load-failed" in {s["id"] for s in find_messages(text)}
-    assert not fired("tensorrt-libraries-missing", _told(text))
+    assert not fired("tensorrt-libraries-missing", told_facts(text))
 
 
 def test_tensorflows_optional_probe_is_left_alone():
@@ -60,7 +57,7 @@ def test_tensorrt_10s_serialization_words_are_the_same_diagnosis():
     text = ("Trying to load an engine created with incompatible serialization version (239 vs 240). Check that the engine was "
             "not created using safety runtime, same OS was used and version compatibility parameters were set accordingly "
             "and that it is a TRT engine file.\n")
-    (f,) = fired("tensorrt-engine-version-mismatch", _told(text))
+    (f,) = fired("tensorrt-engine-version-mismatch", told_facts(text))
     assert "another TensorRT version" in f.message
 
 
@@ -79,7 +76,7 @@ def test_a_plan_built_on_another_gpu(paste, said):
 def test_another_model_of_the_same_capability_is_a_warning():
     text = ("[TRT] [W] Using an engine plan file across different models of devices is not supported and is likely to affect "
             "performance or even cause errors or deadlock.\n")
-    (f,) = fired("tensorrt-engine-built-for-other-gpu", _told(text))
+    (f,) = fired("tensorrt-engine-built-for-other-gpu", told_facts(text))
     assert f.severity == "warning" and "another GPU model" in f.message
 
 

@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
-from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, recorded_paste_facts, told_facts
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 @pytest.mark.parametrize("paste", [
@@ -26,17 +22,17 @@ def test_gcc_4_default_gnu89_is_an_old_compiler(paste):
 
 def test_gcc_5_wording_names_a_c90_mode_the_build_set():
     # GCC 12.2.0 on the development VM: gcc -std=gnu89 -c a.c (compiler_std.toml's example)
-    (f,) = fired("host-compiler-too-old", _told(
+    (f,) = fired("host-compiler-too-old", told_facts(
         "a.c:1:23: error: ‘for’ loop initial declarations are only allowed in C99 or C11 mode\n"))
     assert "C90 mode" in f.message and "GCC 5 and later default to gnu11" in f.message
 
 
 def test_a_cxx_feature_names_the_standard_it_needs():
     # cc1plus 12.2.0's format string filled in as it prints; and libstdc++ 4.8's #error text
-    (f,) = fired("host-compiler-too-old", _told(
+    (f,) = fired("host-compiler-too-old", told_facts(
         "x.cpp:3:7: error: structured bindings only available with ‘-std=c++17’ or ‘-std=gnu++17’\n"))
     assert "C++17" in f.message and "-std=gnu++17" in f.fix
-    (f,) = fired("host-compiler-too-old", _told(
+    (f,) = fired("host-compiler-too-old", told_facts(
         "/usr/include/c++/4.8.2/bits/c++0x_warning.h:32:2: error: #error This file requires compiler and library support "
         "for the ISO C++ 2011 standard. This support is currently experimental, and must be enabled with the -std=c++11 "
         "or -std=gnu++11 compiler options.\n"))
@@ -44,10 +40,10 @@ def test_a_cxx_feature_names_the_standard_it_needs():
 
 
 def test_an_unknown_std_is_old_only_when_it_names_a_standard():
-    (f,) = fired("host-compiler-too-old", _told("cc1plus: error: unrecognized command line option \"-std=c++17\"\n"))
+    (f,) = fired("host-compiler-too-old", told_facts("cc1plus: error: unrecognized command line option \"-std=c++17\"\n"))
     assert "C++17" in f.message and "predates" in f.message
     # GCC 12.2.0 on the development VM: a misspelt standard is not an old compiler
-    assert not fired("host-compiler-too-old", _told(
+    assert not fired("host-compiler-too-old", told_facts(
         "gcc: error: unrecognized command-line option ‘-std=c++29’; did you mean ‘-std=c++20’?\n"))
 
 

@@ -5,12 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
-from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, recorded_paste_facts, told_facts
 
-
-def _told(text):
-    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
 
 
 @pytest.mark.parametrize("paste, severity, said", [
@@ -26,12 +22,12 @@ def test_xla_without_libdevice(paste, severity, said):
 
 
 def test_jaxlibs_internal_error_alone_is_an_error():
-    (f,) = fired("xla-libdevice-not-found", _told("RuntimeError: Internal: libdevice not found at ./libdevice.10.bc\n"))
+    (f,) = fired("xla-libdevice-not-found", told_facts("RuntimeError: Internal: libdevice not found at ./libdevice.10.bc\n"))
     assert f.severity == "error" and "the compile failed" in f.message
 
 
 def test_silent_where_libdevice_is_found_or_not_in_question():
     # XLA naming the libdevice it links: found, no failure (the wheel's "Linking with libdevice from: ")
-    assert not fired("xla-libdevice-not-found", _told("I0101 xla/service/gpu/llvm_gpu_backend/gpu_backend_lib.cc] "
+    assert not fired("xla-libdevice-not-found", told_facts("I0101 xla/service/gpu/llvm_gpu_backend/gpu_backend_lib.cc] "
                                                       "Linking with libdevice from: /usr/local/cuda/nvvm/libdevice/libdevice.10.bc\n"))
     assert not fired("xla-libdevice-not-found", recorded_paste_facts("pytorch-9124-pip-untrusted-http-index.txt"))
