@@ -13,7 +13,7 @@ from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 SYMBOL = "compile-toolchain-missing"
-_SHELL = ("shell:command-not-found", "shell:command-unknown-fish")
+_SHELL = "shell:command-not-found"
 # The names a C, C++ or Fortran compiler answers to (GNU, LLVM, Intel classic and oneAPI, NVIDIA HPC SDK),
 # with a target prefix (x86_64-linux-gnu-gcc) or a version suffix (gcc-12).
 _COMPILER = re.compile(r"^(?:[\w.]{0,40}-)?(?:gcc|g\+\+|cc|c\+\+|clang|clang\+\+|gfortran|icc|icpc|icx|icpx|ifort|ifx|"
@@ -79,7 +79,7 @@ def compile_toolchain_missing(f: FactView) -> Iterator[Hit]:
     """
     told = catalogued(f, SYMBOL)
     named = None if told else next((s for s in f.get("ticket.symptoms") or []
-                                    if s.get("id") in _SHELL and _shell_compiler(s)), None)
+                                    if s.get("id") == _SHELL and _shell_compiler(s)), None)
     s = told[0] if told else named
     if s is None:
         return

@@ -106,6 +106,9 @@ class Entry:
     data: Dict[str, Any]
     needle: str = ""
     pattern: Optional[Pattern] = None
+    # needles = [...]: one message found through several literals (the shells' "command not found"
+    # and fish's "Unknown command: "), the first of them also in needle
+    needles: Tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -205,7 +208,8 @@ def _family(path: Path, data: Optional[Dict[str, Any]] = None) -> Family:
         key = str(raw.get("key", ""))
         where = f"{path.name} entry {key or n}"
         own = Pattern(str(raw["pattern"]), where) if "pattern" in raw else None
-        entry = Entry(family=fid, key=key, data=dict(raw), needle=str(raw.get("needle", "")), pattern=own)
+        needles = tuple(str(x) for x in raw.get("needles") or []) or (str(raw.get("needle", "")),)
+        entry = Entry(family=fid, key=key, data=dict(raw), needle=needles[0], pattern=own, needles=needles)
         fam.entries.append(entry)
         fam.by_key.setdefault(key, entry)
         if isinstance(raw.get("code"), int) and not isinstance(raw.get("code"), bool):

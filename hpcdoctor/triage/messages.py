@@ -144,37 +144,41 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
                 if fam.generic:
                     taken.add(line_no)  # one reading a line: its first form that matches
         for entry in fam.entries:
-            needle = entry.needle.lower()
-            if entry.pattern is None or entry.key in seen or not present.holds(needle):
+            if entry.pattern is None:
                 continue
             listing = bool(entry.get("all"))
             listed = 0
-            for line_no, start, end in _distinct_lines(text, low, needle, listing and bool(entry.get("window"))):
-                if fam.generic and covered(line_no, start, end):
+            lines_read: Set[int] = set()   # a listing's line that holds two of its needles is one line
+            for needle in (n.lower() for n in entry.needles):
+                if entry.key in seen or not present.holds(needle):
                     continue
-                # A line-only entry is matched on its line alone (a short needle on many lines made
-                # the windows cost seconds on a 16 MiB paste); the others on the window from its line.
-                # A listing whose answer follows on the next line (a REPL's) asks for the window.
-                if entry.get("line") or (listing and not entry.get("window")):
-                    m = entry.pattern.search(text[start:end][:LINE_CAP])
-                else:
-                    joined, at = window_at(text, start, end)
-                    # starts_before: a long message whose stable part comes late may begin on the two
-                    # lines above its needle (a warning wrapped by a terminal before the needle).
-                    m = entry.pattern.search(joined, 0 if entry.get("starts_before") else at)
-                if not m:
-                    continue
-                record = dict(_record(fam, entry, line_no, text[start:end], m.groupdict(), m.group(0)),
-                              matched=m.group(0)[:200])
-                if listing:
-                    found.append(dict(record, listing=True))
-                    listed += 1
-                    if listed < MAX_LINES_PER_LISTING:
+                for line_no, start, end in _distinct_lines(text, low, needle, listing and bool(entry.get("window"))):
+                    if line_no in lines_read or (fam.generic and covered(line_no, start, end)):
                         continue
-                else:
-                    found.append(record)
-                seen.add(entry.key)
-                break
+                    # A line-only entry is matched on its line alone (a short needle on many lines made
+                    # the windows cost seconds on a 16 MiB paste); the others on the window from its line.
+                    # A listing whose answer follows on the next line (a REPL's) asks for the window.
+                    if entry.get("line") or (listing and not entry.get("window")):
+                        m = entry.pattern.search(text[start:end][:LINE_CAP])
+                    else:
+                        joined, at = window_at(text, start, end)
+                        # starts_before: a long message whose stable part comes late may begin on the two
+                        # lines above its needle (a warning wrapped by a terminal before the needle).
+                        m = entry.pattern.search(joined, 0 if entry.get("starts_before") else at)
+                    if not m:
+                        continue
+                    record = dict(_record(fam, entry, line_no, text[start:end], m.groupdict(), m.group(0)),
+                                  matched=m.group(0)[:200])
+                    lines_read.add(line_no)
+                    if listing:
+                        found.append(dict(record, listing=True))
+                        listed += 1
+                        if listed < MAX_LINES_PER_LISTING:
+                            continue
+                    else:
+                        found.append(record)
+                    seen.add(entry.key)
+                    break
     found.sort(key=lambda s: s["line"])
     return found
 
@@ -215,7 +219,7 @@ def kept_for(text: str, families: Sequence[str]) -> str:
     """What a recording keeps of ``text`` for the families named: every line their forms and
     entries could read, the rest blanked (hpcdoctor.triage.scan.keep_windows)."""
     needles = [n.lower() for fam in messages.families(tuple(sorted(families)))
-               for n in [f.needle for f in fam.forms] + [e.needle for e in fam.entries if e.pattern is not None]]
+               for n in [f.needle for f in fam.forms] + [x for e in fam.entries if e.pattern is not None for x in e.needles]]
     kept = keep_windows(text, needles)
     if text.strip() and not kept.strip():
         # A readable log with nothing to read must not replay as a log that printed nothing.

@@ -12,8 +12,8 @@ from hpcdoctor.knowledge import messages
 from hpcdoctor.triage.scan import NeedleIndex, lower
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "tickets"
-NEEDLES = sorted({x.needle.lower() for fam in messages.families()
-                  for x in list(fam.forms) + [e for e in fam.entries if e.pattern is not None]})
+NEEDLES = sorted({n.lower() for fam in messages.families()
+                  for n in [f.needle for f in fam.forms] + [x for e in fam.entries if e.pattern is not None for x in e.needles]})
 
 
 @pytest.mark.parametrize("paste", sorted(CORPUS.glob("*.txt")), ids=lambda p: p.stem[:40])
