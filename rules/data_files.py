@@ -38,17 +38,14 @@ _NETCDF_BUILD = ("; or a netCDF-4 file opened by a netCDF library built without 
                  "nc-config --has-nc4 says which")
 _NETCDF_NAME = re.compile(r": b'([^'\n]{1,300})'")
 _FIX = {
-    "pointer": ("FILE=path/to/the/file   # the file the program opened\n"
-                "head -c 200 \"$FILE\"   # 'version https://git-lfs.github.com/spec/v1': a pointer\n"
+    "pointer": ("head -c 200 \"$FILE\"   # 'version https://git-lfs.github.com/spec/v1': a pointer\n"
                 "git lfs install && git -C \"$(dirname \"$FILE\")\" lfs pull   # fetch the data in place of the pointers "
                 "(module load git-lfs first where the site provides it as a module)"),
-    "page": ("FILE=path/to/the/file   # the file the program opened\n"
-             "head -c 300 \"$FILE\"   # '<!DOCTYPE html' or '<html': a web page\n"
+    "page": ("head -c 300 \"$FILE\"   # '<!DOCTYPE html' or '<html': a web page\n"
              "# download it again from the project's current link (with the token or cookie it needs), then compare "
              "its size or checksum with the published one: sha256sum \"$FILE\""),
 }
-_FIX_DEFAULT = ("FILE=path/to/the/file   # the file the program opened\n"
-                "ls -l \"$FILE\"; sha256sum \"$FILE\"   # compare with the size or checksum the source publishes\n"
+_FIX_DEFAULT = ("ls -l \"$FILE\"; sha256sum \"$FILE\"   # compare with the size or checksum the source publishes\n"
                 "df -h \"$(dirname \"$FILE\")\"   # a file system that filled while the file was written cuts it short\n"
                 "# fetch, copy or write the file again (remove a partial download from the cache first)")
 
@@ -122,10 +119,10 @@ def data_file_damaged(f: FactView) -> Iterator[Hit]:
     order = {"pointer": 0, "page": 0, "zeros": 1, "truncated": 2, "other": 3}
     s = min(told, key=lambda t: (order[_kind(t)], t.get("line") or 0))
     kind = _kind(s)
-    fix = _FIX.get(kind, _FIX_DEFAULT)
     path = _path(s)
-    if path:
-        fix = fix.replace("FILE=path/to/the/file   # the file the program opened", f"FILE='{path}'   # the file the paste names")
+    # Every fix reads the file through $FILE: set from the paste where it names the file.
+    first = f"FILE='{path}'   # the file the paste names\n" if path else "FILE=path/to/the/file   # the file the program opened\n"
+    fix = first + _FIX.get(kind, _FIX_DEFAULT)
     if kind == "other":
         what = _WHAT[kind] + (_NETCDF_BUILD if s.get("family") == "netcdf" else "")
     else:
