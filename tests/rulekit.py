@@ -137,6 +137,16 @@ def with_env(node: str, env: Dict[str, str], **changes: Any) -> Dict[str, Any]:
 PASTES = NODES.parent / "pastes"
 
 
+def file_facts(tmp_path, files: Dict[str, str]) -> Dict[str, Any]:
+    """The facts of a node whose recorded file system holds FILES ({"/proc/sys/kernel/x": "2\n"}) and
+    nothing else, through the real checks over a replay."""
+    for path, text in files.items():
+        target = tmp_path / "fs" / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return pipeline.gather(ReplaySysRoot(tmp_path), Options())
+
+
 def told_facts(text: str, node: str = "h100-kvm-1gpu") -> Dict[str, Any]:
     """A recorded node with TEXT's catalogued messages as its ticket: what a rule reads of a paste,
     without the paste path (which refuses a text that names nothing else it recognises)."""

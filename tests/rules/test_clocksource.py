@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import fired, recorded_paste_facts, run_rule
+from rulekit import file_facts, fired, recorded_paste_facts, run_rule
 from hpcdoctor import pipeline
 from hpcdoctor.runner import Options
-from hpcdoctor.sysroot import LiveSysRoot, ReplaySysRoot
+from hpcdoctor.sysroot import LiveSysRoot
 
 
 @pytest.mark.parametrize("paste, quoted, fallback", [
@@ -30,11 +30,9 @@ def test_silent_on_a_clock_that_is_only_out_of_step():
 
 
 def _node(tmp_path, current, available):
-    fs = tmp_path / "fs" / "sys" / "devices" / "system" / "clocksource" / "clocksource0"
-    fs.mkdir(parents=True)
-    (fs / "current_clocksource").write_text(f"{current}\n")
-    (fs / "available_clocksource").write_text(f"{available}\n")
-    return pipeline.gather(ReplaySysRoot(tmp_path), Options())
+    where = "/sys/devices/system/clocksource/clocksource0"
+    return file_facts(tmp_path, {f"{where}/current_clocksource": f"{current}\n",
+                                 f"{where}/available_clocksource": f"{available}\n"})
 
 
 def test_on_the_node_a_jiffies_clock_with_the_tsc_available_is_a_warning(tmp_path):

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rulekit import facts, fired, recorded_paste_facts
-from hpcdoctor import pipeline
-from hpcdoctor.runner import Options
-from hpcdoctor.sysroot import ReplaySysRoot
+from rulekit import file_facts, facts, fired, recorded_paste_facts
 from hpcdoctor.triage.messages import find_messages
 
 # The development VM's own /etc/hosts (recorded, tests/fixtures/etc_hosts): its name vm is 127.0.0.1.
@@ -20,11 +17,7 @@ DEBIAN_HOSTS = ("127.0.0.1\tlocalhost\n127.0.1.1\tgpu017.cluster.example\tgpu017
 
 
 def _node(tmp_path, hosts, env=None, name="gpu017"):
-    (tmp_path / "fs" / "etc").mkdir(parents=True)
-    (tmp_path / "fs" / "etc" / "hosts").write_text(hosts)
-    (tmp_path / "fs" / "proc" / "sys" / "kernel").mkdir(parents=True)
-    (tmp_path / "fs" / "proc" / "sys" / "kernel" / "hostname").write_text(name + "\n")
-    g = pipeline.gather(ReplaySysRoot(tmp_path), Options())
+    g = file_facts(tmp_path, {"/etc/hosts": hosts, "/proc/sys/kernel/hostname": name + "\n"})
     if env:
         g["facts"].setdefault("scheduler", {}).update(env)
         g["unknown"].pop("scheduler.nodes", None)

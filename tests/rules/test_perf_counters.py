@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
-from hpcdoctor import pipeline
-from hpcdoctor.runner import Options
-from hpcdoctor.sysroot import ReplaySysRoot
+from rulekit import file_facts, facts, fired, recorded_paste_facts
 from hpcdoctor.triage.messages import find_messages
 
 
@@ -44,10 +41,7 @@ def test_perfs_and_likwids_current_formats():
 
 
 def _node(tmp_path, level):
-    fs = tmp_path / "fs" / "proc" / "sys" / "kernel"
-    fs.mkdir(parents=True)
-    (fs / "perf_event_paranoid").write_text(f"{level}\n")
-    return pipeline.gather(ReplaySysRoot(tmp_path), Options())
+    return file_facts(tmp_path, {"/proc/sys/kernel/perf_event_paranoid": f"{level}\n"})
 
 
 @pytest.mark.parametrize("level", [-1, 2, 4])

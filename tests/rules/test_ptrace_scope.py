@@ -8,10 +8,7 @@ import pytest
 
 from pathlib import Path
 
-from rulekit import facts, fired, paste_facts, recorded_paste_facts
-from hpcdoctor import pipeline
-from hpcdoctor.runner import Options
-from hpcdoctor.sysroot import ReplaySysRoot
+from rulekit import file_facts, facts, fired, paste_facts, recorded_paste_facts
 from hpcdoctor.triage.messages import find_messages
 
 
@@ -74,10 +71,7 @@ def test_mpi_failures_of_other_causes_are_silent(paste):
 
 
 def _node(tmp_path, scope):
-    fs = tmp_path / "fs" / "proc" / "sys" / "kernel" / "yama"
-    fs.mkdir(parents=True)
-    (fs / "ptrace_scope").write_text(f"{scope}\n")
-    return pipeline.gather(ReplaySysRoot(tmp_path), Options())
+    return file_facts(tmp_path, {"/proc/sys/kernel/yama/ptrace_scope": f"{scope}\n"})
 
 
 @pytest.mark.parametrize("scope", [2, 3])
