@@ -19,7 +19,9 @@ from hpcdoctor import budgets
 from hpcdoctor.facts import Unknown
 from hpcdoctor.sysroot import Missing, SnapshotError, SysRoot
 
-
+# One check's result is written once, by whichever of the check's thread and the runner's timeout
+# comes first.
+_PUBLISH = threading.Lock()
 
 @dataclass
 class Options:
@@ -53,21 +55,27 @@ class CheckResult:
 
 def _run_one(mod: ModuleType, root: SysRoot, ctx: CheckContext, res: CheckResult) -> None:
     start = time.monotonic()
+    facts: Dict[str, Any] = {}
+    reason: Optional[str] = None
     try:
         facts = mod.collect(root, ctx)
         if not isinstance(facts, dict):
             raise TypeError(f"check {res.name} returned {type(facts).__name__}, not a dict")
-        res.facts = facts
-        res.status = "ok"
+        status = "ok"
     except Missing as exc:
-        res.status, res.reason = "unknown", str(exc)
+        facts, status, reason = {}, "unknown", str(exc)
     except SnapshotError as exc:
-        res.status, res.reason = "error", str(exc)
+        facts, status, reason = {}, "error", str(exc)
     except Exception as exc:  # a bug in one check must cost only that check's facts
         last = traceback.extract_tb(exc.__traceback__)[-1:]
         where = f" at {last[0].filename.rsplit('/', 1)[-1]}:{last[0].lineno}" if last else ""
-        res.status, res.reason = "error", f"{exc.__class__.__name__}: {exc}{where}"
-    res.duration_s = round(time.monotonic() - start, 4)
+        facts, status, reason = {}, "error", f"{exc.__class__.__name__}: {exc}{where}"
+    with _PUBLISH:
+        # A check that finishes after the runner gave up on it keeps its timeout: its late facts
+        # would otherwise replace the "stopped by the budget" the report was about to show.
+        if res.status == "pending":
+            res.facts, res.status, res.reason = facts, status, reason
+            res.duration_s = round(time.monotonic() - start, 4)
 
 
 def run_checks(root: SysRoot, checks: Sequence[ModuleType], options: Options) -> Dict[str, CheckResult]:
@@ -99,12 +107,13 @@ def _run_batch(root: SysRoot, checks: Sequence[ModuleType], options: Options, ct
     for t, res, timeout in threads:
         limit = min(started + timeout, ctx.deadline)
         t.join(max(0.0, limit - time.monotonic()))
-        if t.is_alive():
-            res.status = "timeout"
-            res.duration_s = round(time.monotonic() - started, 4)
-            res.reason = (f"did not finish within {timeout:.1f}s"
-                          if limit < ctx.deadline else f"stopped by the {options.budget:g}s budget")
-            res.facts = {}
+        with _PUBLISH:
+            if res.status == "pending":
+                res.status = "timeout"
+                res.duration_s = round(time.monotonic() - started, 4)
+                res.reason = (f"did not finish within {timeout:.1f}s"
+                              if limit < ctx.deadline else f"stopped by the {options.budget:g}s budget")
+                res.facts = {}
 
 
 def check_timeout(mod: ModuleType, options: Options) -> float:

@@ -179,3 +179,32 @@ def test_unprivileged_user_with_read_only_home(tmp_path):
     doc = json.loads(res.stdout)
     assert doc["facts"]["cpu"]["arch"] and doc["facts"]["memory"]["total_bytes"]
     assert all(p["status"] != "error" for p in doc["checks"].values()), doc["checks"]
+
+
+def test_a_check_finishing_after_its_timeout_keeps_the_timeout():
+    """CI saw `check --budget 0.01` print "✓ no findings": checks that finished after the runner
+    had marked them stopped by the budget wrote their facts over the timeout."""
+    import threading
+    import types
+
+    from hpcdoctor.runner import Options, run_checks
+    from hpcdoctor.sysroot import LiveSysRoot
+
+    release, done = threading.Event(), threading.Event()
+
+    def collect(root, ctx):
+        release.wait(5)
+        try:
+            return {"cpu": {"model": "late"}}
+        finally:
+            done.set()
+
+    late = types.ModuleType("late_check")
+    late.NAME, late.PROVIDES, late.TIMEOUT, late.collect = "late", ("cpu",), 5.0, collect
+    results = run_checks(LiveSysRoot(), [late], Options(budget=0.05))
+    assert results["late"].status == "timeout"
+    release.set()
+    assert done.wait(5)
+    time.sleep(0.05)  # the thread publishes after collect returns
+    assert results["late"].status == "timeout" and results["late"].facts == {}
+    assert "budget" in (results["late"].reason or "")
