@@ -20,7 +20,7 @@ from hpcdoctor.facts import Unknown
 from hpcdoctor.sysroot import Missing, SnapshotError, SysRoot
 
 # One check's result is written once, by whichever of the check's thread and the runner's timeout
-# comes first.
+# comes first; a check that ended past its limit is a timeout either way.
 _PUBLISH = threading.Lock()
 
 @dataclass
@@ -51,6 +51,7 @@ class CheckResult:
     reason: Optional[str] = None
     facts: Dict[str, Any] = field(default_factory=dict)
     provides: tuple = ()
+    finished: Optional[float] = None   # time.monotonic() the check's own thread ended at
 
 
 def _run_one(mod: ModuleType, root: SysRoot, ctx: CheckContext, res: CheckResult) -> None:
@@ -75,7 +76,8 @@ def _run_one(mod: ModuleType, root: SysRoot, ctx: CheckContext, res: CheckResult
         # would otherwise replace the "stopped by the budget" the report was about to show.
         if res.status == "pending":
             res.facts, res.status, res.reason = facts, status, reason
-            res.duration_s = round(time.monotonic() - start, 4)
+            res.finished = time.monotonic()
+            res.duration_s = round(res.finished - start, 4)
 
 
 def run_checks(root: SysRoot, checks: Sequence[ModuleType], options: Options) -> Dict[str, CheckResult]:
@@ -108,7 +110,9 @@ def _run_batch(root: SysRoot, checks: Sequence[ModuleType], options: Options, ct
         limit = min(started + timeout, ctx.deadline)
         t.join(max(0.0, limit - time.monotonic()))
         with _PUBLISH:
-            if res.status == "pending":
+            # Past its limit is a timeout however soon the runner looks: on a loaded node the
+            # runner may reach this thread late, and the verdict must not depend on that.
+            if res.status == "pending" or (res.finished is not None and res.finished > limit):
                 res.status = "timeout"
                 res.duration_s = round(time.monotonic() - started, 4)
                 res.reason = (f"did not finish within {timeout:.1f}s"

@@ -208,3 +208,26 @@ def test_a_check_finishing_after_its_timeout_keeps_the_timeout():
     time.sleep(0.05)  # the thread publishes after collect returns
     assert results["late"].status == "timeout" and results["late"].facts == {}
     assert "budget" in (results["late"].reason or "")
+
+
+def test_a_check_past_its_limit_is_a_timeout_however_late_the_runner_looks():
+    """The runner joins checks in turn: one it reaches only after a slower sister has ended may
+    have finished past its own limit, and is then a timeout as it would have been if looked at
+    on time."""
+    import types
+
+    from hpcdoctor.runner import Options, run_checks
+    from hpcdoctor.sysroot import LiveSysRoot
+
+    def check(name, timeout, sleep):
+        mod = types.ModuleType(name)
+        mod.NAME, mod.PROVIDES, mod.TIMEOUT = name, (name,), timeout
+        mod.collect = lambda root, ctx: (time.sleep(sleep), {name: {"done": True}})[1]
+        return mod
+
+    slow_but_in_time = check("slow", 2.0, 0.6)
+    quick_but_late = check("quick", 0.1, 0.3)
+    results = run_checks(LiveSysRoot(), [slow_but_in_time, quick_but_late], Options(budget=5.0))
+    assert results["slow"].status == "ok" and results["slow"].facts == {"slow": {"done": True}}
+    assert results["quick"].status == "timeout" and results["quick"].facts == {}
+    assert "did not finish within 0.1s" in (results["quick"].reason or "")
