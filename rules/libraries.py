@@ -205,7 +205,7 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"{so} cannot be loaded (line {s.get('line')}: \"{told_text(s)}\"){built}",
               fix=(f"{where} 2>/dev/null | grep {lib}   # which versions of {lib} this machine has\n" if rocm
                    else f"{loader_path_fix(lib, so)}\n") +
-                  f"python -c 'import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)'   "
+                  "python -c 'import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)'   "
                   "# the build the failing package must match\n"
                   "ldd \"$(python -c 'import mmcv, os; print(os.path.dirname(mmcv.__file__))')\"/_ext*.so | grep 'not found'   "
                   "# the failing package's own extension (mmcv here: use yours)",
