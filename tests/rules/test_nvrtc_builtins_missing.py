@@ -33,3 +33,9 @@ def test_another_nvrtc_error_is_not_a_missing_library():
     # "invalid value for --gpu-architecture": NVRTC itself loaded and refused the GPU's architecture
     findings, _ = run_rule("cuda-runtime-library-missing", recorded_paste_facts("maskpls-18-nvrtc-invalid-gpu-architecture.txt"))
     assert findings == []
+
+
+def test_nvjitlink_missing_for_a_cuda_12_library_names_its_wheel_folder():
+    # libraries.toml's libnvJitLink entry (nvidia-nvjitlink-cu12's wheel: nvidia/nvjitlink/lib)
+    (f,) = fired("cuda-runtime-library-missing", recorded_paste_facts("pytorch-90676-dlopen-libnvjitlink-12.txt"))
+    assert f.message.startswith("libnvJitLink.so.12 cannot be loaded") and "/nvidia/nvjitlink/lib" in f.fix
