@@ -11,11 +11,13 @@ from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, facts_or_ticket, stated, ticket_evidence, told_evidence, told_text
+from hpcdoctor.rules._compute_mode_told import INFO, engine_told
 from hpcdoctor.rules._gpu import as_int, gpu_list, subject
 
 
 @rule("GPU010", "compute-mode-restricted", "warning", "GPU compute mode restricts processes", impact=6,
-      also={"error": "the compute mode is Prohibited"})
+      also={"error": "the compute mode is Prohibited",
+            "info": "an application's refusal only consistent with a compute mode (OpenMM's, NAMD's)"})
 def compute_mode_restricted(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -24,7 +26,11 @@ def compute_mode_restricted(f: FactView) -> Iterator[Hit]:
         CUDA-capable devices are busy or unavailable" (since CUDA 11 "CUDA-capable device(s) is/are
         busy or unavailable"), unless the same paste shows a kernel that faulted before it (an
         unspecified launch failure, a launch time-out, an illegal address): a GPU left unusable
-        by that fault until a reset says nothing of its compute mode.
+        by that fault until a reset says nothing of its compute mode. GROMACS's GPU status
+        "unavailable" (its name for that CUDA error) likewise; OpenMM's "No compatible CUDA device is
+        available" / "The requested CUDA device could not be loaded" and NAMD's "all devices are in
+        prohibited mode, ... or otherwise unusable" as info only: their sources throw them for other
+        causes too (no free memory, a driver refusing contexts, an old or small GPU).
 
     Why it matters:
         Prohibited makes the GPU unusable; Exclusive_Process lets only one process create a
@@ -37,8 +43,14 @@ def compute_mode_restricted(f: FactView) -> Iterator[Hit]:
 
     References:
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html
+        - https://github.com/openmm/openmm/blob/master/platforms/cuda/src/CudaContext.cpp (CudaContext: cuCtxCreate on each GPU)
+        - https://github.com/gromacs/gromacs/blob/main/src/gromacs/hardware/device_information.h (DeviceStatus::Unavailable)
+        - https://github.com/openmm/openmm/issues/2840 (exclusive-process GPUs on a university cluster)
     """
-    told = (_busy_told(s) for s in catalogued(f, "compute-mode-restricted")[:1] if not _after_kernel_fault(f, s))
+    said = [s for s in catalogued(f, "compute-mode-restricted") if not _after_kernel_fault(f, s)]
+    # a message that states the refusal (CUDA's, GROMACS's) before one only consistent with it (OpenMM's)
+    said.sort(key=lambda s: s.get("id") in INFO)
+    told = ((engine_told(s) or _busy_told(s)) for s in said[:1])
     yield from facts_or_ticket(lambda: list(_compute_mode_from_facts(f)), told)
 
 

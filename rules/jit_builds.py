@@ -6,11 +6,13 @@ words that load() hangs (prose.toml)."""
 
 from __future__ import annotations
 
+import shlex
 from typing import Iterator, Optional
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import first_symptom, stated, told_evidence, told_text
+from hpcdoctor.facts import FactView, MissingFact
+from hpcdoctor.rules._common import facts_or_ticket, first_symptom, stated, told_evidence, told_text
 
 LOCK = "torch-extension-build-lock-stale"
 CACHE = "jit-kernel-cache-stale"
@@ -19,8 +21,8 @@ _LOCK_FIX = (f"find {_ROOT} -maxdepth 3 -name lock -ls   # a lock file per exten
              "left by a build that was killed (Ctrl-C, scancel, a time limit) blocks every later load()\n"
              "pgrep -u \"$USER\" -a 'ninja|nvcc|c\\+\\+'   # no build of yours running (on any node sharing the "
              "directory): the lock is stale\n"
-             f"rm {_ROOT}/PY_CUDA_TAG/EXTENSION_NAME/lock   # that extension's lock from the list above (or remove "
-             "its whole directory to rebuild it)\n"
+             f"find {_ROOT} -maxdepth 3 -name lock -mmin +30 -print -delete   # the locks older than a build takes "
+             "(30 min), once no build of yours runs; the next load() rebuilds or loads that extension\n"
              "export TORCH_EXTENSIONS_DIR=/tmp/$USER/torch_extensions   # a node-local root for jobs, so concurrent "
              "jobs on a shared home do not wait on each other's locks")
 _MEGATRON_FIX = ("ls -l megatron/fused_kernels/build/lock   # in the Megatron checkout (forks: their fused_kernels/build); "
@@ -47,7 +49,12 @@ def torch_extension_build_lock_stale(f: FactView) -> Iterator[Hit]:
         extension. As info, a paste that loads an extension with torch.utils.cpp_extension (its
         import, or its "Using ... as PyTorch extensions root..." line) where the user says the
         program stops or hangs at load(): a stale lock is the usual cause, and the listed lock
-        files confirm it.
+        files confirm it. As a warning, a paste where the user names the lock and the wait (a
+        load or import that hangs on a stale lock, torch's FileBaton spinning) beside a torch
+        extension build; "import hangs" alone is not enough. On a node, the lock files under the
+        extension roots (checks/torch_extensions.py) that no process of the user holds open and
+        that are older than a build takes (knowledge/thresholds.toml [torch_extensions]): the
+        fix removes each one by its path.
 
     Why it matters:
         load() and load_inline() build an extension under TORCH_EXTENSIONS_DIR (default
@@ -66,6 +73,42 @@ def torch_extension_build_lock_stale(f: FactView) -> Iterator[Hit]:
         - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/utils/file_baton.py
         - https://github.com/pytorch/pytorch/issues/59146
     """
+    # the node's lock files where they were read; a paste records none, and its own lines are the evidence
+    yield from facts_or_ticket(lambda: list(_stale_locks_on_node(f)), _lock_in_ticket(f))
+
+
+def _stale_locks_on_node(f: FactView) -> Iterator[Hit]:
+    """The lock files checks/torch_extensions.py found under the extension roots: no process of the
+    user on this node holds one open, and it is older than a build takes (thresholds.toml)."""
+    locks = f["torch_extensions.locks"]
+    if not isinstance(locks, list):
+        raise MissingFact("torch_extensions.locks", "not a list of lock files")
+    min_age = float(knowledge.load("thresholds")["torch_extensions"]["stale_lock_min_age_s"])
+    stale = [x for x in locks if isinstance(x, dict) and x.get("held") is False
+             and isinstance(x.get("age_s"), (int, float)) and x["age_s"] >= min_age]
+    if not stale:
+        return
+    stale.sort(key=lambda x: -x["age_s"])
+    names = ", ".join(x["path"] for x in stale[:4]) + (f" and {len(stale) - 4} more" if len(stale) > 4 else "")
+    fix = ["pgrep -u \"$USER\" -a 'ninja|nvcc|cc1plus'   # no build of yours running (also on the other nodes "
+           "sharing this home): the locks below are stale"]
+    fix += [f"rm {shlex.quote(x['path'])}   # left {_age(x['age_s'])} ago; load() rebuilds or loads the extension "
+            "next time" for x in stale[:8]]
+    fix.append("export TORCH_EXTENSIONS_DIR=/tmp/$USER/torch_extensions   # a node-local root for jobs: concurrent "
+               "jobs on a shared home no longer wait on each other's locks")
+    yield Hit(message=f"{len(stale)} torch extension build lock(s) that no process on this node holds, the oldest "
+                      f"{_age(stale[0]['age_s'])} old ({names}): a build that was killed left them, and every "
+                      "load() of those extensions waits on them forever without a message",
+              fix="\n".join(fix),
+              evidence={"torch_extensions.locks": [{k: x.get(k) for k in ("path", "age_s", "held")} for x in stale[:8]],
+                        "torch_extensions.roots_found": f.get("torch_extensions.roots_found"), "threshold_age_s": min_age})
+
+
+def _age(seconds: float) -> str:
+    return f"{seconds / 3600:.1f} h" if seconds >= 5400 else f"{seconds / 60:.0f} min"
+
+
+def _lock_in_ticket(f: FactView) -> Iterator[Hit]:
     root = first_symptom(f, "jit_caches:torch-extensions-root")
     where = f" under {root['root']}" if root and root.get("root") else ""
     waited = first_symptom(f, "jit_caches:torch-file-baton-wait-frame") or first_symptom(f, "jit_caches:torch-file-baton-waited")
@@ -74,6 +117,29 @@ def torch_extension_build_lock_stale(f: FactView) -> Iterator[Hit]:
                           f"\"{told_text(waited)}\"){where}: with no other build running, it is a lock file left by a "
                           "build that was killed, and load() waits on it forever", fix=_LOCK_FIX,
                   evidence=told_evidence(waited))
+        return
+    exists = first_symptom(f, "jit_caches:nvdiffrast-lock-file-exists")
+    if exists and exists.get("lock"):
+        lock = str(exists["lock"])
+        yield Hit(message=f"the extension's build lock {lock} was there before load() started (line {exists.get('line')}): "
+                          "with no build of it running, a build that was killed left it, and load() waits on it forever",
+                  fix=("pgrep -u \"$USER\" -a 'ninja|nvcc|cc1plus'   # no build of yours running (also on the other "
+                       "nodes sharing this home): the lock is stale\n"
+                       f"rm {shlex.quote(lock)}   # the next load() builds or loads the extension\n"
+                       "export TORCH_EXTENSIONS_DIR=/tmp/$USER/torch_extensions   # a node-local root for jobs: "
+                       "concurrent jobs on a shared home no longer wait on each other's locks"),
+                  evidence={**told_evidence(exists), "lock": lock})
+        return
+    baton = first_symptom(f, "prose:file-baton-wait-said")
+    stale = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "prose:stale-lock-hang-said" and stated(t)), None)
+    build = baton or root or first_symptom(f, "jit_caches:torch-cpp-extension-load-import", "jit_caches:torch-cpp-extension-load-call")
+    said = stale or baton
+    if said and build:
+        # the user names the lock and the wait, beside torch's extension build: the cause is stated
+        yield Hit(message=f"the paste names a torch extension build lock that a load waits on (line {said.get('line')}: "
+                          f"\"{told_text(said)}\"){where}: a lock file left by a build that was killed (an OOM kill, a "
+                          "pids limit, Ctrl-C, a time limit), which every later load() of that extension waits on forever",
+                  fix=_LOCK_FIX, evidence={**told_evidence(said), "build": build.get("id")})
         return
     fused = next((t for t in f.get("ticket.symptoms") or []
                   if t.get("id") == "prose:fused-kernels-build-hangs-said" and stated(t)), None)

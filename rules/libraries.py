@@ -10,6 +10,7 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import (catalogued, facts_or_ticket, first_symptom, ticket_all, ticket_evidence, ticket_symptoms,
                                      told_evidence, told_text, torch_import_frame_before)
+from hpcdoctor.rules._cuda_wheels import loader_path_fix
 from hpcdoctor.rules._loader import _TORCH_LIB
 from hpcdoctor.rules._stacks import JAX_CUDA_FIX, TF_CUDA_CHECK, TF_CUDA_FIX, stack_of_ticket
 
@@ -169,7 +170,7 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
     if not told:
         return
     s = told[0]
-    lib = str(s.get("key") or "")
+    lib = str(s.get("library") or s.get("key") or "")
     version = s.get("version")
     so = f"{lib}.so" + (f".{version}" if version else "")
     shipped = _shipped_under_another_name(f, so)
@@ -183,6 +184,9 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
                   evidence={**told_evidence(s), "library": so, "listed": shipped["file"],
                             "listed.line": shipped.get("line")},
                   severity="info")
+        return
+    if s.get("family") == "nvrtc":
+        yield _nvrtc_builtins(s, lib, so)
         return
     rocm = lib.startswith(("libroc", "libhip", "libamd", "libMIOpen", "librccl", "libhsa"))
     built = (f": the program was built for {'ROCm' if rocm else 'CUDA'} {version} and that runtime is not where the "
@@ -199,8 +203,9 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
                   evidence={**told_evidence(s), "library": so})
         return
     yield Hit(message=f"{so} cannot be loaded (line {s.get('line')}: \"{told_text(s)}\"){built}",
-              fix=f"{where} 2>/dev/null | grep {lib}   # which versions of {lib} this machine has\n"
-                  f"python -c 'import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)'   "
+              fix=(f"{where} 2>/dev/null | grep {lib}   # which versions of {lib} this machine has\n" if rocm
+                   else f"{loader_path_fix(lib, so)}\n") +
+                  "python -c 'import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)'   "
                   "# the build the failing package must match\n"
                   "ldd \"$(python -c 'import mmcv, os; print(os.path.dirname(mmcv.__file__))')\"/_ext*.so | grep 'not found'   "
                   "# the failing package's own extension (mmcv here: use yours)",
@@ -251,6 +256,18 @@ def static_tls_exhausted(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"{'import torch fails: ' if torch else ''}{file or 'a library'} cannot be loaded: the static "
                       f"TLS space was used up before it was dlopen()ed (line {s['line']})",
               fix=fix, evidence=ticket_evidence(s))
+
+
+def _nvrtc_builtins(s: dict, lib: str, so: str) -> Hit:
+    """NVRTC's own words for its builtins library (nvrtc.toml): not found, or found but another
+    release's (corrupted): the builtins of NVRTC's own version must be first on the loader's path."""
+    found = s.get("key") == "builtins-corrupted"
+    what = (f"NVRTC found a {so} it cannot use (another CUDA release's copy under that name, or one cut short)"
+            if found else f"NVRTC cannot open {so}, the builtins library of its own release")
+    return Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\"): every kernel compiled at run time "
+                       f"fails. The {so} of the CUDA the program was built with must be on the loader's path "
+                       "(conda's and pip's CUDA libraries are not, unless their folder is on LD_LIBRARY_PATH)",
+               fix=loader_path_fix(lib, so), evidence={**told_evidence(s), "library": so})
 
 
 def _shipped_under_another_name(f: FactView, so: str):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rulekit import PASTES, facts, fired, recorded_paste_facts, told_facts
+from rulekit import PASTES, facts, fired, recorded_paste_facts, run_rule, told_facts
 
 
 
@@ -34,8 +34,10 @@ def test_a_process_stopped_in_file_batons_wait_is_a_warning_naming_the_root():
 
 
 def test_the_extension_import_alone_or_a_hang_alone_says_nothing():
-    assert not fired("torch-extension-build-lock-stale", told_facts("from torch.utils.cpp_extension import load\n"))
-    assert not fired("torch-extension-build-lock-stale", told_facts("The program hangs at load() of the dataset\n"))
+    # nothing pasted shows a lock, and a paste records no lock files: no finding (the node's check is skipped)
+    for text in ("from torch.utils.cpp_extension import load\n", "The program hangs at load() of the dataset\n"):
+        findings, _ = run_rule("torch-extension-build-lock-stale", told_facts(text))
+        assert findings == []
 
 
 def test_pycudas_module_load_failure_is_the_stale_cache_to_confirm():
@@ -48,9 +50,9 @@ def test_pycudas_module_load_failure_is_the_stale_cache_to_confirm():
 def test_a_load_failure_without_source_modules_frame_is_not_the_cache():
     assert not fired("jit-kernel-cache-stale", told_facts("pycuda._driver.LogicError: cuModuleLoadDataEx failed: initialization error\n"))
     g = recorded_paste_facts("pycuda-137-cuinit-in-child-after-fork-healthy.txt")   # cuInit in a forked child
-    assert not fired("jit-kernel-cache-stale", g) and not fired("torch-extension-build-lock-stale", g)
+    assert not fired("jit-kernel-cache-stale", g) and run_rule("torch-extension-build-lock-stale", g)[0] == []
     assert not fired("jit-kernel-cache-stale", facts("h100-kvm-1gpu"))
-    assert not fired("torch-extension-build-lock-stale", facts("h100-kvm-1gpu"))
+    assert run_rule("torch-extension-build-lock-stale", facts("h100-kvm-1gpu"))[0] == []
 
 
 # -- Megatron's fused kernels: cpp_extension.load(build_directory=megatron/fused_kernels/build) ----
@@ -70,5 +72,42 @@ def test_a_run_stuck_compiling_megatrons_fused_kernels_is_a_hint_at_its_build_lo
 
 def test_a_fused_kernel_build_that_fails_is_not_a_hang():
     # Megatron-LM#319: the same build stopped by nvcc's refusal, an error and no hang
-    assert not fired("torch-extension-build-lock-stale",
-                     told_facts((P / "megatron-lm-319-nvcc-refuses-nvhpc-host-compiler.txt").read_text()))
+    findings, _ = run_rule("torch-extension-build-lock-stale",
+                           told_facts((P / "megatron-lm-319-nvcc-refuses-nvhpc-host-compiler.txt").read_text()))
+    assert findings == []
+
+
+# -- the user or the program names the lock (set S's OpenEquivariance#207, nvdiffrast#190, pytorch#189245) --
+
+def test_set_s_user_naming_the_stale_lock_and_filebaton_is_a_warning(tmp_path):
+    from conftest import FIXTURES
+    from rulekit import paste_facts
+    text = (FIXTURES / "tickets_blind_s" / "openequivariance-207-stale-extension-lock-after-pids-limit.txt").read_text(encoding="utf-8")
+    (f,) = fired("torch-extension-build-lock-stale", paste_facts(tmp_path, text, "oeq-207.txt"))
+    assert f.severity == "warning" and "(line 1:" in f.message and "stale build lock" in f.message
+    assert "-name lock -mmin +30 -print -delete" in f.fix
+
+
+def test_pytorch_thread_naming_filebatons_stale_lock_is_a_warning():
+    (f,) = fired("torch-extension-build-lock-stale", recorded_paste_facts("pytorch-189245-stale-filebaton-lock-deadlock.txt"))
+    assert f.severity == "warning" and f.evidence["build"] == "prose:file-baton-wait-said"
+
+
+def test_nvdiffrasts_lock_line_gives_the_exact_rm():
+    (f,) = fired("torch-extension-build-lock-stale", recorded_paste_facts("nvdiffrast-190-lock-file-exists.txt"))
+    assert f.severity == "warning" and f.evidence["lock"].endswith("/py38_cu118/nvdiffrast_plugin/lock")
+    assert "rm /home/jovyan/.cache/torch_extensions/py38_cu118/nvdiffrast_plugin/lock" in f.fix
+
+
+def test_faulthandlers_frame_without_a_comma_is_the_wait():
+    (f,) = fired("torch-extension-build-lock-stale", recorded_paste_facts("openequivariance-156-faulthandler-file-baton-wait.txt"))
+    assert f.severity == "warning" and "(line 2:" in f.message
+
+
+def test_a_stale_git_lock_and_a_bare_import_hang_say_nothing(tmp_path):
+    from conftest import FIXTURES
+    from rulekit import paste_facts
+    assert run_rule("torch-extension-build-lock-stale", recorded_paste_facts("crosslink-456-stale-git-index-lock.txt"))[0] == []
+    # set S's nncf#1033: "it always hang at the last command" with no lock, FileBaton or extension named
+    text = (FIXTURES / "tickets_blind_s" / "nncf-1033-stale-torch-extension-lock.txt").read_text(encoding="utf-8")
+    assert run_rule("torch-extension-build-lock-stale", paste_facts(tmp_path, text, "nncf-1033.txt"))[0] == []

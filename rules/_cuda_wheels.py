@@ -1,0 +1,46 @@
+"""Where each CUDA library lives when conda or NVIDIA's PyPI wheels installed it, and the fix that puts
+that folder on the loader's path: a program built against a CUDA from conda or pip (rather than
+/usr/local/cuda) finds it only where the loader looks (ld.so: LD_LIBRARY_PATH, then the RUNPATH its
+build recorded, then ld.so.cache)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+# The library's stem -> its NVIDIA wheel's folder under site-packages/nvidia/<folder>/lib: the CUDA_RPATHS
+# of torch's wheels (pytorch/pytorch .ci/manywheel/build_cuda.sh @ 00c7a380b8369d08e02dd400aa76dc6c0738b589);
+# nvjitlink from nvidia-nvjitlink-cu12's own wheel (nvidia/nvjitlink/lib/libnvJitLink.so.12).
+WHEEL_DIR = {
+    "libcudart": "cuda_runtime", "libnvrtc": "cuda_nvrtc", "libnvrtc-builtins": "cuda_nvrtc",
+    "libcublas": "cublas", "libcublasLt": "cublas", "libcufft": "cufft", "libcurand": "curand",
+    "libcusolver": "cusolver", "libcusparse": "cusparse", "libcusparseLt": "cusparselt", "libnccl": "nccl",
+    "libnvshmem_host": "nvshmem", "libcupti": "cuda_cupti", "libnvperf_host": "cuda_cupti",
+    "libnvToolsExt": "nvtx", "libcufile": "cufile", "libcufile_rdma": "cufile", "libnvJitLink": "nvjitlink",
+}
+
+_SITE = "$(python -c 'import site; print(site.getsitepackages()[0])')"
+
+
+def wheel_dir(lib: str) -> Optional[str]:
+    """The wheel folder of a CUDA library stem (libcudnn_cnn_infer -> cudnn); None for a library
+    NVIDIA's wheels do not carry."""
+    if lib.startswith("libcudnn"):
+        return "cudnn"
+    return WHEEL_DIR.get(lib)
+
+
+def loader_path_fix(lib: str, so: str) -> str:
+    """Commands, one a line, that find the copies of ``so`` and put the folder of the one the program
+    needs first on LD_LIBRARY_PATH: conda's environment lib folder, or the NVIDIA wheel's lib folder."""
+    sub = wheel_dir(lib)
+    wheel = f"{_SITE}/nvidia/{sub}/lib" if sub else None
+    where = " ".join(x for x in ('"$CONDA_PREFIX"/lib', "/usr/local/cuda*/lib64", f'"{wheel}"' if wheel else "") if x)
+    lines = [f"ls {where} 2>/dev/null | grep {lib}   # the copies of {lib} there are: {so} is the one the "
+             "program asks for",
+             'export LD_LIBRARY_PATH="${CONDA_PREFIX:?activate the conda environment first}/lib'
+             '${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"   # conda: the environment\'s own CUDA libraries, in the '
+             "shell or job script that runs the program"]
+    if wheel:
+        lines.append(f'export LD_LIBRARY_PATH="{wheel}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"   # pip: the '
+                     f"nvidia-* wheel's folder instead (where {so} was listed above)")
+    return "\n".join(lines)
