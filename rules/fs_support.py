@@ -6,6 +6,7 @@ writable mmap LMDB needs."""
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Iterator, List, Optional, Tuple
 
 from hpcdoctor.engine import Hit, rule
@@ -79,6 +80,12 @@ _NAME_FIX = ("stat -f -c '%l' DIR   # the longest file name DIR's file system al
              "area): run or clone there, or point the program's cache there")
 
 
+_LIVE_NAME_FIX = ("stat -f -c '%l' {dir}; df -T {dir}   # the name limit and the file system (ecryptfs: an encrypted "
+                  "home directory)\n"
+                  "export TMPDIR=/tmp/$USER XDG_CACHE_HOME=/tmp/$USER/.cache; mkdir -p $XDG_CACHE_HOME   # caches and "
+                  "temporary files on a file system with 255-byte names, where /tmp is one (check it the same way)")
+
+
 def _name_of(text: str) -> Optional[str]:
     """The path a "File name too long" line names: Python's repr after the message, else the last
     quoted string or the last word before the message (coreutils, git, tar, rsync)."""
@@ -111,7 +118,8 @@ def _longest(path: str) -> Tuple[int, str]:
 @rule("SYS043", "fs-filename-length-limited", "warning",
       "a file name is longer than the file system it is written to allows", impact=3,
       also={"info": "a name over 255 bytes (the program's own), or a name whose length the line does not show; "
-                    "or the user's words that an eCryptfs directory limits names"})
+                    "or the user's words that an eCryptfs directory limits names",
+            "advice": "no failure pasted: on the node, a file system a run writes to takes names under 255 bytes"})
 def fs_filename_length_limited(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -123,7 +131,9 @@ def fs_filename_length_limited(f: FactView) -> Iterator[Hit]:
         file system has a lower limit, the mark of eCryptfs with encrypted names (143), a warning;
         one over 255 is too long for any Linux file system, the program's own name (info); a line
         that shows no name is quoted back at info. Also, at info, the user's words that an
-        eCryptfs directory limits file-name length.
+        eCryptfs directory limits file-name length. On a live node (or its snapshot), advice where
+        a file system a run writes to (home, TMPDIR, the caches) takes names of fewer than 255
+        bytes (statvfs f_namemax, read by the limits check).
 
     Why it matters:
         An encrypted home directory (eCryptfs, as Ubuntu's installer set it up) stores each name
@@ -144,6 +154,7 @@ def fs_filename_length_limited(f: FactView) -> Iterator[Hit]:
     """
     told = catalogued(f, "fs-filename-length-limited")
     if not told:
+        yield from _name_limit_of_write_dirs(f)
         return
     measured = []
     for s in told:
@@ -178,6 +189,22 @@ def fs_filename_length_limited(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"a file name too long for its file system (line {s.get('line')}: \"{told_text(s)}\"; {said}): "
                       f"eCryptfs, as encrypted home directories use, allows {_ECRYPTFS_NAME_MAX} bytes where most file "
                       f"systems allow {_NAME_MAX}", fix=_NAME_FIX, evidence=told_evidence(s), severity="info")
+
+
+def _name_limit_of_write_dirs(f: FactView) -> Iterator[Hit]:
+    """The live judgement: a file system a run writes to (home, TMPDIR, caches: checks/limits.py) whose
+    statvfs f_namemax is below 255. Advice: nothing failed yet, but a long name written there will."""
+    for fs in f.get("limits.filesystems") or []:
+        limit = fs.get("name_max") if isinstance(fs, dict) else None
+        if isinstance(limit, int) and not isinstance(limit, bool) and 0 < limit < _NAME_MAX:
+            kind = " (eCryptfs with encrypted names)" if fs.get("fstype") == "ecryptfs" else ""
+            yield Hit(message=f"{fs.get('mount_probe')} ({', '.join(fs.get('roles') or [])}) is on a file system that takes "
+                              f"file names of at most {limit} bytes{kind}, where most take {_NAME_MAX}: caches named by "
+                              "long hashes, git checkouts and archives with longer names fail there",
+                      fix=_LIVE_NAME_FIX.format(dir=shlex.quote(str(fs.get("mount_probe")))), severity="advice",
+                      evidence={"limits.filesystems": {k: fs.get(k) for k in ("roles", "paths", "mount_probe", "fstype",
+                                                                              "name_max")}})
+            return
 
 
 _FIFO_FIX = ("df -T DIR; findmnt -T DIR -o TARGET,FSTYPE,OPTIONS   # DIR: where the FIFO was made; cifs/smb3 without "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import PASTES, fired, recorded_paste_facts, run_rule, told_facts
+from rulekit import PASTES, facts, fired, recorded_paste_facts, run_rule, told_facts
 
 S = "../tickets_blind_s/"
 
@@ -100,3 +100,21 @@ def test_no_noexec_claim_without_its_evidence():
     # cctools-2229: a worker's connection refused; the thread found /tmp noexec, the paste does not show it
     findings, _ = run_rule("tmp-noexec", recorded_paste_facts(S + "cctools-2229-tmp-mounted-noexec.txt"))
     assert findings == []
+
+
+def test_a_write_dir_whose_names_stop_at_143_bytes_is_advice():
+    # 143: `getconf NAME_MAX ./` in an eCryptfs home, as a user recorded it in nextcloud/desktop#467
+    # (and the kernel's fs/ecryptfs/crypto.c ENC_NAME_MAX_BLOCKLEN_8_OR_16)
+    fs = [{"roles": ["HOME", "TMPDIR"], "paths": ["/home/u", "/tmp"], "mount_probe": "/home/u", "fstype": "ecryptfs",
+           "name_max": 143}]
+    (f,) = fired("fs-filename-length-limited", facts("h100-fc-1gpu-busy", **{"limits.filesystems": fs}))
+    assert f.severity == "advice" and "at most 143 bytes" in f.message and "stat -f -c '%l' /home/u" in f.fix
+
+
+def test_the_recorded_nodes_and_this_machine_take_255_byte_names():
+    # a recording made before name_max was read, and this machine's own statvfs, read by the limits check
+    assert not fired("fs-filename-length-limited", facts("h100-fc-1gpu-busy"))
+    from hpcdoctor.checks.limits import statvfs_dirs
+    import os
+    measured = [fs for fs in statvfs_dirs([("TMPDIR", "/tmp")]) if "name_max" in fs]
+    assert measured and measured[0]["name_max"] == os.statvfs("/tmp").f_namemax
