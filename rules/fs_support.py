@@ -272,7 +272,8 @@ _MMAP_FIX = ("df -T DIR   # DIR: the LMDB directory; dvs (Cray DVS), or another 
 
 
 @rule("SYS045", "fs-shared-mmap-unsupported", "warning",
-      "the file system does not support the shared writable mmap a program (LMDB) needs", impact=4)
+      "the file system does not support the shared writable mmap a program (LMDB) needs", impact=4,
+      also={"error": "strace shows mmap(..., MAP_SHARED, ...) refused with ENODEV or ENOSYS"})
 def fs_shared_mmap_unsupported(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -280,7 +281,8 @@ def fs_shared_mmap_unsupported(f: FactView) -> Iterator[Hit]:
         such device"): py-lmdb's "lmdb.Error: <path>: Function not implemented" and the LMDB
         tools' "mdb_env_open failed, error 38 Function not implemented". A warning: the errno is
         mmap's answer on a file system without (writable, shared) mmap, the only call of the open
-        that fails so on Linux, but the line does not name mmap.
+        that fails so on Linux, but the line does not name mmap. An error where strace shows the
+        call itself: "mmap(..., MAP_SHARED, fd, 0) = -1 ENODEV (No such device)".
 
     Why it matters:
         LMDB maps its lock file shared and writable, and its data file shared. Cray's DVS
@@ -302,9 +304,15 @@ def fs_shared_mmap_unsupported(f: FactView) -> Iterator[Hit]:
     told = catalogued(f, "fs-shared-mmap-unsupported")
     if not told:
         return
-    s = told[0]
+    s = next((t for t in told if t.get("id") == "fs_support:strace-mmap-shared-refused"), told[0])
     reason = str(s.get("reason") or "")
     errno = "ENODEV" if "No such device" in reason else "ENOSYS"
+    if s.get("id") == "fs_support:strace-mmap-shared-refused":
+        yield Hit(message=f"the kernel refused a shared mapping of a file with {errno} (\"{reason}\"): its file system does "
+                          f"not support it (line {s.get('line')}: \"{told_text(s)}\")",
+                  fix=_MMAP_FIX.replace("the LMDB directory", "the mapped file's directory"), evidence=told_evidence(s),
+                  severity="error")
+        return
     yield Hit(message=f"LMDB could not open its environment{' ' + repr(s.get('path')) if s.get('path') else ''}: {errno} "
                       f"(\"{reason}\") is mmap's answer on a file system without the shared mapping LMDB needs, as "
                       f"Cray DVS maps files read-only only (line {s.get('line')}: \"{told_text(s)}\")",

@@ -118,3 +118,13 @@ def test_the_recorded_nodes_and_this_machine_take_255_byte_names():
     import os
     measured = [fs for fs in statvfs_dirs([("TMPDIR", "/tmp")]) if "name_max" in fs]
     assert measured and measured[0]["name_max"] == os.statvfs("/tmp").f_namemax
+
+
+def test_strace_of_a_shared_mapping_refused_is_an_error():
+    (f,) = fired("fs-shared-mmap-unsupported", recorded_paste_facts("strace-6.1-mmap-shared-sysfs-enodev.txt"))
+    assert f.severity == "error" and "ENODEV" in f.message and "MAP_SHARED" in f.message
+
+
+def test_private_mappings_that_succeed_are_silent():
+    text = (PASTES / "strace-6.1-mmap-private-python-startup.txt").read_text()
+    assert not fired("fs-shared-mmap-unsupported", told_facts(text))
