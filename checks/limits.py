@@ -113,7 +113,9 @@ def statvfs_dirs(dirs: List[Tuple[str, str]]) -> List[Dict[str, Any]]:
         by_dev[dev] = {"roles": [role], "paths": [path], "mount_probe": where,
                        "size_bytes": st.f_blocks * st.f_frsize, "free_bytes": st.f_bavail * st.f_frsize,
                        "total_inodes": st.f_files or None, "free_inodes": st.f_favail if st.f_files else None,
-                       "unwritable": unwritable}
+                       # the longest file name it takes (statvfs f_namemax): 255 on ext4, XFS, btrfs;
+                       # 143 on eCryptfs with encrypted names
+                       "name_max": st.f_namemax or None, "unwritable": unwritable}
         mount = _mount_for(mounts, dev, where)
         if mount:
             by_dev[dev]["fstype"], by_dev[dev]["options"] = mount
@@ -161,7 +163,7 @@ def _filesystems(data: Any) -> Any:
         if not isinstance(fs, dict):
             continue
         rec: Dict[str, Any] = {"roles": _strings(fs.get("roles"), 40), "paths": _strings(fs.get("paths"), 300)}
-        for key in ("size_bytes", "free_bytes", "total_inodes", "free_inodes"):
+        for key in ("size_bytes", "free_bytes", "total_inodes", "free_inodes", "name_max"):
             rec[key] = _count(fs.get(key))
         if isinstance(fs.get("mount_probe"), str):
             rec["mount_probe"] = fs["mount_probe"][:300]

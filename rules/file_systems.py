@@ -11,7 +11,7 @@ from typing import Iterator, List, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, ticket_symptoms, told_evidence, told_text
 
 # Where JIT compilers and extension builders write what they then load or run: the temporary
 # directories, and the default cache names of torch.compile (torchinductor_<user>, its triton/) and
@@ -318,7 +318,8 @@ _HINTS = {
       "the file system does not grant the file locks a program relies on", impact=5,
       also={"warning": "SQLite's locking protocol (WAL) failed, or on the node: a mount a run writes to has "
                        "locks local to this node",
-            "info": "SQLite's \"database is locked\" or a FileLock said to hang: the FAQ's or source's usual cause"})
+            "info": "SQLite's \"database is locked\" or \"disk I/O error\", or a FileLock said to hang: the FAQ's or "
+                    "source's usual cause (a disk I/O error is a warning where the paste names a network file system)"})
 def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -394,6 +395,8 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
             msg, sev = (f"SQLite's locking protocol failed {quote}: its WAL mode needs locks and shared memory that a "
                         "network or parallel file system does not provide (SQLite: WAL does not work over a network "
                         "filesystem)"), "warning"
+        elif sid == "file_locks:sqlite-ioerr":
+            msg, sev = _sqlite_ioerr(f, s, quote)
         else:
             msg, sev = f"{_HINTS.get(sid, 'a file lock that was not granted')} {quote}", "info"
         fix = _HDF5_LOCK_FIX if sid in _HDF5_NOT_SUPPORTED else _ROMIO_LOCK_FIX if sid in _ROMIO else _LOCK_FIX
@@ -410,6 +413,19 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
                       fix=_LOCK_FIX, severity="warning",
                       evidence={"limits.filesystems": {k: fs.get(k) for k in ("roles", "paths", "mount_probe", "fstype", "options")}})
             return
+
+
+def _sqlite_ioerr(f: FactView, s: dict, quote: str):
+    """SQLite's "disk I/O error" states only that the OS failed one of SQLite's file operations; on a
+    network file system the usual cause is its locking (SQLite's FAQ), on a local disk a device. A
+    paste whose user places the files on a network file system (prose:network-fs-named) makes that
+    cause likely (warning); else the line is only consistent with it (info)."""
+    net = ticket_symptoms(f).get("prose:network-fs-named")
+    where = (f"the user places the files on {str(net.get('fs') or 'a network file system').upper()}, where SQLite's FAQ says "
+             "fcntl() locking is broken on many implementations and WAL cannot work") if net else \
+        "consistent with a database on a shared home or network file system, whose locking SQLite's FAQ calls unreliable"
+    return (f"SQLite's \"disk I/O error\" (SQLITE_IOERR) {quote}: {where}; a copy of the database on node-local disk "
+            "tells the file system from a failing device"), ("warning" if net else "info")
 
 
 _TMP_FIX = ("ls -ld /tmp/NAME   # its owner and mode: another user's file or directory holds this fixed name\n"
