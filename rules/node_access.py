@@ -49,8 +49,8 @@ def user_unknown_on_compute_node(f: FactView) -> Iterator[Hit]:
         its shepherd's "can't get password entry for user "X"" and "can't resolve user UID";
         Slurm's "_get_user_env: getpwuid_r(UID):...", "slurm_getpwuid_r: getpwuid_r(UID): ...",
         "_fill_cred_gids: getpwuid failed for uid=UID" and "Unable to resolve user ID to user
-        name"; the PBS MOM's "No Password Entry for User X" and PBS's "Bad UID for job execution"
-        (PBSE_BADUSER); LSF's pending reason "Unable to determine user account for execution"
+        name"; the PBS MOM's "No Password Entry for User X" (PBS's "Bad UID for job execution",
+        PBSE_BADUSER, is a submission refusal with other causes: slurm-submit-from-compute-node-refused); LSF's pending reason "Unable to determine user account for execution"
         (PEND_NO_MAPPING); HTCondor's "<user> not in passwd file". GNU id's "id: 'X': no such user" is a warning: it says the host it ran
         on does not know the account, which may not be the job's host.
 
