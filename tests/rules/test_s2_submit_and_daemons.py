@@ -5,11 +5,19 @@ cannot import, and a shell's command not found."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rulekit import fired, recorded_paste_facts, run_rule, told_facts
 
 S = "../tickets_blind_s/"
+PASTES = Path(__file__).resolve().parents[1] / "fixtures" / "pastes"
+
+
+def _told(name: str):
+    """A near miss the paste path refuses (nothing in it is tool output it reads), read for its messages."""
+    return told_facts((PASTES / name).read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("paste, host", [
@@ -33,8 +41,8 @@ def test_sudo_translated_and_java_getlocalhost():
 
 
 def test_wget_unable_to_resolve_a_server_is_not_the_own_host():
-    findings, _ = run_rule("hostname-not-in-etc-hosts", recorded_paste_facts("offline-vm-wget.txt"))
-    assert findings == []
+    # wget's "unable to resolve host address 'download.pytorch.org'": a server's name, not this host's
+    assert not fired("hostname-not-in-etc-hosts", recorded_paste_facts("offline-vm-wget.txt"))
 
 
 def test_pbs_bad_uid_bare_names_every_cause_and_not_a_missing_user():
@@ -52,7 +60,7 @@ def test_torque_ruserok_names_the_host():
 
 def test_torque_user_missing_on_server_is_not_a_host_refusal():
     facts = recorded_paste_facts("phy-clusters-19-torque-user-not-in-server-passwd.txt")
-    assert run_rule("slurm-submit-from-compute-node-refused", facts)[0] == []
+    assert not fired("slurm-submit-from-compute-node-refused", facts)
 
 
 def test_grid_engine_refusal_cut_short():
@@ -69,15 +77,49 @@ def test_lsf_lim_down():
     assert f.severity == "error" and "LSF" in f.message and "no longer runs" in f.message and "lsid" in f.fix
 
 
+def test_grid_engine_and_torque_daemons_not_answering():
+    # the formats of daimh/sge's MSG_GDI_UNABLE_TO_CONNECT_SUS and TORQUE's qstat.c with PBSE_SERVER_NOT_FOUND
+    (f,) = fired("batch-system-not-in-service", told_facts('error: unable to contact qmaster using port 6444 on host "master"\n'))
+    assert "Grid Engine" in f.message and "act_qmaster" in f.fix
+    (t,) = fired("batch-system-not-in-service",
+                 told_facts("qstat: cannot connect to server head (errno=15133) Could not connect to batch server\n"))
+    assert "TORQUE" in t.message
+
+
+def test_trqauthd_refusing_the_user_is_not_a_server_down():
+    # "cannot connect to server ... (errno=15008) trqauthd unable to authenticate": the user's lookup, not pbs_server
+    assert not fired("batch-system-not-in-service", _told("phy-clusters-34-trqauthd-cannot-authenticate.txt"))
+
+
 def test_exported_module_function_in_italian_and_english():
     (f,) = fired("exported-module-function-breaks-shell",
                  recorded_paste_facts(S + "linter-pylama-72-environment-modules-bash-function-import.txt"))
     assert f.severity == "warning" and f.evidence["function"] == "module" and "BASH_FUNC_module%%" in f.fix
 
 
+@pytest.mark.parametrize("paste, func", [
+    ("cerebro-shell-12-bash-cannot-import-module-function.txt", "module"),
+    ("3d-dna-40-bash-4.0-old-module-function-format.txt", "module"),
+])
+def test_exported_module_function_other_threads(paste, func):
+    (f,) = fired("exported-module-function-breaks-shell", recorded_paste_facts(paste))
+    assert f.severity == "warning" and f.evidence["function"] == func
+
+
+def test_exporting_the_module_function_on_purpose_is_silent():
+    assert not fired("exported-module-function-breaks-shell",
+                     _told("envmodules-109-export-module-function-request-healthy.txt"))
+
+
 def test_a_script_missing_bc_is_a_hint_naming_the_script():
     (f,) = fired("required-program-not-installed", recorded_paste_facts(S + "c3nl-cluster-32-bc-missing-on-compute-nodes.txt"))
     assert f.severity == "info" and "/apps/software/fsl/5.0.10/bin/fsl_sub" in f.message and "command -v bc" in f.fix
+
+
+def test_a_command_with_its_own_entry_is_left_to_its_rule():
+    # conda not on PATH is conda-activate-not-initialised's (shell.toml's conda-not-found), not a missing program
+    assert not fired("required-program-not-installed",
+                     recorded_paste_facts("bash-5.2-batch-script-conda-command-not-found.txt"))
 
 
 def test_command_not_found_forms_of_other_shells():
