@@ -127,3 +127,23 @@ def test_command_not_found_forms_of_other_shells():
                        ("fish: Unknown command: bc\n", "bc")):
         (f,) = fired("required-program-not-installed", told_facts(line))
         assert f.evidence["program"] == prog
+
+
+def test_charliecloud_0_13_getpwuid_line_is_the_user_unknown():
+    facts = recorded_paste_facts(S + "charliecloud-649-user-not-in-etc-passwd.txt")
+    (f,) = fired("user-unknown-on-compute-node", facts)
+    assert f.severity == "error" and "ch-run" in f.message and "getent passwd" in f.fix
+    assert not fired("user-namespaces-disabled", facts)
+
+
+def test_getpwuid_of_a_programs_own_uid_is_a_hint():
+    # the formats of CPython's pwdmodule.c and coreutils' whoami.c
+    for line in ("KeyError: 'getpwuid(): uid not found: 1001'\n", "whoami: cannot find name for user ID 1001\n"):
+        (f,) = fired("user-unknown-on-compute-node", told_facts(line))
+        assert f.severity == "info" and "uid 1001" in f.message and "arbitrary uid" in f.message
+
+
+def test_a_container_prompt_without_a_name_is_not_an_unknown_user():
+    # bitnami's image runs under an arbitrary uid on purpose: bash's "I have no name!" prompt is read, not judged
+    assert not fired("user-unknown-on-compute-node",
+                     recorded_paste_facts(S + "bitnami-docker-airflow-53-arbitrary-uid-no-passwd-entry-healthy.txt"))
