@@ -29,7 +29,9 @@ def hostname_not_in_etc_hosts(f: FactView) -> Iterator[Hit]:
         "NAME: Name or service not known"), in English and in sudoers' translations (German,
         French, Italian, Portuguese, Russian, Polish, Dutch, Czech, Swedish, Japanese, Korean,
         Chinese), and Java's "UnknownHostException: NAME: NAME: Name or service not known", which
-        InetAddress.getLocalHost() throws.
+        InetAddress.getLocalHost() throws. On a live node (or its snapshot): getaddrinfo of the
+        node's own name answering that it has no address (EAI_NONAME, EAI_NODATA; a resolver that
+        could not answer at all is unknown, not a finding).
 
     Why it matters:
         gethostname() returns the name in /etc/hostname; getaddrinfo() finds its address in
@@ -48,12 +50,14 @@ def hostname_not_in_etc_hosts(f: FactView) -> Iterator[Hit]:
         - https://github.com/sudo-project/sudo/blob/2e18923c2e959fff57b60207a261080daa2ebee9/plugins/sudoers/sudoers_cb.c (cb_fqdn)
         - https://github.com/sudo-project/sudo/blob/SUDO_1_8_21/plugins/sudoers/sudoers.c (set_fqdn)
         - https://docs.oracle.com/en/java/javase/21/docs/api/java.base/java/net/InetAddress.html#getLocalHost()
+        - https://man7.org/linux/man-pages/man3/getaddrinfo.3.html (EAI_NONAME, EAI_NODATA, EAI_AGAIN)
         - https://man7.org/linux/man-pages/man5/hosts.5.html
         - https://www.debian.org/doc/manuals/debian-reference/ch05.en.html (the hostname resolution, 127.0.1.1)
         - https://github.com/home-assistant/hassbian-scripts/issues/27
     """
     told = catalogued(f, SYMBOL)
     if not told:
+        yield from _live(f)
         return
     s = told[0]
     host = _host(s)
@@ -69,3 +73,20 @@ def hostname_not_in_etc_hosts(f: FactView) -> Iterator[Hit]:
                    f"echo \"127.0.1.1 {host if plain else '$(hostname)'}\" | sudo tee -a /etc/hosts   # a single machine (Debian's convention); "
                    "on a cluster use the address the other nodes reach instead, or have the site's DNS know the name"),
               evidence={**told_evidence(s), **({"host": host} if host else {})})
+
+
+def _live(f: FactView) -> Iterator[Hit]:
+    """The node's own lookup (checks/own_name.py): read only where no pasted message said it."""
+    own = f["own_name"]
+    if not isinstance(own, dict) or own.get("resolves") is not False:
+        return
+    host = str(own.get("hostname") or "")
+    q = shlex.quote(host)
+    yield Hit(message=f"this node's name {host} resolves to no address (getaddrinfo: {own.get('error') or 'no address'}): "
+                      "it is in neither /etc/hosts nor DNS; sudo warns on every command, Java's getLocalHost fails, and "
+                      "rendezvous that advertise the host name cannot",
+              fix=(f"getent hosts {q} || echo 'the name resolves to nothing'   # what /etc/hosts and DNS answer for it\n"
+                   f"grep -n -w -- {q} /etc/hosts   # no line: the name is missing from /etc/hosts\n"
+                   "ip -brief addr   # the node's addresses: the one the other nodes reach belongs beside the name\n"
+                   "# administrators: add 'ADDRESS " + host + "' to /etc/hosts (or the site's DNS), ADDRESS one of the above"),
+              evidence={"own_name.hostname": host, "own_name.resolves": False, "own_name.error": own.get("error")})

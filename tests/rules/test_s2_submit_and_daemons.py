@@ -5,11 +5,14 @@ cannot import, and a shell's command not found."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from rulekit import fired, recorded_paste_facts, run_rule, told_facts
+from rulekit import facts, fired, recorded_paste_facts, run_rule, told_facts
+from hpcdoctor.checks import own_name
+from hpcdoctor.facts import Unknown
 
 S = "../tickets_blind_s/"
 PASTES = Path(__file__).resolve().parents[1] / "fixtures" / "pastes"
@@ -42,7 +45,8 @@ def test_sudo_translated_and_java_getlocalhost():
 
 def test_wget_unable_to_resolve_a_server_is_not_the_own_host():
     # wget's "unable to resolve host address 'download.pytorch.org'": a server's name, not this host's
-    assert not fired("hostname-not-in-etc-hosts", recorded_paste_facts("offline-vm-wget.txt"))
+    findings, _skipped = run_rule("hostname-not-in-etc-hosts", recorded_paste_facts("offline-vm-wget.txt"))
+    assert findings == []
 
 
 def test_pbs_bad_uid_bare_names_every_cause_and_not_a_missing_user():
@@ -147,3 +151,23 @@ def test_a_container_prompt_without_a_name_is_not_an_unknown_user():
     # bitnami's image runs under an arbitrary uid on purpose: bash's "I have no name!" prompt is read, not judged
     assert not fired("user-unknown-on-compute-node",
                      recorded_paste_facts(S + "bitnami-docker-airflow-53-arbitrary-uid-no-passwd-entry-healthy.txt"))
+
+
+UNRESOLVED = json.loads((PASTES / "getaddrinfo-debian12-vm-name-unresolved.json").read_text())
+
+
+def test_the_own_name_lookup_on_a_node():
+    # the resolver's real answers on the development VM: localhost from /etc/hosts, and a name nothing knows
+    assert own_name.lookup("localhost")["resolves"] is True
+    assert UNRESOLVED == {"resolves": False, "error": "Name or service not known"}
+    got = own_name.facts_of("node-renamed-s2", UNRESOLVED)
+    (f,) = fired("hostname-not-in-etc-hosts", facts("h100-kvm-1gpu", own_name=got))
+    assert f.severity == "warning" and "node-renamed-s2" in f.message and "Name or service not known" in f.message
+    assert not fired("hostname-not-in-etc-hosts",
+                     facts("h100-kvm-1gpu", own_name=own_name.facts_of("vm", own_name.lookup("localhost"))))
+
+
+def test_an_unreadable_lookup_is_unknown_not_a_pass():
+    assert isinstance(own_name.facts_of("vm", {"addresses": []}), Unknown)
+    findings, skipped = run_rule("hostname-not-in-etc-hosts", facts("h100-kvm-1gpu", own_name=Unknown("not recorded")))
+    assert findings == [] and skipped
