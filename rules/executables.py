@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Iterator, Optional
 
@@ -132,14 +133,20 @@ def binary_wrong_architecture(f: FactView) -> Iterator[Hit]:
               fix=fix, evidence={**evidence, **({"binary_machine": built} if built else {})})
 
 
-@rule("SYS026", PROGRAM, "warning", "a tool needs a program that is not installed or not on PATH", impact=5)
+@rule("SYS026", PROGRAM, "warning", "a tool needs a program that is not installed or not on PATH", impact=5,
+      also={"info": "a shell's \"command not found\": not installed on that host, or a PATH (a module) that does not reach it"})
 def required_program_not_installed(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, a tool's own refusal naming a program it runs and did not find: the
         Sanger cancer pipelines' (cgpBattenberg, PCAP-core and the tools built on them) "Failed
-        to find PROGRAM in PATH or local bin folder". A shell's bare "X: command not found" is not
-        read here: the program may only need a module load.
+        to find PROGRAM in PATH or local bin folder" (a warning). A shell's own "command not
+        found" for a program with no entry of its own (shell.toml's command-not-found: bash's
+        "SCRIPT: line N: X: command not found", dash's "SCRIPT: N: X: not found", zsh's "command
+        not found: X", fish's "Unknown command: X", tcsh's "X: Command not found.") is info: the
+        shell searched every PATH directory, so the program is not installed on this host or only
+        where PATH does not reach (a module not loaded); the line cannot say which. A script that
+        ran it (fsl_sub's "line 287: bc") is named, since the script's host lacks the program.
 
     Why it matters:
         The pipeline stops at the step that needs the program, often after hours of earlier
@@ -153,11 +160,17 @@ def required_program_not_installed(f: FactView) -> Iterator[Hit]:
     References:
         - https://github.com/cancerit/cgpBattenberg/blob/0c9e717a717ea0fa92749b13aec290a72ad57d6c/perl/lib/Sanger/CGP/Battenberg/Implement.pm (_which)
         - https://github.com/cancerit/cgpBattenberg/issues/20 (R was not installed; the maintainer: install R and Rscript on the system)
+        - https://git.savannah.gnu.org/cgit/bash.git/tree/execute_cmd.c?h=bash-5.2 (execute_disk_command: "%s: command not found")
+        - https://github.com/c3nl-neuraldynamics/c3nl_cluster/issues/32 (bc missing on the compute nodes)
     """
     told = catalogued(f, PROGRAM)
     if not told:
         return
-    s = told[0]
+    tool = next((s for s in told if s.get("id") != _SHELL_SAID), None)
+    if tool is None:
+        yield from _shell_found_none(told[0])
+        return
+    s = tool
     prog = str(s.get("program") or "PROGRAM")
     yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the tool found no {prog} in its own bin folder or on PATH: "
                       f"{prog} is not installed here, or its module or environment is not loaded",
@@ -166,3 +179,25 @@ def required_program_not_installed(f: FactView) -> Iterator[Hit]:
                    f"# not installed: ask the administrators for {prog}, or install it in your own environment "
                    f"(conda, a container image that carries it), then rerun"),
               evidence={**told_evidence(s), "program": prog})
+
+
+_SHELL_SAID = "shell:command-not-found"
+
+
+def _shell_found_none(s: dict) -> Iterator[Hit]:
+    """A shell's "command not found": consistent with a missing program, also with a PATH a module would set."""
+    prog = str(s.get("command") or s.get("dash") or s.get("zsh") or s.get("fish") or "PROGRAM")
+    text = told_text(s)
+    # bash's and dash's forms start with the script that ran the program ("/path/fsl_sub: line 287: bc: ...")
+    m = re.match(r"(?P<script>/[^\s:]{1,200}): (?:line )?[0-9]{1,7}: ", text)
+    script = m.group("script") if m else None
+    who = f"the script {script}" if script else "the shell"
+    q = shlex.quote(prog)
+    yield Hit(message=f"line {s.get('line')}: \"{text}\": {who} ran {prog} and the shell found it on no directory of "
+                      f"PATH: {prog} is not installed on the host that ran it (a compute node's image can lack what a "
+                      "login node has), or it is installed where this PATH does not reach (a module not loaded)",
+              fix=(f"command -v {q} || echo '{prog} is not on PATH'   # on the host that ran it (a compute node: inside a job, srun --pty bash)\n"
+                   f"module avail 2>&1 | grep -i -- {q}   # a site module that provides it: module load it before the tool runs\n"
+                   f"# not installed there: the administrators add {prog} to the node image (rpm -qf / dpkg -S on a host that has it names "
+                   "the package), or install it in your own environment (conda, a container image that carries it)"),
+              evidence={**told_evidence(s), "program": prog}, severity="info")

@@ -18,10 +18,14 @@ ADOPT = "pam-slurm-adopt-on-login-node"
 _EMITTER = {
     "sge": "Grid Engine's execution daemon", "slurm": "Slurm", "slurmd": "slurmd on the compute node",
     "pbs": "the PBS MOM", "PBSE": "PBS", "PEND": "LSF", "coreutils": "id", "htcondor": "HTCondor on the execute machine",
+    "ch-run": "Charliecloud's ch-run",
 }
 # GNU id's answer is about the host it ran on, which may be a login node: consistent with the
 # fault, not a scheduler's statement that a job could not run.
 _ONLY_CONSISTENT = ("accounts:coreutils-id-no-such-user",)
+# getpwuid failing for the uid a program runs as (Python's pwd, whoami, id): the host or container
+# that ran it lacks the entry, usual in a container under an arbitrary uid: a hint, never more.
+_HINT = ("accounts:python-getpwuid-uid-not-found", "accounts:coreutils-cannot-find-name-for-uid")
 
 
 def _emitter(s: dict) -> str:
@@ -39,7 +43,8 @@ _UNKNOWN_FIX = (
 
 @rule("ENV078", UNKNOWN, "error",
       "the job's user is unknown on the host that runs the job (no passwd entry there)", impact=7,
-      also={"warning": "GNU id's \"no such user\", which may be a login node's answer rather than the job's host"})
+      also={"warning": "GNU id's \"no such user\", which may be a login node's answer rather than the job's host",
+            "info": "getpwuid failing for a program's own uid (Python's pwd, whoami, id): also a container under an arbitrary uid"})
 def user_unknown_on_compute_node(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -49,9 +54,13 @@ def user_unknown_on_compute_node(f: FactView) -> Iterator[Hit]:
         its shepherd's "can't get password entry for user "X"" and "can't resolve user UID";
         Slurm's "_get_user_env: getpwuid_r(UID):...", "slurm_getpwuid_r: getpwuid_r(UID): ...",
         "_fill_cred_gids: getpwuid failed for uid=UID" and "Unable to resolve user ID to user
-        name"; the PBS MOM's "No Password Entry for User X" and PBS's "Bad UID for job execution"
-        (PBSE_BADUSER); LSF's pending reason "Unable to determine user account for execution"
-        (PEND_NO_MAPPING); HTCondor's "<user> not in passwd file". GNU id's "id: 'X': no such user" is a warning: it says the host it ran
+        name"; the PBS MOM's "No Password Entry for User X" (PBS's "Bad UID for job execution",
+        PBSE_BADUSER, is a submission refusal with other causes: slurm-submit-from-compute-node-refused); LSF's pending reason "Unable to determine user account for execution"
+        (PEND_NO_MAPPING); HTCondor's "<user> not in passwd file"; Charliecloud's ch-run, whose
+        0.13/0.14 "error (ch_core.c:406)" is its getpwuid of the invoking user returning NULL and
+        0.15+'s "getpwuid(3) failed" the same with errno set. Python's "getpwuid(): uid not found"
+        and whoami's or id's "cannot find name for user ID N" are info: the host or container
+        that ran them lacks the entry, which a container under an arbitrary uid does harmlessly. GNU id's "id: 'X': no such user" is a warning: it says the host it ran
         on does not know the account, which may not be the job's host.
 
     Why it matters:
@@ -72,10 +81,21 @@ def user_unknown_on_compute_node(f: FactView) -> Iterator[Hit]:
         - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/uid.c
         - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/resmom/start_exec.c (check_pwd)
         - https://github.com/htcondor/htcondor/blob/00f9ac097b1a23eced21000f74342d33e2e2a4d3/src/condor_utils/uids.cpp (init_user_ids)
+        - https://github.com/hpc/charliecloud/blob/v0.13/bin/ch_core.c (line 406: getpwuid)
+        - https://github.com/hpc/charliecloud/issues/649
         - https://man7.org/linux/man-pages/man1/getent.1.html
         - https://sssd.io/troubleshooting/basics.html
     """
     told = catalogued(f, UNKNOWN)
+    if told and all(s.get("id") in _HINT for s in told):
+        s = told[0]
+        who = f"uid {s.get('uid')}" if s.get("uid") else "the uid running it"
+        yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the host or container that ran it has no passwd entry "
+                          f"for {who}: harmless in a container started under an arbitrary uid; on a compute node, the "
+                          "account is unknown there and jobs of that user fail wherever they look it up",
+                  fix=_UNKNOWN_FIX, evidence=told_evidence(s), severity="info")
+        return
+    told = [s for s in told if s.get("id") not in _HINT]
     said = next((s for s in told if s.get("id") not in _ONLY_CONSISTENT), None)
     if said is None and not told:
         return

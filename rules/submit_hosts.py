@@ -15,7 +15,16 @@ _FIX = {
     "sge": "qconf -ss   # the hosts Grid Engine accepts submissions from (an administrator adds one with qconf -as HOST)",
     "pbs": "qmgr -c 'list queue QUEUE acl_host_enable,acl_hosts'   # the hosts the queue admits (the message names the queue); submit from one of them",
     "lsf": "bsub < job.sh   # from a login node: the site refuses submission from compute nodes",
+    "pbs-trust": ("qmgr -c 'print server' | grep -E 'allow_node_submit|submit_hosts|authorized_users|flatuid'   # the hosts "
+                  "(and user@host pairs) the PBS server accepts submissions from\n"
+                  "getent passwd $USER   # on the PBS server host: no line = the server does not know the account "
+                  "(TORQUE then says 'MSG=User ... does not exist in server password file')\n"
+                  "# administrators: TORQUE: qmgr -c 'set server allow_node_submit = True' or qmgr -c 'set server submit_hosts += NODE'; "
+                  "OpenPBS: qmgr -c 'set server flatuid = True', or the node in the server's /etc/hosts.equiv"),
 }
+# PBSE_BADUSER entries (submit_host.toml): the bare text has three causes, the MSG= details name one.
+_PBS_BARE = "submit_host:PBSE_BADUSER"
+_PBS_HOST = ("submit_host:torque-ruserok-failed", "submit_host:torque-munge-not-authorized")
 _WORKFLOW = ("# a workflow that submits its own jobs (Snakemake, Nextflow, Canu, a pilot): run its driver on a login "
              "node (in tmux or screen, or the site's workflow or interactive nodes), or run its steps inside one "
              "allocation with its local executor; Canu: useGrid=remote")
@@ -27,11 +36,14 @@ def _scheduler(s: dict) -> str:
         return "sge"
     if sid == "pbs_access:torque-host-acl":
         return "pbs"
+    if sid == _PBS_BARE or sid in _PBS_HOST:
+        return "pbs-trust"
     return "lsf" if sid.endswith("lsf-compute-nodes-cannot-submit") else "tacc"
 
 
 @rule("SYS019", SYMBOL, "error", "the site refuses job submission from this host (a compute node): submit from a login node",
-      impact=5)
+      impact=5, also={"warning": "PBS's bare \"Bad UID for job execution\" (PBSE_BADUSER): an untrusted submit host, or the "
+                                 "account unknown on the PBS server, or root"})
 def slurm_submit_from_compute_node_refused(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -40,7 +52,13 @@ def slurm_submit_from_compute_node_refused(f: FactView) -> Iterator[Hit]:
         available login resources.", Grid Engine's qmaster answers 'denied: host "<node>" is no
         submit host' and 'denied: host "<node>" is neither submit nor admin host' (qsub prints them
         after "Unable to run job: "), PBS's and TORQUE's host ACL refusal (pbs_access.toml), an LSF
-        site's "Compute Nodes cannot be used as submission host".
+        site's "Compute Nodes cannot be used as submission host"; Grid Engine's "Unable to run job:
+        denied: host" cut short. PBS's PBSE_BADUSER "Bad UID for job execution" at qsub: with
+        TORQUE's "MSG=ruserok failed validating U/U from HOST" (or a MUNGE build's "could not
+        authorize user U from HOST") the host is not trusted, an error; bare (OpenPBS, PBS Pro),
+        a warning naming its three causes in the servers' source: a submit host not trusted for
+        the user (not the server host; TORQUE's allow_node_submit, submit_hosts; ruserok's
+        hosts.equiv), the user without a passwd entry on the PBS server host, or root.
 
     Why it matters:
         Many sites accept jobs only from login nodes: a job_submit filter, Slurm's partition
@@ -61,14 +79,26 @@ def slurm_submit_from_compute_node_refused(f: FactView) -> Iterator[Hit]:
         - https://github.com/marbl/canu/issues/156
         - https://github.com/gridengine/gridengine/blob/7ff4c62d5793fb498f1d2955296a75717c823f12/source/daemons/qmaster/msg_qmaster.h (messages 33127, 33128)
         - https://github.com/TIGRLab/admin/issues/1270
+        - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/server/geteusernam.c (is_user_allowed_to_submit_jobs, set_jobexid)
+        - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/lib/Libsite/site_check_u.c (site_check_user_map)
+        - https://github.com/marbl/canu/issues/288 (PBS Pro: nodes not allowed to submit)
     """
     told = catalogued(f, SYMBOL)
     if not told:
         return
-    s = told[0]
+    # a MSG= detail names the one cause the bare PBSE_BADUSER text leaves open
+    s = next((t for t in told if t.get("id") != _PBS_BARE), told[0])
     kind = _scheduler(s)
     where = f" ({s.get('host')})" if s.get("host") else ""
     fix = _FIX[kind].replace("QUEUE", str(s["queue"])) if kind == "pbs" and s.get("queue") else _FIX[kind]
+    if s.get("id") == _PBS_BARE:
+        yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the PBS server refused the job at submission "
+                          "(PBSE_BADUSER), for one of three causes its source gives: the submitting host is not trusted for "
+                          "this user (a compute node where only login nodes may submit: not the server host, not in "
+                          "submit_hosts or allow_node_submit, not in hosts.equiv), or the user has no passwd entry on the PBS "
+                          "server host, or the account is root; the line does not say which",
+                  fix=f"{fix}\n{_WORKFLOW}", evidence=told_evidence(s), severity="warning")
+        return
     yield Hit(message=f"the job was refused because of the host that submitted it{where} (line {s.get('line')}: "
                       f"\"{told_text(s)}\"): this site accepts submissions only from its login nodes (or its submit hosts)",
               fix=f"{fix}\n{_WORKFLOW}", evidence=told_evidence(s))
