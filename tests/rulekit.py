@@ -155,6 +155,12 @@ def told_facts(text: str, node: str = "h100-kvm-1gpu") -> Dict[str, Any]:
     return facts(node, **{"ticket.symptoms": find_messages(text)})
 
 
+def told_paste_facts(name: str, node: str = "h100-kvm-1gpu") -> Dict[str, Any]:
+    """told_facts of one recorded paste in fixtures/pastes: a near miss the paste path refuses
+    (nothing in it is tool output it reads), read for its messages."""
+    return told_facts((PASTES / name).read_text(encoding="utf-8"), node)
+
+
 def paste_facts(tmp_path, text: str, name: str = "ticket.txt") -> Dict[str, Any]:
     """The facts of TEXT read as a pasted ticket, through the real paste path (open_paste)."""
     from hpcdoctor.triage.paste import open_paste

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from rulekit import facts, fired, paste_facts, recorded_paste_facts
+from rulekit import facts, fired, paste_facts, recorded_paste_facts, told_facts
 from hpcdoctor.triage.messages import find_messages
+
+S = "../tickets_blind_s/"   # set S, unsealed: recorded_paste_facts reads fixtures/pastes/<name>
 
 SET_M = Path(__file__).resolve().parent.parent / "fixtures" / "tickets_blind_m"
 
@@ -83,3 +85,22 @@ def test_a_bare_command_not_found_is_only_a_hint():
     # the shell's word alone: not installed there, or the program only needs a module load: info, naming both
     (f,) = fired("required-program-not-installed", recorded_paste_facts("slurm-22.05-srun-execve-command-not-on-path.txt"))
     assert f.severity == "info" and "not installed" in f.message and "module" in f.message
+
+
+# shells' command-not-found lines (shell.toml), on set S's ticket and the shells' formats
+def test_a_script_missing_bc_is_a_hint_naming_the_script():
+    (f,) = fired("required-program-not-installed", recorded_paste_facts(S + "c3nl-cluster-32-bc-missing-on-compute-nodes.txt"))
+    assert f.severity == "info" and "/apps/software/fsl/5.0.10/bin/fsl_sub" in f.message and "command -v bc" in f.fix
+
+
+def test_a_command_with_its_own_entry_is_left_to_its_rule():
+    # conda not on PATH is conda-activate-not-initialised's (shell.toml's conda-not-found), not a missing program
+    assert not fired("required-program-not-installed",
+                     recorded_paste_facts("bash-5.2-batch-script-conda-command-not-found.txt"))
+
+
+def test_command_not_found_forms_of_other_shells():
+    for line, prog in (("/usr/bin/dash: 1: bc: not found\n", "bc"), ("zsh:1: command not found: bc\n", "bc"),
+                       ("fish: Unknown command: bc\n", "bc")):
+        (f,) = fired("required-program-not-installed", told_facts(line))
+        assert f.evidence["program"] == prog

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rulekit import PASTES, fired, paste_facts, recorded_paste_facts
+from rulekit import PASTES, fired, paste_facts, recorded_paste_facts, told_facts
 from hpcdoctor.triage.messages import find_messages
+
+S = "../tickets_blind_s/"   # set S, unsealed: recorded_paste_facts reads fixtures/pastes/<name>
 
 Q = Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_q"
 
@@ -54,3 +56,24 @@ def test_a_description_of_the_module_is_no_refusal():
 def test_each_rule_is_silent_on_the_others_fault():
     assert not fired("user-unknown-on-compute-node", recorded_paste_facts("fgci-ansible-123-pam-slurm-no-active-jobs.txt"))
     assert not fired("pam-slurm-adopt-on-login-node", recorded_paste_facts("tigrlab-admin-535-sge-password-entry-nis.txt"))
+
+
+# getpwuid failures: Charliecloud 0.13's ch_core.c:406 on set S's ticket, CPython's and whoami's formats
+def test_charliecloud_0_13_getpwuid_line_is_the_user_unknown():
+    facts = recorded_paste_facts(S + "charliecloud-649-user-not-in-etc-passwd.txt")
+    (f,) = fired("user-unknown-on-compute-node", facts)
+    assert f.severity == "error" and "ch-run" in f.message and "getent passwd" in f.fix
+    assert not fired("user-namespaces-disabled", facts)
+
+
+def test_getpwuid_of_a_programs_own_uid_is_a_hint():
+    # the formats of CPython's pwdmodule.c and coreutils' whoami.c
+    for line in ("KeyError: 'getpwuid(): uid not found: 1001'\n", "whoami: cannot find name for user ID 1001\n"):
+        (f,) = fired("user-unknown-on-compute-node", told_facts(line))
+        assert f.severity == "info" and "uid 1001" in f.message and "arbitrary uid" in f.message
+
+
+def test_a_container_prompt_without_a_name_is_not_an_unknown_user():
+    # bitnami's image runs under an arbitrary uid on purpose: bash's "I have no name!" prompt is read, not judged
+    assert not fired("user-unknown-on-compute-node",
+                     recorded_paste_facts(S + "bitnami-docker-airflow-53-arbitrary-uid-no-passwd-entry-healthy.txt"))

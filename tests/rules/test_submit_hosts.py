@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
+from rulekit import facts, fired, recorded_paste_facts, run_rule
 from hpcdoctor.triage.messages import find_messages
+
+S = "../tickets_blind_s/"   # set S, unsealed: recorded_paste_facts reads fixtures/pastes/<name>
 
 
 @pytest.mark.parametrize("paste", ["tailseeker-3-job-submission-refused-on-compute-node.txt",
@@ -44,3 +46,31 @@ def test_grid_engines_admin_host_refusal_is_not_a_submission_refusal():
     told = find_messages('denied: host "node01" is no admin host\n')
     assert [s["id"] for s in told] == ["submit_host:sge-no-admin-host"]
     assert not fired("slurm-submit-from-compute-node-refused", facts("h100-kvm-1gpu", **{"ticket.symptoms": told}))
+
+
+# PBS/TORQUE and Grid Engine refusals on set S's tickets (unsealed) and other threads' pastes
+def test_pbs_bad_uid_bare_names_every_cause_and_not_a_missing_user():
+    facts = recorded_paste_facts(S + "canu-288-compute-nodes-cannot-submit-bad-uid.txt")
+    (f,) = fired("slurm-submit-from-compute-node-refused", facts)
+    assert f.severity == "warning" and "not trusted" in f.message and "passwd entry on the PBS server" in f.message
+    assert run_rule("user-unknown-on-compute-node", facts)[0] == []
+
+
+def test_torque_ruserok_names_the_host():
+    (f,) = fired("slurm-submit-from-compute-node-refused",
+                 recorded_paste_facts("canu-104-torque-ruserok-failed-from-compute-node.txt"))
+    assert f.severity == "error" and "(r3node4)" in f.message and "allow_node_submit" in f.fix
+
+
+def test_torque_user_missing_on_server_is_not_a_host_refusal():
+    facts = recorded_paste_facts("phy-clusters-19-torque-user-not-in-server-passwd.txt")
+    assert not fired("slurm-submit-from-compute-node-refused", facts)
+
+
+def test_grid_engine_refusal_cut_short():
+    (f,) = fired("slurm-submit-from-compute-node-refused",
+                 recorded_paste_facts(S + "canu-1846-compute-node-not-a-submit-host.txt"))
+    assert f.severity == "error" and "qconf -ss" in f.fix
+    # the full text still reads through its own entry, not the cut one
+    (g,) = fired("slurm-submit-from-compute-node-refused", recorded_paste_facts("canu-404-sge-no-submit-host.txt"))
+    assert g.evidence["message"] == "submit_host:sge-no-submit-host"
