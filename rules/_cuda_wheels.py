@@ -7,16 +7,11 @@ from __future__ import annotations
 
 from typing import Optional
 
-# The library's stem -> its NVIDIA wheel's folder under site-packages/nvidia/<folder>/lib: the CUDA_RPATHS
-# of torch's wheels (pytorch/pytorch .ci/manywheel/build_cuda.sh @ 00c7a380b8369d08e02dd400aa76dc6c0738b589);
-# nvjitlink from nvidia-nvjitlink-cu12's own wheel (nvidia/nvjitlink/lib/libnvJitLink.so.12).
-WHEEL_DIR = {
-    "libcudart": "cuda_runtime", "libnvrtc": "cuda_nvrtc", "libnvrtc-builtins": "cuda_nvrtc",
-    "libcublas": "cublas", "libcublasLt": "cublas", "libcufft": "cufft", "libcurand": "curand",
-    "libcusolver": "cusolver", "libcusparse": "cusparse", "libcusparseLt": "cusparselt", "libnccl": "nccl",
-    "libnvshmem_host": "nvshmem", "libcupti": "cuda_cupti", "libnvperf_host": "cuda_cupti",
-    "libnvToolsExt": "nvtx", "libcufile": "cufile", "libcufile_rdma": "cufile", "libnvJitLink": "nvjitlink",
-}
+from hpcdoctor import knowledge
+
+# The library's stem -> its NVIDIA wheel's folder under site-packages/nvidia/<folder>/lib, with the
+# source beside it (knowledge/cuda_wheel_libs.toml).
+_DIRS = knowledge.load("cuda_wheel_libs")["wheel_dirs"]
 
 _SITE = "$(python -c 'import site; print(site.getsitepackages()[0])')"
 
@@ -24,9 +19,11 @@ _SITE = "$(python -c 'import site; print(site.getsitepackages()[0])')"
 def wheel_dir(lib: str) -> Optional[str]:
     """The wheel folder of a CUDA library stem (libcudnn_cnn_infer -> cudnn); None for a library
     NVIDIA's wheels do not carry."""
-    if lib.startswith("libcudnn"):
-        return "cudnn"
-    return WHEEL_DIR.get(lib)
+    for prefix, folder in _DIRS["prefixes"].items():
+        if lib.startswith(prefix):
+            return str(folder)
+    folder = _DIRS["libs"].get(lib)
+    return str(folder) if folder else None
 
 
 def loader_path_fix(lib: str, so: str) -> str:
