@@ -5,6 +5,7 @@ writable mmap LMDB needs."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from typing import Iterator, List, Optional, Tuple
@@ -13,11 +14,31 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
-_NFS_FIX = ("lsof +D DIR 2>/dev/null | grep -F .nfs   # the process holding the deleted file open (DIR: the directory "
-            "that would not go); or: fuser -v DIR/.nfs*\n"
-            "kill PID   # end that process (or let it finish): the NFS client then removes its .nfs file itself\n"
-            "rm -rf DIR   # now the directory can be removed\n"
-            "# the process may run on another node of the cluster: run lsof there (the job that used DIR)")
+_NFS_NAME = re.compile(r"""([^\s'"`‘’]{0,1024}/)?\.nfs[0-9a-f]{24}""")
+
+
+def _dir_line(where: Optional[str], what: str, said: str = "as the pasted line names it") -> str:
+    """The fix's first line: DIR set once, to the directory the pasted line (or the node) names,
+    quoted for the shell, else to a path the user replaces; the commands below use "$DIR"."""
+    if where:
+        return f"DIR={shlex.quote(where)}   # {what}, {said}"
+    return f"DIR=/path/to/dir   # {what}: the pasted line does not name it"
+
+
+def _nfs_fix(where: Optional[str]) -> str:
+    return "\n".join((
+        _dir_line(where, "the directory that would not go"),
+        'lsof +D "$DIR" 2>/dev/null | grep -F .nfs   # the process holding the deleted file open; or: fuser -v "$DIR"/.nfs*',
+        "kill PID   # end that process (or let it finish): the NFS client then removes its .nfs file itself",
+        'rm -rf "$DIR"   # now the directory can be removed',
+        "# the process may run on another node of the cluster: run lsof there (the job that used the directory)"))
+
+
+def _nfs_dir(text: str) -> Optional[str]:
+    m = _NFS_NAME.search(text)
+    if not m:
+        return None
+    return (m.group(1) or "./").rstrip("/") or "/"
 
 
 @rule("SYS042", "nfs-files-held-open-busy", "warning",
@@ -61,7 +82,7 @@ def nfs_files_held_open_busy(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"{first}{more}: the NFS client's name for a file deleted while a process still holds it "
                       f"open{inode}; it cannot be removed until that process closes it (line {s.get('line')}: "
                       f"\"{told_text(s)}\")",
-              fix=_NFS_FIX, evidence=told_evidence(s))
+              fix=_nfs_fix(_nfs_dir(str(s.get("text") or ""))), evidence=told_evidence(s))
 
 
 # NAME_MAX on Linux (include/uapi/linux/limits.h: 255 bytes), the limit of ext4, XFS and btrfs, and
@@ -73,17 +94,24 @@ _QUOTED = re.compile(r"""'([^'\n]{1,4096})'|"([^"\n]{1,4096})"|`([^'`\n]{1,4096}
 _CUT = "\0cut"
 _LAST_TOKEN = re.compile(r"([^\s:'\"`]{1,4096})(?::[ \t]{0,2}Cannot [a-z]{1,20})?[ \t]{0,2}$")
 
-_NAME_FIX = ("stat -f -c '%l' DIR   # the longest file name DIR's file system allows (DIR: where the name was written); "
-             "143 is eCryptfs with encrypted names, 255 the usual\n"
-             "df -T DIR   # which file system that is (ecryptfs: an encrypted home directory)\n"
-             "mkdir -p /tmp/$USER && cd /tmp/$USER   # or a directory on another file system (a scratch or project "
-             "area): run or clone there, or point the program's cache there")
+def _name_fix(name: Optional[str]) -> str:
+    path = name.replace(_CUT, "") if name else ""
+    return "\n".join((
+        _dir_line(os.path.dirname(path) or None, "where the long name was written"),
+        "stat -f -c '%l' \"$DIR\"   # the longest file name its file system allows: 143 is eCryptfs with encrypted "
+        "names, 255 the usual",
+        'df -T "$DIR"   # which file system that is (ecryptfs: an encrypted home directory)',
+        "mkdir -p /tmp/$USER && cd /tmp/$USER   # or a directory on another file system (a scratch or project "
+        "area): run or clone there, or point the program's cache there"))
 
 
-_LIVE_NAME_FIX = ("stat -f -c '%l' {dir}; df -T {dir}   # the name limit and the file system (ecryptfs: an encrypted "
-                  "home directory)\n"
-                  "export TMPDIR=/tmp/$USER XDG_CACHE_HOME=/tmp/$USER/.cache; mkdir -p $XDG_CACHE_HOME   # caches and "
-                  "temporary files on a file system with 255-byte names, where /tmp is one (check it the same way)")
+def _live_name_fix(where: str) -> str:
+    return "\n".join((
+        _dir_line(where, "the directory whose file system takes short names", "on this node"),
+        "stat -f -c '%l' \"$DIR\"; df -T \"$DIR\"   # the name limit and the file system (ecryptfs: an encrypted "
+        "home directory)",
+        "export TMPDIR=/tmp/$USER XDG_CACHE_HOME=/tmp/$USER/.cache; mkdir -p $XDG_CACHE_HOME   # caches and "
+        "temporary files on a file system with 255-byte names, where /tmp is one (check it the same way)"))
 
 
 def _name_of(text: str) -> Optional[str]:
@@ -168,7 +196,7 @@ def fs_filename_length_limited(f: FactView) -> Iterator[Hit]:
                           f"{_NAME_MAX} bytes ext4, XFS and btrfs allow: the file system there has a lower limit, the "
                           f"mark of eCryptfs with encrypted names ({_ECRYPTFS_NAME_MAX} bytes), as an encrypted home "
                           f"directory is (line {s.get('line')}: \"{told_text(s)}\")",
-                  fix=_NAME_FIX, evidence=told_evidence(s))
+                  fix=_name_fix(name), evidence=told_evidence(s))
         return
     if measured:
         (size, part), name, s = max(measured, key=lambda m: m[0][0])
@@ -182,13 +210,13 @@ def fs_filename_length_limited(f: FactView) -> Iterator[Hit]:
             why = (f"its longest name is {size} bytes, within eCryptfs' {_ECRYPTFS_NAME_MAX}: a file system with a still "
                    "lower limit, which stat -f shows")
         yield Hit(message=f"File name too long (line {s.get('line')}: \"{told_text(s)}\"): {why}",
-                  fix=_NAME_FIX, evidence=told_evidence(s), severity="info")
+                  fix=_name_fix(name), evidence=told_evidence(s), severity="info")
         return
     s = told[0]
     said = "the user's words" if str(s.get("id")).startswith("prose:") else "the line names no file"
     yield Hit(message=f"a file name too long for its file system (line {s.get('line')}: \"{told_text(s)}\"; {said}): "
                       f"eCryptfs, as encrypted home directories use, allows {_ECRYPTFS_NAME_MAX} bytes where most file "
-                      f"systems allow {_NAME_MAX}", fix=_NAME_FIX, evidence=told_evidence(s), severity="info")
+                      f"systems allow {_NAME_MAX}", fix=_name_fix(None), evidence=told_evidence(s), severity="info")
 
 
 def _name_limit_of_write_dirs(f: FactView) -> Iterator[Hit]:
@@ -201,17 +229,21 @@ def _name_limit_of_write_dirs(f: FactView) -> Iterator[Hit]:
             yield Hit(message=f"{fs.get('mount_probe')} ({', '.join(fs.get('roles') or [])}) is on a file system that takes "
                               f"file names of at most {limit} bytes{kind}, where most take {_NAME_MAX}: caches named by "
                               "long hashes, git checkouts and archives with longer names fail there",
-                      fix=_LIVE_NAME_FIX.format(dir=shlex.quote(str(fs.get("mount_probe")))), severity="advice",
+                      fix=_live_name_fix(str(fs.get("mount_probe"))), severity="advice",
                       evidence={"limits.filesystems": {k: fs.get(k) for k in ("roles", "paths", "mount_probe", "fstype",
                                                                               "name_max")}})
             return
 
 
-_FIFO_FIX = ("df -T DIR; findmnt -T DIR -o TARGET,FSTYPE,OPTIONS   # DIR: where the FIFO was made; cifs/smb3 without "
-             "unix extensions or sfu, vfat, exfat, ntfs (WSL's /mnt/c) hold no FIFOs\n"
-             "mkfifo DIR/probe.fifo && rm DIR/probe.fifo   # 'Operation not permitted': this file system cannot hold one\n"
-             "mkdir -p /tmp/$USER/star && STAR ... --outTmpDir /tmp/$USER/star/run1   # STAR: its FIFOs on a local Linux "
-             "file system (the directory must not exist yet)")
+def _fifo_fix(path: Optional[str]) -> str:
+    where = path.strip("'‘’") if path else None
+    return "\n".join((
+        _dir_line(os.path.dirname(where) or "." if where else None, "where the FIFO was made"),
+        'df -T "$DIR"; findmnt -T "$DIR" -o TARGET,FSTYPE,OPTIONS   # cifs/smb3 without unix extensions or sfu, vfat, '
+        "exfat, ntfs (WSL's /mnt/c) hold no FIFOs",
+        'mkfifo "$DIR"/probe.fifo && rm "$DIR"/probe.fifo   # \'Operation not permitted\': this file system cannot hold one',
+        "mkdir -p /tmp/$USER/star && STAR ... --outTmpDir /tmp/$USER/star/run1   # STAR: its FIFOs on a local Linux "
+        "file system (the directory must not exist yet)"))
 
 
 @rule("SYS044", "fs-fifo-unsupported", "error", "the file system refuses FIFOs (named pipes) a program makes there",
@@ -253,22 +285,25 @@ def fs_fifo_unsupported(f: FactView) -> Iterator[Hit]:
     sid, quote = s.get("id"), f"(line {s.get('line')}: \"{told_text(s)}\")"
     if sid == "fs_support:mkfifo-not-supported":
         yield Hit(message=f"the file system refused to create a FIFO at {s.get('path')}: {s.get('reason')} is mknod's "
-                          f"answer where a file system holds no FIFOs {quote}", fix=_FIFO_FIX, evidence=told_evidence(s))
+                          f"answer where a file system holds no FIFOs {quote}", fix=_fifo_fix(s.get("path")), evidence=told_evidence(s))
     elif sid == "fs_support:star-could-not-create-fifo":
         where = f" at {s.get('path')}" if s.get("path") else ""
         yield Hit(message=f"STAR could not create its FIFO{where} {quote}: STAR's own SOLUTION names a run directory whose "
                           "file system does not support FIFOs (a Windows or NAS share: CIFS, NTFS, FAT)",
-                  fix=_FIFO_FIX, evidence=told_evidence(s), severity="warning")
+                  fix=_fifo_fix(s.get("path")), evidence=told_evidence(s), severity="warning")
     else:
         yield Hit(message=f"the user says the mount does not allow FIFOs {quote}: a CIFS/SMB mount without the unix "
                           "extensions or sfu, or an NTFS or FAT one, refuses mknod (EPERM), and programs that stream "
                           "through named pipes there (STAR's --readFilesCommand) fail or hang",
-                  fix=_FIFO_FIX, evidence=told_evidence(s), severity="info")
+                  fix=_fifo_fix(None), evidence=told_evidence(s), severity="info")
 
 
-_MMAP_FIX = ("df -T DIR   # DIR: the LMDB directory; dvs (Cray DVS), or another network file system\n"
-             "mkdir -p /tmp/$USER && cp -r DIR /tmp/$USER/   # the database on node-local disk (or /dev/shm), opened there\n"
-             "# read-only use on DVS: lmdb.open(DIR, readonly=True, lock=False) maps read-only, which DVS allows")
+def _mmap_fix(where: Optional[str], what: str = "the LMDB directory") -> str:
+    return "\n".join((
+        _dir_line(where, what),
+        'df -T "$DIR"   # dvs (Cray DVS), or another network file system',
+        'mkdir -p /tmp/$USER && cp -r "$DIR" /tmp/$USER/   # the database on node-local disk (or /dev/shm), opened there',
+        "# read-only use on DVS: lmdb.open(path, readonly=True, lock=False) maps read-only, which DVS allows"))
 
 
 @rule("SYS045", "fs-shared-mmap-unsupported", "warning",
@@ -310,10 +345,10 @@ def fs_shared_mmap_unsupported(f: FactView) -> Iterator[Hit]:
     if s.get("id") == "fs_support:strace-mmap-shared-refused":
         yield Hit(message=f"the kernel refused a shared mapping of a file with {errno} (\"{reason}\"): its file system does "
                           f"not support it (line {s.get('line')}: \"{told_text(s)}\")",
-                  fix=_MMAP_FIX.replace("the LMDB directory", "the mapped file's directory"), evidence=told_evidence(s),
+                  fix=_mmap_fix(None, "the mapped file's directory"), evidence=told_evidence(s),
                   severity="error")
         return
     yield Hit(message=f"LMDB could not open its environment{' ' + repr(s.get('path')) if s.get('path') else ''}: {errno} "
                       f"(\"{reason}\") is mmap's answer on a file system without the shared mapping LMDB needs, as "
                       f"Cray DVS maps files read-only only (line {s.get('line')}: \"{told_text(s)}\")",
-              fix=_MMAP_FIX, evidence=told_evidence(s))
+              fix=_mmap_fix(str(s["path"]) if s.get("path") else None), evidence=told_evidence(s))

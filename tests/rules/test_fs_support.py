@@ -11,15 +11,18 @@ from rulekit import PASTES, facts, fired, recorded_paste_facts, run_rule, told_f
 S = "../tickets_blind_s/"
 
 
-@pytest.mark.parametrize("paste, name, fileid", [
-    (S + "snippy-88-nfs-silly-rename-file-still-open.txt", ".nfs00000009a20b002b00005433", "41373335595"),   # Perl File::Path
-    (S + "sheffield-hpc-362-nfs-files-held-open-by-running-process.txt", ".nfs00000000000cb22e0000166a", "832046"),  # rm
-    ("modelscope-104-shutil-rmtree-nfs-silly-rename.txt", ".nfs00000000160c011a00063458", "369885466"),  # shutil.rmtree
+@pytest.mark.parametrize("paste, name, fileid, where", [
+    (S + "snippy-88-nfs-silly-rename-file-still-open.txt", ".nfs00000009a20b002b00005433", "41373335595",
+     "reference"),   # Perl File::Path
+    (S + "sheffield-hpc-362-nfs-files-held-open-by-running-process.txt", ".nfs00000000000cb22e0000166a", "832046",
+     "./spark-2.0.0/build/zinc-0.3.9/lib"),  # rm
+    ("modelscope-104-shutil-rmtree-nfs-silly-rename.txt", ".nfs00000000160c011a00063458", "369885466",
+     "."),  # shutil.rmtree, the bare name: the directory it ran in
 ])
-def test_a_silly_renamed_nfs_file_names_the_open_file(paste, name, fileid):
+def test_a_silly_renamed_nfs_file_names_the_open_file(paste, name, fileid, where):
     (f,) = fired("nfs-files-held-open-busy", recorded_paste_facts(paste))
     assert f.severity == "warning" and name in f.message and f"file id {fileid}" in f.message
-    assert "lsof +D DIR" in f.fix and "fuser -v DIR/.nfs*" in f.fix
+    assert f.fix.startswith(f"DIR={where}   #") and 'lsof +D "$DIR"' in f.fix and 'fuser -v "$DIR"/.nfs*' in f.fix
 
 
 def test_busy_without_a_silly_renamed_name_is_not_this():
@@ -34,7 +37,7 @@ def test_busy_without_a_silly_renamed_name_is_not_this():
 def test_a_name_between_143_and_255_bytes_marks_a_lower_limit(paste, size):
     (f,) = fired("fs-filename-length-limited", recorded_paste_facts(paste))
     assert f.severity == "warning" and f"a file name of {size} bytes" in f.message and "eCryptfs" in f.message
-    assert "stat -f -c '%l' DIR" in f.fix
+    assert f.fix.startswith("DIR=") and "stat -f -c '%l' \"$DIR\"" in f.fix
 
 
 def test_the_users_words_about_ecryptfs_are_a_hint():
@@ -108,7 +111,7 @@ def test_a_write_dir_whose_names_stop_at_143_bytes_is_advice():
     fs = [{"roles": ["HOME", "TMPDIR"], "paths": ["/home/u", "/tmp"], "mount_probe": "/home/u", "fstype": "ecryptfs",
            "name_max": 143}]
     (f,) = fired("fs-filename-length-limited", facts("h100-fc-1gpu-busy", **{"limits.filesystems": fs}))
-    assert f.severity == "advice" and "at most 143 bytes" in f.message and "stat -f -c '%l' /home/u" in f.fix
+    assert f.severity == "advice" and "at most 143 bytes" in f.message and f.fix.startswith("DIR=/home/u   #") and "on this node" in f.fix
 
 
 def test_the_recorded_nodes_and_this_machine_take_255_byte_names():
