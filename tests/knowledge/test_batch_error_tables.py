@@ -27,3 +27,28 @@ def test_htcondor_table_holds_every_hold_code_of_the_header():
 def test_a_periodic_release_expression_naming_codes_is_not_a_hold():
     found = _read("crabserver-5327-periodic-release-holdreasoncode-expression.txt")
     assert [s["id"] for s in found if s["family"] == "htcondor"] == []
+
+
+def test_pbs_table_holds_every_code_openpbs_gives_a_text():
+    fam = _family("pbs_errors")
+    assert len(fam.entries) == 169   # pbs_messages.c @ cd7ab5e: pbs_err_to_txt[] has 169 rows
+    assert fam.by_code[15018].key == "PBSE_UNKQUE" and fam.by_code[15001].key == "PBSE_UNKJOBID"
+
+
+def test_torque_qsub_refusing_an_unknown_queue_is_read_as_pbse_unkque():
+    found = _read("canu-891-torque-qsub-unknown-queue.txt")
+    (s,) = [s for s in found if s["family"] == "pbs_errors"]
+    assert (s["id"], s["rules"]) == ("pbs_errors:PBSE_UNKQUE", [])
+    assert "requested queue not found" in s["text"]
+
+
+def test_pbs_pro_qstat_inside_a_tools_exception_is_read_as_pbse_unkjobid():
+    found = _read("balsam-323-pbspro-qstat-unknown-job-id.txt")
+    (s,) = [s for s in found if s["family"] == "pbs_errors"]
+    assert (s["id"], s["client"]) == ("pbs_errors:PBSE_UNKJOBID", "qstat")
+
+
+def test_a_pbs_text_another_family_reads_with_its_rule_is_not_read_twice():
+    # OpenPBS's PBSE_EXCQRESC, as ert's driver logged it: pbs.toml reads it; the generic table does not
+    found = find_messages('error: "qsub: Job violates queue and/or server resource limits"')
+    assert [s["family"] for s in found] == ["pbs"]
