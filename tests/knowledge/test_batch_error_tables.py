@@ -52,3 +52,16 @@ def test_a_pbs_text_another_family_reads_with_its_rule_is_not_read_twice():
     # OpenPBS's PBSE_EXCQRESC, as ert's driver logged it: pbs.toml reads it; the generic table does not
     found = find_messages('error: "qsub: Job violates queue and/or server resource limits"')
     assert [s["family"] for s in found] == ["pbs"]
+
+
+def test_lsf_tables_hold_every_text_openlava_gives():
+    # lsb.err.c: 136 rows less 7 placeholders ("No error", "Error 5", 25, 26, 77, 78, 84); lib.err.c: 99 less "No error"
+    assert len(_family("lsb_errors").entries) == 129 and len(_family("ls_errors").entries) == 98
+    assert _family("lsb_errors").by_code[18].key == "LSBE_BAD_QUEUE"
+
+
+def test_an_lsf_refusal_outside_openlavas_table_is_still_read_as_lsf():
+    found = _read("ert-7550-lsf-bsub-rusage-select-section.txt")
+    lsf = [s for s in found if s["family"] == "lsb_errors"]
+    assert len(lsf) == 1 and lsf[0]["unlisted"] and not lsf[0].get("rules")
+    assert "Job not submitted." in lsf[0]["text"]
