@@ -31,7 +31,9 @@ def test_a_periodic_release_expression_naming_codes_is_not_a_hold():
 
 def test_pbs_table_holds_every_code_openpbs_gives_a_text():
     fam = _family("pbs_errors")
-    assert len(fam.entries) == 169   # pbs_messages.c @ cd7ab5e: pbs_err_to_txt[] has 169 rows
+    torque = [e for e in fam.entries if e.key.startswith("TORQUE_")]
+    assert len(fam.entries) - len(torque) == 169   # pbs_messages.c @ cd7ab5e: pbs_err_to_txt[] has 169 rows
+    assert len(torque) == 126   # pbs_error_db.h @ 34ff845: the rows whose text OpenPBS does not share
     assert fam.by_code[15018].key == "PBSE_UNKQUE" and fam.by_code[15001].key == "PBSE_UNKJOBID"
 
 
@@ -65,3 +67,8 @@ def test_an_lsf_refusal_outside_openlavas_table_is_still_read_as_lsf():
     lsf = [s for s in found if s["family"] == "lsb_errors"]
     assert len(lsf) == 1 and lsf[0]["unlisted"] and not lsf[0].get("rules")
     assert "Job not submitted." in lsf[0]["text"]
+
+
+def test_torque_qstat_text_is_read_as_torques_own_row_even_after_a_progress_bar():
+    found = _read("pecan-772-torque-qstat-unknown-job-id-error.txt")
+    assert [s["id"] for s in found if s["family"] == "pbs_errors"] == ["pbs_errors:TORQUE_PBSE_UNKJOBID"]
