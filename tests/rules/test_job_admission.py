@@ -5,7 +5,6 @@ from another thread (tests/fixtures/pastes/SOURCES.md)."""
 
 from __future__ import annotations
 
-from conftest import check_from
 from rulekit import PASTES, facts, fired, recorded_paste_facts
 from hpcdoctor.triage.messages import find_messages
 
@@ -17,12 +16,15 @@ def test_torque_group_acl_refusal_is_an_error_naming_the_queue():
 
 
 def test_silent_on_a_torque_authentication_failure():
-    # trqauthd could not authenticate the user: qsub never reached a queue's ACL; the paste holds
-    # nothing the catalogue knows, so `check --from` refuses it with one line
+    # trqauthd could not authenticate the user: qsub never reached a queue's ACL. The only line read
+    # is qsub's own error, a text outside the PBSE table (pbs_errors.toml), quoted back as such
+    # rather than refused; it feeds no rule
     paste = PASTES / "torque-phy-clusters-34-trqauthd-unable-to-authenticate.txt"
-    told = facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(paste.read_text())})
+    found = find_messages(paste.read_text())
+    told = facts("h100-kvm-1gpu", **{"ticket.symptoms": found})
     assert not fired("pbs-queue-group-acl-denied", told)
-    assert check_from(paste)["rc"] == 2
+    assert [(s["id"], s.get("client")) for s in found] == [("pbs_errors:unlisted", "qsub")]
+    assert "cannot connect to server cluster" in found[0]["text"]
 
 
 def test_grid_engine_unknown_pe_is_an_error_naming_it():
