@@ -27,9 +27,11 @@ else:  # pragma: no cover - exercised on the oldest supported Python in CI
 
 MESSAGES_DIR = Path(__file__).parent / "messages"
 
-# What a cause may be: the catalogue says who has to act, a rule says what to do.
+# What a cause may be: the catalogue says who has to act, a rule says what to do. "unclassified":
+# the emitter's table gives a message and no cause (a scheduler's whole error table), and nobody
+# has judged each row: not a guess dressed as a cause.
 CAUSES = frozenset({"environment", "build", "driver", "hardware", "program", "resource", "transient",
-                    "internal", "configuration"})
+                    "internal", "configuration", "unclassified"})
 
 _SPACES = re.compile(r"\s{1,64}")
 # An unbounded repeat (*, +, {n,}) after anything: a pattern over a pasted line must not be able to
