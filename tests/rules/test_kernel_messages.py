@@ -172,3 +172,12 @@ def test_an_nfs4_clientid_in_use_and_its_failed_state_manager_are_read_and_fire_
     (m,) = [s for s in found if s["id"] == "kernel_nfs:state-manager-failed"]
     assert (m["section"], m["server"], m["errno"]) == ("lease expired", "tigrsrv", "1")
     assert _loud(recorded_paste_facts(name)) == []
+
+
+def test_a_beegfs_clients_refused_setting_is_read_with_its_name_and_fires_nothing():
+    name = "beegfs-89-client-config-argument-invalid.txt"
+    found = _read(name)
+    (s,) = [s for s in found if s["id"] == "beegfs_client:config-argument-invalid"]
+    assert s["argument"] == "connClientPort"
+    assert "beegfs_client:common-objects-init-failed" in _ids(found)
+    assert _loud(recorded_paste_facts(name)) == []
