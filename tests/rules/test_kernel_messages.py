@@ -138,3 +138,46 @@ def test_an_xfs_shutdown_in_the_pre_5_15_wording_is_read():
 def test_amd_vi_events_broken_after_the_bracket_are_each_read_once():
     found = [s for s in _read("pcengines-apu2-240-amd-vi-wrapped-events.txt") if s["family"] == "kernel_hwerr"]
     assert sorted(_ids(found)) == ["kernel_hwerr:INVALID_DEVICE_REQUEST", "kernel_hwerr:IO_PAGE_FAULT"]
+
+
+def _loud(g):
+    """The findings at error or warning of every rule over a paste's facts: a line that states no rule's
+    fact must leave them empty."""
+    from hpcdoctor import engine
+    from hpcdoctor.facts import FactView
+
+    rules, errors = engine.load_rules()
+    assert not errors
+    findings, _ = engine.evaluate(rules, FactView(g["facts"], g["unknown"], None))
+    return [f for f in findings if f.severity in ("error", "warning")]
+
+
+def test_a_lustre_clients_undeliverable_rpc_and_failed_ping_are_read_with_what_they_name():
+    name = "jade-hpc-gpu-14-lustre-client-network-error.txt"
+    found = _read(name)
+    (s,) = [s for s in found if s["id"] == "kernel_lustre:request-failed-network-error"]
+    assert (s["opc"], s["import"]) == ("250", "MGC172.31.126.87@o2ib@172.31.126.87@o2ib")
+    (op,) = [s for s in found if s["id"] == "kernel_lustre:operation-failed"]
+    assert (op["operation"], op["nid"], op["rc"]) == ("obd_ping", "172.31.126.88@o2ib", "-107")
+    # the "Skipped N previous similar messages" lines of the same function are no second failure
+    assert len([s for s in found if s["family"] == "kernel_lustre"]) == 2
+    assert _loud(recorded_paste_facts(name)) == []
+
+
+def test_an_nfs4_clientid_in_use_and_its_failed_state_manager_are_read_and_fire_nothing():
+    name = "tigrlab-admin-234-nfs4-clientid-in-use.txt"
+    found = _read(name)
+    (c,) = [s for s in found if s["id"] == "kernel_nfs:clientid-in-use"]
+    assert c["server"] == "tigrsrv"
+    (m,) = [s for s in found if s["id"] == "kernel_nfs:state-manager-failed"]
+    assert (m["section"], m["server"], m["errno"]) == ("lease expired", "tigrsrv", "1")
+    assert _loud(recorded_paste_facts(name)) == []
+
+
+def test_a_beegfs_clients_refused_setting_is_read_with_its_name_and_fires_nothing():
+    name = "beegfs-89-client-config-argument-invalid.txt"
+    found = _read(name)
+    (s,) = [s for s in found if s["id"] == "beegfs_client:config-argument-invalid"]
+    assert s["argument"] == "connClientPort"
+    assert "beegfs_client:common-objects-init-failed" in _ids(found)
+    assert _loud(recorded_paste_facts(name)) == []
