@@ -17,12 +17,17 @@ from hpcdoctor.rules._common import facts_or_ticket, first_symptom, stated, told
 LOCK = "torch-extension-build-lock-stale"
 CACHE = "jit-kernel-cache-stale"
 _ROOT = '"${TORCH_EXTENSIONS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/torch_extensions}"'
+# One threshold for what counts as stale, on a node and in a paste's fix (knowledge/thresholds.toml).
+_STALE_S = float(knowledge.load("thresholds")["torch_extensions"]["stale_lock_min_age_s"])
+_NODE_LOCAL = ("export TORCH_EXTENSIONS_DIR=/tmp/$USER/torch_extensions   # a node-local root for jobs: concurrent "
+               "jobs on a shared home no longer wait on each other's locks")
 _LOCK_FIX = (f"find {_ROOT} -maxdepth 3 -name lock -ls   # a lock file per extension being built; one "
              "left by a build that was killed (Ctrl-C, scancel, a time limit) blocks every later load()\n"
              "pgrep -u \"$USER\" -a 'ninja|nvcc|c\\+\\+'   # no build of yours running (on any node sharing the "
              "directory): the lock is stale\n"
-             f"find {_ROOT} -maxdepth 3 -name lock -mmin +30 -print -delete   # the locks older than a build takes "
-             "(30 min), once no build of yours runs; the next load() rebuilds or loads that extension\n"
+             f"find {_ROOT} -maxdepth 3 -name lock -mmin +{_STALE_S / 60:.0f} -print -delete   # the locks older than a "
+             f"build takes ({_STALE_S / 60:.0f} min), once no build of yours runs; the next load() rebuilds or loads that "
+             "extension\n"
              "export TORCH_EXTENSIONS_DIR=/tmp/$USER/torch_extensions   # a node-local root for jobs, so concurrent "
              "jobs on a shared home do not wait on each other's locks")
 _MEGATRON_FIX = ("ls -l megatron/fused_kernels/build/lock   # in the Megatron checkout (forks: their fused_kernels/build); "
@@ -83,25 +88,27 @@ def _stale_locks_on_node(f: FactView) -> Iterator[Hit]:
     locks = f["torch_extensions.locks"]
     if not isinstance(locks, list):
         raise MissingFact("torch_extensions.locks", "not a list of lock files")
-    min_age = float(knowledge.load("thresholds")["torch_extensions"]["stale_lock_min_age_s"])
     stale = [x for x in locks if isinstance(x, dict) and x.get("held") is False
-             and isinstance(x.get("age_s"), (int, float)) and x["age_s"] >= min_age]
+             and isinstance(x.get("age_s"), (int, float)) and x["age_s"] >= _STALE_S]
     if not stale:
         return
     stale.sort(key=lambda x: -x["age_s"])
     names = ", ".join(x["path"] for x in stale[:4]) + (f" and {len(stale) - 4} more" if len(stale) > 4 else "")
-    fix = ["pgrep -u \"$USER\" -a 'ninja|nvcc|cc1plus'   # no build of yours running (also on the other nodes "
-           "sharing this home): the locks below are stale"]
-    fix += [f"rm {shlex.quote(x['path'])}   # left {_age(x['age_s'])} ago; load() rebuilds or loads the extension "
-            "next time" for x in stale[:8]]
-    fix.append("export TORCH_EXTENSIONS_DIR=/tmp/$USER/torch_extensions   # a node-local root for jobs: concurrent "
-               "jobs on a shared home no longer wait on each other's locks")
+    fix = _rm_locks_fix("the locks below are", [f"rm {shlex.quote(x['path'])}   # left {_age(x['age_s'])} ago; load() "
+                                                 "rebuilds or loads the extension next time" for x in stale[:8]])
     yield Hit(message=f"{len(stale)} torch extension build lock(s) that no process on this node holds, the oldest "
                       f"{_age(stale[0]['age_s'])} old ({names}): a build that was killed left them, and every "
                       "load() of those extensions waits on them forever without a message",
-              fix="\n".join(fix),
+              fix=fix,
               evidence={"torch_extensions.locks": [{k: x.get(k) for k in ("path", "age_s", "held")} for x in stale[:8]],
-                        "torch_extensions.roots_found": f.get("torch_extensions.roots_found"), "threshold_age_s": min_age})
+                        "torch_extensions.roots_found": f.get("torch_extensions.roots_found"), "threshold_age_s": _STALE_S})
+
+
+def _rm_locks_fix(which: str, removals: list) -> str:
+    """The fix that removes named lock files: first that no build holds them, then each rm, then a
+    node-local root so jobs on a shared home stop waiting on each other."""
+    return "\n".join(["pgrep -u \"$USER\" -a 'ninja|nvcc|cc1plus'   # no build of yours running (also on the other "
+                      f"nodes sharing this home): {which} stale", *removals, _NODE_LOCAL])
 
 
 def _age(seconds: float) -> str:
@@ -123,11 +130,7 @@ def _lock_in_ticket(f: FactView) -> Iterator[Hit]:
         lock = str(exists["lock"])
         yield Hit(message=f"the extension's build lock {lock} was there before load() started (line {exists.get('line')}): "
                           "with no build of it running, a build that was killed left it, and load() waits on it forever",
-                  fix=("pgrep -u \"$USER\" -a 'ninja|nvcc|cc1plus'   # no build of yours running (also on the other "
-                       "nodes sharing this home): the lock is stale\n"
-                       f"rm {shlex.quote(lock)}   # the next load() builds or loads the extension\n"
-                       "export TORCH_EXTENSIONS_DIR=/tmp/$USER/torch_extensions   # a node-local root for jobs: "
-                       "concurrent jobs on a shared home no longer wait on each other's locks"),
+                  fix=_rm_locks_fix("the lock is", [f"rm {shlex.quote(lock)}   # the next load() builds or loads the extension"]),
                   evidence={**told_evidence(exists), "lock": lock})
         return
     baton = first_symptom(f, "prose:file-baton-wait-said")
