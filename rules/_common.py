@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Optional
 
 from hpcdoctor import knowledge
@@ -275,3 +276,11 @@ def xid_reset_line(s: dict, comment: str) -> str:
     if gpu:
         return f"sudo nvidia-smi -r -i {gpu}   # {comment}"
     return f"sudo nvidia-smi -r -i 0   # the GPU index of the Xid's PCI address (nvidia-smi -L); {comment}"
+
+
+def path_var_line(var: str, path: Optional[str], named: str, placeholder: str, unnamed: str) -> str:
+    """A fix's first line: VAR set once, to the path the paste (or the node) names, quoted for the
+    shell, else to a placeholder the user replaces; the commands below it read "$VAR"."""
+    if path:
+        return f"{var}={shlex.quote(path)}   # {named}"
+    return f"{var}={placeholder}   # {unnamed}"

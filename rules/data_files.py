@@ -9,7 +9,7 @@ from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, path_var_line, told_evidence, told_text
 
 SYMBOL = "data-file-damaged"
 
@@ -121,8 +121,8 @@ def data_file_damaged(f: FactView) -> Iterator[Hit]:
     kind = _kind(s)
     path = _path(s)
     # Every fix reads the file through $FILE: set from the paste where it names the file.
-    first = f"FILE='{path}'   # the file the paste names\n" if path else "FILE=path/to/the/file   # the file the program opened\n"
-    fix = first + _FIX.get(kind, _FIX_DEFAULT)
+    fix = path_var_line("FILE", path, "the file the paste names", "path/to/the/file", "the file the program opened") + "\n" \
+        + _FIX.get(kind, _FIX_DEFAULT)
     if kind == "other":
         what = _WHAT[kind] + (_NETCDF_BUILD if s.get("family") == "netcdf" else "")
     else:

@@ -7,22 +7,17 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from typing import Iterator, List, Optional, Tuple
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, path_var_line, told_evidence, told_text
 
 _NFS_NAME = re.compile(r"""([^\s'"`‘’]{0,1024}/)?\.nfs[0-9a-f]{24}""")
 
 
 def _dir_line(where: Optional[str], what: str, said: str = "as the pasted line names it") -> str:
-    """The fix's first line: DIR set once, to the directory the pasted line (or the node) names,
-    quoted for the shell, else to a path the user replaces; the commands below use "$DIR"."""
-    if where:
-        return f"DIR={shlex.quote(where)}   # {what}, {said}"
-    return f"DIR=/path/to/dir   # {what}: the pasted line does not name it"
+    return path_var_line("DIR", where, f"{what}, {said}", "/path/to/dir", f"{what}: the pasted line does not name it")
 
 
 def _nfs_fix(where: Optional[str]) -> str:
