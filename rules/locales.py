@@ -64,7 +64,8 @@ def _ascii_by_locale(f: FactView) -> bool:
 
 
 @rule("ENV029", SYMBOL, "error", "the locale the job asks for is not installed on the node, or Python encodes as ASCII",
-      impact=5, also={"info": "Python's ASCII codec error pasted with no locale shown: the usual cause, not a fact seen"})
+      impact=5, also={"info": "Python's ASCII codec error pasted with no locale shown: the usual cause, not a fact seen",
+                      "warning": "on this node, LC_ALL, an LC_* variable or LANG names a locale the C library cannot load"})
 def locale_not_available(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -94,6 +95,11 @@ def locale_not_available(f: FactView) -> Iterator[Hit]:
         LANG and LC_* from SendEnv in the laptop's ssh configuration, or unset the forwarded variable
         on the node. Administrators install the locale (locale-gen, or a glibc-langpack).
 
+    On a node (checks/locales.py), each of LC_ALL, LC_* and LANG that is set is asked of the C
+    library with newlocale(3), which loads a locale without changing the process's own: one that
+    does not load (and is not overridden by LC_ALL) is a warning. A value it did not ask (a path)
+    leaves the rule unjudged for that variable.
+
     References:
         - https://man.openbsd.org/ssh_config#SendEnv (SendEnv; sshd_config's AcceptEnv is the server side)
         - https://sourceware.org/glibc/wiki/Proposals/C.UTF-8 (C.UTF-8 merged for glibc 2.35)
@@ -101,6 +107,8 @@ def locale_not_available(f: FactView) -> Iterator[Hit]:
         - https://peps.python.org/pep-0538/ and https://peps.python.org/pep-0540/ (Python 3.7: C locale coercion, UTF-8 mode)
         - https://perldoc.perl.org/perllocale#LOCALE-PROBLEMS (perl: warning: Setting locale failed)
         - https://click.palletsprojects.com/unicode-support/ (the page click's ASCII refusal names; the check is gone from click 8.1)
+        - https://man7.org/linux/man-pages/man3/newlocale.3.html (ENOENT: the locale data is not available)
+        - https://man7.org/linux/man-pages/man7/locale.7.html (LC_ALL over LC_*, over LANG)
     """
     told = catalogued(f, SYMBOL)
     ascii_err = [s for s in f.get("ticket.symptoms") or [] if s.get("id") in _ASCII_ERRORS]
@@ -110,6 +118,7 @@ def locale_not_available(f: FactView) -> Iterator[Hit]:
         yield from _ascii_alone(ascii_err[0])
         return
     if not told:
+        yield from _live(f)
         return
     s = told[0]
     asked = _asked(told)
@@ -155,7 +164,8 @@ _LANG_PART = re.compile(r"^[A-Za-z]{2,3}(?:_[A-Za-z]{2})?")
 
 def _installed(asked: Optional[Tuple[str, str]]) -> str:
     m = _LANG_PART.match(asked[1]) if asked else None
-    if not m or asked[1] in ("C", "POSIX") or asked[1].startswith("C."):
+    # a bare codeset (macOS's "UTF-8") has no language part to look for
+    if not m or asked[1] in ("C", "POSIX") or asked[1].startswith("C.") or not _NAMED.match(asked[1]):
         return ""
     return (f"locale -a | grep -i '{m.group(0)}'   # empty: {asked[1]} is not installed here (locale -a lists "
             "what is; C.utf8 is glibc's own from 2.35)\n")
@@ -192,3 +202,44 @@ def _ascii_alone(s: dict) -> Iterator[Hit]:
                       "C, POSIX or unset locale, under which Python 3.6 and older (and 3.7+ with coercion and UTF-8 mode off) "
                       "pick ASCII; Python 2 also picks it when output goes to a pipe or file",
               severity="info", fix=_ENCODING_CHECK, evidence=told_evidence(s))
+
+
+def _failing(locales: dict) -> Tuple[List[Tuple[str, str]], List[str]]:
+    """The variables whose locale does not load and that a program would use (LC_ALL, where set,
+    overrides the rest: locale(7)), and those that could not be judged."""
+    order = ["LC_ALL"] if "LC_ALL" in locales else list(locales)
+    bad, unjudged = [], []
+    for var in order:
+        got = locales.get(var) or {}
+        if got.get("loads") is False:
+            bad.append((var, str(got.get("value") or "")))
+        elif not isinstance(got.get("loads"), bool):
+            unjudged.append(var)
+    return bad, unjudged
+
+
+def _live(f: FactView) -> Iterator[Hit]:
+    """The node's own locales (checks/locales.py): read only where no pasted message said it."""
+    locales = f["locales"]
+    if not isinstance(locales, dict):
+        return
+    bad, unjudged = _failing(locales)
+    if not bad:
+        if unjudged:
+            raise MissingFact(f"locales.{unjudged[0]}")
+        return
+    named = ", ".join(f"{var}={value}" for var, value in bad)
+    var, value = bad[0]
+    bare = [v for _, v in bad if not _NAMED.match(v)]
+    yield Hit(message=f"{named}: the C library cannot load {'this locale' if len(bad) == 1 else 'these locales'} on this "
+                      "node (newlocale: not installed); Perl and bash warn at every start, Python's "
+                      "locale.setlocale(locale.LC_ALL, '') raises, and programs fall back to the C locale"
+                      + (f" (\"{bare[0]}\" is a bare codeset, not a locale name: macOS Terminal sets it and ssh forwards it)"
+                         if bare else ""),
+              severity="warning",
+              fix=((_installed((var, value)) or "locale -a   # the locales this node has\n")
+                   + _forwarded((var, value)) +
+                   "export LC_ALL=C.UTF-8 LANG=C.UTF-8   # in the job script, or ~/.bashrc on the cluster\n"
+                   "# or stop sending the laptop's locale: remove LANG LC_* from SendEnv in ~/.ssh/config or /etc/ssh/ssh_config"
+                   + _generate((var, value))),
+              evidence={f"locales.{v}": {"value": val, "loads": False} for v, val in bad})

@@ -25,6 +25,35 @@ def _read_chunked(path: str) -> bytes:
     return b"".join(parts)[:MAX_READ_BYTES]
 
 
+# PEP 538: Python 3.7+ started in the C locale (or in one that does not load, which falls back to
+# it) sets LC_CTYPE to the first of these that loads, in its own environment, before any of
+# hpcdoctor's code runs. /proc/self/environ still holds the environment the process was started with.
+_COERCED_TO = ("C.UTF-8", "C.utf8", "UTF-8")
+
+
+def _as_started(environ: Dict[str, str], initial: str = "/proc/self/environ") -> Dict[str, str]:
+    """The environment as the user's shell gave it: Python's own LC_CTYPE coercion undone, so a
+    locale the node lacks (LC_CTYPE=UTF-8 forwarded from a Mac) is judged, not the one Python chose."""
+    now = environ.get("LC_CTYPE")
+    if now not in _COERCED_TO:
+        return dict(environ)
+    try:
+        with open(initial, "rb") as fh:
+            raw = fh.read(1 << 20)
+    except OSError:
+        return dict(environ)
+    started = None
+    for item in raw.split(b"\0"):
+        if item.startswith(b"LC_CTYPE="):
+            started = item[len(b"LC_CTYPE="):].decode("utf-8", "replace")
+    out = dict(environ)
+    if started is None:
+        out.pop("LC_CTYPE", None)
+    else:
+        out["LC_CTYPE"] = started
+    return out
+
+
 class LiveSysRoot(SysRoot):
     mode = "live"
 
@@ -61,7 +90,7 @@ class LiveSysRoot(SysRoot):
         return run_process(argv, self.cap(timeout))
 
     def _load_environ(self) -> Dict[str, str]:
-        return envfilter.relevant(os.environ)
+        return envfilter.relevant(_as_started(os.environ))
 
     def probe(self, name: str, fn: Callable[[], Any]) -> Any:
         return fn()

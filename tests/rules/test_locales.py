@@ -3,9 +3,15 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
-from rulekit import PASTES, facts, fired, paste_facts, recorded_paste_facts
+from rulekit import PASTES, facts, fired, paste_facts, recorded_paste_facts, run_rule
+from hpcdoctor.checks import locales
 
 
 @pytest.mark.parametrize("paste", ["warp-265-perl-locale-lc-ctype-utf8.txt", "warp-265-bash-setlocale-lc-ctype-utf8.txt"])
@@ -80,3 +86,49 @@ def test_bash_warning_retyped_without_the_locale_names_the_variable():
     (f,) = fired("locale-not-available", recorded_paste_facts("ble-sh-81-bash-setlocale-lc-ctype-retyped.txt"))
     assert f.severity == "error" and f.message.startswith("LC_CTYPE names a locale this machine does not have")
     assert "unset LC_CTYPE" in f.fix and "export LC_ALL=C.UTF-8" in f.fix and "locale-gen" not in f.fix
+
+
+# --- on a node: checks/locales.py asks the C library (newlocale) for each locale the environment names
+
+def _recorded_node_locales():
+    rec = json.loads((PASTES / "newlocale-debian12-vm-macos-forwarded.json").read_text())
+    return locales.facts_of(rec["environ"], rec["answers"])
+
+
+def test_a_forwarded_macos_locale_on_a_node_is_a_warning():
+    # recorded on the development VM: LC_CTYPE=UTF-8 (macOS Terminal's) and LANG=en_US.UTF-8 load nowhere
+    # here, LC_TIME=C.UTF-8 does
+    (f,) = fired("locale-not-available", facts("cpu-kvm-2core", locales=_recorded_node_locales()))
+    assert f.severity == "warning"
+    assert f.message.startswith("LC_CTYPE=UTF-8, LANG=en_US.UTF-8: the C library cannot load these locales")
+    assert "bare codeset" in f.message and "LC_TIME" not in f.message
+    assert f.fix.startswith("locale -a   #") and "unset LC_CTYPE" in f.fix and "export LC_ALL=C.UTF-8" in f.fix
+
+
+def test_lc_all_that_loads_overrides_the_rest():
+    got = _recorded_node_locales()
+    got["LC_ALL"] = {"value": "C.UTF-8", "loads": True}
+    assert not fired("locale-not-available", facts("cpu-kvm-2core", locales=got))
+
+
+def test_a_locale_not_asked_is_not_judged():
+    got = locales.facts_of({"LC_ALL": "/opt/locales/xx"}, {})
+    findings, skipped = run_rule("locale-not-available", facts("cpu-kvm-2core", locales=got))
+    assert not findings and skipped
+
+
+def test_newlocale_answers_here_for_the_c_locale_and_an_impossible_name():
+    # C and POSIX are built into every C library; no system holds a locale by this name
+    assert locales.loads("C") == {"loads": True} and locales.loads("POSIX") == {"loads": True}
+    assert locales.loads("zz_QQ.NOT-A-CODESET")["loads"] is False
+
+
+def test_the_check_reads_the_environment_as_the_shell_gave_it():
+    # Python coerces a C or unloadable LC_CTYPE to C.UTF-8 in its own environment (PEP 538) before
+    # hpcdoctor runs; the live root undoes that from /proc/self/environ, so the user's value is judged
+    code = ("from hpcdoctor.sysroot.live import LiveSysRoot; from hpcdoctor.checks import locales; "
+            "import json; print(json.dumps(locales.collect(LiveSysRoot(), None)))")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin"), "LC_CTYPE": "UTF-8", "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    got = json.loads(out.stdout)["locales"]
+    assert got["LC_CTYPE"] == {"value": "UTF-8", "loads": False}
