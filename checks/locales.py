@@ -13,7 +13,7 @@ import re
 from typing import Any, Dict
 
 from hpcdoctor.facts import Unknown
-from hpcdoctor.sysroot import Missing, SysRoot
+from hpcdoctor.sysroot import Missing, ReplaySysRoot, SysRoot
 
 NAME = "locales"
 TIMEOUT = 1.0
@@ -87,6 +87,9 @@ def _ask(environ: Dict[str, str]) -> Dict[str, Any]:
 
 
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
+    if isinstance(root, ReplaySysRoot) and not root.has_environ():
+        # a paste, or a snapshot without its environment: nothing says which locales the job names
+        return {"locales": Unknown("the environment was not recorded")}
     try:
         environ = {k: v for k, v in root.environ().items() if k in VARIABLES}
     except (Missing, OSError, AttributeError) as exc:

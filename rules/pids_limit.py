@@ -36,7 +36,8 @@ def _fix(path: str) -> str:
     return "\n".join(lines)
 
 
-@rule("SYS038", SYMBOL, "error", "a cgroup's pids limit refused new processes or threads", impact=6)
+@rule("SYS038", SYMBOL, "error", "a cgroup's pids limit refused new processes or threads", impact=6,
+      also={"warning": "on this node, a pids limit above this process refused forks before, or is nine tenths used"})
 def cgroup_pids_limit_reached(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -56,6 +57,10 @@ def cgroup_pids_limit_reached(f: FactView) -> Iterator[Hit]:
         a systemd unit (systemctl set-property, or a drop-in), the container runtime's pids limit,
         or the site's job cgroup settings.
 
+    On a node (checks/affinity.py), every cgroup from this process's own up to the root that sets
+    pids.max is read with its pids.current and pids.events: at its limit now, an error (no process
+    or thread can start in it); forks it refused before ("max N"), or nine tenths used, a warning.
+
     References:
         - https://github.com/torvalds/linux/blob/v6.1/kernel/cgroup/pids.c (pids_can_fork: "cgroup: fork rejected by pids controller in ")
         - https://docs.kernel.org/admin-guide/cgroup-v2.html (PID controller: pids.max, pids.current, pids.events)
@@ -65,6 +70,7 @@ def cgroup_pids_limit_reached(f: FactView) -> Iterator[Hit]:
     """
     told = catalogued(f, SYMBOL)
     if not told:
+        yield from _live(f)
         return
     s = told[0]
     raw = str(s.get("cgroup") or "")
@@ -75,3 +81,28 @@ def cgroup_pids_limit_reached(f: FactView) -> Iterator[Hit]:
                       "container's pids limit or the job's cgroup), so fork and pthread_create fail with EAGAIN; ulimit -u "
                       "is not the limit here",
               fix=_fix(path or "/CGROUP"), evidence=told_evidence(s))
+
+
+def _live(f: FactView) -> Iterator[Hit]:
+    """The node's own pids limits (checks/affinity.py): read only where no pasted line said it."""
+    levels = f["affinity.pids_limits"]
+    if not isinstance(levels, list):
+        return
+    for lv in levels:
+        limit, now, refused = lv.get("max"), lv.get("current"), int(lv.get("refused") or 0)
+        path = str(lv.get("cgroup") or "")
+        shown = path if _PATH.fullmatch(path) else "/CGROUP"
+        full = isinstance(limit, int) and isinstance(now, int) and now >= limit
+        near = isinstance(limit, int) and isinstance(now, int) and limit > 0 and now >= 0.9 * limit
+        if not (full or near or refused):
+            continue
+        said = [f"{now} of its {limit} tasks in use" if isinstance(limit, int) and isinstance(now, int)
+                else f"pids.max {limit if limit is not None else 'max'}"]
+        if refused:
+            said.append(f"{refused} fork(s) refused so far (pids.events max)")
+        yield Hit(message=f"cgroup {path}: {', '.join(said)}: "
+                          + ("no process or thread can start in it now" if full else
+                             "a program that starts threads or processes there gets EAGAIN (\"Resource temporarily "
+                             "unavailable\") at the limit; ulimit -u is not that limit"),
+                  severity="error" if full else "warning", fix=_fix(shown),
+                  evidence={"affinity.pids_limits": lv})
