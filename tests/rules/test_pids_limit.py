@@ -60,4 +60,7 @@ def test_a_cgroup_at_its_limit_is_an_error_and_one_with_room_is_silent():
 def test_the_hybrid_host_reads_its_v1_pids_hierarchy():
     a = affinity.collect(ReplaySysRoot(NODES / NODE), None)["affinity"]
     assert a["cgroup"] == "v1"   # a 0:: line, but the controllers are v1's
+    # read at the process's own memory cgroup (memory:/process_api/...: its memory.stat says no limit),
+    # and the v1 cpu hierarchy: known, where the v2 reading found no cpu.max or memory.max at all
+    assert a["memory_limit_bytes"] is None and a["cpu_quota"] is None
     assert a["pids_limits"] == [{"cgroup": "/hpcd-rec", "max": 256, "current": 4, "refused": 6}]
