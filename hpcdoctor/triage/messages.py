@@ -71,6 +71,9 @@ def _record(fam: messages.Family, entry: "messages.Entry | None", line_no: int, 
     return out
 
 
+_DECORATION = re.compile(r"^[#>*`\s]{1,12}")
+
+
 def find_messages(text: str, families: Optional[Sequence[str]] = None,
                   check: Optional[Callable[[str], None]] = None) -> List[Dict[str, Any]]:
     """Every catalogued message in ``text`` (first line each; every line of a listing), in line
@@ -85,7 +88,10 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
     found: List[Dict[str, Any]] = []
     # Generic families last: they read only what no specific family read, on its line or in its words
     # (an error a title retells and the traceback repeats is one reading).
-    fams = sorted(messages.families(tuple(sorted(families)) if families is not None else None), key=lambda f: f.generic)
+    # errorlines.toml, which knows only how a line looks and never what it says, reads after every
+    # table of a program's own texts (the batch systems' error tables are generic too).
+    fams = sorted(messages.families(tuple(sorted(families)) if families is not None else None),
+                  key=lambda f: (f.generic, f.id == "errorlines"))
     taken: Set[int] = set()
     said: Set[str] = set()
     shapes: Set[str] = set()
@@ -121,7 +127,11 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
                 if fam.generic and covered(line_no, start, end):
                     continue
                 if form.line:
+                    # a line quoted in Markdown or mail ("# " title, "> ", "`...`", "**") still starts
+                    # with its program's convention once that decoration is set aside
                     where, at = text[start:end][:LINE_CAP].strip(), 0
+                    if form.anchored:
+                        where = _DECORATION.sub("", where, count=1)
                 else:
                     where, at = window_at(text, start, end)
                 m = form.pattern.match(where, at) if form.anchored else form.pattern.search(where, at)

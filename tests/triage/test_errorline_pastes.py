@@ -53,6 +53,11 @@ CASES = [
     ("trinity-759-munge-decode-invalid-credential.txt", [(4, "a system log line of a daemon naming a failure")]),
     ("pointcept-12-nvcc-cicc-killed-error-compiling-objects.txt",
      [(6, "a program's error or warning line ('program: warning: ', the GNU convention)")]),
+    ("plann-10-perl-cant-locate-blast-pm.txt", [(5, "a Perl die or warn message"), (6, "a Perl die or warn message")]),
+    ("hard-11-spack-all-fetchers-failed.txt", [(6, "a Spack error")]),
+    ("node-globaloffensive-64-node-cannot-find-module.txt",
+     [(10, "an 'Error: ' line (the prefix of Node.js's uncaught errors, Cobra commands and others)")]),
+    ("offline-vm-git-clone.txt", [(3, "an 'error: ' or 'fatal: ' line (git's convention, and programs that follow it)")]),
 ]
 
 
@@ -94,10 +99,11 @@ def test_an_error_line_convention_fires_no_rule(paste):
 
 def test_a_line_a_specific_family_reads_stays_that_familys():
     # GCC's "fatal error: cuda_runtime.h: No such file or directory": the strerror text is errno's
-    # (the generic family read first), make's line below it is errorlines'
+    # (the generic family read first); setuptools' "error: command 'nvcc' failed" and make's line below
+    # it are errorlines'
     text = (PASTES / "mmdetection-71-cuda-runtime-h-missing.txt").read_text(encoding="utf-8")
     got = {s["line"]: s["id"] for s in find_messages(text)}
-    assert got == {2: "errno:ENOENT", 7: "errorlines:unlisted"}
+    assert got == {2: "errno:ENOENT", 6: "errorlines:unlisted", 7: "errorlines:unlisted"}
     # pip's own catalogue keeps the lines it knows; the 'ERROR: ' line it has no entry for is quoted
     text = (PASTES / "mockingbird-770-pip-resolver-conflicts.txt").read_text(encoding="utf-8")
     got = {s["line"]: s["id"] for s in find_messages(text)}
@@ -145,6 +151,9 @@ PROSE = [
     "Error using the GPU version, the CPU version works fine.",
     "We saw a FATAL: message once, but it went away after a reboot.",
     "Is a double free or corruption possible in Python code?",
+    "Error when trying to reproduce the result from the pretrained model",
+    "I looked at the log line 51 and at the error in it.",
+    "The fatal thing is that it fails at random, at line 3 of my script.",
 ]
 
 
@@ -158,6 +167,14 @@ def test_a_paste_of_such_prose_is_still_refused(tmp_path):
     paste.write_text("\n".join(PROSE) + "\n", encoding="utf-8")
     run = check_from(paste)
     assert run["rc"] == 2 and "nothing hpcdoctor can read" in run["stderr"], run
+
+
+def test_a_convention_behind_markdown_decoration_is_still_read():
+    # a Markdown heading or a back-quoted line still starts with the program's own prefix: spack's
+    # "==> Error: " as a title, a Node.js error in `...`
+    for line in ("# ==> Error: FetchError: All fetchers failed for spack-stage-flecsolve-main-xofrvqt3br73bxjor66ma3ps3ib5h77z",
+                 "`Error: Cannot find module '/root/node_modules/csgobot/standalonenew.js'`"):
+        assert [s.get("form") for s in find_messages(line) if s["family"] == "errorlines"] in (["spack-error"], ["error-prefix"]), line
 
 
 def test_an_exception_line_behind_pytests_e_column_is_quoted_back():
