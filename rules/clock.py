@@ -12,6 +12,12 @@ from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 SYMBOL = "system-clock-wrong"
 _KERBEROS = "clock:krb5-clock-skew-too-great"
+_SLURM_CRED = "slurm:ESLURMD_CREDENTIAL_EXPIRED"
+_SLURM_FIX = ("sinfo -N -h -o '%N' | head -20 | xargs -I{} ssh {} date -u +'{} %s'   # the nodes' clocks in seconds: "
+              "compare with date -u +%s on the slurmctld host\n"
+              "chronyc tracking || ntpq -p   # on the node that refused the step: the time service's offset\n"
+              "sudo chronyc makestep   # administrators, on a node whose clock is off (ntpd: sudo systemctl restart ntpd); keep chronyd running on every node\n"
+              "grep -i 'credential' /var/log/slurm/slurmd.log | tail   # administrators: slurmd's own line says expired; clocks in step and still expired: a launch delayed past AuthInfo cred_expire (120 s)")
 
 _FIX = ("date -u; timedatectl status   # 'System clock synchronized: no' or a time that is off: this node's clock\n"
         "chronyc tracking || ntpq -p   # the time service's offset from its servers (chrony, or ntpd)\n"
@@ -26,8 +32,8 @@ def _not_yet_valid(f: FactView) -> Optional[dict]:
 
 
 @rule("SYS021", SYMBOL, "error", "the clock is out of step with the hosts it is compared with", impact=5,
-      also={"warning": "file times ahead of the clock, or a certificate not valid yet: the usual cause, not shown; "
-                       "or, on a live node, the kernel counts its clock as not synchronised (adjtimex)"})
+      also={"warning": "file times ahead of the clock, a certificate not valid yet, or Slurm's \"Job credential expired\": "
+                       "the usual cause, not shown; or, on a live node, the kernel counts its clock as not synchronised (adjtimex)"})
 def system_clock_wrong(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -35,7 +41,12 @@ def system_clock_wrong(f: FactView) -> Iterator[Hit]:
         make's "Clock skew detected" or "File '...' has modification time N s in the future", GNU
         tar's "time stamp ... is N s in the future", and a TLS client's "certificate is not yet
         valid" (OpenSSL's reason 9, wget's "Issued certificate not yet valid"), warnings: each
-        means a clock is off, this node's or the one of the host that wrote the file.
+        means a clock is off, this node's or the one of the host that wrote the file. Slurm's
+        "Job credential expired" (ESLURMD_CREDENTIAL_EXPIRED, "Task launch ... failed on node N",
+        "Application launch failed"), a warning: slurmd refuses a step credential dated more than
+        its lifetime (AuthInfo cred_expire, 120 s) ago or in its future, which Slurm's FAQ says
+        typically means the node's clock differs from the controller's; a launch delayed past
+        the lifetime (a node that answered slowly) reads the same.
         On a live node (or its snapshot), a warning where the kernel counts its clock as not
         synchronised: adjtimex(2) returns TIME_ERROR or sets STA_UNSYNC, as it does when no time
         service (chronyd, ntpd, systemd-timesyncd) has disciplined the clock lately (its maximum
@@ -56,6 +67,8 @@ def system_clock_wrong(f: FactView) -> Iterator[Hit]:
         - https://web.mit.edu/kerberos/krb5-latest/doc/admin/conf_files/krb5_conf.html (clockskew, 300 s by default)
         - https://docs.openssl.org/3.0/man1/openssl-verify/ (X509_V_ERR_CERT_NOT_YET_VALID: certificate is not yet valid)
         - https://chrony-project.org/doc/4.3/chronyc.html (tracking, makestep)
+        - https://slurm.schedmd.com/faq.html#time (Job credential expired: times not consistent with slurmctld's)
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/interfaces/cred.c (now > ctime + cred_expire)
         - https://man7.org/linux/man-pages/man2/adjtimex.2.html (TIME_ERROR, STA_UNSYNC, maxerror and esterror in microseconds)
         - https://github.com/torvalds/linux/blob/v6.12/include/uapi/linux/timex.h (struct timex, STA_UNSYNC 0x0040, TIME_ERROR 5)
     """
@@ -65,6 +78,15 @@ def system_clock_wrong(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"Kerberos refused the exchange because the clocks differ by more than it allows (line "
                           f"{kerberos.get('line')}: \"{told_text(kerberos)}\"): this node's clock or the KDC's is wrong",
                   fix=_FIX, evidence=told_evidence(kerberos))
+        return
+    slurm = next((s for s in told if s.get("id") == _SLURM_CRED), None)
+    if slurm is not None:
+        node = slurm.get("text", "")
+        on = node.split(" failed on node ", 1)[1].split(":", 1)[0].strip() if " failed on node " in node else ""
+        yield Hit(message=f"line {slurm.get('line')}: \"{told_text(slurm)}\": slurmd{' on ' + on if on else ''} refused "
+                          "the step's credential as expired: Slurm's FAQ says this typically means that node's clock "
+                          "differs from the controller's (or the launch was delayed past the credential's 120 s life)",
+                  fix=_SLURM_FIX, evidence=told_evidence(slurm), severity="warning")
         return
     said = told[0] if told else _not_yet_valid(f)
     if said is None:

@@ -26,6 +26,9 @@ _ONLY_CONSISTENT = ("accounts:coreutils-id-no-such-user",)
 # getpwuid failing for the uid a program runs as (Python's pwd, whoami, id): the host or container
 # that ran it lacks the entry, usual in a container under an arbitrary uid: a hint, never more.
 _HINT = ("accounts:python-getpwuid-uid-not-found", "accounts:coreutils-cannot-find-name-for-uid")
+# The user's own finding that NSS misses users sssd knows (getent -s sss finds them): the cause is
+# said (nsswitch.conf), the account unknown to that host follows; a warning, as it is prose.
+_NSS_SAID = "prose:nss-lookup-misses-users-sss-finds"
 
 
 def _emitter(s: dict) -> str:
@@ -43,7 +46,9 @@ _UNKNOWN_FIX = (
 
 @rule("ENV078", UNKNOWN, "error",
       "the job's user is unknown on the host that runs the job (no passwd entry there)", impact=7,
-      also={"warning": "GNU id's \"no such user\", which may be a login node's answer rather than the job's host",
+      also={"warning": "GNU id's \"no such user\", which may be a login node's answer rather than the job's host; "
+                       "on a live node, nsswitch.conf's passwd or group line not reaching a directory client set up "
+                       "there (sssd, nslcd, winbindd); a user's report that id misses users getent -s sss finds",
             "info": "getpwuid failing for a program's own uid (Python's pwd, whoami, id): also a container under an arbitrary uid"})
 def user_unknown_on_compute_node(f: FactView) -> Iterator[Hit]:
     """
@@ -61,7 +66,14 @@ def user_unknown_on_compute_node(f: FactView) -> Iterator[Hit]:
         0.15+'s "getpwuid(3) failed" the same with errno set. Python's "getpwuid(): uid not found"
         and whoami's or id's "cannot find name for user ID N" are info: the host or container
         that ran them lacks the entry, which a container under an arbitrary uid does harmlessly. GNU id's "id: 'X': no such user" is a warning: it says the host it ran
-        on does not know the account, which may not be the job's host.
+        on does not know the account, which may not be the job's host. A user's report that id
+        (or getent passwd) shows no users while getent -s sss finds them is a warning: NSS there
+        does not ask sssd.
+        On a live node, a warning where /etc/nsswitch.conf's passwd or group line does not reach a
+        directory client that is set up on the host (sssd: /etc/sssd/sssd.conf or a running sssd;
+        nslcd for ldap; winbindd for winbind): the service is missing from the line, or comes
+        after an action that ends the lookup of an unknown name first ([NOTFOUND=return],
+        [!SUCCESS=return]); the directory's users are then unknown to id, logins and jobs there.
 
     Why it matters:
         A scheduler starts the job as its owner on the execution host, and looks the owner up
@@ -84,9 +96,22 @@ def user_unknown_on_compute_node(f: FactView) -> Iterator[Hit]:
         - https://github.com/hpc/charliecloud/blob/v0.13/bin/ch_core.c (line 406: getpwuid)
         - https://github.com/hpc/charliecloud/issues/649
         - https://man7.org/linux/man-pages/man1/getent.1.html
+        - https://man7.org/linux/man-pages/man5/nsswitch.conf.5.html (service specification, [STATUS=ACTION])
+        - https://github.com/SSSD/sssd/issues/7613
         - https://sssd.io/troubleshooting/basics.html
     """
     told = catalogued(f, UNKNOWN)
+    nss = next((s for s in told if s.get("id") == _NSS_SAID), None)
+    told = [s for s in told if s.get("id") != _NSS_SAID]
+    if nss is not None and not told:
+        yield Hit(message=f"line {nss.get('line')}: \"{told_text(nss)}\": NSS on that host finds no directory users that "
+                          "sssd itself knows (getent -s sss asks sssd alone): its /etc/nsswitch.conf passwd and group "
+                          "lines do not reach sss, so those users cannot log in or run jobs there",
+                  fix=_NSS_FIX["sss"], evidence=told_evidence(nss), severity="warning")
+        return
+    if not told and not (f.get("ticket.symptoms") or []):
+        yield from _nsswitch_misses_a_client(f)
+        return
     if told and all(s.get("id") in _HINT for s in told):
         s = told[0]
         who = f"uid {s.get('uid')}" if s.get("uid") else "the uid running it"
@@ -112,6 +137,33 @@ def user_unknown_on_compute_node(f: FactView) -> Iterator[Hit]:
                       f"{whom} on the host that was to run the job: the account is not known there (it exists on "
                       "the login node only), or that node's name service (sssd, NIS, LDAP) failed",
               fix=_UNKNOWN_FIX, evidence=told_evidence(said))
+
+
+_NSS_FIX = {svc: (
+    "grep -E '^[[:space:]]*(passwd|group)[[:space:]]*:' /etc/nsswitch.conf   # the services each lookup asks, in order\n"
+    f"getent -s {svc} passwd USER; getent passwd USER   # the first answers, the second not: NSS does not ask {svc}\n"
+    + ("sudo authselect select sssd --force   # administrators, RHEL family: rewrites nsswitch.conf with sss (keep with-* options the site uses)\n"
+       if svc == "sss" else "")
+    + f"sudo sed -i -E '/^[[:space:]]*(passwd|group)[[:space:]]*:/ {{/[[:space:]]{svc}([[:space:]]|$)/! s/$/ {svc}/}}' /etc/nsswitch.conf   "
+      f"# administrators, elsewhere: add {svc} to both lines (and drop a [NOTFOUND=return] before it)\n"
+    + ("sudo sss_cache -E   # then drop sssd's and nscd's stale negative answers (nscd: sudo nscd -i passwd -i group)"
+       if svc == "sss" else "sudo nscd -i passwd -i group 2>/dev/null || true   # then drop nscd's cached negative answers"))
+    for svc in ("sss", "ldap", "winbind")}
+
+
+def _nsswitch_misses_a_client(f: FactView) -> Iterator[Hit]:
+    """The live judgement: a directory client set up on this host that nsswitch.conf's passwd or
+    group line does not reach (checks/name_service.py). Read with f[...] so a node whose
+    nsswitch.conf was not read is skipped with that reason."""
+    unreached = f["name_service.unreached"]
+    clients = f.get("name_service.clients") or {}
+    for svc, dbs in sorted(unreached.items()):
+        lines = "; ".join(f"{db}: {' '.join(f.get(f'name_service.{db}.services') or []) or '(no line)'}" for db in dbs)
+        yield Hit(message=f"{clients.get(svc, svc)}, but /etc/nsswitch.conf does not reach {svc} for {' and '.join(dbs)} "
+                          f"({lines}): that directory's users are unknown to id, logins and jobs on this host",
+                  fix=_NSS_FIX.get(svc, _NSS_FIX["sss"]), severity="warning",
+                  evidence={"name_service.client": clients.get(svc), "name_service.unreached": dbs,
+                            **{f"name_service.{db}.services": f.get(f"name_service.{db}.services") for db in dbs}})
 
 
 _ADOPT_FIX = (

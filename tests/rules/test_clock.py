@@ -40,3 +40,23 @@ def test_silent_on_an_expired_certificate_and_a_healthy_build():
         findings, skipped = run_rule("system-clock-wrong", recorded_paste_facts(paste))
         assert findings == [] and [s["reason"] for s in skipped] == [
             "needs clock_sync.synchronised: the kernel's clock state was not read: probe adjtimex was not recorded"]
+
+
+@pytest.mark.parametrize("name, node", [
+    ("c3nl-cluster-62-job-credential-expired-clocks-out-of-sync.txt", "compute-0-1"),
+    ("c3nl-cluster-18-job-credential-expired-head-node-clock.txt", ""),
+])
+def test_slurm_job_credential_expired_is_a_warning(tmp_path, name, node):
+    # Slurm's FAQ (#time): "typically" clocks out of step; a launch delayed past cred_expire reads the same
+    from pathlib import Path
+    from rulekit import paste_facts
+    text = (Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_t" / name).read_text()
+    (f,) = fired("system-clock-wrong", paste_facts(tmp_path, text))
+    assert f.severity == "warning" and "Job credential expired" in f.message and node in f.message
+    assert "cred_expire" in f.fix and "chronyc" in f.fix
+
+
+def test_silent_on_slurm_output_without_an_expired_credential():
+    # slurmd 22.05.8 refusing to start for other reasons (munged absent, its port held): no clock fault said
+    findings, _ = run_rule("system-clock-wrong", recorded_paste_facts("slurmd-22.05-listen-port-in-use.txt"))
+    assert findings == []

@@ -1,0 +1,226 @@
+"""The batch system itself not set up on this host: its configuration file unreadable or broken
+(knowledge/messages/sched_config.toml; LSF's lsf.conf texts in ls_errors.toml), a second copy of
+one of its daemons refused because the first still runs (daemon_lock.toml), and its client commands
+missing from PATH (sched_clients.toml)."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+CONFIG = "scheduler-config-broken"
+DAEMON = "batch-daemon-already-running"
+CLIENTS = "scheduler-commands-not-installed"
+
+# The line that says where the fault is comes before the fatal line that only says Slurm stopped.
+_CONFIG_ORDER = ("sched_config:slurm-parse-error-in-file", "sched_config:slurm-include-failed",
+                 "sched_config:slurm-unrecognized-key", "sched_config:slurm-parse-error-in-data",
+                 "sched_config:slurm-cannot-stat-file", "sched_config:slurm-file-is-empty",
+                 "sched_config:slurm-unable-to-read", "sched_config:slurm-no-slurmctldhost")
+_CONFIGLESS = ("sched_config:slurm-could-not-establish-configuration-source", "sched_config:slurmd-failed-to-load-configs")
+
+_SLURM_CONFIG_FIX = (
+    "echo ${SLURM_CONF:-/etc/slurm/slurm.conf}; scontrol --version   # which file the commands read, and the Slurm version\n"
+    "# users: you cannot mend this; send the administrators the file and line quoted above\n"
+    "sudo sed -n 'LINE,+0p' /etc/slurm/slurm.conf   # administrators: the line named in the error (LINE), e.g. a key without =value\n"
+    "sudo slurmctld -t -f /etc/slurm/slurm.conf 2>&1 | head   # administrators, Slurm 23.02+: parse the file without starting (older: sinfo under SLURM_CONF=the copy)\n"
+    "sudo scontrol reconfigure   # administrators: once every node has the mended file (or restart slurmctld and the slurmds)")
+_CONFIGLESS_FIX = (
+    "ls -l /etc/slurm/slurm.conf; echo \"SLURM_CONF=$SLURM_CONF\"   # no file here and no SLURM_CONF: Slurm tried configless mode\n"
+    "host -t SRV _slurmctld._tcp   # configless needs this DNS SRV record (or slurmd --conf-server HOST); none: it found no controller\n"
+    "# users: on a login node this is the site's setup, not yours: tell the administrators; on a workstation, Slurm is not set up here at all")
+_PBS_CONFIG_FIX = (
+    "cat ${PBS_CONF_FILE:-/etc/pbs.conf}   # must set PBS_HOME, PBS_EXEC and PBS_SERVER (no colon in the host names)\n"
+    "# users: tell the administrators, quoting the line; administrators: restore pbs.conf from a working node, then restart PBS (systemctl restart pbs)")
+_LSF_CONFIG_FIX = (
+    "echo \"LSF_ENVDIR=$LSF_ENVDIR\"; ls -l ${LSF_ENVDIR:-/etc}/lsf.conf   # the lsf.conf the commands read\n"
+    "source /path/to/lsf/conf/profile.lsf   # the site's LSF profile sets LSF_ENVDIR and PATH; without it the commands find no lsf.conf\n"
+    "# a present but wrong lsf.conf: tell the administrators, quoting the line (badmin ckconfig -v checks it)")
+
+
+def _config_fix(said: dict) -> str:
+    sid = str(said.get("id", ""))
+    if sid.startswith("ls_errors:"):
+        return _LSF_CONFIG_FIX
+    if ":pbs-" in sid:
+        return _PBS_CONFIG_FIX
+    if sid in _CONFIGLESS:
+        return _CONFIGLESS_FIX
+    where = said.get("lineno")
+    return _SLURM_CONFIG_FIX.replace("'LINE,+0p'", f"'{where}p'" if where else "'1,$p'")
+
+
+@rule("ENV093", CONFIG, "error",
+      "the batch system cannot read its configuration file (slurm.conf, pbs.conf, lsf.conf): none of its commands work",
+      impact=7)
+def scheduler_config_broken(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, a batch system's command or daemon that stopped because its configuration
+        could not be read: Slurm's "Parse error in file F line N: "..."", ""Include" failed in file
+        F line N", "Parsing error at unrecognized key: K", "Parse error in data for key K",
+        "s_p_parse_file: cannot stat file F", "... file "F" is empty", "... unable to read "F"",
+        "No SlurmctldHost defined.", the fatal "Unable to process configuration file" that follows
+        each, configless Slurm's "Could not establish a configuration source" and slurmd's
+        "_establish_configuration: failed to load configs", and "Could not open/read/parse
+        cgroup.conf (acct_gather.conf, mpi.conf) file"; OpenPBS's "pbsconf error: pbs conf
+        variables not found: ..." or "illegal value for: ...", "Could not load pbs configuration",
+        "Failed to load pbs.conf file" and pbs_mom's "config file(s) parsing failed"; LSF's
+        "Unable to open file lsf.conf" (LSE_LSFCONF), "Bad configuration environment, something
+        missing in lsf.conf?" (LSE_BAD_ENV) and "Bad syntax in lsf.conf" (LSE_CONF_SYNTAX).
+        An error: each line states that the file could not be read.
+
+    Why it matters:
+        Every command of the batch system reads the file first, so none works (sbatch, squeue,
+        sinfo all stop), and a daemon that reads it does not start. It is usually an edit in
+        progress (nodes being added) or a copy that did not reach every host.
+
+    How to fix:
+        Users cannot mend it: send the administrators the file and line quoted. Administrators
+        read the line named (a key without a value, a misspelt key), check the file parses, push
+        the same file to every node and reconfigure. Configless Slurm needs the _slurmctld._tcp
+        DNS SRV record or --conf-server; LSF needs LSF_ENVDIR (the site's profile.lsf).
+
+    References:
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/parse_config.c
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/read_config.c
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/fetch_config.c
+        - https://slurm.schedmd.com/configless_slurm.html
+        - https://slurm.schedmd.com/slurm.conf.html
+        - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/lib/Libifl/pbs_loadconf.c
+        - https://github.com/zjma/openlava/blob/69891d86a7172b7b50c5e35816bba2499977db18/lsf/lib/lib.err.c
+    """
+    told = catalogued(f, CONFIG)
+    if not told:
+        return
+    rank = {sid: i for i, sid in enumerate(_CONFIG_ORDER)}
+    said = min(told, key=lambda s: (rank.get(s.get("id"), len(rank)), s.get("line") or 0))
+    where = (f" ({said.get('path')} line {said.get('lineno')})" if said.get("path") and said.get("lineno")
+             else f" ({said.get('path')})" if said.get("path") else "")
+    what = ("found no configuration file and no controller to fetch one from (configless)"
+            if said.get("id") in _CONFIGLESS else f"cannot read its configuration{where}")
+    yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": the batch system {what}, so none of its "
+                      "commands or daemons that read it work. Users cannot mend this: send the administrators the "
+                      "line quoted",
+              fix=_config_fix(said), evidence=told_evidence(said))
+
+
+_DAEMON_NAME = {
+    "daemon_lock:pbs-mom-another-mom-running": ("pbs_mom", "PBS_HOME/mom_priv/mom.lock"),
+    "daemon_lock:pbs-server-another-server-running": ("pbs_server", "PBS_HOME/server_priv/server.lock"),
+    "daemon_lock:pbs-sched-another-scheduler-running": ("pbs_sched", "PBS_HOME/sched_priv/sched.lock"),
+    "daemon_lock:pbs-comm-another-router-running": ("pbs_comm", "PBS_HOME/server_priv/comm.lock"),
+    "daemon_lock:slurmd-listen-port-in-use": ("slurmd", "SlurmdPort (6818 by default)"),
+    "daemon_lock:slurmctld-no-quick-restart": ("slurmctld", "SlurmctldPidFile"),
+    "daemon_lock:slurm-pidfile-locked-by-another-pid": ("slurmd", "its pidfile"),
+}
+
+
+def _daemon_fix(name: str, port: object) -> str:
+    if name.startswith("pbs_"):
+        stop = "sudo /etc/init.d/pbs stop   # or systemctl stop pbs; a daemon that stays: sudo kill PID (kill -9 only if it ignores SIGTERM)\n"
+        logs = f"sudo tail -50 $PBS_HOME/{'mom_logs' if name == 'pbs_mom' else 'server_logs'}/$(date +%Y%m%d)   # why the old one stayed (PBS_HOME from /etc/pbs.conf)\n"
+        start = "sudo /etc/init.d/pbs start   # once, after none is left\n"
+    else:
+        stop = f"sudo systemctl stop {name}; pgrep -a {name}   # a copy started by hand is not the service's: sudo kill PID\n"
+        logs = (f"sudo ss -ltnp 'sport = :{port}'   # which process holds the port\n" if port else
+                f"sudo journalctl -u {name} -n 50   # why the old one stayed\n")
+        start = f"sudo systemctl start {name}   # once, after none is left\n"
+    return (f"pgrep -a {name}   # administrators, on that host: the copy already running (its PID and command line)\n"
+            + logs + stop + start).rstrip("\n")
+
+
+@rule("ENV094", DAEMON, "error", "a batch daemon will not start: another copy of it already runs on this host", impact=5)
+def batch_daemon_already_running(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, a batch system's daemon that exits at start because another copy holds
+        its lock or port: OpenPBS's and TORQUE's "pbs_mom: another mom running" (mom_priv/mom.lock
+        held), "pbs_server: another server running", "pbs_sched: another scheduler running",
+        "pbs_comm: another PBS comm router running at the same port"; slurmd's "Unable to bind
+        listen port (N): Address already in use", slurmctld's "SlurmctldParameters=no_quick_restart
+        set. Please shutdown your previous slurmctld ..." and Slurm's "pidfile locked by N but
+        contains pid=M". An error: the line states the lock or port is held.
+
+    Why it matters:
+        The node's daemon is not the one just started: an old copy (hung on a job, a file system
+        or its own shutdown, or started by hand outside the service) keeps running, with the old
+        configuration, and a restart script reports failure. Jobs on that node keep failing or
+        the node stays offline until one copy is left.
+
+    How to fix:
+        On that host find the running copy (pgrep -a pbs_mom), read its log for why it stayed,
+        stop it (kill it only if it does not stop), and start the daemon once.
+
+    References:
+        - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/resmom/mom_main.c (lock_file on mom.lock)
+        - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/server/pbsd_main.c (lock_out_ha)
+        - https://github.com/openpbs/openpbs/issues/2517
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmd/slurmd/slurmd.c (Unable to bind listen port)
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmctld/controller.c (_kill_old_slurmctld)
+        - https://slurm.schedmd.com/slurm.conf.html#OPT_no_quick_restart
+    """
+    told = catalogued(f, DAEMON)
+    if not told:
+        return
+    said = told[0]
+    name, lock = _DAEMON_NAME.get(str(said.get("id")), ("the daemon", "its lock"))
+    if said.get("port"):
+        lock = f"its listening port {said.get('port')} (SlurmdPort)"
+    yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": {name} did not start because another {name} "
+                      f"already holds {lock} on this host: stop that one (find it with pgrep -a {name}), then start once",
+              fix=_daemon_fix(name, said.get("port")), evidence=told_evidence(said))
+
+
+_CLIENTS_FIX = (
+    "command -v sbatch squeue qsub qstat bsub condor_submit flux   # which batch clients this shell can run (none: no batch client on PATH)\n"
+    "hostname; module avail slurm 2>&1 | head   # a login node of the cluster? some sites put the clients in a module (module load slurm)\n"
+    "ls /usr/bin/sbatch /opt/slurm/bin/sbatch /opt/pbs/bin/qsub 2>/dev/null   # installed but off PATH: add its directory to PATH\n"
+    "# on a workstation or in a container without the batch system: submit from the cluster's login node, or run the work locally "
+    "(Nextflow -profile local, rslurm submit = FALSE, submitit's LocalExecutor)")
+
+
+@rule("ENV095", CLIENTS, "warning",
+      "the batch system's client commands (sbatch, qsub, bsub, condor_submit) are not on this host's PATH", impact=5)
+def scheduler_commands_not_installed(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, a batch system's client command found on no directory of PATH: the
+        shells' "sbatch: command not found" (bash), "sh: 1: squeue: not found" (dash), "command
+        not found: qsub" (zsh), "Unknown command: bsub" (fish), "qstat: Command not found."
+        (tcsh), for Slurm's, PBS's, Grid Engine's, LSF's, HTCondor's and Flux's clients; Python's
+        "FileNotFoundError: [Errno 2] No such file or directory: 'sbatch'" (submitit,
+        dask-jobqueue, workflow managers running them with subprocess); Java's "Cannot run program
+        "sbatch" ...: error=2, No such file or directory" (Nextflow's executors); rslurm's "Cannot
+        submit; no Slurm workload manager found". A warning: the line states the command is not on
+        PATH, which is this host having no client (a workstation, a container without the batch
+        system) or the client's directory or module not loaded; the line does not tell which.
+
+    Why it matters:
+        Nothing can be submitted or queried from this host; wrappers (rslurm, Nextflow, submitit)
+        fail or only write the scripts. A program run on a compute node, in a container or from
+        a desktop session often meets this although the login node has the commands.
+
+    How to fix:
+        Check which clients the shell can run; load the site's module or add the client's
+        directory to PATH; otherwise submit from the cluster's login node or run the work locally.
+
+    References:
+        - https://git.savannah.gnu.org/cgit/bash.git/tree/execute_cmd.c?h=bash-5.2 (execute_disk_command: "%s: command not found")
+        - https://docs.python.org/3/library/subprocess.html (FileNotFoundError when the program is not found)
+        - https://github.com/earthlab/rslurm/blob/master/R/slurm_apply.R (the squeue check)
+        - https://www.nextflow.io/docs/latest/executor.html
+        - https://github.com/earthlab/rslurm/issues/32
+    """
+    told = catalogued(f, CLIENTS)
+    if not told:
+        return
+    said = next((s for s in told if s.get("id") != "sched_clients:rslurm-no-slurm-workload-manager"), told[0])
+    cmd = said.get("command") or said.get("dash") or said.get("zsh") or said.get("fish") or "squeue"
+    yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": the batch system's client {cmd} is on no "
+                      "directory of PATH here: this host has no client of that batch system (a workstation, a "
+                      "container), or its module or directory is not loaded; submit from a host that has it",
+              fix=_CLIENTS_FIX, evidence=told_evidence(said))
