@@ -20,6 +20,9 @@ _SAID_SETGID = "prose:setgid-chmod-on-dot-conda-refused"
 _OWN_DOT_CONDA = re.compile(r"^(?:~|/home\d{0,3}/[^/]{1,64}|/Users/[^/]{1,64}|/root)/\.conda(?:/|$)")
 # the installation a path belongs to: what comes before its pkgs/ or envs/ directory
 _INSTALL = re.compile(r"^(?P<root>/[^\s]{1,250}?)/(?P<dir>pkgs|envs)(?:/|$)")
+# an installation inside a home directory may be the user's own (with wrong ownership) or another
+# user's: the path alone cannot tell, so it is said, not concluded
+_IN_A_HOME = re.compile(r"^(?:~|/home\d{0,3}|/Users|/u|/users)/")
 
 _OWN_DIRS = ("conda config --add pkgs_dirs ~/.conda/pkgs   # a package cache of your own, searched first\n"
              "conda config --add envs_dirs ~/.conda/envs   # environments of your own (conda create -n NAME goes there)\n"
@@ -37,13 +40,17 @@ def _shared_install(s: dict) -> Optional[str]:
 
 @rule("SYS049", SHARED, "error", "conda cannot write the shared installation it was asked to install into", impact=5,
       also={"warning": "conda's NoWritablePkgsDirError, NoWritableEnvsDirError or EnvironmentNotWritableError, "
-                       "which name no path"})
+                       "which name no path",
+            "info": "a NotWritableError in an installation inside a home directory: another user's, or the user's own "
+                    "with files owned by someone else"})
 def shared_conda_install_not_writable(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, conda's NotWritableError whose path is in the pkgs/ or envs/ directory of
         an installation outside the user's own ~/.conda (a group's Miniconda on scratch, the site's
-        /opt/anaconda3): an error, the path and the uid conda ran as are quoted. conda's
+        /opt/anaconda3): an error, the path and the uid conda ran as are quoted; an installation
+        inside a home directory (/home/NAME/miniconda3) may be the user's own with files owned by
+        someone else, so that is info. conda's
         "No writeable pkgs directories configured.", "No writeable envs directories configured."
         and EnvironmentNotWritableError name no path: a warning.
 
@@ -66,8 +73,15 @@ def shared_conda_install_not_writable(f: FactView) -> Iterator[Hit]:
     told = catalogued(f, SHARED)
     named = next((s for s in told if s.get("id") == _NOT_WRITABLE and _shared_install(s)), None)
     if named is not None:
-        root = _shared_install(named)
+        root = str(_shared_install(named))
         uid = f" (uid {named['uid']})" if named.get("uid") else ""
+        if _IN_A_HOME.search(root):
+            yield Hit(message=f"conda cannot write {named.get('path')}{uid}, in the installation at {root} inside a home "
+                              f"directory (line {named.get('line')}: \"{told_text(named)}\"): another user's installation, "
+                              "or yours with files owned by someone else (a past sudo conda)",
+                      fix=f"ls -ld {root} {root}/pkgs   # whose installation it is\n" + _OWN_DIRS,
+                      evidence=told_evidence(named), severity="info")
+            return
         yield Hit(message=f"conda cannot write {named.get('path')}{uid}, in the package cache or environments of the "
                           f"installation at {root}, which is not yours (line {named.get('line')}: \"{told_text(named)}\"): "
                           "install into directories of your own rather than asking for sudo chown",
@@ -114,7 +128,7 @@ def nfs_refuses_setgid_chmod(f: FactView) -> Iterator[Hit]:
            "conda update -n base conda   # current conda logs a refused chmod 02775 and goes on")
     if said is not None:
         yield Hit(message=f"conda's NotWritableError (line {error.get('line')}: \"{told_text(error)}\") with the refused "
-                          f"setgid chmod on ~/.conda said (line {said.get('line')}: \"{told_text(said)}\"): the home "
+                          f"setgid chmod on ~/.conda said (line {said.get('line')}: \"{str(said.get('matched') or told_text(said))[:120]}\"): the home "
                           "file system refuses the chmod 02775 conda makes on the directories it creates",
                   fix=fix, evidence=told_evidence(said))
         return
