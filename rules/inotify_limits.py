@@ -23,7 +23,8 @@ _RAISE_INSTANCES = ("echo fs.inotify.max_user_instances=1024 | sudo tee /etc/sys
                     "   # administrators: the kernel's default is 128 per user")
 
 
-@rule("SYS047", SYMBOL, "error", "the user's inotify watches or instances are used up: file watchers fail", impact=4)
+@rule("SYS047", SYMBOL, "error", "the user's inotify watches or instances are used up: file watchers fail", impact=4,
+      also={"advice": "on a live node, fs.inotify.max_user_watches at the kernel's floor (8192)"})
 def inotify_watch_limit_too_low(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -35,7 +36,8 @@ def inotify_watch_limit_too_low(f: FactView) -> Iterator[Hit]:
         user limit (N) on the number of inotify watches|instances has been reached", watchdog's and
         systemd's "inotify watch limit reached" and "inotify instance limit reached", VS Code's
         "Unable to watch for file changes in this large workspace". Watches (ENOSPC) and instances
-        (EMFILE) are told apart: each has its own limit.
+        (EMFILE) are told apart: each has its own limit. On a live node (or its snapshot), advice
+        where fs.inotify.max_user_watches is at the kernel's floor, 8192.
 
     Why it matters:
         The kernel counts inotify watches and instances per user across the whole node
@@ -57,6 +59,7 @@ def inotify_watch_limit_too_low(f: FactView) -> Iterator[Hit]:
     """
     told = catalogued(f, SYMBOL)
     if not told:
+        yield from _kernel_floor(f)
         return
     s = told[0]
     instances = s.get("id") in _INSTANCES
@@ -69,3 +72,24 @@ def inotify_watch_limit_too_low(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\"): every file watcher of this user on the "
                       "node fails until watches are freed or the limit is raised",
               fix=_LOOK + (_RAISE_INSTANCES if instances else _RAISE_WATCHES), evidence=told_evidence(s))
+
+
+# the kernel's own floor for max_user_watches: the pre-5.11 default, and the least the 5.11 formula
+# gives (fs/notify/inotify/inotify_user.c: clamp(..., 8192, 1048576))
+_KERNEL_FLOOR = 8192
+
+
+def _kernel_floor(f: FactView) -> Iterator[Hit]:
+    """The live reading (checks/system.py): advice where max_user_watches is at the kernel's floor.
+    Read with f[...] so a paste without the reading is skipped with its reason, never passed."""
+    watches = f["system.inotify.max_user_watches"]
+    if not isinstance(watches, int) or watches > _KERNEL_FLOOR:
+        return
+    instances = f.get("system.inotify.max_user_instances")
+    yield Hit(message=f"fs.inotify.max_user_watches is {watches}, the kernel's floor (the default before Linux 5.11; "
+                      "from 5.11 the kernel gives 1% of memory's worth, up to 1048576): an IDE's remote server, a dev "
+                      "server or a file watcher over a large tree uses it up, and every watcher of the user then fails "
+                      "with ENOSPC",
+              fix=_LOOK + _RAISE_WATCHES, severity="advice",
+              evidence={"system.inotify.max_user_watches": watches, "system.inotify.max_user_instances": instances,
+                        "kernel_floor": _KERNEL_FLOOR})

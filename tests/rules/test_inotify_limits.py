@@ -32,5 +32,25 @@ def test_java_instances_limit_names_max_user_instances():
 
 
 def test_silent_on_a_disk_that_is_full():
-    # pip's ENOSPC is a full disk: no watcher's words, so not this rule's
-    assert not fired("inotify-watch-limit-too-low", recorded_paste_facts("hackgpt-9-pip-no-space-left.txt"))
+    # pip's ENOSPC is a full disk: no watcher's words, so not this rule's; a paste has no live reading
+    findings, skipped = run_rule("inotify-watch-limit-too-low", recorded_paste_facts("hackgpt-9-pip-no-space-left.txt"))
+    assert findings == [] and [s["reason"] for s in skipped] == [
+        "needs system.inotify.max_user_watches: /proc/sys/fs/inotify/max_user_watches not readable (no inotify in this "
+        "kernel, or not recorded)"]
+
+
+@pytest.mark.parametrize("watches, fires", [(8192, True), (65536, False)])
+def test_a_live_node_at_the_kernels_floor_gets_advice(watches, fires):
+    from rulekit import facts
+    gathered = facts("h100-kvm-1gpu", **{"system.inotify": {"max_user_watches": watches, "max_user_instances": 128}})
+    found = fired("inotify-watch-limit-too-low", gathered)
+    assert bool(found) == fires
+    if fires:
+        assert found[0].severity == "advice" and "8192" in found[0].message
+
+
+def test_silent_on_a_live_node_with_the_5_11_default_for_its_memory():
+    # 1% of a 128 GiB node over about 1 KiB a watch: the kernel's own default since 5.11, not low
+    from rulekit import facts
+    gathered = facts("h100-kvm-1gpu", **{"system.inotify": {"max_user_watches": 1048576, "max_user_instances": 128}})
+    assert not fired("inotify-watch-limit-too-low", gathered)
