@@ -96,6 +96,15 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     paranoid = (root.read_or("/proc/sys/kernel/perf_event_paranoid") or "").strip()
     out["perf_event_paranoid"] = int(paranoid) if re.fullmatch(r"-?[0-9]{1,3}", paranoid) else Unknown(
         "/proc/sys/kernel/perf_event_paranoid not readable (no perf events in this kernel, or not recorded)")
+    # fs.inotify limits (inotify(7), /proc/sys/fs/inotify): watches and instances per user, node-wide.
+    # The kernel's default max_user_watches is 1% of low memory over INOTIFY_WATCH_COST, clamped to
+    # [8192, 1048576] since Linux 5.11 (8192 before); max_user_instances is 128.
+    inotify: Dict[str, Any] = {}
+    for name in ("max_user_watches", "max_user_instances"):
+        raw = (root.read_or(f"/proc/sys/fs/inotify/{name}") or "").strip()
+        inotify[name] = int(raw) if re.fullmatch(r"[0-9]{1,10}", raw) else Unknown(
+            f"/proc/sys/fs/inotify/{name} not readable (no inotify in this kernel, or not recorded)")
+    out["inotify"] = inotify
     out["clocksource"] = _clocksource(root)
     return {"system": out}
 

@@ -17,6 +17,11 @@ SYMBOL = "no-outbound-network"
 # socket's (ENETUNREACH, ETIMEDOUT, ECONNREFUSED, EHOSTUNREACH; knowledge/glibc.toml).
 _RESOLVER_ERRNO = {"-2", "-3", "-5"}
 _UNREACHABLE_ERRNO = _RESOLVER_ERRNO | {"101", "110", "111", "113"}
+# messages that name a failed lookup in their own words (netclient.toml): Perl's "Bad hostname", Go's
+# "no such host", Java's UnknownHostException, Node's getaddrinfo ENOTFOUND / EAI_AGAIN
+_RESOLVER_IDS = frozenset({"netclient:perl-io-socket-bad-hostname", "netclient:go-lookup-no-such-host",
+                           "netclient:java-unknown-host", "netclient:node-getaddrinfo"})
+_RESOLVER_REASONS = frozenset({"Bad hostname", "nodename nor servname provided, or not known"})
 _NAMES_A_HOST = re.compile(r"(?:https?://|host=')(?P<host>[A-Za-z0-9._-]{1,253})")
 # the server each service's downloads go to, to check for when the message names none
 _SERVICE_HOST = {"hf": "huggingface.co", "pip": "pypi.org", "conda": "conda.anaconda.org", "torch.hub": "download.pytorch.org"}
@@ -138,7 +143,10 @@ def no_outbound_network(f: FactView) -> Iterator[Hit]:
         [Errno -2] ...>" (torch.hub), libcurl's "Could not resolve host: github.com" (curl, git),
         Wget's "unable to resolve host address", pip 26's "Failed to connect to", conda's "HTTP 000
         CONNECTION FAILED", and the Hugging Face libraries' "We couldn't connect to
-        'https://huggingface.co'" and "cannot find the requested files in the local cache". A
+        'https://huggingface.co'" and "cannot find the requested files in the local cache"; Perl's
+        IO::Socket::INET "Bad hostname 'host'" and LWP's "Can't connect to host:port (reason)",
+        Node's "getaddrinfo ENOTFOUND host" and "EAI_AGAIN", Go's "lookup host: no such host" and
+        Java's "java.net.UnknownHostException: host". A
         server on the cluster's own network (a bare node name, a private address) is not this rule's:
         that is the job's own rendezvous or a site service.
 
@@ -159,6 +167,7 @@ def no_outbound_network(f: FactView) -> Iterator[Hit]:
         - https://pytorch.org/docs/stable/hub.html (TORCH_HOME, load_state_dict_from_url)
         - https://pypi.org/project/urllib3/2.8.0/ and https://pypi.org/project/huggingface-hub/2.4.0/ (the messages; knowledge/messages/netclient.toml)
         - https://curl.se/docs/manpage.html (exit code 6: could not resolve host)
+        - https://github.com/Perl/perl5/blob/blead/dist/IO/lib/IO/Socket/INET.pm (Bad hostname) and https://github.com/libwww-perl/libwww-perl/blob/master/lib/LWP/Protocol/http.pm (Can't connect to)
     """
     told = _messages(f)
     if not told:
@@ -170,8 +179,8 @@ def no_outbound_network(f: FactView) -> Iterator[Hit]:
     s = next((t for t in told if _host(t)), told[0])
     host = _host(s)
     errno = str(s.get("errno") or "")
-    resolve = (errno in _RESOLVER_ERRNO or "resolve" in str(s.get("id", ""))
-               or "name resolution" in str(s.get("reason", "")).lower())
+    resolve = (errno in _RESOLVER_ERRNO or "resolve" in str(s.get("id", "")) or s.get("id") in _RESOLVER_IDS
+               or str(s.get("reason", "")) in _RESOLVER_REASONS or "name resolution" in str(s.get("reason", "")).lower())
     what = (f"could not resolve {host}" if resolve and host else f"could not reach {host}" if host else
             "could not resolve its server's name" if resolve else "could not reach its server")
     service = _service(s, host)

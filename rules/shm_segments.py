@@ -11,7 +11,7 @@ from typing import Iterator
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, ticket_evidence, told_text
+from hpcdoctor.rules._common import catalogued, ticket_evidence, told_evidence, told_text
 
 _MIB = 2 ** 20
 # Which of the user's files are still open, and the System V segments with no process attached
@@ -23,6 +23,39 @@ _LOOK = ("find /dev/shm -maxdepth 1 -user $USER -type f -printf '%k KiB  %TY-%Tm
 _SYSV_RM = "ipcs -m | awk -v u=$USER '$3==u && $6==0 {print $2}' | xargs -r -n1 ipcrm -m   # remove those System V segments\n"
 
 
+# the MPI transports' own words and /dev/shm rows (knowledge/messages/shm.toml): PSM2's fault handler,
+# its names used up, and the segments of Open MPI's vader BTL, PSM2 and UCX listed by ls -l
+_PSM2_FAULT = "shm:psm2-intra-node-shm-fault"
+_ROWS = {"shm:dev-shm-vader-segment": "Open MPI's vader BTL", "shm:dev-shm-psm2-segment": "PSM2",
+         "shm:dev-shm-ucx-segment": "UCX's posix transport"}
+_MPI_IDS = frozenset({_PSM2_FAULT, "shm:psm2-shm-namespace-exhausted", *_ROWS})
+_MPI_RM = ("find /dev/shm -maxdepth 1 -user $USER \\( -name 'vader_segment.*' -o -name 'psm2_shm.*' -o -name 'ucx_shm_posix_*' \\) "
+           "! -exec fuser -s {} \\; -print -delete   # remove this user's MPI segments that no process holds\n")
+
+
+def _mpi_segments(f: FactView, told: list) -> Hit:
+    """An MPI transport that met segments of runs that ended, or a listing of them."""
+    # every row of the listing (catalogued keeps one message per entry)
+    rows = [t for t in f.get("ticket.symptoms") or [] if isinstance(t, dict) and t.get("id") in _ROWS]
+    said = next((t for t in told if t.get("id") not in _ROWS), None)
+    listed = ""
+    if rows:
+        owners = sorted({str(r.get("owner")) for r in rows if r.get("owner")})
+        kinds = sorted({_ROWS[str(r["id"])] for r in rows})
+        listed = (f"{len(rows)} MPI segment(s) of {' and '.join(kinds)} listed in /dev/shm (owner {', '.join(owners) or 'unknown'}; "
+                  f"line {rows[0].get('line')}: \"{str(rows[0].get('name') or told_text(rows[0]))}\"): each stays until removed "
+                  "or the node reboots, and a run killed before its cleanup leaves them")
+    if said is not None:
+        what = ("PSM2 faulted on its intra-node shared memory and exited; its own advice is to delete stale shared-memory "
+                "files in /dev/shm (segments of runs that ended: psm2_shm.*, Open MPI's vader_segment.*)"
+                if said.get("id") == _PSM2_FAULT else
+                "PSM2 found every shared-memory name it tries held by segments of other users' runs")
+        message = f"{what} (line {said.get('line')}: \"{told_text(said)}\")" + (f"; {listed}" if listed else "")
+    else:
+        message = listed
+    return Hit(message=message, fix=(_LOOK + _MPI_RM).rstrip("\n"), evidence=told_evidence(said or rows[0]))
+
+
 @rule("SYS022", "stale-shm-segments", "warning", "shared-memory segments left by runs that ended hold memory and names",
       impact=6)
 def stale_shm_segments(f: FactView) -> Iterator[Hit]:
@@ -31,7 +64,11 @@ def stale_shm_segments(f: FactView) -> Iterator[Hit]:
         In a pasted log, a program that cannot create its shared-memory segment because one is left:
         posix_ipc's "Shared memory with the specified name already exists", Python's
         multiprocessing.shared_memory ending in "FileExistsError: [Errno 17] File exists: '/name'",
-        and "shmget: No space left on device" (System V's segment count or total used up). On a live
+        and "shmget: No space left on device" (System V's segment count or total used up); the MPI
+        transports' own words: PSM2's "Unable to allocate shared memory for intra-node messaging.
+        Delete stale shared memory files in /dev/shm." and "shm_open: namespace exhausted", and rows
+        of ls -l /dev/shm naming Open MPI's vader_segment.*, PSM2's psm2_shm.* or UCX's
+        ucx_shm_posix_* segments (their owner and count are quoted). On a live
         node, the user's files in /dev/shm that no process of the user has open or mapped, with the
         user's System V segments that no process is attached to, together holding at least a
         quarter of /dev/shm (knowledge/thresholds.toml [shm] stale_min_fraction).
@@ -52,8 +89,14 @@ def stale_shm_segments(f: FactView) -> Iterator[Hit]:
         - https://man7.org/linux/man-pages/man2/shmget.2.html (ENOSPC: SHMMNI, SHMALL)
         - https://man7.org/linux/man-pages/man1/ipcrm.1.html
         - https://github.com/osvenskan/posix_ipc/issues/6 (a segment left by Ctrl-C)
+        - https://github.com/cornelisnetworks/opa-psm2/blob/master/ptl_am/am_reqrep_shmem.c (amsh_mmap_fault, psm2_shm names)
+        - https://github.com/open-mpi/ompi/issues/6322 (vader segments left in /dev/shm after an aborted run, Open MPI 3.1)
     """
     told = catalogued(f, "stale-shm-segments")
+    mpi = [t for t in told if t.get("id") in _MPI_IDS]
+    if mpi:
+        yield _mpi_segments(f, mpi)
+        return
     if told:
         s = told[0]
         name = s.get("name")

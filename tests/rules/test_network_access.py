@@ -81,3 +81,13 @@ def test_pip_retries_that_end_in_an_install_were_a_passing_outage():
     assert _fires(find_messages(text))
     # the same retries, then pip's own success line (its words as pip 23.2.1 prints them, recorded here)
     assert not _fires(find_messages(text + "Successfully installed six-1.17.0\n"))
+
+
+@pytest.mark.parametrize("paste, host", [
+    ("../tickets_blind_t/radical-entk-359-compute-node-no-internet.txt", "service.iris.edu"),
+    ("wormbase-website-3602-lwp-bad-hostname.txt", "www.wormbase.org"),
+])
+def test_perls_bad_hostname_is_a_failed_lookup(paste, host):
+    # IO::Socket::INET's "Bad hostname" under LWP (netclient.toml): the name did not resolve
+    (f,) = fired("no-outbound-network", recorded_paste_facts(paste))
+    assert f.severity == "error" and f"could not resolve {host}" in f.message and f"getent hosts {host}" in f.fix
