@@ -5,6 +5,8 @@ missing from PATH (sched_clients.toml)."""
 
 from __future__ import annotations
 
+import shlex
+
 from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
@@ -26,7 +28,8 @@ _SLURM_CONFIG_FIX = (
     "echo ${SLURM_CONF:-/etc/slurm/slurm.conf}; scontrol --version   # which file the commands read, and the Slurm version\n"
     "# users: you cannot mend this; send the administrators the file and line quoted above\n"
     "sudo sed -n 'LINE,+0p' /etc/slurm/slurm.conf   # administrators: the line named in the error (LINE), e.g. a key without =value\n"
-    "sudo slurmctld -t -f /etc/slurm/slurm.conf 2>&1 | head   # administrators, Slurm 23.02+: parse the file without starting (older: sinfo under SLURM_CONF=the copy)\n"
+    "SLURM_CONF=/etc/slurm/slurm.conf scontrol show config 2>&1 | head -3   # administrators, after mending (or on a copy): "
+    "scontrol parses the file before it asks the controller, so a parse error is its first line\n"
     "sudo scontrol reconfigure   # administrators: once every node has the mended file (or restart slurmctld and the slurmds)")
 _CONFIGLESS_FIX = (
     "ls -l /etc/slurm/slurm.conf; echo \"SLURM_CONF=$SLURM_CONF\"   # no file here and no SLURM_CONF: Slurm tried configless mode\n"
@@ -50,7 +53,13 @@ def _config_fix(said: dict) -> str:
     if sid in _CONFIGLESS:
         return _CONFIGLESS_FIX
     where = said.get("lineno")
-    return _SLURM_CONFIG_FIX.replace("'LINE,+0p'", f"'{where}p'" if where else "'1,$p'")
+    fix = _SLURM_CONFIG_FIX.replace("'LINE,+0p'", f"'{where}p'" if where else "'1,$p'")
+    path = str(said.get("path") or "")
+    # the file the line names (slurm.conf, or an Include'd or plugin file), shell-quoted, in place of the default
+    if path.startswith("/") and path.endswith(".conf"):
+        fix = fix.replace("/etc/slurm/slurm.conf", shlex.quote(path)).replace(
+            f"echo ${{SLURM_CONF:-{shlex.quote(path)}}}", "echo ${SLURM_CONF:-/etc/slurm/slurm.conf}")
+    return fix
 
 
 @rule("ENV093", CONFIG, "error",

@@ -27,6 +27,8 @@ def test_recorded_slurm_config_failures_fire_on_the_line_that_says_where():
     # sinfo 22.05.8: the parse error comes before the fatal line, which alone would not name the file
     (f,) = fired("scheduler-config-broken", recorded_paste_facts("slurm-22.05-config-parse-errors.txt"))
     assert "parse.conf line 3" in f.message and f.evidence["ticket.line"] == 2
+    # the fix reads the file the line names, not the default path
+    assert "sed -n '3p' /tmp/t2slurm/parse.conf" in f.fix and "SLURM_CONF=/tmp/t2slurm/parse.conf scontrol show config" in f.fix
 
 
 def test_configless_without_a_source_is_its_own_answer():
