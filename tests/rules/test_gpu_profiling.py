@@ -1,0 +1,45 @@
+"""gpu-profiling-restricted-to-admins on real pastes (tests/fixtures/pastes/SOURCES.md): Nsight Compute's
+ERR_NVGPUCTRPERM, CUPTI's CUPTI_ERROR_INSUFFICIENT_PRIVILEGES by name and as likwid's bare number, a
+pasted /proc/driver/nvidia/params line, and kineto's conditional hint that names the code without it."""
+
+from __future__ import annotations
+
+import pytest
+
+from rulekit import fired, recorded_paste_facts, run_rule, told_facts, told_paste_facts
+
+SYMBOL = "gpu-profiling-restricted-to-admins"
+
+
+@pytest.mark.parametrize("paste, quoted", [
+    ("deepgemm-46-ncu-err-nvgpuctrperm.txt", "ERR_NVGPUCTRPERM - The user does not have permission to access"),
+    ("habitat-5-cupti-insufficient-privileges-container.txt", "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"),
+])
+def test_a_refused_profiler_is_an_error(paste, quoted):
+    (f,) = fired(SYMBOL, recorded_paste_facts(paste))
+    assert f.severity == "error" and quoted in f.message
+    assert "NVreg_RestrictProfilingToAdminUsers=0" in f.fix and "/proc/driver/nvidia/params" in f.fix
+
+
+def test_likwid_bare_cupti_number_is_decoded():
+    # RRZE-HPC/likwid#347: likwid 5.1 prints CUPTI's result as a number, on a line naming the CUPTI call
+    text = "Error: function (*cuptiProfilerBeginSessionPtr)(&beginSessionParams) failed with error 35.\n"
+    (f,) = fired(SYMBOL, told_facts(text))
+    assert f.severity == "error" and "CUPTI's result 35 is CUPTI_ERROR_INSUFFICIENT_PRIVILEGES" in f.message
+
+
+def test_the_driver_setting_alone_is_info():
+    (f,) = fired(SYMBOL, told_paste_facts("pynvml-19-rm-profiling-admin-only-params.txt"))
+    assert f.severity == "info" and "RmProfilingAdminOnly: 1" in f.message
+
+
+def test_kineto_hint_that_names_the_code_is_silent():
+    # kineto prints "If you see CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, refer to ..." after any CUPTI failure
+    # (here CUPTI_ERROR_NOT_INITIALIZED, a library path problem): no privilege was refused
+    findings, _ = run_rule(SYMBOL, told_paste_facts("pytorch-118982-kineto-cupti-not-initialized-hint.txt"))
+    assert findings == []
+
+
+def test_a_permitted_driver_setting_is_silent():
+    # the recorded H100 node's own value
+    assert fired(SYMBOL, told_facts("RmProfilingAdminOnly: 0\n")) == []
