@@ -94,3 +94,12 @@ def test_numba_no_locator_is_an_error_with_numba_cache_dir():
 def test_numba_refusal_cut_before_its_file_is_a_warning():
     (f,) = fired("cache-dir-not-writable", told_paste_facts("librosa-1099-numba-cannot-cache-traceback.txt"))
     assert f.severity == "warning" and "retold without its file" in f.message and "NUMBA_CACHE_DIR" in f.fix
+
+
+@pytest.mark.parametrize("paste, severity", [
+    ("../tickets_blind_t/montblanc-253-numba-cache-dir-not-writable.txt", "error"),   # set T, unsealed
+    ("../tickets_blind_t/vectorbt-476-numba-cache-dir-not-writable-container.txt", "warning"),   # its title only
+])
+def test_set_t_numba_cache_pastes(paste, severity):
+    (f,) = fired("cache-dir-not-writable", recorded_paste_facts(paste))
+    assert f.severity == severity and "NUMBA_CACHE_DIR" in f.fix

@@ -9,11 +9,15 @@ import pytest
 from rulekit import fired, recorded_paste_facts, run_rule, told_facts, told_paste_facts
 
 SYMBOL = "gpu-profiling-restricted-to-admins"
+T = "../tickets_blind_t/"   # set T, unsealed: recorded_paste_facts reads fixtures/pastes/<name>
 
 
 @pytest.mark.parametrize("paste, quoted", [
     ("deepgemm-46-ncu-err-nvgpuctrperm.txt", "ERR_NVGPUCTRPERM - The user does not have permission to access"),
     ("habitat-5-cupti-insufficient-privileges-container.txt", "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"),
+    # set T, unsealed: nvprof's own sentence, and likwid 5.1's bare CUPTI number
+    (T + "machine-shop-maintenance-11-gpu-profiling-counters-admin-only.txt", "does not have permission to profile"),
+    (T + "likwid-347-cupti-insufficient-privileges-counters.txt", "CUPTI's result 35 is CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"),
 ])
 def test_a_refused_profiler_is_an_error(paste, quoted):
     (f,) = fired(SYMBOL, recorded_paste_facts(paste))

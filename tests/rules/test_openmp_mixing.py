@@ -13,6 +13,8 @@ SYMBOL = "duplicate-libraries"
 @pytest.mark.parametrize("paste, library", [
     ("hd-bet-9-mkl-intel-layer-with-wheel-libgomp.txt", "libgomp-7c85b1e2.so.1"),   # a wheel's renamed libgomp
     ("rslearn-projects-10-mkl-intel-layer-beaker.txt", "libgomp.so.1"),              # behind log timestamps
+    ("../tickets_blind_t/ms-g3d-20-mkl-intel-threading-with-libgomp.txt", "libgomp.so.1"),   # set T, unsealed
+    ("../tickets_blind_t/pytorch-ort-102-mkl-intel-threading-with-libgomp.txt", "libgomp.so.1"),
 ])
 def test_mkl_service_refusal_names_the_other_runtime(paste, library):
     (f,) = fired(SYMBOL, recorded_paste_facts(paste))
