@@ -30,8 +30,8 @@ _HYPERVISOR_FIX = ("# CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES: th
 
 
 @rule("GPU040", SYMBOL, "error", "GPU profiling refused: the NVIDIA driver keeps the performance counters to administrators",
-      impact=3, also={"info": "the driver's RmProfilingAdminOnly: 1 read from a pasted /proc/driver/nvidia/params, "
-                              "with no profiler refused in the paste"})
+      impact=3, also={"info": "the driver's RmProfilingAdminOnly: 1, pasted with no profiler refused beside it, "
+                              "or read live by a user who is not root"})
 def gpu_profiling_restricted_to_admins(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -44,7 +44,9 @@ def gpu_profiling_restricted_to_admins(f: FactView) -> Iterator[Hit]:
         call ("cuptiProfilerBeginSession... failed with error 35", likwid 5.1); and CUPTI's
         CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES (40), a hypervisor that forbids
         profiling a virtual GPU. At info level, a pasted /proc/driver/nvidia/params line
-        "RmProfilingAdminOnly: 1" with no refusal beside it: the node's setting, not yet a failure.
+        "RmProfilingAdminOnly: 1" with no refusal beside it: the node's setting, not yet a failure;
+        and, on a live node (or its snapshot), the same line in the driver's params read by a user
+        who is not root.
 
     Why it matters:
         Since Linux driver 418.43 (NVIDIA's security notice of November 2018, GPU side channels)
@@ -84,9 +86,26 @@ def gpu_profiling_restricted_to_admins(f: FactView) -> Iterator[Hit]:
                           f"\"{told_text(s)}\"){decoded}: {why}",
                   fix=_HYPERVISOR_FIX if hypervisor else _FIX, evidence=told_evidence(s))
         return
+    if not told:
+        yield from _restricted_live(f)
+        return
     if told:
         s = told[0]
         yield Hit(message=f"the NVIDIA driver on this node keeps the GPU performance counters to administrators (line "
                           f"{s.get('line')}: \"{told_text(s)}\"): counter-based profilers (ncu, nvprof --metrics, "
                           "likwid's GPU groups, PAPI's cuda component) fail for users until the site allows it",
                   fix=_FIX, evidence=told_evidence(s), severity="info")
+
+
+def _restricted_live(f: FactView) -> Iterator[Hit]:
+    """Live: the loaded driver keeps the counters to administrators and this user is not root (checks/
+    system.py). Info: it matters only to a user who profiles. Read with f[...] so that a node without
+    the driver's params is skipped with its reason, never passed."""
+    if not f["system.nvidia_profiling_admin_only"] or f["system.euid"] == 0:
+        return
+    yield Hit(message="the NVIDIA driver on this node keeps the GPU performance counters to administrators "
+                      "(/proc/driver/nvidia/params: RmProfilingAdminOnly: 1) and this user is not root: counter-based "
+                      "profilers (ncu, nvprof --metrics, likwid's GPU groups, PAPI's cuda component) will be refused "
+                      "(ERR_NVGPUCTRPERM, CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)",
+              fix=_FIX, severity="info",
+              evidence={"system.nvidia_profiling_admin_only": True, "system.euid": f.get("system.euid")})

@@ -7,7 +7,6 @@ import pytest
 
 from rulekit import fired, recorded_paste_facts, run_rule, told_paste_facts
 
-SYMBOL = "duplicate-libraries"
 
 
 @pytest.mark.parametrize("paste, library", [
@@ -17,11 +16,11 @@ SYMBOL = "duplicate-libraries"
     ("../tickets_blind_t/pytorch-ort-102-mkl-intel-threading-with-libgomp.txt", "libgomp.so.1"),
 ])
 def test_mkl_service_refusal_names_the_other_runtime(paste, library):
-    (f,) = fired(SYMBOL, recorded_paste_facts(paste))
+    (f,) = fired("duplicate-libraries", recorded_paste_facts(paste))
     assert f.severity == "warning" and f"({library})" in f.message and "mkl-service stopped it" in f.message
     assert f.fix.startswith("export MKL_THREADING_LAYER=GNU") and "import numpy before torch" in f.fix
 
 
 def test_an_explanation_of_the_message_is_silent():
-    findings, _ = run_rule(SYMBOL, told_paste_facts("mkl-service-14-threading-layer-explained-healthy.txt"))
+    findings, _ = run_rule("duplicate-libraries", told_paste_facts("mkl-service-14-threading-layer-explained-healthy.txt"))
     assert findings == []
