@@ -89,12 +89,11 @@ def gpu_profiling_restricted_to_admins(f: FactView) -> Iterator[Hit]:
     if not told:
         yield from _restricted_live(f)
         return
-    if told:
-        s = told[0]
-        yield Hit(message=f"the NVIDIA driver on this node keeps the GPU performance counters to administrators (line "
-                          f"{s.get('line')}: \"{told_text(s)}\"): counter-based profilers (ncu, nvprof --metrics, "
-                          "likwid's GPU groups, PAPI's cuda component) fail for users until the site allows it",
-                  fix=_FIX, evidence=told_evidence(s), severity="info")
+    s = told[0]
+    yield Hit(message=f"the NVIDIA driver on this node keeps the GPU performance counters to administrators (line "
+                      f"{s.get('line')}: \"{told_text(s)}\"): counter-based profilers (ncu, nvprof --metrics, "
+                      "likwid's GPU groups, PAPI's cuda component) fail for users until the site allows it",
+              fix=_FIX, evidence=told_evidence(s), severity="info")
 
 
 def _restricted_live(f: FactView) -> Iterator[Hit]:
