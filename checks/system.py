@@ -3,6 +3,7 @@ Yama's ptrace scope, the perf_event_paranoid level, the clock source the kernel 
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 from typing import Any, Dict
@@ -106,7 +107,28 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
             f"/proc/sys/fs/inotify/{name} not readable (no inotify in this kernel, or not recorded)")
     out["inotify"] = inotify
     out["clocksource"] = _clocksource(root)
+    out["nvidia_profiling_admin_only"] = _profiling_admin_only(root)
+    try:
+        euid = root.probe("euid", os.geteuid)
+        out["euid"] = euid if isinstance(euid, int) else Unknown("the recorded effective user id is not a number")
+    except Missing as exc:
+        out["euid"] = Unknown(f"effective user id not read: {exc}")
     return {"system": out}
+
+
+# The NVIDIA kernel module's parameters, one "Name: value" line each (a recorded H100 node's file is
+# tests/fixtures/nodes/h100-kvm-1gpu/fs/proc/driver/nvidia/params): RmProfilingAdminOnly is the module
+# option NVreg_RestrictProfilingToAdminUsers, 1 keeping the GPU performance counters to administrators.
+_NV_PARAMS = "/proc/driver/nvidia/params"
+_ADMIN_ONLY = re.compile(r"^RmProfilingAdminOnly: ([0-9]{1,3})[ \t]{0,8}$", re.M)
+
+
+def _profiling_admin_only(root: SysRoot) -> Any:
+    text = root.read_or(_NV_PARAMS)
+    if text is None:
+        return Unknown(f"{_NV_PARAMS} not readable (no NVIDIA driver loaded, or not recorded)")
+    m = _ADMIN_ONLY.search(text[:65536])
+    return m.group(1) != "0" if m else Unknown(f"{_NV_PARAMS} has no RmProfilingAdminOnly line")
 
 
 _CLOCKSOURCE = "/sys/devices/system/clocksource/clocksource0"

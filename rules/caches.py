@@ -18,7 +18,16 @@ _ERRNO_PATH = re.compile(r"\[Errno (?P<errno>1|13|30)\] [A-Za-z][A-Za-z ]{2,40}:
 # these components is a cache, not the job's own data.
 _CACHE_PART = re.compile(r"(?:^|/)(?:\.cache|\.triton|\.nv/ComputeCache|\.keras|\.config/matplotlib|\.matplotlib|"
                          r"huggingface|torch_extensions|torchinductor_[^/]{1,40})(?:/|$)")
-_FALLBACK = {"caches:matplotlib-temporary-cache-dir", "caches:pip-cache-dir-not-owned", "caches:hub-ignored-error-writing"}
+_FALLBACK = {"caches:matplotlib-temporary-cache-dir", "caches:pip-cache-dir-not-owned", "caches:hub-ignored-error-writing",
+             "caches:fontconfig-no-writable-cache"}
+# numba names the source file whose functions it could not cache, not a directory: it looked in
+# NUMBA_CACHE_DIR, the __pycache__ beside that file and the user-wide cache (caches.toml).
+_NUMBA = {"caches:numba-no-locator", "caches:numba-no-locator-retold"}
+_NUMBA_FIX = ("python -c 'import numba; print(numba.config.CACHE_DIR or \"(unset)\")'; id; echo \"HOME=$HOME\"   "
+              "# NUMBA_CACHE_DIR, and the home whose ~/.cache/numba numba falls back to\n"
+              "export NUMBA_CACHE_DIR=\"${TMPDIR:-/tmp}/$USER/cache/numba\" && mkdir -p \"$NUMBA_CACHE_DIR\"   "
+              "# a directory this user can write, before Python starts (a container: -e NUMBA_CACHE_DIR=/tmp/numba_cache); "
+              "or install the package in your own virtual environment, whose __pycache__ you can write")
 
 # (variable, what reads it, its directory under the new cache) by the cache a path or message names
 _VARIABLE = (
@@ -28,6 +37,7 @@ _VARIABLE = (
     (re.compile(r"\.triton"), "TRITON_CACHE_DIR", "Triton's compiled kernels", "triton"),
     (re.compile(r"\.nv/ComputeCache"), "CUDA_CACHE_PATH", "the CUDA driver's JIT cache", "nv"),
     (re.compile(r"torch_extensions"), "TORCH_EXTENSIONS_DIR", "torch's C++/CUDA extension builds", "torch_extensions"),
+    (re.compile(r"caches:fontconfig|/fontconfig(?:/|$)"), "XDG_CACHE_HOME", "fontconfig's font cache", ""),
 )
 
 
@@ -84,7 +94,8 @@ def _unwritable_live(f: FactView) -> Iterator[Hit]:
 
 
 @rule("ENV051", SYMBOL, "error", "a library's cache directory is not writable by the job's user", impact=5,
-      also={"warning": "the library goes on without its cache (matplotlib's temporary directory, pip's disabled cache); "
+      also={"warning": "the library goes on without its cache (matplotlib's temporary directory, pip's disabled cache, "
+                       "fontconfig); numba's refusal retold without its file; "
                        "live, a resolved cache directory this user may not write"})
 def cache_dir_not_writable(f: FactView) -> Iterator[Hit]:
     """
@@ -95,7 +106,10 @@ def cache_dir_not_writable(f: FactView) -> Iterator[Hit]:
         matplotlib's "Matplotlib created a temporary cache directory ... because the default
         path (...) is not a writable directory" (a warning) and its "requires access to a
         writable cache directory", pip's "The directory '...' or its parent directory is not
-        owned or is not writable by the current user" (a warning), and Python's "[Errno 13]
+        owned or is not writable by the current user" (a warning), numba's "cannot cache
+        function '...': no locator available for file '...'" (no writable NUMBA_CACHE_DIR,
+        __pycache__ or ~/.cache/numba), fontconfig's "No writable cache directories" (a
+        warning: it goes on without a cache), and Python's "[Errno 13]
         Permission denied: '<path>'" (or Errno 30, read-only) where the path is a library's
         cache: ~/.cache, ~/.cache/huggingface, ~/.triton, ~/.nv/ComputeCache, ~/.config/matplotlib.
         Live, as a warning: a cache directory the job's environment resolves (HF_HOME, TORCH_HOME,
@@ -110,19 +124,32 @@ def cache_dir_not_writable(f: FactView) -> Iterator[Hit]:
 
     How to fix:
         Point the cache at a directory the job's user owns (HF_HOME, MPLCONFIGDIR,
-        PIP_CACHE_DIR, TRITON_CACHE_DIR, or XDG_CACHE_HOME for all that follow it), or give the
+        PIP_CACHE_DIR, TRITON_CACHE_DIR, NUMBA_CACHE_DIR, or XDG_CACHE_HOME for all that follow
+        it, fontconfig among them), or give the
         container a writable HOME; fix the ownership where the directory is yours.
 
     References:
         - https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables (HF_HOME, XDG_CACHE_HOME)
         - https://matplotlib.org/stable/install/environment_variables_faq.html (MPLCONFIGDIR)
         - https://pip.pypa.io/en/stable/topics/caching/
+        - https://numba.readthedocs.io/en/stable/reference/envvars.html (NUMBA_CACHE_DIR)
+        - https://numba.readthedocs.io/en/stable/developer/caching.html (the cache locators)
         - https://specifications.freedesktop.org/basedir-spec/latest/ (XDG_CACHE_HOME)
         - https://github.com/huggingface/transformers/issues/13472
     """
     s = _told(f)
     if not s:
         yield from _unwritable_live(f)
+        return
+    if s.get("id") in _NUMBA:
+        source = s.get("file")
+        retold = s.get("id") == "caches:numba-no-locator-retold"
+        yield Hit(message=f"numba found no writable cache directory for the functions it compiles with cache=True"
+                          f"{f' in {source}' if source else ''} (line {s.get('line')}: \"{told_text(s)}\"): not NUMBA_CACHE_DIR, "
+                          "not the __pycache__ beside the source (a package installed where this user cannot write), not "
+                          "~/.cache/numba (a container user without a writable home)"
+                          + ("; the message is retold without its file, so this is its usual cause" if retold else ""),
+                  fix=_NUMBA_FIX, evidence=told_evidence(s), severity="warning" if retold else None)
         return
     path = str(s.get("path") or s.get("path10") or "")
     var, who, sub = _variable(s, path)

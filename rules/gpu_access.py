@@ -143,6 +143,10 @@ _NOT_ASKED = ("faq_containers:apptainer-run-without-nv-said", "faq_containers:si
 # Device nodes passed by hand: CUDA's static runtime then finds no libcuda and answers error 35, "driver
 # version is insufficient", although the host's driver is fine (NVIDIA/nvidia-docker#24).
 _DEVICES_ONLY = "prose:docker-run-devices-only"
+# The user's sentence that the program runs in docker (prose.toml docker-said), read only beside the
+# messages that name NVML's library itself: nvidia-smi's and NVML's "library not found".
+_DOCKER_SAID = "prose:docker-said"
+_NO_LIBRARY_TOLD = ("nvidia_smi:nvml-library-not-found", "nvml:NVML_ERROR_LIBRARY_NOT_FOUND", "libraries:libnvidia-ml")
 _NO_DRIVER_SEEN = ("cuda:cudaErrorInsufficientDriver", "cuda_driver:CUDA_ERROR_NO_DEVICE")
 
 _APPTAINER_FIX = ("apptainer exec --nv IMAGE nvidia-smi   # --nv binds the host's driver libraries (nvliblist.conf) "
@@ -153,6 +157,12 @@ _NESTED_FIX = ("echo \"$LD_LIBRARY_PATH\"; ls /.singularity.d/libs   # the outer
                "directory into it (--bind /.singularity.d/libs:/.singularity.d/libs)")
 _DOCKER_FIX = ("docker run --gpus all IMAGE nvidia-smi   # the NVIDIA Container Toolkit mounts libcuda and NVML only "
                "for a run that asks (--gpus, --runtime=nvidia, or CDI --device nvidia.com/gpu=all)")
+# Files mounted but their SONAME links missing (an image whose ld.so.cache is stale): ldconfig makes
+# the .so.1 links from the files' SONAMEs and refreshes the cache.
+_DOCKER_LINKS_FIX = ("ls -l /usr/lib/x86_64-linux-gnu/libnvidia-ml.so* /usr/lib/x86_64-linux-gnu/libcuda.so*   # inside the "
+                     "container: the driver's files the toolkit mounted, and their .so.1 links\n"
+                     "ldconfig && ldconfig -p | grep -E 'libnvidia-ml|libcuda'   # as root in the container: makes the "
+                     "missing .so.1 links and refreshes the cache, where the files are there")
 _K8S_FIX = ("kubectl get pod POD -o jsonpath='{.spec.containers[*].resources.limits}'   # no nvidia.com/gpu: the pod "
             "asked for no GPU\n# resources: {limits: {nvidia.com/gpu: 1}} in the pod spec (and the nvidia "
             "runtimeClassName where the node's default runtime is not NVIDIA's)")
@@ -187,7 +197,8 @@ def _libs_not_bound_live(f: FactView) -> Iterator[Hit]:
 
 
 @rule("GPU024", "container-nvidia-libs-not-bound", "error",
-      "a container sees the GPU but not the NVIDIA driver's libraries: started without --nv / --gpus", impact=9)
+      "a container sees the GPU but not the NVIDIA driver's libraries: started without --nv / --gpus", impact=9,
+      also={"warning": "NVML's library not found where the paste only says it ran in docker, not how it was started"})
 def container_nvidia_libs_not_bound(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -198,7 +209,9 @@ def container_nvidia_libs_not_bound(f: FactView) -> Iterator[Hit]:
         ticket: nvidia-smi's "couldn't find libnvidia-ml.so library", NVML's "NVML Shared Library
         Not Found", the loader's "libcuda.so.1: cannot open shared object file" or Apptainer's
         "Could not find any nv libraries on this host!", printed at an Apptainer/Singularity prompt
-        or after a container started without --nv (or docker run without --gpus).
+        or after a container started without --nv (or docker run without --gpus). As a warning,
+        nvidia-smi's or NVML's library-not-found where the user only says it ran in docker (how
+        the container was started is not shown): an image carries no driver libraries.
 
     Why it matters:
         The driver's user-space libraries belong to the host and must match its kernel module; an
@@ -242,8 +255,20 @@ def container_nvidia_libs_not_bound(f: FactView) -> Iterator[Hit]:
                           f"was {said}",
                   fix=_APPTAINER_FIX + "\n" + _NESTED_FIX.splitlines()[0], evidence=told_evidence(missing))
         return
-    if asked_not is None or missing.get("id") == "container:apptainer-no-nv-libraries":
+    if missing.get("id") == "container:apptainer-no-nv-libraries":
         return  # Apptainer's own warning prints only under --nv: on a host whose linker cache has no driver
+    if asked_not is None:
+        # only the user's word that it ran in docker (prose:docker-said): the library is missing inside a
+        # container, which carries no driver of its own; how it was started is not shown, so a warning
+        said = next((s for s in told if s.get("id") == _DOCKER_SAID and stated(s)), None)
+        if said is not None and missing.get("id") in _NO_LIBRARY_TOLD:
+            yield Hit(message=f"the NVIDIA driver's NVML library is missing where the command ran (line {missing.get('line')}: "
+                              f"\"{told_text(missing)}\"), and the paste says it ran in a docker container (line "
+                              f"{said.get('line')}: \"{told_text(said)[:100]}\"): an image carries no driver libraries; the NVIDIA "
+                              "Container Toolkit binds the host's when the container is started with --gpus (the usual "
+                              "cause), or its links (libnvidia-ml.so.1, libcuda.so.1) are missing in the image",
+                      fix=_DOCKER_FIX + "\n" + _DOCKER_LINKS_FIX, evidence=told_evidence(missing), severity="warning")
+        return
     docker = asked_not.get("id") in ("prose:docker-run-without-gpus", _DEVICES_ONLY)
     yield Hit(message=f"the container was started without asking for the GPU (line {asked_not.get('line')}: "
                       f"\"{told_text(asked_not)[:100]}\"), and the NVIDIA driver's libraries are missing in it "

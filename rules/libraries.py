@@ -12,6 +12,7 @@ from hpcdoctor.rules._common import (catalogued, facts_or_ticket, first_symptom,
                                      told_evidence, told_text, torch_import_frame_before)
 from hpcdoctor.rules._cuda_wheels import loader_path_fix
 from hpcdoctor.rules._loader import _TORCH_LIB
+from hpcdoctor.rules._openmp_mixing import openmp_mixing_hits
 from hpcdoctor.rules._stacks import JAX_CUDA_FIX, TF_CUDA_CHECK, TF_CUDA_FIX, stack_of_ticket
 
 OPENMP_RUNTIMES = ("libgomp", "libiomp5", "libomp")
@@ -27,7 +28,10 @@ def duplicate_libraries(f: FactView) -> Iterator[Hit]:
         collect_env library list, conda's cudatoolkit or nccl beside NVIDIA's pip wheels of them,
         or pip's torch ("torch 1.3.1 pypi_0 pypi") beside conda's pytorch. In a pasted ticket,
         the messages a second copy causes: cuDNN's "version incompatibility: PyTorch was compiled
-        against ... but found runtime version ..." and Intel OpenMP's "OMP: Error #15".
+        against ... but found runtime version ...", Intel OpenMP's "OMP: Error #15", mkl-service's
+        "MKL_THREADING_LAYER=INTEL is incompatible with libgomp.so.1 library" (Intel's threading
+        layer asked for beside GNU OpenMP) and threadpoolctl's "Found Intel OpenMP ('libiomp') and
+        LLVM OpenMP ('libomp') loaded at the same time".
 
     Why it matters:
         Two copies of a library means two states: NCCL communicators that hang, cuDNN version
@@ -37,10 +41,14 @@ def duplicate_libraries(f: FactView) -> Iterator[Hit]:
     How to fix:
         Remove the extra copy: uninstall the duplicate torch (pip uninstall torch until none is
         left, then reinstall once), drop LD_LIBRARY_PATH entries or LD_PRELOADs that bring another
-        libnccl/libcudart, and avoid mixing conda's and pip's CUDA libraries.
+        libnccl/libcudart, and avoid mixing conda's and pip's CUDA libraries. For mkl-service's
+        refusal, export MKL_THREADING_LAYER=GNU (MKL then uses the GNU runtime already loaded), or
+        import numpy before torch, as its message says.
 
     References:
         - https://github.com/pytorch/pytorch/issues/37377
+        - https://github.com/IntelPython/mkl-service/blob/bf04f5e00cdbe7ea714e4ca443dc334cebbf922a/mkl/_mklinitmodule.c
+        - https://github.com/joblib/threadpoolctl/blob/master/multiple_openmp.md
         - 001_dd2fe1913b91ca0a.txt (one clean virtual environment per project)
     """
     yield from facts_or_ticket(lambda: list(_duplicates_from_facts(f)), _duplicates_in_ticket(f))
@@ -62,6 +70,7 @@ def _duplicates_in_ticket(f: FactView) -> Iterator[Hit]:
                   fix="conda install nomkl   # or pip uninstall intel-openmp, keeping torch's own libiomp5; "
                       "KMP_DUPLICATE_LIB_OK=TRUE only hides the conflict",
                   evidence=ticket_evidence(s))
+    yield from openmp_mixing_hits(f)
 
 
 def _duplicates_from_facts(f: FactView) -> Iterator[Hit]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts, told_facts
+from rulekit import facts, fired, recorded_paste_facts, told_facts, told_paste_facts
 from hpcdoctor.triage.messages import find_messages
 
 
@@ -81,3 +81,25 @@ def test_a_resolved_cache_directory_this_user_may_not_write_is_a_warning():
     assert not fired("cache-dir-not-writable", facts("h100-kvm-1gpu", **{"limits.filesystems": fs}))
     fs[0]["unwritable"] = []
     assert not fired("cache-dir-not-writable", facts("h100-kvm-1gpu", **{"limits.filesystems": fs}))
+
+
+# numba's cache=True (caches.toml numba-no-locator): the file named is the source whose cache found no
+# writable place, so the fix is NUMBA_CACHE_DIR, not the file's directory.
+def test_numba_no_locator_is_an_error_with_numba_cache_dir():
+    (f,) = fired("cache-dir-not-writable", recorded_paste_facts("outlines-983-numba-no-locator-dist-packages.txt"))
+    assert f.severity == "error" and "/usr/local/lib/python3.10/dist-packages/outlines/fsm/regex.py" in f.message
+    assert "export NUMBA_CACHE_DIR=" in f.fix
+
+
+def test_numba_refusal_cut_before_its_file_is_a_warning():
+    (f,) = fired("cache-dir-not-writable", told_paste_facts("librosa-1099-numba-cannot-cache-traceback.txt"))
+    assert f.severity == "warning" and "retold without its file" in f.message and "NUMBA_CACHE_DIR" in f.fix
+
+
+@pytest.mark.parametrize("paste, severity", [
+    ("../tickets_blind_t/montblanc-253-numba-cache-dir-not-writable.txt", "error"),   # set T, unsealed
+    ("../tickets_blind_t/vectorbt-476-numba-cache-dir-not-writable-container.txt", "warning"),   # its title only
+])
+def test_set_t_numba_cache_pastes(paste, severity):
+    (f,) = fired("cache-dir-not-writable", recorded_paste_facts(paste))
+    assert f.severity == severity and "NUMBA_CACHE_DIR" in f.fix

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import NODES
 from rulekit import PASTES, fired, recorded_paste_facts
 from hpcdoctor import pipeline
@@ -222,3 +224,16 @@ def test_a_snapshot_without_the_devices_probe_says_so_and_fires_nothing():
     g = facts("h100-kvm-1gpu")  # recorded before the devices check existed
     assert g["unknown"]["devices"] == "probe devices was not recorded"
     assert not fired("gpu-device-permission-denied", g) and not fired("container-nvidia-libs-not-bound", g)
+
+
+# Only the user's word that nvidia-smi ran in docker (prose:docker-said), beside NVML's library-not-found:
+# the container's missing libraries or links, not the host's driver (a warning: how it was started is not shown).
+@pytest.mark.parametrize("paste", [
+    "nvidia-container-runtime-75-nvml-links-ldconfig.txt",   # "docker container": ldconfig in it fixed the links
+    "../tickets_blind_t/fasterliveportrait-8-container-nvml-library-links-missing.txt",   # set T, unsealed
+])
+def test_nvml_library_missing_in_a_docker_container_the_user_names(paste):
+    g = recorded_paste_facts(paste)
+    (hit,) = fired("container-nvidia-libs-not-bound", g)
+    assert hit.severity == "warning" and "docker container" in hit.message and "ldconfig" in hit.fix
+    assert not fired("gpu-driver-unusable", g)   # the container's libraries, not the host's driver

@@ -88,7 +88,10 @@ ONLY_ERROR_LINES = [c[0] for c in CASES if not _other_reads((PASTES / c[0]).read
 
 
 def test_most_of_these_pastes_were_refused_before():
-    assert len(ONLY_ERROR_LINES) >= 20, ONLY_ERROR_LINES
+    # 19 of 32: shell_gpt#320's "free(): invalid pointer" is read by glibc's own heap-abort catalogue
+    # (glibc_malloc.toml) since it was built, which the generic convention yields the line to
+    assert len(ONLY_ERROR_LINES) >= 19, ONLY_ERROR_LINES
+    assert "shell-gpt-320-free-invalid-pointer.txt" not in ONLY_ERROR_LINES
 
 
 @pytest.mark.parametrize("paste", ONLY_ERROR_LINES)
