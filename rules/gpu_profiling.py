@@ -9,7 +9,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, cuda_gpus, told_evidence, told_text
 
 SYMBOL = "gpu-profiling-restricted-to-admins"
 _PARAMS = "gpu_profiling:rm-profiling-admin-only"
@@ -99,7 +99,10 @@ def gpu_profiling_restricted_to_admins(f: FactView) -> Iterator[Hit]:
 def _restricted_live(f: FactView) -> Iterator[Hit]:
     """Live: the loaded driver keeps the counters to administrators and this user is not root (checks/
     system.py). Info: it matters only to a user who profiles. Read with f[...] so that a node without
-    the driver's params is skipped with its reason, never passed."""
+    the driver's params is skipped with its reason, never passed; a node known to have no NVIDIA GPU
+    has nothing to profile."""
+    if not cuda_gpus(f):
+        return
     if not f["system.nvidia_profiling_admin_only"] or f["system.euid"] == 0:
         return
     yield Hit(message="the NVIDIA driver on this node keeps the GPU performance counters to administrators "

@@ -60,3 +60,10 @@ def test_live_admin_only_params_for_a_user_is_info(tmp_path):
     assert f.severity == "info" and "RmProfilingAdminOnly: 1" in f.message
     root = facts("h100-kvm-1gpu", **{"system.nvidia_profiling_admin_only": True, "system.euid": 0})
     assert not fired("gpu-profiling-restricted-to-admins", root)
+
+
+def test_a_node_with_no_nvidia_gpu_has_nothing_to_profile():
+    # the recorded CPU node has no NVIDIA driver, so no params file: judged (no GPU to profile), not skipped
+    from rulekit import facts
+
+    assert not fired("gpu-profiling-restricted-to-admins", facts("cpu-kvm-2core"))
