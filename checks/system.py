@@ -3,7 +3,6 @@ Yama's ptrace scope, the perf_event_paranoid level, the clock source the kernel 
 
 from __future__ import annotations
 
-import os
 import re
 import socket
 from typing import Any, Dict
@@ -108,11 +107,6 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     out["inotify"] = inotify
     out["clocksource"] = _clocksource(root)
     out["nvidia_profiling_admin_only"] = _profiling_admin_only(root)
-    try:
-        euid = root.probe("euid", os.geteuid)
-        out["euid"] = euid if isinstance(euid, int) else Unknown("the recorded effective user id is not a number")
-    except Missing as exc:
-        out["euid"] = Unknown(f"effective user id not read: {exc}")
     return {"system": out}
 
 

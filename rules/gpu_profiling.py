@@ -97,17 +97,17 @@ def gpu_profiling_restricted_to_admins(f: FactView) -> Iterator[Hit]:
 
 
 def _restricted_live(f: FactView) -> Iterator[Hit]:
-    """Live: the loaded driver keeps the counters to administrators and this user is not root (checks/
-    system.py). Info: it matters only to a user who profiles. Read with f[...] so that a node without
-    the driver's params is skipped with its reason, never passed; a node known to have no NVIDIA GPU
-    has nothing to profile."""
+    """Live: the loaded driver keeps the counters to administrators (checks/system.py) and this user
+    is not root (the user id checks/devices.py records). Info: it matters only to a user who profiles.
+    Read with f[...] so that a node without the driver's params is skipped with its reason, never
+    passed; a node known to have no NVIDIA GPU has nothing to profile."""
     if not cuda_gpus(f):
         return
-    if not f["system.nvidia_profiling_admin_only"] or f["system.euid"] == 0:
+    if not f["system.nvidia_profiling_admin_only"] or f["devices.euid"] == 0:
         return
     yield Hit(message="the NVIDIA driver on this node keeps the GPU performance counters to administrators "
                       "(/proc/driver/nvidia/params: RmProfilingAdminOnly: 1) and this user is not root: counter-based "
                       "profilers (ncu, nvprof --metrics, likwid's GPU groups, PAPI's cuda component) will be refused "
                       "(ERR_NVGPUCTRPERM, CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)",
               fix=_FIX, severity="info",
-              evidence={"system.nvidia_profiling_admin_only": True, "system.euid": f.get("system.euid")})
+              evidence={"system.nvidia_profiling_admin_only": True, "devices.euid": f.get("devices.euid")})

@@ -56,9 +56,9 @@ def test_live_admin_only_params_for_a_user_is_info(tmp_path):
     g = file_facts(tmp_path, {"/proc/driver/nvidia/params": (FIXTURES / "nodes" / "h100-kvm-1gpu" / "fs" / "proc" / "driver"
                                                               / "nvidia" / "params").read_text()})
     assert g["facts"]["system"]["nvidia_profiling_admin_only"] is False
-    (f,) = fired("gpu-profiling-restricted-to-admins", facts("h100-kvm-1gpu", **{"system.nvidia_profiling_admin_only": True, "system.euid": 1000}))
+    (f,) = fired("gpu-profiling-restricted-to-admins", facts("h100-kvm-1gpu", **{"system.nvidia_profiling_admin_only": True, "devices.euid": 1000}))
     assert f.severity == "info" and "RmProfilingAdminOnly: 1" in f.message
-    root = facts("h100-kvm-1gpu", **{"system.nvidia_profiling_admin_only": True, "system.euid": 0})
+    root = facts("h100-kvm-1gpu", **{"system.nvidia_profiling_admin_only": True, "devices.euid": 0})
     assert not fired("gpu-profiling-restricted-to-admins", root)
 
 
