@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import locale
 import os
 import re
-from typing import Any, Dict
+from typing import Any, Dict, Tuple
 
 from hpcdoctor.facts import Unknown
 from hpcdoctor.sysroot import Missing, ReplaySysRoot, SysRoot
@@ -33,9 +34,9 @@ def _mask(var: str) -> int:
     return (1 << _CATEGORIES[var]) if var in _CATEGORIES else _ALL_MASK
 
 
-def loads(name: str, mask: int = _ALL_MASK) -> Dict[str, Any]:
-    """Whether the C library can load locale ``name`` for the categories in ``mask``: newlocale(3)
-    returns a handle (freed at once) or NULL, the locale's data not installed."""
+@functools.lru_cache(maxsize=1)
+def _newlocale() -> Tuple[Any, Any]:
+    """newlocale and freelocale from the C library, typed once per process."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         new, free = libc.newlocale, libc.freelocale
@@ -43,6 +44,13 @@ def loads(name: str, mask: int = _ALL_MASK) -> Dict[str, Any]:
         raise Missing(f"newlocale is not available from the C library: {exc}") from None
     new.restype, new.argtypes = ctypes.c_void_p, [ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p]
     free.restype, free.argtypes = None, [ctypes.c_void_p]
+    return new, free
+
+
+def loads(name: str, mask: int = _ALL_MASK) -> Dict[str, Any]:
+    """Whether the C library can load locale ``name`` for the categories in ``mask``: newlocale(3)
+    returns a handle (freed at once) or NULL, the locale's data not installed."""
+    new, free = _newlocale()
     ctypes.set_errno(0)
     handle = new(mask, name.encode("utf-8", "surrogateescape"), None)
     if handle:

@@ -145,13 +145,7 @@ def locale_not_available(f: FactView) -> Iterator[Hit]:
     mode = _env(f, "PYTHONUTF8") if f.get("env.listed") is None else None
     if mode is not None:
         here.append(f"PYTHONUTF8={mode}")
-    fix = ((_installed(asked) or "locale -a   # the locales this node has: C.utf8 is glibc's own from 2.35 "
-                                  "(Debian's and Fedora's before)\n")
-           + _forwarded(asked) +
-           "export LC_ALL=C.UTF-8 LANG=C.UTF-8   # in the job script, or ~/.bashrc on the cluster\n"
-           +
-           "# or stop sending the laptop's locale: remove LANG LC_* from SendEnv in ~/.ssh/config or /etc/ssh/ssh_config"
-           + _generate(asked))
+    fix = _fix(asked)
     yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\")"
                       + (f"; here {', '.join(here)}" if here else ""),
               fix=fix, evidence=told_evidence(s))
@@ -169,6 +163,16 @@ def _installed(asked: Optional[Tuple[str, str]]) -> str:
         return ""
     return (f"locale -a | grep -i '{m.group(0)}'   # empty: {asked[1]} is not installed here (locale -a lists "
             "what is; C.utf8 is glibc's own from 2.35)\n")
+
+
+def _fix(asked: Optional[Tuple[str, str]]) -> str:
+    """The fix for a locale that does not load, whether a pasted message or the node named it."""
+    return ((_installed(asked) or "locale -a   # the locales this node has: C.utf8 is glibc's own from 2.35 "
+                                  "(Debian's and Fedora's before)\n")
+            + _forwarded(asked)
+            + "export LC_ALL=C.UTF-8 LANG=C.UTF-8   # in the job script, or ~/.bashrc on the cluster\n"
+            "# or stop sending the laptop's locale: remove LANG LC_* from SendEnv in ~/.ssh/config or /etc/ssh/ssh_config"
+            + _generate(asked))
 
 
 def _forwarded(asked: Optional[Tuple[str, str]]) -> str:
@@ -237,9 +241,5 @@ def _live(f: FactView) -> Iterator[Hit]:
                       + (f" (\"{bare[0]}\" is a bare codeset, not a locale name: macOS Terminal sets it and ssh forwards it)"
                          if bare else ""),
               severity="warning",
-              fix=((_installed((var, value)) or "locale -a   # the locales this node has\n")
-                   + _forwarded((var, value)) +
-                   "export LC_ALL=C.UTF-8 LANG=C.UTF-8   # in the job script, or ~/.bashrc on the cluster\n"
-                   "# or stop sending the laptop's locale: remove LANG LC_* from SendEnv in ~/.ssh/config or /etc/ssh/ssh_config"
-                   + _generate((var, value))),
+              fix=_fix((var, value)),
               evidence={f"locales.{v}": {"value": val, "loads": False} for v, val in bad})
