@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
 
+from hpcdoctor import knowledge
 from hpcdoctor.knowledge import messages
 from hpcdoctor.triage.scan import NeedleIndex, keep_windows, lines_holding, lower, window_at
 
@@ -194,34 +195,100 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
 
 
 # The last line of a Python traceback, or a process killed by a signal: the lines a user pastes
-# as "the error". Anchored on literals found first, bounded, one line at a time.
-_EXCEPTION = re.compile(r"^[\s>|E]{0,40}(?P<exc>[A-Za-z_][\w.]{0,80}(?:Error|Exception|Interrupt))(?::[ \t]{0,4}(?P<msg>[^\n]{0,300}))?$")
+# as "the error". Anchored on literals found first, bounded, one line at a time. A line may start
+# with what quoted or logged it: Markdown ("> ", "**"), pytest's "E   ", a rank's or a worker's tag
+# ("[rank0]: ", "(RayWorker pid=7) "), or a timestamp a log collector glued on ("6-10-2022 08:49:15").
+_PREFIX = (r"[\s>|E*_`#-]{0,40}(?:(?:\[[^\]\n]{1,40}\]|\([^)\n]{1,60}\)):?[ \t]{0,4}){0,3}"
+           r"(?:[0-9][0-9/.:,T-]{3,11}[ T][0-9][0-9:.,]{4,14}[ \t]{0,3})?")
+_EXCEPTION = re.compile(r"^" + _PREFIX + r"(?P<exc>[A-Za-z_][\w.]{0,80}(?:Error|Exception|Interrupt))"
+                        r"(?::[ \t]{0,4}(?P<msg>[^\n]{0,300}))?$")
+_PYTHON = knowledge.load("python_exceptions")
+# Inside a sentence or a title ("... throws ValueError: invalid literal for int()") only Python's own
+# built-in classes, and a module-qualified class (torch.cuda.OutOfMemoryError): a capitalised word
+# ending in "Error:" in prose is too often not Python's. Markdown's "_" may open the name ("**_RuntimeError").
+_INLINE = re.compile(r"(?<![A-Za-z0-9.])(?P<exc>" + "|".join(sorted(_PYTHON["builtins"]["names"], key=len, reverse=True))
+                     + r"|[a-z_][a-z0-9_]{0,40}(?:\.[A-Za-z_][\w]{0,40}){1,6}(?:Error|Exception)): (?P<msg>\S[^\n]{3,300})")
 _SIGNAL = re.compile(r"(?:Segmentation fault|Bus error|Illegal instruction|Aborted)(?: \(core dumped\))?\s{0,8}$")
+# A traceback's first line: Python's own, or IPython's, which names the class on the same line. A
+# paste cut before the last line still shows that a Python program raised, and which class.
+_HEADER = _PYTHON["tracebacks"]["header"]
+_IPYTHON_HEADER = re.compile(r"^[\s>|*_`#-]{0,12}(?P<exc>[A-Za-z_][\w.]{0,80}) {2,120}" + re.escape(_HEADER) + r"\s{0,8}$")
+
+
+# How far below its header a traceback's exception line is looked for: a deep stack of a few
+# hundred frames, each two or three lines, and not the rest of a 16 MiB log.
+_TRACEBACK_LINES = 2000
+_RAISED = re.compile(r"^" + _PREFIX + r"(?:[A-Za-z_][\w.]{0,80}:(?: |$)|(?:[A-Za-z_][\w.]{0,80})?(?:Error|Exception|Interrupt|Exit|Iteration)\s{0,8}$)")
+
+
+def _raised_after(text: str, start: int, end: int) -> bool:
+    """Whether a line below a traceback's header names what was raised. A log's prefix on the
+    header's line ("face_1  | ", vLLM's "ERROR 03-26 05:25:01 engine.py:389] ", pip's indentation)
+    is set aside on the lines that carry the same prefix; then the raised line is the one indented
+    less than the frames ("  File ..."), or any such line where the paste lost the indentation."""
+    prefix = _skeleton_of(text[start:end][:text[start:end].find(_HEADER)]) if _HEADER in text[start:end] else ""
+    frames: Optional[int] = None
+    at = end
+    for _ in range(_TRACEBACK_LINES):
+        nxt = text.find("\n", at + 1)
+        line = text[at + 1:len(text) if nxt == -1 else nxt][:1024]
+        at = nxt
+        if prefix and _skeleton_of(line[:len(prefix)]) == prefix:
+            line = line[len(prefix):]
+        body = line.lstrip()
+        indent = len(line) - len(body)
+        if body.startswith("File "):
+            frames = indent if frames is None else min(frames, indent)
+        elif body and (frames is None or frames == 0 or indent < frames) and (_RAISED.search(body) or _INLINE.search(body)):
+            return True
+        elif _HEADER in line:
+            return False   # the next traceback began: this one had no exception line
+        if nxt == -1:
+            return False
+    return False
+
+
+def _skeleton_of(s: str) -> str:
+    return re.sub(r"[0-9]", "#", s)
 
 
 def find_unlisted_errors(text: str, read: Iterable[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """Error lines that nothing already ``read`` (the catalogued messages and symptoms found) covers,
     on their line or by their words (a traceback repeats its message on the raise line and on the
-    last line): quoted back as not in hpcdoctor's catalogue, never silently passed over."""
+    last line): quoted back as not in hpcdoctor's catalogue, never silently passed over. A traceback
+    whose last line is not in the paste is quoted back by its first."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     low = lower(text)
     read = list(read)
     taken = {s.get("line") for s in read}
     said = {lower(str(w)) for s in read for w in (s.get("matched"), s.get("message")) if w and len(str(w)) >= 12}
     out: List[Dict[str, Any]] = []
-    for needle, rx in (("error", _EXCEPTION), ("exception", _EXCEPTION), ("interrupt", _EXCEPTION),
-                       ("segmentation fault", _SIGNAL), ("bus error", _SIGNAL), ("illegal instruction", _SIGNAL),
-                       ("aborted", _SIGNAL)):
+    for needle, rxs in (("error", (_EXCEPTION, _INLINE)), ("exception", (_EXCEPTION, _INLINE)),
+                        ("interrupt", (_EXCEPTION, _INLINE)),
+                        ("segmentation fault", (_SIGNAL,)), ("bus error", (_SIGNAL,)),
+                        ("illegal instruction", (_SIGNAL,)), ("aborted", (_SIGNAL,))):
         for line_no, start, end in lines_holding(text, low, needle):
             if len(out) >= MAX_UNLISTED:
                 return sorted(out, key=lambda s: s["line"])
             if line_no in taken:
                 continue
             line = text[start:end][:1024]
-            if rx.search(line) and not any(w in low[start:start + 1024] for w in said):
+            if any(rx.search(line) for rx in rxs) and not any(w in low[start:start + 1024] for w in said):
                 taken.add(line_no)
                 out.append({"id": "unlisted-error", "line": line_no, "text": line.strip()[:300],
                             "means": "an error line that is not in hpcdoctor's catalogue"})
+    # One traceback cut before its last line is enough to say so: the first header followed by no
+    # exception line (read by a catalogue, quoted above, or covered by words read elsewhere).
+    for line_no, start, end in lines_holding(text, low, _HEADER.lower()):
+        if line_no in taken or len(out) >= MAX_UNLISTED or _raised_after(text, start, end):
+            continue
+        line = text[start:end][:1024]
+        ip = _IPYTHON_HEADER.search(line)
+        what = f"a Python traceback of {ip.group('exc')} (IPython's header)" if ip else "a Python traceback"
+        out.append({"id": "unlisted-error", "line": line_no, "text": line.strip()[:300],
+                    "emitter": f"{what} with no exception line after it in the paste",
+                    "means": f"{what}; the paste holds no exception line after it (cut before it?)"})
+        break
     return sorted(out, key=lambda s: s["line"])
 
 
