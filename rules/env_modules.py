@@ -59,7 +59,8 @@ def _q(names: List[str]) -> str:
     return " ".join(shlex.quote(n) for n in names)
 
 
-@rule("ENV015", "module-unknown", "error", "module load names a module the module system does not have", impact=6)
+@rule("ENV015", "module-unknown", "error", "module load names a module the module system does not have", impact=6,
+      also={"info": "Environment Modules 3.2 says a modulefile being read asked for a module not on MODULEPATH: the module loaded was found"})
 def module_unknown(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -68,7 +69,9 @@ def module_unknown(f: FactView) -> Iterator[Hit]:
         find the following module(s): ... in your MODULEPATH" (e_Failed_2_Find_w_Access), "Unable
         to find: ..." and the load_any/depends_on_any failures; the Tcl Environment Modules'
         "ERROR: Unable to locate a modulefile for '...'" (3.2's ModuleCmd_Load.c(...):ERROR:105:
-        too).
+        too). Where 3.2 names a modulefile instead of its C file ("NAME(52):ERROR:105:"), the module
+        asked for was found and it is NAME's own request for another module that failed: info, with
+        NAME's line to read.
 
     Why it matters:
         Nothing the job needed from that module (a compiler, CUDA, an MPI, a Python) was put on
@@ -94,6 +97,18 @@ def module_unknown(f: FactView) -> Iterator[Hit]:
             continue
         tcl = s.get("family") == "envmodules"
         name = names[0]
+        asker = s.get("raised_in") or ""
+        if tcl and asker and not asker.endswith(".c"):
+            # 3.2 names the modulefile being read, and its line, when that modulefile asked for another
+            # module (error.c PrintError); the module command's own lookup is named by its C file.
+            yield Hit(severity="info",
+                      message=f"the modulefile {asker} asks, on its line {s.get('raised_at')}, for module {name}, which is "
+                              f"not on MODULEPATH (line {s.get('line')}: \"{told_text(s)}\"): {asker} itself was found and "
+                              f"read; whether it needed {name} depends on that line",
+                      fix=(f"module show {shlex.quote(asker)}   # line {s.get('raised_at')} names {name}: if the software "
+                           f"needs it, ask the site to install {name} or correct the modulefile"),
+                      evidence=told_evidence(s))
+            return
         if tcl and name.startswith("/"):
             fix = ("module avail   # lists the modulefiles on MODULEPATH: module load takes one of those names, "
                    "or the path of a modulefile, not a software directory")

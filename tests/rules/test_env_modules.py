@@ -54,6 +54,21 @@ def test_modules_3_2_error_105_is_read(tmp_path):
     assert f.fix.startswith("module avail conda   #")
 
 
+def test_modules_3_2_naming_a_modulefile_is_that_modulefiles_own_request_and_only_info(tmp_path):
+    # alidist#1122 (set T, unsealed; a healthy control): 3.2 prints the modulefile being read and its
+    # line where the C file of the module command stands when the lookup is the user's own
+    # (error.c PrintError); the module asked for loaded, and only its line 52's request failed
+    name = "alidist-1122-modulefile-probe-message-expected-healthy.txt"
+    facts = paste_facts(tmp_path, (FIXTURES / "tickets_blind_t" / name).read_text(encoding="utf-8"), name)
+    f = _only(facts, "module-unknown")
+    assert f.severity == "info"
+    assert "GCC-Toolchain/v6.2.0-alice1-4 asks, on its line 52, for module Toolchain/GCC-v6.2.0" in f.message
+    assert f.fix.startswith("module show GCC-Toolchain/v6.2.0-alice1-4   # line 52 names Toolchain/GCC-v6.2.0")
+    # the command's own lookup, named by its C file, stays the error
+    g = _only(_facts(tmp_path, "trixie-17-modules32-unable-to-locate-conda.txt"), "module-unknown")
+    assert g.severity == "error" and "asks, on its line" not in g.message
+
+
 def test_a_software_directory_given_as_a_module_gets_no_path_in_the_fix(tmp_path):
     f = _only(_facts(tmp_path, "hic-bench-9-modules32-locate-software-path.txt"), "module-unknown")
     assert f.fix.startswith("module avail   #") and "/share/" not in f.fix
