@@ -213,6 +213,33 @@ def _vllm_short_at_start(f):
               evidence={**ticket_evidence(s), "free_gib": free, "total_gib": total, "gpu_memory_utilization": util})
 
 
+# TensorFlow 1.x's device listing (knowledge/messages/tensorflow.toml): the card's capacity and what
+# was free as TensorFlow found it, before it allocated anything. Its own CUDA context and a display
+# are in the gap too, so only a gap of most of the card (as torch's old form) says others held it.
+_TF_AT_START = frozenset({"tensorflow:device-memory-at-start", "tensorflow:device-memory-at-start-r0"})
+_TF_UNITS = {"B": 2**-30, "KiB": 2**-20, "MiB": 2**-10, "GiB": 1, "TiB": 2**10}
+
+
+def _tf_size(text: str) -> float:
+    """A size as TensorFlow's HumanReadableNumBytes prints it ("7.92GiB", "190.31MiB", "512B"), in GiB."""
+    unit = text.lstrip("0123456789.")
+    return float(text[:len(text) - len(unit)]) * _TF_UNITS[unit]
+
+
+def _tf_full_at_start(f):
+    """TensorFlow 1.x's listing of a GPU with most of its memory already in use: each such GPU."""
+    for s in f.get("ticket.symptoms") or []:
+        if s.get("id") not in _TF_AT_START:
+            continue
+        total, free = _tf_size(s["total"]), _tf_size(s["free"])
+        if total <= 0 or total - free <= total * _OLD_FORM_SHARE:
+            continue
+        yield Hit(message=f"TensorFlow found a GPU with {s['free']} of {s['total']} free before it allocated anything "
+                          f"(line {s['line']}): about {total - free:.1f} GiB were held by other processes",
+                  fix=_HELD_FIX + "\n# or run on a GPU that is free: CUDA_VISIBLE_DEVICES=1 python ... (the index of a free GPU)",
+                  evidence={**ticket_evidence(s), "held_by_others_gib": round(total - free, 2)})
+
+
 def _kept_after_kill(f):
     """The user's words (prose.toml gpu-memory-kept-after-kill): memory still held after the job was
     killed. Killing the main process leaves its children (DataLoader workers, spawned ranks) alive with
@@ -292,7 +319,9 @@ def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
         pid is taken for the job itself when it runs in a container and is not named "this
         process"), or the capacity minus what was free and what this process had in use. A
         message without NVML's figures (no NVML, Windows, ROCm builds) cannot tell and is left
-        alone. vLLM's refusal to start ("Free memory on device ... on startup is less than desired
+        alone. TensorFlow 1.x's listing of each GPU as it starts ("totalMemory: 10.91GiB freeMemory:
+        356.00MiB", before 1.5 on two lines "Total memory:" and "Free memory:") where over half the
+        card was in use before TensorFlow allocated anything. vLLM's refusal to start ("Free memory on device ... on startup is less than desired
         GPU memory utilization") says the same in its own words, and so does a user who says the
         GPU memory was not released after the job was killed (its children still hold it). A user
         who says it stays in use after the process quit, ended or crashed is answered at severity
@@ -320,7 +349,8 @@ def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
         - https://github.com/pytorch/pytorch/blob/06d47f46385229413d2bf3808fbfc86993f02f7d/docs/source/notes/faq.rst
     """
     frac = knowledge.load("thresholds")["gpu_memory"]["in_use_fraction"]
-    pasted = list(_held_by_others_in_ticket(f, frac)) or list(_vllm_short_at_start(f)) or list(_kept_after_kill(f))
+    pasted = (list(_held_by_others_in_ticket(f, frac)) or list(_vllm_short_at_start(f)) or list(_tf_full_at_start(f))
+              or list(_kept_after_kill(f)))
     if pasted:  # a pasted ticket has no GPU listing to read beside it
         yield from pasted
         return
