@@ -14,6 +14,8 @@ from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 IPOIB = "ipoib-interface-unconfigured"
 # fabtests' fi_getinfo ENODATA has other causes (provider not built, no NIC): a hint, never an alarm.
 _HINT = "libfabric:fabtests-getinfo-enodata"
+# dask's get_ip_interface naming an ib* interface without IPv4 (net_interfaces.toml).
+_DASK = "net_interfaces:dask-ib-interface-no-ipv4"
 
 LIBS = "container-rdma-libs-missing"
 _NO_DRIVER = "libibverbs:no-userspace-driver"
@@ -39,7 +41,9 @@ def ipoib_interface_unconfigured(f: FactView) -> Iterator[Hit]:
         error. A fabtests program's "fi_getinfo(): ..., ret=-61 (No data available)" alone is
         quoted back at info: FI_ENODATA says that no provider offered what was asked for, which
         an unaddressed IPoIB interface causes for the verbs provider's connected endpoints, and
-        so do a provider that is not built and a node without the NIC.
+        so do a provider that is not built and a node without the NIC. dask's "interface 'ib0'
+        doesn't have an IPv4 address" (distributed's get_ip_interface, for interface='ib0') is the
+        same fact on the node that printed it, an error.
         On a live node (or its snapshot), a warning where an InfiniBand interface (ARPHRD_INFINIBAND,
         type 32 in /sys/class/net/<if>/type) is up and has no IPv4 address and no IPv6 address
         beyond the link-local one the kernel gives every interface, on a node with RDMA devices.
@@ -68,6 +72,14 @@ def ipoib_interface_unconfigured(f: FactView) -> Iterator[Hit]:
     """
     told = catalogued(f, IPOIB)
     said = next((s for s in told if s.get("id") != _HINT), None)
+    if said is not None and str(said.get("id")) == _DASK:
+        quoted = str(said.get("matched") or told_text(said)).strip()[:120]
+        yield Hit(message=f"\"{quoted}\": dask was told to use {said.get('ifname')}, which this node has without an "
+                          "IPv4 address: IPoIB is unconfigured here or has only IPv6 (the host where it worked, often the "
+                          "login node, has an IPv4 address on it). Give these nodes' IPoIB interfaces IPv4 addresses, or "
+                          "name an interface they have with one",
+                  fix=_IPOIB_FIX, evidence=told_evidence(said))
+        return
     if said is not None:
         yield Hit(message=f"libfabric's verbs provider found no RDMA interface with an IP address (line {said.get('line')}: "
                           f"\"{told_text(said)}\"): the IPoIB interface has no address, so rdma_cm cannot connect",

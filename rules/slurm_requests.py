@@ -47,6 +47,11 @@ def _literal_option(found: list, options: tuple) -> Optional[dict]:
                  and s.get("option") in options), None)
 
 
+# Lines that name the refused partition: Slurm's own (job_mgr.c "invalid partition specified: %s") and a
+# site job_submit filter's, which also lists the partitions the account may use (slurm_submit_filter.toml).
+_PARTITION_NAMED = ("slurm:invalid-partition-specified", "slurm_submit_filter:site-partition-not-valid")
+
+
 @rule("ENV030", "slurm-invalid-account", "error",
       "Slurm refused the job's account or partition for this user", impact=7)
 def slurm_invalid_account(f: FactView) -> Iterator[Hit]:
@@ -60,6 +65,9 @@ def slurm_invalid_account(f: FactView) -> Iterator[Hit]:
         slurm-invalid-qos). Where the paste shows a #SBATCH line holding a shell
         variable ($proj), it says that sbatch passes it on unexpanded. "No partition specified or
         system default partition": the job names no partition on a cluster that has no default.
+        A site's job_submit filter that says the same in its own words ("The 'batch' is not a
+        valid partition. (Available partitions for 'default' account: [...])") is read too, and
+        its list of partitions is quoted.
 
     Why it matters:
         The job never runs, and nothing on any node is wrong. Slurm admits a job only under an
@@ -90,8 +98,10 @@ def slurm_invalid_account(f: FactView) -> Iterator[Hit]:
         return
     found = f.get("ticket.symptoms") or []
     literal = _literal_option(found, _ACCESS_OPTIONS)
-    named = next((s for s in found if s.get("id") == "slurm:invalid-partition-specified"), None)
+    named = next((s for s in found if s.get("id") in _PARTITION_NAMED), None)
     what = f" (partition \"{named.get('partition')}\")" if named and named.get("partition") else ""
+    if named and named.get("available"):
+        what += f"; the site lists those account '{named.get('account')}' may use: {named.get('available')}"
     message = (f"Slurm refused the job's account or partition{what} "
                f"(line {refused.get('line')}: \"{_quoted(refused)}\"): it names one that does not exist "
                "or that this user may not use")

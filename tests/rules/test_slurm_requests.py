@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rulekit import fired, paste_facts, recorded_paste_facts
+from rulekit import fired, paste_facts, recorded_paste_facts, told_facts
 from hpcdoctor import pipeline
 from hpcdoctor.runner import Options
 from hpcdoctor.triage.paste import open_paste
@@ -93,3 +93,17 @@ def test_a_job_that_names_no_partition_where_the_cluster_has_no_default():
     assert f.severity == "error"
     assert "names no partition and the cluster has no default one" in f.message and "(line 10:" in f.message
     assert f.fix.startswith("sinfo -s") and "sbatch --partition=NAME job.sh" in f.fix
+
+
+def test_a_site_filter_refusing_the_partition_names_it_and_the_ones_allowed():
+    # set U (unsealed, issue 24): TOGA's Nextflow sbatch at a site whose job_submit filter lists the account's partitions
+    facts = recorded_paste_facts("../tickets_blind_u/toga-9-partition-missing-and-node-count-required.txt")
+    (f,) = fired("slurm-invalid-account", facts)
+    assert f.severity == "error" and 'partition "batch"' in f.message
+    assert "gpu-build,nocona,matador,quanah" in f.message and "sinfo -s" in f.fix
+    (g,) = fired("slurm-submit-filter-rejected", facts)   # the same line, read as the site's filter refusing the job
+
+
+def test_a_partition_word_in_code_is_not_a_refusal():
+    # a shell helper's own log line (the same words, no sbatch/salloc/srun prefix): not a Slurm submission
+    assert not fired("slurm-invalid-account", told_facts('LOGE "\\"$PARTITION\\" is not a valid partition name"\n'))
