@@ -27,3 +27,10 @@ def test_sminfo_finding_no_sm():
 def test_a_port_disabled_locally_is_not_a_missing_sm():
     # rdma-core#847: State Down / Physical state Disabled, SM lid 13 (rdma-port-down's, not this)
     assert not fired("ib-subnet-manager-missing", recorded_paste_facts("rdma-core-847-ibstat-port-locally-disabled.txt"))
+
+
+def test_a_real_port_left_in_init_inside_a_pod():
+    # Mellanox/network-operator#1646: ibv_devinfo in a pod, port 1 PORT_INIT (2) while an SM (lid 4)
+    # runs: the port was not brought to Active (the message names SR-IOV's virtualization setting)
+    (f,) = fired("ib-subnet-manager-missing", recorded_paste_facts("network-operator-1646-ibv-devinfo-port-init-in-pod.txt"))
+    assert "mlx5_7:1" in f.message and "virtualization" in f.message
