@@ -1,6 +1,6 @@
 """A batch system ending a job, not a fault of its GPU or its program: Slurm's time limit,
 preemption and node failure (slurm_job_end.toml, slurm_reasons.toml), and the time-limit kills of
-PBS (TORQUE, OpenPBS), LSF and Grid Engine (pbs_job_end.toml, lsf.toml, sge.toml), each read in a
+PBS (TORQUE, OpenPBS), LSF, Grid Engine and Flux (pbs_job_end.toml, lsf.toml, sge.toml, flux.toml), each read in a
 paste with the fix of the scheduler that printed it."""
 
 from __future__ import annotations
@@ -41,6 +41,12 @@ _OTHER_SCHEDULERS = {
                            "h_rt each job had\n"
                            "qconf -sql | xargs -n1 qconf -sq | grep -E '^(qname|h_rt)'   # each queue's limit\n"
                            "#$ -l h_rt=48:00:00   # in the job script, up to the queue's h_rt"),
+    # flux-jobs(1): --filter takes a result (timeout); {duration} is the -t asked for, {runtime} the time run.
+    # flux-queue(1) list: each queue's default and maximum duration.
+    "flux": ("Flux", "flux jobs --filter=timeout --format='{id} {name} {duration} {runtime} {result}'   # the jobs that ran "
+                     "out of time: the duration asked for against the time run\n"
+                     "flux queue list   # each queue's default duration and its limit\n"
+                     "flux batch -t 8h job.sh   # ask for more (-t, or \"#flux: -t 8h\" in the script), up to the queue's limit"),
 }
 _CHECKPOINT = "# longer than the queue allows: checkpoint, then resubmit with a dependency on this job"
 
@@ -55,7 +61,9 @@ def slurm_time_limit(f: FactView) -> Iterator[Hit]:
         scontrol's Reason=TimeLimit. The same end under the other batch systems: a PBS MOM's
         "=>> PBS: job killed: walltime N exceeded limit M" (TORQUE, OpenPBS, PBS Pro) and their
         mails' "Job exceeded its walltime limit", LSF's "TERM_RUNLIMIT: job killed after reaching
-        LSF run time limit", Grid Engine's execd "job n.1 exceeded hard wallclock time".
+        LSF run time limit", Grid Engine's execd "job n.1 exceeded hard wallclock time", Flux's
+        timeout exception "job.exception type=timeout severity=0 resource allocation expired" (as flux
+        run prints it, or the job's eventlog records it).
 
     Why it matters:
         The program did not fail: the scheduler stopped it when the time the job asked for
@@ -77,6 +85,7 @@ def slurm_time_limit(f: FactView) -> Iterator[Hit]:
         - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/resmom/linux/mom_mach.c
         - https://www.ibm.com/docs/SSWRJV_10.1.0/lsf_admin/termination_reasons_lsf.html (TERM_RUNLIMIT)
         - https://github.com/gridengine/gridengine/blob/f47b0e0a22483847008777ef18a78c29b7001f66/source/daemons/execd/msg_execd.h
+        - https://github.com/flux-framework/flux-core/blob/4a5e79f56b850a58cbbfc4b5af5a5b1fcd04c049/src/modules/job-exec/job-exec.c (the timeout exception)
     """
     told = catalogued(f, "slurm-time-limit")
     if not told:
