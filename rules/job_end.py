@@ -41,6 +41,11 @@ _OTHER_SCHEDULERS = {
                            "h_rt each job had\n"
                            "qconf -sql | xargs -n1 qconf -sq | grep -E '^(qname|h_rt)'   # each queue's limit\n"
                            "#$ -l h_rt=48:00:00   # in the job script, up to the queue's h_rt"),
+    # Moab/Maui over TORQUE (moab.toml): checkjob(1) shows the job's WallTime against its limit.
+    "moab": ("Moab", "checkjob -v JOBID | grep -iE 'WallTime|Limit'   # the time it ran against its wallclock limit\n"
+                     "qstat -Qf | grep -E 'Queue:|resources_(max|default)\\.walltime'   # each queue's limit, and what a job "
+                     "gets without asking\n"
+                     "#PBS -l walltime=48:00:00   # in the job script (and in every job a workflow submits), up to resources_max"),
     # flux-jobs(1): --filter takes a result (timeout); {duration} is the -t asked for, {runtime} the time run.
     # flux-queue(1) list: each queue's default and maximum duration.
     "flux": ("Flux", "flux jobs --filter=timeout --format='{id} {name} {duration} {runtime} {result}'   # the jobs that ran "
@@ -48,6 +53,8 @@ _OTHER_SCHEDULERS = {
                      "flux queue list   # each queue's default duration and its limit\n"
                      "flux batch -t 8h job.sh   # ask for more (-t, or \"#flux: -t 8h\" in the script), up to the queue's limit"),
 }
+# qstat -xf's "Exit_status = -29" (pbs_exit.toml: OpenPBS's JOB_EXEC_KILL_WALLTIME) is the same PBS end.
+_OTHER_SCHEDULERS["pbs_exit"] = _OTHER_SCHEDULERS["pbs_job_end"]
 _CHECKPOINT = "# longer than the queue allows: checkpoint, then resubmit with a dependency on this job"
 
 
@@ -61,7 +68,8 @@ def slurm_time_limit(f: FactView) -> Iterator[Hit]:
         scontrol's Reason=TimeLimit. The same end under the other batch systems: a PBS MOM's
         "=>> PBS: job killed: walltime N exceeded limit M" (TORQUE, OpenPBS, PBS Pro) and their
         mails' "Job exceeded its walltime limit", LSF's "TERM_RUNLIMIT: job killed after reaching
-        LSF run time limit", Grid Engine's execd "job n.1 exceeded hard wallclock time", Flux's
+        LSF run time limit", Grid Engine's execd "job n.1 exceeded hard wallclock time", Moab's (and
+        Maui's) cancel "MOAB_INFO:  job exceeded wallclock limit", Flux's
         timeout exception "job.exception type=timeout severity=0 resource allocation expired" (as flux
         run prints it, or the job's eventlog records it).
 
