@@ -46,6 +46,11 @@ _OTHER_SCHEDULERS = {
                      "qstat -Qf | grep -E 'Queue:|resources_(max|default)\\.walltime'   # each queue's limit, and what a job "
                      "gets without asking\n"
                      "#PBS -l walltime=48:00:00   # in the job script (and in every job a workflow submits), up to resources_max"),
+    # HTCondor (htcondor.toml: hold codes 46/47): condor_q -hold shows the reason; the limits are submit commands.
+    "htcondor": ("HTCondor", "condor_q -hold -af ClusterId ProcId HoldReasonCode HoldReason   # the held jobs and why\n"
+                             "condor_q -l JOBID | grep -iE 'AllowedJobDuration|AllowedExecuteDuration'   # the limit it had\n"
+                             "allowed_execute_duration = 172800   # in the submit file: seconds, longer where the pool allows it\n"
+                             "condor_qedit JOBID AllowedExecuteDuration 172800 && condor_release JOBID   # or raise it and release the held job"),
     # flux-jobs(1): --filter takes a result (timeout); {duration} is the -t asked for, {runtime} the time run.
     # flux-queue(1) list: each queue's default and maximum duration.
     "flux": ("Flux", "flux jobs --filter=timeout --format='{id} {name} {duration} {runtime} {result}'   # the jobs that ran "
@@ -69,7 +74,8 @@ def slurm_time_limit(f: FactView) -> Iterator[Hit]:
         "=>> PBS: job killed: walltime N exceeded limit M" (TORQUE, OpenPBS, PBS Pro) and their
         mails' "Job exceeded its walltime limit", LSF's "TERM_RUNLIMIT: job killed after reaching
         LSF run time limit", Grid Engine's execd "job n.1 exceeded hard wallclock time", Moab's (and
-        Maui's) cancel "MOAB_INFO:  job exceeded wallclock limit", Flux's
+        Maui's) cancel "MOAB_INFO:  job exceeded wallclock limit", HTCondor's hold "The job exceeded
+        allowed job duration of T" (or execute duration; HoldReasonCode 46, 47), Flux's
         timeout exception "job.exception type=timeout severity=0 resource allocation expired" (as flux
         run prints it, or the job's eventlog records it).
 

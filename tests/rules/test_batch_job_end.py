@@ -87,3 +87,18 @@ def test_moab_and_openpbs_exit_words_fire(text, who):
 ])
 def test_other_exit_codes_and_moab_limits_are_not_the_time_limit(text):
     assert not fired("slurm-time-limit", told_facts(text))
+
+
+@pytest.mark.parametrize("text", [
+    # user_job_policy.cpp's hold reasons (htcondor e81dc42) and the hold codes they set, values filled in
+    "HoldReason = \"The job exceeded allowed job duration of 2+00:00:00\"\n",
+    "HoldReason = \"The job exceeded allowed execute duration of 12:00:00\"\n",
+    "HoldReasonCode = 47\n",
+])
+def test_htcondors_duration_holds_fire_with_htcondors_fix(text):
+    (f,) = fired("slurm-time-limit", told_facts(text))
+    assert f.message.startswith("HTCondor stopped the job") and "condor_q -hold" in f.fix
+
+
+def test_htcondors_memory_hold_is_not_the_time_limit():
+    assert not fired("slurm-time-limit", told_facts("HoldReasonCode = 34\n"))
