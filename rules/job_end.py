@@ -1,6 +1,6 @@
 """A batch system ending a job, not a fault of its GPU or its program: Slurm's time limit,
 preemption and node failure (slurm_job_end.toml, slurm_reasons.toml), and the time-limit kills of
-PBS (TORQUE, OpenPBS), LSF and Grid Engine (pbs_job_end.toml, lsf.toml, sge.toml), each read in a
+PBS (TORQUE, OpenPBS), LSF, Grid Engine and Flux (pbs_job_end.toml, lsf.toml, sge.toml, flux.toml), each read in a
 paste with the fix of the scheduler that printed it."""
 
 from __future__ import annotations
@@ -41,7 +41,25 @@ _OTHER_SCHEDULERS = {
                            "h_rt each job had\n"
                            "qconf -sql | xargs -n1 qconf -sq | grep -E '^(qname|h_rt)'   # each queue's limit\n"
                            "#$ -l h_rt=48:00:00   # in the job script, up to the queue's h_rt"),
+    # Moab/Maui over TORQUE (moab.toml): checkjob(1) shows the job's WallTime against its limit.
+    "moab": ("Moab", "checkjob -v JOBID | grep -iE 'WallTime|Limit'   # the time it ran against its wallclock limit\n"
+                     "qstat -Qf | grep -E 'Queue:|resources_(max|default)\\.walltime'   # each queue's limit, and what a job "
+                     "gets without asking\n"
+                     "#PBS -l walltime=48:00:00   # in the job script (and in every job a workflow submits), up to resources_max"),
+    # HTCondor (htcondor.toml: hold codes 46/47): condor_q -hold shows the reason; the limits are submit commands.
+    "htcondor": ("HTCondor", "condor_q -hold -af ClusterId ProcId HoldReasonCode HoldReason   # the held jobs and why\n"
+                             "condor_q -l JOBID | grep -iE 'AllowedJobDuration|AllowedExecuteDuration'   # the limit it had\n"
+                             "allowed_execute_duration = 172800   # in the submit file: seconds, longer where the pool allows it\n"
+                             "condor_qedit JOBID AllowedExecuteDuration 172800 && condor_release JOBID   # or raise it and release the held job"),
+    # flux-jobs(1): --filter takes a result (timeout); {duration} is the -t asked for, {runtime} the time run.
+    # flux-queue(1) list: each queue's default and maximum duration.
+    "flux": ("Flux", "flux jobs --filter=timeout --format='{id} {name} {duration} {runtime} {result}'   # the jobs that ran "
+                     "out of time: the duration asked for against the time run\n"
+                     "flux queue list   # each queue's default duration and its limit\n"
+                     "flux batch -t 8h job.sh   # ask for more (-t, or \"#flux: -t 8h\" in the script), up to the queue's limit"),
 }
+# qstat -xf's "Exit_status = -29" (pbs_exit.toml: OpenPBS's JOB_EXEC_KILL_WALLTIME) is the same PBS end.
+_OTHER_SCHEDULERS["pbs_exit"] = _OTHER_SCHEDULERS["pbs_job_end"]
 _CHECKPOINT = "# longer than the queue allows: checkpoint, then resubmit with a dependency on this job"
 
 
@@ -55,7 +73,11 @@ def slurm_time_limit(f: FactView) -> Iterator[Hit]:
         scontrol's Reason=TimeLimit. The same end under the other batch systems: a PBS MOM's
         "=>> PBS: job killed: walltime N exceeded limit M" (TORQUE, OpenPBS, PBS Pro) and their
         mails' "Job exceeded its walltime limit", LSF's "TERM_RUNLIMIT: job killed after reaching
-        LSF run time limit", Grid Engine's execd "job n.1 exceeded hard wallclock time".
+        LSF run time limit", Grid Engine's execd "job n.1 exceeded hard wallclock time", Moab's (and
+        Maui's) cancel "MOAB_INFO:  job exceeded wallclock limit", HTCondor's hold "The job exceeded
+        allowed job duration of T" (or execute duration; HoldReasonCode 46, 47), Flux's
+        timeout exception "job.exception type=timeout severity=0 resource allocation expired" (as flux
+        run prints it, or the job's eventlog records it).
 
     Why it matters:
         The program did not fail: the scheduler stopped it when the time the job asked for
@@ -77,6 +99,7 @@ def slurm_time_limit(f: FactView) -> Iterator[Hit]:
         - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/resmom/linux/mom_mach.c
         - https://www.ibm.com/docs/SSWRJV_10.1.0/lsf_admin/termination_reasons_lsf.html (TERM_RUNLIMIT)
         - https://github.com/gridengine/gridengine/blob/f47b0e0a22483847008777ef18a78c29b7001f66/source/daemons/execd/msg_execd.h
+        - https://github.com/flux-framework/flux-core/blob/4a5e79f56b850a58cbbfc4b5af5a5b1fcd04c049/src/modules/job-exec/job-exec.c (the timeout exception)
     """
     told = catalogued(f, "slurm-time-limit")
     if not told:

@@ -80,10 +80,23 @@ _GRES_REFUSED = {
     "slurm:ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE": "no node in the partitions (and QOS, account) the job may use has "
                                                       "the GPUs it asked for together with its CPUs and memory: GPU nodes "
                                                       "are often in a partition of their own, named with --partition",
+    "pbs_sched_comment:never-run-insufficient-ngpus": "PBS's scheduler found no node with as many GPUs (ngpus) as a "
+                                                       "chunk of the job asks for: it can never run as asked",
+    "flux:limit-job-size-ngpus-over": "Flux's job-size policy (of the instance, or of the queue named) allows fewer "
+                                      "GPUs per job than the request asks for",
 }
 _REQUEST_FIX = ("sinfo -o '%20P %10a %.5D %30G'   # the partitions and the GRES their nodes offer (gpu:TYPE:COUNT)\n"
                 "scontrol show partition | grep -E 'PartitionName|QoS|AllowAccounts|AllowQos'   # what a GPU partition asks of a job\n"
                 "scontrol show config | grep -E 'SelectType|GresTypes'   # select/cons_tres is needed for --gpus and --gpus-per-*")
+
+# pbsnodes(8B) -av: each vnode's resources_available; qstat -f: the job's Resource_List and comment.
+_PBS_GPU_FIX = ("pbsnodes -av | grep -E '^[^ ]|resources_available\\.ngpus'   # the GPUs each node offers\n"
+                "qstat -f JOBID | grep -E 'Resource_List|comment'   # what the job asks for\n"
+                "qsub -l select=1:ncpus=8:ngpus=1 job.sh   # chunks no larger in ngpus than one node holds")
+# flux-queue(1) list: each queue's limits; flux-resource(1) list: the GPUs the instance holds; flux-run(1) -g: GPUs per task.
+_FLUX_GPU_FIX = ("flux queue list   # each queue's job-size limits, GPUs among them\n"
+                 "flux resource list   # the GPUs this instance holds\n"
+                 "flux run -N1 -n1 -g1 nvidia-smi -L   # a request within the limit (-g: GPUs per task; -q another queue)")
 
 
 @rule("ENV011", "slurm-gpu-request-rejected", "error", "Slurm refused the job's GPU (GRES) request", impact=8)
@@ -96,6 +109,9 @@ def slurm_gpu_request_rejected(f: FactView) -> Iterator[Hit]:
         given twice, a step asking for more than its allocation) and "Requested node
         configuration is not available" where the paste shows the job asked for GPUs
         (--gres=gpu, --gpus, --gpus-per-node/task/socket, -G).
+        PBS's scheduler comment "Can Never Run: Insufficient amount of resource: ngpus (R: A: T:)".
+        Flux's limit-job-size plugin refusing a GPU request over its policy: "requested ngpus (N)
+        exceeds policy limit of M".
 
     Why it matters:
         The job never starts; nothing on a node is broken. The request does not fit the cluster:
@@ -122,6 +138,14 @@ def slurm_gpu_request_rejected(f: FactView) -> Iterator[Hit]:
             continue
         if sid == "slurm:ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE" and asked is None:
             continue  # also any request too large in CPUs, memory or nodes: the GPUs must be shown asked for
+        if sid.startswith("pbs_sched_comment:"):
+            yield Hit(message=f"PBS will never run the job (line {s.get('line')}: \"{told_text(s)}\"): {_GRES_REFUSED[sid]}",
+                      fix=_PBS_GPU_FIX, evidence=told_evidence(s))
+            return
+        if sid.startswith("flux:"):
+            yield Hit(message=f"Flux refused the job (line {s.get('line')}: \"{told_text(s)}\"): {_GRES_REFUSED[sid]}",
+                      fix=_FLUX_GPU_FIX, evidence=told_evidence(s))
+            return
         why = f" (the GPU request, line {asked.get('line')})" if asked is not None else ""
         yield Hit(message=f"Slurm refused the job (line {s.get('line')}: \"{told_text(s)}\"): "
                           f"{_GRES_REFUSED[sid]}{why}",

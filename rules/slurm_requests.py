@@ -217,7 +217,12 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
         node can not be satisfied", "Memory specification can not be satisfied", temporary disk,
         sockets/cores/threads, node features), "More processors requested than permitted",
         "Node count specification invalid", "Memory required by task is not available", and the
-        pending reasons PartitionConfig, PartitionNodeLimit and BadConstraints.
+        pending reasons PartitionConfig, PartitionNodeLimit and BadConstraints. OpenPBS and PBS
+        Pro's scheduler comment "Can Never Run: Insufficient amount of resource: ncpus (R: A: T:)"
+        (and the queue's, the server's, "Not enough total nodes available"). Flux's refusals of
+        the same kind: its schedulers' alloc exception "unsatisfiable request" (flux-core) and
+        "alloc denied due to type="unsatisfiable"" (Fluxion), and the limit-job-size plugin's
+        "requested nnodes (N) exceeds policy limit of M".
 
     Why it matters:
         The job never starts, however long it waits, and nothing on a node is broken: the
@@ -239,11 +244,26 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
         - https://github.com/SchedMD/slurm/blob/master/src/slurmctld/node_scheduler.c (the err_msg lines)
         - https://slurm.schedmd.com/sbatch.html (--mem: "--mem=0 ... all of the memory on each node")
         - https://github.com/NOAA-EMC/GDASApp/issues/1762 (a site where only --mem=0 passes)
+        - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/scheduler/job_info.cpp ("Can Never Run")
+        - https://github.com/flux-framework/flux-core/blob/4a5e79f56b850a58cbbfc4b5af5a5b1fcd04c049/src/common/librlist/rlist.c ("unsatisfiable request")
+        - https://github.com/flux-framework/flux-sched/blob/fd257f71466e86bbb66a6593b1ca45fc99197696/qmanager/modules/qmanager_callbacks.cpp
     """
     found = f.get("ticket.symptoms") or []
     gpus_asked = any(s.get("id") == "prose:slurm-gpus-requested" for s in found)
     refused = first_catalogued(f, "slurm-request-exceeds-node", skip=_GPU_FORM if gpus_asked else ())
     if refused is None:
+        return
+    if str(refused.get("id", "")).startswith("pbs_sched_comment:"):
+        yield Hit(message=f"PBS will never run the job (line {refused.get('line')}: \"{_quoted(refused)}\"): its scheduler "
+                          "found that no node (or the queue, or the server) has what the request asks for, counting "
+                          "busy and free nodes alike: it stays queued for ever",
+                  fix=_PBS_FIT_FIX, evidence=told_evidence(refused))
+        return
+    if str(refused.get("id", "")).startswith("flux:"):
+        yield Hit(message=f"Flux refuses the job (line {refused.get('line')}: \"{_quoted(refused)}\"): it asks for more "
+                          "nodes, cores or GPUs than this Flux instance (or its queue's policy) can ever give it; "
+                          "an instance started on fewer nodes than the job asks for refuses it so",
+                  fix=_FLUX_FIT_FIX, evidence=told_evidence(refused))
         return
     # slurmctld's reason line says which part of the request no node holds: quote it first.
     reason = next((s for s in found if s.get("id") in _REASON_LINES), None)
@@ -261,6 +281,17 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
               fix=_FIT_FIX, evidence=told_evidence(shown))
 
 
+# pbsnodes(8B) -av: each vnode's resources_available; qstat -Qf: a queue's resources_available and _max.
+_PBS_FIT_FIX = ("qstat -f JOBID | grep -E 'Resource_List|comment'   # what the job asks for, and the resource named\n"
+                "pbsnodes -av | grep -E '^[^ ]|resources_available'   # what each node offers\n"
+                "qsub -l select=2:ncpus=32:mem=100gb job.sh   # chunks no larger than one node (more chunks, not bigger ones)")
+# flux-resource(1) list: the nodes, cores and GPUs the instance holds, up and down; flux-queue(1) list:
+# each queue's limits; flux-run(1): -N nodes, -n tasks, -c cores and -g GPUs per task.
+_FLUX_FIT_FIX = ("flux resource list   # the nodes, cores and GPUs this instance holds (a request must fit in them)\n"
+                 "flux queue list   # each queue's job-size limits\n"
+                 "flux run -N1 -n4 -c1 hostname   # a request within them: -N nodes, -n tasks, -c cores and -g GPUs per task")
+_FLUX_TIME_FIX = ("flux queue list   # each queue's default duration and its limit\n"
+                  "flux batch -t 1h job.sh   # a duration (-t) within the limit; longer work checkpoints and resubmits")
 _TIME_FIX = ("sinfo -o '%P %l'   # each partition's MaxTime (the TIMELIMIT column)\n"
              "sacctmgr -n show qos format=name%20,maxwall   # the QOS's MaxWall, which caps --time below the partition's\n"
              "sbatch --time=1-00:00:00 job.sh   # a --time within both; longer work checkpoints and resubmits")
@@ -279,7 +310,8 @@ def slurm_time_request_exceeds_limit(f: FactView) -> Iterator[Hit]:
         (missing or exceeds some limit)", "Invalid time-min specification (exceeds job's time or
         other limits)", or the job held with reason PartitionTimeLimit, QOSMaxWallDurationPerJobLimit
         or AssocMaxWallDurationPerJobLimit; a TORQUE server's "Job exceeds queue resource limits
-        MSG=cannot satisfy queue max walltime requirement" (qsub's, for PBS jobs).
+        MSG=cannot satisfy queue max walltime requirement" (qsub's, for PBS jobs); Flux's
+        limit-duration plugin: "requested duration (T) exceeds policy limit of L".
 
     Why it matters:
         The job is refused, or waits for ever: its --time (or a default the script or a workflow
@@ -296,9 +328,15 @@ def slurm_time_request_exceeds_limit(f: FactView) -> Iterator[Hit]:
         - https://slurm.schedmd.com/resource_limits.html (MaxWall, MaxTime)
         - https://github.com/SchedMD/slurm/blob/master/src/common/slurm_errno.c (the messages)
         - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/server/svr_jobfunc.c (chk_svr_resc_limit)
+        - https://github.com/flux-framework/flux-core/blob/4a5e79f56b850a58cbbfc4b5af5a5b1fcd04c049/src/modules/job-manager/plugins/limit-duration.c
     """
     s = first_catalogued(f, "slurm-time-request-exceeds-limit")
     if s is None:
+        return
+    if str(s.get("id", "")).startswith("flux:"):
+        yield Hit(message=f"Flux refuses the job for its duration (line {s.get('line')}: \"{_quoted(s)}\"): the time asked "
+                          "for (-t), or no time limit at all, is longer than the policy of the instance or queue allows",
+                  fix=_FLUX_TIME_FIX, evidence=told_evidence(s))
         return
     if str(s.get("id", "")).startswith("pbs:"):
         yield Hit(message=f"the PBS server refuses the job for its walltime (line {s.get('line')}: \"{_quoted(s)}\"): "

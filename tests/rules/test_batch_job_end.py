@@ -61,3 +61,44 @@ def test_slurms_own_line_keeps_slurms_fix():
     (f,) = fired("slurm-time-limit", told_facts(
         "slurmstepd: error: *** JOB 3884617 ON node023 CANCELLED AT 2018-08-19T16:30:21 DUE TO TIME LIMIT ***\n"))
     assert f.message.startswith("Slurm stopped the job") and "sacct -j 3884617" in f.fix
+
+
+def test_moabs_wallclock_cancel_in_torques_mail_fires_with_moabs_fix():
+    # MLimit.c's MRMJobCancel(J, "MOAB_INFO:  job exceeded wallclock limit\n"), in the mail TORQUE sent
+    (f,) = fired("slurm-time-limit", recorded_paste_facts("magetbrain-20-moab-job-exceeded-wallclock-limit.txt"))
+    assert f.message.startswith("Moab stopped the job") and "MOAB_INFO" in f.message
+    assert "checkjob" in f.fix and "#PBS -l walltime=" in f.fix and "sacct" not in f.fix
+
+
+@pytest.mark.parametrize("text, who", [
+    ("MAUI_INFO:  job exceeded wallclock limit\n", "Moab"),   # Maui's MLimit.c (TempleHPC/maui-scheduler c486472)
+    ("JOBWCVIOLATION:  job '1234' in state 'Running' has exceeded its wallclock limit (3600) by 00:01:05 "
+     "(job will be cancelled)  job start time: Mon Jan  5 10:00:00\n", "Moab"),
+    ("    Exit_status = -29\n", "PBS"),                          # OpenPBS JOB_EXEC_KILL_WALLTIME (mom_main.c)
+])
+def test_moab_and_openpbs_exit_words_fire(text, who):
+    (f,) = fired("slurm-time-limit", told_facts(text))
+    assert f.message.startswith(f"{who} stopped the job")
+
+
+@pytest.mark.parametrize("text", [
+    "    Exit_status = -28\n",                               # JOB_EXEC_KILL_CPUT: CPU time, not wall time
+    "job 10086537 exceeded DISK usage hard limit (3700 > 3600)\n",
+])
+def test_other_exit_codes_and_moab_limits_are_not_the_time_limit(text):
+    assert not fired("slurm-time-limit", told_facts(text))
+
+
+@pytest.mark.parametrize("text", [
+    # user_job_policy.cpp's hold reasons (htcondor e81dc42) and the hold codes they set, values filled in
+    "HoldReason = \"The job exceeded allowed job duration of 2+00:00:00\"\n",
+    "HoldReason = \"The job exceeded allowed execute duration of 12:00:00\"\n",
+    "HoldReasonCode = 47\n",
+])
+def test_htcondors_duration_holds_fire_with_htcondors_fix(text):
+    (f,) = fired("slurm-time-limit", told_facts(text))
+    assert f.message.startswith("HTCondor stopped the job") and "condor_q -hold" in f.fix
+
+
+def test_htcondors_memory_hold_is_not_the_time_limit():
+    assert not fired("slurm-time-limit", told_facts("HoldReasonCode = 34\n"))
