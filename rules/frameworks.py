@@ -11,13 +11,16 @@ from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._common import (cuda_gpus, gpu_of_ticket, ticket_evidence, ticket_symptoms, told_evidence,
                                      told_text, torch_hip_invalid_function, version_of)
+from hpcdoctor.rules._arch_refusals import fallback_info, generation_refusal
 from hpcdoctor.rules._fatbin import native_binary_lacks_arch
 from hpcdoctor.rules._stacks import tf_or_jax_framework_missing_arch
 
 
 @rule("SW013", "framework-missing-arch", "error", "a framework's own kernels have no code for this GPU", impact=9,
       also={"warning": "flash-attn 2 is only installed, not seen asked for or failing; or vLLM LoRA on a GPU "
-                                "below 8.0 with no vLLM release named"})
+                                "below 8.0 with no vLLM release named; or an A100/H100-only flash attention check "
+                                "(is_sm80) that torch 2.0's own SDPA also tripped",
+            "info": "vLLM's fallback from FlashAttention-2 on a Volta or Turing GPU alone (nothing failed)"})
 def framework_missing_arch(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -81,6 +84,10 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
                           f"{fa['min_cc']} (Ampere) and newer only; the refusal is flash-attn's own check, not torch's",
                   fix=_SDPA_FIX, fix_lang="python", evidence={**ticket_evidence(s), "framework.min_cc": fa["min_cc"]})
         return
+    refused = generation_refusal(f, sym)
+    if refused is not None:
+        yield refused
+        return
     if "frameworks:vllm-lora-punica-cc" in sym:
         s = sym["frameworks:vllm-lora-punica-cc"]
         yield Hit(message=f"vLLM refused LoRA on this GPU{on} (line {s['line']}): its punica LoRA kernels need compute "
@@ -116,18 +123,22 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
                   evidence={**ticket_evidence(s), "framework.min_cc": sgl["min_cc"]})
         return
     asked = sym.get("prose:flash-attn2-requested") or sym.get("frameworks:flash-attn2-installed")
-    if asked and gpu and version_of(gpu["cc"]) < version_of(fa["min_cc"]):
-        requested = "prose:flash-attn2-requested" in sym
-        what = ("the code asks for flash-attn 2 (attn_implementation=\"flash_attention_2\")"
-                if requested else f"flash-attn {asked.get('version')} is installed")
-        yield Hit(message=f"{what}, but {gpu['name']} is compute capability {gpu['cc']}: flash-attn 2's kernels run "
-                          f"on {fa['min_cc']} (Ampere) and newer only, and "
-                          + ("it fails" if requested else "code that selects it fails")
-                          + " with \"FlashAttention only supports Ampere GPUs or newer\"",
-                  # Installed is not used: many stacks install it and fall back to SDPA on older GPUs.
-                  severity="error" if requested else "warning",
-                  fix=_SDPA_FIX, fix_lang="python",
-                  evidence={**ticket_evidence(asked), "compute_capability": gpu["cc"], "framework.min_cc": fa["min_cc"]})
+    if not (asked and gpu and version_of(gpu["cc"]) < version_of(fa["min_cc"])):
+        info = fallback_info(f, sym)
+        if info is not None:
+            yield info
+        return
+    requested = "prose:flash-attn2-requested" in sym
+    what = ("the code asks for flash-attn 2 (attn_implementation=\"flash_attention_2\")"
+            if requested else f"flash-attn {asked.get('version')} is installed")
+    yield Hit(message=f"{what}, but {gpu['name']} is compute capability {gpu['cc']}: flash-attn 2's kernels run "
+                      f"on {fa['min_cc']} (Ampere) and newer only, and "
+                      + ("it fails" if requested else "code that selects it fails")
+                      + " with \"FlashAttention only supports Ampere GPUs or newer\"",
+              # Installed is not used: many stacks install it and fall back to SDPA on older GPUs.
+              severity="error" if requested else "warning",
+              fix=_SDPA_FIX, fix_lang="python",
+              evidence={**ticket_evidence(asked), "compute_capability": gpu["cc"], "framework.min_cc": fa["min_cc"]})
 
 
 def _vllm_minimum() -> str:
