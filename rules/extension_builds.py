@@ -25,8 +25,7 @@ def torch_extension_cuda_mismatch(f: FactView) -> Iterator[Hit]:
         DeepSpeed's op builder "Installed CUDA version 12.2 does not match the version torch was
         compiled with 11.7, unable to compile cuda/cpp extensions" (CUDAMismatchException), and
         NVIDIA apex's "Cuda extensions are being compiled with a version of Cuda that does not
-        match the version used to compile Pytorch binaries" (nvcc's release line above it names
-        the toolkit). A user's retelling that names only the installed CUDA ("Installed CUDA
+        match the version used to compile Pytorch binaries" (which names torch's CUDA only). A user's retelling that names only the installed CUDA ("Installed CUDA
         version 11.7 does not match torch version") is a warning. DeepSpeed accepting a minor
         mismatch, or told to skip the check (DS_SKIP_CUDA_CHECK=1), is not a refusal: silent.
 
@@ -56,8 +55,6 @@ def torch_extension_cuda_mismatch(f: FactView) -> Iterator[Hit]:
         return
     who = _EXT_MISMATCH[s["id"]]
     detected = s.get("detected") or s.get("detected_f")
-    if not detected and "extension_builds:nvcc-release" in sym:
-        detected = sym["extension_builds:nvcc-release"].get("release")
     wanted = s.get("torch_cuda") or s.get("torch_cuda_f")
     if s["id"] == "extension_builds:deepspeed-cuda-mismatch-retold":
         yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": DeepSpeed's op builder refuses to compile its ops "
