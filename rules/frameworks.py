@@ -11,13 +11,16 @@ from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._common import (cuda_gpus, gpu_of_ticket, ticket_evidence, ticket_symptoms, told_evidence,
                                      told_text, torch_hip_invalid_function, version_of)
+from hpcdoctor.rules._arch_refusals import fallback_info, generation_refusal
 from hpcdoctor.rules._fatbin import native_binary_lacks_arch
 from hpcdoctor.rules._stacks import tf_or_jax_framework_missing_arch
 
 
 @rule("SW013", "framework-missing-arch", "error", "a framework's own kernels have no code for this GPU", impact=9,
       also={"warning": "flash-attn 2 is only installed, not seen asked for or failing; or vLLM LoRA on a GPU "
-                                "below 8.0 with no vLLM release named"})
+                                "below 8.0 with no vLLM release named; or an A100/H100-only flash attention check "
+                                "(is_sm80) that torch 2.0's own SDPA also tripped",
+            "info": "vLLM's fallback from FlashAttention-2 on a Volta or Turing GPU alone (nothing failed)"})
 def framework_missing_arch(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -81,6 +84,10 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
                           f"{fa['min_cc']} (Ampere) and newer only; the refusal is flash-attn's own check, not torch's",
                   fix=_SDPA_FIX, fix_lang="python", evidence={**ticket_evidence(s), "framework.min_cc": fa["min_cc"]})
         return
+    refused = generation_refusal(f, sym)
+    if refused is not None:
+        yield refused
+        return
     if "frameworks:vllm-lora-punica-cc" in sym:
         s = sym["frameworks:vllm-lora-punica-cc"]
         yield Hit(message=f"vLLM refused LoRA on this GPU{on} (line {s['line']}): its punica LoRA kernels need compute "
@@ -116,18 +123,22 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
                   evidence={**ticket_evidence(s), "framework.min_cc": sgl["min_cc"]})
         return
     asked = sym.get("prose:flash-attn2-requested") or sym.get("frameworks:flash-attn2-installed")
-    if asked and gpu and version_of(gpu["cc"]) < version_of(fa["min_cc"]):
-        requested = "prose:flash-attn2-requested" in sym
-        what = ("the code asks for flash-attn 2 (attn_implementation=\"flash_attention_2\")"
-                if requested else f"flash-attn {asked.get('version')} is installed")
-        yield Hit(message=f"{what}, but {gpu['name']} is compute capability {gpu['cc']}: flash-attn 2's kernels run "
-                          f"on {fa['min_cc']} (Ampere) and newer only, and "
-                          + ("it fails" if requested else "code that selects it fails")
-                          + " with \"FlashAttention only supports Ampere GPUs or newer\"",
-                  # Installed is not used: many stacks install it and fall back to SDPA on older GPUs.
-                  severity="error" if requested else "warning",
-                  fix=_SDPA_FIX, fix_lang="python",
-                  evidence={**ticket_evidence(asked), "compute_capability": gpu["cc"], "framework.min_cc": fa["min_cc"]})
+    if not (asked and gpu and version_of(gpu["cc"]) < version_of(fa["min_cc"])):
+        info = fallback_info(f, sym)
+        if info is not None:
+            yield info
+        return
+    requested = "prose:flash-attn2-requested" in sym
+    what = ("the code asks for flash-attn 2 (attn_implementation=\"flash_attention_2\")"
+            if requested else f"flash-attn {asked.get('version')} is installed")
+    yield Hit(message=f"{what}, but {gpu['name']} is compute capability {gpu['cc']}: flash-attn 2's kernels run "
+                      f"on {fa['min_cc']} (Ampere) and newer only, and "
+                      + ("it fails" if requested else "code that selects it fails")
+                      + " with \"FlashAttention only supports Ampere GPUs or newer\"",
+              # Installed is not used: many stacks install it and fall back to SDPA on older GPUs.
+              severity="error" if requested else "warning",
+              fix=_SDPA_FIX, fix_lang="python",
+              evidence={**ticket_evidence(asked), "compute_capability": gpu["cc"], "framework.min_cc": fa["min_cc"]})
 
 
 def _vllm_minimum() -> str:
@@ -312,42 +323,4 @@ def bitsandbytes_cuda_binary_missing(f: FactView) -> Iterator[Hit]:
               fix="python -m bitsandbytes   # the CUDA version it detected and the library it looked for\n"
                   "pip install -U bitsandbytes   # a release that ships that library; or compile it from source for "
                   "that CUDA version",
-              evidence=ticket_evidence(s))
-
-
-@rule("SW026", "torch-extension-cuda-mismatch", "error", "an extension built with a CUDA toolkit of another major version than torch's",
-      impact=7)
-def torch_extension_cuda_mismatch(f: FactView) -> Iterator[Hit]:
-    """
-    What it detects:
-        In a pasted build log, torch.utils.cpp_extension refusing to build: "The detected CUDA
-        version (12.4) mismatches the version that was used to compile PyTorch (11.8). Please make
-        sure to use the same CUDA versions." (torch prints it as the RuntimeError's tuple, the
-        versions after the message).
-
-    Why it matters:
-        Building a CUDA extension (flash-attn, apex, xFormers, a project's own ops from source)
-        uses the CUDA toolkit found through CUDA_HOME or nvcc on PATH, and torch refuses one whose
-        major version differs from the CUDA it was built with, since the two runtimes cannot
-        share the process. The pip wheel of torch brings its CUDA runtime, not a compiler.
-
-    How to fix:
-        Point the build at a toolkit of torch's CUDA version (export CUDA_HOME=/usr/local/cuda-X.Y
-        and put its bin first on PATH, or load the site's cuda/X.Y module), or install the torch
-        build for the toolkit installed.
-
-    References:
-        - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/utils/cpp_extension.py (_check_cuda_version)
-        - https://docs.nvidia.com/cuda/cuda-installation-guide-linux/ (toolkits under /usr/local/cuda-X.Y)
-    """
-    s = ticket_symptoms(f).get("torch:cpp-extension-cuda-mismatch")
-    if s is None:
-        return
-    detected = s.get("detected") or s.get("detected_f")
-    wanted = s.get("torch_cuda") or s.get("torch_cuda_f")
-    yield Hit(message=f"an extension build found CUDA {detected} (nvcc, CUDA_HOME) while torch was built with CUDA "
-                      f"{wanted} (line {s.get('line')}): torch refuses a toolkit of another major version",
-              fix=f"ls -d /usr/local/cuda-{wanted}* 2>/dev/null; module avail cuda 2>&1 | head   # a CUDA {wanted} "
-                  f"toolkit here\nexport CUDA_HOME=/usr/local/cuda-{wanted} PATH=/usr/local/cuda-{wanted}/bin:$PATH   "
-                  "# then rebuild; or install the torch build for the installed toolkit",
               evidence=ticket_evidence(s))

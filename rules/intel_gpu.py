@@ -23,6 +23,11 @@ _FIX = ("ls -l /dev/dri/   # renderD* nodes: the kernel driver (i915 or xe) hold
         "or dgpu-docs.intel.com (on a cluster node, the administrators)\n"
         "docker run --device /dev/dri ...   # in a container: the render nodes passed in, and the compute runtime "
         "installed in the image")
+# Before Ubuntu 24.04 packaged the runtime, Intel's own repository named the packages the maintainer
+# pointed at in intel/compute-runtime#477.
+_OLD_UBUNTU = ("sudo apt-get install intel-level-zero-gpu level-zero   # Ubuntu 20.04/22.04 with Intel's graphics repository "
+               "(dgpu-docs.intel.com): the Level Zero GPU driver and loader beside intel-opencl-icd")
+_OTHER_VENDORS = {"cuda", "ext_oneapi_cuda", "hip", "ext_oneapi_hip"}
 _STRONG = {"level_zero:loader-gpu-driver-load-failed": "the Level Zero loader could not load Intel's GPU driver",
            "level_zero:loader-zero-drivers": "the Level Zero loader found no driver at all",
            "level_zero:ZE_RESULT_ERROR_UNINITIALIZED": "Level Zero found no driver it could initialise",
@@ -30,7 +35,8 @@ _STRONG = {"level_zero:loader-gpu-driver-load-failed": "the Level Zero loader co
 
 
 @rule("SW062", SYMBOL, "error", "an Intel GPU program finds no Level Zero GPU driver (Intel's compute runtime)", impact=7,
-      also={"warning": "SYCL found no device of the type asked for, or an Intel GPU job on a node without the driver (live)"})
+      also={"warning": "SYCL found no device of the type asked for, sycl-ls lists no Level Zero GPU, or an Intel GPU "
+                       "job on a node without the driver (live)"})
 def intel_gpu_runtime_missing(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -39,7 +45,11 @@ def intel_gpu_runtime_missing(f: FactView) -> Iterator[Hit]:
         ZE_RESULT_ERROR_UNINITIALIZED" (the code zeInit returns with no driver), the loader's "0 Drivers Discovered" and (with
         ZE_ENABLE_LOADER_DEBUG_TRACE=1) "Load Library of libze_intel_gpu.so.1 failed with ...";
         and SYCL's "No device of requested type available" (warning: a device selector can
-        filter every device out too). Live (warning): an Intel display-class device on the PCI
+        filter every device out too). A pasted sycl-ls listing (each of its three layouts,
+        "[opencl:0] CPU : ...", "[opencl:cpu:0] ...", "[level_zero:gpu][level_zero:0] ...") that
+        shows no GPU, or a GPU through OpenCL only, is a warning: the listing cannot tell a node
+        without an Intel GPU from one whose Level Zero runtime is missing; id's groups beside it
+        say whether the render group is the cause. Live (warning): an Intel display-class device on the PCI
         bus, a job that means to use it (ONEAPI_DEVICE_SELECTOR, ZE_AFFINITY_MASK, a torch
         +xpu build), and neither libze_intel_gpu.so.1 nor its legacy1 twin where the Level Zero
         loader looks (LD_LIBRARY_PATH, the system library folders, /etc/ld.so.conf's).
@@ -56,6 +66,8 @@ def intel_gpu_runtime_missing(f: FactView) -> Iterator[Hit]:
 
     References:
         - https://github.com/oneapi-src/level-zero/issues/65
+        - https://github.com/intel/compute-runtime/issues/477 (sycl-ls without level_zero:gpu: the Level Zero GPU packages missing)
+        - https://github.com/intel/llvm/blob/sycl/sycl/tools/sycl-ls/sycl-ls.cpp
         - https://github.com/intel/compute-runtime/releases
         - https://github.com/oneapi-src/level-zero/blob/v1.32.0/source/loader/linux/driver_discovery_lin.cpp
         - https://dgpu-docs.intel.com/driver/installation.html
@@ -77,9 +89,46 @@ def intel_gpu_runtime_missing(f: FactView) -> Iterator[Hit]:
                                           "(level_zero:gpu)\n" + _FIX,
                   evidence=told_evidence(sycl))
         return
+    listed = _sycl_listing(f)
+    if listed is not None:
+        yield listed
+        return
     if told or f.get("ticket.symptoms"):
         return
     yield from _live(f)
+
+
+def _sycl_listing(f: FactView):
+    """A pasted sycl-ls listing that shows no GPU (every device a CPU, an FPGA emulator or the host
+    device), or a GPU through OpenCL only: SYCL's runtime found no Intel GPU driver for Level Zero.
+    A warning: the listing cannot tell a node without an Intel GPU from one whose runtime is missing."""
+    rows = [s for s in f.get("ticket.symptoms") or [] if s.get("id") == "level_zero:sycl-ls-device"]
+    if not rows:
+        return None
+    kinds = [(str(s.get("backend")), str(s.get("devtype") or s.get("oldtype") or "").lower()) for s in rows]
+    shown = ", ".join(sorted({f"{b}:{t}" if t else b for b, t in kinds}))
+    gpu_backends = {b for b, t in kinds if t == "gpu"}
+    # A GPU through Level Zero is the healthy listing; one through CUDA or HIP only is an NVIDIA or
+    # AMD GPU's (SYCL's other backends), not an Intel GPU without its runtime.
+    if any("level_zero" in b for b in gpu_backends) or (gpu_backends and not gpu_backends - _OTHER_VENDORS):
+        return None
+    groups = next((str(s.get("groups") or "") for s in f.get("ticket.symptoms") or [] if s.get("id") == "level_zero:id-groups"),
+                  None)
+    who = ""
+    if groups is not None:
+        member = [g for g in ("render", "video") if f"({g})" in groups]
+        who = (f"; the user is in the {' and '.join(member)} group{'s' if len(member) > 1 else ''}, so the render node's "
+               "permissions are not the cause" if "render" in member else
+               "; the user is not in the render group (id), which the GPU's render node needs: sudo usermod -aG render $USER")
+    first = rows[0]
+    what = ("lists the GPU through OpenCL only, with no Level Zero GPU device" if gpu_backends
+            else "lists no GPU device at all")
+    return Hit(message=f"sycl-ls {what} (line {first.get('line')} on: {shown}){who}: where the node has an Intel GPU, "
+                       "Intel's Level Zero GPU driver (the compute runtime's libze_intel_gpu.so.1) or the Level Zero loader "
+                       "is not installed; the OpenCL runtime alone (intel-opencl-icd) does not give SYCL a level_zero:gpu "
+                       "device (intel/compute-runtime#477)",
+               severity="warning", fix=_FIX + "\n" + _OLD_UBUNTU,
+               evidence=told_evidence(first))
 
 
 def _live(f: FactView) -> Iterator[Hit]:

@@ -31,11 +31,13 @@ _LOCK_FIX = ("spack find --format '{name}' >/dev/null && echo 'database readable
 def shared_filesystem_fault(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        In a pasted log, IBM Storage Scale's (GPFS) own words that its daemon or file system is not
-        serving the node: 6027-725 "The mmfsd daemon is not ready to handle commands yet. Waiting
-        for quorum.", mmremote's "GPFS is not ready to handle commands yet.", 6027-306 "Could not
-        initialize inter-node communication", 6027-665 "Failed to connect to file system daemon",
-        6027-666 "Failed to determine file system manager": an error. Spack's "Timed out waiting
+        In a pasted log, IBM Storage Scale's (GPFS) own words that the cluster is not serving the
+        node: 6027-725 "The mmfsd daemon is not ready to handle commands yet. Waiting for quorum.",
+        6027-306 "Could not initialize inter-node communication", 6027-666 "Failed to determine
+        file system manager", 6027-650 "The mmfs daemon is shutting down abnormally": an error.
+        The daemon simply not running on the node (mmremote's "GPFS is not ready to handle
+        commands yet.", 6027-665 "Failed to connect to file system daemon") is
+        shared-filesystem-not-mounted's: one cause, one finding. Spack's "Timed out waiting
         for a read|write lock" alone is info: the lock's holder may be another Spack process, or
         the file system's lock manager may not be answering; the paste cannot tell.
 

@@ -9,7 +9,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import first_stated, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_stated, told_evidence, told_text
 
 # ----------------------------------------------------------------------------------------------
 # SYS023 shared-filesystem-not-mounted
@@ -19,16 +19,31 @@ _MOUNT_FIX = (
     "srun -N1 -p PARTITION bash -c 'hostname; findmnt -T /path/to/fs || echo not mounted here'   # the same from a job\n"
     "grep -h /path/to/fs /etc/fstab /etc/auto.* 2>/dev/null   # administrators: the login node's entry, to add on the "
     "compute nodes (read-only where it is archive storage)")
+# GPFS's daemon not running on the node (knowledge/messages/gpfs.toml): nothing of it is mounted
+# there. Started by hand as IBM's "GPFS daemon does not come up" says; mmautoload's start at boot
+# is the autoload attribute (mmchconfig autoload=yes).
+_GPFS_DOWN_FIX = (
+    "/usr/lpp/mmfs/bin/mmgetstate   # this node's GPFS daemon: down (not started), arbitrating, active\n"
+    "tail -n 50 /var/adm/ras/mmfs.log.latest   # why it did not come up (no \"mmfsd ready\" line after the start)\n"
+    "sudo /usr/lpp/mmfs/bin/mmstartup && sudo /usr/lpp/mmfs/bin/mmmount all   # administrators: start the daemon on "
+    "this node, then mount\n"
+    "/usr/lpp/mmfs/bin/mmlsconfig autoload   # administrators: yes, so the daemon starts at boot (mmchconfig autoload=yes)")
 
 
-@rule("SYS029", NOT_MOUNTED, "info", "a site file system the login node has is not mounted on the compute nodes", impact=5)
+@rule("SYS029", NOT_MOUNTED, "error", "a shared file system is not mounted on this node (its client's daemon is not "
+      "running), or the user says the compute nodes lack it", impact=5,
+      also={"info": "only the user's sentence that the compute nodes lack a file system the login node has"})
 def shared_filesystem_not_mounted(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        In a pasted ticket, the user's statement that a file system (storage, a mount, a directory)
-        is not accessible or not mounted on the compute nodes. No program says this in its own
-        words (a job sees only "No such file or directory"), so the statement is quoted back at
-        info with the commands that show it.
+        In a pasted log, IBM Storage Scale's (GPFS) own words that its daemon is not running on the
+        node, so nothing of it is mounted there: mmremote's "GPFS is not ready to handle commands
+        yet." (under mmmount and every mm* command), 6027-665 "Failed to connect to file system
+        daemon", 6027-602 "ERROR: file system not mounted": an error. A cluster that lost quorum
+        (6027-725, 6027-666) is shared-filesystem-fault's. In a pasted ticket, the user's statement
+        that a file system (storage, a mount, a directory) is not accessible or not mounted on the
+        compute nodes: no program says this in its own words (a job sees only "No such file or
+        directory"), so the statement is quoted back at info with the commands that show it.
 
     Why it matters:
         Jobs that read or write a path on a file system the login node mounts and the compute
@@ -36,18 +51,30 @@ def shared_filesystem_not_mounted(f: FactView) -> Iterator[Hit]:
         not exist there.
 
     How to fix:
-        Compare findmnt -T PATH on the login node and in a job; the administrators mount the file
-        system on the compute nodes with the login node's entry.
+        GPFS: the administrators start the daemon on the node (mmstartup) and mount (mmmount all),
+        read /var/adm/ras/mmfs.log.latest for why it did not come up, and set autoload so it starts
+        at boot. Otherwise compare findmnt -T PATH on the login node and in a job; the
+        administrators mount the file system on the compute nodes with the login node's entry.
 
     References:
+        - https://www.ibm.com/docs/en/storage-scale/6.0.1?topic=issues-gpfs-daemon-does-not-come-up
+        - https://www.ibm.com/support/knowledgecenter/STXKQY_5.0.0/com.ibm.spectrum.scale.v5r00.doc/6027-665.htm
+        - https://github.com/cBio/cbio-cluster/issues/48 (mmautoload did not start the daemon; mmstartup fixed it)
         - https://man7.org/linux/man-pages/man8/findmnt.8.html
         - https://slurm.schedmd.com/srun.html (--chdir: a job whose directory does not exist on the node)
         - https://github.com/marbits-icm/marbits-public/issues/30
     """
+    gpfs = next((s for s in catalogued(f, NOT_MOUNTED) if str(s.get("id", "")).startswith("gpfs:")), None)
+    if gpfs is not None:
+        yield Hit(message=f"line {gpfs.get('line')}: \"{told_text(gpfs)}\": the GPFS daemon (mmfsd) is not running on "
+                          "this node, so its file systems are not mounted here; jobs see missing paths until it is "
+                          "started and the file systems mounted", fix=_GPFS_DOWN_FIX, evidence=told_evidence(gpfs))
+        return
     s = first_stated(f, NOT_MOUNTED)
     if s is not None:
         yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": a file system the login node has and the compute "
-                          "nodes do not mount; compare findmnt on both", fix=_MOUNT_FIX, evidence=told_evidence(s))
+                          "nodes do not mount; compare findmnt on both", fix=_MOUNT_FIX, evidence=told_evidence(s),
+                  severity="info")
 
 
 # ----------------------------------------------------------------------------------------------

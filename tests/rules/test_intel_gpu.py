@@ -8,6 +8,8 @@ import pytest
 from rulekit import facts, fired, recorded_paste_facts
 from hpcdoctor.triage.messages import find_messages
 
+SYM_INTEL = "intel-gpu-runtime-missing"
+
 _INTEL = {"address": "0000:03:00.0", "class_id": "0380", "vendor_id": "8086", "device_id": "0bd5",
           "vendor": "Intel", "name": None, "modules": None, "driver": "i915", "bound": True}
 
@@ -57,3 +59,23 @@ def test_live_silent_with_the_driver_or_without_intent():
                                                         ["/usr/lib/x86_64-linux-gnu/libze_intel_gpu.so.1"]))
     assert not fired("intel-gpu-runtime-missing", _node({}, []))   # an iGPU nobody computes on
     assert not fired("intel-gpu-runtime-missing", facts("h100-kvm-1gpu"))   # no Intel GPU
+
+
+def test_a_sycl_ls_listing_without_any_gpu_is_a_warning_that_reads_the_groups():
+    # intel/compute-runtime#477 (set U): 2021 layout, OpenCL CPU and FPGA emulation only; id shows render
+    (f,) = fired(SYM_INTEL, recorded_paste_facts("../tickets_blind_u/compute-runtime-477-level-zero-gpu-package-missing.txt"))
+    assert f.severity == "warning" and "lists no GPU device at all" in f.message
+    assert "render and video groups" in f.message and "intel-level-zero-gpu level-zero" in f.fix
+    # mudler/LocalAI#1660: the 2023 layout
+    (f,) = fired(SYM_INTEL, recorded_paste_facts("localai-1660-sycl-ls-fpga-emulator-and-cpu-only.txt"))
+    assert f.severity == "warning" and "opencl:acc" in f.message and "opencl:cpu" in f.message
+
+
+def test_a_gpu_through_opencl_only_lacks_the_level_zero_driver():
+    (f,) = fired(SYM_INTEL, recorded_paste_facts("compute-runtime-764-sycl-ls-opencl-gpu-only.txt"))
+    assert f.severity == "warning" and "OpenCL only" in f.message and "libze1" in f.fix
+
+
+def test_silent_on_a_listing_with_level_zero_gpus_or_another_vendors_gpu():
+    assert not fired(SYM_INTEL, recorded_paste_facts("llama-cpp-sycl-doc-sycl-ls-level-zero-gpus-healthy.txt"))
+    assert not fired(SYM_INTEL, recorded_paste_facts("llama-cpp-sycl-doc-sycl-ls-cuda-gpu-healthy.txt"))

@@ -45,3 +45,21 @@ def test_silent_where_setgid_works_and_only_moved_data_keeps_its_group():
 
 def test_silent_where_a_shared_file_system_is_only_slow_to_show_files():
     assert not fired("shared-filesystem-not-mounted", _said("tigrlab-admin-560-scratch-not-immediately-visible.txt"))
+
+
+def test_gpfs_daemon_not_running_on_the_node_is_an_error_with_mmstartup():
+    # cBio/cbio-cluster#48: mmautoload did not start the daemon after a reboot; mmstartup fixed it
+    (f,) = fired("shared-filesystem-not-mounted", recorded_paste_facts("cbio-cluster-48-gpfs-not-ready-after-reboot.txt"))
+    assert f.severity == "error" and "GPFS is not ready to handle commands yet" in f.message
+    assert "mmstartup" in f.fix and "mmgetstate" in f.fix and "autoload" in f.fix
+
+
+def test_gpfs_waiting_for_quorum_is_the_clusters_fault_not_this_nodes_mount():
+    # IBM's own example line of 6027-725 (gpfs.toml): the daemon runs and waits for quorum
+    said = _said_text("6027-725 The mmfsd daemon is not ready to handle commands yet. Waiting for quorum.")
+    assert not fired("shared-filesystem-not-mounted", said)
+    assert fired("shared-filesystem-fault", said)
+
+
+def _said_text(text: str):
+    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})

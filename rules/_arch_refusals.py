@@ -1,0 +1,129 @@
+"""A library's own refusal of the GPU's generation, for framework-missing-arch: flash-attn's checks in
+every wording it has had (1.x's bare TORCH_CHECK(is_sm8x || is_sm75), 2.x's bf16 and backward
+head-dim checks, FlashAttention-3's Hopper check), vLLM's attention-backend fallback and LMCache's
+assertion that needs the backend vLLM fell back from, Transformer Engine's FP8 check and vLLM's
+quantisation minimum (knowledge/messages/frameworks.toml). Each finding names the library, the
+GPU and the compute capability its kernels need."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from hpcdoctor.engine import Hit
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import gpu_of_ticket, ticket_evidence, told_text, version_of
+
+# flash-attn's own flags (csrc/flash_attn/fmha_api.cpp, flash_api.cpp: is_smXX = dprops->major == X
+# && minor == Y; is_sm8x: major == 8; is_sm8x_min: major >= 8), as the generations they admit.
+_SM_FLAGS = {"is_sm75": ("7.5", "Turing"), "is_sm80": ("8.0", "A100 (sm_80)"), "is_sm8x": ("8.x", "Ampere/Ada"),
+             "is_sm8x_min": ("8.0+", "Ampere and newer"), "is_sm90": ("9.0", "Hopper"), "is_sm9x": ("9.x", "Hopper")}
+
+# "8.x"-style floors to the lowest capability each admits, so the message can say "needs 7.5+".
+_FLOOR = {"7.5": "7.5", "8.0": "8.0", "8.x": "8.0", "8.0+": "8.0", "9.0": "9.0", "9.x": "9.0"}
+
+_SDPA = ("# PyTorch's own attention (scaled_dot_product_attention) runs on every GPU torch supports:\n"
+         "model = AutoModelForCausalLM.from_pretrained(model_path, torch_dtype=torch.float16, attn_implementation=\"sdpa\")\n"
+         "# elsewhere: pip uninstall flash-attn, so the library falls back; or torch.nn.MultiheadAttention in place of "
+         "flash-attn's module")
+_SM80_FIX = ("import torch\n"
+             "torch.backends.cuda.enable_flash_sdp(False)   # torch's own SDPA: its other kernels run on every GPU "
+             "(pytorch/pytorch#94883)\n"
+             "# flash-attn 1.x: a smaller head dimension, or its forward only (no backward) on GPUs other than A100/H100")
+_CC = "nvidia-smi --query-gpu=name,compute_cap --format=csv   # the GPU's compute capability, against the {need} the kernels need\n"
+
+
+def generation_refusal(f: FactView, sym: dict) -> Optional[Hit]:
+    """The first of the catalogued refusals in the paste, as a finding; None where there is none."""
+    gpu = gpu_of_ticket(f)
+    on = f" on {gpu['name']} (compute capability {gpu['cc']})" if gpu else ""
+    s = sym.get("frameworks:flash-attn-bare-arch-check")
+    if s and not ({c.strip() for c in str(s.get("cond") or "").split("||")} & {"is_sm75", "is_sm8x", "is_sm8x_min"}):
+        # A100/H100 only (is_sm80, is_sm80 || is_sm90): flash-attn 0.2-1.x's backward for large head
+        # dimensions needs their shared memory, but torch 2.0's own SDPA raised the same words on
+        # sm86/sm89 through a dispatch bug (pytorch/pytorch#94883, #98140): consistent, not stated.
+        return Hit(message=f"\"Expected {s.get('cond')} to be true\" (line {s['line']}){on}: a flash attention kernel "
+                           "that runs only on A100/H100 (compute capability 8.0 or 9.0) was used on another GPU: "
+                           "flash-attn 1.x's backward for large head dimensions needs their shared memory, and torch "
+                           "2.0's own scaled_dot_product_attention picked such a kernel on RTX 30/40 GPUs "
+                           "(pytorch/pytorch#94883)",
+                   severity="warning", fix=_SM80_FIX, fix_lang="python",
+                   evidence={**ticket_evidence(s), "framework.min_cc": "8.0"})
+    if s:
+        flags = [c.strip() for c in str(s.get("cond") or "").split("||")]
+        admitted = [f"{_SM_FLAGS[c][1]} ({_SM_FLAGS[c][0]})" for c in flags if c in _SM_FLAGS]
+        floor = min((_FLOOR[_SM_FLAGS[c][0]] for c in flags if c in _SM_FLAGS), key=version_of, default="7.5")
+        return Hit(message=f"flash-attn's own GPU check failed{on} (line {s['line']}: \"Expected {s.get('cond')} to be "
+                           f"true\"): its kernels run only on {', '.join(admitted) or 'newer GPUs'} (compute capability "
+                           f"{floor} at the lowest); Volta (7.0) and older are not supported by any flash-attn release, "
+                           "and a GPU newer than these flags needs a newer flash-attn",
+                   fix=_SDPA, fix_lang="python",
+                   evidence={**ticket_evidence(s), "framework.min_cc": floor})
+    for key, need, what in (("frameworks:flash-attn-bf16-ampere-only", "8.0", "flash-attn 2 refused bfloat16"),
+                            ("frameworks:flash-attn-backward-hdim-a100", "8.0", "flash-attn's backward pass for this head "
+                             "dimension needs an A100/A800 or H100/H800 (compute capability 8.0 or 9.0, for their shared memory)"),
+                            ("frameworks:flash-attn-hopper-only", "9.0", "FlashAttention-3 (flash-attn's hopper build) "
+                             "refused the GPU")):
+        s = sym.get(key)
+        if s:
+            tail = (": use float16, or PyTorch's SDPA" if "bf16" in key else "")
+            return Hit(message=f"{what}{on} (line {s['line']}: \"{told_text(s)}\"); its kernels need compute capability "
+                               f"{need}{'' if 'hdim' in key else ' and newer'}{tail}",
+                       fix=_SDPA, fix_lang="python",
+                       evidence={**ticket_evidence(s), "framework.min_cc": need})
+    s = sym.get("frameworks:te-fp8-min-cc")
+    if s:
+        return Hit(message=f"Transformer Engine refused {s.get('what') or 'FP8'}{on} (line {s['line']}): it needs compute "
+                           f"capability {s.get('min_cc')} or higher (FP8 tensor cores: Ada 8.9, Hopper 9.0)",
+                   fix=_CC.format(need=f"{s.get('min_cc')}+") + "# run without fp8_autocast (bf16/fp16) on this GPU, "
+                       "or on a GPU of that capability", evidence={**ticket_evidence(s), "framework.min_cc": s.get("min_cc")})
+    s = sym.get("frameworks:vllm-quant-min-capability")
+    if s:
+        need, cur = _cc_of(s.get("min")), _cc_of(s.get("cur"))
+        return Hit(message=f"vLLM refused the {s.get('method')} quantisation on this GPU (line {s['line']}): its kernels "
+                           f"need compute capability {need}, the GPU is {cur}",
+                   fix=f"nvidia-smi --query-gpu=name,compute_cap --format=csv   # {cur} here; {s.get('method')} needs {need}+\n"
+                       "# serve an unquantised (fp16) or GPTQ checkpoint this GPU's kernels support, or run on a "
+                       f"GPU of compute capability {need}+",
+                   evidence={**ticket_evidence(s), "framework.min_cc": need})
+    return _lmcache_backend(f, sym, gpu, on)
+
+
+def _cc_of(n) -> str:
+    """vLLM's capability as major*10+minor ("75", "100") to "7.5", "10.0"."""
+    t = str(n or "")
+    return f"{t[:-1]}.{t[-1]}" if t.isdigit() and len(t) >= 2 else t
+
+
+def _lmcache_backend(f: FactView, sym: dict, gpu, on: str) -> Optional[Hit]:
+    """vLLM's fallback from FlashAttention on a GPU below 8.0: an error where LMCache then asserts
+    it needs that backend (or the paste names such a GPU beside the assertion), info alone (vLLM
+    runs on XFormers or SDPA; nothing failed)."""
+    fell = sym.get("frameworks:vllm-fa2-volta-turing")
+    lm = sym.get("frameworks:lmcache-flash-attn-backend-only")
+    old = bool(gpu) and version_of(gpu["cc"]) < version_of("8.0")
+    if lm and (fell or old):
+        why = (f"vLLM fell back from FlashAttention-2 because the GPU is Volta or Turing (line {fell['line']})" if fell
+               else f"the GPU{on} is below compute capability 8.0, so vLLM cannot use FlashAttention-2")
+        return Hit(message=f"LMCache needs vLLM's FlashAttention backend (line {lm['line']}: \"{told_text(lm)}\") and {why}: "
+                           "FlashAttention-2 needs compute capability 8.0 (Ampere) and newer",
+                   fix="nvidia-smi --query-gpu=name,compute_cap --format=csv   # LMCache's KV offload needs 8.0+ here\n"
+                       "# serve without --kv-transfer-config (vLLM alone runs on XFormers/SDPA on this GPU), or run "
+                       "vLLM with LMCache on a GPU of compute capability 8.0+",
+                   evidence={**ticket_evidence(lm), "framework.min_cc": "8.0"})
+    return None
+
+
+def fallback_info(f: FactView, sym: dict) -> Optional[Hit]:
+    """vLLM's fallback from FlashAttention-2 alone, quoted back at info: read last, after every
+    finding that states a failure."""
+    fell = sym.get("frameworks:vllm-fa2-volta-turing")
+    gpu = gpu_of_ticket(f)
+    on = f" ({gpu['name']}, compute capability {gpu['cc']})" if gpu else ""
+    if fell:
+        return Hit(message=f"vLLM cannot use FlashAttention-2 on a Volta or Turing GPU{on} (line {fell['line']}) and "
+                           "picked another attention backend: nothing failed by itself, but a component that needs "
+                           "FlashAttention (LMCache's KV connector, FA-only features) fails on this GPU",
+                   severity="info", fix="nvidia-smi --query-gpu=name,compute_cap --format=csv   # FlashAttention-2 "
+                                        "needs 8.0+; below it vLLM runs XFormers or SDPA",
+                   evidence={**ticket_evidence(fell), "framework.min_cc": "8.0"})
+    return None
