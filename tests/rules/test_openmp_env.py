@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rulekit import fired, paste_facts, recorded_paste_facts, told_facts, told_paste_facts
+from rulekit import fired, paste_facts, told_facts, told_paste_facts
 
 SET_U = Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_u"
 
