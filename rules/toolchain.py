@@ -28,6 +28,24 @@ _WHO = {
     "frameworks:inductor-cxx-compiler-missing": "torch.compile (Inductor)",
     "frameworks:inductor-no-working-cxx": "torch.compile (Inductor)",
     "frameworks:triton-no-c-compiler": "Triton (torch.compile on a GPU)",
+    "toolchain:gcc-cannot-execute-compiler-proper": "GCC's driver",
+    "toolchain:gcc-error-trying-to-exec": "GCC's driver",
+    "toolchain:gcc-installation-problem-cannot-exec": "GCC's driver",
+    "toolchain:gcc-driver-compiler-named-as-input": "the build's compiler command",
+}
+# GCC's driver runs one compiler proper per language: the language, and the package that installs it
+# on Debian/Ubuntu and on RHEL/Fedora (Debian 12's apt-cache; Fedora's gcc.spec subpackages gcc-c++,
+# gcc-gfortran, gcc-objc, gcc-objc++, gcc-gnat, gcc-go, gcc-gdc). jc1 (gcj) left GCC in 7: no package.
+_PROPER = {
+    "cc1": ("C", "gcc", "gcc"), "cpp": ("C", "cpp", "cpp"), "cc1plus": ("C++", "g++", "gcc-c++"),
+    "f951": ("Fortran", "gfortran", "gcc-gfortran"), "f771": ("Fortran 77 (g77, removed in GCC 4.0)", "", ""),
+    "cc1obj": ("Objective-C", "gobjc", "gcc-objc"), "cc1objplus": ("Objective-C++", "gobjc++", "gcc-objc++"),
+    "gnat1": ("Ada", "gnat", "gcc-gnat"), "go1": ("Go", "gccgo", "gcc-go"), "d21": ("D", "gdc", "gcc-gdc"),
+    "cc1gm2": ("Modula-2", "gm2", ""), "jc1": ("Java (gcj, removed in GCC 7)", "", ""),
+    "lto1": ("link-time optimisation", "gcc", "gcc"), "as": ("the assembler", "binutils", "binutils"),
+    "collect2": ("the link step", "gcc", "gcc"), "ld": ("the linker", "binutils", "binutils"),
+    "gfortran": ("Fortran", "gfortran", "gcc-gfortran"), "g77": ("Fortran 77 (g77, removed in GCC 4.0)", "", ""),
+    "g++": ("C++", "g++", "gcc-c++"),
 }
 
 _FIX = ("command -v gcc g++ cc c++ gfortran || echo 'no compiler on PATH'   # what this shell finds\n"
@@ -44,7 +62,9 @@ def _shell_compiler(s: dict) -> Optional[str]:
     return name if _COMPILER.match(name) else None
 
 
-@rule("SW076", SYMBOL, "error", "a C/C++/Fortran compiler a build or torch.compile needs is not on the node", impact=5)
+@rule("SW076", SYMBOL, "error", "a C/C++/Fortran compiler a build or torch.compile needs is not on the node", impact=5,
+      also={"warning": "a compiler's name given to gcc/g++ as a file that does not exist (\"g++: error: gfortran: No such "
+                       "file or directory\"): consistent with that compiler not being installed, not proof of it"})
 def compile_toolchain_missing(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -56,6 +76,13 @@ def compile_toolchain_missing(f: FactView) -> Iterator[Hit]:
         "make: gcc: No such file or directory" (make 3.x: "Command not found"), torch.compile's
         "No working C++ compiler found" and "Compiler: ... is not found.", Triton's "Failed to
         find C compiler", and a shell's "gcc: command not found" (bash, dash, zsh, fish, tcsh).
+        GCC's driver failing to start a language's compiler proper: "fatal error: cannot execute
+        'cc1plus': execvp: No such file or directory" (GCC 4.8 and later), "error trying to exec
+        'f951': execvp: ..." (GCC 4.x), "installation problem, cannot exec `cc1'" (GCC 2/3), for
+        cc1, cc1plus, f951, cc1obj, cc1objplus, gnat1, go1, d21, jc1, cc1gm2, lto1, as and
+        collect2, each named with its language and package (g++, gfortran, gobjc, gnat, gccgo,
+        gdc; RHEL's gcc-c++, gcc-gfortran ...). A warning: a compiler's name taken by g++ for a
+        missing input file ("g++: error: gfortran: No such file or directory").
         "command 'gcc' failed with exit status 1" alone is not this: the compiler ran and the
         code or a header failed.
 
@@ -76,8 +103,14 @@ def compile_toolchain_missing(f: FactView) -> Iterator[Hit]:
         - https://github.com/pytorch/pytorch/blob/main/torch/_inductor/exc.py (InvalidCxxCompiler)
         - https://github.com/triton-lang/triton/blob/main/python/triton/runtime/build.py (_build: "Failed to find C compiler")
         - https://github.com/docker-library/python/issues/180 (pip on a RHEL host without gcc)
+        - https://github.com/gcc-mirror/gcc/blob/master/gcc/gcc.cc (execute: "cannot execute %qs: %s: %m")
+        - https://gcc.gnu.org/onlinedocs/gcc/Overall-Options.html (the driver runs the compiler proper per language)
     """
     told = catalogued(f, SYMBOL)
+    driver = next((s for s in told if str(s.get("id")).startswith("toolchain:gcc-")), None)
+    if driver is not None:
+        yield _driver_hit(driver)
+        return
     named = None if told else next((s for s in f.get("ticket.symptoms") or []
                                     if s.get("id") == _SHELL and _shell_compiler(s)), None)
     s = told[0] if told else named
@@ -92,3 +125,25 @@ def compile_toolchain_missing(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": {what}, and {who} needs one: load the site's compiler "
                       "module or install one where the job runs",
               fix=_FIX + (_FIX_JIT if jit else ""), evidence=told_evidence(s))
+
+
+def _driver_hit(s: dict) -> Hit:
+    """GCC's driver missing a language's compiler proper: name the language and its package."""
+    program = str(s.get("program") or s.get("compiler") or "").rsplit("/", 1)[-1]
+    language, deb, rpm = _PROPER.get(program, ("", "", ""))
+    said_as_input = s.get("id") == "toolchain:gcc-driver-compiler-named-as-input"
+    what = (f"the build handed the name of the {program} compiler to {s.get('driver') or 'the compiler'}, which found no such "
+            f"file: consistent with {program} ({language}) not being installed where the build runs" if said_as_input else
+            f"GCC's driver could not start {program}, its {language or program} compiler proper: that part of the toolchain "
+            "is not installed beside this gcc")
+    rpm = f" (RHEL/Fedora: sudo dnf install {rpm})" if rpm else ""
+    install = f"sudo apt-get install {deb}   # administrators, Debian/Ubuntu{rpm}\n" if deb else ""
+    fix = ((f"command -v {program} || echo 'no {program} on PATH'   # the compiler the build names\n" if said_as_input else
+            f"gcc -print-prog-name={program}   # a bare '{program}' back: this gcc has no {program} installed\n")
+           +
+           f"module avail gcc 2>&1 | tail -5   # on a cluster: load a compiler module that includes {language or 'it'}, "
+           "then rebuild in the same shell or job\n"
+           + install +
+           "conda install -c conda-forge compilers   # in a conda environment: C, C++ and Fortran compilers together")
+    return Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": {what}", fix=fix, evidence=told_evidence(s),
+               severity="warning" if said_as_input else "error")

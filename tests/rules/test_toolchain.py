@@ -59,3 +59,30 @@ def test_silent_where_the_compiler_ran_and_a_header_was_missing():
 def test_silent_on_another_command_not_found():
     line = "/tmp/slrec/jobs/job.sh: line 3: torchrun: command not found\n"   # shell.toml's own example
     assert not fired("compile-toolchain-missing", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(line)}))
+
+
+_SET_U = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_u"
+
+
+@pytest.mark.parametrize("paste, program, package", [
+    ("isolate-29-cc1plus-error-trying-to-exec.txt", "cc1plus", "sudo apt-get install g++"),       # GCC 4.x
+    ("llama-cpp-6727-cannot-execute-cc1plus.txt", "cc1plus", "sudo dnf install gcc-c++"),        # GCC 4.8+
+])
+def test_gcc_driver_without_the_languages_compiler_proper_names_its_package(paste, program, package):
+    (f,) = fired("compile-toolchain-missing", recorded_paste_facts(paste))
+    assert f.severity == "error" and f"could not start {program}, its C++ compiler proper" in f.message
+    assert package in f.fix and f"gcc -print-prog-name={program}" in f.fix
+
+
+def test_set_u_fortran_front_end_missing(tmp_path):
+    from rulekit import paste_facts
+    (f,) = fired("compile-toolchain-missing", paste_facts(tmp_path, (_SET_U / "bundler-sfm-58-gfortran-not-installed.txt").read_text()))
+    assert f.severity == "error" and "f951, its Fortran compiler proper" in f.message and "apt-get install gfortran" in f.fix
+    (f,) = fired("compile-toolchain-missing", paste_facts(tmp_path, (_SET_U / "lsmlib-13-no-fortran-compiler.txt").read_text()))
+    assert f.severity == "warning" and "gfortran" in f.message and "consistent with" in f.message
+
+
+def test_silent_on_a_missing_fortran_runtime_library():
+    # ld's "cannot find -lgfortran": the compiler ran; a library is missing (another rule's fault)
+    from rulekit import told_paste_facts
+    assert not fired("compile-toolchain-missing", told_paste_facts("openblas-1879-cannot-find-lgfortran.txt"))
