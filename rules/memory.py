@@ -8,6 +8,7 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._build_jobs import build_fix
 from hpcdoctor.rules._jupyter_kernel import is_kernel_line, kernel_died_hint
+from hpcdoctor.rules._memory_monitors import MONITOR_KILLED, monitor_killed
 from hpcdoctor.rules._common import catalogued, nccl_shm_cause, stated, ticket_evidence, told_evidence, told_text
 from hpcdoctor.rules._ray_store import RAY_SHM, ray_said
 from hpcdoctor.rules._where import shm_fix
@@ -359,7 +360,13 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         "container init was OOM-killed (memory limit too low?)", crun's "OOM: the memory limit could be
         too low", the reason OOMKilled that containerd and CRI-O give (a kubectl get pods row's
         STATUS, kubectl describe's "Reason: OOMKilled"), and the kubelet's node event "System OOM
-        encountered, victim process: ..." (knowledge/messages/container_oom.toml). A user who names
+        encountered, victim process: ..." (knowledge/messages/container_oom.toml). A kill by a
+        user-space memory monitor, which the kernel log does not show: Ray's "ray.exceptions.
+        OutOfMemoryError: Task was killed due to the node running low on memory." and the raylet's
+        "N Workers (tasks / actors) killed due to memory pressure (OOM)", Dask's nanny "Worker ...
+        exceeded 95% memory budget. Restarting", systemd-oomd's "Killed <cgroup> due to memory
+        pressure for ..." (or "Marked ... for killing", "due to swap used")
+        (knowledge/messages/memory_monitors.toml). A user who names
         the OOM killer as what ended the process ("the Linux OOM killer reaps my process") is quoted
         back at severity info, with the command that shows the kernel's own line; so is one who says
         a source build takes all of the host's memory or RAM (with the build's MAX_JOBS line), and
@@ -393,6 +400,9 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         - https://github.com/torvalds/linux/blob/master/mm/oom_kill.c
         - https://github.com/SchedMD/slurm/blob/master/src/plugins/task/cgroup/task_cgroup_memory.c
         - https://github.com/opencontainers/runc/blob/00b3a7fd96e87d6ed754d70b89b821f9ce2733cd/libcontainer/process_linux.go (container init was OOM-killed)
+        - https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html (Ray's memory monitor)
+        - https://github.com/dask/distributed/blob/40fcd99a8cd41c39071a16a546e93a9298f1b64d/distributed/worker_memory.py (the nanny's terminate fraction)
+        - https://github.com/systemd/systemd/blob/0377c44b22dd2479fa68e328f42b25aa69723c8d/src/oom/oomd-manager.c (systemd-oomd's kills)
         - https://kubernetes.io/docs/tasks/configure-pod-container/assign-memory-resource/ (a container past its memory limit: OOMKilled)
         - https://pytorch.org/docs/stable/data.html#multi-process-data-loading
         - https://github.com/hezhangsprinter/DCPDN/issues/12 (workers killed on a 16 GB host; num_workers=0 ran)
@@ -464,6 +474,9 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
                "straight to the GPU: from_pretrained(..., device_map=\"auto\")")
     if str(s.get("id", "")).startswith(_CONTAINER_KILLED):
         yield _container_killed(s)
+        return
+    if str(s.get("id", "")).startswith(MONITOR_KILLED):
+        yield monitor_killed(s)
         return
     if s is worker:
         what = "a DataLoader worker was killed by SIGKILL, the signal the kernel's out-of-memory killer sends"

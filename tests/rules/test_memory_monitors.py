@@ -1,0 +1,50 @@
+"""host-memory-oom-killed (MEM006) read from the user-space memory monitors that kill before the
+kernel does (knowledge/messages/memory_monitors.toml): Ray's memory monitor (the task's
+OutOfMemoryError and the raylet's summary), Dask's nanny and systemd-oomd, each in the wordings its
+releases print. Each case is a verbatim public paste (tests/fixtures/pastes/SOURCES.md); each near
+miss is a real paste where the same emitter says something that is not a kill for memory."""
+
+from __future__ import annotations
+
+import pytest
+
+from rulekit import fired, recorded_paste_facts, run_rule, told_paste_facts
+
+OOM = "host-memory-oom-killed"
+
+KILLED = [
+    ("flingbot-11-ray-task-killed-node-low-memory.txt", "Ray's memory monitor", "ray logs raylet.out"),
+    ("plantf-28-raylet-workers-killed-oom.txt", "Ray's memory monitor", "ray logs raylet.out"),
+    ("jetstream-336-dask-nanny-memory-budget.txt", "Dask's nanny", "distributed.worker.memory"),
+    ("systemd-23606-oomd-killed-scope-memory-pressure.txt", "systemd-oomd", "oomctl"),
+    ("systemd-42321-oomd-marked-for-killing.txt", "systemd-oomd", "journalctl -u systemd-oomd"),
+]
+
+
+@pytest.mark.parametrize("paste,who,fix", KILLED, ids=[p for p, _w, _f in KILLED])
+def test_a_memory_monitors_kill_is_host_memory(paste, who, fix):
+    (f,) = fired(OOM, recorded_paste_facts(paste))
+    assert f.severity == "warning"
+    assert f.message.startswith(who) and "memory" in f.message
+    assert fix in f.fix
+
+
+def test_the_line_quoted_is_the_kill():
+    (f,) = fired(OOM, recorded_paste_facts("systemd-42321-oomd-marked-for-killing.txt"))
+    assert "line 7" in f.message and "Marked /system.slice/systemd-journald.service" in f.message
+
+
+def test_a_dask_budget_configured_to_zero_is_not_memory_used_up():
+    # terminate: 0 kills every worker at once, whatever it uses
+    assert not run_rule(OOM, told_paste_facts("coffea-casa-409-dask-terminate-zero-budget.txt"))[0]
+
+
+@pytest.mark.parametrize("paste", ["og-usa-108-dask-worker-pausing-healthy.txt", "systemd-35270-oomctl-dump-healthy.txt"])
+def test_a_monitor_watching_without_killing_is_silent(paste):
+    assert not run_rule(OOM, told_paste_facts(paste))[0]
+
+
+def test_rays_hedged_list_of_causes_stays_a_hint():
+    # "(1) The process is killed by SIGKILL by OOM killer ... (2) ray stop --force ... (3) ... SIGSEGV"
+    findings = run_rule(OOM, recorded_paste_facts("modin-5659-ray-worker-died-possible-causes.txt"))[0]
+    assert all(f.severity == "info" for f in findings)
