@@ -93,7 +93,11 @@ def shm_too_small(f: FactView) -> Iterator[Hit]:
         The request is for N bytes, and the amount available is M bytes.", ray.init's "The object
         store is using /tmp instead of /dev/shm because /dev/shm has only N bytes available" and its
         ValueError "The configured object store size (X GB) exceeds /dev/shm size (Y GB)", each with
-        its numbers decoded (knowledge/messages/ray_object_store.toml).
+        its numbers decoded (knowledge/messages/ray_object_store.toml); Python's multiprocessing
+        semaphores, which glibc keeps in /dev/shm: "_multiprocessing.SemLock(" followed by "OSError:
+        [Errno 28] No space left on device", and joblib's "[Errno 28] No space left on device.  joblib
+        will operate in serial mode" (knowledge/messages/multiprocessing_shm.toml), read as /dev/shm
+        and not as a full disk.
 
     Why it matters:
         PyTorch DataLoader workers pass every batch to the main process through shared memory; a
@@ -165,6 +169,10 @@ def shm_too_small(f: FactView) -> Iterator[Hit]:
 
 
 _NO_SPACE = "no space left on device"
+# Lines that say /dev/shm is full whatever their errno's words: torch's own, and Python's multiprocessing
+# semaphores (a named semaphore is a file in /dev/shm; knowledge/messages/multiprocessing_shm.toml).
+_SHM_FULL = frozenset({"torch:torch-shm-no-space", "multiprocessing_shm:semlock-no-space",
+                       "multiprocessing_shm:joblib-serial-mode-no-space"})
 # A bare Bus error names neither file system: the two checks that tell a full /dev/shm from a full disk
 # under a mapped file (mmap(2): SIGBUS for a page beyond what the file or tmpfs can back).
 _BUS_DF = ("df -h /dev/shm   # 100% used: /dev/shm is full (the fix below)\n"
@@ -183,8 +191,8 @@ def torch_shm_message(f: FactView):
     for s in found:
         sid = s["id"]
         error = (s.get("error") or "").strip().lower()
-        if sid == "torch:torch-shm-no-space" or (sid in ("torch:shm-write-failed", "torch:shm-allocate-failed")
-                                            and error == _NO_SPACE):
+        if sid in _SHM_FULL or (sid in ("torch:shm-write-failed", "torch:shm-allocate-failed")
+                                and error == _NO_SPACE):
             full.append(s)
         elif sid == "torch:shm-write-failed" and not error:
             unsized.append(s)
