@@ -327,6 +327,12 @@ def _container_killed(s: dict) -> Hit:
         fix = ("kubectl describe nodes | grep -E 'SystemOOM|MemoryPressure'   # which nodes, how often\n"
                "kubectl top nodes   # what each node's memory holds now (metrics-server)\n"
                "# then set pods' resources.requests.memory to what they use, so the scheduler does not overfill the node")
+    elif s.get("key") == "docker-inspect-oomkilled-true":
+        what = ("docker recorded the container as killed by the kernel's OOM killer for its memory limit: the limit it "
+                "was given (docker run -m, compose mem_limit) is below what the program needs")
+        fix = ("docker inspect -f '{{.Name}} OOMKilled={{.State.OOMKilled}} limit={{.HostConfig.Memory}}' "
+               "$(docker ps -aq --filter exited=137)   # the containers killed, and each one's limit in bytes (0: none)\n"
+               "# then run it with a higher limit (docker run -m 16g, compose mem_limit) or let it use less")
     else:
         what = (f"the container was killed for its memory limit ({s.get('key')}): the limit the pod or container was "
                 "given is below what the program (or, at start, the runtime's init) needs; the host may have memory to spare")

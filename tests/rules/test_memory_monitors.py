@@ -48,3 +48,16 @@ def test_rays_hedged_list_of_causes_stays_a_hint():
     # "(1) The process is killed by SIGKILL by OOM killer ... (2) ray stop --force ... (3) ... SIGSEGV"
     findings = run_rule(OOM, recorded_paste_facts("modin-5659-ray-worker-died-possible-causes.txt"))[0]
     assert all(f.severity == "info" for f in findings)
+
+
+# --- docker inspect's State (container_oom.toml) ---------------------------------------------------
+
+def test_docker_inspect_recording_an_oom_kill_is_the_containers_limit():
+    (f,) = fired(OOM, recorded_paste_facts("moby-15621-inspect-oomkilled-true.txt"))
+    assert f.severity == "warning" and "killed by the kernel's OOM killer for its memory limit" in f.message
+    assert "{{.State.OOMKilled}}" in f.fix and "--filter exited=137" in f.fix
+
+
+def test_exit_137_with_oomkilled_false_is_not_a_memory_kill():
+    findings = run_rule(OOM, told_paste_facts("docker-cli-2665-inspect-exit-137-not-oom.txt"))[0]
+    assert all(f.severity == "info" for f in findings)
