@@ -10,7 +10,8 @@ from hpcdoctor.rules._common import ticket_evidence, told_text
 MONITOR_KILLED = "memory_monitors:"
 
 _OF = {"ray-task-killed-node-low-memory": "ray", "raylet-workers-killed-memory-pressure": "ray",
-       "dask-nanny-memory-budget": "dask", "systemd-oomd-killed-cgroup": "systemd"}
+       "dask-nanny-memory-budget": "dask", "systemd-oomd-killed-cgroup": "systemd",
+       "earlyoom-sending-signal": "earlyoom"}
 _SAID = {
     "ray": ("Ray's memory monitor killed a worker because the node's memory use crossed its threshold "
             "(RAY_memory_usage_threshold, 0.95 by default)",
@@ -25,6 +26,9 @@ _SAID = {
                 "oomctl   # the cgroups systemd-oomd watches, their pressure limits and current pressure\n"
                 "journalctl -u systemd-oomd   # each kill and the cgroup it chose\n# then run the job with "
                 "less memory at once, or on a host with more; or raise ManagedOOMMemoryPressureLimit= for its slice"),
+    "earlyoom": ("earlyoom killed the process using most memory because available memory and free swap fell to its limits",
+                 "journalctl -u earlyoom | grep -E 'low memory|sending SIG'   # each kill, its limits and the process chosen\n"
+                 "free -g   # what the host has; then run with less data in memory at once, or on a host with more"),
 }
 
 

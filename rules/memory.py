@@ -327,6 +327,13 @@ def _container_killed(s: dict) -> Hit:
         fix = ("kubectl describe nodes | grep -E 'SystemOOM|MemoryPressure'   # which nodes, how often\n"
                "kubectl top nodes   # what each node's memory holds now (metrics-server)\n"
                "# then set pods' resources.requests.memory to what they use, so the scheduler does not overfill the node")
+    elif s.get("key") == "kubelet-evicted-node-low-on-memory":
+        what = ("the kubelet evicted the pod because the node ran low on memory (its eviction threshold): pods using more "
+                "memory than they requested go first")
+        fix = ("kubectl get pods -A | grep Evicted   # the pods evicted and their namespaces\n"
+               "kubectl describe nodes | grep -E 'MemoryPressure|memory.available'   # which nodes, how often\n"
+               "# then set the pod's resources.requests.memory to what it uses (and a limit), so the scheduler "
+               "does not overfill the node")
     elif s.get("key") == "docker-inspect-oomkilled-true":
         what = ("docker recorded the container as killed by the kernel's OOM killer for its memory limit: the limit it "
                 "was given (docker run -m, compose mem_limit) is below what the program needs")
@@ -379,8 +386,10 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         OutOfMemoryError: Task was killed due to the node running low on memory." and the raylet's
         "N Workers (tasks / actors) killed due to memory pressure (OOM)", Dask's nanny "Worker ...
         exceeded 95% memory budget. Restarting", systemd-oomd's "Killed <cgroup> due to memory
-        pressure for ..." (or "Marked ... for killing", "due to swap used")
-        (knowledge/messages/memory_monitors.toml). A user who names
+        pressure for ..." (or "Marked ... for killing", "due to swap used"), earlyoom's "sending
+        SIGTERM to process N uid U "python": ..." (knowledge/messages/memory_monitors.toml); the
+        kubelet's eviction for the node's memory ("The node was low on resource: memory. Container X
+        was using ...") and docker inspect's "OOMKilled": true (container_oom.toml). A user who names
         the OOM killer as what ended the process ("the Linux OOM killer reaps my process") is quoted
         back at severity info, with the command that shows the kernel's own line; so is one who says
         a source build takes all of the host's memory or RAM (with the build's MAX_JOBS line), and

@@ -18,6 +18,9 @@ KILLED = [
     ("jetstream-336-dask-nanny-memory-budget.txt", "Dask's nanny", "distributed.worker.memory"),
     ("systemd-23606-oomd-killed-scope-memory-pressure.txt", "systemd-oomd", "oomctl"),
     ("systemd-42321-oomd-marked-for-killing.txt", "systemd-oomd", "journalctl -u systemd-oomd"),
+    ("earlyoom-321-sigterm-cellxgene-server.txt", "earlyoom", "journalctl -u earlyoom"),
+    ("kubefate-64-pod-evicted-node-low-memory.txt", "the kubelet evicted the pod", "MemoryPressure"),
+    ("openshift-76967-evicted-larger-consumption.txt", "the kubelet evicted the pod", "requests.memory"),
 ]
 
 
@@ -39,7 +42,11 @@ def test_a_dask_budget_configured_to_zero_is_not_memory_used_up():
     assert not run_rule(OOM, told_paste_facts("coffea-casa-409-dask-terminate-zero-budget.txt"))[0]
 
 
-@pytest.mark.parametrize("paste", ["og-usa-108-dask-worker-pausing-healthy.txt", "systemd-35270-oomctl-dump-healthy.txt"])
+@pytest.mark.parametrize("paste", ["og-usa-108-dask-worker-pausing-healthy.txt", "systemd-35270-oomctl-dump-healthy.txt",
+                                   # earlyoom's start-up lines ("sending SIGTERM when mem <= ..."): its limits, no kill
+                                   "earlyoom-269-no-kill-startup-healthy.txt",
+                                   # the kubelet's eviction for a full node disk, not memory
+                                   "hush-house-8-evicted-ephemeral-storage.txt"])
 def test_a_monitor_watching_without_killing_is_silent(paste):
     assert not run_rule(OOM, told_paste_facts(paste))[0]
 
