@@ -243,7 +243,8 @@ def cpu_lacks_required_isa(f: FactView) -> Iterator[Hit]:
         no instruction set (the usual cause, info), each runner's report of a child killed by
         SIGILL: QEMU user mode's "qemu: uncaught target signal 4 (Illegal instruction)", Go's
         "signal: illegal instruction" (ollama), Windows' "exit status 0xc000001d"
-        (STATUS_ILLEGAL_INSTRUCTION), Python subprocess's "died with <Signals.SIGILL: 4>".
+        (STATUS_ILLEGAL_INSTRUCTION), Python subprocess's "died with <Signals.SIGILL: 4>", the Java
+        VM's fatal error report "SIGILL (0x4) at pc=..." (EXCEPTION_ILLEGAL_INSTRUCTION on Windows).
         Where the message names an instruction set and this node's CPU flags are known, they are
         compared.
 

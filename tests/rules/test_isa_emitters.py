@@ -27,6 +27,8 @@ STATED = [
     ("ollama-1603-go-signal-illegal-instruction.txt", "", "info"),
     ("ollama-4794-windows-exit-0xc000001d.txt", "", "info"),
     ("modular-1685-python-subprocess-sigill.txt", "", "info"),
+    ("java-llama-cpp-30-jvm-sigill-native-lib.txt", "", "info"),
+    ("adoptium-1286-jvm-exception-illegal-instruction.txt", "", "info"),
 ]
 
 
@@ -57,6 +59,7 @@ NEAR_MISSES = [
     "bismark-248-python-subprocess-sigpipe.txt",
     "docker-for-mac-6657-qemu-user-sigsegv.txt",
     "ollama-4442-windows-exit-0xc0000409.txt",
+    "sgx-lkl-245-jvm-sigsegv.txt",
 ]
 
 
