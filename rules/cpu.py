@@ -207,6 +207,10 @@ def cpu_bf16_emulated(f: FactView) -> Iterator[Hit]:
 
 # Instruction-set names as the emitters print them -> the flag /proc/cpuinfo lists (knowledge/isa.toml).
 _FLAG = knowledge.load("isa")["cpuinfo_flags"]["names"]
+# Checks that refuse the CPU in their own words without naming the instruction set: glibc's loader
+# (the binary's ELF note asks for an x86-64 level the CPU lacks) and Julia's image (no compiled target
+# this CPU can run). The refusal is the cause stated, not a crash to interpret.
+_REFUSED = frozenset({"isa:glibc-isa-level-lower", "isa:julia-no-compatible-sysimage-target"})
 # The command that lists the CPU's instruction sets where the node runs: x86 kernels print them on the
 # "flags" line of /proc/cpuinfo (arch/x86/kernel/cpu/proc.c), arm64 kernels on "Features"
 # (arch/arm64/kernel/cpuinfo.c, hwcap_str: asimd, sve, sve2, bf16, i8mm); a paste seldom says which.
@@ -228,6 +232,19 @@ def cpu_lacks_required_isa(f: FactView) -> Iterator[Hit]:
         or a library's own check at import: TensorFlow's "The TensorFlow library was compiled to
         use AVX instructions, but these aren't available on your machine." and NumPy's "NumPy was
         built with baseline optimizations: (X86_V2) but your machine doesn't support: (X86_V2)".
+        The other emitters of the same fact (knowledge/messages/isa.toml): jaxlib's "This version
+        of jaxlib was built using AVX instructions, which your CPU and/or operating system do not
+        support", Intel MKL's "This system does not meet the minimum requirements for use of the
+        Intel(R) Math Kernel Library" with its "The processor must support ..." lines, an Intel
+        compiler -x build's "Please verify that both the operating system and the processor
+        support Intel(R) ... AVX2 instructions.", the dynamic loader's "<program>: CPU ISA level is
+        lower than required" and "Fatal glibc error: CPU does not support x86-64-v2", Julia's
+        "Unable to find compatible target in system image." (or "cached code image"); and, naming
+        no instruction set (the usual cause, info), each runner's report of a child killed by
+        SIGILL: QEMU user mode's "qemu: uncaught target signal 4 (Illegal instruction)", Go's
+        "signal: illegal instruction" (ollama), Windows' "exit status 0xc000001d"
+        (STATUS_ILLEGAL_INSTRUCTION), Python subprocess's "died with <Signals.SIGILL: 4>", the Java
+        VM's fatal error report "SIGILL (0x4) at pc=..." (EXCEPTION_ILLEGAL_INSTRUCTION on Windows).
         Where the message names an instruction set and this node's CPU flags are known, they are
         compared.
 
@@ -254,7 +271,8 @@ def cpu_lacks_required_isa(f: FactView) -> Iterator[Hit]:
     worker = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "torch:dataloader-killed-by-signal"
                    and s.get("signal") == "Illegal instruction"), None)
     named = next((s for s in told if s.get("feature")), None)
-    s = named or (told[0] if told else worker)
+    refused = next((s for s in told if s.get("id") in _REFUSED), None)
+    s = named or refused or (told[0] if told else worker)
     if s is None:
         return
     feature = str(s.get("feature") or "").strip()
@@ -267,11 +285,14 @@ def cpu_lacks_required_isa(f: FactView) -> Iterator[Hit]:
                  else f"; this node's CPU has {', '.join(wanted)}: the failing run was on another machine")
     frame = f" in {s['frame']}" if s.get("frame") else ""
     what = (f"the build needs {feature}, which the CPU it ran on does not have" if feature
+            else "the program checked the CPU it ran on and refused it: it was built for instructions this CPU "
+                 "does not have" if s.get("id") in _REFUSED
             else f"the process died of SIGILL{frame}: the CPU met an instruction it does not have (AVX/AVX2/FMA, "
                  "most often), as a build made for a newer CPU does")
     # A SIGILL that names no instruction set shows the crash, not its cause: a build for a newer CPU is
     # the usual one, but a library's own CPU-detection bug (OpenBLAS under NumPy 1.19.5 on Arm) dies the same way.
-    bare = not feature
+    # A loader's or runtime's own refusal states the cause even where it names no instruction set.
+    bare = not feature and s.get("id") not in _REFUSED
     if bare:
         what += "; a library's CPU-detection bug dies the same way, so this is the usual cause, not a shown one"
     yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\"){where}",

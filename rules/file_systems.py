@@ -290,6 +290,14 @@ _HDF5_LOCK_FIX = ("findmnt -T \"$PWD\" -o TARGET,FSTYPE,OPTIONS   # the mount ho
                   "export HDF5_USE_FILE_LOCKING=FALSE   # in the job script; only if no process writes the file while "
                   "others read it\n"
                   "# or copy the file to node-local storage (${TMPDIR:-/tmp}) and open it there")
+# A lock call refused by the file system, as cargo and strace report it (knowledge/messages/file_locks.toml),
+# and what each errno says of the mount.
+_LOCK_CALL_REFUSED = {"file_locks:cargo-lock-refused": "cargo", "file_locks:strace-lock-refused": "a traced call"}
+_LOCK_ERRNO = {
+    "38": "ENOSYS: no lock support, as Lustre mounted without flock answers", "ENOSYS": "ENOSYS: no lock support, as Lustre mounted without flock answers",
+    "37": "ENOLCK: no lock manager answers, as on NFS without lockd", "ENOLCK": "ENOLCK: no lock manager answers, as on NFS without lockd",
+    "95": "EOPNOTSUPP: locks not supported", "EOPNOTSUPP": "EOPNOTSUPP: locks not supported",
+}
 # ROMIO's (MPI-IO's) fcntl() lock refused (knowledge/messages/mpich.toml): lock.c prints the errno in
 # hexadecimal, so "errno 26" is 38. Only the errnos that say the file system has no POSIX locks reach here.
 _ROMIO_ERRNO = {
@@ -325,7 +333,10 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
     What it detects:
         In a pasted log: Python filelock 3.x's "FileSystem does not appear to support flock"
         (flock() failed with ENOSYS); ENOLCK as any program prints it ("[Errno 37] No locks
-        available", "<what>: No locks available": fcntl() or flock() refused the lock); SQLite's "locking protocol" (SQLITE_PROTOCOL, 15: its WAL
+        available", "<what>: No locks available": fcntl() or flock() refused the lock); cargo's
+        "failed to lock file: <path>" with "Function not implemented (os error 38)" (or 37, 95), and
+        strace's "flock(3, LOCK_EX|LOCK_NB) = -1 ENOSYS (Function not implemented)" (fcntl F_SETLK
+        too; ENOLCK, EOPNOTSUPP); SQLite's "locking protocol" (SQLITE_PROTOCOL, 15: its WAL
         locking, which does not work over a network file system) as a warning; HDF5's "unable to lock
         file, errno = 524" (Linux's kernel-internal ENOTSUPP, which strerror prints as "Unknown error
         524": Cray DVS answers flock() with it) or errno = 95 (EOPNOTSUPP); ROMIO's (MPI-IO in
@@ -368,7 +379,8 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
     if told:
         s = next((t for t in told if t.get("id") in _HDF5_NOT_SUPPORTED), None) \
             or next((t for t in told if t.get("id") in _ROMIO), None) \
-            or next((t for t in told if t.get("id") in ("file_locks:filelock-no-flock", "errno:ENOLCK")), None) \
+            or next((t for t in told if t.get("id") in ("file_locks:filelock-no-flock", "errno:ENOLCK")
+                     or t.get("id") in _LOCK_CALL_REFUSED), None) \
             or next((t for t in told if t.get("id") == "file_locks:sqlite-protocol"), told[0])
         sid = str(s.get("id"))
         quote = f"(line {s.get('line')}: \"{told_text(s)}\")"
@@ -386,6 +398,11 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
                         "without flock)"), "warning"
         elif sid == "file_locks:filelock-no-flock":
             msg, sev = f"the file system refuses flock() (ENOSYS): a FileLock cannot be taken there {quote}", None
+        elif sid in _LOCK_CALL_REFUSED:
+            who = f"{s.get('call')}() (strace)" if s.get("call") else _LOCK_CALL_REFUSED[sid]
+            msg, sev = (f"the file system refused the lock of {who}: {s.get('reason')} "
+                        f"({_LOCK_ERRNO.get(str(s.get('errno') or s.get('name')), s.get('errno') or s.get('name'))}) "
+                        f"{quote}"), None
         elif sid == "errno:ENOLCK":
             # fcntl(2) and flock(2) return ENOLCK when the lock cannot be granted: on NFS, no lock
             # manager (lockd/statd) answering for the mount, or a mount with nolock (nfs(5))

@@ -8,6 +8,7 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._build_jobs import build_fix
 from hpcdoctor.rules._jupyter_kernel import is_kernel_line, kernel_died_hint
+from hpcdoctor.rules._memory_monitors import MONITOR_KILLED, monitor_killed
 from hpcdoctor.rules._common import catalogued, nccl_shm_cause, stated, ticket_evidence, told_evidence, told_text
 from hpcdoctor.rules._ray_store import RAY_SHM, ray_said
 from hpcdoctor.rules._where import shm_fix
@@ -92,7 +93,11 @@ def shm_too_small(f: FactView) -> Iterator[Hit]:
         The request is for N bytes, and the amount available is M bytes.", ray.init's "The object
         store is using /tmp instead of /dev/shm because /dev/shm has only N bytes available" and its
         ValueError "The configured object store size (X GB) exceeds /dev/shm size (Y GB)", each with
-        its numbers decoded (knowledge/messages/ray_object_store.toml).
+        its numbers decoded (knowledge/messages/ray_object_store.toml); Python's multiprocessing
+        semaphores, which glibc keeps in /dev/shm: "_multiprocessing.SemLock(" followed by "OSError:
+        [Errno 28] No space left on device", and joblib's "[Errno 28] No space left on device.  joblib
+        will operate in serial mode" (knowledge/messages/multiprocessing_shm.toml), read as /dev/shm
+        and not as a full disk.
 
     Why it matters:
         PyTorch DataLoader workers pass every batch to the main process through shared memory; a
@@ -164,6 +169,10 @@ def shm_too_small(f: FactView) -> Iterator[Hit]:
 
 
 _NO_SPACE = "no space left on device"
+# Lines that say /dev/shm is full whatever their errno's words: torch's own, and Python's multiprocessing
+# semaphores (a named semaphore is a file in /dev/shm; knowledge/messages/multiprocessing_shm.toml).
+_SHM_FULL = frozenset({"torch:torch-shm-no-space", "multiprocessing_shm:semlock-no-space",
+                       "multiprocessing_shm:joblib-serial-mode-no-space"})
 # A bare Bus error names neither file system: the two checks that tell a full /dev/shm from a full disk
 # under a mapped file (mmap(2): SIGBUS for a page beyond what the file or tmpfs can back).
 _BUS_DF = ("df -h /dev/shm   # 100% used: /dev/shm is full (the fix below)\n"
@@ -182,8 +191,8 @@ def torch_shm_message(f: FactView):
     for s in found:
         sid = s["id"]
         error = (s.get("error") or "").strip().lower()
-        if sid == "torch:torch-shm-no-space" or (sid in ("torch:shm-write-failed", "torch:shm-allocate-failed")
-                                            and error == _NO_SPACE):
+        if sid in _SHM_FULL or (sid in ("torch:shm-write-failed", "torch:shm-allocate-failed")
+                                and error == _NO_SPACE):
             full.append(s)
         elif sid == "torch:shm-write-failed" and not error:
             unsized.append(s)
@@ -318,6 +327,19 @@ def _container_killed(s: dict) -> Hit:
         fix = ("kubectl describe nodes | grep -E 'SystemOOM|MemoryPressure'   # which nodes, how often\n"
                "kubectl top nodes   # what each node's memory holds now (metrics-server)\n"
                "# then set pods' resources.requests.memory to what they use, so the scheduler does not overfill the node")
+    elif s.get("key") == "kubelet-evicted-node-low-on-memory":
+        what = ("the kubelet evicted the pod because the node ran low on memory (its eviction threshold): pods using more "
+                "memory than they requested go first")
+        fix = ("kubectl get pods -A | grep Evicted   # the pods evicted and their namespaces\n"
+               "kubectl describe nodes | grep -E 'MemoryPressure|memory.available'   # which nodes, how often\n"
+               "# then set the pod's resources.requests.memory to what it uses (and a limit), so the scheduler "
+               "does not overfill the node")
+    elif s.get("key") == "docker-inspect-oomkilled-true":
+        what = ("docker recorded the container as killed by the kernel's OOM killer for its memory limit: the limit it "
+                "was given (docker run -m, compose mem_limit) is below what the program needs")
+        fix = ("docker inspect -f '{{.Name}} OOMKilled={{.State.OOMKilled}} limit={{.HostConfig.Memory}}' "
+               "$(docker ps -aq --filter exited=137)   # the containers killed, and each one's limit in bytes (0: none)\n"
+               "# then run it with a higher limit (docker run -m 16g, compose mem_limit) or let it use less")
     else:
         what = (f"the container was killed for its memory limit ({s.get('key')}): the limit the pod or container was "
                 "given is below what the program (or, at start, the runtime's init) needs; the host may have memory to spare")
@@ -359,7 +381,15 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         "container init was OOM-killed (memory limit too low?)", crun's "OOM: the memory limit could be
         too low", the reason OOMKilled that containerd and CRI-O give (a kubectl get pods row's
         STATUS, kubectl describe's "Reason: OOMKilled"), and the kubelet's node event "System OOM
-        encountered, victim process: ..." (knowledge/messages/container_oom.toml). A user who names
+        encountered, victim process: ..." (knowledge/messages/container_oom.toml). A kill by a
+        user-space memory monitor, which the kernel log does not show: Ray's "ray.exceptions.
+        OutOfMemoryError: Task was killed due to the node running low on memory." and the raylet's
+        "N Workers (tasks / actors) killed due to memory pressure (OOM)", Dask's nanny "Worker ...
+        exceeded 95% memory budget. Restarting", systemd-oomd's "Killed <cgroup> due to memory
+        pressure for ..." (or "Marked ... for killing", "due to swap used"), earlyoom's "sending
+        SIGTERM to process N uid U "python": ..." (knowledge/messages/memory_monitors.toml); the
+        kubelet's eviction for the node's memory ("The node was low on resource: memory. Container X
+        was using ...") and docker inspect's "OOMKilled": true (container_oom.toml). A user who names
         the OOM killer as what ended the process ("the Linux OOM killer reaps my process") is quoted
         back at severity info, with the command that shows the kernel's own line; so is one who says
         a source build takes all of the host's memory or RAM (with the build's MAX_JOBS line), and
@@ -393,6 +423,9 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         - https://github.com/torvalds/linux/blob/master/mm/oom_kill.c
         - https://github.com/SchedMD/slurm/blob/master/src/plugins/task/cgroup/task_cgroup_memory.c
         - https://github.com/opencontainers/runc/blob/00b3a7fd96e87d6ed754d70b89b821f9ce2733cd/libcontainer/process_linux.go (container init was OOM-killed)
+        - https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html (Ray's memory monitor)
+        - https://github.com/dask/distributed/blob/40fcd99a8cd41c39071a16a546e93a9298f1b64d/distributed/worker_memory.py (the nanny's terminate fraction)
+        - https://github.com/systemd/systemd/blob/0377c44b22dd2479fa68e328f42b25aa69723c8d/src/oom/oomd-manager.c (systemd-oomd's kills)
         - https://kubernetes.io/docs/tasks/configure-pod-container/assign-memory-resource/ (a container past its memory limit: OOMKilled)
         - https://pytorch.org/docs/stable/data.html#multi-process-data-loading
         - https://github.com/hezhangsprinter/DCPDN/issues/12 (workers killed on a 16 GB host; num_workers=0 ran)
@@ -464,6 +497,9 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
                "straight to the GPU: from_pretrained(..., device_map=\"auto\")")
     if str(s.get("id", "")).startswith(_CONTAINER_KILLED):
         yield _container_killed(s)
+        return
+    if str(s.get("id", "")).startswith(MONITOR_KILLED):
+        yield monitor_killed(s)
         return
     if s is worker:
         what = "a DataLoader worker was killed by SIGKILL, the signal the kernel's out-of-memory killer sends"
