@@ -9,17 +9,13 @@ from __future__ import annotations
 
 from typing import Optional
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import gpu_of_ticket, ticket_evidence, told_text, version_of
 
-# flash-attn's own flags (csrc/flash_attn/fmha_api.cpp, flash_api.cpp: is_smXX = dprops->major == X
-# && minor == Y; is_sm8x: major == 8; is_sm8x_min: major >= 8), as the generations they admit.
-_SM_FLAGS = {"is_sm75": ("7.5", "Turing"), "is_sm80": ("8.0", "A100 (sm_80)"), "is_sm8x": ("8.x", "Ampere/Ada"),
-             "is_sm8x_min": ("8.0+", "Ampere and newer"), "is_sm90": ("9.0", "Hopper"), "is_sm9x": ("9.x", "Hopper")}
-
-# "8.x"-style floors to the lowest capability each admits, so the message can say "needs 7.5+".
-_FLOOR = {"7.5": "7.5", "8.0": "8.0", "8.x": "8.0", "8.0+": "8.0", "9.0": "9.0", "9.x": "9.0"}
+# flash-attn's own device flags, as the generations each admits (knowledge/frameworks.toml).
+_FLAGS = knowledge.load("frameworks")["flash_attn_flags"]["flags"]
 
 _SDPA = ("# PyTorch's own attention (scaled_dot_product_attention) runs on every GPU torch supports:\n"
          "model = AutoModelForCausalLM.from_pretrained(model_path, torch_dtype=torch.float16, attn_implementation=\"sdpa\")\n"
@@ -50,8 +46,8 @@ def generation_refusal(f: FactView, sym: dict) -> Optional[Hit]:
                    evidence={**ticket_evidence(s), "framework.min_cc": "8.0"})
     if s:
         flags = [c.strip() for c in str(s.get("cond") or "").split("||")]
-        admitted = [f"{_SM_FLAGS[c][1]} ({_SM_FLAGS[c][0]})" for c in flags if c in _SM_FLAGS]
-        floor = min((_FLOOR[_SM_FLAGS[c][0]] for c in flags if c in _SM_FLAGS), key=version_of, default="7.5")
+        admitted = [f"{_FLAGS[c]['gpus']} ({_FLAGS[c]['cc']})" for c in flags if c in _FLAGS]
+        floor = min((_FLAGS[c]["floor"] for c in flags if c in _FLAGS), key=version_of, default="7.5")
         return Hit(message=f"flash-attn's own GPU check failed{on} (line {s['line']}: \"Expected {s.get('cond')} to be "
                            f"true\"): its kernels run only on {', '.join(admitted) or 'newer GPUs'} (compute capability "
                            f"{floor} at the lowest); Volta (7.0) and older are not supported by any flash-attn release, "

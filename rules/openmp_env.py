@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
@@ -13,29 +14,12 @@ from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 SYMBOL = "omp-env-invalid"
 _PYTHON = "threads:python-int-of-thread-variable"
 
-# What GNU libgomp accepts for each variable it parses, read from its parsers (gcc-mirror/gcc
-# libgomp/env.c @ 0437c263f089c2bd39a2871728f6a8dc15066471): each refuses anything else with
-# "Invalid value for environment variable <name>" and runs with its default.
+# A value each variable accepts, for the fix (what libgomp accepts is in knowledge/openmp_env.toml).
 _EXAMPLE = {"OMP_DYNAMIC": "false", "OMP_NESTED": "false", "OMP_CANCELLATION": "false", "OMP_DISPLAY_AFFINITY": "false",
             "OMP_DISPLAY_ENV": "false", "OMP_NUM_THREADS": "${SLURM_CPUS_PER_TASK:-1}", "OMP_THREAD_LIMIT": "${SLURM_CPUS_PER_TASK:-1}",
             "OMP_PROC_BIND": "close", "OMP_PLACES": "cores", "OMP_STACKSIZE": "512M", "GOMP_STACKSIZE": "512M",
             "OMP_WAIT_POLICY": "passive", "OMP_SCHEDULE": "static", "OMP_MAX_ACTIVE_LEVELS": "1"}
-_LIBGOMP_ACCEPTS = {
-    "OMP_DYNAMIC": "true or false", "OMP_NESTED": "true or false", "OMP_CANCELLATION": "true or false",
-    "OMP_DISPLAY_AFFINITY": "true or false", "OMP_DISPLAY_ENV": "true, false or verbose",
-    "OMP_NUM_THREADS": "a positive integer, or a comma-separated list of them (8 or 8,4)",
-    "OMP_THREAD_LIMIT": "a positive integer", "OMP_MAX_ACTIVE_LEVELS": "a non-negative integer",
-    "OMP_DEFAULT_DEVICE": "a non-negative integer", "OMP_MAX_TASK_PRIORITY": "a non-negative integer",
-    "GOMP_DEBUG": "a non-negative integer",
-    "OMP_PROC_BIND": "false, true, or a list of master (primary), close and spread",
-    "OMP_PLACES": "threads, cores or sockets (with an optional (count)), or a list of {cpu,...} places",
-    "OMP_STACKSIZE": "a size with an optional B, K, M or G suffix (K when none)",
-    "GOMP_STACKSIZE": "a size with an optional B, K, M or G suffix (K when none)",
-    "GOMP_SPINCOUNT": "a count with an optional k, M, G or T suffix, or infinite",
-    "OMP_WAIT_POLICY": "active or passive",
-    "GOMP_CPU_AFFINITY": "CPU numbers and ranges (0 3 1-2 4-15:2)",
-    "OMP_SCHEDULE": "[monotonic:|nonmonotonic:]static, dynamic, guided or auto, with an optional ,chunk",
-}
+_LIBGOMP_ACCEPTS = knowledge.load("openmp_env")["libgomp"]["accepts"]
 
 
 def _python_hit(s: dict) -> Hit:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Iterator, Optional
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
@@ -33,20 +34,8 @@ _WHO = {
     "toolchain:gcc-installation-problem-cannot-exec": "GCC's driver",
     "toolchain:gcc-driver-compiler-named-as-input": "the build's compiler command",
 }
-# GCC's driver runs one compiler proper per language: the language, and the package that installs it
-# on Debian/Ubuntu and on RHEL/Fedora (Debian 12's apt-cache; Fedora's gcc.spec subpackages gcc-c++,
-# gcc-gfortran, gcc-objc, gcc-objc++, gcc-gnat, gcc-go, gcc-gdc). jc1 (gcj) left GCC in 7: no package.
-_PROPER = {
-    "cc1": ("C", "gcc", "gcc"), "cpp": ("C", "cpp", "cpp"), "cc1plus": ("C++", "g++", "gcc-c++"),
-    "f951": ("Fortran", "gfortran", "gcc-gfortran"), "f771": ("Fortran 77 (g77, removed in GCC 4.0)", "", ""),
-    "cc1obj": ("Objective-C", "gobjc", "gcc-objc"), "cc1objplus": ("Objective-C++", "gobjc++", "gcc-objc++"),
-    "gnat1": ("Ada", "gnat", "gcc-gnat"), "go1": ("Go", "gccgo", "gcc-go"), "d21": ("D", "gdc", "gcc-gdc"),
-    "cc1gm2": ("Modula-2", "gm2", ""), "jc1": ("Java (gcj, removed in GCC 7)", "", ""),
-    "lto1": ("link-time optimisation", "gcc", "gcc"), "as": ("the assembler", "binutils", "binutils"),
-    "collect2": ("the link step", "gcc", "gcc"), "ld": ("the linker", "binutils", "binutils"),
-    "gfortran": ("Fortran", "gfortran", "gcc-gfortran"), "g77": ("Fortran 77 (g77, removed in GCC 4.0)", "", ""),
-    "g++": ("C++", "g++", "gcc-c++"),
-}
+# GCC's compiler proper per program: its language and packages (knowledge/gcc_compiler_propers.toml).
+_PROPER = knowledge.load("gcc_compiler_propers")["propers"]["programs"]
 
 _FIX = ("command -v gcc g++ cc c++ gfortran || echo 'no compiler on PATH'   # what this shell finds\n"
         "module avail gcc 2>&1 | tail -5   # on a cluster: module load one of these (then rerun the build in the same shell or job)\n"
@@ -130,7 +119,8 @@ def compile_toolchain_missing(f: FactView) -> Iterator[Hit]:
 def _driver_hit(s: dict) -> Hit:
     """GCC's driver missing a language's compiler proper: name the language and its package."""
     program = str(s.get("program") or s.get("compiler") or "").rsplit("/", 1)[-1]
-    language, deb, rpm = _PROPER.get(program, ("", "", ""))
+    proper = _PROPER.get(program, {})
+    language, deb, rpm = proper.get("language", ""), proper.get("debian", ""), proper.get("rhel", "")
     said_as_input = s.get("id") == "toolchain:gcc-driver-compiler-named-as-input"
     what = (f"the build handed the name of the {program} compiler to {s.get('driver') or 'the compiler'}, which found no such "
             f"file: consistent with {program} ({language}) not being installed where the build runs" if said_as_input else
