@@ -48,11 +48,14 @@ READ = [
 
 @pytest.mark.parametrize("paste, line, words", READ, ids=[f"{r[0].split('-')[0]}-{r[1]}" for r in READ])
 def test_a_python_error_line_is_read_wherever_it_is_quoted(paste, line, words):
-    got = _unlisted(U / paste)
+    # the generic reader alone (no catalogue read the paste): since set U's classes were built, a
+    # catalogue reads some of these lines first, and the generic reader then leaves them to it
+    text = (U / paste).read_text(encoding="utf-8")
+    got = {s["line"]: s for s in find_unlisted_errors(text, [])}
     assert line in got and words in got[line]["text"], got
     run = check_from(U / paste)
     assert run["rc"] != 2 and run["doc"] is not None, run["stderr"]
-    assert any(f"line {line}: not in hpcdoctor's catalogue: " in r for r in run["doc"]["source"]["recognised"])
+    assert any(f": line {line}: " in r for r in run["doc"]["source"]["recognised"])
 
 
 def test_a_traceback_cut_before_its_last_line_is_quoted_back_by_its_header():
