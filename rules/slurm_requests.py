@@ -265,6 +265,12 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
                           "an instance started on fewer nodes than the job asks for refuses it so",
                   fix=_FLUX_FIT_FIX, evidence=told_evidence(refused))
         return
+    # A site's job_submit filter may return this code after its own words ("Number of nodes must be
+    # specified"): a client error line no catalogue knows, just above the failure, is the reason, and
+    # the request's size is not (slurm-submit-filter-rejected reads such lines).
+    at = refused.get("line") if isinstance(refused.get("line"), int) else 0
+    if any(s.get("id") == "slurm:unlisted" and isinstance(s.get("line"), int) and at - 2 <= s["line"] < at for s in found):
+        return
     # slurmctld's reason line says which part of the request no node holds: quote it first.
     reason = next((s for s in found if s.get("id") in _REASON_LINES), None)
     shown = reason or refused

@@ -102,6 +102,9 @@ def test_a_site_filter_refusing_the_partition_names_it_and_the_ones_allowed():
     assert f.severity == "error" and 'partition "batch"' in f.message
     assert "gpu-build,nocona,matador,quanah" in f.message and "sinfo -s" in f.fix
     (g,) = fired("slurm-submit-filter-rejected", facts)   # the same line, read as the site's filter refusing the job
+    # the second submission: the site's "Number of nodes must be specified" just above Slurm's "Node count
+    # specification invalid" is the reason; the request is not larger than a node
+    assert not fired("slurm-request-exceeds-node", facts)
 
 
 def test_a_partition_word_in_code_is_not_a_refusal():
