@@ -82,6 +82,17 @@ def log_line_words(size: int) -> str:
     return _numbered(line, size)
 
 
+def python_error_words(size: int) -> str:
+    # Distinct lines that hold Python's error words out of place (a built-in's name without its
+    # ": message", a timestamp and a rank's tag before nothing), and a traceback header on every
+    # tenth line with no exception line below it: the in-line reader tries every line holding
+    # "error", and each header's search for its last line stops at the next header.
+    line = ("{n} [rank0]: 6-10-2022 08:49:15 ValueError RuntimeError( OSError, **_KeyError error "
+            "torch.cuda.Error\n") * 9 + "Traceback (most recent call last):\n"
+    out = _numbered(line, size)
+    return out[:out.rfind("\n", 0, size) + 1]   # ten lines a step: cut back under the size asked
+
+
 def long_error_line(size: int) -> str:
     word = "a.cc:1: error"
     return word * (size // len(word)) + "\n"
@@ -97,6 +108,7 @@ GENERATORS = {
     "error-line-words": error_line_words,
     "long-error-line": long_error_line,
     "log-line-words": log_line_words,
+    "python-error-words": python_error_words,
 }
 
 
