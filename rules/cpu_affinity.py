@@ -47,7 +47,10 @@ def _online(f: FactView) -> Optional[int]:
 
 def _mask_cpus(mask: str) -> List[int]:
     """The CPUs of Slurm's hexadecimal mask (bit n = CPU n)."""
-    value = int(mask.replace(",", ""), 16)
+    try:
+        value = int(mask.replace(",", "").removeprefix("0x"), 16)
+    except ValueError:
+        return []
     return [i for i in range(value.bit_length()) if value >> i & 1]
 
 
@@ -99,7 +102,8 @@ def cpu_affinity_outside_cpuset(f: FactView) -> Iterator[Hit]:
     if s.get("id") == _SLURM:
         cpus = _mask_cpus(str(s.get("allowed")))
         yield Hit(message=f"line {line}: \"{told_text(s)}\": the --cpu-bind mask names CPUs outside the step's allocation "
-                          f"(CPUs {format_cpulist(cpus)}); slurmd refuses to launch: usually a SLURM_CPU_BIND inherited from the "
+                          f"({'CPUs ' + format_cpulist(cpus) if cpus else 'the mask the line names'}); slurmd refuses to launch: "
+                          "usually a SLURM_CPU_BIND inherited from the "
                           "job the srun or sbatch was started in",
                   fix=_SLURM_FIX, evidence=told_evidence(s), severity="error")
         return
