@@ -213,6 +213,32 @@ def _vllm_short_at_start(f):
               evidence={**ticket_evidence(s), "free_gib": free, "total_gib": total, "gpu_memory_utilization": util})
 
 
+def _vllm_freed_while_profiling(f):
+    """vLLM's "Error in memory profiling" (knowledge/messages/frameworks.toml vllm-memory-profiling-freed):
+    more memory free after its profiling run than before it, so another process on the GPU released
+    memory meanwhile. Equal figures say nothing of another process (on XPU a vLLM bug tripped the
+    strict comparison, vllm PR #33358) and are left alone."""
+    s = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "frameworks:vllm-memory-profiling-freed"), None)
+    if s is None or float(s["current"]) <= float(s["initial"]):
+        return
+    unit = " GiB" if s.get("unit") else " bytes"
+    device = s.get("device") or "GPU"
+    yield Hit(message=f"vLLM's memory profiling failed: {s['initial']}{unit} free on the {device} before it, "
+                      f"{s['current']}{unit} after (line {s['line']}): another process sharing the {device} "
+                      "released memory while vLLM measured, so its share of the card could not be judged",
+              fix=_NPU_FREED_FIX if device == "NPU" else _GPU_FREED_FIX,
+              evidence={**ticket_evidence(s), "initial_free": s["initial"], "current_free": s["current"]})
+
+
+_GPU_FREED_FIX = ("nvidia-smi --query-compute-apps=pid,used_memory --format=csv   # the other processes on this GPU\n"
+                  "# start vLLM when the process beside it (a colocated trainer, another server) has settled, or alone:\n"
+                  "CUDA_VISIBLE_DEVICES=1 vllm serve MODEL   # the index of a GPU no other process uses")
+# vllm-ascend's copy of the check: Ascend's own listing and device mask.
+_NPU_FREED_FIX = ("npu-smi info   # the processes on each NPU, with the memory they hold\n"
+                  "# start vLLM when the process beside it (a colocated trainer) has settled, or alone:\n"
+                  "ASCEND_RT_VISIBLE_DEVICES=1 vllm serve MODEL   # the index of an NPU no other process uses")
+
+
 # TensorFlow 1.x's device listing (knowledge/messages/tensorflow.toml): the card's capacity and what
 # was free as TensorFlow found it, before it allocated anything. Its own CUDA context and a display
 # are in the gap too, so only a gap of most of the card (as torch's old form) says others held it.
@@ -322,7 +348,9 @@ def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
         alone. TensorFlow 1.x's listing of each GPU as it starts ("totalMemory: 10.91GiB freeMemory:
         356.00MiB", before 1.5 on two lines "Total memory:" and "Free memory:") where over half the
         card was in use before TensorFlow allocated anything. vLLM's refusal to start ("Free memory on device ... on startup is less than desired
-        GPU memory utilization") says the same in its own words, and so does a user who says the
+        GPU memory utilization") says the same in its own words, and so does its "Error in memory
+        profiling. Initial free memory X, current free memory Y" where Y is larger (another process
+        on the GPU released memory while vLLM profiled; equal figures are left alone), and so does a user who says the
         GPU memory was not released after the job was killed (its children still hold it). A user
         who says it stays in use after the process quit, ended or crashed is answered at severity
         info with the cause PyTorch's FAQ gives ("My GPU memory isn't freed properly": some Python
@@ -349,8 +377,8 @@ def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
         - https://github.com/pytorch/pytorch/blob/06d47f46385229413d2bf3808fbfc86993f02f7d/docs/source/notes/faq.rst
     """
     frac = knowledge.load("thresholds")["gpu_memory"]["in_use_fraction"]
-    pasted = (list(_held_by_others_in_ticket(f, frac)) or list(_vllm_short_at_start(f)) or list(_tf_full_at_start(f))
-              or list(_kept_after_kill(f)))
+    pasted = (list(_held_by_others_in_ticket(f, frac)) or list(_vllm_short_at_start(f))
+              or list(_vllm_freed_while_profiling(f)) or list(_tf_full_at_start(f)) or list(_kept_after_kill(f)))
     if pasted:  # a pasted ticket has no GPU listing to read beside it
         yield from pasted
         return

@@ -75,7 +75,8 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
         supported on GPUs with compute capability of at least 8.0"), or another framework's refusal
         (transformers' "Your setup doesn't support bf16/gpu", accelerate's "bf16 mixed precision
         requires PyTorch >= 1.10 and a supported device", DeepSpeed's "Type bf16 is not supported on
-        your device", torch.autocast's "Current CUDA Device does not support bfloat16").
+        your device", torch.autocast's "Current CUDA Device does not support bfloat16", xFormers'
+        "bf16 is only supported on A100+ GPUs" among an attention operator's reasons).
 
     Why it matters:
         On GPUs without bf16 units, torch either refuses bf16 autocast or emulates it far slower
@@ -98,9 +99,10 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
     if refusal is not None and "frameworks:vllm-bf16-refused" not in symptoms:
         s = symptoms[refusal]
         who, fix = _REFUSALS[refusal]
+        check = _CHECKS.get(refusal, "torch.cuda.is_bf16_supported() is False")
         g = _first_without_bf16(f, f.gpus())
         on = f" on {g.get('name')}" if g is not None else ""
-        yield Hit(message=f"{who} refused bf16{on}: torch.cuda.is_bf16_supported() is False (line {s['line']}), "
+        yield Hit(message=f"{who} refused bf16{on}: {check} (line {s['line']}), "
                           "the GPU has no bf16 units (pre-Ampere: V100, T4, P100, RTX 20xx)",
                   fix=fix, fix_lang="python", evidence=ticket_evidence(s))
         return
@@ -137,6 +139,13 @@ _REFUSALS = {
                                                "autocast = torch.autocast(\"cuda\", dtype=torch.float16)"),
     "frameworks:inductor-bf16-skipped": ("torch.compile", "# keep the model in fp16 where it is compiled\nimport torch\n"
                                          "autocast = torch.autocast(\"cuda\", dtype=torch.float16)"),
+    "frameworks:xformers-bf16-refused": ("xFormers' memory_efficient_attention",
+                                         "# give attention fp16 tensors: the model (or the pipeline's dtype) in fp16\n"
+                                         "model = model.to(torch.float16)   # diffusers: DiffusionPipeline.from_pretrained(..., torch_dtype=torch.float16)"),
+}
+# What each refusal tested, where it is not torch.cuda.is_bf16_supported() (each emitter's source).
+_CHECKS = {
+    "frameworks:xformers-bf16-refused": "its operators need compute capability 8.0 or newer for bf16",
 }
 
 
