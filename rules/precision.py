@@ -76,7 +76,8 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
         (transformers' "Your setup doesn't support bf16/gpu", accelerate's "bf16 mixed precision
         requires PyTorch >= 1.10 and a supported device", DeepSpeed's "Type bf16 is not supported on
         your device", torch.autocast's "Current CUDA Device does not support bfloat16", xFormers'
-        "bf16 is only supported on A100+ GPUs" among an attention operator's reasons).
+        "bf16 is only supported on A100+ GPUs" among an attention operator's reasons), or ptxas'
+        "Feature '.bf16' requires .target sm_80 or higher" assembling a kernel (Triton's) for the GPU.
 
     Why it matters:
         On GPUs without bf16 units, torch either refuses bf16 autocast or emulates it far slower
@@ -142,10 +143,14 @@ _REFUSALS = {
     "frameworks:xformers-bf16-refused": ("xFormers' memory_efficient_attention",
                                          "# give attention fp16 tensors: the model (or the pipeline's dtype) in fp16\n"
                                          "model = model.to(torch.float16)   # diffusers: DiffusionPipeline.from_pretrained(..., torch_dtype=torch.float16)"),
+    "ptxas:feature-bf16-requires-sm80": ("ptxas, assembling a kernel compiled for this GPU,",
+                                         "# the kernel's inputs in fp16: the model's dtype (and autocast's) float16 in place of bfloat16\n"
+                                         "model = model.to(torch.float16)   # transformers: from_pretrained(..., torch_dtype=torch.float16)"),
 }
 # What each refusal tested, where it is not torch.cuda.is_bf16_supported() (each emitter's source).
 _CHECKS = {
     "frameworks:xformers-bf16-refused": "its operators need compute capability 8.0 or newer for bf16",
+    "ptxas:feature-bf16-requires-sm80": "bf16 instructions need .target sm_80 or newer",
 }
 
 

@@ -186,7 +186,9 @@ def triton_gpu_too_old(f: FactView) -> Iterator[Hit]:
     What it detects:
         In a pasted log, "Found <GPU> which is too old to be supported by the triton GPU compiler,
         which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but
-        your device is of CUDA capability X.Y" (torch/_inductor, GPUTooOldForTriton).
+        your device is of CUDA capability X.Y" (torch/_inductor, GPUTooOldForTriton); or, inside
+        Triton's own compile ("Internal Triton PTX codegen error"), ptxas refusing Volta's
+        instructions: "Feature 'mma' requires .target sm_70 or higher".
 
     Why it matters:
         torch.compile's default backend (inductor) generates Triton kernels, and Triton has no
@@ -204,6 +206,7 @@ def triton_gpu_too_old(f: FactView) -> Iterator[Hit]:
     """
     s = first_symptom(f, "frameworks:triton-gpu-too-old")
     if s is None:
+        yield from _triton_ptxas_before_volta(f)
         return
     figures = (f" (compute capability {s['cc']}, Triton needs {s.get('min_cc')})" if s.get("cc")
                else f" (Triton needs compute capability {s['min_cc']} or newer)" if s.get("min_cc") else "")
@@ -211,6 +214,25 @@ def triton_gpu_too_old(f: FactView) -> Iterator[Hit]:
                       f"(line {s['line']}); eager mode runs on it",
               fix="export TORCH_COMPILE_DISABLE=1 TORCHDYNAMO_DISABLE=1   # torch.compile off: the first name from "
                   "torch 2.13's config, the second read by older releases",
+              evidence=ticket_evidence(s))
+
+
+def _triton_ptxas_before_volta(f: FactView):
+    """ptxas refusing Volta's instructions (mma) inside Triton's own compile (knowledge/messages/
+    ptxas.toml feature-requires-sm70): Triton generated its kernel for the GPU in use, older than
+    compute capability 7.0. The same ptxas line from an nvcc build (tmpxft_ temporaries) is the
+    build's target list, and is left alone."""
+    s = first_symptom(f, "ptxas:feature-requires-sm70")
+    if s is None:
+        return
+    ptx = s.get("ptx") or ""
+    if "tmpxft_" in ptx or not ("compile-ptx-src" in ptx or first_symptom(f, "ptxas:triton-ptxas-failed")):
+        return
+    yield Hit(message=f"Triton compiled a kernel for a GPU older than compute capability 7.0: ptxas refused "
+                      f"'{s['feature']}', which needs {s['target']} (line {s['line']}); Triton supports Volta "
+                      "(7.0) and newer",
+              fix="export TORCH_COMPILE_DISABLE=1 TORCHDYNAMO_DISABLE=1   # torch.compile off, where it is what runs "
+                  "Triton\nnvidia-smi --query-gpu=name,compute_cap --format=csv   # a GPU of 7.0 or newer runs Triton's kernels",
               evidence=ticket_evidence(s))
 
 

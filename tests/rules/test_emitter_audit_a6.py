@@ -54,3 +54,34 @@ def test_xformers_refusing_fp16_on_a_new_gpu_is_not_bf16(tmp_path):
     # the same "No operator found" listing, fp16 inputs on a capability 12.0 GPU: no bf16 asked for
     findings, _ = run_rule("bf16-unsupported", _facts(tmp_path, "comfyui-11602-xformers-fp16-gpu-too-new.txt"))
     assert findings == []
+
+
+@pytest.mark.parametrize("name, line", [
+    ("deepspeed-3947-triton-ptxas-bf16-sm80.txt", 4),          # Triton 2.x, "Feature '.bf16'"
+    ("lightllm-1029-ptxas-cvt-bf16-sm80-v100.txt", 1),         # "cvt with .f32.bf16", on a V100
+    ("llamafactory-7417-ptxas-cvt-bf16-f32.txt", 1),           # later ptxas' "cvt.bf16.f32"
+])
+def test_ptxas_refusing_bf16_for_the_gpu_is_bf16_unsupported(tmp_path, name, line):
+    (f,) = fired("bf16-unsupported", _facts(tmp_path, name))
+    assert f.message.startswith("ptxas, assembling a kernel") and f"(line {line})" in f.message
+    assert "sm_80" in f.message and "torch.float16" in f.fix
+
+
+def test_ptxas_refusing_volta_instructions_is_not_bf16(tmp_path):
+    findings, _ = run_rule("bf16-unsupported", _facts(tmp_path, "triton-583-ptxas-mma-requires-sm70.txt"))
+    assert findings == []
+
+
+def test_ptxas_refusing_mma_inside_triton_is_a_gpu_too_old_for_triton(tmp_path):
+    (f,) = fired("triton-gpu-too-old", _facts(tmp_path, "triton-583-ptxas-mma-requires-sm70.txt"))
+    assert f.severity == "warning" and "'mma', which needs sm_70 (line 3)" in f.message
+    assert "TORCH_COMPILE_DISABLE=1" in f.fix
+
+
+@pytest.mark.parametrize("name", [
+    "fastertransformer-250-nvcc-sm61-release-requires-sm70.txt",   # an nvcc build's target list, not Triton
+    "deepspeed-3947-triton-ptxas-bf16-sm80.txt",                  # Triton on a 7.x GPU: bf16's, not Triton's floor
+])
+def test_ptxas_refusals_that_are_not_tritons_floor_stay_silent(tmp_path, name):
+    findings, _ = run_rule("triton-gpu-too-old", _facts(tmp_path, name))
+    assert findings == []
