@@ -52,6 +52,8 @@ _FIX = {
            "sudo install -D -m 644 site-ca.pem /etc/docker/certs.d/REGISTRY/ca.crt   # docker: the registry's CA, by registry name"),
     "node": (f"export NODE_EXTRA_CA_CERTS={_BUNDLE}   # Node.js adds these CAs to its own bundle\n"
              f"npm config set cafile {_BUNDLE}   # npm"),
+    "apt": (f"sudo apt-get install --reinstall ca-certificates   # the system bundle apt reads ({_BUNDLE}); where a "
+            "proxy re-signs TLS, its CA goes in /usr/local/share/ca-certificates/ then sudo update-ca-certificates"),
     "rust": ("export UV_NATIVE_TLS=1   # uv (and rye): read the system's trust store, not uv's bundled roots "
              "(newer uv: UV_SYSTEM_CERTS=1)\n"
              f"export SSL_CERT_FILE={_BUNDLE}   # rustls clients that read it (uv, cargo's reqwest)"),
@@ -65,7 +67,7 @@ _CLIENT = {
     "tls:wget-cannot-verify-certificate": "wget", "tls:wget-gnutls-not-trusted": "wget",
     "tls:go-x509-unknown-authority": "go", "tls:java-pkix-path-building-failed": "java",
     "tls:node-issuer-cert-code": "node", "tls:node-leaf-signature-code": "node",
-    "tls:go-x509-expired-or-not-yet-valid": "go", "tls:rustls-invalid-peer-certificate": "rust",
+    "tls:gnutls-certificate-not-trusted": "apt", "tls:go-x509-expired-or-not-yet-valid": "go", "tls:rustls-invalid-peer-certificate": "rust",
     "conda:ssl-error": "python", "pip:ssl-verification-failed": "python", "tls:requests-ca-bundle-invalid-path": "python",
 }
 
@@ -93,7 +95,8 @@ def tls_certificate_verify_failed(f: FactView) -> Iterator[Hit]:
         signed by unknown authority": apptainer pull, docker, podman; "x509: certificate has
         expired or is not yet valid: current time ... is after ..."), rustls under uv, rye and
         cargo ("invalid peer certificate: UnknownIssuer", NotValidForName, Expired; BadSignature
-        is another fault and left alone), Java ("PKIX path building
+        is another fault and left alone), apt's GnuTLS ("Certificate verification failed: The
+        certificate is NOT trusted. The certificate issuer is unknown."), Java ("PKIX path building
         failed"), Node.js and npm ("code: 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY'", SELF_SIGNED_CERT_IN_CHAIN,
         UNABLE_TO_VERIFY_LEAF_SIGNATURE) and requests' "Could not find a suitable TLS CA certificate
         bundle, invalid path".

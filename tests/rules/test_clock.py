@@ -77,3 +77,13 @@ def test_apts_malformed_valid_until_and_gos_expired_certificate_are_not_the_cloc
     # Go's one message for both sides: "current time ... is after" NotAfter is an expired certificate
     findings, _ = run_rule("system-clock-wrong", recorded_paste_facts("go-xdcc-cli-4-x509-certificate-expired.txt"))
     assert not findings
+
+
+def test_gnutls_not_yet_valid_certificate_alone_is_a_clock_behind():
+    # the GnuTLS line of the Jetson paste alone, without apt's Release-file line below it
+    from rulekit import PASTES
+    text = (PASTES / "apt-jetson-image-118-gnutls-not-yet-valid.txt").read_text().splitlines()
+    (f,) = fired("system-clock-wrong", told_facts("\n".join(text[:3]) + "\n"))
+    assert f.severity == "warning" and "a certificate that is not valid yet" in f.message
+    (f,) = fired("system-clock-wrong", recorded_paste_facts("apt-jetson-image-118-gnutls-not-yet-valid.txt"))
+    assert "dated 230d 6h 25min 31s after this node's clock" in f.message

@@ -136,3 +136,8 @@ def test_uvs_rustls_unknown_issuer_and_not_its_bad_signature():
     # uv 0.1.43's own bug (BadSignature), fixed in 0.1.44: not a trust store
     bad = (PASTES / "uv-home-assistant-120071-invalid-peer-certificate-bad-signature.txt").read_text()
     assert not fired("tls-certificate-verify-failed", told_facts(bad))
+
+
+def test_apts_gnutls_refusal_names_its_reason():
+    (f,) = fired("tls-certificate-verify-failed", recorded_paste_facts("apt-pgadmin4-7344-gnutls-issuer-unknown.txt"))
+    assert "issuer is in no CA bundle" in f.message and "update-ca-certificates" in f.fix
