@@ -13,6 +13,10 @@ from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 SYMBOL = "system-clock-wrong"
 _KERBEROS = "clock:krb5-clock-skew-too-great"
 _SLURM_CRED = "slurm:ESLURMD_CREDENTIAL_EXPIRED"
+# Go names both sides of the validity window in one message; only "current time ... is before" is a
+# certificate not valid yet (crypto/x509/verify.go), "is after" an expired one.
+_GO_VALIDITY = "tls:go-x509-expired-or-not-yet-valid"
+_APT_RELEASE = "apt_fetch:release-not-valid-yet"
 _SLURM_FIX = ("sinfo -N -h -o '%N' | head -20 | xargs -I{} ssh {} date -u +'{} %s'   # the nodes' clocks in seconds: "
               "compare with date -u +%s on the slurmctld host\n"
               "chronyc tracking || ntpq -p   # on the node that refused the step: the time service's offset\n"
@@ -28,7 +32,8 @@ _FIX = ("date -u; timedatectl status   # 'System clock synchronized: no' or a ti
 def _not_yet_valid(f: FactView) -> Optional[dict]:
     """A TLS client's refusal of a certificate that is not valid yet (OpenSSL's reason 9, wget's words)."""
     return next((s for s in f.get("ticket.symptoms") or [] if str(s.get("id", "")).startswith("tls:")
-                 and "not yet valid" in (str(s.get("reason", "")) + str(s.get("text", ""))).lower()), None)
+                 and "not yet valid" in (str(s.get("reason", "")) + str(s.get("text", ""))).lower()
+                 and not (s.get("id") == _GO_VALIDITY and s.get("when") != "before")), None)
 
 
 @rule("SYS021", SYMBOL, "error", "the clock is out of step with the hosts it is compared with", impact=5,
@@ -40,7 +45,9 @@ def system_clock_wrong(f: FactView) -> Iterator[Hit]:
         In a pasted ticket: Kerberos' "Clock skew too great" (KRB5KRB_AP_ERR_SKEW), an error; GNU
         make's "Clock skew detected" or "File '...' has modification time N s in the future", GNU
         tar's "time stamp ... is N s in the future", and a TLS client's "certificate is not yet
-        valid" (OpenSSL's reason 9, wget's "Issued certificate not yet valid"), warnings: each
+        valid" (OpenSSL's reason 9, wget's "Issued certificate not yet valid", Go's "x509:
+        certificate has expired or is not yet valid: current time T is before T0"), and apt's
+        "Release file for URL is not valid yet (invalid for another 318d 15h ...)", warnings: each
         means a clock is off, this node's or the one of the host that wrote the file. Slurm's
         "Job credential expired" (ESLURMD_CREDENTIAL_EXPIRED, "Task launch ... failed on node N",
         "Application launch failed"), a warning: slurmd refuses a step credential dated more than
@@ -67,6 +74,8 @@ def system_clock_wrong(f: FactView) -> Iterator[Hit]:
         - https://web.mit.edu/kerberos/krb5-latest/doc/admin/conf_files/krb5_conf.html (clockskew, 300 s by default)
         - https://docs.openssl.org/3.0/man1/openssl-verify/ (X509_V_ERR_CERT_NOT_YET_VALID: certificate is not yet valid)
         - https://chrony-project.org/doc/4.3/chronyc.html (tracking, makestep)
+        - https://salsa.debian.org/apt-team/apt/-/blob/main/apt-pkg/acquire-item.cc (Release file ... is not valid yet)
+        - https://github.com/golang/go/blob/master/src/crypto/x509/verify.go (current time %s is before %s)
         - https://slurm.schedmd.com/faq.html#time (Job credential expired: times not consistent with slurmctld's)
         - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/interfaces/cred.c (now > ctime + cred_expire)
         - https://man7.org/linux/man-pages/man2/adjtimex.2.html (TIME_ERROR, STA_UNSYNC, maxerror and esterror in microseconds)
@@ -94,6 +103,9 @@ def system_clock_wrong(f: FactView) -> Iterator[Hit]:
         return
     what = ("a certificate that is not valid yet: the usual cause is this node's clock being behind"
             if str(said.get("id", "")).startswith("tls:") else
+            f"apt found the repository's Release file dated {said.get('for') or 'some time'} after this node's clock: "
+            "this node's clock is behind (a mirror dating its files ahead is rare)"
+            if said.get("id") == _APT_RELEASE else
             "a file time ahead of this node's clock: this node's clock is behind, or the clock of the host that wrote the file is ahead")
     yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": {what}",
               fix=_FIX, evidence=told_evidence(said), severity="warning")

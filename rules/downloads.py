@@ -17,11 +17,11 @@ TLS = "tls-certificate-verify-failed"
 _ISSUER = ("the certificate's issuer is in no CA bundle this client reads: usually a site proxy or firewall "
            "that re-signs TLS with the site's own CA, or a missing or outdated bundle (a slim image, an old ca-certificates)")
 _REASONS = (
-    (re.compile(r"(?i)expired|not yet valid"),
+    (re.compile(r"(?i)expired|not yet valid|NotValidYet|not valid yet"),
      "a certificate of the chain is outside its validity dates: the server's has expired, this node's clock is wrong, "
      "or an outdated CA bundle builds the chain through an expired root (Let's Encrypt's DST Root CA X3 expired on "
      "2021-09-30; bundles without ISRG Root X1 then fail: update ca-certificates)"),
-    (re.compile(r"(?i)hostname mismatch|ip address mismatch"),
+    (re.compile(r"(?i)hostname mismatch|ip address mismatch|NotValidForName|not valid for name"),
      "the certificate names another host than the one asked for: a proxy answering for it, or a URL naming the "
      "server by another name or address"),
     (re.compile(r"(?i)unable to verify the first certificate"),
@@ -52,6 +52,11 @@ _FIX = {
            "sudo install -D -m 644 site-ca.pem /etc/docker/certs.d/REGISTRY/ca.crt   # docker: the registry's CA, by registry name"),
     "node": (f"export NODE_EXTRA_CA_CERTS={_BUNDLE}   # Node.js adds these CAs to its own bundle\n"
              f"npm config set cafile {_BUNDLE}   # npm"),
+    "apt": (f"sudo apt-get install --reinstall ca-certificates   # the system bundle apt reads ({_BUNDLE}); where a "
+            "proxy re-signs TLS, its CA goes in /usr/local/share/ca-certificates/ then sudo update-ca-certificates"),
+    "rust": ("export UV_NATIVE_TLS=1   # uv (and rye): read the system's trust store, not uv's bundled roots "
+             "(newer uv: UV_SYSTEM_CERTS=1)\n"
+             f"export SSL_CERT_FILE={_BUNDLE}   # rustls clients that read it (uv, cargo's reqwest)"),
     "java": ("keytool -importcert -noprompt -alias site-ca -file site-ca.pem -keystore ~/site-truststore.jks -storepass changeit\n"
              "export JAVA_TOOL_OPTIONS=\"-Djavax.net.ssl.trustStore=$HOME/site-truststore.jks -Djavax.net.ssl.trustStorePassword=changeit\""
              "   # Nextflow, Gradle, Maven; the JVM's own cacerts is replaced, so import the public CAs needed too"),
@@ -62,6 +67,7 @@ _CLIENT = {
     "tls:wget-cannot-verify-certificate": "wget", "tls:wget-gnutls-not-trusted": "wget",
     "tls:go-x509-unknown-authority": "go", "tls:java-pkix-path-building-failed": "java",
     "tls:node-issuer-cert-code": "node", "tls:node-leaf-signature-code": "node",
+    "tls:gnutls-certificate-not-trusted": "apt", "tls:go-x509-expired-or-not-yet-valid": "go", "tls:rustls-invalid-peer-certificate": "rust",
     "conda:ssl-error": "python", "pip:ssl-verification-failed": "python", "tls:requests-ca-bundle-invalid-path": "python",
 }
 
@@ -86,7 +92,11 @@ def tls_certificate_verify_failed(f: FactView) -> Iterator[Hit]:
         60, and git's "server certificate verification failed. CAfile: ..." where libcurl uses
         GnuTLS; "error setting certificate file", exit 77), GNU Wget ("cannot verify <host>'s
         certificate", "The certificate of <host> is not trusted"), Go programs ("x509: certificate
-        signed by unknown authority": apptainer pull, docker, podman), Java ("PKIX path building
+        signed by unknown authority": apptainer pull, docker, podman; "x509: certificate has
+        expired or is not yet valid: current time ... is after ..."), rustls under uv, rye and
+        cargo ("invalid peer certificate: UnknownIssuer", NotValidForName, Expired; BadSignature
+        is another fault and left alone), apt's GnuTLS ("Certificate verification failed: The
+        certificate is NOT trusted. The certificate issuer is unknown."), Java ("PKIX path building
         failed"), Node.js and npm ("code: 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY'", SELF_SIGNED_CERT_IN_CHAIN,
         UNABLE_TO_VERIFY_LEAF_SIGNATURE) and requests' "Could not find a suitable TLS CA certificate
         bundle, invalid path".
@@ -118,6 +128,8 @@ def tls_certificate_verify_failed(f: FactView) -> Iterator[Hit]:
         - https://pkg.go.dev/crypto/x509 (SSL_CERT_FILE, SSL_CERT_DIR on Unix)
         - https://docs.docker.com/engine/security/certificates/
         - https://nodejs.org/api/cli.html#node_extra_ca_certsfile
+        - https://github.com/rustls/rustls/blob/main/rustls/src/error.rs (invalid peer certificate: {err})
+        - https://docs.astral.sh/uv/reference/environment/ (UV_NATIVE_TLS, SSL_CERT_FILE)
         - https://letsencrypt.org/docs/dst-root-ca-x3-expiration-september-2021/ (an old bundle's expired root)
     """
     # wget's WARNING: --no-check-certificate let the download go on unverified; nothing failed

@@ -20,7 +20,8 @@ _UNREACHABLE_ERRNO = _RESOLVER_ERRNO | {"101", "110", "111", "113"}
 # messages that name a failed lookup in their own words (netclient.toml): Perl's "Bad hostname", Go's
 # "no such host", Java's UnknownHostException, Node's getaddrinfo ENOTFOUND / EAI_AGAIN
 _RESOLVER_IDS = frozenset({"netclient:perl-io-socket-bad-hostname", "netclient:go-lookup-no-such-host",
-                           "netclient:java-unknown-host", "netclient:node-getaddrinfo"})
+                           "netclient:java-unknown-host", "netclient:node-getaddrinfo",
+                           "apt_fetch:temporary-failure-resolving"})
 _RESOLVER_REASONS = frozenset({"Bad hostname", "nodename nor servname provided, or not known"})
 _NAMES_A_HOST = re.compile(r"(?:https?://|host=')(?P<host>[A-Za-z0-9._-]{1,253})")
 # the server each service's downloads go to, to check for when the message names none
@@ -146,7 +147,7 @@ def no_outbound_network(f: FactView) -> Iterator[Hit]:
         'https://huggingface.co'" and "cannot find the requested files in the local cache"; Perl's
         IO::Socket::INET "Bad hostname 'host'" and LWP's "Can't connect to host:port (reason)",
         Node's "getaddrinfo ENOTFOUND host" and "EAI_AGAIN", Go's "lookup host: no such host" and
-        Java's "java.net.UnknownHostException: host". A
+        Java's "java.net.UnknownHostException: host", apt's "Temporary failure resolving 'host'". A
         server on the cluster's own network (a bare node name, a private address) is not this rule's:
         that is the job's own rendezvous or a site service.
 

@@ -22,7 +22,14 @@ _WHY = {
     "openssh:could-not-resolve-hostname": "the node name given to ssh does not resolve here",
     "openssh:pdsh-ssh-exit-255": "pdsh's ssh to a node failed before running anything (exit status 255)",
     "openssh:sshd-drop-past-maxstartups": "the other node's sshd dropped the connection: too many were unauthenticated at once (MaxStartups)",
+    "openssh:clush-ssh-exit-255": "clush's ssh to that node failed before running anything (exit status 255)",
+    "intel_mpi:bstrap-proxy-failed": "mpiexec's ssh to that node failed before starting its proxy (exit code 65280: ssh's own status 255)",
 }
+# Intel MPI's hydra prints the raw wait status of the launcher (ssh) it ran: 65280 is 255 << 8, ssh's
+# own failure; 256 (exit 1) and others are the proxy's or the remote shell's, not a refused ssh.
+_SSH_WAIT_STATUS = "65280"
+# the launcher's own line that only says ssh failed: the client's reason, where pasted, says why
+_EXIT_LINES = ("openssh:pdsh-ssh-exit-255", "openssh:clush-ssh-exit-255", "intel_mpi:bstrap-proxy-failed")
 # The server's side (openssh.toml, sshd.c @ V_10_5_P1): sshd -d serves one connection and exits, so
 # the launcher's later connections are refused; MaxStartups (sshd_config(5), default 10:30:100)
 # drops connections while too many are unauthenticated, and Open MPI's ssh launcher opens up to
@@ -70,9 +77,13 @@ def _launcher(f: FactView, told: List[dict]) -> Optional[str]:
         return "pdsh"
     if any(i.startswith("openmpi:") for i in ids):
         return "openmpi"
-    if any(i.startswith(("mpich:", "hydra:")) for i in ids):
+    if any(i.startswith(("mpich:", "hydra:", "intel_mpi:")) for i in ids):
         return "mpich"
     return None
+
+
+def _ssh_status(s: dict) -> bool:
+    return s.get("id") == "intel_mpi:bstrap-proxy-failed" and str(s.get("exitcode")) == _SSH_WAIT_STATUS
 
 
 def _to_a_forge(s: dict) -> bool:
@@ -91,7 +102,10 @@ def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
         key is known for <node> and you have requested strict checking.", "<user>@<node>:
         Permission denied (publickey,...).", "ssh: connect to host <node> port 22: Connection
         refused", "ssh: Could not resolve hostname <node>: ...", and pdsh's (DeepSpeed's default
-        multi-node runner) "pdsh@<host>: <node>: ssh exited with exit code 255"; Open MPI's "ORTE
+        multi-node runner) "pdsh@<host>: <node>: ssh exited with exit code 255", ClusterShell's
+        "clush: <node>: exited with exit code 255", Intel MPI's "unable to run bstrap_proxy on
+        <node> (pid N, exit code 65280)" (the wait status of ssh's own 255; other codes are the
+        proxy's and are left alone); Open MPI's "ORTE
         was unable to reliably start one or more daemons" beside one of them names mpirun's
         ssh launcher. ssh to a code forge (git@github.com) is git's, not a launcher's, and is
         left alone, and so is a connect failure in the BSD libc's words ("Operation timed out",
@@ -127,13 +141,15 @@ def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
         - https://man.openbsd.org/ssh (StrictHostKeyChecking, BatchMode, authorized_keys)
         - https://github.com/openssh/openssh-portable/blob/V_10_5_P1/sshd.c (debug mode, drop_connection)
         - https://man.openbsd.org/sshd_config#MaxStartups
+        - https://github.com/cea-hpc/clustershell/blob/master/lib/ClusterShell/CLI/Clush.py (exited with exit code %d)
+        - https://www.intel.com/content/www/us/en/docs/mpi-library/developer-reference-linux/2021-8/hydra-environment-variables.html (I_MPI_HYDRA_BOOTSTRAP)
         - https://github.com/freebsd/freebsd-src/blob/main/lib/libc/gen/errlst.c (60 - ETIMEDOUT "Operation timed out")
     """
     told = [s for s in catalogued(f, SYMBOL) if not _to_a_forge(s)]
     if any(s.get("family") == "ssh_host_keys" for s in f.get("ticket.symptoms") or []):
         return   # ssh said why it refused (a changed or revoked host key): ssh-host-key-changed answers it
     debug = next((s for s in told if s.get("id") == "openssh:sshd-debug-no-fork"), None)
-    refusals = [s for s in told if str(s.get("id", "")).startswith("openssh:") and s is not debug
+    refusals = [s for s in told if (str(s.get("id", "")).startswith("openssh:") or _ssh_status(s)) and s is not debug
                 and not (s.get("id") == "openssh:connect-to-host-failed" and s.get("reason") in _BSD_CLIENT)]
     if debug is not None:
         yield Hit(message=f"the other node's sshd runs in debug mode (line {debug.get('line')}: \"{told_text(debug)}\"): "
@@ -151,7 +167,7 @@ def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
                       severity="info", fix=_SSHD_FIX, evidence=told_evidence(said))
         return   # the daemon-launch failure alone has other causes (PATH, libraries, /tmp): not this rule's
     # the client's reason first: pdsh's exit line only says that ssh failed
-    s = next((t for t in refusals if t.get("id") != "openssh:pdsh-ssh-exit-255"), refusals[0])
+    s = next((t for t in refusals if t.get("id") not in _EXIT_LINES), refusals[0])
     host = s.get("host")
     why = _WHY.get(str(s.get("id")), "ssh to another node was refused")
     launcher = _launcher(f, told)

@@ -60,3 +60,30 @@ def test_silent_on_slurm_output_without_an_expired_credential():
     # slurmd 22.05.8 refusing to start for other reasons (munged absent, its port held): no clock fault said
     findings, _ = run_rule("system-clock-wrong", recorded_paste_facts("slurmd-22.05-listen-port-in-use.txt"))
     assert findings == []
+
+
+# apt's and Go's own wordings of a clock behind (issue 24 audit; real pastes, SOURCES.md)
+def test_apts_release_file_not_valid_yet_is_a_clock_behind():
+    (f,) = fired("system-clock-wrong", recorded_paste_facts("apt-chilipie-190-release-not-valid-yet.txt"))
+    assert f.severity == "warning" and "dated 318d 15h 7min 1s after this node's clock" in f.message
+    assert "chronyc makestep" in f.fix
+
+
+def test_apts_malformed_valid_until_and_gos_expired_certificate_are_not_the_clock():
+    from rulekit import PASTES
+    # a paste has no live clock reading: the rule skips that part, and says nothing from the text
+    findings, _ = run_rule("system-clock-wrong", told_facts((PASTES / "apt-sensu-1526-invalid-valid-until-entry.txt").read_text()))
+    assert not findings
+    # Go's one message for both sides: "current time ... is after" NotAfter is an expired certificate
+    findings, _ = run_rule("system-clock-wrong", recorded_paste_facts("go-xdcc-cli-4-x509-certificate-expired.txt"))
+    assert not findings
+
+
+def test_gnutls_not_yet_valid_certificate_alone_is_a_clock_behind():
+    # the GnuTLS line of the Jetson paste alone, without apt's Release-file line below it
+    from rulekit import PASTES
+    text = (PASTES / "apt-jetson-image-118-gnutls-not-yet-valid.txt").read_text().splitlines()
+    (f,) = fired("system-clock-wrong", told_facts("\n".join(text[:3]) + "\n"))
+    assert f.severity == "warning" and "a certificate that is not valid yet" in f.message
+    (f,) = fired("system-clock-wrong", recorded_paste_facts("apt-jetson-image-118-gnutls-not-yet-valid.txt"))
+    assert "dated 230d 6h 25min 31s after this node's clock" in f.message

@@ -120,3 +120,24 @@ def test_wgets_expired_chain_is_read_with_its_reason_and_answered_with_a_current
     assert f.severity == "error" and f"(for {host})" in f.message
     assert "outside its validity dates" in f.message and "DST Root CA X3" in f.message
     assert "sudo yum update ca-certificates" in f.fix and "--no-check-certificate" not in f.fix
+
+
+# Go's validity error and rustls (uv) on real pastes (issue 24 audit; SOURCES.md)
+def test_gos_expired_certificate_is_read_with_its_dates():
+    (f,) = fired("tls-certificate-verify-failed", recorded_paste_facts("go-xdcc-cli-4-x509-certificate-expired.txt"))
+    assert "outside its validity dates" in f.message and "is after 2023-01-08T09:42:48Z" in f.message
+    assert "SSL_CERT_FILE" in f.fix
+
+
+def test_uvs_rustls_unknown_issuer_and_not_its_bad_signature():
+    from rulekit import PASTES
+    (f,) = fired("tls-certificate-verify-failed", recorded_paste_facts("uv-10563-invalid-peer-certificate-unknown-issuer.txt"))
+    assert "issuer is in no CA bundle" in f.message and "UV_NATIVE_TLS=1" in f.fix
+    # uv 0.1.43's own bug (BadSignature), fixed in 0.1.44: not a trust store
+    bad = (PASTES / "uv-home-assistant-120071-invalid-peer-certificate-bad-signature.txt").read_text()
+    assert not fired("tls-certificate-verify-failed", told_facts(bad))
+
+
+def test_apts_gnutls_refusal_names_its_reason():
+    (f,) = fired("tls-certificate-verify-failed", recorded_paste_facts("apt-pgadmin4-7344-gnutls-issuer-unknown.txt"))
+    assert "issuer is in no CA bundle" in f.message and "update-ca-certificates" in f.fix

@@ -91,3 +91,13 @@ def test_perls_bad_hostname_is_a_failed_lookup(paste, host):
     # IO::Socket::INET's "Bad hostname" under LWP (netclient.toml): the name did not resolve
     (f,) = fired("no-outbound-network", recorded_paste_facts(paste))
     assert f.severity == "error" and f"could not resolve {host}" in f.message and f"getent hosts {host}" in f.fix
+
+
+# apt's resolver (issue 24 audit; real paste, SOURCES.md)
+def test_apts_temporary_failure_resolving_is_a_name_that_does_not_resolve():
+    (f,) = fired("no-outbound-network", recorded_paste_facts("apt-vscode-191340-temporary-failure-resolving.txt"))
+    assert "could not resolve archive.ubuntu.com" in f.message and "getent hosts archive.ubuntu.com" in f.fix
+
+
+def test_apts_release_file_dated_ahead_is_not_the_network():
+    assert not fired("no-outbound-network", recorded_paste_facts("apt-chilipie-190-release-not-valid-yet.txt"))

@@ -84,3 +84,22 @@ def test_a_refused_login_to_a_public_name_without_a_launcher_is_not_a_launch():
     said = [s for s in paste["facts"]["ticket"]["symptoms"] if s.get("id") == "openssh:connect-to-host-failed"]
     assert [s.get("host") for s in said] == ["cluster.phy.cuhk.edu.hk"]   # read, and kept out of the rule
     assert not fired("ssh-between-nodes-refused", paste)
+
+
+# clush's and Intel MPI's words for ssh's exit status 255 (issue 24 audit; real pastes, SOURCES.md)
+def test_clush_exit_255_is_sshs_own_failure():
+    (f,) = fired("ssh-between-nodes-refused", recorded_paste_facts("clush-224-exited-with-exit-code-255.txt"))
+    assert "(to localhost): clush's ssh to that node failed" in f.message
+
+
+def test_clush_exit_1_is_the_remote_commands():
+    assert not fired("ssh-between-nodes-refused", recorded_paste_facts("clush-117-exited-with-exit-code-1.txt"))
+
+
+def test_intel_mpi_wait_status_65280_is_ssh_255():
+    (f,) = fired("ssh-between-nodes-refused", recorded_paste_facts("intel-mpi-volcano-2398-bstrap-proxy-ssh-exit-65280.txt"))
+    assert "(to mpi-test-worker-0.mpi-test)" in f.message and "65280" in f.message and "srun" in f.fix
+
+
+def test_intel_mpi_exit_code_256_is_the_proxys_not_ssh():
+    assert not fired("ssh-between-nodes-refused", recorded_paste_facts("intel-mpi-az-hop-906-bstrap-proxy-exit-256.txt"))
