@@ -42,6 +42,22 @@ _NO_GPU_FIX = (
     "none (srun --gpus=1)\n"
     "docker run --rm --gpus all IMAGE nvidia-smi -L   # in a container: docker needs --gpus, apptainer exec --nv")
 
+# The same words from a ROCm (HIP) build ("no ROCm-capable device is detected", hipErrorNoDevice):
+# the NVIDIA commands above do not exist on an AMD node, and ROCm adds a cause of its own, a user
+# outside the group that owns /dev/kfd (ROCm's installation prerequisites).
+_NO_GPU_FIX_ROCM = (
+    "echo \"HIP_VISIBLE_DEVICES=${HIP_VISIBLE_DEVICES-(unset)} ROCR_VISIBLE_DEVICES=${ROCR_VISIBLE_DEVICES-(unset)}\""
+    "   # an index the node lacks: ROCm then exposes no GPU\n"
+    "rocm-smi --showuniqueid   # the AMD GPUs the driver sees here, numbered from 0; an error or none here is the "
+    "driver's, the job's allocation's or the container's, not the variable's\n"
+    "ls -l /dev/kfd /dev/dri/render*; id -nG   # the devices belong to group render (or video): a user in neither "
+    "sees no GPU\n"
+    "sudo usermod -a -G render,video \"$USER\"   # ROCm's prerequisite; it takes effect at the next login\n"
+    "scontrol show job \"$SLURM_JOB_ID\" | grep -iE 'tres|gres'   # in a Slurm job: no gres/gpu, the job asked for "
+    "none (srun --gpus=1)\n"
+    "docker run --rm --device /dev/kfd --device /dev/dri IMAGE rocminfo   # in a container: docker needs both "
+    "devices, apptainer exec --rocm")
+
 _BEYOND_FIX = (
     "python3 -c 'import torch; print(torch.cuda.device_count())'   # the GPUs this process sees: valid indices are "
     "0 to count-1\n"
@@ -174,13 +190,18 @@ def no_gpu_visible(f: FactView) -> Iterator[Hit]:
     How to fix:
         Compare CUDA_VISIBLE_DEVICES with nvidia-smi -L (indices and UUIDs), then unset it or set
         it to a GPU the node has, before the program starts. In a Slurm job ask for GPUs (srun
-        --gpus=N); in a container pass them (docker --gpus, apptainer --nv).
+        --gpus=N); in a container pass them (docker --gpus, apptainer --nv). ROCm's words ("no
+        ROCm-capable device is detected") get ROCm's commands: HIP_VISIBLE_DEVICES and
+        ROCR_VISIBLE_DEVICES against rocm-smi, the render group that owns /dev/kfd, and docker's
+        --device /dev/kfd --device /dev/dri.
 
     References:
         - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars (CUDA_VISIBLE_DEVICES: indices, UUIDs, MIG; the devices before the first invalid entry stay visible)
         - https://github.com/pytorch/pytorch/blob/01a6a16d9bb6424c034f5623c46bfd08ec21613b/c10/cuda/CUDAFunctions.cpp (cudaErrorNoDevice counts 0 devices; "No CUDA GPUs are available")
         - https://github.com/openxla/xla/blob/001918b7024cf5f020051a9d25d2dd57a5896aaa/xla/pjrt/gpu/gpu_helpers.cc ("No visible GPU devices.")
         - https://rocm.docs.amd.com/en/latest/conceptual/gpu-isolation.html (ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES)
+        - https://rocm.docs.amd.com/projects/install-on-linux/en/latest/install/prerequisites.html (the render and video groups that own /dev/kfd and /dev/dri)
+        - https://rocm.docs.amd.com/projects/install-on-linux/en/latest/how-to/docker.html (a container needs --device /dev/kfd --device /dev/dri)
         - https://github.com/pytorch/pytorch/pull/84879 (CUDA reads an index as strtoul does)
         - https://github.com/pytorch/pytorch/blob/17e3b6a97af175f377f42b52cf20d4c758a432a9/torch/cuda/__init__.py (_parse_visible_devices: a repeated GPU leaves none)
     """
@@ -196,6 +217,13 @@ def no_gpu_visible(f: FactView) -> Iterator[Hit]:
     if _cause_named(f) or any(True for _ in slurm_job_without_gpus(f)) or libs_not_bound_in_container(f):
         return
     s = said[0]
+    if str(s.get("id", "")).startswith("hip:"):
+        yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the process saw no AMD GPU. The words do not say "
+                          "why: HIP_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES hiding the GPUs, a job given none, a "
+                          "container started without /dev/kfd, a user outside the render group, or no working "
+                          "driver; the fix's first three lines tell them apart",
+                  fix=_NO_GPU_FIX_ROCM, evidence=told_evidence(s), severity="info")
+        return
     yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the process saw no GPU. The words do not say why: "
                       "CUDA_VISIBLE_DEVICES hiding the GPUs, a job given none, a container started without them, or "
                       "no working driver; the fix's first two lines tell them apart",

@@ -39,6 +39,20 @@ def test_llama_cpp_finding_its_gpus_is_silent():
     assert not {"gpu-driver-unusable", "driver-too-old", "cuda-forward-compat-unsupported"} & set(fired)
 
 
+@pytest.mark.parametrize("name, line", [
+    ("llamacpp-rocm-3-ggml-rocm-init-no-device.txt", 3),          # Windows, RX 9060 XT (gfx1200)
+    ("llamacpp-rocm-74-ggml-rocm-init-no-device-gfx1150.txt", 2),  # Strix Point (gfx1150)
+])
+def test_llama_cpp_rocm_start_up_line_is_hips_no_device_with_rocms_commands(name, line):
+    # hip.toml's ggml-rocm-init-failed form reads the hipGetErrorString text: hipErrorNoDevice
+    ids = [s["id"] for s in find_messages((PASTES / name).read_text())]
+    assert "hip:hipErrorNoDevice" in ids
+    f = _fired(name)["no-gpu-visible"]
+    assert f["severity"] == "info" and f["message"].startswith(f"line {line}: ") and "no AMD GPU" in f["message"]
+    assert "rocm-smi" in f["fix"] and "HIP_VISIBLE_DEVICES" in f["fix"] and "/dev/kfd" in f["fix"]
+    assert "nvidia-smi" not in f["fix"] and "CUDA_VISIBLE_DEVICES" not in f["fix"]
+
+
 @pytest.mark.parametrize("name, held", [
     ("tensorflow-8170-free-memory-190mib-of-8gib.txt", 7.7),
     ("deepspeech-463-free-memory-two-gpus-nearly-full.txt", 2.8),

@@ -34,9 +34,24 @@ def test_dask_listing_the_interfaces_it_has():
     assert "interface ib0" in f.message and "'ib1', 'eth0'" in f.message and "scheduler_options" in f.fix
 
 
+def test_dask_on_a_real_node_without_ib0_names_the_interfaces_it_has():
+    # dask-cuda#394: LocalCUDACluster(interface='ib0') on a node with team0/1, virbr0, docker0 and enp*
+    (f,) = fired("network-interface-missing-on-node", recorded_paste_facts("dask-cuda-394-ib0-not-a-valid-interface.txt"))
+    assert f.severity == "error" and "dask was told to use interface ib0" in f.message
+    assert "'team1', 'team0'" in f.message and "'virbr0-nic'" in f.message
+    assert "ip -br addr" in f.fix
+
+
 def test_open_mpi_ignoring_an_unknown_include_interface_is_a_warning():
     # help-mpi-btl-tcp.txt [invalid if_inexclude] as printed on a DGX A100 with btl_tcp_if_include=enp225s0f1
     text = ("WARNING: An invalid value was given for btl_tcp_if_include.  This\nvalue will be ignored.\n\n"
             "  Local host: bcm-dgxa100-0010\n  Value:      enp225s0f1\n  Message:    Unknown interface name\n")
     (f,) = fired("network-interface-missing-on-node", told_facts(text))
     assert f.severity == "warning" and "enp225s0f1" in f.message and "btl_tcp_if_include" in f.fix
+
+
+def test_open_mpi_finding_no_interface_in_an_include_subnet_is_not_a_missing_interface():
+    # ompi#11789: the same [invalid if_inexclude] warning with a CIDR value and "Did not find interface
+    # matching this subnet", which the catalogue leaves out (exclude lists print it harmlessly too)
+    assert not fired("network-interface-missing-on-node",
+                     recorded_paste_facts("ompi-11789-btl-tcp-if-include-subnet-not-found.txt"))

@@ -16,6 +16,15 @@ def test_a_real_can_never_run_comment_fires_with_pbss_fix():
     assert "pbsnodes -av" in f.fix and "sinfo" not in f.fix
 
 
+def test_a_never_run_comment_qstat_folded_onto_two_lines_still_fires():
+    # az-hop#201: qstat -fx folds the long value, "(R: 88 A: 5" / "        0 T: 50)"; the reason
+    # (ncpus) is on the first line, so the fold does not hide it
+    (f,) = fired("slurm-request-exceeds-node", recorded_paste_facts("az-hop-201-pbs-can-never-run-ncpus-folded.txt"))
+    assert f.message.startswith("PBS will never run the job") and "Insufficient amount of resource: ncpus" in f.message
+    assert "pbsnodes -av" in f.fix
+    assert not fired("slurm-gpu-request-rejected", recorded_paste_facts("az-hop-201-pbs-can-never-run-ncpus-folded.txt"))
+
+
 def test_not_running_comments_of_a_busy_cluster_stay_silent():
     name = "argonne-user-guides-340-pbs-not-running-comments.txt"
     text = (PASTES / name).read_text(encoding="utf-8")
