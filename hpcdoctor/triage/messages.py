@@ -208,6 +208,14 @@ _PYTHON = knowledge.load("python_exceptions")
 # ending in "Error:" in prose is too often not Python's. Markdown's "_" may open the name ("**_RuntimeError").
 _INLINE = re.compile(r"(?<![A-Za-z0-9.])(?P<exc>" + "|".join(sorted(_PYTHON["builtins"]["names"], key=len, reverse=True))
                      + r"|[a-z_][a-z0-9_]{0,40}(?:\.[A-Za-z_][\w]{0,40}){1,6}(?:Error|Exception)): (?P<msg>\S[^\n]{3,300})")
+# What every in-line name ends with, as a literal: the in-line pattern is tried only where one is.
+_INLINE_ENDS = ("Error: ", "Exception: ", "Interrupt: ", "Group: ")
+
+
+def _names_inline(line: str) -> bool:
+    return any(end in line for end in _INLINE_ENDS)
+
+
 _SIGNAL = re.compile(r"(?:Segmentation fault|Bus error|Illegal instruction|Aborted)(?: \(core dumped\))?\s{0,8}$")
 # A traceback's first line: Python's own, or IPython's, which names the class on the same line. A
 # paste cut before the last line still shows that a Python program raised, and which class.
@@ -273,7 +281,8 @@ def find_unlisted_errors(text: str, read: Iterable[Dict[str, Any]]) -> List[Dict
             if line_no in taken:
                 continue
             line = text[start:end][:1024]
-            if any(rx.search(line) for rx in rxs) and not any(w in low[start:start + 1024] for w in said):
+            if any(rx.search(line) for rx in rxs if rx is not _INLINE or _names_inline(line)) \
+                    and not any(w in low[start:start + 1024] for w in said):
                 taken.add(line_no)
                 out.append({"id": "unlisted-error", "line": line_no, "text": line.strip()[:300],
                             "means": "an error line that is not in hpcdoctor's catalogue"})
