@@ -164,12 +164,15 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
                 continue
             chosen[key] = piece
         lines: Dict[str, List[int]] = {}
+        means: Dict[str, str] = {}
         for s in found:  # a listing (every NCCL WARN of a log) is one entry, not one per line
             if s.get("listing"):
                 lines.setdefault(s["id"], []).append(s["line"])
+                means.setdefault(s["id"], s.get("means") or "")
         for sid, at in lines.items():
             where = f"line {at[0]}" if len(at) == 1 else f"{len(at)} lines from {at[0]}"
-            recognised.append(f"{label}: message {sid} ({where})")
+            # What the lines mean, as for a message read once: "ld_undefined:... (5 lines from 1)" alone says nothing.
+            recognised.append(f"{label}: message {sid} ({where})" + (f": {means[sid]}" if means[sid] else ""))
         recognised.extend(f"{label}: {describe(s)}" for s in found if not s.get("listing"))
         if not rec.pieces:
             # Where no tool output names the GPUs, say which name in the text was taken for one.

@@ -94,7 +94,8 @@ def test_one_cause_one_finding_through_the_cli(name, symbol, silent):
 def test_a_listing_of_many_warn_lines_is_one_read_entry():
     doc = report_of("check", "--from", str(ticket("deepspeedexamples-310-nccl-ib-async-event-healthy")))
     reads = [r for r in doc["source"]["recognised"] if "nccl:nccl-warn" in r]
-    assert reads == ["deepspeedexamples-310-nccl-ib-async-event-healthy.txt: message nccl:nccl-warn (4 lines from 11)"]
+    assert reads == ["deepspeedexamples-310-nccl-ib-async-event-healthy.txt: message nccl:nccl-warn (4 lines from 11): "
+                     "a warning NCCL printed: the cause of the error it returned next"]
 
 
 def test_utf16_powershell_paste_of_an_nccl_ticket_is_read_the_same(tmp_path):
