@@ -154,6 +154,20 @@ def told_text(s: dict) -> str:
     return str(s.get("text", "")).strip()[:120]
 
 
+def qstat_unfolded(s: dict) -> str:
+    """A PBS qstat -f attribute line quoted whole where qstat folded it: prt_attr (openpbs
+    src/cmds/qstat.c) breaks a value too long for 78 columns with "\\n\\t" in the middle of a token
+    and adds nothing else, so "(R: 88 A: 5" / "<tab>0 T: 50)" is "(R: 88 A: 50 T: 50)"; the catalogue's
+    window joined the two lines with one space, which is taken out again here."""
+    text, matched = str(s.get("text", "")).strip(), str(s.get("matched") or "")
+    if not matched or matched in text:
+        return told_text(s)
+    for k in range(len(matched) - 1, 0, -1):
+        if matched[k] == " " and text.endswith(matched[:k]):
+            return (text + matched[k + 1:])[:160]
+    return told_text(s)
+
+
 # Words before a user's sentence about a symptom that make it something other than a report of it: a
 # negation, a hedge or advice ("no GPU thermal throttling", "maybe the GPU is overheating", "to
 # prevent the GPU from overheating").

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import stated, told_evidence, told_text
+from hpcdoctor.rules._common import qstat_unfolded, stated, told_evidence, told_text
 from hpcdoctor.rules._where import SLURM_SAID
 
 # CUDA's and torch's words for "no GPU visible" (knowledge/messages/), and nvidia-smi's.
@@ -139,7 +139,7 @@ def slurm_gpu_request_rejected(f: FactView) -> Iterator[Hit]:
         if sid == "slurm:ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE" and asked is None:
             continue  # also any request too large in CPUs, memory or nodes: the GPUs must be shown asked for
         if sid.startswith("pbs_sched_comment:"):
-            yield Hit(message=f"PBS will never run the job (line {s.get('line')}: \"{told_text(s)}\"): {_GRES_REFUSED[sid]}",
+            yield Hit(message=f"PBS will never run the job (line {s.get('line')}: \"{qstat_unfolded(s)}\"): {_GRES_REFUSED[sid]}",
                       fix=_PBS_GPU_FIX, evidence=told_evidence(s))
             return
         if sid.startswith("flux:"):

@@ -10,7 +10,7 @@ from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, first_catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_catalogued, qstat_unfolded, told_evidence, told_text
 
 
 def _quoted(s: dict) -> str:
@@ -254,7 +254,7 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
     if refused is None:
         return
     if str(refused.get("id", "")).startswith("pbs_sched_comment:"):
-        yield Hit(message=f"PBS will never run the job (line {refused.get('line')}: \"{_quoted(refused)}\"): its scheduler "
+        yield Hit(message=f"PBS will never run the job (line {refused.get('line')}: \"{qstat_unfolded(refused)}\"): its scheduler "
                           "found that no node (or the queue, or the server) has what the request asks for, counting "
                           "busy and free nodes alike: it stays queued for ever",
                   fix=_PBS_FIT_FIX, evidence=told_evidence(refused))

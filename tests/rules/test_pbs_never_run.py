@@ -21,6 +21,8 @@ def test_a_never_run_comment_qstat_folded_onto_two_lines_still_fires():
     # (ncpus) is on the first line, so the fold does not hide it
     (f,) = fired("slurm-request-exceeds-node", recorded_paste_facts("az-hop-201-pbs-can-never-run-ncpus-folded.txt"))
     assert f.message.startswith("PBS will never run the job") and "Insufficient amount of resource: ncpus" in f.message
+    # quoted unfolded: qstat's prt_attr broke "A: 50" inside the number, with a tab and nothing else
+    assert "ncpus (R: 88 A: 50 T: 50)" in f.message, f.message
     assert "pbsnodes -av" in f.fix
     assert not fired("slurm-gpu-request-rejected", recorded_paste_facts("az-hop-201-pbs-can-never-run-ncpus-folded.txt"))
 
