@@ -138,15 +138,30 @@ def slurm_submit_filter_rejected(f: FactView) -> Iterator[Hit]:
         - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmctld/job_mgr.c (_job_create: job_submit_g_submit)
     """
     told = catalogued(f, SUBMIT_FILTER)
-    if not told:
+    # A filter may return another code than "Unspecified error" after its own words ("Number of nodes
+    # must be specified" above "Node count specification invalid"): slurm-request-exceeds-node stays
+    # silent there, and the site's words are this rule's.
+    found = f.get("ticket.symptoms") or []
+    coded = [r for r in catalogued(f, "slurm-request-exceeds-node") if str(r.get("id", "")).startswith("slurm:")
+             and isinstance(r.get("line"), int) and any(_site_line(u, r["line"]) and 0 < r["line"] - u["line"] <= 2
+                                                        for u in found)]
+    refusals = sorted(told + coded, key=lambda r: r.get("line") if isinstance(r.get("line"), int) else 0)
+    if not refusals:
         return
-    s = told[0]
-    line = s.get("line") if isinstance(s.get("line"), int) else 0
-    said = [t for t in (_site_words(u) for u in f.get("ticket.symptoms") or [] if _site_line(u, line)) if t]
-    said = said or ([str(s.get("site")).strip()] if s.get("site") else [])
+    s = refusals[0]
+    generic = ("\"Unspecified error\" is the plugin's generic code" if s in told
+               else f"\"{told_text(s)}\" follows the site's own words")
+    # Every refused submission of the paste, each with the site's lines above it: a workflow that
+    # resubmits shows a second reason after the first is fixed (set U's toga-9: a partition, then a node count).
+    said: list = []
+    for refused in refusals:
+        line = refused.get("line") if isinstance(refused.get("line"), int) else 0
+        words = [t for t in (_site_words(u) for u in f.get("ticket.symptoms") or [] if _site_line(u, line)) if t]
+        words = words or ([str(refused.get("site")).strip()] if refused.get("site") else [])
+        said += [t for t in words if t not in said]
     quoted = "; ".join(f"\"{t[:100]}\"" for t in said[:4]) if said else f"\"{told_text(s)}\""
-    yield Hit(message=f"the site's job_submit filter refused the job (line {s.get('line')}: \"Unspecified error\" is the "
-                      f"plugin's generic code); its own words say why: {quoted}",
+    yield Hit(message=f"the site's job_submit filter refused the job (line {s.get('line')}: {generic}); its own words "
+                      f"say why: {quoted}",
               fix=("# add what the site's lines ask for to the job script, e.g.:\n"
                    "#SBATCH --nodes=N   # a node count (-N)\n"
                    "#SBATCH --time=HH:MM:SS   # a walltime (-t)\n"

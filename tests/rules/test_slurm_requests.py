@@ -102,6 +102,8 @@ def test_a_site_filter_refusing_the_partition_names_it_and_the_ones_allowed():
     assert f.severity == "error" and 'partition "batch"' in f.message
     assert "gpu-build,nocona,matador,quanah" in f.message and "sinfo -s" in f.fix
     (g,) = fired("slurm-submit-filter-rejected", facts)   # the same line, read as the site's filter refusing the job
+    # both submissions' reasons are quoted: the partition, then (after the user fixed it) the node count
+    assert "'batch' is not a valid partition" in g.message and "Number of nodes must be specified" in g.message
     # the second submission: the site's "Number of nodes must be specified" just above Slurm's "Node count
     # specification invalid" is the reason; the request is not larger than a node
     assert not fired("slurm-request-exceeds-node", facts)
@@ -110,3 +112,18 @@ def test_a_site_filter_refusing_the_partition_names_it_and_the_ones_allowed():
 def test_a_partition_word_in_code_is_not_a_refusal():
     # a shell helper's own log line (the same words, no sbatch/salloc/srun prefix): not a Slurm submission
     assert not fired("slurm-invalid-account", told_facts('LOGE "\\"$PARTITION\\" is not a valid partition name"\n'))
+
+
+def test_a_site_filter_that_returns_the_node_count_code_after_its_own_words_is_the_filters():
+    # toga-9's second submission alone (set U, unsealed): the site's line just above Slurm's code is the reason
+    text = ("  sbatch: error: Number of nodes must be specified: [-N, --nodes=<num>]\n"
+            "  sbatch: error: Batch job submission failed: Node count specification invalid\n")
+    (g,) = fired("slurm-submit-filter-rejected", told_facts(text))
+    assert "Number of nodes must be specified" in g.message and "Node count specification invalid" in g.message
+    assert not fired("slurm-request-exceeds-node", told_facts(text))
+
+
+def test_slurms_node_count_code_without_site_words_is_not_a_filters():
+    text = "sbatch: error: Batch job submission failed: Node count specification invalid\n"
+    assert not fired("slurm-submit-filter-rejected", told_facts(text))
+    assert fired("slurm-request-exceeds-node", told_facts(text))
