@@ -41,7 +41,7 @@ MODULE_TOPIC = {
     "container_runtimes": "Environment", "node_access": "Environment", "ssh_host_keys": "Network", "allocations": "Environment", "id_mapping": "Environment", "sessions": "Environment", "shared_storage": "Environment", "registry_pulls": "Environment", "blas_threads": "Threads and placement", "compute_apis": "Software stack", "onnxruntime_install": "Software stack", "jetson_power": "GPU health", "jit_builds": "Software stack",
     "mpi_libraries": "Network", "mpi_network": "Network", "rdma_setup": "Network",
     "tensorflow_install": "Software stack", "build_tools": "Software stack", "compiler_runtimes": "Software stack", "graphics_libraries": "Environment", "perf_counters": "Environment", "cpu_frequency": "Threads and placement", "submit_hosts": "Environment", "hostname_lookup": "Network", "net_interfaces": "Network", "ib_subnet": "Network", "batch_daemons": "Environment", "pbs_requests": "Environment", "shell_functions": "Environment", "scheduler_setup": "Environment",
-    "rocm_libraries": "Software stack", "stack_limit": "Environment", "host_memory": "Memory", "shm_segments": "Memory", "inotify_limits": "Environment", "shared_fs": "Environment", "conda_installs": "Software stack", "node_memory": "Memory",
+    "rocm_libraries": "Software stack", "stack_limit": "Environment", "host_memory": "Memory", "open_files": "Environment", "shm_segments": "Memory", "inotify_limits": "Environment", "shared_fs": "Environment", "conda_installs": "Software stack", "node_memory": "Memory",
     "job_admission": "Environment", "licenses": "Network",
 }
 

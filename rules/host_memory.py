@@ -43,8 +43,52 @@ def _jvm_bytes(f: FactView) -> Optional[int]:
     return None
 
 
+_RUNTIME = "runtime_memory:"
+_WHICH = ("free -g   # RAM and swap the node has, against the size the message asked for\n"
+          "ulimit -v   # an address-space limit in kB ('unlimited' rules it out): a scheduler may set it from the memory request\n"
+          "cat /proc/sys/vm/overcommit_memory   # 2: strict accounting refuses what CommitLimit cannot cover\n" + _SLURM)
+
+
+_GIB = {"k": 1 / 2 ** 20, "m": 1 / 1024, "g": 1, "t": 1024, "p": 2 ** 20, "e": 2 ** 30}
+# Above this a single allocation is larger than the nodes most jobs run on: the request itself (a
+# broadcast, a dense matrix of a sparse one, a wrong dtype) is the problem, not the host
+# (tests/fixtures/tickets_blind_j: NumPy's 201 GiB meshgrid and 926 GiB dense matrix).
+_PROGRAMS_OWN_GIB = 128
+
+
+def _beyond_any_node(s: dict) -> bool:
+    """Whether a runtime's refused allocation is larger than _PROGRAMS_OWN_GIB."""
+    if not str(s.get("id", "")).startswith(_RUNTIME):
+        return False
+    try:
+        size = float(str(s.get("size")).rstrip("."))
+    except (TypeError, ValueError):
+        return False
+    unit = str(s.get("unit") or "").lower()[:1]
+    return unit in _GIB and size * _GIB[unit] > _PROGRAMS_OWN_GIB
+
+
+def _runtime_hit(s: dict) -> Hit:
+    """A language runtime's own words that an allocation failed (runtime_memory.toml): which limit
+    refused it is not in the words, so a warning with the commands that tell (info for Octave, whose
+    message also covers an array past its index type)."""
+    octave = s.get("id") == "runtime_memory:octave-bad-alloc"
+    size = f" ({s['size']} {s['unit']} asked)" if s.get("size") and s.get("unit") else ""
+    return Hit(message=f"the program could not get memory for an allocation{size} (line {s['line']}: \"{told_text(s)}\"): the "
+                       "message does not say which limit refused it: the node's RAM and swap (a request larger than "
+                       "what is free), an address-space limit (ulimit -v), or strict overcommit; a job's cgroup "
+                       "limit (--mem) usually ends in the OOM killer instead. MaxRSS against ReqMem (sacct), free -g "
+                       "and ulimit -v tell which"
+                       + ("; Octave says the same when an array passes its index type (2^31-1 elements on a "
+                          "32-bit-index build)" if octave else ""),
+               severity="info" if octave else "warning",
+               fix=_WHICH.rstrip("\n"),
+               evidence=ticket_evidence(s))
+
+
 @rule("MEM007", "host-memory-insufficient", "error", "the host has too little memory for what the program asks", impact=7,
-      also={"warning": "the JVM could not get native memory: its first reason is RAM and swap, others exist"})
+      also={"warning": "memory was refused, but the message does not say by which limit (RAM and swap, ulimit -v, strict overcommit; the JVM names others)",
+            "info": "Octave's bad_alloc: memory, or an array past its index type"})
 def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -53,7 +97,13 @@ def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
         to commit under vm.overcommit_memory=2), the Go runtime's "failed to create new OS thread
         (... errno=12)", Go's "fork/exec <path>: cannot allocate memory" (docker, containerd), the JVM's "os::commit_memory(...) failed; error='Cannot allocate memory'
         (errno=12)" and "There is insufficient memory for the Java Runtime Environment to continue"
-        (a warning: the JVM's own first reason is RAM and swap, it names others). On a live node, strict
+        (a warning: the JVM's own first reason is RAM and swap, it names others); a language runtime's
+        own words that an allocation failed (knowledge/messages/runtime_memory.toml: R's "cannot
+        allocate vector of size 4.5 Gb", NumPy's "Unable to allocate ... for an array with shape",
+        Python's MemoryError, C++'s std::bad_alloc, Julia's OutOfMemoryError(), MATLAB's "Out of
+        memory.", bash's xmalloc), at a warning: the words do not say whether RAM and swap, ulimit -v
+        or strict overcommit refused it (Octave's, which also covers its index type, at info). A
+        runtime's own ceiling (the JVM's -Xmx "Java heap space", R's R_MAX_VSIZE) is not this. On a live node, strict
         overcommit (vm.overcommit_memory=2) with Committed_AS so close to CommitLimit that a new
         thread's stack (ulimit -s) no longer fits: every fork, thread and allocation then fails.
 
@@ -73,10 +123,15 @@ def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
         - https://github.com/bminor/glibc/blob/02189e8fb00c3c7f4e67476e21011a22c5dee707/nptl/pthread_create.c (a stack it could not map is EAGAIN)
         - https://github.com/openjdk/jdk/blob/016e8f108b96fa9ec391ba93b67f62e78df04283/src/hotspot/share/utilities/vmError.cpp (print_oom_reasons)
         - https://github.com/torproject/sbws/issues/195 (a thread that could not start on a host with little RAM)
+        - https://github.com/wch/r-source/blob/c9a486995fe6cf54d9077a6046815d057bca371d/src/main/memory.c (R's allocation errors)
+        - https://github.com/RausellLab/CelliD/issues/7 (R: cannot allocate vector of size 4.5 Gb)
     """
-    told = _told(f)
+    told = [s for s in _told(f) if not _beyond_any_node(s)]
     if told:
         s = told[0]
+        if str(s.get("id", "")).startswith(_RUNTIME):
+            yield _runtime_hit(s)
+            return
         jvm = str(s.get("id", "")).startswith("jvm:")
         if jvm:
             size = _jvm_bytes(f)

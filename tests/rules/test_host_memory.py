@@ -85,3 +85,38 @@ def test_live_overcommit_mode_unknown_is_skipped_not_passed():
     g["unknown"]["memory.overcommit_memory"] = "/proc/sys/vm/overcommit_memory unreadable"
     findings, skipped = run_rule("host-memory-insufficient", g)
     assert findings == [] and skipped
+
+
+# Language runtimes' own words that an allocation failed (knowledge/messages/runtime_memory.toml): a
+# warning that says the words do not tell which limit refused it, with the commands that do.
+@pytest.mark.parametrize("paste", ["oom-recorded-cxx.txt", "oom-recorded-python.txt", "oom-recorded-numpy.txt",
+                                   "oom-recorded-bash.txt", "numpy-keypointfusion-3-array-memory-error.txt"])
+def test_a_runtime_refused_memory_is_a_warning_that_says_how_to_tell(paste):
+    (f,) = fired("host-memory-insufficient", recorded_paste_facts(paste))
+    assert f.severity == "warning" and "does not say which limit" in f.message
+    assert "ulimit -v" in f.fix and "free -g" in f.fix and "MaxRSS" in f.fix
+
+
+def test_r_cannot_allocate_vector_blind_v(tmp_path):
+    from pathlib import Path
+    text = (Path(__file__).resolve().parent.parent / "fixtures" / "tickets_blind_v" / "cellid-7-r-vector-exceeds-ram.txt").read_text()
+    (f,) = fired("host-memory-insufficient", paste_facts(tmp_path, text))
+    assert f.severity == "warning" and "(4.5 Gb asked)" in f.message
+
+
+def test_octaves_bad_alloc_is_info(tmp_path):
+    # gnu-octave/octave libinterp/parse-tree/pt-eval.cc, the message filled in
+    (f,) = fired("host-memory-insufficient", paste_facts(tmp_path, "error: out of memory or dimension too large for Octave's index type\n"))
+    assert f.severity == "info" and "index type" in f.message
+
+
+@pytest.mark.parametrize("text", [
+    "Error: vector memory exhausted (limit reached?)\n",   # R's own R_MAX_VSIZE ceiling
+    "cannot allocate memory block of size 67108864 Tb\n",   # R_alloc past 4096 TB: a size computed wrongly
+    'Exception in thread "main" java.lang.OutOfMemoryError: Java heap space\n',   # the JVM's -Xmx, recorded on the development VM
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB\n",   # the GPU's memory
+    "numpy.core._exceptions._ArrayMemoryError\n",   # a title naming the class, no allocation
+])
+def test_runtime_ceilings_and_other_memories_are_not_the_host(tmp_path, text):
+    findings, _ = run_rule("host-memory-insufficient", paste_facts(tmp_path, text))
+    assert findings == []   # not fired("host-memory-insufficient"

@@ -94,7 +94,9 @@ def test_only_enospc_edquot_estale_enolck_and_enametoolong_feed_a_rule():
     assert fed == {"ENOSPC": ["disk-full"], "EDQUOT": ["home-quota-exceeded"], "ESTALE": ["nfs-stale-file-handle"],
                    "ENOLCK": ["fs-file-locking-unsupported"],
                    # judged by the quoted name's length (rules/fs_support.py): info unless it marks a lower limit
-                   "ENAMETOOLONG": ["fs-filename-length-limited"]}
+                   "ENAMETOOLONG": ["fs-filename-length-limited"],
+                   # the per-process open-files limit reached (rules/open_files.py): a warning
+                   "EMFILE": ["open-files-limit-too-low"]}
 
 
 @pytest.mark.parametrize("paste", ["ms-swift-6695-errno-116-stale-file-handle.txt",
