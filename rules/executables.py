@@ -133,55 +133,167 @@ def binary_wrong_architecture(f: FactView) -> Iterator[Hit]:
               fix=fix, evidence={**evidence, **({"binary_machine": built} if built else {})})
 
 
+# The package that installs a program tools often miss (knowledge/program_packages.toml).
+_PACKAGES = knowledge.load("program_packages")["programs"]
+
+_SHELL_SAID = "shell:command-not-found"
+# A tool's own words that it needed the program and found none: a warning. The rest (a shell's
+# command not found, Node's spawn ENOENT, GNU which, a launcher's execvp, Go's ErrDot or fork/exec
+# of a full path) fit another cause too (a typo, a missing cwd, a script's interpreter): info.
+_NEEDED = frozenset({
+    "executables:cancerit-failed-to-find-program", "program_lookup:go-exec-not-found",
+    "program_lookup:go-exec-configured-path-missing", "program_lookup:python-subprocess-file-not-found",
+    "program_lookup:python-subprocess-file-not-found-twice", "program_lookup:env-program-not-found",
+    "program_lookup:singularity-mksquashfs-cannot-be-found", "program_lookup:rust-cc-failed-to-find-tool",
+    "program_lookup:rust-cmake-not-installed"})
+# Launchers' execve of the first word: only a bare name with ENOENT is a program PATH lacks.
+_LAUNCHERS = frozenset({"mpich:execvp-failed", "slurm:stepd-execve-failed"})
+# Words that name the same wording's sibling with its own rule on the line after the needle's.
+_NEXT_LINE = frozenset({"program_lookup:python-subprocess-file-not-found"})
+
+
+def _program(s: dict) -> Optional[str]:
+    for k in ("program", "tool", "command", "dash", "zsh", "fish"):
+        v = s.get(k)
+        if isinstance(v, str) and v.strip():
+            return v.strip()
+    path = s.get("path") or s.get("file")
+    if isinstance(path, str) and path.strip():
+        return path.strip().rstrip("/").rsplit("/", 1)[-1] or None
+    return None
+
+
+def _claimed(s: dict, told: list) -> bool:
+    """Whether another rule's own entry reads the same line (toolchain's compiler, sched_clients'
+    sbatch, cuda_home's nvcc path): that rule answers it, not this one."""
+    lines = {s.get("line")} | ({(s.get("line") or 0) + 1} if s.get("id") in _NEXT_LINE else set())
+    return any(o is not s and o.get("line") in lines and o.get("rules") and PROGRAM not in o.get("rules")
+               for o in told)
+
+
+def _usable(s: dict, told: list) -> bool:
+    if _claimed(s, told):
+        return False
+    if s.get("id") in _LAUNCHERS:
+        name = str(s.get("file") or s.get("command") or "")
+        return bool(name) and "/" not in name and str(s.get("error") or "").startswith("No such file")
+    return True
+
+
+def _install_lines(prog: str) -> str:
+    """How to install the program: the table's package per distribution, else each package
+    manager's own file search, which answers on the node."""
+    q = shlex.quote(prog)
+    row = _PACKAGES.get(prog)
+    if row is None:
+        return (f"dnf provides '*/bin/{prog}' '*/sbin/{prog}'   # RHEL/Rocky/Fedora: the package that installs it\n"
+                f"apt-file update && apt-file search --regexp '/s?bin/{prog}$'   # Debian/Ubuntu: the same\n"
+                f"# not installable there: ask the administrators for {prog}, or install it in your own environment "
+                "(conda, a container image that carries it), then rerun")
+    rpm = row.get("rpm")
+    out = [f"sudo apt-get install -y {row['debian']}   # Debian/Ubuntu: {row['debian']} installs {row['bin']}/{prog}",
+           (f"sudo dnf install -y {rpm}   # RHEL/Rocky/Fedora" if rpm else
+            f"dnf provides '*/bin/{prog}' '*/sbin/{prog}'   # RHEL/Rocky/Fedora: the package that installs it, then dnf install it")]
+    conf = row.get("conf")
+    if conf:
+        out.append(f"ls -l /usr/sbin/{q} /usr/bin/{q} /usr/local/bin/{q} 2>&1   # installed outside the job's PATH "
+                   "(EL's squashfs-tools puts it in /usr/sbin)?")
+        out.append(f"grep -H '^ *{conf}' /etc/apptainer/apptainer.conf /usr/local/etc/apptainer/apptainer.conf "
+                   "/etc/singularity/singularity.conf /usr/local/etc/singularity/singularity.conf 2>/dev/null   "
+                   f"# '{conf} = /usr/sbin/{prog}' (an administrator's setting) points Apptainer/Singularity at it; "
+                   "a user can export PATH=$PATH:/usr/sbin instead")
+    return "\n".join(out)
+
+
 @rule("SYS026", PROGRAM, "warning", "a tool needs a program that is not installed or not on PATH", impact=5,
-      also={"info": "a shell's \"command not found\": not installed on that host, or a PATH (a module) that does not reach it"})
+      also={"info": "a shell's \"command not found\", a launcher's execve or a spawn ENOENT: not installed on that host, "
+                    "or a PATH (a module) that does not reach it; the words fit another cause too"})
 def required_program_not_installed(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        In a pasted log, a tool's own refusal naming a program it runs and did not find: the
-        Sanger cancer pipelines' (cgpBattenberg, PCAP-core and the tools built on them) "Failed
-        to find PROGRAM in PATH or local bin folder" (a warning). A shell's own "command not
-        found" for a program with no entry of its own (shell.toml's command-not-found: bash's
-        "SCRIPT: line N: X: command not found", dash's "SCRIPT: N: X: not found", zsh's "command
-        not found: X", fish's "Unknown command: X", tcsh's "X: Command not found.") is info: the
-        shell searched every PATH directory, so the program is not installed on this host or only
-        where PATH does not reach (a module not loaded); the line cannot say which. A script that
-        ran it (fsl_sub's "line 287: bc") is named, since the script's host lacks the program.
+        In a pasted log, a tool's own refusal naming a program it runs and did not find (a
+        warning): Go's os/exec (Apptainer/Singularity's 'while searching for mksquashfs: exec:
+        "mksquashfs": executable file not found in $PATH', Podman's newuidmap, a configured path
+        whose stat fails), Python's subprocess (FileNotFoundError raised from _execute_child), GNU
+        env (a #!/usr/bin/env line), the Rust cc and cmake crates, and the Sanger cancer pipelines'
+        "Failed to find PROGRAM in PATH or local bin folder". At info, words that fit another cause
+        too: a shell's "command not found" (bash, dash, zsh, fish, tcsh), GNU which's "no X in
+        (PATH)", Node's "spawn X ENOENT" (a missing cwd reads the same), Go's ErrDot and fork/exec
+        of a full path, Open MPI's exe-not-found, Hydra's execvp and slurmstepd's execve of a bare
+        name. A script that ran it (fsl_sub's "line 287: bc") is named.
 
     Why it matters:
-        The pipeline stops at the step that needs the program, often after hours of earlier
-        steps. Adding the tool's own script folders to PATH does not help when the program itself
-        (R's Rscript, samtools) is not installed.
+        The step that needs the program stops, often after hours of earlier steps: Apptainer
+        cannot pack a SIF without mksquashfs, rootless containers need newuidmap, extension builds
+        need ninja or cmake. Adding the tool's own folders to PATH does not help when the program
+        itself is not installed.
 
     How to fix:
-        Look the program up (command -v); load the site's module that provides it, or install it
-        (the administrators, conda, or a container image that carries it), then rerun.
+        Look the program up (command -v); install its package (the fix names it where
+        knowledge/program_packages.toml knows it, else the package manager's own file search
+        finds it), load the site's module that provides it, or, where it is installed outside the
+        job's PATH (/usr/sbin), add that directory or point Apptainer's 'mksquashfs path' at it.
 
     References:
+        - https://github.com/golang/go/blob/go1.19.8/src/os/exec/lp_unix.go (LookPath, ErrNotFound, ErrDot)
+        - https://github.com/python/cpython/blob/v3.11.7/Lib/subprocess.py (Popen._execute_child)
+        - https://github.com/apptainer/apptainer/blob/041f3b82471a545cc61eb2c15d70e6a5b4aa4327/internal/pkg/util/bin/bin.go (FindBin: mksquashfs from apptainer.conf or PATH)
+        - https://github.com/sylabs/singularity/issues/1334 (mksquashfs not installed)
         - https://github.com/cancerit/cgpBattenberg/blob/0c9e717a717ea0fa92749b13aec290a72ad57d6c/perl/lib/Sanger/CGP/Battenberg/Implement.pm (_which)
-        - https://github.com/cancerit/cgpBattenberg/issues/20 (R was not installed; the maintainer: install R and Rscript on the system)
         - https://git.savannah.gnu.org/cgit/bash.git/tree/execute_cmd.c?h=bash-5.2 (execute_disk_command: "%s: command not found")
         - https://github.com/c3nl-neuraldynamics/c3nl_cluster/issues/32 (bc missing on the compute nodes)
     """
-    told = catalogued(f, PROGRAM)
+    told_all = list(f.get("ticket.symptoms") or [])
+    told = [s for s in catalogued(f, PROGRAM) if _usable(s, told_all)]
     if not told:
         return
-    tool = next((s for s in told if s.get("id") != _SHELL_SAID), None)
+    tool = next((s for s in told if s.get("id") in _NEEDED), None)
     if tool is None:
-        yield from _shell_found_none(told[0])
+        s = told[0]
+        if s.get("id") == _SHELL_SAID:
+            yield from _shell_found_none(s)
+        else:
+            yield from _hint(s)
         return
     s = tool
-    prog = str(s.get("program") or "PROGRAM")
-    yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the tool found no {prog} in its own bin folder or on PATH: "
-                      f"{prog} is not installed here, or its module or environment is not loaded",
-              fix=(f"command -v {prog} || echo '{prog} is not on PATH'\n"
-                   f"module avail 2>&1 | grep -i '{prog}'   # a site module that provides it: module load it before the tool runs\n"
-                   f"# not installed: ask the administrators for {prog}, or install it in your own environment "
-                   f"(conda, a container image that carries it), then rerun"),
+    prog = _program(s) or "PROGRAM"
+    q = shlex.quote(prog)
+    row = _PACKAGES.get(prog)
+    used = f" ({prog} is run by {row['used_by']})" if row else ""
+    where = (f"the configured path {s.get('path')} holds no file"
+             if s.get("id") == "program_lookup:go-exec-configured-path-missing" else
+             f"no directory of its PATH holds {prog}")
+    yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the tool needs {prog} and {where}: {prog} is not "
+                      f"installed on this host, or only where this PATH does not reach (a module not loaded){used}",
+              fix=(f"command -v {q} || echo '{prog} is not on PATH'   # on the host that ran the tool\n"
+                   + _install_lines(prog) + "\n"
+                   + f"module avail 2>&1 | grep -i -- {q}   # a site module that provides it: module load it before the tool runs"),
               evidence={**told_evidence(s), "program": prog})
 
 
-_SHELL_SAID = "shell:command-not-found"
+def _hint(s: dict) -> Iterator[Hit]:
+    """Words that say a program was not found and fit another cause too: info."""
+    prog = _program(s)
+    if prog is None:   # Open MPI's help names it on its "Executable:" line, beyond the message's own lines
+        yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the launcher found no program of the name its "
+                          "help prints on the 'Executable:' line, on the host its 'Node:' line names: not installed or not on "
+                          "that host's PATH, or the command line's first word is not the program (a misspelt option)",
+                  fix=("# on the host of the 'Node:' line: command -v <the Executable: name>; give mpirun the program's full path, "
+                       "or export PATH (mpirun -x PATH) so that every node finds it"),
+                  evidence=told_evidence(s), severity="info")
+        return
+    q = shlex.quote(prog)
+    other = {"program_lookup:node-spawn-enoent": "or the working directory given to spawn does not exist (Node says the same)",
+             "program_lookup:go-fork-exec-enoent": "or the file is a script whose #! interpreter is missing",
+             "program_lookup:go-exec-errdot": "only a copy in the current directory was found, which Go 1.19+ refuses to run",
+             "openmpi:prun:exe-not-found": "or the command line's first word is not the program (a misspelt option)",
+             }.get(str(s.get("id")), "or it is installed where this PATH does not reach (a module not loaded)")
+    yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": {prog} was not found: it is not installed on the host "
+                      f"that ran it, {other}",
+              fix=(f"command -v {q} || echo '{prog} is not on PATH'   # on the host that ran it (a compute node: inside a job)\n"
+                   + _install_lines(prog) + "\n"
+                   + f"module avail 2>&1 | grep -i -- {q}   # a site module that provides it"),
+              evidence={**told_evidence(s), "program": prog}, severity="info")
 
 
 def _shell_found_none(s: dict) -> Iterator[Hit]:
@@ -199,5 +311,6 @@ def _shell_found_none(s: dict) -> Iterator[Hit]:
               fix=(f"command -v {q} || echo '{prog} is not on PATH'   # on the host that ran it (a compute node: inside a job, srun --pty bash)\n"
                    f"module avail 2>&1 | grep -i -- {q}   # a site module that provides it: module load it before the tool runs\n"
                    f"# not installed there: the administrators add {prog} to the node image (rpm -qf / dpkg -S on a host that has it names "
-                   "the package), or install it in your own environment (conda, a container image that carries it)"),
+                   "the package), or install it in your own environment (conda, a container image that carries it)"
+                   + (("\n" + _install_lines(prog)) if prog in _PACKAGES else "")),
               evidence={**told_evidence(s), "program": prog}, severity="info")

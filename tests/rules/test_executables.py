@@ -104,3 +104,86 @@ def test_command_not_found_forms_of_other_shells():
                        ("fish: Unknown command: bc\n", "bc")):
         (f,) = fired("required-program-not-installed", told_facts(line))
         assert f.evidence["program"] == prog
+
+
+# Launchers' own words for a program not found (knowledge/messages/program_lookup.toml), issue 24
+V = "../tickets_blind_v/"
+
+
+@pytest.mark.parametrize("name, prog", [
+    (V + "sylabs-singularity-1334-mksquashfs-not-installed.txt", "mksquashfs"),
+    (V + "sheffield-hpc-953-mksquashfs-not-on-path.txt", "mksquashfs"),
+    ("flynn-3902-mksquashfs-not-found.txt", "mksquashfs"),
+    ("podman-9271-cannot-find-newuidmap.txt", "newuidmap"),
+    ("buildah-3251-newgidmap-not-found-wrapped.txt", "newgidmap"),
+    ("img-166-newuidmap-not-found-install-uidmap.txt", "newuidmap"),
+    ("bitnet-272-subprocess-cmake-not-found.txt", "cmake"),
+    ("pytorch-26798-ninja-filename-twice.txt", "ninja"),
+    ("ufonet-366-env-python-not-found.txt", "python"),
+    ("cmake-rs-118-cmake-not-installed.txt", "cmake"),
+    # recorded on the development VM
+    ("go-1.19-os-exec-program-lookup-errors.txt", "mksquashfs"),
+    ("python-3.11-subprocess-program-not-on-path.txt", "mksquashfs"),
+    ("coreutils-9.1-env-program-not-on-path.txt", "git-lfs"),
+])
+def test_a_tool_that_needed_a_program_is_a_warning_naming_it(name, prog):
+    (f,) = fired("required-program-not-installed", recorded_paste_facts(name))
+    assert f.severity == "warning" and f.evidence["program"] == prog and f"command -v {prog}" in f.fix
+
+
+def test_mksquashfs_names_its_package_and_apptainer_conf():
+    (f,) = fired("required-program-not-installed", recorded_paste_facts(V + "sylabs-singularity-1334-mksquashfs-not-installed.txt"))
+    assert "apt-get install -y squashfs-tools" in f.fix and "mksquashfs path" in f.fix and "/usr/sbin" in f.fix
+
+
+def test_uidmap_names_its_packages():
+    (f,) = fired("required-program-not-installed", recorded_paste_facts("podman-9271-cannot-find-newuidmap.txt"))
+    assert "apt-get install -y uidmap" in f.fix and "dnf install -y shadow-utils" in f.fix
+
+
+@pytest.mark.parametrize("name", ["node-20-spawn-program-enoent.txt", "srcbook-483-spawn-git-enoent.txt",
+                                  "qe-32-mpirun-executable-not-found.txt", "shells-mksquashfs-not-on-path.txt"])
+def test_words_that_fit_another_cause_are_info(name):
+    (f,) = fired("required-program-not-installed", recorded_paste_facts(name))
+    assert f.severity == "info"
+
+
+@pytest.mark.parametrize("line, prog", [
+    # the emitters' format strings filled in: no public paste recorded
+    ("/usr/bin/which: no mksquashfs in (/usr/local/bin:/usr/bin)\n", "mksquashfs"),
+    ('exec: "mksquashfs": cannot run executable found relative to current directory\n', "mksquashfs"),
+])
+def test_which_and_errdot_are_info(line, prog):
+    (f,) = fired("required-program-not-installed", told_facts(line))
+    assert f.severity == "info" and f.evidence["program"] == prog
+
+
+@pytest.mark.parametrize("line", [
+    'error occurred: Failed to find tool. Is `musl-gcc` installed?\n',   # cc-rs before fcf940ef, format filled in
+    'ToolNotFound: failed to find tool "nvcc": No such file or directory (os error 2)\n',   # cc-rs now, format filled in
+])
+def test_the_cc_crate_finding_no_tool_is_a_warning(line):
+    (f,) = fired("required-program-not-installed", told_facts(line))
+    assert f.severity == "warning"
+
+
+@pytest.mark.parametrize("name", [
+    "python-3.11-data-file-not-found.txt",          # open('data.csv'): a data file, no subprocess
+    "rust-1.95-command-spawn-not-found.txt",        # std's io::Error names no program
+    "alpine-mpich-8-hydra-execvp-local-file.txt",   # Hydra's execvp of the user's own ./test
+    "ninja-1463-build-ninja-missing.txt",           # ninja ran; a directory is missing
+])
+def test_near_misses_are_not_a_missing_program(name):
+    assert not fired("required-program-not-installed", recorded_paste_facts(name))
+
+
+def test_a_compiler_in_a_subprocess_traceback_is_left_to_its_own_rule():
+    text = ("    raise child_exception_type(errno_num, err_msg, err_filename)\n"
+            "FileNotFoundError: [Errno 2] No such file or directory: 'gcc'\n")
+    assert not fired("required-program-not-installed", told_facts(text))
+
+
+def test_a_package_named_in_prose_is_not_a_missing_program():
+    text = (Path(__file__).resolve().parent.parent / "fixtures" / "pastes" / "flynn-3902-prose-install-squashfs-tools.txt").read_text()
+    g = facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
+    assert not fired("required-program-not-installed", g)
