@@ -7,7 +7,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import first_symptom, ticket_evidence
+from hpcdoctor.rules._common import catalogued, first_symptom, ticket_evidence, told_evidence, told_text
 from hpcdoctor.rules._where import where
 
 
@@ -188,3 +188,57 @@ def nccl_topo_file(f: FactView) -> Iterator[Hit]:
               fix="unset NCCL_TOPO_FILE NCCL_GRAPH_FILE   # NCCL then detects the topology; /etc/nccl.conf and "
                   "~/.nccl.conf can set them too",
               evidence=ticket_evidence(s))
+
+
+# Which peer-memory files each NCCL release looks for (knowledge/messages/nccl.toml, above gdr-disabled).
+_GDR_CHECK = ("lsmod | grep -E '^(nvidia_peermem|nv_peer_mem) '   # empty: no peer-memory module is loaded\n"
+              "sudo modprobe nvidia-peermem   # administrators: the driver's module (R470+); add it to /etc/modules-load.d/ to keep it\n"
+              "ls /sys/kernel/mm/memory_peers/ /sys/module/nvidia_peermem/version   # what NCCL looks for: "
+              "before 2.23.4 only the first (gone on kernels 6.6+), from 2.23.4 the second too")
+
+
+@rule("NET043", "nccl-gdr-disabled", "warning", "NCCL runs without GPU Direct RDMA on an InfiniBand/RoCE NIC", impact=6)
+def nccl_gdr_disabled(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, NCCL's INFO "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'" (NCCL
+        2.13+, also NET/IBext), "... (no module)" (2.5-2.12), "... (no module or not supported by
+        GPU)" (2.4): the InfiniBand transport found no peer-memory module and, from 2.13, no
+        usable DMA-BUF. Silent for the distance lines (GDR off by topology, on purpose) and for
+        socket transports, which never do GDR; an NCCL older than 2.23.4 on a kernel 6.6+ is
+        nccl-known-issue's.
+
+    Why it matters:
+        Without GPU Direct RDMA every inter-node transfer is staged through host memory: NCCL's
+        all_reduce between two nodes fell from ~180 to ~10 GB/s in NVIDIA/nccl#1676.
+
+    How to fix:
+        Load the driver's nvidia-peermem module (nv_peer_mem for drivers before R470) and keep it
+        loaded at boot; on a kernel 6.6+ use NCCL 2.23.4 or newer, which finds it through
+        /sys/module/nvidia_peermem; or let NCCL use DMA-BUF (NCCL 2.13+, NCCL_DMABUF_ENABLE=1, the
+        default, with the open kernel modules and a kernel that supports it).
+
+    References:
+        - https://github.com/NVIDIA/nccl/blob/v2.12.12-1/src/transport/net_ib.cc (ncclIbGdrSupport, "(no module)")
+        - https://github.com/NVIDIA/nccl/blob/v2.23.4-1/src/transport/net_ib.cc (ibGdrSupportInitOnce)
+        - https://github.com/NVIDIA/nccl/blob/v2.21.5-1/src/graph/topo.cc ("GPU Direct RDMA %s for HCA")
+        - https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-rdma.html (nvidia-peermem)
+        - https://github.com/NVIDIA/nccl/issues/1537
+    """
+    told = catalogued(f, "nccl-gdr-disabled")
+    if not told:
+        return
+    from hpcdoctor.rules.site import nccl_node_issue
+    if nccl_node_issue(f) is not None:
+        return  # nccl-known-issue names the cause: this NCCL cannot see the module on this kernel
+    s = told[0]
+    why = s.get("why") or s.get("why_old")
+    if why:
+        cause = ("NCCL found no peer-memory module (it looked for /sys/kernel/mm/memory_peers/nv_mem/version, and from "
+                 "2.9.8 .../nvidia-peermem/version)")
+    else:
+        cause = ("NCCL found neither a peer-memory module it looks for (nvidia-peermem, nv_peer_mem) nor DMA-BUF it can use; "
+                 "an NCCL older than 2.23.4 on a kernel 6.6+ misses a loaded nvidia-peermem")
+    yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": GPU Direct RDMA is off for NCCL's InfiniBand transport: "
+                      f"{cause}; inter-node traffic goes through host memory",
+              fix=_GDR_CHECK, evidence=told_evidence(s))

@@ -8,6 +8,7 @@ from typing import Any, Iterator, Optional, Tuple
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import facts_or_ticket, first_stated, told_evidence, told_text, version_of
+from hpcdoctor import knowledge
 from hpcdoctor.knowledge.systems import recognise
 
 
@@ -140,22 +141,89 @@ def nccl_known_issue(f: FactView) -> Iterator[Hit]:
     What it detects:
         A node recognised as a system whose site guide lists an NCCL version range with known
         issues (Leonardo Booster: NCCL 2.22 to 2.29.1), and a torch that uses NCCL in that range.
+        And the node-dependent issues of knowledge/nccl_known_issues.toml: where the issue's own
+        symptom is pasted and NCCL's version is in its range (NCCL before 2.23.4 logging "NET/IB :
+        GPU Direct RDMA Disabled for HCA" on a kernel 6.6+, where it cannot see nvidia-peermem).
+        The version is NCCL's own "NCCL version" line, the node's torch NCCL, or the ticket's words.
 
     Why it matters:
         The EPICURE guide reports that multi-node training on Leonardo with these NCCL versions runs
-        into known problems, worked around by disabling PXN and launching with torchrun.
+        into known problems, worked around by disabling PXN and launching with torchrun. NCCL up to
+        2.22.3 looks for peer memory only under /sys/kernel/mm/memory_peers, gone on kernels 6.6+,
+        so GPU Direct RDMA stays off and inter-node bandwidth drops (180 to 10 GB/s in NCCL#1676).
 
     How to fix:
         export NCCL_PXN_DISABLE=1, and launch the ranks with torchrun rather than one srun task per
-        GPU (or use an NCCL outside the range).
+        GPU (or use an NCCL outside the range). For the peer-memory issue: NCCL 2.23.4 or newer.
 
     References:
         - 003_ff12095d05d26000.txt (section 3.2: NCCL 2.22-2.29.1 on Leonardo, NCCL_PXN_DISABLE=1, torchrun)
+        - https://github.com/NVIDIA/nccl/commit/68b542363f9a44cdaac480f51ebe0fc26de96139 (2.23.4-1: "On linux kernels 6.6+, /sys/kernel/mm/memory_peers is no longer present")
+        - https://github.com/NVIDIA/nccl/blob/v2.22.3-1/src/transport/net_ib.cc (ncclIbGdrSupport)
+        - https://github.com/NVIDIA/nccl/issues/1676
     """
-    nccl = f["torch.nccl"]
+    node = list(_node_issues(f))  # before torch.nccl is required: a paste names NCCL's version itself
+    yield from node
+    nccl = f.get("torch.nccl") if node else f["torch.nccl"]
     for s in recognise(f):
         rng = s.get("nccl_known_issue")
         if rng and _in_range(nccl, rng[0], rng[1]) and (f.get("env.vars") or {}).get("NCCL_PXN_DISABLE") != "1":
             yield Hit(message=f"NCCL {nccl} is in the range {rng[0]}-{rng[1]} with known issues on {s['name']}",
                       fix="export NCCL_PXN_DISABLE=1   # and launch with torchrun",
                       evidence={"torch.nccl": nccl, "system": s["id"]}, env={"NCCL_PXN_DISABLE": "1"})
+
+
+def _kernel_release(f: FactView) -> Any:
+    m = re.match(r"(\d+\.\d+)", str(f.get("system.kernel") or ""))
+    return version_of(m.group(1)) if m else None
+
+
+def nccl_version_seen(f: FactView) -> Tuple[Optional[str], Optional[dict]]:
+    """NCCL's version and the pasted line that names it (None for torch's NCCL on the node): NCCL's
+    own "NCCL version" line or torch's error that carries it first, then the node's torch, then the
+    ticket's words ("NCCL 2.22.3", prose:nccl-version-said)."""
+    symptoms = [s for s in f.get("ticket.symptoms") or [] if isinstance(s, dict)]
+    for s in symptoms:
+        if s.get("nccl") and not str(s.get("id", "")).startswith("prose:"):
+            return str(s["nccl"]), s
+    if version_of(f.get("torch.nccl")) is not None:
+        return str(f.get("torch.nccl")), None
+    for s in symptoms:
+        if s.get("id") == "prose:nccl-version-said" and s.get("nccl"):
+            return str(s["nccl"]), s
+    return None, None
+
+
+def nccl_node_issue(f: FactView) -> Optional[Tuple[dict, dict, str, Optional[dict]]]:
+    """The first issue of knowledge/nccl_known_issues.toml that applies: (issue, its pasted symptom,
+    NCCL's version, the line naming the version), or None."""
+    version, named = nccl_version_seen(f)
+    if version is None:
+        return None
+    kernel = _kernel_release(f)
+    symptoms = [s for s in f.get("ticket.symptoms") or [] if isinstance(s, dict)]
+    for issue in _NODE_ISSUES:
+        if not _in_range(version, issue["low"], issue["high"]):
+            continue
+        if issue.get("kernel_min") and kernel is not None and kernel < version_of(issue["kernel_min"]):
+            continue  # a kernel that still has what the old NCCL looks for
+        s = next((t for t in symptoms if t.get("id") == issue["symptom"]), None)
+        if s is not None:
+            return issue, s, version, named
+    return None
+
+
+_NODE_ISSUES = knowledge.load("nccl_known_issues")["issue"]
+
+
+def _node_issues(f: FactView) -> Iterator[Hit]:
+    found = nccl_node_issue(f)
+    if found is None:
+        return
+    issue, s, version, named = found
+    where = (f"line {named.get('line')}" if named else "torch's NCCL on this node")
+    kernel = str(f.get("system.kernel") or "")
+    on = f" on kernel {kernel}" if kernel else ""
+    yield Hit(message=f"NCCL {version} ({where}) is in {issue['low']}-{issue['high']}, with a known issue{on}: "
+                      f"{issue['summary']} (line {s.get('line')}: \"{told_text(s)}\")",
+              fix=issue["fix"], evidence={**told_evidence(s), "nccl.version": version, "issue": issue["id"]})
