@@ -26,6 +26,8 @@ MODULE_TOPIC = {
     "toolchain_releases": "Software stack", "assembler": "Software stack", "openmp_env": "Threads and placement", "cpu_affinity": "Threads and placement", "logind": "Environment", "fortran_modules": "Software stack", "fortran_arguments": "Software stack",
     "build_targets": "Software stack", "data_files": "Software stack", "toolchain": "Software stack", "python_headers": "Software stack", "slingshot": "Network", "lustre_metadata": "Environment", "mpi_io": "Environment", "kernel_headers": "GPU health",
     "fail2ban": "Network", "jupyter_server": "Environment", "gpu_profiling": "GPU health", "bundled_libraries": "Software stack",
+    "build_targets": "Software stack", "mpi_wrappers": "Software stack", "data_files": "Software stack", "toolchain": "Software stack", "python_headers": "Software stack", "slingshot": "Network", "lustre_metadata": "Environment", "mpi_io": "Environment", "kernel_headers": "GPU health",
+    "fail2ban": "Network", "gpu_profiling": "GPU health", "bundled_libraries": "Software stack",
     "torch_allocator": "Software stack", "nccl_net": "Network", "nccl_ranks": "Network", "nccl_peers": "Network", "mpi_root": "Environment",
     "bench": "Benchmarks", "cluster": "Cluster", "cpu": "CPU precision", "environment": "Environment",
     "gpu_health": "GPU health", "gpu_driver": "GPU health", "gpu_memory": "GPU health", "gpu_sharing": "GPU health", "gpu_memory_held": "GPU health",
