@@ -74,6 +74,10 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         error = f.get(f"{vendor}.error")
         if isinstance(on_bus, int) and on_bus > 0 and error:
             found = True
+            refused = nvidia_refusal(f) if vendor == "nvidia" else None
+            if refused is not None:
+                yield _left_to_secure_boot(refused)
+                continue
             yield Hit(
                 message=f"{on_bus} {vendor.upper()} GPU(s) on the PCI bus, but: {error}",
                 fix="# drain the node and report the message to the administrators (a driver/library mismatch needs a reboot)",
@@ -82,16 +86,21 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
     if not found:
         refused = nvidia_refusal(f)
         if refused is not None:
-            # the cause is named, and its fix given, by secure-boot-blocks-nvidia-module: one error, not two
-            yield Hit(message=(f"the NVIDIA driver is not loaded: the kernel refused its module for its signature (line "
-                               f"{refused.get('line')}: \"{told_text(refused)}\"); {SECURE_BOOT} says why and how to fix it"),
-                      fix="lsmod | grep -w nvidia   # empty until the signed module loads; then: nvidia-smi",
-                      severity="info", evidence=told_evidence(refused))
+            yield _left_to_secure_boot(refused)
             return
         told = list(_driver_unusable_told(f))
         yield from told
         if not told:
             _bound_but_unasked(f)
+
+
+def _left_to_secure_boot(refused: dict) -> Hit:
+    """The kernel refused the NVIDIA module for its signature: the cause is named, and its fix given, by
+    secure-boot-blocks-nvidia-module; this rule only notes the driver's state (info), one error, not two."""
+    return Hit(message=(f"the NVIDIA driver is not loaded: the kernel refused its module for its signature (line "
+                        f"{refused.get('line')}: \"{told_text(refused)}\"); {SECURE_BOOT} says why and how to fix it"),
+               fix="lsmod | grep -w nvidia   # empty until the signed module loads; then: nvidia-smi",
+               severity="info", evidence=told_evidence(refused))
 
 
 # What a pasted nvidia-smi, NVML or CUDA message says of the driver, by catalogue entry: the state

@@ -49,7 +49,15 @@ def _module(s: dict) -> Optional[str]:
     return str(m) if m else None
 
 
+def _driver_down(f: FactView) -> bool:
+    """NVIDIA GPUs on this node's PCI bus that the driver does not answer for (a live node)."""
+    on_bus = f.get("nvidia.pci_devices")
+    return isinstance(on_bus, int) and on_bus > 0 and bool(f.get("nvidia.error"))
+
+
 def _about_nvidia(f: FactView, told: list) -> bool:
+    if _driver_down(f):
+        return True
     if any(_NVIDIA.search(_module(s) or "") or str(s.get("id", "")).startswith("nvidia_installer:") for s in told):
         return True
     return any(str(s.get("id", "")).startswith(("nvidia_smi:", "nvml:", "nvidia_installer:"))
@@ -85,8 +93,11 @@ def _fix(f: FactView, nvidia: bool) -> str:
 
 
 @rule("GPU041", SYMBOL, "error", "Secure Boot (or lockdown) refuses an unsigned kernel module: the NVIDIA driver or another "
-      "DKMS module is not loaded", also={"info": "modprobe's \"Operation not permitted\" alone: lockdown refusing an unsigned "
-                                         "module, or a caller without the privilege"}, impact=9)
+      "DKMS module is not loaded", also={"info": "modprobe's \"Operation not permitted\" alone (lockdown refusing an "
+                                         "unsigned module, or a caller without the privilege); or a node booted with "
+                                         "Secure Boot whose NVIDIA driver does not answer, its kernel log unread",
+                                         "warning": "this node's kernel log refused some module for its signature while "
+                                                    "the NVIDIA driver answers"}, impact=9)
 def secure_boot_blocks_nvidia_module(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -126,6 +137,16 @@ def secure_boot_blocks_nvidia_module(f: FactView) -> Iterator[Hit]:
         - https://github.com/canonical/nvidia-graphics-drivers/issues/62 (Key was rejected by service with Secure Boot on)
     """
     told = refusals(f)
+    if not told and _driver_down(f) and f.get("system.secure_boot") is True and not f.get("ticket.symptoms"):
+        yield Hit(message=(f"{f.get('nvidia.pci_devices')} NVIDIA GPU(s) without a working driver on a node booted with "
+                           "Secure Boot on: a driver module built here by DKMS or the installer loads only if signed with "
+                           "an enrolled key (the kernel log, not readable here, would say \"Key was rejected\" or "
+                           "\"Lockdown\")"),
+                  fix=("sudo modprobe nvidia   # 'Key was rejected by service' or 'Required key not available': the module "
+                       "must be signed with an enrolled key\n"
+                       "sudo journalctl -k -b | grep -iE 'lockdown|is rejected|module verification'"),
+                  severity="info", evidence={"system.secure_boot": True, "nvidia.error": f.get("nvidia.error")})
+        return
     if not told:
         ambiguous = [s for s in catalogued(f, SYMBOL) if s.get("id") in _AMBIGUOUS]
         if ambiguous:
@@ -150,7 +171,7 @@ def secure_boot_blocks_nvidia_module(f: FactView) -> Iterator[Hit]:
             else f"the kernel module {mod}" if mod else "the kernel module")
     kernel = next((t for t in told if str(t.get("id", "")).startswith("kernel_modsign:") and t is not s), None)
     also = f" (the kernel: line {kernel.get('line')}, \"{told_text(kernel)}\")" if kernel else ""
-    if ids & _SB_OFF and s.get("id") not in ("kernel_modsign:lockdown-unsigned-module", "kmod:insert-not-permitted"):
+    if (ids & _SB_OFF or f.get("system.secure_boot") is False) and s.get("id") not in ("kernel_modsign:lockdown-unsigned-module", "kmod:insert-not-permitted"):
         why = ("the kernel enforces module signatures although the paste shows Secure Boot off: module.sig_enforce=1 on "
                "the kernel command line or a kernel built with CONFIG_MODULE_SIG_FORCE; the module must still be signed "
                "with a key the kernel trusts")
@@ -159,6 +180,10 @@ def secure_boot_blocks_nvidia_module(f: FactView) -> Iterator[Hit]:
                "one, built on the node by DKMS or the installer, is unsigned or signed with a key never enrolled as a "
                "Machine Owner Key")
     gpu = "; until it loads, nvidia-smi cannot reach the driver and no GPU job runs" if nvidia else ""
+    # this node's kernel log since boot names no module (5.13 on): a refusal of some module, the NVIDIA
+    # driver's where its GPUs have no driver; another module's is a warning
+    logged = all(t.get("source") for t in told)
+    severity = "warning" if logged and not _driver_down(f) else None
     yield Hit(message=(f"line {s.get('line')}: \"{told_text(s)}\": the kernel refused to load {what} because of its "
                        f"signature{also}: {why}{gpu}"),
-              fix=_fix(f, nvidia), evidence=told_evidence(s))
+              fix=_fix(f, nvidia), evidence=told_evidence(s), severity=severity)

@@ -98,3 +98,44 @@ def test_signature_enforced_without_secure_boot_says_so():
     (hit,) = fired(SYMBOL, paste_facts_text("$ mokutil --sb-state\nSecureBoot disabled\n$ sudo modprobe amdgpu\n"
                                             "modprobe: ERROR: could not insert 'amdgpu': Key was rejected by service\n"))
     assert "module.sig_enforce=1" in hit.message and "amdgpu" in hit.message
+
+
+# On the node itself: the firmware's SecureBoot variable through efivarfs (4 bytes of attributes, then
+# the value: what a UEFI machine's file holds, attributes 0x06 = boot-service and runtime access), the
+# lockdown state, and the kernel log read through kernel_modsign.toml.
+_EFIVAR = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+
+
+def test_secure_boot_and_lockdown_are_read_on_the_node(tmp_path):
+    from rulekit import file_facts
+    g = file_facts(tmp_path, {_EFIVAR: "\x06\x00\x00\x00\x01", "/sys/kernel/security/lockdown": "none [integrity] confidentiality\n"})
+    assert g["facts"]["system"]["secure_boot"] is True and g["facts"]["system"]["lockdown"] == "integrity"
+    g = file_facts(tmp_path / "off", {_EFIVAR: "\x06\x00\x00\x00\x00"})
+    assert g["facts"]["system"]["secure_boot"] is False
+    assert "system.lockdown" in g["unknown"]   # not readable: unknown, never "none"
+    g = file_facts(tmp_path / "bios", {"/proc/sys/kernel/hostname": "n1\n"})
+    assert "system.secure_boot" in g["unknown"]
+
+
+def test_node_kernel_log_refusal_with_the_driver_down():
+    from hpcdoctor.triage.messages import find_messages
+    from rulekit import facts
+    logged = [dict(m, source="dmesg") for m in find_messages("[    4.101] Loading of unsigned module is rejected\n",
+                                                             families=("kernel_modsign",))]
+    g = facts("h100-kvm-1gpu", **{"kernel_log.messages": logged, "nvidia.pci_devices": 1,
+                                  "nvidia.error": "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"})
+    (hit,) = fired(SYMBOL, g)
+    assert hit.severity == "error" and "NVIDIA kernel module" in hit.message
+    assert [h.severity for h in fired("gpu-driver-unusable", g)] == ["info"]
+    # the driver answers: some other module was refused, a warning
+    (hit,) = fired(SYMBOL, facts("h100-kvm-1gpu", **{"kernel_log.messages": logged}))
+    assert hit.severity == "warning"
+
+
+def test_node_booted_with_secure_boot_and_no_driver_is_info():
+    from rulekit import facts
+    down = {"nvidia.pci_devices": 1, "nvidia.error": "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"}
+    (hit,) = fired(SYMBOL, facts("h100-kvm-1gpu", **down, **{"system.secure_boot": True}))
+    assert hit.severity == "info"
+    assert not fired("secure-boot-blocks-nvidia-module", facts("h100-kvm-1gpu", **down, **{"system.secure_boot": False}))
+    assert not fired("secure-boot-blocks-nvidia-module", facts("h100-kvm-1gpu", **{"system.secure_boot": True}))
