@@ -113,6 +113,9 @@ def secure_boot_blocks_nvidia_module(f: FactView) -> Iterator[Hit]:
         enabled"; alone it is an info finding (a caller without the privilege answers the same).
         Any module: the NVIDIA driver's, amdgpu or another vendor's DKMS package, a hand-built one.
         Not the kernel's "module verification failed: ... tainting kernel": that module loaded.
+        On the node: the same kernel lines in its log since boot (an error where the NVIDIA GPUs
+        have no working driver, a warning otherwise), and, the log unread, a node booted with
+        Secure Boot (its SecureBoot EFI variable) whose NVIDIA driver does not answer, at info.
 
     Why it matters:
         With Secure Boot on, Ubuntu, Fedora, RHEL and Arch's signed kernels load only modules
