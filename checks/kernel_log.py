@@ -5,7 +5,8 @@ driver's other NVRM notices (nvrm.toml: a GPU that stopped answering on PCIe, a 
 amdgpu's bad-page reports of an AMD GPU (amdgpu_ras.toml), its scheduler's ring timeouts and VM page
 faults (amdgpu_job.toml),
 the kernel's hardware-error families (kernel_hwerr.toml: machine checks, PCIe AER and DPC, APEI/GHES,
-IOMMU hardware errors) and EDAC's host-memory reports (edac.toml). A GPU that fell off the bus, one
+IOMMU hardware errors), EDAC's host-memory reports (edac.toml) and the kernel refusing a module for its
+signature under Secure Boot or lockdown (kernel_modsign.toml). A GPU that fell off the bus, one
 that NVIDIA says needs a reset or support, or failing DIMMs are found on the node itself and not only
 in a pasted log."""
 
@@ -29,7 +30,7 @@ TIMEOUT = 3.0
 # dmesg reads the ring buffer, which kernel.dmesg_restrict=1 keeps to root; journalctl -k reads
 # the journal's copy of this boot's kernel messages, open to the systemd-journal and adm groups.
 SOURCES = (["dmesg"], ["journalctl", "-k", "-b", "-q", "--no-pager", "-o", "short"])
-FAMILIES = ("xid", "nvrm", "amdgpu_ras", "amdgpu_job", "kernel_hwerr", "edac")
+FAMILIES = ("xid", "nvrm", "amdgpu_ras", "amdgpu_job", "kernel_hwerr", "edac", "kernel_modsign")
 
 
 def _read_lines(text: str) -> str:

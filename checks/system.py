@@ -107,7 +107,34 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     out["inotify"] = inotify
     out["clocksource"] = _clocksource(root)
     out["nvidia_profiling_admin_only"] = _profiling_admin_only(root)
+    out["secure_boot"] = _secure_boot(root)
+    out["lockdown"] = _lockdown(root)
     return {"system": out}
+
+
+# The firmware's SecureBoot variable (UEFI spec, EFI_GLOBAL_VARIABLE 8be4df61-93ca-11d2-aa0d-00e098032b8c)
+# through efivarfs, whose files (mode 0644, readable without root) hold the 4 bytes of the variable's
+# attributes, then its data (the kernel's Documentation/filesystems/efivarfs.rst): one byte, 1 when the
+# machine booted with Secure Boot on. mokutil --sb-state and shim-signed's update-secureboot-policy read
+# the same variable. No efivars directory: not booted through UEFI (no Secure Boot), or not recorded.
+_SECURE_BOOT = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+
+
+def _secure_boot(root: SysRoot) -> Any:
+    raw = root.read_or(_SECURE_BOOT)
+    if raw is None or len(raw) < 5:
+        return Unknown(f"{_SECURE_BOOT} not readable (not booted through UEFI, efivarfs not mounted, or not recorded)")
+    return {1: True, 0: False}.get(ord(raw[4]), Unknown(f"{_SECURE_BOOT} holds {ord(raw[4])}, neither 0 nor 1"))
+
+
+# The kernel's lockdown state (security/lockdown/lockdown.c lockdown_read: "none [integrity]
+# confidentiality", the one in force in brackets); the file was 0600 in its first release (5.4), 0644 since.
+_LOCKDOWN = "/sys/kernel/security/lockdown"
+
+
+def _lockdown(root: SysRoot) -> Any:
+    m = re.search(r"\[(none|integrity|confidentiality)\]", root.read_or(_LOCKDOWN) or "")
+    return m.group(1) if m else Unknown(f"{_LOCKDOWN} not readable (no lockdown LSM, root only on this kernel, or not recorded)")
 
 
 # The NVIDIA kernel module's parameters, one "Name: value" line each (a recorded H100 node's file is

@@ -31,6 +31,7 @@ MODULE_TOPIC = {
     "torch_allocator": "Software stack", "nccl_net": "Network", "nccl_ranks": "Network", "nccl_peers": "Network", "mpi_root": "Environment",
     "bench": "Benchmarks", "cluster": "Cluster", "cpu": "CPU precision", "environment": "Environment",
     "gpu_health": "GPU health", "gpu_driver": "GPU health", "gpu_memory": "GPU health", "gpu_sharing": "GPU health", "gpu_memory_held": "GPU health",
+    "gpu_health": "GPU health", "gpu_driver": "GPU health", "secure_boot": "GPU health", "gpu_memory": "GPU health", "gpu_sharing": "GPU health",
     "memory": "Memory", "network": "Network", "site": "Site expectations",
     "threads": "Threads and placement", "torch_build": "Software stack", "torch_driver": "Software stack", "torch_install": "Software stack",
     "torch_rocm": "Software stack", "libraries": "Software stack", "precision": "Software stack",

@@ -96,7 +96,7 @@ def nccl_shm_cause(f: FactView) -> Optional[dict]:
 # it is another job's bug, not this job's.
 _FROM_KERNEL_LOG = frozenset({"gpu-fallen-off-bus", "gpu-xid-reset-required", "ecc-uncorrectable-errors", "nvlink-errors",
                               "row-remap-pending", "host-dram-ecc-errors", "gpu-hardware-faulty",
-                              "amdgpu-job-timeout-too-short"})
+                              "amdgpu-job-timeout-too-short", "secure-boot-blocks-nvidia-module"})
 
 
 def catalogued(f: FactView, symbol: str) -> list:

@@ -12,9 +12,11 @@ from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.rules._common import catalogued, cuda_gpus, told_evidence, told_text
 from hpcdoctor.rules._nvrm import HELD_BY_OTHER, NVRM_TOLD, shows_gpu
 from hpcdoctor.rules.gpu_access import libs_not_bound_in_container
+from hpcdoctor.rules.secure_boot import SYMBOL as SECURE_BOOT, nvidia_refusal
 
 
-@rule("GPU001", "gpu-driver-unusable", "error", "GPUs present but the driver cannot be used", impact=10)
+@rule("GPU001", "gpu-driver-unusable", "error", "GPUs present but the driver cannot be used", impact=10,
+      also={"info": "the kernel refused the NVIDIA module for its signature: secure-boot-blocks-nvidia-module gives the cause"})
 def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -26,8 +28,9 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         CUDA's error 803 (display driver / CUDA driver mismatch), and torch's "CUDA unknown error"
         at start-up (CUDA's 999 from the device count: the unified-memory module's state), which
         jax/XLA and numba print as cuInit's CUDA_ERROR_UNKNOWN. modprobe's answers to loading the
-        module: not found for this kernel (a DKMS build that never ran), refused by Secure Boot
-        ("Required key not available"), or no GPU to drive ("No such device"). The stream
+        module: not found for this kernel (a DKMS build that never ran), or no GPU to drive ("No
+        such device"); a module refused for its signature (Secure Boot, lockdown) is an info finding
+        here, the cause and its fix being secure-boot-blocks-nvidia-module's. The stream
         executor's diagnostics that TensorFlow and jaxlib print after cuInit fails: "kernel version
         X does not match DSO version Y", and "kernel driver does not appear to be running on this
         host" where the paste shows an NVIDIA GPU (every machine without one prints it too). An
@@ -71,16 +74,33 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         error = f.get(f"{vendor}.error")
         if isinstance(on_bus, int) and on_bus > 0 and error:
             found = True
+            refused = nvidia_refusal(f) if vendor == "nvidia" else None
+            if refused is not None:
+                yield _left_to_secure_boot(refused)
+                continue
             yield Hit(
                 message=f"{on_bus} {vendor.upper()} GPU(s) on the PCI bus, but: {error}",
                 fix="# drain the node and report the message to the administrators (a driver/library mismatch needs a reboot)",
                 evidence={f"{vendor}.pci_devices": on_bus, f"{vendor}.error": error},
             )
     if not found:
+        refused = nvidia_refusal(f)
+        if refused is not None:
+            yield _left_to_secure_boot(refused)
+            return
         told = list(_driver_unusable_told(f))
         yield from told
         if not told:
             _bound_but_unasked(f)
+
+
+def _left_to_secure_boot(refused: dict) -> Hit:
+    """The kernel refused the NVIDIA module for its signature: the cause is named, and its fix given, by
+    secure-boot-blocks-nvidia-module; this rule only notes the driver's state (info), one error, not two."""
+    return Hit(message=(f"the NVIDIA driver is not loaded: the kernel refused its module for its signature (line "
+                        f"{refused.get('line')}: \"{told_text(refused)}\"); {SECURE_BOOT} says why and how to fix it"),
+               fix="lsmod | grep -w nvidia   # empty until the signed module loads; then: nvidia-smi",
+               severity="info", evidence=told_evidence(refused))
 
 
 # What a pasted nvidia-smi, NVML or CUDA message says of the driver, by catalogue entry: the state

@@ -58,7 +58,10 @@ MODPROBE_UNSIGNED = (">sudo modprobe -v nvidia\n"
 def test_modprobe_says_why_the_nvidia_module_is_not_loaded(tmp_path):
     (hit,) = fired("gpu-driver-unusable", paste_facts(tmp_path, MODPROBE_NOT_BUILT))
     assert "no NVIDIA module" in hit.message and "dkms autoinstall" in hit.fix  # modprobe's line, not nvidia-smi's
+    # refused for its signature: secure-boot-blocks-nvidia-module says why; this rule only notes it (info)
     (hit,) = fired("gpu-driver-unusable", paste_facts(tmp_path, MODPROBE_UNSIGNED))
+    assert hit.severity == "info" and "secure-boot-blocks-nvidia-module" in hit.message
+    (hit,) = fired("secure-boot-blocks-nvidia-module", paste_facts(tmp_path, MODPROBE_UNSIGNED))
     assert "Secure Boot" in hit.message and "mokutil --sb-state" in hit.fix
     # another module missing is not the NVIDIA driver's state
     assert not fired("gpu-driver-unusable", paste_facts(

@@ -56,8 +56,9 @@ def test_installer_unsigned_module_refusal_is_secure_boot(tmp_path):
     g = _text_facts(tmp_path, "ERROR: The kernel module failed to load. Secure boot is enabled on this system, so this "
                               "is likely because it was not signed by a key that is trusted by the kernel. Please try "
                               "installing the driver again, and sign the kernel module when prompted to do so.\n")
-    (f,) = fired("gpu-driver-unusable", g)
+    (f,) = fired("secure-boot-blocks-nvidia-module", g)
     assert "Secure Boot" in f.message and "mokutil" in f.fix
+    assert [x.severity for x in fired("gpu-driver-unusable", g)] == ["info"]  # the cause is the rule above's
 
 
 def test_words_about_nouveau_are_not_the_installers_refusal():
