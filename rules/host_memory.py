@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, ticket_evidence, told_text
@@ -50,10 +51,9 @@ _WHICH = ("free -g   # RAM and swap the node has, against the size the message a
 
 
 _GIB = {"k": 1 / 2 ** 20, "m": 1 / 1024, "g": 1, "t": 1024, "p": 2 ** 20, "e": 2 ** 30}
-# Above this a single allocation is larger than the nodes most jobs run on: the request itself (a
-# broadcast, a dense matrix of a sparse one, a wrong dtype) is the problem, not the host
-# (tests/fixtures/tickets_blind_j: NumPy's 201 GiB meshgrid and 926 GiB dense matrix).
-_PROGRAMS_OWN_GIB = 128
+# Above this a single allocation is the program's own request gone wrong, not the host's memory
+# (knowledge/thresholds.toml [runtime_allocation], hpcdoctor's own line, with its reason).
+_PROGRAMS_OWN_GIB = knowledge.load("thresholds")["runtime_allocation"]["programs_own_gib"]
 
 
 def _beyond_any_node(s: dict) -> bool:
