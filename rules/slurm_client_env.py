@@ -47,8 +47,10 @@ def slurm_accounting_disabled(f: FactView) -> Iterator[Hit]:
         slurmdbd and AccountingStorageType=accounting_storage/slurmdbd (Slurm's accounting guide).
 
     References:
-        SchedMD/slurm src/sacct/options.c, src/sacctmgr/sacctmgr.c, src/sreport/sreport.c;
-        https://slurm.schedmd.com/accounting.html
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/sacct/options.c (accounting storage and job completion disabled)
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/sacctmgr/sacctmgr.c (only accounting_storage/slurmdbd)
+        - https://slurm.schedmd.com/accounting.html
+        - https://github.com/galaxyproject/galaxy/issues/9927
     """
     told = catalogued(f, "slurm-accounting-disabled")
     if not told:
@@ -109,9 +111,10 @@ def slurm_inherited_env_conflict(f: FactView) -> Iterator[Hit]:
         needs it; SLURM_JOB_ID outside a live allocation), or give the option on the command line.
 
     References:
-        SchedMD/slurm src/common/slurm_opt.c (validate_options_salloc_sbatch_srun), src/srun/allocate.c;
-        sbatch(1), srun(1): INPUT ENVIRONMENT VARIABLES;
-        https://github.com/esm-tools/esm_tools/issues/1148
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/slurm_opt.c (validate_options_salloc_sbatch_srun, _validate_nodelist, _validate_arbitrary)
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/srun/allocate.c (existing_allocation: SLURM_JOB_ID)
+        - https://slurm.schedmd.com/sbatch.html#SECTION_INPUT-ENVIRONMENT-VARIABLES
+        - https://github.com/esm-tools/esm_tools/issues/1148
     """
     told = catalogued(f, "slurm-inherited-env-conflict")
     if not told:
