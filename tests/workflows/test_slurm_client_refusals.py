@@ -1,0 +1,34 @@
+"""The real Slurm clients' refusals read back (rules/slurm_client_env.py): sacct on the test cluster,
+which keeps no accounting storage (tests/slurm_cluster.py: AccountingStorageType=accounting_storage/none),
+and srun and sbatch refusing what SLURM_* variables in their environment ask, before the controller
+is asked. What each client prints is pasted to hpcdoctor as a user would."""
+
+from __future__ import annotations
+
+import pytest
+
+from rulekit import fired, told_facts
+
+pytestmark = pytest.mark.slow  # real daemons: munged, slurmctld, slurmd
+
+
+def test_sacct_on_a_cluster_without_accounting_storage(slurm):
+    res = slurm.run(["sacct", "-X"], timeout=30)
+    assert res.returncode != 0 and "Slurm accounting storage is disabled" in res.stderr
+    (f,) = fired("slurm-accounting-disabled", told_facts(f"$ sacct -X\n{res.stderr}"))
+    assert "AccountingStorageType" in f.fix
+
+
+def test_srun_refusing_memory_variables_an_outer_job_would_export(slurm):
+    res = slurm.run(["srun", "hostname"], timeout=30, env={"SLURM_MEM_PER_CPU": "100", "SLURM_MEM_PER_NODE": "200"})
+    assert res.returncode != 0 and "are mutually exclusive" in res.stderr
+    (f,) = fired("slurm-inherited-env-conflict", told_facts(res.stderr))
+    assert "SLURM_MEM_PER_CPU" in f.message
+
+
+def test_sbatch_refusing_a_slurm_hostfile_it_cannot_read(slurm):
+    missing = slurm.root / "jobs" / "no-such-hostfile"
+    res = slurm.run(["sbatch", "--wrap", "true"], timeout=30, env={"SLURM_HOSTFILE": str(missing)})
+    assert res.returncode != 0 and "Failure getting NodeNames from hostfile" in res.stderr
+    (f,) = fired("slurm-inherited-env-conflict", told_facts(res.stderr))
+    assert "SLURM_HOSTFILE" in f.message and "unset SLURM_HOSTFILE" in f.fix
