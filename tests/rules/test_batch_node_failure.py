@@ -22,6 +22,13 @@ def test_htcondors_failed_reconnect_is_a_lost_host_with_htcondors_fix():
     assert not fired("slurm-time-limit", g)
 
 
+def test_torques_sister_eof_names_the_lost_node_with_pbss_fix():
+    g = recorded_paste_facts("ompi-users-16021-torque-sister-eof.txt")
+    (f,) = fired("slurm-node-failure", g)
+    assert f.message.startswith("PBS ended (or requeued) the job") and "line 2" in f.message
+    assert "pbsnodes n314" in f.fix and "tracejob" in f.fix and "sacct" not in f.fix
+
+
 def test_fluxs_node_failure_note_fires_with_fluxs_fix():
     (f,) = fired("slurm-node-failure", recorded_paste_facts("flux-core-6653-flux-jobs-node-failure.txt"))
     assert f.message.startswith("Flux ended (or requeued) the job") and "node failure on elcap8767" in f.message
