@@ -199,11 +199,11 @@ _FAMILY_SCHEDULER = {"pbs_node_down": "pbs", "pbs_exit": "pbs", "lsf": "lsf", "f
                      "sge": "sge"}
 # The words that are a host's loss or an administrator's act alike (sge.toml: the qmaster's "Pushed"
 # rescheduling is both reschedule_unknown and qmod -rj): read at info.
-_EITHER = frozenset(("sge:qmaster-pushed-rescheduling",))
+_EITHER = frozenset(("sge:qmaster-pushed-rescheduling", "sge:qmaster-reaping-not-restartable"))
 
 
 @rule("SYS007", "slurm-node-failure", "error", "the batch system ended the job because a node of its allocation failed",
-      impact=7, also={"info": "only Grid Engine's \"Pushed rescheduling\", which an administrator's qmod -rj prints too"})
+      impact=7, also={"info": "only Grid Engine's \"Pushed rescheduling\" or \"Reaping not restartable\", which an administrator's qmod -rj prints too"})
 def slurm_node_failure(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -217,8 +217,8 @@ def slurm_node_failure(f: FactView) -> Iterator[Hit]:
         terminate, 'EOF' (code 1099) - received SISTER_EOF"; LSF's TERM_REMOVE_HUNG_JOB (the host
         unreachable past REMOVE_HUNG_JOBS_FOR) and TERM_SLURM; Flux's "node failure on h (rank n)"
         (before v0.63 "lost contact with job shell on broker h (rank n)"); HTCondor's event 024 "Job
-        reconnection failed"; Grid Engine's "Pushed rescheduling of job n on host h" (at info: qmod
-        -rj prints it too). The neighbours that say no host was lost (a job kept running, one that
+        reconnection failed"; Grid Engine's "Pushed rescheduling of job n on host h" and "Reaping not
+        restartable job n" (at info: qmod -rj prints them too). The neighbours that say no host was lost (a job kept running, one that
         never started, an eviction, a disconnect that may reconnect, a program that crashed on one
         node) are read and stay silent.
 
@@ -255,8 +255,11 @@ def slurm_node_failure(f: FactView) -> Iterator[Hit]:
         name, fix = _NODE_FAIL_FIXES[scheduler]
         # an HTCondor slot is "slot1@host": its Machine is the host
         fix = fix.format(node=node or "NODE", machine=(node or "MACHINE").rpartition("@")[2])
+        job = _job_of(told)  # a MOM log line's job id, an HTCondor event's cluster
+        if job:
+            fix = fix.replace("JOBID", job)
         if s.get("id") in _EITHER:
-            yield Hit(message=f"{name} rescheduled the job off its host (line {s['line']}: \"{told_text(s)}\"): its qmaster "
+            yield Hit(message=f"{name} rescheduled or ended the job off its host (line {s['line']}: \"{told_text(s)}\"): its qmaster "
                               "does this when the host's execd stops answering past reschedule_unknown (the node failed), "
                               "and an administrator's qmod -rj prints the same words",
                       fix=fix, evidence=ticket_evidence(s), severity="info")

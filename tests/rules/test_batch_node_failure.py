@@ -17,7 +17,7 @@ def test_htcondors_failed_reconnect_is_a_lost_host_with_htcondors_fix():
     (f,) = fired("slurm-node-failure", g)
     assert f.severity == "error"
     assert f.message.startswith("HTCondor ended (or requeued) the job") and "line 5" in f.message
-    assert "condor_history -l JOBID" in f.fix and 'Machine != "CRUSH-SUGWG-OSG-10-5-137-88"' in f.fix
+    assert "condor_history -l 6509789 " in f.fix and 'Machine != "CRUSH-SUGWG-OSG-10-5-137-88"' in f.fix
     assert "sacct" not in f.fix and "sbatch" not in f.fix
     assert not fired("slurm-time-limit", g)
 
@@ -58,12 +58,22 @@ def test_each_schedulers_node_loss_fires_with_its_own_commands(text, who, node):
     assert (node or "NODE") in f.fix
 
 
+def test_a_mom_log_line_names_the_job():
+    (f,) = fired("slurm-node-failure", told_facts("03/02/2024 10:11:12;0008;pbs_mom;Job;1234.pbs01;node EOF 1 (r1i0n5)\n"))
+    assert f.fix.startswith("tracejob 1234 ") and "pbsnodes r1i0n5" in f.fix
+
+
 def test_grid_engines_pushed_rescheduling_is_info_it_is_qmod_rj_too():
     # MSG_RU_MSGFILEINFO (daimh/sge 05d828f msg_qmaster.h) as a messages file line, values filled in
     (f,) = fired("slurm-node-failure", told_facts(
         "05/04/2011 03:36:38|worker|master|I|Pushed rescheduling of job 4711.1 on host node17\n"))
-    assert f.severity == "info" and f.message.startswith("Grid Engine rescheduled the job off its host")
+    assert f.severity == "info" and f.message.startswith("Grid Engine rescheduled or ended the job off its host")
     assert "qmod -rj" in f.message and "qhost -h node17" in f.fix and "h='!node17'" in f.fix
+
+
+def test_grid_engines_reaping_is_info_too():
+    (f,) = fired("slurm-node-failure", told_facts("05/04/2011 03:36:38|worker|master|I|Reaping not restartable job 4711.1\n"))
+    assert f.severity == "info" and f.fix.startswith("qacct -j 4711 ")
 
 
 def test_slurms_own_line_keeps_slurms_fix():
@@ -98,6 +108,7 @@ def test_silent_where_no_host_was_lost(paste):
     ("007 (123.000.000) 03/27 15:12:43 Shadow exception!\n", "htcondor:event-shadow-exception"),
     ("Forced rescheduling of job 4711.1 on host node17\n", "sge:qmaster-forced-rescheduling"),
     ("failed       25  : rescheduling\n", "sge:qacct-failed-25"),
+    ("The job 4711.1 is not restartable\n", "sge:qmaster-not-restartable"),
 ])
 def test_neighbours_are_read_but_are_no_node_failure(text, symptom):
     assert symptom in {s["id"] for s in find_messages(text)}
