@@ -1,7 +1,8 @@
 """A batch system ending a job, not a fault of its GPU or its program: Slurm's time limit,
-preemption and node failure (slurm_job_end.toml, slurm_reasons.toml), and the time-limit kills of
-PBS (TORQUE, OpenPBS), LSF, Grid Engine and Flux (pbs_job_end.toml, lsf.toml, sge.toml, flux.toml), each read in a
-paste with the fix of the scheduler that printed it."""
+preemption and node failure (slurm_job_end.toml, slurm_reasons.toml), and the time-limit kills and
+node failures of PBS (TORQUE, OpenPBS), LSF, Grid Engine, Flux and HTCondor (pbs_job_end.toml,
+pbs_node_down.toml, lsf.toml, sge.toml, flux.toml, htcondor.toml), each read in a paste with the fix
+of the scheduler that printed it."""
 
 from __future__ import annotations
 
@@ -170,35 +171,104 @@ def slurm_job_preempted(f: FactView) -> Iterator[Hit]:
               evidence=ticket_evidence(s))
 
 
-@rule("SYS007", "slurm-node-failure", "error", "Slurm ended the job because a node of its allocation failed", impact=7)
+# The other batch systems' words for a node of the job lost (pbs_node_down.toml, pbs_exit.toml -14/-20,
+# lsf.toml, flux.toml, htcondor.toml, sge.toml): where each shows the job's hosts and the host's state,
+# how a job asks to be run again after such a loss, and how it keeps off the host. NODE is the host the
+# paste names, where it names one.
+_NODE_FAIL_FIXES = {
+    # qstat -x -f (OpenPBS; TORQUE keeps finished jobs only for keep_completed), tracejob, pbsnodes(8B)
+    "pbs": ("PBS", "tracejob JOBID   # the server's and MOMs' lines for the job: which execution node went down, and when\n"
+                   "pbsnodes {node}   # its state (down, offline) and the comment PBS recorded\n"
+                   "pbsnodes -l   # every node PBS holds down or offline\n"
+                   "#PBS -r y   # in the job script: rerunnable, so PBS requeues it when a node is lost (and tell the administrators)"),
+    "lsf": ("LSF", "bjobs -l -d JOBID   # the job's execution hosts and its termination reason\n"
+                   "bhosts -l {node}   # the host's status (unavail: host down; unreach: sbatchd down)\n"
+                   "bsub -R \"select[hname!='{node}']\" < job.sh   # resubmit away from it (#BSUB -r makes a job rerunnable), and tell the administrators"),
+    "flux": ("Flux", "flux jobs -a -f failed -o '{{id.f58}} {{exception.type}} {{exception.note}}'   # the jobs a node failure ended\n"
+                     "flux resource drain   # the nodes Flux holds drained, with the reason\n"
+                     "flux batch --requires=-host:{node} job.sh   # resubmit away from it, and tell the administrators"),
+    "htcondor": ("HTCondor", "condor_history -l JOBID | grep -iE 'LastRemoteHost|NumJobReconnects|JobDisconnectedDate|LastVacateTime'   # where it ran, and how often the shadow lost it\n"
+                             "condor_status -l {node} | grep -iE '^(Name|State|Activity|LastHeardFrom)'   # whether the execute slot is back\n"
+                             "condor_submit -append 'requirements = Machine != \"{machine}\"' job.sub   # resubmit away from that machine (HTCondor already reruns this job), and tell the administrators"),
+    "sge": ("Grid Engine", "qacct -j JOBID | grep -E '^(hostname|failed|exit_status|end_time)'   # where it ran and how it ended\n"
+                           "qhost -h {node}   # the host's load: \"-\" throughout means its execd does not answer\n"
+                           "qstat -f -explain a | grep -B1 -E 'au|alarm'   # the queue instances in unknown or alarm state\n"
+                           "qsub -r y -l h='!{node}' job.sh   # resubmit rerunnable, away from it, and tell the administrators"),
+}
+_FAMILY_SCHEDULER = {"pbs_node_down": "pbs", "pbs_exit": "pbs", "lsf": "lsf", "flux": "flux", "htcondor": "htcondor",
+                     "sge": "sge"}
+# The words that are a host's loss or an administrator's act alike (sge.toml: the qmaster's "Pushed"
+# rescheduling is both reschedule_unknown and qmod -rj): read at info.
+_EITHER = frozenset(("sge:qmaster-pushed-rescheduling", "sge:qmaster-reaping-not-restartable"))
+
+
+@rule("SYS007", "slurm-node-failure", "error", "the batch system ended the job because a node of its allocation failed",
+      impact=7, also={"info": "only Grid Engine's \"Pushed rescheduling\" or \"Reaping not restartable\", which an administrator's qmod -rj prints too"})
 def slurm_node_failure(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, slurmstepd's "*** JOB n ON host CANCELLED AT t DUE TO NODE FAILURE, SEE
         SLURMCTLD LOG FOR DETAILS ***" (Slurm 14: "DUE TO NODE host FAILURE"), a sacct row in state
-        NODE_FAIL, or scontrol's Reason=NodeDown.
+        NODE_FAIL, or scontrol's Reason=NodeDown. The same end under the other batch systems:
+        OpenPBS's server "Job requeued, execution node h down" and "Job deleted, execution node h
+        down", its MOMs' "node EOF n (h)", "lost communication with h for > n secs, killing job now"
+        and "lost connection to MS on h", qstat -xf's Exit_status -14 (a sister MOM lost) and -20
+        (the mother superior's node lost); TORQUE's "=>> PBS: job killed: node n (h) requested job
+        terminate, 'EOF' (code 1099) - received SISTER_EOF"; LSF's TERM_REMOVE_HUNG_JOB (the host
+        unreachable past REMOVE_HUNG_JOBS_FOR) and TERM_SLURM; Flux's "node failure on h (rank n)"
+        (before v0.63 "lost contact with job shell on broker h (rank n)"); HTCondor's event 024 "Job
+        reconnection failed"; Grid Engine's "Pushed rescheduling of job n on host h" and "Reaping not
+        restartable job n" (at info: qmod -rj prints them too). The neighbours that say no host was lost (a job kept running, one that
+        never started, an eviction, a disconnect that may reconnect, a program that crashed on one
+        node) are read and stay silent.
 
     Why it matters:
-        A node of the allocation stopped answering slurmctld (it rebooted, lost its network, or its
-        slurmd died), and Slurm ended the job on every node. The program is not at fault; the same
-        node may fail the next job too.
+        A node of the allocation stopped answering the batch system (it rebooted, lost its network,
+        or its daemon died), and the job ended on every node, or was requeued to start again. The
+        program is not at fault; the same node may fail the next job too.
 
     How to fix:
-        sacct names the nodes; scontrol show node gives the reason Slurm recorded. Resubmit without
-        that node (--exclude) or with --requeue, and tell the administrators.
+        The batch system's records name the host and the state it holds it in. Resubmit away from
+        that node (or ask for the job to be rerun after such a loss), and tell the administrators.
 
     References:
         - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmd/slurmstepd/req.c
         - https://slurm.schedmd.com/sbatch.html#OPT_requeue
+        - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/server/node_manager.c (post_discard_job)
+        - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/resmom/mom_comm.c (im_eof)
+        - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/resmom/mom_main.c
+        - https://www.ibm.com/docs/SSWRJV_10.1.0/lsf_admin/job_kill_hung.html
+        - https://github.com/flux-framework/flux-core/blob/4a5e79f56b850a58cbbfc4b5af5a5b1fcd04c049/src/modules/job-exec/bulkexec.c
+        - https://github.com/htcondor/htcondor/blob/7491a145f64a1c2393ed0933375874344fa44f9f/src/condor_utils/condor_event.cpp (JobReconnectFailedEvent)
+        - https://github.com/daimh/sge/blob/05d828f59b32c238936b362cdb89292d261a2b9f/source/daemons/qmaster/reschedule.c
     """
     told = catalogued(f, "slurm-node-failure")
     if not told:
         return
     s = told[0]
-    job = _job_of(told)
-    node = next((t.get("failed") or t.get("node") for t in told if t.get("failed") or t.get("node")), None)
+    node = next((t.get("failed") or t.get("node") or t.get("mailnode") for t in told
+                 if t.get("failed") or t.get("node") or t.get("mailnode")), None)
     if node == "...":
         node = None  # elided by the reporter
+    scheduler = _FAMILY_SCHEDULER.get(str(s.get("family")))
+    if scheduler:
+        name, fix = _NODE_FAIL_FIXES[scheduler]
+        # an HTCondor slot is "slot1@host": its Machine is the host
+        fix = fix.format(node=node or "NODE", machine=(node or "MACHINE").rpartition("@")[2])
+        job = _job_of(told)  # a MOM log line's job id, an HTCondor event's cluster
+        if job:
+            fix = fix.replace("JOBID", job)
+        if s.get("id") in _EITHER:
+            yield Hit(message=f"{name} rescheduled or ended the job off its host (line {s['line']}: \"{told_text(s)}\"): its qmaster "
+                              "does this when the host's execd stops answering past reschedule_unknown (the node failed), "
+                              "and an administrator's qmod -rj prints the same words",
+                      fix=fix, evidence=ticket_evidence(s), severity="info")
+            return
+        yield Hit(message=f"{name} ended (or requeued) the job because a node of its allocation failed (line {s['line']}: \"{told_text(s)}\"): "
+                          f"not the program's fault; {name} names the host and holds its state",
+                  fix=fix, evidence=ticket_evidence(s))
+        return
+    job = _job_of(told)
     yield Hit(message=f"Slurm ended the job because a node of its allocation failed (line {s['line']}: \"{told_text(s)}\"): "
                       "not the program's fault; the node's reason is in slurmctld's records",
               fix=(_sacct(job, "JobID,State,NodeList,Elapsed", "NODE_FAIL") + "   # the nodes it ran on\n"
