@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import PASTES, fired, recorded_paste_facts, told_facts
+from rulekit import fired, recorded_paste_facts, told_facts
 from hpcdoctor.triage.messages import find_messages
 
 
