@@ -14,6 +14,7 @@ from hpcdoctor.rules._common import (cuda_gpus, gpu_of_ticket, ticket_evidence, 
 from hpcdoctor.rules._arch_refusals import fallback_info, generation_refusal
 from hpcdoctor.rules._fatbin import native_binary_lacks_arch
 from hpcdoctor.rules._stacks import tf_or_jax_framework_missing_arch
+from hpcdoctor.rules._torch_carries import torch_build_verdict, torch_works_said
 
 
 @rule("SW013", "framework-missing-arch", "error", "a framework's own kernels have no code for this GPU", impact=9,
@@ -122,6 +123,10 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
                       f"capability {sgl['min_cc']}+, or serve this GPU with a framework that lists it ({_vllm_minimum()})",
                   evidence={**ticket_evidence(s), "framework.min_cc": sgl["min_cc"]})
         return
+    ext = _extension_kernel_missing(f)
+    if ext is not None:
+        yield ext
+        return
     asked = sym.get("prose:flash-attn2-requested") or sym.get("frameworks:flash-attn2-installed")
     if not (asked and gpu and version_of(gpu["cc"]) < version_of(fa["min_cc"])):
         info = fallback_info(f, sym)
@@ -212,6 +217,48 @@ def _hip_kernel_outside_torch(f: FactView):
                fix="rocminfo | grep -m1 -o 'gfx[0-9a-f]*'   # the GPU's target: rebuild the library with it "
                    "(-DAMDGPU_TARGETS=<gfx> / --offload-arch=<gfx>), or use a ROCm release that lists the GPU",
                evidence=told_evidence(s))
+
+
+# CUDA's error 209 in the runtime's words (cuda.toml, driver.toml): raised through torch's check by
+# an extension's kernel as much as by torch's own.
+_NO_IMAGE = frozenset({"cuda:cudaErrorNoKernelImageForDevice", "cuda_driver:CUDA_ERROR_NO_BINARY_FOR_GPU"})
+
+
+def _extension_kernel_missing(f: FactView):
+    """CUDA's "no kernel image is available for execution on the device" where torch's own build
+    carries the GPU: the paste names the torch release (its CUDA variant where said) and the GPU, and
+    every official wheel of it runs that GPU by NVIDIA's binary compatibility (rules/_torch_carries.py),
+    or the user says plain torch runs. The kernel without code is an extension's or another
+    framework's, built without the GPU's architecture."""
+    s = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") in _NO_IMAGE), None)
+    if s is None:
+        return None
+    verdict = torch_build_verdict(f)
+    works = torch_works_said(f)
+    if not (verdict["carries"] or works):
+        return None
+    gpu = verdict.get("gpu")
+    reasons = []
+    if verdict["carries"]:
+        lists = wheels.release_arch_lists(verdict["torch"], verdict.get("cuda")) or wheels.release_arch_lists(verdict["torch"])
+        archs = sorted({a for w in lists for a in w["arch"]}, key=lambda a: (len(a), a))
+        reasons.append(f"torch {verdict['torch']}'s official wheels"
+                       + (f" (CUDA {verdict['cuda']}, line {verdict['line']})" if verdict.get("cuda") else "")
+                       + f" carry {', '.join(archs)}, which run compute capability {gpu['cc']} (binary compatibility "
+                       "within a major)")
+    if works:
+        reasons.append(f"the user says plain torch runs (line {works.get('line')})")
+    cc = gpu["cc"] if gpu else None
+    on = f" on {gpu['name']} (compute capability {cc})" if gpu else ""
+    arch = f"\"{cc}\"" if cc else "\"$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n1)\""
+    return Hit(message=f"a kernel has no code for this GPU{on} (line {s.get('line')}: \"no kernel image is available for "
+                       f"execution on the device\"), and it is not torch's: {'; '.join(reasons)}. The extension or "
+                       "framework built against torch was compiled without this GPU's architecture",
+               fix=f"export TORCH_CUDA_ARCH_LIST={arch}   # the GPU's compute capability, for torch.utils.cpp_extension\n"
+                   "pip install --no-build-isolation --no-cache-dir --force-reinstall --no-deps .   "
+                   "# in the extension's source tree: rebuilt with code for this GPU",
+               evidence={**told_evidence(s), "torch.version": verdict.get("torch"), "torch.cuda": verdict.get("cuda"),
+                         **({"compute_capability": cc} if cc else {}), **({"user_said": works.get("text")} if works else {})})
 
 
 def _torch_lacks_the_gpu(f, sym) -> bool:
