@@ -34,10 +34,10 @@ def torch_build_verdict(f: FactView) -> Dict[str, Any]:
     """{"carries": True/False/None, "torch", "cuda", "gpu", "line", "why"}: whether the official
     wheels of the torch the paste names run the GPU it names; "why" says what is unknown."""
     found = {s.get("id"): s for s in reversed(f.get("ticket.symptoms") or [])}
+    # Only what the paste's text says: a node's own torch report is torch-missing-arch's arch-list check,
+    # and a pasted error beside a node's report may come from another machine.
     release = cuda = line = None
-    if f.get("torch.version"):
-        release, cuda = str(f.get("torch.version")).split("+")[0], f.get("torch.cuda")
-    elif found.get(_NAMED):
+    if found.get(_NAMED):
         s = found[_NAMED]
         release, cuda, line = s.get("torch"), wheels.cuda_of_tag("cu" + str(s.get("cu"))), s.get("line")
     else:
