@@ -9,11 +9,12 @@ from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import wheels
-from hpcdoctor.rules._common import (cuda_gpus, gpu_of_ticket, ticket_evidence, ticket_symptoms, told_evidence,
+from hpcdoctor.rules._common import (catalogued, cuda_gpus, gpu_of_ticket, ticket_evidence, ticket_symptoms, told_evidence,
                                      told_text, torch_hip_invalid_function, version_of)
 from hpcdoctor.rules._arch_refusals import fallback_info, generation_refusal
 from hpcdoctor.rules._fatbin import native_binary_lacks_arch
 from hpcdoctor.rules._stacks import tf_or_jax_framework_missing_arch
+from hpcdoctor.rules._torch_carries import torch_build_verdict, torch_works_said
 
 
 @rule("SW013", "framework-missing-arch", "error", "a framework's own kernels have no code for this GPU", impact=9,
@@ -40,7 +41,14 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
         A program that is not torch reporting CUDA's error 209 by its enum name: CuPy's and
         numba's CUDA_ERROR_NO_BINARY_FOR_GPU, Thrust's and CuPy's cudaErrorNoKernelImageForDevice,
         cudarc's DriverError(CUDA_ERROR_NO_BINARY_FOR_GPU, ...), RustaCUDA's NoBinaryForGpu: its
-        own fatbin has no code for the GPU.
+        own fatbin has no code for the GPU. Kokkos' own refusal at Kokkos::Cuda::initialize
+        (knowledge/messages/kokkos.toml): its architecture probe did not run ("compiled for compute
+        capability 0.0 (< 5.0)", "likely mismatch of architecture"), or ran code for an architecture
+        above the GPU's ("... is not supported by CUDA!"; Kokkos 3.1.00/3.1.01's reversed check of a
+        lower minor, kokkos#3026, at info). Where a paste names the torch release (and its CUDA
+        variant) and the GPU, and torch's own official wheels carry the GPU (binary compatibility
+        within a major), CUDA's "no kernel image is available" raised through torch is an
+        extension's (knowledge/torch_wheels.toml), as it is where the user says plain torch runs.
 
     Why it matters:
         torch runs on the GPU, so its checks pass, and the job dies at the framework's first
@@ -66,6 +74,10 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
         - https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html (CUDA_ERROR_NO_BINARY_FOR_GPU = 209)
         - https://github.com/bheisler/RustaCUDA/blob/c74efcb14fa24d53ac5ca1ce57e6f5794b62ce25/src/error.rs
         - https://docs.nvidia.com/cuda/cuda-binary-utilities/index.html (cuobjdump --list-elf, --list-ptx)
+        - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility (sm_XY runs on X.z, z >= y)
+        - https://github.com/kokkos/kokkos/blob/4.6.01/core/src/Cuda/Kokkos_Cuda_Instance.cpp (Cuda::impl_initialize's checks)
+        - https://github.com/kokkos/kokkos/issues/1944 (the probe kernel fails to launch: "compiled for compute capability 0.0")
+        - https://github.com/kokkos/kokkos/issues/3026 (3.1's reversed minor check, fixed by #3035)
     """
     sym = ticket_symptoms(f)
     if not sym or _torch_lacks_the_gpu(f, sym):
@@ -121,6 +133,14 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
                       "# the package whose kernel failed is built for newer GPUs: run it on a GPU of compute "
                       f"capability {sgl['min_cc']}+, or serve this GPU with a framework that lists it ({_vllm_minimum()})",
                   evidence={**ticket_evidence(s), "framework.min_cc": sgl["min_cc"]})
+        return
+    kokkos = _kokkos_arch(f)
+    if kokkos is not None:
+        yield kokkos
+        return
+    ext = _extension_kernel_missing(f)
+    if ext is not None:
+        yield ext
         return
     asked = sym.get("prose:flash-attn2-requested") or sym.get("frameworks:flash-attn2-installed")
     if not (asked and gpu and version_of(gpu["cc"]) < version_of(fa["min_cc"])):
@@ -212,6 +232,85 @@ def _hip_kernel_outside_torch(f: FactView):
                fix="rocminfo | grep -m1 -o 'gfx[0-9a-f]*'   # the GPU's target: rebuild the library with it "
                    "(-DAMDGPU_TARGETS=<gfx> / --offload-arch=<gfx>), or use a ROCm release that lists the GPU",
                evidence=told_evidence(s))
+
+
+_KOKKOS_FIX = ("nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader   # the GPU's compute capability\n"
+               "grep -h -o -E 'Kokkos_ARCH_[A-Z]+[0-9]+:BOOL=ON' CMakeCache.txt   # in the program's build directory: "
+               "the GPU architecture Kokkos was built for; rebuild Kokkos and the program with the GPU's own "
+               "(-DKokkos_ARCH_VOLTA70=ON for 7.0, AMPERE86 for 8.6; Makefile builds: KOKKOS_ARCH=Volta70)")
+
+
+def _kokkos_arch(f: FactView):
+    """Kokkos' own refusal at Kokkos::Cuda::initialize (knowledge/messages/kokkos.toml): its probe kernel
+    did not run ("compiled for compute capability 0.0", "likely mismatch of architecture"), ran code of
+    an architecture above the GPU's ("... is not supported by CUDA!"), or the GPU is below Kokkos'
+    minimum. Kokkos 3.1.00/3.1.01 refused a lower minor of the same major by a reversed check
+    (kokkos/kokkos#3026, fixed by #3035): that is said at info, the build runs there."""
+    s = next((t for t in catalogued(f, "framework-missing-arch") if t.get("family") == "kokkos"), None)
+    if s is None:
+        return None
+    key, said = s.get("key"), f"line {s.get('line')}: \"{told_text(s)}\""
+    compiled, device = s.get("compiled"), s.get("device")
+    if key == "cuda-insufficient-capability":
+        return Hit(message=f"{said}: Kokkos supports no GPU below compute capability {s.get('min_cc')}; this one is "
+                           f"{device}", fix=_KOKKOS_FIX, evidence=told_evidence(s))
+    if key == "cuda-compiled-not-supported" and compiled and device:
+        c, d = version_of(compiled), version_of(device)
+        if c.major == d.major and c < d:
+            return Hit(message=f"{said}: code for {compiled} runs on a {device} GPU (binary compatibility within a "
+                               "major); Kokkos 3.1.00 and 3.1.01 compared the minor the wrong way round "
+                               "(kokkos/kokkos#3026, fixed in 3.2.00 by #3035)",
+                       severity="info", fix="# update Kokkos to 3.2.00 or later, or build for this GPU's own architecture\n"
+                                            + _KOKKOS_FIX, evidence=told_evidence(s))
+        return Hit(message=f"{said}: the program's Kokkos was built for compute capability {compiled}, the GPU is "
+                           f"{device}: its kernels cannot run here", fix=_KOKKOS_FIX, evidence=told_evidence(s))
+    on = f" on a GPU of compute capability {device}" if device else ""
+    return Hit(message=f"{said}: Kokkos' probe kernel did not run{on}: the program's Kokkos build has no code for this "
+                       "GPU (Kokkos_ARCH set for another GPU; kokkos/kokkos#1944). A driver older than the CUDA the "
+                       "build used fails the probe the same way: nvidia-smi shows the driver's CUDA",
+               fix=_KOKKOS_FIX, evidence=told_evidence(s))
+
+
+# CUDA's error 209 in the runtime's words (cuda.toml, driver.toml): raised through torch's check by
+# an extension's kernel as much as by torch's own.
+_NO_IMAGE = frozenset({"cuda:cudaErrorNoKernelImageForDevice", "cuda_driver:CUDA_ERROR_NO_BINARY_FOR_GPU"})
+
+
+def _extension_kernel_missing(f: FactView):
+    """CUDA's "no kernel image is available for execution on the device" where torch's own build
+    carries the GPU: the paste names the torch release (its CUDA variant where said) and the GPU, and
+    every official wheel of it runs that GPU by NVIDIA's binary compatibility (rules/_torch_carries.py),
+    or the user says plain torch runs. The kernel without code is an extension's or another
+    framework's, built without the GPU's architecture."""
+    s = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") in _NO_IMAGE), None)
+    if s is None:
+        return None
+    verdict = torch_build_verdict(f)
+    works = torch_works_said(f)
+    if not (verdict["carries"] or works):
+        return None
+    gpu = verdict.get("gpu")
+    reasons = []
+    if verdict["carries"]:
+        lists = wheels.release_arch_lists(verdict["torch"], verdict.get("cuda")) or wheels.release_arch_lists(verdict["torch"])
+        archs = sorted({a for w in lists for a in w["arch"]}, key=lambda a: (len(a), a))
+        reasons.append(f"torch {verdict['torch']}'s official wheels"
+                       + (f" (CUDA {verdict['cuda']}, line {verdict['line']})" if verdict.get("cuda") else "")
+                       + f" carry {', '.join(archs)}, which run compute capability {gpu['cc']} (binary compatibility "
+                       "within a major)")
+    if works:
+        reasons.append(f"the user says plain torch runs (line {works.get('line')})")
+    cc = gpu["cc"] if gpu else None
+    on = f" on {gpu['name']} (compute capability {cc})" if gpu else ""
+    arch = f"\"{cc}\"" if cc else "\"$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n1)\""
+    return Hit(message=f"a kernel has no code for this GPU{on} (line {s.get('line')}: \"no kernel image is available for "
+                       f"execution on the device\"), and it is not torch's: {'; '.join(reasons)}. The extension or "
+                       "framework built against torch was compiled without this GPU's architecture",
+               fix=f"export TORCH_CUDA_ARCH_LIST={arch}   # the GPU's compute capability, for torch.utils.cpp_extension\n"
+                   "pip install --no-build-isolation --no-cache-dir --force-reinstall --no-deps .   "
+                   "# in the extension's source tree: rebuilt with code for this GPU",
+               evidence={**told_evidence(s), "torch.version": verdict.get("torch"), "torch.cuda": verdict.get("cuda"),
+                         **({"compute_capability": cc} if cc else {}), **({"user_said": works.get("text")} if works else {})})
 
 
 def _torch_lacks_the_gpu(f, sym) -> bool:

@@ -12,6 +12,7 @@ from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import build_fix, arch_list_not_known
 from hpcdoctor.rules._loader import loader_import_failure
+from hpcdoctor.rules._torch_carries import torch_build_verdict, torch_works_said
 from hpcdoctor.rules._common import (catalogued, cuda_gpus, stated, facts_or_ticket, gpu_of_ticket, ticket_all,
                                      ticket_evidence, ticket_symptoms, told_evidence, torch_hip_invalid_function,
                                      torch_import_frame_before,
@@ -319,6 +320,11 @@ def _missing_arch_told(f: FactView):
             continue
         if s.get("family") == "hip" and str(s.get("text", "")).strip().startswith("HIP error: "):
             continue  # a library's own HIP check (rocALUTION prints the bare words); torch raises "...Error: HIP error: "
+        # Whose kernel image: torch's own wheels of the release named may carry the GPU (binary
+        # compatibility within a major), or the user says plain torch runs: framework-missing-arch's.
+        verdict = torch_build_verdict(f)
+        if verdict["carries"] or torch_works_said(f):
+            return
         gpu = gpu_of_ticket(f)
         if gpu:
             fix = build_fix(f, [{"compute_capability": gpu["cc"]}])
@@ -327,9 +333,15 @@ def _missing_arch_told(f: FactView):
             fix = ("python -c 'import torch; print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())'"
                    "   # the GPU's sm_XY must be in the list: else install a torch build that lists it")
             about = "this GPU"
+        if verdict["carries"] is False:
+            whose = (f"torch {verdict['torch']}'s official wheels"
+                     + (f" (CUDA {verdict['cuda']})" if verdict.get("cuda") else "")
+                     + f" carry no code for compute capability {gpu['cc']} (line {verdict['line']})")
+        else:
+            whose = (f"the torch build, or an extension built against it, lacks the GPU's architecture "
+                     f"({verdict['why']}: whose kernel it was is not known)")
         yield Hit(message=f"a CUDA kernel has no code for {about} (line {s.get('line')}: \"{s.get('message') or s.get('key')}\"): "
-                          "the torch build, or an extension built against it, lacks the GPU's architecture",
-                  fix=fix, evidence=told_evidence(s))
+                          f"{whose}", fix=fix, evidence=told_evidence(s))
         return
 
 

@@ -21,7 +21,8 @@ _PYTHON_SAID_BY_PIP = ("pip:requires-python-package", "pip:requires-python-packa
 
 
 @rule("SW038", "torch-wheel-unavailable", "error", "pip found no torch wheel this Python and platform can install",
-      impact=8)
+      impact=8, also={"info": "the version pinned is not a torch release at all (past the last minor of an ended "
+                              "series, such as 1.15: 1.x ended at 1.13): check the pin"})
 def torch_wheel_unavailable(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -70,11 +71,29 @@ def torch_wheel_unavailable(f: FactView) -> Iterator[Hit]:
         if req and req["name"] == PACKAGE:
             if _index_unread(symptoms, refused):
                 return  # pip saw no release because it read no index: that is the fault, not the wheels
+            ended = wheels.series_past_end(req["release"]) if req["op"] in ("==", "===") else None
+            if ended is not None:
+                yield _not_a_release(refused, req, ended)
+                return
             yield _with_index(_no_version(f, refused, req, python, said, platform, index), index)
             return
     needs = first_symptom(f, "pip:requires-python-package")
     if needs and _name(needs.get("package")) == PACKAGE:
         yield _requires_python(needs)
+
+
+def _not_a_release(s: dict, req: Dict[str, str], ended: dict) -> Hit:
+    """A pin past the last minor of an ended series (torch==1.15.0: 1.x ended at 1.13, the next
+    release was 2.0.0; knowledge/torch_wheels.toml [[series]]): no platform has it, the pin is wrong
+    (a typo for 1.5.0, a README's slip). Info: nothing is wrong with the machine."""
+    last = f"{ended['major']}.{ended['last_minor']}"
+    return Hit(message=f"torch=={req['version']} is not a torch release (line {s['line']}): torch {ended['major']}.x ended "
+                       f"at {last} and the next release was {ended['next']}, so pip finds it on no platform; the pinned "
+                       "version is wrong (a typo, or a README's slip), not this Python or platform",
+               severity="info",
+               fix="python3 -m pip index versions torch   # the releases this interpreter can install: pin one of them",
+               evidence={**ticket_evidence(s), "requirement": f"{req['name']}{req['op']}{req['version']}",
+                         "series_last_minor": last})
 
 
 # pip's own lines saying an index was not read (pip.toml, netclient.toml): skipped as an insecure

@@ -340,3 +340,50 @@ def cuda_of_tag(tag: str) -> Optional[str]:
     """'cu121' -> '12.1', 'cu92' -> '9.2'; None for anything else."""
     m = re.match(r"^cu(\d{1,2})(\d)$", str(tag or ""))
     return f"{int(m.group(1))}.{m.group(2)}" if m else None
+
+
+# --- Whether torch's own official build carried a GPU: "no kernel image" torch's or an extension's ---
+
+def release_arch_lists(release: str, cuda: Optional[str] = None, config: Optional[Dict[str, Any]] = None
+                       ) -> List[Dict[str, Any]]:
+    """The arch lists of the official Linux x86_64 wheels of torch ``release`` ("1.11.0", "1.7"): the
+    one of its ``cuda`` variant ("11.3") where that is said, else every variant known. Reads
+    [[wheel]] and [[old_wheel]] (1.7-1.13, never offered by the resolver); [] where none is known."""
+    from packaging.specifiers import SpecifierSet
+
+    m = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?", str(release or ""))
+    if not m:
+        return []
+    v = version_of(f"{m.group(1)}.{m.group(2)}.{m.group(3) or 0}")
+    rows = wheel_table(config) + list(knowledge.load("torch_wheels").get("old_wheel", []))
+    found = [w for w in rows if _matches_platform(w, "linux", "x86_64") and v in SpecifierSet(w["torch"])
+             and (cuda is None or w["cuda"] == cuda)]
+    seen, out = set(), []
+    for w in found:  # first match wins per variant, as in the resolver
+        if w["cuda"] not in seen:
+            seen.add(w["cuda"])
+            out.append({"cuda": w["cuda"], "arch": list(w["arch"])})
+    return out
+
+
+def release_carries(cc: str, release: str, cuda: Optional[str] = None,
+                    config: Optional[Dict[str, Any]] = None) -> Optional[bool]:
+    """Whether torch ``release``'s official wheels (its ``cuda`` variant where said, else every variant
+    known) carry compute capability ``cc`` (SASS of the same major at or below, or PTX: NVIDIA's binary
+    compatibility): True where every list does, False where none does, None where unknown or split."""
+    lists = release_arch_lists(release, cuda, config)
+    if not lists:
+        return None
+    runs = {arch_supported(cc, w["arch"]) for w in lists}
+    return runs.pop() if len(runs) == 1 else None
+
+
+def series_past_end(version: str) -> Optional[Dict[str, Any]]:
+    """A torch version past the last minor of an ended series ("1.15.0": 1.x ended at 1.13), which
+    names no release at all: that series' entry (knowledge/torch_wheels.toml [[series]]), else None."""
+    m = re.match(r"^\s*(\d+)\.(\d+)", str(version or ""))
+    if not m:
+        return None
+    major, minor = int(m.group(1)), int(m.group(2))
+    return next((s for s in knowledge.load("torch_wheels").get("series", [])
+                 if s["major"] == major and minor > s["last_minor"]), None)

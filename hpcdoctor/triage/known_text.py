@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterator, List, Optional
 from hpcdoctor.triage.budget import _in_time
 
 # GPU product names written in a ticket's prose ("16 GB T4 GPU", "GPU NVIDIA TITAN RTX", "I have a
-# RTX 3090", "GPU is NVIDIA T1000"): only whole product names, a brand line (RTX/GTX/TITAN/Quadro)
+# RTX 3090", "GPU is NVIDIA T1000", "Nvidia GPU A6000"): only whole product names, a brand line (RTX/GTX/TITAN/Quadro)
 # with its model number, or a bare model ("T4", "V100S") with NVIDIA/Tesla before it or "GPU" after
 # it. Each is resolved by the token matcher (hpcdoctor.knowledge.gpus.lookup); a name it does not resolve to
 # one compute capability is left out, never guessed. Quantifiers are bounded (issue 19).
@@ -19,13 +19,13 @@ _GPU_IN_PROSE = re.compile(
     r"(?:NVIDIA[ \t]{1,3})?(?:GeForce[ \t]{1,3})?(?:RTX|GTX|rtx|gtx|Rtx|Gtx)[ \t]{0,2}A?\d{3,4}(?:[ \t]{0,2}(?:Ti|ti|TI|SUPER|Super|super)(?![\w]))?"
     r"|(?:NVIDIA[ \t]{1,3})?TITAN[ \t]{1,3}(?:RTX|Xp|X|V)(?![\w])"
     r"|(?:NVIDIA[ \t]{1,3})?Quadro[ \t]{1,3}(?:RTX[ \t]{1,3})?[A-Z]{0,2}\d{3,4}(?![\w])"
-    r"|(?:NVIDIA[ \t]{1,3}(?:Tesla[ \t]{1,3})?|Tesla[ \t]{1,3})[A-Z]{1,2}\d{1,4}[A-Z]{0,2}(?:-[A-Za-z0-9]{1,10}){0,3}(?![\w-])"
+    r"|(?:(?:NVIDIA|Nvidia|nvidia)[ \t]{1,3}(?:Tesla[ \t]{1,3}|GPU[ \t]{1,3})?|Tesla[ \t]{1,3})[A-Z]{1,2}\d{1,4}[A-Z]{0,2}(?:-[A-Za-z0-9]{1,10}){0,3}(?![\w-])"
     r"|[A-Z]{1,2}\d{1,4}[A-Z]?(?=[ \t]{1,3}GPUs?\b))")
 
 
 # Every alternative of _GPU_IN_PROSE holds one of these words: lines without any are not tried
 # (the whole pattern over 16 MiB of other lines took 4 s; issue 27).
-_GPU_WORDS = re.compile(r"RTX|GTX|rtx|gtx|Rtx|Gtx|TITAN|Quadro|NVIDIA|Tesla|GPU")
+_GPU_WORDS = re.compile(r"RTX|GTX|rtx|gtx|Rtx|Gtx|TITAN|Quadro|NVIDIA|Nvidia|nvidia|Tesla|GPU")
 
 
 def _gpu_candidates(text: str, deadline: Optional[float]) -> Iterator["re.Match[str]"]:

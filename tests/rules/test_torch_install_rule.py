@@ -27,3 +27,18 @@ def test_silent_where_pip_read_no_index_and_so_saw_no_release():
     assert fired("no-outbound-network", unreachable)
     ids = {s["id"] for s in untrusted["facts"]["ticket"]["symptoms"]}
     assert {"pip:untrusted-host-ignored", "pip:no-version-satisfies"} <= ids
+
+
+def test_a_pin_that_is_no_release_at_all_is_info_not_a_platform_error(tmp_path):
+    # Set V's healthy control: torch==1.15.0 was never released (1.x ended at 1.13, then 2.0.0).
+    from pathlib import Path
+
+    from rulekit import paste_facts
+
+    text = (Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_v"
+            / "e2e-coref-pytorch-1-torch-version-typo-healthy.txt").read_text(encoding="utf-8")
+    (f,) = fired("torch-wheel-unavailable", paste_facts(tmp_path, text))
+    assert f.severity == "info" and "is not a torch release" in f.message, f.message
+    # A pin inside a series (1.13.1 exists) keeps the platform reading.
+    g = paste_facts(tmp_path, text.replace("1.15.0", "1.13.1"))
+    assert all(h.severity == "error" for h in fired("torch-wheel-unavailable", g))
