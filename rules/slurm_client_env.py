@@ -82,7 +82,7 @@ _JOBID_FIX = ("echo \"$SLURM_JOB_ID\"; squeue -j \"$SLURM_JOB_ID\"   # the job s
 
 
 @rule("ENV122", "slurm-inherited-env-conflict", "error",
-      "a Slurm client refused the request for SLURM_* variables inherited from its environment", impact=5)
+      "a Slurm client refused the request for Slurm variables inherited from its environment", impact=5)
 def slurm_inherited_env_conflict(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
