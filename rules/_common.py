@@ -154,6 +154,16 @@ def told_text(s: dict) -> str:
     return str(s.get("text", "")).strip()[:120]
 
 
+def site_words_just_above(f: FactView, refused: dict) -> bool:
+    """Whether a Slurm client error line no catalogue knows (slurm:unlisted) stands one or two lines
+    above a refusal: a site job_submit filter's own words ("Number of nodes must be specified"), whose
+    reason the refusal's code only carries. slurm-request-exceeds-node stays silent there and
+    slurm-submit-filter-rejected answers: one test, so that the two rules never both or neither fire."""
+    at = refused.get("line")
+    return isinstance(at, int) and any(s.get("id") == "slurm:unlisted" and isinstance(s.get("line"), int)
+                                       and at - 2 <= s["line"] < at for s in f.get("ticket.symptoms") or [])
+
+
 def qstat_unfolded(s: dict) -> str:
     """A PBS qstat -f attribute line quoted whole where qstat folded it: prt_attr (openpbs
     src/cmds/qstat.c) breaks a value too long for 78 columns with "\\n\\t" in the middle of a token

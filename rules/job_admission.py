@@ -9,7 +9,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, site_words_just_above, told_evidence, told_text
 
 QUEUE_ACL = "pbs-queue-group-acl-denied"
 SGE_PE = "sge-parallel-environment-unknown"
@@ -141,10 +141,8 @@ def slurm_submit_filter_rejected(f: FactView) -> Iterator[Hit]:
     # A filter may return another code than "Unspecified error" after its own words ("Number of nodes
     # must be specified" above "Node count specification invalid"): slurm-request-exceeds-node stays
     # silent there, and the site's words are this rule's.
-    found = f.get("ticket.symptoms") or []
-    coded = [r for r in catalogued(f, "slurm-request-exceeds-node") if str(r.get("id", "")).startswith("slurm:")
-             and isinstance(r.get("line"), int) and any(_site_line(u, r["line"]) and 0 < r["line"] - u["line"] <= 2
-                                                        for u in found)]
+    coded = [r for r in catalogued(f, "slurm-request-exceeds-node")
+             if str(r.get("id", "")).startswith("slurm:") and site_words_just_above(f, r)]
     refusals = sorted(told + coded, key=lambda r: r.get("line") if isinstance(r.get("line"), int) else 0)
     if not refusals:
         return

@@ -10,7 +10,7 @@ from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, first_catalogued, qstat_unfolded, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_catalogued, qstat_unfolded, site_words_just_above, told_evidence, told_text
 
 
 def _quoted(s: dict) -> str:
@@ -268,8 +268,7 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
     # A site's job_submit filter may return this code after its own words ("Number of nodes must be
     # specified"): a client error line no catalogue knows, just above the failure, is the reason, and
     # the request's size is not (slurm-submit-filter-rejected reads such lines).
-    at = refused.get("line") if isinstance(refused.get("line"), int) else 0
-    if any(s.get("id") == "slurm:unlisted" and isinstance(s.get("line"), int) and at - 2 <= s["line"] < at for s in found):
+    if site_words_just_above(f, refused):
         return
     # slurmctld's reason line says which part of the request no node holds: quote it first.
     reason = next((s for s in found if s.get("id") in _REASON_LINES), None)
