@@ -15,8 +15,12 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 PASTES = FIXTURES / "pastes"
 
 
+def _read_text(text: str):
+    return {s["id"] for s in find_messages(text, ["ld_undefined"])}
+
+
 def _read(path: Path):
-    return {s["id"] for s in find_messages(path.read_text(encoding="utf-8"), ["ld_undefined"])}
+    return _read_text(path.read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("name, entry", [
@@ -46,10 +50,6 @@ def test_gcc_own_in_function_context_is_not_read_as_the_linkers():
     text = ("src/thread2.cpp: In function 'int main()':\n"
             "src/thread2.cpp:23:66: warning: cast to pointer from integer of different size [-Wint-to-pointer-cast]\n")
     assert not _read_text(text)
-
-
-def _read_text(text: str):
-    return {s["id"] for s in find_messages(text, ["ld_undefined"])}
 
 
 def test_a_symbol_of_the_program_itself_is_read_by_the_catch_all():
