@@ -13,11 +13,11 @@ TIMEOUT = 1.0
 
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     if root.mode != "replay":
-        return {"ticket": {"symptoms": [], "gpus_named": [], "amd_gpus_named": [], "rocm_versions": []}}
+        return {"ticket": {"symptoms": [], "gpus_named": [], "gpus_named_shared": [], "amd_gpus_named": [], "rocm_versions": []}}
     try:
         data = root.probe("ticket", dict)
     except Missing:
-        return {"ticket": {"symptoms": [], "gpus_named": [], "amd_gpus_named": [], "rocm_versions": []}}
+        return {"ticket": {"symptoms": [], "gpus_named": [], "gpus_named_shared": [], "amd_gpus_named": [], "rocm_versions": []}}
     symptoms = data.get("symptoms") if isinstance(data, dict) else None
     # NVIDIA GPUs the ticket's text names (hpcdoctor.triage.paste.find_gpu_names), each with its compute
     # capability from the GPU table: what the rules fall back on where no tool output lists GPUs.
@@ -25,6 +25,10 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     return {"ticket": {"symptoms": [s for s in symptoms or [] if isinstance(s, dict) and isinstance(s.get("id"), str)],
                        "gpus_named": [g for g in named or [] if isinstance(g, dict) and isinstance(g.get("gpu"), str)
                                       and isinstance(g.get("cc"), str)],
+                       # A name two GPUs share ("TITAN X": 5.2 or 6.1), with both capabilities: no
+                       # compute capability is chosen for it; a rule may answer where both agree.
+                       "gpus_named_shared": [g for g in _listed(data, "gpus_named_shared") if isinstance(g.get("gpu"), str)
+                                             and isinstance(g.get("ccs"), list) and all(isinstance(c, str) for c in g["ccs"])],
                        # AMD GPUs and ROCm releases the text names (hpcdoctor.triage.amd_text), for
                        # rocm-gpu-not-in-release where no tool output lists the GPUs.
                        "amd_gpus_named": [g for g in _listed(data, "amd_gpus_named")

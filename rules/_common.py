@@ -276,8 +276,22 @@ def gpu_of_ticket(f: FactView):
     if f.gpus():
         return None
     named = f.get("ticket.gpus_named") or []
-    if named and len({g["cc"] for g in named}) == 1:
+    if named and len({g["cc"] for g in named}) == 1 and named[0]["cc"]:
         return {"name": named[0]["gpu"], "cc": named[0]["cc"]}
+    return None
+
+
+def gpu_candidates_of_ticket(f: FactView):
+    """Where gpu_of_ticket has no answer because the text names one GPU by a name two GPUs share
+    (a bare "TITAN X"), that name and its compute capabilities, {name, ccs}; else None. A rule may
+    answer from it only where every candidate gives the same verdict."""
+    if gpu_of_ticket(f) is not None or cuda_gpus(f) or f.gpus():
+        return None
+    if f.get("ticket.gpus_named"):
+        return None   # other GPUs named beside it: which one ran is not known
+    shared = f.get("ticket.gpus_named_shared") or []
+    if len({g["gpu"] for g in shared}) == 1:
+        return {"name": shared[0]["gpu"], "ccs": list(shared[0]["ccs"])}
     return None
 
 

@@ -15,7 +15,7 @@ from typing import Any, Dict, Optional
 
 from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import wheels
-from hpcdoctor.rules._common import gpu_of_ticket
+from hpcdoctor.rules._common import gpu_candidates_of_ticket, gpu_of_ticket
 
 # The user's own line naming torch and CUDA together (knowledge/messages/prose.toml), either order,
 # and a wheel named with its tag ("torch==1.7.1+cu101").
@@ -23,6 +23,14 @@ _SAID = ("prose:torch-cuda-versions-said", "prose:cuda-torch-versions-said")
 _NAMED = "prose:torch-build-named"
 # The user saying plain torch runs on the GPU while the extension fails (prose.toml).
 TORCH_WORKS = "prose:torch-itself-works-said"
+
+
+def _carries(cc: str, release: str, cuda: Optional[str]) -> Optional[bool]:
+    carries = wheels.release_carries(cc, release, cuda)
+    if carries is None and cuda is not None:
+        # The CUDA named may be the system toolkit's, not the wheel's: every variant of the release.
+        carries = wheels.release_carries(cc, release)
+    return carries
 
 
 def torch_works_said(f: FactView) -> Optional[Dict[str, Any]]:
@@ -47,14 +55,23 @@ def torch_build_verdict(f: FactView) -> Dict[str, Any]:
             release, cuda, line = s["torch"], s.get("cuda"), s.get("line")
     gpu = gpu_of_ticket(f)
     out = {"carries": None, "torch": release, "cuda": cuda, "gpu": gpu, "line": line}
+    shared = gpu_candidates_of_ticket(f) if gpu is None else None
+    if release is not None and shared:
+        # A name two GPUs share: torch's wheels decide only where they carry every one of them.
+        verdicts = [_carries(cc, release, cuda) for cc in shared["ccs"]]
+        if all(verdicts):
+            out.update(carries=True, gpu={"name": shared["name"], "cc": " or ".join(shared["ccs"]), "ccs": shared["ccs"]})
+        elif None in verdicts and not wheels.release_arch_lists(release):
+            out["why"] = f"hpcdoctor has no arch list of torch {release}'s official wheels"
+        else:
+            out["why"] = (f"the paste names {shared['name']}, which is more than one GPU (compute capability "
+                          f"{' or '.join(shared['ccs'])}), and torch {release}'s wheels do not carry every one")
+        return out
     if release is None or gpu is None:
         missing = [w for w, v in (("the torch release", release), ("the GPU", gpu)) if v is None]
         out["why"] = f"the paste does not name {' nor '.join(missing)}"
         return out
-    carries = wheels.release_carries(gpu["cc"], release, cuda)
-    if carries is None and cuda is not None:
-        # The CUDA named may be the system toolkit's, not the wheel's: every variant of the release.
-        carries = wheels.release_carries(gpu["cc"], release)
+    carries = _carries(gpu["cc"], release, cuda)
     out["carries"] = carries
     if carries is None:
         lists = wheels.release_arch_lists(release)

@@ -303,14 +303,17 @@ def _extension_kernel_missing(f: FactView):
     cc = gpu["cc"] if gpu else None
     on = f" on {gpu['name']} (compute capability {cc})" if gpu else ""
     arch = f"\"{cc}\"" if cc else "\"$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n1)\""
+    why = "the GPU's compute capability"
+    if gpu and gpu.get("ccs"):   # a name two GPUs share: code for both runs on either
+        arch, why = f"\"{';'.join(gpu['ccs'])}\"", f"both GPUs {gpu['name']} may be"
     return Hit(message=f"a kernel has no code for this GPU{on} (line {s.get('line')}: \"no kernel image is available for "
                        f"execution on the device\"), and it is not torch's: {'; '.join(reasons)}. The extension or "
                        "framework built against torch was compiled without this GPU's architecture",
-               fix=f"export TORCH_CUDA_ARCH_LIST={arch}   # the GPU's compute capability, for torch.utils.cpp_extension\n"
+               fix=f"export TORCH_CUDA_ARCH_LIST={arch}   # {why}, for torch.utils.cpp_extension\n"
                    "pip install --no-build-isolation --no-cache-dir --force-reinstall --no-deps .   "
                    "# in the extension's source tree: rebuilt with code for this GPU",
                evidence={**told_evidence(s), "torch.version": verdict.get("torch"), "torch.cuda": verdict.get("cuda"),
-                         **({"compute_capability": cc} if cc else {}), **({"user_said": works.get("text")} if works else {})})
+                         **({"compute_capability": cc} if cc and not gpu.get("ccs") else {}), **({"user_said": works.get("text")} if works else {})})
 
 
 def _torch_lacks_the_gpu(f, sym) -> bool:

@@ -47,12 +47,18 @@ def _patterns(entry: Dict[str, Any]) -> List[FrozenSet[str]]:
     return [p for p in (tokens(n) for n in entry.get("names", [])) if p]
 
 
+def _most_specific(candidates: Sequence[Tuple[str, Dict[str, Any], List[FrozenSet[str]]]],
+                   have: FrozenSet[str]) -> Dict[int, Tuple[str, Dict[str, Any]]]:
+    """The entries matching ``have``, a match yielding to one whose tokens strictly contain its own
+    (the more specific name), by entry identity."""
+    hits = [(kind, e, p) for kind, e, patterns in candidates for p in patterns if p <= have]
+    kept = [h for h in hits if not any(h[2] < other[2] for other in hits)]
+    return {id(e): (kind, e) for kind, e, _ in kept}
+
+
 def _best(candidates: Sequence[Tuple[str, Dict[str, Any], List[FrozenSet[str]]]],
           have: FrozenSet[str]) -> Optional[Dict[str, Any]]:
-    hits = [(kind, e, p) for kind, e, patterns in candidates for p in patterns if p <= have]
-    # A match yields to one whose tokens strictly contain its own: the more specific name.
-    kept = [h for h in hits if not any(h[2] < other[2] for other in hits)]
-    entries = {id(e): (kind, e) for kind, e, _ in kept}
+    entries = _most_specific(candidates, have)
     if not entries:
         return None
     if len(entries) == 1:
@@ -124,6 +130,18 @@ def compute_capability(name: Optional[str], site: Optional[Sequence[Dict[str, An
     found = lookup(name, site)
     cc = found.get("cc") if found else None
     return str(cc) if cc else None
+
+
+def capabilities(name: Optional[str]) -> List[str]:
+    """The compute capabilities the shipped table's most specific NVIDIA entries give ``name``, lowest
+    first: one where lookup() resolves it, several where the name is two GPUs that lookup() leaves
+    unknown (a bare "TITAN X": the Maxwell GTX TITAN X, 5.2, or the Pascal TITAN X, 6.1)."""
+    have = tokens(name or "")
+    if not have:
+        return []
+    entries = _most_specific(_table(), have).values()
+    ccs = {str(e["cc"]) for _, e in entries if e.get("vendor", "nvidia") == "nvidia" and e.get("cc")}
+    return sorted(ccs, key=lambda c: tuple(int(x) for x in c.split(".")))
 
 
 def datasheet(name: Optional[str], site: Optional[Sequence[Dict[str, Any]]] = None) -> Optional[Dict[str, Any]]:

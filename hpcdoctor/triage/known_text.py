@@ -59,8 +59,9 @@ def _spaced(name: str) -> str:
 
 def find_gpu_names(text: str, deadline: Optional[float] = None) -> List[Dict[str, Any]]:
     """NVIDIA GPUs named in a paste's prose (see _GPU_IN_PROSE), one entry per distinct name, each
-    with the compute capability the GPU table gives it (the fact ticket.gpus_named). Rules read
-    them only where no tool output names the node's GPUs."""
+    with the compute capability the GPU table gives it (the fact ticket.gpus_named). A name two GPUs
+    share ("TITAN X": 5.2 or 6.1) has ``cc`` None and both in ``ccs``. Rules read them only where no
+    tool output names the node's GPUs."""
     from hpcdoctor.knowledge import gpus
 
     text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -70,11 +71,16 @@ def find_gpu_names(text: str, deadline: Optional[float] = None) -> List[Dict[str
         if name in found or len(found) >= 32:
             continue
         entry = gpus.lookup(name)
-        if not entry or entry.get("vendor", "nvidia") != "nvidia" or not entry.get("cc"):
+        ccs = gpus.capabilities(name) if entry is None else []
+        if entry is None and len(ccs) > 1:
+            entry = {"cc": None, "ccs": ccs}   # a name two GPUs share: both said, neither chosen
+        elif not entry or entry.get("vendor", "nvidia") != "nvidia" or not entry.get("cc"):
             continue
         start = text.rfind("\n", 0, m.start()) + 1
         end = text.find("\n", m.end())
-        found[name] = {"gpu": name, "cc": str(entry["cc"]), "line": text.count("\n", 0, m.start()) + 1,
+        found[name] = {"gpu": name, "cc": str(entry["cc"]) if entry["cc"] else None,
+                       **({"ccs": entry["ccs"]} if entry.get("ccs") else {}),
+                       "line": text.count("\n", 0, m.start()) + 1,
                        "text": text[start:len(text) if end == -1 else end].strip()[:300]}
     return list(found.values())
 

@@ -118,6 +118,7 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
     every: List[Tuple[str, Piece]] = []  # every piece of every file, for the machine guard
     symptoms: List[Dict[str, Any]] = []
     gpus_named: List[Dict[str, Any]] = []
+    gpus_shared: List[Dict[str, Any]] = []   # names two GPUs share ("TITAN X"): each with both capabilities
     amd_named: List[Dict[str, Any]] = []
     rocm_versions: List[Dict[str, Any]] = []
     exports: Dict[str, Tuple[str, int]] = {}
@@ -140,7 +141,8 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
         found.sort(key=lambda s: s["line"])
         symptoms.extend(found)
         named = find_gpu_names(text, deadline)
-        gpus_named.extend(dict(g, file=label) for g in named)
+        gpus_named.extend(dict(g, file=label) for g in named if g["cc"])
+        gpus_shared.extend(dict(g, file=label) for g in named if not g["cc"])
         amd = find_amd_gpus(text, deadline)
         amd_named.extend(dict(g, file=label) for g in amd)
         rocm_versions.extend(dict(v, file=label) for v in find_rocm_versions(text, deadline))
@@ -179,7 +181,7 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
             recognised.extend(f"{label}: GPU named in the text: {g['gpu']} (line {g['line']})" for g in named + amd)
     # Whatever was read is answered, with the rules it could not judge: a GPU named in prose, an
     # intent, an error line no catalogue knows. Only a paste where nothing at all was read is refused.
-    if not chosen and not symptoms and not gpus_named and not amd_named:
+    if not chosen and not symptoms and not gpus_named and not gpus_shared and not amd_named:
         what = "; ".join(recognised) or "no known tool output"
         raise SnapshotError(f"nothing hpcdoctor can read in {', '.join(paths)} (recognised: {what}); paste the "
                             "output of python -m torch.utils.collect_env, nvidia-smi -q, lscpu, numactl -H, ...")
@@ -224,6 +226,7 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
             index.append({"argv": list(argv), "rc": 0, "stdout": f"{n}.txt", "stderr": ""})
         (tmp / "cmd" / "index.json").write_text(json.dumps(index), encoding="utf-8")
         (tmp / "probes" / "ticket.json").write_text(json.dumps({"symptoms": symptoms, "gpus_named": gpus_named,
+                                                                 "gpus_named_shared": gpus_shared,
                                                                  "amd_gpus_named": amd_named,
                                                                  "rocm_versions": rocm_versions}),
                                                      encoding="utf-8")

@@ -177,3 +177,13 @@ def test_segment(name, segment):
 ])
 def test_real_amd_names_resolve_to_their_gfx(name, gfx):
     assert gpus.lookup(name)["gfx"] == gfx
+
+
+def test_a_name_two_gpus_share_is_unknown_with_both_capabilities():
+    # developer.nvidia.com/cuda-legacy-gpus (read 2026-11-22): GeForce GTX TITAN X 5.2, NVIDIA TITAN X
+    # 6.1; nvidia-smi names the second "TITAN X (Pascal)" (a public nvidia-smi table, search tool).
+    assert gpus.lookup("TITAN X") is None and gpus.compute_capability("NVIDIA TITAN X") is None
+    assert gpus.capabilities("TITAN X") == ["5.2", "6.1"]
+    assert gpus.capabilities("TITAN X (Pascal)") == ["6.1"]
+    assert gpus.capabilities("GeForce GTX TITAN X") == ["5.2"]
+    assert gpus.capabilities("Radeon RX 7900 XTX") == []

@@ -23,7 +23,10 @@ def test_torch_1_7_cu102_carries_a_titan_x_so_the_extension_lacks_it(tmp_path):
     assert run_rule("torch-missing-arch", g)[0] == []   # no finding (the rule is left unjudged: no torch report)
     (f,) = fired("framework-missing-arch", g)
     assert "not torch's" in f.message and "sm_50" in f.message, f.message
-    assert f.fix.startswith("export TORCH_CUDA_ARCH_LIST="), f.fix
+    # "TITAN X" is the Maxwell GTX TITAN X (5.2) or the Pascal TITAN X (6.1): both are said, and the
+    # rebuild covers both, since torch 1.7's wheels run either.
+    assert "5.2 or 6.1" in f.message, f.message
+    assert f.fix.startswith('export TORCH_CUDA_ARCH_LIST="5.2;6.1"'), f.fix
 
 
 def test_torch_1_11_cu113_carries_an_a6000_and_the_user_says_plain_torch_runs(tmp_path):
@@ -62,3 +65,13 @@ def test_release_carries_reads_binary_compatibility_and_old_wheels():
     assert wheels.release_carries("3.5", "1.11.0") is False            # sm_37 does not run on 3.5
     assert wheels.release_carries("8.6", "1.5") is None                # not in the table
     assert not any("1.13" in w["torch"] for w in wheels.wheel_table())  # old wheels are never offered by the resolver
+
+
+def test_a_shared_name_beside_another_gpu_decides_nothing(tmp_path):
+    # constructed: the mish-cuda sentence naming a second GPU: which of the two ran is not known.
+    text = ("# RuntimeError: CUDA error: no kernel image is available for execution on the device\n\n"
+            "Built with pytorch 1.7, cuda 10.2, TITAN X and RTX 3090, got this error.\n")
+    g = paste_facts(tmp_path, text)
+    assert not fired("framework-missing-arch", g)
+    (f,) = fired("torch-missing-arch", g)
+    assert "5.2;6.1" not in f.fix
