@@ -164,13 +164,16 @@ def dataloader_open_files(f: FactView) -> Iterator[Hit]:
     if s is None:
         bare = first_symptom(f, "torch:python-emfile")
         if bare is not None:   # the limit was reached; which process held the descriptors is not shown
+            # open-files-limit-too-low answers the limit itself (how to read and raise it) on the same
+            # line: this hint says only what it adds, the DataLoader's own way out.
             yield Hit(message=f"a Python process ran out of file descriptors (line {bare['line']}: \"{told_text(bare)}\"): "
                               "in a training job the usual holder is the DataLoader (its file_descriptor sharing "
-                              "keeps one open per tensor in flight, PyTorch's multiprocessing notes), against the "
-                              "open-files limit (ulimit -n)",
+                              "keeps one open per tensor in flight, PyTorch's multiprocessing notes); besides "
+                              "raising the limit, the DataLoader can share tensors through files instead",
                       severity="info",
-                      fix='ulimit -n   # the soft limit; ulimit -Hn the most it can be raised to\n'
-                          'ulimit -n "$(ulimit -Hn)"   # in the job script, before python; or in the script: '
+                      fix="python -c \"import torch.multiprocessing as mp; print(mp.get_sharing_strategy(), "
+                          "mp.get_all_sharing_strategies())\"   # the strategy in use, and the ones this torch has\n"
+                          "# then, at the start of the training script: "
                           "torch.multiprocessing.set_sharing_strategy('file_system')",
                       evidence=ticket_evidence(bare))
         return
