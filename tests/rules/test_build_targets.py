@@ -30,3 +30,15 @@ def test_an_arm_option_refused_is_not_an_x86_flag():
     text = "gcc: error: unrecognized command line option '-mfpu=neon'\n"
     assert "target_options:gcc-unrecognized-option" in {s["id"] for s in find_messages(text)}
     assert not fired("x86-build-flags-on-arm", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
+
+
+def test_another_vendors_m_options_are_not_read_as_target_options():
+    # recorded (tests/fixtures/pastes/gcc-12-gfortran-refuses-intel-options.txt): gfortran refusing
+    # Intel's -module; -mp and -mkl are NVIDIA's and Intel's (knowledge/compiler_vendor_options.toml).
+    for option in ("-module", "-mp", "-mkl", "-mkl=parallel"):
+        ids = {s["id"] for s in find_messages(f"gfortran: error: unrecognized command-line option '{option}'\n")}
+        assert "target_options:gcc-unrecognized-option" not in ids, (option, ids)
+        assert "compiler_options:gcc-unrecognized-option" in ids, (option, ids)
+    for option in ("-mavx2", "-mpopcnt", "-mmodule-like"):
+        ids = {s["id"] for s in find_messages(f"gcc: error: unrecognized command-line option '{option}'\n")}
+        assert "target_options:gcc-unrecognized-option" in ids, (option, ids)
