@@ -10,14 +10,17 @@ from typing import Iterator
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
+from hpcdoctor.parse.sizes import parse_gib
 from hpcdoctor.rules._common import catalogued, stated, ticket_evidence, told_evidence, told_text
 from hpcdoctor.rules._gpu import as_int, gpu_list, subject
 
 
 def _gib(text: str) -> float:
     """A size as torch's format_size() prints it ("0 bytes", "1.50 KiB", "530.00 MiB", "11.17 GiB")."""
-    value, unit = text.split()
-    return float(value) / {"bytes": 2**30, "KiB": 2**20, "MiB": 2**10, "GiB": 1}[unit]
+    size = parse_gib(text)
+    if size is None:
+        raise ValueError(f"not a size: {text!r}")
+    return size
 
 
 # One entry of the proc_info that reportProcessMemoryInfo() (c10/cuda/CUDACachingAllocator.cpp)
@@ -159,13 +162,11 @@ _NPU_FREED_FIX = ("npu-smi info   # the processes on each NPU, with the memory t
 # was free as TensorFlow found it, before it allocated anything. Its own CUDA context and a display
 # are in the gap too, so only a gap of most of the card (as torch's old form) says others held it.
 _TF_AT_START = frozenset({"tensorflow:device-memory-at-start", "tensorflow:device-memory-at-start-r0"})
-_TF_UNITS = {"B": 2**-30, "KiB": 2**-20, "MiB": 2**-10, "GiB": 1, "TiB": 2**10}
 
 
 def _tf_size(text: str) -> float:
     """A size as TensorFlow's HumanReadableNumBytes prints it ("7.92GiB", "190.31MiB", "512B"), in GiB."""
-    unit = text.lstrip("0123456789.")
-    return float(text[:len(text) - len(unit)]) * _TF_UNITS[unit]
+    return _gib(text)
 
 
 def _tf_full_at_start(f):

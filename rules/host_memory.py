@@ -12,6 +12,7 @@ from typing import Iterator, Optional
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
+from hpcdoctor.parse.sizes import gib
 from hpcdoctor.rules._common import catalogued, ticket_evidence, told_text
 
 # The Go runtime prints clone's errno itself; 12 is ENOMEM (golang/go src/runtime/os_linux.go newosproc).
@@ -50,7 +51,6 @@ _WHICH = ("free -g   # RAM and swap the node has, against the size the message a
           "cat /proc/sys/vm/overcommit_memory   # 2: strict accounting refuses what CommitLimit cannot cover\n" + _SLURM)
 
 
-_GIB = {"k": 1 / 2 ** 20, "m": 1 / 1024, "g": 1, "t": 1024, "p": 2 ** 20, "e": 2 ** 30}
 # Above this a single allocation is the program's own request gone wrong, not the host's memory
 # (knowledge/thresholds.toml [runtime_allocation], hpcdoctor's own line, with its reason).
 _PROGRAMS_OWN_GIB = knowledge.load("thresholds")["runtime_allocation"]["programs_own_gib"]
@@ -64,8 +64,8 @@ def _beyond_any_node(s: dict) -> bool:
         size = float(str(s.get("size")).rstrip("."))
     except (TypeError, ValueError):
         return False
-    unit = str(s.get("unit") or "").lower()[:1]
-    return unit in _GIB and size * _GIB[unit] > _PROGRAMS_OWN_GIB
+    size_gib = gib(size, str(s.get("unit") or ""))
+    return size_gib is not None and size_gib > _PROGRAMS_OWN_GIB
 
 
 def _runtime_hit(s: dict) -> Hit:
