@@ -34,3 +34,13 @@ def test_a_real_port_left_in_init_inside_a_pod():
     # runs: the port was not brought to Active (the message names SR-IOV's virtualization setting)
     (f,) = fired("ib-subnet-manager-missing", recorded_paste_facts("network-operator-1646-ibv-devinfo-port-init-in-pod.txt"))
     assert "mlx5_7:1" in f.message and "virtualization" in f.message
+
+
+def test_saquery_never_prints_the_device():
+    # infiniband-diags/ibdiag_sa.c passes `ibd_ca ? "" : ibd_ca` for %s: "" where -C named a CA,
+    # "(null)" (glibc) where none did; both forms are its refusal (the format string, filled in).
+    from hpcdoctor.triage.messages import find_messages
+    for line, device in (("ibwarn: [99] sa_get_handle: No SM/SA found on port :1", ""),
+                         ("ibwarn: [4321] sa_get_handle: No SM/SA found on port (null):0", "(null)")):
+        (s,) = [s for s in find_messages(line + "\n") if s["id"] == "ib_subnet:sa-no-sm-found"]
+        assert s["device"] == device
