@@ -88,7 +88,13 @@ def find_gpu_names(text: str, deadline: Optional[float] = None) -> List[Dict[str
 def describe(symptom: Dict[str, Any]) -> str:
     """One line of the reply's "read" list for a catalogued message or an unlisted error line."""
     if symptom.get("emitter"):
-        return f"line {symptom['line']}: {symptom['emitter']}, not in hpcdoctor's catalogue: {symptom['text'][:160]}"
+        said = symptom["text"]
+        # A block whose header line comes before its message (QE's "Error in routine", OpenFOAM's,
+        # WRF's, GROMACS's): the message read with it is what the reader needs.
+        captured = str(symptom.get("captured") or "").strip()
+        if captured and captured not in said:
+            said = f"{said[:100]} {captured}"
+        return f"line {symptom['line']}: {symptom['emitter']}, not in hpcdoctor's catalogue: {said[:200]}"
     if symptom["id"] == "unlisted-error" or symptom.get("unlisted"):
         return f"line {symptom['line']}: not in hpcdoctor's catalogue: {symptom['text'][:160]}"
     code = f" ({symptom['code']})" if symptom.get("code") not in (None, "") else ""

@@ -58,6 +58,10 @@ CASES = [
     ("node-globaloffensive-64-node-cannot-find-module.txt",
      [(10, "an 'Error: ' line (the prefix of Node.js's uncaught errors, Cobra commands and others)")]),
     ("offline-vm-git-clone.txt", [(3, "an 'error: ' or 'fatal: ' line (git's convention, and programs that follow it)")]),
+    ("aiida-qe-1001-qe-errore-fft-grid.txt", [(6, "a Quantum ESPRESSO error (errore)")]),
+    ("openfoam-app-333-foam-fatal-dummy-pstream.txt", [(18, "an OpenFOAM fatal error")]),
+    ("pi-wrf-11-wrf-fatal-called-wrfinput.txt", [(4, "a WRF/WPS fatal error (wrf_error_fatal)")]),
+    ("lammps-user-conp2-30-lammps-error-boolean.txt", [(8, "a LAMMPS error")]),
 ]
 
 
@@ -188,3 +192,15 @@ def test_an_exception_line_behind_pytests_e_column_is_quoted_back():
     said = run["doc"]["source"]["recognised"]
     assert any("line 6: not in hpcdoctor's catalogue: E" in r and "_pickle.UnpicklingError: Weights only load failed" in r
                for r in said), said
+
+
+@pytest.mark.parametrize("paste, said", [
+    ("aiida-qe-1001-qe-errore-fft-grid.txt", "FFT grid incompatible with symmetry"),
+    ("openfoam-app-333-foam-fatal-dummy-pstream.txt", "The dummy Pstream library cannot be used in parallel mode"),
+    ("pi-wrf-11-wrf-fatal-called-wrfinput.txt", "program wrf: error opening wrfinput_d01 for reading"),
+])
+def test_a_block_whose_message_is_on_the_next_line_quotes_the_message(paste, said):
+    # QE's, OpenFOAM's and WRF's blocks print a header line, then the message: the reply gives both
+    run = check_from(PASTES / paste)
+    assert any("not in hpcdoctor's catalogue" in r and said in r for r in run["doc"]["source"]["recognised"]), \
+        run["doc"]["source"]["recognised"]
