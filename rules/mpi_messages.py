@@ -294,7 +294,10 @@ def tmpdir_path_too_long_for_socket(f: FactView) -> Iterator[Hit]:
         unable to setup a rendezvous file due to your system's restriction for Unix's socket's
         path-length" (help-pmix-server.txt [rnd-path-too-long], the PMIx of Open MPI 3 and 4), and
         ORTE's "The call to pmix_init_server() failed. This may be due to your system's restriction
-        for Unix's socket's path-length" (help-orterun.txt [orterun:pmix-failed]).
+        for Unix's socket's path-length" (help-orterun.txt [orterun:pmix-failed]). The same limit in
+        OpenSSH's words ("unix_listener: path ... too long for Unix domain socket", "ControlPath too
+        long (... >= 108 bytes)": misc.c, mux.c), a ControlMaster socket that a launcher's ssh uses,
+        is answered with ssh's own fix.
 
     Why it matters:
         mpirun's PMIx server listens on a Unix-domain socket in the job's session directory under
@@ -308,7 +311,7 @@ def tmpdir_path_too_long_for_socket(f: FactView) -> Iterator[Hit]:
         Point TMPDIR at a short node-local directory before mpirun (export TMPDIR=/tmp), in the job
         script or the workflow's process definition. Inside Apptainer or Singularity set it for the
         container (apptainer exec --env TMPDIR=/tmp ...), /tmp being the host's unless the site
-        mounts it otherwise.
+        mounts it otherwise. For ssh, a ControlPath of ~/.ssh/cm-%C (a hash of the connection).
 
     References:
         - https://github.com/openpmix/openpmix/blob/v1.2.5/src/server/pmix_server.c
@@ -317,11 +320,25 @@ def tmpdir_path_too_long_for_socket(f: FactView) -> Iterator[Hit]:
         - https://man7.org/linux/man-pages/man7/unix.7.html (sun_path: 108 bytes on Linux)
         - https://github.com/rnajena/poseidon/issues/31 (TMPDIR set to a Nextflow work directory)
         - https://github.com/open-mpi/ompi/pull/1528 (macOS's long TMPDIR)
+        - https://github.com/openssh/openssh-portable/blob/V_10_5_P1/misc.c (unix_listener)
+        - https://man.openbsd.org/ssh_config#ControlPath
     """
     told = catalogued(f, "tmpdir-path-too-long-for-socket")
     if not told:
         return
-    s = next((t for t in told if t.get("tmpdir")), told[0])
+    mpi = [t for t in told if t.get("family") != "openssh"]
+    if not mpi:
+        s = told[0]
+        path = str(s.get("path") or "")
+        shown = f" ({len(path)} bytes: {path[:90]}{'...' if len(path) > 90 else ''})" if path else ""
+        yield Hit(message=(f"ssh could not use its Unix-domain socket (line {s['line']}): the socket's path{shown} is "
+                           f"longer than a socket path may be, {_SUN_PATH} bytes on Linux and 104 on macOS; a "
+                           "ControlPath built from the user, host and port (%r@%h:%p) is the usual one"),
+                  fix=("ssh -o ControlPath=~/.ssh/cm-%C HOST true   # %C: a hash of the connection, always short; "
+                       "put ControlPath ~/.ssh/cm-%C in ~/.ssh/config where the long one was set"),
+                  evidence=told_evidence(s))
+        return
+    s = next((t for t in mpi if t.get("tmpdir")), mpi[0])
     path = s.get("tmpdir")
     shown = (f" ({len(path)} bytes before the socket's own name: {path[:90]}{'...' if len(path) > 90 else ''})"
              if path else "")

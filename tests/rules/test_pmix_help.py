@@ -69,3 +69,11 @@ def test_compression_library_warning_is_info_only():
 def test_compression_warning_not_fired_on_the_mismatch():
     assert not fired("pmix-compression-library-unavailable",
                      recorded_paste_facts("ompi-11846-pmix-compression-mismatch.txt"))
+
+
+def test_ssh_controlpath_too_long_gets_ssh_fix(tmp_path):
+    # OpenSSH V_10_5_P1 misc.c unix_listener's format filled in (no public paste kept)
+    text = 'unix_listener: path "/home/user/.ssh/control-user@server.example.com:22.AbCdEfGhIjKlMnOp" too long for Unix domain socket\n'
+    (f,) = fired("tmpdir-path-too-long-for-socket", paste_facts(tmp_path, text))
+    assert f.message.startswith("ssh could not use its Unix-domain socket (line 1)")
+    assert f.fix.startswith("ssh -o ControlPath=~/.ssh/cm-%C HOST true") and "TMPDIR" not in f.fix
