@@ -2,7 +2,9 @@
 (knowledge/messages/openmpi.toml, slurm_mpi.toml, ucx.toml): srun and the MPI library without a
 process-management interface in common, RDMA registration refused by the locked-memory limit, the
 single-copy transfer between ranks refused by Yama's ptrace scope (also read on the node itself),
-and a binding the kernel refused because Open MPI's hwloc does not see the job's cgroup. Where the
+a binding the kernel refused because Open MPI's hwloc does not see the job's cgroup, a session
+directory too long for PMIx's Unix-domain socket, nodes that differ in PMIx compression support, and
+PMIx's harmless warning that it has no compression library. Where the
 ranks go (slots, spawns, binding) is rules/mpi_slots.py."""
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, ticket_evidence, told_text
+from hpcdoctor.rules._common import catalogued, ticket_evidence, told_evidence, told_text
 from hpcdoctor.rules._where import where
 from hpcdoctor.rules.nccl_messages import _MEMLOCK_FIX
 
@@ -274,3 +276,162 @@ def mpi_internal_hwloc_incompatible(f: FactView) -> Iterator[Hit]:
                       "the job's cgroup; the usual cause is Open MPI 4.x built with its internal hwloc 2.0, which "
                       "cannot read cgroup v2 (hwloc 2.2 can)",
               fix=_HWLOC_FIX, evidence=ticket_evidence(s))
+
+
+# The socket path limit: sun_path holds 108 bytes on Linux (104 on macOS), and each of these
+# messages prints the directory that did not fit (knowledge/messages/openmpi.toml).
+_SUN_PATH = 108
+
+
+@rule("SYS052", "tmpdir-path-too-long-for-socket", "error",
+      "the MPI launcher's session directory under TMPDIR is too long for a Unix-domain socket", impact=7)
+def tmpdir_path_too_long_for_socket(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, PMIx 1.2's "PMIx has detected a temporary directory name that results in a
+        path that is too long for the Unix domain socket" (Open MPI 2.0 and 2.1 bundle it:
+        src/server/pmix_server.c, printed with fprintf), PMIx 2 and 3's "The PMIx server was
+        unable to setup a rendezvous file due to your system's restriction for Unix's socket's
+        path-length" (help-pmix-server.txt [rnd-path-too-long], the PMIx of Open MPI 3 and 4), and
+        ORTE's "The call to pmix_init_server() failed. This may be due to your system's restriction
+        for Unix's socket's path-length" (help-orterun.txt [orterun:pmix-failed]). The same limit in
+        OpenSSH's words ("unix_listener: path ... too long for Unix domain socket", "ControlPath too
+        long (... >= 108 bytes)": misc.c, mux.c), a ControlMaster socket that a launcher's ssh uses,
+        is answered with ssh's own fix.
+
+    Why it matters:
+        mpirun's PMIx server listens on a Unix-domain socket in the job's session directory under
+        TMPDIR, and a socket's path must fit in sun_path: 108 bytes on Linux, 104 on macOS. A TMPDIR
+        set to a deep work directory (a workflow manager's task directory, a Singularity/Apptainer
+        job that inherits the host's TMPDIR, a macOS /var/folders path) makes the path too long and
+        mpirun stops before any rank starts. PMIx 4 and 5 (Open MPI 5) rendezvous over TCP and do
+        not have this limit.
+
+    How to fix:
+        Point TMPDIR at a short node-local directory before mpirun (export TMPDIR=/tmp), in the job
+        script or the workflow's process definition. Inside Apptainer or Singularity set it for the
+        container (apptainer exec --env TMPDIR=/tmp ...), /tmp being the host's unless the site
+        mounts it otherwise. For ssh, a ControlPath of ~/.ssh/cm-%C (a hash of the connection).
+
+    References:
+        - https://github.com/openpmix/openpmix/blob/v1.2.5/src/server/pmix_server.c
+        - https://github.com/open-mpi/ompi/blob/v4.1.8/opal/mca/pmix/pmix3x/pmix/src/server/help-pmix-server.txt
+        - https://github.com/open-mpi/ompi/blob/v4.1.8/orte/tools/orterun/help-orterun.txt
+        - https://man7.org/linux/man-pages/man7/unix.7.html (sun_path: 108 bytes on Linux)
+        - https://github.com/rnajena/poseidon/issues/31 (TMPDIR set to a Nextflow work directory)
+        - https://github.com/open-mpi/ompi/pull/1528 (macOS's long TMPDIR)
+        - https://github.com/openssh/openssh-portable/blob/V_10_5_P1/misc.c (unix_listener)
+        - https://man.openbsd.org/ssh_config#ControlPath
+    """
+    told = catalogued(f, "tmpdir-path-too-long-for-socket")
+    if not told:
+        return
+    mpi = [t for t in told if t.get("family") != "openssh"]
+    if not mpi:
+        s = told[0]
+        path = str(s.get("path") or "")
+        shown = f" ({len(path)} bytes: {path[:90]}{'...' if len(path) > 90 else ''})" if path else ""
+        yield Hit(message=(f"ssh could not use its Unix-domain socket (line {s['line']}): the socket's path{shown} is "
+                           f"longer than a socket path may be, {_SUN_PATH} bytes on Linux and 104 on macOS; a "
+                           "ControlPath built from the user, host and port (%r@%h:%p) is the usual one"),
+                  fix=("ssh -o ControlPath=~/.ssh/cm-%C HOST true   # %C: a hash of the connection, always short; "
+                       "put ControlPath ~/.ssh/cm-%C in ~/.ssh/config where the long one was set"),
+                  evidence=told_evidence(s))
+        return
+    s = next((t for t in mpi if t.get("tmpdir")), mpi[0])
+    path = s.get("tmpdir")
+    shown = (f" ({len(path)} bytes before the socket's own name: {path[:90]}{'...' if len(path) > 90 else ''})"
+             if path else "")
+    maybe = "may not have fit" if s.get("id") == "openmpi:orterun:pmix-failed" else "did not fit"
+    yield Hit(message=(f"mpirun's PMIx server could not create its Unix-domain socket (line {s['line']}): the "
+                       f"session directory under TMPDIR{shown} {maybe} in a socket path, which holds "
+                       f"{_SUN_PATH} bytes on Linux and 104 on macOS"),
+              fix=("export TMPDIR=/tmp   # or a short node-local directory; set it before mpirun, in the job script\n"
+                   "apptainer exec --env TMPDIR=/tmp IMAGE mpirun ...   # inside Apptainer/Singularity: "
+                   "a short TMPDIR for the container too"),
+              evidence=told_evidence(s))
+
+
+@rule("NET044", "pmix-compression-mismatch-between-nodes", "error",
+      "the nodes of one mpirun run Open MPI or PMIx installations that differ in compression support", impact=7)
+def pmix_compression_mismatch_between_nodes(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Open MPI 4.1's "A compressed message was received by the Open MPI run time
+        system (PMIx) that could not be decompressed. This means that Open MPI has compression
+        support enabled on one node and not enabled on another." (help-orte-runtime.txt
+        [failed-to-uncompress]) or PRRTE's "A compressed message was received that could not be
+        decompressed. This is most likely due to a missing libz library on the receiving node"
+        (Open MPI 5, help-prte-runtime.txt [failed-to-uncompress]).
+
+    Why it matters:
+        mpirun compresses the launch message it sends to the daemons of the other nodes when its own
+        runtime has zlib support. A daemon whose Open MPI (or PRRTE/PMIx) was built without zlib, or
+        cannot find libz at run time, cannot read it and the job aborts before any rank starts. It
+        means the nodes do not run the same installation: another Open MPI found first on a node's
+        PATH, or one built on a host without zlib's headers.
+
+    How to fix:
+        Make the same Open MPI, with zlib, the one every node runs: install it at the same path on
+        every node (or on a shared file system) and start it with mpirun --prefix, which makes the
+        remote daemons use that installation, or load the same module in the job's environment on
+        every node. Check on each node which orted/prted the remote shell finds and that libz is
+        present.
+
+    References:
+        - https://github.com/open-mpi/ompi/blob/v4.1.8/orte/runtime/help-orte-runtime.txt
+        - https://github.com/openpmix/prrte/blob/v3.0.14/src/docs/show-help-files/help-prte-runtime.txt
+        - https://github.com/openpmix/openpmix/issues/2176 (one node's Open MPI 4 with libz, another's without)
+        - https://github.com/open-mpi/ompi/issues/11846
+    """
+    told = catalogued(f, "pmix-compression-mismatch-between-nodes")
+    if not told:
+        return
+    s = told[0]
+    yield Hit(message=(f"a node's Open MPI daemon could not decompress mpirun's launch message (line {s['line']}): the "
+                       "nodes run Open MPI/PMIx installations that differ in compression (zlib) support, so they do "
+                       "not all run the same installation"),
+              fix=("ssh NODE 'command -v orted prted; ldconfig -p | grep libz.so'   # on each node of the job: the "
+                   "same Open MPI, and libz present\n"
+                   "mpirun --prefix \"$(dirname \"$(dirname \"$(command -v mpirun)\")\")\" ...   # remote daemons "
+                   "from this installation (installed at the same path on every node), or the same module loaded "
+                   "on every node"),
+              evidence=told_evidence(s))
+
+
+@rule("NET045", "pmix-compression-library-unavailable", "info",
+      "PMIx found no compression library: a harmless warning, the job continues", impact=1)
+def pmix_compression_library_unavailable(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, PMIx's "PMIx was unable to find a usable compression library on the system.
+        We will therefore be unable to compress large data streams ... We will continue"
+        (help-pcompress.txt [unavailable], PMIx 4.2 and 5, the PMIx of Open MPI 5).
+
+    Why it matters:
+        It is a warning, not an error: the PMIx in use was built without its zlib component, so
+        large launch messages go uncompressed (a slower start on many nodes, more memory); the job
+        runs. A failure in the same paste has another cause. Where the nodes differ (one with zlib,
+        one without) Open MPI says so in its own words (pmix-compression-mismatch-between-nodes).
+
+    How to fix:
+        Nothing is required. To silence it, set PMIX_MCA_pcompress_base_silence_warning=1 in the
+        environment (or pcompress_base_silence_warning=1 in PMIx's MCA parameter file). To have
+        compression, build PMIx (or Open MPI with its bundled PMIx) with zlib's development files
+        installed.
+
+    References:
+        - https://github.com/openpmix/openpmix/blob/v5.0.11/src/mca/pcompress/base/help-pcompress.txt
+        - https://github.com/openpmix/openpmix/blob/v5.0.11/src/mca/pcompress/base/pcompress_base_frame.c
+        - https://github.com/openpmix/openpmix/issues/3351 (the maintainer: the message says how to silence it)
+    """
+    told = catalogued(f, "pmix-compression-library-unavailable")
+    if not told:
+        return
+    s = told[0]
+    yield Hit(message=(f"PMIx warns that it found no compression library (line {s['line']}): harmless, the job "
+                       "continues with large launch messages uncompressed; it is not the cause of a failure"),
+              fix=("export PMIX_MCA_pcompress_base_silence_warning=1   # silences the warning; nothing else is needed\n"
+                   "# for compression: rebuild PMIx (or Open MPI with its bundled PMIx) with zlib's development "
+                   "package installed"),
+              evidence=told_evidence(s))
