@@ -25,7 +25,7 @@ SEVERITY_MARK = {"error": "error", "warning": "warning", "advice": "advice", "in
 MODULE_TOPIC = {
     "toolchain_releases": "Software stack", "mkl_libraries": "Software stack", "assembler": "Software stack", "openmp_env": "Threads and placement", "cpu_affinity": "Threads and placement", "logind": "Environment", "fortran_modules": "Software stack", "fortran_arguments": "Software stack",
     "build_targets": "Software stack", "data_files": "Software stack", "toolchain": "Software stack", "python_headers": "Software stack", "slingshot": "Network", "lustre_metadata": "Environment", "mpi_io": "Environment", "kernel_headers": "GPU health",
-    "fail2ban": "Network", "jupyter_server": "Environment", "mpi_wrappers": "Software stack", "gpu_profiling": "GPU health", "bundled_libraries": "Software stack",
+    "fail2ban": "Network", "md_engine_builds": "Software stack", "jupyter_server": "Environment", "mpi_wrappers": "Software stack", "gpu_profiling": "GPU health", "bundled_libraries": "Software stack",
     "torch_allocator": "Software stack", "nccl_net": "Network", "nccl_ranks": "Network", "nccl_peers": "Network", "mpi_root": "Environment",
     "bench": "Benchmarks", "cluster": "Cluster", "cpu": "CPU precision", "environment": "Environment",
     "gpu_health": "GPU health", "gpu_driver": "GPU health", "secure_boot": "GPU health", "gpu_memory": "GPU health", "gpu_sharing": "GPU health", "gpu_memory_held": "GPU health",
