@@ -118,6 +118,10 @@ def scheduler_config_broken(f: FactView) -> Iterator[Hit]:
              else f" ({said.get('path')})" if said.get("path") else "")
     what = ("found no configuration file and no controller to fetch one from (configless)"
             if said.get("id") in _CONFIGLESS else f"cannot read its configuration{where}")
+    dropped = _dropped_key(told)
+    if dropped:
+        what += (f" ({dropped['name']} is a key Slurm {dropped['removed']} dropped: the file was written for an older "
+                 "Slurm than the one reading it; remove or replace that line, see the release's RELEASE_NOTES)")
     yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": the batch system {what}, so none of its "
                       "commands or daemons that read it work. Users cannot mend this: send the administrators the "
                       "line quoted",
@@ -157,6 +161,14 @@ _SLURM_COMMANDS = frozenset((
     "sprio", "sstat", "sattach", "sbcast", "strigger", "sdiag", "scrontab", "slurmd", "slurmctld", "slurmstepd",
     "slurmdbd", "slurmrestd"))
 _PROGRAM = re.compile(r"^\s*(?:\[[^\]\n]{1,40}\]\s{0,3})?([A-Za-z][\w.+-]{0,60}): (?:error|fatal): ")
+
+
+def _dropped_key(told: list) -> Optional[dict]:
+    """The unrecognized key pasted where it is a key an earlier Slurm knew and a later one dropped
+    (knowledge/slurm_conf_keys.toml): its table entry, else None."""
+    said = next((s for s in told if s.get("id") == "sched_config:slurm-unrecognized-key" and s.get("conf_key")), None)
+    entry = slurm_conf_keys.lookup(str(said["conf_key"])) if said else None
+    return entry if entry and entry.get("removed") and not entry.get("known") else None
 
 
 def _later_key(f: FactView) -> Optional[Tuple[dict, dict, str]]:

@@ -104,3 +104,11 @@ def test_keys_every_release_knows_or_dropped_ones_are_not_a_later_release():
         facts = told_facts(text)
         assert not fired("slurm-client-library-older-than-config", facts), key
         assert fired("scheduler-config-broken", facts), key
+
+
+def test_a_key_a_later_slurm_dropped_is_named_by_scheduler_config_broken():
+    # the parse_config.c format filled in: CacheGroups is in read_config.c up to 20.11 and gone from slurm-21-08-0-1
+    (f,) = fired("scheduler-config-broken", told_facts(
+        "sinfo: error: _parse_next_key: Parsing error at unrecognized key: CacheGroups\n"
+        "sinfo: fatal: Unable to process configuration file\n"))
+    assert "CacheGroups is a key Slurm 21.08 dropped" in f.message
