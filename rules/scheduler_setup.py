@@ -5,17 +5,20 @@ missing from PATH (sched_clients.toml)."""
 
 from __future__ import annotations
 
+import re
 import shlex
 
-from typing import Iterator
+from typing import Iterator, Optional, Tuple
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
+from hpcdoctor.knowledge import slurm_conf_keys
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 CONFIG = "scheduler-config-broken"
 DAEMON = "batch-daemon-already-running"
 CLIENTS = "scheduler-commands-not-installed"
+LATER_KEY = "slurm-client-library-older-than-config"
 
 # The line that says where the fault is comes before the fatal line that only says Slurm stopped.
 _CONFIG_ORDER = ("sched_config:slurm-parse-error-in-file", "sched_config:slurm-include-failed",
@@ -105,12 +108,20 @@ def scheduler_config_broken(f: FactView) -> Iterator[Hit]:
     told = catalogued(f, CONFIG)
     if not told:
         return
+    # A real key of a later Slurm than the reader's: slurm-client-library-older-than-config answers;
+    # the file is not broken for the site's own commands.
+    if _later_key(f) and all(s.get("id") in _PARSE_ONLY for s in told):
+        return
     rank = {sid: i for i, sid in enumerate(_CONFIG_ORDER)}
     said = min(told, key=lambda s: (rank.get(s.get("id"), len(rank)), s.get("line") or 0))
     where = (f" ({said.get('path')} line {said.get('lineno')})" if said.get("path") and said.get("lineno")
              else f" ({said.get('path')})" if said.get("path") else "")
     what = ("found no configuration file and no controller to fetch one from (configless)"
             if said.get("id") in _CONFIGLESS else f"cannot read its configuration{where}")
+    dropped = _dropped_key(told)
+    if dropped:
+        what += (f" ({dropped['name']} is a key Slurm {dropped['removed']} dropped: the file was written for an older "
+                 "Slurm than the one reading it; remove or replace that line, see the release's RELEASE_NOTES)")
     yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": the batch system {what}, so none of its "
                       "commands or daemons that read it work. Users cannot mend this: send the administrators the "
                       "line quoted",
@@ -140,6 +151,111 @@ def _daemon_fix(name: str, port: object) -> str:
         start = f"sudo systemctl start {name}   # once, after none is left\n"
     return (f"pgrep -a {name}   # administrators, on that host: the copy already running (its PID and command line)\n"
             + logs + stop + start).rstrip("\n")
+
+
+# The lines a parse of a later release's key prints, and nothing else wrong with the file.
+_PARSE_ONLY = ("sched_config:slurm-unrecognized-key", "sched_config:slurm-parse-error-in-file",
+               "sched_config:slurm-unable-to-process-configuration-file")
+_SLURM_COMMANDS = frozenset((
+    "sinfo", "squeue", "sbatch", "srun", "salloc", "scontrol", "scancel", "sacct", "sacctmgr", "sreport", "sshare",
+    "sprio", "sstat", "sattach", "sbcast", "strigger", "sdiag", "scrontab", "slurmd", "slurmctld", "slurmstepd",
+    "slurmdbd", "slurmrestd"))
+_PROGRAM = re.compile(r"^\s*(?:\[[^\]\n]{1,40}\]\s{0,3})?([A-Za-z][\w.+-]{0,60}): (?:error|fatal): ")
+
+
+def _dropped_key(told: list) -> Optional[dict]:
+    """The unrecognized key pasted where it is a key an earlier Slurm knew and a later one dropped
+    (knowledge/slurm_conf_keys.toml): its table entry, else None."""
+    said = next((s for s in told if s.get("id") == "sched_config:slurm-unrecognized-key" and s.get("conf_key")), None)
+    entry = slurm_conf_keys.lookup(str(said["conf_key"])) if said else None
+    return entry if entry and entry.get("removed") and not entry.get("known") else None
+
+
+def _later_key(f: FactView) -> Optional[Tuple[dict, dict, str]]:
+    """The unrecognized key pasted, where it is a real key (knowledge/slurm_conf_keys.toml) that a
+    Slurm release after the oldest read added and none dropped: (its symptom, its table entry, the
+    file). None for a key no release knows (misspelt), one every release read knows, or a dropped one."""
+    told = catalogued(f, CONFIG)
+    said = next((s for s in told if s.get("id") == "sched_config:slurm-unrecognized-key" and s.get("conf_key")), None)
+    if said is None:
+        return None
+    path = next((str(s.get("path")) for s in told
+                 if s.get("id") == "sched_config:slurm-parse-error-in-file" and s.get("path")), "")
+    conf = next((c for c in ("cgroup.conf", "gres.conf") if path.endswith(c)), "slurm.conf")
+    entry = slurm_conf_keys.lookup(str(said["conf_key"]), conf)
+    if entry is None or not slurm_conf_keys.newer_than_oldest(entry):
+        return None
+    return said, entry, conf
+
+
+@rule("ENV125", LATER_KEY, "error",
+      "a program linked to an older Slurm library than the site's reads a slurm.conf key it does not know", impact=5)
+def slurm_client_library_older_than_config(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, "_parse_next_key: Parsing error at unrecognized key: K" where K is a real
+        key of slurm.conf (or cgroup.conf, gres.conf) that a later Slurm release added: the program
+        that printed it (drmaa-run, a pyslurm script, an old sbatch, a container's Slurm) parses the
+        site's configuration with an older libslurm than the one the file was written for. The
+        release that added each key comes from Slurm's own parser tables read at every major tag
+        14.11 .. 25.05 (knowledge/slurm_conf_keys.toml). A key no release knows (misspelt) stays
+        with scheduler-config-broken.
+
+    Why it matters:
+        The site's own commands read the file without complaint; only this program fails (and
+        often crashes after, "Unable to establish controller machine", a segfault). Editing
+        slurm.conf is not the fix: the program must use the site's Slurm.
+
+    How to fix:
+        Find the libslurm the program loads (ldd), compare with scontrol --version, and rebuild or
+        reinstall the program against the installed Slurm (slurm-drmaa: configure
+        --with-slurm-inc and --with-slurm-lib naming the installed Slurm's headers and library;
+        pyslurm: the release matching the site's Slurm), give a container the site's Slurm, or use
+        the site's own commands.
+
+    References:
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/parse_config.c (_parse_next_key)
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/read_config.c (slurm_conf_options)
+        - https://slurm.schedmd.com/slurm.conf.html
+        - https://github.com/natefoo/slurm-drmaa/issues/20
+    """
+    found = _later_key(f)
+    if not found:
+        return
+    said, entry, conf = found
+    key, since = entry["name"], entry["since"]
+    m = _PROGRAM.match(str(said.get("text", "")))
+    program = m.group(1) if m else ""
+    who = f"{program}'s libslurm" if program else "the program's libslurm"
+    if entry.get("since_tag"):
+        when = f"since a maintenance release of Slurm {since} ({entry['since_tag']} knows it, {since}.0 does not)"
+        older = "older than that release"
+    else:
+        prev = slurm_conf_keys.previous(since)
+        when = f"since Slurm {since}"
+        older = f"Slurm {prev} or earlier" if prev else f"older than {since}"
+    if program in _SLURM_COMMANDS:
+        fix = (f"{program} --version   # this node's Slurm, older than the file\n"
+               "grep -i -E '^(SlurmctldHost|ControlMachine)' ${SLURM_CONF:-/etc/slurm/slurm.conf}   # the controller; "
+               "its release: sinfo --version there\n"
+               "# administrators: install the controller's Slurm release on this node (or in the container image), "
+               "so that its commands know every key of the slurm.conf they read")
+        yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": {key} is a {conf} key {when}: this node's "
+                          f"Slurm ({program}, {older}) is older than the {conf} it reads, which was written for a later "
+                          "Slurm (a login node or container left at an older release than the controller)",
+                  fix=fix, evidence=told_evidence(said))
+        return
+    fix = (f"ldd \"$(command -v {shlex.quote(program) if program else 'PROGRAM'})\" | grep -i slurm   # the libslurm it loads, and from where\n"
+           if program else "") + (
+        "scontrol --version   # the site's Slurm, whose commands read this file\n"
+        "# rebuild or reinstall the program against the site's Slurm: slurm-drmaa's ./configure --with-slurm-inc=<the "
+        "installed Slurm's include dir> --with-slurm-lib=<its lib dir, where libslurm.so is>; pyslurm: the release "
+        "matching scontrol --version; a container: the site's Slurm release inside it, or the host's commands\n"
+        "# or use the site's own commands (sbatch, srun, squeue) in place of the program")
+    yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": {key} is a {conf} key {when}: {who} is older "
+                      f"than this {conf} ({older}). The site's own Slurm reads the file; the program was built "
+                      "against (or loads) an older Slurm library, so it cannot parse the configuration",
+              fix=fix, evidence=told_evidence(said))
 
 
 @rule("ENV094", DAEMON, "error", "a batch daemon will not start: another copy of it already runs on this host", impact=5)

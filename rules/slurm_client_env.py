@@ -1,10 +1,13 @@
 """Slurm's client commands refusing a request before the controller is asked, for how the cluster is
 configured (no accounting storage behind sacct, sacctmgr, sreport) or for what the environment they
 inherited says (SLURM_HOSTFILE forcing arbitrary distribution, an outer job's SLURM_MEM_PER_* or
-SLURM_NTASKS_PER_GPU read by a nested srun, a SLURM_JOB_ID left from an ended job). The words are
-the clients' own (knowledge/messages/slurm_client_env.toml, read from Slurm's source)."""
+SLURM_NTASKS_PER_GPU read by a nested srun, a SLURM_JOB_ID left from an ended job), and the accounting
+commands that cannot reach slurmdbd. The words are the clients' own (knowledge/messages/
+slurm_client_env.toml and slurmdbd_conn.toml, read from Slurm's source)."""
 
 from __future__ import annotations
+
+import re
 
 from typing import Iterator
 
@@ -139,3 +142,85 @@ def slurm_inherited_env_conflict(f: FactView) -> Iterator[Hit]:
                       "SLURM_*, SBATCH_* and SALLOC_* variables as options, and a job exports its own request to the "
                       "steps inside it (or a workflow tool or module set them), so the request contradicts itself",
               fix=_ENV_FIX, evidence=told_evidence(s))
+
+
+_DBD_DEFAULT_PORT = "6819"  # slurmdbd's DbdPort and slurm.conf's AccountingStoragePort default (slurm.conf(5))
+_LOCAL = ("localhost", "127.0.0.1", "::1", "localhost.localdomain")
+
+
+def _dbd_fix(host: str, port: str) -> str:
+    where = f"{host}:{port}" if host else "the AccountingStorageHost"
+    return (
+        "scontrol show config | grep -i AccountingStorage   # users: the host and port the clients ask for slurmdbd "
+        "(AccountingStorageHost/Port); send this and the error to the administrators\n"
+        f"# administrators, on {'the host slurmdbd runs on' if not host or host in _LOCAL else host}:\n"
+        "systemctl status slurmdbd; journalctl -u slurmdbd -n 50   # running? why it stopped\n"
+        f"ss -ltnp | grep ':{port or _DBD_DEFAULT_PORT} '   # slurmdbd listening on DbdPort (slurmdbd.conf)\n"
+        f"# from the failing node: nothing answers at {where}? AccountingStorageHost=localhost is right only on "
+        "the node slurmdbd runs on: elsewhere set it in slurm.conf to the slurmdbd host, and open the port in the firewall")
+
+
+@rule("ENV124", "slurmdbd-unreachable", "error",
+      "sacct, sacctmgr or sreport cannot reach slurmdbd, the Slurm accounting daemon", impact=4)
+def slurmdbd_unreachable(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, a Slurm program that could not reach slurmdbd: libslurm's "failed to
+        open persistent connection to host:H:P: <reason>" (to slurmdbd's port, or beside a slurmdbd
+        line), the accounting plugin's "Sending PersistInit msg" (older "slurmdbd: Sending
+        DbdInit msg"), "failed to send persistent connection init message", "No response to
+        persist_init", "DBD_GET_... failure", "Sending message type ...", "Getting response to
+        message type"; sacct's (and sacctmgr's before 20.11) "Problem talking to the database",
+        sreport's "Problem connecting to the database", --cluster's "Problem talking to database"
+        and "There is a problem talking to the database ... Only local cluster communication is
+        available". slurmdbd answering with an error (authentication, protocol) is not this.
+
+    Why it matters:
+        Accounting is configured (unlike slurm-accounting-disabled), but nothing answers at the
+        host and port the node's slurm.conf names: sacct, sacctmgr and sreport fail, and so do
+        workflow tools polling sacct. Often AccountingStorageHost=localhost copied to a login or
+        portal node where slurmdbd does not run, or slurmdbd (or its database) is down.
+
+    How to fix:
+        Users: scontrol show config | grep -i AccountingStorage shows the host and port; tell the
+        administrators. Administrators: systemctl status slurmdbd on that host, check it listens
+        on DbdPort, and that AccountingStorageHost is not localhost on a node without slurmdbd.
+
+    References:
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/persist_conn.c (failed to open persistent connection)
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/plugins/accounting_storage/slurmdbd/dbd_conn.c (Sending PersistInit msg)
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/sacct/options.c (Problem talking to the database)
+        - https://slurm.schedmd.com/slurm.conf.html#OPT_AccountingStorageHost
+        - https://github.com/Azure/az-hop/issues/1857
+    """
+    told = catalogued(f, "slurmdbd-unreachable")
+    if not told:
+        return
+    opened = [s for s in told if s.get("id") == "slurmdbd_conn:persist-conn-open-failed"]
+    # The persistent connection also joins federated controllers (slurmctld's port): alone, it is
+    # slurmdbd's only on slurmdbd's default port.
+    if len(opened) == len(told) and not any(str(s.get("port")) == _DBD_DEFAULT_PORT for s in opened):
+        return
+    where = next((s for s in told if s.get("host") and s.get("port")), None)
+    host = str(where.get("host")) if where else ""
+    port = str(where.get("port")) if where else ""
+    said = where or told[0]
+    reason = str(said.get("reason") or next((s.get("reason") for s in told if s.get("reason")), "") or "")
+    # the window joins the next lines: the reason ends where the next program line begins
+    reason = re.split(r"\s\S{1,60}: (?:error|fatal|warning|debug\d?):|\s\[exit", reason)[0].strip()
+    at = f"slurmdbd at {host}:{port}" if host else "slurmdbd (at slurm.conf's AccountingStorageHost:AccountingStoragePort)"
+    low = reason.lower()
+    if "refused" in low:
+        why = "nothing listens on that port of that host: slurmdbd is not running there, or the host or port is wrong"
+    elif "timed out" in low or "no route" in low or "unreachable" in low:
+        why = "the host does not answer: it is down, or a firewall drops the port"
+    elif "resolve" in low or "no error" in low or "name or service" in low:
+        why = "the host name may not resolve on this node"
+    else:
+        why = "slurmdbd is down, or the host or port is wrong for this node"
+    local = (f"; {host} is this node itself: AccountingStorageHost={host} is right only on the node where "
+             "slurmdbd runs, and on a login, portal or compute node it points at nothing") if host in _LOCAL else ""
+    yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": Slurm's accounting commands (sacct, sacctmgr, "
+                      f"sreport) could not reach {at}" + (f" ({reason})" if reason else "") + f": {why}{local}. "
+                      "Accounting is configured; it is its daemon that does not answer",
+              fix=_dbd_fix(host, port), evidence=told_evidence(said))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rulekit import fired, paste_facts, recorded_paste_facts
+from rulekit import fired, paste_facts, recorded_paste_facts, told_facts
 
 SET_T = Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_t"
 
@@ -67,3 +67,48 @@ def test_silent_on_other_commands_not_found_and_healthy_slurm(paste):
     gathered = recorded_paste_facts(paste)
     for sym in ("scheduler-config-broken", "batch-daemon-already-running", "scheduler-commands-not-installed"):
         assert not fired(sym, gathered), sym
+
+
+# --- a slurm.conf key of a later Slurm than the reader (slurm-client-library-older-than-config) --------
+
+def test_drmaa_run_linked_to_an_old_libslurm_names_the_key_and_its_release():
+    # https://github.com/natefoo/slurm-drmaa/issues/20: PriorityWeightTRES is in read_config.c from slurm-15-08-0-1
+    facts = recorded_paste_facts("slurm-drmaa-20-tres-keys-old-libslurm.txt")
+    (f,) = fired("slurm-client-library-older-than-config", facts)
+    assert f.severity == "error"
+    assert "PriorityWeightTRES is a slurm.conf key since Slurm 15.08: drmaa-run's libslurm is older" in f.message
+    assert 'ldd "$(command -v drmaa-run)" | grep -i slurm' in f.fix and "--with-slurm-lib" in f.fix
+    # the file is not broken for the site's own commands: scheduler-config-broken stays silent
+    assert not fired("scheduler-config-broken", facts)
+
+
+def test_a_recorded_22_05_client_reading_a_23_02_key():
+    # sinfo 22.05.8 on a slurm.conf holding MaxBatchRequeue (read_config.c from slurm-23-02-0-1)
+    facts = recorded_paste_facts("slurm-22.05-conf-key-of-later-release.txt")
+    (f,) = fired("slurm-client-library-older-than-config", facts)
+    assert "MaxBatchRequeue is a slurm.conf key since Slurm 23.02" in f.message and "22.05 or earlier" in f.message
+    assert "sinfo --version" in f.fix
+    assert not fired("scheduler-config-broken", facts)
+
+
+def test_a_misspelt_key_stays_scheduler_config_broken():
+    facts = recorded_paste_facts("slurm-22.05-config-parse-errors.txt")  # Frobnicate=1: no release knows it
+    assert not fired("slurm-client-library-older-than-config", facts)
+    assert fired("scheduler-config-broken", facts)
+
+
+def test_keys_every_release_knows_or_dropped_ones_are_not_a_later_release():
+    # the parse_config.c format filled in: SelectType is in every release read; ChosLoc was dropped in 20.11
+    for key in ("SelectType", "ChosLoc", "PriorityWeightTRESS"):
+        text = f"srun: error: _parse_next_key: Parsing error at unrecognized key: {key}\n"
+        facts = told_facts(text)
+        assert not fired("slurm-client-library-older-than-config", facts), key
+        assert fired("scheduler-config-broken", facts), key
+
+
+def test_a_key_a_later_slurm_dropped_is_named_by_scheduler_config_broken():
+    # the parse_config.c format filled in: CacheGroups is in read_config.c up to 20.11 and gone from slurm-21-08-0-1
+    (f,) = fired("scheduler-config-broken", told_facts(
+        "sinfo: error: _parse_next_key: Parsing error at unrecognized key: CacheGroups\n"
+        "sinfo: fatal: Unable to process configuration file\n"))
+    assert "CacheGroups is a key Slurm 21.08 dropped" in f.message

@@ -113,3 +113,56 @@ def test_the_recorded_unknown_options_are_read_not_refused():
     assert {"slurm_client_env:unrecognized-option", "slurm_client_env:invalid-short-option",
             "slurm_client_env:container-needs-interactive-step", "slurm_client_env:spec-resources-not-allowed"} <= ids
     assert not [i for i in ids if i == "slurm:unlisted"], ids
+
+
+# --- slurmdbd unreachable --------------------------------------------------------------------------
+
+def test_sacct_against_a_localhost_slurmdbd_names_host_port_and_the_localhost_cause():
+    # https://github.com/Azure/az-hop/issues/1857: AccountingStorageHost=localhost on the OnDemand node
+    (f,) = fired("slurmdbd-unreachable", recorded_paste_facts("az-hop-1857-sacct-slurmdbd-localhost.txt"))
+    assert f.severity == "error" and "slurmdbd at localhost:6819 (Connection refused)" in f.message
+    assert "AccountingStorageHost=localhost is right only on the node where slurmdbd runs" in f.message
+    assert "scontrol show config | grep -i AccountingStorage" in f.fix and "systemctl status slurmdbd" in f.fix
+    assert "ss -ltnp | grep ':6819 '" in f.fix
+
+
+def test_each_recorded_client_wording_is_slurmdbd_unreachable():
+    # Debian slurm-wlm 22.05.8 sacct, sacctmgr, sreport, squeue --clusters with nothing on 6819
+    (f,) = fired("slurmdbd-unreachable", recorded_paste_facts("slurm-22.05-slurmdbd-unreachable.txt"))
+    assert "localhost:6819" in f.message
+    for text in ("sacctmgr: error: Sending PersistInit msg: Connection refused\n",
+                 "sreport: fatal: Problem connecting to the database: Connection refused\n",
+                 "squeue: error: DBD_GET_CLUSTERS failure: Connection refused\n",
+                 # Slurm 17.11-20.02's wordings (src/common/slurm_persist_conn.c, accounting_storage_slurmdbd.c),
+                 # the format strings filled in: no public paste of them recorded here
+                 "sacct: error: slurm_persist_conn_open_without_init: failed to open persistent connection to dbd01:6819: Connection timed out\n",
+                 "sacctmgr: error: slurmdbd: DBD_GET_ASSOCS failure: Connection refused\n"):
+        assert fired("slurmdbd-unreachable", told_facts(text)), text
+
+
+def test_a_timeout_points_at_the_host_or_firewall():
+    # format string of src/common/persist_conn.c line 662, filled in
+    (f,) = fired("slurmdbd-unreachable", told_facts(
+        "sacct: error: slurm_persist_conn_open_without_init: failed to open persistent connection to "
+        "host:dbd01.cluster:6819: Connection timed out\n"))
+    assert "dbd01.cluster:6819" in f.message and "firewall" in f.message and "is this node itself" not in f.message
+
+
+@pytest.mark.parametrize("text", [
+    # a federated controller's persistent connection (slurmctld's port), not slurmdbd's
+    "slurmctld: error: slurm_persist_conn_open_without_init: failed to open persistent connection to host:ctl2:6817: Connection refused\n",
+    # slurmdbd reached, and it answered with an error: not unreachable
+    "sacctmgr: error: slurm_persist_conn_open: Something happened with the receiving/processing of the persistent "
+    "connection init message to dbd01:6819: Invalid authentication credential\n",
+    # accounting not configured at all: slurm-accounting-disabled's case
+    "Slurm accounting storage is disabled\n",
+])
+def test_near_misses_are_not_slurmdbd_unreachable(text):
+    assert not fired("slurmdbd-unreachable", told_facts(text))
+
+
+def test_accounting_disabled_is_not_answered_as_unreachable_and_back():
+    disabled = recorded_paste_facts("slurm-22.05-accounting-storage-disabled.txt")
+    assert fired("slurm-accounting-disabled", disabled) and not fired("slurmdbd-unreachable", disabled)
+    down = recorded_paste_facts("slurm-22.05-slurmdbd-unreachable.txt")
+    assert fired("slurmdbd-unreachable", down) and not fired("slurm-accounting-disabled", down)
