@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import (catalogued, facts_or_ticket, first_symptom, ticket_all, ticket_evidence, ticket_symptoms,
@@ -337,33 +338,155 @@ _CUDNN_FIX = ("python -c 'import torch; print(torch.__version__, torch.backends.
               "ldconfig -p | grep libcudnn; echo \"$LD_LIBRARY_PATH\"   # the libcudnn copies the loader can find")
 
 
-@rule("SW044", "cudnn-version-mismatch", "error", "the cuDNN loaded is not a version the framework supports", impact=8)
+# The frameworks' own cuDNN checks (knowledge/messages/xla.toml, jax.toml): cuDNN's version is this rule's
+# in every framework; the other CUDA libraries are cuda-library-version-mismatch's (rules/tf_jax.py).
+_FRAMEWORK_CUDNN = ("xla:cudnn-version-mismatch", "jax:outdated-cudnn", "jax:found-cudnn-older-than-built",
+                    "jax:cudnn-9-10-0-backward-compatibility", "jax:cudnn-multi-gpu-matmul-issue")
+
+
+def cudnn_number(n: object) -> str:
+    """cuDNN's CUDNN_VERSION as a release: major*1000+minor*100+patch up to 8.x (8907 = 8.9.7),
+    major*10000+minor*100+patch from 9 (91000 = 9.10.0); anything else as given."""
+    text = str(n or "")
+    if not text.isdigit():
+        return text
+    v = int(text)
+    if v >= 90000:
+        return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
+    if 1000 <= v < 9000:
+        return f"{v // 1000}.{v // 100 % 10}.{v % 100}"
+    return text
+
+
+def _release(text: str) -> tuple:
+    return tuple(int(p) for p in str(text).split(".") if p.isdigit())
+
+
+def _tf_builds() -> dict:
+    return {r["version"]: r for r in knowledge.load("tensorflow_gpu_builds")["release"]}
+
+
+def _framework_cudnn(f: FactView) -> Iterator[Hit]:
+    told = [s for s in catalogued(f, "cudnn-version-mismatch") if s.get("id") in _FRAMEWORK_CUDNN]
+    stack = stack_of_ticket(f)
+    if told:
+        s = told[0]
+        found, built, minimum = s.get("found"), s.get("compiled") or s.get("built"), s.get("minimum")
+        versions = ((f": cuDNN {cudnn_number(found)}" + (f" ({found})" if cudnn_number(found) != str(found) else "") + " loaded")
+                    if found else "")
+        if found and built:
+            versions += f", built against {cudnn_number(built)}" + (f" ({built})" if cudnn_number(built) != str(built) else "")
+        if found and minimum:
+            versions += f", the minimum it supports {minimum}"
+        if s.get("family") == "jax" or stack == "jax":
+            who, fix = "JAX", JAX_CUDA_FIX
+        elif stack == "tensorflow":
+            who, fix = "TensorFlow", f"{TF_CUDA_CHECK}\n{TF_CUDA_FIX}"
+        else:
+            who, fix = "the framework (TensorFlow or jaxlib)", f"{JAX_CUDA_FIX}\n# TensorFlow instead: {TF_CUDA_FIX}"
+        if s.get("id") == "jax:cudnn-9-10-0-backward-compatibility":
+            said = "loaded cuDNN 9.10.0, whose binary compatibility is broken, and refuses it"
+        elif s.get("id") == "jax:cudnn-multi-gpu-matmul-issue":
+            said = (f"refuses cuDNN {cudnn_number(s.get('found'))} beside cuBLASLt 12.9+ on several GPUs "
+                    "(wrong matmul results before cuDNN 9.10.1)")
+        else:
+            said = f"loaded a cuDNN older than it supports{versions}"
+        yield Hit(message=f"{who} {said} (line {s.get('line')}: \"{told_text(s)}\"): an older copy shadows the one its "
+                          "install brought, so cuDNN cannot be used",
+                  fix=fix, evidence=told_evidence(s))
+        return
+    yield from _dnn_not_found_with_versions(f)
+
+
+def _dnn_not_found_with_versions(f: FactView) -> Iterator[Hit]:
+    """TensorFlow's "DNN library is not found" with the TensorFlow and cuDNN versions stated in the ticket."""
+    symptoms = f.get("ticket.symptoms") or []
+    dnn = next((s for s in symptoms if s.get("id") == "xla:dnn-library-not-found"), None)
+    tf = next((s for s in symptoms if s.get("id") == "prose:tensorflow-version-said"), None)
+    said = next((s for s in symptoms if s.get("id") == "prose:cudnn-version-said"), None)
+    if dnn is None or tf is None or said is None:
+        return
+    version = str(tf.get("tensorflow") or "")
+    builds = _tf_builds()
+    build = builds.get(version) or builds.get(f"{version}.0") or next(
+        (b for v, b in builds.items() if v.rsplit(".", 1)[0] == version), None)
+    if build is None:
+        return
+    want, have = _release(build["cudnn"]), _release(str(said.get("cudnn")))
+    evidence = told_evidence(dnn)
+    evidence.update({"tensorflow.version": version, "tensorflow.tested_cudnn": build["cudnn"],
+                     "tensorflow.tested_cuda": build["cuda"], "cudnn.said": said.get("cudnn")})
+    tested = (f"TensorFlow {build['version']} was built and tested with cuDNN {build['cudnn']} and CUDA {build['cuda']} "
+              "(tensorflow.org/install/source#gpu)")
+    fix = (f"{TF_CUDA_CHECK}\n"
+           "ldconfig -p | grep libcudnn; echo \"$LD_LIBRARY_PATH\"   # every libcudnn the loader can find, first on the path first\n"
+           f"# put the cuDNN {build['cudnn']} library first: export LD_LIBRARY_PATH=<its lib folder>:$LD_LIBRARY_PATH, "
+           "or install TensorFlow's own tested pair (conda install -c conda-forge cudatoolkit=" + build["cuda"] +
+           " cudnn=" + build["cudnn"] + ")")
+    if have and (have[0] != want[0] or have[:2] < want[:2]):
+        yield Hit(message=f"{tested}; the cuDNN {said.get('cudnn')} stated on line {said.get('line')} is "
+                          f"{'another major' if have[0] != want[0] else 'an older minor'}, so TensorFlow cannot "
+                          f"use it: \"DNN library is not found\" (line {dnn.get('line')})",
+                  fix=fix, evidence=evidence)
+        return
+    yield Hit(message=f"TensorFlow found no usable cuDNN (line {dnn.get('line')}: \"{told_text(dnn)}\") although "
+                      f"{tested} and the cuDNN {said.get('cudnn')} stated on line {said.get('line')} fits it: "
+                      "TensorFlow loads another libcudnn than that one (an older copy first on the library path), or none",
+              severity="warning", fix=fix, evidence=evidence)
+
+
+@rule("SW044", "cudnn-version-mismatch", "error", "the cuDNN loaded is not a version the framework supports", impact=8,
+      also={"warning": "TensorFlow found no DNN library while the cuDNN the ticket names fits its tested configuration: another libcudnn is loaded"})
 def cudnn_version_mismatch(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        In a pasted log, a framework's own refusal of the cuDNN it loaded where no other rule reads
-        it: Torch7's cudnn.torch bindings ("These bindings are for CUDNN 5.x ..., while the loaded
-        CuDNN is version: N"), and torch's "cuDNN version N is not compatible with devices with SM
-        < 7.5" (a cuDNN 9.11+ under a Volta or Pascal GPU). TensorFlow's and JAX's "Loaded runtime
-        CuDNN library" is cuda-library-version-mismatch's, torch's "cuDNN version incompatibility"
-        duplicate-libraries' (a second libcudnn shadowing torch's own).
+        In a pasted log, a framework's own refusal of the cuDNN it loaded: TensorFlow's and jaxlib's
+        stream executor ("Loaded runtime CuDNN library: X but source was compiled with: Y"), JAX's
+        CUDA plugin ("Outdated cuDNN installation found" with the version JAX was built against,
+        its minimum and the installed one, decoded: 8907 is 8.9.7, 91000 is 9.10.0; jax 0.4.14 to
+        0.4.25's "Found cuDNN version X, but JAX was built against version Y"; its refusal of cuDNN
+        9.10.0 and of cuDNN < 9.10.1 beside cuBLASLt 12.9 on several GPUs), Torch7's cudnn.torch
+        bindings ("These bindings are for CUDNN 5.x ..., while the loaded CuDNN is version: N"), and
+        torch's "cuDNN version N is not compatible with devices with SM < 7.5". And TensorFlow's "DNN
+        library is not found" where the paste also states the TensorFlow and cuDNN versions: compared
+        with TensorFlow's tested build configurations (knowledge/tensorflow_gpu_builds.toml), a cuDNN
+        of another major or an older minor is the cause; a matching one means TensorFlow loads another
+        libcudnn than the one named (a warning). The division: cuDNN's version is this rule's in every
+        framework; the other CUDA libraries a framework checks (the CUDA runtime, cuBLAS, cuFFT,
+        cuSPARSE, cuPTI) are cuda-library-version-mismatch's, and torch's "cuDNN version
+        incompatibility" is duplicate-libraries' (a second libcudnn shadowing torch's own). "DNN library
+        is not found" alone names no version and is no finding: a bad input shape raises it too.
 
     Why it matters:
-        cuDNN's API and kernels change between major versions: bindings written for one major
-        cannot drive another, and cuDNN 9.11 dropped the GPUs below compute capability 7.5, so the
-        first convolution cannot run.
+        cuDNN's API and kernels change between major versions, and a framework needs a cuDNN of its
+        build's major and no older minor: cuDNN cannot be initialised, JAX falls back to the CPU or
+        fails, TensorFlow's first convolution fails. cuDNN 9.11 dropped the GPUs below compute
+        capability 7.5. The library loaded is usually not the one the framework's install brought: an
+        older copy on LD_LIBRARY_PATH, a system or conda cuDNN, torch's pinned nvidia-cudnn wheel.
 
     How to fix:
-        Install the bindings' branch for the loaded cuDNN's major (cudnn.torch R6, R7), or load the
-        cuDNN the bindings name (R5: libcudnn.so.5, by CUDNN_PATH); for torch on an SM < 7.5 GPU, install a torch build whose bundled cuDNN
-        still supports it (PyTorch's release compatibility matrix).
+        JAX: unset LD_LIBRARY_PATH and reinstall with pip install -U "jax[cuda12]", which brings the
+        nvidia-cudnn wheel it was built for. TensorFlow 2.14+: pip install -U "tensorflow[and-cuda]";
+        older TensorFlow: put the cuDNN of its tested configuration first on LD_LIBRARY_PATH. Torch7:
+        the bindings' branch for the loaded cuDNN's major; torch on an SM < 7.5 GPU: a torch build
+        whose bundled cuDNN still supports it.
 
     References:
+        - https://github.com/jax-ml/jax/blob/cec06d116c05f0d52adfceee3d3b730fdbcb0ce5/jax_plugins/cuda/__init__.py (_check_cuda_versions)
+        - https://www.tensorflow.org/install/source#gpu (tested build configurations)
         - https://github.com/soumith/cudnn.torch/blob/e85ed2299c3f48431117a325cc50ca22d767e70e/ffi.lua (the version check)
         - https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix
+        - https://github.com/rgommers/pixi-dev-scipystack/issues/1 (JAX: outdated cuDNN 8907 under a 9100 minimum)
+        - https://github.com/apapiu/guided-diffusion-keras/issues/8 (DNN library is not found: TensorFlow pointed at another cuDNN)
         - https://github.com/soumith/cudnn.torch/issues/359 (an NVIDIA maintainer: the R6 branch of the bindings for cuDNN 6)
     """
+    framework = next(_framework_cudnn(f), None)
+    if framework is not None:
+        yield framework
+        return
     for s in catalogued(f, "cudnn-version-mismatch"):
+        if s.get("id") in _FRAMEWORK_CUDNN:
+            continue
         if s.get("id") == "cudnn_checks:cudnn-torch-bindings-version":
             yield Hit(message=f"cudnn.torch's bindings are for cuDNN {s.get('wanted')}, and the libcudnn loaded is version "
                               f"{s.get('found')} (line {s.get('line')}): the bindings cannot drive another cuDNN major",

@@ -6,8 +6,10 @@ check is rules/numpy_abi.py's."""
 
 from __future__ import annotations
 
+import re
 from typing import Iterator, Optional
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
@@ -176,7 +178,15 @@ def built_against_other_library_version(f: FactView) -> Iterator[Hit]:
         version X ..., which is not compatible with the installed version (Y)"), libpng's "Application
         built with libpng-X but running with Y", and OpenSSH's "OpenSSL version mismatch. Built
         against X, you have Y" (OPENSSL_VERSION_NUMBER in hex, decoded). HDF5's check is
-        hdf5-version-mismatch's; NumPy's is numpy-abi-mismatch's.
+        hdf5-version-mismatch's; NumPy's is numpy-abi-mismatch's. And the same fact for the CUDA
+        runtime as the dynamic loader says it (knowledge/messages/cuda_symbols.toml): an extension or
+        program refused with "undefined symbol: __cudaRegisterFatBinaryEnd" (nvcc 10.1+ emits it),
+        "__cudaPushCallConfiguration" / "__cudaPopCallConfiguration" (nvcc 9.2+), or
+        "cudaGetDriverEntryPoint" (CUDA 11.3), users' "undefined symbol : NAME" included: it was built
+        with at least that CUDA and runs with an older libcudart (knowledge/cuda_symbols.toml dates
+        each symbol); and "version `libcudart.so.11.0' not found" (libcublasLt.so.11, ...): the file
+        loaded under that name is another CUDA major's library. torch's own libraries failing so are
+        torch-import-failed's, not this rule's.
 
     Why it matters:
         The program carries the header version as a constant and the library compares it with its
@@ -189,7 +199,10 @@ def built_against_other_library_version(f: FactView) -> Iterator[Hit]:
         Find which copy is loaded (ldd on the program) and which the build used; run with the copy
         it was built against first on the library path, or rebuild against the one it runs with.
         For ssh and git under a conda environment, run them without the environment's
-        LD_LIBRARY_PATH.
+        LD_LIBRARY_PATH. For CUDA: rebuild the extension with the toolkit of the CUDA runtime it
+        runs with (that CUDA's nvcc first on PATH, CUDA_HOME pointing at it), or load a runtime of
+        the release it was built with (module load cuda/X, or its lib64 first on LD_LIBRARY_PATH);
+        never symlink one CUDA major's libcudart to another's name.
 
     References:
         - https://github.com/protocolbuffers/protobuf/blob/40ee551715c3a784ea6132dbf604b0e665ca2def/src/google/protobuf/stubs/common.cc (VerifyVersion)
@@ -197,9 +210,14 @@ def built_against_other_library_version(f: FactView) -> Iterator[Hit]:
         - https://github.com/openssh/openssh-portable/blob/4cbfe8ebebb1fb345bddab629768ad95885846d6/entropy.c (seed_rng)
         - https://docs.openssl.org/3.0/man3/OPENSSL_VERSION_NUMBER/ (the 0xMNN00PP0L layout of 3.x)
         - https://github.com/MCMrARM/mcpelauncher-linux/issues/355
+        - https://github.com/llvm/llvm-project/blob/026c6392ea867d29ca7756763c63f226aa391731/clang/lib/Basic/Cuda.cpp (CUDA_USES_NEW_LAUNCH 9.2, CUDA_USES_FATBIN_REGISTER_END 10.1)
+        - https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/driver-entry-point-access.html (cudaGetDriverEntryPoint since CUDA 11.3)
+        - https://github.com/pmh47/dirt/issues/48 (maintainer: the op compiled with another CUDA than the one at run time)
+        - https://github.com/YueLiao/PPDM/issues/59 (CUDA 7.5 runtime under an extension built for CUDA 9+)
     """
     told = [s for s in catalogued(f, OTHER) if s.get("id") in _LIBRARIES]
     if not told:
+        yield from _cuda_symbols(f)
         return
     s = told[0]
     library, meaning, fix = _LIBRARIES[s["id"]]
@@ -212,3 +230,65 @@ def built_against_other_library_version(f: FactView) -> Iterator[Hit]:
                       f"{s.get('line')}: \"{told_text(s)}\"): {meaning}. Another copy of the library comes first "
                       "on the library path than the one the build used",
               fix=fix, evidence=evidence)
+
+
+# torch's own libraries (and the nvidia-* wheels torch loads): a loader error there is torch's import
+# failing (rules/_loader.py, torch-import-failed), which keeps it.
+_TORCH_OWN = re.compile(r"[/\\](?:torch|nvidia)[/\\]|(?:^|[/\\])lib(?:torch|c10)\w{0,20}\.so")
+_CUDA_SYMBOLS = "cuda_symbols:cudart-symbol-undefined"
+_CUDA_NODE = "cuda_symbols:cuda-version-node-not-found"
+
+
+def _cuda_table() -> tuple:
+    table = knowledge.load("cuda_symbols")
+    return ({s["name"]: s for s in table["symbol"]}, {n["node"]: n for n in table["version_node"]})
+
+
+def _cuda_fix(file: str, wanted: str) -> str:
+    path = file if file.startswith(("/", "~/")) and "..." not in file else ""
+    check = (f"ldd -r {path} 2>&1 | grep -E 'libcudart|libcublas|undefined symbol'   # which CUDA runtime it loads, and what it lacks\n"
+             if path else "")
+    return (f"{check}nvcc --version | tail -n 2; ls -d /usr/local/cuda*   # the CUDA toolkits here and the one a rebuild uses now\n"
+            "echo \"$LD_LIBRARY_PATH\"; ldconfig -p | grep libcudart   # the CUDA runtimes the loader finds, first on the path first\n"
+            f"# rebuild the extension with the nvcc of the CUDA runtime it runs with (export CUDA_HOME=/usr/local/cuda-X; "
+            f"export PATH=$CUDA_HOME/bin:$PATH; clean its build folder, then build it again), or run it with a {wanted} "
+            "runtime first on LD_LIBRARY_PATH (module load cuda/X on a cluster)")
+
+
+def _cuda_symbols(f: FactView) -> Iterator[Hit]:
+    """An extension built with one CUDA and loaded with an older (or another major's) CUDA runtime."""
+    told = [s for s in catalogued(f, OTHER) if s.get("id") in (_CUDA_SYMBOLS, _CUDA_NODE)
+            and not _TORCH_OWN.search(str(s.get("file") or "") + " " + str(s.get("required_by") or ""))]
+    if not told:
+        return
+    symbols, nodes = _cuda_table()
+    for s in told:
+        file = str(s.get("file") or "")
+        if s["id"] == _CUDA_SYMBOLS:
+            name = str(s.get("symbol") or "")
+            entry = next((e for k, e in symbols.items() if k.lower() == name.lower().removesuffix("_ptsz")), None)
+            if entry is None:
+                continue
+            since = entry["since"]
+            who = f"{file} was" if file else "the program or extension was"
+            evidence = told_evidence(s)
+            evidence.update({"library.name": "CUDA runtime (libcudart)", "library.headers": f">= {since}",
+                             "library.loaded": f"< {since}", "cuda.symbol": entry["name"]})
+            yield Hit(message=f"CUDA runtime: {who} built with CUDA {since} or later ({entry['what']}) and runs with "
+                              f"an older libcudart that lacks {entry['name']} (line {s.get('line')}: \"{told_text(s)}\"): "
+                              "another CUDA runtime comes first on the library path than the toolkit the build used",
+                      fix=_cuda_fix(file, f"CUDA {since} or newer"), evidence=evidence)
+            return
+        node = nodes.get(str(s.get("node") or ""))
+        if node is None:
+            continue
+        by = str(s.get("required_by") or "") or "the program"
+        evidence = told_evidence(s)
+        evidence.update({"library.name": node["library"], "library.headers": f"CUDA {node['cuda']}.x ({node['node']})",
+                         "library.loaded": file or "?"})
+        yield Hit(message=f"{node['library']}: {by} was linked against CUDA {node['cuda']}'s {node['library']} (symbol "
+                          f"version {node['node']}) and the file loaded under that name ({file}) is another CUDA "
+                          f"major's library, which lacks that version (line {s.get('line')}: \"{told_text(s)}\"); "
+                          "a symlink from another toolkit's library is the usual cause",
+                  fix=_cuda_fix(str(s.get("required_by") or ""), f"CUDA {node['cuda']}.x"), evidence=evidence)
+        return

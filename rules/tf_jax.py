@@ -17,16 +17,17 @@ from hpcdoctor.rules._stacks import JAX_CUDA_FIX, TF_CUDA_CHECK, TF_CUDA_FIX, st
 def cuda_library_version_mismatch(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        In a pasted ticket, the framework's own check that a CUDA library it loaded is not the
-        version it was built against: the stream executor's "Loaded runtime CuDNN library: X but
-        source was compiled with: Y" (TensorFlow, jaxlib), JAX's CUDA plugin's "Outdated cuDNN
-        installation found" (and cuBLAS, cuFFT, cuSPARSE, cuPTI, the CUDA runtime), jax 0.4.14 to
-        0.4.25's "Found cuDNN version X, but JAX was built against version Y, which is newer", and
-        its refusals of cuDNN 9.10.0 and of cuDNN older than 9.10 beside cuBLASLt 12.9.
+        In a pasted ticket, the framework's own check that a CUDA library other than cuDNN it
+        loaded is not the version it was built against: JAX's CUDA plugin's "Outdated CUDA
+        installation found" (the CUDA runtime, minimum 12010 = 12.1), and the same for cuBLAS
+        (120100 = 12.1.0), cuFFT, cuSPARSE (12100 = 12.1.0) and cuPTI (API version 18), and jax
+        0.4.14 to 0.4.25's "Found CUDA version X, but JAX was built against version Y, which is
+        newer". cuDNN's version, in every framework (the stream executor's "Loaded runtime CuDNN
+        library", JAX's "Outdated cuDNN installation found", its cuDNN 9.10.0 refusals), is
+        cudnn-version-mismatch's. JAX checks no NCCL version (it only loads libnccl.so.2).
 
     Why it matters:
-        cuDNN (or the library named) cannot be initialised: JAX falls back to the CPU or fails with
-        "DNN library initialization failed", TensorFlow's first convolution fails. The library
+        The library named cannot be used: JAX falls back to the CPU or fails. The library
         loaded is usually not the one the framework's install brought: an older copy on
         LD_LIBRARY_PATH, a system or conda cuDNN, or torch's pinned nvidia-cudnn wheel in the same
         environment.
@@ -49,7 +50,7 @@ def cuda_library_version_mismatch(f: FactView) -> Iterator[Hit]:
         return
     s = told[0]
     stack = stack_of_ticket(f)
-    library = {"CUDA": "CUDA runtime"}.get(s.get("library"), s.get("library") or "cuDNN")
+    library = {"CUDA": "CUDA runtime"}.get(s.get("library"), s.get("library") or "CUDA library")
     # the plugin's minimum where it prints one (it can exceed the version it was built against)
     found, built = s.get("found"), s.get("compiled") or s.get("minimum") or s.get("built")
     versions = f": {found} loaded, {built} expected" if found and built else ""

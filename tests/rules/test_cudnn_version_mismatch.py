@@ -27,4 +27,33 @@ def test_torchs_cudnn_too_new_for_the_gpu():
 
 def test_a_status_that_names_no_version_and_the_frameworks_own_checks_are_not_this_rule():
     assert not fired("cudnn-version-mismatch", recorded_paste_facts("neuraltalk2-122-cudnn-not-initialized-old-cudnn.txt"))
-    assert not fired("cudnn-version-mismatch", recorded_paste_facts("jaxlib-feedstock-329-cudnn-9-10-under-9-13.txt"))
+    assert not fired("cudnn-version-mismatch", pasted_text("2023-06-19 W tensorflow/core/framework/op_kernel.cc:1830] "
+                                                            "OP_REQUIRES failed at conv_ops.cc:1068 : UNIMPLEMENTED: DNN library is not found.\n"))
+
+
+def pasted_text(text: str):
+    return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
+
+
+def test_xlas_loaded_runtime_cudnn_is_this_rule():
+    # https://github.com/conda-forge/jaxlib-feedstock/issues/329 (cuDNN's version is this rule's in every framework)
+    (f,) = fired("cudnn-version-mismatch", recorded_paste_facts("jaxlib-feedstock-329-cudnn-9-10-under-9-13.txt"))
+    assert "cuDNN 9.10.1 loaded, built against 9.13.1" in f.message
+
+
+# https://github.com/apapiu/guided-diffusion-keras/issues/8 (tests/fixtures/tickets_blind_w): the reporter's fix
+# was pointing TensorFlow at the cuDNN it supports
+GUIDED = ("# DNN library is not found\n\nNode: 'residual_unet/conv2d/Conv2D'\nDNN library is not found.\n\n"
+          "python version 3.8\ntensorflow: 2.8.0\ncuDNN: 8.1.1\ncuda: 11.2\n")
+
+
+def test_dnn_library_not_found_with_a_fitting_cudnn_named_is_another_libcudnn_loaded():
+    (f,) = fired("cudnn-version-mismatch", pasted_text(GUIDED))
+    assert f.severity == "warning"
+    assert "TensorFlow 2.8.0 was built and tested with cuDNN 8.1 and CUDA 11.2" in f.message
+    assert "loads another libcudnn" in f.message and "ldconfig -p | grep libcudnn" in f.fix
+
+
+def test_dnn_library_not_found_with_an_older_cudnn_named():
+    (f,) = fired("cudnn-version-mismatch", pasted_text(GUIDED.replace("2.8.0", "2.12.0")))
+    assert f.severity == "error" and "cuDNN 8.6" in f.message and "an older minor" in f.message

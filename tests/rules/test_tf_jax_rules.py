@@ -35,10 +35,21 @@ NO_GPU = ("2022-11-30 12:50:08,211 - jax._src.lib.xla_bridge - WARNING - No GPU/
 JAXLIB = "ValueError: jaxlib is version 0.1.69, but this version of jax requires version 0.1.74."
 
 
-def test_outdated_cudnn_names_the_versions_and_jaxs_install():
-    (f,) = fired("cuda-library-version-mismatch", pasted(OUTDATED))
-    assert "cuDNN" in f.message and "8907 loaded, 9100 expected" in f.message
+def test_outdated_cudnn_is_cudnns_own_rule_with_the_versions_decoded():
+    (f,) = fired("cudnn-version-mismatch", pasted(OUTDATED))
+    assert "cuDNN 8.9.7 (8907) loaded" in f.message and "the minimum it supports 9100" in f.message
     assert 'pip install -U "jax[cuda12]"' in f.fix
+    assert not fired("cuda-library-version-mismatch", pasted(OUTDATED))
+
+
+def test_another_outdated_cuda_component_stays_a_library_version_mismatch():
+    # jax_plugins/cuda/__init__.py @ cec06d11 _make_msg with cuBLAS's minimum (120100 = 12.1.0)
+    text = ("Unable to use CUDA because of the following issues with CUDA components:\nOutdated cuBLAS installation found.\n"
+            "Version JAX was built against: 120800\nMinimum supported: 120100\nInstalled version: 120001\n"
+            "The local installation version must be no lower than 120100.\n")
+    (f,) = fired("cuda-library-version-mismatch", pasted(text))
+    assert "cuBLAS" in f.message and "120001 loaded, 120100 expected" in f.message
+    assert not fired("cudnn-version-mismatch", pasted(text))
 
 
 def test_a_driver_older_than_ptxas_is_no_library_mismatch():

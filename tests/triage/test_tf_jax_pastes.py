@@ -77,15 +77,17 @@ def test_tensorflow_ignoring_a_gpu_below_its_builds_minimum_is_the_framework_not
 
 
 @pytest.mark.parametrize("paste, found, built", [
-    ("gcbfplus-1-jax-cudnn-8600-older-than-8906", "8600", "8906"),
+    ("gcbfplus-1-jax-cudnn-8600-older-than-8906", "8.6.0 (8600)", "8.9.6 (8906)"),
     ("jaxlib-feedstock-329-cudnn-9-10-under-9-13", "9.10.1", "9.13.1"),
 ])
-def test_a_cudnn_older_than_the_build_is_a_library_version_mismatch(paste, found, built):
+def test_a_cudnn_older_than_the_build_is_cudnns_own_rule(paste, found, built):
+    # cuDNN's version is cudnn-version-mismatch's in every framework; the other CUDA libraries are
+    # cuda-library-version-mismatch's (rules/libraries.py, rules/tf_jax.py)
     got = findings(PASTES / f"{paste}.txt")
-    hit = got["cuda-library-version-mismatch"]
-    assert f"{found} loaded, {built} expected" in hit["message"]
+    hit = got["cudnn-version-mismatch"]
+    assert f"cuDNN {found} loaded, built against {built}" in hit["message"]
     assert 'pip install -U "jax[cuda12]"' in hit["fix"] and "unset LD_LIBRARY_PATH" in hit["fix"]
-    assert not {"driver-too-old", "duplicate-libraries", "torch-import-failed"} & set(got)
+    assert not {"cuda-library-version-mismatch", "driver-too-old", "duplicate-libraries", "torch-import-failed"} & set(got)
 
 
 def test_jax_unable_to_load_cudnn_gets_jaxs_install_not_torchs():
