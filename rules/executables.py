@@ -145,7 +145,26 @@ _NEEDED = frozenset({
     "program_lookup:go-exec-configured-path-missing", "program_lookup:python-subprocess-file-not-found",
     "program_lookup:python-subprocess-file-not-found-twice", "program_lookup:env-program-not-found",
     "program_lookup:singularity-mksquashfs-cannot-be-found", "program_lookup:rust-cc-failed-to-find-tool",
-    "program_lookup:rust-cmake-not-installed"})
+    "program_lookup:rust-cmake-not-installed",
+    # Apptainer's and SingularityCE's own words for a helper the step cannot do without
+    # (knowledge/messages/apptainer.toml, read at every tag of Apptainer 1.0-1.4, SingularityCE 3.x-4.x)
+    "apptainer:mksquashfs-not-found", "apptainer:unsquashfs-not-found", "apptainer:id-map-helper-not-in-path",
+    "apptainer:bootstrap-tool-not-in-path", "apptainer:yum-dnf-not-in-path", "apptainer:overlay-image-tool-not-installed",
+    "apptainer:fuse-overlayfs-not-available", "apptainer:fusermount-not-installed", "apptainer:cryptsetup-not-found",
+    "apptainer:nvidia-container-cli-not-found", "apptainer:overlay-create-tool-not-in-path"})
+# Apptainer's INFO that it found no FUSE program and goes on without it. A warning all the same: this
+# rule's levels grade how surely the words name the cause, and these are Apptainer's own words naming
+# the program it looked for (printed only where that kind of mount was wanted), while the run goes on
+# degraded (internal/pkg/image/driver/imagedriver.go fuseappsFeature.init; launcher_linux.go then
+# converts the SIF to a sandbox). The message says what it does instead.
+_FUSE_FALLBACK = "apptainer:fuse-helper-not-found"
+_FUSE_WITHOUT = {
+    "mount SIF": "it extracts every SIF to a temporary sandbox instead of mounting it (\"Converting SIF file to temporary "
+                 "sandbox...\": slower to start, and it needs room in the temporary directory)",
+    "mount EXT3 filesystems": "an EXT3 overlay or image cannot be mounted",
+    "use overlay": "overlays are made with the kernel's overlay only, which refuses some lower layers without root",
+    "use gocryptfs": "an encrypted SIF cannot be built or run without root",
+}
 # Launchers' execve of the first word: only a bare name with ENOENT is a program PATH lacks.
 _LAUNCHERS = frozenset({"mpich:execvp-failed", "slurm:stepd-execve-failed"})
 # Words that name the same wording's sibling with its own rule on the line after the needle's.
@@ -220,7 +239,16 @@ def required_program_not_installed(f: FactView) -> Iterator[Hit]:
         too: a shell's "command not found" (bash, dash, zsh, fish, tcsh), GNU which's "no X in
         (PATH)", Node's "spawn X ENOENT" (a missing cwd reads the same), Go's ErrDot and fork/exec
         of a full path, Open MPI's exe-not-found, Hydra's execvp and slurmstepd's execve of a bare
-        name. A script that ran it (fsl_sub's "line 287: bc") is named.
+        name. A script that ran it (fsl_sub's "line 287: bc") is named. Apptainer and SingularityCE
+        name their helpers in their own words (a warning): "could not create squashfs, mksquashfs
+        not found", "unsquashfs not found", "newuidmap was not found in PATH", "debootstrap is not
+        in PATH", "as overlay requires fuse2fs to be installed", "'fuse-overlayfs' must be used
+        ... but is not available", "cryptsetup not found", "could not find nvidia-container-cli";
+        Apptainer's INFO "squashfuse not found, will not be able to mount SIF" (and fuse2fs,
+        fuse-overlayfs, gocryptfs) is a warning too, since its words name the program, and the
+        message says that Apptainer goes on without it (it extracts the SIF to a temporary
+        sandbox). SingularityCE's "--remote, --fakeroot, or the proot command are required" is
+        info: it offers two other ways.
 
     Why it matters:
         The step that needs the program stops, often after hours of earlier steps: Apptainer
@@ -239,6 +267,8 @@ def required_program_not_installed(f: FactView) -> Iterator[Hit]:
         - https://github.com/python/cpython/blob/v3.11.7/Lib/subprocess.py (Popen._execute_child)
         - https://github.com/apptainer/apptainer/blob/041f3b82471a545cc61eb2c15d70e6a5b4aa4327/internal/pkg/util/bin/bin.go (FindBin: mksquashfs from apptainer.conf or PATH)
         - https://github.com/sylabs/singularity/issues/1334 (mksquashfs not installed)
+        - https://github.com/apptainer/apptainer/blob/v1.4.5/internal/pkg/image/driver/imagedriver.go (fuseappsFeature.init: "%v not found, will not be able to %v")
+        - https://github.com/apptainer/apptainer/issues/592 (squashfuse not installed; installing it fixed the run)
         - https://github.com/cancerit/cgpBattenberg/blob/0c9e717a717ea0fa92749b13aec290a72ad57d6c/perl/lib/Sanger/CGP/Battenberg/Implement.pm (_which)
         - https://git.savannah.gnu.org/cgit/bash.git/tree/execute_cmd.c?h=bash-5.2 (execute_disk_command: "%s: command not found")
         - https://github.com/c3nl-neuraldynamics/c3nl_cluster/issues/32 (bc missing on the compute nodes)
@@ -249,6 +279,10 @@ def required_program_not_installed(f: FactView) -> Iterator[Hit]:
         return
     tool = next((s for s in told if s.get("id") in _NEEDED), None)
     if tool is None:
+        fuse = next((s for s in told if s.get("id") == _FUSE_FALLBACK), None)
+        if fuse is not None:
+            yield from _fuse_fallback(fuse)
+            return
         s = told[0]
         if s.get("id") == _SHELL_SAID:
             yield from _shell_found_none(s)
@@ -271,6 +305,24 @@ def required_program_not_installed(f: FactView) -> Iterator[Hit]:
               evidence={**told_evidence(s), "program": prog})
 
 
+def _fuse_fallback(s: dict) -> Iterator[Hit]:
+    """Apptainer says at INFO that it found no FUSE program for a kind of image and goes on without it
+    (a SIF is extracted instead of mounted): its own words name the program, so the rule's warning,
+    with what Apptainer does instead and the package that gives the program back."""
+    prog = _program(s) or "squashfuse"
+    purpose = str(s.get("purpose") or "")
+    key = next((k for k in _FUSE_WITHOUT if purpose.startswith(k) or purpose.replace("FUSE ", "") == k), "")
+    without = _FUSE_WITHOUT.get(key, f"it cannot {purpose or 'use that kind of image'}")
+    yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": Apptainer found no {prog} on its paths and goes on "
+                      f"without it: {without}; {prog} is not installed on this host (Apptainer prints it at INFO: the run "
+                      "itself goes on, degraded)",
+              fix=(f"command -v {shlex.quote(prog)} || echo '{prog} is not on PATH'   # on the host that runs apptainer\n"
+                   + _install_lines(prog) + "\n"
+                   + "apptainer exec IMAGE.sif true   # again: no 'not found, will not be able to' line, "
+                     "and no 'Converting SIF file to temporary sandbox...'"),
+              evidence={**told_evidence(s), "program": prog})
+
+
 def _hint(s: dict) -> Iterator[Hit]:
     """Words that say a program was not found and fit another cause too: info."""
     prog = _program(s)
@@ -287,6 +339,8 @@ def _hint(s: dict) -> Iterator[Hit]:
              "program_lookup:go-fork-exec-enoent": "or the file is a script whose #! interpreter is missing",
              "program_lookup:go-exec-errdot": "only a copy in the current directory was found, which Go 1.19+ refuses to run",
              "openmpi:prun:exe-not-found": "or the command line's first word is not the program (a misspelt option)",
+             "apptainer:proot-required-unprivileged-build": "and SingularityCE builds this definition file as a non-root "
+                                                            "user only under proot, with --fakeroot or with --remote",
              }.get(str(s.get("id")), "or it is installed where this PATH does not reach (a module not loaded)")
     yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": {prog} was not found: it is not installed on the host "
                       f"that ran it, {other}",

@@ -332,16 +332,38 @@ _TOOLKIT_SAID = {
                                                "installed, or its runtime was never added to /etc/docker/daemon.json",
     "container:cdi-unresolvable-nvidia-device": "no CDI specification on the host describes the NVIDIA GPUs: the NVIDIA "
                                                 "Container Toolkit has not generated one (or it predates the driver now installed)",
-    "faq_containers:k8s-plugin-nvml-init-failed": "the NVIDIA device plugin cannot initialise NVML in its pod: the node's "
-                                                  "container runtime does not give it the driver (the NVIDIA Container "
-                                                  "Toolkit not configured for it, or nvidia neither the default runtime nor "
-                                                  "the pod's RuntimeClass)",
+    "k8s_device_plugin:nvml-library-not-loaded": "the NVIDIA device plugin finds no libnvidia-ml.so.1 in its pod: the "
+                                                 "node's container runtime does not inject the driver into it (the NVIDIA "
+                                                 "Container Toolkit not installed or not configured for it, or nvidia neither "
+                                                 "the default runtime nor the pod's RuntimeClass)",
+    "k8s_device_plugin:hint-gpu-node-runtime": "the NVIDIA device plugin cannot initialise NVML in its pod: the node's "
+                                               "container runtime does not give it the driver (the NVIDIA Container "
+                                               "Toolkit not configured for it, or nvidia neither the default runtime nor "
+                                               "the pod's RuntimeClass)",
+    "k8s_device_plugin:incompatible-platform": "the NVIDIA device plugin found neither NVML nor a Tegra system in its pod: "
+                                               "on a GPU node, the container runtime does not inject the driver (the NVIDIA "
+                                               "Container Toolkit not configured for it, or nvidia neither the default "
+                                               "runtime nor the pod's RuntimeClass)",
 }
+# The device plugin's pod gets the driver only from the node's runtime: nvidia-ctk writes the nvidia
+# runtime into the runtime's config and, with --set-as-default, makes it the default
+# (NVIDIA/nvidia-container-toolkit cmd/nvidia-ctk/runtime/configure/configure.go @ d34b3046758c:
+# --runtime "one of [containerd, crio, docker]", --nvidia-set-as-default alias --set-as-default;
+# /etc/docker/daemon.json, /etc/containerd/config.toml, /etc/crio/crio.conf and their drop-ins).
+_K8S_PLUGIN_FIX = (
+    "nvidia-ctk --version   # on the GPU node; missing: install the NVIDIA Container Toolkit first "
+    "(docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html)\n"
+    "sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default && sudo systemctl restart containerd   "
+    "# the node's runtime is containerd (kubectl get node -o wide: CONTAINER-RUNTIME)\n"
+    "sudo nvidia-ctk runtime configure --runtime=crio --set-as-default && sudo systemctl restart crio   # CRI-O\n"
+    "sudo nvidia-ctk runtime configure --runtime=docker --set-as-default && sudo systemctl restart docker   "
+    "# Docker (dockershim, Kubernetes before 1.24)\n"
+    "# or keep the default runtime and run the plugin with runtimeClassName: nvidia (a RuntimeClass whose handler is nvidia); "
+    "then delete the plugin's pod so that it restarts")
 _TOOLKIT_FIX = {
-    "faq_containers:k8s-plugin-nvml-init-failed":
-        "nvidia-ctk --version   # on the GPU node; missing: install the NVIDIA Container Toolkit first\n"
-        "sudo nvidia-ctk runtime configure --runtime=containerd --set-as-default && sudo systemctl restart containerd   "
-        "# or --runtime=crio; or keep the default and give the plugin a RuntimeClass with handler nvidia",
+    "k8s_device_plugin:nvml-library-not-loaded": _K8S_PLUGIN_FIX,
+    "k8s_device_plugin:hint-gpu-node-runtime": _K8S_PLUGIN_FIX,
+    "k8s_device_plugin:incompatible-platform": _K8S_PLUGIN_FIX,
     "container:cdi-unresolvable-nvidia-device":
         "nvidia-ctk --version   # missing: install the NVIDIA Container Toolkit first\n"
         "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml && nvidia-ctk cdi list   # lists nvidia.com/gpu=all",
@@ -386,8 +408,14 @@ def nvidia_container_toolkit_missing(f: FactView) -> Iterator[Hit]:
         capabilities: [[gpu]]" (docker run --gpus), "unknown or invalid runtime name: nvidia" /
         "Unknown runtime specified nvidia" (--runtime=nvidia), and the Container Device
         Interface's "unresolvable CDI devices nvidia.com/gpu=..." (podman, docker --device), and the
-        Kubernetes device plugin's "If this is a GPU node, did you set the docker default runtime to
-        `nvidia`?" after NVML failed in its pod.
+        NVIDIA Kubernetes device plugin finding no driver in its pod: "Failed to start nvml with
+        error: could not load NVML library" and "Failed to initialize NVML: could not load NVML
+        library." (before v0.12), "Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND." (go-nvml),
+        "Incompatible platform detected" / "Incompatible strategy detected auto", and its hint "If
+        this is a GPU node, did you set the docker default runtime to `nvidia`?" (or "did you
+        configure the NVIDIA Container Toolkit?"). The error chain alone ("nvml init failed:
+        ERROR_LIBRARY_NOT_FOUND") is not enough: NVIDIA/k8s-device-plugin#856 had it from a pod
+        lacking the SYS_ADMIN capability.
 
     Why it matters:
         The container never starts, or starts without GPUs. The host's driver may be perfectly
@@ -398,13 +426,18 @@ def nvidia_container_toolkit_missing(f: FactView) -> Iterator[Hit]:
     How to fix:
         Install the NVIDIA Container Toolkit on the host, configure docker's runtime with
         nvidia-ctk runtime configure and restart docker; for podman (CDI), generate the
-        specification with nvidia-ctk cdi generate.
+        specification with nvidia-ctk cdi generate. For the Kubernetes device plugin, make the
+        nvidia runtime the node's default (nvidia-ctk runtime configure --runtime=containerd,
+        crio or docker --set-as-default, then restart that runtime) or run the plugin with a
+        RuntimeClass whose handler is nvidia.
 
     References:
         - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html
         - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/cdi-support.html
         - https://github.com/OpenBMB/XAgent/issues/273 (installing nvidia-container-toolkit fixed docker --gpus)
         - https://github.com/NVIDIA/k8s-device-plugin#preparing-your-gpu-nodes (the runtime the plugin needs)
+        - https://github.com/NVIDIA/k8s-device-plugin/issues/23 (could not load NVML library; the fix: docker's default runtime nvidia)
+        - https://github.com/NVIDIA/nvidia-container-toolkit/blob/d34b3046758cb1a5db606b2a39519c731bbf9f56/cmd/nvidia-ctk/runtime/configure/configure.go (--runtime, --set-as-default)
     """
     yield from _docker_run_asked_no_gpu(f)
     for s in f.get("ticket.symptoms") or []:

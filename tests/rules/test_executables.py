@@ -187,3 +187,61 @@ def test_a_package_named_in_prose_is_not_a_missing_program():
     text = (Path(__file__).resolve().parent.parent / "fixtures" / "pastes" / "flynn-3902-prose-install-squashfs-tools.txt").read_text()
     g = facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
     assert not fired("required-program-not-installed", g)
+
+
+# Apptainer's and SingularityCE's own words for a helper they run (knowledge/messages/apptainer.toml)
+def test_apptainer_without_squashfuse_is_a_warning_naming_its_package():
+    # apptainer/apptainer#592: Apptainer 1.1.0-rc.1 says at INFO that it found no squashfuse and
+    # extracts the SIF to a sandbox; the reporter's fix: install squashfuse
+    (f,) = fired("required-program-not-installed", recorded_paste_facts("apptainer-592-squashfuse-not-found.txt"))
+    assert f.severity == "warning" and "squashfuse" in f.evidence["program"]
+    assert "temporary sandbox" in f.message and "goes on" in f.message
+    assert "apt-get install -y squashfuse" in f.fix
+
+
+@pytest.mark.parametrize("line,prog,pkg", [
+    ("INFO:    fuse2fs not found, will not be able to mount EXT3 filesystems\n", "fuse2fs", "fuse2fs"),
+    ("INFO:    fuse-overlayfs not found, will not be able to use FUSE overlay\n", "fuse-overlayfs", "fuse-overlayfs"),
+    ("INFO:    gocryptfs not found, will not be able to use gocryptfs\n", "gocryptfs", "gocryptfs"),
+    ("INFO:    squashfuse not found, will not be able to mount SIF or other squashfs files\n", "squashfuse", "squashfuse"),
+])
+def test_each_fuse_helper_apptainer_misses_is_named(tmp_path, line, prog, pkg):
+    # internal/pkg/image/driver/imagedriver.go's format string, filled in with each program it looks for
+    (f,) = fired("required-program-not-installed", paste_facts(tmp_path, line))
+    assert f.evidence["program"] == prog and f"apt-get install -y {pkg}" in f.fix
+
+
+@pytest.mark.parametrize("line,prog", [
+    ("could not create squashfs, mksquashfs not found\n", "mksquashfs"),
+    ("file does not exist: could not extract squashfs data, unsquashfs not found\n", "unsquashfs"),
+    ("conveyor failed to get: debootstrap is not in PATH... Perhaps 'apt-get install' it: exec: \"debootstrap\": "
+     "executable file not found in $PATH\n", "debootstrap"),
+    ("use of image \"/home/user/overlay.img\" as overlay requires fuse2fs to be installed: exec: \"fuse2fs\": "
+     "executable file not found in $PATH\n", "fuse2fs"),
+    ("'fuse-overlayfs' must be used for this overlay specification, but is not available: exec: \"fuse-overlayfs\": "
+     "executable file not found in $PATH\n", "fuse-overlayfs"),
+])
+def test_a_helper_the_step_cannot_do_without_is_a_warning(tmp_path, line, prog):
+    # the format strings of Apptainer 1.0-1.4 and SingularityCE 3.x-4.x, filled in (no public paste recorded)
+    fs = fired("required-program-not-installed", paste_facts(tmp_path, line))
+    assert fs and fs[0].severity == "warning" and fs[0].evidence["program"] == prog
+
+
+def test_newuidmap_not_in_the_starters_path_names_uidmap():
+    (f,) = fired("required-program-not-installed", recorded_paste_facts("apptainer-601-newuidmap-not-in-path.txt"))
+    assert f.severity == "warning" and f.evidence["program"] == "newuidmap"
+    assert "apt-get install -y uidmap" in f.fix and "dnf install -y shadow-utils" in f.fix
+
+
+def test_proot_among_three_ways_is_info(tmp_path):
+    g = paste_facts(tmp_path, "FATAL:   --remote, --fakeroot, or the proot command are required to build this source "
+                              "as a non-root user\n")
+    (f,) = fired("required-program-not-installed", g)
+    assert f.severity == "info" and "--fakeroot" in f.message and "apt-get install -y proot" in f.fix
+
+
+def test_apptainer_using_its_fuse_helpers_is_not_a_missing_program(tmp_path):
+    g = paste_facts(tmp_path, "INFO:    Converting SIF file to temporary sandbox...\n"
+                              "WARNING: squashfuse mount failed, falling back to extraction: mount failed: exit status 1\n"
+                              "INFO:    Cleaning up image...\n")
+    assert not fired("required-program-not-installed", g)

@@ -6,7 +6,7 @@ read without a finding."""
 from __future__ import annotations
 
 from conftest import FIXTURES, PUBLIC
-from rulekit import fired, paste_facts, run_rule
+from rulekit import fired, paste_facts, recorded_paste_facts, run_rule
 
 
 def _ticket(tmp_path, corpus: str, name: str):
@@ -156,3 +156,26 @@ def test_the_device_plugins_runtime_hint_is_the_toolkit_missing_for_its_pod(tmp_
     g = paste_facts(tmp_path, "If this is a GPU node, did you set the docker default runtime to `nvidia`?\n")
     (f,) = fired("nvidia-container-toolkit-missing", g)
     assert f.severity == "error" and "device plugin" in f.message and "--set-as-default" in f.fix
+
+
+def test_the_device_plugins_nvml_library_not_loaded_is_the_toolkit_missing(tmp_path):
+    # NVIDIA/k8s-device-plugin#23: the plugin of late 2017 (main.go @ 0a3fb1823) in a pod that the
+    # runtime gave no driver; the maintainer's fix: docker's default runtime nvidia.
+    (f,) = fired("nvidia-container-toolkit-missing", recorded_paste_facts("k8s-device-plugin-23-nvml-not-loaded.txt"))
+    assert f.severity == "error" and "libnvidia-ml.so.1" in f.message
+    assert "nvidia-ctk runtime configure --runtime=docker --set-as-default" in f.fix
+    assert "--runtime=containerd --set-as-default" in f.fix and "--runtime=crio --set-as-default" in f.fix
+    # go-nvml's wording of the same log line, and the platform detection of v0.13 .. v0.20
+    for line in ("E0115 10:19:26.421371       1 factory.go:87] Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND.\n",
+                 "E0612 08:01:46.120112       1 factory.go:115] Incompatible strategy detected auto\n"):
+        (f,) = fired("nvidia-container-toolkit-missing", paste_facts(tmp_path, line))
+        assert "device plugin" in f.message
+
+
+def test_the_device_plugins_other_nvml_errors_are_not_the_toolkit(tmp_path):
+    # a driver that is not loaded is the driver's fault, and the error chain alone does not say
+    # which cause (NVIDIA/k8s-device-plugin#856: the pod lacked SYS_ADMIN)
+    for line in ("E0115 10:19:26.421371       1 factory.go:87] Failed to initialize NVML: ERROR_DRIVER_NOT_LOADED.\n",
+                 "error starting plugins: unable to create plugin manager: nvml init failed: ERROR_LIBRARY_NOT_FOUND\n",
+                 "No devices found. Waiting indefinitely.\n"):
+        assert not fired("nvidia-container-toolkit-missing", paste_facts(tmp_path, line)), line
