@@ -317,6 +317,13 @@ def _cpu_fix(s: dict) -> str:
     fam, limit = s.get("family"), _seconds(s, "limit")
     ask = _hms(limit * 2) if limit else "24:00:00"
     why = "   # cput counts the CPU time of all the job's processes and threads: N busy threads spend it N times faster than walltime"
+    if fam == "pbs_exit" and s.get("key") == "SIGXCPU":
+        # 256+24: the kernel's SIGXCPU at the soft RLIMIT_CPU, which TORQUE's MOM sets from pcput (or the shell's ulimit -t).
+        return ("qstat -f $PBS_JOBID | grep -E 'resources_used.(cput|walltime)|Resource_List.(p?cput|walltime|ncpus)'   "
+                "# the CPU-time limits the job was given (tracejob JOBID once it ended)\n"
+                "ulimit -St; ulimit -Ht   # in the job script: the per-process CPU-time limit in seconds (RLIMIT_CPU) that sends SIGXCPU\n"
+                f"qsub -l pcput={ask},cput={ask} job.sh{why}\n"
+                "# the limit is the shell's own (a ulimit -t in a profile): ulimit -St unlimited in the job script, up to ulimit -Ht")
     if fam in ("pbs_job_end", "pbs_exit", "moab"):
         opt = "pcput" if s.get("key") == "killed-pcput" else "cput"
         return ("qstat -f $PBS_JOBID | grep -E 'resources_used.(cput|walltime|ncpus)|Resource_List.(p?cput|walltime|ncpus)'   "
@@ -349,7 +356,7 @@ def _cpu_figures(s: dict) -> str:
 
 
 @rule("ENV085", CPU_TIME, "error", "the job was killed at its CPU-time limit (the scheduler's cput, CPULIMIT, h_cpu, or ulimit -t)",
-      impact=6, also={"warning": "only PBS's Exit_status -28 (the MOM's cput-kill code, a number only)"})
+      impact=6, also={"warning": "only PBS's Exit_status -28 (the MOM's cput-kill code) or 280 (256+24, SIGXCPU), a number only"})
 def batch_job_cpu_time_limit_exceeded(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -364,8 +371,9 @@ def batch_job_cpu_time_limit_exceeded(f: FactView) -> Iterator[Hit]:
         line N: <pid> CPU time limit exceeded (core dumped)", or the status alone), which Open MPI,
         Hydra and srun report by number or name too, all errors. SIGXCPU is what the kernel sends at
         the soft RLIMIT_CPU (ulimit -t, a shell's limit, which a scheduler or a login node's policy
-        may set for the processes), and what LSF and Grid Engine send first at their CPU limits. PBS's
-        Exit_status -28 (JOB_EXEC_KILL_CPUT) is a warning. A walltime kill is not read here
+        may set for the processes, and TORQUE's MOM sets from pcput), and what LSF and Grid Engine
+        send first at their CPU limits. PBS's Exit_status -28 (JOB_EXEC_KILL_CPUT) and 280 (256+24:
+        the job's shell ended by SIGXCPU) are warnings: a number only. A walltime kill is not read here
         (slurm-time-limit answers it).
 
     Why it matters:

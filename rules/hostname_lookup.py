@@ -29,7 +29,9 @@ def hostname_not_in_etc_hosts(f: FactView) -> Iterator[Hit]:
         "NAME: Name or service not known"), in English and in sudoers' translations (German,
         French, Italian, Portuguese, Russian, Polish, Dutch, Czech, Swedish, Japanese, Korean,
         Chinese), and Java's "UnknownHostException: NAME: NAME: Name or service not known", which
-        InetAddress.getLocalHost() throws. On a live node (or its snapshot): getaddrinfo of the
+        InetAddress.getLocalHost() throws; MPICH's ch3 TCP module at MPI_Init, "MPID_nem_tcp_init(384)...:
+        gethostbyname failed, NAME (errno 1)" (its processor name, looked up where no interface gave an
+        address; src/mpid/ch3/channels/nemesis/netmod/tcp/tcp_init.c GetSockInterfaceAddr). On a live node (or its snapshot): getaddrinfo of the
         node's own name answering that it has no address (EAI_NONAME, EAI_NODATA; a resolver that
         could not answer at all is unknown, not a finding).
 
@@ -44,7 +46,8 @@ def hostname_not_in_etc_hosts(f: FactView) -> Iterator[Hit]:
         Compare hostname with /etc/hosts; add the name to /etc/hosts (the node's address, or
         Debian's 127.0.1.1 on a machine that never talks to peers by name), or have the site's
         DNS know it. On a multi-node cluster map it to the address other nodes reach, not
-        loopback (hostname-resolves-to-loopback).
+        loopback (hostname-resolves-to-loopback). On a Mac (the paste says so), 127.0.0.1 and
+        macOS's own commands (scutil, dscacheutil).
 
     References:
         - https://github.com/sudo-project/sudo/blob/2e18923c2e959fff57b60207a261080daa2ebee9/plugins/sudoers/sudoers_cb.c (cb_fqdn)
@@ -54,6 +57,8 @@ def hostname_not_in_etc_hosts(f: FactView) -> Iterator[Hit]:
         - https://man7.org/linux/man-pages/man5/hosts.5.html
         - https://www.debian.org/doc/manuals/debian-reference/ch05.en.html (the hostname resolution, 127.0.1.1)
         - https://github.com/home-assistant/hassbian-scripts/issues/27
+        - https://github.com/pmodels/mpich/blob/05a87d2a5f7043ca879da13d3ac4876218e01c38/src/mpid/ch3/channels/nemesis/netmod/tcp/tcp_init.c (GetSockInterfaceAddr, **gethostbyname)
+        - https://github.com/sccn/amica/issues/11 (gethostbyname failed at MPI_Init)
     """
     told = catalogued(f, SYMBOL)
     if not told:
@@ -61,18 +66,27 @@ def hostname_not_in_etc_hosts(f: FactView) -> Iterator[Hit]:
         return
     s = told[0]
     host = _host(s)
-    who = "Java's InetAddress.getLocalHost()" if "java" in str(s.get("id")) else "sudo"
+    sid = str(s.get("id"))
+    who = ("Java's InetAddress.getLocalHost()" if "java" in sid else
+           "MPICH's TCP module (MPI_Init, unless MPICH_INTERFACE_HOSTNAME names another host)" if sid.startswith("mpich:") else "sudo")
     plain = bool(host) and "*" not in host   # a user who masks the name with asterisks
     named = shlex.quote(host) if plain else '"$(hostname)"'
+    if any(t.get("id") == "prose:apple-mac" for t in f.get("ticket.symptoms") or []):
+        # macOS: no getent and no /etc/hostname, and its loopback answers on 127.0.0.1 alone (not Debian's 127.0.1.1).
+        fix = (f"hostname; scutil --get LocalHostName   # the names macOS gives itself\n"
+               f"dscacheutil -q host -a name {named}   # no answer: the name resolves to nothing\n"
+               f"echo \"127.0.0.1 {host if plain else '$(hostname)'}\" | sudo tee -a /etc/hosts   # a single Mac: its loopback "
+               "address; on a cluster use the address the other hosts reach")
+    else:
+        fix = (f"hostname; cat /etc/hostname   # the name the host gives itself\n"
+               f"getent hosts {named} || echo 'the name resolves to nothing'   # what /etc/hosts and DNS answer for it\n"
+               f"grep -n -w -- {named} /etc/hosts   # no line: the name is missing from /etc/hosts\n"
+               f"echo \"127.0.1.1 {host if plain else '$(hostname)'}\" | sudo tee -a /etc/hosts   # a single machine (Debian's convention); "
+               "on a cluster use the address the other nodes reach instead, or have the site's DNS know the name")
     yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": {who} looked up this host's own name"
                       f"{f' ({host})' if host else ''} and found no address for it: the name is in neither /etc/hosts "
                       "nor DNS (a host renamed after its image was made, or /etc/hostname changed without /etc/hosts)",
-              fix=(f"hostname; cat /etc/hostname   # the name the host gives itself\n"
-                   f"getent hosts {named} || echo 'the name resolves to nothing'   # what /etc/hosts and DNS answer for it\n"
-                   f"grep -n -w -- {named} /etc/hosts   # no line: the name is missing from /etc/hosts\n"
-                   f"echo \"127.0.1.1 {host if plain else '$(hostname)'}\" | sudo tee -a /etc/hosts   # a single machine (Debian's convention); "
-                   "on a cluster use the address the other nodes reach instead, or have the site's DNS know the name"),
-              evidence={**told_evidence(s), **({"host": host} if host else {})})
+              fix=fix, evidence={**told_evidence(s), **({"host": host} if host else {})})
 
 
 def _live(f: FactView) -> Iterator[Hit]:

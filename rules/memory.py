@@ -93,7 +93,10 @@ def shm_too_small(f: FactView) -> Iterator[Hit]:
         The request is for N bytes, and the amount available is M bytes.", ray.init's "The object
         store is using /tmp instead of /dev/shm because /dev/shm has only N bytes available" and its
         ValueError "The configured object store size (X GB) exceeds /dev/shm size (Y GB)", each with
-        its numbers decoded (knowledge/messages/ray_object_store.toml); Python's multiprocessing
+        its numbers decoded (knowledge/messages/ray_object_store.toml); UCX's posix shared-memory
+        transport, "Not enough memory to write total of N bytes. Please check that /dev/shm or the
+        directory you specified has more available memory." (ENOSPC writing its backing file,
+        knowledge/messages/ucx.toml shm-no-space; UCX_POSIX_DIR where set); Python's multiprocessing
         semaphores, which glibc keeps in /dev/shm: "_multiprocessing.SemLock(" followed by "OSError:
         [Errno 28] No space left on device", and joblib's "[Errno 28] No space left on device.  joblib
         will operate in serial mode" (knowledge/messages/multiprocessing_shm.toml), read as /dev/shm
@@ -138,6 +141,15 @@ def shm_too_small(f: FactView) -> Iterator[Hit]:
         # Ray's object store lives in /dev/shm and says by how much it does not fit there.
         yield Hit(message=f"{ray_said(ray)} (line {ray['line']})", fix=shm_fix(f), evidence=ticket_evidence(ray))
         return
+    ucx = next((t for t in catalogued(f, "shm-too-small") if t.get("id") == _UCX_SHM_FULL), None)
+    if ucx is not None:
+        # UCX's posix transport could not write its backing file: ENOSPC, which it words as memory.
+        yield Hit(message=f"UCX's shared-memory transport could not write its backing file (line {ucx['line']}: "
+                          f"\"{told_text(ucx)}\"): /dev/shm (or the directory UCX_POSIX_DIR names) is full",
+                  fix="df -h /dev/shm \"${UCX_POSIX_DIR:-/dev/shm}\"   # 100% used: full; ls -la /dev/shm shows what holds it "
+                      "(files of runs that ended can be removed by their owner)\n" + shm_fix(f),
+                  evidence=ticket_evidence(ucx))
+        return
     s = torch_shm_message(f)
     if s:
         # torch's own words: a DataLoader worker killed by SIGBUS, or a /torch_* file in /dev/shm
@@ -169,6 +181,7 @@ def shm_too_small(f: FactView) -> Iterator[Hit]:
 
 
 _NO_SPACE = "no space left on device"
+_UCX_SHM_FULL = "ucx:shm-no-space"
 # Lines that say /dev/shm is full whatever their errno's words: torch's own, and Python's multiprocessing
 # semaphores (a named semaphore is a file in /dev/shm; knowledge/messages/multiprocessing_shm.toml).
 _SHM_FULL = frozenset({"torch:torch-shm-no-space", "multiprocessing_shm:semlock-no-space",

@@ -84,13 +84,14 @@ def mpi_srun_without_pmi(f: FactView) -> Iterator[Hit]:
 # A verbs call refused with ENOMEM (older UCX printed no memlock note) and the user's own limits
 # listing (knowledge/messages/ulimit.toml) showing a finite locked-memory limit: together they
 # state what UCX's later note states.
-_VERBS_ENOMEM = ("ucx:create-cq-failed",)
+_VERBS_ENOMEM = ("ucx:create-cq-failed", "ucx:reg-mr-failed")
 _MEMLOCK_SHOWN = ("ulimit:memlock-bash", "ulimit:memlock-zsh", "ulimit:memlock-dash", "ulimit:memlock-tcsh")
 
 
 def _verbs_enomem_with_finite_memlock(f: FactView):
     found = f.get("ticket.symptoms") or []
-    failed = [s for s in found if s.get("id") in _VERBS_ENOMEM and s.get("error") == "Cannot allocate memory"]
+    failed = [s for s in found if s.get("id") in _VERBS_ENOMEM
+              and str(s.get("error") or "").strip() == "Cannot allocate memory"]
     limit = next((s for s in found if s.get("id") in _MEMLOCK_SHOWN and str(s.get("kbytes") or "").isdigit()), None)
     return (failed, limit) if failed and limit is not None else ([], None)
 
@@ -104,8 +105,9 @@ def mpi_memlock_limit(f: FactView) -> Iterator[Hit]:
         ENOMEM (src/uct/ib/base/ib_log.c), or Open MPI's openib BTL "failed to initialize while
         trying to allocate some locked memory" (help-mpi-btl-openib.txt [init-fail-no-mem]). Older
         UCX printed the verbs call alone ("ibv_create_cq(cqe=4096) failed: Cannot allocate
-        memory"): that answers only where the paste also shows a finite locked-memory limit in a
-        shell's listing (bash or zsh ulimit -a, dash's, tcsh's limit).
+        memory", "ibv_reg_mr(address=0x..., length=N, access=0xf) failed: Cannot allocate memory"):
+        that answers only where the paste also shows a finite locked-memory limit in a shell's
+        listing (bash or zsh ulimit -a, dash's, tcsh's limit).
 
     Why it matters:
         InfiniBand and RoCE send from memory the adapter has pinned, and pinned memory is bounded by
