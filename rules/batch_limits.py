@@ -338,6 +338,10 @@ def _cpu_fix(s: dict) -> str:
         return ("qacct -j JOBID | grep -E '^(cpu|ru_wallclock|slots|failed|category)'   # CPU seconds used against h_cpu\n"
                 f"qsub -l h_cpu={ask} job.sh{why.replace('cput', 'h_cpu')} (the execd multiplies h_cpu by the slots)\n"
                 "qconf -sq QUEUE | grep -E '^[hs]_cpu'   # the queue's own h_cpu, which a request cannot exceed")
+    if fam == "slurm_exit":
+        return ("ulimit -St; ulimit -Ht   # on the host you submit from: a login node's CPU-time limit (RLIMIT_CPU) goes with the job\n"
+                "scontrol show config | grep -i PropagateResourceLimits   # which of the submitting shell's limits Slurm carries (ALL by default)\n"
+                "sbatch --propagate=NONE job.sh   # submit without carrying the login node's limits; or put ulimit -St unlimited in the script before the program")
     return ("ulimit -St; ulimit -Ht   # the shell's CPU-time limit in seconds (RLIMIT_CPU): SIGXCPU at the soft one, SIGKILL at the hard one\n"
             "ulimit -St unlimited   # in the job script before the program: raise the soft limit up to the hard one (ulimit -Ht)\n"
             "# where the scheduler set the limit, ask it for more CPU time instead: qsub -l cput= (PBS), bsub -c (LSF), qsub -l h_cpu= (Grid Engine),\n"
@@ -345,6 +349,8 @@ def _cpu_fix(s: dict) -> str:
 
 
 def _cpu_named(s: dict) -> str:
+    if s.get("family") == "slurm_exit":
+        return "Slurm's ExitCode (signal 24, SIGXCPU, which the kernel sends at the CPU-time limit)"
     return "SIGXCPU, as the shell reports it," if s.get("family") == "signals" else _named(s)
 
 
@@ -369,7 +375,8 @@ def batch_job_cpu_time_limit_exceeded(f: FactView) -> Iterator[Hit]:
         "TERM_CPULIMIT: job killed after reaching LSF CPU usage limit."; Grid Engine's execd "job N
         exceeds job hard limit \"h_cpu\" of queue ..."; and SIGXCPU as bash prints it ("<script>:
         line N: <pid> CPU time limit exceeded (core dumped)", or the status alone), which Open MPI,
-        Hydra and srun report by number or name too, all errors. SIGXCPU is what the kernel sends at
+        Hydra and srun report by number or name too, and Slurm's "ExitCode=0:24" (scontrol show
+        job: the batch script ended by signal 24), all errors. SIGXCPU is what the kernel sends at
         the soft RLIMIT_CPU (ulimit -t, a shell's limit, which a scheduler or a login node's policy
         may set for the processes, and TORQUE's MOM sets from pcput), and what LSF and Grid Engine
         send first at their CPU limits. PBS's Exit_status -28 (JOB_EXEC_KILL_CPUT) and 280 (256+24:
@@ -386,7 +393,9 @@ def batch_job_cpu_time_limit_exceeded(f: FactView) -> Iterator[Hit]:
         ulimit -t) and ask for more CPU time in that scheduler's request: qsub -l cput= (or pcput=,
         PBS/TORQUE; at least ncpus x walltime), bsub -c (LSF, minutes, within the queue's CPULIMIT),
         qsub -l h_cpu= (Grid Engine, multiplied by the slots); where the shell's limit is the one hit,
-        ulimit -St up to the hard limit, or run the work as a batch job rather than on a login node.
+        ulimit -St up to the hard limit, or run the work as a batch job rather than on a login node;
+        under Slurm, which carries the submitting shell's limits into the job (PropagateResourceLimits),
+        submit with sbatch --propagate=NONE or raise the limit in the script.
 
     References:
         - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/resmom/mom_main.c (cput exceeded limit, the job total form)
@@ -395,6 +404,8 @@ def batch_job_cpu_time_limit_exceeded(f: FactView) -> Iterator[Hit]:
         - https://www.ibm.com/docs/SSWRJV_10.1.0/lsf_admin/termination_reasons_lsf.html (TERM_CPULIMIT)
         - https://github.com/gridengine/gridengine/blob/f47b0e0a22483847008777ef18a78c29b7001f66/source/daemons/execd/msg_execd.h (MSG_JOB_EXCEEDHLIM_USSFF)
         - https://git.savannah.gnu.org/cgit/bash.git/tree/jobs.c (notify_of_job_status: the signal's text, "(core dumped)")
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/scontrol/info_job.c (ExitCode=%u:%u, the signal after the colon)
+        - https://slurm.schedmd.com/slurm.conf.html#OPT_PropagateResourceLimits (the submitting shell's ulimit -t goes with the job)
         - https://github.com/marbl/canu/issues/2089 (falconsense killed by SIGXCPU: "you've exceeded CPU time rather than just killed")
         - https://github.com/dereneaton/ipyrad/issues/507 (vsearch killed by SIGXCPU on a cluster)
     """

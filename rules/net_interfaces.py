@@ -25,6 +25,10 @@ _FIX = {
     "ompi": ("mpirun --mca btl_tcp_if_include 10.0.0.0/8 ...   # a network in CIDR form matches whatever the interface is "
              "called on each node (use the cluster's own network)\n"
              "ompi_info --param btl tcp --level 9 | grep if_include   # where the value comes from (an MCA file, OMPI_MCA_ variables)"),
+    "oob": ("mpirun --mca oob_tcp_if_include 10.0.0.0/8 --mca btl_tcp_if_include 10.0.0.0/8 ...   # networks in CIDR form match "
+            "whatever the interface is called on each node (use the cluster's own network)\n"
+            "env | grep -i 'OMPI_MCA_.*if_include\\|PRTE_MCA_.*if_include'; grep -s if_include ~/.openmpi/mca-params.conf "
+            "$(dirname $(dirname $(command -v mpirun)))/etc/*mca-params.conf   # where the value comes from"),
 }
 
 
@@ -44,7 +48,11 @@ def network_interface_missing_on_node(f: FactView) -> Iterator[Hit]:
         interface without IPv4 is ipoib-interface-unconfigured), Gloo's "ifa != nullptr. Unable
         to find address for: NAME" (GLOO_SOCKET_IFNAME, HOROVOD_GLOO_IFACE), and Open MPI's
         "An invalid value was given for btl_tcp_if_include ... Message: Unknown interface name"
-        (a warning: Open MPI ignores the value and goes on).
+        (a warning: Open MPI ignores the value and goes on), and its runtime's "None of the TCP
+        networks specified to be included for out-of-band communications could be found" with
+        the "Value given:" below it (the runtime's include list, oob_tcp_if_include; a warning: the daemons are then left with
+        no network for their own traffic, and mpirun usually aborts with "No network interfaces
+        were found for out-of-band communications").
 
     Why it matters:
         Interface names differ between login and compute nodes (a login node with ib1, eth0,
@@ -65,6 +73,7 @@ def network_interface_missing_on_node(f: FactView) -> Iterator[Hit]:
         - https://github.com/pytorch/gloo/blob/70dc360272dfc57e3617184c78ff9b06f8cd4757/gloo/transport/tcp/device.cc (lookupAddrForIface)
         - https://pytorch.org/docs/stable/distributed.html#common-environment-variables (GLOO_SOCKET_IFNAME)
         - https://github.com/open-mpi/ompi/blob/3a8c8360abec71269369b350cec3c2fb61e1122d/opal/mca/btl/tcp/help-mpi-btl-tcp.txt ([invalid if_inexclude])
+        - https://github.com/open-mpi/ompi/blob/v4.1.8/orte/mca/oob/tcp/help-oob-tcp.txt ([no-included-found]; oob_tcp_component.c component_available)
         - https://github.com/dask/dask-jobqueue/issues/382 (interfaces differ between login and compute nodes)
     """
     told = catalogued(f, SYMBOL)
@@ -79,13 +88,20 @@ def network_interface_missing_on_node(f: FactView) -> Iterator[Hit]:
         what = f"interface {name}, which this node does not have (or has without an address)"
     if s.get("available"):
         what += f"; the node has: {s['available']}"
-    program = {"dask": "dask", "gloo": "Gloo (GLOO_SOCKET_IFNAME, or Horovod's HOROVOD_GLOO_IFACE)", "ompi": "Open MPI (btl_tcp_if_include)"}.get(who, "the program")
+    program = {"dask": "dask", "gloo": "Gloo (GLOO_SOCKET_IFNAME, or Horovod's HOROVOD_GLOO_IFACE)", "ompi": "Open MPI (btl_tcp_if_include)",
+               "oob": "Open MPI's runtime (the include list of its out-of-band TCP, the daemons' own network)"}.get(who, "the program")
     quoted = str(s.get("matched") or told_text(s)).strip()[:160]
     message = (f"line {s.get('line')}: \"{quoted}\": {program} was told to use {what}. The name was likely "
                "taken from another host (a login node's interfaces differ from the compute nodes')")
     severity = None
     if who == "ompi":
         message += "; Open MPI ignores the value and picks other interfaces, or none"
+        severity = "warning"
+    elif who == "oob":
+        what = f"network(s) {name}, none of which this node has" if s.get("ifname") else "networks none of which this node has"
+        message = (f"line {s.get('line')}: \"{quoted}\": {program} was told to use {what}. The value was likely taken from "
+                   "another host (interface names differ between login and compute nodes); its daemons are left with no "
+                   "network of their own, and mpirun usually aborts with \"No network interfaces were found\"")
         severity = "warning"
     fix = _LIST + "\n" + _FIX.get(who, "# name an interface the node has (the list above), on every node of the job")
     yield Hit(message=message, fix=fix, evidence=told_evidence(s), severity=severity)

@@ -18,7 +18,10 @@ ADOPT = "pam-slurm-adopt-on-login-node"
 _EMITTER = {
     "sge": "Grid Engine's execution daemon", "slurm": "Slurm", "slurmd": "slurmd on the compute node",
     "pbs": "the PBS MOM", "PBSE": "PBS", "PEND": "LSF", "coreutils": "id", "htcondor": "HTCondor on the execute machine",
-    "ch-run": "Charliecloud's ch-run",
+    "ch-run": "Charliecloud's ch-run", "ESLURM": "Slurm",
+    # Open MPI's launcher on the host where mpirun (or a daemon) runs: help-plm-rsh.txt's
+    # [unknown-user], help-orte-runtime.txt's and PRTE's [session:dir:nopwname]
+    "plm-rsh": "Open MPI's mpirun", "orte:session": "Open MPI's runtime", "prte:session": "PRTE (Open MPI 5's runtime)",
 }
 # GNU id's answer is about the host it ran on, which may be a login node: consistent with the
 # fault, not a scheduler's statement that a job could not run.
@@ -63,7 +66,11 @@ def user_unknown_on_compute_node(f: FactView) -> Iterator[Hit]:
         PBSE_BADUSER, is a submission refusal with other causes: slurm-submit-from-compute-node-refused); LSF's pending reason "Unable to determine user account for execution"
         (PEND_NO_MAPPING); HTCondor's "<user> not in passwd file"; Charliecloud's ch-run, whose
         0.13/0.14 "error (ch_core.c:406)" is its getpwuid of the invoking user returning NULL and
-        0.15+'s "getpwuid(3) failed" the same with errno set. Python's "getpwuid(): uid not found"
+        0.15+'s "getpwuid(3) failed" the same with errno set; Open MPI's "The user (N) is unknown
+        to the system (i.e. there is no corresponding entry in the password file)" (mpirun's ssh
+        launcher, help-plm-rsh.txt [unknown-user]) and "Open MPI was unable to obtain the username
+        in order to create a path for its required temporary directories" (and PRTE's same
+        words, [session:dir:nopwname]), whose help text names an LDAP or NIS failure. Python's "getpwuid(): uid not found"
         and whoami's or id's "cannot find name for user ID N" are info: the host or container
         that ran them lacks the entry, which a container under an arbitrary uid does harmlessly. GNU id's "id: 'X': no such user" is a warning: it says the host it ran
         on does not know the account, which may not be the job's host. A user's report that id
@@ -94,6 +101,8 @@ def user_unknown_on_compute_node(f: FactView) -> Iterator[Hit]:
         - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/resmom/start_exec.c (check_pwd)
         - https://github.com/htcondor/htcondor/blob/00f9ac097b1a23eced21000f74342d33e2e2a4d3/src/condor_utils/uids.cpp (init_user_ids)
         - https://github.com/hpc/charliecloud/blob/v0.13/bin/ch_core.c (line 406: getpwuid)
+        - https://github.com/open-mpi/ompi/blob/v4.1.8/orte/mca/plm/rsh/help-plm-rsh.txt ([unknown-user])
+        - https://github.com/open-mpi/ompi/blob/v4.1.8/orte/runtime/help-orte-runtime.txt ([orte:session:dir:nopwname])
         - https://github.com/hpc/charliecloud/issues/649
         - https://man7.org/linux/man-pages/man1/getent.1.html
         - https://man7.org/linux/man-pages/man5/nsswitch.conf.5.html (service specification, [STATUS=ACTION])

@@ -195,3 +195,19 @@ def test_cpu_time_rule_silent_on_walltime_kills_and_prose(paste):
 def test_a_walltime_kill_stays_the_time_limit_rules():
     facts = recorded_paste_facts("cbio-cluster-256-torque-walltime-exit-status.txt")
     assert fired("slurm-time-limit", facts) and not fired("batch-job-cpu-time-limit-exceeded", facts)
+
+
+def test_slurm_exitcode_signal_24_is_the_cpu_time_limit(tmp_path):
+    # scontrol show job's "ExitCode=%u:%u" (src/scontrol/info_job.c) with signal 24 filled in: the
+    # emitter's own format, no public paste recorded. Slurm sends no SIGXCPU itself; the kernel does at
+    # RLIMIT_CPU, which Slurm carries from the submitting shell (PropagateResourceLimits)
+    text = ("JobId=123456 JobName=run.sh\n   JobState=FAILED Reason=NonZeroExitCode Dependency=(null)\n"
+            "   Requeue=0 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:24\n")
+    (f,) = fired(CPU, paste_facts(tmp_path, text))
+    assert f.severity == "error" and "ExitCode=0:24" in f.message and "SIGXCPU" in f.message
+    assert "sbatch --propagate=NONE" in f.fix and "PropagateResourceLimits" in f.fix and "qsub" not in f.fix
+
+
+def test_slurm_exitcode_sigkill_is_not_the_cpu_time_limit(tmp_path):
+    # the form's own example (signal 9): killed, for a reason the signal does not say
+    assert not fired(CPU, paste_facts(tmp_path, "   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:9\n"))

@@ -55,3 +55,22 @@ def test_open_mpi_finding_no_interface_in_an_include_subnet_is_not_a_missing_int
     # matching this subnet", which the catalogue leaves out (exclude lists print it harmlessly too)
     assert not fired("network-interface-missing-on-node",
                      recorded_paste_facts("ompi-11789-btl-tcp-if-include-subnet-not-found.txt"))
+
+
+def test_open_mpi_runtime_finding_none_of_its_include_networks_is_a_warning():
+    # help-oob-tcp.txt [no-included-found] (Open MPI 4.1.8, PRRTE 3.0.13) as show_help prints it, the
+    # "Value given" filled in with eth0 (the emitter's own format; no public issue paste recorded)
+    text = ("--------------------------------------------------------------------------\n"
+            "None of the TCP networks specified to be included for out-of-band communications\n"
+            "could be found:\n\n  Value given: eth0\n\nPlease revise the specification and try again.\n"
+            "--------------------------------------------------------------------------\n")
+    (f,) = fired("network-interface-missing-on-node", told_facts(text))
+    assert f.severity == "warning" and "network(s) eth0" in f.message and "out-of-band" in f.message
+    assert "oob_tcp_if_include 10.0.0.0/8" in f.fix and "ip -br addr" in f.fix
+
+
+def test_open_mpi_runtime_excluding_every_network_is_not_a_missing_interface():
+    # [excluded-all]: an exclude list that left nothing is another mistake, not a name the node lacks
+    text = ("The specified list of networks to be excluded for TCP out-of-band communications\n"
+            "resulted in no networks being available:\n\n  Value given: eth0,lo\n")
+    assert not fired("network-interface-missing-on-node", told_facts(text))

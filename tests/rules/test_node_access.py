@@ -77,3 +77,27 @@ def test_a_container_prompt_without_a_name_is_not_an_unknown_user():
     # bitnami's image runs under an arbitrary uid on purpose: bash's "I have no name!" prompt is read, not judged
     assert not fired("user-unknown-on-compute-node",
                      recorded_paste_facts(S + "bitnami-docker-airflow-53-arbitrary-uid-no-passwd-entry-healthy.txt"))
+
+
+def test_open_mpi_launcher_without_a_passwd_entry():
+    # help-plm-rsh.txt [unknown-user] (Open MPI 4.1.8; PRRTE's help-plm-ssh.txt the same) with a uid
+    # filled in: the emitter's own format, no public paste recorded
+    text = ("The user (50123) is unknown to the system (i.e. there is no corresponding\n"
+            "entry in the password file). Please contact your system administrator\nfor a fix.\n")
+    (f,) = fired("user-unknown-on-compute-node", told_facts(text))
+    assert f.severity == "error" and "Open MPI's mpirun" in f.message and "the user 50123" in f.message
+    assert "getent passwd USER" in f.fix
+
+
+def test_open_mpi_runtime_unable_to_get_the_username():
+    # help-orte-runtime.txt [orte:session:dir:nopwname] as Open MPI 4.1.8 prints it
+    text = ("Open MPI was unable to obtain the username in order to create a path\n"
+            "for its required temporary directories.  This type of error is usually\n"
+            "caused by a transient failure of network-based authentication services\n")
+    (f,) = fired("user-unknown-on-compute-node", told_facts(text))
+    assert "Open MPI's runtime" in f.message
+
+
+def test_open_mpi_rank_mapping_is_not_an_unknown_user():
+    text = "The rankfile that was used claimed that a host was either not\nallocated or oversubscribed its slots.\n"
+    assert not fired("user-unknown-on-compute-node", told_facts(text))
