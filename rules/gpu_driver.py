@@ -24,7 +24,8 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         driver/library version mismatch after an update without reboot, a fallen-off device. In a
         pasted ticket, the messages that say so: nvidia-smi's "couldn't communicate with the NVIDIA
         driver", "No devices were found" and "couldn't find libnvidia-ml.so library", NVML's
-        "Driver/library version mismatch", "Driver Not Loaded" and "NVML Shared Library Not Found",
+        "Driver/library version mismatch", "Driver Not Loaded" and "NVML Shared Library Not Found"
+        (also where NCCL prints them after "nvmlInit_v2() failed: "),
         CUDA's error 803 (display driver / CUDA driver mismatch), and torch's "CUDA unknown error"
         at start-up (CUDA's 999 from the device count: the unified-memory module's state), which
         jax/XLA and numba print as cuInit's CUDA_ERROR_UNKNOWN. modprobe's answers to loading the
@@ -297,6 +298,17 @@ def _told_first(s: dict):
     return (not sid.startswith("kmod:"), not nvrm, nvrm and _TOLD_DRIVER.get(sid, _nvrm_told(sid)) is _INIT_FAILED)
 
 
+# NCCL's "nvmlInit_v2() failed: %s" (knowledge/messages/nccl.toml nvml-init-failed) ends in NVML's own
+# nvmlErrorString: the two strings that name the driver's state answer as NVML's own entries do; any
+# other (an unknown error, no permission) does not say the driver is unusable.
+_NCCL_NVML_SAID = (("Driver/library version mismatch", _MISMATCH), ("Driver Not Loaded", _NOT_LOADED))
+
+
+def _nccl_nvml_told(s: dict):
+    text = str(s.get("error") or s.get("text", "")).lower()
+    return next((told for words, told in _NCCL_NVML_SAID if words.lower() in text), None)
+
+
 def _driver_unusable_told(f: FactView) -> Iterator[Hit]:
     """A pasted nvidia-smi, NVML or CUDA message that says the driver cannot be used: the first
     one, with what it means. Only the messages above: torch's "Found no NVIDIA driver on your
@@ -307,7 +319,10 @@ def _driver_unusable_told(f: FactView) -> Iterator[Hit]:
     # the kernel driver's own notices say why, which nvidia-smi's "No devices were found" does not: next,
     # a notice that names the cause (a BAR, the firmware) before the "RmInitAdapter failed" it leads to
     for s in sorted(catalogued(f, "gpu-driver-unusable"), key=_told_first):
-        if s["id"] not in _TOLD_DRIVER and not str(s["id"]).startswith("nvrm:"):
+        nccl = _nccl_nvml_told(s) if s["id"] == "nccl:nvml-init-failed" else None
+        if s["id"] == "nccl:nvml-init-failed" and nccl is None:
+            continue
+        if nccl is None and s["id"] not in _TOLD_DRIVER and not str(s["id"]).startswith("nvrm:"):
             continue
         if s["id"] in ("nvidia_smi:no-devices-found", "xla:kernel-driver-not-running") and not _nvidia_gpu_shown(f):
             continue  # also what a node without an NVIDIA GPU answers (a container run with --nv on a CPU node)
@@ -315,7 +330,7 @@ def _driver_unusable_told(f: FactView) -> Iterator[Hit]:
             continue  # the user says the node has no GPU: no driver there to be broken
         if s["id"] == "cuda_driver:CUDA_ERROR_UNKNOWN" and "cuInit" not in str(s.get("text", "")):
             continue  # 999 from any later call is a program's or a GPU's error, not the driver failing to start
-        said, fix = _TOLD_DRIVER.get(s["id"]) or _nvrm_told(s["id"])
+        said, fix = nccl or _TOLD_DRIVER.get(s["id"]) or _nvrm_told(s["id"])
         if fix is _INIT_FAILED[1] and lost:
             continue  # a GPU lost on the bus is why its initialisation failed: GPU014 says so
         yield Hit(message=f"{said} (line {s.get('line')}: \"{told_text(s)}\")",

@@ -16,6 +16,10 @@ SYMBOL = "nvcc-host-gcc-unsupported"
 # The toolkit's own folder in the header's path (/usr/local/cuda-9.0/include/crt/host_config.h).
 # Module trees spell it /opt/apps/cuda/12.4/bin/nvcc (apex#1833, llm-awq#220).
 _CUDA_IN_PATH = re.compile(r"cuda[-/](\d{1,2}\.\d{1,2})/")
+# torch's cpp_extension refuses a compiler older than its table's floor for the CUDA it builds with
+# (torch.toml cpp-extension-host-compiler-too-old), a RuntimeError before nvcc runs; the floor in parentheses.
+_TORCH_TOO_OLD = "torch:cpp-extension-host-compiler-too-old"
+_TORCH_FLOOR = re.compile(r"minimum required version by CUDA [\d.]{1,8} \(([\d.]{1,12})\)")
 _RISK = ("# last resort, at your own risk (host_config.h's words: it \"may cause compilation failure or incorrect run "
          "time execution\"): nvcc -allow-unsupported-compiler ...")
 
@@ -76,7 +80,10 @@ def nvcc_host_gcc_unsupported(f: FactView) -> Iterator[Hit]:
         compiler '...'" (knowledge/messages/host_config.toml, every #error of CUDA 11.7 to 13.5). Live (warning):
         nvcc on PATH and the gcc on PATH that it would call are a pair its release refuses
         (knowledge/cuda_host_compilers.toml), unless NVCC_CCBIN or -ccbin in NVCC_PREPEND_FLAGS /
-        NVCC_APPEND_FLAGS names another host compiler.
+        NVCC_APPEND_FLAGS names another host compiler. torch's cpp_extension's own check, which stops a
+        build before nvcc runs: "The current installed version of g++ (4.8.5) is less than the minimum
+        required version by CUDA 11.8 (6.0.0)" (its "greater than the maximum" is a warning only, and
+        nvcc's own check answers where it then refuses).
 
     Why it matters:
         nvcc compiles the host half of every .cu file with a C++ compiler (gcc, clang, cl.exe),
@@ -101,6 +108,7 @@ def nvcc_host_gcc_unsupported(f: FactView) -> Iterator[Hit]:
             yield from _live(f)
         return
     s = told[0]
+    who = "nvcc's host compiler check"
     # a title retells the message; the compiler's own line names the header's path, and so the toolkit
     same = [t for t in f.get("ticket.symptoms") or [] if t.get("id") == s.get("id")]
     s = next((t for t in same if _CUDA_IN_PATH.search(str(t.get("text", "")))), s)
@@ -136,6 +144,19 @@ def nvcc_host_gcc_unsupported(f: FactView) -> Iterator[Hit]:
                f"nvcc -ccbin /usr/bin/clang++-{limit - 1} ...   # or -ccbin g++ (a gcc this CUDA accepts)\n"
                f"cmake -DCMAKE_CUDA_HOST_COMPILER=/usr/bin/clang++-{limit - 1} ..\n"
                f"{_RISK}")
+    elif s.get("id") == _TORCH_TOO_OLD:
+        floor = _TORCH_FLOOR.search(str(s.get("text", "")))
+        need = f" {floor.group(1)} at the oldest" if floor else " a newer one"
+        cuda = f" for CUDA {s['cuda']}" if s.get("cuda") else ""
+        compiler = s.get("compiler") or "the host compiler"
+        who = "torch's cpp_extension compiler check"
+        about = (f"the host {compiler} {s.get('version') or ''} is older than torch's table accepts{cuda}: it needs{need} "
+                 f"(line {s.get('line')}: \"{told_text(s)}\"); torch stops before nvcc runs")
+        fix = ("which -a c++ g++ gcc; echo \"CXX=${CXX:-unset}\"; g++ --version | head -1   # torch's cpp_extension runs $CXX, "
+               "else c++\n"
+               "module avail gcc 2>&1 | tail -5   # a newer gcc on a cluster: module load it (CentOS/RHEL 7: "
+               "scl enable devtoolset-11 bash)\n"
+               "export CC=gcc CXX=g++   # after loading the newer gcc, so that torch runs it; then rerun the build")
     elif s.get("id") == "host_config:nvcc-nvhpc-not-nvcpp":
         about = (f"{ran} was handed an NVIDIA HPC SDK compiler other than nvc++ as its host compiler (line {s.get('line')}: "
                  f"\"{told_text(s)}\"): torch's cpp_extension (and builds like it) pass $CC to nvcc as -ccbin, and an "
@@ -152,7 +173,7 @@ def nvcc_host_gcc_unsupported(f: FactView) -> Iterator[Hit]:
                "pass one this CUDA release accepts with nvcc -ccbin (CMake: -DCMAKE_CUDA_HOST_COMPILER), per the CUDA "
                "installation guide's host compiler table\n"
                f"{_RISK}")
-    yield Hit(message=f"nvcc's host compiler check stopped the build: {about}", fix=fix, evidence=told_evidence(s))
+    yield Hit(message=f"{who} stopped the build: {about}", fix=fix, evidence=told_evidence(s))
 
 
 def _live(f: FactView) -> Iterator[Hit]:

@@ -46,6 +46,8 @@ def _jvm_bytes(f: FactView) -> Optional[int]:
 
 
 _RUNTIME = "runtime_memory:"
+# torch's own host allocator (torch.toml cpu-alloc-failed): posix_memalign's ENOMEM, the bytes asked in its words
+_TORCH_CPU = "torch:cpu-alloc-failed"
 _WHICH = ("free -g   # RAM and swap the node has, against the size the message asked for\n"
           "ulimit -v   # an address-space limit in kB ('unlimited' rules it out): a scheduler may set it from the memory request\n"
           "cat /proc/sys/vm/overcommit_memory   # 2: strict accounting refuses what CommitLimit cannot cover\n" + _SLURM)
@@ -56,8 +58,16 @@ _WHICH = ("free -g   # RAM and swap the node has, against the size the message a
 _PROGRAMS_OWN_GIB = knowledge.load("thresholds")["runtime_allocation"]["programs_own_gib"]
 
 
+def _runtime(s: dict) -> bool:
+    """A language runtime's (or torch's host allocator's) own words that an allocation failed."""
+    return str(s.get("id", "")).startswith(_RUNTIME) or s.get("id") == _TORCH_CPU
+
+
 def _beyond_any_node(s: dict) -> bool:
     """Whether a runtime's refused allocation is larger than _PROGRAMS_OWN_GIB."""
+    if s.get("id") == _TORCH_CPU:
+        asked = str(s.get("bytes") or "")
+        return asked.isdigit() and int(asked) / 2 ** 30 > _PROGRAMS_OWN_GIB
     if not str(s.get("id", "")).startswith(_RUNTIME):
         return False
     try:
@@ -74,6 +84,8 @@ def _runtime_hit(s: dict) -> Hit:
     message also covers an array past its index type)."""
     octave = s.get("id") == "runtime_memory:octave-bad-alloc"
     size = f" ({s['size']} {s['unit']} asked)" if s.get("size") and s.get("unit") else ""
+    if s.get("id") == _TORCH_CPU and str(s.get("bytes") or "").isdigit():
+        size = f" ({int(s['bytes']) / 2 ** 30:.2f} GiB asked of torch's host allocator)"
     return Hit(message=f"the program could not get memory for an allocation{size} (line {s['line']}: \"{told_text(s)}\"): the "
                        "message does not say which limit refused it: the node's RAM and swap (a request larger than "
                        "what is free), an address-space limit (ulimit -v), or strict overcommit; a job's cgroup "
@@ -101,7 +113,9 @@ def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
         own words that an allocation failed (knowledge/messages/runtime_memory.toml: R's "cannot
         allocate vector of size 4.5 Gb", NumPy's "Unable to allocate ... for an array with shape",
         Python's MemoryError, C++'s std::bad_alloc, Julia's OutOfMemoryError(), MATLAB's "Out of
-        memory.", bash's xmalloc), at a warning: the words do not say whether RAM and swap, ulimit -v
+        memory.", bash's xmalloc; torch's "DefaultCPUAllocator: can't allocate memory: you tried to
+        allocate N bytes. Error code 12"), at a warning (a request above knowledge/thresholds.toml's
+        programs_own_gib is the program's own error, not the host's memory): the words do not say whether RAM and swap, ulimit -v
         or strict overcommit refused it (Octave's, which also covers its index type, at info). A
         runtime's own ceiling (the JVM's -Xmx "Java heap space", R's R_MAX_VSIZE) is not this. On a live node, strict
         overcommit (vm.overcommit_memory=2) with Committed_AS so close to CommitLimit that a new
@@ -129,7 +143,7 @@ def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
     told = [s for s in _told(f) if not _beyond_any_node(s)]
     if told:
         s = told[0]
-        if str(s.get("id", "")).startswith(_RUNTIME):
+        if _runtime(s):
             yield _runtime_hit(s)
             return
         jvm = str(s.get("id", "")).startswith("jvm:")

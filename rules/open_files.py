@@ -25,9 +25,20 @@ _FIX = ("ulimit -Sn; ulimit -Hn   # the soft limit the program met, and the hard
         "grep -rs nofile /etc/security/limits.conf /etc/security/limits.d/   # where the hard limit is set: an admin raises it there ('<user> hard nofile 65536')")
 
 
+# torch's shm_open of a shared tensor (torch.toml shm-open-failed) names its errno: only EMFILE is this
+# limit (Permission denied is /dev/shm's own mode).
+_TORCH_SHM_OPEN = "torch:shm-open-failed"
+
+
+_TORCH_SHARING = ("\npython -c \"import torch.multiprocessing as mp; print(mp.get_sharing_strategy())\"   # torch's tensors "
+                  "shared between processes hold a descriptor each under file_descriptor; at the start of the script, "
+                  "torch.multiprocessing.set_sharing_strategy('file_system') shares them by file name instead")
+
+
 def _emfile(f: FactView) -> list:
     out = [s for s in catalogued(f, _SYMBOL) if s.get("id") != _SAID
-           and not any(w in str(s.get("text", "")).lower() for w in ("inotify", "fsnotify"))]
+           and not any(w in str(s.get("text", "")).lower() for w in ("inotify", "fsnotify"))
+           and (s.get("id") != _TORCH_SHM_OPEN or "too many open files" in str(s.get("text", "")).lower())]
     bare = first_symptom(f, "torch:python-emfile")
     if bare is not None:
         out.append(bare)
@@ -53,7 +64,9 @@ def open_files_limit_too_low(f: FactView) -> Iterator[Hit]:
         error 24)", Open MPI's "The system limit on number of pipes (network connections) a process
         can open was reached"; OrthoFinder's "The system limits on the number of files a process can
         open is too low" (an error: it compared the limit with its need); a user's own reading of
-        "ulimit -Sn" (info). Where the paste holds bash's ulimit -a, its open-files line is quoted.
+        "ulimit -Sn" (info); torch's "unable to open shared memory object <...> in read-write mode:
+        Too many open files (24)" (a tensor shared between processes; its other errnos are not
+        this). Where the paste holds bash's ulimit -a, its open-files line is quoted.
 
     Why it matters:
         Every open file, socket and pipe holds a descriptor; at the soft limit (1024 on most
@@ -96,7 +109,7 @@ def open_files_limit_too_low(f: FactView) -> Iterator[Hit]:
                           "the per-process limit (ulimit -n, RLIMIT_NOFILE); a program that needs many files, sockets "
                           "or pipes at once needs a higher soft limit, and one whose count keeps growing is not "
                           "closing them",
-                  fix=_FIX, evidence=ticket_evidence(s))
+                  fix=_FIX + (_TORCH_SHARING if s.get("id") == _TORCH_SHM_OPEN else ""), evidence=ticket_evidence(s))
         return
     said = first_symptom(f, _SAID)
     if said is not None and str(said.get("count") or "").isdigit() and int(said["count"]) <= 4096:

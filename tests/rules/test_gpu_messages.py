@@ -461,3 +461,21 @@ def test_xid_171_alone_is_the_uncorrectable_dram_error_it_details(tmp_path):
     hit = one("ecc-uncorrectable-errors", paste_facts(tmp_path, kept))
     assert "Xid 171 (UNCORRECTABLE_DRAM_ERROR)" in hit.message and hit.evidence["message"] == "xid:UNCORRECTABLE_DRAM_ERROR"
     assert "Uncorrectable DRAM error in FBPA 3" in hit.evidence["ticket.text"]
+
+
+# NCCL's "nvmlInit_v2() failed: %s" (nccl.toml nvml-init-failed) ends in NVML's own error string: no
+# public paste of it was found, so these are NCCL's format string (src/misc/nvmlwrap.cc line 142) filled in.
+NCCL_NVML = "node1:1234:1234 [0] misc/nvmlwrap.cc:142 NCCL WARN nvmlInit_v2() failed: {}\n"
+
+
+@pytest.mark.parametrize("error, said", [("Driver/library version mismatch", "not the version"),
+                                         ("Driver Not Loaded", "not loaded")])
+def test_nccls_nvml_init_failure_names_the_drivers_state(tmp_path, error, said):
+    hit = one("gpu-driver-unusable", paste_facts(tmp_path, NCCL_NVML.format(error)))
+    assert said in hit.message and "nvmlInit_v2() failed" in hit.message
+
+
+@pytest.mark.parametrize("error", ["Unknown Error", "Insufficient Permissions"])
+def test_nccls_nvml_init_failure_with_another_error_is_not_the_driver(tmp_path, error):
+    findings, _ = run_rule("gpu-driver-unusable", paste_facts(tmp_path, NCCL_NVML.format(error)))
+    assert findings == []   # not fired("gpu-driver-unusable" on words that do not name the driver's state

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
+from rulekit import facts, fired, paste_facts, recorded_paste_facts, run_rule
 from hpcdoctor import knowledge
 from hpcdoctor.triage.messages import find_messages
 
@@ -126,3 +126,22 @@ def test_nvhpc_refusal_retold_in_a_title_with_typographic_quotes():
 def test_silent_on_a_missing_host_compiler():
     # nvcc's "Failed to preprocess host compiler properties": the -ccbin directory is gone, nothing refused
     assert not fired("nvcc-host-gcc-unsupported", recorded_paste_facts("compiler-explorer-8042-nvcc-ccbin-missing-gcc.txt"))
+
+
+# torch's cpp_extension refuses a compiler older than its table's floor before nvcc runs (torch.toml
+# cpp-extension-host-compiler-too-old). No public paste of these words was found: the entry's example,
+# torch 2.13.0's f-string (torch/utils/cpp_extension.py lines 669-673) filled in.
+def test_torchs_own_floor_on_the_host_compiler_stops_the_build(tmp_path):
+    text = ("RuntimeError: The current installed version of g++ (4.8.5) is less than the minimum required version by "
+            "CUDA 11.8 (6.0.0). Please make sure to use an adequate version of g++ (>=6.0.0, <12.0).\n")
+    (hit,) = fired("nvcc-host-gcc-unsupported", paste_facts(tmp_path, text))
+    assert hit.message.startswith("torch's cpp_extension compiler check") and "6.0.0 at the oldest" in hit.message
+    assert "export CC=gcc CXX=g++" in hit.fix and "-ccbin" not in hit.fix
+
+
+# https://github.com/Hanqer/deep-hough-transform/issues/43 (description): the warning, verbatim
+def test_torchs_maximum_is_a_warning_it_does_not_stop_on(tmp_path):
+    text = ("The current installed version of g++ (9.3.0) is greater than the maximum required version by CUDA 10.2 "
+            "(8.0.0). Please make sure to use an adequate version of g++ (>=5.0.0, <=8.0.0).\n")
+    findings, _ = run_rule("nvcc-host-gcc-unsupported", paste_facts(tmp_path, text))
+    assert findings == []   # not fired("nvcc-host-gcc-unsupported" on torch's warning alone

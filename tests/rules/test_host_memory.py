@@ -120,3 +120,17 @@ def test_octaves_bad_alloc_is_info(tmp_path):
 def test_runtime_ceilings_and_other_memories_are_not_the_host(tmp_path, text):
     findings, _ = run_rule("host-memory-insufficient", paste_facts(tmp_path, text))
     assert findings == []   # not fired("host-memory-insufficient"
+
+
+# torch's own host allocator (torch.toml cpu-alloc-failed): posix_memalign's ENOMEM for a 1.1 GiB
+# tensor is the host's memory, at a warning like the other runtimes' words; the 1 PiB asked by the
+# recorded torch.empty(2**50) is the program's own request, not the node's.
+def test_torchs_cpu_allocator_refused_memory_is_a_warning():
+    (f,) = fired("host-memory-insufficient", recorded_paste_facts("torch-cpu-allocator-enomem-fang.txt"))
+    assert f.severity == "warning" and "1.10 GiB asked" in f.message and "does not say which limit" in f.message
+    assert "ulimit -v" in f.fix and "free -g" in f.fix
+
+
+def test_torchs_cpu_allocator_asked_a_petabyte_is_the_programs_own():
+    findings, _ = run_rule("host-memory-insufficient", recorded_paste_facts("torch-2.13-cpu-alloc-enomem.txt"))
+    assert findings == []   # not fired("host-memory-insufficient" on a request no node holds

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rulekit import fired, paste_facts, recorded_paste_facts
+from rulekit import fired, paste_facts, recorded_paste_facts, run_rule
 
 BLIND_V = Path(__file__).resolve().parent.parent / "fixtures" / "tickets_blind_v"
 
@@ -72,3 +72,15 @@ def paste_facts_text(text):
     import tempfile
     with tempfile.TemporaryDirectory() as d:
         return paste_facts(Path(d), text)
+
+
+# torch's shm_open of a shared tensor (torch.toml shm-open-failed) with EMFILE is this limit; the same
+# words with no errno (older torch) or another one are not, by the words alone.
+def test_torchs_shared_tensor_refused_with_emfile_is_the_open_files_limit():
+    (hit,) = fired("open-files-limit-too-low", recorded_paste_facts("smdm-3-torch-shm-open-emfile.txt"))
+    assert "reached its open-files limit" in hit.message and "set_sharing_strategy('file_system')" in hit.fix
+
+
+def test_torchs_shared_tensor_refused_without_an_errno_is_not_said_to_be_the_limit():
+    findings, _ = run_rule("open-files-limit-too-low", recorded_paste_facts("mmaction2-218-torch-shm-open-no-errno.txt"))
+    assert findings == []   # not fired("open-files-limit-too-low" on words that name no errno
