@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, paste_facts, recorded_paste_facts, run_rule
+from rulekit import facts, fired, paste_facts, recorded_paste_facts, run_rule, told_facts
 
 MIB = 2 ** 20
 
@@ -120,3 +120,17 @@ def test_octaves_bad_alloc_is_info(tmp_path):
 def test_runtime_ceilings_and_other_memories_are_not_the_host(tmp_path, text):
     findings, _ = run_rule("host-memory-insufficient", paste_facts(tmp_path, text))
     assert findings == []   # not fired("host-memory-insufficient"
+
+
+def test_condas_own_out_of_memory_is_an_allocation_refused_at_a_warning():
+    (f,) = fired("host-memory-insufficient", recorded_paste_facts("conda-10751-conda-memory-error.txt"))
+    assert f.severity == "warning" and "does not say which limit" in f.message and "free -g" in f.fix
+
+
+def test_libgomps_failed_allocation_is_answered_and_an_absurd_one_is_the_programs():
+    # libgomp.so.1 (GCC 12) "libgomp: Out of memory allocating %lu bytes" filled in: no public paste recorded
+    (f,) = fired("host-memory-insufficient", told_facts("libgomp: Out of memory allocating 1073741824 bytes\n"))
+    assert f.severity == "warning" and "1024 MiB asked" in f.message
+    # 2 TiB: past what any node gives (thresholds.toml runtime_allocation): the program's own request
+    findings, _skipped = run_rule("host-memory-insufficient", told_facts("libgomp: Out of memory allocating 2199023255552 bytes\n"))
+    assert not findings
