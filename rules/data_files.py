@@ -22,7 +22,10 @@ _FIRST_BYTE = {"v": "pointer", "118": "pointer", "b've'": "pointer", '<': "page"
 _TRUNCATED = frozenset(("data_files:torch-zip-no-central-directory", "data_files:pickle-data-truncated",
                         "data_files:pickle-ran-out-of-input", "data_files:gzip-python-ended-early",
                         "data_files:gzip-unexpected-end-of-file", "data_files:tar-unexpected-eof",
-                        "data_files:hdf5-truncated-file", "data_files:safetensors-metadata-incomplete"))
+                        "data_files:hdf5-truncated-file", "data_files:safetensors-metadata-incomplete",
+                        # the same in the readers' error tables: HDF5's minor "File has been truncated" (H5E_TRUNCATED),
+                        # netCDF's NC_ETRUNC "File likely truncated or possibly corrupted"
+                        "hdf5:H5E_TRUNCATED", "netcdf:NC_ETRUNC"))
 _WHAT = {
     "pointer": "the file is a Git LFS pointer (a few lines of text: version, oid, size), not the data: the repository "
                "or model was cloned without Git LFS",
@@ -88,7 +91,8 @@ def data_file_damaged(f: FactView) -> Iterator[Hit]:
         and "Ran out of input" (an empty file), pickle's "invalid load key, 'v'" and torch's
         weights-only "Unsupported operand 118" (a Git LFS pointer), '<' / 60 (an HTML page),
         HDF5's "truncated file: eof = N ... stored_eof = M" (with the share of the file present),
-        HDF5's "file signature not found", netCDF's "Unknown file format", numpy's "Failed to
+        HDF5's "file signature not found" and its error stack's "minor: File has been truncated",
+        netCDF's "Unknown file format" and "File likely truncated or possibly corrupted", numpy's "Failed to
         interpret file ... as a pickle", zipfile's "File is not a zip file", gzip's and tar's
         "unexpected end of file", "not in gzip format", "Unexpected EOF in archive",
         safetensors' HeaderTooLarge and MetadataIncompleteBuffer, and the text of an LFS pointer

@@ -165,6 +165,9 @@ _FUSE_WITHOUT = {
     "use overlay": "overlays are made with the kernel's overlay only, which refuses some lower layers without root",
     "use gocryptfs": "an encrypted SIF cannot be built or run without root",
 }
+    # nvidia-installer's PATH search (misc.c find_system_util) and enroot's common::checkcmd (command -v)
+    "nvidia_installer:development-tool-missing", "nvidia_installer:utility-missing", "nvidia_installer:dkms-not-found",
+    "enroot:enroot-command-not-found"})
 # Launchers' execve of the first word: only a bare name with ENOENT is a program PATH lacks.
 _LAUNCHERS = frozenset({"mpich:execvp-failed", "slurm:stepd-execve-failed"})
 # Words that name the same wording's sibling with its own rule on the line after the needle's.
@@ -235,7 +238,10 @@ def required_program_not_installed(f: FactView) -> Iterator[Hit]:
         "mksquashfs": executable file not found in $PATH', Podman's newuidmap, a configured path
         whose stat fails), Python's subprocess (FileNotFoundError raised from _execute_child), GNU
         env (a #!/usr/bin/env line), the Rust cc and cmake crates, and the Sanger cancer pipelines'
-        "Failed to find PROGRAM in PATH or local bin folder". At info, words that fit another cause
+        "Failed to find PROGRAM in PATH or local bin folder", the NVIDIA driver installer's "Unable to
+        find the development tool `make` in your path" (its system and module utilities, and "Failed
+        to find dkms on the system!" under --dkms), and enroot's "[ERROR] Command not found:
+        mksquashfs". At info, words that fit another cause
         too: a shell's "command not found" (bash, dash, zsh, fish, tcsh), GNU which's "no X in
         (PATH)", Node's "spawn X ENOENT" (a missing cwd reads the same), Go's ErrDot and fork/exec
         of a full path, Open MPI's exe-not-found, Hydra's execvp and slurmstepd's execve of a bare

@@ -71,8 +71,8 @@ def gpu_hardware_faulty(f: FactView) -> Iterator[Hit]:
         its GPU) or 157 (a resource retirement failure), whose
         investigation NVIDIA's Xid catalog sends to CONTACT_SUPPORT. In a pasted DCGM diagnostic
         (dcgmi diag): a report of the GPU's own memory or cache failing that DCGM marks isolate:
-        faulty memory elements, a memory mismatch, an L1 tag miscompare, row remapping failed, retired
-        pages or SRAM errors past their limit. In the amdgpu driver's kernel log (an AMD GPU): its
+        faulty memory elements, NaN values read back from its memory, a memory mismatch, an L1 tag
+        miscompare, row remapping failed, retired pages or SRAM errors past their limit. In the amdgpu driver's kernel log (an AMD GPU): its
         saved bad pages past the driver's threshold ("RAS records:N exceed threshold:M, GPU will not
         be initialized. Replace this GPU or increase the threshold", "This GPU is in BAD status."),
         or at 90 % of it (a warning). In the user's words (an info): one GPU of several not

@@ -153,9 +153,10 @@ def power_limit_reduced(f: FactView) -> Iterator[Hit]:
 def persistence_mode_off(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        An NVIDIA GPU with persistence mode disabled on Linux. In a pasted ticket, the user
-        saying nvidia-smi is slow or takes seconds to answer, the start-up cost NVIDIA's Driver
-        Persistence guide gives for a GPU no client keeps initialised.
+        An NVIDIA GPU with persistence mode disabled on Linux. In a pasted ticket, DCGM's
+        diagnostic saying so ("Persistence mode for GPU N is disabled.", DCGM_FR_PERSISTENCE_MODE),
+        or the user saying nvidia-smi is slow or takes seconds to answer, the start-up cost
+        NVIDIA's Driver Persistence guide gives for a GPU no client keeps initialised.
 
     Why it matters:
         Without it the driver tears the GPU state down whenever no process uses it and rebuilds it
@@ -181,9 +182,17 @@ def _persistence_from_facts(f: FactView) -> Iterator[Hit]:
 
 
 def _persistence_told(f: FactView) -> Iterator[Hit]:
-    """The user saying nvidia-smi is slow to answer (knowledge/messages/faq_nvidia.toml)."""
+    """DCGM's diagnostic reporting persistence mode disabled (knowledge/messages/dcgm_diag.toml), or the
+    user saying nvidia-smi is slow to answer (knowledge/messages/faq_nvidia.toml)."""
     s = first_stated(f, "persistence-mode-off")
     if s is None:
+        return
+    if s.get("family") == "dcgm_diag":
+        yield Hit(message=f"DCGM's diagnostic reports persistence mode disabled (line {s.get('line')}: \"{told_text(s)}\"): "
+                          "the driver tears the GPU's state down whenever no process uses it and rebuilds it for the next",
+                  fix="nvidia-smi --query-gpu=index,persistence_mode --format=csv   # Disabled on the GPUs DCGM named\n"
+                      "sudo systemctl enable --now nvidia-persistenced   # admins",
+                  evidence=told_evidence(s))
         return
     yield Hit(message=f"the user says nvidia-smi is slow (line {s.get('line')}: \"{told_text(s)}\"): the usual cause "
                       "(NVIDIA's Driver Persistence guide) is persistence mode off, so the driver initialises every "

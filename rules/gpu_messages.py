@@ -158,7 +158,8 @@ def gpu_xid_reset_required(f: FactView) -> Iterator[Hit]:
         unresponsive, its heartbeat timed out, crashed (CrashCat), halted in its debugger, a fatal
         GSP interrupt or an uncorrected ECC error in GSP's own memory, the PMU halted, and "The GPU
         likely needs to be reset"; NVML's and DCGM's "GPU requires reset" (NVML_ERROR_RESET_REQUIRED,
-        DCGM_ST_RESET_REQUIRED), DCGM's recovery action GPU_RESET and its uncontained-error (Xid 95)
+        DCGM_ST_RESET_REQUIRED), DCGM's recovery actions GPU_RESET and DRAIN_AND_RESET (a GPU at
+        reduced capacity after a fault) and its uncontained-error (Xid 95)
         report; nvidia-smi's own "did not complete reset successfully ... Please reboot".
 
     Why it matters:

@@ -48,6 +48,14 @@ def _jvm_bytes(f: FactView) -> Optional[int]:
 _RUNTIME = "runtime_memory:"
 # torch's own host allocator (torch.toml cpu-alloc-failed): posix_memalign's ENOMEM, the bytes asked in its words
 _TORCH_CPU = "torch:cpu-alloc-failed"
+# Other emitters' own words that an allocation failed, answered as a runtime's (the same refusal, no limit
+# named): conda's CondaMemoryError (conda/exceptions.py, raised for Python's MemoryError) and GNU OpenMP's
+# "Out of memory allocating N bytes" (libgomp's gomp_malloc, which then ends the program).
+_ALLOCATION_FAILED = frozenset({"conda:out-of-memory", "threads:libgomp-out-of-memory"})
+
+
+def _allocation_failed(s: dict) -> bool:
+    return str(s.get("id", "")).startswith(_RUNTIME) or s.get("id") in _ALLOCATION_FAILED
 _WHICH = ("free -g   # RAM and swap the node has, against the size the message asked for\n"
           "ulimit -v   # an address-space limit in kB ('unlimited' rules it out): a scheduler may set it from the memory request\n"
           "cat /proc/sys/vm/overcommit_memory   # 2: strict accounting refuses what CommitLimit cannot cover\n" + _SLURM)
@@ -69,7 +77,10 @@ def _beyond_any_node(s: dict) -> bool:
         asked = str(s.get("bytes") or "")
         return asked.isdigit() and int(asked) / 2 ** 30 > _PROGRAMS_OWN_GIB
     if not str(s.get("id", "")).startswith(_RUNTIME):
+    if not _allocation_failed(s):
         return False
+    if str(s.get("bytes") or "").isdigit():
+        return int(s["bytes"]) / 2 ** 30 > _PROGRAMS_OWN_GIB
     try:
         size = float(str(s.get("size")).rstrip("."))
     except (TypeError, ValueError):
@@ -86,6 +97,8 @@ def _runtime_hit(s: dict) -> Hit:
     size = f" ({s['size']} {s['unit']} asked)" if s.get("size") and s.get("unit") else ""
     if s.get("id") == _TORCH_CPU and str(s.get("bytes") or "").isdigit():
         size = f" ({int(s['bytes']) / 2 ** 30:.2f} GiB asked of torch's host allocator)"
+    size = (f" ({s['size']} {s['unit']} asked)" if s.get("size") and s.get("unit") else
+            f" ({int(s['bytes']) / _MIB:.0f} MiB asked)" if str(s.get("bytes") or "").isdigit() else "")
     return Hit(message=f"the program could not get memory for an allocation{size} (line {s['line']}: \"{told_text(s)}\"): the "
                        "message does not say which limit refused it: the node's RAM and swap (a request larger than "
                        "what is free), an address-space limit (ulimit -v), or strict overcommit; a job's cgroup "
@@ -116,6 +129,8 @@ def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
         memory.", bash's xmalloc; torch's "DefaultCPUAllocator: can't allocate memory: you tried to
         allocate N bytes. Error code 12"), at a warning (a request above knowledge/thresholds.toml's
         programs_own_gib is the program's own error, not the host's memory): the words do not say whether RAM and swap, ulimit -v
+        memory.", bash's xmalloc; conda's "The conda process ran out of memory", GNU OpenMP's
+        "libgomp: Out of memory allocating N bytes"), at a warning: the words do not say whether RAM and swap, ulimit -v
         or strict overcommit refused it (Octave's, which also covers its index type, at info). A
         runtime's own ceiling (the JVM's -Xmx "Java heap space", R's R_MAX_VSIZE) is not this. On a live node, strict
         overcommit (vm.overcommit_memory=2) with Committed_AS so close to CommitLimit that a new
@@ -144,6 +159,7 @@ def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
     if told:
         s = told[0]
         if _runtime(s):
+        if _allocation_failed(s):
             yield _runtime_hit(s)
             return
         jvm = str(s.get("id", "")).startswith("jvm:")

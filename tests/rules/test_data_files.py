@@ -112,3 +112,22 @@ def _write(d: Path, data: bytes) -> Path:
 
 def _half(d: Path, data: bytes) -> Path:
     return _write(d, data[: len(data) // 2])
+
+
+# The readers' own error-table texts for a truncated file (hdf5.toml H5E_TRUNCATED, netcdf.toml NC_ETRUNC). No
+# stored public paste has them without the line that already fires: each is its emitter's format with its text
+# (HDF5 1.14.4 H5Eint.c "%*sminor: %s"; Unidata/netcdf-c v4.9.3 libdispatch/derror.c nc_strerror, as netCDF4-python
+# raises it with the file's name).
+@pytest.mark.parametrize("text", [
+    "    major: File accessibility\n    minor: File has been truncated\n",
+    "OSError: [Errno -64] NetCDF: File likely truncated or possibly corrupted: b'output/run_0042.nc'\n"])
+def test_the_readers_own_truncated_file_errors_are_a_file_cut_short(text):
+    (f,) = fired("data-file-damaged", told_facts(text))
+    assert f.severity == "info" and "cut short" in f.message
+    if "run_0042" in text:
+        assert f.fix.startswith("FILE=output/run_0042.nc   #")
+
+
+def test_another_minor_of_an_hdf5_stack_is_not_a_file_cut_short():
+    # another minor of the same stack (a read that failed) says nothing of the file's length
+    assert not fired("data-file-damaged", told_facts("    major: Low-level I/O\n    minor: Read failed\n"))

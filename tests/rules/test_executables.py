@@ -245,3 +245,25 @@ def test_apptainer_using_its_fuse_helpers_is_not_a_missing_program(tmp_path):
                               "WARNING: squashfuse mount failed, falling back to extraction: mount failed: exit status 1\n"
                               "INFO:    Cleaning up image...\n")
     assert not fired("required-program-not-installed", g)
+# The NVIDIA driver installer's and enroot's own PATH searches (nvidia_installer.toml, enroot.toml). No public
+# thread quotes these lines: each is its emitter's format string with a value filled in, as the catalogue cites it.
+@pytest.mark.parametrize("line, prog", [
+    # NVIDIA/nvidia-installer misc.c @ 590.48.01 check_development_tool
+    ("ERROR: Unable to find the development tool `make` in your path; please make sure that you have the package "
+     "'make' installed.  If make is installed on your system, then please check that `make` is in your PATH.\n", "make"),
+    # misc.c find_module_utils
+    ("ERROR: Unable to find the module utility `modprobe`; please make sure you have the package 'module-init-tools' "
+     "or 'kmod' installed.  If you do have 'module-init-tools' or 'kmod' installed, then please check that `modprobe` "
+     "is in your PATH.\n", "modprobe"),
+    # misc.c run_dkms
+    ("ERROR: Failed to find dkms on the system!\n", "dkms"),
+    # NVIDIA/enroot src/common.sh @ v4.1.2 common::checkcmd
+    ("[ERROR] Command not found: mksquashfs\n", "mksquashfs")])
+def test_the_driver_installers_and_enroots_missing_programs(line, prog):
+    (f,) = fired("required-program-not-installed", told_facts(line))
+    assert f.severity == "warning" and f.evidence["program"] == prog and f"command -v {prog}" in f.fix
+
+
+def test_an_installer_that_found_its_tools_is_not_a_missing_program():
+    # nvidia-installer's expert log of a tool it did find (misc.c: "found `%s` : `%s`")
+    assert not fired("required-program-not-installed", told_facts("found `make` : `/usr/bin/make`\n"))

@@ -116,6 +116,17 @@ def test_gsp_timeout_xid_needs_a_reset(tmp_path):
     assert hit.evidence["xids"] == [119] and "nvidia-smi -r" in hit.fix
 
 
+def test_dcgms_drain_and_reset_recovery_action_needs_a_reset(tmp_path):
+    # no public paste holds it: NVIDIA/DCGM dcgmlib/dcgm_errors.h's DCGM_FR_GPU_RECOVERY_DRAIN_RESET format
+    # string with values filled in (dcgm_diag.toml's example)
+    text = "GPU 2 operating at reduced capacity due to a fault. Recovery action: 2 (DRAIN_AND_RESET).\n"
+    hit = one("gpu-xid-reset-required", paste_facts(tmp_path, text))
+    assert "DCGM_FR_GPU_RECOVERY_DRAIN_RESET" in hit.message and "nvidia-smi -r" in hit.fix
+    # quiescing peer-to-peer traffic (DRAIN_P2P) is not a reset
+    p2p = "GPU 2 requires peer-to-peer traffic to be quiesced. Recovery action: 3 (DRAIN_P2P).\n"
+    assert not fired("gpu-xid-reset-required", paste_facts(tmp_path, p2p))
+
+
 def test_application_xids_are_told_apart_from_reset_xids(tmp_path):
     g = paste_facts(tmp_path, XID13_AND_109)
     reset = one("gpu-xid-reset-required", g)

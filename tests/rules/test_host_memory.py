@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import facts, fired, paste_facts, recorded_paste_facts, run_rule
+from rulekit import facts, fired, paste_facts, recorded_paste_facts, run_rule, told_facts
 
 MIB = 2 ** 20
 
@@ -134,3 +134,15 @@ def test_torchs_cpu_allocator_refused_memory_is_a_warning():
 def test_torchs_cpu_allocator_asked_a_petabyte_is_the_programs_own():
     findings, _ = run_rule("host-memory-insufficient", recorded_paste_facts("torch-2.13-cpu-alloc-enomem.txt"))
     assert findings == []   # not fired("host-memory-insufficient" on a request no node holds
+def test_condas_own_out_of_memory_is_an_allocation_refused_at_a_warning():
+    (f,) = fired("host-memory-insufficient", recorded_paste_facts("conda-10751-conda-memory-error.txt"))
+    assert f.severity == "warning" and "does not say which limit" in f.message and "free -g" in f.fix
+
+
+def test_libgomps_failed_allocation_is_answered_and_an_absurd_one_is_the_programs():
+    # libgomp.so.1 (GCC 12) "libgomp: Out of memory allocating %lu bytes" filled in: no public paste recorded
+    (f,) = fired("host-memory-insufficient", told_facts("libgomp: Out of memory allocating 1073741824 bytes\n"))
+    assert f.severity == "warning" and "1024 MiB asked" in f.message
+    # 2 TiB: past what any node gives (thresholds.toml runtime_allocation): the program's own request
+    findings, _skipped = run_rule("host-memory-insufficient", told_facts("libgomp: Out of memory allocating 2199023255552 bytes\n"))
+    assert not findings

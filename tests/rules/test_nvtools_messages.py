@@ -6,7 +6,7 @@ fires its rule; the others are read and quoted, and fire nothing."""
 
 from __future__ import annotations
 
-from rulekit import fired, recorded_paste_facts
+from rulekit import fired, recorded_paste_facts, run_rule
 from hpcdoctor import pipeline
 from hpcdoctor.runner import Options
 from hpcdoctor.triage.messages import find_messages
@@ -101,6 +101,20 @@ def test_dcgm_diag_double_bit_ecc_and_pending_row_remap_feed_the_gpu_memory_rule
     assert "DCGM_FR_VOLATILE_DBE_DETECTED" in ecc.message
     (remap,) = fired("row-remap-pending", g)
     assert remap.message.startswith("DCGM reports DCGM_FR_PENDING_ROW_REMAP")
+
+
+def test_dcgm_diag_persistence_mode_warning_is_persistence_mode_off():
+    g = recorded_paste_facts("nvsentinel-772-dcgm-diag-persistence-mode.txt")
+    (f,) = fired("persistence-mode-off", g)
+    assert f.severity == "advice" and "DCGM's diagnostic" in f.message and "nvidia-persistenced" in f.fix
+
+
+def test_dcgm_diag_with_persistence_mode_on_is_not_persistence_mode_off(tmp_path):
+    # the same DCGM software test passing, and its ECC warning (dcgm_errors.h, values filled in)
+    g = _text_facts(tmp_path, "Skipping test Memory because ECC is not enabled on GPU 0\n"
+                              "Persistence mode is enabled on every GPU of the node.\n")
+    findings, _skipped = run_rule("persistence-mode-off", g)
+    assert not findings  # not judged: no GPU listing, and no message that says persistence mode is off
 
 
 def test_dcgm_diag_words_in_prose_are_no_dcgm_report():
