@@ -151,7 +151,10 @@ _NEEDED = frozenset({
     "apptainer:mksquashfs-not-found", "apptainer:unsquashfs-not-found", "apptainer:id-map-helper-not-in-path",
     "apptainer:bootstrap-tool-not-in-path", "apptainer:yum-dnf-not-in-path", "apptainer:overlay-image-tool-not-installed",
     "apptainer:fuse-overlayfs-not-available", "apptainer:fusermount-not-installed", "apptainer:cryptsetup-not-found",
-    "apptainer:nvidia-container-cli-not-found", "apptainer:overlay-create-tool-not-in-path"})
+    "apptainer:nvidia-container-cli-not-found", "apptainer:overlay-create-tool-not-in-path",
+    # nvidia-installer's PATH search (misc.c find_system_util) and enroot's common::checkcmd (command -v)
+    "nvidia_installer:development-tool-missing", "nvidia_installer:utility-missing", "nvidia_installer:dkms-not-found",
+    "enroot:enroot-command-not-found"})
 # Apptainer's INFO that it found no FUSE program and goes on without it. A warning all the same: this
 # rule's levels grade how surely the words name the cause, and these are Apptainer's own words naming
 # the program it looked for (printed only where that kind of mount was wanted), while the run goes on
@@ -165,9 +168,6 @@ _FUSE_WITHOUT = {
     "use overlay": "overlays are made with the kernel's overlay only, which refuses some lower layers without root",
     "use gocryptfs": "an encrypted SIF cannot be built or run without root",
 }
-    # nvidia-installer's PATH search (misc.c find_system_util) and enroot's common::checkcmd (command -v)
-    "nvidia_installer:development-tool-missing", "nvidia_installer:utility-missing", "nvidia_installer:dkms-not-found",
-    "enroot:enroot-command-not-found"})
 # Launchers' execve of the first word: only a bare name with ENOENT is a program PATH lacks.
 _LAUNCHERS = frozenset({"mpich:execvp-failed", "slurm:stepd-execve-failed"})
 # Words that name the same wording's sibling with its own rule on the line after the needle's.

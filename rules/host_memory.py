@@ -52,10 +52,6 @@ _TORCH_CPU = "torch:cpu-alloc-failed"
 # named): conda's CondaMemoryError (conda/exceptions.py, raised for Python's MemoryError) and GNU OpenMP's
 # "Out of memory allocating N bytes" (libgomp's gomp_malloc, which then ends the program).
 _ALLOCATION_FAILED = frozenset({"conda:out-of-memory", "threads:libgomp-out-of-memory"})
-
-
-def _allocation_failed(s: dict) -> bool:
-    return str(s.get("id", "")).startswith(_RUNTIME) or s.get("id") in _ALLOCATION_FAILED
 _WHICH = ("free -g   # RAM and swap the node has, against the size the message asked for\n"
           "ulimit -v   # an address-space limit in kB ('unlimited' rules it out): a scheduler may set it from the memory request\n"
           "cat /proc/sys/vm/overcommit_memory   # 2: strict accounting refuses what CommitLimit cannot cover\n" + _SLURM)
@@ -68,7 +64,7 @@ _PROGRAMS_OWN_GIB = knowledge.load("thresholds")["runtime_allocation"]["programs
 
 def _runtime(s: dict) -> bool:
     """A language runtime's (or torch's host allocator's) own words that an allocation failed."""
-    return str(s.get("id", "")).startswith(_RUNTIME) or s.get("id") == _TORCH_CPU
+    return str(s.get("id", "")).startswith(_RUNTIME) or s.get("id") == _TORCH_CPU or s.get("id") in _ALLOCATION_FAILED
 
 
 def _beyond_any_node(s: dict) -> bool:
@@ -76,10 +72,9 @@ def _beyond_any_node(s: dict) -> bool:
     if s.get("id") == _TORCH_CPU:
         asked = str(s.get("bytes") or "")
         return asked.isdigit() and int(asked) / 2 ** 30 > _PROGRAMS_OWN_GIB
-    if not str(s.get("id", "")).startswith(_RUNTIME):
-    if not _allocation_failed(s):
+    if not _runtime(s):
         return False
-    if str(s.get("bytes") or "").isdigit():
+    if str(s.get("bytes") or "").isdigit():   # libgomp's "allocating N bytes"
         return int(s["bytes"]) / 2 ** 30 > _PROGRAMS_OWN_GIB
     try:
         size = float(str(s.get("size")).rstrip("."))
@@ -94,11 +89,10 @@ def _runtime_hit(s: dict) -> Hit:
     refused it is not in the words, so a warning with the commands that tell (info for Octave, whose
     message also covers an array past its index type)."""
     octave = s.get("id") == "runtime_memory:octave-bad-alloc"
-    size = f" ({s['size']} {s['unit']} asked)" if s.get("size") and s.get("unit") else ""
-    if s.get("id") == _TORCH_CPU and str(s.get("bytes") or "").isdigit():
-        size = f" ({int(s['bytes']) / 2 ** 30:.2f} GiB asked of torch's host allocator)"
     size = (f" ({s['size']} {s['unit']} asked)" if s.get("size") and s.get("unit") else
             f" ({int(s['bytes']) / _MIB:.0f} MiB asked)" if str(s.get("bytes") or "").isdigit() else "")
+    if s.get("id") == _TORCH_CPU and str(s.get("bytes") or "").isdigit():
+        size = f" ({int(s['bytes']) / 2 ** 30:.2f} GiB asked of torch's host allocator)"
     return Hit(message=f"the program could not get memory for an allocation{size} (line {s['line']}: \"{told_text(s)}\"): the "
                        "message does not say which limit refused it: the node's RAM and swap (a request larger than "
                        "what is free), an address-space limit (ulimit -v), or strict overcommit; a job's cgroup "
@@ -127,10 +121,9 @@ def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
         allocate vector of size 4.5 Gb", NumPy's "Unable to allocate ... for an array with shape",
         Python's MemoryError, C++'s std::bad_alloc, Julia's OutOfMemoryError(), MATLAB's "Out of
         memory.", bash's xmalloc; torch's "DefaultCPUAllocator: can't allocate memory: you tried to
-        allocate N bytes. Error code 12"), at a warning (a request above knowledge/thresholds.toml's
+        allocate N bytes. Error code 12"; conda's "The conda process ran out of memory", GNU OpenMP's
+        "libgomp: Out of memory allocating N bytes"), at a warning (a request above knowledge/thresholds.toml's
         programs_own_gib is the program's own error, not the host's memory): the words do not say whether RAM and swap, ulimit -v
-        memory.", bash's xmalloc; conda's "The conda process ran out of memory", GNU OpenMP's
-        "libgomp: Out of memory allocating N bytes"), at a warning: the words do not say whether RAM and swap, ulimit -v
         or strict overcommit refused it (Octave's, which also covers its index type, at info). A
         runtime's own ceiling (the JVM's -Xmx "Java heap space", R's R_MAX_VSIZE) is not this. On a live node, strict
         overcommit (vm.overcommit_memory=2) with Committed_AS so close to CommitLimit that a new
@@ -159,7 +152,6 @@ def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
     if told:
         s = told[0]
         if _runtime(s):
-        if _allocation_failed(s):
             yield _runtime_hit(s)
             return
         jvm = str(s.get("id", "")).startswith("jvm:")
