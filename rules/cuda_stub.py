@@ -42,9 +42,9 @@ def cuda_stub_libcuda_loaded(f: FactView) -> Iterator[Hit]:
         runtime so that the host driver's libcuda.so.1 is mounted.
 
     References:
-        - NVIDIA CUDA Runtime API, driver_types.h (nvidia-cuda-runtime-cu12 12.8.90 wheel): cudaErrorStubLibrary = 34
-        - NVIDIA CUDA Driver API, cuda.h (CUDA 13.0): CUDA_ERROR_STUB_LIBRARY = 34
-        - NVIDIA CUDA Toolkit 6.5 Release Notes, stubs for the CUDA Driver library (libcuda.so) to link against at build time: http://developer.download.nvidia.com/compute/cuda/6_5/rel/docs/CUDA_Toolkit_Release_Notes.pdf
+        - https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html (cudaErrorStubLibrary = 34; the same doc comment in driver_types.h of the nvidia-cuda-runtime-cu12 12.8.90 wheel)
+        - https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html (CUDA_ERROR_STUB_LIBRARY = 34; cuda.h of CUDA 13.0)
+        - http://developer.download.nvidia.com/compute/cuda/6_5/rel/docs/CUDA_Toolkit_Release_Notes.pdf (stubs of the CUDA Driver library, libcuda.so, to link against at build time)
         - https://github.com/NVIDIA/warp/issues/219
         - https://github.com/NixOS/nixpkgs/issues/320145
     """
