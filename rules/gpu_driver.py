@@ -34,7 +34,11 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         here, the cause and its fix being secure-boot-blocks-nvidia-module's. The stream
         executor's diagnostics that TensorFlow and jaxlib print after cuInit fails: "kernel version
         X does not match DSO version Y", and "kernel driver does not appear to be running on this
-        host" where the paste shows an NVIDIA GPU (every machine without one prints it too). An
+        host" where the paste shows an NVIDIA GPU (every machine without one prints it too). On AMD
+        nodes, ROCm's tools saying the amdgpu kernel driver is not loaded (they all read
+        /sys/module/amdgpu's initstate): rocminfo's "ROCk module is NOT loaded" (or "NOT live"),
+        rocm-smi's and amd-smi's "Driver not initialized (amdgpu not found in modules)", amd-smi's
+        "Driver not loaded (amdgpu not found in modules)" and AMDSMI_STATUS_DRIVER_NOT_LOADED. An
         NVIDIA GPU that sysfs (its uevent's DRIVER= line), or a pasted lspci -k/-v or lshw, shows
         bound to nouveau, to vfio-pci (passthrough) or to no driver at all; a GPU shown bound to
         nvidia with nothing that asked the driver leaves the rule not judged. The kernel driver's
@@ -51,6 +55,8 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
     How to fix:
         Take the node out of service and tell the administrators the exact message; a node with a
         version mismatch needs a reboot (or the old kernel module unloaded and the new one loaded).
+        On an AMD node: lsmod | grep amdgpu, then sudo modprobe amdgpu (administrators) and
+        dmesg | grep -i amdgpu for why it failed; a container needs --device /dev/kfd --device /dev/dri.
 
     References:
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlInitializationAndCleanup.html
@@ -61,6 +67,10 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         - https://github.com/pytorch/pytorch/issues/49081 (/dev/nvidia-uvm missing)
         - https://github.com/pciutils/pciutils/blob/master/ls-kernel.c ("Kernel driver in use", "Kernel modules")
         - https://github.com/lyonel/lshw/blob/master/src/core/pci.cc (driver= and UNCLAIMED)
+        - https://github.com/ROCm/rocminfo/blob/c6f7a17c85e0cdd75bf062e7a3490e831c87eb94/rocminfo.cc (CheckInitialState)
+        - https://github.com/ROCm/amdsmi/blob/083079e21e445ba0a0bae5e2ff63bb7553a62c22/amdsmi_cli/amdsmi_init.py (check_amdgpu_driver)
+        - https://rocm.docs.amd.com/projects/install-on-linux/en/latest/how-to/docker.html (--device /dev/kfd --device /dev/dri)
+        - https://github.com/ROCm/ROCm/issues/1498 (rocminfo and rocm-smi with no amdgpu loaded)
     """
     # A container run without the GPU option lacks the host's libraries: the run's fault, not the driver's.
     if libs_not_bound_in_container(f):
@@ -180,6 +190,22 @@ _INSTALL_LOAD_FAILED = ("the NVIDIA installer built the kernel module but the ke
                         "grep -A3 'Kernel module load error' /var/log/nvidia-installer.log   # the kernel's own reason\n"
                         "lspci -nnk -d 10de:   # 'Kernel driver in use': nouveau must not hold the GPU\n"
                         "journalctl -k -b | grep -iE 'NVRM|nvidia'   # the driver's complaint (an unsupported GPU is named there)")
+# ROCm's tools on an AMD node (knowledge/messages/kfd.toml, amd_smi.toml, faq_rocm.toml): rocminfo's
+# CheckInitialState, rocm-smi's driverInitialized() and the amd-smi CLI's check_amdgpu_driver() all read
+# /sys/module/amdgpu (initstate "live"): the amdgpu kernel driver is not loaded, or its load failed.
+# The container flags are AMD's (rocm.docs.amd.com install-on-linux how-to/docker.html, read 2026-11-28:
+# "docker run --device /dev/kfd --device /dev/dri --security-opt seccomp=unconfined <image>").
+_AMD_NOT_LOADED = ("the amdgpu kernel driver is not loaded (no live /sys/module/amdgpu where the tool ran): the module "
+                   "is not installed or not built for this kernel (amdgpu-dkms), denylisted, refused at load (Secure Boot), "
+                   "or its initialisation failed; a container shares the host's kernel, so the host lacks it too (on WSL, "
+                   "where ROCm reaches the GPU through /dev/dxg, rocm-smi and amd-smi say this on every machine)",
+                   "lsmod | grep amdgpu   # empty: the amdgpu module is not loaded (on the host)\n"
+                   "cat /sys/module/amdgpu/initstate   # 'live' when loaded; no such file: not loaded\n"
+                   "sudo modprobe amdgpu && rocminfo   # administrators; if modprobe fails, it says why\n"
+                   "sudo dmesg | grep -i amdgpu | tail   # the driver's own complaint (firmware, an unsupported GPU, a failed init)\n"
+                   "grep -r amdgpu /etc/modprobe.d/   # a 'blacklist amdgpu' line keeps it from loading (ROCm install FAQ #8)\n"
+                   "docker run --device /dev/kfd --device /dev/dri --security-opt seccomp=unconfined IMAGE rocminfo   "
+                   "# in a container, once the host's amdgpu is loaded: its devices mapped in (AMD's ROCm docker documentation)")
 _TOLD_DRIVER = {
     "nvidia_installer:nouveau-in-use": _HELD_BY_OTHER, "nvidia_installer:kernel-module-unsigned": _UNSIGNED,
     "nvidia_installer:kernel-module-load-failed": _INSTALL_LOAD_FAILED,
@@ -202,6 +228,11 @@ _TOLD_DRIVER = {
     "nvml:NVML_ERROR_IRQ_ISSUE": NVRM_TOLD["nvrm:no-interrupts-available"],
     # the installer's own words when the module it signed is refused: Secure Boot trusts no key for it
     "nvidia_installer:signed-module-untrusted-prompt": _UNSIGNED,
+    # ROCm's tools: the amdgpu kernel driver not loaded (or not live)
+    "kfd:rocminfo-module-not-loaded": _AMD_NOT_LOADED, "kfd:rocminfo-module-not-live": _AMD_NOT_LOADED,
+    "amd_smi:AMDSMI_STATUS_DRIVER_NOT_LOADED": _AMD_NOT_LOADED, "amd_smi:cli-amdgpu-not-loaded": _AMD_NOT_LOADED,
+    "amd_smi:cli-get-devices-driver-not-initialized": _AMD_NOT_LOADED,
+    "faq_rocm:rocm-driver-not-initialized": _AMD_NOT_LOADED,
 }
 
 
