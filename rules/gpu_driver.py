@@ -35,10 +35,11 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         executor's diagnostics that TensorFlow and jaxlib print after cuInit fails: "kernel version
         X does not match DSO version Y", and "kernel driver does not appear to be running on this
         host" where the paste shows an NVIDIA GPU (every machine without one prints it too). On AMD
-        nodes, ROCm's tools saying the amdgpu kernel driver is not loaded (they all read
-        /sys/module/amdgpu's initstate): rocminfo's "ROCk module is NOT loaded" (or "NOT live"),
-        rocm-smi's and amd-smi's "Driver not initialized (amdgpu not found in modules)", amd-smi's
-        "Driver not loaded (amdgpu not found in modules)" and AMDSMI_STATUS_DRIVER_NOT_LOADED. An
+        nodes, ROCm's tools saying a present amdgpu module is not usable: rocminfo's "ROCk module
+        is NOT live", the amd-smi CLI's "Driver not loaded" after its own module check passed, and
+        AMDSMI_STATUS_DRIVER_NOT_LOADED. Not rocminfo's "ROCk module is NOT loaded" nor the
+        "amdgpu not found in modules" of rocm-smi and amd-smi: a kernel with amdgpu built in fails
+        that module check on a working node (ROCm/rocminfo#42, ROCm/amdsmi#172). An
         NVIDIA GPU that sysfs (its uevent's DRIVER= line), or a pasted lspci -k/-v or lshw, shows
         bound to nouveau, to vfio-pci (passthrough) or to no driver at all; a GPU shown bound to
         nvidia with nothing that asked the driver leaves the rule not judged. The kernel driver's
@@ -229,10 +230,8 @@ _TOLD_DRIVER = {
     # the installer's own words when the module it signed is refused: Secure Boot trusts no key for it
     "nvidia_installer:signed-module-untrusted-prompt": _UNSIGNED,
     # ROCm's tools: the amdgpu kernel driver not loaded (or not live)
-    "kfd:rocminfo-module-not-loaded": _AMD_NOT_LOADED, "kfd:rocminfo-module-not-live": _AMD_NOT_LOADED,
+    "kfd:rocminfo-module-not-live": _AMD_NOT_LOADED,
     "amd_smi:AMDSMI_STATUS_DRIVER_NOT_LOADED": _AMD_NOT_LOADED, "amd_smi:cli-amdgpu-not-loaded": _AMD_NOT_LOADED,
-    "amd_smi:cli-get-devices-driver-not-initialized": _AMD_NOT_LOADED,
-    "faq_rocm:rocm-driver-not-initialized": _AMD_NOT_LOADED,
 }
 
 

@@ -126,7 +126,7 @@ def _entry_package(s: dict) -> str:
     return str(entry.get("package") or "") if entry is not None else ""
 
 
-@rule("SW101", LAMMPS, "error", "LAMMPS binary without the package its input or command line needs", impact=5)
+@rule("SW101", LAMMPS, "info", "LAMMPS binary without the package its input or command line needs", impact=5)
 def lammps_package_not_built(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -137,7 +137,10 @@ def lammps_package_not_built(f: FactView) -> Iterator[Hit]:
         command without GPU package installed" (and kokkos, omp, intel), "Using suffix gpu
         without GPU package installed" (-sf gpu, kk, omp, intel), "Cannot use -kokkos on without
         KOKKOS installed" (-k on), and KOKKOS's "GPUs are requested but Kokkos has not been
-        compiled using a GPU-enabled backend" (-k on g N on a CPU-only Kokkos build).
+        compiled using a GPU-enabled backend" (-k on g N on a CPU-only Kokkos build). Said at
+        info: which packages a LAMMPS binary has is a choice of whoever built it, most often the
+        user (libAtoms/QUIP#614: the user's own build, which worked once ML-QUIP was enabled), so
+        it is no fault of the node; the finding gives the build or module that has the package.
 
     Why it matters:
         LAMMPS compiles in only the packages chosen when it was built (PKG_<NAME> in CMake); an

@@ -267,3 +267,13 @@ def test_the_driver_installers_and_enroots_missing_programs(line, prog):
 def test_an_installer_that_found_its_tools_is_not_a_missing_program():
     # nvidia-installer's expert log of a tool it did find (misc.c: "found `%s` : `%s`")
     assert not fired("required-program-not-installed", told_facts("found `make` : `/usr/bin/make`\n"))
+
+
+def test_a_fuse_program_only_some_images_need_is_a_hint():
+    # blind set M (unsealed): cat12-docker#14, a plain docker:// run under Apptainer 1.4.1 printing
+    # "gocryptfs not found" at start; the failure was the image's owner-only script (a healthy control)
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_m"
+            / "cat12-docker-14-image-scripts-owner-only-healthy.txt").read_text(encoding="utf-8")
+    (f,) = fired("required-program-not-installed", told_facts(text))
+    assert f.severity == "info" and "gocryptfs" in f.message and "only an image of that kind needs it" in f.message
