@@ -285,10 +285,10 @@ def gpu_candidates_of_ticket(f: FactView):
     """Where gpu_of_ticket has no answer because the text names one GPU by a name two GPUs share
     (a bare "TITAN X"), that name and its compute capabilities, {name, ccs}; else None. A rule may
     answer from it only where every candidate gives the same verdict."""
-    if gpu_of_ticket(f) is not None or cuda_gpus(f) or f.gpus():
+    # a GPU a tool output lists, or one named with its own capability, is gpu_of_ticket's or leaves
+    # which one ran unknown
+    if f.gpus() or f.get("ticket.gpus_named"):
         return None
-    if f.get("ticket.gpus_named"):
-        return None   # other GPUs named beside it: which one ran is not known
     shared = f.get("ticket.gpus_named_shared") or []
     if len({g["gpu"] for g in shared}) == 1:
         return {"name": shared[0]["gpu"], "ccs": list(shared[0]["ccs"])}

@@ -16,7 +16,8 @@ from hpcdoctor.rules._gpu import as_int, gpu_list, subject
 
 
 def _gib(text: str) -> float:
-    """A size as torch's format_size() prints it ("0 bytes", "1.50 KiB", "530.00 MiB", "11.17 GiB")."""
+    """A size as torch's format_size() prints it ("0 bytes", "1.50 KiB", "530.00 MiB", "11.17 GiB") or
+    TensorFlow's HumanReadableNumBytes ("7.92GiB", "190.31MiB", "512B"), in GiB."""
     size = parse_gib(text)
     if size is None:
         raise ValueError(f"not a size: {text!r}")
@@ -164,17 +165,12 @@ _NPU_FREED_FIX = ("npu-smi info   # the processes on each NPU, with the memory t
 _TF_AT_START = frozenset({"tensorflow:device-memory-at-start", "tensorflow:device-memory-at-start-r0"})
 
 
-def _tf_size(text: str) -> float:
-    """A size as TensorFlow's HumanReadableNumBytes prints it ("7.92GiB", "190.31MiB", "512B"), in GiB."""
-    return _gib(text)
-
-
 def _tf_full_at_start(f):
     """TensorFlow 1.x's listing of a GPU with most of its memory already in use: each such GPU."""
     for s in f.get("ticket.symptoms") or []:
         if s.get("id") not in _TF_AT_START:
             continue
-        total, free = _tf_size(s["total"]), _tf_size(s["free"])
+        total, free = _gib(s["total"]), _gib(s["free"])
         if total <= 0 or total - free <= total * _OLD_FORM_SHARE:
             continue
         yield Hit(message=f"TensorFlow found a GPU with {s['free']} of {s['total']} free before it allocated anything "

@@ -69,12 +69,9 @@ def _runtime(s: dict) -> bool:
 
 def _beyond_any_node(s: dict) -> bool:
     """Whether a runtime's refused allocation is larger than _PROGRAMS_OWN_GIB."""
-    if s.get("id") == _TORCH_CPU:
-        asked = str(s.get("bytes") or "")
-        return asked.isdigit() and int(asked) / 2 ** 30 > _PROGRAMS_OWN_GIB
     if not _runtime(s):
         return False
-    if str(s.get("bytes") or "").isdigit():   # libgomp's "allocating N bytes"
+    if str(s.get("bytes") or "").isdigit():   # torch's "you tried to allocate N bytes", libgomp's "allocating N bytes"
         return int(s["bytes"]) / 2 ** 30 > _PROGRAMS_OWN_GIB
     try:
         size = float(str(s.get("size")).rstrip("."))

@@ -15,6 +15,7 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import ticket_all, ticket_symptoms, told_evidence, told_text, torch_import_frame_before
 from hpcdoctor.rules._loader import _TORCH_LIB
+from hpcdoctor.rules.shared_libraries import _key as glibc_version_key
 
 _TABLE = knowledge.load("libstdcxx_versions")
 _FIRST = _TABLE["symbol_versions"]["first_release"]
@@ -244,7 +245,7 @@ def libstdcxx_older_than_binary(f: FactView) -> Iterator[Hit]:
         fix = (check + module + rebuild
                + "# in a conda environment instead: " + _conda_fix(None, m, version).splitlines()[0].split("   #")[0].lstrip("# ") + "\n")
     if glibc:
-        top = max((str(s.get("version")) for s in glibc), key=lambda v: tuple(int(p) for p in v[6:].split(".")))
+        top = max((str(s.get("version")) for s in glibc), key=glibc_version_key)
         fix += (f"# the same paste misses {top} of glibc too (glibc-older-than-binary): a newer "
                 "libstdc++ alone will not start it; build it on this OS, or run it in a container of the OS it was built on\n")
     fix = fix.rstrip("\n")
