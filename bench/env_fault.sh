@@ -7,7 +7,8 @@
 #   unshare -m --propagation private bench/env_fault.sh FAULT [LIB...] -- COMMAND...
 #
 # FAULT:
-#   no-dev-nodes    /dev without the NVIDIA device nodes (a container started without them)
+#   no-dev-nodes    /dev without the NVIDIA device nodes, nvidia-modprobe failing (a container
+#                   started without them)
 #   root-only-nodes the NVIDIA device nodes with mode 0600 root:root; COMMAND runs as nobody
 #   hide-lib LIB... the shared libraries named (file names or globs: libnvidia-ml.so*) absent
 #                   from their folders (ENOENT, as on a node whose driver install lacks them)
@@ -51,6 +52,15 @@ no-dev-nodes)
         mkdir -p "/dev/$d" && mount --rbind "$keep/dev/$d" "/dev/$d"
     done
     ln -s /proc/self/fd /dev/fd
+    # As root, NVML and libcuda run nvidia-modprobe, which makes the missing nodes again: a container
+    # has no such helper (or no right to mknod), so here it fails as it would there.
+    printf '#!/bin/sh\nexit 1\n' > "$keep/nvidia-modprobe" && chmod 0755 "$keep/nvidia-modprobe"
+    for m in /usr/bin/nvidia-modprobe "$(command -v nvidia-modprobe || true)"; do
+        [ -e "$m" ] && mount --bind "$keep/nvidia-modprobe" "$m"
+    done
+    # The driver's libraries make the nodes themselves as root (mknod): without CAP_MKNOD, as a
+    # container's device rules leave it, they cannot.
+    exec setpriv --bounding-set=-mknod -- "$@"
     ln -s /proc/self/fd/0 /dev/stdin; ln -s /proc/self/fd/1 /dev/stdout; ln -s /proc/self/fd/2 /dev/stderr
     ;;
 root-only-nodes)
@@ -62,7 +72,7 @@ root-only-nodes)
         mount --bind "$keep/nodes/$(basename "$n")" "$n"
     done
     ls -l /dev/nvidia* >&2
-    mkdir -p "$keep/home" && chmod 0777 "$keep/home"
+    chmod 0755 "$keep" && mkdir -p "$keep/home" && chmod 0777 "$keep/home"
     export HOME="$keep/home"
     exec setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"
     ;;

@@ -9,7 +9,8 @@ a container started without the NVIDIA device nodes, device nodes only root may 
 install without libnvidia-ml or libcuda, the CUDA toolkit's stub libcuda found first, a loader
 cache that lists no libcuda (Triton), a driver without its PTX JIT compiler, a torch without
 cuDNN, CuPy without NVRTC, and JAX beside another JAX process that preallocated the card. The
-same namespaces then run `hpcdoctor check`, whose node-side rules must see each fault live.
+same namespaces then run `hpcdoctor check`, whose node-side rules must see each fault live, and
+record a redacted snapshot of each (OUTDIR/snapshot-<fault>.tar.gz) for tests to replay.
 
 OUTDIR/<case>.txt holds what a terminal shows (stdout and stderr), OUTDIR/manifest.json each
 case's command, environment, exit status and time. Nothing here changes the GPU's settings or
@@ -85,13 +86,19 @@ def hd(*args: str) -> list[str]:
     return [PY, "-m", "hpcdoctor", "check", "--python", PY, "--fail-on", "never", *args]
 
 
+def snap(path: Path) -> list[str]:
+    """A redacted snapshot of the node as the fault leaves it: the facts the live rules read, for
+    tests to replay."""
+    return [PY, "-m", "hpcdoctor", "snapshot", "--redact", "--python", PY, str(path)]
+
+
 def site_libs(*patterns: str) -> list[str]:
     """Globs of the pip packages' copies of a library (torch's own cuDNN, CuPy's NVRTC)."""
     roots = site.getsitepackages() + [site.getusersitepackages()]
     return [f"{r}/{p}" for r in roots for p in patterns if glob.glob(f"{r}/{p}")]
 
 
-def cases(work: Path):
+def cases(work: Path, out: Path):
     """(name, argv, environment changes, seconds): in the order they run."""
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     src = work / "scale.cu"
@@ -106,17 +113,20 @@ def cases(work: Path):
     yield "nvidia-smi-no-device-nodes", nodes + ["nvidia-smi"], {}, 30
     yield "torch-no-device-nodes", nodes + [PY, "-c", TORCH_INIT], {}, 60
     yield "check-no-device-nodes", nodes + hd(), {}, 60
+    yield "snapshot-no-device-nodes", nodes + snap(out / "snapshot-no-device-nodes.tar.gz"), {}, 90
 
     root_only = FAULT + ["root-only-nodes", "--"]
     yield "nvidia-smi-root-only-nodes", root_only + ["nvidia-smi"], {}, 30
     yield "torch-root-only-nodes", root_only + [PY, "-c", TORCH_INIT], {}, 60
     yield "check-root-only-nodes", root_only + hd(), {}, 60
+    yield "snapshot-root-only-nodes", root_only + snap(out / "snapshot-root-only-nodes.tar.gz"), {}, 90
 
     no_nvml = FAULT + ["hide-lib", "libnvidia-ml.so*", "--"]
     yield "nvidia-smi-nvml-missing", no_nvml + ["nvidia-smi"], {}, 30
     yield "torch-nvml-missing", no_nvml + [PY, "-c", TORCH_NVML], {"PYTORCH_NVML_BASED_CUDA_CHECK": "1"}, 60
     yield "nccl-nvml-missing", no_nvml + [PY, "-c", DIST], {"NCCL_DEBUG": "INFO"}, 60
     yield "check-nvml-missing", no_nvml + hd(), {}, 60
+    yield "snapshot-nvml-missing", no_nvml + snap(out / "snapshot-nvml-missing.tar.gz"), {}, 90
 
     no_libcuda = FAULT + ["hide-lib", "libcuda.so*", "--"]
     yield "torch-libcuda-missing", no_libcuda + [PY, "-c", TORCH_INIT], {}, 60
@@ -124,11 +134,13 @@ def cases(work: Path):
     yield "cupy-libcuda-missing", no_libcuda + [PY, "-c", CUPY_KERNEL], fresh, 60
     yield "numba-libcuda-missing", no_libcuda + [PY, "-c", NUMBA_INIT], {}, 60
     yield "check-libcuda-missing", no_libcuda + hd(), {}, 60
+    yield "snapshot-libcuda-missing", no_libcuda + snap(out / "snapshot-libcuda-missing.tar.gz"), {}, 90
 
     stub = FAULT + ["stub-libcuda", "--"]
     yield "torch-stub-libcuda", stub + [PY, "-c", TORCH_INIT], {}, 60
     yield "cuda-stub-libcuda", stub + [str(sass)], {}, 30
     yield "check-stub-libcuda", stub + hd(), {}, 60
+    yield "snapshot-stub-libcuda", stub + snap(out / "snapshot-stub-libcuda.tar.gz"), {}, 90
 
     (work / "triton_add.py").write_text(TRITON_ADD)
     yield "triton-libcuda-not-found", FAULT + ["empty-ldconfig", "--", "env", "-u", "LD_LIBRARY_PATH",
@@ -154,10 +166,11 @@ def main() -> int:
     out = Path(sys.argv[1])
     only = set(sys.argv[2:])
     out.mkdir(parents=True, exist_ok=True)
+    os.chmod(out, 0o777)  # the root-only case's snapshot is written by nobody
     work = Path(tempfile.mkdtemp())
     os.chmod(work, 0o755)  # the root-only case runs as nobody and execs nothing from here
     manifest = {"recorded": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "python": PY, "cases": []}
-    for name, argv, env_changes, seconds in cases(work):
+    for name, argv, env_changes, seconds in cases(work, out):
         if not only or name in only or name == "build":
             manifest["cases"].append(run_case(name, argv, env_changes, seconds, out))
             (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
