@@ -51,13 +51,26 @@ def _node(path: str) -> Optional[Dict[str, Any]]:
             "group": group, "rw": os.access(path, os.R_OK | os.W_OK)}
 
 
+def _cache_paths(cache: bytes, soname: str) -> List[str]:
+    """The files ld.so.cache names for SONAME: its string table holds each entry's soname and path,
+    NUL-terminated, and a path ends in the soname (glibc elf/cache.c)."""
+    found = re.finditer(rb"(/[\x21-\x7e]{1,250}/" + re.escape(soname.encode()) + rb")\0", cache)
+    return sorted({m.group(1).decode("ascii", "replace") for m in found})[:8]
+
+
 def _found_by_loader(soname: str, ld_library_path: str, cache: Optional[bytes]) -> Optional[str]:
     for d in [p for p in ld_library_path.split(":") if p] + list(SYSTEM_DIRS):
         candidate = os.path.join(d, soname)
         if os.path.exists(candidate):
             return candidate
     if cache is not None and soname.encode() + b"\0" in cache:
-        return LD_CACHE
+        # A cache entry whose file is gone (a driver removed without ldconfig, a library hidden from
+        # a container) is no library: the loader opens the path the cache gives and fails.
+        paths = _cache_paths(cache, soname)
+        existing = [p for p in paths if os.path.exists(p)]
+        if existing:
+            return existing[0]
+        return None if paths else LD_CACHE
     return None
 
 
@@ -74,9 +87,12 @@ def live_probe() -> Dict[str, Any]:
     except OSError:
         cache = None
     ld_path = os.environ.get("LD_LIBRARY_PATH", "")
+    libs = {s: _found_by_loader(s, ld_path, cache) for s in DRIVER_LIBRARIES}
+    # Where each link leads: the CUDA toolkit's stub libcuda.so (lib64/stubs) behind a libcuda.so.1
+    # made for it on LD_LIBRARY_PATH is the driver's name on a placeholder.
+    targets = {s: os.path.realpath(p) for s, p in libs.items() if p and p != LD_CACHE}
     return {"euid": os.geteuid(), "groups": sorted(set(os.getgroups()) | {os.getegid()}), "nodes": nodes,
-            "ld_cache_read": cache is not None,
-            "driver_libraries": {s: _found_by_loader(s, ld_path, cache) for s in DRIVER_LIBRARIES}}
+            "ld_cache_read": cache is not None, "driver_libraries": libs, "driver_library_targets": targets}
 
 
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
@@ -101,6 +117,10 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     libs = data.get("driver_libraries")
     if isinstance(libs, dict) and (data.get("ld_cache_read") or any(libs.values())):
         out["driver_libraries"] = {k: v for k, v in libs.items() if k in DRIVER_LIBRARIES}
+        targets = data.get("driver_library_targets")
+        if isinstance(targets, dict):  # recorded since 2026-11-28
+            out["driver_library_targets"] = {k: v for k, v in targets.items()
+                                             if k in DRIVER_LIBRARIES and isinstance(v, str)}
     else:
         # No cache to read and nothing found on the paths: whether the loader would find them is unknown.
         out["driver_libraries"] = Unknown(f"{LD_CACHE} could not be read, and no driver library is on LD_LIBRARY_PATH")

@@ -107,6 +107,11 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     out["inotify"] = inotify
     out["clocksource"] = _clocksource(root)
     out["nvidia_profiling_admin_only"] = _profiling_admin_only(root)
+    # The module makes /proc/driver/nvidia when it loads: its params file says the kernel driver is
+    # there, whatever the device nodes of this process's /dev say. Absent is no proof of the opposite
+    # (not recorded, a /proc without it).
+    out["nvidia_module_loaded"] = True if root.read_or(_NV_PARAMS) is not None else Unknown(
+        f"{_NV_PARAMS} not readable (no NVIDIA driver loaded, or not recorded)")
     out["secure_boot"] = _secure_boot(root)
     out["lockdown"] = _lockdown(root)
     return {"system": out}

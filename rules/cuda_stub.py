@@ -24,7 +24,10 @@ def cuda_stub_libcuda_loaded(f: FactView) -> Iterator[Hit]:
     What it detects:
         In a pasted log, CUDA's error 34: the runtime's cudaErrorStubLibrary ("CUDA driver is a
         stub library", as torch, llama.cpp's ggml_cuda_init and other CUDA checks print it) or the
-        driver API's CUDA_ERROR_STUB_LIBRARY (cudarc, numba and other driver API callers).
+        driver API's CUDA_ERROR_STUB_LIBRARY (cudarc, numba and other driver API callers). On the
+        node: the libcuda.so.1 the dynamic loader finds first for this job (LD_LIBRARY_PATH before
+        the cache) is, or links to, a file in a stubs folder (recorded on an H200 with the stub first:
+        tests/fixtures/nodes/h200-fc-env-stub-libcuda-2026-11-28).
 
     Why it matters:
         The CUDA toolkit ships a stub libcuda.so (lib64/stubs, targets/<arch>/lib/stubs) so that a
@@ -48,6 +51,10 @@ def cuda_stub_libcuda_loaded(f: FactView) -> Iterator[Hit]:
         - https://github.com/NVIDIA/warp/issues/219
         - https://github.com/NixOS/nixpkgs/issues/320145
     """
+    stub = _stub_on_node(f)
+    if stub is not None:
+        yield stub
+        return
     told = catalogued(f, SYMBOL)
     if not told:
         return
@@ -56,3 +63,20 @@ def cuda_stub_libcuda_loaded(f: FactView) -> Iterator[Hit]:
                       "(a link-time placeholder, CUDA error 34) instead of the NVIDIA driver's libcuda.so.1: "
                       "a stubs folder comes first on its library search path",
               fix=_FIX, evidence=told_evidence(s))
+
+
+def _stub_on_node(f: FactView):
+    """The libcuda.so.1 the loader takes first for this job (checks/devices.py) is, or links to, the
+    toolkit's stub: the path or its target runs through a folder named stubs."""
+    libs = f.get("devices.driver_libraries")
+    targets = f.get("devices.driver_library_targets")
+    if not isinstance(libs, dict) or not libs.get("libcuda.so.1"):
+        return None
+    path = str(libs["libcuda.so.1"])
+    target = str((targets if isinstance(targets, dict) else {}).get("libcuda.so.1") or path)
+    if "/stubs/" not in path and "/stubs/" not in target:
+        return None
+    shown = path if target == path else f"{path} -> {target}"
+    return Hit(message=f"the first libcuda.so.1 the dynamic loader finds for this job is the CUDA toolkit's stub "
+                       f"({shown}): every CUDA program here fails with error 34, 'CUDA driver is a stub library'",
+               fix=_FIX, evidence={"devices.driver_libraries": libs, "devices.driver_library_targets": targets})

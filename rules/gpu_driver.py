@@ -25,7 +25,8 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         pasted ticket, the messages that say so: nvidia-smi's "couldn't communicate with the NVIDIA
         driver", "No devices were found" and "couldn't find libnvidia-ml.so library", NVML's
         "Driver/library version mismatch", "Driver Not Loaded" and "NVML Shared Library Not Found"
-        (also where NCCL prints them after "nvmlInit_v2() failed: "),
+        (also where NCCL prints them after "nvmlInit_v2() failed: "), NCCL's own "Failed to open
+        libnvidia-ml.so.1" (recorded on an H200 with the library hidden),
         CUDA's error 803 (display driver / CUDA driver mismatch), and torch's "CUDA unknown error"
         at start-up (CUDA's 999 from the device count: the unified-memory module's state), which
         jax/XLA and numba print as cuInit's CUDA_ERROR_UNKNOWN. modprobe's answers to loading the
@@ -86,6 +87,14 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         error = f.get(f"{vendor}.error")
         if isinstance(on_bus, int) and on_bus > 0 and error:
             found = True
+            if vendor == "nvidia" and _permission_only(f, error):
+                continue  # the driver answers; the nodes' mode shuts this user out: gpu-device-permission-denied's
+            if vendor == "nvidia" and _nodes_missing(f, error):
+                yield Hit(message=f"the NVIDIA kernel module is loaded (/proc/driver/nvidia is there) but this process has "
+                                  f"no /dev/nvidia* device nodes, so the driver's libraries cannot reach it: {error}",
+                          fix=_NODES_MISSING_FIX, evidence={"nvidia.pci_devices": on_bus, "nvidia.error": error,
+                                                            "devices.nvidia_nodes": 0, "system.nvidia_module_loaded": True})
+                continue
             refused = nvidia_refusal(f) if vendor == "nvidia" else None
             if refused is not None:
                 yield _left_to_secure_boot(refused)
@@ -96,6 +105,10 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
                 evidence={f"{vendor}.pci_devices": on_bus, f"{vendor}.error": error},
             )
     if not found:
+        no_libcuda = _libcuda_missing_live(f)
+        if no_libcuda is not None:
+            yield no_libcuda
+            return
         refused = nvidia_refusal(f)
         if refused is not None:
             yield _left_to_secure_boot(refused)
@@ -104,6 +117,54 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         yield from told
         if not told:
             _bound_but_unasked(f)
+
+
+def _nodes_missing(f: FactView, error: str) -> bool:
+    """NVML's "Driver Not Loaded" (nvidia-smi's "couldn't communicate with the NVIDIA driver") where the
+    module is loaded and this process sees no NVIDIA device node: the nodes are what is missing (a
+    container or job started without them; recorded on an H200 whose /dev was emptied,
+    tests/fixtures/nodes/h200-fc-env-no-device-nodes-2026-11-28)."""
+    said = error.lower()
+    return (("driver not loaded" in said or "couldn't communicate" in said)
+            and f.get("system.nvidia_module_loaded") is True and f.get("devices.nvidia_nodes") == 0)
+
+
+_NODES_MISSING_FIX = (
+    "ls -l /dev/nvidia*   # none here: this process was given no GPU device nodes\n"
+    "docker run --gpus all IMAGE nvidia-smi   # a container gets them from the NVIDIA runtime (apptainer exec --nv; "
+    "a pod's nvidia.com/gpu limit)\n"
+    "srun --gres=gpu:1 nvidia-smi   # in a Slurm job on a site that constrains devices: ask for the GPU\n"
+    "sudo nvidia-modprobe -c 0 -u   # administrators, on the host itself: make /dev/nvidia0, nvidiactl and nvidia-uvm")
+
+
+def _permission_only(f: FactView, error: str) -> bool:
+    """NVML's "Insufficient Permissions" where this user may not open the NVIDIA device nodes: the
+    driver is working and the nodes' mode or group is the fault (recorded on an H200 whose nodes were
+    made root-only, tests/fixtures/emitters_gpu/h200-nvidia-smi-root-only-nodes.txt)."""
+    return "insufficient permissions" in error.lower() and bool(f.get("devices.nvidia_denied"))
+
+
+def _libcuda_missing_live(f: FactView):
+    """NVML lists the GPUs, but the dynamic loader finds no libcuda.so.1 where this job runs: every
+    CUDA program fails to start (torch: "Found no NVIDIA driver on your system"; CuPy and CUDA
+    binaries: error 35; numba: "CUDA driver library cannot be found"), all recorded on an H200 with
+    the library hidden. In a container the run's options are at fault: container-nvidia-libs-not-bound."""
+    gpus = f.get("gpus")
+    libs = f.get("devices.driver_libraries")
+    if not isinstance(gpus, list) or not any(g.get("vendor") == "nvidia" for g in gpus) or not isinstance(libs, dict):
+        return None
+    if "libcuda.so.1" not in libs or libs["libcuda.so.1"] or libs_not_bound_in_container(f):
+        return None
+    return Hit(message=f"NVML lists {sum(1 for g in gpus if g.get('vendor') == 'nvidia')} NVIDIA GPU(s), but the dynamic "
+                       "loader finds no libcuda.so.1 (LD_LIBRARY_PATH, /etc/ld.so.cache, the system folders): every CUDA "
+                       "program here fails to start (torch: \"Found no NVIDIA driver on your system\"; CUDA error 35)",
+               fix="ldconfig -p | grep -F libcuda.so.1   # nothing, or a path that no longer exists: the driver's CUDA "
+                   "library is not installed where the loader looks\n"
+                   "ls -l $(dirname $(ldconfig -p | awk '/libnvidia-ml.so.1 /{print $NF; exit}'))/libcuda.so*   "
+                   "# beside NVML's library, where the driver installs it\n"
+                   "# administrators: reinstall the driver's user-space package of the same version as the kernel "
+                   "module (cat /proc/driver/nvidia/version), then sudo ldconfig",
+               evidence={"devices.driver_libraries": libs})
 
 
 def _left_to_secure_boot(refused: dict) -> Hit:
@@ -132,7 +193,9 @@ _MISMATCH = ("the NVIDIA kernel module loaded now is not the version of the driv
 _NO_LIBRARY = ("no NVIDIA driver libraries (libnvidia-ml, libcuda) where the command ran: no driver installed there, or a "
                "container started without the NVIDIA runtime",
                "ldconfig -p | grep -E 'libnvidia-ml|libcuda'   # empty: no driver libraries here\n"
-               "docker run --rm --gpus all IMAGE nvidia-smi   # a container sees the host driver only through the NVIDIA runtime")
+               "docker run --rm --gpus all IMAGE nvidia-smi   # a container sees the host driver only through the NVIDIA runtime\n"
+               "echo \"$NVIDIA_DRIVER_CAPABILITIES\"   # in a container: NVML and nvidia-smi come with 'utility', libcuda with "
+               "'compute' (compute,utility gives both: apptainer.org/docs/user/main/gpu.html)")
 _NO_DEVICE = ("NVML reports no usable GPU although the driver answers: the driver failed to initialise every GPU",
               "journalctl -k -b | grep -i NVRM   # RmInitAdapter failed and similar lines: why the driver gave up on the GPU")
 # torch's "CUDA unknown error" is CUDA's 999 at initialisation (device count), where it means the
@@ -220,6 +283,7 @@ _TOLD_DRIVER = {
     "nvml:NVML_ERROR_LIB_RM_VERSION_MISMATCH": _MISMATCH, "cuda:cudaErrorSystemDriverMismatch": _MISMATCH,
     "cuda_driver:CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": _MISMATCH, "nvrm:api-mismatch": _MISMATCH,
     "nvidia_smi:nvml-library-not-found": _NO_LIBRARY, "nvml:NVML_ERROR_LIBRARY_NOT_FOUND": _NO_LIBRARY,
+    "nccl:nvml-library-missing": _NO_LIBRARY,
     "nvidia_smi:no-devices-found": _NO_DEVICE,
     "container:nvc-nvml-library-not-loaded": _HOST_NO_LIBRARY, "container:nvc-cuda-init-error": _HOST_CUDA_INIT,
     # the stream executor's diagnostics after cuInit failed (TensorFlow, jaxlib: knowledge/messages/xla.toml)

@@ -179,6 +179,30 @@ def _tf_full_at_start(f):
                   evidence={**ticket_evidence(s), "held_by_others_gib": round(total - free, 2)})
 
 
+def _xla_backed_off(f):
+    """XLA's allocator backing off from the region it first asked for (xla.toml
+    device-memory-allocation-failed): three or more failed tries in a row, each about 0.9 of the
+    last, are the BFC allocator's one backpedal; the first size is what the process wanted of a card
+    that did not have it free (at start-up, JAX's 75% preallocation)."""
+    tries = [s for s in f.get("ticket.symptoms") or []
+             if s.get("id") == "xla:device-memory-allocation-failed" and s.get("size")]
+    run = tries[:1]
+    for s in tries[1:]:
+        if not 0.85 <= _gib(s["size"]) / max(_gib(run[-1]["size"]), 1e-9) <= 0.95:
+            break
+        run.append(s)
+    if len(run) < 3:
+        return
+    first, last = run[0], run[-1]
+    yield Hit(message=f"XLA could not have the {first['size']} of GPU memory it first asked for and backed off "
+                      f"{len(run) - 1} times, down to {last['size']} (lines {first['line']}-{last['line']}): the card was "
+                      "not free when the process started, another process holds its memory (another JAX or TensorFlow "
+                      "process preallocates 75% of a card by default)",
+              fix=_HELD_FIX + "\nexport XLA_PYTHON_CLIENT_PREALLOCATE=false   # for JAX processes that share one GPU: "
+                              "allocate on demand (or XLA_PYTHON_CLIENT_MEM_FRACTION=.4 each; JAX's GPU memory allocation page)",
+              evidence={**ticket_evidence(first), "first_request": first["size"], "backoffs": len(run) - 1})
+
+
 def _kept_after_kill(f):
     """The user's words (prose.toml gpu-memory-kept-after-kill): memory still held after the job was
     killed. Killing the main process leaves its children (DataLoader workers, spawned ranks) alive with
@@ -291,7 +315,8 @@ def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
     """
     frac = knowledge.load("thresholds")["gpu_memory"]["in_use_fraction"]
     pasted = (list(_held_by_others_in_ticket(f, frac)) or list(_vllm_short_at_start(f))
-              or list(_vllm_freed_while_profiling(f)) or list(_tf_full_at_start(f)) or list(_kept_after_kill(f)))
+              or list(_vllm_freed_while_profiling(f)) or list(_tf_full_at_start(f)) or list(_xla_backed_off(f))
+              or list(_kept_after_kill(f)))
     if pasted:  # a pasted ticket has no GPU listing to read beside it
         yield from pasted
         return

@@ -79,13 +79,40 @@ def _driver_too_old_in_ticket(f: FactView):
     found = hit.get("driver_cuda")
     driver_cuda = f"{int(found) // 1000}.{int(found) % 1000 // 10}" if found else None
     tag = _wheel_for_driver_cuda(driver_cuda) if driver_cuda else None
+    built = "the CUDA of this torch build" if _torch_said(f, hit) else "the CUDA the program was built with"
     if tag:
         fix = f"pip install torch --index-url https://download.pytorch.org/whl/{tag}   # or ask the administrators for a newer driver"
-    else:
+        said = f"the driver supports CUDA {driver_cuda} only, older than {built}"
+    elif driver_cuda:
         fix = "nvidia-smi   # shows the CUDA version the driver supports: ask the administrators for a newer driver, or install a torch built for that CUDA"
-    said = f"the driver supports CUDA {driver_cuda} only" if driver_cuda else "the driver is older than the CUDA runtime"
-    yield Hit(message=f"{said}, older than the CUDA of this torch build (line {hit['line']}: {hit['text'][:120]})",
+        said = f"the driver supports CUDA {driver_cuda} only, older than {built}"
+    else:
+        # Bare error 35 names no driver version: the runtime returns it for a driver older than
+        # itself and for no driver library at all (torch's device count tells the two apart by
+        # cudaDriverGetVersion, c10/cuda/CUDAFunctions.cpp; CuPy and a CUDA program print 35 for
+        # both: tests/fixtures/pastes/h200-env-cupy-libcuda-missing.txt, libcuda.so.1 hidden).
+        fix = _ERROR_35_FIX
+        said = (f"CUDA runtime error 35: the driver is older than {built}, or no driver library (libcuda.so.1) "
+                "could be loaded where the program ran, which the runtime reports in the same words")
+    yield Hit(message=f"{said} (line {hit['line']}: {hit['text'][:120]})",
               fix=fix, evidence={**ticket_evidence(hit), "nvidia.cuda_driver_version": driver_cuda})
+
+
+_ERROR_35_FIX = ("nvidia-smi | head -4   # a table: the driver's version and the highest CUDA it runs; an error or "
+                 "'command not found': no usable driver where the program ran\n"
+                 "ldconfig -p | grep -F libcuda.so.1   # nothing: the driver's CUDA library is not installed (or, in a "
+                 "container, not mounted: docker run --gpus all, apptainer exec --nv)\n"
+                 "# a driver older than the program's CUDA: ask the administrators for a newer driver, or install a build "
+                 "of the program for the CUDA nvidia-smi shows")
+
+
+def _torch_said(f: FactView, hit: dict) -> bool:
+    """Whether the error-35 line is torch's: torch's own words, or a traceback through torch. The
+    runtime's sentence is the same in any CUDA program (CuPy, a CUDA binary)."""
+    if hit.get("id") == "torch:driver-too-old" or "torch" in str(hit.get("text", "")).lower():
+        return True
+    return any(str(s.get("id", "")).startswith("torch:") and s.get("id") not in _ERROR_35
+               for s in f.get("ticket.symptoms") or [])
 
 
 def _driver_too_old_told(f: FactView):
