@@ -436,3 +436,72 @@ def batch_queue_mem_limit_exceeded(f: FactView) -> Iterator[Hit]:
                       f"the {s.get('resource') or 'mem'} asked for is larger than the {s.get('scope') or 'queue'}'s maximum "
                       f"(resources_max.{s.get('resource') or 'mem'})",
               fix=_PBS_MEM_FIX, evidence=told_evidence(s))
+
+
+# sinfo's %f column: the features each node has (slurm.conf Features=, or AvailableFeatures); %b the active ones.
+_FEATURE_FIX = ('sinfo -o "%20N %f"   # the node features this cluster defines (AVAIL_FEATURES), per group of nodes\n'
+                "env | grep -E '^(SBATCH|SALLOC|SLURM)_CONSTRAINT='   # a constraint set in the environment applies to every job")
+# slurmctld's log lines of the same refusal: they name the feature (23.02 on) or quote the constraint.
+_FEATURE_LOG = ("slurm:slurmctld-feature-not-usable", "slurm:slurmctld-invalid-feature-list", "slurm:slurmctld-invalid-constraint")
+
+
+@rule("ENV126", "slurm-constraint-feature-undefined", "error",
+      "the job asks for a node feature this Slurm cluster does not define", impact=7)
+def slurm_constraint_feature_undefined(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, Slurm refusing a job at submission with "Invalid feature
+        specification" (ESLURM_INVALID_FEATURE) or "Invalid preferred feature specification"
+        (--prefer), from sbatch, srun or salloc, and slurmctld's own log lines of the same check
+        ("Job specs has invalid feature list: ...", "feature X is not usable on any node",
+        "invalid constraint: ..."). Where the paste shows the request (#SBATCH --constraint=avx2,
+        -C knl, a workflow's clusterOptions), the feature is quoted.
+
+    Why it matters:
+        The job never runs and nothing on any node is wrong: --constraint asks for nodes whose
+        Features= in slurm.conf list a name, and slurmctld refuses a name no node of this cluster
+        has (or one not active, for a user who may not reboot nodes to change it), or an
+        expression it cannot parse. Pipelines written at one site often carry that site's
+        feature names (avx2, skylake, gpu) in their submit options, which another cluster does
+        not define.
+
+    How to fix:
+        List the features this cluster defines (sinfo -o "%20N %f"), then change the
+        --constraint to one of them, or drop it where every node qualifies; in a pipeline,
+        change the line of its configuration that adds the option (Nextflow's clusterOptions,
+        a Snakemake profile's constraint or slurm_extra), since the job script is generated.
+
+    References:
+        - https://slurm.schedmd.com/sbatch.html (-C, --constraint; --prefer)
+        - https://slurm.schedmd.com/sinfo.html (%f: features available on the nodes)
+        - https://github.com/SchedMD/slurm/blob/slurm-25-05-8-1/src/slurmctld/job_scheduler.c (build_feature_list, _valid_node_feature)
+        - https://github.com/SchedMD/slurm/blob/slurm-25-05-8-1/src/common/slurm_errno.c (ESLURM_INVALID_FEATURE, ESLURM_INVALID_PREFER)
+        - https://github.com/ToolsVanBox/PTATO/issues/4 (a pipeline's #SBATCH --constraint=avx2 on a cluster without it)
+    """
+    said = catalogued(f, "slurm-constraint-feature-undefined")
+    if not said:
+        return
+    found = f.get("ticket.symptoms") or []
+    refused = next((s for s in said if s.get("id") not in _FEATURE_LOG), said[0])
+    log = next((s for s in said if s.get("id") in _FEATURE_LOG), None)
+    asked = next((s for s in found if s.get("id") == "jobscript:constraint-requested"), None)
+    prefer = refused.get("id") == "slurm:ESLURM_INVALID_PREFER"
+    option = "--prefer" if prefer else "--constraint"
+    named = (log or {}).get("feature") or (log or {}).get("features") or (asked or {}).get("feature")
+    what = f" \"{named}\"" if named else ""
+    how = f"its {option}" if asked is not None or prefer else \
+        "its --constraint (on the command line, in a #SBATCH line, in SBATCH_CONSTRAINT, or added by the tool that submits it)"
+    message = (f"Slurm refused the job (line {refused.get('line')}: \"{_quoted(refused)}\"): {how} asks for a node "
+               f"feature{what} that no node of this cluster defines, or is an expression slurmctld cannot parse")
+    if asked is not None:
+        message += f"; line {asked.get('line')} asks for it: \"{told_text(asked)}\""
+    if log is not None and log is not refused:
+        message += f"; slurmctld's log (line {log.get('line')}) says the same"
+    fix = _FEATURE_FIX
+    if named:
+        fix += (f"\n# then change {option}={named} to a feature the first command lists, or drop it where every node "
+                "qualifies (in a pipeline: the config line that adds it, e.g. Nextflow's clusterOptions)")
+    evidence = told_evidence(refused)
+    if asked is not None:
+        evidence["constraint.line"] = asked.get("line")
+    yield Hit(message=message, fix=fix, evidence=evidence)
