@@ -5,7 +5,8 @@ exceeded limit M", knowledge/messages/pbs_job_end.toml), Moab ("job N exceeded M
 limit", moab.toml), LSF's termination reasons (TERM_MEMLIMIT, TERM_THREADLIMIT, lsf.toml), Grid
 Engine's execd (sge.toml), HTCondor's hold reasons (htcondor.toml) and Slurm's cgroup plugin
 (oom.toml); the job's exit status (exitstatus.toml, pbs_exit.toml) is decoded beside them as
-supporting evidence, never as a cause by itself."""
+supporting evidence, never as a cause by itself. Also sbatch's refusals of a file that is not a
+script it can send (no #! first line, empty, only blanks, a NUL byte: knowledge/messages/slurm_cli.toml)."""
 
 from __future__ import annotations
 
@@ -417,3 +418,86 @@ def batch_job_cpu_time_limit_exceeded(f: FactView) -> Iterator[Hit]:
                       f"\"{_quoted(s)}\"): CPU time, summed over every process and thread, not wall-clock time; a "
                       f"multithreaded program spends it as many times faster as it runs busy threads{_exit_status(f)}",
               fix=_cpu_fix(s), evidence=told_evidence(s), severity=None if stated else "warning")
+
+
+# ----------------------------------------------------------------------------------------------
+# ENV131 batch-script-not-a-script
+NOT_A_SCRIPT = "batch-script-not-a-script"
+_LOOK = ("head -c 64 job.sh | od -c | head -n 4   # the first bytes: '#' '!' must come first; a blank line (\\n), spaces, "
+         "357 273 277 (a UTF-8 byte-order mark) or \\0 between the letters (UTF-16) are what sbatch refuses\n"
+         "file job.sh   # names an encoding such as \"UTF-16\" or \"with BOM\", and \"empty\" for an empty file")
+_NOT_A_SCRIPT_FIX = {
+    "slurm_cli:sbatch-no-shebang": (
+        _LOOK + "\n"
+        "file job.sh | grep -q UTF-16 && iconv -f UTF-16 -t UTF-8 job.sh > job-utf8.sh && mv job-utf8.sh job.sh   # "
+        "UTF-16 text (Windows editors, PowerShell's > redirection) to UTF-8 first\n"
+        "sed -i '1s/^\\xEF\\xBB\\xBF//' job.sh && sed -i '/[^[:space:]]/,$!d' job.sh && sed -i '1s/^[[:space:]]*//' job.sh"
+        "   # drop a byte-order mark, the blank lines before the first text and the spaces before #!\n"
+        "head -n 1 job.sh | grep -q '^#!' || sed -i '1i #!/bin/bash' job.sh   # a script with no #! line at all gets one\n"
+        "sbatch job.sh"),
+    "slurm_cli:sbatch-script-null-char": (
+        "od -c job.sh | grep -m 3 '\\\\0'   # where the NUL bytes sit: after a #! line that is right, so a part "
+        "was pasted or appended in another encoding (UTF-16) or as binary data\n"
+        "tr -d '\\000' < job.sh > job-clean.sh && sbatch job-clean.sh   # the text without its NUL bytes; a binary "
+        "program is run with sbatch --wrap='./program' instead"),
+    "slurm_cli:sbatch-script-empty": (
+        "wc -c job.sh   # 0 bytes: the tool or command that wrote it failed, or a quota cut it off (quota -s; df -h .)\n"
+        "sbatch --wrap='hostname'   # a one-line job needs no file at all"),
+    "slurm_cli:sbatch-script-whitespace": (
+        "cat -A job.sh | head -n 20   # only blank lines: the tool that generated it wrote no commands\n"
+        "sbatch --wrap='hostname'   # a one-line job needs no file at all"),
+}
+_NOT_A_SCRIPT_SAYS = {
+    "slurm_cli:sbatch-no-shebang": "its first two bytes are not #! followed by an interpreter: a blank line, a comment or spaces "
+                                   "before #!, a byte-order mark or UTF-16 text from a Windows editor, or a file that is not "
+                                   "a script",
+    "slurm_cli:sbatch-no-shebang-second-line": "its first two bytes are not #! followed by an interpreter: a blank line, a "
+                                               "comment or spaces before #!, a byte-order mark or UTF-16 text from a "
+                                               "Windows editor, or a file that is not a script",
+    "slurm_cli:sbatch-script-null-char": "it starts with #! but holds a NUL byte further on, which slurmctld refuses: "
+                                         "a part pasted or appended in UTF-16 or as binary data",
+    "slurm_cli:sbatch-script-empty": "the file is empty (0 bytes read)",
+    "slurm_cli:sbatch-script-whitespace": "it holds only blank characters: no commands",
+}
+
+
+@rule("ENV131", NOT_A_SCRIPT, "error",
+      "sbatch refused the job file: no #! interpreter line first, empty, only blanks, or a NUL byte", impact=4)
+def batch_script_not_a_script(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a paste, sbatch refusing the file it was given before anything reaches slurmctld: "This
+        does not look like a batch script.  The first / line must start with #! followed by the
+        path to an interpreter." (has_shebang: the file's first two bytes are not #!), "Batch
+        script is empty!", "Batch script contains only whitespace!" and "The Slurm controller does
+        not allow scripts that / contain a NULL character". The same lines at Slurm 20.11 and
+        25.05. Windows line endings are batch-script-dos-line-endings'.
+
+    Why it matters:
+        No job is created, whatever the options. sbatch reads the interpreter from the very first
+        bytes: a blank line, a comment or indentation before #! (a template that indents it), a
+        UTF-8 byte-order mark or UTF-16 text written by a Windows editor or PowerShell, and a
+        generator that wrote nothing all end here (UTF-16 text fails the #! test already: its second
+        byte is NUL); a NUL byte after a correct #! line is a part appended in UTF-16 or as binary.
+
+    How to fix:
+        Look at the first bytes (od -c, file), remove what precedes #! (byte-order mark, blank
+        lines, spaces), convert UTF-16 to UTF-8 with iconv, or add a #!/bin/bash line; remove NUL
+        bytes with tr; an empty file is rewritten by whatever produced it; a program is run with
+        sbatch --wrap.
+
+    References:
+        - https://github.com/SchedMD/slurm/blob/slurm-25-05-8-1/src/sbatch/sbatch.c (_get_script_buffer, has_shebang: str[0] == '#' and str[1] == '!')
+        - https://slurm.schedmd.com/sbatch.html (the script's first line, --wrap)
+        - https://github.com/glotzerlab/signac-flow/issues/575 (a template indented the #!/bin/bash line)
+        - https://github.com/deepmodeling/dpgen/issues/599
+    """
+    told = catalogued(f, NOT_A_SCRIPT)
+    if not told:
+        return
+    s = told[0]
+    sid = str(s.get("id"))
+    says = _NOT_A_SCRIPT_SAYS.get(sid, _NOT_A_SCRIPT_SAYS["slurm_cli:sbatch-no-shebang"])
+    fix = _NOT_A_SCRIPT_FIX.get(sid, _NOT_A_SCRIPT_FIX["slurm_cli:sbatch-no-shebang"])
+    yield Hit(message=f"sbatch refused the job file (line {s.get('line')}: \"{told_text(s)}\"): {says}; no job was "
+                      "created", fix=fix, evidence=told_evidence(s))

@@ -5,6 +5,7 @@ is quoted back at info, with the commands that show it on the node."""
 
 from __future__ import annotations
 
+import shlex
 from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
@@ -30,9 +31,26 @@ _GPFS_DOWN_FIX = (
     "/usr/lpp/mmfs/bin/mmlsconfig autoload   # administrators: yes, so the daemon starts at boot (mmchconfig autoload=yes)")
 
 
+# slurmstepd's "couldn't chdir to `PATH': No such file or directory: going to /tmp instead"
+# (knowledge/messages/slurmstepd.toml): the job's working directory is not on the node that ran it.
+_CHDIR_MISSING = "slurmstepd:chdir-missing-fallback-tmp"
+
+
+def _chdir_fix(path: str) -> str:
+    p = shlex.quote(path)
+    return (f"findmnt -T {p}   # on the submitting host: the file system that holds the job's directory (TARGET, SOURCE)\n"
+            f"srun -N1 -p PARTITION --chdir=/tmp ls -ld {p}   # the same directory seen from a compute node: "
+            "\"No such file or directory\" there confirms it\n"
+            "sbatch --chdir=\"$HOME\" job.sh   # meanwhile: submit from, or --chdir to, a directory on a file system every "
+            "node mounts (home, project, scratch), not a login node's local disk\n"
+            "grep -h \"$(findmnt -n -o TARGET -T " + p + ")\" /etc/fstab /etc/auto.* 2>/dev/null   # administrators: the "
+            "login node's entry, to add on the compute nodes")
+
+
 @rule("SYS029", NOT_MOUNTED, "error", "a shared file system is not mounted on this node (its client's daemon is not "
       "running), or the user says the compute nodes lack it", impact=5,
-      also={"info": "only the user's sentence that the compute nodes lack a file system the login node has"})
+      also={"info": "only the user's sentence that the compute nodes lack a file system the login node has",
+            "warning": "slurmstepd could not enter the job's working directory on the node and ran it in /tmp"})
 def shared_filesystem_not_mounted(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -44,6 +62,10 @@ def shared_filesystem_not_mounted(f: FactView) -> Iterator[Hit]:
         that a file system (storage, a mount, a directory) is not accessible or not mounted on the
         compute nodes: no program says this in its own words (a job sees only "No such file or
         directory"), so the statement is quoted back at info with the commands that show it.
+        Slurm's own view of it is slurmstepd's "couldn't chdir to `PATH': No such file or
+        directory: going to /tmp instead" (src/slurmd/slurmstepd/mgr.c, the same since 20.11): the
+        job's working directory, which exists where it was submitted, does not on the node that
+        ran it; a warning, since the task still ran (in /tmp).
 
     Why it matters:
         Jobs that read or write a path on a file system the login node mounts and the compute
@@ -62,6 +84,7 @@ def shared_filesystem_not_mounted(f: FactView) -> Iterator[Hit]:
         - https://github.com/cBio/cbio-cluster/issues/48 (mmautoload did not start the daemon; mmstartup fixed it)
         - https://man7.org/linux/man-pages/man8/findmnt.8.html
         - https://slurm.schedmd.com/srun.html (--chdir: a job whose directory does not exist on the node)
+        - https://github.com/SchedMD/slurm/blob/slurm-25-05-8-1/src/slurmd/slurmstepd/mgr.c (couldn't chdir ... going to /tmp instead)
         - https://github.com/marbits-icm/marbits-public/issues/30
     """
     gpfs = next((s for s in catalogued(f, NOT_MOUNTED) if str(s.get("id", "")).startswith("gpfs:")), None)
@@ -69,6 +92,15 @@ def shared_filesystem_not_mounted(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"line {gpfs.get('line')}: \"{told_text(gpfs)}\": the GPFS daemon (mmfsd) is not running on "
                           "this node, so its file systems are not mounted here; jobs see missing paths until it is "
                           "started and the file systems mounted", fix=_GPFS_DOWN_FIX, evidence=told_evidence(gpfs))
+        return
+    chdir = next((s for s in catalogued(f, NOT_MOUNTED) if s.get("id") == _CHDIR_MISSING), None)
+    if chdir is not None:
+        path = str(chdir.get("path") or "")
+        yield Hit(message=f"line {chdir.get('line')}: \"{told_text(chdir)}\": the job's working directory {path} does not "
+                          "exist on the node that ran it, so slurmstepd started the task in /tmp (relative paths and "
+                          "output then land there or fail): a file system the submitting host mounts and this node does "
+                          "not, or a directory on the submitting host's local disk",
+                  fix=_chdir_fix(path), evidence=told_evidence(chdir), severity="warning")
         return
     s = first_stated(f, NOT_MOUNTED)
     if s is not None:

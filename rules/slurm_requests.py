@@ -505,3 +505,130 @@ def slurm_constraint_feature_undefined(f: FactView) -> Iterator[Hit]:
     if asked is not None:
         evidence["constraint.line"] = asked.get("line")
     yield Hit(message=message, fix=fix, evidence=evidence)
+
+
+# ----------------------------------------------------------------------------------------------
+# ENV130 slurm-request-names-unknown
+NAMES_UNKNOWN = "slurm-request-names-unknown"
+# slurm_strerror's refusal (knowledge/messages/slurm.toml) -> what the job named, the options that
+# name it (the #SBATCH line jobscript:names-cluster-object quotes), and the commands that list what
+# this cluster has of it. Each command is a user's: none needs an administrator's rights.
+_NAMED_THINGS = {
+    "ESLURM_INVALID_NODE_NAME": (
+        "a node name that is not a node of this cluster (-w/--nodelist or -x/--exclude)", ("--nodelist", "-w"),
+        "sinfo -N -o '%N %P %T'   # the nodes this cluster has, their partitions and states"),
+    "ESLURM_REQUESTED_NODES_NOT_IN_PARTITION": (
+        "a node (-w/--nodelist) that is not in the job's partition", ("--nodelist", "-w", "--partition", "-p"),
+        "sinfo -N -o '%N %P %T'   # which partitions each node belongs to\n"
+        "scontrol show partition PARTITION | grep -E 'PartitionName|Nodes='   # the nodes of the job's partition"),
+    "ESLURM_NODE_NOT_AVAIL": (
+        "a node (-w/--nodelist) that is down, drained or reserved now", ("--nodelist", "-w"),
+        "sinfo -N -o '%N %P %T %E'   # each node's state and the reason it is down or drained\n"
+        "scontrol show reservation   # reservations that hold nodes"),
+    "ESLURM_INVALID_LICENSES": (
+        "a licence (-L/--licenses) this cluster does not define, or more of it than exist", ("--licenses", "-L"),
+        "scontrol show licenses   # the licences slurmctld knows, with their totals"),
+    "ESLURM_INVALID_WCKEY": (
+        "a wckey (--wckey) this user has none of, or none where the site requires one", ("--wckey",),
+        "sacctmgr -n show wckeys users=\"$USER\" format=wckey,cluster,user   # the wckeys this user may use"),
+    "ESLURM_RESERVATION_INVALID": (
+        "a reservation (--reservation) that does not exist: ended, deleted, or misspelt", ("--reservation",),
+        "scontrol show reservation   # the reservations that exist now, with their users, accounts and times"),
+    "ESLURM_RESERVATION_NOT_USABLE": (
+        "a reservation (--reservation) that cannot take the job now (not started yet, or its nodes unusable)", ("--reservation",),
+        "scontrol show reservation   # its StartTime, State and nodes"),
+    "ESLURM_INVALID_TRES": (
+        "a trackable resource (TRES: --tres-per-task, --gres, --gpus) this cluster does not track", (),
+        "sacctmgr -n show tres format=type,name%30   # the TRES this cluster tracks\n"
+        "scontrol show config | grep -E 'AccountingStorageTRES|GresTypes'"),
+    "ESLURM_INVALID_CLUSTER_NAME": (
+        "a cluster (-M/--clusters) the accounting database does not know", ("--clusters", "-M"),
+        "sacctmgr -n show clusters format=cluster   # the clusters slurmdbd knows"),
+    "ESLURM_PARTITION_NOT_AVAIL": (
+        "a partition that exists but is inactive or draining (it takes no new jobs)", ("--partition", "-p"),
+        "sinfo -s   # each partition's AVAIL column: up, down, drain, inact\n"
+        "scontrol show partition PARTITION | grep -E 'PartitionName|State='"),
+    "ESLURM_PARTITION_DOWN": (
+        "a partition whose state is DOWN", ("--partition", "-p"),
+        "sinfo -s   # each partition's AVAIL column: up, down, drain, inact\n"
+        "scontrol show partition PARTITION | grep -E 'PartitionName|State='"),
+    "ESLURM_MISSING_TIME_LIMIT": (
+        "no time limit, where this site requires every job to give one", (),
+        "sinfo -o '%P %l %L'   # each partition's maximum (%l) and default (%L) time limits"),
+}
+_NAMED_AFTER = {
+    "ESLURM_INVALID_NODE_NAME": "submit with a node the first command lists, or without -w",
+    "ESLURM_REQUESTED_NODES_NOT_IN_PARTITION": "name a partition that holds the node (-p), or a node of the job's partition",
+    "ESLURM_NODE_NOT_AVAIL": "drop -w so that any free node of the partition is used, or name a node that is up",
+    "ESLURM_INVALID_LICENSES": "change -L to a licence the command lists, with a count at most its Total",
+    "ESLURM_INVALID_WCKEY": "submit with --wckey= one of those listed (the administrators add one with sacctmgr add user NAME wckey=KEY)",
+    "ESLURM_RESERVATION_INVALID": "submit with a reservation the command lists and that names this user or account, or without --reservation",
+    "ESLURM_RESERVATION_NOT_USABLE": "submit after its StartTime, or without --reservation",
+    "ESLURM_INVALID_TRES": "name only TRES the first command lists (gres/gpu, license/NAME, cpu, mem, node ...)",
+    "ESLURM_INVALID_CLUSTER_NAME": "submit with -M naming a cluster the command lists, or without -M",
+    "ESLURM_PARTITION_NOT_AVAIL": "submit to a partition whose AVAIL is up; this one takes jobs again once the administrators set it UP",
+    "ESLURM_PARTITION_DOWN": "submit to a partition whose AVAIL is up; this one runs jobs again once the administrators set it UP",
+    "ESLURM_MISSING_TIME_LIMIT": "submit with a time limit: sbatch --time=HH:MM:SS job.sh, or #SBATCH --time=HH:MM:SS in the script",
+}
+_OBJECT_LINE = "jobscript:names-cluster-object"
+
+
+@rule("ENV130", NAMES_UNKNOWN, "error",
+      "Slurm refused the job: it names a node, reservation, licence, wckey, TRES, cluster or partition "
+      "this cluster lacks or cannot use now, or gives no time limit where one is required", impact=7)
+def slurm_request_names_unknown(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, slurmctld refusing a job (from sbatch, srun or salloc) because the
+        request names something this cluster does not have by that name, or cannot use now:
+        "Invalid node name specified", "Requested nodes not in this partition", "Required node
+        not available (down, drained or reserved)", "Invalid license specification", "Invalid
+        wckey specification", "Requested reservation is invalid", "Requested reservation not
+        usable now", "Invalid Trackable RESource (TRES) specification", "Invalid cluster name",
+        "Required partition not available (inactive or drain)", "Partition in DOWN state"; and
+        the site's require_timelimit plugin's "Time limit specification required, but not
+        provided". Where the paste holds the #SBATCH line or option that names it, the name is
+        quoted. An account, partition or QOS the user may not use is slurm-invalid-account's and
+        slurm-invalid-qos's; an undefined --constraint feature slurm-constraint-feature-undefined's.
+
+    Why it matters:
+        The job never runs and nothing on any node is broken: the name is wrong for this cluster
+        (a node or reservation from another site or from last month, a licence or wckey never
+        defined, a partition an administrator closed). Resubmitting the same request fails the
+        same way; scripts and workflow tools copied between clusters carry such names.
+
+    How to fix:
+        List what this cluster has of the thing named (sinfo, scontrol show reservation,
+        scontrol show licenses, sacctmgr show wckeys, sacctmgr show tres, sacctmgr show
+        clusters), then change the option to one that exists, or drop it; give a time limit
+        (--time) where the site requires one.
+
+    References:
+        - https://slurm.schedmd.com/sbatch.html (-w, --reservation, -L, --wckey, -M, -p, --time)
+        - https://slurm.schedmd.com/sinfo.html
+        - https://slurm.schedmd.com/scontrol.html (show reservation, show licenses, show partition)
+        - https://slurm.schedmd.com/sacctmgr.html (show wckeys, show tres, show clusters)
+        - https://slurm.schedmd.com/job_submit_plugins.html (require_timelimit)
+        - https://github.com/SchedMD/slurm/blob/slurm-25-05-8-1/src/common/slurm_errno.c
+    """
+    said = catalogued(f, NAMES_UNKNOWN)
+    refused = next((s for s in said if s.get("key") in _NAMED_THINGS), None)
+    if refused is None:
+        return
+    key = str(refused.get("key"))
+    what, options, listing = _NAMED_THINGS[key]
+    found = f.get("ticket.symptoms") or []
+    named = next((s for s in found if s.get("id") == _OBJECT_LINE
+                  and (s.get("option") or s.get("short")) in options and s.get("value")), None)
+    message = f"Slurm refused the job (line {refused.get('line')}: \"{_quoted(refused)}\"): it names {what}"
+    if key == "ESLURM_MISSING_TIME_LIMIT":
+        message = (f"Slurm refused the job (line {refused.get('line')}: \"{_quoted(refused)}\"): it gives {what} "
+                   "(the site's require_timelimit job_submit plugin)")
+    evidence = told_evidence(refused)
+    fix = listing + "\n# then: " + _NAMED_AFTER[key]
+    if named is not None:
+        option = named.get("option") or named.get("short")
+        message += f"; line {named.get('line')} names it: \"{told_text(named)}\""
+        fix += f" (line {named.get('line')} sets {option} {named.get('value')})"
+        evidence["request.line"] = named.get("line")
+    yield Hit(message=message, fix=fix, evidence=evidence)

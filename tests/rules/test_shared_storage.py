@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rulekit import PASTES, facts, fired, recorded_paste_facts
+from rulekit import PASTES, facts, fired, recorded_paste_facts, told_facts
 from hpcdoctor import pipeline
 from hpcdoctor.runner import Options
 from hpcdoctor.triage.messages import find_messages
@@ -63,3 +63,17 @@ def test_gpfs_waiting_for_quorum_is_the_clusters_fault_not_this_nodes_mount():
 
 def _said_text(text: str):
     return facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)})
+
+
+def test_slurmstepds_chdir_to_tmp_names_the_working_directory_missing_on_the_node():
+    # slurmstepd's own line (src/slurmd/slurmstepd/mgr.c @ slurm-25-05-8-1, format string filled in)
+    text = ("slurmstepd: error: couldn't chdir to `/scratch/u/run1': No such file or directory: going to /tmp instead\n"
+            "Traceback (most recent call last):\n")
+    (f,) = fired("shared-filesystem-not-mounted", told_facts(text))
+    assert "/scratch/u/run1 does not exist on the node" in f.message and f.severity == "warning"
+    assert f.fix.startswith("findmnt -T /scratch/u/run1") and "srun -N1 -p PARTITION --chdir=/tmp ls -ld /scratch/u/run1" in f.fix
+
+
+def test_not_fired_on_a_chdir_refused_for_permission():
+    text = "slurmstepd: error: couldn't chdir to `/root': Permission denied: going to /tmp instead\n"
+    assert not fired("shared-filesystem-not-mounted", told_facts(text))
