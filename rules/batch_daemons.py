@@ -22,6 +22,13 @@ _WHICH = {
                                                     "cat $SGE_ROOT/${SGE_CELL:-default}/common/act_qmaster   # the master host the clients try"),
     "batch_daemons:PBSE_SERVER_NOT_FOUND": ("TORQUE", "pbs_server",
                                             "cat /var/spool/torque/server_name   # the server host the clients try"),
+    # cnt2server.c's words for ECONNREFUSED, and the command's own line with errno=111 (pbs_clients.toml)
+    "pbs_clients:torque-default-server-refused": ("TORQUE", "pbs_server",
+                                                  "cat /var/spool/torque/server_name   # the server host the clients try"),
+    "pbs_clients:torque-specified-server-refused": ("TORQUE", "pbs_server",
+                                                    "echo \"${PBS_DEFAULT:-${PBS_SERVER:-no server named in the environment}}\"   # the server host given"),
+    "pbs_clients:torque-server-connection-refused": ("TORQUE", "pbs_server",
+                                                     "cat /var/spool/torque/server_name   # the server host the clients try"),
 }
 
 
@@ -45,7 +52,10 @@ def batch_system_not_in_service(f: FactView) -> Iterator[Hit]:
         error for "host/prog/1" using connect port N: "<commlib text>"" (43298), with the reason
         its "commlib error: <text> (<errno text>)" line gives (commlib's CL_RETVAL_* table: got
         select error, can't connect to service, got connect timeout, access denied ...); TORQUE's
-        "Could not connect to batch server" (PBSE_SERVER_NOT_FOUND).
+        "Could not connect to batch server" (PBSE_SERVER_NOT_FOUND), and its clients' words for a
+        refused connection: "Cannot connect to default server host 'H' - check pbs_server daemon
+        and/or trqauthd." (cnt2server.c, ECONNREFUSED), "Cannot connect to specified server host
+        'H'." and "<cmd>: cannot connect to server H (errno=111) Connection refused".
 
     Why it matters:
         Nothing can be submitted or queried until the daemon answers. Where it is down, the
@@ -67,6 +77,8 @@ def batch_system_not_in_service(f: FactView) -> Iterator[Hit]:
         - https://github.com/daimh/sge/blob/05d828f59b32c238936b362cdb89292d261a2b9f/source/libs/comm/lists/msg_commlistslib.h (commlib's texts)
         - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/include/pbs_error_db.h (PBSE_SERVER_NOT_FOUND)
         - https://github.com/cihlab/fics-cluster-guide/issues/14 (LSF replaced by Slurm)
+        - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/lib/Libcmds/cnt2server.c (ECONNREFUSED)
+        - https://github.com/cBio/cbio-cluster/issues/178 (pbs_server crashed)
     """
     told = catalogued(f, SYMBOL)
     if not told:

@@ -207,7 +207,8 @@ def _disk_limits() -> tuple:
 
 
 @rule("SYS005", "disk-full", "error", "a file system the run writes to is full", impact=7,
-      also={"warning": "on a live node: less free space or inodes than one install of torch takes",
+      also={"warning": "on a live node: less free space or inodes than one install of torch takes; TORQUE 2.5's "
+                       "\"cannot write job command file\": the PBS server's spool, the errno unsaid",
             "info": "the user's words that a disk is full, no program's line"})
 def disk_full(f: FactView) -> Iterator[Hit]:
     """
@@ -226,7 +227,11 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         is a full file system, of space under Use%/Capacity or of inodes under IUse% (then said so:
         blocks free, the fix counts files); a 99% row is read only beside a write that failed for
         space. Snaps' squashfs loop images, optical media and overlay mounts are full by design and
-        never a finding.
+        never a finding. TORQUE's pbs_server refusing qsub because it could not write the job's
+        file or script into its own spool (server_priv/jobs on the server host): "MSG=cannot write
+        to file ... (28-No space left on device)" and its open/create forms, an error; TORQUE
+        2.5's bare "MSG=cannot write job command file", a warning (no errno printed): the fix
+        points at the server host's PBS_HOME, not the user's directories.
 
     Why it matters:
         Writes fail: a checkpoint is cut short, pip leaves an environment half installed, a
@@ -245,12 +250,19 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         - https://apptainer.org/docs/user/main/build_env.html#temporary-folders (APPTAINER_TMPDIR, APPTAINER_CACHEDIR)
         - https://www.gnu.org/software/coreutils/manual/html_node/df-invocation.html (df's columns, -i, -h, -P)
         - https://github.com/python/psf-chef/issues/43 (a node out of inodes: df -h 56%, df -i 100%)
+        - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/server/req_quejob.c (req_jobscript: the job's script into server_priv/jobs)
+        - https://github.com/firemodels/fds/issues/9419 (the TORQUE server's file system full: qsub refused)
     """
     # a line apptainer-tmpdir-too-small reads (its build's temporary files) is that rule's to answer
     claimed = {t.get("line") for t in _told_all(f, "apptainer-tmpdir-too-small")}
     told = [s for s in _told_all(f, "disk-full") if not _shm_only(f, s) and s.get("line") not in claimed]
     said = next((s for s in told if s.get("id") == _DISK_FULL_SAID and stated(s)), None)
     told = [s for s in told if s.get("id") != _DISK_FULL_SAID]
+    # the PBS server's own spool refused the job's script (pbs_server_msg.toml): the server's disk, not this host's
+    spool = next((s for s in told if str(s.get("id", "")).startswith(_PBS_SPOOL)), None)
+    if spool is not None:
+        yield _pbs_spool_hit(spool)
+        return
     # a pasted df table: rows at 100%; at 99% only beside a write that failed for space
     rows = df_rows(f, nearly=bool(told))
     if rows and not told:
@@ -310,6 +322,32 @@ def disk_full(f: FactView) -> Iterator[Hit]:
     if unread and not found:
         # a file system that could not be read is not one with room
         raise MissingFact("limits.filesystems", "statvfs failed for " + "; ".join(unread[:4]))
+
+
+_PBS_SPOOL = "pbs_server_msg:"
+_PBS_NOSPACE = "pbs_server_msg:torque-spool-no-space"
+
+
+def _pbs_spool_hit(s: dict) -> Hit:
+    """TORQUE's pbs_server could not write a job's file or script into its spool (PBS_HOME/server_priv/jobs
+    on the server host): qsub is refused for the server's disk, whatever room the user has."""
+    path = next((str(s[k]) for k in ("path", "opath", "fpath", "cpath") if s.get(k)), None)
+    home = path.split("/server_priv/")[0] if path and "/server_priv/" in path else "/var/spool/torque"
+    named = s.get("id") == _PBS_NOSPACE
+    why = ("ENOSPC: that file system is out of space or inodes" if named else
+           "TORQUE 2.5 prints no errno here; a short write() into the spool is, most often, its file system full "
+           "(the server's log has the errno beside \"Unable to write script file\")")
+    return Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the PBS server could not write the job's script into its "
+                       f"own spool ({home}/server_priv/jobs, on the server host): {why}. The full disk is the server's, not "
+                       "the user's: room in your home or job directory does not change it, and every user's qsub fails alike",
+               fix=("qstat -B   # the PBS server's host (Server column): the spool is on that host, not necessarily on this one\n"
+                    f"df -h {home}; df -i {home}   # on the server host: TORQUE's PBS_HOME (/var/spool/torque by default; "
+                    "OpenPBS: PBS_HOME in /etc/pbs.conf, /var/spool/pbs by default)\n"
+                    f"du -sh {home}/server_logs {home}/server_priv/accounting   # logs and accounting records kept for years "
+                    "fill it: administrators compress or remove the old ones\n"
+                    "# users without access to the server host: tell the administrators; qsub works again once the server's "
+                    "spool has room"),
+               evidence=ticket_evidence(s), severity="error" if named else "warning")
 
 
 _LUSTRE_PATH = re.compile(r"^(.{0,200}?(?:^|/)lustre[0-9]?)/")
