@@ -30,9 +30,14 @@ _TRUNCATED = frozenset(("data_files:torch-zip-no-central-directory", "data_files
                         "data_files:torch-legacy-unexpected-eof", "data_files:numpy-npy-eof",
                         "data_files:unzip-no-end-of-central-directory", "data_files:xz-unexpected-end-of-input",
                         "data_files:bzip2-ends-unexpectedly", "data_files:zstd-premature-end",
+                        "data_files:tarfile-unexpected-end-of-data",
                         # the same in the readers' error tables: HDF5's minor "File has been truncated" (H5E_TRUNCATED),
                         # netCDF's NC_ETRUNC "File likely truncated or possibly corrupted"
                         "hdf5:H5E_TRUNCATED", "netcdf:NC_ETRUNC"))
+# A file whose contents fail the reader's own check (a CRC, a header inside the archive): damaged, or cut short.
+_DAMAGED = frozenset(("data_files:torch-zip-member-damaged", "data_files:zipfile-bad-crc", "data_files:xz-data-corrupt",
+                      "data_files:bzip2-data-integrity", "data_files:zstd-corruption",
+                      "data_files:gzip-invalid-compressed-data"))
 # A download that ended before the length its server announced: the program says so itself.
 _TRANSFER = frozenset(("data_files:hf-consistency-check-failed", "data_files:curl-transfer-closed-remaining",
                        "data_files:curl-end-of-response-missing", "data_files:wget-connection-closed-at-byte",
@@ -54,6 +59,8 @@ _WHAT = {
                  "limit), or a file system that filled while it was written",
     "other": "the file is not one this reader can read: cut short or damaged, a Git LFS pointer or a saved web page, "
              "or a file of another format",
+    "damaged": "the file's contents fail the reader's own check: damaged or cut short (a download or copy that stopped "
+               "or was altered on the way, a save killed mid-write, or a file read while another job was still writing it)",
     "transfer": "the download ended before the whole file arrived (a connection that dropped, a proxy that closed it, or "
                 "a file system that filled while it wrote): what is on disk is cut short",
     "checksum": "the file's checksum is not the one published: the download is cut short or damaged, or is not the file "
@@ -113,6 +120,8 @@ def _kind(s: dict) -> str:
         return "pointer"
     if sid in _TRUNCATED:
         return "truncated"
+    if sid in _DAMAGED:
+        return "damaged"
     if sid in _TRANSFER:
         return "transfer"
     if sid in _CHECKSUM:
@@ -225,7 +234,7 @@ def data_file_damaged(f: FactView) -> Iterator[Hit]:
     if not told:
         return
     # The most telling line: one that names what the file is, before one that only says it is unreadable.
-    order = {"pointer": 0, "page": 0, "zeros": 1, "image": 2, "truncated": 2, "transfer": 3, "checksum": 4, "conda": 4,
+    order = {"pointer": 0, "page": 0, "zeros": 1, "image": 2, "truncated": 2, "damaged": 2, "transfer": 3, "checksum": 4, "conda": 4,
              "other": 5}
     s = min(told, key=lambda t: (order[_kind(t)], t.get("family") == "prose", t.get("line") or 0))
     kind = _kind(s)
