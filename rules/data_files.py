@@ -65,8 +65,9 @@ _WHAT = {
                 "a file system that filled while it wrote): what is on disk is cut short",
     "checksum": "the file's checksum is not the one published: the download is cut short or damaged, or is not the file "
                 "the checksum is for",
-    "conda": "a package in conda's package cache is damaged (a file its manifest lists is missing or differs): an "
-             "extraction or download cut short, by a killed install or a file system that filled",
+    "conda": "a package in conda's (or mamba's) package cache is damaged (a file its manifest lists is missing or "
+             "differs, or the tarball's size or checksum is not the channel's): an extraction or download cut short, by a "
+             "killed install, a proxy or mirror, or a file system that filled",
     "image": "the file given as a container image is not an image Apptainer or Singularity can read: an HTML page saved "
              "in place of the download, an image cut short, or segments not all joined",
 }
@@ -87,7 +88,8 @@ _FIX_IMAGE = ("file \"$IMAGE\"; head -c 200 \"$IMAGE\"; echo   # 'HTML document'
               "(for an image published in segments, join every one, in order: cat PART1 PART2 ... > IMAGE)\n"
               "# then pull or download the image again (apptainer pull, or the project's own link), and check it the same way")
 _FIX_CONDA = ("ls \"$PKG\"   # the package's extracted copy in conda's package cache\n"
-              "rm -rf \"$PKG\" && conda clean --tarballs --yes   # drop the damaged copy and the downloaded archives\n"
+              "rm -rf \"$PKG\" && conda clean --tarballs --yes   # drop the damaged copy and the downloaded archives "
+              "(micromamba clean --tarballs --yes under micromamba)\n"
               "df -h \"$(dirname \"$PKG\")\"   # a file system that filled during extraction damages it again\n"
               "# then run the same conda install or create again: the package is downloaded and extracted anew")
 _FIX_HF = ("find \"${HF_HUB_CACHE:-${HF_HOME:-$HOME/.cache/huggingface}/hub}\" -name '*.incomplete' -ls   "
@@ -128,7 +130,7 @@ def _kind(s: dict) -> str:
         return "checksum"
     if sid in _IMAGE:
         return "image"
-    if sid == "data_files:conda-package-corrupted":
+    if sid in ("data_files:conda-package-corrupted", "data_files:mamba-tarball-not-valid"):
         return "conda"
     return "other"
 
@@ -164,7 +166,7 @@ def _fix(s: dict, kind: str, path: Optional[str]) -> str:
         return path_var_line("IMAGE", path, "the image the paste names", "path/to/the/image.sif",
                              "the image file given to apptainer or singularity") + "\n" + _FIX_IMAGE
     if kind == "conda":
-        return path_var_line("PKG", path, "the package copy conda names", "path/to/pkgs/PACKAGE-VERSION-BUILD",
+        return path_var_line("PKG", path, "the package copy or tarball the message names", "path/to/pkgs/PACKAGE-VERSION-BUILD",
                              "the directory conda's message names") + "\n" + _FIX_CONDA
     if sid == "data_files:hf-consistency-check-failed":
         return _FIX_HF
@@ -200,7 +202,8 @@ def data_file_damaged(f: FactView) -> Iterator[Hit]:
         "Connection closed at byte", git's "early EOF"), a checksum or digest that does not match
         (sha256sum -c's FAILED, pip's hash mismatch, docker's "filesystem layer verification failed",
         containerd's "unexpected commit digest", podman's "Digest did not match"), a damaged package in
-        conda's cache ("appears to be corrupted"), and a file Apptainer or Singularity does not
+        conda's cache ("appears to be corrupted", mamba's "File not valid: ... doesn't match
+        expectation"), and a file Apptainer or Singularity does not
         recognise as an image ("could not open image ...: image format not recognized", and the user's
         own "image format not recognised"): an HTML page saved in place of the image, an image cut
         short, segments not all joined. The Hub's "does not appear to have a file named" and its etag

@@ -171,7 +171,9 @@ SET_X = FIXTURES / "tickets_blind_x"
     ("stable-diffusion-230-pytorchstreamreader-invalid-header.txt", "fail the reader's own check", "sha256sum \"$FILE\""),
     ("update-golang-9-sha256sum-failed.txt", "checksum is not the one published", "FILE=update-golang.sh   #"),
     ("ruby-134-docker-layer-verification-failed.txt", "checksum is not the one published", "docker pull"),
-    ("python-feedstock-328-conda-package-corrupted.txt", "conda's package cache is damaged",
+    ("mamba-3244-tarball-size-not-valid.txt", "package cache is damaged",
+     "PKG=/public/home/gqwang/miniconda3/pkgs/yaml-cpp-0.6.3-he1b5a44_4.tar.bz2   #"),
+    ("python-feedstock-328-conda-package-corrupted.txt", "package cache is damaged",
      "PKG=/gpfs02/astro/workarea/beckermr/miniconda3/pkgs/python-2.7.15-h5a48372_1011_cpython   #"),
 ])
 def test_a_file_cut_short_or_unlike_its_checksum_is_answered_at_info(paste, said, fix):
