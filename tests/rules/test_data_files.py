@@ -6,15 +6,17 @@ half, an empty file, a Git LFS pointer and an HTML page."""
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import pickle
+import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from conftest import FIXTURES
-from rulekit import fired, recorded_paste_facts, told_facts
+from rulekit import fired, recorded_paste_facts, run_rule, told_facts
 
 SET_R = FIXTURES / "tickets_blind_r"
 # git-lfs docs/spec.md's pointer format
@@ -80,7 +82,10 @@ def test_a_weights_only_refusal_of_a_whole_checkpoint_is_not_damage():
     (lambda d: zipfile.ZipFile(_write(d, LFS_POINTER)), "not one this reader can read"),
     (lambda d: gzip.open(_write(d, LFS_POINTER)).read(), "the file is a Git LFS pointer"),
     (lambda d: gzip.open(_half(d, gzip.compress(os.urandom(50000)))).read(), "cut short"),
-], ids=["pickle-half", "pickle-empty", "pickle-lfs", "pickle-html", "zip-lfs", "gzip-lfs", "gzip-half"])
+    (lambda d: zipfile.ZipFile(_zip_with_a_byte_altered(d)).read("a.bin"), "fail the reader's own check"),
+    (lambda d: tarfile.open(_half(d, _tar_of(os.urandom(50000)))).extractall(d / "out", filter="data"), "cut short"),
+], ids=["pickle-half", "pickle-empty", "pickle-lfs", "pickle-html", "zip-lfs", "gzip-lfs", "gzip-half", "zip-crc",
+        "tar-half"])
 def test_what_cpython_itself_says_of_a_damaged_file_is_read(tmp_path, make, kind):
     line = _raised(lambda: make(tmp_path))
     (f,) = fired("data-file-damaged", told_facts(f"Traceback (most recent call last):\n{line}\n"))
@@ -114,6 +119,24 @@ def _half(d: Path, data: bytes) -> Path:
     return _write(d, data[: len(data) // 2])
 
 
+def _zip_with_a_byte_altered(d: Path) -> Path:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("a.bin", os.urandom(5000))
+    data = bytearray(buf.getvalue())
+    data[100] ^= 0xFF   # inside the stored member: its CRC-32 no longer matches
+    return _write(d, bytes(data))
+
+
+def _tar_of(data: bytes) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as t:
+        info = tarfile.TarInfo("x")
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
 # The readers' own error-table texts for a truncated file (hdf5.toml H5E_TRUNCATED, netcdf.toml NC_ETRUNC). No
 # stored public paste has them without the line that already fires: each is its emitter's format with its text
 # (HDF5 1.14.4 H5Eint.c "%*sminor: %s"; Unidata/netcdf-c v4.9.3 libdispatch/derror.c nc_strerror, as netCDF4-python
@@ -131,3 +154,98 @@ def test_the_readers_own_truncated_file_errors_are_a_file_cut_short(text):
 def test_another_minor_of_an_hdf5_stack_is_not_a_file_cut_short():
     # another minor of the same stack (a read that failed) says nothing of the file's length
     assert not fired("data-file-damaged", told_facts("    major: Low-level I/O\n    minor: Read failed\n"))
+
+
+# --- downloads cut short, checksums that differ, conda's cache, container images (real public pastes) ---
+
+SET_X = FIXTURES / "tickets_blind_x"
+
+
+@pytest.mark.parametrize("paste, said, fix", [
+    ("transformers-course-1-hf-consistency-check-failed.txt", "883,464,076 bytes on disk of the 9,449,717,937 expected, 9 %",
+     "force_download=True"),
+    ("embedded-ai-bench-6-git-early-eof.txt", "the download ended before the whole file arrived", "git clone --depth 1"),
+    ("action-units-heatmaps-7-torch-unexpected-eof.txt", "the file is cut short", "sha256sum \"$FILE\""),
+    ("marker-970-safetensors-incomplete-metadata.txt", "the file is cut short", "sha256sum \"$FILE\""),
+    ("eb-php-wordpress-8-unzip-no-central-directory.txt", "the file is cut short", "sha256sum \"$FILE\""),
+    ("stable-diffusion-230-pytorchstreamreader-invalid-header.txt", "fail the reader's own check", "sha256sum \"$FILE\""),
+    ("update-golang-9-sha256sum-failed.txt", "checksum is not the one published", "FILE=update-golang.sh   #"),
+    ("ruby-134-docker-layer-verification-failed.txt", "checksum is not the one published", "docker pull"),
+    ("mamba-3244-tarball-size-not-valid.txt", "package cache is damaged",
+     "PKG=/public/home/gqwang/miniconda3/pkgs/yaml-cpp-0.6.3-he1b5a44_4.tar.bz2   #"),
+    ("python-feedstock-328-conda-package-corrupted.txt", "package cache is damaged",
+     "PKG=/gpfs02/astro/workarea/beckermr/miniconda3/pkgs/python-2.7.15-h5a48372_1011_cpython   #"),
+])
+def test_a_file_cut_short_or_unlike_its_checksum_is_answered_at_info(paste, said, fix):
+    (f,) = fired("data-file-damaged", recorded_paste_facts(paste))
+    assert f.severity == "info" and said in f.message and "not at fault" in f.message, f.message
+    assert fix in f.fix, f.fix
+
+
+def test_an_image_apptainer_does_not_recognise_names_the_image_in_the_fix():
+    (f,) = fired("data-file-damaged", recorded_paste_facts("cylinder2dflowcontroldrl-19-image-format-not-recognized.txt"))
+    # the program's own line is quoted, not the title that retells it
+    assert "could not open image" in f.message and "not an image Apptainer or Singularity can read" in f.message
+    assert f.fix.startswith("FILE=") is False
+    assert f.fix.startswith("IMAGE=/home/zww/Cylinder2DFlowControlDRL-master/container/fenics-and-more.img   #")
+    assert 'file "$IMAGE"; head -c 200 "$IMAGE"' in f.fix and 'sha256sum "$IMAGE"' in f.fix
+
+
+def test_the_users_own_image_format_not_recognised_is_read_as_their_words():
+    (f,) = fired("data-file-damaged", recorded_paste_facts("singularity-2750-image-format-not-recognised-html.txt"))
+    assert f.severity == "info" and "in their own words" in f.message and "HTML page" in f.message
+    assert f.fix.startswith("IMAGE=path/to/the/image.sif   #")
+
+
+@pytest.mark.parametrize("ticket", ["singularity-2750-image-is-html-page",
+                                    "cylinder2dflowcontroldrl-19-reassembled-image-checksum-differs",
+                                    "transformers-course-1-model-download-cut-short"])
+def test_set_x_s_data_file_tickets_fire(ticket):
+    text = (SET_X / f"{ticket}.txt").read_text(encoding="utf-8")
+    assert fired("data-file-damaged", told_facts(text))
+
+
+def test_an_archive_cut_short_with_no_disk_evidence_keeps_the_info_answer_that_names_df():
+    # github-mirror #44: the reporter later found the disk had filled; the paste shows only gzip's and tar's words
+    text = (SET_X / "github-mirror-44-disk-full-during-download.txt").read_text(encoding="utf-8")
+    facts = told_facts(text)
+    (f,) = fired("data-file-damaged", facts)
+    assert f.severity == "info" and "df -h" in f.fix
+    findings, _ = run_rule("disk-full", facts)   # judged or not, it never fires without a full file system shown
+    assert not findings
+
+
+# Each emitter's format filled in (no public paste recorded for these wordings): the sources are in
+# knowledge/messages/data_files.toml and apptainer.toml.
+@pytest.mark.parametrize("text, kind", [
+    ("safetensors_rust.SafetensorError: Error while deserializing header: HeaderTooLarge\n", "not one this reader can read"),
+    ("safetensors_rust.SafetensorError: Error while deserializing header: header too small\n", "cut short"),
+    ("ValueError: EOF: reading array data, expected 262144 bytes got 131072\n", "131,072 bytes on disk of the 262,144 expected"),
+    ("curl: (18) transfer closed with 1048576 bytes remaining to read\n", "download ended before"),
+    ("xz: (stdin): Unexpected end of input\ntar: Unexpected EOF in archive\n", "cut short"),
+    ("bzip2: Compressed file ends unexpectedly;\n\tperhaps it is corrupted?  *Possible* reason follows.\n", "cut short"),
+    ("model.tar.zst : Read error (39) : premature end\n", "cut short"),
+    ("ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE. If you have updated the package "
+     "versions, please update the hashes. Otherwise, examine the package contents carefully; someone may have "
+     "tampered with them.\n", "checksum is not the one published"),
+    ("FATAL:   container creation failed: corrupted image: unknown compression algorithm value 9\n", "not an image"),
+])
+def test_each_emitters_own_format_is_read(text, kind):
+    (f,) = fired("data-file-damaged", told_facts(text))
+    assert kind in f.message, f.message
+
+
+@pytest.mark.parametrize("text", [
+    # transformers' file-not-in-repository and the Hub's etag error: a name or a server, not a damaged file
+    "OSError: bert-base-uncased does not appear to have a file named pytorch_model.bin. Checkout "
+    "'https://huggingface.co/bert-base-uncased/None' for available files.\n",
+    "OSError: Distant resource does not have an ETag, we won't be able to reliably ensure reproducibility.\n",
+    # a status line that is not sha256sum's, and sha256sum's "FAILED open or read" (a file missing, not damaged)
+    "Status: FAILED\n",
+    "data.tar: FAILED open or read\n",
+    # Apptainer unable to open an image for another reason than its format
+    "FATAL:   could not open image /scratch/u/app.sif: failed to retrieve path for /scratch/u/app.sif: lstat "
+    "/scratch/u/app.sif: no such file or directory\n",
+])
+def test_what_is_not_a_damaged_file_is_not_told_as_one(text):
+    assert not fired("data-file-damaged", told_facts(text))
