@@ -16,15 +16,15 @@ def test_torque_group_acl_refusal_is_an_error_naming_the_queue():
 
 
 def test_silent_on_a_torque_authentication_failure():
-    # trqauthd could not authenticate the user: qsub never reached a queue's ACL. The only line read
-    # is qsub's own error, a text outside the PBSE table (pbs_errors.toml), quoted back as such
-    # rather than refused; it feeds no rule
+    # trqauthd could not authenticate the user: qsub never reached a queue's ACL. TORQUE's client
+    # lines (pbs_clients.toml) read each step of the failed authentication, none of them an ACL
     paste = PASTES / "torque-phy-clusters-34-trqauthd-unable-to-authenticate.txt"
     found = find_messages(paste.read_text())
     told = facts("h100-kvm-1gpu", **{"ticket.symptoms": found})
     assert not fired("pbs-queue-group-acl-denied", told)
-    assert [(s["id"], s.get("client")) for s in found] == [("pbs_errors:unlisted", "qsub")]
-    assert "cannot connect to server cluster" in found[0]["text"]
+    assert {s["family"] for s in found} == {"pbs_clients"}
+    said = next(s for s in found if s["id"] == "pbs_clients:pbs-cannot-connect-to-server")
+    assert "cannot connect to server cluster" in said["text"]
 
 
 def test_grid_engine_unknown_pe_is_an_error_naming_it():
