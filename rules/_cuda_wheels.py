@@ -12,6 +12,7 @@ from hpcdoctor import knowledge
 # The library's stem -> its NVIDIA wheel's folder under site-packages/nvidia/<folder>/lib, with the
 # source beside it (knowledge/cuda_wheel_libs.toml).
 _DIRS = knowledge.load("cuda_wheel_libs")["wheel_dirs"]
+_CU13 = knowledge.load("cuda_wheel_libs")["cu13"]
 
 _SITE = "$(python -c 'import site; print(site.getsitepackages()[0])')"
 
@@ -30,6 +31,9 @@ def loader_path_fix(lib: str, so: str) -> str:
     """Commands, one a line, that find the copies of ``so`` and put the folder of the one the program
     needs first on LD_LIBRARY_PATH: conda's environment lib folder, or the NVIDIA wheel's lib folder."""
     sub = wheel_dir(lib)
+    # CUDA 13's wheels keep the toolkit's libraries in one folder: a soname of CUDA 13's major is there.
+    if _CU13["majors"].get(lib) and so.split(".so.", 1)[-1].split(".")[0] == _CU13["majors"][lib]:
+        sub = _CU13["folder"]
     wheel = f"{_SITE}/nvidia/{sub}/lib" if sub else None
     where = " ".join(x for x in ('"$CONDA_PREFIX"/lib', "/usr/local/cuda*/lib64", f'"{wheel}"' if wheel else "") if x)
     lines = [f"ls {where} 2>/dev/null | grep {lib}   # the copies of {lib} there are: {so} is the one the "

@@ -51,3 +51,12 @@ def test_libcuda_missing_pastes_without_a_gpu_are_no_driver_fault():
     for name in ("h200-env-torch-libcuda-missing.txt", "h200-env-numba-libcuda-missing.txt",
                  "h200-env-jax-libcuda-missing.txt"):
         assert not run_rule("gpu-driver-unusable", recorded_paste_facts(name))[0], name
+
+
+def test_cupy_without_nvrtc_is_pointed_at_cuda_13s_one_wheel_folder(tmp_path):
+    [hit] = fired("cuda-runtime-library-missing", emitted(tmp_path, "h200-cupy-nvrtc-missing.txt"))
+    assert "libnvrtc.so.13" in hit.message and "/nvidia/cu13/lib" in hit.fix and "cuda_nvrtc" not in hit.fix
+    # CUDA 12's soname keeps its own wheel's folder
+    text = "OSError: libnvrtc.so.12: cannot open shared object file: No such file or directory\n"
+    [hit] = fired("cuda-runtime-library-missing", paste_facts(tmp_path, text, "cu12.txt"))
+    assert "/nvidia/cuda_nvrtc/lib" in hit.fix
