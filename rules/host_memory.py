@@ -45,6 +45,16 @@ def _jvm_bytes(f: FactView) -> Optional[int]:
     return None
 
 
+# Nextflow's local executor (nextflow.toml): a task's memory directive above what the machine gives.
+# process.resourceLimits caps every process's request (Nextflow 24.04 and later; nf-core pipelines
+# before it take --max_memory); a grid executor sends the task to a node that has the memory.
+_NEXTFLOW = "nextflow:requirement-exceeds-memory"
+_NEXTFLOW_FIX = ("free -g   # the memory this machine has (Nextflow's local executor counts all of it, or executor.memory)\n"
+                 "echo 'process.resourceLimits = [memory: 12.GB]' >> nextflow.config   # cap every process at what the "
+                 "host has (Nextflow 24.04 or later; older nf-core pipelines: --max_memory 12.GB), then -resume\n"
+                 "nextflow run ... -profile slurm -resume   # or run the tasks on the cluster's nodes through its scheduler "
+                 "(the pipeline's profile for it), where a node with that memory can take the task")
+
 _RUNTIME = "runtime_memory:"
 # torch's own host allocator (torch.toml cpu-alloc-failed): posix_memalign's ENOMEM, the bytes asked in its words
 _TORCH_CPU = "torch:cpu-alloc-failed"
@@ -148,6 +158,13 @@ def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
     told = [s for s in _told(f) if not _beyond_any_node(s)]
     if told:
         s = told[0]
+        if s.get("id") == _NEXTFLOW:
+            yield Hit(message=f"Nextflow's local executor would not start a task that asks {s.get('req')} of memory where "
+                              f"this machine gives {s.get('avail')} (line {s['line']}: \"{told_text(s)}\"): one process's "
+                              "memory directive is more than the host has",
+                      fix=_NEXTFLOW_FIX.replace("12.GB", str(s.get("avail") or "12 GB").replace(" ", ".")),
+                      evidence=ticket_evidence(s))
+            return
         if _runtime(s):
             yield _runtime_hit(s)
             return
