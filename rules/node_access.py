@@ -18,7 +18,7 @@ ADOPT = "pam-slurm-adopt-on-login-node"
 _EMITTER = {
     "sge": "Grid Engine's execution daemon", "slurm": "Slurm", "slurmd": "slurmd on the compute node",
     "pbs": "the PBS MOM", "PBSE": "PBS", "PEND": "LSF", "coreutils": "id", "htcondor": "HTCondor on the execute machine",
-    "ch-run": "Charliecloud's ch-run", "ESLURM": "Slurm",
+    "ch-run": "Charliecloud's ch-run", "ESLURM": "Slurm", "apptainer": "Apptainer (Singularity)",
     # Open MPI's launcher on the host where mpirun (or a daemon) runs: help-plm-rsh.txt's
     # [unknown-user], help-orte-runtime.txt's and PRTE's [session:dir:nopwname]
     "plm-rsh": "Open MPI's mpirun", "orte:session": "Open MPI's runtime", "prte:session": "PRTE (Open MPI 5's runtime)",
