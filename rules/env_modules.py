@@ -60,7 +60,8 @@ def _q(names: List[str]) -> str:
 
 
 @rule("ENV015", "module-unknown", "error", "module load names a module the module system does not have", impact=6,
-      also={"info": "Environment Modules 3.2 says a modulefile being read asked for a module not on MODULEPATH: the module loaded was found"})
+      also={"info": "Environment Modules 3.2 says a modulefile being read asked for a module not on MODULEPATH: the module loaded was found; "
+                    "or an Lmod name typed with the modulefile's .lua suffix"})
 def module_unknown(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -89,6 +90,7 @@ def module_unknown(f: FactView) -> Iterator[Hit]:
     References:
         - https://github.com/TACC/Lmod/blob/9.2.9/messageDir/en.lua (e_Failed_Load, e_Failed_2_Find_w_Access)
         - https://lmod.readthedocs.io/en/latest/135_module_spider.html
+        - https://github.com/TACC/Lmod/issues/200 (zsh's completion adding .lua to module names)
         - https://github.com/cea-hpc/modules/blob/v5.5.0/tcl/modfind.tcl.in (Unable to locate a modulefile)
     """
     for s in catalogued(f, "module-unknown"):
@@ -117,6 +119,18 @@ def module_unknown(f: FactView) -> Iterator[Hit]:
         else:
             fix = (f"module spider {shlex.quote(_base(name))}   # every version the site has and what must be loaded first; "
                    "then module load one exactly as listed")
+        if not tcl and name.endswith(".lua") and len(name) > 4:
+            # Lmod names a module by its modulefile's path without the .lua suffix (gcc/6.2.0.lua is
+            # module gcc/6.2.0): a name typed with the suffix (a shell's file completion adds it,
+            # TACC/Lmod#200) is the name's fault, not a missing module.
+            bare = name[:-4]
+            yield Hit(severity="info",
+                      message=f"Lmod has no module {name} (line {s.get('line')}: \"{told_text(s)}\"): the name carries "
+                              f"the modulefile's .lua suffix, which a module's name does not; the module is {bare}",
+                      fix=(f"module load {shlex.quote(bare)}   # the name without .lua (a shell's file completion adds the "
+                           "suffix where Lmod's own completion is not installed)"),
+                      evidence=told_evidence(s))
+            return
         tool = "Environment Modules" if tcl else "Lmod"
         yield Hit(message=f"{tool} has no module {name} on MODULEPATH (line {s.get('line')}: \"{told_text(s)}\"): "
                           "nothing the job needed from it was loaded",
