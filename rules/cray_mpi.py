@@ -50,6 +50,13 @@ _CRAY_FIX = (
     + _NO_INIT)
 
 
+_SLURM_PMI_FIX = (
+    "srun flux start ./script.sh   # Flux: the broker bootstraps from srun's PMI (one broker per node: srun -N$SLURM_NNODES "
+    "--ntasks-per-node=1 flux start ...)\n"
+    "srun --mpi=pmi2 ./program   # an MPI program: start its ranks with srun in the batch script (srun --mpi=list "
+    "shows the PMI types this Slurm has)")
+
+
 @rule("NET031", GTL, "error", "Cray MPICH was asked for GPU support but the program was linked without its GTL library", impact=7)
 def cray_mpich_gtl_not_linked(f: FactView) -> Iterator[Hit]:
     """
@@ -153,6 +160,11 @@ def mpi_init_outside_launcher(f: FactView) -> Iterator[Hit]:
                    f"daemon a singleton forks in mpirun's place{why} {said}: run it under mpirun, or make orted "
                    "findable (a moved or bundled Open MPI needs OPAL_PREFIX)")
         fix = _OMPI_FIX
+    elif family == "slurm_mpi":
+        message = (f"Slurm's PMI library could not reach the srun of its job step {said}: the program (flux start, "
+                   "an MPI program) was started directly in the batch script, not by srun, so no step's PMI server "
+                   "was there to give it its rank")
+        fix = _SLURM_PMI_FIX
     elif family == "mpich":
         rc = str(s.get("pmi_rc") or "")
         meaning = _PMI2_CODES.get(rc)
