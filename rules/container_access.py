@@ -70,6 +70,15 @@ def _symptoms(f: FactView, sid: str) -> list:
     return [s for s in f.get("ticket.symptoms") or [] if s.get("id") == sid]
 
 
+_SELINUX_GPU_FIX = ("getenforce   # on the host: Enforcing\n"
+                    "sudo ausearch -m avc -ts recent | grep -i nvidia   # the denials of the container's label on the nvidia "
+                    "device nodes\n"
+                    "ls -Z /dev/nvidia*   # the nodes' SELinux labels on the host\n"
+                    "docker run --security-opt label=disable --gpus all IMAGE nvidia-smi   # that container without label "
+                    "confinement, not --privileged; administrators: a policy module that lets containers use the GPU "
+                    "nodes (NVIDIA's for its container runtime) keeps confinement")
+
+
 @rule("ENV055", SELINUX, "error", "SELinux denies a container the host files mounted into it", impact=5,
       also={"warning": "Permission denied inside a container on a host whose ls -l shows SELinux labels, no AVC pasted"})
 def selinux_denies_container_access(f: FactView) -> Iterator[Hit]:
@@ -106,6 +115,18 @@ def selinux_denies_container_access(f: FactView) -> Iterator[Hit]:
                           f"{s.get('tclass') or 'file'} labelled {s.get('ttype')} (line {s.get('line')}: \"{told_text(s)}\"): "
                           "a bind-mounted host path keeps its host label unless the volume is relabelled",
                   fix=_SELINUX_FIX, evidence=told_evidence(s))
+        return
+    nvml = _symptoms(f, "nvml:NVML_ERROR_NO_PERMISSION")
+    in_container = (_symptoms(f, "prose:docker-run-without-gpus") + _symptoms(f, "docker_client:run-bind-mount")
+                    + _symptoms(f, "faq_containers:in-container-said"))
+    if nvml and in_container and _symptoms(f, "prose:privileged-works-said") and _symptoms(f, "prose:selinux-said"):
+        # NVML refused in a container that runs with --privileged, where the user names SELinux: the
+        # container's label (container_t) may not open the host's /dev/nvidia* (nvidia-docker#676's answer).
+        s = nvml[0]
+        yield Hit(message=f"NVML is refused in the container (line {s.get('line')}: \"{told_text(s)}\") which runs with "
+                          "--privileged, on a host the user says runs SELinux: the container's SELinux label is not "
+                          "allowed to open the NVIDIA device nodes; the privileged run drops that label",
+                  severity="warning", fix=_SELINUX_GPU_FIX, evidence=told_evidence(s))
         return
     denied = _symptoms(f, "errno:EACCES")
     labelled = _symptoms(f, "selinux:ls-selinux-context-mark")

@@ -119,6 +119,9 @@ def gpu_device_permission_denied(f: FactView) -> Iterator[Hit]:
                           f"\"{told_text(s)}\"): on an SELinux host, the container's labels",
                   fix=_SELINUX_FIX, evidence=told_evidence(s))
         return
+    said = {t.get("id") for t in f.get("ticket.symptoms") or []}
+    if s.get("id") == _NVML_DENIED and {"prose:privileged-works-said", "prose:selinux-said"} <= said:
+        return  # works with --privileged on an SELinux host: the label, selinux-denies-container-access, not the mode
     group = s.get("group") if s.get("id") == _LISTED else None
     what = {"rw-------": "only root may open the NVIDIA device nodes (mode 0600)"}.get(str(s.get("mode")))
     if s.get("id") == _NVML_DENIED:
