@@ -48,7 +48,12 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         BAR, no interrupt, a GPU the driver does not support, a GPU left in a bad state, missing
         GSP firmware, power cables), before the "RmInitAdapter failed" they lead to.
         Not in a container started without the GPU option (container-nvidia-libs-not-bound): the
-        host's driver is not what is missing there.
+        host's driver is not what is missing there. On the node, besides NVML failing: NVML listing
+        the GPUs while the dynamic loader finds no libcuda.so.1 for this job (every CUDA program
+        then fails to start), and NVML's "Driver Not Loaded" where the module is loaded
+        (/proc/driver/nvidia) but this process has no /dev/nvidia* nodes, said as such. NVML's
+        "Insufficient Permissions" where the nodes shut the user out is gpu-device-permission-denied's
+        alone (all recorded on an H200 made unsound on purpose, tests/fixtures/nodes/h200-fc-env-*).
 
     Why it matters:
         Every GPU job on the node fails or silently runs on the CPU. A driver/library mismatch is

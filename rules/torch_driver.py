@@ -32,7 +32,10 @@ def driver_too_old(f: FactView) -> Iterator[Hit]:
         onnxruntime, CUDA samples), 36 (an API call that needs a newer driver) or 222 (PTX built by
         a newer CUDA than the driver's JIT compiler). Error 35 in TensorFlow's or JAX's words
         ("cudaGetDevice() failed. Status: CUDA driver version is insufficient ...") is answered
-        for their build, not torch's. Where no message names the fault, versions the ticket states:
+        for their build, not torch's. A bare error 35 (no driver version with it) is said with both
+        its causes, a driver older than the runtime or no libcuda.so.1 loadable at all, which the
+        runtime reports in the same words (CuPy without libcuda, recorded on an H200:
+        tests/fixtures/pastes/h200-env-cupy-libcuda-missing.txt). Where no message names the fault, versions the ticket states:
         the build's CUDA (torch.version.cuda answered in a REPL or print, a "+cu100" wheel, the
         cudatoolkit in conda's plan) against the driver nvidia-smi's banner or the user gives, or
         the user saying the driver is too old: a warning, the versions judged through NVIDIA's
