@@ -5,26 +5,19 @@ from __future__ import annotations
 
 import subprocess
 
-from conftest import FIXTURES
-from rulekit import fired, paste_facts
-
-EMITTERS = FIXTURES / "emitters_gpu"
+from rulekit import fired, paste_facts, recorded_paste_facts
 
 
-def emitted(tmp_path, name):
-    return paste_facts(tmp_path, (EMITTERS / name).read_text(encoding="utf-8"), name)
-
-
-def test_triton_without_libcuda_in_the_cache_gets_the_folder_to_name(tmp_path):
-    [hit] = fired("triton-libcuda-not-found", emitted(tmp_path, "h200-triton-libcuda-not-found.txt"))
+def test_triton_without_libcuda_in_the_cache_gets_the_folder_to_name():
+    [hit] = fired("triton-libcuda-not-found", recorded_paste_facts("../emitters_gpu/h200-triton-libcuda-not-found.txt"))
     assert "TRITON_LIBCUDA_PATH" in hit.message and "ldconfig -p" in hit.fix
     # every line of the fix is shell that parses
     for line in hit.fix.splitlines():
         assert subprocess.run(["bash", "-n", "-c", line]).returncode == 0, line
 
 
-def test_cuda_without_the_ptx_jit_compiler(tmp_path):
-    [hit] = fired("ptx-jit-library-missing", emitted(tmp_path, "h200-cuda-ptx-jit-missing.txt"))
+def test_cuda_without_the_ptx_jit_compiler():
+    [hit] = fired("ptx-jit-library-missing", recorded_paste_facts("../emitters_gpu/h200-cuda-ptx-jit-missing.txt"))
     assert hit.severity == "error" and "libnvidia-ptxjitcompiler.so.1" in hit.message and "nvliblist.conf" in hit.fix
 
 
@@ -36,7 +29,7 @@ def test_jit_disabled_is_a_warning_about_the_variable(tmp_path):
     assert hit.severity == "warning" and "CUDA_DISABLE_PTX_JIT" in hit.fix
 
 
-def test_healthy_triton_and_cuda_runs_are_silent(tmp_path):
-    g = emitted(tmp_path, "h200-torch-triton-illegal-address.txt")
+def test_healthy_triton_and_cuda_runs_are_silent():
+    g = recorded_paste_facts("../emitters_gpu/h200-torch-triton-illegal-address.txt")
     assert not fired("triton-libcuda-not-found", g)
     assert not fired("ptx-jit-library-missing", g)

@@ -3,33 +3,26 @@ bench/gpu_env_emitters.py; tests/fixtures/emitters_gpu/README.md), read as paste
 
 from __future__ import annotations
 
-from conftest import FIXTURES
-from rulekit import fired, paste_facts, recorded_paste_facts, run_rule
-
-EMITTERS = FIXTURES / "emitters_gpu"
+from rulekit import PASTES, fired, paste_facts, recorded_paste_facts, run_rule
 
 
-def emitted(tmp_path, name):
-    return paste_facts(tmp_path, (EMITTERS / name).read_text(encoding="utf-8"), name)
-
-
-def test_jax_backing_off_from_its_preallocation_says_the_card_was_held(tmp_path):
-    [hit] = fired("gpu-memory-in-use", emitted(tmp_path, "h200-jax-beside-jax.txt"))
+def test_jax_backing_off_from_its_preallocation_says_the_card_was_held():
+    [hit] = fired("gpu-memory-in-use", recorded_paste_facts("../emitters_gpu/h200-jax-beside-jax.txt"))
     assert "104.85GiB" in hit.message and "backed off 10 times" in hit.message
     assert "XLA_PYTHON_CLIENT_PREALLOCATE=false" in hit.fix
 
 
 def test_one_failed_request_alone_is_not_memory_held_by_others(tmp_path):
     # JAX asking for more than the card has, on a free card: one allocation failure, no backpedal.
-    text = (EMITTERS / "h200-jax-beside-jax.txt").read_text(encoding="utf-8").splitlines()
+    text = (PASTES.parent / "emitters_gpu" / "h200-jax-beside-jax.txt").read_text(encoding="utf-8").splitlines()
     one = "\n".join(line for n, line in enumerate(text) if "Failed to allocate device memory" not in line or n < 2)
     # Not judged (a paste with no GPU listing), and no finding: nothing read says others hold the card.
     assert not run_rule("gpu-memory-in-use", paste_facts(tmp_path, one))[0]
-    assert not run_rule("gpu-memory-in-use", emitted(tmp_path, "h100-jax-oom.txt"))[0]
+    assert not run_rule("gpu-memory-in-use", recorded_paste_facts("../emitters_gpu/h100-jax-oom.txt"))[0]
 
 
-def test_nccl_without_libnvidia_ml_names_the_driver_library(tmp_path):
-    [hit] = fired("gpu-driver-unusable", emitted(tmp_path, "h200-nccl-nvml-missing.txt"))
+def test_nccl_without_libnvidia_ml_names_the_driver_library():
+    [hit] = fired("gpu-driver-unusable", recorded_paste_facts("../emitters_gpu/h200-nccl-nvml-missing.txt"))
     assert "no NVIDIA driver libraries" in hit.message and "NVIDIA_DRIVER_CAPABILITIES" in hit.fix
 
 
@@ -54,7 +47,7 @@ def test_libcuda_missing_pastes_without_a_gpu_are_no_driver_fault():
 
 
 def test_cupy_without_nvrtc_is_pointed_at_cuda_13s_one_wheel_folder(tmp_path):
-    [hit] = fired("cuda-runtime-library-missing", emitted(tmp_path, "h200-cupy-nvrtc-missing.txt"))
+    [hit] = fired("cuda-runtime-library-missing", recorded_paste_facts("../emitters_gpu/h200-cupy-nvrtc-missing.txt"))
     assert "libnvrtc.so.13" in hit.message and "/nvidia/cu13/lib" in hit.fix and "cuda_nvrtc" not in hit.fix
     # CUDA 12's soname keeps its own wheel's folder
     text = "OSError: libnvrtc.so.12: cannot open shared object file: No such file or directory\n"
