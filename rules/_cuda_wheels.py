@@ -11,8 +11,8 @@ from hpcdoctor import knowledge
 
 # The library's stem -> its NVIDIA wheel's folder under site-packages/nvidia/<folder>/lib, with the
 # source beside it (knowledge/cuda_wheel_libs.toml).
-_DIRS = knowledge.load("cuda_wheel_libs")["wheel_dirs"]
-_CU13 = knowledge.load("cuda_wheel_libs")["cu13"]
+_TABLE = knowledge.load("cuda_wheel_libs")
+_DIRS, _CU13 = _TABLE["wheel_dirs"], _TABLE["cu13"]
 
 _SITE = "$(python -c 'import site; print(site.getsitepackages()[0])')"
 

@@ -49,11 +49,18 @@ def _jvm_bytes(f: FactView) -> Optional[int]:
 # process.resourceLimits caps every process's request (Nextflow 24.04 and later; nf-core pipelines
 # before it take --max_memory); a grid executor sends the task to a node that has the memory.
 _NEXTFLOW = "nextflow:requirement-exceeds-memory"
-_NEXTFLOW_FIX = ("free -g   # the memory this machine has (Nextflow's local executor counts all of it, or executor.memory)\n"
-                 "echo 'process.resourceLimits = [memory: 12.GB]' >> nextflow.config   # cap every process at what the "
-                 "host has (Nextflow 24.04 or later; older nf-core pipelines: --max_memory 12.GB), then -resume\n"
-                 "nextflow run ... -profile slurm -resume   # or run the tasks on the cluster's nodes through its scheduler "
-                 "(the pipeline's profile for it), where a node with that memory can take the task")
+
+
+def _nextflow_fix(avail: str) -> str:
+    """The commands for a task capped at what the host gives (its figure as Nextflow writes a
+    MemoryUnit in config: "12 GB" is 12.GB)."""
+    cap = avail.replace(" ", ".")
+    return ("free -g   # the memory this machine has (Nextflow's local executor counts all of it, or executor.memory)\n"
+            f"echo 'process.resourceLimits = [memory: {cap}]' >> nextflow.config   # cap every process at what the "
+            f"host has (Nextflow 24.04 or later; older nf-core pipelines: --max_memory {cap}), then -resume\n"
+            "nextflow run ... -profile slurm -resume   # or run the tasks on the cluster's nodes through its scheduler "
+            "(the pipeline's profile for it), where a node with that memory can take the task")
+
 
 _RUNTIME = "runtime_memory:"
 # torch's own host allocator (torch.toml cpu-alloc-failed): posix_memalign's ENOMEM, the bytes asked in its words
@@ -162,7 +169,7 @@ def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
             yield Hit(message=f"Nextflow's local executor would not start a task that asks {s.get('req')} of memory where "
                               f"this machine gives {s.get('avail')} (line {s['line']}: \"{told_text(s)}\"): one process's "
                               "memory directive is more than the host has",
-                      fix=_NEXTFLOW_FIX.replace("12.GB", str(s.get("avail") or "12 GB").replace(" ", ".")),
+                      fix=_nextflow_fix(str(s["avail"])),
                       evidence=ticket_evidence(s))
             return
         if _runtime(s):
