@@ -111,8 +111,7 @@ def slurm_submit_from_compute_node_refused(f: FactView) -> Iterator[Hit]:
     told = catalogued(f, SYMBOL)
     if not told:
         return
-    # a MSG= detail names the one cause the bare PBSE_BADUSER text leaves open
-    # a refusal that names its cause first; then TORQUE's command line that says trqauthd; the bare text last
+    # a refusal that names its cause first (a MSG= detail names the one PBSE_BADUSER's bare text leaves open); then TORQUE's command line that says trqauthd; the bare text last
     s = min(told, key=lambda t: (t.get("id") == _PBS_BARE,
                                  str(t.get("id", "")).startswith(_TRQAUTHD) and t.get("id") != _TRQAUTHD + "torque-trqauthd-unreachable",
                                  str(t.get("id", "")).startswith(_TRQAUTHD)))
