@@ -314,6 +314,15 @@ _ROMIO_LOCK_FIX = ("findmnt -T \"$PWD\" -o TARGET,FSTYPE,OPTIONS   # the mount h
                    "export ROMIO_HINTS=\"$HOME/romio-hints\"   # read by ROMIO (MPICH, Open MPI's io/romio, Intel MPI) "
                    "at MPI_File_open\n"
                    "# administrators: mount Lustre with -o flock (or NFS with its lock service) on every node")
+# Nextflow keeps its resume cache and history in .nextflow/ under the directory it is launched from;
+# only the work directory (-w) has to be shared with the compute nodes.
+_NEXTFLOW_CACHE = "nextflow_locks:cache-db-open-failed"
+_NEXTFLOW_LOCK_FIX = ("findmnt -T \"$PWD\" -o TARGET,FSTYPE,OPTIONS   # the launch directory's mount: lustre without "
+                      "flock, nfs with nolock, a FUSE or CephFS mount without POSIX locks\n"
+                      "mkdir -p \"$HOME/nf-launch\" && cd \"$HOME/nf-launch\"   # launch from a directory whose file "
+                      "system grants locks (home or node-local disk; .nextflow/ is created here)\n"
+                      "# then run the same nextflow run command from there with -w \"$OLDPWD/work\": the shared work "
+                      "directory stays where it was (-resume finds its tasks only through the old .nextflow/)")
 _HINTS = {
     "file_locks:sqlite-busy": ("one of two documented causes (SQLite FAQ) of \"database is locked\": another connection "
                                "holds the lock, or the database is on a network file system whose fcntl() locking is broken"),
@@ -342,7 +351,10 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
         524": Cray DVS answers flock() with it) or errno = 95 (EOPNOTSUPP); ROMIO's (MPI-IO in
         MPICH, Open MPI, Intel MPI) "File locking failed in ADIOI_Set_lock" / "ADIOI_GEN_SetLock"
         with errno 26, 25, 5F or 20C (printed in hexadecimal: ENOSYS, ENOLCK, EOPNOTSUPP, ENOTSUPP),
-        and ROMIO's older wording that names no errno as a warning; SQLite's "database
+        and ROMIO's older wording that names no errno as a warning; Nextflow's "Can't open cache DB
+        ... Nextflow needs to be executed in a shared file system that supports file locks" (its
+        resume cache in the launch directory would not open; not its "Can't lock file ...
+        history", which its source throws when another Nextflow holds the lock); SQLite's "database
         is locked" (SQLITE_BUSY) and a user's words that a FileLock hangs or is stuck acquiring,
         at info. On the node: a file system a run writes to (home, working directory, temporary
         directory, caches) mounted with locks local to the node (NFS nolock or local_lock=all,
@@ -374,6 +386,8 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
         - https://github.com/HDFGroup/hdf5/issues/3311 (errno 524 from flock() on Cray DVS)
         - https://github.com/pmodels/mpich/blob/main/src/mpi/romio/adio/common/lock.c (ADIOI_GEN_SetLock: errno in %X)
         - https://github.com/dtarb/TauDEM/issues/17 (ROMIO on Lustre without flock: errno 26)
+        - https://github.com/nextflow-io/nextflow/blob/master/modules/nextflow/src/main/groovy/nextflow/cache/DefaultCacheStore.groovy (openDb: "Can't open cache DB")
+        - https://github.com/nextflow-io/nextflow/issues/1310 (Can't open cache DB on a scratch file system)
     """
     told = catalogued(f, "fs-file-locking-unsupported")
     if told:
@@ -381,7 +395,7 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
             or next((t for t in told if t.get("id") in _ROMIO), None) \
             or next((t for t in told if t.get("id") in ("file_locks:filelock-no-flock", "errno:ENOLCK")
                      or t.get("id") in _LOCK_CALL_REFUSED), None) \
-            or next((t for t in told if t.get("id") == "file_locks:sqlite-protocol"), told[0])
+            or next((t for t in told if t.get("id") in (_NEXTFLOW_CACHE, "file_locks:sqlite-protocol")), told[0])
         sid = str(s.get("id"))
         quote = f"(line {s.get('line')}: \"{told_text(s)}\")"
         if sid in _HDF5_NOT_SUPPORTED:
@@ -408,6 +422,11 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
             # manager (lockd/statd) answering for the mount, or a mount with nolock (nfs(5))
             msg, sev = (f"the file system refused a file lock: ENOLCK, no locks available {quote}: on an NFS mount, "
                         "no lock manager (rpc.statd, lockd) answers for it"), None
+        elif sid == _NEXTFLOW_CACHE:
+            msg, sev = (f"Nextflow could not open its resume cache in the launch directory's .nextflow/ {quote}: its "
+                        "source prints these words for any failure but another run holding the session (that is "
+                        "\"Unable to acquire lock on session\"): the file system refused the database's lock, or "
+                        "the database is damaged"), None
         elif sid == "file_locks:sqlite-protocol":
             msg, sev = (f"SQLite's locking protocol failed {quote}: its WAL mode needs locks and shared memory that a "
                         "network or parallel file system does not provide (SQLite: WAL does not work over a network "
@@ -416,7 +435,8 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
             msg, sev = _sqlite_ioerr(f, s, quote)
         else:
             msg, sev = f"{_HINTS.get(sid, 'a file lock that was not granted')} {quote}", "info"
-        fix = _HDF5_LOCK_FIX if sid in _HDF5_NOT_SUPPORTED else _ROMIO_LOCK_FIX if sid in _ROMIO else _LOCK_FIX
+        fix = _HDF5_LOCK_FIX if sid in _HDF5_NOT_SUPPORTED else _ROMIO_LOCK_FIX if sid in _ROMIO \
+            else _NEXTFLOW_LOCK_FIX if sid == _NEXTFLOW_CACHE else _LOCK_FIX
         yield Hit(message=msg, fix=fix,
                   evidence=told_evidence(s), severity=sev)
         return
