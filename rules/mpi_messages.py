@@ -285,8 +285,47 @@ def mpi_internal_hwloc_incompatible(f: FactView) -> Iterator[Hit]:
 _SUN_PATH = 108
 
 
+# Who built the socket path, and where its directory comes from (knowledge/messages/unix_socket_path.toml).
+_SOCKET_OWNER = {
+    "unix_socket_path:ray-socket-path-too-long": (
+        "Ray could not create the socket of its session directory",
+        "mkdir -p \"/tmp/$USER\" && export TMPDIR=\"/tmp/$USER\"   # before the script or ray start: Ray builds "
+        "<temp dir>/ray/session_<date>_<pid>/sockets/ under TMPDIR\n"
+        "ray start --head --temp-dir=\"/tmp/ray-$USER\"   # a cluster started by hand: a short temp dir (in Python: "
+        "ray.init(_temp_dir=...) with a short absolute path)"),
+    "unix_socket_path:cpython-af-unix-path-too-long": (
+        "Python's socket module refused a Unix-domain socket path",
+        "mkdir -p \"/tmp/$USER\" && export TMPDIR=\"/tmp/$USER\"   # where the program builds its socket under "
+        "TMPDIR; else give it a shorter socket path or directory"),
+    "unix_socket_path:rust-std-sun-len": (
+        "a Rust program refused a Unix-domain socket path",
+        "mkdir -p \"/tmp/$USER\" && export TMPDIR=\"/tmp/$USER\"   # where the program builds its socket under "
+        "TMPDIR; else give it a shorter socket path or directory"),
+    "unix_socket_path:postgres-socket-path-too-long": (
+        "PostgreSQL could not use its Unix-domain socket",
+        "echo \"unix_socket_directories = '/tmp'\" >> \"$PGDATA/postgresql.conf\"   # the server's socket in a short "
+        "directory; restart it\n"
+        "psql -h /tmp   # clients name that directory as the host"),
+}
+
+
+def _socket_path_hit(s: dict) -> Hit:
+    who, fix = _SOCKET_OWNER.get(str(s.get("id")), _SOCKET_OWNER["unix_socket_path:cpython-af-unix-path-too-long"])
+    path = str(s.get("path") or "")
+    size = len(path.encode("utf-8"))
+    limit = int(s.get("limit") or _SUN_PATH - 1)
+    cut = f"{path[:90]}{'...' if len(path) > 90 else ''}"
+    # a user who masks part of the path ("/nfs/XXX/...") pastes fewer bytes than the program measured
+    shown = ("" if not path else f" ({size} bytes: {cut})" if size > limit
+             else f" ({cut}, shortened in the paste: {size} bytes as pasted)")
+    return Hit(message=(f"{who} (line {s['line']}): its path{shown} is longer than a Unix-domain socket path may be, "
+                        f"{limit} bytes (107 on Linux, 103 on macOS); it is built under a deep temporary or work "
+                        "directory"),
+               fix=fix, evidence=told_evidence(s))
+
+
 @rule("SYS052", "tmpdir-path-too-long-for-socket", "error",
-      "the MPI launcher's session directory under TMPDIR is too long for a Unix-domain socket", impact=7)
+      "a Unix-domain socket built under a deep temporary or work directory is too long (MPI, Ray, ssh)", impact=7)
 def tmpdir_path_too_long_for_socket(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -299,7 +338,10 @@ def tmpdir_path_too_long_for_socket(f: FactView) -> Iterator[Hit]:
         for Unix's socket's path-length" (help-orterun.txt [orterun:pmix-failed]). The same limit in
         OpenSSH's words ("unix_listener: path ... too long for Unix domain socket", "ControlPath too
         long (... >= 108 bytes)": misc.c, mux.c), a ControlMaster socket that a launcher's ssh uses,
-        is answered with ssh's own fix.
+        is answered with ssh's own fix. Outside MPI: Ray's "AF_UNIX path length cannot exceed 107
+        bytes: '<temp dir>/ray/session_.../sockets/plasma_store'" (its node.py checks the path
+        before it starts), CPython's "AF_UNIX path too long", Rust std's "path must be shorter than
+        SUN_LEN" and PostgreSQL's "Unix-domain socket path ... is too long (maximum 107 bytes)".
 
     Why it matters:
         mpirun's PMIx server listens on a Unix-domain socket in the job's session directory under
@@ -324,11 +366,18 @@ def tmpdir_path_too_long_for_socket(f: FactView) -> Iterator[Hit]:
         - https://github.com/open-mpi/ompi/pull/1528 (macOS's long TMPDIR)
         - https://github.com/openssh/openssh-portable/blob/V_10_5_P1/misc.c (unix_listener)
         - https://man.openbsd.org/ssh_config#ControlPath
+        - https://github.com/ray-project/ray/blob/master/python/ray/_private/node.py (_prepare_socket_file: 107 bytes on Linux)
+        - https://github.com/python/cpython/blob/main/Modules/socketmodule.c (getsockaddrarg: "AF_UNIX path too long")
+        - https://github.com/volcengine/verl/issues/1120 (Ray's sockets under a Slurm job's temporary directory)
     """
     told = catalogued(f, "tmpdir-path-too-long-for-socket")
     if not told:
         return
-    mpi = [t for t in told if t.get("family") != "openssh"]
+    mpi = [t for t in told if t.get("family") not in ("openssh", "unix_socket_path")]
+    other = [t for t in told if t.get("family") == "unix_socket_path"]
+    if not mpi and other:
+        yield _socket_path_hit(next((t for t in other if t.get("path")), other[0]))
+        return
     if not mpi:
         s = told[0]
         path = str(s.get("path") or "")
