@@ -160,7 +160,9 @@ def xdg_runtime_dir_unavailable(f: FactView) -> Iterator[Hit]:
         In a pasted log: dconf's "unable to create directory '/run/user/<uid>/dconf': Permission
         denied. dconf will not work properly." (and its file form), Qt's "XDG_RUNTIME_DIR points
         to non-existing path" and "wrong ownership on runtime directory", warnings; Qt's
-        "XDG_RUNTIME_DIR not set, defaulting to '/tmp/runtime-<user>'", info (Qt goes on).
+        "XDG_RUNTIME_DIR not set, defaulting to '/tmp/runtime-<user>'", info (Qt goes on); ble.sh's
+        "XDG_RUNTIME_DIR='/run/user/<uid>' is not a directory." and "... doesn't have a proper
+        permission.", which every shell it starts prints (an interactive job's shell first).
 
     Why it matters:
         /run/user/<uid> exists only while the user has a login session (pam_systemd); a batch job
@@ -178,6 +180,7 @@ def xdg_runtime_dir_unavailable(f: FactView) -> Iterator[Hit]:
         - https://www.freedesktop.org/software/systemd/man/latest/pam_systemd.html ($XDG_RUNTIME_DIR)
         - https://gitlab.gnome.org/GNOME/dconf/-/blob/main/shm/dconf-shm.c
         - https://github.com/OSC/ood-ansible/issues/78
+        - https://github.com/akinomyoga/ble.sh/blob/master/ble.pp (initialize-runtime-directory/.xdg)
     """
     told = catalogued(f, XDG)
     stated = [s for s in told if s.get("id") != _XDG_INFO]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rulekit import facts, fired, recorded_paste_facts
+from rulekit import facts, fired, paste_facts, recorded_paste_facts
 from hpcdoctor import pipeline
 from hpcdoctor.runner import Options
 from hpcdoctor.triage.messages import find_messages
@@ -186,3 +186,18 @@ def test_enroot_helpers_permission_denied_with_the_switches_on_is_not_read():
     # EACCES with user.max_user_namespaces 15000 and unprivileged_userns_clone 1 in the same paste
     assert fired("user-namespaces-disabled",
                  recorded_paste_facts("enroot-247-nsenter-userns-permission-denied-switches-on.txt")) == []
+
+
+def test_blesh_runtime_dir_from_the_login_node_on_a_compute_node():
+    # akinomyoga/ble.sh#556: an interactive shell on a Slurm compute node; /run/user/<uid> exists on
+    # the login node only
+    (f,) = fired("xdg-runtime-dir-unavailable",
+                 recorded_paste_facts("../tickets_blind_y/ble-sh-556-xdg-runtime-dir-missing-on-compute-node.txt"))
+    assert f.severity == "warning" and "/run/user/17238" in f.message
+    assert "export XDG_RUNTIME_DIR=$(mktemp -d" in f.fix
+
+
+def test_blesh_runtime_dir_owned_by_someone_else_is_read_too(tmp_path):
+    (f,) = fired("xdg-runtime-dir-unavailable",
+                 paste_facts(tmp_path, "ble.sh: XDG_RUNTIME_DIR='/run/user/1000' doesn't have a proper permission.\n"))
+    assert "/run/user/1000" in f.message
