@@ -32,3 +32,13 @@ def test_sbatch_refusing_a_slurm_hostfile_it_cannot_read(slurm):
     assert res.returncode != 0 and "Failure getting NodeNames from hostfile" in res.stderr
     (f,) = fired("slurm-inherited-env-conflict", told_facts(res.stderr))
     assert "SLURM_HOSTFILE" in f.message and "unset SLURM_HOSTFILE" in f.fix
+
+
+def test_sbatch_array_past_the_default_max_array_size(slurm):
+    # the test cluster keeps Slurm's default MaxArraySize (1001): index 1001 is refused by slurmctld
+    res = slurm.run(["sbatch", "--array=1-1001", "--wrap", "true"], timeout=30)
+    assert res.returncode != 0 and "Invalid job array specification" in res.stderr
+    (f,) = fired("slurm-array-exceeds-max-array-size", told_facts(f"$ sbatch --array=1-1001 --wrap true\n{res.stderr}"))
+    assert f.severity == "error" and "indices up to 1001" in f.message
+    ok = slurm.run(["sbatch", "--array=0-1000", "--wrap", "true"], timeout=30)
+    assert ok.returncode == 0, ok.stderr
