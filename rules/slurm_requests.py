@@ -306,6 +306,15 @@ _PBS_TIME_FIX = ("qstat -Q -f QUEUE | grep -E 'resources_(max|default)\\.walltim
                  "longer work checkpoints and resubmits")
 
 
+# The user's own sentence naming the request and the queue's maximum (knowledge/messages/prose.toml).
+_TIME_PROSE = "prose:walltime-over-queue-max"
+
+
+def _seconds(hms) -> int:
+    h, m, sec = (int(x) for x in str(hms).split(":"))
+    return h * 3600 + m * 60 + sec
+
+
 @rule("ENV032", "slurm-time-request-exceeds-limit", "error",
       "the job asks for more time than its partition or QOS allows", impact=6)
 def slurm_time_request_exceeds_limit(f: FactView) -> Iterator[Hit]:
@@ -316,7 +325,9 @@ def slurm_time_request_exceeds_limit(f: FactView) -> Iterator[Hit]:
         other limits)", or the job held with reason PartitionTimeLimit, QOSMaxWallDurationPerJobLimit
         or AssocMaxWallDurationPerJobLimit; a TORQUE server's "Job exceeds queue resource limits
         MSG=cannot satisfy queue max walltime requirement" (qsub's, for PBS jobs); Flux's
-        limit-duration plugin: "requested duration (T) exceeds policy limit of L".
+        limit-duration plugin: "requested duration (T) exceeds policy limit of L"; a user's
+        sentence naming a walltime request above the queue's maximum ("walltime=239:00:00, but
+        ... the maximum walltime is 23:59:59"), the two figures compared.
 
     Why it matters:
         The job is refused, or waits for ever: its --time (or a default the script or a workflow
@@ -335,8 +346,15 @@ def slurm_time_request_exceeds_limit(f: FactView) -> Iterator[Hit]:
         - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/server/svr_jobfunc.c (chk_svr_resc_limit)
         - https://github.com/flux-framework/flux-core/blob/4a5e79f56b850a58cbbfc4b5af5a5b1fcd04c049/src/modules/job-manager/plugins/limit-duration.c
     """
-    s = first_catalogued(f, "slurm-time-request-exceeds-limit")
+    s = first_catalogued(f, "slurm-time-request-exceeds-limit", skip=(_TIME_PROSE,))
     if s is None:
+        said = next((t for t in catalogued(f, "slurm-time-request-exceeds-limit") if t.get("id") == _TIME_PROSE), None)
+        over = said and _seconds(said.get("asked")) > _seconds(said.get("limit"))
+        if over:
+            yield Hit(message=f"the job asks for a walltime of {said.get('asked')}, longer than the queue's maximum of "
+                              f"{said.get('limit')}, as the user writes (line {said.get('line')}: \"{_quoted(said)}\"): "
+                              "the batch server refuses or never starts such a job",
+                      fix=_PBS_TIME_FIX, evidence=told_evidence(said))
         return
     if str(s.get("id", "")).startswith("flux:"):
         yield Hit(message=f"Flux refuses the job for its duration (line {s.get('line')}: \"{_quoted(s)}\"): the time asked "

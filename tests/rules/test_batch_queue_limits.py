@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from rulekit import fired, recorded_paste_facts, told_facts
+from rulekit import fired, recorded_paste_facts, run_rule, told_facts
 from hpcdoctor.triage.messages import find_messages
 
 WALLTIME = "e3sm-1318-qsub-walltime-exceeds-queue-max.txt"
@@ -41,3 +41,17 @@ def test_server_scope_and_other_memory_resources_are_named():
     (f,) = fired("batch-queue-mem-limit-exceeded",
                  told_facts("qsub: submit error (Job exceeds queue resource limits MSG=cannot satisfy server max pvmem requirement)\n"))
     assert "the pvmem asked for is larger than the server's maximum (resources_max.pvmem)" in f.message
+
+
+def test_a_users_sentence_naming_a_walltime_above_the_queue_maximum():
+    # roryk/ipython-cluster-helper#44: bcbio's TORQUE job files ask for 239 hours; the 'all' queue's maximum is 23:59:59
+    (f,) = fired("slurm-time-request-exceeds-limit", recorded_paste_facts(
+        "../tickets_blind_y/ipython-cluster-helper-44-torque-walltime-over-queue-max.txt"))
+    assert "239:00:00" in f.message and "23:59:59" in f.message and "line 11" in f.message
+    assert "resources_(max|default)" in f.fix
+
+
+def test_a_walltime_within_the_queue_maximum_is_not_this():
+    facts = told_facts("The job file has walltime=12:00:00, and the maximum walltime is 23:59:59 for that queue\n")
+    assert run_rule("slurm-time-request-exceeds-limit", facts)[0] == []
+    assert not fired("slurm-time-request-exceeds-limit", facts)
