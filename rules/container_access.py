@@ -79,6 +79,13 @@ _SELINUX_GPU_FIX = ("getenforce   # on the host: Enforcing\n"
                     "nodes (NVIDIA's for its container runtime) keeps confinement")
 
 
+def container_avc_on_nvidia(f: FactView):
+    """A container's AVC denial (selinux.toml avc-denied, a container domain) of an NVIDIA device
+    node (a character device whose record names nvidia): the label, not the node's mode, refused it."""
+    return next((s for s in _symptoms(f, "selinux:avc-denied") if s.get("stype") in _CONTAINER_DOMAINS
+                 and s.get("tclass") == "chr_file" and "nvidia" in str(s.get("text", "")).lower()), None)
+
+
 @rule("ENV055", SELINUX, "error", "SELinux denies a container the host files mounted into it", impact=5,
       also={"warning": "Permission denied inside a container on a host whose ls -l shows SELinux labels, no AVC pasted"})
 def selinux_denies_container_access(f: FactView) -> Iterator[Hit]:
@@ -109,11 +116,23 @@ def selinux_denies_container_access(f: FactView) -> Iterator[Hit]:
         - https://www.gnu.org/software/coreutils/manual/html_node/What-information-is-listed.html (ls -l's '.')
     """
     denials = [s for s in _symptoms(f, "selinux:avc-denied") if s.get("stype") in _CONTAINER_DOMAINS]
+    nvidia = container_avc_on_nvidia(f)
+    if nvidia is not None:
+        s = nvidia
+        yield Hit(message=f"SELinux denied the container ({s.get('stype')}) {s.get('perms') or 'access'} on an NVIDIA "
+                          f"device node labelled {s.get('ttype')} (line {s.get('line')}: \"{told_text(s)}\"): the container's "
+                          "label may not open the driver's nodes with their host labels, so NVML and CUDA fail inside",
+                  fix=_SELINUX_GPU_FIX, evidence=told_evidence(s))
+        return
     if denials:
         s = denials[0]
+        device = s.get("tclass") == "chr_file"
         yield Hit(message=f"SELinux denied the container ({s.get('stype')}) {s.get('perms') or 'access'} on a "
                           f"{s.get('tclass') or 'file'} labelled {s.get('ttype')} (line {s.get('line')}: \"{told_text(s)}\"): "
-                          "a bind-mounted host path keeps its host label unless the volume is relabelled",
+                          + ("a host device node passed into the container keeps its host label, which the container "
+                             "policy does not allow (a newer container-selinux, or the boolean container_use_devices)"
+                             if device else
+                             "a bind-mounted host path keeps its host label unless the volume is relabelled"),
                   fix=_SELINUX_FIX, evidence=told_evidence(s))
         return
     nvml = _symptoms(f, "nvml:NVML_ERROR_NO_PERMISSION")

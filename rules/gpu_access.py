@@ -8,6 +8,7 @@ from typing import Iterator, Optional
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, stated, told_evidence, told_text
+from hpcdoctor.rules.container_access import container_avc_on_nvidia
 from hpcdoctor.rules._where import APPTAINER_VARS, KUBERNETES_VAR
 
 # What says the user may not open an NVIDIA node, by itself (knowledge/messages/devices.toml, nvml.toml):
@@ -120,6 +121,8 @@ def gpu_device_permission_denied(f: FactView) -> Iterator[Hit]:
                   fix=_SELINUX_FIX, evidence=told_evidence(s))
         return
     said = {t.get("id") for t in f.get("ticket.symptoms") or []}
+    if container_avc_on_nvidia(f) is not None:
+        return  # a container's AVC denial of an nvidia node: the label, selinux-denies-container-access, not the mode
     if s.get("id") == _NVML_DENIED and {"prose:privileged-works-said", "prose:selinux-said"} <= said:
         return  # works with --privileged on an SELinux host: the label, selinux-denies-container-access, not the mode
     group = s.get("group") if s.get("id") == _LISTED else None

@@ -21,6 +21,19 @@ _TRITON_FIX = (
     "| head -n 1)\")\"   # the first folder where drivers and containers put it: Triton 3 takes it before the cache\n"
     "# administrators, or in the image build: sudo ldconfig (a container whose cache was built before the driver's "
     "libraries were mounted lists none)")
+# Triton 2.x requires libcuda.so (no .1) in the folder the cache names ("Please create a symlink of libcuda.so to any
+# of the file.", triton==2.1.0-2.3.1 triton/common/build.py): a private folder with both links, named by
+# TRITON_LIBCUDA_PATH (2.2 and later), or the link in the driver's folder (administrators).
+_TRITON2_LINK_FIX = (
+    "ldconfig -p | grep -F libcuda.so   # the cache lists libcuda.so.1 but no libcuda.so beside it\n"
+    "d=$(ls /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1 /usr/local/nvidia/lib64/libcuda.so.1 "
+    "/usr/lib64-nvidia/libcuda.so.1 /.singularity.d/libs/libcuda.so.1 2>/dev/null | head -n 1); echo \"${d:-no libcuda.so.1 "
+    "in the usual folders}\"   # the driver's libcuda.so.1\n"
+    "[ -n \"$d\" ] && mkdir -p ~/.local/lib/triton-libcuda && ln -sf \"$d\" ~/.local/lib/triton-libcuda/libcuda.so && ln -sf "
+    "\"$d\" ~/.local/lib/triton-libcuda/libcuda.so.1 && export TRITON_LIBCUDA_PATH=~/.local/lib/triton-libcuda   # Triton "
+    "2.2 and 2.3 read this folder first\n"
+    "[ -n \"$d\" ] && sudo ln -sf \"$d\" \"${d%/*}/libcuda.so\"   # administrators instead: the link in the driver's own "
+    "folder, for every user and Triton 2.1")
 _PTX_FIX = (
     "ldconfig -p | grep -F libnvidia-ptxjitcompiler   # nothing: the driver's PTX JIT compiler is not where the program ran\n"
     "grep -n ptxjitcompiler /etc/apptainer/nvliblist.conf /etc/singularity/nvliblist.conf 2>/dev/null   # Apptainer --nv "
@@ -44,6 +57,11 @@ def triton_libcuda_not_found(f: FactView) -> Iterator[Hit]:
         same process), but no Triton kernel runs: a container whose linker cache was built before
         the driver was mounted, a driver installed outside the cache's folders (Colab's
         /usr/lib64-nvidia, Apptainer's /.singularity.d/libs, NixOS), or a missing /sbin/ldconfig.
+        The hint after the assertion says which: "Please make sure GPU is set up and then run
+        /sbin/ldconfig" (the cache lists none; "setup" in Triton 2.2 and 2.3), "Possible files are
+        located at [...]" (the cache lists one: in Triton 3.x a stale entry where no file is, in
+        Triton 2.x, "... to any of the file.", a libcuda.so.1 without the libcuda.so link 2.x
+        requires). Not where the paste shows the driver itself failing: gpu-driver-unusable's.
 
     How to fix:
         Find the folder that holds libcuda.so.1 and give it to Triton (TRITON_LIBCUDA_PATH) or to
@@ -52,12 +70,29 @@ def triton_libcuda_not_found(f: FactView) -> Iterator[Hit]:
     References:
         - https://github.com/triton-lang/triton/blob/main/third_party/nvidia/backend/driver.py (libcuda_dirs)
         - https://github.com/pytorch/pytorch/issues/107960
+        - https://github.com/triton-lang/triton/blob/v2.3.1/python/triton/common/build.py (libcuda_dirs of Triton 2.x; read in the triton==2.1.0, 2.2.0 and 2.3.1 wheels)
     """
     told = catalogued(f, TRITON)
-    if not told:
+    if not told or catalogued(f, "gpu-driver-unusable"):
         return
     s = told[0]
-    yield Hit(message=f"Triton found no libcuda.so.1 where it looks (line {s.get('line')}: \"{told_text(s)}\"): neither "
+    located = s.get("located")
+    if located and s.get("symlink") == "file":
+        yield Hit(message=f"Triton 2.x cannot use the libcuda the linker cache lists ({located}; line {s.get('line')}: "
+                          f"\"{told_text(s)}\"): it requires libcuda.so, the unversioned link, in that folder, and the "
+                          "driver package did not install it",
+                  fix=_TRITON2_LINK_FIX, evidence={**told_evidence(s), "located": located})
+        return
+    if located:
+        yield Hit(message=f"the linker cache lists libcuda.so.1 at {located}, but Triton finds no such file there (line "
+                          f"{s.get('line')}: \"{told_text(s)}\"): the cache is stale (built on another host or image, or "
+                          "before the driver's files moved); the driver's library is elsewhere, or not in this container",
+                  fix=_TRITON_FIX.replace("# nothing: the linker cache, where Triton looks first, does not list the driver",
+                                          "# the entry the cache lists: Triton found no such file there"),
+                  evidence={**told_evidence(s), "located": located})
+        return
+    release = {"setup": "Triton 2.2 or 2.3", "set up": "Triton 3.x"}.get(str(s.get("setup")), "Triton")
+    yield Hit(message=f"{release} found no libcuda where it looks (line {s.get('line')}: \"{told_text(s)}\"): neither "
                       "TRITON_LIBCUDA_PATH nor the linker cache (ldconfig -p) nor LD_LIBRARY_PATH names the driver's "
                       "folder, so no Triton kernel (torch.compile's) can be built, while the driver itself may work",
               fix=_TRITON_FIX, evidence=told_evidence(s))

@@ -198,6 +198,9 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
     if s.get("family") == "nvrtc":
         yield _nvrtc_builtins(s, lib, so)
         return
+    if 'Failure finding "' in str(s.get("text", "")):
+        yield _pathfinder_not_found(f, s, lib, so)
+        return
     rocm = lib.startswith(("libroc", "libhip", "libamd", "libMIOpen", "librccl", "libhsa"))
     built = (f": the program was built for {'ROCm' if rocm else 'CUDA'} {version} and that runtime is not where the "
              "loader looks" if version and lib in ("libcudart", "libamdhip64") else ": it is not where the loader looks")
@@ -278,6 +281,46 @@ def _nvrtc_builtins(s: dict, lib: str, so: str) -> Hit:
                        f"fails. The {so} of the CUDA the program was built with must be on the loader's path "
                        "(conda's and pip's CUDA libraries are not, unless their folder is on LD_LIBRARY_PATH)",
                fix=loader_path_fix(lib, so), evidence={**told_evidence(s), "library": so})
+
+
+# The NVIDIA PyPI wheel that ships each library cuda.pathfinder looks for, read in the wheels' own file lists
+# (folded from the x-gpu-libs branch): CUDA 13 wheels put it in nvidia/cu13/lib (nvidia-cuda-nvrtc 13.0.88:
+# nvidia/cu13/lib/libnvrtc.so.13; nvidia-cublas 13.1.1.3, nvidia-cufft 12.0.0.61, nvidia-curand 10.4.0.35,
+# nvidia-cusolver 12.0.4.66, nvidia-cusparse 12.6.3.3, nvidia-nvjitlink 13.4.92, nvidia-cuda-cupti 13.0.85
+# likewise), the CUDA 12 ones in nvidia/<package>/lib (nvidia-cuda-nvrtc-cu12 12.8.93: nvidia/cuda_nvrtc/lib).
+_CU13_WHEELS = {"libnvrtc": "nvidia-cuda-nvrtc==13.*", "libcublas": "nvidia-cublas==13.*", "libcublasLt": "nvidia-cublas==13.*",
+                "libnvblas": "nvidia-cublas==13.*", "libcufft": "nvidia-cufft", "libcufftw": "nvidia-cufft",
+                "libcurand": "nvidia-curand", "libcusolver": "nvidia-cusolver", "libcusolverMg": "nvidia-cusolver",
+                "libcusparse": "nvidia-cusparse", "libnvJitLink": "nvidia-nvjitlink==13.*", "libcupti": "nvidia-cuda-cupti==13.*"}
+_CU12_WHEELS = {"libnvrtc": "nvidia-cuda-nvrtc-cu12"}
+
+
+def _pathfinder_not_found(f: FactView, s: dict, lib: str, so: str) -> Hit:
+    """cuda.pathfinder's DynamicLibNotFoundError (CuPy 14, cuda.core, numba-cuda): it searched the NVIDIA
+    wheels' folders in site-packages itself, so the library's wheel is not installed there; the folders
+    it listed under the message (libraries:cuda-pathfinder-searched-folder) say which CUDA's wheels this
+    environment takes its libraries from (nvidia/cu13/lib: CUDA 13's)."""
+    searched = str(s.get("text", "")).split('Failure finding "', 1)[-1].split('"', 1)[0] or so
+    folders = [str(x.get("folder")) for x in ticket_all(f, "libraries:cuda-pathfinder-searched-folder") if x.get("folder")]
+    cu13 = any(x.rstrip("/").endswith("nvidia/cu13/lib") for x in folders)
+    cu12 = any("/nvidia/" in x and "/cu13/" not in x and x.rstrip("/").endswith("/lib") for x in folders)
+    where = f" (it listed {', '.join(folders[:3])}{' ...' if len(folders) > 3 else ''})" if folders else ""
+    lines = []
+    wheel13, wheel12 = _CU13_WHEELS.get(lib), _CU12_WHEELS.get(lib)
+    if wheel12 and (cu12 or not cu13):
+        lines.append(f"pip install '{wheel12}'   # CUDA 12's {lib}, into the environment that runs the program")
+    if wheel13 and (cu13 or not cu12):
+        lines.append(f"pip install '{wheel13}'   # CUDA 13's {lib} (site-packages/nvidia/cu13/lib), into the environment "
+                     "that runs the program")
+    lines.append(f"python -c \"from cuda.pathfinder import load_nvidia_dynamic_lib as l; print(l('{lib[3:]}').abs_path)\"   "
+                 "# cuda.pathfinder's own search, once the library is installed")
+    lines.append(loader_path_fix(lib, so).splitlines()[0])
+    lines.append(f"ls /usr/local/cuda*/lib64/ 2>/dev/null | grep {lib}   # or a CUDA toolkit that has it: export "
+                 "CUDA_HOME=<that toolkit's folder> (cuda.pathfinder searches CUDA_PATH, then CUDA_HOME)")
+    return Hit(message=f"cuda.pathfinder found none of {searched} (line {s.get('line')}: \"{told_text(s)}\"){where}: the "
+                       f"NVIDIA wheel that ships {lib} is not installed in this environment, and no CUDA toolkit on the "
+                       "loader's path, in $CONDA_PREFIX or under CUDA_PATH/CUDA_HOME has it",
+               fix="\n".join(lines), evidence={**told_evidence(s), "library": so, "searched_folders": folders or None})
 
 
 def _shipped_under_another_name(f: FactView, so: str):

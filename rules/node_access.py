@@ -28,7 +28,10 @@ _EMITTER = {
 _ONLY_CONSISTENT = ("accounts:coreutils-id-no-such-user",)
 # getpwuid failing for the uid a program runs as (Python's pwd, whoami, id): the host or container
 # that ran it lacks the entry, usual in a container under an arbitrary uid: a hint, never more.
-_HINT = ("accounts:python-getpwuid-uid-not-found", "accounts:coreutils-cannot-find-name-for-uid")
+_HINT = ("accounts:python-getpwuid-uid-not-found", "accounts:coreutils-cannot-find-name-for-uid",
+         "accounts:python-getpass-no-username", "openssh:no-user-exists-for-uid",
+         # Go's os/user words by themselves (go_user.toml); inside Apptainer's own lines those say more
+         "go_user:unknown-userid", "go_user:lookup-userid-failed", "go_user:current-requires-cgo")
 # The user's own finding that NSS misses users sssd knows (getent -s sss finds them): the cause is
 # said (nsswitch.conf), the account unknown to that host follows; a warning, as it is prose.
 _NSS_SAID = "prose:nss-lookup-misses-users-sss-finds"
@@ -42,6 +45,7 @@ def _emitter(s: dict) -> str:
 _UNKNOWN_FIX = (
     "getent passwd USER   # on the compute node (ssh NODE, or srun -w NODE --pty bash as another user): no line = the node does not know the account\n"
     "getent passwd USER   # on the login node, for comparison: the uid and home the job expects\n"
+    "getent passwd UID   # by number, where the message names only the uid (Apptainer's and Go's 'unknown userid N')\n"
     "id USER; systemctl status sssd   # on the node: does NSS answer, is sssd (or ypbind/nslcd) running\n"
     "sudo sss_cache -u USER; sudo systemctl restart sssd   # administrators, on the node: refresh a stale or failed sssd cache\n"
     "# administrators: add the account to every execution host's name service (the same LDAP/NIS/sssd domain as the login nodes, or synced /etc/passwd), then clear the job's error state (qmod -cj JOBID for Grid Engine's Eqw)")
@@ -70,8 +74,15 @@ def user_unknown_on_compute_node(f: FactView) -> Iterator[Hit]:
         to the system (i.e. there is no corresponding entry in the password file)" (mpirun's ssh
         launcher, help-plm-rsh.txt [unknown-user]) and "Open MPI was unable to obtain the username
         in order to create a path for its required temporary directories" (and PRTE's same
-        words, [session:dir:nopwname]), whose help text names an LDAP or NIS failure. Python's "getpwuid(): uid not found"
-        and whoami's or id's "cannot find name for user ID N" are info: the host or container
+        words, [session:dir:nopwname]), whose help text names an LDAP or NIS failure; Apptainer's and
+        Singularity's lookups of the user running them ("Couldn't determine user account
+        information: ...", 3.0's "Couldn't determine user home directory: ...", "failed to retrieve
+        user information for UID N: ...", "failed to retrieve user information: ...", the warning
+        "Could not lookup the current user's information: ...", --fakeroot's "could not retrieve
+        user information for NAME: ..."). Python's "getpwuid(): uid not found" (and 3.13's getpass
+        "No username set in the environment"), ssh's "No user exists for uid N", Go's bare "user:
+        unknown userid N", "user: lookup userid N: ..." and "user: Current requires cgo or $USER
+        set in environment", and whoami's or id's "cannot find name for user ID N" are info: the host or container
         that ran them lacks the entry, which a container under an arbitrary uid does harmlessly. GNU id's "id: 'X': no such user" is a warning: it says the host it ran
         on does not know the account, which may not be the job's host. A user's report that id
         (or getent passwd) shows no users while getent -s sss finds them is a warning: NSS there
@@ -103,6 +114,9 @@ def user_unknown_on_compute_node(f: FactView) -> Iterator[Hit]:
         - https://github.com/hpc/charliecloud/blob/v0.13/bin/ch_core.c (line 406: getpwuid)
         - https://github.com/open-mpi/ompi/blob/v4.1.8/orte/mca/plm/rsh/help-plm-rsh.txt ([unknown-user])
         - https://github.com/open-mpi/ompi/blob/v4.1.8/orte/runtime/help-orte-runtime.txt ([orte:session:dir:nopwname])
+        - https://github.com/apptainer/apptainer/blob/v1.5.3/cmd/internal/cli/apptainer.go (getCurrentUser), cmd/internal/cli/build_linux.go, pkg/syfs/syfs.go, internal/pkg/fakeroot/fakeroot.go
+        - https://github.com/golang/go/blob/master/src/os/user/user.go (UnknownUserIdError) and cgo_lookup_unix.go (lookupUnixUid)
+        - https://github.com/openssh/openssh-portable/blob/V_10_5_P1/ssh.c (main: "No user exists for uid %lu")
         - https://github.com/hpc/charliecloud/issues/649
         - https://man7.org/linux/man-pages/man1/getent.1.html
         - https://man7.org/linux/man-pages/man5/nsswitch.conf.5.html (service specification, [STATUS=ACTION])
