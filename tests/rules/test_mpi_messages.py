@@ -141,3 +141,11 @@ def test_the_same_words_without_the_pmi_client_prefix_are_not_mpichs():
     found = find_messages("the docs say this launcher not compatible with PMI2 client setups\n")
     assert not [s for s in found if s["id"] == "mpich:simple-pmi-launcher-not-compatible"]
     assert find_messages("[unset]: launcher not compatible with PMI2 client\n")[0]["id"] == "mpich:simple-pmi-launcher-not-compatible"
+
+
+def test_open_mpi_4s_own_pmi_component_failing_is_read_not_left_unlisted():
+    # flux-framework/flux-core#3064 (hppritcha's comment): Open MPI v4.0's flux component's OPAL_PMI_ERROR line
+    found = find_messages("[nid00105:45578] PMI_Init [pmix_flux.c:387:flux_init]: Operation failed\n")
+    assert [s for s in found if s["id"] == "openmpi:opal-pmi-call-failed"][0]["error"] == "Operation failed"
+    assert not [s for s in find_messages("PMI_Init [mycode.c:12:main]: Operation failed\n")
+                if s["id"] == "openmpi:opal-pmi-call-failed"]
