@@ -112,7 +112,11 @@ def mpi_init_outside_launcher(f: FactView) -> Iterator[Hit]:
         decoded from pmi2.h); and Open MPI 4's singleton (a program started without mpirun) that
         could not start the orted it forks in mpirun's place, "ORTE_ERROR_LOG: ... in file
         ess_singleton_module.c" or "The singleton application was not able to find the executable
-        "orted"". Silent where srun started the ranks without a common PMI (mpi-srun-without-pmi).
+        "orted"". And Slurm's PMI-1 library (libpmi.so, which Flux's broker, MVAPICH2 and Intel MPI
+        load) refused on every retry by the srun it must reach, "slurm_send_kvs_comm_set: Connection
+        refused" or "slurm_get_kvs_comm_set: Connection refused": a process of the batch script, not
+        of an srun step (flux start in sbatch, flux-core#1195); a timeout is an srun that was there,
+        not this. Silent where srun started the ranks without a common PMI (mpi-srun-without-pmi).
 
     Why it matters:
         An MPI process learns its rank and peers from a process manager (PMI) that the launcher
@@ -129,7 +133,9 @@ def mpi_init_outside_launcher(f: FactView) -> Iterator[Hit]:
         orted findable (OPAL_PREFIX for a moved install); to import an MPI-using Python package
         where no MPI is needed, keep mpi4py from initialising MPI at import
         (mpi4py.rc.initialize = False before the import). The MPI launchers' own wrong PMI
-        (srun --mpi) is mpi-srun-without-pmi's.
+        (srun --mpi) is mpi-srun-without-pmi's. In a batch script, start a Flux instance, or a
+        program linked to Slurm's libpmi, with srun (srun -N "$SLURM_NNODES" --ntasks-per-node=1
+        flux start ...), as the Flux maintainers answered in flux-core#1195.
 
     References:
         - https://nersc.gitlab.io/development/languages/python/ (NERSC: MPI does not work on login nodes; this stack)
@@ -141,6 +147,8 @@ def mpi_init_outside_launcher(f: FactView) -> Iterator[Hit]:
         - https://github.com/radiasoft/sirepo/issues/4930 (h5py importing MPI on NERSC)
         - https://github.com/PolyChord/PolyChordLite/issues/64 (Intel MPI on CSD3's login nodes)
         - https://github.com/radical-cybertools/radical.pilot/issues/766 (the same line under aprun, with Cray PMI naming a socket it could not bind)
+        - https://github.com/SchedMD/slurm/blob/master/src/api/slurm_pmi.c (slurm_pmi_send_kvs_comm_set, slurm_pmi_get_kvs_comm_set: the RPCs to srun)
+        - https://github.com/flux-framework/flux-core/issues/1195 (flux start in an sbatch script without srun; srun flux start works)
     """
     told = catalogued(f, OUTSIDE)
     if not told:

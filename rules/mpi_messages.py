@@ -32,7 +32,9 @@ def mpi_srun_without_pmi(f: FactView) -> Iterator[Hit]:
         refusal of the --mpi type: "Couldn't find the specified plugin name for mpi/pmix", "cannot
         find mpi plugin for mpi/pmix", "MPI: Cannot create context for mpi/pmix", "Invalid MPI type
         'pmix', --mpi=list for acceptable types", and "pmi/pmix: can not load PMIx library" (Slurm's
-        src/interfaces/mpi.c, src/common/plugin.c, src/plugins/mpi/pmix/mpi_pmix.c).
+        src/interfaces/mpi.c, src/common/plugin.c, src/plugins/mpi/pmix/mpi_pmix.c); and MPICH's
+        PMI-1/PMI-2 client started by a PMIx launcher, "launcher not compatible with PMI2 client"
+        (src/pmi/src/pmi_v2.c, MPICH 4.1 on).
 
     Why it matters:
         Ranks started by srun learn their rank and find each other through a process-management
@@ -52,13 +54,15 @@ def mpi_srun_without_pmi(f: FactView) -> Iterator[Hit]:
         - https://github.com/SchedMD/slurm/blob/master/src/interfaces/mpi.c
         - https://github.com/geoschem/geos-chem/issues/822 (a Slurm built without the pmix plugin; mpirun works)
         - https://github.com/open-mpi/ompi/issues/10940
+        - https://github.com/pmodels/mpich/blob/v4.3.2/src/pmi/src/pmi_util.c (PMIU_detect_pmix_launcher)
     """
     told = catalogued(f, "mpi-srun-without-pmi")
     if not told:
         return
     library = next((s for s in told if s.get("id") == _PLUGIN_LIBRARY), None)
     ompi = next((s for s in told if s.get("family") == "openmpi"), None)
-    s = library or ompi or told[0]
+    mpich = next((s for s in told if s.get("family") == "mpich"), None)
+    s = library or ompi or mpich or told[0]
     plugin = next((t.get("plugin") for t in told if t.get("plugin")), None) or "mpi/pmix"
     if library is not None:
         message = (f"Slurm's {plugin} plugin is installed but cannot load the PMIx library (line {s['line']}): "
@@ -72,6 +76,14 @@ def mpi_srun_without_pmi(f: FactView) -> Iterator[Hit]:
         fix = ("srun --mpi=list   # the PMI types this Slurm offers\n"
                "ompi_info | grep -i -E 'pmix|slurm'   # what this Open MPI was built with\n"
                "srun --mpi=pmix ./app   # when both have PMIx; otherwise start the ranks with mpirun inside the allocation")
+    elif mpich is not None:
+        version = s.get("pmi_version") or "1/2"
+        message = (f"MPICH's PMI-{version} client was started by a launcher that serves only PMIx (line {s['line']}): "
+                   "srun --mpi=pmix or Open MPI's mpirun/prterun set PMIX_* variables, while this MPICH was built "
+                   "for PMI-1/PMI-2, so MPI_Init fails")
+        fix = ("srun --mpi=list   # the PMI types this Slurm offers\n"
+               "srun --mpi=pmi2 -n 2 hostname   # start the ranks with PMI-2 (then: srun --mpi=pmi2 ./app), not --mpi=pmix\n"
+               "command -v mpiexec && mpiexec --version   # or start them with this MPICH's own mpiexec (Hydra), not another MPI's mpirun")
     else:
         message = (f"srun has no usable MPI plugin for the type asked for ({plugin}, line {s['line']}): this Slurm "
                    "was built without it, so no rank starts")

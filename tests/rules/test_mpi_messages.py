@@ -4,7 +4,7 @@ silence where a paste says only that a rank died."""
 
 from __future__ import annotations
 
-from rulekit import PASTES, facts, fired, recorded_paste_facts, with_env
+from rulekit import PASTES, facts, fired, paste_facts, recorded_paste_facts, with_env
 from hpcdoctor.triage.messages import find_messages
 
 MPI_RULES = ("mpi-not-enough-slots", "mpi-srun-without-pmi", "mpi-memlock-limit")
@@ -124,3 +124,28 @@ def test_open_mpis_other_slot_shortages_are_the_same_refusal():
                  "to map the number of processes requested\nby the application:\n"):
         (f,) = fired("mpi-not-enough-slots", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
         assert "more ranks than the slots it has" in f.message
+
+
+# MPICH's own PMI-1/PMI-2 client (MPICH 4.1 on, src/pmi/src/pmi_v2.c) started by a launcher that serves
+# only PMIx (PMIU_detect_pmix_launcher: PMIX_VERSION, PMIX_RANK or PRTE_LAUNCHED set).
+def test_mpich_pmi2_client_under_a_pmix_launcher(tmp_path):
+    # no public paste recorded: pmi_v2.c's text with the "[unset]: " prefix PMIU_printf prints
+    g = paste_facts(tmp_path, "[unset]: launcher not compatible with PMI2 client\n")
+    (f,) = fired("mpi-srun-without-pmi", g)
+    assert "MPICH's PMI-2 client" in f.message and "only PMIx" in f.message
+    assert "srun --mpi=pmi2 -n 2 hostname" in f.fix and "srun has no usable MPI plugin" not in f.message
+    assert not fired("mpi-init-outside-launcher", g)
+
+
+def test_the_same_words_without_the_pmi_client_prefix_are_not_mpichs():
+    found = find_messages("the docs say this launcher not compatible with PMI2 client setups\n")
+    assert not [s for s in found if s["id"] == "mpich:simple-pmi-launcher-not-compatible"]
+    assert find_messages("[unset]: launcher not compatible with PMI2 client\n")[0]["id"] == "mpich:simple-pmi-launcher-not-compatible"
+
+
+def test_open_mpi_4s_own_pmi_component_failing_is_read_not_left_unlisted():
+    # flux-framework/flux-core#3064 (hppritcha's comment): Open MPI v4.0's flux component's OPAL_PMI_ERROR line
+    found = find_messages("[nid00105:45578] PMI_Init [pmix_flux.c:387:flux_init]: Operation failed\n")
+    assert [s for s in found if s["id"] == "openmpi:opal-pmi-call-failed"][0]["error"] == "Operation failed"
+    assert not [s for s in find_messages("PMI_Init [mycode.c:12:main]: Operation failed\n")
+                if s["id"] == "openmpi:opal-pmi-call-failed"]
