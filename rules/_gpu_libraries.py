@@ -32,9 +32,9 @@ def library_lacks_gpu(f: FactView) -> Optional[Hit]:
                            "the function needs a feature this GPU lacks: this cuDNN release has no support for this GPU "
                            "(each cuDNN release lists the compute capabilities it supports; Mocha.jl's cuDNN needed 3.0 "
                            "and up, pluskid/Mocha.jl#57, and cuDNN 9.11 dropped those below 7.5)",
-                   fix=_CC + "python -c 'import ctypes; print(ctypes.CDLL(\"libcudnn.so\").cudnnGetVersion())'   "
-                             "# the cuDNN loaded: use a cuDNN release that lists this GPU (NVIDIA's support matrix), "
-                             "or the framework without cuDNN on this GPU",
+                   fix=_CC + "ldconfig -p | grep libcudnn   # the cuDNN copies the loader finds (the version is in the file name): "
+                             "use a cuDNN release whose support matrix lists this compute capability, or the framework "
+                             "without cuDNN on this GPU",
                    evidence=told_evidence(s))
     return _invalid_symbol(f, gpu)
 
