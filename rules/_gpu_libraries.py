@@ -81,12 +81,12 @@ def _invalid_symbol(f: FactView, gpu) -> Optional[Hit]:
                            f"{gpu['name']} (compute capability {gpu['cc']}); a module without code for the GPU is "
                            "not loaded, so none of its __device__/__constant__ symbols exist",
                    fix=fix, evidence={**told_evidence(s), "built_arch": f"sm_{arch}", "compute_capability": gpu["cc"]})
-    what = f"{s.get('call')}" if s.get("call") else f"a build for sm_{arch}"
-    return Hit(message=f"\"invalid device symbol\" at {what} ({said}): CUDA finds no such symbol in the module loaded for "
-                       "this GPU. Either the program names a symbol that is no __device__/__constant__ variable of its "
-                       "module (its own bug), or, the usual cause where the code works elsewhere, the module has no "
-                       "code for this GPU's architecture, so none of its symbols exist (built without the GPU's "
-                       "-gencode): compare the GPU's compute capability with the architectures built",
+    what = f"the paste names {s.get('call')}" if s.get("call") else f"the build names sm_{arch}"
+    return Hit(message=f"\"invalid device symbol\" ({said}) and {what}: CUDA finds no such symbol in the module loaded "
+                       "for this GPU. Either the program names a symbol that is no __device__/__constant__ variable of "
+                       "its module (its own bug), or the module has no code for this GPU's architecture, so none of its "
+                       "symbols exist (built without the GPU's -gencode), the cause in most public reports where the "
+                       "code runs elsewhere: compare the GPU's compute capability with the architectures built",
                severity="warning", fix=fix,
                evidence={**told_evidence(s), **({"call": s.get("call")} if s.get("call") else {}),
                          **({"built_arch": f"sm_{arch}"} if arch else {})})

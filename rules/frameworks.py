@@ -93,6 +93,7 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
         - https://github.com/rapidsai/cudf/blob/v24.02.00/python/cudf/cudf/utils/_numba.py (the missing PTX)
         - https://github.com/UCI-CARL/CARLsim6/issues/15 (invalid device symbol: code built for another GPU)
         - https://github.com/bakks/virginian/issues/1 (invalid device symbol: the program's own symbol argument)
+        - https://github.com/lumark/PWP3D/issues/4 (invalid device symbol at cudaMemcpyToSymbol: fixed by the GPU's -gencode)
     """
     sym = ticket_symptoms(f)
     if not sym or _torch_lacks_the_gpu(f, sym):
