@@ -33,7 +33,7 @@ MODULE_TOPIC = {
     "memory": "Memory", "network": "Network", "site": "Site expectations",
     "threads": "Threads and placement", "torch_build": "Software stack", "torch_driver": "Software stack", "torch_install": "Software stack",
     "torch_rocm": "Software stack", "libraries": "Software stack", "precision": "Software stack",
-    "frameworks": "Software stack", "extension_builds": "Software stack", "driver_generation": "Software stack", "gpu_messages": "GPU health",
+    "frameworks": "Software stack", "gpu_builds": "Software stack", "extension_builds": "Software stack", "driver_generation": "Software stack", "gpu_messages": "GPU health",
     "nccl_messages": "Network", "rdma_completions": "Network", "nccl_env": "Environment", "torch_messages": "Software stack", "cuda_toolkit": "Software stack", "rocm_devices": "GPU health", "rocm_support": "Software stack", "pcie_p2p": "GPU health",
     "tf_jax": "Software stack", "env_modules": "Environment", "mpi_messages": "Network", "mpi_slots": "Network", "gpu_ranks": "Threads and placement", "numpy_abi": "Software stack", "job_setup": "Environment",
     "network_access": "Network", "gpu_access": "GPU health", "container_python": "Environment",

@@ -13,6 +13,7 @@ from hpcdoctor.rules._common import (catalogued, cuda_gpus, gpu_of_ticket, ticke
                                      told_text, torch_hip_invalid_function, version_of)
 from hpcdoctor.rules._arch_refusals import fallback_info, generation_refusal
 from hpcdoctor.rules._fatbin import native_binary_lacks_arch
+from hpcdoctor.rules._gpu_libraries import library_lacks_gpu
 from hpcdoctor.rules._stacks import tf_or_jax_framework_missing_arch
 from hpcdoctor.rules._torch_carries import torch_build_verdict, torch_works_said
 
@@ -49,6 +50,15 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
         variant) and the GPU, and torch's own official wheels carry the GPU (binary compatibility
         within a major), CUDA's "no kernel image is available" raised through torch is an
         extension's (knowledge/torch_wheels.toml), as it is where the user says plain torch runs.
+        Libraries with no code for the GPU (rules/_gpu_libraries.py): cuDNN's ARCH_MISMATCH status
+        (cuDNN 9's NOT_SUPPORTED_ARCH_MISMATCH, Mocha.jl's "Arch mismatch"); RAPIDS cuDF's refusal at
+        import ("A GPU with NVIDIA Pascal (Compute Capability 6.0) or newer architecture is
+        required. Detected GPU 0: ...", "This cuDF installation is missing the necessary PTX files
+        that are <=52"), naming the GPU and its capability; CUDA's "invalid device symbol" from a
+        program's own check, which has two causes (a symbol that is not the module's, or a module
+        with no code for the GPU): an error where the paste names a build architecture that cannot
+        run the GPU, a warning where it names the symbol call (cudaMemcpyToSymbol) or a build
+        architecture alone, silent otherwise.
 
     Why it matters:
         torch runs on the GPU, so its checks pass, and the job dies at the framework's first
@@ -78,6 +88,12 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
         - https://github.com/kokkos/kokkos/blob/4.6.01/core/src/Cuda/Kokkos_Cuda_Instance.cpp (Cuda::impl_initialize's checks)
         - https://github.com/kokkos/kokkos/issues/1944 (the probe kernel fails to launch: "compiled for compute capability 0.0")
         - https://github.com/kokkos/kokkos/issues/3026 (3.1's reversed minor check, fixed by #3035)
+        - https://github.com/pluskid/Mocha.jl/blob/022f222bbd0e974a62fec0a966d6e85399c2178b/src/cuda/cudnn.jl (CuDNNError's words)
+        - https://github.com/rapidsai/cudf/blob/v24.02.00/python/cudf/cudf/utils/gpu_utils.py (validate_setup's minimum)
+        - https://github.com/rapidsai/cudf/blob/v24.02.00/python/cudf/cudf/utils/_numba.py (the missing PTX)
+        - https://github.com/UCI-CARL/CARLsim6/issues/15 (invalid device symbol: code built for another GPU)
+        - https://github.com/bakks/virginian/issues/1 (invalid device symbol: the program's own symbol argument)
+        - https://github.com/lumark/PWP3D/issues/4 (invalid device symbol at cudaMemcpyToSymbol: fixed by the GPU's -gencode)
     """
     sym = ticket_symptoms(f)
     if not sym or _torch_lacks_the_gpu(f, sym):
@@ -114,7 +130,7 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
                       "or serve this one with a framework whose kernels list it (transformers with torch's own kernels)",
                   evidence={**told_evidence(built), "framework.min_cc": built.get("min_cc")})
         return
-    hip = _hip_kernel_outside_torch(f) or native_binary_lacks_arch(f)
+    hip = _hip_kernel_outside_torch(f) or native_binary_lacks_arch(f) or library_lacks_gpu(f)
     if hip:
         yield hip
         return

@@ -132,6 +132,12 @@ def _from_pypi(entry: Any) -> bool:
     return entry.get("channel") == "pypi" or str(entry.get("build", "")).startswith("pypi")
 
 
+# Messages that name the library by their own words, not its file: PaddlePaddle's dynload checks
+# ("Cannot load cudnn shared library"), cuDNN 9's status for a sub-library it could not load.
+_LIBRARY_OF = {"paddle:dynload-cannot-load-cudnn": "libcudnn", "paddle:dynload-cannot-load-miopen": "libMIOpen",
+               "cudnn:CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED": "libcudnn"}
+
+
 @rule("SW022", "cuda-runtime-library-missing", "error", "a CUDA or ROCm library the program needs cannot be loaded", impact=9,
       also={"info": "the paste's ls -l shows the library beside the program under another version suffix: the package's fault"})
 def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
@@ -144,6 +150,9 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
         torch's own import (mmcv, TensorFlow, a CUDA extension, a compiled sample). torch's own
         import failing so is torch-import-failed. The list of libraries is the one PyTorch's CUDA
         and ROCm wheel builds bundle or load (hpcdoctor/knowledge/messages/libraries.toml).
+        PaddlePaddle's own words for it (its dynload: "Cannot load cudnn shared library. Cannot
+        invoke method cudnnGetVersion", "Failed to find dynamic library: libcudnn.so"), and cuDNN
+        9's CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED, are read as the library they name.
 
     Why it matters:
         The program was built against a CUDA (or ROCm) runtime that is not where the loader looks:
@@ -167,6 +176,7 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
         - https://github.com/iSEE-Laboratory/LLMDet/issues/32 (mmcv built for CUDA 10.1 on a CUDA 12.1 system)
         - https://github.com/ollama/ollama/issues/602 (libcudart.so.12.0 shipped, libcudart.so.12 looked for)
         - https://github.com/coreutils/coreutils/blob/master/src/ls.c (print_long_format: the listing read)
+        - https://github.com/PaddlePaddle/PaddleOCR/issues/300 (Paddle's cuDNN not on LD_LIBRARY_PATH outside its Docker image)
     """
     told = [s for s in catalogued(f, "cuda-runtime-library-missing") if not torch_import_frame_before(f, s)]
     framework = _framework_library_missing(f, told)
@@ -180,7 +190,7 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
     if not told:
         return
     s = told[0]
-    lib = str(s.get("library") or s.get("key") or "")
+    lib = str(s.get("library") or _LIBRARY_OF.get(s.get("id")) or s.get("key") or "")
     version = s.get("version")
     so = f"{lib}.so" + (f".{version}" if version else "")
     shipped = _shipped_under_another_name(f, so)
@@ -530,6 +540,17 @@ def cudnn_version_mismatch(f: FactView) -> Iterator[Hit]:
     for s in catalogued(f, "cudnn-version-mismatch"):
         if s.get("id") in _FRAMEWORK_CUDNN:
             continue
+        if s.get("family") in ("cudnn", "paddle"):
+            # cuDNN's own status (VERSION_MISMATCH, 9's SUBLIBRARY_VERSION_MISMATCH) or Paddle's missing
+            # cuDNN symbol: two cuDNN installs mixed, or a cuDNN of another version than the build's
+            what = ("PaddlePaddle's build calls a cuDNN function the libcudnn loaded lacks"
+                    if s.get("family") == "paddle" else "cuDNN's libraries loaded are of different versions")
+            yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\"): a libcudnn of another version than "
+                              "the one the program was built with (or two cuDNN installs mixed) is loaded",
+                      fix="ldconfig -p | grep libcudnn; echo \"$LD_LIBRARY_PATH\"   # the libcudnn copies the loader can "
+                          "find: put the cuDNN the program was built for first on LD_LIBRARY_PATH, remove the other",
+                      evidence=told_evidence(s))
+            return
         if s.get("id") == "cudnn_checks:cudnn-torch-bindings-version":
             yield Hit(message=f"cudnn.torch's bindings are for cuDNN {s.get('wanted')}, and the libcudnn loaded is version "
                               f"{s.get('found')} (line {s.get('line')}): the bindings cannot drive another cuDNN major",

@@ -1,0 +1,74 @@
+"""A framework installed as a build without GPU support, asked for the GPU: MXNet's and PaddlePaddle's
+own refusals (knowledge/messages/mxnet.toml, paddle.toml). torch's, JAX's, xFormers', onnxruntime's and
+GROMACS' builds without CUDA have their own rules (torch-cpu-only, jax-without-cuda, ...)."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+
+SYMBOL = "framework-built-without-gpu"
+
+# What each framework's user runs to see the build and to install the GPU one (the frameworks' own
+# install guides: MXNet's pip packages mxnet-cuXXX for 1.x, its build-from-source USE_CUDA=1;
+# PaddlePaddle's paddlepaddle-gpu package).
+_FRAMEWORKS = {
+    "mxnet": ("MXNet",
+              "python -c 'import mxnet; print(mxnet.__version__, mxnet.__file__)'   # the install Python imports\n"
+              "python -c 'from mxnet.runtime import Features; print(Features().is_enabled(\"CUDA\"))'   # False: a build "
+              "without CUDA (releases with mxnet.runtime, as 1.9.1)\n"
+              "pip uninstall -y mxnet && pip install mxnet-cu112   # the pip package of your CUDA (mxnet-cu102, -cu110, "
+              "-cu112 ... are 1.9.1's), "
+              "or rebuild from source: make clean, then make USE_CUDA=1 USE_CUDA_PATH=/usr/local/cuda, and reinstall "
+              "the Python package from that build (cd python && pip install -e .)"),
+    "paddle": ("PaddlePaddle",
+               "python -c 'import paddle; print(paddle.__version__, paddle.is_compiled_with_cuda())'   # False: the CPU package\n"
+               "pip uninstall -y paddlepaddle && pip install paddlepaddle-gpu   # the GPU package (pick the build of "
+               "your CUDA from PaddlePaddle's install page)"),
+}
+
+
+@rule("SW109", SYMBOL, "error", "a framework installed without GPU support was asked for the GPU", impact=8)
+def framework_built_without_gpu(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, a deep learning framework's own refusal of a GPU request because the
+        build installed has no GPU support, naming the framework: Apache MXNet's "Please compile
+        with CUDA enabled" (its storage, engine and context in builds with USE_CUDA=0), "Compile
+        with USE_CUDA=1 to enable GPU usage", "Please build with USE_CUDA=1 to enable GPU", "GPU is
+        not enabled" and its operators' "Compile with USE_CUDA=1 to use ... operator on GPU";
+        PaddlePaddle's "Cannot use GPU because you have installed CPU version PaddlePaddle" and
+        "The device should not be 'gpu', since PaddlePaddle is not compiled with CUDA". MXNet's
+        messages for a CUDA build without one feature (runtime compilation, NCCL) are read, not
+        this rule's.
+
+    Why it matters:
+        The node's GPU, driver and CUDA are fine: the framework Python imports was compiled without
+        CUDA (a CPU pip package, or a source build made before CUDA was enabled whose objects were
+        reused, or an older install earlier on the path), and every GPU request fails. Installing
+        CUDA or changing the driver changes nothing.
+
+    How to fix:
+        Check which build Python imports, then install the framework's GPU build: MXNet's
+        mxnet-cuXXX pip package of the CUDA version, or a clean rebuild with USE_CUDA=1 (make
+        clean first: objects of the CPU build are otherwise reused) and the Python package
+        reinstalled from it; PaddlePaddle's paddlepaddle-gpu in place of paddlepaddle.
+
+    References:
+        - https://github.com/apache/mxnet/blob/1.9.1/src/storage/gpu_device_storage.h (LOG(FATAL) << "Please compile with CUDA enabled")
+        - https://github.com/apache/mxnet/blob/1.9.1/include/mxnet/base.h (Context::Create)
+        - https://github.com/apache/mxnet/issues/260 (the Python package of a build without CUDA; make clean, rebuild, reinstall)
+        - https://github.com/PaddlePaddle/Paddle/blob/develop/python/paddle/device/__init__.py (set_device)
+        - https://www.paddlepaddle.org.cn/install/quick (paddlepaddle-gpu)
+    """
+    s = next(iter(catalogued(f, SYMBOL)), None)
+    if s is None:
+        return
+    name, fix = _FRAMEWORKS.get(str(s.get("family")), (str(s.get("family")), ""))
+    yield Hit(message=f"the {name} installed was built without GPU support and the program asked for the GPU (line "
+                      f"{s.get('line')}: \"{told_text(s)}\"): the node's GPU and CUDA are not the cause; {name}'s "
+                      "GPU build is needed",
+              fix=fix or "# install the framework's GPU build", evidence=told_evidence(s))
