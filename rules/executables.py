@@ -154,7 +154,9 @@ _NEEDED = frozenset({
     "apptainer:nvidia-container-cli-not-found", "apptainer:overlay-create-tool-not-in-path",
     # nvidia-installer's PATH search (misc.c find_system_util) and enroot's common::checkcmd (command -v)
     "nvidia_installer:development-tool-missing", "nvidia_installer:utility-missing", "nvidia_installer:dkms-not-found",
-    "enroot:enroot-command-not-found"})
+    "enroot:enroot-command-not-found",
+    # a configure script that looked the program up on PATH and stopped naming it (knowledge/messages/autoconf.toml)
+    "autoconf:checked-program-missing", "autoconf:program-not-found-or-not-executable"})
 # Apptainer's INFO that it found no FUSE program and goes on without it. A warning all the same: this
 # rule's levels grade how surely the words name the cause, and these are Apptainer's own words naming
 # the program it looked for (printed only where that kind of mount was wanted), while the run goes on
