@@ -244,7 +244,9 @@ def required_program_not_installed(f: FactView) -> Iterator[Hit]:
         "Failed to find PROGRAM in PATH or local bin folder", the NVIDIA driver installer's "Unable to
         find the development tool `make` in your path" (its system and module utilities, and "Failed
         to find dkms on the system!" under --dkms), and enroot's "[ERROR] Command not found:
-        mksquashfs". At info, words that fit another cause
+        mksquashfs", and a configure script's "checking for gdal-config... no" followed by a
+        "configure: error: " naming it (Autoconf's AC_PATH_PROG; R packages' "gdal-config not found
+        or not executable"). At info, words that fit another cause
         too: a shell's "command not found" (bash, dash, zsh, fish, tcsh), GNU which's "no X in
         (PATH)", Node's "spawn X ENOENT" (a missing cwd reads the same), Go's ErrDot and fork/exec
         of a full path, Open MPI's exe-not-found, Hydra's execvp and slurmstepd's execve of a bare
