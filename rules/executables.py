@@ -154,7 +154,9 @@ _NEEDED = frozenset({
     "apptainer:nvidia-container-cli-not-found", "apptainer:overlay-create-tool-not-in-path",
     # nvidia-installer's PATH search (misc.c find_system_util) and enroot's common::checkcmd (command -v)
     "nvidia_installer:development-tool-missing", "nvidia_installer:utility-missing", "nvidia_installer:dkms-not-found",
-    "enroot:enroot-command-not-found"})
+    "enroot:enroot-command-not-found",
+    # a configure script that looked the program up on PATH and stopped naming it (knowledge/messages/autoconf.toml)
+    "autoconf:checked-program-missing", "autoconf:program-not-found-or-not-executable"})
 # Apptainer's INFO that it found no FUSE program and goes on without it. A warning all the same: this
 # rule's levels grade how surely the words name the cause, and these are Apptainer's own words naming
 # the program it looked for (printed only where that kind of mount was wanted), while the run goes on
@@ -242,7 +244,9 @@ def required_program_not_installed(f: FactView) -> Iterator[Hit]:
         "Failed to find PROGRAM in PATH or local bin folder", the NVIDIA driver installer's "Unable to
         find the development tool `make` in your path" (its system and module utilities, and "Failed
         to find dkms on the system!" under --dkms), and enroot's "[ERROR] Command not found:
-        mksquashfs". At info, words that fit another cause
+        mksquashfs", and a configure script's "checking for gdal-config... no" followed by a
+        "configure: error: " naming it (Autoconf's AC_PATH_PROG; R packages' "gdal-config not found
+        or not executable"). At info, words that fit another cause
         too: a shell's "command not found" (bash, dash, zsh, fish, tcsh), GNU which's "no X in
         (PATH)", Node's "spawn X ENOENT" (a missing cwd reads the same), Go's ErrDot and fork/exec
         of a full path, Open MPI's exe-not-found, Hydra's execvp and slurmstepd's execve of a bare

@@ -32,6 +32,40 @@ def _glibc_lines(f: FactView) -> List[dict]:
     return out
 
 
+# glibc's own libraries: a symbol of theirs missing in the version a program was linked against is the
+# C library's release, not another library's.
+_GLIBC_LIBS = re.compile(r"(?:^|/)(?:libc|libm|libpthread|libdl|librt|libresolv|ld-linux[\w.-]{0,20})\.so[\w.]{0,12}$")
+
+
+def _glibc_private(f: FactView) -> Iterator[Hit]:
+    """glibc before 2.30's relocation error "symbol X, version GLIBC_PRIVATE not defined in file
+    libc.so.6 with link time reference" (loader.toml symbol-version-not-defined): the program was
+    linked against another glibc's internal symbols, which only the same glibc release provides."""
+    for s in f.get("ticket.symptoms") or []:
+        if s.get("id") != "loader:symbol-version-not-defined":
+            continue
+        version, lib = str(s.get("version") or ""), str(s.get("file") or "")
+        if not (version == "GLIBC_PRIVATE" or _GLIBC.match(version)) or not _GLIBC_LIBS.search(lib):
+            continue
+        if _TORCH_LIB.search(str(s.get("object") or "")):
+            continue
+        who = str(s.get("object") or "")
+        private = version == "GLIBC_PRIVATE"
+        what = (f"{who or 'the program'} was linked against glibc's internal symbol {s.get('symbol')} (GLIBC_PRIVATE), "
+                f"which only the glibc release it was built with provides, and this node's {lib} is another, older one"
+                if private else
+                f"{who or 'the program'} needs {s.get('symbol')} at {version} and this node's {lib} lacks it: the C library "
+                "is older than the one the program was built against")
+        yield Hit(message=f"{what}: it was built on a newer OS than this one (line {s.get('line')}: \"{told_text(s)}\")",
+                  fix=("ldd --version | head -1   # this node's glibc\n"
+                       + (f"objdump -T {who} | grep -E 'GLIBC_(PRIVATE|[0-9.]+)' | sort -u | tail -5   # what it was linked against\n" if who else "")
+                       + "# use a build of the program made for this OS (a release for an older distribution), rebuild it "
+                         "here (module load gcc, then its build), or run it in a container of the OS it was built on:\n"
+                       + f"apptainer exec --bind \"$PWD\" IMAGE.sif {who or './program'}   # IMAGE.sif: an image of that OS"),
+                  evidence=told_evidence(s))
+        return
+
+
 def _key(version: str) -> tuple:
     m = _GLIBC.match(version)
     return tuple(int(g) for g in m.groups() if g is not None)
@@ -47,7 +81,10 @@ def glibc_older_than_binary(f: FactView) -> Iterator[Hit]:
         /lib64/libm.so.6: version `GLIBC_2.29' not found (required by ./prog)" (elf/dl-version.c
         match_symbol, knowledge/messages/loader.toml version-not-found), for the GLIBC_2.x versions
         of libc, libm, libpthread, libdl and librt. libstdc++'s GLIBCXX/CXXABI versions are another
-        library's, and a failure inside torch's own libraries is torch-import-failed's.
+        library's, and a failure inside torch's own libraries is torch-import-failed's. glibc
+        before 2.30's relocation error "symbol X, version GLIBC_PRIVATE not defined in file
+        libc.so.6 with link time reference" (loader.toml symbol-version-not-defined) is read too: a
+        program linked against another (newer) glibc's internal symbols.
 
     Why it matters:
         glibc versions its symbols: a binary linked on a newer OS (a workstation, a CI runner, a
@@ -67,6 +104,7 @@ def glibc_older_than_binary(f: FactView) -> Iterator[Hit]:
     """
     lines = _glibc_lines(f)
     if not lines:
+        yield from _glibc_private(f)
         return
     newest = max(lines, key=lambda s: (_key(str(s["version"])), bool(s.get("required_by"))))   # a title retells it; the loader's line names who
     version = str(newest["version"])
