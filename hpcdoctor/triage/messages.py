@@ -217,6 +217,15 @@ def _names_inline(line: str) -> bool:
 
 
 _SIGNAL = re.compile(r"(?:Segmentation fault|Bus error|Illegal instruction|Aborted)(?: \(core dumped\))?\s{0,8}$")
+# A program's failure told in its own words at the start of a line ("Cannot get access to MSRs.",
+# "Can't open cache DB: ...", "prog: unable to ...") or shouted ("CUDA ERROR ...: invalid device
+# symbol"): the shapes of a message, not a sentence; a line that speaks in the first person or asks
+# is the user's own prose and is left alone.
+_FAILURE_LINE = re.compile(r"^" + _PREFIX + r"(?:[\w./-]{1,60}: ){0,2}(?:Cannot|Can't|Can not|Could not|Couldn't|"
+                           r"Unable to|Failed to|Failure) \S[^\n]{2,300}$")
+_FAILURE_NEEDLES = ("cannot ", "can't ", "can not ", "could not ", "couldn't ", "unable to ", "failed to ", "failure ")
+_SHOUTED = re.compile(r"(?<![\w-])(?:ERROR|FATAL)(?![\w-])")
+_FIRST_PERSON = re.compile(r"(?<![\w'])(?:I|I'm|I've|my|we|our|me)(?![\w'])|\?\s{0,4}$")
 # A traceback's first line: Python's own, or IPython's, which names the class on the same line. A
 # paste cut before the last line still shows that a Python program raised, and which class.
 _HEADER = _PYTHON["tracebacks"]["header"]
@@ -286,6 +295,18 @@ def find_unlisted_errors(text: str, read: Iterable[Dict[str, Any]]) -> List[Dict
                 taken.add(line_no)
                 out.append({"id": "unlisted-error", "line": line_no, "text": line.strip()[:300],
                             "means": "an error line that is not in hpcdoctor's catalogue"})
+    for needle, rx in [(n, _FAILURE_LINE) for n in _FAILURE_NEEDLES] + [("error", _SHOUTED), ("fatal", _SHOUTED)]:
+        for line_no, start, end in lines_holding(text, low, needle):
+            if len(out) >= MAX_UNLISTED:
+                return sorted(out, key=lambda s: s["line"])
+            line = text[start:end][:1024]
+            if line_no in taken or not rx.search(line) or _FIRST_PERSON.search(line) \
+                    or any(w in low[start:start + 1024] for w in said):
+                continue
+            taken.add(line_no)
+            out.append({"id": "unlisted-error", "line": line_no, "text": line.strip()[:300],
+                        "emitter": "a line shaped like a program's failure message",
+                        "means": "a program's failure message that is not in hpcdoctor's catalogue"})
     # One traceback cut before its last line is enough to say so: the first header followed by no
     # exception line (read by a catalogue, quoted above, or covered by words read elsewhere).
     for line_no, start, end in lines_holding(text, low, _HEADER.lower()):
