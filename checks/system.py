@@ -114,7 +114,57 @@ def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
         f"{_NV_PARAMS} not readable (no NVIDIA driver loaded, or not recorded)")
     out["secure_boot"] = _secure_boot(root)
     out["lockdown"] = _lockdown(root)
+    out["logind"] = _logind(root)
     return {"system": out}
+
+
+# systemd-logind's configuration (logind.conf(5), "CONFIGURATION DIRECTORIES AND PRECEDENCE"): the
+# main file is the first of these that exists; drop-ins (*.conf in logind.conf.d/ beside each) are
+# read after it in the lexicographic order of their names, whatever their folder, a name in /etc
+# hiding the same name elsewhere; the last assignment wins. Defaults are compiled in: the shipped
+# main file lists them commented out ("#KillUserProcesses=no"), which is the only place a node says
+# its build's default. /run/systemd/users/ exists while logind runs and tracks users.
+_LOGIND_DIRS = ("/etc/systemd", "/run/systemd", "/usr/local/lib/systemd", "/usr/lib/systemd")
+_LOGIND_SETTING = re.compile(r"^[ \t]*(?P<commented>[#;][ \t]*)?(?P<key>KillUserProcesses|KillExcludeUsers)[ \t]*=[ \t]*"
+                             r"(?P<value>[^\n]{0,400}?)[ \t]*$", re.M)
+_BOOLEAN = {"1": True, "yes": True, "y": True, "true": True, "t": True, "on": True,
+            "0": False, "no": False, "n": False, "false": False, "f": False, "off": False}
+
+
+def _logind(root: SysRoot) -> Any:
+    main = next(((d, text) for d in _LOGIND_DIRS
+                 if (text := root.read_or(f"{d}/logind.conf")) is not None), None)
+    drop_ins: Dict[str, str] = {}
+    for d in reversed(_LOGIND_DIRS):   # /etc last: its names hide the others'
+        try:
+            names = root.listdir(f"{d}/logind.conf.d")
+        except Missing:
+            continue
+        for name in names:
+            if name.endswith(".conf"):
+                drop_ins[name] = f"{d}/logind.conf.d/{name}"
+    if main is None and not drop_ins:
+        return Unknown("no logind.conf in " + ", ".join(_LOGIND_DIRS) + " (no systemd-logind, or not recorded)")
+    files = ([(f"{main[0]}/logind.conf", main[1])] if main else []) + \
+        [(path, root.read_or(path) or "") for _name, path in sorted(drop_ins.items())]
+    kill: Any = None
+    where = None
+    exclude = ["root"]
+    for path, text in files:
+        for m in _LOGIND_SETTING.finditer(text[:65536]):
+            if m.group("commented"):
+                if m.group("key") == "KillUserProcesses" and kill is None and path.endswith("/logind.conf") \
+                        and m.group("value").lower() in _BOOLEAN:
+                    kill, where = _BOOLEAN[m.group("value").lower()], f"{path} (the build's default, commented)"
+                continue
+            if m.group("key") == "KillUserProcesses" and m.group("value").lower() in _BOOLEAN:
+                kill, where = _BOOLEAN[m.group("value").lower()], path
+            elif m.group("key") == "KillExcludeUsers":
+                exclude = m.group("value").split() if m.group("value") else []
+    return {"kill_user_processes": kill if kill is not None else Unknown(
+                "logind.conf sets no KillUserProcesses and shows no commented default: the build's default is unknown"),
+            "set_in": where or Unknown("not set"), "exclude_users": exclude[:64],
+            "running": root.exists("/run/systemd/users")}
 
 
 # The firmware's SecureBoot variable (UEFI spec, EFI_GLOBAL_VARIABLE 8be4df61-93ca-11d2-aa0d-00e098032b8c)

@@ -27,7 +27,10 @@ _FIX = ("loginctl show-user \"$USER\" -p Linger; busctl get-property org.freedes
 def logind_kills_user_processes(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        In a pasted ticket, a user's statement that tmux, screen or a nohup'd program is killed
+        On the node, outside a batch job (a login node, where users keep tmux and screen):
+        systemd-logind running with KillUserProcesses=yes in force (logind.conf, its drop-ins, or
+        the build's default that the shipped file shows commented), for a user it does not
+        exclude (KillExcludeUsers=). In a pasted ticket, a user's statement that tmux, screen or a nohup'd program is killed
         when the SSH session ends or the user logs out, and a KillUserProcesses=yes shown
         (logind.conf, a drop-in, or the user naming it). Both together: a warning. The
         statement alone is an info: it is what KillUserProcesses=yes does, but a session
@@ -55,6 +58,7 @@ def logind_kills_user_processes(f: FactView) -> Iterator[Hit]:
     said = next((s for s in told if s.get("id") == _SAID and stated(s)), None)
     setting = next((s for s in told if s.get("id") == _SET), None)
     if said is None and setting is None:
+        yield from _on_this_node(f)
         return
     first = said or setting
     if said is not None and setting is not None:
@@ -68,3 +72,18 @@ def logind_kills_user_processes(f: FactView) -> Iterator[Hit]:
             "the session ends")
     yield Hit(message=f"line {first.get('line')}: \"{told_text(first)}\": {what}", fix=_FIX,
               evidence=told_evidence(first), severity="info")
+
+
+def _on_this_node(f: FactView) -> Iterator[Hit]:
+    """KillUserProcesses=yes in force where users log in (checks/system.py reads logind.conf and its
+    drop-ins); a batch job's processes are the scheduler's, not a login session's."""
+    if f.get("system.logind.kill_user_processes") is not True or f.get("system.logind.running") is not True \
+            or f.get("scheduler.in_job") is not False:
+        return
+    user = f.get("env.vars.USER") or f.get("env.vars.LOGNAME")
+    if user and user in (f.get("system.logind.exclude_users") or []):
+        return
+    yield Hit(message=(f"systemd-logind runs here with KillUserProcesses=yes ({f.get('system.logind.set_in')}): tmux, "
+                       "screen and nohup'd programs started over SSH are killed when the session ends"),
+              fix=_FIX, evidence={"system.logind": {k: f.get(f"system.logind.{k}")
+                                                    for k in ("kill_user_processes", "set_in", "exclude_users")}})

@@ -219,8 +219,8 @@ def _names_inline(line: str) -> bool:
 _SIGNAL = re.compile(r"(?:Segmentation fault|Bus error|Illegal instruction|Aborted)(?: \(core dumped\))?\s{0,8}$")
 # A program's failure told in its own words at the start of a line ("Cannot get access to MSRs.",
 # "Can't open cache DB: ...", "prog: unable to ...") or shouted ("CUDA ERROR ...: invalid device
-# symbol"): the shapes of a message, not a sentence; a line that speaks in the first person or asks
-# is the user's own prose and is left alone.
+# symbol"): the shapes of a message, not a sentence; a line that speaks in the first person or asks,
+# and a Markdown heading (a ticket's title, in the user's words), is left alone.
 _FAILURE_LINE = re.compile(r"^" + _PREFIX + r"(?:[\w./-]{1,60}: ){0,2}(?:Cannot|Can't|Can not|Could not|Couldn't|"
                            r"Unable to|Failed to|Failure) \S[^\n]{2,300}$")
 _FAILURE_NEEDLES = ("cannot ", "can't ", "can not ", "could not ", "couldn't ", "unable to ", "failed to ", "failure ")
@@ -300,8 +300,8 @@ def find_unlisted_errors(text: str, read: Iterable[Dict[str, Any]]) -> List[Dict
             if len(out) >= MAX_UNLISTED:
                 return sorted(out, key=lambda s: s["line"])
             line = text[start:end][:1024]
-            if line_no in taken or not rx.search(line) or _FIRST_PERSON.search(line) \
-                    or any(w in low[start:start + 1024] for w in said):
+            if line_no in taken or line.lstrip().startswith("#") or not rx.search(line) \
+                    or _FIRST_PERSON.search(line) or any(w in low[start:start + 1024] for w in said):
                 continue
             taken.add(line_no)
             out.append({"id": "unlisted-error", "line": line_no, "text": line.strip()[:300],

@@ -202,7 +202,8 @@ def test_failure_messages_in_a_programs_words_are_quoted_back_and_prose_is_not()
             "GIZMO ERROR gizmo.cu: 141 something odd\n"
             "I cannot get it to work on our cluster\n"
             "Could not find the file, can you help?\n"
-            "The build failed to link after the upgrade\n")
+            "The build failed to link after the upgrade\n"
+            "# Cannot kill container running with failed GPU\n")
     got = find_unlisted_errors(text, [])
     assert [s["line"] for s in got] == [1, 2, 3]
     assert all(s["emitter"] == "a line shaped like a program's failure message" for s in got)
