@@ -225,7 +225,13 @@ _FAILURE_LINE = re.compile(r"^" + _PREFIX + r"(?:[\w./-]{1,60}: ){0,2}(?:Cannot|
                            r"Unable to|Failed to|Failure) \S[^\n]{2,300}$")
 _FAILURE_NEEDLES = ("cannot ", "can't ", "can not ", "could not ", "couldn't ", "unable to ", "failed to ", "failure ")
 _SHOUTED = re.compile(r"(?<![\w-])(?:ERROR|FATAL)(?![\w-])")
-_FIRST_PERSON = re.compile(r"(?<![\w'])(?:I|I'm|I've|my|we|our|me)(?![\w'])|\?\s{0,4}$")
+_FIRST_PERSON = re.compile(r"(?<![\w'])(?:I|i|I'm|I've|[Mm]y|[Ww]e|[Oo]ur|[Mm]e|[Uu]s)(?![\w'])|\?\s{0,4}$")
+# A program's message names what failed: a path, a quoted name, a code, an acronym ("MSRs"), a
+# "key: value"; a sentence about a failure ("Failed to start the training on the new nodes, but it
+# works on the old ones") names none. torch's collect_env prints "Could not collect" for every item it
+# cannot find (torch/utils/collect_env.py): its own placeholder, no failure.
+_NAMES_A_THING = re.compile(r"[:'\"/`(=<\[]|[A-Z]{2,}|[0-9]")
+_NOT_A_FAILURE = ("Could not collect",)
 # A traceback's first line: Python's own, or IPython's, which names the class on the same line. A
 # paste cut before the last line still shows that a Python program raised, and which class.
 _HEADER = _PYTHON["tracebacks"]["header"]
@@ -301,6 +307,8 @@ def find_unlisted_errors(text: str, read: Iterable[Dict[str, Any]]) -> List[Dict
                 return sorted(out, key=lambda s: s["line"])
             line = text[start:end][:1024]
             if line_no in taken or line.lstrip().startswith("#") or not rx.search(line) \
+                    or (rx is _FAILURE_LINE and not _NAMES_A_THING.search(line)) \
+                    or any(n in line for n in _NOT_A_FAILURE) \
                     or _FIRST_PERSON.search(line) or any(w in low[start:start + 1024] for w in said):
                 continue
             taken.add(line_no)
