@@ -573,6 +573,10 @@ _NAMED_THINGS = {
     "ESLURM_MISSING_TIME_LIMIT": (
         "no time limit, where this site requires every job to give one", (),
         "sinfo -o '%P %l %L'   # each partition's maximum (%l) and default (%L) time limits"),
+    "ESLURM_X11_NOT_AVAIL": (
+        "X11 forwarding (--x11), which this cluster's Slurm does not offer (slurm.conf without PrologFlags=X11) "
+        "or which a batch job may not ask for", ("--x11",),
+        "scontrol show config | grep -i '^PrologFlags'   # X11 must be among them for srun/salloc --x11"),
 }
 _NAMED_AFTER = {
     "ESLURM_INVALID_NODE_NAME": "submit with a node the first command lists, or without -w",
@@ -587,13 +591,17 @@ _NAMED_AFTER = {
     "ESLURM_PARTITION_NOT_AVAIL": "submit to a partition whose AVAIL is up; this one takes jobs again once the administrators set it UP",
     "ESLURM_PARTITION_DOWN": "submit to a partition whose AVAIL is up; this one runs jobs again once the administrators set it UP",
     "ESLURM_MISSING_TIME_LIMIT": "submit with a time limit: sbatch --time=HH:MM:SS job.sh, or #SBATCH --time=HH:MM:SS in the script",
+    "ESLURM_X11_NOT_AVAIL": ("without PrologFlags=X11, run without --x11 (the administrators enable it; some sites allow "
+                             "ssh -X to a node of a running job instead); sbatch jobs never forward X11: use salloc or "
+                             "srun --x11 --pty"),
 }
 _OBJECT_LINE = "jobscript:names-cluster-object"
 
 
 @rule("ENV130", NAMES_UNKNOWN, "error",
       "Slurm refused the job: it names a node, reservation, licence, wckey, TRES, cluster or partition "
-      "this cluster lacks or cannot use now, or gives no time limit where one is required", impact=7)
+      "this cluster lacks or cannot use now, asks for X11 it does not offer, or gives no time limit where one is "
+      "required", impact=7)
 def slurm_request_names_unknown(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -603,7 +611,8 @@ def slurm_request_names_unknown(f: FactView) -> Iterator[Hit]:
         not available (down, drained or reserved)", "Invalid license specification", "Invalid
         wckey specification", "Requested reservation is invalid", "Requested reservation not
         usable now", "Invalid Trackable RESource (TRES) specification", "Invalid cluster name",
-        "Required partition not available (inactive or drain)", "Partition in DOWN state"; and
+        "Required partition not available (inactive or drain)", "Partition in DOWN state", "X11
+        forwarding not available" (no PrologFlags=X11, or --x11 on a batch job); and
         the site's require_timelimit plugin's "Time limit specification required, but not
         provided". Where the paste holds the #SBATCH line or option that names it, the name is
         quoted. An account, partition or QOS the user may not use is slurm-invalid-account's and

@@ -27,3 +27,4 @@ def test_an_array_request_alone_is_no_fault():
     facts = told_facts("#SBATCH --array=1-20876\n#SBATCH --time=01:00:00\nSubmitted batch job 123\n")
     assert run_rule("slurm-array-exceeds-max-array-size", facts)[0] == []
     assert not fired("slurm-array-exceeds-max-array-size", facts)
+

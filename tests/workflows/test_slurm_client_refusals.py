@@ -5,6 +5,9 @@ is asked. What each client prints is pasted to hpcdoctor as a user would."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import pytest
 
 from rulekit import fired, told_facts
@@ -42,3 +45,24 @@ def test_sbatch_array_past_the_default_max_array_size(slurm):
     assert f.severity == "error" and "indices up to 1001" in f.message
     ok = slurm.run(["sbatch", "--array=0-1000", "--wrap", "true"], timeout=30)
     assert ok.returncode == 0, ok.stderr
+
+
+def test_x11_without_a_cookie_stops_on_the_submitting_host(slurm, tmp_path):
+    res = slurm.run(["srun", "--x11", "true"], timeout=30, env={"DISPLAY": "localhost:10.0",
+                                                                 "XAUTHORITY": str(tmp_path / "none")})
+    assert res.returncode != 0 and "Could not retrieve magic cookie" in res.stderr
+    facts = told_facts(f"$ srun --x11 true\n{res.stderr}")
+    assert "slurm_x11:no-magic-cookie" in {s["id"] for s in facts["facts"]["ticket"]["symptoms"]}
+    assert not fired("slurm-request-names-unknown", facts)
+
+
+@pytest.mark.skipif(shutil.which("xauth") is None, reason="xauth (to make a cookie) is not installed here")
+def test_x11_on_a_cluster_without_prologflags_x11(slurm, tmp_path):
+    # the test cluster's slurm.conf has no PrologFlags=X11: with a cookie, slurmctld refuses --x11
+    xa = tmp_path / "xauthority"
+    subprocess.run(["xauth", "-f", str(xa), "add", "localhost:10", "MIT-MAGIC-COOKIE-1",
+                    "0123456789abcdef0123456789abcdef"], check=True)
+    res = slurm.run(["srun", "--x11", "true"], timeout=30, env={"DISPLAY": "localhost:10.0", "XAUTHORITY": str(xa)})
+    assert res.returncode != 0 and "X11 forwarding not available" in res.stderr
+    (f,) = fired("slurm-request-names-unknown", told_facts(f"$ srun --x11 true\n{res.stderr}"))
+    assert "PrologFlags=X11" in f.message and "PrologFlags" in f.fix
