@@ -32,6 +32,8 @@ def _faults(facts: dict) -> list:
     ("easybuild-easyconfigs-16864-libxml2-sanity-check.txt", "easybuild:sanity-check-failed"),
     # the maintainer: MPC moved its download location
     ("easybuild-409-mpc-source-download-failed.txt", "easybuild:source-not-found-download-failed"),
+    # a tag above Intel MPI's MPI_TAG_UB; fixed in the program by a smaller tag (MAPL#267)
+    ("mapl-295-intel-mpi-invalid-tag-above-tag-ub.txt", "mpich:MPI_ERR_TAG"),
 ])
 def test_read_and_answered_without_a_fault(paste, entry):
     facts = recorded_paste_facts(paste)
