@@ -34,6 +34,8 @@ def _faults(facts: dict) -> list:
     ("easybuild-409-mpc-source-download-failed.txt", "easybuild:source-not-found-download-failed"),
     # a tag above Intel MPI's MPI_TAG_UB; fixed in the program by a smaller tag (MAPL#267)
     ("mapl-295-intel-mpi-invalid-tag-above-tag-ub.txt", "mpich:MPI_ERR_TAG"),
+    # aliased send and receive buffers (MPICH's own stack says so); fixed in the program
+    ("entity-60-mpich-allgather-aliased-buffers.txt", "mpich:MPI_ERR_BUFFER"),
 ])
 def test_read_and_answered_without_a_fault(paste, entry):
     facts = recorded_paste_facts(paste)
