@@ -36,6 +36,8 @@ def _faults(facts: dict) -> list:
     ("mapl-295-intel-mpi-invalid-tag-above-tag-ub.txt", "mpich:MPI_ERR_TAG"),
     # aliased send and receive buffers (MPICH's own stack says so); fixed in the program
     ("entity-60-mpich-allgather-aliased-buffers.txt", "mpich:MPI_ERR_BUFFER"),
+    # the maintainer: a Mac's hostname in PMI_PORT is not a network address
+    ("mpich-6621-macos-hostname-pmi-port-unresolvable.txt", "mpich:simple-pmi-host-entry"),
 ])
 def test_read_and_answered_without_a_fault(paste, entry):
     facts = recorded_paste_facts(paste)
@@ -51,3 +53,8 @@ def test_a_failed_download_is_not_a_download_that_was_disabled():
 def test_mpich_singletons_under_srun_are_read_with_their_closed_pmi_descriptor():
     read = _symptoms(recorded_paste_facts("mpich-6924-srun-mpich-singleton-no-mpiexec.txt"))
     assert {"mpich:simple-pmi-singinit-no-mpiexec", "mpich:simple-pmi-write-failed"} <= read
+
+
+def test_a_pmi_port_host_that_does_not_resolve_is_read_at_each_layer():
+    read = _symptoms(recorded_paste_facts("mpich-6621-macos-hostname-pmi-port-unresolvable.txt"))
+    assert {"mpich:simple-pmi-host-entry", "mpich:simple-pmi-unable-to-connect", "mpich:pmi-init-failed"} <= read
