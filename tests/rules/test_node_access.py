@@ -33,6 +33,12 @@ def test_the_same_in_another_thread():
     assert f.severity == "error" and "saba" in f.message
 
 
+def test_singularity_under_aprun_on_a_node_that_knows_only_the_uid():
+    # singularity#5598: Go's os/user finds no passwd entry for 606 on the compute node
+    (f,) = fired("user-unknown-on-compute-node", recorded_paste_facts("singularity-5598-aprun-compute-node-unknown-userid.txt"))
+    assert f.severity == "error" and "606" in f.message and "getent passwd USER" in f.fix
+
+
 def test_su_in_a_chroot_is_not_a_scheduler():
     assert _feeding("andronix-origin-251-su-user-does-not-exist.txt", "user-unknown-on-compute-node") == []
 

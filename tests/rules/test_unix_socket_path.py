@@ -1,6 +1,6 @@
 """A Unix-domain socket path too long for sun_path, outside MPI (knowledge/messages/
 unix_socket_path.toml): Ray's own check, in real pastes from set Y (unsealed), and the other
-emitters' wordings as their sources print them."""
+emitters' wordings (CPython, Rust's std, PostgreSQL) in real public pastes."""
 
 from __future__ import annotations
 
@@ -24,15 +24,22 @@ def test_a_path_the_user_masked_is_not_claimed_to_be_longer_than_it_reads():
     assert "shortened in the paste: 74 bytes as pasted" in f.message
 
 
-@pytest.mark.parametrize("line, who", [
-    ("OSError: AF_UNIX path too long", "Python's socket module"),
-    ('Error: Os { kind: InvalidInput, message: "path must be shorter than SUN_LEN" }', "a Rust program"),
-    ('LOG:  Unix-domain socket path "/gpfs/projects/example/analysis/pipeline/run-2026-11-28/database/sockets/'
-     '.s.PGSQL.5432" is too long (maximum 107 bytes)', "PostgreSQL"),
+@pytest.mark.parametrize("paste, who, line", [
+    # fanc on a CentOS 7 cluster, the user: "it's literally too long path"
+    ("fanc-78-af-unix-path-too-long-tmpdir.txt", "Python's socket module", 2),
+    # herdr's bridge socket under macOS's per-user TMPDIR (104-byte sun_path)
+    ("herdr-102-rust-sun-len-macos-tmpdir.txt", "a Rust program", 4),
+    # postgres -k under a deep project directory
+    ("gargoyle-14-postgres-socket-path-too-long.txt", "PostgreSQL", 6),
 ])
-def test_other_emitters_of_the_limit(tmp_path, line, who):
-    (f,) = fired("tmpdir-path-too-long-for-socket", paste_facts(tmp_path, line + "\n"))
-    assert f.message.startswith(who)
+def test_other_emitters_of_the_limit_in_real_pastes(paste, who, line):
+    (f,) = fired("tmpdir-path-too-long-for-socket", recorded_paste_facts(paste))
+    assert f.message.startswith(who) and f"(line {line})" in f.message
+
+
+def test_postgres_socket_directory_is_named_with_its_length():
+    (f,) = fired("tmpdir-path-too-long-for-socket", recorded_paste_facts("gargoyle-14-postgres-socket-path-too-long.txt"))
+    assert "129 bytes" in f.message and "unix_socket_directories" in f.fix
 
 
 def test_a_socket_path_that_exists_is_not_this(tmp_path):
