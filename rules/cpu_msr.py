@@ -24,7 +24,7 @@ _MODULE_REASONS = ("No such file or directory", "No such device")
 
 
 @rule("SYS056", SYMBOL, "error",
-      "the CPU's model-specific registers cannot be opened: the msr module is not loaded or /dev/cpu/*/msr is root-only",
+      "the CPU's model-specific registers cannot be opened: the msr module is not loaded or the msr devices are root-only",
       impact=4)
 def msr_module_not_loaded(f: FactView) -> Iterator[Hit]:
     """
