@@ -225,7 +225,8 @@ _FAILURE_LINE = re.compile(r"^" + _PREFIX + r"(?:[\w./-]{1,60}: ){0,2}(?:Cannot|
                            r"Unable to|Failed to|Failure) \S[^\n]{2,300}$")
 _FAILURE_NEEDLES = ("cannot ", "can't ", "can not ", "could not ", "couldn't ", "unable to ", "failed to ", "failure ")
 _SHOUTED = re.compile(r"(?<![\w-])(?:ERROR|FATAL)(?![\w-])")
-_FIRST_PERSON = re.compile(r"(?<![\w'])(?:I|i|I'm|I've|[Mm]y|[Ww]e|[Oo]ur|[Mm]e|[Uu]s)(?![\w'])|\?\s{0,4}$")
+# "I" but not "I/O" (a device error's own words)
+_FIRST_PERSON = re.compile(r"(?<![\w'/])(?:I|i|I'm|I've|[Mm]y|[Ww]e|[Oo]ur|[Mm]e|[Uu]s)(?![\w'/])|\?\s{0,4}$")
 # A program's message names what failed: a path, a quoted name, a code, an acronym ("MSRs"), a
 # "key: value"; a sentence about a failure ("Failed to start the training on the new nodes, but it
 # works on the old ones") names none. torch's collect_env prints "Could not collect" for every item it
