@@ -60,3 +60,10 @@ def test_mpich_singletons_under_srun_are_read_with_their_closed_pmi_descriptor()
 def test_a_pmi_port_host_that_does_not_resolve_is_read_at_each_layer():
     read = _symptoms(recorded_paste_facts("mpich-6621-macos-hostname-pmi-port-unresolvable.txt"))
     assert {"mpich:simple-pmi-host-entry", "mpich:simple-pmi-unable-to-connect", "mpich:pmi-init-failed"} <= read
+
+
+def test_a_fatal_error_class_without_a_stack_is_read_before_a_long_paragraph():
+    # pmodels/mpich#1112: the heading alone in a code block, then a wrapped paragraph; read on its
+    # own line (the window once ran the message past its bound and the paste was refused)
+    facts = recorded_paste_facts("mpich-1112-irecv-no-mem-class-misused.txt")
+    assert "mpich:MPI_ERR_NO_MEM" in _symptoms(facts)
