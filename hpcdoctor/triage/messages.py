@@ -233,6 +233,23 @@ _FIRST_PERSON = re.compile(r"(?<![\w'/])(?:I|i|I'm|I've|[Mm]y|[Ww]e|[Oo]ur|[Mm]e
 # cannot find (torch/utils/collect_env.py): its own placeholder, no failure.
 _NAMES_A_THING = re.compile(r"[:'\"/`(=<\[]|[A-Z]{2,}|[0-9]")
 _NOT_A_FAILURE = ("Could not collect",)
+
+
+def _raised(line: str) -> bool:
+    return any(rx.search(line) for rx in (_EXCEPTION, _INLINE) if rx is not _INLINE or _names_inline(line))
+
+
+def _not_prose(line: str) -> bool:
+    return not line.lstrip().startswith("#") and not any(n in line for n in _NOT_A_FAILURE) \
+        and not _FIRST_PERSON.search(line)
+
+
+def _failure_shaped(line: str) -> bool:
+    return bool(_FAILURE_LINE.search(line)) and bool(_NAMES_A_THING.search(line)) and _not_prose(line)
+
+
+def _shouted(line: str) -> bool:
+    return bool(_SHOUTED.search(line)) and _not_prose(line)
 # A traceback's first line: Python's own, or IPython's, which names the class on the same line. A
 # paste cut before the last line still shows that a Python program raised, and which class.
 _HEADER = _PYTHON["tracebacks"]["header"]
@@ -287,35 +304,29 @@ def find_unlisted_errors(text: str, read: Iterable[Dict[str, Any]]) -> List[Dict
     taken = {s.get("line") for s in read}
     said = {lower(str(w)) for s in read for w in (s.get("matched"), s.get("message")) if w and len(str(w)) >= 12}
     out: List[Dict[str, Any]] = []
-    for needle, rxs in (("error", (_EXCEPTION, _INLINE)), ("exception", (_EXCEPTION, _INLINE)),
-                        ("interrupt", (_EXCEPTION, _INLINE)),
-                        ("segmentation fault", (_SIGNAL,)), ("bus error", (_SIGNAL,)),
-                        ("illegal instruction", (_SIGNAL,)), ("aborted", (_SIGNAL,))):
-        for line_no, start, end in lines_holding(text, low, needle):
-            if len(out) >= MAX_UNLISTED:
-                return sorted(out, key=lambda s: s["line"])
-            if line_no in taken:
-                continue
-            line = text[start:end][:1024]
-            if any(rx.search(line) for rx in rxs if rx is not _INLINE or _names_inline(line)) \
-                    and not any(w in low[start:start + 1024] for w in said):
-                taken.add(line_no)
-                out.append({"id": "unlisted-error", "line": line_no, "text": line.strip()[:300],
-                            "means": "an error line that is not in hpcdoctor's catalogue"})
-    for needle, rx in [(n, _FAILURE_LINE) for n in _FAILURE_NEEDLES] + [("error", _SHOUTED), ("fatal", _SHOUTED)]:
-        for line_no, start, end in lines_holding(text, low, needle):
-            if len(out) >= MAX_UNLISTED:
-                return sorted(out, key=lambda s: s["line"])
-            line = text[start:end][:1024]
-            if line_no in taken or line.lstrip().startswith("#") or not rx.search(line) \
-                    or (rx is _FAILURE_LINE and not _NAMES_A_THING.search(line)) \
-                    or any(n in line for n in _NOT_A_FAILURE) \
-                    or _FIRST_PERSON.search(line) or any(w in low[start:start + 1024] for w in said):
-                continue
-            taken.add(line_no)
-            out.append({"id": "unlisted-error", "line": line_no, "text": line.strip()[:300],
-                        "emitter": "a line shaped like a program's failure message",
-                        "means": "a program's failure message that is not in hpcdoctor's catalogue"})
+
+    def quote(tests, record: Dict[str, str]) -> bool:
+        """Quote back each line holding a needle that its test accepts and nothing read covers;
+        True once MAX_UNLISTED lines are quoted."""
+        for needle, accept in tests:
+            for line_no, start, end in lines_holding(text, low, needle):
+                if len(out) >= MAX_UNLISTED:
+                    return True
+                if line_no in taken:
+                    continue
+                line = text[start:end][:1024]
+                if accept(line) and not any(w in low[start:start + 1024] for w in said):
+                    taken.add(line_no)
+                    out.append({"id": "unlisted-error", "line": line_no, "text": line.strip()[:300], **record})
+        return False
+
+    if quote([(n, _raised) for n in ("error", "exception", "interrupt")]
+             + [(n, _SIGNAL.search) for n in ("segmentation fault", "bus error", "illegal instruction", "aborted")],
+             {"means": "an error line that is not in hpcdoctor's catalogue"}) \
+            or quote([(n, _failure_shaped) for n in _FAILURE_NEEDLES] + [(n, _shouted) for n in ("error", "fatal")],
+                     {"emitter": "a line shaped like a program's failure message",
+                      "means": "a program's failure message that is not in hpcdoctor's catalogue"}):
+        return sorted(out, key=lambda s: s["line"])
     # One traceback cut before its last line is enough to say so: the first header followed by no
     # exception line (read by a catalogue, quoted above, or covered by words read elsewhere).
     for line_no, start, end in lines_holding(text, low, _HEADER.lower()):
