@@ -149,6 +149,12 @@ def torch_import_frame_before(f: FactView, s: dict) -> bool:
 _TORCH_IMPORT_LINES = frozenset({"torch:torch-import-frame", "torch:torch-c-import"})
 
 
+def shell_command(s: dict) -> str:
+    """The command a shell's "command not found" (knowledge/messages/shell.toml) names: each shell's
+    wording captures it in a group of its own (bash's, dash's, zsh's, fish's); "" where none does."""
+    return next((str(s[k]) for k in ("command", "dash", "zsh", "fish") if s.get(k)), "")
+
+
 def told_text(s: dict) -> str:
     """The pasted line a finding quotes in its message: stripped, its first 120 characters."""
     return str(s.get("text", "")).strip()[:120]

@@ -10,7 +10,7 @@ from typing import Iterator, List, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, shell_command, told_evidence, told_text
 
 # Lmod quotes each name ("gcc/7.4.0", "a", "b"); older releases and the Tcl modules print them bare,
 # separated by spaces (or " or " in Modules' requirement lists).
@@ -330,10 +330,6 @@ _NOT_FOUND = ("shell:command-not-found", "slurm:stepd-execve-failed")
 _LOAD_FAILED = ("lmod", "envmodules")
 
 
-def _command(s: dict) -> str:
-    return str(s.get("command") or s.get("dash") or s.get("zsh") or s.get("fish") or "")
-
-
 def _names_software(module: str, command: str) -> bool:
     """Whether a module's name names the software a command belongs to: the command's package (a wheel's
     console script), or the one name spelling the other (gromacs's gmx is not guessed)."""
@@ -379,7 +375,7 @@ def site_module_missing_executable(f: FactView) -> Iterator[Hit]:
     if not loaded:
         return
     for s in told:
-        cmd = _command(s) if s.get("id") in _NOT_FOUND else ""
+        cmd = shell_command(s) if s.get("id") in _NOT_FOUND else ""
         if not cmd or "/" in cmd:
             continue
         module = next((m for m in loaded if _names_software(m, cmd)), None)

@@ -12,7 +12,7 @@ from typing import Iterator, Optional
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, shell_command, told_evidence, told_text
 
 KERNEL = "kernel-too-old-for-binary"
 ARCH = "binary-wrong-architecture"
@@ -371,7 +371,7 @@ def _hint(s: dict) -> Iterator[Hit]:
 
 def _shell_found_none(s: dict) -> Iterator[Hit]:
     """A shell's "command not found": consistent with a missing program, also with a PATH a module would set."""
-    prog = str(s.get("command") or s.get("dash") or s.get("zsh") or s.get("fish") or "PROGRAM")
+    prog = shell_command(s) or "PROGRAM"
     text = told_text(s)
     # bash's and dash's forms start with the script that ran the program ("/path/fsl_sub: line 287: bc: ...")
     m = re.match(r"(?P<script>/[^\s:]{1,200}): (?:line )?[0-9]{1,7}: ", text)

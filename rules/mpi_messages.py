@@ -298,6 +298,8 @@ _SUN_PATH = 108
 
 
 # Who built the socket path, and where its directory comes from (knowledge/messages/unix_socket_path.toml).
+_UNDER_TMPDIR = ("mkdir -p \"/tmp/$USER\" && export TMPDIR=\"/tmp/$USER\"   # where the program builds its socket under "
+                 "TMPDIR; else give it a shorter socket path or directory")
 _SOCKET_OWNER = {
     "unix_socket_path:ray-socket-path-too-long": (
         "Ray could not create the socket of its session directory",
@@ -305,14 +307,9 @@ _SOCKET_OWNER = {
         "<temp dir>/ray/session_<date>_<pid>/sockets/ under TMPDIR\n"
         "ray start --head --temp-dir=\"/tmp/ray-$USER\"   # a cluster started by hand: a short temp dir (in Python: "
         "ray.init(_temp_dir=...) with a short absolute path)"),
-    "unix_socket_path:cpython-af-unix-path-too-long": (
-        "Python's socket module refused a Unix-domain socket path",
-        "mkdir -p \"/tmp/$USER\" && export TMPDIR=\"/tmp/$USER\"   # where the program builds its socket under "
-        "TMPDIR; else give it a shorter socket path or directory"),
-    "unix_socket_path:rust-std-sun-len": (
-        "a Rust program refused a Unix-domain socket path",
-        "mkdir -p \"/tmp/$USER\" && export TMPDIR=\"/tmp/$USER\"   # where the program builds its socket under "
-        "TMPDIR; else give it a shorter socket path or directory"),
+    "unix_socket_path:cpython-af-unix-path-too-long": ("Python's socket module refused a Unix-domain socket path",
+                                                        _UNDER_TMPDIR),
+    "unix_socket_path:rust-std-sun-len": ("a Rust program refused a Unix-domain socket path", _UNDER_TMPDIR),
     "unix_socket_path:postgres-socket-path-too-long": (
         "PostgreSQL could not use its Unix-domain socket",
         "echo \"unix_socket_directories = '/tmp'\" >> \"$PGDATA/postgresql.conf\"   # the server's socket in a short "

@@ -9,7 +9,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, shell_command, told_evidence, told_text
 
 SYMBOL = "ssh-client-xauth-missing"
 
@@ -65,8 +65,8 @@ def ssh_client_xauth_missing(f: FactView) -> Iterator[Hit]:
     told = catalogued(f, SYMBOL)
     if not told:
         # the shell's own "xauth: command not found" (shell.toml): xauth is not on PATH where it ran
-        shell = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "shell:command-not-found"
-                      and "xauth" in (s.get("command"), s.get("dash"), s.get("zsh"), s.get("fish"))), None)
+        shell = next((s for s in f.get("ticket.symptoms") or []
+                      if s.get("id") == "shell:command-not-found" and shell_command(s) == "xauth"), None)
         if shell is not None:
             yield Hit(message=f"the shell found no xauth on this host (line {shell.get('line')}: \"{told_text(shell)}\"): ssh's "
                               "X11 forwarding needs xauth on the machine you ssh from (for the local cookie) and on the "

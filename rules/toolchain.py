@@ -11,7 +11,7 @@ from typing import Iterator, Optional
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, shell_command, told_evidence, told_text
 
 SYMBOL = "compile-toolchain-missing"
 _SHELL = "shell:command-not-found"
@@ -47,7 +47,7 @@ _FIX_JIT = ("\nexport CC=$(command -v gcc) CXX=$(command -v g++)   # torch.compi
 
 def _shell_compiler(s: dict) -> Optional[str]:
     """The compiler a shell's "command not found" names, or None for any other command."""
-    name = next((str(s[k]) for k in ("command", "dash", "zsh", "fish") if s.get(k)), "")
+    name = shell_command(s)
     return name if _COMPILER.match(name) else None
 
 
