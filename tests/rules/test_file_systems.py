@@ -179,3 +179,8 @@ def test_an_executable_listed_and_refused_is_the_mount(paste, shown):
 def test_a_listing_without_the_execute_bit_is_not_the_mount():
     # the same Permission denied and 126, the file recorded without its execute bits
     assert not fired("tmp-noexec", recorded_paste_facts("exec-bit-missing-ls-then-exec.txt"))
+
+
+def test_an_executable_listed_with_an_selinux_context_is_not_claimed_for_noexec():
+    # podman#4306: ls -l's "." marks an SELinux label; the refusal is the label's (selinux-denies-container-access)
+    assert not fired("tmp-noexec", recorded_paste_facts("podman-4306-selinux-bind-mount-denied.txt"))
