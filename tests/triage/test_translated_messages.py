@@ -48,6 +48,8 @@ def test_either_linker_line_alone_is_not_triton():
     assert not fired("triton-libcuda-not-found", told_facts(
         "/usr/bin/ld: skipping incompatible /lib/i386-linux-gnu/libcuda.so when searching for -lcuda\n"))
     assert not fired("triton-libcuda-not-found", told_facts("/usr/bin/ld: cannot find -lcudart: No such file or directory\n"))
+    # a real one: mxnet#2656's make, without the toolkit's stubs folder on the link line
+    assert not fired("triton-libcuda-not-found", recorded_paste_facts("mxnet-2656-ld-cannot-find-lcuda.txt"))
 
 
 def test_gost_engine_ru_cannot_find_reads_as_its_english():
