@@ -130,7 +130,7 @@ def to_english(text: str, present: Optional[NeedleIndex] = None, low: Optional[s
         low = lower(text)   # a paste of CJK text takes seconds here at 16 MiB: pass the caller's
     if present is None:
         present = NeedleIndex("\n".join(dict.fromkeys(low.split("\n"))))
-    lines: Dict[int, List] = {}   # line number -> [start, end, text now, language]
+    lines: Dict[int, List] = {}   # line number -> [start, end, text now, the languages it may be]
     for r in readings():
         if not present.holds(r.needle):
             continue
@@ -140,10 +140,14 @@ def to_english(text: str, present: Optional[NeedleIndex] = None, low: Optional[s
             now = lines[line_no][2] if line_no in lines else text[start:end]
             new = r.rewrite(now)
             if new != now:
+                said = set(r.lang.split(" or "))
                 if line_no in lines:
+                    # a second reading of the line narrows its language: ld's "找不到 %s" is zh_CN's and
+                    # zh_TW's, the errno text after it 没有那个文件或目录 zh_CN's alone
                     lines[line_no][2] = new
+                    lines[line_no][3] = (lines[line_no][3] & said) or lines[line_no][3]
                 else:
-                    lines[line_no] = [start, end, new, r.lang]
+                    lines[line_no] = [start, end, new, said]
     if not lines:
         return text, low, {}
     out, out_low, at = [], [], 0
@@ -154,4 +158,4 @@ def to_english(text: str, present: Optional[NeedleIndex] = None, low: Optional[s
         at = end
     out.append(text[at:])
     out_low.append(low[at:])
-    return "".join(out), "".join(out_low), {n: (v[3], text[v[0]:v[1]]) for n, v in lines.items()}
+    return "".join(out), "".join(out_low), {n: (" or ".join(sorted(v[3])), text[v[0]:v[1]]) for n, v in lines.items()}
