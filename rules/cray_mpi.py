@@ -7,8 +7,9 @@ source; its texts and their causes come from the HPE sites' documents (NERSC, CS
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import Iterator, List, Optional, Tuple
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
@@ -199,3 +200,105 @@ _PMI2_CODES = {
     "12": "PMI2_ERR_INVALID_KEYVALP", "13": "PMI2_ERR_INVALID_SIZE",
     "14": "PMI2_ERR_OTHER, no connection to a PMI-2 server",
 }
+
+
+KNOWN = "mpi-known-issue"
+_ISSUES = knowledge.load("mpi_known_issues")["issue"]
+_ROCM_RELEASE = re.compile(r"(?i)rocm\D{0,30}?(?P<v>\d{1,2}\.\d{1,2}(?:\.\d{1,6})?)")
+
+
+def _version(v: str) -> Tuple[int, ...]:
+    return tuple(int(p) for p in v.split("."))
+
+
+def _systems_named(f: FactView) -> str:
+    """The pasted lines the paste's messages stand on, lower-cased: where a host name (frontier01982) shows."""
+    return "\n".join(str(s.get("text") or "") for s in f.get("ticket.symptoms") or []).lower()
+
+
+def _rocm_named(f: FactView) -> List[str]:
+    """The ROCm releases the paste names, as precisely as it names them (6.2.4, or the series 6.2)."""
+    out = []
+    for v in f.get("ticket.rocm_versions") or []:
+        m = _ROCM_RELEASE.search(str(v.get("text") or ""))
+        got = m.group("v") if m and m.group("v").startswith(str(v.get("series"))) else str(v.get("series") or "")
+        if got:
+            out.append(got)
+    return out
+
+
+def _outside(issue: dict, releases: List[str]) -> Optional[str]:
+    """The release that puts the paste outside the issue's affected ROCm releases, or None where every
+    release named is affected or cannot be judged (a series whose first release is not the fixed one)."""
+    fixed = [_version(v) for v in issue.get("fixed") or []]
+    if not fixed or not releases:
+        return None
+    start = _version(issue["affected_from"]) if issue.get("affected_from") else None
+    for r in releases:
+        v = _version(r)
+        if start and v[:2] >= start:
+            return None
+        if len(v) == 3:
+            ok = any(v[:2] == x[:2] and v >= x for x in fixed)
+        else:  # a series alone: outside only when its first release (x.y.0) is a fixed one
+            ok = any(v == x[:2] and x[2] == 0 for x in fixed)
+        if not ok:
+            return None
+    return ", ".join(releases)
+
+
+@rule("NET046", KNOWN, "error", "a failure the site or vendor documents as a known bug of its MPI stack", impact=6,
+      also={"info": "the paste names only releases outside the ones the known issue affects"})
+def mpi_known_issue(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, a message that an HPC centre documents, on its own known-issue page, as
+        a known bug of its MPI stack (knowledge/mpi_known_issues.toml): OLCF's OLCFDEV-1655 (Cray
+        MPICH's MPI_Init failing, "PMI_Allgather failed: -1", with ROCm), OLCFDEV-1597 ("OFI poll
+        failed (... UNDELIVERABLE)" on Frontier), LUMI's "[unset]:_pmi_set_af_in_use:PMI ERROR".
+        An issue tied to one system fires only where the paste names it (a host name such as
+        frontier01982). Where the paste names only ROCm releases the centre lists as fixed, the
+        finding says so (info) instead of giving the workaround.
+
+    Why it matters:
+        The failure is the site's MPI stack, not the user's code or input: debugging the program
+        finds nothing, and the centre has already published what avoids it.
+
+    How to fix:
+        Apply the workaround exactly as the centre documents it (an environment variable in the
+        job script, or a call in the program), and tell the site's support the issue's reference
+        where it persists.
+
+    References:
+        - https://docs.olcf.ornl.gov/systems/frontier_user_guide.html#known-issues (OLCFDEV-1655, OLCFDEV-1597)
+        - https://github.com/Lumi-supercomputer/lumi-userguide/blob/main/docs/helpdesk/issues.md
+        - https://github.com/BLAST-WarpX/warpx/issues/4236 (OLCFDEV-1655 on LUMI)
+    """
+    told = {s.get("id"): s for s in f.get("ticket.symptoms") or []}
+    named = None
+    for issue in _ISSUES:
+        s = told.get(issue["symptom"])
+        if s is None:
+            continue
+        if issue["systems"]:
+            named = _systems_named(f) if named is None else named
+            if not any(re.search(rf"\b{re.escape(n)}\d{{0,6}}\b", named) for n in issue["systems"]):
+                continue
+        where = f"line {s.get('line')}: \"{told_text(s)}\""
+        said = f"{issue['centre']} {issue['ref']}, \"{issue['title']}\" ({issue['source'].split(' ')[0]})"
+        outside = _outside(issue, _rocm_named(f))
+        if outside:
+            yield Hit(severity="info",
+                      message=(f"{where}: the signature of {said}, but the paste names ROCm {outside}, outside the "
+                               f"releases it affects ({issue['affected']}): another cause"),
+                      fix="# not this known issue: read the error stack's lowest line for the layer that failed",
+                      evidence={**told_evidence(s), "known_issue": issue["id"]})
+            return
+        fix = (f"{issue['workaround']}   # in the job script before srun: the workaround {issue['centre']} documents for {issue['ref']}"
+               if issue["workaround_kind"] == "environment" else
+               f"# {issue['workaround']}: the workaround {issue['centre']} documents for {issue['ref']} (a change to the program's source)")
+        yield Hit(message=(f"{where}: a known bug of the site's MPI stack, {said}: {issue['summary']}; affected: "
+                           f"{issue['affected']}. Not the program's fault: apply the documented workaround, and give the "
+                           f"site's support the reference {issue['ref']} if it persists"),
+                  fix=fix, evidence={**told_evidence(s), "known_issue": issue["id"]})
+        return

@@ -15,7 +15,11 @@ SYMBOL = "cuda-libraries-predate-gpu"
 _CHECK = ("python3 -c 'import torch; print(torch.version.cuda, torch.cuda.get_device_name(), "
           "torch.cuda.get_device_capability())'   # the CUDA release of torch's libraries, and the GPU")
 _WHEEL = ("python3 -m pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu{tag}   "
-          "# a build of CUDA {need} or newer (keep torchaudio/torchvision of the same release); conda: pytorch-cuda={need}")
+          "# a build of CUDA {need} or newer (keep torchaudio/torchvision of the same release){conda}")
+# The pytorch channel's pytorch-cuda metapackage exists for CUDA 11.6 to 12.4 only (anaconda.org/pytorch/
+# pytorch-cuda/files; pytorch.github.io previous-versions.md: torch 1.13's first use of it): a release
+# before 11.6 is asked for as 11.6, one after 12.4 has no conda build from that channel.
+_CONDA_FIRST, _CONDA_LAST = "11.6", "12.4"
 
 
 def _minor(value) -> Optional[object]:
@@ -37,11 +41,37 @@ def _build_cuda(f: FactView) -> Optional[tuple]:
         cu = str(named["cu"])
         v = version_of(f"{cu[:-1]}.{cu[-1]}")
         return v, f"torch {named['torch']}+cu{cu} (line {named['line']}) is built with CUDA {v}"
+    # the user's own sentence naming the CUDA release beside the torch release they run (prose.toml)
+    said = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "prose:cuda-torch-versions-said"), None)
+    if said and _minor(said.get("cuda")) is not None:
+        return _minor(said["cuda"]), f"the user runs CUDA {said['cuda']} with torch {said.get('torch')} (line {said['line']})"
     return None
 
 
+# A cuBLAS or cuDNN kernel that failed to run: the status alone has many causes (an earlier illegal access
+# above all), so it is read only with the GPU and the CUDA release both named, the release predating the GPU.
+_EXECUTION_FAILED = ("cublas:CUBLAS_STATUS_EXECUTION_FAILED", "cudnn:CUDNN_STATUS_EXECUTION_FAILED")
+
+
+def _execution_failed(f: FactView) -> Iterator[Hit]:
+    failed = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") in _EXECUTION_FAILED), None)
+    gpu = gpu_of_ticket(f) if failed else None
+    need = first_toolkit_for(gpu["cc"]) if gpu else None
+    build = _build_cuda(f) if need else None
+    if not (failed and build) or build[0] >= version_of(need):
+        return
+    lib = "cuBLAS" if failed["id"].startswith("cublas") else "cuDNN"
+    yield Hit(message=f"a {lib} kernel failed to run (line {failed.get('line')}: \"{told_text(failed)}\") on {gpu['name']} "
+                      f"(compute capability {gpu['cc']}), and {build[1]}: compute capability {gpu['cc']} needs CUDA "
+                      f"{need} or newer, and the {lib} of an older release has no code for it",
+              fix=_fix(need), evidence={**told_evidence(failed), "gpu": gpu["name"], "cuda": str(build[0])})
+
+
 def _fix(need: str) -> str:
-    return f"{_CHECK}\n" + _WHEEL.format(tag=need.replace(".", ""), need=need)
+    v = version_of(need)
+    conda = max(v, version_of(_CONDA_FIRST)) if v is not None and v <= version_of(_CONDA_LAST) else None
+    return f"{_CHECK}\n" + _WHEEL.format(tag=need.replace(".", ""), need=need,
+                                         conda=f"; conda: pytorch-cuda={conda}" if conda else "")
 
 
 @rule("SW061", SYMBOL, "error", "the framework's CUDA libraries (cuFFT, cuBLAS) are of a CUDA release older than the GPU",
@@ -55,8 +85,11 @@ def cuda_libraries_predate_gpu(f: FactView) -> Iterator[Hit]:
         12), on a GPU whose architecture is newer than the CUDA release torch was built with
         (collect_env's "CUDA used to build PyTorch", a +cuXYZ wheel): an error when both are named,
         a warning when only a build older than CUDA 11.8 (the first for Ada 8.9 and Hopper 9.0) is,
-        info when neither is. Live, a torch whose CUDA release predates the node's GPU (warning):
-        its kernels may still run there through PTX, its cuFFT and cuBLAS do not.
+        info when neither is. cuBLAS's and cuDNN's EXECUTION_FAILED status only with the GPU and
+        the CUDA release both named (collect_env, a +cuXYZ wheel, or the user's own "CUDA 10.1 ...
+        torch 1.4.0"), the release older than the GPU's first. Live, a torch whose CUDA release
+        predates the node's GPU (warning): its kernels may still run there through PTX, its cuFFT
+        and cuBLAS do not.
 
     Why it matters:
         torch's own kernels reach a newer GPU through PTX compiled at load time, so the program
@@ -81,7 +114,8 @@ def cuda_libraries_predate_gpu(f: FactView) -> Iterator[Hit]:
     """
     told = catalogued(f, SYMBOL)
     if not told:
-        yield from _live(f)
+        hits = list(_execution_failed(f))
+        yield from hits or _live(f)
         return
     s = told[0]
     said = f"line {s.get('line')}: \"{told_text(s)}\""

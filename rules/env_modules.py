@@ -391,3 +391,64 @@ def site_module_missing_executable(f: FactView) -> Iterator[Hit]:
                        "else tell the site's support the command is missing"),
                   evidence={**told_evidence(s), "module": module})
         return
+
+
+# ModuleCmd_Load.c's ErrorLogger(ERR_LOCATE) line in each 3.2 release (envmodules/modules branch c-3.2):
+# 208 at 3.2.10 (be4809a9), 213 at 3.2.11, 3.2.12 and 3.2.13 (15c9b8bc, 96fbb2b1, 1f433b35).
+_LOAD_LINE_RELEASE = {"208": "3.2.10", "213": "3.2.11 to 3.2.13"}
+# Runs as printed in a bash or sh job script: module's own status is 0 on 3.2, so the wrapper reads
+# what modulecmd printed (the 3.x prefix with an ERROR, FATAL or PANIC weight) and returns 1 on it.
+_CHECKED = ("module_checked() { _e=$(mktemp); module \"$@\" 2>\"$_e\"; _r=$?; cat \"$_e\" >&2; "
+            "if grep -qE '\\):(ERROR|FATAL|PANIC):[0-9]' \"$_e\"; then _r=1; fi; rm -f \"$_e\"; return $_r; }")
+
+
+@rule("ENV134", "environment-modules-too-old", "warning",
+      "Environment Modules 3.2: module returns 0 on errors, so a job script goes on after a failed load", impact=5)
+def environment_modules_too_old(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, a message of Environment Modules 3.2 (the C modulecmd) with its own
+        prefix, "<file>(<line>):<WEIGHT>:<number>: " (ModuleCmd_Load.c(213):ERROR:105: Unable to
+        locate a modulefile for 'fred'): error.c's PrintError format, which only 3.x prints.
+        Modules 4.0 and later print "ERROR: ..." and Lmod "Lmod has detected the following
+        error: ...", so neither is read here (knowledge/messages/envmodules3.toml).
+
+    Why it matters:
+        On 3.2 the module shell function is eval `modulecmd bash $*` (init/bash.in): its exit
+        status is eval's, 0, whatever modulecmd found, so "module load X || exit 1" never exits
+        and a job script runs on without the software it meant to load. Modules 4.0 made every
+        module sub-command return a non-zero exit code on error (MIGRATING.rst: "whereas Modules
+        v3.2 always returned zero exit code even if issue occurred"). The 3.2 line was developed
+        until 3.2.10 (2012); 3.2.11 to 3.2.13 (2017 to 2020) were bug fixes that kept this.
+
+    How to fix:
+        The site: replace 3.2 with a maintained module tool, Environment Modules 5.x (its
+        MIGRATING notes cover the 3.2 to 4 changes) or Lmod, as the site chooses. The user, now:
+        define a wrapper in the job script that reads modulecmd's own error lines and returns 1 on
+        them, and load through it with "|| exit 1". The error itself (a module not found, a
+        conflict) is answered by its own rule (module-unknown, module-conflict).
+
+    References:
+        - https://github.com/envmodules/modules/blob/c-3.2/error.c (PrintError, TransTab)
+        - https://github.com/envmodules/modules/blob/c-3.2/init/bash.in (module function)
+        - https://github.com/envmodules/modules/blob/v4.0.0/MIGRATING.rst (Non-zero exit code in case of error)
+        - https://github.com/envmodules/modules/issues/505 (the maintainer: 3.2, exit code fixed in 4.0)
+    """
+    for s in catalogued(f, "environment-modules-too-old"):
+        raised_in, raised_at = str(s.get("raised_in") or ""), str(s.get("raised_at") or "")
+        release = _LOAD_LINE_RELEASE.get(raised_at) if raised_in == "ModuleCmd_Load.c" else None
+        which = f"Environment Modules {release}" if release else "Environment Modules 3.2"
+        m = re.search(r":(?:ERROR|FATAL|PANIC):105:\s{0,4}Unable to locate a modulefile for\s{1,8}'([^'\n]{1,200})'",
+                      str(s.get("text") or ""))
+        name = m.group(1) if m else ""
+        use = (f"module_checked load {shlex.quote(name)} || exit 1" if name and not name.startswith("/") else
+               "module_checked load NAME || exit 1   # each module line of the script, through the wrapper")
+        yield Hit(message=(f"this module command is {which}, the C modulecmd (line {s.get('line')}: \"{told_text(s)}\": "
+                           f"the \"{raised_in}({raised_at}):{s.get('weight')}:{s.get('code')}:\" prefix is 3.x's; 4.x and "
+                           "5.x print \"ERROR: ...\"): on 3.2, module returns 0 even when the command failed, so a job "
+                           "script cannot see a failed load and runs on without the software; Modules 4.0 made errors "
+                           "return a non-zero exit status"),
+                  fix=(f"{_CHECKED}\n{use}\n"
+                       "# the site: replace Environment Modules 3.2 (developed to 3.2.10, 2012; last fix release 3.2.13, 2020) with Modules 5.x or Lmod"),
+                  evidence=told_evidence(s))
+        return

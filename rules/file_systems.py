@@ -7,6 +7,7 @@ a fixed name in the shared /tmp that another user holds (shared_tmp.toml). The m
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Iterator, List, Optional
 
 from hpcdoctor.engine import Hit, rule
@@ -82,7 +83,9 @@ def tmp_noexec(f: FactView) -> Iterator[Hit]:
         mounted noexec. torch.compile (Inductor's C++ and Triton kernels), torch.utils.cpp_extension
         and many installers build into the temporary directory by default
         and then fail on the first load, however often the job is rerun. A "Permission denied" on a
-        script under /tmp can also be a file without its execute bit; the mount options tell which.
+        script under /tmp can also be a file without its execute bit; the mount options tell which,
+        and so does the paste's own ls -l of the file: executable there, refused anyway, leaves the
+        mount (or a security module) as the cause wherever the file lies.
 
     How to fix:
         Point the temporary directory and the JIT caches at a directory that allows execution, such
@@ -109,6 +112,12 @@ def tmp_noexec(f: FactView) -> Iterator[Hit]:
             if s.get("reason") == "Operation not permitted" and _noexec(mount) is None:
                 yield from _exec_mapping_refused(s, path)
                 return
+            listed = _listed_executable(f, path) if s.get("id") == "noexec:shell-exec-permission-denied" else None
+            # ls -l's "." after the mode is an SELinux context: on such a host the label refuses as often
+            # as a mount does (selinux-denies-container-access reads it), so the listing proves nothing here
+            if listed is not None and not listed.get("mark") and _noexec(mount) is None:
+                yield from _executable_refused(s, path, listed)
+                return
             continue   # a library elsewhere: an address-space limit or another cause, not this rule's
         if _noexec(mount) is False and not said:
             continue   # the node's record says that file system allows execution: not this cause
@@ -130,6 +139,29 @@ def tmp_noexec(f: FactView) -> Iterator[Hit]:
                       fix=_EXEC_FIX, severity="advice",
                       evidence={"limits.filesystems": {k: fs.get(k) for k in ("roles", "paths", "mount_probe", "fstype", "options")}})
             return
+
+
+def _listed_executable(f: FactView, path: str) -> Optional[dict]:
+    """The paste's own ls -l line for the refused file (noexec.toml ls-listed-executable), by its name."""
+    name = path.rsplit("/", 1)[-1]
+    return next((t for t in f.get("ticket.symptoms") or []
+                 if isinstance(t, dict) and t.get("id") == "noexec:ls-listed-executable" and t.get("file") == name), None)
+
+
+def _executable_refused(s: dict, path: str, listed: dict) -> Iterator[Hit]:
+    """The shell could not execute a file that the paste's own ls -l shows executable: the missing execute
+    bit is ruled out, so execve()'s EACCES came from the file system's noexec mount (man 2 execve), or,
+    less often, from a security module (SELinux, AppArmor)."""
+    folder = path.rsplit("/", 1)[0] or "/"
+    where = "the current directory" if folder in (".", "..") else folder
+    yield Hit(message=f"{path} could not be executed (line {s.get('line')}: \"{told_text(s)}\") although the listing on "
+                      f"line {listed.get('line')} shows it executable (-{listed.get('mode')}): the file system holding "
+                      f"{where} is mounted noexec (a drive or volume mounted with that option), or SELinux/AppArmor refused it",
+              fix=(f"findmnt -no TARGET,OPTIONS --target {shlex.quote(folder)}   # noexec among them: that mount refuses every program on it\n"
+                   f"sh {shlex.quote(path)}   # a script runs through its interpreter even there (or mount the drive without "
+                   "noexec: remount,exec, and drop noexec from its fstab or docker volume options)\n"
+                   "sudo ausearch -m avc -ts recent 2>/dev/null | tail   # administrators: an SELinux denial instead"),
+              evidence={**told_evidence(s), "listed": listed.get("text"), "listed.line": listed.get("line")})
 
 
 def _exec_mapping_refused(s: dict, path: str) -> Iterator[Hit]:

@@ -4,6 +4,7 @@ itself), and a CUDA or ROCm library a program cannot load at all."""
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Any, Iterator
 
 from hpcdoctor import knowledge
@@ -225,14 +226,28 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
                   fix=f"{where} 2>/dev/null | grep {lib}   # which versions of {lib} this machine has\n{own}",
                   evidence={**told_evidence(s), "library": so})
         return
+    found = (f"{where} 2>/dev/null | grep {lib}   # which versions of {lib} this machine has\n" if rocm
+             else f"{loader_path_fix(lib, so)}\n")
+    program = _LOADER_PROGRAM.search(str(s.get("text", "")))
+    if program is not None:
+        # ld.so named the executable that failed to start: a program, not a Python extension module
+        yield Hit(message=f"{so} cannot be loaded (line {s.get('line')}: \"{told_text(s)}\"){built}",
+                  fix=f"{found}ldd {shlex.quote(program.group('program'))} | grep 'not found'   # every library the "
+                      "program still cannot find, once the folder is on LD_LIBRARY_PATH",
+                  evidence={**told_evidence(s), "library": so, "program": program.group("program")})
+        return
     yield Hit(message=f"{so} cannot be loaded (line {s.get('line')}: \"{told_text(s)}\"){built}",
-              fix=(f"{where} 2>/dev/null | grep {lib}   # which versions of {lib} this machine has\n" if rocm
-                   else f"{loader_path_fix(lib, so)}\n") +
+              fix=found +
                   "python -c 'import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)'   "
                   "# the build the failing package must match\n"
                   "ldd \"$(python -c 'import mmcv, os; print(os.path.dirname(mmcv.__file__))')\"/_ext*.so | grep 'not found'   "
                   "# the failing package's own extension (mmcv here: use yours)",
               evidence={**told_evidence(s), "library": so})
+
+
+# ld.so's own line names the executable: "<program>: error while loading shared libraries: <lib>: ..."
+# (elf/rtld.c via _dl_signal_error); a quoting backtick or prompt before it is not part of the name.
+_LOADER_PROGRAM = re.compile(r"(?:^|[\s`'\"])(?P<program>[^\s`'\":]{1,300}): error while loading shared libraries: ")
 
 
 @rule("SW034", "static-tls-exhausted", "error", "a library cannot be loaded: the static TLS space is used up", impact=7)

@@ -208,7 +208,8 @@ def _disk_limits() -> tuple:
 
 @rule("SYS005", "disk-full", "error", "a file system the run writes to is full", impact=7,
       also={"warning": "on a live node: less free space or inodes than one install of torch takes; TORQUE 2.5's "
-                       "\"cannot write job command file\": the PBS server's spool, the errno unsaid",
+                       "\"cannot write job command file\": the PBS server's spool, the errno unsaid; Slurm's \"I/O error "
+                       "writing script/environment to file\": slurmctld's StateSaveLocation, the errno unsaid",
             "info": "the user's words that a disk is full, no program's line"})
 def disk_full(f: FactView) -> Iterator[Hit]:
     """
@@ -231,7 +232,10 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         file or script into its own spool (server_priv/jobs on the server host): "MSG=cannot write
         to file ... (28-No space left on device)" and its open/create forms, an error; TORQUE
         2.5's bare "MSG=cannot write job command file", a warning (no errno printed): the fix
-        points at the server host's PBS_HOME, not the user's directories.
+        points at the server host's PBS_HOME, not the user's directories. Slurm's sbatch refused with
+        ESLURM_WRITING_TO_FILE ("I/O error writing script/environment to file"): slurmctld could not
+        create or write the job's directory, script or environment under StateSaveLocation on the
+        controller host, a warning (the errno is in slurmctld's log only): the fix reads where that is.
 
     Why it matters:
         Writes fail: a checkpoint is cut short, pip leaves an environment half installed, a
@@ -252,6 +256,8 @@ def disk_full(f: FactView) -> Iterator[Hit]:
         - https://github.com/python/psf-chef/issues/43 (a node out of inodes: df -h 56%, df -i 100%)
         - https://github.com/adaptivecomputing/torque/blob/34ff845417cc0348dfe0a61a491e5e0f4adf6ef4/src/server/req_quejob.c (req_jobscript: the job's script into server_priv/jobs)
         - https://github.com/firemodels/fds/issues/9419 (the TORQUE server's file system full: qsub refused)
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmctld/job_mgr.c (_copy_job_desc_to_file: ESLURM_WRITING_TO_FILE)
+        - https://github.com/ArjunaCluster/ArjunaUsers/issues/212 (sbatch's I/O error: the controller's root file system full)
     """
     # a line apptainer-tmpdir-too-small reads (its build's temporary files) is that rule's to answer
     claimed = {t.get("line") for t in _told_all(f, "apptainer-tmpdir-too-small")}
@@ -262,6 +268,10 @@ def disk_full(f: FactView) -> Iterator[Hit]:
     spool = next((s for s in told if str(s.get("id", "")).startswith(_PBS_SPOOL)), None)
     if spool is not None:
         yield _pbs_spool_hit(spool)
+        return
+    state = next((s for s in told if s.get("id") == _SLURM_STATE_WRITE), None)
+    if state is not None:
+        yield _slurm_state_hit(state)
         return
     # a pasted df table: rows at 100%; at 99% only beside a write that failed for space
     rows = df_rows(f, nearly=bool(told))
@@ -348,6 +358,30 @@ def _pbs_spool_hit(s: dict) -> Hit:
                     "# users without access to the server host: tell the administrators; qsub works again once the server's "
                     "spool has room"),
                evidence=ticket_evidence(s), severity="error" if named else "warning")
+
+
+_SLURM_STATE_WRITE = "slurm:ESLURM_WRITING_TO_FILE"
+
+
+def _slurm_state_hit(s: dict) -> Hit:
+    """slurmctld could not write a batch job's script or environment under its StateSaveLocation (job_mgr.c's
+    _copy_job_desc_to_file): the controller's file system, whatever room the user has. The errno is in
+    slurmctld's log only, so full, out of inodes and not writable are all still open: a warning."""
+    return Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": slurmctld could not write the job's script or environment "
+                       "into its own StateSaveLocation (on the controller host): most often that file system is full or out of "
+                       "inodes, else not writable by SlurmUser (the errno is in slurmctld's log only). The disk is the "
+                       "controller's, not the user's: room in your home or quota does not change it, and every user's sbatch "
+                       "fails alike",
+               fix=("scontrol show config | grep -E 'StateSaveLocation|SlurmctldHost|SlurmctldLogFile'   # where the "
+                    "controller writes job scripts, and on which host\n"
+                    "# on the controller host (administrators):\n"
+                    "df -h \"$(scontrol show config | awk '/^StateSaveLocation/ {print $3}')\" /; "
+                    "df -i \"$(scontrol show config | awk '/^StateSaveLocation/ {print $3}')\" /   # free blocks, free inodes\n"
+                    "grep -E 'Error (creating|writing) file|mkdir\\(' \"$(scontrol show config | awk '/^SlurmctldLogFile/ {print $3}')\" "
+                    "| tail   # slurmctld's own line names the file and the errno\n"
+                    "# users without access to the controller: tell the administrators; sbatch works again once StateSaveLocation "
+                    "has room"),
+               evidence=ticket_evidence(s), severity="warning")
 
 
 _LUSTRE_PATH = re.compile(r"^(.{0,200}?(?:^|/)lustre[0-9]?)/")

@@ -20,11 +20,24 @@ _OTHERS = re.compile(r"^lib(?:cu|nv|hip|roc|rccl|hsa|amd|MIOpen|mpi|open-(?:pal|
                      r"tensorflow|GL|EGL|X|xcb|glib|gthread|gobject|gio|gmodule|dcgm|ibverbs|rdma|ucp|ucs|uct|fabric|psm)")
 
 
+# A version name retyped by hand ("GLIB _2.28", "GLIBC 2.28") beside a glibc library is still glibc's.
+_RETYPED = re.compile(r"GLIBC?[ _]{1,2}(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?)$")
+
+
+def _glibc_version(s: dict) -> str:
+    """The GLIBC_2.NN a loader line names; a retyped name of a glibc library's version read as that; else ''."""
+    version = str(s.get("version") or "")
+    if _GLIBC.match(version):
+        return version
+    m = _RETYPED.match(version)
+    return f"GLIBC_{m.group(1)}" if m and _GLIBC_LIBS.search(str(s.get("file") or "")) else ""
+
+
 def _glibc_lines(f: FactView) -> List[dict]:
     """The loader's "version `GLIBC_2.NN' not found" lines, torch's own libraries left to torch-import-failed."""
     out = []
     for s in f.get("ticket.symptoms") or []:
-        if s.get("id") != "loader:version-not-found" or not _GLIBC.match(str(s.get("version") or "")):
+        if s.get("id") != "loader:version-not-found" or not _glibc_version(s):
             continue
         if _TORCH_LIB.search(str(s.get("file") or "")) or _TORCH_LIB.search(str(s.get("required_by") or "")):
             continue
@@ -106,8 +119,8 @@ def glibc_older_than_binary(f: FactView) -> Iterator[Hit]:
     if not lines:
         yield from _glibc_private(f)
         return
-    newest = max(lines, key=lambda s: (_key(str(s["version"])), bool(s.get("required_by"))))   # a title retells it; the loader's line names who
-    version = str(newest["version"])
+    newest = max(lines, key=lambda s: (_key(_glibc_version(s)), bool(s.get("required_by"))))   # a title retells it; the loader's line names who
+    version = _glibc_version(newest)
     wanted = version.split("_", 1)[1]
     who = newest.get("required_by") or ""
     lib = newest.get("file") or "libc.so.6"
@@ -122,7 +135,7 @@ def glibc_older_than_binary(f: FactView) -> Iterator[Hit]:
              "it in a container of the OS it was built on, which brings that OS's glibc:\n"
            + f"apptainer exec --bind \"$PWD\" IMAGE.sif {prog or './program'}   # IMAGE.sif: an image of the OS "
              f"the program was built on (glibc {wanted} or newer)")
-    others = sorted({str(s["version"]) for s in lines}, key=_key)
+    others = sorted({_glibc_version(s) for s in lines}, key=_key)
     more = f" ({len(others)} glibc versions missing: {', '.join(others[-4:])})" if len(others) > 1 else ""
     yield Hit(message=f"{'the program ' + who if who else 'a program'} needs glibc {wanted} ({version} of {lib}) and the C "
                       f"library where it ran is older{more}: it was built on a newer OS than this one "

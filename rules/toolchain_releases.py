@@ -1,5 +1,6 @@
 """A compiler release older than what a build asks of it: a GCC whose default (or newest) language
-standard is older than the code (knowledge/messages/compiler_std.toml), and a ROCm whose clang does not
+standard is older than the code (knowledge/messages/compiler_std.toml) or whose release the Linux
+kernel's own check refuses (linux_kernel_build.toml), and a ROCm whose clang does not
 know the --offload-arch option hipcc's tools pass (knowledge/messages/rocm_clang.toml)."""
 
 from __future__ import annotations
@@ -51,8 +52,17 @@ _STD_FIX = ("gcc --version | head -1; g++ --version | head -1   # the release th
             "devtoolset-11-gcc-c++ && scl enable devtoolset-11 bash), then start the build again from a clean build directory")
 
 
+# linux_kernel_build.toml: the kernel's #error in compiler-gcc.h (before 5.15) and scripts/cc-version.sh (5.15 on)
+_KERNEL_CHECKS = ("compiler-gcc-please-use", "compiler-gcc-please-upgrade", "cc-version-too-old")
+_KERNEL_FIX = ("${{CROSS_COMPILE}}gcc --version | head -1   # the compiler the kernel build ran (CROSS_COMPILE is the prefix of a "
+               "cross build, e.g. aarch64-linux-gnu-): it needs {need}\n"
+               "module avail gcc 2>&1 | tail -5   # a newer GCC to load; a cross build needs a newer cross toolchain instead\n"
+               "make clean   # then the same make command as before, with CC= or CROSS_COMPILE= naming the newer compiler; "
+               "the .config is kept (make mrproper would remove it)")
+
+
 @rule("SW069", SYMBOL, "error",
-      "the compiler's default or newest language standard is older than the code or the -std option the build gives it",
+      "the compiler's default or newest language standard, or its release, is older than the code or the -std option the build gives it",
       impact=5)
 def host_compiler_too_old(f: FactView) -> Iterator[Hit]:
     """
@@ -65,7 +75,10 @@ def host_compiler_too_old(f: FactView) -> Iterator[Hit]:
         file requires compiler and library support for the ISO C++ 2011 standard"; and a -std=
         value the compiler does not know (GCC's "unrecognized command-line option '-std=c++17'",
         clang's "invalid value 'c++20' in '-std=c++20'"). A misspelt -std value is not read as an
-        old compiler.
+        old compiler. The Linux kernel's own minimum-compiler checks: compiler-gcc.h's "#error Sorry,
+        your version of GCC is too old - please use 5.1 or newer." (kernels before 5.15 and the
+        vendor trees built on them) and scripts/cc-version.sh's "*** C compiler is too old." with
+        the version found and the minimum (5.15 and later).
 
     Why it matters:
         GCC compiled C as gnu89 until GCC 5 (gnu11 since), C++ as C++98 until GCC 6 (gnu++14) and
@@ -85,6 +98,8 @@ def host_compiler_too_old(f: FactView) -> Iterator[Hit]:
         - https://gcc.gnu.org/onlinedocs/gcc/C-Dialect-Options.html (-std=)
         - https://gcc.gnu.org/onlinedocs/libstdc++/manual/using.html (libstdc++ and the -std dialects)
         - https://clang.llvm.org/docs/CommandGuide/clang.html (-std=)
+        - https://github.com/torvalds/linux/blob/4981f05faf3655ebaf696d08ec100cb349113cef/scripts/cc-version.sh (the kernel's check)
+        - https://www.kernel.org/doc/html/latest/process/changes.html (the kernel's minimal compiler versions)
     """
     told = catalogued(f, SYMBOL)
     if not told:
@@ -106,6 +121,12 @@ def host_compiler_too_old(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"{quoted}: g++ compiled the code in an older C++ mode than the C++{std} it is written in: the "
                           "default of GCC before 6 (C++98) or before 11 (C++14), or a -std the build set",
                   fix=_cxx_fix(std), evidence=told_evidence(s))
+    elif key in _KERNEL_CHECKS:
+        found = f" (its version: {s['found']})" if s.get("found") else ""
+        need = f"{s.get('compiler') or 'GCC'} {s['required']} or newer" if s.get("required") else "a newer release"
+        yield Hit(message=f"{quoted}: the Linux kernel tree's own minimum-compiler check refused the compiler{found}: "
+                          f"the tree needs {need}",
+                  fix=_KERNEL_FIX.format(need=need), evidence=told_evidence(s))
     else:
         std = str(s.get("std") or "")
         named = _standard(std)

@@ -154,7 +154,12 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
                 seen.add(mark)
                 groups = {k: v for k, v in m.groupdict().items() if k != form.key}
                 groups[form.key] = captured
-                record = _record(fam, entry, line_no, text[start:end], groups, captured, form)
+                # The message a keyed form read covers a later line that repeats it (the generic families
+                # then leave that line alone); the whole match may run on into the lines after it.
+                known = str(entry.get("message") or "") if entry is not None else ""
+                record = dict(_record(fam, entry, line_no, text[start:end], groups, captured, form),
+                              matched=(known if known and known.lower() in captured.lower() else
+                                       captured.strip() if entry is not None else m.group(0))[:200])
                 if form.retold:
                     record["retold"] = True
                 found.append(record)

@@ -46,3 +46,19 @@ def test_other_cufft_errors_are_read_but_not_this_rule():
     text = "RuntimeError: cuFFT error: CUFFT_INVALID_SIZE\n"
     assert [s["id"] for s in find_messages(text)] == ["cufft:CUFFT_INVALID_SIZE"]
     assert not fired("cuda-libraries-predate-gpu", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
+
+
+def test_cudnn_execution_failed_with_the_gpu_and_cuda_release_named():
+    # transfuser#14 (set AA): RTX 3080 (8.6) with CUDA 10.1 and torch 1.4.0, in the user's own sentence
+    (f,) = fired("cuda-libraries-predate-gpu", recorded_paste_facts("../tickets_blind_aa/transfuser-14-cuda-10-1-on-rtx-3080.txt"))
+    assert f.severity == "error" and "cuDNN kernel failed to run" in f.message
+    assert "RTX 3080 (compute capability 8.6)" in f.message and "CUDA 11.1 or newer" in f.message
+    # pytorch-cuda starts at 11.6: an 11.1 need is answered with the first that exists
+    assert "whl/cu111" in f.fix and "pytorch-cuda=11.6" in f.fix
+
+
+def test_execution_failed_without_the_release_named_is_not_this_rule(tmp_path):
+    # the status alone has many causes (an earlier illegal access above all), even on a GPU that is named
+    assert not fired("cuda-libraries-predate-gpu", paste_facts(tmp_path,
+        "I train on an RTX 3080.\nRuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, "
+        "opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`\n"))

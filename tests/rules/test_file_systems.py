@@ -164,3 +164,23 @@ def test_a_bare_soname_without_eperm_is_not_this_rule():
     text = (PASTES / "compose-1339-tmp-mounted-noexec.txt").read_text().replace("Operation not permitted",
                                                                                   "Cannot allocate memory")
     assert not fired("tmp-noexec", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
+
+
+@pytest.mark.parametrize("paste, shown", [
+    ("noexec-tmpfs-ls-then-exec.txt", "-rwxrwxr-x"),   # recorded on a noexec tmpfs
+    ("../tickets_blind_aa/docker-ripper-26-script-on-noexec-drive.txt", "-rwxrwxr-x"),   # a drive mounted noexec
+])
+def test_an_executable_listed_and_refused_is_the_mount(paste, shown):
+    (f,) = fired("tmp-noexec", recorded_paste_facts(paste))
+    assert f.severity == "error" and f"shows it executable ({shown})" in f.message and "mounted noexec" in f.message
+    assert "findmnt -no TARGET,OPTIONS --target" in f.fix
+
+
+def test_a_listing_without_the_execute_bit_is_not_the_mount():
+    # the same Permission denied and 126, the file recorded without its execute bits
+    assert not fired("tmp-noexec", recorded_paste_facts("exec-bit-missing-ls-then-exec.txt"))
+
+
+def test_an_executable_listed_with_an_selinux_context_is_not_claimed_for_noexec():
+    # podman#4306: ls -l's "." marks an SELinux label; the refusal is the label's (selinux-denies-container-access)
+    assert not fired("tmp-noexec", recorded_paste_facts("podman-4306-selinux-bind-mount-denied.txt"))

@@ -14,7 +14,9 @@ BLIND_V = Path(__file__).resolve().parent.parent / "fixtures" / "tickets_blind_v
 
 
 @pytest.mark.parametrize("paste", ["emfile-recorded-java.txt", "emfile-recorded-node.txt", "emfile-recorded-rust.txt",
-                                   "emfile-recorded-bash.txt", "emfile-go-sia-2935.txt", "emfile-openmpi-sowfa-8.txt"])
+                                   "emfile-recorded-bash.txt", "emfile-go-sia-2935.txt", "emfile-openmpi-sowfa-8.txt",
+                                   # SeaDrive's "%s:%s" puts no space after the colon (set AA)
+                                   "../tickets_blind_aa/seadrive-gui-172-user-nofile-limit.txt"])
 def test_emfile_in_each_emitters_words_is_a_warning(paste):
     (f,) = fired("open-files-limit-too-low", recorded_paste_facts(paste))
     assert f.severity == "warning" and "open-files limit" in f.message

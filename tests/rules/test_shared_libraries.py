@@ -88,3 +88,15 @@ def test_the_same_library_missing_for_every_command_stays_an_error():
     text = (FIXTURES / "tickets_blind_n" / "darshan-429-ld-preload-libimf-not-found.txt").read_text()
     (f,) = fired("shared-library-not-found", told_facts(text))
     assert f.severity == "error" and "the loader finds no libimf.so" in f.message
+
+
+def test_a_retyped_glibc_line_is_still_read():
+    # gophish#2690 (set AA): typographic quotes, no space after "version", "GLIB _2.28", "(Required by"
+    (f,) = fired("glibc-older-than-binary", recorded_paste_facts("../tickets_blind_aa/gophish-2690-glibc-2-28-not-found.txt"))
+    assert "the program ./gophish needs glibc 2.28 (GLIBC_2.28 of /lib/x86_64-linux-gnu/libc.so.6)" in f.message
+    assert "objdump -T ./gophish" in f.fix
+
+
+def test_a_retyped_version_of_another_library_is_not_glibc():
+    assert not fired("glibc-older-than-binary", told_facts(
+        "/usr/lib/libfoo.so.1: version ’GLIB _2.28’ not found (required by ./prog)\n"))

@@ -58,3 +58,21 @@ def test_a_cxx_compiler_handed_offload_arch_is_not_an_old_rocm_nor_an_old_gcc():
     gathered = recorded_paste_facts("miopen-1416-cxx-given-offload-arch.txt")
     assert not fired("rocm-release-too-old", gathered)
     assert not fired("host-compiler-too-old", gathered)
+
+
+def test_the_kernels_own_gcc_check_in_a_vendor_tree():
+    # an Android kernel tree (set AA): compiler-gcc.h's #error with aarch64-linux-android-gcc 4.9
+    (f,) = fired("host-compiler-too-old", recorded_paste_facts("../tickets_blind_aa/kernel-xiaomi-sm8250-1-gcc-4-9-too-old.txt"))
+    assert "minimum-compiler check" in f.message and "GCC 5.1 or newer" in f.message
+    assert "${CROSS_COMPILE}gcc --version" in f.fix and "mrproper" in f.fix and "<" not in f.fix
+
+
+def test_the_kernels_cc_version_check_names_both_versions():
+    # scripts/cc-version.sh's echo lines, filled in (no public paste found)
+    (f,) = fired("host-compiler-too-old", told_facts(
+        "***\n*** C compiler is too old.\n***   Your GCC version:    4.8.5\n***   Minimum GCC version: 5.1.0\n***\n"))
+    assert "its version: 4.8.5" in f.message and "GCC 5.1.0 or newer" in f.message
+
+
+def test_another_projects_too_old_wording_is_not_the_kernels():
+    assert not fired("host-compiler-too-old", told_facts("error: your compiler is too old for this project, sorry\n"))

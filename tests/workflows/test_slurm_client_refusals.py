@@ -66,3 +66,29 @@ def test_x11_on_a_cluster_without_prologflags_x11(slurm, tmp_path):
     assert res.returncode != 0 and "X11 forwarding not available" in res.stderr
     (f,) = fired("slurm-request-names-unknown", told_facts(f"$ srun --x11 true\n{res.stderr}"))
     assert "PrologFlags=X11" in f.message and "PrologFlags" in f.fix
+
+
+def test_sbatch_refused_when_slurmctld_cannot_write_its_state_save_location(slurm):
+    # slurmctld runs as root here, so permissions cannot stop it: files in place of the hash.N
+    # directories make job_mgr.c's mkdir(StateSaveLocation/hash.N/job.ID) fail (ENOTDIR), the same
+    # ESLURM_WRITING_TO_FILE a full or read-only StateSaveLocation gives.
+    state = slurm.root / "state"
+    moved = []
+    try:
+        for n in range(10):
+            d = state / f"hash.{n}"
+            if d.exists():
+                d.rename(state / f"hash.{n}.kept")
+                moved.append(n)
+            d.write_text("")
+        res = slurm.run(["sbatch", "--wrap", "true"], timeout=30)
+    finally:
+        for n in range(10):
+            (state / f"hash.{n}").unlink(missing_ok=True)
+            if n in moved:
+                (state / f"hash.{n}.kept").rename(state / f"hash.{n}")
+    assert res.returncode != 0 and "I/O error writing script/environment to file" in res.stderr
+    (f,) = fired("disk-full", told_facts(f"$ sbatch --wrap true\n{res.stderr}"))
+    assert f.severity == "warning" and "StateSaveLocation" in f.message and "StateSaveLocation" in f.fix
+    ok = slurm.run(["sbatch", "--wrap", "true"], timeout=30)
+    assert ok.returncode == 0, ok.stderr
