@@ -57,6 +57,8 @@ def test_gost_engine_ru_cannot_find_reads_as_its_english():
     en = ru.replace("невозможно найти -llibprov: Нет такого файла или каталога",
                     "cannot find -llibprov: No such file or directory")
     assert en != ru and _read(ru) == _read(en)
+    # the same entry as the English line: a library's development files (linker.toml, x-devel-headers)
+    assert ("linker:ld-cannot-find-library", "ld-cannot-find-library", ("library-devel-headers-missing",)) in _read(ru)
     [s] = [s for s in find_messages(ru) if s.get("language")]
     assert s["language"] == "ru" and s["read_as"] == "/usr/bin/ld: cannot find -llibprov: No such file or directory"
     assert s["text"] == "/usr/bin/ld: невозможно найти -llibprov: Нет такого файла или каталога"
