@@ -62,6 +62,9 @@ def triton_libcuda_not_found(f: FactView) -> Iterator[Hit]:
         located at [...]" (the cache lists one: in Triton 3.x a stale entry where no file is, in
         Triton 2.x, "... to any of the file.", a libcuda.so.1 without the libcuda.so link 2.x
         requires). Not where the paste shows the driver itself failing: gpu-driver-unusable's.
+        Also GNU ld's "skipping incompatible <folder>/libcuda.so when searching for -lcuda" with
+        "cannot find -lcuda", in English or in the user's language: Triton's link of its launcher
+        against the folders the cache lists found there only another architecture's libcuda.so.
 
     How to fix:
         Find the folder that holds libcuda.so.1 and give it to Triton (TRITON_LIBCUDA_PATH) or to
@@ -71,9 +74,15 @@ def triton_libcuda_not_found(f: FactView) -> Iterator[Hit]:
         - https://github.com/triton-lang/triton/blob/main/third_party/nvidia/backend/driver.py (libcuda_dirs)
         - https://github.com/pytorch/pytorch/issues/107960
         - https://github.com/triton-lang/triton/blob/v2.3.1/python/triton/common/build.py (libcuda_dirs of Triton 2.x; read in the triton==2.1.0, 2.2.0 and 2.3.1 wheels)
+        - https://github.com/2noise/ChatTTS/issues/213 (the linker's pair, printed in zh_CN)
     """
     told = catalogued(f, TRITON)
     if not told or catalogued(f, "gpu-driver-unusable"):
+        return
+    linked = {s.get("key"): s for s in told if s.get("family") == "linker"}
+    told = [s for s in told if s.get("family") != "linker"]
+    if not told:
+        yield from _link_without_libcuda(linked)
         return
     s = told[0]
     located = s.get("located")
@@ -96,6 +105,39 @@ def triton_libcuda_not_found(f: FactView) -> Iterator[Hit]:
                       "TRITON_LIBCUDA_PATH nor the linker cache (ldconfig -p) nor LD_LIBRARY_PATH names the driver's "
                       "folder, so no Triton kernel (torch.compile's) can be built, while the driver itself may work",
               fix=_TRITON_FIX, evidence=told_evidence(s))
+
+
+def _link_without_libcuda(linked: dict) -> Iterator[Hit]:
+    """GNU ld's "skipping incompatible <folder>/libcuda.so when searching for -lcuda" and "cannot find
+    -lcuda" together: the folders the link was given hold only another architecture's libcuda.so, as
+    when the linker cache lists only the 32-bit /lib/i386-linux-gnu/libcuda.so and Triton links its
+    launcher against the cache's folders. Either line alone says less (a warning; any link line
+    without the stubs folder) and is left to the linker error it is."""
+    skipped, missing = linked.get("ld-skipping-incompatible-libcuda"), linked.get("ld-cannot-find-lcuda")
+    if not skipped or not missing:
+        return
+    said = f" (printed in {missing['language']})" if missing.get("language") else ""
+    yield Hit(message=f"the link against libcuda failed (line {missing.get('line')}: \"{told_text(missing)}\"{said}): the only "
+                      f"libcuda.so in the folders it was given is {skipped.get('file') or 'of another architecture'} "
+                      f"(line {skipped.get('line')}), which GNU ld skipped as incompatible with this machine; Triton "
+                      "(torch.compile) links its launcher with -lcuda against the folders the linker cache lists, so "
+                      "the cache names no folder with this architecture's libcuda.so",
+              fix=_LINK_FIX, evidence={**told_evidence(missing), "skipped": skipped.get("file"),
+                                       "skipped_line": skipped.get("line")})
+
+
+# The cache's libcuda entries and the driver's own folder; a private folder with both links for Triton
+# (TRITON_LIBCUDA_PATH, read first by Triton 2.2 and later), the stubs folder for a link of one's own.
+_LINK_FIX = (
+    "ldconfig -p | grep -F libcuda.so   # the cache's libcuda entries: here only another architecture's (i386, lib32)\n"
+    "d=$(ls /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1 /usr/local/nvidia/lib64/libcuda.so.1 "
+    "/usr/lib64-nvidia/libcuda.so.1 /usr/lib/aarch64-linux-gnu/libcuda.so.1 2>/dev/null | head -n 1); echo "
+    "\"${d:-no 64-bit libcuda.so.1 in the usual folders: is the NVIDIA driver installed here?}\"\n"
+    "[ -n \"$d\" ] && mkdir -p ~/.local/lib/triton-libcuda && ln -sf \"$d\" ~/.local/lib/triton-libcuda/libcuda.so && ln -sf "
+    "\"$d\" ~/.local/lib/triton-libcuda/libcuda.so.1 && export TRITON_LIBCUDA_PATH=~/.local/lib/triton-libcuda   # Triton "
+    "2.2 and later link against this folder first\n"
+    "# administrators instead: the driver's folder in /etc/ld.so.conf.d and sudo ldconfig, with a libcuda.so link "
+    "beside libcuda.so.1; a link of your own: -L\"${CUDA_HOME:-/usr/local/cuda}/lib64/stubs\" (the toolkit's stub)")
 
 
 @rule("GPU044", PTX_JIT, "error", "the NVIDIA driver's PTX JIT compiler is missing where the program ran", impact=7,

@@ -15,6 +15,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
 from hpcdoctor import knowledge
 from hpcdoctor.knowledge import messages
 from hpcdoctor.triage.scan import NeedleIndex, keep_windows, lines_holding, lower, window_at
+from hpcdoctor.triage.translated import to_english
 
 # Findings per family and unlisted error lines per paste: a log that repeats one error on every
 # line is one finding, and a paste of ten thousand distinct errors is not read to the end of them.
@@ -86,6 +87,11 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
     # these, and a paste of one line repeated is short here; the index then answers for thousands of
     # needles without a search of the paste for each.
     present = NeedleIndex("\n".join(dict.fromkeys(low.split("\n"))))
+    # GNU ld's and glibc's messages in the user's language are read as their English (translated.py);
+    # a finding still quotes the line the user pasted, and says in which language it was printed.
+    text, low, translated = to_english(text, present, low)
+    if translated:
+        present = NeedleIndex("\n".join(dict.fromkeys(low.split("\n"))))
     found: List[Dict[str, Any]] = []
     # Generic families last: they read only what no specific family read, on its line or in its words
     # (an error a title retells and the traceback repeats is one reading).
@@ -195,6 +201,10 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
                         found.append(record)
                     seen.add(entry.key)
                     break
+    for s in found:
+        if s["line"] in translated:
+            lang, own = translated[s["line"]]
+            s.update(text=own.strip()[:300], language=lang, read_as=s["text"])
     found.sort(key=lambda s: s["line"])
     return found
 
