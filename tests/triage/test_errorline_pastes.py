@@ -92,10 +92,11 @@ ONLY_ERROR_LINES = [c[0] for c in CASES if not _other_reads((PASTES / c[0]).read
 
 
 def test_most_of_these_pastes_were_refused_before():
-    # 18 of 32: shell_gpt#320's "free(): invalid pointer" is read by glibc's own heap-abort catalogue
+    # 17 of 32: shell_gpt#320's "free(): invalid pointer" is read by glibc's own heap-abort catalogue
     # (glibc_malloc.toml) since it was built, which the generic convention yields the line to; mxnet#2656's
-    # "/usr/bin/ld: cannot find -lcuda" by linker.toml's -lcuda entry (read, no rule: a link line alone)
-    assert len(ONLY_ERROR_LINES) >= 18, ONLY_ERROR_LINES
+    # "/usr/bin/ld: cannot find -lcuda" by linker.toml's -lcuda entry (read, no rule: a link line alone);
+    # guard#352's "kubectl get pods" command line by kubectl_pods.toml
+    assert len(ONLY_ERROR_LINES) >= 17, ONLY_ERROR_LINES
     assert "shell-gpt-320-free-invalid-pointer.txt" not in ONLY_ERROR_LINES
     assert "mxnet-2656-ld-cannot-find-lcuda.txt" not in ONLY_ERROR_LINES
 
