@@ -403,7 +403,8 @@ _CHECKED = ("module_checked() { _e=$(mktemp); module \"$@\" 2>\"$_e\"; _r=$?; ca
 
 
 @rule("ENV134", "environment-modules-too-old", "warning",
-      "Environment Modules 3.2: module returns 0 on errors, so a job script goes on after a failed load", impact=5)
+      "Environment Modules 3.2: module returns 0 on errors, so a job script goes on after a failed load", impact=5,
+      also={"info": "the 3.2 release read from its message, the paste showing no exit status of 0 after it"})
 def environment_modules_too_old(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -443,7 +444,12 @@ def environment_modules_too_old(f: FactView) -> Iterator[Hit]:
         name = m.group(1) if m else ""
         use = (f"module_checked load {shlex.quote(name)} || exit 1" if name and not name.startswith("/") else
                "module_checked load NAME || exit 1   # each module line of the script, through the wrapper")
-        yield Hit(message=(f"this module command is {which}, the C modulecmd (line {s.get('line')}: \"{told_text(s)}\": "
+        # The release is a fact either way; it is the ticket's fault only where the paste shows the zero
+        # status it causes (an `echo $?` answering 0 after the failed command): else a hint.
+        zero = any(t.get("id") == "shell:echo-exit-status" and str(t.get("status")) == "0" and
+                   int(t.get("line") or 0) > int(s.get("line") or 0) for t in f.get("ticket.symptoms") or [])
+        yield Hit(severity="warning" if zero else "info",
+                  message=(f"this module command is {which}, the C modulecmd (line {s.get('line')}: \"{told_text(s)}\": "
                            f"the \"{raised_in}({raised_at}):{s.get('weight')}:{s.get('code')}:\" prefix is 3.x's; 4.x and "
                            "5.x print \"ERROR: ...\"): on 3.2, module returns 0 even when the command failed, so a job "
                            "script cannot see a failed load and runs on without the software; Modules 4.0 made errors "

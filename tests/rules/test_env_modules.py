@@ -158,3 +158,14 @@ def test_lmod_unknown_retyped_in_lower_case_is_read(tmp_path):
     for name in ("global-workflow-4102-lmod-unknown-retyped-lowercase.txt", "ufs-srweather-app-1327-lmod-unknown-after-upgrade.txt"):
         f = _only(_facts(tmp_path, name), "module-unknown")
         assert "libfabric/1.20.1" in f.message and f.fix.startswith("module spider libfabric   #")
+
+
+def test_modules_3_2_is_a_warning_only_where_the_paste_shows_the_zero_status():
+    # modules#505 (set Z): `echo $?` answers 0 after the failed load: the release is the ticket's fault
+    (f,) = fired("environment-modules-too-old",
+                 recorded_paste_facts("../tickets_blind_z/modules-505-module-load-exit-zero-modules-3-2.txt"))
+    assert f.severity == "warning"
+    # alidist#1122 (set T, healthy): a modulefile's expected probe, no exit status shown: a hint only
+    (g,) = fired("environment-modules-too-old",
+                 recorded_paste_facts("../tickets_blind_t/alidist-1122-modulefile-probe-message-expected-healthy.txt"))
+    assert g.severity == "info"
