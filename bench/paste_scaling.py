@@ -93,6 +93,16 @@ def python_error_words(size: int) -> str:
     return out[:out.rfind("\n", 0, size) + 1]   # ten lines a step: cut back under the size asked
 
 
+def translated_lines(size: int) -> str:
+    # Distinct lines in zh_CN that each hold a translated GNU ld format and glibc texts
+    # (knowledge/message_translations.toml): every line is rewritten into English before the
+    # catalogues read it (triage/translated.py, at most 2048 lines a reading), then read again.
+    line = ("{n} /usr/bin/ld: 找不到 -lfoo{n}: 没有那个文件或目录 当搜索用于 /lib/i386-linux-gnu/libfoo{n}.so "
+            "时跳过不兼容的 -lfoo{n}\n")
+    sample = line.format(n=0)
+    return _numbered(line, int(size * len(sample) / len(sample.encode("utf-8"))))   # the size asked, in bytes
+
+
 def long_error_line(size: int) -> str:
     word = "a.cc:1: error"
     return word * (size // len(word)) + "\n"
@@ -109,6 +119,7 @@ GENERATORS = {
     "long-error-line": long_error_line,
     "log-line-words": log_line_words,
     "python-error-words": python_error_words,
+    "translated-lines": translated_lines,
 }
 
 
