@@ -51,8 +51,8 @@ def _library(kind: str, name: str) -> Optional[Tuple[str, dict]]:
     low = name.lower()
     for key, lib in _LIBRARIES.items():
         if kind == "header":
-            if name in lib["headers"] or name.rsplit("/", 1)[-1] in lib["headers"] and "/" in name and \
-                    name.split("/", 1)[0] in lib["header_dirs"] or name.split("/", 1)[0] in lib["header_dirs"]:
+            # by its name, or by its first directory (<openssl/ssl.h>, <gsl/gsl_math.h>)
+            if name in lib["headers"] or name.split("/", 1)[0] in lib["header_dirs"]:
                 return key, lib
         elif kind == "lib" and name in lib["libs"]:
             return key, lib
@@ -60,8 +60,6 @@ def _library(kind: str, name: str) -> Optional[Tuple[str, dict]]:
             return key, lib
         elif kind == "cmake" and (low in (c.lower() for c in lib["cmake"]) or low == key):
             return key, lib
-    if kind == "header" and name in ("gmpxx.h",):
-        return "gmp", _LIBRARIES["gmp"]
     return None
 
 
@@ -116,10 +114,9 @@ def _no_root(key: str, kind: str, option: Optional[str]) -> str:
                      "conda-forge (or other prefix) install: let the compiler and linker search it")
     if option:
         opt = option.split("=", 1)[0]
-        lines.append(f"# the message names the configure option for a prefix: {opt}=\"$CONDA_PREFIX/"
-                     f"{'include' if 'include' in opt else 'lib' if 'lib' in opt else ''}\" (R: "
-                     f"install.packages(..., configure.args=\"{opt}=$CONDA_PREFIX/"
-                     f"{'include' if 'include' in opt else 'lib' if 'lib' in opt else ''}\"))")
+        prefix = "$CONDA_PREFIX/" + ("include" if "include" in opt else "lib" if "lib" in opt else "")
+        lines.append(f"# the message names the configure option for a prefix: {opt}=\"{prefix}\" (R: "
+                     f"install.packages(..., configure.args=\"{opt}={prefix}\"))")
     return "\n".join(lines)
 
 

@@ -439,9 +439,9 @@ def environment_modules_too_old(f: FactView) -> Iterator[Hit]:
         raised_in, raised_at = str(s.get("raised_in") or ""), str(s.get("raised_at") or "")
         release = _LOAD_LINE_RELEASE.get(raised_at) if raised_in == "ModuleCmd_Load.c" else None
         which = f"Environment Modules {release}" if release else "Environment Modules 3.2"
-        m = re.search(r":(?:ERROR|FATAL|PANIC):105:\s{0,4}Unable to locate a modulefile for\s{1,8}'([^'\n]{1,200})'",
-                      str(s.get("text") or ""))
-        name = m.group(1) if m else ""
+        # the module name envmodules.toml's locate-modulefile entry read on the same line (module-unknown's)
+        name = next((str(t.get("module") or "") for t in f.get("ticket.symptoms") or []
+                     if t.get("id") == "envmodules:locate-modulefile" and t.get("line") == s.get("line")), "")
         use = (f"module_checked load {shlex.quote(name)} || exit 1" if name and not name.startswith("/") else
                "module_checked load NAME || exit 1   # each module line of the script, through the wrapper")
         # The release is a fact either way; it is the ticket's fault only where the paste shows the zero

@@ -10,7 +10,7 @@ from typing import Dict, Iterator, List, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import told_evidence, told_text
 
 SYMBOL = "k8s-pod-unschedulable"
 DRA_SYMBOL = "dra-resource-class-missing"
@@ -216,9 +216,10 @@ def dra_resource_class_missing(f: FactView) -> Iterator[Hit]:
         - https://github.com/kubernetes-sigs/dra-driver-nvidia-gpu/issues/338 (device class gpu.nvidia.com does not exist)
         - https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/dra-intro-install.html
     """
-    told = [x for x in _symptoms(f) if DRA_SYMBOL in (x.get("rules") or [])] or catalogued(f, DRA_SYMBOL)
+    syms = _symptoms(f)
+    told = [x for x in syms if DRA_SYMBOL in (x.get("rules") or [])]   # every line, not one per entry
     # the scheduler's own line ("0/N nodes are available: request gpu: ...") before a title retelling it
-    fit_lines = {x.get("line") for x in _symptoms(f) if x.get("id") in (_FIT, _EVENT)}
+    fit_lines = {x.get("line") for x in syms if x.get("id") in (_FIT, _EVENT)}
     s: Optional[dict] = next((x for x in told if x.get("line") in fit_lines), None) or next(iter(told), None)
     if s is None:
         return
