@@ -125,7 +125,7 @@ _KIND_WORDS = {"header": "the header {}", "lib": "the library -l{} (lib{}.so)", 
 
 
 @rule("SW110", SYMBOL, "error", "a source build needs a system library's development files (headers, .pc, lib.so) that are not installed",
-      impact=5)
+      impact=5, also={"info": "a file of a library knowledge/devel_packages.toml does not know (it may be the project's own)"})
 def library_devel_headers_missing(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -147,7 +147,8 @@ def library_devel_headers_missing(f: FactView) -> Iterator[Hit]:
     How to fix:
         Install the library's development package (the finding names it where
         knowledge/devel_packages.toml knows the library, and always prints apt-file search and
-        dnf provides for the file); without root, load the site's module, or install the library
+        dnf provides for the file; a file of a library the table does not know is reported as
+        info, since it may be the project's own: a submodule, a generated or vendored header); without root, load the site's module, or install the library
         with Spack or conda-forge and point the build at that prefix (CPATH/LIBRARY_PATH,
         PKG_CONFIG_PATH, CMAKE_PREFIX_PATH, or the configure option the message names).
 
@@ -181,11 +182,16 @@ def library_devel_headers_missing(f: FactView) -> Iterator[Hit]:
                 lines.append(f"# {lib['note']}")
             who = f"{lib['title']}'s development package ({lib['debian']} / {lib['rpm']}) is not installed"
         else:
-            who = "the development package that provides it is not installed"
+            # Not a library the table knows: it may be a distribution's, or the project's own header (a
+            # git submodule not checked out, a generated or vendored file, a build image that never built
+            # it), so the node is not blamed at error.
+            who = ("hpcdoctor does not know it as a system library's: if it is one, the development package "
+                   "that provides it is not installed; if it is the project's own (a submodule, a generated or "
+                   "vendored file), the checkout or the build's earlier step is incomplete")
         lines.append(_lookup(kind, name, lib))
         base = key or (name.split("/", 1)[0].rsplit(".", 1)[0] if kind == "header" else name).lower()
         lines.append(_no_root(base, kind, option))
         yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the build stops because {missing} is not found: "
                           f"{who}, or the build was not pointed at where it is installed",
-                  fix="\n".join(lines), evidence=told_evidence(s))
+                  fix="\n".join(lines), evidence=told_evidence(s), severity=None if lib else "info")
         return
