@@ -50,6 +50,8 @@ def test_glibc_rule_leaves_libstdcxx_and_torch_alone():
     ("vanitygen-plus-112-libcrypto-outside-loader-path.txt", "libcrypto.so.1.1"),
     ("apollo-router-2555-libssl-1-1-ubuntu-22-04.txt", "libssl.so.1.1"),
     ("resinsight-750-libssl-so-10-el6-build-on-ubuntu.txt", "libssl.so.10"),
+    # a stem with its own dotted release (libpython2.7): it was read as no library at all
+    ("radical-pilot-1276-libpython-module-gone-on-stampede.txt", "libpython2.7.so.1.0"),
 ])
 def test_a_library_the_loader_cannot_find(paste, soname):
     (f,) = fired("shared-library-not-found", recorded_paste_facts(paste))
