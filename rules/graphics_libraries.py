@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
@@ -78,9 +79,12 @@ def opengl_library_missing(f: FactView) -> Iterator[Hit]:
 
 MESA = "mesa-dri-driver-not-found"
 _NOT_THERE = "cannot open shared object file"
+# Kernel DRM driver names that no Mesa release installs as <name>_dri.so (knowledge/mesa_dri_drivers.toml)
+_KERNEL_NAMES = {k["name"]: k for k in knowledge.load("mesa_dri_drivers")["kernel"]}
 
 
-@rule("SYS028", MESA, "warning", "Mesa's loader found no DRI driver it could load in its search path", impact=4)
+@rule("SYS028", MESA, "warning", "Mesa's loader found no DRI driver it could load in its search path", impact=4,
+      also={"info": "the driver asked for is a kernel DRM driver's name (amdgpu), which Mesa never installs as a DRI driver"})
 def mesa_dri_driver_not_found(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -116,6 +120,22 @@ def mesa_dri_driver_not_found(f: FactView) -> Iterator[Hit]:
     if s is None:
         return
     driver = str(s.get("driver") or "swrast")
+    if driver.endswith("_dri.so"):   # libGL's older "unable to load driver: <name>_dri.so"
+        driver = driver[:-len("_dri.so")]
+    kernel = _KERNEL_NAMES.get(driver)
+    if kernel is not None:
+        # No distribution ships <kernel name>_dri.so: installing packages cannot help; whoever chose the
+        # name (the program, MESA_LOADER_DRIVER_OVERRIDE) asked for the kernel module instead of Mesa's driver
+        yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": {driver} is {kernel['what']}; no Mesa release "
+                          f"installs {driver}_dri.so, so the program (or MESA_LOADER_DRIVER_OVERRIDE) asked the loader "
+                          "for the kernel driver's name, not a missing package",
+                  fix=(f"echo \"$MESA_LOADER_DRIVER_OVERRIDE\"   # '{driver}' here: unset MESA_LOADER_DRIVER_OVERRIDE "
+                       f"(or set it to {kernel['dri']})\n"
+                       f"ls /usr/lib/x86_64-linux-gnu/dri/ /usr/lib64/dri/ 2>/dev/null | grep {kernel['dri']}   # Mesa's driver "
+                       "for this GPU is installed\n"
+                       "glxinfo -B | grep -i 'OpenGL renderer'   # (mesa-utils) what GL programs that let the loader choose get"),
+                  evidence={**told_evidence(s), "driver": driver}, severity="info")
+        return
     paths = str(s.get("paths") or "").replace("\\$$", "$")
     searched = f" (searched: {paths})" if paths else ""
     yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": Mesa's loader loaded no {driver}_dri.so from its search "

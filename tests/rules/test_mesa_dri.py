@@ -26,3 +26,17 @@ def test_iris_and_swrast_in_a_conda_environment():
 def test_silent_on_a_driver_found_but_not_loadable():
     # iris_dri.so was found; libLLVM's undefined symbol refused it: another cause than a missing driver
     assert not fired("mesa-dri-driver-not-found", recorded_paste_facts("labelcloud-144-mesa-iris-undefined-symbol.txt"))
+
+
+def test_a_kernel_driver_name_asked_of_the_loader_is_not_a_missing_package():
+    # adriconf asked for amdgpu_dri.so: no Mesa installs it, so a package fix would be the next fault
+    (f,) = fired("mesa-dri-driver-not-found", recorded_paste_facts("adriconf-8-amdgpu-dri-kernel-driver-name.txt"))
+    assert f.severity == "info" and "amdgpu is the kernel's DRM driver" in f.message
+    assert "radeonsi" in f.fix and "apt-get install" not in f.fix
+
+
+def test_the_kernel_names_are_never_a_dri_driver_of_the_recorded_mesa():
+    from hpcdoctor import knowledge
+    table = knowledge.load("mesa_dri_drivers")
+    for k in table["kernel"]:
+        assert k["name"] not in table["installed"] and (k["dri"] in table["installed"] or not k["dri"])
