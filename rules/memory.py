@@ -287,11 +287,29 @@ _BUILD_MEMORY_SAID = frozenset({"prose:build-exhausts-memory-said", "prose:build
 # answered only where the paste holds nothing but the user's words. Any program's line (a scheduler's
 # time limit, a site's notice, an MPI launcher's report) names its own cause, which rules read.
 _KILLED_SAID = "prose:process-killed-said"
+_SIGKILL_STATUS = "exitstatus:SIGKILL"
+_DOCKER_SAID = frozenset({"prose:docker-said"})
 
 
 def _killed_said(f: FactView) -> Iterator[Hit]:
     symptoms = f.get("ticket.symptoms") or []
     s = next((t for t in symptoms if t.get("id") == _KILLED_SAID and stated(t)), None)
+    # An exit status of 137 (128 + SIGKILL) says as much as the user's "killed": the signal, not its sender
+    status = next((t for t in symptoms if t.get("id") == _SIGKILL_STATUS), None)
+    if status is not None and all(str(t.get("id", "")).startswith(("prose:", "faq_")) or t is status for t in symptoms):
+        docker = any(t.get("id") in _DOCKER_SAID for t in symptoms)
+        yield Hit(message=f"line {status.get('line')}: \"{told_text(status)}\": exit code 137 is SIGKILL, and nothing in the "
+                          "paste says who sent it: the kernel's out-of-memory killer (the host's, or a container's or job's "
+                          "memory limit) kills that way, as do a batch system's limits and kill -9; the kernel's log, "
+                          + ("docker inspect" if docker else "the scheduler's record") + " say which",
+                  fix=(("docker inspect --format '{{.State.OOMKilled}} {{.State.ExitCode}}' CONTAINER   # true: the "
+                        "container's memory limit (or the host's memory) killed it\n" if docker else "")
+                       + "journalctl -k | grep -iE 'out of memory|oom-kill|killed process'   # or dmesg -T: the kill, the "
+                         "process and its memory (anon-rss)\n"
+                         "free -g   # what the host has; if it was the OOM killer: more memory (docker run --memory, "
+                         "sbatch --mem) or less held at once"),
+                  evidence=told_evidence(status), severity="info")
+        return
     if s is None or any(not str(t.get("id", "")).startswith(("prose:", "faq_")) for t in symptoms):
         return
     yield Hit(message=f"the user says the process was killed, and nothing in the paste says by whom (line {s.get('line')}: "

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from rulekit import fired, recorded_paste_facts, run_rule
+from rulekit import fired, paste_facts, recorded_paste_facts, run_rule
 
 
 def _ids(facts):
@@ -53,6 +53,15 @@ def test_killed_in_words_alone_is_the_oom_killer_to_confirm_at_info():
     (hit,) = fired("host-memory-oom-killed", recorded_paste_facts("ai-composer-9-killed-too-little-memory.txt"))
     assert hit.severity == "info" and "nothing in the paste says by whom" in hit.message
     assert hit.fix.startswith("journalctl -k | grep -iE")
+
+
+def test_exit_code_137_alone_is_sigkill_whose_sender_the_log_tells_at_info(tmp_path):
+    (hit,) = fired("host-memory-oom-killed", recorded_paste_facts("ironfish-570-miner-exit-137-memory.txt"))
+    assert hit.severity == "info" and "exit code 137 is SIGKILL" in hit.message and "journalctl -k" in hit.fix
+    # the same status beside a line that names the sender (slurmstepd's time-limit line, its format filled in)
+    timed = paste_facts(tmp_path, "slurmstepd: error: *** JOB 1234 ON node01 CANCELLED AT 2024-01-01T00:00:00 DUE TO "
+                                  "TIME LIMIT ***\nexited with code 137\n")
+    assert not fired("host-memory-oom-killed", timed)
 
 
 @pytest.mark.parametrize("paste", ["canu-1214-pbs-walltime-exceeded.txt",              # PBS names the walltime
