@@ -73,7 +73,10 @@ def _record(fam: messages.Family, entry: "messages.Entry | None", line_no: int, 
     return out
 
 
-_DECORATION = re.compile(r"^[#>*`\s]{1,12}")
+# Markdown's and mail's quoting, or a line number that an excerpt put before the program's own line:
+# Spack's build-log excerpt ("  >> 357    " on the error, five spaces on its context:
+# spack/util/log_parse.py make_log_context), cat -n's "%6d\t".
+_DECORATION = re.compile(r"^(?:\s{0,8}(?:>> )?[0-9]{1,7}(?: {2,11}|\t)|[#>*`\s]{1,12})")
 
 
 def find_messages(text: str, families: Optional[Sequence[str]] = None,
