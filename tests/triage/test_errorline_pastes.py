@@ -37,6 +37,7 @@ CASES = [
     ("rust-koans-58-rustc-e0425.txt", [(5, "a rustc compiler error")]),
     ("hmmratac-57-java-heap-space.txt", [(1, "an uncaught Java exception")]),
     ("rhea-14-r-error-in-pam.txt", [(1, "an R error")]),
+    ("cacti-10-gdb-sigfpe-backtrace.txt", [(9, "GDB's report of a signal in the program it debugs")]),
     # Spack's build-log excerpt numbers each line ("  >> 357    ", "     362    ") before the program's own
     ("loci-342-spack-build-excerpt-gcc-error.txt",
      [(6, "a GCC/Clang compiler diagnostic"), (10, "a GNU make error"), (11, "a GNU make error")]),
