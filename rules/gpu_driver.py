@@ -16,7 +16,9 @@ from hpcdoctor.rules.secure_boot import SYMBOL as SECURE_BOOT, nvidia_refusal
 
 
 @rule("GPU001", "gpu-driver-unusable", "error", "GPUs present but the driver cannot be used", impact=10,
-      also={"info": "the kernel refused the NVIDIA module for its signature: secure-boot-blocks-nvidia-module gives the cause"})
+      also={"info": "the kernel refused the NVIDIA module for its signature: secure-boot-blocks-nvidia-module gives the "
+                    "cause; or TensorFlow's or jaxlib's 'kernel driver does not appear to be running' with no NVIDIA GPU "
+                    "shown: the machine may have none"})
 def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -35,7 +37,9 @@ def gpu_driver_unusable(f: FactView) -> Iterator[Hit]:
         here, the cause and its fix being secure-boot-blocks-nvidia-module's. The stream
         executor's diagnostics that TensorFlow and jaxlib print after cuInit fails: "kernel version
         X does not match DSO version Y", and "kernel driver does not appear to be running on this
-        host" where the paste shows an NVIDIA GPU (every machine without one prints it too). On AMD
+        host" where the paste shows an NVIDIA GPU; where it shows none, that line is an info
+        finding (if the machine has an NVIDIA GPU, its driver is not loaded), with the commands
+        that tell (lspci, lsmod, nvidia-smi): every machine without one prints it too. On AMD
         nodes, ROCm's tools saying a present amdgpu module is not usable: rocminfo's "ROCk module
         is NOT live", the amd-smi CLI's "Driver not loaded" after its own module check passed, and
         AMDSMI_STATUS_DRIVER_NOT_LOADED. Not rocminfo's "ROCk module is NOT loaded" nor the
@@ -191,6 +195,12 @@ _NOT_LOADED = ("the NVIDIA kernel driver is not loaded (or /dev/nvidia* is missi
                "was given no GPU (srun --gpus=1 nvidia-smi)\n"
                "lsmod | grep -w nvidia   # empty: the kernel module is not loaded\n"
                "sudo modprobe nvidia && nvidia-smi   # administrators; if it fails, dmesg says why (a new kernel without the driver rebuilt: dkms status)")
+# The stream executor's "kernel driver does not appear to be running" with no NVIDIA GPU shown: the
+# commands that tell whether there is one, and whether its module is loaded.
+_NOT_RUNNING_FIX = ("lspci | grep -i nvidia   # empty: no NVIDIA GPU on this machine, and the line is no fault\n"
+                    "lsmod | grep nvidia   # empty while lspci lists a GPU: the kernel module is not loaded\n"
+                    "nvidia-smi   # answers with the GPUs once the driver is loaded; on a GPU machine, "
+                    "sudo modprobe nvidia (administrators; dmesg says why it fails)")
 _MISMATCH = ("the NVIDIA kernel module loaded now is not the version of the driver libraries (a driver updated without a "
              "reboot, or a container carrying its own libcuda)",
              "cat /proc/driver/nvidia/version   # the kernel module loaded now; the libraries are the installed driver's\n"
@@ -417,16 +427,20 @@ def _driver_unusable_told(f: FactView) -> Iterator[Hit]:
     lost = bool(catalogued(f, "gpu-fallen-off-bus"))
     # the kernel driver's own notices say why, which nvidia-smi's "No devices were found" does not: next,
     # a notice that names the cause (a BAR, the firmware) before the "RmInitAdapter failed" it leads to
+    unshown = None
     for s in sorted(catalogued(f, "gpu-driver-unusable"), key=_told_first):
         nccl = _nccl_nvml_told(s) if s["id"] == "nccl:nvml-init-failed" else None
         if s["id"] == "nccl:nvml-init-failed" and nccl is None:
             continue
         if nccl is None and s["id"] not in _TOLD_DRIVER and not str(s["id"]).startswith("nvrm:"):
             continue
-        if s["id"] in ("nvidia_smi:no-devices-found", "xla:kernel-driver-not-running") and not _nvidia_gpu_shown(f):
-            continue  # also what a node without an NVIDIA GPU answers (a container run with --nv on a CPU node)
         if cpu_node_said and not _nvidia_gpu_shown(f):
             continue  # the user says the node has no GPU: no driver there to be broken
+        if s["id"] == "xla:kernel-driver-not-running" and not _nvidia_gpu_shown(f):
+            unshown = unshown or s  # TensorFlow's GPU builds print it on CPU machines too: info, if nothing else answers
+            continue
+        if s["id"] == "nvidia_smi:no-devices-found" and not _nvidia_gpu_shown(f):
+            continue  # also what a node without an NVIDIA GPU answers (a container run with --nv on a CPU node)
         if s["id"] == "cuda_driver:CUDA_ERROR_UNKNOWN" and "cuInit" not in str(s.get("text", "")):
             continue  # 999 from any later call is a program's or a GPU's error, not the driver failing to start
         said, fix = nccl or _TOLD_DRIVER.get(s["id"]) or _nvrm_told(s["id"])
@@ -435,6 +449,12 @@ def _driver_unusable_told(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"{said} (line {s.get('line')}: \"{told_text(s)}\")",
                   fix=fix, evidence=told_evidence(s))
         return
+    if unshown is not None:
+        yield Hit(message=f"if this machine has an NVIDIA GPU, its kernel driver is not loaded (line {unshown.get('line')}: "
+                          f"\"{told_text(unshown)}\"): /proc/driver/nvidia/version does not exist where the program ran. "
+                          "TensorFlow's and jaxlib's GPU builds print this on every machine without an NVIDIA GPU too, "
+                          "where it is no fault",
+                  fix=_NOT_RUNNING_FIX, evidence=told_evidence(unshown), severity="info")
 
 
 # What docker, podman and the CDI say when no NVIDIA runtime is set up (knowledge/messages/container.toml),

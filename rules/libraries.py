@@ -386,12 +386,61 @@ def _framework_library_missing(f: FactView, told: list):
                            f"registers no GPU and runs on the CPU ({said})",
                    fix=f"{TF_CUDA_CHECK}\n{TF_CUDA_FIX}",
                    evidence={**told_evidence(named[0] if named else skipped), "libraries": lib or None})
+    old = _old_dso_loader_failure(f, told)
+    if old is not None:
+        return old
     jax = next((s for s in told if s.get("family") == "jax"), None)
     if jax is not None:
         return Hit(message=f"JAX's CUDA plugin cannot load {jax.get('library') or 'a CUDA library'} (line {jax.get('line')}: "
                            f"\"{told_text(jax)}\"): JAX falls back to the CPU",
                    fix=JAX_CUDA_FIX, evidence=told_evidence(jax))
     return None
+
+
+# The DsoLoader's words before TensorFlow 2.1 (knowledge/messages/tensorflow.toml): 0.x to 1.13 "Couldn't
+# open CUDA library <file>", 1.14 to 2.0 "Could not dlopen library '<file>'". 0.x to 1.13 print no
+# "Cannot dlopen some GPU libraries".
+_OLD_DSO_WORDS = ("Couldn't open CUDA library ", "Could not dlopen library '")
+_OPENED = ("tensorflow:opened-cuda-library", "tensorflow:opened-dynamic-library")
+
+
+def _old_dso_loader_failure(f: FactView, told: list):
+    """An old TensorFlow's DsoLoader failing on a CUDA library it needs (cuDNN, cuBLAS, cuFFT, cuRAND,
+    the runtime) where the same log shows it opening the NVIDIA driver's own library (libcuda.so.1,
+    nvcuda.dll): the driver is installed, so this is a GPU machine on which TensorFlow cannot use the
+    GPU. Without the driver's library opened it stays silent: TensorFlow GPU builds print the same
+    lines on machines without a GPU."""
+    failed = [s for s in told if s.get("family") == "tensorflow" and any(w in str(s.get("text", "")) for w in _OLD_DSO_WORDS)]
+    if not failed:
+        return None
+    driver = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") in _OPENED
+                   and str(s.get("library") or "").startswith(("libcuda.", "nvcuda."))), None)
+    if driver is None:
+        return None
+    s = failed[0]
+    files = list(dict.fromkeys(_dso_file(x) for x in failed))
+    windows = files[0].endswith(".dll")
+    stem = files[0].split(".so", 1)[0] if not windows else files[0].split("_", 1)[0].split(".", 1)[0]
+    if windows:
+        fix = (f"where {files[0]}   # in the Command Prompt that starts python: no answer means no folder on PATH holds it\n"
+               "pip show tensorflow tensorflow-gpu   # the release: the CUDA and cuDNN versions it was built for are in "
+               "the tested build configurations (tensorflow.org/install/source_windows)")
+    else:
+        fix = (f"ldconfig -p | grep {stem}; echo \"$LD_LIBRARY_PATH\"   # the copies of {stem} the loader can find, and "
+               "the path TensorFlow searched\n"
+               f"find / -xdev -name '{stem}.so*' 2>/dev/null   # where {stem} is installed, if anywhere (none: install the "
+               "version this TensorFlow was built for)\n"
+               f"export LD_LIBRARY_PATH=\"$(dirname \"$(find / -xdev -name '{stem}.so*' 2>/dev/null | head -1)\")"
+               "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"   # its folder on the loader's path, in the shell or job script "
+               "that starts python\n"
+               "pip show tensorflow tensorflow-gpu 2>/dev/null | grep -E '^(Name|Version)'   # the release: the CUDA and "
+               "cuDNN versions it was built for are in the tested build configurations (tensorflow.org/install/source)")
+    return Hit(message=f"TensorFlow cannot open {', '.join(files)} (line {s.get('line')}: \"{told_text(s)}\"), although it "
+                       f"opened the NVIDIA driver's {driver.get('library')} (line {driver.get('line')}): the library is not "
+                       "installed, or not on the loader's search path"
+                       + (" (PATH on Windows)" if windows else " (LD_LIBRARY_PATH, ldconfig)")
+                       + ", so TensorFlow cannot use the GPU for what needs it",
+               fix=fix, evidence={**told_evidence(s), "libraries": ", ".join(files), "driver_library": driver.get("library")})
 
 
 def _dso_file(s: dict) -> str:

@@ -129,7 +129,7 @@ def test_driver_diagnostics_read_where_they_say_the_driver_is_unusable(tmp_path)
     absent = tmp_path / "absent.txt"
     absent.write_text("kernel driver does not appear to be running on this host (node01): /proc/driver/nvidia/version "
                       "does not exist\n", encoding="utf-8")
-    assert "gpu-driver-unusable" not in findings(absent)
+    assert findings(absent)["gpu-driver-unusable"]["severity"] == "info"  # the machine may have no GPU
 
 
 def test_the_driver_older_than_ptxas_is_a_slowdown_not_a_driver_too_old(tmp_path):
