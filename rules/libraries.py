@@ -430,9 +430,9 @@ def _old_dso_loader_failure(f: FactView, told: list):
                "the path TensorFlow searched\n"
                f"find / -xdev -name '{stem}.so*' 2>/dev/null   # where {stem} is installed, if anywhere (none: install the "
                "version this TensorFlow was built for)\n"
-               f"export LD_LIBRARY_PATH=\"$(dirname \"$(find / -xdev -name '{stem}.so*' 2>/dev/null | head -1)\")"
-               "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"   # its folder on the loader's path, in the shell or job script "
-               "that starts python\n"
+               f"d=$(find / -xdev -name '{stem}.so*' 2>/dev/null | head -1) && [ -n \"$d\" ] && "
+               "export LD_LIBRARY_PATH=\"$(dirname \"$d\")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"   # its folder on the "
+               "loader's path (nothing found: nothing set), in the shell or job script that starts python\n"
                "pip show tensorflow tensorflow-gpu 2>/dev/null | grep -E '^(Name|Version)'   # the release: the CUDA and "
                "cuDNN versions it was built for are in the tested build configurations (tensorflow.org/install/source)")
     return Hit(message=f"TensorFlow cannot open {', '.join(files)} (line {s.get('line')}: \"{told_text(s)}\"), although it "
