@@ -399,7 +399,8 @@ def torch_extension_version_mismatch(f: FactView) -> Iterator[Hit]:
 
 
 @rule("SW025", "bitsandbytes-cuda-binary-missing", "warning", "bitsandbytes has no binary for this CUDA version",
-      impact=7)
+      impact=7, also={"info": "bitsandbytes looked a GPU function up in its CPU library, and the paste does not show "
+                              "that torch saw a GPU"})
 def bitsandbytes_cuda_binary_missing(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -408,7 +409,16 @@ def bitsandbytes_cuda_binary_missing(f: FactView) -> Iterator[Hit]:
         Maybe you need to compile it from source?" (0.3x-0.42), "Could not find the bitsandbytes
         CUDA binary at ..." (0.43-0.45), "No compatible CUDA binary found at ..." (0.46 and later),
         or python -m bitsandbytes' "Library not found: ...". Its generic "CUDA Setup failed despite
-        GPU being available" alone, a bug of some old releases, is not read.
+        GPU being available" alone, a bug of some old releases, is not read. Also (0.35-0.42) its CPU
+        library loaded ("compiled without GPU support", "bin .../libbitsandbytes_cpu.so", "CUDA SETUP:
+        Loading binary .../libbitsandbytes_cpu.so...") beside a line its CUDA setup logs only after
+        torch.cuda.is_available() was True ("Unknown CUDA exception!", "CUDA exception! Error code:",
+        "No GPU detected! Check your CUDA paths", "No libcudart.so found!", "PyTorch settings found",
+        "CUDA detection failed!"): a warning, naming the CUDA paths it complained about; and, at info,
+        "libbitsandbytes_cpu.so: undefined symbol: cadam32bit_grad_fp32" alone, which says the CPU
+        library was loaded where GPU code was wanted but not that a GPU was there (0.39-0.42 print
+        it from their own probe, on a machine without a GPU too). "compiled without GPU support"
+        alone stays silent: a machine without a GPU prints it as well.
 
     Why it matters:
         bitsandbytes ships one library per CUDA version; without the one for the CUDA that torch
@@ -432,6 +442,9 @@ def bitsandbytes_cuda_binary_missing(f: FactView) -> Iterator[Hit]:
                                "frameworks:bnb-no-compatible-binary", "frameworks:bnb-diagnostics-library-not-found")
               if k in sym), None)
     if s is None:
+        hit = _bnb_cpu_library_where_gpu_wanted(sym)
+        if hit is not None:
+            yield hit
         return
     cuda = str(s.get("cuda") or "")
     named = f" for CUDA {cuda[:-1]}.{cuda[-1]}" if cuda.isdigit() and len(cuda) >= 2 else ""
@@ -442,3 +455,62 @@ def bitsandbytes_cuda_binary_missing(f: FactView) -> Iterator[Hit]:
                   "pip install -U bitsandbytes   # a release that ships that library; or compile it from source for "
                   "that CUDA version",
               evidence=ticket_evidence(s))
+
+
+# bitsandbytes 0.36-0.42 cuda_setup/main.py: evaluate_cuda_setup returns the CPU library at once where
+# torch.cuda.is_available() is False; these lines are logged only past that return (check_cuda_result,
+# the driver query, "PyTorch settings found"), or, for the last, by cextension.py where it is True.
+_BNB_GPU_SEEN = ("frameworks:bnb-unknown-cuda-exception", "frameworks:bnb-cuda-exception",
+                 "frameworks:bnb-no-gpu-detected", "frameworks:bnb-no-libcudart", "frameworks:bnb-pytorch-settings-found",
+                 "frameworks:bnb-cuda-detection-failed", "frameworks:bnb-cuda-setup-failed")
+# What its path search complained about (the fix names them).
+_BNB_PATHS = ("frameworks:bnb-nonexistent-dirs", "frameworks:bnb-dir-without-libcudart",
+              "frameworks:bnb-libcudart-not-in-env", "frameworks:bnb-libcuda-not-found", "frameworks:bnb-no-libcudart")
+
+
+def _bnb_cpu_library_where_gpu_wanted(sym: dict):
+    """bitsandbytes' CPU library loaded, with the evidence that a GPU was there (a warning) or that GPU
+    code was looked up in it (info); None where only the CPU library shows (a machine without a GPU)."""
+    loaded = sym.get("frameworks:bnb-compiled-without-gpu") or sym.get("frameworks:bnb-bin-cpu")
+    binary = sym.get("frameworks:bnb-loading-binary")
+    if loaded is None and binary is not None and "libbitsandbytes_cpu" in str(binary.get("path") or ""):
+        loaded = binary
+    symbol = sym.get("frameworks:bnb-cpu-undefined-symbol")
+    seen = next((sym[k] for k in _BNB_GPU_SEEN if k in sym), None)
+    if seen is None and symbol is None:
+        return None
+    if loaded is None and symbol is None:
+        return None
+    paths = [sym[k] for k in _BNB_PATHS if k in sym]
+    said = []
+    for p in paths:
+        if p.get("dirs"):
+            said.append(f"directories on its search path that do not exist: {str(p['dirs'])[:200]}")
+        elif p.get("path"):
+            said.append(f"{str(p['path'])[:120]} holds no libcudart.so")
+        else:
+            said.append(f"line {p.get('line')}: \"{told_text(p)}\"")
+    complained = (" It complained about its CUDA paths: " + "; ".join(said) + ".") if said else ""
+    fix = ["python -m bitsandbytes   # the CUDA version it detected, the paths it searched and the library it loaded",
+           "python -c 'import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())'   "
+           "# the CUDA torch was built with, and whether it sees the GPU",
+           "echo \"$LD_LIBRARY_PATH\"   # 0.3x searches CONDA_PREFIX/lib, LD_LIBRARY_PATH and /usr/local/cuda/lib64 "
+           "for libcudart.so: drop directories that do not exist, add the one that holds it"]
+    if any(p.get("dirs") for p in paths):
+        fix.append("ls -d $(echo \"$LD_LIBRARY_PATH\" | tr ':' ' ')   # the directories it named as non-existent "
+                   "show here as 'No such file or directory'")
+    fix.append("pip install -U bitsandbytes   # 0.43 and later pick their CUDA library from torch's own CUDA "
+               "version and ship it in the wheel")
+    if seen is not None:
+        first = loaded or symbol
+        return Hit(message=f"bitsandbytes loaded its CPU library (line {first.get('line')}: \"{told_text(first)}\") "
+                           f"although torch saw a GPU: line {seen.get('line')}, \"{told_text(seen)}\", is logged "
+                           "only after torch.cuda.is_available() returned True. Its own CUDA setup failed, so "
+                           "8-bit optimizers and 4/8-bit GPU quantisation fail." + complained,
+                   fix="\n".join(fix), evidence=ticket_evidence(seen))
+    return Hit(message=f"line {symbol.get('line')}: \"{told_text(symbol)}\": bitsandbytes looked its GPU function "
+                       f"{str(symbol.get('symbol'))[:60]} up in its CPU library: the CUDA library was not loaded. The "
+                       "paste does not show whether torch saw a GPU (0.39-0.42 print this line from their own "
+                       "probe, on a machine without a GPU too); where this node has one, bitsandbytes' CUDA setup "
+                       "did not find it." + complained,
+               fix="\n".join(fix), evidence=ticket_evidence(symbol), severity="info")

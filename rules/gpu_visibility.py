@@ -238,7 +238,10 @@ def gpu_index_beyond_visible(f: FactView) -> Iterator[Hit]:
         CUDA_ERROR_INVALID_DEVICE; HIP's hipErrorInvalidDevice), with torch's "GPU device may be
         out of range, do you have enough GPUs?", torch's "Invalid device id", XLA's "Invalid
         device ordinal value (N). Valid range is [0, M]." and NCCL's "Invalid device N
-        (totalnDev=M)": the program named a GPU index that its process does not have.
+        (totalnDev=M)": the program named a GPU index that its process does not have; PyTorch
+        Lightning's "You requested gpu: [0, 1] But your machine only has: [0]" and "You requested
+        to find N devices but this machine only has M GPUs", whose finding names the indexes asked
+        for and those the process sees, with CUDA_VISIBLE_DEVICES and the job's GPU request.
 
     Why it matters:
         CUDA numbers the GPUs a process sees from 0, and only those: with CUDA_VISIBLE_DEVICES=3,
@@ -256,13 +259,45 @@ def gpu_index_beyond_visible(f: FactView) -> Iterator[Hit]:
         - https://github.com/pytorch/pytorch/blob/0ac83aeb35494c139d2634d868b81b5cff666ec9/c10/cuda/CUDAMiscFunctions.cpp (get_cuda_error_help)
         - https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars (CUDA_VISIBLE_DEVICES renumbers from 0)
         - https://pytorch.org/docs/stable/elastic/run.html (LOCAL_RANK)
+        - https://github.com/Lightning-AI/pytorch-lightning/blob/be98784a1a03581b7051a355ae1084fd352d7cea/src/lightning/fabric/utilities/device_parser.py (_sanitize_gpu_ids)
     """
     said = catalogued(f, BEYOND)
     if not said:
         return
     s = said[0]
+    if str(s.get("id", "")).startswith("lightning:"):
+        yield _lightning_beyond(s)
+        return
     yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the program asked for a GPU index its process does "
                       "not have. CUDA numbers only the GPUs the process sees, from 0 (a CUDA_VISIBLE_DEVICES list or a "
                       "scheduler's allocation renumbers them): a fixed cuda:N, or more ranks per node than GPUs, goes "
                       "past them",
               fix=_BEYOND_FIX, evidence=told_evidence(s))
+
+
+# Lightning's own check (device_parser._sanitize_gpu_ids, find_usable_cuda_devices) compares what
+# Trainer/Fabric(devices=...) asks for with range(torch.cuda.device_count()): the GPUs this process may
+# see, which CUDA_VISIBLE_DEVICES, the scheduler's GPU request and the container decide.
+_LIGHTNING_FIX = (
+    "python3 -c 'import torch; print(torch.cuda.device_count())'   # the GPUs this process sees; Lightning "
+    "compares devices= with range(count)\n"
+    "echo \"CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES-(unset)}\"   # a list shorter than devices= hides the rest: "
+    "unset it or list as many GPUs as devices= asks for\n"
+    "nvidia-smi -L   # the GPUs the node has\n"
+    "scontrol show job \"$SLURM_JOB_ID\" | grep -iE 'tres|gres'   # in a Slurm job: ask for as many as devices= "
+    "(sbatch --gres=gpu:2 or --gpus-per-node=2)\n"
+    "# or ask for what is there: Trainer(accelerator='gpu', devices='auto') or devices=<that count>")
+
+
+def _lightning_beyond(s: dict) -> Hit:
+    requested, visible = s.get("requested"), s.get("visible")
+    if requested and visible is not None:
+        asked = f"GPU indexes {requested} and this process sees {visible}"
+    elif s.get("requested_count") and s.get("visible_count"):
+        asked = f"{s.get('requested_count')} GPUs and this process sees {s.get('visible_count')}"
+    else:
+        asked = "more GPUs than this process sees"
+    return Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": Lightning was asked (devices=) for {asked}. "
+                       "It counts only the GPUs torch sees, which CUDA_VISIBLE_DEVICES, the job's GPU request and the "
+                       "container decide, not the GPUs the node has",
+               fix=_LIGHTNING_FIX, evidence=told_evidence(s))

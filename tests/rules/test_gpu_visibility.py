@@ -139,3 +139,37 @@ def test_a_checkpoint_saved_on_a_gpu_index_the_process_lacks():
     # one GPU is visible: the index is past it, and "no GPU" is not what the line says
     findings, _skipped = run_rule("no-gpu-visible", recorded_paste_facts("caricatureface-2-deserialize-on-cuda-device-1.txt"))
     assert findings == []
+
+
+# --- PyTorch Lightning's device selection (knowledge/messages/lightning.toml) ----------------------
+
+def test_lightning_gpus_asked_past_those_seen_names_both():
+    # https://github.com/xiong-zhitong/DOFA-pytorch/issues/20: the message spans two lines
+    (f,) = fired("gpu-index-beyond-visible", recorded_paste_facts("dofa-pytorch-20-lightning-gpu-1-not-visible.txt"))
+    assert "GPU indexes [0, 1] and this process sees [0]" in f.message and "line 6" in f.message
+    assert "CUDA_VISIBLE_DEVICES" in f.fix and "--gres=gpu:2" in f.fix
+
+
+def test_lightning_find_usable_devices_count(tmp_path):
+    # the f-string of lightning/fabric/accelerators/cuda.py @ 2.6.5 line 111, filled in (no public paste found)
+    text = "ValueError: You requested to find 4 devices but this machine only has 2 GPUs.\n"
+    (f,) = fired("gpu-index-beyond-visible", paste_facts(tmp_path, text))
+    assert "4 GPUs and this process sees 2" in f.message
+
+
+def test_lightning_devices_zero_and_mps_are_not_an_index_past_the_gpus(tmp_path):
+    # the f-strings of accelerator_connector.py @ 2.6.5 lines 326 and 357-360, filled in
+    for text in ("MisconfigurationException: `Trainer(devices=0)` value is not a valid input using cuda accelerator.\n",
+                 "MisconfigurationException: `MPSAccelerator` can not run on your system since the accelerator is not "
+                 "available. The following accelerator(s) is available and can be passed into `accelerator` argument "
+                 "of `Trainer`: ['cpu'].\n"):
+        assert not fired("gpu-index-beyond-visible", paste_facts(tmp_path, text))
+        assert not run_rule("no-gpu-visible", paste_facts(tmp_path, text))[0]
+
+
+def test_lightning_cuda_accelerator_unavailable_is_no_gpu_at_info(tmp_path):
+    text = ("lightning.fabric.utilities.exceptions.MisconfigurationException: `CUDAAccelerator` can not run on your "
+            "system since the accelerator is not available. The following accelerator(s) is available and can be "
+            "passed into `accelerator` argument of `Trainer`: ['cpu'].\n")
+    (f,) = fired("no-gpu-visible", paste_facts(tmp_path, text))
+    assert f.severity == "info"

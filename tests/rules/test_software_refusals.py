@@ -9,7 +9,7 @@ import re
 
 from conftest import CPUINFO
 from hpcdoctor.triage.messages import find_messages
-from rulekit import cpuinfo_facts, facts, fired, paste_facts, run_rule
+from rulekit import cpuinfo_facts, facts, fired, paste_facts, recorded_paste_facts, run_rule
 
 H100 = "h100-kvm-1gpu"
 
@@ -237,6 +237,35 @@ def test_bitsandbytes_without_the_library_for_this_cuda(tmp_path):
 
 def test_bitsandbytes_generic_setup_failure_is_not_read(tmp_path):
     assert silent("bitsandbytes-cuda-binary-missing", paste_facts(tmp_path, BNB_492))
+
+
+def test_bitsandbytes_cpu_library_where_torch_saw_a_gpu_is_a_warning():
+    # https://github.com/bitsandbytes-foundation/bitsandbytes/issues/418
+    (f,) = fired("bitsandbytes-cuda-binary-missing",
+                 recorded_paste_facts("bitsandbytes-418-cpu-library-loaded-cuda-paths-missing.txt"))
+    assert f.severity == "warning" and "although torch saw a GPU" in f.message
+    assert "/usr/local/cuda-12.0/lib64" in f.message
+    assert f.fix.startswith("python -m bitsandbytes") and "pip install -U bitsandbytes" in f.fix
+    assert "LD_LIBRARY_PATH" in f.fix
+
+
+def test_bitsandbytes_gpu_symbol_looked_up_in_the_cpu_library_is_info():
+    # https://github.com/bitsandbytes-foundation/bitsandbytes/issues/779
+    (f,) = fired("bitsandbytes-cuda-binary-missing", recorded_paste_facts("bitsandbytes-779-cpu-library-loaded.txt"))
+    assert f.severity == "info" and "cadam32bit_grad_fp32" in f.message and "line 13" in f.message
+
+
+# The lines bitsandbytes 0.38.0 prints on a machine where torch sees no GPU (cuda_setup/main.py returns
+# the CPU library before any CUDA search; cextension.py warns): the format strings filled in, no public
+# paste of a CPU-only machine found.
+BNB_CPU_ONLY = """bin /opt/venv/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cpu.so
+/opt/venv/lib/python3.10/site-packages/bitsandbytes/cextension.py:33: UserWarning: The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers, 8-bit multiplication, and GPU quantization are unavailable.
+CUDA SETUP: Loading binary /opt/venv/lib/python3.10/site-packages/bitsandbytes/libbitsandbytes_cpu.so...
+"""
+
+
+def test_bitsandbytes_cpu_library_alone_is_a_machine_without_a_gpu(tmp_path):
+    assert not fired("bitsandbytes-cuda-binary-missing", paste_facts(tmp_path, BNB_CPU_ONLY))
 
 
 # --- THR003 cpu-oversubscribed from a paste -----------------------------------------------------
