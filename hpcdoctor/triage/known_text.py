@@ -85,6 +85,26 @@ def find_gpu_names(text: str, deadline: Optional[float] = None) -> List[Dict[str
     return list(found.values())
 
 
+def _unlisted(symptom: Dict[str, Any]) -> bool:
+    return bool(symptom.get("emitter")) or symptom.get("id") == "unlisted-error" or bool(symptom.get("unlisted"))
+
+
+def to_describe(found: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The records the reply's "read" list shows: a line that a table read is not also quoted as "not
+    in hpcdoctor's catalogue" (a form of another family that matched its shape but not its message),
+    and a line no table read is quoted once however many forms matched it. Rules still see every record."""
+    known = {s["line"] for s in found if not _unlisted(s)}
+    quoted: set = set()
+    out = []
+    for s in found:
+        if _unlisted(s):
+            if s["line"] in known or s["line"] in quoted:
+                continue
+            quoted.add(s["line"])
+        out.append(s)
+    return out
+
+
 def describe(symptom: Dict[str, Any]) -> str:
     """One line of the reply's "read" list for a catalogued message or an unlisted error line."""
     if symptom.get("emitter"):

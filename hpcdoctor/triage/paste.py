@@ -23,7 +23,7 @@ from hpcdoctor.sysroot import MAX_READ_BYTES, ReplaySysRoot, SnapshotError, read
 from hpcdoctor.triage.amd_text import find_amd_gpus, find_rocm_versions
 from hpcdoctor.triage.budget import PasteOverBudget, _in_time  # noqa: F401  (PasteOverBudget: callers' name for it)
 from hpcdoctor.triage.exports import EXPORT_SOURCE, exported
-from hpcdoctor.triage.known_text import describe, find_gpu_names  # noqa: F401  (re-exported)
+from hpcdoctor.triage.known_text import describe, find_gpu_names, to_describe  # noqa: F401  (re-exported)
 from hpcdoctor.triage.messages import find_messages, find_unlisted_errors
 from hpcdoctor.triage.recognise import KINDS, Kind, Piece, Recognition, recognise  # noqa: F401  (re-exported)
 
@@ -175,7 +175,7 @@ def open_paste(paths: Sequence[str], deadline: Optional[float] = None
             where = f"line {at[0]}" if len(at) == 1 else f"{len(at)} lines from {at[0]}"
             # What the lines mean, as for a message read once: "ld_undefined:... (5 lines from 1)" alone says nothing.
             recognised.append(f"{label}: message {sid} ({where})" + (f": {means[sid]}" if means[sid] else ""))
-        recognised.extend(f"{label}: {describe(s)}" for s in found if not s.get("listing"))
+        recognised.extend(f"{label}: {describe(s)}" for s in to_describe(found) if not s.get("listing"))
         if not rec.pieces:
             # Where no tool output names the GPUs, say which name in the text was taken for one.
             recognised.extend(f"{label}: GPU named in the text: {g['gpu']} (line {g['line']})" for g in named + amd)
