@@ -163,8 +163,10 @@ def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
         Python's MemoryError, C++'s std::bad_alloc, Julia's OutOfMemoryError(), MATLAB's "Out of
         memory.", bash's xmalloc; torch's "DefaultCPUAllocator: can't allocate memory: you tried to
         allocate N bytes. Error code 12"; conda's "The conda process ran out of memory", GNU OpenMP's
-        "libgomp: Out of memory allocating N bytes"), at a warning (a request above knowledge/thresholds.toml's
-        programs_own_gib is the program's own error, not the host's memory): the words do not say whether RAM and swap, ulimit -v
+        "libgomp: Out of memory allocating N bytes"; macOS libmalloc's "can't allocate region" with
+        its mach_vm_map size, knowledge/messages/libmalloc.toml), at a warning (a request above knowledge/thresholds.toml's
+        programs_own_gib is the program's own error, not the host's memory, and so is a bare
+        MemoryError or std::bad_alloc printed after it): the words do not say whether RAM and swap, ulimit -v
         or strict overcommit refused it (Octave's, which also covers its index type, at info). A
         runtime's own ceiling (the JVM's -Xmx "Java heap space", R's R_MAX_VSIZE) is not this. On a live node, strict
         overcommit (vm.overcommit_memory=2) with Committed_AS so close to CommitLimit that a new
