@@ -17,8 +17,10 @@ def test_exit_code_137_is_read_as_sigkill_and_claims_no_oom():
     g = recorded_paste_facts("cbio-cluster-232-exit-137-node-oom-killer.txt")
     (s,) = _exit(g)
     assert s["key"] == "SIGKILL" and s["line"] == 1
+    # only a hint: the signal is named, its sender is left to the kernel's log (the site found the OOM killer there)
     findings, _ = run_rule("host-memory-oom-killed", g)
-    assert findings == []
+    assert [f.severity for f in findings] == ["info"]
+    assert "nothing in the paste says who sent it" in findings[0].message and "journalctl -k" in findings[0].fix
 
 
 @pytest.mark.parametrize("text,key", [
