@@ -69,6 +69,9 @@ _TORCH_CPU = "torch:cpu-alloc-failed"
 # named): conda's CondaMemoryError (conda/exceptions.py, raised for Python's MemoryError) and GNU OpenMP's
 # "Out of memory allocating N bytes" (libgomp's gomp_malloc, which then ends the program).
 _ALLOCATION_FAILED = frozenset({"conda:out-of-memory", "threads:libgomp-out-of-memory"})
+# Apple's libmalloc (macOS malloc, knowledge/messages/libmalloc.toml): a zone that could not map a region
+# ("can't allocate region", mach_vm_map(size=N) failed) is the same refusal, its size in `bytes`.
+_LIBMALLOC = "libmalloc:"
 _WHICH = ("free -g   # RAM and swap the node has, against the size the message asked for\n"
           "ulimit -v   # an address-space limit in kB ('unlimited' rules it out): a scheduler may set it from the memory request\n"
           "cat /proc/sys/vm/overcommit_memory   # 2: strict accounting refuses what CommitLimit cannot cover\n" + _SLURM)
@@ -81,7 +84,31 @@ _PROGRAMS_OWN_GIB = knowledge.load("thresholds")["runtime_allocation"]["programs
 
 def _runtime(s: dict) -> bool:
     """A language runtime's (or torch's host allocator's) own words that an allocation failed."""
-    return str(s.get("id", "")).startswith(_RUNTIME) or s.get("id") == _TORCH_CPU or s.get("id") in _ALLOCATION_FAILED
+    return (str(s.get("id", "")).startswith((_RUNTIME, _LIBMALLOC)) or s.get("id") == _TORCH_CPU
+            or s.get("id") in _ALLOCATION_FAILED)
+
+
+def _sized(s: dict) -> bool:
+    return str(s.get("bytes") or "").isdigit() or bool(s.get("size"))
+
+
+def _line(s: dict) -> int:
+    return int(s["line"]) if str(s.get("line") or "").isdigit() else 0
+
+
+def _same_failure_as_beyond(told: list) -> list:
+    """The refusals left once those beyond any node are set aside. A size-less refusal (CPython's bare
+    "MemoryError", C++'s std::bad_alloc) printed after an allocator's line that states a size beyond any
+    node is that same failure reported again by the language above the allocator (libmalloc's
+    mach_vm_map refusal of 200 TB, then the MemoryError numpy or pandas raises for the NULL it got): it
+    says nothing of the host's memory either, so it is set aside with it. A size-less refusal before
+    any such line, or a sized one that fits a node, still counts."""
+    beyond = [_line(s) for s in told if _beyond_any_node(s)]
+    if not beyond:
+        return told
+    first = min(beyond)
+    return [s for s in told if not _beyond_any_node(s)
+            and not (_runtime(s) and not _sized(s) and _line(s) > first)]
 
 
 def _beyond_any_node(s: dict) -> bool:
@@ -136,8 +163,10 @@ def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
         Python's MemoryError, C++'s std::bad_alloc, Julia's OutOfMemoryError(), MATLAB's "Out of
         memory.", bash's xmalloc; torch's "DefaultCPUAllocator: can't allocate memory: you tried to
         allocate N bytes. Error code 12"; conda's "The conda process ran out of memory", GNU OpenMP's
-        "libgomp: Out of memory allocating N bytes"), at a warning (a request above knowledge/thresholds.toml's
-        programs_own_gib is the program's own error, not the host's memory): the words do not say whether RAM and swap, ulimit -v
+        "libgomp: Out of memory allocating N bytes"; macOS libmalloc's "can't allocate region" with
+        its mach_vm_map size, knowledge/messages/libmalloc.toml), at a warning (a request above knowledge/thresholds.toml's
+        programs_own_gib is the program's own error, not the host's memory, and so is a bare
+        MemoryError or std::bad_alloc printed after it): the words do not say whether RAM and swap, ulimit -v
         or strict overcommit refused it (Octave's, which also covers its index type, at info). A
         runtime's own ceiling (the JVM's -Xmx "Java heap space", R's R_MAX_VSIZE) is not this. On a live node, strict
         overcommit (vm.overcommit_memory=2) with Committed_AS so close to CommitLimit that a new
@@ -162,7 +191,7 @@ def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
         - https://github.com/wch/r-source/blob/c9a486995fe6cf54d9077a6046815d057bca371d/src/main/memory.c (R's allocation errors)
         - https://github.com/RausellLab/CelliD/issues/7 (R: cannot allocate vector of size 4.5 Gb)
     """
-    told = [s for s in _told(f) if not _beyond_any_node(s)]
+    told = _same_failure_as_beyond(_told(f))
     if told:
         s = told[0]
         if s.get("id") == _NEXTFLOW:

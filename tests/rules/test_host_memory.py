@@ -146,3 +146,35 @@ def test_libgomps_failed_allocation_is_answered_and_an_absurd_one_is_the_program
     # 2 TiB: past what any node gives (thresholds.toml runtime_allocation): the program's own request
     findings, _skipped = run_rule("host-memory-insufficient", told_facts("libgomp: Out of memory allocating 2199023255552 bytes\n"))
     assert not findings
+
+
+# Apple's libmalloc (knowledge/messages/libmalloc.toml), on real macOS pastes: a modest region refused
+# by mach_vm_map (462 MiB, nw.js) is memory, at a warning with its size; a 128 TiB or 200 TB request is
+# the program's own, and so is the bare MemoryError or std::bad_alloc the language reports for it
+# right after; heap corruption found by libmalloc is the program's and never memory.
+def test_libmallocs_modest_refused_region_is_memory():
+    (f,) = fired("host-memory-insufficient", recorded_paste_facts("libmalloc-nwjs-1216-mach-vm-map-484mb.txt"))
+    assert f.severity == "warning" and "462 MiB asked" in f.message and "line 1" in f.message
+
+
+@pytest.mark.parametrize("paste", ["libmalloc-pandas-8525-200tb-memoryerror.txt",     # then CPython's MemoryError
+                                   "libmalloc-commandcenter-93-128tib-region.txt"])  # the flags form, then bad_alloc
+def test_libmallocs_region_beyond_any_node_and_the_memoryerror_after_it_are_the_programs(paste):
+    findings, _ = run_rule("host-memory-insufficient", recorded_paste_facts(paste))
+    assert findings == []   # not fired("host-memory-insufficient" on a request no node holds, nor its MemoryError
+
+
+def test_a_bare_memoryerror_before_or_without_a_huge_request_still_counts(tmp_path):
+    (f,) = fired("host-memory-insufficient", paste_facts(tmp_path, "Traceback (most recent call last):\nMemoryError\n"))
+    assert f.severity == "warning"
+    # the MemoryError comes first: the later 200 TB request does not explain it away
+    text = ("MemoryError\n" + "x\n" * 3
+            + "python(86000,0x7fff7a7aa310) malloc: *** mach_vm_map(size=200447690256384) failed (error code=3)\n"
+              "*** error: can't allocate region\n")   # libmalloc-53 .. 140's szone_error format, filled in
+    (f,) = fired("host-memory-insufficient", paste_facts(tmp_path, text))
+    assert "line 1" in f.message
+
+
+def test_libmallocs_heap_corruption_is_not_memory():
+    findings, _ = run_rule("host-memory-insufficient", recorded_paste_facts("libmalloc-lsd2-13-incorrect-checksum.txt"))
+    assert findings == []   # not fired("host-memory-insufficient" on a use after free
