@@ -178,6 +178,11 @@ def _site_words(u: dict) -> str:
     return str(u.get("text", "")).split("error:", 1)[-1].strip()
 
 
+# slurm_strerror(ESLURM_NOT_TOP_PRIORITY): job_mgr.c job_allocate @ 284c3b95 returns it to a job that
+# asked to start at once (immediate: srun/salloc/sbatch --immediate) while higher-priority jobs pend.
+_NOT_TOP = "slurm:ESLURM_NOT_TOP_PRIORITY"
+
+
 @rule("ENV065", PRIORITY, "info", "the job waits with reason Priority: jobs of higher priority (often by fair-share) go first",
       impact=2)
 def slurm_fairshare_priority_low(f: FactView) -> Iterator[Hit]:
@@ -185,6 +190,8 @@ def slurm_fairshare_priority_low(f: FactView) -> Iterator[Hit]:
     What it detects:
         In a pasted squeue listing or scontrol show job, a pending job whose reason is Priority
         (WAIT_PRIORITY: "higher priority jobs exist"). Information: the job is queued normally.
+        Also slurmctld's refusal of a job that asked to start at once (--immediate) for the same
+        reason: "Immediate execution impossible, insufficient priority".
 
     Why it matters:
         Under priority/multifactor the job's priority adds up age, fair-share, job size, partition
@@ -207,6 +214,14 @@ def slurm_fairshare_priority_low(f: FactView) -> Iterator[Hit]:
     if not told:
         return
     s = told[0]
+    if s.get("id") == _NOT_TOP:
+        yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the job asked to start at once (--immediate) and "
+                          "Slurm refused it: jobs of higher priority wait for the same resources and go first",
+                  fix=("sprio -l | head -20   # the pending jobs' priorities and their factors\n"
+                       "sshare -U -l   # this user's share, usage and FairShare (near 0: heavy recent use, which decays)\n"
+                       "sbatch job.sh   # without --immediate the job waits its turn in the queue"),
+                  evidence=told_evidence(s))
+        return
     yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the job is pending with reason Priority, queued behind jobs "
                       "of higher priority; under fair-share, an account's recent heavy use lowers its jobs' priority",
               fix=("sprio -j JOBID   # the job's priority factors: a low FAIRSHARE term is recent use\n"

@@ -21,7 +21,7 @@ CLIENTS = "scheduler-commands-not-installed"
 LATER_KEY = "slurm-client-library-older-than-config"
 
 # The line that says where the fault is comes before the fatal line that only says Slurm stopped.
-_CONFIG_ORDER = ("sched_config:slurm-parse-error-in-file", "sched_config:slurm-include-failed",
+_CONFIG_ORDER = ("slurm:ESLURM_CONFIGLESS_DISABLED", "sched_config:slurm-parse-error-in-file", "sched_config:slurm-include-failed",
                  "sched_config:slurm-unrecognized-key", "sched_config:slurm-parse-error-in-data",
                  "sched_config:slurm-cannot-stat-file", "sched_config:slurm-file-is-empty",
                  "sched_config:slurm-unable-to-read", "sched_config:slurm-no-slurmctldhost")
@@ -38,6 +38,14 @@ _CONFIGLESS_FIX = (
     "ls -l /etc/slurm/slurm.conf; echo \"SLURM_CONF=$SLURM_CONF\"   # no file here and no SLURM_CONF: Slurm tried configless mode\n"
     "host -t SRV _slurmctld._tcp   # configless needs this DNS SRV record (or slurmd --conf-server HOST); none: it found no controller\n"
     "# users: on a login node this is the site's setup, not yours: tell the administrators; on a workstation, Slurm is not set up here at all")
+# slurm_strerror(ESLURM_CONFIGLESS_DISABLED): slurmctld's answer to a configless fetch when slurm.conf
+# lacks SlurmctldParameters=enable_configless (proc_req.c _slurm_rpc_config_request @ 284c3b95).
+_CONFIGLESS_OFF = "slurm:ESLURM_CONFIGLESS_DISABLED"
+_CONFIGLESS_OFF_FIX = (
+    "ls -l /etc/slurm/slurm.conf; echo \"SLURM_CONF=$SLURM_CONF\"   # no file here: this host asked the controller for it (configless)\n"
+    "# users: tell the administrators; administrators, on the controller:\n"
+    "sudo grep -i '^SlurmctldParameters' /etc/slurm/slurm.conf   # enable_configless must be among them\n"
+    "# then add enable_configless to SlurmctldParameters and restart slurmctld (or give this host a slurm.conf)")
 _PBS_CONFIG_FIX = (
     "cat ${PBS_CONF_FILE:-/etc/pbs.conf}   # must set PBS_HOME, PBS_EXEC and PBS_SERVER (no colon in the host names)\n"
     "# users: tell the administrators, quoting the line; administrators: restore pbs.conf from a working node, then restart PBS (systemctl restart pbs)")
@@ -53,6 +61,8 @@ def _config_fix(said: dict) -> str:
         return _LSF_CONFIG_FIX
     if ":pbs-" in sid:
         return _PBS_CONFIG_FIX
+    if sid == _CONFIGLESS_OFF:
+        return _CONFIGLESS_OFF_FIX
     if sid in _CONFIGLESS:
         return _CONFIGLESS_FIX
     where = said.get("lineno")
@@ -77,7 +87,8 @@ def scheduler_config_broken(f: FactView) -> Iterator[Hit]:
         "s_p_parse_file: cannot stat file F", "... file "F" is empty", "... unable to read "F"",
         "No SlurmctldHost defined.", the fatal "Unable to process configuration file" that follows
         each, configless Slurm's "Could not establish a configuration source" and slurmd's
-        "_establish_configuration: failed to load configs", and "Could not open/read/parse
+        "_establish_configuration: failed to load configs", slurmctld's refusal to serve its files,
+        "ConfigLess mode is disabled in slurm configuration.", and "Could not open/read/parse
         cgroup.conf (acct_gather.conf, mpi.conf) file"; OpenPBS's "pbsconf error: pbs conf
         variables not found: ..." or "illegal value for: ...", "Could not load pbs configuration",
         "Failed to load pbs.conf file" and pbs_mom's "config file(s) parsing failed"; LSF's
@@ -100,6 +111,7 @@ def scheduler_config_broken(f: FactView) -> Iterator[Hit]:
         - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/parse_config.c
         - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/read_config.c
         - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/fetch_config.c
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmctld/proc_req.c (_slurm_rpc_config_request: ESLURM_CONFIGLESS_DISABLED)
         - https://slurm.schedmd.com/configless_slurm.html
         - https://slurm.schedmd.com/slurm.conf.html
         - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/lib/Libifl/pbs_loadconf.c
@@ -117,7 +129,10 @@ def scheduler_config_broken(f: FactView) -> Iterator[Hit]:
     where = (f" ({said.get('path')} line {said.get('lineno')})" if said.get("path") and said.get("lineno")
              else f" ({said.get('path')})" if said.get("path") else "")
     what = ("found no configuration file and no controller to fetch one from (configless)"
-            if said.get("id") in _CONFIGLESS else f"cannot read its configuration{where}")
+            if said.get("id") in _CONFIGLESS else
+            "has no configuration file and asked slurmctld for it (configless), which slurmctld refuses: its "
+            "slurm.conf lacks SlurmctldParameters=enable_configless" if said.get("id") == _CONFIGLESS_OFF else
+            f"cannot read its configuration{where}")
     dropped = _dropped_key(told)
     if dropped:
         what += (f" ({dropped['name']} is a key Slurm {dropped['removed']} dropped: the file was written for an older "

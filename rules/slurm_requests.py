@@ -51,6 +51,34 @@ def _literal_option(found: list, options: tuple) -> Optional[dict]:
 # site job_submit filter's, which also lists the partitions the account may use (slurm_submit_filter.toml).
 _PARTITION_NAMED = ("slurm:invalid-partition-specified", "slurm_submit_filter:site-partition-not-valid")
 
+# The client lines of a job refused at submission (slurm.toml's forms srun-allocate, sbatch-submit,
+# salloc-submit). "Access/permission denied" and "Invalid user id" are slurmctld's answer to many
+# requests (scontrol, scancel, sacctmgr, a step's credential on a node); only after these words are
+# they the partition's refusal of the job (job_mgr.c _part_access_check @ 284c3b95).
+_SUBMIT_WORDS = ("Batch job submission failed: ", "Unable to allocate resources: ", "Job submit/allocate failed: ")
+# What the partition refused, by the code slurmctld returned (job_mgr.c @ 284c3b95: _part_access_check
+# returns ESLURM_ACCESS_DENIED for ReqResv=YES without --reservation, RootOnly=YES, and a submit host
+# outside AllocNodes=, ESLURM_USER_ID_MISSING for root where DisableRootJobs=YES; _check_for_part_assocs
+# returns ESLURM_PARTITION_ASSOC for several partitions under a partition-bound association).
+_PARTITION_REFUSED = {
+    "slurm:ESLURM_ACCESS_DENIED": (
+        "the partition refuses this submission: it requires a reservation (ReqResv=YES) and the job names none, "
+        "it admits only root (RootOnly=YES), or it admits submissions only from the hosts in its AllocNodes= list "
+        "and this host (a compute node, inside another job) is not one of them"),
+    "slurm:ESLURM_USER_ID_MISSING": (
+        "the job is submitted as root, and the partition (or slurm.conf's DisableRootJobs=YES) refuses root's jobs"),
+    "slurm:ESLURM_PARTITION_ASSOC": (
+        "it lists several partitions (-p a,b), but this user's association is bound to one partition: "
+        "slurmctld cannot check the others"),
+}
+_PARTITION_REFUSED_FIX = (
+    "scontrol show partition | grep -E 'PartitionName|AllocNodes|RootOnly|ReqResv|DisableRootJobs'   "
+    "# what the partition asks of a submission\n"
+    "hostname; echo \"${SLURM_JOB_ID:-not inside a job}\"   # the submit host: a compute node is often outside AllocNodes\n"
+    "sacctmgr -n show assoc user=\"$USER\" format=cluster,account,partition,qos%40   "
+    "# a partition named here binds the association: submit to that one partition (-p NAME)\n"
+    "sbatch --reservation=NAME job.sh   # where ReqResv=YES: a reservation that admits this user (scontrol show reservation)")
+
 
 @rule("ENV030", "slurm-invalid-account", "error",
       "Slurm refused the job's account or partition for this user", impact=7)
@@ -67,7 +95,11 @@ def slurm_invalid_account(f: FactView) -> Iterator[Hit]:
         system default partition": the job names no partition on a cluster that has no default.
         A site's job_submit filter that says the same in its own words ("The 'batch' is not a
         valid partition. (Available partitions for 'default' account: [...])") is read too, and
-        its list of partitions is quoted.
+        its list of partitions is quoted. After sbatch's, srun's or salloc's submission words
+        only: "Access/permission denied" (the partition's ReqResv=YES, RootOnly=YES, or an
+        AllocNodes= list without the submit host), "Invalid user id" (root where the partition
+        refuses root), and "Multiple partition job request not supported when a partition is set
+        in the association".
 
     Why it matters:
         The job never runs, and nothing on any node is wrong. Slurm admits a job only under an
@@ -86,9 +118,16 @@ def slurm_invalid_account(f: FactView) -> Iterator[Hit]:
         - https://slurm.schedmd.com/slurm.conf.html (AllowAccounts, AllowGroups, AllowQos)
         - https://slurm.schedmd.com/sbatch.html (options in #SBATCH lines)
         - https://github.com/SchedMD/slurm/blob/master/src/common/slurm_errno.c (the messages)
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmctld/job_mgr.c (_part_access_check, _check_for_part_assocs)
     """
-    refused = first_catalogued(f, "slurm-invalid-account")
+    refused = next((s for s in catalogued(f, "slurm-invalid-account") if s.get("id") not in _PARTITION_REFUSED
+                    or any(w in str(s.get("text", "")) for w in _SUBMIT_WORDS)), None)
     if refused is None:
+        return
+    if refused.get("id") in _PARTITION_REFUSED:
+        yield Hit(message=f"Slurm refused the job at submission (line {refused.get('line')}: \"{_quoted(refused)}\"): "
+                          f"{_PARTITION_REFUSED[refused['id']]}",
+                  fix=_PARTITION_REFUSED_FIX, evidence=told_evidence(refused))
         return
     if refused.get("id") == _NO_DEFAULT_PARTITION:
         yield Hit(message=f"Slurm refused the job (line {refused.get('line')}: \"{_quoted(refused)}\"): it names no "
@@ -659,3 +698,58 @@ def slurm_request_names_unknown(f: FactView) -> Iterator[Hit]:
         fix += f" (line {named.get('line')} sets {option} {named.get('value')})"
         evidence["request.line"] = named.get("line")
     yield Hit(message=message, fix=fix, evidence=evidence)
+
+
+# ----------------------------------------------------------------------------------------------
+# SYS058 slurm-job-dependency-refused
+DEPENDENCY = "slurm-job-dependency-refused"
+_CIRCULAR = "slurm:ESLURM_CIRCULAR_DEPENDENCY"
+# sbatch(1): --parsable prints the job id alone; without it sbatch prints "Submitted batch job N", which a
+# script that keeps the whole line passes on as the dependency. afterany is not refused for a job
+# slurmctld no longer knows (job_scheduler.c _update_job_dependency: only afterok and afternotok are).
+_DEPENDENCY_FIX = (
+    "sacct -X -j JOBID --format=JobID,State,End   # the job the dependency names: no line at all means it never existed on this cluster\n"
+    "scontrol show config | grep -E 'MinJobAge'   # how long slurmctld keeps an ended job: afterok on one purged since is refused\n"
+    "jid=$(sbatch --parsable first.sh) && sbatch --dependency=afterok:$jid second.sh   # --parsable prints the bare job id "
+    "(plain sbatch prints 'Submitted batch job N', which is no job id)\n"
+    "sbatch --dependency=afterany:JOBID job.sh   # where the first job may have ended long ago: afterany needs no exit state")
+
+
+@rule("SYS058", DEPENDENCY, "error",
+      "Slurm refused the job's dependency: it names a job slurmctld does not know, or is malformed or circular", impact=6)
+def slurm_job_dependency_refused(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, slurmctld refusing a job for its -d/--dependency, as sbatch, srun or
+        salloc print it: "Job dependency problem" (ESLURM_DEPENDENCY) and "Circular job
+        dependency" (ESLURM_CIRCULAR_DEPENDENCY).
+
+    Why it matters:
+        The job is not queued, and a workflow that chains jobs stops there. slurmctld refuses a
+        dependency it cannot parse (a job id that is not a number, such as the whole line
+        "Submitted batch job 123" kept by a script, or an unknown type), an afterok or afternotok
+        on a job it does not know (never submitted here, or ended and purged after MinJobAge, so
+        its exit state is lost), a job that depends on itself, and a chain that loops back.
+
+    How to fix:
+        Keep only the job id when chaining (sbatch --parsable), check that the job named exists
+        (sacct -j), and submit the dependent job while the first is still known to slurmctld;
+        where the first may have ended long before, afterany is accepted without its exit state.
+
+    References:
+        - https://slurm.schedmd.com/sbatch.html (-d, --dependency; --parsable)
+        - https://slurm.schedmd.com/slurm.conf.html#OPT_MinJobAge
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmctld/job_scheduler.c (update_job_dependency, _update_job_dependency)
+        - https://github.com/aws/aws-parallelcluster/issues/288 (a script passing sbatch's whole output as the job id)
+    """
+    s = first_catalogued(f, DEPENDENCY)
+    if s is None:
+        return
+    if s.get("id") == _CIRCULAR:
+        what = "the dependencies form a loop (this job waits on a job that, through its own dependencies, waits on this one)"
+    else:
+        what = ("it cannot be parsed (a job id that is not a number, e.g. the whole 'Submitted batch job N' line kept by a "
+                "script, or an unknown type), or it is afterok/afternotok on a job slurmctld does not know (never "
+                "submitted here, or ended and purged after MinJobAge), or the job depends on itself")
+    yield Hit(message=f"Slurm refused the job's --dependency (line {s.get('line')}: \"{_quoted(s)}\"): {what}",
+              fix=_DEPENDENCY_FIX, evidence=told_evidence(s))

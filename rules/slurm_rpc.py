@@ -38,6 +38,17 @@ _OVERLOADED_FIX = (
     "executor.submitRateLimit = '10/1min'); administrators: MessageTimeout and the RPC rate limit in slurm.conf")
 
 
+# slurm_strerror(ESLURM_MAX_JOB_COUNT), 2007 ("Unable to create job record, try again" in older Slurm's
+# table): job_mgr.c job_allocate "MaxJobCount limit from slurm.conf reached" @ 284c3b95 (a job array counts
+# each of its tasks there); sbatch.c
+# prints "Slurm job queue full, sleeping and retrying" for it and, after its retries, this text.
+_JOB_TABLE_FULL = ("slurm:ESLURM_MAX_JOB_COUNT", "slurm:ESLURM_ERROR_ON_DESC_TO_RECORD_COPY")
+_JOB_TABLE_FIX = (
+    "squeue -h -u \"$USER\" | wc -l; squeue -h | wc -l   # jobs of this user, and of everyone, that slurmctld holds now\n"
+    "scontrol show config | grep -E 'MaxJobCount|MinJobAge|MaxArraySize'   # the cluster-wide limit, and how long ended jobs stay\n"
+    "for i in 1 2 3 4 5; do sbatch job.sh && break; sleep 120; done   # retry after jobs end and are purged")
+
+
 @rule("ENV068", OVERLOADED, "warning",
       "slurmctld did not answer a submission or query in time, or asked the client to slow down", impact=4)
 def slurm_controller_overloaded(f: FactView) -> Iterator[Hit]:
@@ -48,7 +59,8 @@ def slurm_controller_overloaded(f: FactView) -> Iterator[Hit]:
         after "Unable to allocate resources:" (srun) or "Job submit/allocate failed:" (salloc),
         "slurm_load_jobs error: Socket timed out ..." (squeue, scontrol, scancel), "Rate limit
         exceeded, please retry momentarily", "Slurm temporarily unable to accept job, sleeping and
-        retrying" and "Slurm job queue full, sleeping and retrying". A warning: the controller was
+        retrying" and "Slurm job queue full, sleeping and retrying", with the refusal that ends
+        those retries, "MaxJobCount limit reached" (slurmctld's job table is full). A warning: the controller was
         too busy to answer within MessageTimeout, which is its usual cause, but a network that
         drops packets to it reads the same.
 
@@ -75,6 +87,12 @@ def slurm_controller_overloaded(f: FactView) -> Iterator[Hit]:
     said = first_catalogued(f, OVERLOADED)
     if said is None:
         return
+    if said.get("id") in _JOB_TABLE_FULL:
+        yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": slurmctld already holds slurm.conf's "
+                          "MaxJobCount jobs (pending, running, and ended ones not yet purged after MinJobAge): it takes "
+                          "no new job until some end and are purged; sbatch and srun retry it for a while, then give up",
+                  fix=_JOB_TABLE_FIX, evidence=told_evidence(said))
+        return
     yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": the Slurm controller did not answer in time "
                       "or asked for fewer requests: it is too busy (many submissions at once), or the network to it "
                       "drops packets. Check squeue before resubmitting: a timed-out sbatch may have queued the job",
@@ -88,13 +106,26 @@ _UNREACHABLE_FIX = (
     "sudo systemctl status slurmctld; sudo journalctl -u slurmctld -n 50   # administrators, on the controller: is it running, why it stopped")
 
 
+# slurm_strerror(ESLURM_IN_STANDBY_MODE): a backup slurmctld's answer to any RPC while it is in standby
+# (backup.c @ 284c3b95); the client (slurm_protocol_api.c slurm_send_recv_controller_msg) has
+# already tried SlurmctldHost in order and retried the backup for 1.5 x SlurmctldTimeout before it prints it.
+_STANDBY = "slurm:ESLURM_IN_STANDBY_MODE"
+_STANDBY_FIX = (
+    "scontrol ping   # UP or DOWN for the primary and each backup slurmctld, as this host sees them\n"
+    "scontrol show config | grep -E 'SlurmctldHost|SlurmctldTimeout|StateSaveLocation'   # the controllers in order, "
+    "and how long a backup waits before it takes over\n"
+    "for i in 1 2 3 4 5; do sbatch job.sh && break; sleep 60; done   # during a failover: retry after the backup takes over\n"
+    "# administrators: on the primary, systemctl status slurmctld; the backup takes over only with a StateSaveLocation it shares with it")
+
+
 @rule("ENV069", UNREACHABLE, "error", "the client could not reach slurmctld at all", impact=8)
 def slurm_controller_unreachable(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted log, "Unable to contact slurm controller (connect failure)" (or send, receive,
-        shutdown failure), after any client's words (sbatch, srun, squeue, sinfo), and scontrol
-        ping's "Slurmctld(primary) at HOST is DOWN".
+        shutdown failure), after any client's words (sbatch, srun, squeue, sinfo), scontrol
+        ping's "Slurmctld(primary) at HOST is DOWN", and "Slurm backup controller in standby
+        mode" (the client could not reach the primary and the backup had not taken over).
 
     Why it matters:
         Nothing answered on SlurmctldPort of SlurmctldHost: slurmctld is not running, this host's
@@ -110,13 +141,23 @@ def slurm_controller_unreachable(f: FactView) -> Iterator[Hit]:
         - https://slurm.schedmd.com/slurm.conf.html#OPT_SlurmctldHost
         - https://slurm.schedmd.com/scontrol.html (ping)
         - https://slurm.schedmd.com/network.html
-        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/slurm_errno.c (SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR)
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/slurm_errno.c (SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR, ESLURM_IN_STANDBY_MODE)
+        - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmctld/backup.c (a backup in standby answers ESLURM_IN_STANDBY_MODE)
+        - https://github.com/NVIDIA/TensorRT-LLM/pull/17709 (sbatch refused during a slurmctld failover)
     """
     said = first_catalogued(f, UNREACHABLE)
     if said is None:
         return
     if first_catalogued(f, MUNGED) is not None:
         return   # the client could not even make a credential: munged-not-running says why
+    if said.get("id") == _STANDBY:
+        yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": the client could not reach the primary "
+                          "slurmctld and its request went to the backup controller, which had not taken over yet "
+                          "(it waits SlurmctldTimeout after the primary stops answering): during a failover this "
+                          "passes in minutes; if it lasts, the primary is up but out of this host's reach, or down "
+                          "with a backup that cannot take over",
+                  fix=_STANDBY_FIX, evidence=told_evidence(said))
+        return
     yield Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": nothing answered at the Slurm controller's "
                       "address: slurmctld is not running, slurm.conf names the wrong SlurmctldHost, or a firewall "
                       "drops SlurmctldPort",
