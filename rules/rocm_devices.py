@@ -1,4 +1,5 @@
-"""The AMD node under ROCm: /dev/kfd that the user may not open, a GPU the kernel's KFD refuses."""
+"""The AMD node under ROCm: /dev/kfd that the user may not open, a GPU the kernel's KFD refuses, no AMD GPU
+enumerated by ROCm's own tools."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, cuda_gpus, told_evidence, told_text
 
 # What says the user may not open /dev/kfd, by itself (knowledge/messages/kfd.toml): rocminfo's
 # EACCES and its group check, an ls -l of a device only root may open.
@@ -226,3 +227,93 @@ def amdgpu_job_timeout_too_short(f: FactView) -> Iterator[Hit]:
                       f"\"{told_text(s)}\"): a compute job longer than the timeout (2 s by default in the newest "
                       f"kernels) is killed although nothing hung{here}",
               fix=_LOCKUP_FIX, evidence=told_evidence(s), severity=None if kernel else "info")
+
+
+# ROCm's tools saying they see no AMD GPU (knowledge/messages: rocm_smi_cli, amd_smi, kfd, faq_rocm). Two
+# kinds: the module check failed (rocminfo's "ROCk module is NOT loaded", rocm-smi's and amd-smi's "Driver
+# not initialized (amdgpu not found in modules)"), or the module is live and no GPU is visible (rocm-smi's
+# "No AMD GPUs specified", amd-smi's "Unable to detect any GPU devices").
+_MODULE_CHECK = frozenset({"kfd:rocminfo-module-not-loaded", "faq_rocm:rocm-driver-not-initialized",
+                           "amd_smi:cli-get-devices-driver-not-initialized"})
+# What says the module check misread a working node: amdgpu built into the kernel (ROCm/rocminfo#42,
+# ROCm/amdsmi#172), and rocminfo's own lines that the module is live or /dev/kfd opened (these answer
+# the module check only: "No AMD GPUs specified" comes after the module was found live).
+_BUILT_IN = "prose:amdgpu-built-into-kernel-said"
+_MODULE_SHOWN = ("kfd:rocminfo-module-loaded", "kfd:rocminfo-kfd-opened")
+# The user saying only an NVIDIA GPU was asked for or is there: no AMD GPU is the expected answer.
+_NVIDIA_ONLY = "prose:nvidia-gpu-only-said"
+_ENUMERATED_FIX = (
+    "lsmod | grep -w amdgpu; cat /sys/module/amdgpu/initstate   # the kernel driver: loaded and live "
+    "(sudo modprobe amdgpu where it is not)\n"
+    "sudo dmesg | grep -iE 'amdgpu|kfd' | tail -n 30   # why it did not bind the GPU (firmware, an unsupported chip, "
+    "a modprobe.d blacklist)\n"
+    "lspci -nn -d 1002: | grep -Ei 'vga|display|3d|accel'   # the AMD GPU on the bus (in a VM: the passthrough)\n"
+    "ls -l /dev/kfd /dev/dri/render*; groups   # the device nodes exist and this user is in their group (render, video)\n"
+    "docker run --device=/dev/kfd --device=/dev/dri --group-add video --group-add render IMAGE rocm-smi   "
+    "# in a container: the devices passed in")
+
+
+@rule("GPU045", "amd-gpu-not-enumerated", "error", "ROCm tools see no AMD GPU: amdgpu not loaded or the GPU not visible",
+      impact=8, also={"warning": "no AMD GPU named in the paste: the tool may have run where none was meant to be"})
+def amd_gpu_not_enumerated(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, a ROCm tool saying it sees no AMD GPU: rocm-smi's "WARNING: No AMD GPUs
+        specified" or "ERROR: No DRM devices available. Exiting", amd-smi's "Unable to detect any
+        GPU devices, check amdgpu version and module status", rocminfo's "ROCk module is NOT
+        loaded, possibly no GPU devices", and rocm-smi's or amd-smi's "Driver not initialized
+        (amdgpu not found in modules)", where nothing in the paste shows an AMD GPU working (a
+        rocm-smi or amd-smi listing of GPUs). At error where the paste names the AMD GPU (lspci,
+        the user: "Instinct MI210X", "[AMD/ATI] Navi 21"); at warning where it names none. Not
+        where the user says amdgpu is built into the kernel (the module checks misread that:
+        ROCm/rocminfo#42, ROCm/amdsmi#172), not for a module check answered by rocminfo's "ROCk
+        module is loaded" or "Able to open /dev/kfd read-write", and not where the paste names only
+        NVIDIA GPUs or the user says only an NVIDIA GPU was requested (rocm-smi polled on an NVIDIA
+        allocation, wandb/wandb#6757).
+
+    Why it matters:
+        ROCm finds GPUs through the amdgpu kernel driver (/sys/module/amdgpu, /sys/class/drm) and its
+        device nodes (/dev/kfd, /dev/dri/renderD*). Without them every ROCm program sees no device:
+        torch says no GPU and falls back to the CPU, HIP returns hipErrorNoDevice. Reinstalling ROCm's
+        user-space packages changes nothing.
+
+    How to fix:
+        Load the driver (modprobe amdgpu; a DKMS build that failed for this kernel, a blacklist, Secure
+        Boot refusing an unsigned amdgpu-dkms keep it out) and read dmesg for why it did not bind the
+        GPU (firmware missing, a chip the installed ROCm does not support, a VM's passthrough). In a
+        container, pass --device=/dev/kfd --device=/dev/dri; for a user, the render and video groups.
+
+    References:
+        - https://github.com/ROCm/rocm_smi_lib/blob/rocm-6.2.2/python_smi_tools/rocm_smi.py (initializeRsmi, main)
+        - https://github.com/ROCm/amdsmi/blob/0ceca28f4139dced5e9b5739a3f393780d7add48/amdsmi_cli/amdsmi_commands.py
+        - https://github.com/ROCm/rocminfo/blob/c6f7a17c85e0cdd75bf062e7a3490e831c87eb94/rocminfo.cc (CheckInitialState)
+        - https://github.com/ROCm/rocm-install-on-linux/blob/09d1005562d71739a23ca4f2b60bf34b2a640b02/docs/reference/install-faq.rst (Issue #8)
+        - https://github.com/ROCm/legacy-rocm-build/issues/2995 (V620 VM: "No AMD GPUs specified", "ROCk module is NOT loaded")
+    """
+    told = catalogued(f, "amd-gpu-not-enumerated")
+    if not told:
+        return
+    symptoms = {s.get("id") for s in f.get("ticket.symptoms") or [] if isinstance(s, dict)}
+    if _BUILT_IN in symptoms or _NVIDIA_ONLY in symptoms:
+        return
+    if any(k in symptoms for k in _MODULE_SHOWN):
+        told = [s for s in told if s.get("id") not in _MODULE_CHECK]
+    listed = f.get("amd.devices")
+    if not told or (isinstance(listed, int) and listed > 0):
+        return
+    amd_named = f.get("ticket.amd_gpus_named") or []
+    if not amd_named and (cuda_gpus(f) or f.get("ticket.gpus_named")):
+        return   # the paste names another vendor's GPU only: the tool ran where no AMD GPU was meant to be
+    s = told[0]
+    module = s.get("id") in _MODULE_CHECK
+    what = ("the amdgpu kernel module is not loaded (or not live)" if module else
+            "the amdgpu module is loaded but no AMD GPU is visible to this process")
+    gpu = ""
+    if amd_named:
+        g = amd_named[0]
+        name = g.get("name") or g.get("gpu") or g.get("chip") if isinstance(g, dict) else g
+        gpu = f" on a node whose AMD GPU the paste names ({name})" if name else " on a node whose AMD GPU the paste names"
+    yield Hit(message=f"a ROCm tool sees no AMD GPU{gpu}: {what} (line {s.get('line')}: \"{told_text(s)}\"): "
+                      "a container without --device=/dev/kfd --device=/dev/dri, a user outside the render/video "
+                      "group, a driver that failed to bind the GPU, or a GPU the installed ROCm does not support",
+              fix=_ENUMERATED_FIX, evidence=told_evidence(s), severity=None if amd_named else "warning")
