@@ -164,7 +164,16 @@ def _logind(root: SysRoot) -> Any:
     return {"kill_user_processes": kill if kill is not None else Unknown(
                 "logind.conf sets no KillUserProcesses and shows no commented default: the build's default is unknown"),
             "set_in": where or Unknown("not set"), "exclude_users": exclude[:64],
-            "running": root.exists("/run/systemd/users")}
+            "running": _logind_running(root)}
+
+
+def _logind_running(root: SysRoot) -> Any:
+    """Whether logind tracks users (/run/systemd/users/ exists), read through /run/systemd's listing:
+    a snapshot records listings, so one taken before this was read says Unknown, not False."""
+    try:
+        return "users" in root.listdir("/run/systemd")
+    except Missing as exc:
+        return Unknown(f"/run/systemd not listed: {exc} (no systemd, or not recorded)")
 
 
 # The firmware's SecureBoot variable (UEFI spec, EFI_GLOBAL_VARIABLE 8be4df61-93ca-11d2-aa0d-00e098032b8c)

@@ -65,3 +65,12 @@ def test_not_fired_for_an_excluded_user_in_a_job_or_without_logind(tmp_path):
     on = ("/etc/systemd/logind.conf.d", "50-kill.conf", "[Login]\nKillUserProcesses=yes\n")
     assert run_rule(SYMBOL, _node(tmp_path / "b", [on], in_job=True))[0] == []
     assert run_rule(SYMBOL, _node(tmp_path / "c", [on], running=False))[0] == []
+
+
+def test_logind_running_is_unknown_where_run_systemd_was_not_recorded(tmp_path):
+    # a snapshot that holds logind.conf but no /run/systemd (taken before it was read): not "not running"
+    g = _node(tmp_path / "a", running=False)
+    assert g["facts"]["system"]["logind"]["running"] is None and "/run/systemd" in g["unknown"]["system.logind.running"]
+    g = _node(tmp_path / "b", [("/run/systemd/logind.conf.d", "20-b.conf", "[Login]\n")], running=False)
+    assert g["facts"]["system"]["logind"]["running"] is False   # /run/systemd recorded, no users/ in it
+    assert _node(tmp_path / "c")["facts"]["system"]["logind"]["running"] is True
