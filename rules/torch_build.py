@@ -15,7 +15,7 @@ from hpcdoctor.rules._loader import loader_import_failure
 from hpcdoctor.rules._torch_carries import torch_build_verdict, torch_works_said
 from hpcdoctor.rules._common import (catalogued, cuda_gpus, stated, facts_or_ticket, gpu_of_ticket, ticket_all,
                                      ticket_evidence, ticket_symptoms, told_evidence, torch_hip_invalid_function,
-                                     torch_import_frame_before,
+                                     torch_import_frame_before, told_text,
                                      version_of)
 
 
@@ -75,6 +75,7 @@ def _import_failed_in_ticket(f: FactView):
         return
     hit = missing or sym.get("torch:import-undefined-symbol")
     if hit is None:
+        yield from _torch_not_installed(sym)
         return
     lib = hit.get("library")
     # The loader's own words point at a library path that shadows the wheel's: try without it first.
@@ -83,6 +84,26 @@ def _import_failed_in_ticket(f: FactView):
     why = f"{lib} was not found" if lib else "a library was loaded from another build than torch was linked against"
     yield Hit(message=f"import torch fails: {why} ({hit['error'][:200]}, line {hit['line']})", fix=fix,
               evidence={**ticket_evidence(hit), "torch.import_error": hit["error"][:300], "library": lib})
+
+
+def _torch_not_installed(sym: dict):
+    """Python's own "No module named 'torch'" (knowledge/messages/python_import.toml): the interpreter
+    that ran has no torch on its path, most often not the one torch was installed for."""
+    s = sym.get("python_import:no-module-named")
+    if s is None or s.get("module") != "torch":
+        return   # a submodule (torch._C, torch.distributed...) missing is another fault than no torch at all
+    yield Hit(message=f"import torch fails: the Python that ran has no torch on its path (line {s['line']}: "
+                      f"\"{told_text(s)}\"): torch is not installed in that environment, or another interpreter ran "
+                      "than the one it was installed for (a job script that did not activate the environment or "
+                      "load the module, a container's python)",
+              fix=("python3 -c 'import sys; print(sys.executable, sys.prefix)'   # in the job script, on the line "
+                   "before the one that failed: the interpreter that runs\n"
+                   "python3 -m pip show torch 2>/dev/null | head -2 || echo 'no torch for this python'   # whether "
+                   "that interpreter has torch\n"
+                   "# then activate the environment torch is in before python runs (source ENV/bin/activate, or "
+                   "conda activate ENV after source \"$(conda info --base)/etc/profile.d/conda.sh\"), or module "
+                   "load the site's PyTorch module, in the job script itself"),
+              evidence={**ticket_evidence(s), "torch.import_error": str(s.get("text") or "")[:300]})
 
 
 @rule("SW002", "torch-cpu-only", "error", "a CPU-only torch build on a node with GPUs", impact=10,
