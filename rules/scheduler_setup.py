@@ -77,7 +77,8 @@ def _config_fix(said: dict) -> str:
 
 @rule("ENV093", CONFIG, "error",
       "the batch system cannot read its configuration file (slurm.conf, pbs.conf, lsf.conf): none of its commands work",
-      impact=7)
+      impact=7, also={"warning": "a SPANK plugin listed in plugstack.conf did not load and no line shows that the "
+                                 "command stopped for it (an optional entry is skipped)"})
 def scheduler_config_broken(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -94,7 +95,15 @@ def scheduler_config_broken(f: FactView) -> Iterator[Hit]:
         "Failed to load pbs.conf file" and pbs_mom's "config file(s) parsing failed"; LSF's
         "Unable to open file lsf.conf" (LSE_LSFCONF), "Bad configuration environment, something
         missing in lsf.conf?" (LSE_BAD_ENV) and "Bad syntax in lsf.conf" (LSE_CONF_SYNTAX).
-        An error: each line states that the file could not be read.
+        An error: each line states that the file could not be read. Also Slurm's SPANK stack
+        (knowledge/messages/slurm_spank.toml): a plugin plugstack.conf lists that did not load,
+        "spank: x11.so: Plugin file not found" (before 22.05; "Dlopen of plugin file failed"
+        since), "Incompatible plugin version", "Plugin access denied", and "spank: FILE:N: Failed
+        to load plugin P. Aborting." or "spank: Failed to open FILE"; the prefix (sbatch, srun,
+        salloc: the submitting host; slurmstepd: the compute node) says which host lacks it. An
+        error where a line shows the command or step stopped (the "Aborting." line of a required
+        entry, "Failed to initialize plugin stack"); a warning otherwise: an optional entry that
+        does not load is skipped and the command goes on.
 
     Why it matters:
         Every command of the batch system reads the file first, so none works (sbatch, squeue,
@@ -105,7 +114,9 @@ def scheduler_config_broken(f: FactView) -> Iterator[Hit]:
         Users cannot mend it: send the administrators the file and line quoted. Administrators
         read the line named (a key without a value, a misspelt key), check the file parses, push
         the same file to every node and reconfigure. Configless Slurm needs the _slurmctld._tcp
-        DNS SRV record or --conf-server; LSF needs LSF_ENVDIR (the site's profile.lsf).
+        DNS SRV record or --conf-server; LSF needs LSF_ENVDIR (the site's profile.lsf). A SPANK
+        plugin that is not installed: install it on every host that reads plugstack.conf (built
+        for the Slurm release there), or remove its line or mark it optional.
 
     References:
         - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/common/parse_config.c
@@ -114,11 +125,18 @@ def scheduler_config_broken(f: FactView) -> Iterator[Hit]:
         - https://github.com/SchedMD/slurm/blob/284c3b95f08a2dc2478499837b03355e1b9c5c75/src/slurmctld/proc_req.c (_slurm_rpc_config_request: ESLURM_CONFIGLESS_DISABLED)
         - https://slurm.schedmd.com/configless_slurm.html
         - https://slurm.schedmd.com/slurm.conf.html
+        - https://slurm.schedmd.com/spank.html (plugstack.conf: required, optional, include)
+        - https://github.com/SchedMD/slurm/blob/90ff1dd4058b3ec2df25306a3917650efa59537f/src/common/spank.c (_spank_stack_process_line: Failed to load plugin ... Aborting.)
+        - https://github.com/SchedMD/slurm/blob/7d4666c7d539fb056399b898f1b82f2e2bb20bb1/src/common/plugin.c (plugin_strerror)
         - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/lib/Libifl/pbs_loadconf.c
         - https://github.com/zjma/openlava/blob/69891d86a7172b7b50c5e35816bba2499977db18/lsf/lib/lib.err.c
     """
     told = catalogued(f, CONFIG)
+    spank = [s for s in told if s.get("family") == _SPANK_FAMILY]
+    told = [s for s in told if s.get("family") != _SPANK_FAMILY]
     if not told:
+        if spank:
+            yield _spank_hit(f, spank)
         return
     # A real key of a later Slurm than the reader's: slurm-client-library-older-than-config answers;
     # the file is not broken for the site's own commands.
@@ -166,6 +184,60 @@ def _daemon_fix(name: str, port: object) -> str:
         start = f"sudo systemctl start {name}   # once, after none is left\n"
     return (f"pgrep -a {name}   # administrators, on that host: the copy already running (its PID and command line)\n"
             + logs + stop + start).rstrip("\n")
+
+
+# Slurm's SPANK stack (knowledge/messages/slurm_spank.toml): a plugstack.conf entry that did not load.
+_SPANK_FAMILY = "slurm_spank"
+# Lines that say the stack was not built, so the command or step stopped (a required entry).
+_SPANK_STOPPED = ("slurm_spank:spank-required-load-aborted", "slurm_spank:spank-open-failed",
+                  "slurm_cli:spank-stack-failed", "slurmstepd:spank-task-failed")
+_SPANK_CLIENTS = ("sbatch", "srun", "salloc", "scrun")
+_SPANK_WHY = {
+    "Plugin file not found": "is listed in plugstack.conf but not installed on {host}",
+    "Dlopen of plugin file failed": "could not be loaded on {host}: not installed there (Slurm 22.05 and later say so "
+                                    "this way), or a library it needs is missing (the dlopen line above says which)",
+    "Plugin access denied": "is on {host} but this user cannot read it",
+    "Incompatible plugin version": "on {host} was built for another Slurm release than the one installed there "
+                                   "(SPANK plugins must be rebuilt after a Slurm upgrade)",
+    "Plugin name/type/version symbol missing": "named in plugstack.conf on {host} is not a Slurm plugin",
+    "Plugin init() callback failed": "loaded on {host} but its own init() failed",
+}
+
+
+def _spank_hit(f: FactView, spank: list) -> Hit:
+    """A plugstack.conf entry that did not load: which plugin, on which host (the line's prefix), and whether
+    a line shows that the command or step stopped for it (a required entry) or not (an optional one is skipped)."""
+    ids = {s.get("id") for s in f.get("ticket.symptoms") or [] if isinstance(s, dict)}
+    stopped = any(i in ids for i in _SPANK_STOPPED)
+    said = next((s for s in spank if s.get("message") in _SPANK_WHY), spank[0])
+    prog = str(said.get("prog") or next((s.get("prog") for s in spank if s.get("prog")), "") or "")
+    host = (f"the host where {prog} ran (the submitting or login node)" if prog in _SPANK_CLIENTS else
+            f"the compute node ({prog} printed it)" if prog else "the host that printed it")
+    path = str(said.get("path") or said.get("conf") or "")
+    name = path.rsplit("/", 1)[-1] or "PLUGIN.so"
+    if said.get("message") in _SPANK_WHY:
+        what = f"the SPANK plugin {name} " + _SPANK_WHY[str(said.get("message"))].format(host=host)
+    elif said.get("id") == "slurm_spank:spank-open-failed":
+        what = f"the SPANK plugin stack's file {path} could not be opened on {host}"
+    else:
+        what = f"a required SPANK plugin ({name}) could not be loaded on {host}"
+    then = ("; plugstack.conf marks it required (or the stack could not be read), so the command or step stopped"
+            if stopped else
+            "; no line here shows the command stopped: an optional entry is skipped and the command goes on, so it "
+            "matters only if you need what the plugin gives (x11.so: srun --x11)")
+    q = shlex.quote(name)
+    fix = ("scontrol show config | grep -iE '^(PlugStackConfig|PluginDir) '   # the plugstack.conf and the plugin folder "
+           "this host's Slurm reads\n"
+           f"grep -rn -F {q} /etc/slurm/plugstack.conf /etc/slurm/plugstack.conf.d/ 2>/dev/null   # its entry: "
+           "'required' stops the command when the plugin cannot load, 'optional' skips it\n"
+           f"find / -xdev -name {q} -path '*slurm*' 2>/dev/null | head   # on {host.split(' (')[0]}: no copy, the plugin "
+           "is not installed on this host\n")
+    if said.get("message") == "Incompatible plugin version":
+        fix += "scontrol --version   # the Slurm release the plugin must be rebuilt for\n"
+    fix += ("# users: send the administrators this line and the host's name; administrators: install the plugin on every "
+            "host that reads plugstack.conf (built for its Slurm release), or remove its line there (or mark it optional)")
+    return Hit(message=f"line {said.get('line')}: \"{told_text(said)}\": {what}{then}", fix=fix,
+               evidence=told_evidence(said), severity="error" if stopped else "warning")
 
 
 # The lines a parse of a later release's key prints, and nothing else wrong with the file.

@@ -47,7 +47,8 @@ def test_a_site_filter_refusal_quotes_the_sites_words():
 def test_silent_on_a_client_error_above_another_failure():
     # a missing SPANK plugin above "I/O error writing script/environment to file": not the site's filter
     gathered = recorded_paste_facts("slurm-arjunausers-255-spank-x11-io-error.txt")
-    assert [s["id"] for s in gathered["facts"]["ticket"]["symptoms"]] == ["slurm:unlisted", "slurm:ESLURM_WRITING_TO_FILE"]
+    assert [s["id"] for s in gathered["facts"]["ticket"]["symptoms"]] == [
+        "slurm:unlisted", "slurm_spank:EPLUGIN_NOTFOUND", "slurm:ESLURM_WRITING_TO_FILE"]
     assert not fired("slurm-submit-filter-rejected", gathered)
 
 
