@@ -383,7 +383,8 @@ _SIGKILL_TEXT = "Killed"
 
 
 @rule("MEM006", "host-memory-oom-killed", "warning", "a process killed because host memory ran out", impact=8,
-      also={"info": "read from the user's words (killed while loading a model): the documented usual cause"})
+      also={"info": "read from the user's words (killed while loading a model): the documented usual cause; or an "
+                    "exit status of 137 alone, SIGKILL whose sender the node's log tells"})
 def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -425,7 +426,8 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         back at severity info, with the command that shows the kernel's own line; so is one who says
         a source build takes all of the host's memory or RAM (with the build's MAX_JOBS line), and
         one who says only that the process was killed, where nothing else in the paste (no program's
-        line: a scheduler's time limit, a site's notice) says by whom. A notebook kernel that died, in
+        line: a scheduler's time limit, a site's notice) says by whom, and an exit status of 137
+        (128 + SIGKILL: "exited with code 137") with nothing else read. A notebook kernel that died, in
         Jupyter's words ("The kernel appears to have died. It will restart automatically.", "The
         kernel for <path> appears to have died.", "The kernel has died, and the automatic restart has
         failed.", the server's "KernelRestarter: restarting kernel (1/5)";
