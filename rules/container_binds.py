@@ -11,7 +11,7 @@ from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, ticket_symptoms, told_evidence, told_text
 
 SYMBOL = "container-path-not-bound"
 # The top-level directories of the Filesystem Hierarchy Standard 3.0: an image has them itself, and
@@ -25,7 +25,7 @@ _SINGULARITY = ("container:singularity-command", "container:singularity-prompt",
 
 
 def _runtime(f: FactView) -> Optional[str]:
-    ids = {s.get("id") for s in f.get("ticket.symptoms") or []}
+    ids = ticket_symptoms(f).keys()
     if ids & set(_APPTAINER):
         return "apptainer"
     if ids & set(_SINGULARITY):

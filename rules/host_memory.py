@@ -103,11 +103,11 @@ def _same_failure_as_beyond(told: list) -> list:
     mach_vm_map refusal of 200 TB, then the MemoryError numpy or pandas raises for the NULL it got): it
     says nothing of the host's memory either, so it is set aside with it. A size-less refusal before
     any such line, or a sized one that fits a node, still counts."""
-    beyond = [_line(s) for s in told if _beyond_any_node(s)]
-    if not beyond:
+    beyond = [_beyond_any_node(s) for s in told]
+    if not any(beyond):
         return told
-    first = min(beyond)
-    return [s for s in told if not _beyond_any_node(s)
+    first = min(_line(s) for s, out in zip(told, beyond) if out)
+    return [s for s, out in zip(told, beyond) if not out
             and not (_runtime(s) and not _sized(s) and _line(s) > first)]
 
 

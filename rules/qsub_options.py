@@ -10,7 +10,7 @@ from typing import Iterator, List, Tuple
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, ticket_symptoms, told_evidence, told_text
 
 SYMBOL = "qsub-options-for-other-scheduler"
 _T = knowledge.load("qsub_options")
@@ -62,7 +62,7 @@ def _shown_options(words: List[str], of: Tuple[str, ...]) -> List[str]:
 
 
 def _pbs_answerer(f: FactView, refusal: dict) -> str:
-    ids = {s.get("id") for s in f.get("ticket.symptoms") or []}
+    ids = ticket_symptoms(f)
     if refusal.get("bracket") or "qsub_cli:torque-usage" in ids:
         return "torque"
     if "qsub_cli:openpbs-usage" in ids:

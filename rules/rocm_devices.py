@@ -7,7 +7,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, cuda_gpus, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, cuda_gpus, ticket_symptoms, told_evidence, told_text
 
 # What says the user may not open /dev/kfd, by itself (knowledge/messages/kfd.toml): rocminfo's
 # EACCES and its group check, an ls -l of a device only root may open.
@@ -293,7 +293,7 @@ def amd_gpu_not_enumerated(f: FactView) -> Iterator[Hit]:
     told = catalogued(f, "amd-gpu-not-enumerated")
     if not told:
         return
-    symptoms = {s.get("id") for s in f.get("ticket.symptoms") or [] if isinstance(s, dict)}
+    symptoms = ticket_symptoms(f)
     if _BUILT_IN in symptoms or _NVIDIA_ONLY in symptoms:
         return
     if any(k in symptoms for k in _MODULE_SHOWN):

@@ -13,15 +13,18 @@ from typing import Iterator, Optional, Tuple
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import slurm_conf_keys
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, ticket_symptoms, told_evidence, told_text
 
 CONFIG = "scheduler-config-broken"
 DAEMON = "batch-daemon-already-running"
 CLIENTS = "scheduler-commands-not-installed"
 LATER_KEY = "slurm-client-library-older-than-config"
 
+# slurm_strerror(ESLURM_CONFIGLESS_DISABLED): slurmctld's answer to a configless fetch when slurm.conf
+# lacks SlurmctldParameters=enable_configless (proc_req.c _slurm_rpc_config_request @ 284c3b95).
+_CONFIGLESS_OFF = "slurm:ESLURM_CONFIGLESS_DISABLED"
 # The line that says where the fault is comes before the fatal line that only says Slurm stopped.
-_CONFIG_ORDER = ("slurm:ESLURM_CONFIGLESS_DISABLED", "sched_config:slurm-parse-error-in-file", "sched_config:slurm-include-failed",
+_CONFIG_ORDER = (_CONFIGLESS_OFF, "sched_config:slurm-parse-error-in-file", "sched_config:slurm-include-failed",
                  "sched_config:slurm-unrecognized-key", "sched_config:slurm-parse-error-in-data",
                  "sched_config:slurm-cannot-stat-file", "sched_config:slurm-file-is-empty",
                  "sched_config:slurm-unable-to-read", "sched_config:slurm-no-slurmctldhost")
@@ -38,9 +41,6 @@ _CONFIGLESS_FIX = (
     "ls -l /etc/slurm/slurm.conf; echo \"SLURM_CONF=$SLURM_CONF\"   # no file here and no SLURM_CONF: Slurm tried configless mode\n"
     "host -t SRV _slurmctld._tcp   # configless needs this DNS SRV record (or slurmd --conf-server HOST); none: it found no controller\n"
     "# users: on a login node this is the site's setup, not yours: tell the administrators; on a workstation, Slurm is not set up here at all")
-# slurm_strerror(ESLURM_CONFIGLESS_DISABLED): slurmctld's answer to a configless fetch when slurm.conf
-# lacks SlurmctldParameters=enable_configless (proc_req.c _slurm_rpc_config_request @ 284c3b95).
-_CONFIGLESS_OFF = "slurm:ESLURM_CONFIGLESS_DISABLED"
 _CONFIGLESS_OFF_FIX = (
     "ls -l /etc/slurm/slurm.conf; echo \"SLURM_CONF=$SLURM_CONF\"   # no file here: this host asked the controller for it (configless)\n"
     "# users: tell the administrators; administrators, on the controller:\n"
@@ -207,7 +207,7 @@ _SPANK_WHY = {
 def _spank_hit(f: FactView, spank: list) -> Hit:
     """A plugstack.conf entry that did not load: which plugin, on which host (the line's prefix), and whether
     a line shows that the command or step stopped for it (a required entry) or not (an optional one is skipped)."""
-    ids = {s.get("id") for s in f.get("ticket.symptoms") or [] if isinstance(s, dict)}
+    ids = ticket_symptoms(f)
     stopped = any(i in ids for i in _SPANK_STOPPED)
     said = next((s for s in spank if s.get("message") in _SPANK_WHY), spank[0])
     prog = str(said.get("prog") or next((s.get("prog") for s in spank if s.get("prog")), "") or "")
