@@ -156,8 +156,12 @@ def shell_command(s: dict) -> str:
 
 
 def told_text(s: dict) -> str:
-    """The pasted line a finding quotes in its message: stripped, its first 120 characters."""
-    return str(s.get("text", "")).strip()[:120]
+    """The pasted line a finding quotes in its message: stripped, its first 120 characters. A line the
+    user wrapped whole in quotes or backticks loses them: the finding puts its own quotes around it."""
+    text = str(s.get("text", "")).strip()
+    if len(text) > 2 and text[0] == text[-1] and text[0] in "\"'`":
+        text = text[1:-1].strip()
+    return text[:120]
 
 
 def site_words_just_above(f: FactView, refused: dict) -> bool:

@@ -21,6 +21,12 @@ _DTYPE_SIZE = {"88": 1, "96": 2}
 _FIRST_RELEASE = knowledge.load("numpy_c_api")["c_api"]["first_release"]
 
 
+def _hex(v: object) -> str:
+    """A version as NumPy 1.11+ prints it: NumPy 1.5-1.10 printed "8" where later ones print "0x8"."""
+    v = str(v or "").lower()
+    return v if not v or v.startswith("0x") else "0x" + v
+
+
 def _direction(s: dict) -> Optional[str]:
     """'old' when the module was built for an older NumPy than the one installed, 'new' when for a
     newer one, None when the message does not say."""
@@ -30,7 +36,7 @@ def _direction(s: dict) -> Optional[str]:
     if sid in _MODULE_TOO_NEW:
         return "new"
     if sid == "numpy:abi-version":
-        built, running = _ABI_MAJOR.get(str(s.get("built_abi"))), _ABI_MAJOR.get(str(s.get("running_abi")))
+        built, running = _ABI_MAJOR.get(_hex(s.get("built_abi"))), _ABI_MAJOR.get(_hex(s.get("running_abi")))
     elif sid == "numpy:cython-numpy-size-changed" and s.get("type") == "numpy.dtype":
         built, running = _DTYPE_SIZE.get(str(s.get("expected"))), _DTYPE_SIZE.get(str(s.get("got")))
     else:
@@ -114,7 +120,7 @@ def numpy_abi_mismatch(f: FactView) -> Iterator[Hit]:
                "traceback names to a release built for NumPy 2")
     elif way == "new":
         # the ABI and size checks name only majors: a module built for 2.x needs NumPy 2.0 or later
-        built = s.get("built") or _FIRST_RELEASE.get(str(s.get("built_api") or "").lower()) or ("2.0" if s.get("id") in ("numpy:abi-version", "numpy:cython-numpy-size-changed") else None)
+        built = s.get("built") or _FIRST_RELEASE.get(_hex(s.get("built_api"))) or ("2.0" if s.get("id") in ("numpy:abi-version", "numpy:cython-numpy-size-changed") else None)
         what = (f"a module compiled against NumPy {built} was imported under an older NumPy" if built
                 else "a module compiled against a newer NumPy than the one installed was imported")
         bound = ",<2" if built and built.startswith("1.") else ""   # NumPy 2 would break it the other way

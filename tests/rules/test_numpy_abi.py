@@ -27,10 +27,13 @@ def test_torchs_warning_with_the_old_headers_reason():
 @pytest.mark.parametrize("paste, needs", [
     ("pytorch-413-numpy-api-0xa-on-0x9.txt", "1.10"),           # NumPy's RuntimeError, torch 0.1 on Python 2.7
     ("facechain-97-torch-numpy-api-0x10-on-0xf.txt", "1.23"),   # the same inside torch's "Failed to initialize NumPy"
+    # NumPy 1.5-1.10 printed the versions without "0x" (generate_numpy_api.py "%%x"); the user's own quotes
+    # around the line are not quoted twice
+    ("matplotlib-1749-numpy-api-8-on-4-unprefixed.txt", "1.8"),
 ])
 def test_module_built_for_a_newer_numpy1_asks_for_that_release_and_not_numpy2(paste, needs):
     (f,) = fired("numpy-abi-mismatch", recorded_paste_facts(paste))
-    assert f"compiled against NumPy {needs} was imported under an older NumPy" in f.message
+    assert f"compiled against NumPy {needs} was imported under an older NumPy" in f.message and "\"\"" not in f.message
     # NumPy 2 would break the module the other way: the upgrade stays below it
     assert f.fix.startswith(f'python -m pip install "numpy>={needs},<2"')
 
