@@ -29,6 +29,8 @@ STATED = [
     ("modular-1685-python-subprocess-sigill.txt", "", "info"),
     ("java-llama-cpp-30-jvm-sigill-native-lib.txt", "", "info"),
     ("adoptium-1286-jvm-exception-illegal-instruction.txt", "", "info"),
+    # the shell's words quoted in the user's prose (The result is "Illegal instruction".)
+    ("isa-l-crypto-23-quoted-illegal-instruction-knl.txt", "", "info"),
 ]
 
 
