@@ -194,7 +194,9 @@ _NOT_LOADED = ("the NVIDIA kernel driver is not loaded (or /dev/nvidia* is missi
                "scontrol show job \"$SLURM_JOB_ID\" | grep -iE 'tres|gres'   # in a Slurm job: no gres/gpu means the job "
                "was given no GPU (srun --gpus=1 nvidia-smi)\n"
                "lsmod | grep -w nvidia   # empty: the kernel module is not loaded\n"
-               "sudo modprobe nvidia && nvidia-smi   # administrators; if it fails, dmesg says why (a new kernel without the driver rebuilt: dkms status)")
+               "sudo modprobe nvidia && nvidia-smi   # administrators; if it fails, dmesg says why (a new kernel without the driver rebuilt: dkms status)\n"
+               "mokutil --sb-state   # 'SecureBoot enabled' and modprobe's 'Key was rejected by service': the module is not "
+               "signed with a key this machine trusts (enroll it with mokutil --import, or disable Secure Boot)")
 # The stream executor's "kernel driver does not appear to be running" with no NVIDIA GPU shown: the
 # commands that tell whether there is one, and whether its module is loaded.
 _NOT_RUNNING_FIX = ("lspci | grep -i nvidia   # empty: no NVIDIA GPU on this machine, and the line is no fault\n"
