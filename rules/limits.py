@@ -464,6 +464,13 @@ _TELL_APART = (
     "# memory for stacks: each new thread maps ulimit -s (8 MiB by default); overcommit 2 or a ulimit -v refuses it\n")
 
 
+# A limit reached by a runaway (a shell function or script that calls itself, a fork loop) is no limit
+# set too low: raising it only delays the same failure (dapphub/seth#13: an unset variable made a
+# lookup script call itself until bash's fork failed).
+_RUNAWAY = ("ps -u $USER -o comm= | sort | uniq -c | sort -rn | head -5   # one command with hundreds of copies: "
+            "a runaway (a script calling itself), which no higher limit fixes")
+
+
 def _pasted_nproc(told: list) -> Hit:
     s = told[0]
     kernel = next((t for t in told if t.get("id") in _KERNEL_EAGAIN), None)
@@ -474,8 +481,9 @@ def _pasted_nproc(told: list) -> Hit:
         return Hit(message=f"a process or thread could not be created (line {kernel['line']}: \"{told_text(kernel)}\"): "
                            "fork and clone return EAGAIN only when a count of tasks is reached: the user's process and "
                            "thread limit (ulimit -u), the job's cgroup pids.max, or the kernel's threads-max; "
-                           "every thread of every process of the user counts",
-                   fix=_nproc_fix(soft, hard), evidence=ticket_evidence(kernel))
+                           "every thread of every process of the user counts, and a script that keeps starting "
+                           "copies of itself reaches any limit",
+                   fix=_nproc_fix(soft, hard) + "\n" + _RUNAWAY, evidence=ticket_evidence(kernel))
     if limit is not None and soft is not None and soft >= 0:
         return Hit(message=f"a thread could not be created under RLIMIT_NPROC {soft} (hard {hard}) (line {s['line']}: "
                            f"\"{told_text(s)}\"): a soft limit that low is the usual cause when every rank starts a thread "
