@@ -552,6 +552,40 @@ def _dnn_not_found_with_versions(f: FactView) -> Iterator[Hit]:
               severity="warning", fix=fix, evidence=evidence)
 
 
+# PaddlePaddle's own cuDNN check (knowledge/messages/paddle.toml): logged only where the cuDNN loaded is older
+# than the build's; a retelling with equal versions states no mismatch, so the two numbers are compared here.
+_PADDLE_VERSIONS = ("paddle:cudnn-older-than-built", "paddle:cuda-and-cudnn-major-older")
+
+
+def paddle_release(text: object) -> tuple:
+    """A version as Paddle printed it ("8.4", "7  .5", "8"): 2.x builds against cuDNN 9 printed
+    CUDNN_VERSION / 100 as "90.1" for 9.1 and "91.0" for 9.10 (device_context.cc's / 10 and % 10)."""
+    parts = [p for p in "".join(str(text or "").split()).split(".") if p.isdigit()]
+    if not parts:
+        return ()
+    if len(parts) == 2 and int(parts[0]) >= 90:
+        n = int(parts[0]) * 10 + int(parts[1])
+        return (n // 100, n % 100)
+    return tuple(int(p) for p in parts)
+
+
+def _paddle_cudnn_older(s: dict):
+    found, built = paddle_release(s.get("found")), paddle_release(s.get("compiled"))
+    if not found or not built or found >= built[:len(found)]:
+        return None
+    said = ".".join(map(str, found)), ".".join(map(str, built))
+    other = "another major" if found[0] != built[0] else "an older minor"
+    return Hit(message=f"PaddlePaddle was built with cuDNN {said[1]} and loaded cuDNN {said[0]} ({other}; line "
+                       f"{s.get('line')}: \"{told_text(s)}\"): an older libcudnn is found first (a conda or system "
+                       "cuDNN, an old copy on LD_LIBRARY_PATH or PATH), and cuDNN calls can fail (CUDNN_STATUS_BAD_PARAM, "
+                       "wrong results)",
+               fix=(f"python -c 'import paddle; print(paddle.version.cuda(), paddle.version.cudnn())'   # the build's CUDA and cuDNN ({said[1]})\n"
+                    "ldconfig -p | grep libcudnn; echo \"$LD_LIBRARY_PATH\"   # every libcudnn the loader can find, first on the path first\n"
+                    f"# put a cuDNN {built[0]}.x no older than {said[1]} first on LD_LIBRARY_PATH (PATH on Windows), or install "
+                    f"the Paddle wheel built for the cuDNN you have"),
+               evidence={**told_evidence(s), "cudnn.built": said[1], "cudnn.loaded": said[0]})
+
+
 @rule("SW044", "cudnn-version-mismatch", "error", "the cuDNN loaded is not a version the framework supports", impact=8,
       also={"warning": "TensorFlow found no DNN library while the cuDNN the ticket names fits its tested configuration: another libcudnn is loaded"})
 def cudnn_version_mismatch(f: FactView) -> Iterator[Hit]:
@@ -564,7 +598,10 @@ def cudnn_version_mismatch(f: FactView) -> Iterator[Hit]:
         0.4.25's "Found cuDNN version X, but JAX was built against version Y"; its refusal of cuDNN
         9.10.0 and of cuDNN < 9.10.1 beside cuBLASLt 12.9 on several GPUs), Torch7's cudnn.torch
         bindings ("These bindings are for CUDNN 5.x ..., while the loaded CuDNN is version: N"), and
-        torch's "cuDNN version N is not compatible with devices with SM < 7.5". And TensorFlow's "DNN
+        torch's "cuDNN version N is not compatible with devices with SM < 7.5", PaddlePaddle's "The installed
+        Paddle is compiled with CUDNN 8.4, but CUDNN version in your machine is 8.2" (and its Linux
+        refusal "compiled with CUDA12/cuDNN9,but CUDA/cuDNN version in your machine is ..."), fired only
+        where the loaded version is the older (a retelling with equal versions is no finding). And TensorFlow's "DNN
         library is not found" where the paste also states the TensorFlow and cuDNN versions: compared
         with TensorFlow's tested build configurations (knowledge/tensorflow_gpu_builds.toml), a cuDNN
         of another major or an older minor is the cause; a matching one means TensorFlow loads another
@@ -604,6 +641,12 @@ def cudnn_version_mismatch(f: FactView) -> Iterator[Hit]:
     for s in catalogued(f, "cudnn-version-mismatch"):
         if s.get("id") in _FRAMEWORK_CUDNN:
             continue
+        if s.get("id") in _PADDLE_VERSIONS:
+            hit = _paddle_cudnn_older(s)
+            if hit is None:
+                continue
+            yield hit
+            return
         if s.get("family") in ("cudnn", "paddle"):
             # cuDNN's own status (VERSION_MISMATCH, 9's SUBLIBRARY_VERSION_MISMATCH) or Paddle's missing
             # cuDNN symbol: two cuDNN installs mixed, or a cuDNN of another version than the build's

@@ -30,7 +30,9 @@ def driver_too_old(f: FactView) -> Iterator[Hit]:
         the number being the driver's CUDA version, or CUDA runtime error 35 ("CUDA driver version
         is insufficient for CUDA runtime version") in any program's wording (torch, CTranslate2,
         onnxruntime, CUDA samples), 36 (an API call that needs a newer driver) or 222 (PTX built by
-        a newer CUDA than the driver's JIT compiler). Error 35 in TensorFlow's or JAX's words
+        a newer CUDA than the driver's JIT compiler). PaddlePaddle's "compiled with CUDA 11.7, but CUDA
+        runtime version in your machine is 11.4" (the number being the driver's CUDA version): another
+        major is the error, an older minor a warning (minor-version compatibility), equal is nothing. Error 35 in TensorFlow's or JAX's words
         ("cudaGetDevice() failed. Status: CUDA driver version is insufficient ...") is answered
         for their build, not torch's. A bare error 35 (no driver version with it) is said with both
         its causes, a driver older than the runtime or no libcuda.so.1 loadable at all, which the
@@ -118,11 +120,49 @@ def _torch_said(f: FactView, hit: dict) -> bool:
                for s in f.get("ticket.symptoms") or [])
 
 
+# PaddlePaddle's CUDA check (knowledge/messages/paddle.toml): its "CUDA runtime version in your machine" is the
+# driver's CUDA version (cudaDriverGetVersion) from Paddle 1.8; logged only where it is older than the build's.
+_PADDLE_CUDA = ("paddle:cuda-older-than-built", "paddle:cuda-and-cudnn-major-older")
+
+
+def _paddle_cuda_older(f: FactView, s: dict):
+    from hpcdoctor.rules.libraries import paddle_release
+    if s.get("id") == "paddle:cuda-and-cudnn-major-older":
+        found, built = paddle_release(s.get("found_cuda")), paddle_release(s.get("compiled_cuda"))
+    else:
+        found, built = paddle_release(s.get("found")), paddle_release(s.get("compiled"))
+    if not found or not built or found >= built[:len(found)]:
+        return None
+    said = ".".join(map(str, found)), ".".join(map(str, built))
+    note = ticket_symptoms(f).get("paddle:device-properties")
+    seen = (f"; Paddle's note on line {note.get('line')} gives the driver's CUDA {note.get('driver_cuda')} and the "
+            f"runtime's {note.get('runtime_cuda')}") if note else ""
+    fix = ("nvidia-smi | head -4   # the driver and the highest CUDA it runs\n"
+           "python -c 'import paddle; print(paddle.version.cuda())'   # the CUDA this Paddle was built with\n"
+           f"# install the Paddle wheel built for CUDA {said[0]} or older (paddlepaddle.org.cn/install), "
+           f"or ask the administrators for a driver that runs CUDA {said[1]}")
+    evidence = {**told_evidence(s), "paddle.built_cuda": said[1], "driver.cuda": said[0]}
+    if found[0] != built[0]:
+        return Hit(message=f"PaddlePaddle was built with CUDA {said[1]} and the NVIDIA driver runs CUDA {said[0]} at most "
+                           f"(line {s.get('line')}: \"{told_text(s)}\"{seen}): another major, so its CUDA calls fail",
+                   fix=fix, evidence=evidence)
+    return Hit(message=f"PaddlePaddle was built with CUDA {said[1]} and the NVIDIA driver's CUDA is {said[0]} (line "
+                       f"{s.get('line')}: \"{told_text(s)}\"{seen}): the same major, so CUDA's minor-version compatibility "
+                       "runs most of it, but kernels JIT-compiled from PTX and APIs newer than the driver fail",
+               severity="warning", fix=fix, evidence=evidence)
+
+
 def _driver_too_old_told(f: FactView):
     """CUDA's own words for it, in any program's wording (the catalogue entries that feed
     driver-too-old): error 35, "CUDA driver version is insufficient for CUDA runtime version";
     36, an API call that needs a newer driver; 222, PTX newer than the driver's JIT compiler."""
     for s in catalogued(f, "driver-too-old"):
+        if s.get("id") in _PADDLE_CUDA:
+            hit = _paddle_cuda_older(f, s)
+            if hit is None:
+                continue
+            yield hit
+            return
         yield Hit(message=f"the NVIDIA driver is older than the CUDA this program was built with ({s.get('key')}, "
                           f"line {s.get('line')}: \"{told_text(s)}\")",
                   fix="nvidia-smi | head -4   # the highest CUDA this driver runs: install a build of that CUDA or older, "
