@@ -13,6 +13,7 @@ import os
 from typing import Any, Dict, List, Optional, Tuple
 
 from hpcdoctor.facts import Unknown
+from hpcdoctor.parse.rlimits import PROC_ARGV, SHELL_ARGV, parse_limits
 from hpcdoctor.sysroot import Missing, SysRoot
 
 NAME = "limits"
@@ -146,6 +147,14 @@ def _rlimit_as() -> Dict[str, Any]:
     return {"soft": None if soft == inf else soft, "hard": None if hard == inf else hard}
 
 
+def _rlimit(name: str) -> Dict[str, Any]:
+    import resource
+
+    soft, hard = resource.getrlimit(getattr(resource, name))
+    inf = resource.RLIM_INFINITY
+    return {"soft": None if soft == inf else soft, "hard": None if hard == inf else hard}
+
+
 def _count(v: Any) -> Optional[int]:
     return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
@@ -179,7 +188,17 @@ def _filesystems(data: Any) -> Any:
     return out
 
 
-def _nproc(data: Any) -> Any:
+def _sizes(data: Any, what: str) -> Any:
+    """A limit recorded as {"soft", "hard"} (bytes or a count); None is unlimited only where the recording said null."""
+    if not isinstance(data, dict):
+        return Unknown(f"the recorded {what} is not a record")
+    out = {k: _count(data.get(k)) for k in ("soft", "hard")}
+    if any(data.get(k) is not None and out[k] is None for k in out):
+        return Unknown(f"the recorded {what} holds values that are not counts")
+    return out
+
+
+def _nproc(data: Any, what: str = "RLIMIT_NPROC") -> Any:
     if not isinstance(data, dict):
         return Unknown("the recorded RLIMIT_NPROC is not a record")
     out = {k: _count(data.get(k)) for k in ("soft", "hard", "uid")}
@@ -189,7 +208,7 @@ def _nproc(data: Any) -> Any:
     return out
 
 
-def _stack(data: Any) -> Any:
+def _stack(data: Any, what: str = "RLIMIT_STACK") -> Any:
     """RLIMIT_STACK in bytes; None is unlimited only where the recording said null."""
     if not isinstance(data, dict):
         return Unknown("the recorded RLIMIT_STACK is not a record")
@@ -199,7 +218,7 @@ def _stack(data: Any) -> Any:
     return out
 
 
-def _address_space(data: Any) -> Any:
+def _address_space(data: Any, what: str = "RLIMIT_AS") -> Any:
     """RLIMIT_AS in bytes; None is unlimited only where the recording said null."""
     if not isinstance(data, dict):
         return Unknown("the recorded RLIMIT_AS is not a record")
@@ -209,23 +228,53 @@ def _address_space(data: Any) -> Any:
     return out
 
 
+def _pasted(root: SysRoot) -> Optional[Dict[str, Dict[str, Any]]]:
+    """The limits a pasted listing shows (parse.rlimits: a shell's ulimit -a or limit, or
+    /proc/PID/limits), or None where the snapshot holds none. Read only from recordings (a paste):
+    a live node's limits are its getrlimit(2) probes."""
+    texts = []
+    for argv in (SHELL_ARGV, PROC_ARGV):
+        try:
+            res = root.run(argv, live=False)
+        except Missing:
+            continue
+        if res.ok and res.stdout:
+            texts.append(res.stdout)
+    if not texts:
+        return None
+    return parse_limits("\n".join(texts))
+
+
+def _from_paste(pasted: Optional[Dict[str, Dict[str, Any]]], resource: str, what: str, why: str) -> Any:
+    """One limit from the pasted listing: soft (None: unlimited), hard where it was shown (absent
+    otherwise: a shell's listing shows one value) and the form it was read from."""
+    if pasted is None:
+        return Unknown(f"{what} not read: {why}")
+    rec = pasted.get(resource)
+    if rec is None:
+        return Unknown(f"{what} not read: the pasted limits listing does not show it (or shows it twice, differently)")
+    # the listing's own line numbers are not the paste's: left out
+    return dict({k: v for k, v in rec.items() if k != "line"}, pasted=True)
+
+
 def collect(root: SysRoot, ctx: Any) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
+    pasted: Any = False  # read once, where a probe was not recorded
     env = root.environ()
     try:
         out["filesystems"] = _filesystems(root.probe("statvfs_write_dirs", lambda: statvfs_dirs(write_dirs(env))))
     except Missing as exc:
         out["filesystems"] = Unknown(f"free space not read: {exc}")
-    try:
-        out["nproc"] = _nproc(root.probe("rlimit_nproc", _rlimit_nproc))
-    except Missing as exc:
-        out["nproc"] = Unknown(f"RLIMIT_NPROC not read: {exc}")
-    try:
-        out["stack"] = _stack(root.probe("rlimit_stack", _rlimit_stack))
-    except Missing as exc:
-        out["stack"] = Unknown(f"RLIMIT_STACK not read: {exc}")
-    try:
-        out["address_space"] = _address_space(root.probe("rlimit_as", _rlimit_as))
-    except Missing as exc:
-        out["address_space"] = Unknown(f"RLIMIT_AS not read: {exc}")
+    for key, probe, fn, check, resource, what in (
+            ("nproc", "rlimit_nproc", _rlimit_nproc, _nproc, "nproc", "RLIMIT_NPROC"),
+            ("stack", "rlimit_stack", _rlimit_stack, _stack, "stack", "RLIMIT_STACK"),
+            ("address_space", "rlimit_as", _rlimit_as, _address_space, "as", "RLIMIT_AS"),
+            ("memlock", "rlimit_memlock", lambda: _rlimit("RLIMIT_MEMLOCK"), _sizes, "memlock", "RLIMIT_MEMLOCK"),
+            ("nofile", "rlimit_nofile", lambda: _rlimit("RLIMIT_NOFILE"), _sizes, "nofile", "RLIMIT_NOFILE")):
+        try:
+            out[key] = check(root.probe(probe, fn), what)
+        except Missing as exc:
+            if pasted is False:
+                pasted = _pasted(root)
+            out[key] = _from_paste(pasted, resource, what, str(exc))
     return {"limits": out}

@@ -561,5 +561,5 @@ def nproc_limit_too_low(f: FactView) -> Iterator[Hit]:
         how = f"OMP_NUM_THREADS={threads}" if threads else f"one thread per allowed CPU ({allowed})"
         yield Hit(message=f"ulimit -u is {soft}: {ranks} rank(s) × {how} = {need} threads on this node, before "
                           "DataLoader workers and the user's other processes",
-                  fix=_nproc_fix(soft, hard), severity="warning",
+                  fix=_nproc_fix(soft, hard) if "hard" in nproc else _nproc_fix(None, None), severity="warning",
                   evidence={"limits.nproc": nproc, "local_ranks": ranks, "threads_per_rank": per_rank})

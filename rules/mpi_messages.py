@@ -105,6 +105,10 @@ def _verbs_enomem_with_finite_memlock(f: FactView):
     failed = [s for s in found if s.get("id") in _VERBS_ENOMEM
               and str(s.get("error") or "").strip() == "Cannot allocate memory"]
     limit = next((s for s in found if s.get("id") in _MEMLOCK_SHOWN and str(s.get("kbytes") or "").isdigit()), None)
+    memlock = f.get("limits.memlock")
+    if limit is None and isinstance(memlock, dict) and memlock.get("pasted") and isinstance(memlock.get("soft"), int):
+        # the same limit read from a pasted /proc/PID/limits (bytes) or another listing checks/limits.py reads
+        limit = {"kbytes": str(memlock["soft"] // 1024), "form": memlock.get("form")}
     return (failed, limit) if failed and limit is not None else ([], None)
 
 
@@ -119,7 +123,7 @@ def mpi_memlock_limit(f: FactView) -> Iterator[Hit]:
         UCX printed the verbs call alone ("ibv_create_cq(cqe=4096) failed: Cannot allocate
         memory", "ibv_reg_mr(address=0x..., length=N, access=0xf) failed: Cannot allocate memory"):
         that answers only where the paste also shows a finite locked-memory limit in a shell's
-        listing (bash or zsh ulimit -a, dash's, tcsh's limit).
+        listing (bash or zsh ulimit -a, dash's, tcsh's limit) or in /proc/PID/limits.
 
     Why it matters:
         InfiniBand and RoCE send from memory the adapter has pinned, and pinned memory is bounded by
@@ -146,7 +150,7 @@ def mpi_memlock_limit(f: FactView) -> Iterator[Hit]:
             return
     s = told[0]
     current = s.get("current") or (limit or {}).get("kbytes")
-    said = f" (current: {current} kB" + (f", line {limit['line']}" if limit else "") + ")" if current else ""
+    said = f" (current: {current} kB" + (f", line {limit['line']}" if limit and limit.get("line") else f", {limit['form']}" if limit and limit.get("form") else "") + ")" if current else ""
     place = where(f)
     fix = _MEMLOCK_FIX[place] if place else "\n".join(_MEMLOCK_FIX[p] for p in ("docker", "site"))
     yield Hit(message=f"the RDMA adapter would not pin memory for MPI: the locked-memory limit (ulimit -l) is finite{said} "

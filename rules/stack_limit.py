@@ -17,8 +17,9 @@ _LISTED = ("ulimit:stack-bash", "ulimit:stack-zsh", "ulimit:stack-dash", "ulimit
 _SEGFAULTS = ("shell:segmentation-fault", "fortran:forrtl-sigsegv", "fortran:gfortran-sigsegv")
 
 
-def _fix(soft_kib: Optional[int] = None, hard_kib: Optional[int] = None) -> str:
-    raise_to = "unlimited" if hard_kib is None else str(hard_kib)
+def _fix(soft_kib: Optional[int] = None, hard_kib: Optional[int] = None, hard_shown: bool = True) -> str:
+    # A pasted shell listing shows the soft limit alone: raise it to whatever the hard one is.
+    raise_to = "$(ulimit -Hs)" if not hard_shown else "unlimited" if hard_kib is None else str(hard_kib)
     now = f" (now {soft_kib})" if soft_kib is not None else ""
     return (f"ulimit -Ss; ulimit -Hs   # the soft{now} and hard stack limits (kB) this shell gives the program\n"
             f"ulimit -s {raise_to}   # in the job script or shell, before the program starts: the soft limit up to the hard one\n"
@@ -112,4 +113,4 @@ def stack_limit_too_low(f: FactView) -> Iterator[Hit]:
     if soft_kib < DEFAULT_KIB:
         yield Hit(message=f"the soft stack size limit is {soft_kib} kB, below Linux's default of {DEFAULT_KIB} kB: "
                           "a program with large arrays on its stack dies of SIGSEGV",
-                  fix=_fix(soft_kib, hard_kib), evidence={"limits.stack": stack})
+                  fix=_fix(soft_kib, hard_kib, "hard" in stack), evidence={"limits.stack": stack})

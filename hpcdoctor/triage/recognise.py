@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Tuple
 from hpcdoctor.parse.collect_env import ARGV as COLLECT_ENV_ARGV
 from hpcdoctor.parse.collect_env import SGLANG_ARGV
 from hpcdoctor.parse.pasted_report import normalise_colons
+from hpcdoctor.parse.rlimits import PROC_ARGV, SHELL_ARGV, START_PROC, START_SHELL
 from hpcdoctor.triage.budget import _in_time
 
 # What one paste may make hpcdoctor read and print (issue 27: 16 MiB of alternating ibstat and
@@ -65,6 +66,11 @@ KINDS = [
     # lshw's display node (print.cc: "*-display", with " UNCLAIMED" when no driver holds it).
     Kind("lshw", re.compile(r"^[ \t]{0,64}\*-display(?::\d{1,3})?(?: (?:DISABLED|UNCLAIMED)){0,2}[ \t]*$"),
          ["lshw", "-C", "display"], per_device=True, joined=True),
+    # A shell's resource-limit listing (bash, zsh or dash ulimit -a; zsh or tcsh limit) and the
+    # kernel's /proc/PID/limits, from any line of the five limits parse.rlimits reads (a paste
+    # often quotes one line): the following lines of the listing are the same output.
+    Kind("ulimit -a", START_SHELL, list(SHELL_ARGV), per_device=True),
+    Kind("/proc/PID/limits", START_PROC, list(PROC_ARGV), per_device=True),
 ]
 
 
