@@ -2,7 +2,9 @@
 every wording it has had (1.x's bare TORCH_CHECK(is_sm8x || is_sm75), 2.x's bf16 and backward
 head-dim checks, FlashAttention-3's Hopper check), vLLM's attention-backend fallback and LMCache's
 assertion that needs the backend vLLM fell back from, Transformer Engine's FP8 check and vLLM's
-quantisation minimum (knowledge/messages/frameworks.toml). Each finding names the library, the
+quantisation minimum (knowledge/messages/frameworks.toml); and programs that refuse the GPU by its
+capability themselves: text-generation-inference's flash attention check (knowledge/messages/tgi.toml)
+and PG-Strom's device checks (knowledge/messages/pgstrom.toml). Each finding names the library, the
 GPU and the compute capability its kernels need."""
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from __future__ import annotations
 from typing import Optional
 
 from hpcdoctor import knowledge
+from hpcdoctor.knowledge import messages
 from hpcdoctor.engine import Hit
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import gpu_of_ticket, ticket_evidence, told_text, version_of
+from hpcdoctor.rules._common import catalogued, gpu_of_ticket, ticket_evidence, told_text, version_of
 
 # flash-attn's own device flags, as the generations each admits (knowledge/frameworks.toml).
 _FLAGS = knowledge.load("frameworks")["flash_attn_flags"]["flags"]
@@ -81,7 +84,63 @@ def generation_refusal(f: FactView, sym: dict) -> Optional[Hit]:
                        "# serve an unquantised (fp16) or GPTQ checkpoint this GPU's kernels support, or run on a "
                        f"GPU of compute capability {need}+",
                    evidence={**ticket_evidence(s), "framework.min_cc": need})
-    return _lmcache_backend(f, sym, gpu, on)
+    return program_refusal(f, gpu) or _lmcache_backend(f, sym, gpu, on)
+
+
+# Programs whose own check refuses the GPU by its capability; each catalogue entry names the program
+# and the minimum (min_cc) its release line needs, read from the program's source.
+_PROGRAMS = ("tgi", "pgstrom")
+_TGI_FAILED = ("tgi:requires-capability-75-80-90", "tgi:requires-flash-attention-models", "tgi:error-initializing-model")
+_PROGRAM_FIX = {
+    "tgi": ("nvidia-smi --query-gpu=name,compute_cap --format=csv   # TGI's flash attention needs {need}\n"
+            "# TGI serves the models it can without flash attention on this GPU (one shard: --num-shard 1); a sharded "
+            "or flash-only model needs a GPU of that capability, or a server whose kernels list this GPU"),
+    "pgstrom": ("nvidia-smi --query-gpu=name,compute_cap --format=csv   # PG-Strom needs {need}\n"
+                "# PG-Strom uses only GPUs of that capability: run it on a node with one (for a fatbin that lacks "
+                "the GPU: a PG-Strom build for this GPU's architecture)"),
+}
+
+
+def _entry_of(sid: str) -> dict:
+    """The catalogue entry behind a symptom id ("tgi:cuda-capability-not-supported"), {} if none."""
+    family, _, key = sid.partition(":")
+    for fam in messages.families((family,)):
+        entry = fam.by_key.get(key)
+        if entry is not None:
+            return entry.data
+    return {}
+
+
+def program_refusal(f: FactView, gpu) -> Optional[Hit]:
+    """A program that is not torch refusing the GPU for its capability (TGI, PG-Strom): the GPU and
+    its capability as the program printed them, else as the paste names them (NVIDIA's, not for
+    TGI's ROCm refusals)."""
+    s = next((t for t in catalogued(f, "framework-missing-arch") if t.get("family") in _PROGRAMS), None)
+    if s is None:
+        return None
+    family = str(s.get("family"))
+    entry = _entry_of(str(s.get("id")))
+    program = entry.get("program") or family
+    rocm = "ROCm" in str(program)
+    cc = s.get("cc") or (f"{s['major']}.{s['minor']}" if s.get("major") and s.get("minor") and not rocm else None)
+    named = gpu if gpu and not rocm else None
+    name = s.get("name") or (named or {}).get("name")
+    cc = cc or (named or {}).get("cc")
+    what = " ".join(x for x in (name or "the GPU", f"(compute capability {cc})" if cc else "") if x)
+    need = str(entry.get("min_cc") or "")
+    needs = (f"its kernels need compute capability {need} or newer" if need else
+             "its installed build carries no code for this GPU's architecture" if family == "pgstrom" else
+             "its flash attention kernels are built for AMD Instinct MI210/MI250-class GPUs only")
+    # TGI catches its refusal, logs it as a warning and serves the models it can without flash
+    # attention: an error where the paste shows the model then failing, a warning alone.
+    failed = family != "tgi" or any(str(t.get("id")) in _TGI_FAILED for t in f.get("ticket.symptoms") or [])
+    return Hit(message=f"{program} refused {what} (line {s.get('line')}: \"{told_text(s)}\"): {needs}; the refusal is the "
+                       "program's own check, not torch's" + ("" if failed else ": TGI then serves the models it can "
+                                                             "without flash attention, a sharded or flash-only model fails"),
+               severity="error" if failed else "warning",
+               fix=_PROGRAM_FIX[family].format(need=f"compute capability {need}+" if need else "a GPU its build lists"),
+               evidence={**ticket_evidence(s), **({"framework.min_cc": need} if need else {}),
+                         **({"compute_capability": cc} if cc else {})})
 
 
 def _cc_of(n) -> str:

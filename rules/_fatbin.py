@@ -5,10 +5,12 @@ torch-missing-arch's and is left to it."""
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from hpcdoctor.engine import Hit
 from hpcdoctor.facts import FactView
+from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._common import catalogued, gpu_of_ticket, told_evidence, told_text
 
 # The enum names of error 209 (cuda.h CUDA_ERROR_NO_BINARY_FOR_GPU, driver_types.h
@@ -18,7 +20,10 @@ _NAMES = ("CUDA_ERROR_NO_BINARY_FOR_GPU", "cudaErrorNoKernelImageForDevice", "No
 _IDS = ("cuda_driver:CUDA_ERROR_NO_BINARY_FOR_GPU", "cuda:cudaErrorNoKernelImageForDevice", "cuda_rust:NoBinaryForGpu")
 # a library's own driver-API check that prints the message without the name: cpm_kernels'
 # checkCUStatus, "CUDA Error: %s" % cuGetErrorString (cuda_driver.toml, cpm-kernels-cuda-error)
-_OWN_CHECKS = ("CUDA Error: ",)
+# glog's CHECK_EQ(error, cudaSuccess) from Caffe's CUDA_CHECK (OpenPose's bundled Caffe and the
+# forks that copied it): cuda.toml's glog-check-cudasuccess form
+_OWN_CHECKS = ("CUDA Error: ", "== cudaSuccess (")
+_GLOG_LEGACY = re.compile(r"== cudaSuccess \((\d{1,4}) vs\. 0\)")
 _TORCH_WORDS = ("CUDA error: ", "CUDA driver error: ", "cuda runtime error (", "THCudaCheck FAIL", "Triton Error [CUDA]")
 _TORCH_FRAMES = ("torch:torch-import-frame", "torch:torch-c-import")
 
@@ -44,5 +49,19 @@ def native_binary_lacks_arch(f: FactView) -> Optional[Hit]:
     return Hit(message=f"the program's own GPU binary has no code for this GPU{on} (line {s.get('line')}: \"{told_text(s)}\"): "
                        "CUDA error 209, no kernel image for the device; its fatbin was built for other architectures, with "
                        "no PTX the driver could compile for this one (or only PTX, and the driver's PTX JIT "
-                       "libnvidia-ptxjitcompiler.so is missing)",
+                       "libnvidia-ptxjitcompiler.so is missing)" + _legacy_number(s, gpu),
                fix=_FIX, evidence=told_evidence(s))
+
+
+def _legacy_number(s: dict, gpu) -> str:
+    """glog's "(48 vs. 0)": error 48 is no kernel image in CUDA 10.0 and older (209 from 10.1,
+    cuda.toml's legacy_code), so the program runs on a CUDA 10.0 or older runtime; with the GPU known,
+    the first CUDA that builds for it (cuda.toml [arch_min_toolkit])."""
+    m = _GLOG_LEGACY.search(str(s.get("text", "")))
+    if not m or m.group(1) != "48":
+        return ""
+    need = wheels.first_toolkit_for(gpu["cc"]) if gpu else None
+    after = (f"; the first CUDA that builds for compute capability {gpu['cc']} is {need}: the program needs a rebuild "
+             f"with CUDA {need} or newer" if need and need != "10.0" else "")
+    return (". Its number, 48, is that error's number before CUDA 10.1: the program runs on a CUDA 10.0 or older "
+            "runtime" + after)

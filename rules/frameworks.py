@@ -21,7 +21,8 @@ from hpcdoctor.rules._torch_carries import torch_build_verdict, torch_works_said
 @rule("SW013", "framework-missing-arch", "error", "a framework's own kernels have no code for this GPU", impact=9,
       also={"warning": "flash-attn 2 is only installed, not seen asked for or failing; or vLLM LoRA on a GPU "
                                 "below 8.0 with no vLLM release named; or an A100/H100-only flash attention check "
-                                "(is_sm80) that torch 2.0's own SDPA also tripped",
+                                "(is_sm80) that torch 2.0's own SDPA also tripped; or text-generation-inference's capability refusal "
+                                "with no failure after it (TGI then serves without flash attention)",
             "info": "vLLM's fallback from FlashAttention-2 on a Volta or Turing GPU alone (nothing failed)"})
 def framework_missing_arch(f: FactView) -> Iterator[Hit]:
     """
@@ -41,8 +42,14 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
         torch's own arch list lacks the GPU: that is torch-missing-arch, one cause, one finding.
         A program that is not torch reporting CUDA's error 209 by its enum name: CuPy's and
         numba's CUDA_ERROR_NO_BINARY_FOR_GPU, Thrust's and CuPy's cudaErrorNoKernelImageForDevice,
-        cudarc's DriverError(CUDA_ERROR_NO_BINARY_FOR_GPU, ...), RustaCUDA's NoBinaryForGpu: its
-        own fatbin has no code for the GPU. Kokkos' own refusal at Kokkos::Cuda::initialize
+        cudarc's DriverError(CUDA_ERROR_NO_BINARY_FOR_GPU, ...), RustaCUDA's NoBinaryForGpu, and
+        glog's "Check failed: error == cudaSuccess (48 vs. 0) no kernel image ..." from Caffe's
+        CUDA_CHECK (OpenPose's bundled Caffe; 48 is the number before CUDA 10.1, 209 after): its
+        own fatbin has no code for the GPU. A program's own refusal of the GPU by its capability:
+        text-generation-inference's "GPU with CUDA capability 7 0 is not supported" (its flash
+        attention needs 7.5; an error where the model then fails to load, a warning alone, since
+        TGI serves on without flash attention), PG-Strom's "capability 3.0, NOT SUPPORTED" (3.5 in
+        1.x) and "CC 5.2 is not supported" (6.0 from 2.0). Kokkos' own refusal at Kokkos::Cuda::initialize
         (knowledge/messages/kokkos.toml): its architecture probe did not run ("compiled for compute
         capability 0.0 (< 5.0)", "likely mismatch of architecture"), or ran code for an architecture
         above the GPU's ("... is not supported by CUDA!"; Kokkos 3.1.00/3.1.01's reversed check of a
@@ -94,6 +101,11 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
         - https://github.com/UCI-CARL/CARLsim6/issues/15 (invalid device symbol: code built for another GPU)
         - https://github.com/bakks/virginian/issues/1 (invalid device symbol: the program's own symbol argument)
         - https://github.com/lumark/PWP3D/issues/4 (invalid device symbol at cudaMemcpyToSymbol: fixed by the GPU's -gencode)
+        - https://github.com/huggingface/text-generation-inference/blob/v3.3.7/server/text_generation_server/layers/attention/cuda.py
+        - https://github.com/huggingface/text-generation-inference/issues/211 (the refusal is a warning: other models still run)
+        - https://github.com/heterodb/pg-strom/blob/v6.1/src/gpu_device.c (COMPUTE_CAPABILITY_MAJOR < 6)
+        - https://github.com/heterodb/pg-strom/commit/321f85200fe3aa2b4391aac1863b0e44604392d2 (1.x: below 3.5, NOT SUPPORTED)
+        - https://github.com/BVLC/caffe/blob/master/include/caffe/util/device_alternate.hpp (CUDA_CHECK)
     """
     sym = ticket_symptoms(f)
     if not sym or _torch_lacks_the_gpu(f, sym):
