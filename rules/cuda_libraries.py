@@ -113,6 +113,10 @@ def cuda_libraries_predate_gpu(f: FactView) -> Iterator[Hit]:
         - https://pytorch.org/get-started/previous-versions/
     """
     told = catalogued(f, SYMBOL)
+    nvrtc = [s for s in told if s.get("family") == "nvrtc"]
+    if nvrtc:
+        yield from _nvrtc_arch(f, nvrtc[0])
+        return
     if not told:
         hits = list(_execution_failed(f))
         yield from hits or _live(f)
@@ -143,6 +147,43 @@ def cuda_libraries_predate_gpu(f: FactView) -> Iterator[Hit]:
                       "the GPU (CUDA 11.7 or older on an RTX 40xx, L4 or H100; pytorch#88038); else too little free GPU "
                       "memory when the plan was made (pytorch#119420)",
               severity="info", fix=_fix(need or ada), evidence=told_evidence(s))
+
+
+def _nvrtc_arch(f: FactView, s: dict) -> Iterator[Hit]:
+    """NVRTC's "invalid value for --gpu-architecture (-arch)" (nvrtc.toml): the program asked its NVRTC
+    for the GPU's own architecture and that NVRTC does not know it. On a GPU from 7.5 on (no CUDA
+    release has dropped one) the NVRTC predates the GPU; on an older GPU the NVRTC may as well be too
+    new for it (CUDA 13 dropped 7.2 and older), so that is left alone."""
+    said = f"line {s.get('line')}: \"{told_text(s)}\""
+    gpu = gpu_of_ticket(f)
+    need = first_toolkit_for(gpu["cc"]) if gpu else None
+    build = _build_cuda(f)
+    if gpu and not need:
+        return   # a GPU before 7.5, or one knowledge has no first release for: not judged
+    if gpu and need:
+        if build and build[0] >= version_of(need):
+            return   # that build's NVRTC knows the GPU: the program asked for another architecture
+        known = f", and {build[1]}" if build else ""
+        yield Hit(message=f"NVRTC refused the GPU's architecture ({said}) on {gpu['name']} (compute capability "
+                          f"{gpu['cc']}){known}: NVRTC first compiles for compute capability {gpu['cc']} in CUDA {need}, "
+                          "so the NVRTC the program ships or loads (torch's bundled libnvrtc, CuPy's) is of an older "
+                          "CUDA release",
+                  fix=_fix(need), evidence={**told_evidence(s), "gpu": gpu["name"], "needs_cuda": need})
+        return
+    ada = first_toolkit_for("8.9")
+    if build and build[0] < version_of(ada):
+        yield Hit(message=f"NVRTC refused the GPU's architecture ({said}) and {build[1]}, older than CUDA {ada}, the "
+                          "first for Ada (8.9) and Hopper (9.0) GPUs: on such a GPU its NVRTC does not know the "
+                          "architecture (Blackwell needs CUDA 12.8)",
+                  severity="warning", fix=_fix(ada), evidence=told_evidence(s))
+        return
+    if build:
+        return
+    yield Hit(message=f"NVRTC refused the GPU's architecture ({said}): the usual cause is an NVRTC (torch's bundled "
+                      "libnvrtc, CuPy's) of a CUDA release older than the GPU (11.7 or older on an RTX 40xx, L4, L40 "
+                      "or H100; 12.7 or older on Blackwell); on a GPU before compute capability 7.5 it may instead "
+                      "be an NVRTC too new for it (CUDA 13 dropped 7.2 and older)",
+              severity="info", fix=_fix(ada), evidence=told_evidence(s))
 
 
 def _live(f: FactView) -> Iterator[Hit]:
