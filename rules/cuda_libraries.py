@@ -87,7 +87,11 @@ def cuda_libraries_predate_gpu(f: FactView) -> Iterator[Hit]:
         a warning when only a build older than CUDA 11.8 (the first for Ada 8.9 and Hopper 9.0) is,
         info when neither is. cuBLAS's and cuDNN's EXECUTION_FAILED status only with the GPU and
         the CUDA release both named (collect_env, a +cuXYZ wheel, or the user's own "CUDA 10.1 ...
-        torch 1.4.0"), the release older than the GPU's first. Live, a torch whose CUDA release
+        torch 1.4.0"), the release older than the GPU's first. NVRTC's "nvrtc: error: invalid
+        value for --gpu-architecture (-arch)" (knowledge/messages/nvrtc.toml; torch's jiterator
+        and fusers, CuPy): an error on a named GPU of compute capability 7.5 or newer whose first
+        CUDA release is newer than the build (when named), a warning with only an old build named,
+        info alone; a GPU before 7.5 is left alone (CUDA 13's NVRTC no longer knows it). Live, a torch whose CUDA release
         predates the node's GPU (warning): its kernels may still run there through PTX, its cuFFT
         and cuBLAS do not.
 
@@ -98,7 +102,8 @@ def cuda_libraries_predate_gpu(f: FactView) -> Iterator[Hit]:
         maintainers, pytorch#88038): every FFT (torch.fft, torch.stft, spectrograms) fails on an
         RTX 40xx, L4, L40 or H100 with a CUDA 11.7 or older build. CUFFT_INTERNAL_ERROR also comes
         from a plan made with too little free GPU memory (pytorch#119420): with a new enough build,
-        that is the cause to look at.
+        that is the cause to look at. NVRTC, the run-time compiler torch and CuPy ship, compiles
+        for the GPU's own architecture and refuses one newer than its release.
 
     How to fix:
         Install a torch build of a CUDA release that knows the GPU (11.8 or newer for 8.9 and
@@ -111,6 +116,7 @@ def cuda_libraries_predate_gpu(f: FactView) -> Iterator[Hit]:
         - https://docs.nvidia.com/cuda/cufft/index.html#cufftresult
         - https://docs.nvidia.com/cuda/ada-compatibility-guide/index.html
         - https://pytorch.org/get-started/previous-versions/
+        - https://docs.nvidia.com/cuda/nvrtc/index.html
     """
     told = catalogued(f, SYMBOL)
     nvrtc = [s for s in told if s.get("family") == "nvrtc"]
