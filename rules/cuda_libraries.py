@@ -87,7 +87,11 @@ def cuda_libraries_predate_gpu(f: FactView) -> Iterator[Hit]:
         a warning when only a build older than CUDA 11.8 (the first for Ada 8.9 and Hopper 9.0) is,
         info when neither is. cuBLAS's and cuDNN's EXECUTION_FAILED status only with the GPU and
         the CUDA release both named (collect_env, a +cuXYZ wheel, or the user's own "CUDA 10.1 ...
-        torch 1.4.0"), the release older than the GPU's first. Live, a torch whose CUDA release
+        torch 1.4.0"), the release older than the GPU's first. NVRTC's "nvrtc: error: invalid
+        value for --gpu-architecture (-arch)" (knowledge/messages/nvrtc.toml; torch's jiterator
+        and fusers, CuPy): an error on a named GPU of compute capability 7.5 or newer whose first
+        CUDA release is newer than the build (when named), a warning with only an old build named,
+        info alone; a GPU before 7.5 is left alone (CUDA 13's NVRTC no longer knows it). Live, a torch whose CUDA release
         predates the node's GPU (warning): its kernels may still run there through PTX, its cuFFT
         and cuBLAS do not.
 
@@ -98,7 +102,8 @@ def cuda_libraries_predate_gpu(f: FactView) -> Iterator[Hit]:
         maintainers, pytorch#88038): every FFT (torch.fft, torch.stft, spectrograms) fails on an
         RTX 40xx, L4, L40 or H100 with a CUDA 11.7 or older build. CUFFT_INTERNAL_ERROR also comes
         from a plan made with too little free GPU memory (pytorch#119420): with a new enough build,
-        that is the cause to look at.
+        that is the cause to look at. NVRTC, the run-time compiler torch and CuPy ship, compiles
+        for the GPU's own architecture and refuses one newer than its release.
 
     How to fix:
         Install a torch build of a CUDA release that knows the GPU (11.8 or newer for 8.9 and
@@ -111,8 +116,13 @@ def cuda_libraries_predate_gpu(f: FactView) -> Iterator[Hit]:
         - https://docs.nvidia.com/cuda/cufft/index.html#cufftresult
         - https://docs.nvidia.com/cuda/ada-compatibility-guide/index.html
         - https://pytorch.org/get-started/previous-versions/
+        - https://docs.nvidia.com/cuda/nvrtc/index.html
     """
     told = catalogued(f, SYMBOL)
+    nvrtc = [s for s in told if s.get("family") == "nvrtc"]
+    if nvrtc:
+        yield from _nvrtc_arch(f, nvrtc[0])
+        return
     if not told:
         hits = list(_execution_failed(f))
         yield from hits or _live(f)
@@ -143,6 +153,43 @@ def cuda_libraries_predate_gpu(f: FactView) -> Iterator[Hit]:
                       "the GPU (CUDA 11.7 or older on an RTX 40xx, L4 or H100; pytorch#88038); else too little free GPU "
                       "memory when the plan was made (pytorch#119420)",
               severity="info", fix=_fix(need or ada), evidence=told_evidence(s))
+
+
+def _nvrtc_arch(f: FactView, s: dict) -> Iterator[Hit]:
+    """NVRTC's "invalid value for --gpu-architecture (-arch)" (nvrtc.toml): the program asked its NVRTC
+    for the GPU's own architecture and that NVRTC does not know it. On a GPU from 7.5 on (no CUDA
+    release has dropped one) the NVRTC predates the GPU; on an older GPU the NVRTC may as well be too
+    new for it (CUDA 13 dropped 7.2 and older), so that is left alone."""
+    said = f"line {s.get('line')}: \"{told_text(s)}\""
+    gpu = gpu_of_ticket(f)
+    need = first_toolkit_for(gpu["cc"]) if gpu else None
+    build = _build_cuda(f)
+    if gpu and not need:
+        return   # a GPU before 7.5, or one knowledge has no first release for: not judged
+    if gpu and need:
+        if build and build[0] >= version_of(need):
+            return   # that build's NVRTC knows the GPU: the program asked for another architecture
+        known = f", and {build[1]}" if build else ""
+        yield Hit(message=f"NVRTC refused the GPU's architecture ({said}) on {gpu['name']} (compute capability "
+                          f"{gpu['cc']}){known}: NVRTC first compiles for compute capability {gpu['cc']} in CUDA {need}, "
+                          "so the NVRTC the program ships or loads (torch's bundled libnvrtc, CuPy's) is of an older "
+                          "CUDA release",
+                  fix=_fix(need), evidence={**told_evidence(s), "gpu": gpu["name"], "needs_cuda": need})
+        return
+    ada = first_toolkit_for("8.9")
+    if build and build[0] < version_of(ada):
+        yield Hit(message=f"NVRTC refused the GPU's architecture ({said}) and {build[1]}, older than CUDA {ada}, the "
+                          "first for Ada (8.9) and Hopper (9.0) GPUs: on such a GPU its NVRTC does not know the "
+                          "architecture (Blackwell needs CUDA 12.8)",
+                  severity="warning", fix=_fix(ada), evidence=told_evidence(s))
+        return
+    if build:
+        return
+    yield Hit(message=f"NVRTC refused the GPU's architecture ({said}): the usual cause is an NVRTC (torch's bundled "
+                      "libnvrtc, CuPy's) of a CUDA release older than the GPU (11.7 or older on an RTX 40xx, L4, L40 "
+                      "or H100; 12.7 or older on Blackwell); on a GPU before compute capability 7.5 it may instead "
+                      "be an NVRTC too new for it (CUDA 13 dropped 7.2 and older)",
+              severity="info", fix=_fix(ada), evidence=told_evidence(s))
 
 
 def _live(f: FactView) -> Iterator[Hit]:

@@ -62,3 +62,46 @@ def test_execution_failed_without_the_release_named_is_not_this_rule(tmp_path):
     assert not fired("cuda-libraries-predate-gpu", paste_facts(tmp_path,
         "I train on an RTX 3080.\nRuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, "
         "opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`\n"))
+
+
+# NVRTC refusing the GPU's architecture (knowledge/messages/nvrtc.toml option-gpu-architecture-invalid)
+
+def test_nvrtc_refusing_an_rtx_4090_names_the_first_cuda_for_it():
+    # CodeFormer#167 (set AE): the message and "RTX 4090" in the title, nothing else
+    (f,) = fired("cuda-libraries-predate-gpu", recorded_paste_facts("../tickets_blind_ae/codeformer-167-rtx4090-nvrtc-arch-too-new.txt"))
+    assert f.severity == "error" and "NVRTC refused the GPU's architecture" in f.message
+    assert "RTX 4090 (compute capability 8.9)" in f.message and "CUDA 11.8" in f.message
+    assert "whl/cu118" in f.fix
+
+
+def test_nvrtc_refusal_with_a_named_old_cuda_and_no_gpu_is_a_warning():
+    (f,) = fired("cuda-libraries-predate-gpu", recorded_paste_facts("maskpls-18-nvrtc-invalid-gpu-architecture.txt"))
+    assert f.severity == "warning" and "CUDA 11.3 with torch 1.10" in f.message
+
+
+def test_nvrtc_refusal_alone_is_the_usual_cause_at_info(tmp_path):
+    (f,) = fired("cuda-libraries-predate-gpu", paste_facts(tmp_path, "nvrtc: error: invalid value for --gpu-architecture (-arch)\n"))
+    assert f.severity == "info" and "CUDA 13 dropped 7.2 and older" in f.message
+
+
+def test_nvrtc_newer_than_an_old_gpu_is_not_this_rule():
+    # cupy#9475: a GTX 1080 (6.1) with CuPy on CUDA 13.0, which dropped 6.1: the NVRTC is too new, not too old
+    facts_ = recorded_paste_facts("cupy-9475-gtx1080-cuda13-nvrtc-arch.txt")
+    ids = [s["id"] for s in find_messages((PASTES / "cupy-9475-gtx1080-cuda13-nvrtc-arch.txt").read_text())]
+    assert "nvrtc:option-gpu-architecture-invalid" in ids and "nvrtc:NVRTC_ERROR_INVALID_OPTION" in ids
+    assert not fired("cuda-libraries-predate-gpu", facts_)
+
+
+def test_a_kernels_own_compile_error_is_not_this_rule():
+    # cupy#5294: NVRTC_ERROR_COMPILATION (6) with the user's kernel's "identifier ... is undefined"
+    facts_ = recorded_paste_facts("cupy-5294-nvrtc-compilation-kernel-source.txt")
+    text = (PASTES / "cupy-5294-nvrtc-compilation-kernel-source.txt").read_text()
+    assert "nvrtc:NVRTC_ERROR_COMPILATION" in [s["id"] for s in find_messages(text)]
+    assert not fired("cuda-libraries-predate-gpu", facts_)
+
+
+def test_every_nvrtc_result_name_is_read_as_wrappers_print_it():
+    for text, key in (("RuntimeError: CUDA NVRTC error: NVRTC_ERROR_BUILTIN_OPERATION_FAILURE", "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE"),
+                      ("tinygrad.device.CompileError: Nvrtc Error 6, NVRTC_ERROR_COMPILATION", "NVRTC_ERROR_COMPILATION"),
+                      ("NVRTCError: NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED (17)", "NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED")):
+        assert f"nvrtc:{key}" in [s["id"] for s in find_messages(text + "\n")]
