@@ -1,7 +1,8 @@
 """Container images, overlays and image stores kept on a file system that cannot hold them
 (knowledge/messages/container_fs.toml): Apptainer's overlay on NFS, FUSE, Lustre or GPFS, a SIF
 whose squashfs the kernel will not mount from where it lies, podman's graphroot on NFS; and an
-Apptainer build or pull that runs out of space in its own temporary directory (apptainer_tmpdir.toml)."""
+Apptainer build or pull that runs out of space in its own temporary directory (apptainer_tmpdir.toml);
+and an ext3 overlay image another process holds locked (apptainer_overlay.toml, ENV139)."""
 
 from __future__ import annotations
 
@@ -43,11 +44,21 @@ def _podman(s: dict) -> tuple:
             "> ~/.config/containers/storage.conf   # then keep the store on local disk (containers-storage.conf(5) graphroot)")
 
 
-_WHY = {"container_fs:overlay-incompatible-fs": _apptainer_overlay, "container_fs:podman-overlay-not-supported-over": _podman}
+def _sandbox_lower(s: dict) -> tuple:
+    return ("the sandbox image directory lies on a file system the kernel's overlay refuses as a lower directory (Lustre, "
+            "GPFS, PanFS, eCryptfs): Apptainer fell back to underlay and ran without the overlay images or --writable-tmpfs asked for",
+            "stat -f -c %T SANDBOX_DIR   # the file system the sandbox lies on\n"
+            f"apptainer build {_LOCAL}/image.sif SANDBOX_DIR && apptainer exec --writable-tmpfs {_LOCAL}/image.sif ...   "
+            "# a SIF (or a sandbox on local disk) keeps the writable layer")
+
+
+_WHY = {"container_fs:overlay-incompatible-fs": _apptainer_overlay, "container_fs:podman-overlay-not-supported-over": _podman,
+        "apptainer_overlay:overlay-dropped-sandbox-fs-incompatible": _sandbox_lower}
+_WARN = _SQUASHFS + ("apptainer_overlay:overlay-dropped-sandbox-fs-incompatible",)
 
 
 @rule("ENV053", SYMBOL, "error", "a container image, overlay or image store is on a file system that cannot hold it", impact=6,
-      also={"warning": "the kernel refused a SIF's squashfs: the image's file system is one of three causes"})
+      also={"warning": "the kernel refused a SIF's squashfs, or a sandbox's file system made Apptainer drop its overlay"})
 def container_image_fs_unsupported(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -57,7 +68,9 @@ def container_image_fs_unsupported(f: FactView) -> Iterator[Hit]:
         supported over nfs at <graphroot>", and, as a warning, the kernel refusing a SIF's
         squashfs ("kernel reported a bad superblock for squashfs image partition", Singularity's
         "failed to mount squashfs filesystem: invalid argument"), whose causes are the image
-        file's file system, the kernel's squashfs compression or a damaged image.
+        file's file system, the kernel's squashfs compression or a damaged image; also as a
+        warning, Apptainer dropping overlay images or --writable-tmpfs "due to sandbox filesystem
+        incompatibility with overlay" (a sandbox on Lustre, GPFS, PanFS or eCryptfs).
 
     Why it matters:
         The container does not start. Overlays need a local-style file system (NFS lacks what an
@@ -83,7 +96,7 @@ def container_image_fs_unsupported(f: FactView) -> Iterator[Hit]:
     s = next((t for t in told if t.get("id") not in _SQUASHFS), told[0])
     why, fix = _WHY.get(str(s.get("id")), _squashfs)(s)
     yield Hit(message=f"{why} (line {s.get('line')}: \"{told_text(s)}\")", fix=fix, evidence=told_evidence(s),
-              severity="warning" if s.get("id") in _SQUASHFS else None)
+              severity="warning" if s.get("id") in _WARN else None)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -146,3 +159,69 @@ def apptainer_tmpdir_too_small(f: FactView) -> Iterator[Hit]:
     check = f"df -h {root or '${APPTAINER_TMPDIR:-${TMPDIR:-/tmp}}'}; findmnt -no FSTYPE,SIZE --target {root or '/tmp'}   # tmpfs: memory, not disk\n"
     yield Hit(message=f"an Apptainer build ran out of space (line {s.get('line')}: \"{told_text(s)}\"): {where}",
               fix=check + _TMP_DIRS, evidence=told_evidence(s))
+
+
+# ----------------------------------------------------------------------------------------------
+OVERLAY_IN_USE = "container-overlay-in-use"
+_RO_READER = "apptainer_overlay:image-in-use-for-writing-by-another-process"
+
+
+@rule("ENV139", OVERLAY_IN_USE, "error",
+      "an Apptainer or Singularity overlay image is locked by another process", impact=5)
+def container_overlay_in_use(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Apptainer's (SingularityCE's, Singularity 3.5+'s) refusal to open an ext3
+        overlay image whose lock another process holds: "while locking ext3 partition from IMAGE:
+        can't open IMAGE for reading, currently in use for writing by another process" (a
+        read-only --overlay IMAGE:ro while something has it writable) and "can't open IMAGE for
+        writing, currently in use by another process" (a writable --overlay while anything else
+        has it open).
+
+    Why it matters:
+        The container does not start. Apptainer takes an fcntl byte-range lock on the image's
+        ext3 partition (pkg/image/image.go lockSection): a read lock for ':ro', a write lock for a
+        writable overlay. Any number of readers may share an image; one writer excludes everyone
+        else, because two kernels (or two mounts) writing one ext3 file system corrupt it. The
+        holder is a container still running with the image writable (another job of the same
+        user, often on another node of a shared file system, where fuser does not see it), or
+        what a killed run left alive (a starter, fuse2fs or squashfuse process still holding it
+        open; the lock goes only when the last holder exits).
+
+    How to fix:
+        Find the holder (fuser -v / lsof on this node, ps for apptainer, singularity, fuse2fs,
+        squashfuse and fuse-overlayfs processes, squeue for jobs on other nodes) and let it end
+        or end it by its PID. Jobs that only read the image mount it ':ro', all at once; only
+        one job at a time may mount it writable. After a writer was killed, check the ext3 image
+        (e2fsck -f, on a standalone image file only, once nothing holds it).
+
+    References:
+        - https://github.com/apptainer/apptainer/blob/main/pkg/image/image.go (lockSection)
+        - https://github.com/apptainer/apptainer/blob/main/pkg/util/fs/lock/lock.go (F_SETLK byte-range locks)
+        - https://apptainer.org/docs/user/latest/persistent_overlays.html
+        - https://github.com/apptainer/singularity/issues/6196
+        - https://github.com/sylabs/singularity/issues/1868
+    """
+    told = catalogued(f, OVERLAY_IN_USE)
+    if not told:
+        return
+    s = told[0]
+    img = str(s.get("path") or "IMAGE")
+    said = " ".join(str(t.get("text", "")) for t in f.get("ticket.symptoms") or []).lower()
+    prog = "singularity" if "singularity" in said and "apptainer" not in said else "apptainer"
+    if s.get("id") == _RO_READER:
+        why = (f"the overlay image {img} is held writable by another process, so even a read-only (':ro') mount is refused: "
+               "a container still running with it as a writable overlay, or a process left from a killed run")
+    else:
+        why = (f"the overlay image {img} was asked for writable while another process has it open: only one process "
+               "may mount an ext3 overlay writable, and only while no other holds it (concurrent jobs asking for it "
+               "writable, a container still running with it, or a process left from a killed run)")
+    fix = (f"fuser -v {img}; lsof {img}   # who holds it on this node (neither sees other nodes)\n"
+           "ps -u $USER -f | grep -E 'apptainer|singularity|starter|squashfuse|fuse2fs|fuse-overlayfs'   "
+           "# a container or FUSE helper left from a killed run: end it with kill PID\n"
+           "squeue -u $USER   # on a shared file system the holder may be your job on another node\n"
+           f"{prog} exec --overlay {img}:ro IMAGE.sif ...   # jobs that only read it: ':ro' lets many share it; "
+           "one writer at a time, alone\n"
+           f"e2fsck -f {img}   # once nothing holds it, after a writer was killed: checks the ext3 file system "
+           "(a standalone overlay image file; not an overlay partition inside a SIF)")
+    yield Hit(message=f"{why} (line {s.get('line')}: \"{told_text(s)}\")", fix=fix, evidence=told_evidence(s))
