@@ -11,7 +11,7 @@ SYM = "host-machine-check-uncorrected"
 
 def test_mcelogs_uncorrected_error_fires_though_a_corrected_record_follows():
     # set AE's ticket: one "Uncorrected error" record and one "Corrected error" record (issue 63)
-    (f,) = fired(SYM, recorded_paste_facts("mcelog-63-uncorrected-machine-check-hardware.txt"))
+    (f,) = fired("host-machine-check-uncorrected", recorded_paste_facts("mcelog-63-uncorrected-machine-check-hardware.txt"))
     assert f.severity == "error" and '"Uncorrected error"' in f.message and "bit 61" in f.message
     assert "state=drain" in f.fix and "ras-mc-ctl --errors" in f.fix and "mcelog --client" in f.fix
 
@@ -21,13 +21,13 @@ def test_an_uncorrected_record_with_a_corrupt_context_fires():
     ids = {s["id"] for s in g["facts"]["ticket"]["symptoms"]}
     assert {"mcelog:uncorrected-error", "mcelog:processor-context-corrupt", "mcelog:status-registers",
             "mcelog:internal-unclassified-error", "mcelog:error-overflow"} <= ids
-    (f,) = fired(SYM, g)
+    (f,) = fired("host-machine-check-uncorrected", g)
     assert "line 11" in f.message
 
 
 def test_the_kernels_record_fires_on_its_uc_bit():
     # "CPU 0: Machine Check: 0 Bank 4: a600000000020408": bit 61 set (the maintainer: a hardware issue)
-    (f,) = fired(SYM, recorded_paste_facts("mcelog-70-machine-check-events-logged.txt"))
+    (f,) = fired("host-machine-check-uncorrected", recorded_paste_facts("mcelog-70-machine-check-events-logged.txt"))
     assert "a600000000020408 has bit 61 (UC) set" in f.message
 
 
@@ -36,14 +36,14 @@ def test_a_corrected_mcelog_report_through_syslog_is_read_and_silent():
     ids = {s["id"] for s in g["facts"]["ticket"]["symptoms"]}
     assert {"mcelog:corrected-error", "mcelog:memory-controller", "mcelog:status-registers",
             "mcelog:hardware-event"} <= ids
-    assert not fired(SYM, g)
+    assert not fired("host-machine-check-uncorrected", g)
 
 
 def test_rasdaemons_corrected_events_are_each_read_and_silent():
     g = told_paste_facts("nixos-infra-523-ras-mc-ctl-corrected-only.txt")
     events = [s for s in g["facts"]["ticket"]["symptoms"] if s["id"] == "rasdaemon_mce:mce-event"]
     assert len(events) == 3 and {s["status"] for s in events} == {"9c2040000000011b"}
-    assert not fired(SYM, g)
+    assert not fired("host-machine-check-uncorrected", g)
 
 
 def test_a_later_uncorrected_rasdaemon_event_fires():
@@ -51,7 +51,7 @@ def test_a_later_uncorrected_rasdaemon_event_fires():
     text = (PASTE_523_LINE + "\n" + PASTE_523_LINE.replace("1 2024-12-19", "2 2024-12-21")
             .replace("Corrected error, no action required.", "Uncorrected, software containable error.")
             .replace("status=0x9c2040000000011b", "status=0xbc2040000000011b") + "\n")
-    (f,) = fired(SYM, told_facts(text))
+    (f,) = fired("host-machine-check-uncorrected", told_facts(text))
     assert "bc2040000000011b" in f.message and "line 2" in f.message
 
 
@@ -63,15 +63,15 @@ PASTE_523_LINE = ("1 2024-12-19 03:52:38 +0000 error: Corrected error, no action
 
 def test_rasdaemons_summary_of_amd_uncorrected_errors_fires_and_corrected_does_not():
     # ras-mc-ctl --summary's format (issue 121's line, and mce-amd.c's uncorrected text filled in)
-    assert not fired(SYM, told_facts("MCE records summary:\n\t1 Corrected error, no action required. errors\n"))
-    (f,) = fired(SYM, told_facts("MCE records summary:\n\t2 Uncorrected, software containable error. errors\n"))
+    assert not fired("host-machine-check-uncorrected", told_facts("MCE records summary:\n\t1 Corrected error, no action required. errors\n"))
+    (f,) = fired("host-machine-check-uncorrected", told_facts("MCE records summary:\n\t2 Uncorrected, software containable error. errors\n"))
     assert "rasdaemon counted 2" in f.message
 
 
 def test_a_corrected_kernel_record_is_silent():
     # rasdaemon issue 95's kernel line: dc2040000000011b has bit 61 clear (a corrected AMD DRAM error)
     text = "[    0.644338] mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 17: dc2040000000011b\n"
-    assert not fired(SYM, told_facts(text))
+    assert not fired("host-machine-check-uncorrected", told_facts(text))
 
 
 def test_the_kernels_panic_reason_fires():
@@ -80,21 +80,21 @@ def test_the_kernels_panic_reason_fires():
             "Kernel panic - not syncing: Fatal machine check\n")
     ids = [s["id"] for s in find_messages(text)]
     assert "kernel_hwerr:mce-panic-reason" in ids and "kernel_hwerr:mce-fatal-panic" in ids
-    (f,) = fired(SYM, told_facts(text))
+    (f,) = fired("host-machine-check-uncorrected", told_facts(text))
     assert "Processor context corrupt" in f.message
 
 
 def test_prose_about_uncorrected_errors_is_not_a_report():
     text = "Is an Uncorrected error from mcelog something to worry about? We saw Processor context corrupt once\n"
-    assert not fired(SYM, told_facts(text))
+    assert not fired("host-machine-check-uncorrected", told_facts(text))
 
 
 def test_read_from_the_nodes_kernel_log():
     lines = find_messages("[    0.064265] mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 4: a600000000020408\n",
                           families=("kernel_hwerr",))
     g = facts("h100-kvm-1gpu", **{"kernel_log.messages": [dict(m, source="dmesg") for m in lines]})
-    (f,) = fired(SYM, g)
+    (f,) = fired("host-machine-check-uncorrected", g)
     assert f.message.startswith("this node's kernel log") and f.evidence.get("kernel_log.line") == 1
     corrected = find_messages("[    0.644338] mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 17: dc2040000000011b\n",
                               families=("kernel_hwerr",))
-    assert not fired(SYM, facts("h100-kvm-1gpu", **{"kernel_log.messages": [dict(m, source="dmesg") for m in corrected]}))
+    assert not fired("host-machine-check-uncorrected", facts("h100-kvm-1gpu", **{"kernel_log.messages": [dict(m, source="dmesg") for m in corrected]}))
