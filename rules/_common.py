@@ -91,12 +91,14 @@ def nccl_shm_cause(f: FactView) -> Optional[dict]:
 
 
 # Kernel-log lines since boot that a rule may take from the node itself: the GPU's own condition (Xids,
-# the driver's NVRM notices, amdgpu's ring timeouts) and the host memory's (EDAC).
+# the driver's NVRM notices, amdgpu's ring timeouts), the host memory's (EDAC) and the CPU's
+# uncorrected machine checks (kernel_hwerr.toml, read by rules/machine_checks.py).
 # An Xid blamed on an application (gpu-xid-application-fault) is left to pastes: on a shared node
 # it is another job's bug, not this job's.
 _FROM_KERNEL_LOG = frozenset({"gpu-fallen-off-bus", "gpu-xid-reset-required", "ecc-uncorrectable-errors", "nvlink-errors",
                               "row-remap-pending", "host-dram-ecc-errors", "gpu-hardware-faulty",
-                              "amdgpu-job-timeout-too-short", "secure-boot-blocks-nvidia-module"})
+                              "amdgpu-job-timeout-too-short", "secure-boot-blocks-nvidia-module",
+                              "host-machine-check-uncorrected"})
 
 
 def catalogued(f: FactView, symbol: str) -> list:
