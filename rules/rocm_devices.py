@@ -7,6 +7,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
+from hpcdoctor.knowledge import rocm_gpus
 from hpcdoctor.rules._common import catalogued, cuda_gpus, ticket_symptoms, told_evidence, told_text
 
 # What says the user may not open /dev/kfd, by itself (knowledge/messages/kfd.toml): rocminfo's
@@ -109,7 +110,8 @@ def rocm_kfd_permission_denied(f: FactView) -> Iterator[Hit]:
 _OUT_OF_RESOURCES = "hsa:HSA_STATUS_ERROR_OUT_OF_RESOURCES"
 _IN_DOCKER = "prose:docker-said"
 _NOT_THE_CONTAINER = ("kfd:amdkfd-asic-not-supported", "kfd:amdkfd-gc-ip-not-supported", "kfd:rocminfo-kfd-open-refused",
-                    "kfd:rocminfo-group-member")
+                    "kfd:rocminfo-group-member", "kfd:amdgpu-kfd-not-supported-on-asic", "kfd:kfd-did-missing",
+                    "kfd:kfd-probe-failed", "kfd:kfd-hawaii-experimental", "kfd:kfd-pci-atomics-rejected")
 _CONTAINER_FIX = ("docker run -it --device=/dev/kfd --device=/dev/dri --group-add video --group-add render "
                   "--security-opt seccomp=unconfined IMAGE rocminfo   # the devices and their groups passed in\n"
                   "ls -l /dev/kfd /dev/dri/renderD*; id -nG   # inside the container: the nodes exist and the user is in "
@@ -128,12 +130,67 @@ def _container_out_of_resources(f: FactView, symptoms: dict) -> Iterator[Hit]:
               fix=_CONTAINER_FIX, evidence=told_evidence(s), severity="warning")
 
 
-_UNSUPPORTED_FIX = ("sudo dmesg | grep -i 'not supported in kfd'   # the GPU the kernel's KFD refuses\n"
+_UNSUPPORTED_FIX = ("sudo dmesg | grep -iE 'not supported in kfd|kfd not supported'   # the GPU the kernel's KFD refuses\n"
                     "lspci -nn -d 1002: | grep -Ei 'vga|display|3d'   # the GPU: ROCm runs only on one its release "
                     "lists (rocm.docs.amd.com, system requirements)")
 _NEWER_KERNEL_FIX = ("uname -r   # this kernel's KFD does not know the GPU's graphics IP\n"
                      "sudo dmesg | grep -i 'not supported in kfd'   # after installing a newer kernel (or the amdgpu-dkms "
                      "of a ROCm release that lists this GPU) and rebooting: no line")
+_OLD_DRIVER_FIX = ("modinfo -F filename amdgpu; dkms status   # which amdgpu is loaded: the kernel's own, or ROCm's "
+                   "amdgpu-dkms built for this kernel\n"
+                   "lspci -nn -d 1002: | grep -Ei 'vga|display|3d'   # the GPU and its device id\n"
+                   "sudo dmesg | grep -iE 'kfd not supported|not supported in kfd'   # after a kernel (or amdgpu-dkms) "
+                   "new enough for this GPU and a reboot: no line")
+_HAWAII_FIX = ("lspci -nn -d 1002: | grep -Ei 'vga|display|3d'   # a Hawaii GPU (Radeon R9 290/390, FirePro W9100)\n"
+               "# KFD drives it only with amdgpu.exp_hw_support=1 on the kernel command line, and no ROCm release "
+               "lists it: use a GPU a release lists (rocm.docs.amd.com, system requirements)")
+# The kernel's KFD refusing a GPU (knowledge/messages/kfd.toml), by what the line tells: a chip KFD has
+# no case for (whichever kernel), an ASIC or device id this amdgpu build does not know (4.x-5.x), a
+# graphics IP this kernel does not know, Hawaii left off unless exp_hw_support.
+_ASIC_UNKNOWN = ("kfd:amdgpu-kfd-not-supported-on-asic", "kfd:kfd-did-missing", "kfd:kfd-probe-failed")
+_GC_IP = "kfd:amdkfd-gc-ip-not-supported"
+_HAWAII = "kfd:kfd-hawaii-experimental"
+
+
+def _named_amd(f: FactView) -> list:
+    return [g for g in f.get("ticket.amd_gpus_named") or [] if isinstance(g, dict)]
+
+
+def _never_chip(f: FactView):
+    """The first AMD GPU the paste names (lspci, lshw, prose) that is a chip KFD never drives, with
+    the chip (knowledge/rocm_gpus.toml kfd_chip); (None, None) where none is."""
+    for g in _named_amd(f):
+        c = rocm_gpus.kfd_chip(f"{g.get('text', '')} {g.get('gpu', '')}")
+        if c is not None:
+            return g, c
+    return None, None
+
+
+def _lspci_other(f: FactView):
+    """The first AMD GPU an lspci line names (its pci.ids name, so its chip is known) that is not a chip
+    KFD never drives: a GPU the KFD of a kernel new enough for it takes (kfd_device.c kgd2kfd_probe)."""
+    for g in _named_amd(f):
+        if g.get("lspci") and rocm_gpus.kfd_chip(f"{g.get('text', '')} {g.get('gpu', '')}") is None:
+            return g
+    return None
+
+
+def _rocm_listed(f: FactView):
+    """The first AMD GPU the paste names that some ROCm release lists as supported, with those series."""
+    for g in _named_amd(f):
+        for name in g.get("names") or [g.get("gpu")]:
+            series = rocm_gpus.supported_by(rocm_gpus.name_key(name), None) if name else []
+            if series:
+                return name, series
+    return None, None
+
+
+def _after_hsa(f: FactView) -> str:
+    s = ticket_symptoms(f).get(_OUT_OF_RESOURCES)
+    if s is None:
+        return ""
+    return (f"; hsa_init's HSA_STATUS_ERROR_OUT_OF_RESOURCES on line {s.get('line')} follows from it (the runtime "
+            "could not open KFD with a GPU, not a lack of memory)")
 
 
 @rule("GPU019", "rocm-gpu-unsupported", "error", "the kernel's KFD does not support this AMD GPU: ROCm cannot use it",
@@ -143,32 +200,93 @@ def rocm_gpu_unsupported(f: FactView) -> Iterator[Hit]:
     What it detects:
         In a pasted kernel log, the amdgpu driver's KFD refusing a GPU: "kfd kfd: amdgpu:
         PITCAIRN not supported in kfd" (a GPU family KFD never supported: TAHITI, PITCAIRN,
-        OLAND, TOPAZ and the other pre-GCN3 chips) or "GC IP 0b0004 not supported in kfd" (a
-        graphics IP this kernel's KFD does not know yet).
+        OLAND, TOPAZ and the other pre-GCN3 chips), "GC IP 0b0004 not supported in kfd" (a
+        graphics IP this kernel's KFD does not know yet), the 4.x-5.x kernels' "kfd not supported
+        on this ASIC" ("kfd2kgd: " from ROCm's DKMS driver), "DID 6810 is missing in
+        supported_devices" and "kgd2kfd_probe failed", and "KFD support on Hawaii is experimental".
+        For the older wordings, which do not name the chip, the AMD GPU the paste names (lspci,
+        lshw's product, by pci.ids name or 1002:xxxx id) tells a chip KFD never drives
+        (knowledge/rocm_gpus.toml kfd_chip, from amdgpu_drv.c's PCI ids) from a GPU a ROCm
+        release lists, whose driver is too old. Without a kernel line: hsa_init's
+        HSA_STATUS_ERROR_OUT_OF_RESOURCES (rocminfo's "Call returned 4104") or rocminfo's refused
+        open of /dev/kfd, beside an lspci/lshw line naming such a chip as the only AMD GPU.
 
     Why it matters:
         Without KFD there is no ROCm compute on the GPU: rocminfo cannot open /dev/kfd (its
         "Cannot allocate memory" or "No such file or directory") and the HSA runtime reports
-        HSA_STATUS_ERROR_OUT_OF_RESOURCES, which looks like a user-space problem. Reinstalling
-        ROCm or adding groups changes nothing.
+        HSA_STATUS_ERROR_OUT_OF_RESOURCES (ROCR's Runtime::Load when hsaKmtOpenKFD fails), which
+        looks like a resource shortage or a user-space problem. Reinstalling ROCm or adding
+        groups changes nothing.
 
     How to fix:
         For a chip family KFD never supported, ROCm cannot use the GPU: use one ROCm's release
-        lists. For an unknown graphics IP, a newer kernel (or the amdgpu-dkms driver of a ROCm
-        release that lists the GPU) may know it.
+        lists. For an unknown graphics IP, or a listed GPU on a driver older than its KFD support,
+        a newer kernel (or the amdgpu-dkms driver of a ROCm release that lists the GPU) may know it.
 
     References:
         - https://rocm.docs.amd.com/projects/install-on-linux/en/latest/reference/system-requirements.html
         - https://github.com/torvalds/linux/blob/master/drivers/gpu/drm/amd/amdkfd/kfd_device.c (kgd2kfd_probe)
+        - https://github.com/torvalds/linux/blob/master/drivers/gpu/drm/amd/amdgpu/amdgpu_drv.c (pciidlist)
         - https://github.com/ROCm/legacy-rocm-build/issues/2232 (PITCAIRN not supported in kfd)
+        - https://github.com/ROCm/legacy-rocm-build/issues/538 (R9 270X: kfd not supported on this ASIC)
+        - https://github.com/ROCm/ROCm/issues/572 (Vega FE on an in-box driver: kfd not supported on this ASIC)
     """
-    for s in catalogued(f, "rocm-gpu-unsupported"):
-        gc_ip = s.get("id") == "kfd:amdkfd-gc-ip-not-supported"
-        what = ("this kernel's KFD does not know the GPU's graphics IP: no ROCm compute on it with this kernel" if gc_ip
-                else "the kernel's KFD does not support this GPU family: ROCm cannot use it")
-        yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\")",
-                  fix=_NEWER_KERNEL_FIX if gc_ip else _UNSUPPORTED_FIX, evidence=told_evidence(s))
+    told = catalogued(f, "rocm-gpu-unsupported")
+    after = _after_hsa(f)
+    for s in told:
+        sid = s.get("id")
+        line = f"(line {s.get('line')}: \"{told_text(s)}\")"
+        if sid == _GC_IP:
+            yield Hit(message=f"this kernel's KFD does not know the GPU's graphics IP: no ROCm compute on it with this "
+                              f"kernel {line}{after}", fix=_NEWER_KERNEL_FIX, evidence=told_evidence(s))
+        elif sid == _HAWAII:
+            yield Hit(message=f"the kernel's KFD leaves this Hawaii GPU out unless amdgpu.exp_hw_support=1, and no ROCm "
+                              f"release lists it {line}{after}", fix=_HAWAII_FIX, evidence=told_evidence(s))
+        elif sid in _ASIC_UNKNOWN:
+            g, chip = _never_chip(f)
+            listed, series = _rocm_listed(f)
+            if chip is not None:
+                yield Hit(message=f"this amdgpu driver has no KFD for the GPU {line}: the paste names {g.get('gpu')} "
+                                  f"(line {g.get('line')}), a {chip['chip']} chip ({chip['family']}) that the kernel's "
+                                  f"KFD never drives: ROCm cannot use it{after}",
+                          fix=_UNSUPPORTED_FIX, evidence=told_evidence(s))
+            elif listed or _lspci_other(f):
+                which = (f"{listed}, which ROCm {', '.join(series[:3])} lists" if listed else
+                         f"{_lspci_other(f).get('gpu')} (lspci, line {_lspci_other(f).get('line')}), not a chip the "
+                         f"kernel's KFD never drives")
+                yield Hit(message=f"this amdgpu driver has no KFD for the GPU {line}, and the paste names {which}: the "
+                                  f"amdgpu loaded is older than this GPU's KFD support (a distribution's own driver "
+                                  f"rather than ROCm's amdgpu-dkms for this kernel){after}",
+                          fix=_OLD_DRIVER_FIX, evidence=told_evidence(s))
+            else:
+                yield Hit(message=f"this amdgpu driver has no KFD for the GPU {line}: a chip KFD never supported (Tahiti, "
+                                  f"Pitcairn, Cape Verde, Oland, Hainan, Bonaire, Topaz) or a driver older than the GPU's "
+                                  f"KFD support{after}", fix=_UNSUPPORTED_FIX + "\n" + _OLD_DRIVER_FIX,
+                          evidence=told_evidence(s))
+        else:
+            yield Hit(message=f"the kernel's KFD does not support this GPU family: ROCm cannot use it {line}{after}",
+                      fix=_UNSUPPORTED_FIX, evidence=told_evidence(s))
         return
+    yield from _failed_on_a_never_chip(f)
+
+
+# No kernel line, but ROCm failed to reach KFD where the only AMD GPU the paste names is a chip KFD
+# never drives: that chip is the cause whatever else is set up.
+_KFD_FAILED = (_OUT_OF_RESOURCES, "kfd:rocminfo-kfd-open-refused")
+
+
+def _failed_on_a_never_chip(f: FactView) -> Iterator[Hit]:
+    symptoms = ticket_symptoms(f)
+    s = next((symptoms[k] for k in _KFD_FAILED if k in symptoms), None)
+    if s is None:
+        return
+    g, chip = _never_chip(f)
+    if chip is None or chip["kfd"] != "never" or len(_named_amd(f)) != 1:
+        return   # none, or another AMD GPU beside it (an APU's graphics with a supported card) may be the one used
+    yield Hit(message=f"ROCm could not reach the kernel's KFD (line {s.get('line')}: \"{told_text(s)}\") on a node whose "
+                      f"only AMD GPU the paste names is {g.get('gpu')} (line {g.get('line')}), a {chip['chip']} chip "
+                      f"({chip['family']}) that the kernel's KFD never drives: ROCm cannot use it",
+              fix=_UNSUPPORTED_FIX, evidence={**told_evidence(s), "ticket.amd_gpu": g.get("text")})
 
 
 _LOCKUP_FIX = (

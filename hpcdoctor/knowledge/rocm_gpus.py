@@ -118,3 +118,24 @@ def supported_by(key: Optional[FrozenSet[str]], gfx: Optional[str]) -> List[str]
         if ok or (gfx and gfx in r.get("targets", [])):
             out.append(r["series"])
     return out
+
+
+_PCI_ID = re.compile(r"\b1002:([0-9a-fA-F]{4})\b")
+
+
+def kfd_chip(text: str) -> Optional[Dict[str, Any]]:
+    """The chip of the table's ``kfd_chip`` list (one the kernel's KFD never drives, or HAWAII, only
+    experimentally) that a line naming an AMD GPU names: by lspci -nn's "1002:6810" device id, else by
+    a pci.ids device name ("Curacao XT / Trinidad XT [Radeon R7 370 / R9 270X/370X]", lshw's product)
+    standing as words of its own in the line. None where the line names none of them."""
+    chips = knowledge.load("rocm_gpus").get("kfd_chip", [])
+    for m in _PCI_ID.finditer(text or ""):
+        did = m.group(1).lower()
+        for c in chips:
+            if did in c["ids"]:
+                return c
+    named = [(n, c) for c in chips for n in c["names"]]
+    for n, c in sorted(named, key=lambda nc: -len(nc[0])):
+        if re.search(r"(?<![\w/-])" + re.escape(n) + r"(?![\w/-])", text or ""):
+            return c
+    return None

@@ -14,8 +14,9 @@ from typing import Any, Dict, List, Optional
 from hpcdoctor.triage.budget import _in_time
 
 # lspci names the chip, then the boards in brackets; the chip alone where there is no bracket
-# (an APU's "Barcelo", "Renoir").
-_LSPCI = re.compile(r"\[AMD/ATI\][ \t]{1,3}(?P<chip>[A-Za-z0-9][A-Za-z0-9 .\-]{0,40}?)[ \t]{0,3}"
+# (an APU's "Barcelo", "Renoir"). A chip may carry a slash ("Curacao XT / Trinidad XT [Radeon R7 370 /
+# R9 270X/370X]", pci.ids 1002:6810).
+_LSPCI = re.compile(r"\[AMD/ATI\][ \t]{1,3}(?P<chip>[A-Za-z0-9][A-Za-z0-9 ./\-]{0,40}?)[ \t]{0,3}"
                     r"(?:\[(?P<boards>[^\]\n]{1,100})\]|\(rev|$)", re.M)
 _PROSE = re.compile(
     r"(?<![\w-])(?P<name>(?:AMD[ \t]{1,3})?(?:"
