@@ -248,6 +248,20 @@ def stop_store_server(proc):
         proc.wait()
 
 
+def await_report(path, timeout):
+    """This node's report, once hpcdoctor has written it. The node check runs while this process
+    imports torch, and either may finish first: on a loaded node the check was still running when a
+    quick import ended, and opening the file at once failed (FileNotFoundError). The report is
+    written whole (os.replace), so a file that exists is complete."""
+    give_up = time.monotonic() + timeout
+    while not os.path.exists(path):
+        if time.monotonic() > give_up:
+            raise SystemExit("hpcdoctor cluster: this node's check wrote no report in %.0f s" % timeout)
+        time.sleep(0.05)
+    with open(path) as fh:
+        return json.load(fh)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--report", required=True)
@@ -267,8 +281,7 @@ def main():
     spawned = spawn_store_server(port, world, args.timeout) if rank == 0 else None
     from torch.distributed import TCPStore
 
-    with open(args.report) as fh:
-        mine = json.load(fh)
+    mine = await_report(args.report, args.timeout)
     deadline = time.monotonic() + args.timeout
     server, server_kind, ceiling = await_store_server(spawned, args.timeout) if rank == 0 else (None, None, None)
     # Where the server would not start (no /proc, an odd interpreter) rank 0 hosts it as torch does,
