@@ -101,16 +101,6 @@ _PROGRAM_FIX = {
 }
 
 
-def _entry_of(sid: str) -> dict:
-    """The catalogue entry behind a symptom id ("tgi:cuda-capability-not-supported"), {} if none."""
-    family, _, key = sid.partition(":")
-    for fam in messages.families((family,)):
-        entry = fam.by_key.get(key)
-        if entry is not None:
-            return entry.data
-    return {}
-
-
 def program_refusal(f: FactView, gpu) -> Optional[Hit]:
     """A program that is not torch refusing the GPU for its capability (TGI, PG-Strom): the GPU and
     its capability as the program printed them, else as the paste names them (NVIDIA's, not for
@@ -119,7 +109,7 @@ def program_refusal(f: FactView, gpu) -> Optional[Hit]:
     if s is None:
         return None
     family = str(s.get("family"))
-    entry = _entry_of(str(s.get("id")))
+    entry = messages.entry_data(str(s.get("id")))
     program = entry.get("program") or family
     rocm = "ROCm" in str(program)
     cc = s.get("cc") or (f"{s['major']}.{s['minor']}" if s.get("major") and s.get("minor") and not rocm else None)

@@ -15,16 +15,6 @@ from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 SYMBOL = "assembler-too-old"
 
 
-def _entry(sid: str) -> dict:
-    """The gas.toml entry of a symptom id: its extension, -mno- switch and release, {} if none."""
-    family, _, key = sid.partition(":")
-    for fam in messages.families((family,)):
-        entry = fam.by_key.get(key)
-        if entry is not None:
-            return entry.data
-    return {}
-
-
 def _fix(extensions: List[dict]) -> str:
     mno = " ".join(dict.fromkeys(str(e.get("mno")) for e in extensions if e.get("mno")))
     newer = next((str(e["release"]) for e in extensions if e.get("release")), "")
@@ -73,7 +63,7 @@ def assembler_too_old(f: FactView) -> Iterator[Hit]:
     told = catalogued(f, SYMBOL)
     if not told:
         return
-    extensions = [_entry(str(s.get("id"))) for s in told]
+    extensions = [messages.entry_data(str(s.get("id"))) for s in told]  # gas.toml: extension, -mno- switch, release
     names = list(dict.fromkeys(str(e.get("isa")) for e in extensions if e.get("isa")))
     first = told[0]
     what = str(first.get("mnemonic") or ("%" + str(first.get("register") or "")))

@@ -259,6 +259,17 @@ def families(ids: Optional[Tuple[str, ...]] = None) -> Tuple[Family, ...]:
     return tuple(_family_at(p, st) for p, st in zip(paths, stamps))
 
 
+def entry_data(sid: str) -> Dict[str, Any]:
+    """The catalogue entry behind a symptom id ("gas:avx512-unknown", family:key): its fields (a
+    release, a switch, a minimum capability the message does not print), {} if none."""
+    family, _, key = sid.partition(":")
+    for fam in families((family,)):
+        entry = fam.by_key.get(key)
+        if entry is not None:
+            return entry.data
+    return {}
+
+
 def problems(fam: Family, known_rules: frozenset = frozenset()) -> List[str]:
     """How a family breaks the schema (``messages/README.md``); empty when it follows it. With
     ``known_rules``, every rule an entry feeds must exist or be declared proposed."""
