@@ -411,8 +411,8 @@ def torch_extension_version_mismatch(f: FactView) -> Iterator[Hit]:
 
 
 @rule("SW025", "bitsandbytes-cuda-binary-missing", "warning", "bitsandbytes has no binary for this CUDA version",
-      impact=7, also={"info": "bitsandbytes looked a GPU function up in its CPU library, and the paste does not show "
-                              "that torch saw a GPU"})
+      impact=7, also={"info": "bitsandbytes loaded its CPU library (or looked a GPU function up in it), and the paste does "
+                              "not show that torch saw a GPU"})
 def bitsandbytes_cuda_binary_missing(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -430,7 +430,8 @@ def bitsandbytes_cuda_binary_missing(f: FactView) -> Iterator[Hit]:
         "libbitsandbytes_cpu.so: undefined symbol: cadam32bit_grad_fp32" alone, which says the CPU
         library was loaded where GPU code was wanted but not that a GPU was there (0.39-0.42 print
         it from their own probe, on a machine without a GPU too). "compiled without GPU support"
-        alone stays silent: a machine without a GPU prints it as well.
+        (or the CPU library's path) alone is info as well: a machine without a GPU prints it too,
+        so it establishes the CPU library, not a fault.
 
     Why it matters:
         bitsandbytes ships one library per CUDA version; without the one for the CUDA that torch
@@ -481,8 +482,8 @@ _BNB_PATHS = ("frameworks:bnb-nonexistent-dirs", "frameworks:bnb-dir-without-lib
 
 
 def _bnb_cpu_library_where_gpu_wanted(sym: dict):
-    """bitsandbytes' CPU library loaded, with the evidence that a GPU was there (a warning) or that GPU
-    code was looked up in it (info); None where only the CPU library shows (a machine without a GPU)."""
+    """bitsandbytes' CPU library loaded, with the evidence that a GPU was there (a warning), or alone or with
+    GPU code looked up in it (info: a machine without a GPU prints it too)."""
     loaded = sym.get("frameworks:bnb-compiled-without-gpu") or sym.get("frameworks:bnb-bin-cpu")
     binary = sym.get("frameworks:bnb-loading-binary")
     if loaded is None and binary is not None and "libbitsandbytes_cpu" in str(binary.get("path") or ""):
@@ -490,7 +491,18 @@ def _bnb_cpu_library_where_gpu_wanted(sym: dict):
     symbol = sym.get("frameworks:bnb-cpu-undefined-symbol")
     seen = next((sym[k] for k in _BNB_GPU_SEEN if k in sym), None)
     if seen is None and symbol is None:
-        return None
+        if loaded is None:
+            return None
+        return Hit(message=f"bitsandbytes loaded its CPU library (line {loaded.get('line')}: \"{told_text(loaded)}\"): its "
+                           "GPU functions (8-bit optimizers, 4/8-bit quantisation) are unavailable in this process. The "
+                           "paste does not show whether torch saw a GPU: on a machine without one this is expected; "
+                           "where this node has one, bitsandbytes found no CUDA library for it.",
+                   fix="python -c 'import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())'   "
+                       "# whether torch sees a GPU at all, and the CUDA it was built with\n"
+                       "python -m bitsandbytes   # the CUDA version it detected and the library it loaded\n"
+                       "pip install -U bitsandbytes   # 0.43 and later pick their CUDA library from torch's own CUDA "
+                       "version and ship it in the wheel",
+                   evidence=ticket_evidence(loaded), severity="info")
     if loaded is None and symbol is None:
         return None
     paths = [sym[k] for k in _BNB_PATHS if k in sym]
