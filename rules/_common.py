@@ -163,6 +163,13 @@ def told_text(s: dict) -> str:
     text = str(s.get("text", "")).strip()
     if len(text) > 2 and text[0] == text[-1] and text[0] in "\"'`":
         text = text[1:-1].strip()
+    # A long line whose message stands past the first 120 characters (a Lua or Java error prefixed with
+    # the chain of files that re-raised it) is quoted from just before the message, not from its start:
+    # the quote is there to show what was read.
+    matched = str(s.get("matched") or "").strip()[:40]
+    at = text.find(matched) if matched and len(text) > 120 else -1
+    if at > 100:
+        return "..." + text[at - 20:at + 100]
     return text[:120]
 
 

@@ -153,7 +153,10 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
         and ROCm wheel builds bundle or load (hpcdoctor/knowledge/messages/libraries.toml).
         PaddlePaddle's own words for it (its dynload: "Cannot load cudnn shared library. Cannot
         invoke method cudnnGetVersion", "Failed to find dynamic library: libcudnn.so"), and cuDNN
-        9's CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED, are read as the library they name.
+        9's CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED, are read as the library they name. A build's
+        link step that finds no CUDA library ("ld: cannot find -lcudart", lld's "unable to find
+        library -lcublas") is the same missing library at build time: its fix is the package that
+        holds the unversioned lib<name>.so, or LIBRARY_PATH.
 
     Why it matters:
         The program was built against a CUDA (or ROCm) runtime that is not where the loader looks:
@@ -191,6 +194,12 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
     if not told:
         return
     s = told[0]
+    if str(s.get("id", "")).startswith("linker:"):
+        yield _link_library_missing(s)
+        return
+    if s.get("id") == _CUDNN_TORCH:
+        yield _cudnn_torch_not_found(s)
+        return
     lib = str(s.get("library") or _LIBRARY_OF.get(s.get("id")) or s.get("key") or "")
     version = s.get("version")
     so = f"{lib}.so" + (f".{version}" if version else "")
@@ -243,6 +252,56 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
                   "ldd \"$(python -c 'import mmcv, os; print(os.path.dirname(mmcv.__file__))')\"/_ext*.so | grep 'not found'   "
                   "# the failing package's own extension (mmcv here: use yours)",
               evidence={**told_evidence(s), "library": so})
+
+
+_CUDNN_TORCH = "cudnn_checks:cudnn-torch-not-found"
+
+
+def _cudnn_torch_not_found(s) -> Hit:
+    """Torch7's cudnn.torch (Lua): one cuDNN major per branch, found by name on the loader's path or,
+    from R5, at CUDNN_PATH. A Jupyter kernel (iTorch) is started without the login shell's .bashrc."""
+    major = str(s.get("version") or "")
+    so = f"libcudnn.so.{major}" if major else "libcudnn.so"
+    return Hit(message=f"Torch7's cudnn bindings cannot load {so} (line {s.get('line')}: \"{told_text(s)}\"): their branch "
+                       f"binds cuDNN {major or 'of one major'} only, and no file of that major is on this process's library "
+                       "path or at CUDNN_PATH",
+               fix=f"ls /usr/local/cuda*/lib64/{so}* /usr/local/lib/{so}* 2>/dev/null   # a cuDNN {major} install: "
+                   "another major's file does not do (the bindings' branch must match it)\n"
+                   f"export CUDNN_PATH=/usr/local/cuda/lib64/{so}   # the file itself, where the ls found it: the "
+                   "bindings from R5 on try it first\n"
+                   "jupyter kernelspec list   # a notebook kernel does not read .bashrc: put CUDNN_PATH or "
+                   "LD_LIBRARY_PATH in its kernel.json \"env\"",
+               evidence={**told_evidence(s), "library": so})
+
+
+# The split conda packages whose -dev output holds a library's unversioned link (lib<name>.so, what
+# -l<name> finds): conda-forge/cuda-cudart-feedstock recipe/meta.yaml @ 672c8a48 (cuda-cudart-dev:
+# lib/libcu*.so), conda-forge/libcublas-feedstock recipe/meta.yaml @ ff9ac4da (libcublas-dev:
+# lib/lib*blas*.so). Only these two are named; for the others the listing shows what is there.
+_CONDA_DEV = {"cudart": "cuda-cudart-dev", "cudadevrt": "cuda-cudart-static", "cudart_static": "cuda-cudart-static",
+              "cublas": "libcublas-dev", "cublasLt": "libcublas-dev", "nvblas": "libcublas-dev"}
+
+
+def _link_library_missing(s) -> Hit:
+    """A build's link step found no lib<name>.so of a CUDA library: the link line's folders, not the
+    loader's, so the fix is the -dev package or LIBRARY_PATH, not LD_LIBRARY_PATH."""
+    name = str(s.get("library") or "")
+    linker = str(s.get("linker") or "")
+    conda = "conda" in linker   # conda's compilers are <triple>-conda-linux-gnu-*: the environment's own ld
+    lines = [f'ls "${{CONDA_PREFIX:-/nonexistent}}"/lib/lib{name}.so* "${{CUDA_HOME:-/usr/local/cuda}}"/lib64/lib{name}.so* '
+             f"2>/dev/null   # the link needs lib{name}.so itself (no version suffix), which only a development "
+             "package installs"]
+    if conda and name in _CONDA_DEV:
+        lines.append(f"conda install -c conda-forge {_CONDA_DEV[name]} \"cuda-version=$(python -c 'import torch; "
+                     "print(torch.version.cuda)')\"   # CUDA 12 and later (the split packages), into the environment whose ld failed: the link library of the "
+                     "CUDA torch was built with")
+    lines.append('export LIBRARY_PATH="${CUDA_HOME:-/usr/local/cuda}/lib64${LIBRARY_PATH:+:$LIBRARY_PATH}"   # or a '
+                 "toolkit's own lib64: gcc passes LIBRARY_PATH's folders to the linker for -l names (then rebuild)")
+    where = "the conda environment's linker" if conda else "the linker"
+    return Hit(message=f"the build's link step cannot find lib{name} (line {s.get('line')}: \"{told_text(s)}\"): "
+                       f"{where} found no lib{name}.so or lib{name}.a in the folders it searched, so the program cannot "
+                       "be built against the CUDA library it needs",
+               fix="\n".join(lines), evidence={**told_evidence(s), "library": f"lib{name}"})
 
 
 # ld.so's own line names the executable: "<program>: error while loading shared libraries: <lib>: ..."
