@@ -46,6 +46,12 @@ def first_symptom(f: FactView, *ids: str) -> Optional[dict]:
     return next((s for s in f.get("ticket.symptoms") or [] if s["id"] in ids), None)
 
 
+def ticket_read(f: FactView) -> list:
+    """Every message read in a pasted ticket, in line order (all matches, any entry); empty on a live
+    node or a snapshot."""
+    return [s for s in f.get("ticket.symptoms") or [] if isinstance(s, dict)]
+
+
 def ticket_all(f: FactView, sid: str) -> list:
     """Every match of one symptom (catalogue entries with all = true: listings, one line each)."""
     return [s for s in f.get("ticket.symptoms") or [] if s["id"] == sid]

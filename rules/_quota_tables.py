@@ -9,6 +9,7 @@ import re
 from typing import List, Optional
 
 from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import ticket_read
 
 _MARKED = {"disk_quota:quota-row-space-over": "space", "disk_quota:quota-row-files-over": "files"}
 _HEADING = ("disk_quota:quota-heading", "disk_quota:quota-columns", "disk_quota:quota-files-over", "disk_quota:quota-blocks-over")
@@ -44,7 +45,7 @@ def _judge(row: dict, what: str, used: object, soft: object, hard: object, grace
 
 def quota_rows(f: FactView) -> List[dict]:
     """Each pasted quota row over a quota, judged: ``blocked`` where writes (or new files) fail."""
-    said = [s for s in f.get("ticket.symptoms") or [] if isinstance(s, dict)]
+    said = ticket_read(f)
     headed = any(s.get("id") in _HEADING for s in said)
     out = []
     for s in said:

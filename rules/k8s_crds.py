@@ -6,11 +6,11 @@ never upgrades them, so a cluster that kept an older CRD refuses the newer chart
 from __future__ import annotations
 
 import re
-from typing import Iterator, List, Optional
+from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import told_evidence, told_text
+from hpcdoctor.rules._common import ticket_read, told_evidence, told_text
 
 SYMBOL = "gpu-operator-crd-outdated"
 
@@ -49,10 +49,6 @@ _FIX = (
     "# a release before v23.9.0 names its file crds/nvidia.com_clusterpolicies_crd.yaml: the release's "
     "deployments/gpu-operator/crds/ lists it"
 )
-
-
-def _symptoms(f: FactView) -> List[dict]:
-    return [s for s in f.get("ticket.symptoms") or [] if isinstance(s, dict)]
 
 
 def _gpu_operator(s: dict) -> Optional[str]:
@@ -103,7 +99,7 @@ def gpu_operator_crd_outdated(f: FactView) -> Iterator[Hit]:
         - https://github.com/kubernetes/apimachinery/blob/master/pkg/runtime/error.go (strictDecodingError)
         - https://github.com/NVIDIA/gpu-operator/issues/342 (unknown field "kernelModuleConfig" in com.nvidia.v1.ClusterPolicy.spec.driver)
     """
-    told = [(s, k) for s in _symptoms(f) if s.get("id") in (_OPENAPI, _STRICT) for k in [_gpu_operator(s)] if k]
+    told = [(s, k) for s in ticket_read(f) if s.get("id") in (_OPENAPI, _STRICT) for k in [_gpu_operator(s)] if k]
     if not told:
         return
     s, kind = told[0]

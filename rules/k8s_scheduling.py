@@ -10,7 +10,7 @@ from typing import Dict, Iterator, List, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import told_evidence, told_text
+from hpcdoctor.rules._common import ticket_read, told_evidence, told_text
 
 SYMBOL = "k8s-pod-unschedulable"
 DRA_SYMBOL = "dra-resource-class-missing"
@@ -59,14 +59,10 @@ _CORDON_FIX = ("kubectl get nodes   # SchedulingDisabled: cordoned (kubectl cord
 _DESCRIBE = "kubectl describe pod {pod} -n {ns}   # Events: the scheduler's latest FailedScheduling message"
 
 
-def _symptoms(f: FactView) -> List[dict]:
-    return [s for s in f.get("ticket.symptoms") or [] if isinstance(s, dict)]
-
-
 def _where(f: FactView) -> Dict[str, str]:
     """The Pending pod's name and namespace where the paste shows them (a kubectl get pods row, the
     kubectl get po -n NS line above it); POD and NAMESPACE where it does not."""
-    syms = _symptoms(f)
+    syms = ticket_read(f)
     row = next((s for s in syms if s.get("id") == _PENDING), None)
     # kubectl get events names the pod in its OBJECT column ("pod/NAME") before the message
     row = row or next((s for s in syms if s.get("id") == _EVENT and s.get("pod")), None)
@@ -150,7 +146,7 @@ def k8s_pod_unschedulable(f: FactView) -> Iterator[Hit]:
         - https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/
         - https://github.com/NVIDIA/k8s-device-plugin/issues/430 (Insufficient nvidia.com/gpu with the preemption suffix)
     """
-    syms = _symptoms(f)
+    syms = ticket_read(f)
     where = _where(f)
     fit = next((s for s in syms if s.get("id") in (_FIT, _NO_NODES)), None)
     event_lines = {s.get("line") for s in syms if s.get("id") == _EVENT}
@@ -216,7 +212,7 @@ def dra_resource_class_missing(f: FactView) -> Iterator[Hit]:
         - https://github.com/kubernetes-sigs/dra-driver-nvidia-gpu/issues/338 (device class gpu.nvidia.com does not exist)
         - https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/dra-intro-install.html
     """
-    syms = _symptoms(f)
+    syms = ticket_read(f)
     told = [x for x in syms if DRA_SYMBOL in (x.get("rules") or [])]   # every line, not one per entry
     # the scheduler's own line ("0/N nodes are available: request gpu: ...") before a title retelling it
     fit_lines = {x.get("line") for x in syms if x.get("id") in (_FIT, _EVENT)}

@@ -7,7 +7,7 @@ from typing import Any, Iterator, Optional, Tuple
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import facts_or_ticket, first_stated, told_evidence, told_text, version_of
+from hpcdoctor.rules._common import facts_or_ticket, first_stated, ticket_read, told_evidence, told_text, version_of
 from hpcdoctor import knowledge
 from hpcdoctor.knowledge.systems import recognise
 
@@ -182,7 +182,7 @@ def nccl_version_seen(f: FactView) -> Tuple[Optional[str], Optional[dict]]:
     """NCCL's version and the pasted line that names it (None for torch's NCCL on the node): NCCL's
     own "NCCL version" line or torch's error that carries it first, then the node's torch, then the
     ticket's words ("NCCL 2.22.3", prose:nccl-version-said)."""
-    symptoms = [s for s in f.get("ticket.symptoms") or [] if isinstance(s, dict)]
+    symptoms = ticket_read(f)
     for s in symptoms:
         if s.get("nccl") and not str(s.get("id", "")).startswith("prose:"):
             return str(s["nccl"]), s
@@ -201,7 +201,7 @@ def nccl_node_issue(f: FactView) -> Optional[Tuple[dict, dict, str, Optional[dic
     if version is None:
         return None
     kernel = _kernel_release(f)
-    symptoms = [s for s in f.get("ticket.symptoms") or [] if isinstance(s, dict)]
+    symptoms = ticket_read(f)
     for issue in _NODE_ISSUES:
         if not _in_range(version, issue["low"], issue["high"]):
             continue
