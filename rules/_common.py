@@ -69,14 +69,30 @@ STRERROR = frozenset(e.lower() for e in knowledge.load("glibc")["strerror"]["tex
 def nccl_shm_cause(f: FactView) -> Optional[dict]:
     """What NCCL's shared-memory failure in a pasted ticket comes from, for the two rules that
     answer it (shm-too-small, nccl-shm-unusable), so that one cause gets one finding:
-    {"kind": "size" | "access", "error": str or None, "symptom": the line that says it,
+    {"kind": "size" | "access" | "attach", "error": str or None, "symptom": the line that says it,
     "size": the bytes NCCL asked for, where a line says}.
     "size": /dev/shm ran out (No space left on device), or NCCL's segment or file could not be
     sized and nothing names another errno (its troubleshooting page gives that as the line printed
     when shared memory is insufficient). "access": another errno (Permission denied, Read-only
-    file system...): a larger /dev/shm would not help. None when no such line was pasted."""
+    file system...): a larger /dev/shm would not help. "attach": only the peer's side failed, opening
+    or mapping a segment another rank created (its "segment" path too). None when no such line was pasted."""
+    attach = next((s for s in f.get("ticket.symptoms") or [] if s["id"] == "nccl:shm-attach-failed"), None)
     calls = [s for s in f.get("ticket.symptoms") or []
              if s["id"] in ("nccl:shm-syscall-failed", "nccl:shm-create-file-failed", "nccl:shm-extend-failed", "nccl:shm-segment-failed")]
+    if attach is not None and not calls:
+        # Attaching to a segment a peer created (src/misc/shmutils.cc: open O_RDWR without O_CREAT, then
+        # mmap): not a /dev/shm too small or unwritable. Its errno is on the line from NCCL 2.22; before,
+        # NCCL printed it on the line above ("Call to open failed : <error>", 2.12-2.15).
+        err = (attach.get("error") or "").strip()
+        if not err:
+            above = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "nccl:nccl-warn"
+                          and isinstance(t.get("line"), int) and isinstance(attach.get("line"), int)
+                          and attach["line"] - 3 <= t["line"] < attach["line"]
+                          and str(t.get("message", "")).startswith("Call to open failed")), None)
+            err = str(above["message"]).split(":", 1)[1].strip() if above else ""
+        return {"kind": "attach", "error": err if err.lower() in STRERROR else None, "symptom": attach,
+                "size": int(attach["size"]) if str(attach.get("size") or "").isdigit() else None,
+                "segment": attach.get("segment")}
     if not calls:
         return None
     errors = []

@@ -196,14 +196,24 @@ def nccl_shm_unusable(f: FactView) -> Iterator[Hit]:
         (NCCL 2.4-2.11, src/include/shm.h), "Error: failed to create shared memory file
         /dev/shm/nccl-..., error Permission denied (13)" (2.22+), or the same errno after
         "Error: failed to extend" or "Error while creating shared memory segment". A full /dev/shm
-        is shm-too-small's; one cause gives one finding.
+        is shm-too-small's; one cause gives one finding. On the peer's side, "Error while attaching
+        to shared memory segment /dev/shm/nccl-... (size N), error: No such file or directory (2)"
+        (src/misc/shmutils.cc; the errno on that line from NCCL 2.22, on the "Call to open failed"
+        line above it before): the peer opens the file another rank created, without creating it.
 
     Why it matters:
         NCCL passes data between ranks on one node through files in /dev/shm whenever GPUs cannot
         reach each other directly; when it may not create them, communicator initialisation fails
         and the job dies with "unhandled system error". A larger /dev/shm does not help: /dev/shm
         is mounted without write access for the user (a tmpfs not of mode 1777, or read-only in a
-        container or sandbox).
+        container or sandbox). Attaching is not creating: No such file or directory there means the
+        creator's file is not in this process's /dev/shm. NCCL itself removes the file only once
+        every peer has mapped it, or when the creating rank fails or aborts first, so the ranks do
+        not share one /dev/shm (separate containers or pods without --ipc=host or a shared /dev/shm
+        mount), the creator died first, or NCCL has a bug: a size of 0 with a truncated path is
+        NCCL's own, a rank reading a peer's cuMem host-buffer descriptor as a /dev/shm path
+        (NVIDIA/nccl PR 2059, issue 2190). Permission denied there: NCCL makes the file mode 0600,
+        so the ranks run as different users.
         A warning where no NCCL line names the call that failed, but NCCL's "unhandled system
         error" comes from inside a docker container (the user says so, or the live node is one):
         docker gives a container a private /dev/shm of 64 MB unless docker run sets --shm-size or
@@ -216,12 +226,20 @@ def nccl_shm_unusable(f: FactView) -> Iterator[Hit]:
         on a bare node an administrator restores mode 1777 (chmod 1777 /dev/shm, the mode systemd
         mounts it with). NCCL_SHM_DISABLE=1 only as a stopgap: traffic between GPUs without
         peer-to-peer access then goes through the network transport (IB or sockets), slower.
+        Attach failing with No such file or directory: every rank of a node in one /dev/shm
+        (docker run --ipc=host for every rank's container, or one container; in Kubernetes one pod);
+        stat -c %d /dev/shm in each rank's environment shows whether it is one; NCCL_SHM_DISABLE=1 as
+        the stopgap; if they do share it, try another NCCL release. Size 0: NCCL_CUMEM_HOST_ENABLE=0
+        on every rank.
 
     References:
         - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting/runtime_and_mpi_issues.html
         - https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-shm-disable
         - https://github.com/NVIDIA/nccl/blob/v2.7.8-1/src/include/shm.h
         - https://github.com/NVIDIA/nccl/issues/328
+        - https://github.com/NVIDIA/nccl/blob/v2.22.3-1/src/misc/shmutils.cc (create, attach, refcount and unlink)
+        - https://github.com/NVIDIA/nccl/issues/1589 (attach: No such file or directory)
+        - https://github.com/NVIDIA/nccl/pull/2059 and https://github.com/NVIDIA/nccl/issues/2190 (attach, size 0)
         - https://kubernetes.io/docs/concepts/storage/volumes/#emptydir
         - https://github.com/systemd/systemd/blob/main/src/shared/mount-setup.c (/dev/shm mode=1777)
         - https://docs.docker.com/reference/cli/docker/container/run/ (--shm-size: 64MB when omitted; --ipc=host)
@@ -232,13 +250,77 @@ def nccl_shm_unusable(f: FactView) -> Iterator[Hit]:
     if not cause:
         yield from _system_error_in_docker(f)
         return
+    if cause["kind"] == "attach":
+        yield from _shm_attach_failed(f, cause)
+        return
     if cause["kind"] != "access":
         return
     s = cause["symptom"]
+    if cause["error"].lower() == _ENOENT:
+        # mkstemp or open(O_CREAT) of /dev/shm/nccl-XXXXXX: ENOENT there is the directory itself.
+        yield Hit(message=f"NCCL could not create its shared-memory file: /dev/shm does not exist here (No such file or "
+                          f"directory while creating, line {s['line']}); a larger /dev/shm would not help. Stopgap only: "
+                          "NCCL_SHM_DISABLE=1 sends traffic between GPUs without P2P over IB or sockets, slower",
+                  fix="ls -ld /dev/shm   # missing: the container or sandbox has no /dev/shm\n" + shm_fix(f, SHM_WRITABLE),
+                  evidence=ticket_evidence(s))
+        return
     yield Hit(message=f"NCCL may not create its shared-memory files in /dev/shm: {cause['error']} (line {s['line']}); "
                       "a larger /dev/shm would not help. Stopgap only: NCCL_SHM_DISABLE=1 sends traffic between GPUs "
                       "without P2P over IB or sockets, slower",
               fix=shm_fix(f, SHM_WRITABLE), evidence=ticket_evidence(s))
+
+
+_ENOENT = "no such file or directory"
+_SHM_STOPGAP = ("NCCL_SHM_DISABLE=1 python train.py   # stopgap only: traffic between GPUs without P2P then goes over "
+                "IB or sockets, slower")
+# The ranks of one node in one /dev/shm: docker's --ipc=host gives every container the host's; in
+# Kubernetes the node's ranks in one pod (containers of a pod share its IPC namespace, and one emptyDir
+# mounted at /dev/shm in each).
+SHM_SHARED = {
+    "kubernetes": "kubectl edit deployment NAME   # one pod for the node's ranks; every container mounts the same emptyDir "
+                  "(medium: Memory) at /dev/shm",
+    "docker": "docker run --ipc=host IMAGE   # every rank's container: they then share the host's /dev/shm (or run all "
+              "of a node's ranks in one container)",
+    "site": "stat -c %d /dev/shm   # in every rank's environment on one node: a different number is a different /dev/shm",
+}
+
+
+def _shm_attach_failed(f: FactView, cause: dict) -> Iterator[Hit]:
+    """NCCL's "Error while attaching to shared memory segment": the peer side, opening (open O_RDWR,
+    no O_CREAT) and mapping a file another rank created (src/misc/shmutils.cc @ v2.22.3-1)."""
+    s, err = cause["symptom"], cause["error"]
+    seg = cause.get("segment") or "the segment"
+    if cause.get("size") == 0:
+        # A size of 0 with a path that is no file: a rank read a peer's cuMem host-buffer descriptor as
+        # a /dev/shm path (transport/shm.cc ncclShmImportShareableBuffer; NVIDIA/nccl PR 2059, issue 2190).
+        yield Hit(message=f"NCCL tried to attach to a shared-memory segment of size 0 ({seg}, line {s['line']}): no file "
+                          "NCCL made has size 0, so the path came from NCCL's own descriptor mix-up, a rank reading a "
+                          "peer's cuMem host buffer as a /dev/shm file (the ranks disagree on cuMem host memory, as with "
+                          "NUMA nodes without CPUs or memory); an NCCL bug, not /dev/shm",
+                  fix="NCCL_CUMEM_HOST_ENABLE=0 python train.py   # every rank: all of them use /dev/shm files again "
+                      "(the setting NCCL's proposed fix, PR 2059, prints)\n" + _SHM_STOPGAP,
+                  evidence=ticket_evidence(s))
+        return
+    if err and err.lower() == _ENOENT:
+        yield Hit(message=f"NCCL could not attach to the shared-memory segment another rank created ({seg}): it is not in "
+                          f"this process's /dev/shm (No such file or directory, line {s['line']}). Attaching is not "
+                          "creating, a larger /dev/shm would not help: the ranks do not share one /dev/shm (separate "
+                          "containers or pods without --ipc=host or a shared /dev/shm), the creating rank failed or "
+                          "aborted first (NCCL then removes its file), or an NCCL release bug (try another NCCL)",
+                  fix=shm_fix(f, SHM_SHARED) + "\n" + _SHM_STOPGAP, evidence=ticket_evidence(s))
+        return
+    if err and err.lower() == "permission denied":
+        yield Hit(message=f"NCCL may not open the shared-memory segment another rank created ({seg}, Permission denied, "
+                          f"line {s['line']}): NCCL creates it readable by its owner only (mode 0600), so the ranks run "
+                          "as different users",
+                  fix="ls -l /dev/shm/nccl-*   # the owner: every rank of the job runs as that one user\n" + _SHM_STOPGAP,
+                  evidence=ticket_evidence(s))
+        return
+    what = f"{err}, " if err else ""
+    yield Hit(message=f"NCCL could not attach to the shared-memory segment another rank created ({seg}, {what}line "
+                      f"{s['line']}); attaching is not creating, a larger /dev/shm would not help: the ranks must share "
+                      "one /dev/shm",
+              fix=shm_fix(f, SHM_SHARED) + "\n" + _SHM_STOPGAP, evidence=ticket_evidence(s))
 
 
 _SHM_GIVEN = ("prose:docker-shm-size-set", "prose:docker-ipc-host-set")
