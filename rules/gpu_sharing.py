@@ -1,6 +1,6 @@
 """GPUs shared with other work: a compute mode that refuses a second process, an MPS daemon a client
 cannot reach, the run-time limit on kernels of a GPU that drives a display (GPU010, GPU021,
-GPU022). Memory another process holds at start is gpu_memory_held.py (GPU011)."""
+GPU022), a CUDA feature MPS does not support (GPU046). Memory another process holds at start is gpu_memory_held.py (GPU011)."""
 
 from __future__ import annotations
 
@@ -165,3 +165,69 @@ def gpu_display_watchdog(f: FactView) -> Iterator[Hit]:
                        "# run on a GPU without a display (CUDA_VISIBLE_DEVICES=<its index>), move the display to another "
                        "GPU or run without the desktop; else a smaller batch makes each kernel shorter"),
                   evidence=told_evidence(s))
+
+
+# CUDA's answers for a feature the configuration does not support (cuda.toml, cuda_driver.toml): MPS
+# returns "operation not supported" where it refuses a feature (a module using dynamic parallelism
+# fails to load), and CUDA 12 added the dynamic-parallelism error whose doc comment names MPS.
+_NOT_SUPPORTED = frozenset(("cuda:cudaErrorNotSupported", "cuda_driver:CUDA_ERROR_NOT_SUPPORTED",
+                            "cuda:cudaErrorCdpNotSupported", "cuda_driver:CUDA_ERROR_CDP_NOT_SUPPORTED"))
+_CDP = frozenset(("cuda:cudaErrorCdpNotSupported", "cuda_driver:CUDA_ERROR_CDP_NOT_SUPPORTED"))
+# What NVIDIA's MPS documentation (When to Use MPS > Considerations > Application Considerations,
+# read 2026-11-28) says MPS does not support.
+_MPS_LIMITS = ("dynamic parallelism (any MPS: a module that uses it fails to load), and on pre-Volta MPS clients "
+               "stream callbacks, CUDA graphs with host nodes, the Video Codec SDK and page-locked host memory beyond "
+               "the size of /dev/shm (on Tegra also cooperative group launches and CUDA IPC)")
+
+
+@rule("GPU046", "mps-unsupported-cuda-feature", "error", "A CUDA feature that MPS does not support fails under MPS",
+      impact=6)
+def mps_unsupported_cuda_feature(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted ticket, a CUDA call failing with "operation not supported"
+        (CUDA_ERROR_NOT_SUPPORTED, cudaErrorNotSupported, 801) or with CUDA 12's dynamic
+        parallelism error (CUDA_ERROR_CDP_NOT_SUPPORTED, cudaErrorCdpNotSupported, 811: "the
+        current configuration, like MPS, does not support it"), where the same paste shows MPS in
+        use: the nvidia-cuda-mps-server process, nvidia-cuda-mps-control, CUDA_MPS_PIPE_DIRECTORY
+        or CUDA_MPS_LOG_DIRECTORY, or a line of MPS's control or server log
+        (knowledge/messages/mps.toml).
+
+    Why it matters:
+        MPS is a different implementation of the CUDA API with documented gaps: dynamic parallelism
+        is not supported at all (CUDA module load fails if the module uses it: cuModuleLoadData
+        returns "operation not supported"); pre-Volta MPS clients also lack stream callbacks, CUDA
+        graphs with host nodes, the Video Codec SDK, and are limited to /dev/shm's size of
+        page-locked memory. The same program works without MPS, so the error reads like a bug or a
+        driver fault when it is the sharing set-up.
+
+    How to fix:
+        Run the job without MPS (stop the daemon: echo quit | nvidia-cuda-mps-control, as the user
+        or administrator who started it, or use a GPU or node where no MPS daemon runs), or build
+        the kernel without the feature (no device-side launches or device-side
+        cudaDeviceSynchronize; no host nodes or stream callbacks before Volta).
+
+    References:
+        - https://docs.nvidia.com/deploy/mps/ (When to Use MPS > Considerations > Application Considerations; Appendix: Common Tasks)
+        - https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html (cudaErrorNotSupported, cudaErrorCdpNotSupported)
+        - https://github.com/heterodb/pg-strom/issues/348
+    """
+    failed = [s for s in catalogued(f, "mps-unsupported-cuda-feature") if s.get("id") in _NOT_SUPPORTED]
+    mps = next((s for s in f.get("ticket.symptoms") or []
+                if isinstance(s, dict) and str(s.get("id", "")).startswith("mps:")), None)
+    if not failed or mps is None:
+        return
+    s = next((t for t in failed if t.get("id") in _CDP), failed[0])
+    text = told_text(s)
+    load = "moduleload" in text.lower().replace("_", "")
+    why = ("a module that uses dynamic parallelism cannot load under MPS" if load or s.get("id") in _CDP
+           else "the call uses a feature MPS does not support")
+    yield Hit(message=f"line {s.get('line')}: \"{text}\" while MPS is in use (line {mps.get('line')}: "
+                      f"\"{told_text(mps)}\"): {why}. MPS does not support {_MPS_LIMITS}",
+              fix=("echo get_server_list | nvidia-cuda-mps-control   # a server listed: this node's GPU work goes "
+                   "through MPS\n"
+                   "echo quit | nvidia-cuda-mps-control   # stop MPS (as the user or admin who started it), then rerun "
+                   "the job without it\n"
+                   "# or keep MPS and drop the feature: no device-side kernel launches or device-side "
+                   "cudaDeviceSynchronize (dynamic parallelism); before Volta no stream callbacks or graph host nodes"),
+              evidence={**told_evidence(s), "mps.line": mps.get("line"), "mps.message": mps.get("id")})
