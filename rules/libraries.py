@@ -205,7 +205,8 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
         return
     s = told[0]
     if s.get("family") == "linker":
-        yield _link_library_missing(f, s)
+        yield _link_library_missing(f, s, [t for t in f.get("ticket.symptoms") or [] if t.get("family") == "linker"
+                                           and "cuda-runtime-library-missing" in (t.get("rules") or [])])
         return
     if s.get("id") in _CUDNN_TORCH_NOT_FOUND:
         yield _cudnn_torch_not_found(f, s)
@@ -291,7 +292,7 @@ def _conda_link_package(name: str) -> tuple:
     return "nvidia", next((pkg for names, pkg in _CONDA_LINK_PACKAGE if name in names), "cuda-libraries-dev")
 
 
-def _link_library_missing(f: FactView, s: dict) -> Hit:
+def _link_library_missing(f: FactView, s: dict, every: list) -> Hit:
     """A linker (GNU ld, gold, lld, ld64) found no link library of a CUDA toolkit, cuDNN or NCCL library:
     the fix is the link library where the build runs: a conda environment's package (its linker is
     conda's, <triple>-conda-linux-gnu's ld, or the paste builds in an environment), else the toolkit's lib64."""
@@ -317,7 +318,13 @@ def _link_library_missing(f: FactView, s: dict) -> Hit:
                "# gcc passes LIBRARY_PATH's folders to the linker (the folder where ls found it, for cuDNN or NCCL "
                "installed elsewhere); then rebuild")
     where = "this conda environment" if conda else "the folders the link searched"
-    return Hit(message=f"the linker found no {link} (line {s.get('line')}: \"{told_text(s)}\"): {where} "
+    others = list(dict.fromkeys(f"lib{t.get('lib')}.so" for t in every if t.get("lib") and t.get("lib") != name))
+    if others:
+        link_all = ", ".join([link] + others)
+        fix += f"\n# the same for {', '.join(others)}: the link named {len(others) + 1} CUDA libraries it could not find"
+    else:
+        link_all = link
+    return Hit(message=f"the linker found no {link_all} (line {s.get('line')}: \"{told_text(s)}\"): {where} "
                        f"{'has' if conda else 'hold'} no link library for -l{name}. A CUDA build needs the toolkit's "
                        "unversioned link library; NVIDIA's pip wheels and a runtime-only conda package carry only the "
                        f"versioned {link}.<major>",
