@@ -153,10 +153,11 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
         and ROCm wheel builds bundle or load (hpcdoctor/knowledge/messages/libraries.toml).
         PaddlePaddle's own words for it (its dynload: "Cannot load cudnn shared library. Cannot
         invoke method cudnnGetVersion", "Failed to find dynamic library: libcudnn.so"), and cuDNN
-        9's CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED, are read as the library they name. A build's
-        link step that finds no CUDA library ("ld: cannot find -lcudart", lld's "unable to find
-        library -lcublas") is the same missing library at build time: its fix is the package that
-        holds the unversioned lib<name>.so, or LIBRARY_PATH.
+        9's CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED, are read as the library they name. At build
+        time, a linker that finds no link library of the toolkit, cuDNN or NCCL (GNU ld's and gold's
+        "cannot find -lcudart", lld's "unable to find library -lcublas", ld64's "library not found
+        for -lcudart"; -lcuda, the driver's, is triton-libcuda-not-found's). Torch7's cudnn.torch
+        ("'libcudnn (R5) not found in library path.", R1-R3's "'libcudnn.so not found").
 
     Why it matters:
         The program was built against a CUDA (or ROCm) runtime that is not where the loader looks:
@@ -172,10 +173,19 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
         longer version (libcudart.so.12.0 for libcudart.so.12) and not under the name asked for,
         the package shipped it without its SONAME link: the finding is info, the fault is the
         package's (its maintainers fix it), and a link of the asked-for name beside the file works
-        around it.
+        around it. A link: the unversioned lib<name>.so, which NVIDIA's pip wheels never carry: in a
+        conda environment (its linker is <triple>-conda-linux-gnu's ld) the channel's -dev package
+        (cuda-cudart-dev, libcublas-dev ...), else the toolkit's lib64 on LIBRARY_PATH. cudnn.torch:
+        the libcudnn of the bindings' major on the library path (DYLD_LIBRARY_PATH on macOS) or
+        CUDNN_PATH naming it (master, R6, R7); a Jupyter kernel reads neither from .bashrc, only
+        from its kernel.json's "env".
 
     References:
         - https://github.com/pytorch/pytorch/blob/main/.ci/manywheel/build_cuda.sh (the CUDA libraries of torch's wheels)
+        - https://anaconda.org/nvidia/cuda-cudart-dev (libcudart.so for a link in a conda environment)
+        - https://github.com/ivan-chai/torch-linear-assignment/issues/2 (ld in a conda environment: cannot find -lcudart)
+        - https://github.com/soumith/cudnn.torch/blob/f53fc2b365421155c102066db60674fb9b802ec2/ffi.lua (the bindings' library search)
+        - https://jupyter-client.readthedocs.io/en/stable/kernels.html#kernel-specs (a kernel's env)
         - https://man7.org/linux/man-pages/man8/ld.so.8.html (the loader's search order)
         - https://github.com/iSEE-Laboratory/LLMDet/issues/32 (mmcv built for CUDA 10.1 on a CUDA 12.1 system)
         - https://github.com/ollama/ollama/issues/602 (libcudart.so.12.0 shipped, libcudart.so.12 looked for)
@@ -194,11 +204,12 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
     if not told:
         return
     s = told[0]
-    if str(s.get("id", "")).startswith("linker:"):
-        yield _link_library_missing(s)
+    if s.get("family") == "linker":
+        yield _link_library_missing(f, s, [t for t in f.get("ticket.symptoms") or [] if t.get("family") == "linker"
+                                           and "cuda-runtime-library-missing" in (t.get("rules") or [])])
         return
-    if s.get("id") == _CUDNN_TORCH:
-        yield _cudnn_torch_not_found(s)
+    if s.get("id") in _CUDNN_TORCH_NOT_FOUND:
+        yield _cudnn_torch_not_found(f, s)
         return
     lib = str(s.get("library") or _LIBRARY_OF.get(s.get("id")) or s.get("key") or "")
     version = s.get("version")
@@ -254,54 +265,107 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
               evidence={**told_evidence(s), "library": so})
 
 
-_CUDNN_TORCH = "cudnn_checks:cudnn-torch-not-found"
+# The conda package that carries each CUDA library's link library (the unversioned lib<name>.so a link
+# with -l<name> needs; NVIDIA's pip wheels carry only lib<name>.so.<major>): the nvidia and conda-forge
+# channels' "-dev" packages of the CUDA 12 redistributables. Checked on anaconda.org (2026-11-28):
+# nvidia/cuda-cudart-dev and conda-forge/cuda-cudart-dev (libcudart.so), anaconda/cuda-cudart-static,
+# nvidia/libcublas-dev; and in conda-forge's recipes, each -dev output listing lib/lib<name>.so:
+# cuda-cudart-feedstock @ 672c8a48 (cuda-cudart-dev), libcublas-feedstock @ ff9ac4da (libcublas-dev),
+# libcufft-feedstock @ 84fe9473 (libcufft-dev), libcurand-feedstock @ 1c493300 (libcurand-dev),
+# cuda-nvtx-feedstock @ e38ee57b (cuda-nvtx-dev; 13.x ships libnvtx3interop, not libnvToolsExt). The
+# others (cuda-nvrtc-dev, libcusolver-dev, libcusparse-dev, libnvjitlink-dev, cuda-cupti-dev,
+# libnvjpeg-dev, libcufile-dev) follow the same naming of the redistributables and were not each
+# read. cuDNN and NCCL: conda-forge's cudnn and nccl.
+_CONDA_LINK_PACKAGE = (
+    (("cudart",), "cuda-cudart-dev"), (("cudart_static", "cudadevrt", "culibos"), "cuda-cudart-static"),
+    (("cublas", "cublasLt", "nvblas"), "libcublas-dev"), (("cufft", "cufftw"), "libcufft-dev"),
+    (("curand",), "libcurand-dev"), (("cusolver", "cusolverMg"), "libcusolver-dev"), (("cusparse",), "libcusparse-dev"),
+    (("nvrtc", "nvrtc-builtins"), "cuda-nvrtc-dev"), (("nvJitLink",), "libnvjitlink-dev"),
+    (("nvToolsExt", "nvtx3interop"), "cuda-nvtx-dev"), (("cupti", "nvperf_host", "nvperf_target", "pcsamplingutil"), "cuda-cupti-dev"),
+    (("nvjpeg",), "libnvjpeg-dev"), (("cufile", "cufile_rdma"), "libcufile-dev"),
+)
 
 
-def _cudnn_torch_not_found(s) -> Hit:
-    """Torch7's cudnn.torch (Lua): one cuDNN major per branch, found by name on the loader's path or,
-    from R5, at CUDNN_PATH. A Jupyter kernel (iTorch) is started without the login shell's .bashrc."""
-    major = str(s.get("version") or "")
-    so = f"libcudnn.so.{major}" if major else "libcudnn.so"
-    return Hit(message=f"Torch7's cudnn bindings cannot load {so} (line {s.get('line')}: \"{told_text(s)}\"): their branch "
-                       f"binds cuDNN {major or 'of one major'} only, and no file of that major is on this process's library "
-                       "path or at CUDNN_PATH",
-               fix=f"ls /usr/local/cuda*/lib64/{so}* /usr/local/lib/{so}* 2>/dev/null   # a cuDNN {major} install: "
-                   "another major's file does not do (the bindings' branch must match it)\n"
-                   f"export CUDNN_PATH=/usr/local/cuda/lib64/{so}   # the file itself, where the ls found it: the "
-                   "bindings from R5 on try it first\n"
-                   "jupyter kernelspec list   # a notebook kernel does not read .bashrc: put CUDNN_PATH or "
-                   "LD_LIBRARY_PATH in its kernel.json \"env\"",
-               evidence={**told_evidence(s), "library": so})
+def _conda_link_package(name: str) -> tuple:
+    """(channel, package) of conda's package with lib<name>.so for a link."""
+    if name.startswith("cudnn"):
+        return "conda-forge", "cudnn"
+    if name == "nccl":
+        return "conda-forge", "nccl"
+    if name.startswith("npp"):
+        return "nvidia", "libnpp-dev"
+    return "nvidia", next((pkg for names, pkg in _CONDA_LINK_PACKAGE if name in names), "cuda-libraries-dev")
 
 
-# The split conda packages whose -dev output holds a library's unversioned link (lib<name>.so, what
-# -l<name> finds): conda-forge/cuda-cudart-feedstock recipe/meta.yaml @ 672c8a48 (cuda-cudart-dev:
-# lib/libcu*.so), conda-forge/libcublas-feedstock recipe/meta.yaml @ ff9ac4da (libcublas-dev:
-# lib/lib*blas*.so). Only these two are named; for the others the listing shows what is there.
-_CONDA_DEV = {"cudart": "cuda-cudart-dev", "cudadevrt": "cuda-cudart-static", "cudart_static": "cuda-cudart-static",
-              "cublas": "libcublas-dev", "cublasLt": "libcublas-dev", "nvblas": "libcublas-dev"}
-
-
-def _link_library_missing(s) -> Hit:
-    """A build's link step found no lib<name>.so of a CUDA library: the link line's folders, not the
-    loader's, so the fix is the -dev package or LIBRARY_PATH, not LD_LIBRARY_PATH."""
-    name = str(s.get("library") or "")
+def _link_library_missing(f: FactView, s: dict, every: list) -> Hit:
+    """A linker (GNU ld, gold, lld, ld64) found no link library of a CUDA toolkit, cuDNN or NCCL library:
+    the fix is the link library where the build runs: a conda environment's package (its linker is
+    conda's, <triple>-conda-linux-gnu's ld, or the paste builds in an environment), else the toolkit's lib64."""
+    name = str(s.get("lib") or "cudart")
     linker = str(s.get("linker") or "")
-    conda = "conda" in linker   # conda's compilers are <triple>-conda-linux-gnu-*: the environment's own ld
-    lines = [f'ls "${{CONDA_PREFIX:-/nonexistent}}"/lib/lib{name}.so* "${{CUDA_HOME:-/usr/local/cuda}}"/lib64/lib{name}.so* '
-             f"2>/dev/null   # the link needs lib{name}.so itself (no version suffix), which only a development "
-             "package installs"]
-    if conda and name in _CONDA_DEV:
-        lines.append(f"conda install -c conda-forge {_CONDA_DEV[name]} \"cuda-version=$(python -c 'import torch; "
-                     "print(torch.version.cuda)')\"   # CUDA 12 and later (the split packages), into the environment whose ld failed: the link library of the "
-                     "CUDA torch was built with")
-    lines.append('export LIBRARY_PATH="${CUDA_HOME:-/usr/local/cuda}/lib64${LIBRARY_PATH:+:$LIBRARY_PATH}"   # or a '
-                 "toolkit's own lib64: gcc passes LIBRARY_PATH's folders to the linker for -l names (then rebuild)")
-    where = "the conda environment's linker" if conda else "the linker"
-    return Hit(message=f"the build's link step cannot find lib{name} (line {s.get('line')}: \"{told_text(s)}\"): "
-                       f"{where} found no lib{name}.so or lib{name}.a in the folders it searched, so the program cannot "
-                       "be built against the CUDA library it needs",
-               fix="\n".join(lines), evidence={**told_evidence(s), "library": f"lib{name}"})
+    text = str(s.get("text", ""))
+    conda = "conda" in linker or "conda" in text
+    link = f"lib{name}.so"
+    find = (f"ls \"${{CONDA_PREFIX:?activate the environment that builds}}\"/lib/{link}* \"$CONDA_PREFIX\"/targets/*/lib/{link}* "
+            f"2>/dev/null   # the environment's {link}: a versioned file alone ({link}.12) is a runtime, not a link library"
+            if conda else
+            f"ls \"${{CUDA_HOME:-/usr/local/cuda}}\"/lib64/{link}* 2>/dev/null; ldconfig -p | grep '{link}'   "
+            f"# where this machine has {link} (the unversioned name is the one -l{name} needs)")
+    if conda:
+        channel, package = _conda_link_package(name)
+        fix = (f"{find}\nconda list | grep -E '^cuda-(version|nvcc|cudart) '   # the CUDA version of the environment: "
+               f"pin the package to it\nconda install -c {channel} {package}   # the package with {link}, the link library; "
+               f"for a CUDA 12.4 environment: conda install -c {channel} {package} cuda-version=12.4\n"
+               'export LIBRARY_PATH="${CUDA_HOME:-/usr/local/cuda}/lib64${LIBRARY_PATH:+:$LIBRARY_PATH}"   # or link '
+               "against the system's CUDA toolkit instead, where the machine has one (gcc passes LIBRARY_PATH to the linker)")
+    else:
+        fix = (f"{find}\nexport LIBRARY_PATH=\"${{CUDA_HOME:-/usr/local/cuda}}/lib64${{LIBRARY_PATH:+:$LIBRARY_PATH}}\"   "
+               "# gcc passes LIBRARY_PATH's folders to the linker (the folder where ls found it, for cuDNN or NCCL "
+               "installed elsewhere); then rebuild")
+    where = "this conda environment" if conda else "the folders the link searched"
+    others = list(dict.fromkeys(f"lib{t.get('lib')}.so" for t in every if t.get("lib") and t.get("lib") != name))
+    if others:
+        link_all = ", ".join([link] + others)
+        fix += f"\n# the same for {', '.join(others)}: the link named {len(others) + 1} CUDA libraries it could not find"
+    else:
+        link_all = link
+    return Hit(message=f"the linker found no {link_all} (line {s.get('line')}: \"{told_text(s)}\"): {where} "
+                       f"{'has' if conda else 'hold'} no link library for -l{name}. A CUDA build needs the toolkit's "
+                       "unversioned link library; NVIDIA's pip wheels and a runtime-only conda package carry only the "
+                       f"versioned {link}.<major>",
+               fix=fix, evidence={**told_evidence(s), "library": link, "linker": linker or None})
+
+
+# Torch7's cudnn.torch: "'libcudnn (R5) not found in library path." (R4-R7), "'libcudnn.so not found" (R1-R3)
+_CUDNN_TORCH_NOT_FOUND = frozenset({"cudnn_checks:cudnn-torch-not-found", "cudnn_checks:cudnn-torch-so-not-found"})
+
+
+def _cudnn_torch_not_found(f: FactView, s: dict) -> Hit:
+    """cudnn.torch loaded no libcudnn of its branch's major: that file on the loader's path of the
+    process that runs torch, or CUDNN_PATH naming it (R6, R7, master read it). A Jupyter kernel
+    (iTorch) is started by the notebook server, not by a login shell: .bashrc's exports never reach it."""
+    major = s.get("version")
+    so = f"libcudnn.so.{major}" if major else "libcudnn.so"
+    lines = [f"ls /usr/local/cuda*/lib64/{so}* /usr/local/lib/{so}* 2>/dev/null; ldconfig -p | grep '{so}'   # where this "
+             f"machine has {so}: none means that cuDNN major is not installed",
+             "export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}   # the folder ls found "
+             f"{so} in, in the shell or job script that runs torch (th, luajit, qlua)"]
+    if "/Users/" in str(s.get("text", "")):
+        # macOS: dyld searches DYLD_LIBRARY_PATH and its fallback path (~/lib, /usr/local/lib, /usr/lib), never
+        # LD_LIBRARY_PATH, for the libcudnn.<n>.dylib the bindings ask for
+        lib = f"libcudnn.{major}.dylib" if major else "libcudnn.dylib"
+        lines = [f"ls /usr/local/cuda/lib/{lib} /Developer/NVIDIA/CUDA-*/lib/{lib} 2>/dev/null   # where this Mac has {lib}",
+                 "export DYLD_LIBRARY_PATH=/usr/local/cuda/lib${DYLD_LIBRARY_PATH:+:$DYLD_LIBRARY_PATH}   # the folder ls "
+                 f"found {lib} in: macOS's loader reads DYLD_LIBRARY_PATH, not LD_LIBRARY_PATH"]
+        so = lib
+    if major and int(major) >= 5:
+        lines.append(f"export CUDNN_PATH=/usr/local/cuda/lib64/{so}   # or the file itself: master (R5), R6 and R7 read CUDNN_PATH")
+    lines.append("jupyter kernelspec list   # in a notebook (iTorch): the kernel does not read .bashrc; put the export in "
+                 "the \"env\" object of that kernel's kernel.json and restart the kernel")
+    return Hit(message=f"Torch7's cudnn.torch bindings{' (R' + str(major) + ')' if major else ''} found no {so} "
+                       f"(line {s.get('line')}: \"{told_text(s)}\"): that cuDNN is not installed, or its folder is not on "
+                       "the library path of the process that ran torch",
+               fix="\n".join(lines), evidence={**told_evidence(s), "library": so})
 
 
 # ld.so's own line names the executable: "<program>: error while loading shared libraries: <lib>: ..."
@@ -717,14 +781,8 @@ def cudnn_version_mismatch(f: FactView) -> Iterator[Hit]:
                           "find: put the cuDNN the program was built for first on LD_LIBRARY_PATH, remove the other",
                       evidence=told_evidence(s))
             return
-        if s.get("id") == "cudnn_checks:cudnn-torch-bindings-version":
-            yield Hit(message=f"cudnn.torch's bindings are for cuDNN {s.get('wanted')}, and the libcudnn loaded is version "
-                              f"{s.get('found')} (line {s.get('line')}): the bindings cannot drive another cuDNN major",
-                      fix=("ldconfig -p | grep libcudnn   # which cuDNN versions the loader can find\n"
-                           "git clone -b R7 https://github.com/soumith/cudnn.torch && cd cudnn.torch && luarocks make cudnn-scm-1.rockspec   "
-                           "# the bindings' branch of the loaded cuDNN's major (R6 for cuDNN 6, R7 for 7)\n"
-                           "export CUDNN_PATH=/usr/local/cuda/lib64/libcudnn.so.5   # or keep these bindings and point them at a cuDNN 5 library"),
-                      evidence=told_evidence(s))
+        if s.get("id") in ("cudnn_checks:cudnn-torch-bindings-version", "cudnn_checks:cudnn-torch-bindings-minimum"):
+            yield _cudnn_torch_bindings(s)
             return
         yield Hit(message=f"torch loaded cuDNN {s.get('found')} (line {s.get('line')}: \"{told_text(s)}\"), which does not "
                           "support this GPU (compute capability below 7.5)",
@@ -732,6 +790,31 @@ def cudnn_version_mismatch(f: FactView) -> Iterator[Hit]:
                       "https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix",
                   evidence=told_evidence(s))
         return
+
+
+def _cudnn_torch_bindings(s: dict) -> Hit:
+    """Torch7's cudnn.torch refused the libcudnn it loaded: master's R5 bindings take 5.x only ("CUDNN
+    5.x (5005 <= ...)"), each release branch R2-R7 a minimum ("version 6002 or above"). The fix is the
+    bindings' branch of the loaded cuDNN's major, or a cuDNN of the bindings' major on CUDNN_PATH."""
+    found = str(s.get("found") or "")
+    wanted = str(s.get("wanted") or "")
+    minimum = s.get("id") == "cudnn_checks:cudnn-torch-bindings-minimum"
+    # cuDNN's version number: major*1000 + minor*100 + patch (4007 is 4.0.7); R2's bindings check 20 (cuDNN 2)
+    major = found[0] if len(found) == 4 else ""
+    want_major = (wanted[0] if len(wanted) == 4 else wanted[:1]) if minimum else "5"
+    what = f"version {wanted} or above" if minimum else f"cuDNN {wanted}"
+    branch = (f"git clone -b R{major} https://github.com/soumith/cudnn.torch && cd cudnn.torch && luarocks make "
+              f"cudnn-scm-1.rockspec   # the bindings' branch of the loaded cuDNN's major (R{major} for cuDNN {major})"
+              if major in ("4", "5", "6", "7") else
+              "git clone -b R7 https://github.com/soumith/cudnn.torch && cd cudnn.torch && luarocks make cudnn-scm-1.rockspec   "
+              "# the bindings' branch of the loaded cuDNN's major (R6 for cuDNN 6, R7 for 7)")
+    return Hit(message=f"cudnn.torch's bindings are for {what}, and the libcudnn loaded is version {found} "
+                       f"(line {s.get('line')}): the bindings cannot drive another cuDNN major",
+               fix=("ldconfig -p | grep libcudnn   # which cuDNN versions the loader can find\n" + branch + "\n"
+                    f"export CUDNN_PATH=/usr/local/cuda/lib64/libcudnn.so.{want_major}   # or keep these bindings and point "
+                    f"them at a cuDNN {want_major} library (R6, R7 and master read CUDNN_PATH; R4, R5: its folder first on "
+                    "LD_LIBRARY_PATH)"),
+               evidence=told_evidence(s))
 
 
 @rule("SW041", "torch-build-broken", "warning", "a CUDA build of torch built without cuDNN (a local build)", impact=6)

@@ -14,7 +14,17 @@ from hpcdoctor.triage.messages import find_messages
 def test_the_bindings_refuse_another_cudnn_major(name, found):
     (f,) = fired("cudnn-version-mismatch", recorded_paste_facts(name))
     assert f"loaded is version {found}" in f.message and "5.x" in f.message
-    assert "git clone -b R7 https://github.com/soumith/cudnn.torch" in f.fix
+    # the branch of the loaded cuDNN's major (an NVIDIA maintainer in #359: R6 for cuDNN 6)
+    assert f"git clone -b R{found[0]} https://github.com/soumith/cudnn.torch" in f.fix
+
+
+def test_a_release_branchs_minimum_is_the_same_refusal():
+    # soumith/cudnn.torch ffi.lua @ R5 97520f7c: the format string, a cuDNN 4 (4007) filled in (no public paste)
+    text = ("/home/u/torch/install/share/lua/5.1/cudnn/ffi.lua:1607: These bindings are for version 5005 or above, "
+            "while the loaded CuDNN is version: 4007  \nAre you using an older version of CuDNN?\n")
+    (f,) = fired("cudnn-version-mismatch", pasted_text(text))
+    assert "version 5005 or above" in f.message and "loaded is version 4007" in f.message
+    assert "git clone -b R4 " in f.fix and "libcudnn.so.5" in f.fix
 
 
 def test_torchs_cudnn_too_new_for_the_gpu():
