@@ -60,7 +60,7 @@ def _compiler(s: dict) -> str:
         return "nvhpc"
     if sid in ("compiler_ice:gcc-ice", "compiler_ice:gcc-bug-report", "build:gcc-internal-signal"):
         return "gcc"
-    if sid.startswith("compiler_ice:intel") or sid in ("compiler_ice:ifx-ice-5633", "compiler_ice:icc-internal-error-code"):
+    if sid.startswith("compiler_ice:intel") or sid in ("compiler_ice:ifx-ice-5633", "compiler_ice:icc-internal-error-code", "compiler_ice:icc-internal-error-named"):
         return "intel"
     if sid == "compiler_ice:ptxas-internal-error":
         return "ptxas"
