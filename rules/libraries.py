@@ -139,6 +139,62 @@ _LIBRARY_OF = {"paddle:dynload-cannot-load-cudnn": "libcudnn", "paddle:dynload-c
                "cudnn:CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED": "libcudnn"}
 
 
+# ONNX Runtime's CUDA provider library (onnxruntime_providers_cuda.dll / libonnxruntime_providers_cuda.so)
+# ships with onnxruntime-gpu; the CUDA runtime, cuBLAS and cuDNN it links do not (knowledge/messages/
+# onnxruntime.toml). The majors each release needs: ONNX Runtime's CUDA EP requirements table
+# (https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements, read 2026-11-28:
+# "Starting with version 1.19, CUDA 12.x becomes the default version when distributing ONNX Runtime GPU
+# packages in PyPI"; its CUDA 11 rows as quoted at blog.csdn.net/FL1623863129/article/details/127887083;
+# 1.18's PyPI build CUDA 11.8, its CUDA 12 build on a separate index: microsoft/onnxruntime#21684, tianleiwu).
+_ORT_TABLE = ("# onnxruntime-gpu's CUDA/cuDNN majors (onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html"
+              "#requirements): 1.19 and later from PyPI: CUDA 12.x + cuDNN 9.x; 1.15-1.18 from PyPI: CUDA 11.8 + cuDNN 8.x; "
+              "1.10-1.14: CUDA 11.4-11.6 + cuDNN 8.2")
+_ORT_VERSION = "python -c \"import onnxruntime as ort; print(ort.__version__, ort.get_device())\"   # Python: the release whose majors the row names"
+# a soname whose major is the CUDA's (cudart, cuBLAS: libcublasLt.so.11 is CUDA 11's) or cuDNN's; cuFFT's and
+# cuRAND's majors are their own (libcufft.so.10 ships with CUDA 11), so they say nothing of CUDA's
+_ORT_MAJOR_OF = {"libcudart": "CUDA", "libcublas": "CUDA", "libcublasLt": "CUDA", "libcudnn": "cuDNN"}
+
+
+def _onnxruntime_provider_missing(f: FactView, s: dict) -> Hit | None:
+    """ONNX Runtime's CUDA provider library that its own loader could not load for a missing dependency:
+    Linux names the library ("with error: libcublasLt.so.11: cannot open shared object file"), Windows says
+    only LoadLibrary's error 126 (ERROR_MOD_NOT_FOUND: the DLL or one it imports was not found; ORT passes the
+    provider DLL's full path, which onnxruntime-gpu ships, so it is one the DLL imports)."""
+    wants = first_symptom(f, "onnxruntime:failed-to-create-provider") or {}
+    needs = (f" (line {wants.get('line')} names them: cuDNN {wants['cudnn']}.x and CUDA {wants['cuda']}.x)"
+             if wants.get("cuda") and wants.get("cudnn") else "")
+    if s.get("id") == "onnxruntime:provider-dll-loadlibrary-failed":
+        if s.get("provider") != "cuda" or str(s.get("code")) != "126":
+            return None
+        cuda, cudnn = (wants.get("cuda"), wants.get("cudnn")) if needs else ("*", "*")
+        return Hit(message=f"ONNX Runtime's CUDA provider DLL could not be loaded: LoadLibrary's error 126 (ERROR_MOD_NOT_FOUND, "
+                           f"\"{s.get('reason') or 'The specified module could not be found.'}\") for {s.get('provider_lib')}, "
+                           "which onnxruntime-gpu ships, means a DLL it imports is not on the PATH: the CUDA runtime, cuBLAS "
+                           f"or cuDNN of the majors this onnxruntime release was built for{needs} (line {s.get('line')}: "
+                           f"\"{told_text(s)}\")",
+                   fix=f"where cudart64_{cuda}.dll cublasLt64_{cuda}.dll cudnn64_{cudnn}.dll   # in the cmd window that "
+                       "runs the program: each one not found is missing from the PATH\n"
+                       f"{_ORT_VERSION}\n{_ORT_TABLE}\n"
+                       "# install that CUDA and cuDNN and put their bin folders on the PATH (set PATH=C:\\Program Files\\NVIDIA GPU "
+                       "Computing Toolkit\\CUDA\\v12.x\\bin;%PATH%), or install the onnxruntime-gpu release built for the CUDA "
+                       "this machine has",
+                   evidence={**told_evidence(s), "library": s.get("provider_lib"), "code": s.get("code")})
+    if s.get("id") != "onnxruntime:cuda-provider-so-load-failed":
+        return None
+    lib, version = str(s.get("library") or ""), s.get("version")
+    so = f"{lib}.so" + (f".{version}" if version else "")
+    major = str(version or "").split(".")[0]
+    what = (f"{_ORT_MAJOR_OF[lib]} {major}.x" if major and lib in _ORT_MAJOR_OF else "")
+    return Hit(message=f"ONNX Runtime's CUDA provider (libonnxruntime_providers_cuda.so) could not be loaded: {so} is not "
+                       f"where the loader looks{': the onnxruntime-gpu release was built for ' + what if what else ''}{needs} "
+                       f"(line {s.get('line')}: \"{told_text(s)}\")",
+               fix=f"ldd \"$(find / -xdev -name libonnxruntime_providers_cuda.so 2>/dev/null | head -1)\" | grep 'not found'   "
+                   "# every library the provider still lacks\n"
+                   f"{loader_path_fix(lib, so)}\n{_ORT_VERSION}\n{_ORT_TABLE}\n"
+                   "# or install the onnxruntime-gpu release built for the CUDA and cuDNN this machine has",
+               evidence={**told_evidence(s), "library": so})
+
+
 @rule("SW022", "cuda-runtime-library-missing", "error", "a CUDA or ROCm library the program needs cannot be loaded", impact=9,
       also={"info": "the paste's ls -l shows the library beside the program under another version suffix: the package's fault"})
 def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
@@ -157,7 +213,11 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
         time, a linker that finds no link library of the toolkit, cuDNN or NCCL (GNU ld's and gold's
         "cannot find -lcudart", lld's "unable to find library -lcublas", ld64's "library not found
         for -lcudart"; -lcuda, the driver's, is triton-libcuda-not-found's). Torch7's cudnn.torch
-        ("'libcudnn (R5) not found in library path.", R1-R3's "'libcudnn.so not found").
+        ("'libcudnn (R5) not found in library path.", R1-R3's "'libcudnn.so not found"). ONNX
+        Runtime's CUDA provider that did not load: "Failed to load library
+        libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot open shared object
+        file", and on Windows "LoadLibrary failed with error 126 ... when trying to load
+        ...onnxruntime_providers_cuda.dll" (126: ERROR_MOD_NOT_FOUND, a DLL it imports is missing).
 
     Why it matters:
         The program was built against a CUDA (or ROCm) runtime that is not where the loader looks:
@@ -191,8 +251,17 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
         - https://github.com/ollama/ollama/issues/602 (libcudart.so.12.0 shipped, libcudart.so.12 looked for)
         - https://github.com/coreutils/coreutils/blob/master/src/ls.c (print_long_format: the listing read)
         - https://github.com/PaddlePaddle/PaddleOCR/issues/300 (Paddle's cuDNN not on LD_LIBRARY_PATH outside its Docker image)
+        - https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements (onnxruntime-gpu's CUDA and cuDNN majors)
+        - https://learn.microsoft.com/en-us/windows/win32/debug/system-error-codes--0-499- (ERROR_MOD_NOT_FOUND, 126)
     """
     told = [s for s in catalogued(f, "cuda-runtime-library-missing") if not torch_import_frame_before(f, s)]
+    for s in told:
+        if s.get("family") == "onnxruntime":
+            hit = _onnxruntime_provider_missing(f, s)
+            if hit is not None:
+                yield hit
+                return
+    told = [s for s in told if s.get("family") != "onnxruntime"]
     framework = _framework_library_missing(f, told)
     if framework is not None:
         yield framework

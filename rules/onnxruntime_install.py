@@ -23,8 +23,63 @@ _FIX = ("python -c 'import onnxruntime as ort; print(ort.__file__, ort.get_avail
         "(onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements)")
 
 
-def _pasted(f: FactView) -> Iterator[Hit]:
+# "<EP> execution provider is not enabled in this build." is the C API's stub in a library built without
+# that provider (provider_bridge_ort.cc): every binding prints it, and each installs the GPU build its own way.
+_FIX_RUST = ("# ort (Rust) loaded a CPU build of ONNX Runtime. With its load-dynamic feature it loads ORT_DYLIB_PATH, "
+             "else the onnxruntime.dll / libonnxruntime.so the system loader finds first (ort docs, setup/linking)\n"
+             "# 1. download the GPU build of the ONNX Runtime release your ort targets (ort 2.0.0-rc.9: 1.20) from "
+             "https://github.com/microsoft/onnxruntime/releases (onnxruntime-win-x64-gpu-*.zip, onnxruntime-linux-x64-gpu-*.tgz)\n"
+             "# 2. point ort at it before the program starts: Windows cmd: set ORT_DYLIB_PATH=C:\\path\\to\\onnxruntime-win-x64-gpu-...\\lib\\onnxruntime.dll ; "
+             "Linux: export ORT_DYLIB_PATH=/path/to/onnxruntime-linux-x64-gpu-.../lib/libonnxruntime.so\n"
+             "# or drop load-dynamic: ort's downloaded binaries with the cuda feature are CUDA 12 + cuDNN 9 builds "
+             "(x86_64 Windows and Linux; none for aarch64 at rc.9): cargo clean && cargo build --release\n"
+             "# either way the GPU build needs the CUDA and cuDNN majors its release names: "
+             "https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements")
+_FIX_CSHARP = ("dotnet remove package Microsoft.ML.OnnxRuntime && dotnet add package Microsoft.ML.OnnxRuntime.Gpu   "
+               "# the CPU package has no CUDA provider (onnxruntime-genai: Microsoft.ML.OnnxRuntimeGenAI.Cuda in place of "
+               "Microsoft.ML.OnnxRuntimeGenAI)\n"
+               "# the GPU package needs the CUDA and cuDNN majors its release names: "
+               "https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements")
+_FIX_ANY = ("# the ONNX Runtime library loaded is a CPU build; install its GPU build for your binding:\n"
+            "# Python: pip uninstall -y onnxruntime onnxruntime-gpu && pip install onnxruntime-gpu\n"
+            "# C#: dotnet add package Microsoft.ML.OnnxRuntime.Gpu (in place of Microsoft.ML.OnnxRuntime); Java: "
+            "com.microsoft.onnxruntime:onnxruntime_gpu; C/C++: the onnxruntime-*-gpu-* archive of "
+            "https://github.com/microsoft/onnxruntime/releases; Rust (ort): ORT_DYLIB_PATH to that archive's library\n"
+            "# with the CUDA and cuDNN majors its release names: "
+            "https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements")
+
+
+def _binding_fix(f: FactView, s: dict) -> tuple:
+    """Which binding printed it: pykeio/ort's own lines, C#'s exception, Java's, Python's."""
+    text = str(s.get("text", ""))
+    if any(x.get("family") == "ort_rust" for x in f.get("ticket.symptoms") or []) or "ort::" in text:
+        return "Rust (pykeio/ort)", _FIX_RUST
+    if "OnnxRuntime" in text and ("Microsoft.ML" in text or "Exception" in text):
+        return "C#", _FIX_CSHARP
+    if "onnxruntime_pybind" in text or "onnxruntime.capi" in text:
+        return "Python", _FIX
+    return "", _FIX_ANY
+
+
+def _not_enabled(f: FactView) -> Iterator[Hit]:
     for s in catalogued(f, SYMBOL):
+        if s.get("id") != "onnxruntime:ep-not-enabled-in-build" or s.get("provider") not in ("CUDA", "TensorRT"):
+            continue   # another provider's build (DirectML, ROCm, OpenVINO) is not the CUDA one
+        binding, fix = _binding_fix(f, s)
+        yield Hit(message=f"the ONNX Runtime library{' that ' + binding + ' loaded' if binding else ''} was built without the "
+                          f"{s['provider']} execution provider (a CPU build), so sessions run on the CPU (line "
+                          f"{s.get('line')}: \"{told_text(s)}\")", fix=fix, evidence=told_evidence(s))
+        return
+
+
+def _pasted(f: FactView) -> Iterator[Hit]:
+    hits = list(_not_enabled(f))
+    if hits:
+        yield from hits
+        return
+    for s in catalogued(f, SYMBOL):
+        if s.get("id") == "onnxruntime:ep-not-enabled-in-build":
+            continue
         available = str(s.get("available") or "")
         if "CUDAExecutionProvider" in available:
             continue
@@ -60,7 +115,10 @@ def _installed(f: FactView) -> Iterator[Hit]:
 def onnxruntime_without_cuda_provider(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        In a pasted log, onnxruntime's own warning "Specified provider 'CUDAExecutionProvider' is
+        In a pasted log, ONNX Runtime's C API stub "CUDA execution provider is not enabled in
+        this build." (TensorRT likewise), which every binding prints (Python, C#, Java, and
+        pykeio/ort's "An error occurred when attempting to register `CUDAExecutionProvider`: ...");
+        onnxruntime's own Python warning "Specified provider 'CUDAExecutionProvider' is
         not in available provider names.Available providers: 'AzureExecutionProvider,
         CPUExecutionProvider'" (TensorrtExecutionProvider likewise), and, as a warning, the
         provider list the CPU package prints, ['AzureExecutionProvider', 'CPUExecutionProvider'],
@@ -75,6 +133,11 @@ def onnxruntime_without_cuda_provider(f: FactView) -> Iterator[Hit]:
         the CPU build even on a GPU node.
 
     How to fix:
+        For the C API's "not enabled in this build", install the GPU build for the binding that
+        printed it: onnxruntime-gpu (Python), Microsoft.ML.OnnxRuntime.Gpu (C#), the
+        onnxruntime-*-gpu-* release archive (C/C++), and for pykeio/ort with load-dynamic,
+        ORT_DYLIB_PATH pointed at that archive's library (or its own CUDA 12 download without
+        load-dynamic). Python:
         Install onnxruntime-gpu in place of onnxruntime (uninstall both first: they install the
         same import package), with the CUDA and cuDNN versions its release requires;
         get_available_providers() then lists CUDAExecutionProvider.
@@ -84,6 +147,9 @@ def onnxruntime_without_cuda_provider(f: FactView) -> Iterator[Hit]:
         - https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements
         - https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/python/onnxruntime_inference_collection.py
         - https://github.com/microsoft/onnxruntime/issues/10685 (both packages installed)
+        - https://github.com/microsoft/onnxruntime/blob/main/onnxruntime/core/session/provider_bridge_ort.cc (the "not enabled in this build" stubs)
+        - https://github.com/pykeio/ort/blob/v2.0.0-rc.9/docs/pages/setup/linking.mdx (load-dynamic, ORT_DYLIB_PATH)
+        - https://github.com/pykeio/ort/issues/463 (ort with load-dynamic on Windows loading a CPU build)
     """
     hits = list(_pasted(f))
     if hits or catalogued(f, SYMBOL):
