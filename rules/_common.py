@@ -76,7 +76,7 @@ def nccl_shm_cause(f: FactView) -> Optional[dict]:
     when shared memory is insufficient). "access": another errno (Permission denied, Read-only
     file system...): a larger /dev/shm would not help. "attach": only the peer's side failed, opening
     or mapping a segment another rank created (its "segment" path too). None when no such line was pasted."""
-    attach = next((s for s in f.get("ticket.symptoms") or [] if s["id"] == "nccl:shm-attach-failed"), None)
+    attach = first_symptom(f, "nccl:shm-attach-failed")
     calls = [s for s in f.get("ticket.symptoms") or []
              if s["id"] in ("nccl:shm-syscall-failed", "nccl:shm-create-file-failed", "nccl:shm-extend-failed", "nccl:shm-segment-failed")]
     if attach is not None and not calls:
