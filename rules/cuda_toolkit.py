@@ -7,7 +7,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.knowledge.wheels import first_toolkit_for
+from hpcdoctor.knowledge.wheels import first_toolkit_for, last_toolkit_for, virtual_arch_of
 from hpcdoctor.rules._common import first_symptom, ticket_evidence, told_text
 
 _ARCH = re.compile(r"(?:sm|compute|lto)_(\d{2,3}[af]?)$")
@@ -61,6 +61,60 @@ def nvcc_too_old_for_gpu(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"the build's nvcc does not know {s['arch']} (line {s['line']}): its CUDA toolkit is older "
                       f"than CUDA {need}, the first to build for compute capability {major}.{minor}",
               fix="\n".join(fixes), evidence=ticket_evidence(s))
+
+
+@rule("SW113", "nvcc-dropped-requested-arch", "error", "the build asks nvcc for a GPU architecture its CUDA release has dropped",
+      impact=6)
+def nvcc_dropped_requested_arch(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted build log, nvcc refusing an architecture that CUDA has dropped: "nvcc fatal :
+        Unsupported gpu architecture 'compute_12'" (Tesla, last built by CUDA 6.5), 'compute_20'
+        (Fermi, CUDA 8.0), 'sm_30' (Kepler, CUDA 10.2), 'sm_35' (CUDA 11.8), 'compute_70' (Maxwell to
+        Volta, CUDA 12.9; knowledge/cuda.toml [arch_last_toolkit]); and 'compute_21', which names no
+        virtual architecture in any release (sm_21's is compute_20, [virtual_arch_of]).
+
+    Why it matters:
+        The same words as an nvcc too old for a new GPU (SW032), with the opposite fix: here the
+        nvcc is newer than the build's flags, which were written for GPUs this CUDA no longer
+        builds for, usually a Makefile, configure default or CMake list older than the toolkit.
+
+    How to fix:
+        Build for the GPU the code will run on (nvidia-smi --query-gpu=compute_cap): replace the
+        dropped architecture in the build's flags (-gencode, -arch, CUDA_ARCH, TORCH_CUDA_ARCH_LIST,
+        CMAKE_CUDA_ARCHITECTURES). Only a GPU of that old architecture itself needs the old toolkit.
+
+    References:
+        - https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#gpu-feature-list
+        - https://github.com/vetter/shoc/issues/52
+        - https://github.com/vlfeat/matconvnet/issues/338
+    """
+    s = first_symptom(f, "nvcc:unsupported-gpu-architecture", "nvcc:gpu-architecture-not-defined")
+    if s is None:
+        return
+    name = s.get("arch") or ""
+    m = _ARCH.match(name)
+    if m is None:
+        return
+    arch = m.group(1)
+    virtual = virtual_arch_of(arch) if name.startswith("compute_") else None
+    last = last_toolkit_for(arch)
+    if last is None or first_toolkit_for(arch) is not None:
+        return  # a newer architecture is SW032's; one no table names is not judged
+    cc = f"{arch[:-1]}.{arch[-1]}"
+    if virtual is not None:
+        message = (f"the build asks nvcc for {name} (line {s['line']}), which no CUDA release knows: the virtual "
+                   f"architecture of compute capability {cc} GPUs is compute_{virtual}")
+        old = (f"# a compute {cc} GPU itself: -gencode arch=compute_{virtual},code=sm_{arch}, with CUDA {last} or "
+               f"older (the last to build for it)")
+    else:
+        message = (f"the build asks nvcc for {name} (line {s['line']}), an architecture CUDA dropped after {last}: "
+                   f"this nvcc is newer than the build's GPU flags")
+        old = f"# only a compute {cc} GPU itself needs CUDA {last} or older (the last release that builds for it)"
+    fix = ("nvidia-smi --query-gpu=name,compute_cap --format=csv   # the GPU the code runs on: build for its "
+           f"capability instead of {name} (-gencode arch=compute_XY,code=sm_XY, TORCH_CUDA_ARCH_LIST=\"X.Y\", "
+           f"CMAKE_CUDA_ARCHITECTURES=XY) in the Makefile, configure options or CMake cache that set {name}\n" + old)
+    yield Hit(message=message, fix=fix, evidence=ticket_evidence(s))
 
 
 @rule("SW033", "cuda-toolkit-nvcc-missing", "error", "a CUDA source build finds no CUDA toolkit (nvcc)", impact=7)

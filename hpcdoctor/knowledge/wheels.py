@@ -46,6 +46,18 @@ def first_toolkit_for(arch: str) -> Optional[str]:
     return knowledge.load("cuda").get("arch_min_toolkit", {}).get(arch.replace(".", ""))
 
 
+def last_toolkit_for(arch: str) -> Optional[str]:
+    """The last CUDA release that builds for an architecture it has since dropped, keyed as
+    first_toolkit_for (cuda.toml [arch_last_toolkit]); None where no release has dropped it or it is not listed."""
+    return knowledge.load("cuda").get("arch_last_toolkit", {}).get(arch.replace(".", ""))
+
+
+def virtual_arch_of(arch: str) -> Optional[str]:
+    """The virtual architecture's digits of a real one whose numbers differ ("21" -> "20", cuda.toml
+    [virtual_arch_of]); None where they are the same."""
+    return knowledge.load("cuda").get("virtual_arch_of", {}).get(arch.replace(".", ""))
+
+
 def required_driver(runtime: str, windows: bool = False, config: Optional[Dict[str, Any]] = None) -> Optional[str]:
     """The lowest driver that runs a CUDA runtime: the major's minor-version-compatibility minimum
     from CUDA 11 on, the toolkit's own driver before."""
