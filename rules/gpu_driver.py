@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView, MissingFact
@@ -466,6 +466,9 @@ _TOOLKIT_SAID = {
                                              "installed on the host, or docker was not restarted after installing it",
     "container:docker-unknown-runtime-nvidia": "docker has no runtime named nvidia: the NVIDIA Container Toolkit is not "
                                                "installed, or its runtime was never added to /etc/docker/daemon.json",
+    "container:nvidia-image-driver-not-detected": "NVIDIA's CUDA image found no NVIDIA driver inside the container: it "
+                                                  "was started without the GPUs, or the host's NVIDIA Container Toolkit "
+                                                  "does not inject them",
     "container:cdi-unresolvable-nvidia-device": "no CDI specification on the host describes the NVIDIA GPUs: the NVIDIA "
                                                 "Container Toolkit has not generated one (or it predates the driver now installed)",
     "k8s_device_plugin:nvml-library-not-loaded": "the NVIDIA device plugin finds no libnvidia-ml.so.1 in its pod: the "
@@ -500,6 +503,11 @@ _TOOLKIT_FIX = {
     "k8s_device_plugin:nvml-library-not-loaded": _K8S_PLUGIN_FIX,
     "k8s_device_plugin:hint-gpu-node-runtime": _K8S_PLUGIN_FIX,
     "k8s_device_plugin:incompatible-platform": _K8S_PLUGIN_FIX,
+    "container:nvidia-image-driver-not-detected":
+        "docker info | grep -i runtimes   # no nvidia: install the NVIDIA Container Toolkit, then "
+        "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker\n"
+        "# then start the container with its GPUs: docker run --gpus all, a pod with resources.limits nvidia.com/gpu, "
+        "apptainer run --nv",
     "container:cdi-unresolvable-nvidia-device":
         "nvidia-ctk --version   # missing: install the NVIDIA Container Toolkit first\n"
         "sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml && nvidia-ctk cdi list   # lists nvidia.com/gpu=all",
@@ -510,6 +518,18 @@ _DOCKER_FIX = ("nvidia-ctk --version   # missing: install nvidia-container-toolk
                "docker info | grep -i runtimes   # nvidia listed: docker run --gpus all now finds the GPUs")
 
 
+def _pasted_docker_run(f: FactView) -> Optional[str]:
+    """The docker run command line the user pasted (prose.toml docker-run-without-gpus), spaces folded."""
+    run = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "prose:docker-run-without-gpus"), None)
+    # the needle's own line and its backslash continuations: the matcher's window joins the lines after
+    # it (the container's output)
+    line = re.search(r"(?:sudo\s+)?docker\s+run\s(?:[^`\n\\]|\\\n?){0,300}", str(run.get("text") or "")) if run else None
+    return " ".join(line.group(0).replace("\\\n", " ").split()) if line else None
+
+
+_ASKS_GPU = re.compile(r"--gpus|--runtime[ =]+nvidia|nvidia\.com/gpu|/dev/nvidia")
+
+
 def _docker_run_asked_no_gpu(f: FactView):
     """A pasted docker run that asks for no GPU, then torch inside it finding none (prose.toml): docker
     gives a container GPUs only through --gpus (or the nvidia runtime), so CUDA there has no device."""
@@ -518,11 +538,9 @@ def _docker_run_asked_no_gpu(f: FactView):
     false = next((s for s in told if s.get("id") == "prose:cuda-is-available-false"), None)
     if run is None or false is None or (false.get("line") or 0) < (run.get("line") or 0):
         return
-    # the needle's own line: the matcher's window joins the lines after it (the container's output)
-    line = re.search(r"(?:sudo\s+)?docker\s+run\s[^`]{0,300}", str(run.get("text") or ""))
-    if line is None or re.search(r"--gpus|--runtime[ =]+nvidia|nvidia\.com/gpu|/dev/nvidia", line.group(0)):
+    command = _pasted_docker_run(f)
+    if command is None or _ASKS_GPU.search(command):
         return
-    command = " ".join(line.group(0).split())
     with_gpus = re.sub(r"\bdocker run\b", "docker run --gpus all", command, count=1)
     yield Hit(message=f"the container was started without a GPU request (line {run.get('line')}: \"{command[:120]}\"), "
                       f"and CUDA inside it found none (line {false.get('line')}): docker gives a container GPUs only "
@@ -551,7 +569,9 @@ def nvidia_container_toolkit_missing(f: FactView) -> Iterator[Hit]:
         this is a GPU node, did you set the docker default runtime to `nvidia`?" (or "did you
         configure the NVIDIA Container Toolkit?"). The error chain alone ("nvml init failed:
         ERROR_LIBRARY_NOT_FOUND") is not enough: NVIDIA/k8s-device-plugin#856 had it from a pod
-        lacking the SYS_ADMIN capability.
+        lacking the SYS_ADMIN capability. NVIDIA's CUDA images' own entrypoint warning, "WARNING:
+        The NVIDIA Driver was not detected. GPU functionality will not be available.", is the
+        container started without its GPUs.
 
     Why it matters:
         The container never starts, or starts without GPUs. The host's driver may be perfectly
@@ -580,6 +600,11 @@ def nvidia_container_toolkit_missing(f: FactView) -> Iterator[Hit]:
         said = _TOOLKIT_SAID.get(s.get("id"))
         if said is None:
             continue
-        yield Hit(message=f"{said} (line {s.get('line')}: \"{told_text(s)}\")",
-                  fix=_TOOLKIT_FIX.get(s["id"], _DOCKER_FIX), evidence=told_evidence(s))
+        fix = _TOOLKIT_FIX.get(s["id"], _DOCKER_FIX)
+        if s.get("id") == "container:nvidia-image-driver-not-detected":
+            command = _pasted_docker_run(f)
+            if command is not None and not _ASKS_GPU.search(command) and "<" not in command:
+                fix = (re.sub(r"\bdocker run\b", "docker run --gpus all", command, count=1)
+                       + "   # the same container, given its GPUs\n" + fix)
+        yield Hit(message=f"{said} (line {s.get('line')}: \"{told_text(s)}\")", fix=fix, evidence=told_evidence(s))
         return
