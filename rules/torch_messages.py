@@ -239,6 +239,46 @@ def _triton_ptxas_before_volta(f: FactView):
               evidence=ticket_evidence(s))
 
 
+@rule("SW114", "triton-kernel-exceeds-gpu-shared-memory", "error",
+      "a Triton kernel's configuration needs more shared memory per block than this GPU has", impact=6)
+def triton_kernel_exceeds_gpu_shared_memory(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, Triton refusing to launch a compiled kernel: "triton.runtime.errors.
+        OutOfResources: out of resource: shared memory, Required: 126978, Hardware limit: 101376.
+        Reducing block sizes or `num_stages` may help." (triton/runtime/errors.py; the limit is
+        the GPU's shared memory per block, read from the driver).
+
+    Why it matters:
+        The kernel's launch configuration (block sizes, num_stages: each pipeline stage holds one
+        more tile in shared memory) was chosen for a GPU with more shared memory per block (an
+        A100 or H100) than the one in use (a consumer Ampere or Ada card, a T4, a V100). It fails
+        the same way on every run; no memory freed elsewhere or restart changes it.
+
+    How to fix:
+        Use a configuration that fits: lower num_stages first, then BLOCK sizes, in the kernel's
+        triton.Config or autotune list (or the project's release that carries configurations for
+        this GPU); or run on a GPU with more shared memory per block.
+
+    References:
+        - https://github.com/triton-lang/triton/blob/main/python/triton/runtime/errors.py (OutOfResources)
+        - https://github.com/Yuliang-Liu/MonkeyOCR/issues/86
+        - https://github.com/OpenSpaceAI/DEST3D/issues/2 (the maintainers lowered num_stages)
+    """
+    s = first_symptom(f, "frameworks:triton-out-of-resources")
+    if s is None:
+        return
+    resource, required, limit = s.get("resource") or "shared memory", s.get("required"), s.get("limit")
+    unit = " bytes" if resource == "shared memory" else ""
+    figures = f": it needs {required}{unit}, the GPU allows {limit}{unit}" if required and limit else ""
+    yield Hit(message=f"a Triton kernel's launch configuration needs more {resource} per block than this GPU has"
+                      f"{figures} (line {s['line']}); the same on every run until the configuration changes",
+              fix=("nvidia-smi --query-gpu=name,compute_cap --format=csv   # the GPU the kernel must fit: lower the "
+                   "kernel's num_stages first, then its BLOCK sizes (its triton.Config or autotune list), or use the "
+                   "project's release with configurations for this GPU"),
+              evidence=ticket_evidence(s))
+
+
 @rule("SW021", "xformers-without-cuda", "warning", "xFormers installed without CUDA kernels for this torch", impact=6)
 def xformers_without_cuda(f: FactView) -> Iterator[Hit]:
     """
