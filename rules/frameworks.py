@@ -3,7 +3,7 @@ flashinfer), and compiled extensions against the torch they were built for."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
@@ -16,6 +16,25 @@ from hpcdoctor.rules._fatbin import native_binary_lacks_arch
 from hpcdoctor.rules._gpu_libraries import library_lacks_gpu
 from hpcdoctor.rules._stacks import tf_or_jax_framework_missing_arch
 from hpcdoctor.rules._torch_carries import torch_build_verdict, torch_works_said
+
+
+def _paddle_missing_arch(f: FactView, sym) -> Optional[Hit]:
+    """PaddlePaddle's warning at its first GPU context that its wheel has no kernels for the GPU
+    (knowledge/messages/paddle.toml): Paddle goes on, so what runs there may fail or be wrong."""
+    s = sym.get("paddle:gpu-arch-not-compiled") or sym.get("paddle:gpu-capability-not-supported")
+    if s is None:
+        return None
+    props = sym.get("paddle:device-properties") or {}
+    cc = props.get("capability") or s.get("capability")
+    what = f"{s['arch']} GPU" if s.get("arch") else "GPU"
+    built = f": it was built for {' '.join((s.get('archs') or '').split())}" if s.get("archs") else ""
+    return Hit(message=f"the installed PaddlePaddle wheel has no kernels for this {what}"
+                       f"{f' (compute capability {cc})' if cc else ''}{built} (line {s['line']}); Paddle warns and "
+                       "goes on, so what it runs on this GPU fails or gives wrong results",
+               fix=("nvidia-smi --query-gpu=name,compute_cap --format=csv   # the GPU's capability: install the Paddle "
+                    "wheel whose CUDA variant lists it (paddlepaddle.org.cn's install page), build Paddle with it, or "
+                    "run on a GPU the wheel lists"),
+               evidence=ticket_evidence(s))
 
 
 @rule("SW013", "framework-missing-arch", "error", "a framework's own kernels have no code for this GPU", impact=9,
@@ -110,7 +129,7 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
     sym = ticket_symptoms(f)
     if not sym or _torch_lacks_the_gpu(f, sym):
         return
-    tf = tf_or_jax_framework_missing_arch(f)
+    tf = tf_or_jax_framework_missing_arch(f) or _paddle_missing_arch(f, sym)
     if tf is not None:
         yield tf
         return
