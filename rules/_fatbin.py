@@ -11,7 +11,7 @@ from typing import Optional
 from hpcdoctor.engine import Hit
 from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import wheels
-from hpcdoctor.rules._common import catalogued, gpu_of_ticket, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_symptom, gpu_of_ticket, told_evidence, told_text
 
 # The enum names of error 209 (cuda.h CUDA_ERROR_NO_BINARY_FOR_GPU, driver_types.h
 # cudaErrorNoKernelImageForDevice, RustaCUDA's CudaError::NoBinaryForGpu): only a program's own
@@ -39,11 +39,15 @@ def native_binary_lacks_arch(f: FactView) -> Optional[Hit]:
     """Error 209 by its enum name, from a paste with no torch check's words and no torch frames."""
     if any(s.get("id") in _TORCH_FRAMES for s in f.get("ticket.symptoms") or []):
         return None
+    ggml = first_symptom(f, "ggml:cuda-check-location")
     s = next((t for t in catalogued(f, "framework-missing-arch") if t.get("id") in _IDS
-              and any(n in str(t.get("text", "")) for n in _NAMES + _OWN_CHECKS)
-              and not any(w in str(t.get("text", "")) for w in _TORCH_WORDS)), None)
+              and ((ggml is not None and 0 <= (ggml.get("line") or 0) - (t.get("line") or 0) <= 3)
+                   or (any(n in str(t.get("text", "")) for n in _NAMES + _OWN_CHECKS)
+                       and not any(w in str(t.get("text", "")) for w in _TORCH_WORDS)))), None)
     if s is None:
         return None
+    if ggml is not None:
+        return _ggml_lacks_arch(f, s, ggml)
     gpu = gpu_of_ticket(f)
     on = f" ({gpu['name']}, compute capability {gpu['cc']})" if gpu else ""
     return Hit(message=f"the program's own GPU binary has no code for this GPU{on} (line {s.get('line')}: \"{told_text(s)}\"): "
@@ -65,3 +69,22 @@ def _legacy_number(s: dict, gpu) -> str:
              f"with CUDA {need} or newer" if need and need != "10.0" else "")
     return (". Its number, 48, is that error's number before CUDA 10.1: the program runs on a CUDA 10.0 or older "
             "runtime" + after)
+
+
+def _ggml_lacks_arch(f: FactView, s: dict, ggml: dict) -> Hit:
+    """Error 209 from ggml's own CUDA check (knowledge/messages/ggml.toml): llama.cpp's CUDA build
+    (or ollama's, whisper.cpp's) was compiled without this GPU's architecture; its CMake option
+    CMAKE_CUDA_ARCHITECTURES names the ones to build (llama.cpp docs/build.md, "Compute Capability")."""
+    gpu = gpu_of_ticket(f)
+    on = f" ({gpu['name']}, compute capability {gpu['cc']})" if gpu else ""
+    # native: CMake 3.24+ builds for the GPUs of the machine that builds (llama.cpp's docs/build.md)
+    arch = gpu["cc"].replace(".", "") if gpu else "native"
+    op = first_symptom(f, "ggml:op-failed")
+    what = f"its {op['op']} kernel" if op and op.get("op") else "its kernel"
+    return Hit(message=f"ggml's (llama.cpp's) CUDA build has no code for this GPU{on}: {what} failed with \"no kernel "
+                       f"image is available for execution on the device\" (line {s.get('line')}, raised by ggml's own "
+                       f"check in {ggml.get('function')}, line {ggml.get('line')}); torch is not involved",
+               fix=("nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader   # the GPU's compute capability: 12.1 is 121\n"
+                    f"cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES={arch} && cmake --build build --config Release -j   "
+                    "# in the llama.cpp source tree: rebuild for this GPU (a CUDA toolkit that knows it: nvcc --list-gpu-arch)"),
+               evidence=told_evidence(s))
