@@ -135,6 +135,21 @@ def nvcc_host_gcc_unsupported(f: FactView) -> Iterator[Hit]:
                "cmake -DCMAKE_CUDA_COMPILER=/usr/local/cuda-X.Y/bin/nvcc ..   # or a newer installed CUDA that accepts this "
                "gcc (plain builds: export PATH=/usr/local/cuda-X.Y/bin:$PATH CUDA_HOME=/usr/local/cuda-X.Y)\n"
                f"{_RISK}")
+    elif s.get("id") == "host_config:gcc-header-rejected-in-cuda-build":
+        gcc = int(s["gcc"])
+        first = _first_accepting("gcc_max", gcc)
+        since = f"CUDA {first['cuda']}" if first else "no CUDA release in hpcdoctor's table"
+        who = "the host compiler"
+        about = (f"gcc {gcc}'s own C++ header failed inside the CUDA build (line {s.get('line')}: \"{told_text(s)}\"): "
+                 f"{ran} is older than this gcc ({since} is the first to accept gcc {gcc}), its version check bypassed, "
+                 "and its front end rewrote the header into code gcc rejects")
+        fix = (f"{check}\n"
+               f"ls /usr/bin/g++-* 2>/dev/null; module avail gcc 2>&1 | head   # a gcc {gcc - 1} or older for this nvcc\n"
+               f"cmake -DCMAKE_CUDA_HOST_COMPILER=/usr/bin/g++-{gcc - 1} ..   # CMake; plain nvcc: -ccbin /usr/bin/g++-{gcc - 1}\n"
+               f"export NVCC_WRAPPER_DEFAULT_COMPILER=/usr/bin/g++-{gcc - 1}   # Kokkos builds: the host compiler its "
+               "nvcc_wrapper hands nvcc\n"
+               f"cmake -DCMAKE_CUDA_COMPILER=/usr/local/cuda-X.Y/bin/nvcc ..   # or a CUDA that accepts gcc {gcc} "
+               f"({since} or newer)")
     elif s.get("clang_below"):
         limit = int(s["clang_below"])
         about = (f"{ran} accepts clang below {limit} and the host clang is {limit} or newer "
