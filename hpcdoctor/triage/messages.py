@@ -10,11 +10,11 @@ new, never as its nearest neighbour."""
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from hpcdoctor import knowledge
 from hpcdoctor.knowledge import messages
-from hpcdoctor.triage.scan import NeedleIndex, keep_windows, lines_holding, lower, window_at
+from hpcdoctor.triage.scan import NeedleIndex, NeedleSet, keep_windows, lines_holding, lower, window_at
 from hpcdoctor.triage.translated import to_english
 
 # Findings per family and unlisted error lines per paste: a log that repeats one error on every
@@ -79,6 +79,30 @@ def _record(fam: messages.Family, entry: "messages.Entry | None", line_no: int, 
 _DECORATION = re.compile(r"^(?:\s{0,8}(?:>> )?[0-9]{1,7}(?: {2,11}|\t)|[#>*`\s]{1,12})")
 
 
+# The families object the needles were filed from, and the filing: remade whenever
+# messages.families() gives another tuple (a catalogue changed, a site's folder, its cache cleared).
+_FILED: Dict[Optional[tuple], tuple] = {}
+
+
+def _needles(ids: Optional[tuple]) -> Tuple[NeedleSet, Dict[str, List[Tuple[str, int]]]]:
+    """Every needle of the families, and for each the entries that hold it (family id, index in its
+    entries): a paste's index answers for all the needles at once, from its own words, and only the
+    entries of the needles it holds are tried."""
+    fams = messages.families(ids)
+    filed = _FILED.get(ids)
+    if filed is not None and filed[0] is fams:
+        return filed[1]
+    entries: Dict[str, List[Tuple[str, int]]] = {}
+    for fam in fams:
+        for i, entry in enumerate(fam.entries):
+            if entry.pattern is not None:
+                for n in dict.fromkeys(n.lower() for n in entry.needles):
+                    entries.setdefault(n, []).append((fam.id, i))
+    result = NeedleSet([form.needle.lower() for fam in fams for form in fam.forms] + list(entries)), entries
+    _FILED[ids] = (fams, result)
+    return result
+
+
 def find_messages(text: str, families: Optional[Sequence[str]] = None,
                   check: Optional[Callable[[str], None]] = None) -> List[Dict[str, Any]]:
     """Every catalogued message in ``text`` (first line each; every line of a listing), in line
@@ -100,8 +124,14 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
     # (an error a title retells and the traceback repeats is one reading).
     # errorlines.toml, which knows only how a line looks and never what it says, reads after every
     # table of a program's own texts (the batch systems' error tables are generic too).
-    fams = sorted(messages.families(tuple(sorted(families)) if families is not None else None),
-                  key=lambda f: (f.generic, f.id == "errorlines"))
+    ids = tuple(sorted(families)) if families is not None else None
+    fams = sorted(messages.families(ids), key=lambda f: (f.generic, f.id == "errorlines"))
+    needle_set, entries_of = _needles(ids)
+    held = present.held(needle_set)
+    tried: Dict[str, Set[int]] = {}   # family id -> its entries that hold a needle the paste holds
+    for needle in held:
+        for fam_id, i in entries_of.get(needle, ()):
+            tried.setdefault(fam_id, set()).add(i)
     taken: Set[int] = set()
     said: Set[str] = set()
     shapes: Set[str] = set()
@@ -129,7 +159,7 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
         seen: Set[str] = set()
         for form in fam.forms:
             needle = form.needle.lower()
-            if not present.holds(needle):
+            if needle not in held:
                 continue
             for line_no, start, end in _distinct_lines(text, low, needle):
                 if len(seen) >= MAX_PER_FAMILY:
@@ -168,14 +198,13 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
                 found.append(record)
                 if fam.generic:
                     taken.add(line_no)  # one reading a line: its first form that matches
-        for entry in fam.entries:
-            if entry.pattern is None:
-                continue
+        for i in sorted(tried.get(fam.id, ())):
+            entry = fam.entries[i]
             listing = bool(entry.get("all"))
             listed = 0
             lines_read: Set[int] = set()   # a listing's line that holds two of its needles is one line
             for needle in (n.lower() for n in entry.needles):
-                if entry.key in seen or not present.holds(needle):
+                if entry.key in seen or needle not in held:
                     continue
                 for line_no, start, end in _distinct_lines(text, low, needle, listing and bool(entry.get("window"))):
                     if line_no in lines_read or (fam.generic and covered(line_no, start, end)):

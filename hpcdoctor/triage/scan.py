@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import bisect
 import functools
-from typing import Iterable, Iterator, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Tuple
 
 ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 LINE_CAP = 4096
@@ -94,7 +94,10 @@ def _bytes(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass").translate(_WORD_BYTES)
 
 
-@functools.lru_cache(maxsize=8192)
+# Sized above every needle a paste is checked for (the catalogues' ~6,200 and the translations' ~2,200,
+# each paste asking for all of them in turn): at 8,192 that cycle evicted every entry before its
+# next use, and each needle was split again for each paste, a third of a small paste's reading.
+@functools.lru_cache(maxsize=1 << 16)
 def _needle_words(needle: str) -> Tuple[Tuple[bytes, ...], Tuple[bytes, ...]]:
     """(whole words, edge words) of a lower-case needle: an edge word may run on in the text
     ("cuda" of "CUDA error: " is the end of "libcuda"), so it is only part of some word there."""
@@ -129,6 +132,23 @@ def _distinct_words(b: bytes, step: int = 1 << 20) -> frozenset:
     return frozenset(words)
 
 
+class NeedleSet:
+    """A fixed list of needles (a catalogue's), filed by one word each holds whole, so that a text's
+    index answers for all of them from its own distinct words: a needle is tried only where its
+    filing word is one of the text's. Needles with no whole word (one word that may run on at an
+    edge, "cuda" of "libcuda") are tried each time."""
+
+    def __init__(self, needles: Iterable[str]):
+        self.by_word: Dict[bytes, List[str]] = {}
+        self.unfiled: List[str] = []
+        for needle in dict.fromkeys(n for n in needles if n):
+            whole, _edge = _needle_words(needle)
+            if whole:
+                self.by_word.setdefault(max(whole, key=len), []).append(needle)
+            else:
+                self.unfiled.append(needle)
+
+
 class NeedleIndex:
     """Which of a few thousand needles a text holds, in about one pass over it: the text's distinct
     words are taken once, and a needle is looked for in the text only when every word it holds
@@ -144,6 +164,15 @@ class NeedleIndex:
         if self._vocab is None:
             self._vocab = b" ".join(self.words)
         return part in self._vocab
+
+    def held(self, needles: NeedleSet) -> FrozenSet[str]:
+        """Which of ``needles`` the text holds: holds() for each, asked only of the needles filed
+        under one of the text's words (and the unfiled ones)."""
+        by_word = needles.by_word
+        shared = (self.words & by_word.keys()) if len(self.words) > len(by_word) else (by_word.keys() & self.words)
+        out = {n for word in shared for n in by_word[word] if self.holds(n)}
+        out.update(n for n in needles.unfiled if self.holds(n))
+        return frozenset(out)
 
     def holds(self, needle: str) -> bool:
         """Whether the text holds ``needle`` (lower case, as lines_holding takes it)."""
