@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
 SEVERITY_MARK = {"error": "error", "warning": "warning", "advice": "advice", "info": "info"}
 MODULE_TOPIC = {
+    "driver_crash": "GPU health",
     "rank_env": "Environment", "pip_managed_env": "Software stack", "machine_checks": "Memory", "cvmfs_mount": "Environment", "file_size_limit": "Environment", "gpu_jit_libs": "GPU health", "ssh_x11_xauth": "Environment", "cpu_msr": "Environment", "slurm_arrays": "Environment", "jvm_heap": "Memory", "apptainer_loop": "Environment",
     "toolchain_releases": "Software stack", "build_versions": "Software stack", "mkl_libraries": "Software stack", "assembler": "Software stack", "openmp_env": "Threads and placement", "cpu_affinity": "Threads and placement", "logind": "Environment", "fortran_modules": "Software stack", "fortran_arguments": "Software stack",
     "build_targets": "Software stack", "data_files": "Software stack", "toolchain": "Software stack", "python_headers": "Software stack", "devel_headers": "Software stack", "slingshot": "Network", "lustre_metadata": "Environment", "mpi_io": "Environment", "kernel_headers": "GPU health",
