@@ -67,8 +67,10 @@ _RUNTIME = "runtime_memory:"
 _TORCH_CPU = "torch:cpu-alloc-failed"
 # Other emitters' own words that an allocation failed, answered as a runtime's (the same refusal, no limit
 # named): conda's CondaMemoryError (conda/exceptions.py, raised for Python's MemoryError) and GNU OpenMP's
-# "Out of memory allocating N bytes" (libgomp's gomp_malloc, which then ends the program).
-_ALLOCATION_FAILED = frozenset({"conda:out-of-memory", "threads:libgomp-out-of-memory"})
+# "Out of memory allocating N bytes" (libgomp's gomp_malloc, which then ends the program); OpenCL's
+# CL_OUT_OF_HOST_MEMORY (-6), "memory could not be allocated on the host" (the API specification's
+# Error Codes appendix), which the OpenCL implementation returns for its own host allocations.
+_ALLOCATION_FAILED = frozenset({"conda:out-of-memory", "threads:libgomp-out-of-memory", "opencl:CL_OUT_OF_HOST_MEMORY"})
 # Apple's libmalloc (macOS malloc, knowledge/messages/libmalloc.toml): a zone that could not map a region
 # ("can't allocate region", mach_vm_map(size=N) failed) is the same refusal, its size in `bytes`.
 _LIBMALLOC = "libmalloc:"
@@ -163,7 +165,9 @@ def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
         Python's MemoryError, C++'s std::bad_alloc, Julia's OutOfMemoryError(), MATLAB's "Out of
         memory.", bash's xmalloc; torch's "DefaultCPUAllocator: can't allocate memory: you tried to
         allocate N bytes. Error code 12"; conda's "The conda process ran out of memory", GNU OpenMP's
-        "libgomp: Out of memory allocating N bytes"; macOS libmalloc's "can't allocate region" with
+        "libgomp: Out of memory allocating N bytes"; OpenCL's CL_OUT_OF_HOST_MEMORY (-6) as any
+        OpenCL program prints it (Vina-GPU's "Err-6:CL_OUT_OF_HOST_MEMORY", pyopencl's
+        "OUT_OF_HOST_MEMORY", knowledge/messages/opencl.toml); macOS libmalloc's "can't allocate region" with
         its mach_vm_map size, knowledge/messages/libmalloc.toml), at a warning (a request above knowledge/thresholds.toml's
         programs_own_gib is the program's own error, not the host's memory, and so is a bare
         MemoryError or std::bad_alloc printed after it): the words do not say whether RAM and swap, ulimit -v
