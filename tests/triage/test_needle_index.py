@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hpcdoctor.knowledge import messages
-from hpcdoctor.triage.scan import NeedleIndex, lower
+from hpcdoctor.triage.scan import NeedleIndex, NeedleSet, lower
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "tickets"
 NEEDLES = sorted({n.lower() for fam in messages.families()
@@ -21,6 +21,11 @@ def test_every_catalogue_needle_is_found_exactly_where_a_search_finds_it(paste):
     low = lower(paste.read_text(encoding="utf-8", errors="surrogateescape"))
     index = NeedleIndex(low)
     assert [n for n in NEEDLES if index.holds(n) != (n in low)] == []
+    # the whole catalogue at once (find_messages' way) is the same answer, needle for needle
+    assert index.held(_FILED) == {n for n in NEEDLES if n in low}
+
+
+_FILED = NeedleSet(NEEDLES)
 
 
 @pytest.mark.parametrize("text, needle, held", [
