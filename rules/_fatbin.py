@@ -39,13 +39,13 @@ def native_binary_lacks_arch(f: FactView) -> Optional[Hit]:
     """Error 209 by its enum name, from a paste with no torch check's words and no torch frames."""
     if any(s.get("id") in _TORCH_FRAMES for s in f.get("ticket.symptoms") or []):
         return None
-    ggml = first_symptom(f, "ggml:cuda-check-location")
     s = next((t for t in catalogued(f, "framework-missing-arch") if t.get("id") in _IDS
-              and ((ggml is not None and 0 <= (ggml.get("line") or 0) - (t.get("line") or 0) <= 3)
+              and (ggml_raised(f, t) is not None
                    or (any(n in str(t.get("text", "")) for n in _NAMES + _OWN_CHECKS)
                        and not any(w in str(t.get("text", "")) for w in _TORCH_WORDS)))), None)
     if s is None:
         return None
+    ggml = ggml_raised(f, s)
     if ggml is not None:
         return _ggml_lacks_arch(f, s, ggml)
     gpu = gpu_of_ticket(f)
@@ -69,6 +69,14 @@ def _legacy_number(s: dict, gpu) -> str:
              f"with CUDA {need} or newer" if need and need != "10.0" else "")
     return (". Its number, 48, is that error's number before CUDA 10.1: the program runs on a CUDA 10.0 or older "
             "runtime" + after)
+
+
+def ggml_raised(f: FactView, s: dict) -> Optional[dict]:
+    """ggml's (llama.cpp's) own CUDA check's place line just after the CUDA error ``s`` (ggml_cuda_error
+    prints the error, then "current device: N, in function F at FILE:LINE"): the error was raised by
+    ggml's kernels, not torch's, though both print "CUDA error: ". None where no such line follows it."""
+    return next((g for g in f.get("ticket.symptoms") or [] if g.get("id") == "ggml:cuda-check-location"
+                 and 0 <= (g.get("line") or 0) - (s.get("line") or 0) <= 3), None)
 
 
 def _ggml_lacks_arch(f: FactView, s: dict, ggml: dict) -> Hit:

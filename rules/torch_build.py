@@ -11,9 +11,10 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import build_fix, arch_list_not_known
+from hpcdoctor.rules._fatbin import ggml_raised
 from hpcdoctor.rules._loader import loader_import_failure
 from hpcdoctor.rules._torch_carries import torch_build_verdict, torch_works_said
-from hpcdoctor.rules._common import (catalogued, cuda_gpus, first_symptom, stated, facts_or_ticket, gpu_of_ticket, ticket_all,
+from hpcdoctor.rules._common import (catalogued, cuda_gpus, stated, facts_or_ticket, gpu_of_ticket, ticket_all,
                                      ticket_evidence, ticket_symptoms, told_evidence, torch_hip_invalid_function,
                                      torch_import_frame_before, told_text,
                                      version_of)
@@ -341,8 +342,8 @@ def _missing_arch_told(f: FactView):
             continue
         if s.get("family") == "hip" and str(s.get("text", "")).strip().startswith("HIP error: "):
             continue  # a library's own HIP check (rocALUTION prints the bare words); torch raises "...Error: HIP error: "
-        if first_symptom(f, "ggml:cuda-check-location"):
-            return  # ggml's own check printed the same words: its kernels' (framework-missing-arch)
+        if ggml_raised(f, s):
+            continue  # ggml's own check printed the same words: its kernels' (framework-missing-arch)
         # Whose kernel image: torch's own wheels of the release named may carry the GPU (binary
         # compatibility within a major), or the user says plain torch runs: framework-missing-arch's.
         verdict = torch_build_verdict(f)
