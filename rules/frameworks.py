@@ -129,9 +129,9 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
     sym = ticket_symptoms(f)
     if not sym or _torch_lacks_the_gpu(f, sym):
         return
-    tf = tf_or_jax_framework_missing_arch(f) or _paddle_missing_arch(f, sym)
-    if tf is not None:
-        yield tf
+    stack = tf_or_jax_framework_missing_arch(f) or _paddle_missing_arch(f, sym)
+    if stack is not None:
+        yield stack
         return
     table = knowledge.load("frameworks")["framework"]
     fa = table["flash-attn"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 from hpcdoctor import knowledge
-from hpcdoctor.triage.scan import NeedleIndex, lines_holding, lower
+from hpcdoctor.triage.scan import NeedleIndex, NeedleSet, lines_holding, lower
 
 TABLE = "message_translations"
 KINDS = ("line", "errstring", "strerror")   # read in this order: a line's whole format first, its errno text last
@@ -121,6 +121,13 @@ def readings() -> Tuple[Reading, ...]:
     return tuple(sorted((r for r in out if r.needle), key=lambda r: (KINDS.index(r.kind), -len(r.msgstr))))
 
 
+@functools.lru_cache(maxsize=1)
+def _reading_needles() -> NeedleSet:
+    """The readings' needles filed once, so a paste's index answers for all of them at once (as
+    find_messages asks for the catalogues' own)."""
+    return NeedleSet(r.needle for r in readings())
+
+
 def to_english(text: str, present: Optional[NeedleIndex] = None, low: Optional[str] = None
                ) -> Tuple[str, str, Dict[int, Tuple[str, str]]]:
     """``text`` with every translated GNU ld / glibc message read back into English, its lower case
@@ -131,8 +138,9 @@ def to_english(text: str, present: Optional[NeedleIndex] = None, low: Optional[s
     if present is None:
         present = NeedleIndex("\n".join(dict.fromkeys(low.split("\n"))))
     lines: Dict[int, List] = {}   # line number -> [start, end, text now, the languages it may be]
+    held = present.held(_reading_needles())
     for r in readings():
-        if not present.holds(r.needle):
+        if r.needle not in held:
             continue
         for n, (line_no, start, end) in enumerate(lines_holding(text, low, r.needle)):
             if n >= MAX_LINES_PER_READING:
