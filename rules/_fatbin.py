@@ -36,12 +36,14 @@ _FIX = ("nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader   # the G
 
 
 def native_binary_lacks_arch(f: FactView) -> Optional[Hit]:
-    """Error 209 by its enum name, from a paste with no torch check's words and no torch frames."""
+    """Error 209 by its enum name, from a paste with no torch check's words and no torch frames;
+    or its text alone after a program's own words (cuda.toml's message-alone form: "launch failed:
+    no kernel image ..."), from a paste in which nothing names torch."""
     if any(s.get("id") in _TORCH_FRAMES for s in f.get("ticket.symptoms") or []):
         return None
     s = next((t for t in catalogued(f, "framework-missing-arch") if t.get("id") in _IDS
               and (ggml_raised(f, t) is not None
-                   or (any(n in str(t.get("text", "")) for n in _NAMES + _OWN_CHECKS)
+                   or ((any(n in str(t.get("text", "")) for n in _NAMES + _OWN_CHECKS) or _alone_without_torch(f, t))
                        and not any(w in str(t.get("text", "")) for w in _TORCH_WORDS)))), None)
     if s is None:
         return None
@@ -55,6 +57,12 @@ def native_binary_lacks_arch(f: FactView) -> Optional[Hit]:
                        "no PTX the driver could compile for this one (or only PTX, and the driver's PTX JIT "
                        "libnvidia-ptxjitcompiler.so is missing)" + _legacy_number(s, gpu),
                fix=_FIX, evidence=told_evidence(s))
+
+
+def _alone_without_torch(f: FactView, s: dict) -> bool:
+    """The message read alone (no enum name, no check's words) where no reading of the paste names
+    torch: a torch build's kernels would have raised it through torch's check, whose words are read."""
+    return bool(s.get("bare")) and not any("torch" in str(t.get("id", "")) for t in f.get("ticket.symptoms") or [])
 
 
 def _legacy_number(s: dict, gpu) -> str:

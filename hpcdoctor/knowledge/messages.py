@@ -99,6 +99,14 @@ class Form:
     # ErrorString prints "ERROR_LIBRARY_NOT_FOUND" for NVML_ERROR_LIBRARY_NOT_FOUND) is looked up
     # with the prefix put back.
     name_prefix: str = ""
+    # bare: the entry's own message wherever a program printed it, after a prefix of its own
+    # ("Error 804: ", "launch failed: ", glog's check) that no form of the family knows: one form per
+    # entry whose message is long enough to be the emitter's alone (expand_bare). ``entry`` is its key;
+    # ``unless``: a paste this matches is another emitter's that prints the same texts (HIP copies
+    # CUDA's), and is left to that family's own forms.
+    bare: bool = False
+    entry: str = ""
+    unless: Optional[Pattern] = None
 
 
 @dataclass(frozen=True)
@@ -195,8 +203,12 @@ def _family(path: Path, data: Optional[Dict[str, Any]] = None) -> Family:
     fam = Family(id=fid, title=str(head.get("title", fid)), source=str(head.get("source", "")),
                  read=str(head.get("read", "")), path=path, proposed_rules=tuple(head.get("proposed_rules") or ()),
                  generic=head.get("generic") is True)
+    bare_forms = []
     for n, form in enumerate(data.get("form") or []):
         where = f"{path.name} form {form.get('id', n)}"
+        if form.get("bare") is True:
+            bare_forms.append((form, where))
+            continue
         pattern = Pattern(str(form.get("pattern", "")), where)
         # needles = [...]: one convention found through several literals (glog's E and F lines of
         # .cc, .cpp and .go files), each needle a form of its own with the one compiled pattern.
@@ -219,7 +231,39 @@ def _family(path: Path, data: Optional[Dict[str, Any]] = None) -> Family:
         if isinstance(raw.get("message"), str) and raw["message"].strip():
             fam.by_message.append((norm(raw["message"]), entry))
     fam.by_message.sort(key=lambda pair: -len(pair[0]))
+    for form, where in bare_forms:
+        fam.forms += _expand_bare(fam, form, where)
     return fam
+
+
+# What a bare message must hold to be read without its emitter's prefix: four words ("no kernel
+# image is available for execution on the device"); "invalid argument" or "out of memory" alone is
+# every program's. A form lists the shorter ones that are its emitter's alone (also) and the longer
+# ones that are not (except).
+BARE_MIN_WORDS = 4
+
+
+def _expand_bare(fam: Family, form: Dict[str, Any], where: str) -> List[Form]:
+    """One form per entry of the family whose message qualifies (BARE_MIN_WORDS, or the form's
+    ``also``, never its ``except``), longest message first: a line that holds "unspecified launch
+    failure in prior launch" is that message, not the shorter one it starts with. The form's pattern
+    is a template whose ``{message}`` becomes the message, escaped, any case."""
+    also = set(form.get("also") or ())
+    never = set(form.get("except") or ())
+    unless = Pattern(str(form["unless"]), where + " unless") if form.get("unless") else None
+    template = str(form.get("pattern", ""))
+    out = []
+    for entry in fam.entries:
+        message = str(entry.get("message") or "").strip().rstrip(".")
+        if not message or entry.key in never or (len(message.split()) < BARE_MIN_WORDS and entry.key not in also):
+            continue
+        if any(f.needle.lower() == message.lower() for f in out):
+            continue  # two entries of one text (CUDA's 200 and 300): the first, as lookup gives it
+        out.append(Form(family=fam.id, id=str(form.get("id", "bare")), needle=message,
+                        pattern=Pattern(template.replace("{message}", re.escape(message)), where),
+                        key="message", source=str(form.get("source", "")), example=str(form.get("example", "")),
+                        line=True, bare=True, entry=entry.key, unless=unless))
+    return sorted(out, key=lambda f: -len(f.needle))
 
 
 # Documents message_cache.py gave for the next _family_at calls, so that a family is built once
@@ -270,6 +314,14 @@ def entry_data(sid: str) -> Dict[str, Any]:
     return {}
 
 
+def _compiles(pattern: Pattern) -> bool:
+    try:
+        pattern.compiled()
+    except CatalogueError:
+        return False
+    return True
+
+
 def problems(fam: Family, known_rules: frozenset = frozenset()) -> List[str]:
     """How a family breaks the schema (``messages/README.md``); empty when it follows it. With
     ``known_rules``, every rule an entry feeds must exist or be declared proposed."""
@@ -290,6 +342,9 @@ def problems(fam: Family, known_rules: frozenset = frozenset()) -> List[str]:
             out.append(f"{name} form {form.id}: key {form.key!r} is not a named group of its pattern")
         if _UNBOUNDED.search(form.pattern.pattern):
             out.append(f"{name} form {form.id}: unbounded repeat in pattern")
+        if form.bare and (re.escape(form.needle) not in form.pattern.pattern or form.unless is not None
+                          and not _compiles(form.unless)):
+            out.append(f"{name} form {form.id}: a bare form's pattern needs {{message}}, and its unless must compile")
         if not fam.entries and not form.emitter:
             out.append(f"{name} form {form.id}: a family without entries quotes every match back: its forms name their emitter")
     for e in fam.entries:

@@ -147,9 +147,13 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
             skeletons[line_no] = _skeleton(text[start:end][:LINE_CAP])
         return skeletons[line_no] in shapes
 
+    bare_read = False
     for fam in fams:
         if check is not None:
             check(f"looking for {fam.title}")
+        if fam.generic and not bare_read:
+            bare_read = True
+            found += _bare_messages(fams, text, low, held, found)
         if fam.generic:
             # Each generic family reads what neither a specific family nor an earlier generic one read
             # (errno's strerror text before errorlines' bare "<file>:<n>: error:").
@@ -159,7 +163,7 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
         seen: Set[str] = set()
         for form in fam.forms:
             needle = form.needle.lower()
-            if needle not in held:
+            if needle not in held or form.bare:
                 continue
             for line_no, start, end in _distinct_lines(text, low, needle):
                 if len(seen) >= MAX_PER_FAMILY:
@@ -233,12 +237,53 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
                         found.append(record)
                     seen.add(entry.key)
                     break
+    if not bare_read:
+        found += _bare_messages(fams, text, low, held, found)
     for s in found:
         if s["line"] in translated:
             lang, own = translated[s["line"]]
             s.update(text=own.strip()[:300], language=lang, read_as=s["text"])
     found.sort(key=lambda s: s["line"])
     return found
+
+
+def _bare_messages(fams, text: str, low: str, held, found: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """An emitter's message printed after a prefix no form knows ("Error 804: forward compatibility
+    was attempted on non supported HW", "launch failed: no kernel image ..."), read after every
+    specific family, on a line where no reading already holds it, once an entry (Form.bare)."""
+    out: List[Dict[str, Any]] = []
+    ids = {s["id"] for s in found}
+    by_line: Dict[int, List[Dict[str, Any]]] = {}
+    for s in found:
+        by_line.setdefault(s["line"], []).append(s)
+    ruled_out: Dict[int, bool] = {}
+    for fam in fams:
+        if fam.generic:
+            continue
+        for form in fam.forms:
+            needle = form.needle.lower()
+            if not form.bare or needle not in held or f"{fam.id}:{form.entry}" in ids:
+                continue
+            if form.unless is not None:
+                if id(form.unless) not in ruled_out:
+                    ruled_out[id(form.unless)] = form.unless.search(text) is not None
+                if ruled_out[id(form.unless)]:
+                    continue
+            for line_no, start, end in _distinct_lines(text, low, needle):
+                if any(needle in lower(str(s.get("message") or "")) or needle in lower(str(s.get("matched") or ""))
+                       for s in by_line.get(line_no, ())):
+                    continue  # a reading of this line already holds the message (a form's, or a longer one's)
+                m = form.pattern.search(text[start:end][:LINE_CAP])
+                if not m:
+                    continue
+                entry = fam.by_key[form.entry]
+                record = dict(_record(fam, entry, line_no, text[start:end], {"message": m.group("message")},
+                                      m.group("message")), matched=m.group("message")[:200], bare=True)
+                out.append(record)
+                by_line.setdefault(line_no, []).append(record)
+                ids.add(entry.id)
+                break
+    return out
 
 
 # The last line of a Python traceback, or a process killed by a signal: the lines a user pastes
