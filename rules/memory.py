@@ -510,7 +510,8 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         else:
             yield from _killed_said(f)
         return
-    jobid = next((t.get("jobid") for t in told if t.get("jobid")), None)
+    # job_quoted: the id of a slurmstepd line quoted from "in StepId=" on (oom.toml)
+    jobid = next((t.get("jobid") or t.get("job_quoted") for t in told if t.get("jobid") or t.get("job_quoted")), None)
     # Slurm's own accounting record (scontrol's JobState=, sacct's State, seff's State:, its mail):
     # the scheduler says the job ended OUT_OF_MEMORY, whatever the paste's host.
     recorded = s.get("family") in _SLURM_RECORDS
