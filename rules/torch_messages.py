@@ -99,7 +99,10 @@ def c10d_store_unreachable(f: FactView) -> Iterator[Hit]:
         In a pasted log, torch's TCPStore failures: "The client socket has timed out after ...
         while trying to connect to (HOST, PORT)", "The client socket has failed to connect to any
         network address of (HOST, PORT)", or rank 0's "Timed out after N seconds waiting for
-        clients. J/K clients joined." (torch/csrc/distributed/c10d, libtorch_cpu.so).
+        clients. J/K clients joined." (torch/csrc/distributed/c10d, libtorch_cpu.so); the store's
+        host name that does not resolve ("The IPv4 network addresses of (HOST, PORT) cannot be
+        retrieved (gai error: -2 - Name or service not known)", or the TCP client's line ending in
+        the resolver's words).
 
     Why it matters:
         Every rank first connects to the store rank 0 serves at MASTER_ADDR:MASTER_PORT. If the
@@ -115,6 +118,10 @@ def c10d_store_unreachable(f: FactView) -> Iterator[Hit]:
     References:
         - https://pytorch.org/docs/stable/distributed.html#tcp-initialization
     """
+    unresolved = first_symptom(f, "torch:store-address-unresolved", "torch:store-client-name-unresolved")
+    if unresolved is not None and unresolved.get("host"):
+        yield _store_name_unresolved(unresolved)
+        return
     s = first_symptom(f, "torch:store-client-timeout", "torch:store-client-connect-failed", "torch:store-wait-clients-timeout")
     if s is None:
         return
@@ -132,6 +139,19 @@ def c10d_store_unreachable(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"{said} (line {s['line']}): some ranks did not start, or cannot reach MASTER_ADDR:MASTER_PORT",
               fix='nc -zv "$MASTER_ADDR" "$MASTER_PORT"   # from a node whose ranks did not arrive: must connect',
               evidence=ticket_evidence(s))
+
+
+def _store_name_unresolved(s: dict) -> Hit:
+    """The store's host name that getaddrinfo could not resolve on this node (torch.toml)."""
+    host = s["host"]
+    return Hit(message=f"the rendezvous store's host name {host} does not resolve on this node (line {s['line']}: "
+                       f"\"{s.get('gai')}\"): the name given as MASTER_ADDR or --rdzv-endpoint is not one every node's "
+                       "resolver knows (a short host name of a container or pod, a name from another network)",
+               fix=(f"getent hosts {shlex.quote(host)}   # on each node: must print the address rank 0 listens on\n"
+                    "# else give an address, or a name every node resolves: under Slurm the first node of the job, "
+                    "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1), and resolve it to "
+                    "an address where the nodes' names are not in DNS: getent hosts \"$MASTER_ADDR\" | awk '{print $1}'"),
+               evidence=ticket_evidence(s))
 
 
 @rule("MEM004", "dataloader-open-files", "warning", "DataLoader workers ran out of file descriptors", impact=6,
