@@ -4,6 +4,7 @@ with Open MPI's daemon-launch failure (openmpi.toml) naming the launcher."""
 
 from __future__ import annotations
 
+import shlex
 from typing import Iterator, List, Optional
 
 from hpcdoctor.engine import Hit, rule
@@ -177,6 +178,16 @@ def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"ssh between nodes was refused{f' (from {host})' if host else ''}: {why} (line {s.get('line')}: "
                           f"\"{told_text(s)}\"); a launcher that opens many ssh connections at once loses some of them",
                   fix=_MAXSTARTUPS_FIX, evidence=told_evidence(s))
+        return
+    if s.get("id") == "openssh:could-not-resolve-hostname" and host:
+        # no login was tried: keys and host keys are not the matter, the list of nodes is
+        yield Hit(message=f"ssh could not start a rank on {host}: {why} (line {s.get('line')}: \"{told_text(s)}\"); "
+                          "the hostfile or host list names a node this host does not know (an example's placeholder, "
+                          "another cluster's names), so a launcher that starts ranks over ssh cannot start them",
+                  fix=(f"getent hosts {shlex.quote(str(host))}   # must print an address: else the name is not a node here\n"
+                       "scontrol show hostnames \"$SLURM_JOB_NODELIST\"   # under Slurm, the job's own nodes: the names "
+                       f"the hostfile must hold\n{_LAUNCH[launcher]}"),
+                  evidence=told_evidence(s))
         return
     yield Hit(message=f"ssh between nodes was refused{f' (to {host})' if host else ''}: {why} "
                       f"(line {s.get('line')}: \"{told_text(s)}\"); a launcher that starts ranks over ssh cannot start them",
