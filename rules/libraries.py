@@ -325,13 +325,31 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
                       "program still cannot find, once the folder is on LD_LIBRARY_PATH",
                   evidence={**told_evidence(s), "library": so, "program": program.group("program")})
         return
+    if "Unable to load any of {" in str(s.get("text", "")):
+        yield _cudnn9_sublibrary(s, lib, so, found)
+        return
     yield Hit(message=f"{so} cannot be loaded (line {s.get('line')}: \"{told_text(s)}\"){built}",
               fix=found +
                   "python -c 'import torch; print(torch.__version__, torch.version.cuda, torch.version.hip)'   "
                   "# the build the failing package must match\n"
-                  "ldd \"$(python -c 'import mmcv, os; print(os.path.dirname(mmcv.__file__))')\"/_ext*.so | grep 'not found'   "
-                  "# the failing package's own extension (mmcv here: use yours)",
+                  "# then ldd on the failing package's own .so files, piped to grep 'not found': every library it still misses",
               evidence={**told_evidence(s), "library": so})
+
+
+# libcudnn.so.9 prints its own line (libraries.toml cudnn9-unable-to-load-any-of) after it was loaded:
+# where it lies, its sub-libraries should too (its RUNPATH is $ORIGIN).
+_CUDNN_SHIM_WHERE = ("python -c \"import ctypes; ctypes.CDLL('libcudnn.so.9'); print(*sorted({l.split()[-1] for l in "
+                     "open('/proc/self/maps') if 'libcudnn' in l}), sep=chr(10))\"   # the libcudnn.so.9 the loader "
+                     "finds: its sub-libraries must lie beside it")
+
+
+def _cudnn9_sublibrary(s: dict, lib: str, so: str, found: str) -> Hit:
+    """cuDNN 9's shim was loaded and could not open one of its sub-libraries: a libcudnn.so.9 without
+    its siblings (a partial copy, a system cuDNN of another release) ahead of the full one."""
+    return Hit(message=f"cuDNN 9's libcudnn.so.9 was loaded but could not open its sub-library {so} (line {s.get('line')}: "
+                       f"\"{told_text(s)}\"): that libcudnn.so.9 has no {lib} of its own release beside it, nor does the "
+                       "loader find one (a partial or other-release cuDNN ahead of the complete one)",
+               fix=f"{_CUDNN_SHIM_WHERE}\n{found}", evidence={**told_evidence(s), "library": so})
 
 
 # The conda package that carries each CUDA library's link library (the unversioned lib<name>.so a link
