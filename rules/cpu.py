@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import Iterator
 
 from hpcdoctor import knowledge
@@ -221,6 +223,19 @@ _LIST_ISA = {
 }
 
 
+# A function compiled for one instruction set says so in its name, as SIMD kernels are named
+# (x264's *_avx2, SVT's *_avx2_intrin, OpenBLAS's *_haswell is not one): the name's own token.
+_FRAME_ISA = re.compile(r"(?:^|_)(avx512f?|avx2|avx|fma3?|sse4_?[12]|ssse3)(?=_|$)", re.IGNORECASE)
+_FRAME_NAMES = {"avx512": "AVX512F", "avx512f": "AVX512F", "avx2": "AVX2", "avx": "AVX", "fma": "FMA", "fma3": "FMA",
+                "sse4_1": "SSE4.1", "sse41": "SSE4.1", "sse4_2": "SSE4.2", "sse42": "SSE4.2", "ssse3": "SSSE3"}
+
+
+def _frame_isa(s: dict) -> str:
+    """The instruction set the crashing function's own name names (the last such token), or ""."""
+    found = _FRAME_ISA.findall(str(s.get("frame") or ""))
+    return _FRAME_NAMES.get(found[-1].lower(), "") if found else ""
+
+
 @rule("CPU005", "cpu-lacks-required-isa", "error", "a program built for CPU instructions this CPU lacks", impact=10,
       also={"info": "a bare SIGILL, no instruction set named: the usual cause, not a shown one"})
 def cpu_lacks_required_isa(f: FactView) -> Iterator[Hit]:
@@ -276,6 +291,9 @@ def cpu_lacks_required_isa(f: FactView) -> Iterator[Hit]:
     if s is None:
         return
     feature = str(s.get("feature") or "").strip()
+    from_frame = not feature and _frame_isa(s)
+    if from_frame:
+        feature = from_frame
     where = ""
     flags = f.get("cpu.flags")
     wanted = [_FLAG.get(x) for x in feature.replace(",", " ").split()] if feature else []
@@ -284,7 +302,12 @@ def cpu_lacks_required_isa(f: FactView) -> Iterator[Hit]:
         where = (f"; this node's CPU lacks {', '.join(lacking)}" if lacking
                  else f"; this node's CPU has {', '.join(wanted)}: the failing run was on another machine")
     frame = f" in {s['frame']}" if s.get("frame") else ""
-    what = (f"the build needs {feature}, which the CPU it ran on does not have" if feature
+    absent = [str(t.get("absent")) for t in f.get("ticket.symptoms") or [] if t.get("id") == "isa:cpuid-feature-false"]
+    if from_frame and _FLAG.get(from_frame) and from_frame in absent:
+        where = f"; the cpuid dump pasted says {from_frame} = false"
+    what = (f"the process died of SIGILL{frame}, a function whose name says it is built for {from_frame}: the "
+            f"CPU it ran on lacks {from_frame}, and the program ran that code path anyway" if from_frame
+            else f"the build needs {feature}, which the CPU it ran on does not have" if feature
             else "the program checked the CPU it ran on and refused it: it was built for instructions this CPU "
                  "does not have" if s.get("id") in _REFUSED
             else f"the process died of SIGILL{frame}: the CPU met an instruction it does not have (AVX/AVX2/FMA, "

@@ -1,0 +1,88 @@
+"""Causes the pastes of sets AJ and AK (unsealed 2026-11-29) state in their emitters' own words,
+each read from the real paste: Slurm's cgroup OOM sentence quoted from "in StepId=" on, torch's
+store host that does not resolve, ssh's unresolvable hostfile name, cuDNN 9's shim without its
+sub-library, and gdb's core of a SIGILL in a function built for AVX2."""
+
+from __future__ import annotations
+
+from conftest import FIXTURES
+from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, paste_facts
+
+AJ = FIXTURES / "tickets_blind_aj"
+AK = FIXTURES / "tickets_blind_ak"
+
+
+def _facts(tmp_path, path, text=None):
+    return paste_facts(tmp_path, path.read_text(encoding="utf-8") if text is None else text, path.name)
+
+
+def test_slurms_oom_sentence_quoted_alone_names_the_job(tmp_path):
+    (f,) = fired("host-memory-oom-killed", _facts(tmp_path, AJ / "fragpipe-703-slurm-cgroup-oom-kill.txt"))
+    assert f.fix.startswith("sacct -j 5770797 -o JobID,State,ReqMem,MaxRSS")
+
+
+def test_the_whole_slurm_line_still_reads_its_count():
+    (s,) = [s for s in find_messages("slurmstepd: error: Detected 2 oom-kill event(s) in StepId=7.batch. Some of your "
+                                     "processes may have been killed by the cgroup out-of-memory handler.")
+            if s["id"] == "oom:slurm-oom-kill-events-old"]
+    assert s["count"] == "2" and s["jobid"] == "7"
+
+
+def test_a_store_host_that_does_not_resolve_is_named(tmp_path):
+    facts = _facts(tmp_path, AJ / "ai-on-eks-240-rdzv-endpoint-hostname-not-resolvable.txt")
+    (f,) = fired("c10d-store-unreachable", facts)
+    assert "host name slinky-0 does not resolve" in f.message
+    assert f.fix.startswith("getent hosts slinky-0")
+
+
+def test_torchs_own_resolver_warning_is_read():
+    # the string as libtorch_cpu.so 2.13.0 holds it, filled in as socket.cpp fills it
+    (s,) = [s for s in find_messages("[W socket.cpp:663] [c10d] The IPv4 network addresses of (node-7, 29500) cannot "
+                                     "be retrieved (gai error: -2 - Name or service not known).")
+            if s["id"] == "torch:store-address-unresolved"]
+    assert (s["host"], s["port"], s["gai"]) == ("node-7", "29500", "Name or service not known")
+
+
+def test_a_store_that_times_out_is_not_called_unresolved(tmp_path):
+    text = ("[W1126 09:06:31.489161483 TCPStore.cpp:340] [c10d] TCP client failed to connect/validate to host "
+            "127.0.0.1:29547 - retrying (try=0, timeout=5000ms, delay=3582ms): The client socket has timed out after "
+            "5000ms while trying to connect to (127.0.0.1, 29547).\n")
+    ids = [s["id"] for s in find_messages(text)]
+    assert "torch:store-client-name-unresolved" not in ids and "torch:store-client-retrying" in ids
+
+
+def test_an_unresolvable_hostfile_name_is_not_answered_with_ssh_keys(tmp_path):
+    (f,) = fired("ssh-between-nodes-refused", _facts(tmp_path, AJ / "eva-4-hostfile-placeholder-node-0-healthy.txt"))
+    assert "names a node this host does not know" in f.message
+    assert f.fix.startswith("getent hosts node-0") and "ssh-keygen" not in f.fix
+
+
+def test_a_refused_login_still_gets_the_keys(tmp_path):
+    text = "user@node002: Permission denied (publickey,gssapi-keyex,gssapi-with-mic).\n"
+    (f,) = fired("ssh-between-nodes-refused", paste_facts(tmp_path, text, "denied.txt"))
+    assert "ssh-keygen" in f.fix
+
+
+def test_cudnn9s_shim_without_its_sub_library(tmp_path):
+    # the shape of the WhisperLiveKit#271 paste: libcudnn.so.9's own two lines
+    text = ("Simulstreaming will use Faster Whisper for the encoder.\n"
+            "Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, libcudnn_ops.so}\n"
+            "Invalid handle. Cannot load symbol cudnnCreateTensorDescriptor\n")
+    (f,) = fired("cuda-runtime-library-missing", paste_facts(tmp_path, text, "cudnn9.txt"))
+    assert "libcudnn.so.9 was loaded but could not open its sub-library libcudnn_ops.so.9.1.0" in f.message
+    assert "ctypes.CDLL('libcudnn.so.9')" in f.fix and "mmcv" not in f.fix
+
+
+def test_gdbs_core_of_a_sigill_in_an_avx2_function(tmp_path):
+    (f,) = fired("cpu-lacks-required-isa", _facts(tmp_path, AK / "svt-vp9-9-avx2-kernel-on-sandy-bridge-xeon.txt"))
+    assert "a function whose name says it is built for AVX2" in f.message
+    assert "the cpuid dump pasted says AVX2 = false" in f.message
+    assert f.severity == "error"
+
+
+def test_a_frame_that_names_no_instruction_set_stays_a_hint(tmp_path):
+    path = AK / "svt-vp9-9-avx2-kernel-on-sandy-bridge-xeon.txt"
+    text = path.read_text(encoding="utf-8").replace("_avx2_intrin", "_intrin")
+    (f,) = fired("cpu-lacks-required-isa", _facts(tmp_path, path, text))
+    assert f.severity == "info" and "built for AVX2" not in f.message
