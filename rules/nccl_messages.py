@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, first_symptom, ticket_evidence, told_evidence, told_text
@@ -242,3 +243,65 @@ def nccl_gdr_disabled(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": GPU Direct RDMA is off for NCCL's InfiniBand transport: "
                       f"{cause}; inter-node traffic goes through host memory",
               fix=_GDR_CHECK, evidence=told_evidence(s))
+
+
+# NCCL's own condition (src/misc/strongstream.cc, ncclCudaGraphCapturable's callers): built with a CUDA
+# runtime older than 11.3, or run on a driver older than R465, it cannot be captured in a CUDA graph.
+# The PyPI nvidia-nccl-cu11 wheels are built with CUDA 11.0 (2.20.5's libnccl.so.2 prints "NCCL version
+# 2.20.5+cuda11.0"), so no driver makes them capturable.
+_GRAPH_MIN_BUILD_CUDA = (11, 3)
+
+
+@rule("NET050", "nccl-not-graph-capturable", "error", "an NCCL call was captured in a CUDA graph that this NCCL cannot join",
+      impact=7)
+def nccl_not_graph_capturable(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, NCCL's "NCCL cannot be captured in a graph if either it wasn't built with
+        CUDA runtime >= 11.3 or if the installed CUDA driver < R465." (before 2.16: "The installed
+        CUDA driver is older than the minimum version (R465) required for NCCL's CUDA Graphs
+        support"), with NCCL's version line ("NCCL version 2.20.5+cuda11.0") where pasted, which
+        says which of the two causes it is.
+
+    Why it matters:
+        CUDA graphs (vLLM's and SGLang's decode graphs, torch.cuda.graphs, Megatron's
+        --enable-cuda-graph) capture the all-reduce with the kernels around it. An NCCL built with
+        a CUDA runtime older than 11.3 cannot be captured on any driver; the PyPI nvidia-nccl-cu11
+        wheels are such a build (CUDA 11.0). The call fails with ncclInvalidUsage.
+
+    How to fix:
+        Load an NCCL built with CUDA 11.3 or newer: the cu12 wheels (nvidia-nccl-cu12) on a driver
+        that runs CUDA 12, or an NCCL built from source with the node's CUDA 11.x, pointed to with
+        the framework's own setting (vLLM: VLLM_NCCL_SO_PATH); or turn graph capture off (vLLM
+        --enforce-eager). With a capturable build, a driver older than R465 must be updated.
+
+    References:
+        - https://github.com/NVIDIA/nccl/blob/v2.20.5-1/src/misc/strongstream.cc (the WARN and its condition)
+        - https://github.com/vllm-project/vllm/issues/5679 (nvidia-nccl-cu11 2.20.5 under CUDA graphs)
+        - https://github.com/InternLM/lmdeploy/pull/2433 ("NCCL version 2.19.3+cuda11.0" cannot be captured)
+    """
+    s = first_symptom(f, "nccl:cuda-graph-unsupported")
+    if s is None:
+        return
+    banner = first_symptom(f, "nccl:version-banner")
+    built = tuple(int(x) for x in str(banner.get("cuda")).split(".")[:2]) if banner and banner.get("cuda") else None
+    if built is not None and built < _GRAPH_MIN_BUILD_CUDA:
+        cause = (f"this NCCL {banner.get('nccl')} was built with CUDA {banner.get('cuda')} (line {banner.get('line')}), older "
+                 "than 11.3: no driver makes it capturable (the PyPI nvidia-nccl-cu11 wheels are built so)")
+        fix = ("python -c 'import torch; print(torch.version.cuda, torch.cuda.nccl.version())'   # the CUDA and NCCL of this torch\n"
+               "nvidia-smi --query-gpu=driver_version --format=csv,noheader   # a driver for CUDA 12 "
+               f"({knowledge.load('cuda')['minor_compat']['12']} or newer) can run the cu12 wheels: pip install "
+               "nvidia-nccl-cu12 with a CUDA 12 build of the framework\n"
+               "# else build NCCL with the node's CUDA 11.x (make -j src.build in NVIDIA/nccl) and load that libnccl.so.2 "
+               "(vLLM: VLLM_NCCL_SO_PATH), or run without CUDA graphs (vLLM: --enforce-eager)")
+    elif built is not None:
+        cause = (f"this NCCL {banner.get('nccl')} was built with CUDA {banner.get('cuda')} (line {banner.get('line')}), "
+                 "which can be captured: the driver is older than R465")
+        fix = "nvidia-smi --query-gpu=driver_version --format=csv,noheader   # older than 465: the driver needs an update (administrators)"
+    else:
+        cause = "either this NCCL was built with a CUDA runtime older than 11.3 (the PyPI nvidia-nccl-cu11 wheels are) or the driver is older than R465"
+        fix = ("pip list 2>/dev/null | grep -i nccl   # nvidia-nccl-cu11 is built with CUDA 11.0: not capturable; "
+               "NCCL_DEBUG=VERSION prints the loaded NCCL's \"NCCL version X+cudaY\" line when the job starts\n"
+               "nvidia-smi --query-gpu=driver_version --format=csv,noheader   # older than 465: the driver is the cause")
+    yield Hit(message=f"NCCL was called inside a CUDA graph capture it cannot join (line {s.get('line')}: \"{told_text(s)}\"): {cause}",
+              fix=fix, evidence=told_evidence(s))

@@ -1,13 +1,14 @@
 """Causes the pastes of sets AJ and AK (unsealed 2026-11-29) state in their emitters' own words,
 each read from the real paste: Slurm's cgroup OOM sentence quoted from "in StepId=" on, torch's
 store host that does not resolve, ssh's unresolvable hostfile name, cuDNN 9's shim without its
-sub-library, and gdb's core of a SIGILL in a function built for AVX2."""
+sub-library, gdb's core of a SIGILL in a function built for AVX2; and NCCL's refusal of a CUDA graph
+that set AK's vllm#5679 met without its WARN line, tested on vllm#3069's paste, which shows it."""
 
 from __future__ import annotations
 
 from conftest import FIXTURES
 from hpcdoctor.triage.messages import find_messages
-from rulekit import fired, paste_facts
+from rulekit import PASTES, fired, paste_facts, recorded_paste_facts
 
 AJ = FIXTURES / "tickets_blind_aj"
 AK = FIXTURES / "tickets_blind_ak"
@@ -86,3 +87,28 @@ def test_a_frame_that_names_no_instruction_set_stays_a_hint(tmp_path):
     text = path.read_text(encoding="utf-8").replace("_avx2_intrin", "_intrin")
     (f,) = fired("cpu-lacks-required-isa", _facts(tmp_path, path, text))
     assert f.severity == "info" and "built for AVX2" not in f.message
+
+
+def test_an_nccl_built_with_cuda_11_0_in_a_cuda_graph(tmp_path):
+    # vllm#3069: "NCCL version 2.19.3+cuda11.0" and NCCL's own WARN; no driver makes that build capturable
+    (f,) = fired("nccl-not-graph-capturable", recorded_paste_facts("vllm-3069-nccl-cu11-build-in-cuda-graph.txt"))
+    assert "built with CUDA 11.0 (line 6), older than 11.3" in f.message
+    assert "525.60.13 or newer" in f.fix
+
+
+def test_a_capturable_build_points_at_the_driver(tmp_path):
+    text = (PASTES / "vllm-3069-nccl-cu11-build-in-cuda-graph.txt").read_text(encoding="utf-8").replace("+cuda11.0", "+cuda11.8")
+    (f,) = fired("nccl-not-graph-capturable", paste_facts(tmp_path, text, "cu118.txt"))
+    assert "which can be captured: the driver is older than R465" in f.message
+
+
+def test_without_the_banner_both_causes_are_named(tmp_path):
+    text = "\n".join(line for line in (PASTES / "vllm-3069-nccl-cu11-build-in-cuda-graph.txt").read_text(encoding="utf-8")
+                     .splitlines() if "NCCL version" not in line)
+    (f,) = fired("nccl-not-graph-capturable", paste_facts(tmp_path, text, "no-banner.txt"))
+    assert "either this NCCL was built with a CUDA runtime older than 11.3" in f.message
+
+
+def test_nccls_other_warnings_are_not_this(tmp_path):
+    text = "node1:1234:1250 [0] init.cc:1043 NCCL WARN Mismatched NCCL version detected : rank 8 version 22105 rank 0 version 22304\n"
+    assert not fired("nccl-not-graph-capturable", paste_facts(tmp_path, text, "other.txt"))
