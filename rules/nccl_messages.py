@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from hpcdoctor import knowledge
+from hpcdoctor.knowledge import wheels
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, first_symptom, ticket_evidence, told_evidence, told_text
@@ -247,13 +248,13 @@ def nccl_gdr_disabled(f: FactView) -> Iterator[Hit]:
 
 # NCCL's own condition (src/misc/strongstream.cc, ncclCudaGraphCapturable's callers): built with a CUDA
 # runtime older than 11.3, or run on a driver older than R465, it cannot be captured in a CUDA graph.
-# The PyPI nvidia-nccl-cu11 wheels are built with CUDA 11.0 (2.20.5's libnccl.so.2 prints "NCCL version
-# 2.20.5+cuda11.0"), so no driver makes them capturable.
+# The PyPI nvidia-nccl-cu11 wheels from 2.18.3 on are built with CUDA 11.0 (knowledge/cuda_wheel_libs.toml
+# [nccl_cu11_build_cuda], read from each release's libnccl.so.2), so no driver makes them capturable.
 _GRAPH_MIN_BUILD_CUDA = (11, 3)
 
 
 @rule("NET050", "nccl-not-graph-capturable", "error", "an NCCL call was captured in a CUDA graph that this NCCL cannot join",
-      impact=7)
+      impact=7, also={"warning": "no WARN pasted: the nvidia-nccl-cu11 wheel named beside CUDA graphs and an NCCL error"})
 def nccl_not_graph_capturable(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -267,7 +268,8 @@ def nccl_not_graph_capturable(f: FactView) -> Iterator[Hit]:
         CUDA graphs (vLLM's and SGLang's decode graphs, torch.cuda.graphs, Megatron's
         --enable-cuda-graph) capture the all-reduce with the kernels around it. An NCCL built with
         a CUDA runtime older than 11.3 cannot be captured on any driver; the PyPI nvidia-nccl-cu11
-        wheels are such a build (CUDA 11.0). The call fails with ncclInvalidUsage.
+        wheels from 2.18.3 on are such a build (CUDA 11.0; 2.13.4-2.16.5 were built with 11.7 and
+        11.8). The call fails with ncclInvalidUsage.
 
     How to fix:
         Load an NCCL built with CUDA 11.3 or newer: the cu12 wheels (nvidia-nccl-cu12) on a driver
@@ -282,12 +284,13 @@ def nccl_not_graph_capturable(f: FactView) -> Iterator[Hit]:
     """
     s = first_symptom(f, "nccl:cuda-graph-unsupported")
     if s is None:
+        yield from _cu11_wheel_in_a_graph(f)
         return
     banner = first_symptom(f, "nccl:version-banner")
     built = tuple(int(x) for x in str(banner.get("cuda")).split(".")[:2]) if banner and banner.get("cuda") else None
     if built is not None and built < _GRAPH_MIN_BUILD_CUDA:
         cause = (f"this NCCL {banner.get('nccl')} was built with CUDA {banner.get('cuda')} (line {banner.get('line')}), older "
-                 "than 11.3: no driver makes it capturable (the PyPI nvidia-nccl-cu11 wheels are built so)")
+                 "than 11.3: no driver makes it capturable (the PyPI nvidia-nccl-cu11 wheels from 2.18.3 on are built so)")
         fix = ("python -c 'import torch; print(torch.version.cuda, torch.cuda.nccl.version())'   # the CUDA and NCCL of this torch\n"
                "nvidia-smi --query-gpu=driver_version --format=csv,noheader   # a driver for CUDA 12 "
                f"({knowledge.load('cuda')['minor_compat']['12']} or newer) can run the cu12 wheels: pip install "
@@ -299,9 +302,35 @@ def nccl_not_graph_capturable(f: FactView) -> Iterator[Hit]:
                  "which can be captured: the driver is older than R465")
         fix = "nvidia-smi --query-gpu=driver_version --format=csv,noheader   # older than 465: the driver needs an update (administrators)"
     else:
-        cause = "either this NCCL was built with a CUDA runtime older than 11.3 (the PyPI nvidia-nccl-cu11 wheels are) or the driver is older than R465"
-        fix = ("pip list 2>/dev/null | grep -i nccl   # nvidia-nccl-cu11 is built with CUDA 11.0: not capturable; "
+        cause = ("either this NCCL was built with a CUDA runtime older than 11.3 (the PyPI nvidia-nccl-cu11 wheels from "
+                 "2.18.3 on are) or the driver is older than R465")
+        fix = ("pip list 2>/dev/null | grep -i nccl   # nvidia-nccl-cu11 2.18.3 and later: built with CUDA 11.0, not capturable; "
                "NCCL_DEBUG=VERSION prints the loaded NCCL's \"NCCL version X+cudaY\" line when the job starts\n"
                "nvidia-smi --query-gpu=driver_version --format=csv,noheader   # older than 465: the driver is the cause")
     yield Hit(message=f"NCCL was called inside a CUDA graph capture it cannot join (line {s.get('line')}: \"{told_text(s)}\"): {cause}",
               fix=fix, evidence=told_evidence(s))
+
+
+def _cu11_wheel_in_a_graph(f: FactView):
+    """Without NCCL's WARN: the ticket names the nvidia-nccl-cu11 wheel, says the run uses CUDA graphs
+    and names an NCCL error. The wheel's build (CUDA 11.0) is known; the capture is the user's word:
+    a warning."""
+    wheel = first_symptom(f, "prose:nccl-cu11-wheel-named")
+    graphs = first_symptom(f, "prose:cuda-graphs-said")
+    error = first_symptom(f, "prose:nccl-error-said")
+    if wheel is None or graphs is None or error is None:
+        return
+    built = wheels.nccl_cu11_build_cuda(str(wheel.get("version")))
+    if built is None or tuple(int(x) for x in built.split(".")) >= _GRAPH_MIN_BUILD_CUDA:
+        return   # a release the table does not know, or one built with CUDA 11.7 or 11.8: capturable
+    yield Hit(message=f"the NCCL in use is the PyPI nvidia-nccl-cu11 {wheel.get('version')} (line {wheel.get('line')}), "
+                      f"built with CUDA {built}, which NCCL cannot capture in a CUDA graph on any driver; the ticket runs "
+                      f"with CUDA graphs (line {graphs.get('line')}) and names an NCCL error (line {error.get('line')})",
+              severity="warning",
+              fix=("pip list 2>/dev/null | grep -i nccl   # nvidia-nccl-cu11 2.18.3 and later: built with CUDA 11.0, not capturable\n"
+                   "nvidia-smi --query-gpu=driver_version --format=csv,noheader   # a driver for CUDA 12 "
+                   f"({knowledge.load('cuda')['minor_compat']['12']} or newer) can run the cu12 wheels: pip install "
+                   "nvidia-nccl-cu12 with a CUDA 12 build of the framework\n"
+                   "# else an NCCL built with the node's CUDA 11.x (VLLM_NCCL_SO_PATH for vLLM), or run without CUDA "
+                   "graphs (vLLM: --enforce-eager)"),
+              evidence=ticket_evidence(wheel))

@@ -58,6 +58,11 @@ def virtual_arch_of(arch: str) -> Optional[str]:
     return knowledge.load("cuda").get("virtual_arch_of", {}).get(arch.replace(".", ""))
 
 
+def nccl_cu11_build_cuda(release: str) -> Optional[str]:
+    """The CUDA runtime a PyPI nvidia-nccl-cu11 release was built with (cuda_wheel_libs.toml), or None."""
+    return knowledge.load("cuda_wheel_libs").get("nccl_cu11_build_cuda", {}).get("releases", {}).get(release)
+
+
 def required_driver(runtime: str, windows: bool = False, config: Optional[Dict[str, Any]] = None) -> Optional[str]:
     """The lowest driver that runs a CUDA runtime: the major's minor-version-compatibility minimum
     from CUDA 11 on, the toolkit's own driver before."""

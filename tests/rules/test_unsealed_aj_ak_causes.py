@@ -112,3 +112,15 @@ def test_without_the_banner_both_causes_are_named(tmp_path):
 def test_nccls_other_warnings_are_not_this(tmp_path):
     text = "node1:1234:1250 [0] init.cc:1043 NCCL WARN Mismatched NCCL version detected : rank 8 version 22105 rank 0 version 22304\n"
     assert not fired("nccl-not-graph-capturable", paste_facts(tmp_path, text, "other.txt"))
+
+
+def test_the_cu11_wheel_named_beside_cuda_graphs_and_an_nccl_error(tmp_path):
+    # set AK's vllm#5679: pip list's nvidia-nccl-cu11 2.20.5 (built with CUDA 11.0), CUDA graphs on, no WARN pasted
+    (f,) = fired("nccl-not-graph-capturable", _facts(tmp_path, AK / "vllm-5679-nccl-cu11-2-20-5-cuda-graph-bug.txt"))
+    assert f.severity == "warning" and "nvidia-nccl-cu11 2.20.5 (line 20), built with CUDA 11.0" in f.message
+
+
+def test_a_cu11_wheel_built_with_cuda_11_8_is_capturable(tmp_path):
+    path = AK / "vllm-5679-nccl-cu11-2-20-5-cuda-graph-bug.txt"
+    text = path.read_text(encoding="utf-8").replace("nvidia-nccl-cu11 2.20.5", "nvidia-nccl-cu11 2.16.5")
+    assert not fired("nccl-not-graph-capturable", _facts(tmp_path, path, text))
