@@ -10,7 +10,6 @@ from hpcdoctor.triage.messages import find_messages
 
 
 @pytest.mark.parametrize("paste, words", [
-    ("openssh-9.2-unresolvable-host.txt", "(to nosuchhost): the node name given to ssh does not resolve here"),
     ("openssh-9.2-connection-refused.txt", "(to localhost): no ssh server answered"),
     ("virtualclient-752-host-key-orte-daemons.txt", "host key is not in known_hosts"),   # Open MPI's mpiexec
     ("mpich-4712-host-key-verification-failed.txt", "host key is not in known_hosts"),   # MPICH's Hydra
@@ -21,6 +20,13 @@ def test_each_refusal_is_read_and_the_fix_starts_ranks_without_ssh(paste, words)
     assert f.fix.startswith('for h in $(scontrol show hostnames "$SLURM_JOB_NODELIST")')
     assert "srun" in f.fix and "ssh-keygen -t ed25519" in f.fix and "StrictHostKeyChecking=no" not in f.fix
 
+
+
+def test_an_unresolvable_name_is_the_host_lists_not_a_refused_login():
+    # ssh never reached a server: keys and host keys are not the matter, the name is
+    (f,) = fired("ssh-between-nodes-refused", recorded_paste_facts("openssh-9.2-unresolvable-host.txt"))
+    assert "ssh could not start a rank on nosuchhost: the node name given to ssh does not resolve here" in f.message
+    assert f.fix.startswith("getent hosts nosuchhost") and "ssh-keygen" not in f.fix and "srun" in f.fix
 
 
 def test_the_launcher_named_in_the_paste_chooses_the_fix():
