@@ -103,10 +103,12 @@ class Form:
     # ("Error 804: ", "launch failed: ", glog's check) that no form of the family knows: one form per
     # entry whose message is long enough to be the emitter's alone (expand_bare). ``entry`` is its key;
     # ``unless``: a paste this matches is another emitter's that prints the same texts (HIP copies
-    # CUDA's), and is left to that family's own forms.
+    # CUDA's), and is left to that family's own forms; ``when``: only a paste this matches is read
+    # (HIP's texts, CUDA's words, only where the paste names HIP or ROCm).
     bare: bool = False
     entry: str = ""
     unless: Optional[Pattern] = None
+    when: Optional[Pattern] = None
 
 
 @dataclass(frozen=True)
@@ -251,6 +253,7 @@ def _expand_bare(fam: Family, form: Dict[str, Any], where: str) -> List[Form]:
     also = set(form.get("also") or ())
     never = set(form.get("except") or ())
     unless = Pattern(str(form["unless"]), where + " unless") if form.get("unless") else None
+    when = Pattern(str(form["when"]), where + " when") if form.get("when") else None
     template = str(form.get("pattern", ""))
     out = []
     for entry in fam.entries:
@@ -262,7 +265,7 @@ def _expand_bare(fam: Family, form: Dict[str, Any], where: str) -> List[Form]:
         out.append(Form(family=fam.id, id=str(form.get("id", "bare")), needle=message,
                         pattern=Pattern(template.replace("{message}", re.escape(message)), where),
                         key="message", source=str(form.get("source", "")), example=str(form.get("example", "")),
-                        line=True, bare=True, entry=entry.key, unless=unless))
+                        line=True, bare=True, entry=entry.key, unless=unless, when=when))
     return sorted(out, key=lambda f: -len(f.needle))
 
 
@@ -342,9 +345,9 @@ def problems(fam: Family, known_rules: frozenset = frozenset()) -> List[str]:
             out.append(f"{name} form {form.id}: key {form.key!r} is not a named group of its pattern")
         if _UNBOUNDED.search(form.pattern.pattern):
             out.append(f"{name} form {form.id}: unbounded repeat in pattern")
-        if form.bare and (re.escape(form.needle) not in form.pattern.pattern or form.unless is not None
-                          and not _compiles(form.unless)):
-            out.append(f"{name} form {form.id}: a bare form's pattern needs {{message}}, and its unless must compile")
+        if form.bare and (re.escape(form.needle) not in form.pattern.pattern
+                          or any(p is not None and not _compiles(p) for p in (form.unless, form.when))):
+            out.append(f"{name} form {form.id}: a bare form's pattern needs {{message}}, and its unless and when must compile")
         if not fam.entries and not form.emitter:
             out.append(f"{name} form {form.id}: a family without entries quotes every match back: its forms name their emitter")
     for e in fam.entries:

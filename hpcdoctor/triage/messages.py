@@ -269,6 +269,11 @@ def _bare_messages(fams, text: str, low: str, held, found: List[Dict[str, Any]])
                     ruled_out[id(form.unless)] = form.unless.search(text) is not None
                 if ruled_out[id(form.unless)]:
                     continue
+            if form.when is not None:
+                if id(form.when) not in ruled_out:
+                    ruled_out[id(form.when)] = form.when.search(text) is None
+                if ruled_out[id(form.when)]:
+                    continue
             for line_no, start, end in _distinct_lines(text, low, needle):
                 if any(needle in lower(str(s.get("message") or "")) or needle in lower(str(s.get("matched") or ""))
                        for s in by_line.get(line_no, ())):

@@ -94,3 +94,11 @@ def test_every_bare_form_is_an_entrys_own_text():
     assert "cudaErrorNotYetImplemented" not in keys and "cudaErrorInvalidValue" not in keys
     assert {"cudaErrorInvalidDevice", "cudaErrorLaunchFailure"} <= keys
 
+
+
+def test_hips_texts_alone_are_read_as_hips_where_the_paste_names_rocm():
+    text = "ROCm 6.1 on gfx1100\nlaunch failed: no kernel image is available for execution on the device\n"
+    read = [s for s in find_messages(text) if s["id"] == "hip:hipErrorNoBinaryForGpu"]
+    assert len(read) == 1 and read[0].get("bare") is True
+    # without HIP's or ROCm's name the same words are CUDA's
+    assert "hip:hipErrorNoBinaryForGpu" not in _ids("launch failed: no kernel image is available for execution on the device\n")
