@@ -8,6 +8,7 @@ Unknown by hand and a missing fact never reads as a pass.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from dataclasses import dataclass, field
@@ -150,6 +151,13 @@ def rule(code: str, symbol: str, severity: str, title: str, impact: int = 5, sta
 
 
 def collect_rules(modules: Sequence[Any]) -> List[Rule]:
+    return list(_collected(tuple(modules)))
+
+
+# A site's modules are loaded afresh on each load (their files may change), so a cache keyed by the
+# module objects serves the built-in set, the same objects every time, and lets a site's new ones pass.
+@functools.lru_cache(maxsize=8)
+def _collected(modules: Tuple[Any, ...]) -> Tuple[Rule, ...]:
     rules: List[Rule] = []
     seen_codes: Dict[str, str] = {}
     seen_symbols: Dict[str, str] = {}
@@ -165,7 +173,7 @@ def collect_rules(modules: Sequence[Any]) -> List[Rule]:
                     raise RuleError(f"{mod.__name__}: rule {key} is already defined in {seen[key]}")
                 seen[key] = mod.__name__
             rules.append(r)
-    return sorted(rules, key=lambda r: r.code)
+    return tuple(sorted(rules, key=lambda r: r.code))
 
 
 def load_rules() -> Tuple[List[Rule], List[str]]:
