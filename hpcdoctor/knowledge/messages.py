@@ -101,7 +101,7 @@ class Form:
     name_prefix: str = ""
     # bare: the entry's own message wherever a program printed it, after a prefix of its own
     # ("Error 804: ", "launch failed: ", glog's check) that no form of the family knows: one form per
-    # entry whose message is long enough to be the emitter's alone (expand_bare). ``entry`` is its key;
+    # entry whose message is long enough to be the emitter's alone (_expand_bare). ``entry`` is its key;
     # ``unless``: a paste this matches is another emitter's that prints the same texts (HIP copies
     # CUDA's), and is left to that family's own forms; ``when``: only a paste this matches is read
     # (HIP's texts, CUDA's words, only where the paste names HIP or ROCm).
