@@ -13,6 +13,7 @@ log's ``NVRM: Xid (...): <code>``), whose named groups (``name``, ``code`` or ``
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import sys
@@ -109,6 +110,9 @@ class Form:
     entry: str = ""
     unless: Optional[Pattern] = None
     when: Optional[Pattern] = None
+    # longer: the family's longer bare texts that hold this one ("unspecified launch failure in prior
+    # launch" holds "unspecified launch failure"): a line holding one of them is not this text's
+    longer: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -266,7 +270,10 @@ def _expand_bare(fam: Family, form: Dict[str, Any], where: str) -> List[Form]:
                         pattern=Pattern(template.replace("{message}", re.escape(message)), where),
                         key="message", source=str(form.get("source", "")), example=str(form.get("example", "")),
                         line=True, bare=True, entry=entry.key, unless=unless, when=when))
-    return sorted(out, key=lambda f: -len(f.needle))
+    out.sort(key=lambda f: -len(f.needle))
+    return [dataclasses.replace(f, longer=tuple(g.needle.lower() for g in out
+                                                if len(g.needle) > len(f.needle) and f.needle.lower() in g.needle.lower()))
+            for f in out]
 
 
 # Documents message_cache.py gave for the next _family_at calls, so that a family is built once

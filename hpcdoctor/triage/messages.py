@@ -278,6 +278,8 @@ def _bare_messages(fams, text: str, low: str, held, found: List[Dict[str, Any]])
                 if any(needle in lower(str(s.get("message") or "")) or needle in lower(str(s.get("matched") or ""))
                        for s in by_line.get(line_no, ())):
                     continue  # a reading of this line already holds the message (a form's, or a longer one's)
+                if form.longer and any(longer in low[start:end] for longer in form.longer):
+                    continue  # the line's text is a longer message that holds this one, read on another line
                 m = form.pattern.search(text[start:end][:LINE_CAP])
                 if not m:
                     continue

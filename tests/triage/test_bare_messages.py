@@ -102,3 +102,15 @@ def test_hips_texts_alone_are_read_as_hips_where_the_paste_names_rocm():
     assert len(read) == 1 and read[0].get("bare") is True
     # without HIP's or ROCm's name the same words are CUDA's
     assert "hip:hipErrorNoBinaryForGpu" not in _ids("launch failed: no kernel image is available for execution on the device\n")
+
+
+def test_a_word_that_starts_with_hip_does_not_make_a_paste_amds():
+    text = "the hipster's rig: launch failed: no kernel image is available for execution on the device\n"
+    assert "cuda:cudaErrorNoKernelImageForDevice" in _ids(text)
+
+
+def test_a_longer_text_read_once_is_not_read_again_as_the_shorter_one():
+    # the longer message's entry is read on its first line; its repeats are not the shorter message
+    text = "".join(f"kernel {n}: unspecified launch failure in prior launch\n" for n in range(3))
+    ids = _ids(text)
+    assert ids.count("cuda:cudaErrorPriorLaunchFailure") == 1 and "cuda:cudaErrorLaunchFailure" not in ids
