@@ -256,7 +256,14 @@ def _bare_messages(fams, text: str, low: str, held, found: List[Dict[str, Any]])
     by_line: Dict[int, List[Dict[str, Any]]] = {}
     for s in found:
         by_line.setdefault(s["line"], []).append(s)
-    ruled_out: Dict[int, bool] = {}
+    matches: Dict[int, bool] = {}
+
+    def matched(rx) -> bool:
+        # a family's bare forms share one unless and one when: each searches the paste once
+        if id(rx) not in matches:
+            matches[id(rx)] = rx.search(text) is not None
+        return matches[id(rx)]
+
     for fam in fams:
         if fam.generic:
             continue
@@ -264,16 +271,8 @@ def _bare_messages(fams, text: str, low: str, held, found: List[Dict[str, Any]])
             needle = form.needle.lower()
             if not form.bare or needle not in held or f"{fam.id}:{form.entry}" in ids:
                 continue
-            if form.unless is not None:
-                if id(form.unless) not in ruled_out:
-                    ruled_out[id(form.unless)] = form.unless.search(text) is not None
-                if ruled_out[id(form.unless)]:
-                    continue
-            if form.when is not None:
-                if id(form.when) not in ruled_out:
-                    ruled_out[id(form.when)] = form.when.search(text) is None
-                if ruled_out[id(form.when)]:
-                    continue
+            if (form.unless is not None and matched(form.unless)) or (form.when is not None and not matched(form.when)):
+                continue
             for line_no, start, end in _distinct_lines(text, low, needle):
                 if any(needle in lower(str(s.get("message") or "")) or needle in lower(str(s.get("matched") or ""))
                        for s in by_line.get(line_no, ())):
