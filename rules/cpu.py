@@ -9,7 +9,7 @@ from typing import Iterator
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, ticket_evidence, told_text
+from hpcdoctor.rules._common import catalogued, ticket_all, ticket_evidence, told_text
 from hpcdoctor.payload.cpu_share import shared as cpu_shared
 
 # Emulated bf16 runs many times slower than fp32 (0.9 against 125 GFLOP/s on a Zen 2 EPYC); a few
@@ -302,7 +302,7 @@ def cpu_lacks_required_isa(f: FactView) -> Iterator[Hit]:
         where = (f"; this node's CPU lacks {', '.join(lacking)}" if lacking
                  else f"; this node's CPU has {', '.join(wanted)}: the failing run was on another machine")
     frame = f" in {s['frame']}" if s.get("frame") else ""
-    absent = [str(t.get("absent")) for t in f.get("ticket.symptoms") or [] if t.get("id") == "isa:cpuid-feature-false"]
+    absent = [str(t.get("absent")) for t in ticket_all(f, "isa:cpuid-feature-false")]
     if from_frame and _FLAG.get(from_frame) and from_frame in absent:
         where = f"; the cpuid dump pasted says {from_frame} = false"
     what = (f"the process died of SIGILL{frame}, a function whose name says it is built for {from_frame}: the "

@@ -9,7 +9,7 @@ from hpcdoctor import knowledge
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, first_symptom, ticket_evidence, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_symptom, ticket_evidence, told_evidence, told_text, version_of
 from hpcdoctor.rules._where import where
 
 
@@ -250,7 +250,24 @@ def nccl_gdr_disabled(f: FactView) -> Iterator[Hit]:
 # runtime older than 11.3, or run on a driver older than R465, it cannot be captured in a CUDA graph.
 # The PyPI nvidia-nccl-cu11 wheels from 2.18.3 on are built with CUDA 11.0 (knowledge/cuda_wheel_libs.toml
 # [nccl_cu11_build_cuda], read from each release's libnccl.so.2), so no driver makes them capturable.
-_GRAPH_MIN_BUILD_CUDA = (11, 3)
+_GRAPH_MIN_BUILD_CUDA = "11.3"
+
+
+def _capturable(build_cuda: str) -> bool:
+    return version_of(build_cuda) >= version_of(_GRAPH_MIN_BUILD_CUDA)
+
+
+def _cu12_way() -> str:
+    """The way out of an NCCL built with CUDA 11.0, as a fix prints it: the cu12 wheels on a driver
+    for CUDA 12, else an NCCL built with the node's CUDA 11.x, else no CUDA graphs."""
+    return ("nvidia-smi --query-gpu=driver_version --format=csv,noheader   # a driver for CUDA 12 "
+            f"({knowledge.load('cuda')['minor_compat']['12']} or newer) can run the cu12 wheels: pip install "
+            "nvidia-nccl-cu12 with a CUDA 12 build of the framework\n"
+            "# else build NCCL with the node's CUDA 11.x (make -j src.build in NVIDIA/nccl) and load that libnccl.so.2 "
+            "(vLLM: VLLM_NCCL_SO_PATH), or run without CUDA graphs (vLLM: --enforce-eager)")
+
+
+_WHICH_NCCL = "pip list 2>/dev/null | grep -i nccl   # nvidia-nccl-cu11 2.18.3 and later: built with CUDA 11.0, not capturable"
 
 
 @rule("NET050", "nccl-not-graph-capturable", "error", "an NCCL call was captured in a CUDA graph that this NCCL cannot join",
@@ -287,25 +304,20 @@ def nccl_not_graph_capturable(f: FactView) -> Iterator[Hit]:
         yield from _cu11_wheel_in_a_graph(f)
         return
     banner = first_symptom(f, "nccl:version-banner")
-    built = tuple(int(x) for x in str(banner.get("cuda")).split(".")[:2]) if banner and banner.get("cuda") else None
-    if built is not None and built < _GRAPH_MIN_BUILD_CUDA:
-        cause = (f"this NCCL {banner.get('nccl')} was built with CUDA {banner.get('cuda')} (line {banner.get('line')}), older "
+    built = str(banner["cuda"]) if banner and banner.get("cuda") else None
+    if built is not None and not _capturable(built):
+        cause = (f"this NCCL {banner.get('nccl')} was built with CUDA {built} (line {banner.get('line')}), older "
                  "than 11.3: no driver makes it capturable (the PyPI nvidia-nccl-cu11 wheels from 2.18.3 on are built so)")
         fix = ("python -c 'import torch; print(torch.version.cuda, torch.cuda.nccl.version())'   # the CUDA and NCCL of this torch\n"
-               "nvidia-smi --query-gpu=driver_version --format=csv,noheader   # a driver for CUDA 12 "
-               f"({knowledge.load('cuda')['minor_compat']['12']} or newer) can run the cu12 wheels: pip install "
-               "nvidia-nccl-cu12 with a CUDA 12 build of the framework\n"
-               "# else build NCCL with the node's CUDA 11.x (make -j src.build in NVIDIA/nccl) and load that libnccl.so.2 "
-               "(vLLM: VLLM_NCCL_SO_PATH), or run without CUDA graphs (vLLM: --enforce-eager)")
+               + _cu12_way())
     elif built is not None:
-        cause = (f"this NCCL {banner.get('nccl')} was built with CUDA {banner.get('cuda')} (line {banner.get('line')}), "
+        cause = (f"this NCCL {banner.get('nccl')} was built with CUDA {built} (line {banner.get('line')}), "
                  "which can be captured: the driver is older than R465")
         fix = "nvidia-smi --query-gpu=driver_version --format=csv,noheader   # older than 465: the driver needs an update (administrators)"
     else:
         cause = ("either this NCCL was built with a CUDA runtime older than 11.3 (the PyPI nvidia-nccl-cu11 wheels from "
                  "2.18.3 on are) or the driver is older than R465")
-        fix = ("pip list 2>/dev/null | grep -i nccl   # nvidia-nccl-cu11 2.18.3 and later: built with CUDA 11.0, not capturable; "
-               "NCCL_DEBUG=VERSION prints the loaded NCCL's \"NCCL version X+cudaY\" line when the job starts\n"
+        fix = (_WHICH_NCCL + "; NCCL_DEBUG=VERSION prints the loaded NCCL's \"NCCL version X+cudaY\" line when the job starts\n"
                "nvidia-smi --query-gpu=driver_version --format=csv,noheader   # older than 465: the driver is the cause")
     yield Hit(message=f"NCCL was called inside a CUDA graph capture it cannot join (line {s.get('line')}: \"{told_text(s)}\"): {cause}",
               fix=fix, evidence=told_evidence(s))
@@ -321,16 +333,11 @@ def _cu11_wheel_in_a_graph(f: FactView):
     if wheel is None or graphs is None or error is None:
         return
     built = wheels.nccl_cu11_build_cuda(str(wheel.get("version")))
-    if built is None or tuple(int(x) for x in built.split(".")) >= _GRAPH_MIN_BUILD_CUDA:
+    if built is None or _capturable(built):
         return   # a release the table does not know, or one built with CUDA 11.7 or 11.8: capturable
     yield Hit(message=f"the NCCL in use is the PyPI nvidia-nccl-cu11 {wheel.get('version')} (line {wheel.get('line')}), "
                       f"built with CUDA {built}, which NCCL cannot capture in a CUDA graph on any driver; the ticket runs "
                       f"with CUDA graphs (line {graphs.get('line')}) and names an NCCL error (line {error.get('line')})",
               severity="warning",
-              fix=("pip list 2>/dev/null | grep -i nccl   # nvidia-nccl-cu11 2.18.3 and later: built with CUDA 11.0, not capturable\n"
-                   "nvidia-smi --query-gpu=driver_version --format=csv,noheader   # a driver for CUDA 12 "
-                   f"({knowledge.load('cuda')['minor_compat']['12']} or newer) can run the cu12 wheels: pip install "
-                   "nvidia-nccl-cu12 with a CUDA 12 build of the framework\n"
-                   "# else an NCCL built with the node's CUDA 11.x (VLLM_NCCL_SO_PATH for vLLM), or run without CUDA "
-                   "graphs (vLLM: --enforce-eager)"),
+              fix=f"{_WHICH_NCCL}\n{_cu12_way()}",
               evidence=ticket_evidence(wheel))
