@@ -527,6 +527,14 @@ def _pasted_docker_run(f: FactView) -> Optional[str]:
     return " ".join(line.group(0).replace("\\\n", " ").split()) if line else None
 
 
+def _only_intel_graphics(f: FactView) -> Optional[dict]:
+    """Mesa's renderer string for an Intel GPU (mesa.toml intel-renderer-named), where the paste names
+    no NVIDIA GPU: the machine's graphics, and no device docker's --gpus could hand a container."""
+    if f.get("ticket.gpus_named") or f.get("ticket.gpus_named_shared"):
+        return None
+    return next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "mesa:intel-renderer-named"), None)
+
+
 _ASKS_GPU = re.compile(r"--gpus|--runtime[ =]+nvidia|nvidia\.com/gpu|/dev/nvidia")
 
 
@@ -553,7 +561,7 @@ def _docker_run_asked_no_gpu(f: FactView):
 
 
 @rule("GPU017", "nvidia-container-toolkit-missing", "error", "containers cannot be given GPUs: no NVIDIA Container Toolkit set up",
-      impact=8)
+      impact=8, also={"info": "docker's --gpus refusal on a machine whose paste shows an Intel GPU and no NVIDIA one"})
 def nvidia_container_toolkit_missing(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -571,7 +579,9 @@ def nvidia_container_toolkit_missing(f: FactView) -> Iterator[Hit]:
         ERROR_LIBRARY_NOT_FOUND") is not enough: NVIDIA/k8s-device-plugin#856 had it from a pod
         lacking the SYS_ADMIN capability. NVIDIA's CUDA images' own entrypoint warning, "WARNING:
         The NVIDIA Driver was not detected. GPU functionality will not be available.", is the
-        container started without its GPUs.
+        container started without its GPUs. Where the paste shows the machine's graphics as an
+        Intel GPU (Mesa's renderer string) and names no NVIDIA GPU, docker's --gpus refusal is
+        answered as a hint: the machine has no GPU a toolkit could give a container.
 
     Why it matters:
         The container never starts, or starts without GPUs. The host's driver may be perfectly
@@ -600,6 +610,18 @@ def nvidia_container_toolkit_missing(f: FactView) -> Iterator[Hit]:
         said = _TOOLKIT_SAID.get(s.get("id"))
         if said is None:
             continue
+        intel = _only_intel_graphics(f)
+        if intel is not None and s["id"] == "container:docker-no-gpu-device-driver":
+            yield Hit(message=f"docker has no device driver for --gpus (line {s.get('line')}), and the machine the paste "
+                              f"describes shows an Intel GPU (line {intel.get('line')}: \"{told_text(intel)}\") and no "
+                              "NVIDIA one: --gpus gives containers NVIDIA GPUs only; if lspci lists none either (a laptop's "
+                              "Intel graphics may hide a second, NVIDIA GPU), no toolkit makes it work here: run the "
+                              "program's CPU mode, or on a machine with an NVIDIA GPU",
+                      severity="info",
+                      fix="lspci -nn | grep -iE 'vga|3d controller|display'   # no NVIDIA line: no GPU docker --gpus "
+                          "could give",
+                      evidence=told_evidence(s))
+            return
         fix = _TOOLKIT_FIX.get(s["id"], _DOCKER_FIX)
         if s.get("id") == "container:nvidia-image-driver-not-detected":
             command = _pasted_docker_run(f)

@@ -4,6 +4,7 @@ backend and xFormers, and ptxas too old for the GPU or the PTX (knowledge/messag
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Iterator
 
@@ -92,7 +93,8 @@ def nccl_watchdog_stuck(f: FactView) -> Iterator[Hit]:
               evidence=ticket_evidence(s))
 
 
-@rule("ENV009", "c10d-store-unreachable", "error", "ranks could not reach the rendezvous store", impact=8)
+@rule("ENV009", "c10d-store-unreachable", "error", "ranks could not reach the rendezvous store", impact=8,
+      also={"info": "only the client's per-address warning, no failure after it (another address may have answered)"})
 def c10d_store_unreachable(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -115,6 +117,12 @@ def c10d_store_unreachable(f: FactView) -> Iterator[Hit]:
         rank 0's address on the network the nodes share (under Slurm, the first host of
         scontrol show hostnames "$SLURM_JOB_NODELIST"), and a free MASTER_PORT.
 
+        The client's "The client socket has failed to connect to [HOST]:PORT (errno ...)" is a
+        warning torch logs for each address it tries (socket.cpp, recordError) before the next
+        one; only "... any network address of (HOST, PORT)" or the timeout after it is the
+        failure. Alone, the warning is a hint: another address of the host (IPv4 after IPv6,
+        the usual case on Windows and macOS) may have connected.
+
     References:
         - https://pytorch.org/docs/stable/distributed.html#tcp-initialization
     """
@@ -124,6 +132,9 @@ def c10d_store_unreachable(f: FactView) -> Iterator[Hit]:
         return
     s = first_symptom(f, "torch:store-client-timeout", "torch:store-client-connect-failed", "torch:store-wait-clients-timeout")
     if s is None:
+        warned = first_symptom(f, "torch:store-client-address-failed")
+        if warned is not None:
+            yield _one_address_warned(warned)
         return
     host, port = s.get("host"), s.get("port")
     if host and port:
@@ -132,13 +143,23 @@ def c10d_store_unreachable(f: FactView) -> Iterator[Hit]:
                   fix=f"nc -zv {shlex.quote(host)} {shlex.quote(port)}   # from the failing node: must connect",
                   evidence=ticket_evidence(s))
         return
-    if s.get("address"):
-        said = f"this rank could not connect to the rendezvous store at {s['address']}"
-    else:
-        said = f"only {s.get('joined')} of {s.get('expected')} ranks reached the rendezvous store"
-    yield Hit(message=f"{said} (line {s['line']}): some ranks did not start, or cannot reach MASTER_ADDR:MASTER_PORT",
+    yield Hit(message=f"only {s.get('joined')} of {s.get('expected')} ranks reached the rendezvous store (line {s['line']}): "
+                      "some ranks did not start, or cannot reach MASTER_ADDR:MASTER_PORT",
               fix='nc -zv "$MASTER_ADDR" "$MASTER_PORT"   # from a node whose ranks did not arrive: must connect',
               evidence=ticket_evidence(s))
+
+
+def _one_address_warned(s: dict) -> Hit:
+    """torch's per-address warning with no failure after it: a retry on the way, not the failure."""
+    named = re.match(r"\[([^\]\s]{1,120})\]:\d{1,5}$", s["address"])
+    host = shlex.quote(named.group(1)) if named else '"$MASTER_ADDR"'
+    return Hit(message=f"torch's store client could not connect to one address of the rendezvous host, "
+                       f"{s['address']} (line {s['line']}), and logged it as a warning before trying the next; "
+                       "the paste shows no failure after it (\"failed to connect to any network address\" or a "
+                       "timeout), so another address may have answered: harmless if the job went on",
+               severity="info",
+               fix=f"getent ahosts {host}   # the addresses the client tries, in order; one that answers is enough",
+               evidence=ticket_evidence(s))
 
 
 def _store_name_unresolved(s: dict) -> Hit:

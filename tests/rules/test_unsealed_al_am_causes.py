@@ -1,0 +1,60 @@
+"""Causes and non-causes the pastes of sets AL and AM (unsealed 2026-11-29) show in their emitters'
+own words, each read from the real paste."""
+
+from __future__ import annotations
+
+from conftest import FIXTURES
+from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, paste_facts
+
+AL = FIXTURES / "tickets_blind_al"
+AM = FIXTURES / "tickets_blind_am"
+
+
+def _facts(tmp_path, path, text=None):
+    return paste_facts(tmp_path, path.read_text(encoding="utf-8") if text is None else text, path.name)
+
+
+def test_one_address_warned_alone_is_a_hint_not_an_unreachable_store(tmp_path):
+    (f,) = fired("c10d-store-unreachable", _facts(tmp_path, AM / "bert-vits2-4-c10d-client-socket-warning-harmless-healthy.txt"))
+    assert f.severity == "info" and "may have answered" in f.message
+    assert f.fix.startswith("getent ahosts BJSK-A02133.bairong.ad.com")
+
+
+def test_the_failure_after_the_warning_is_the_finding(tmp_path):
+    # socket.cpp's order: the per-address warning, then the raise once no address answered
+    text = ("[W socket.cpp:663] [c10d] The client socket has failed to connect to [node-3]:29500 (errno: 113 - No route to host).\n"
+            "RuntimeError: The client socket has failed to connect to any network address of (node-3, 29500).\n")
+    (f,) = fired("c10d-store-unreachable", _facts(tmp_path, AM / "x.txt", text))
+    assert f.severity == "error" and "node-3:29500" in f.message
+
+
+def test_the_per_address_warning_is_not_read_as_the_final_failure():
+    ids = [s["id"] for s in find_messages("[W socket.cpp:601] [c10d] The client socket has failed to connect to "
+                                          "[localhost]:29500 (errno: 99 - Cannot assign requested address).")]
+    assert "torch:store-client-address-failed" in ids and "torch:store-client-connect-failed" not in ids
+
+
+def test_a_device_plugin_of_2017_logs_the_bindings_error_after_loading_nvml(tmp_path):
+    (f,) = fired("nvidia-container-toolkit-missing", _facts(tmp_path, AM / "k8s-device-plugin-11-nvml-not-loaded-runtime-not-default.txt"))
+    assert "device plugin" in f.message and "01:54:30 could not load NVML library" in f.message
+    assert f.fix.startswith("nvidia-ctk --version")
+
+
+def test_the_bindings_error_alone_is_not_the_device_plugins():
+    # nvidia-docker 1.0's host plugin used the same Go bindings: there the host itself lacks the driver
+    ids = [s["id"] for s in find_messages("2017/11/29 01:54:30 Error: could not load NVML library\n")]
+    assert "k8s_device_plugin:nvml-library-not-loaded" not in ids
+
+
+def test_docker_gpus_refused_on_a_machine_with_intel_graphics_is_a_hint(tmp_path):
+    (f,) = fired("nvidia-container-toolkit-missing", _facts(tmp_path, AL / "stable-diffusion-docker-82-no-nvidia-gpu-healthy.txt"))
+    assert f.severity == "info" and "Intel GPU" in f.message and "nvidia-ctk" not in f.fix
+    assert f.fix.startswith("lspci -nn")
+
+
+def test_docker_gpus_refused_beside_an_nvidia_gpu_is_still_the_toolkit(tmp_path):
+    path = AL / "stable-diffusion-docker-82-no-nvidia-gpu-healthy.txt"
+    text = path.read_text(encoding="utf-8").replace("Graphics Mesa", "GPU NVIDIA GeForce RTX 3060\nGraphics Mesa")
+    (f,) = fired("nvidia-container-toolkit-missing", _facts(tmp_path, path, text))
+    assert f.severity == "error" and f.fix.startswith("nvidia-ctk --version")
