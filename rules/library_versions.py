@@ -217,6 +217,10 @@ def built_against_other_library_version(f: FactView) -> Iterator[Hit]:
     """
     told = [s for s in catalogued(f, OTHER) if s.get("id") in _LIBRARIES]
     if not told:
+        lua = _lua_torch_symbol(f)
+        if lua is not None:
+            yield lua
+            return
         yield from _cuda_symbols(f)
         return
     s = told[0]
@@ -230,6 +234,41 @@ def built_against_other_library_version(f: FactView) -> Iterator[Hit]:
                       f"{s.get('line')}: \"{told_text(s)}\"): {meaning}. Another copy of the library comes first "
                       "on the library path than the one the build used",
               fix=fix, evidence=evidence)
+
+
+# Lua Torch (torch/distro): the core rock torch builds libTH (torch/torch7 lib/TH, symbols TH*) and
+# cutorch builds libTHC (torch/cutorch lib/THC, symbols THC*); every other rock (threads, nn, cunn,
+# cudnn) links against them, all under the distro's install prefix (~/torch/install/lib). A TH or THC
+# symbol the loader cannot bind there is one rock built against another release of those two than
+# the one installed: the maintainers' answer is to update them together (torch/threads#14: "you
+# probably did not update torch7 core"; torch/torch7#648: "upgrade your cutorch").
+_LUA_TORCH = re.compile(r"(?:^|[/\\])torch[/\\]install[/\\]lib[/\\]")
+_LUA_SYMBOL = re.compile(r"^TH(C?)[A-Z]\w{1,80}$")
+
+
+def _lua_torch_symbol(f: FactView) -> Optional[Hit]:
+    for s in f.get("ticket.symptoms") or []:
+        if s.get("id") != "loader:undefined-symbol" or not _LUA_TORCH.search(str(s.get("file") or "")):
+            continue
+        symbol = _LUA_SYMBOL.match(str(s.get("symbol") or ""))
+        if symbol is None:
+            continue
+        rock, lib = ("cutorch", "libTHC") if symbol.group(1) else ("torch", "libTH")
+        file = str(s.get("file"))
+        if re.search(rf"(?:^|[/\\]){lib}\.so", file):   # the library itself refers to a symbol of its own release
+            said = f"{file} refers to {s['symbol']}, which no loaded library defines: a {lib} of mixed releases"
+        else:
+            said = (f"{file} needs {s['symbol']}, which the installed {lib} (the {rock} rock) lacks: {rock} is older "
+                    "than the rock that calls it")
+        evidence = told_evidence(s)
+        evidence.update({"library.name": f"Lua Torch {lib}", "library.loaded": file})
+        return Hit(message=f"Lua Torch: {said} (line {s.get('line')}: \"{told_text(s)}\"); the rocks were built from "
+                           "different releases",
+                   fix=("luarocks list   # the rocks installed and their versions (torch, cutorch, threads, nn, cunn)\n"
+                        f"luarocks install {rock}   # rebuilds {lib} from the current release; then reinstall the rocks "
+                        "that link against it (luarocks install threads, nn, cunn) so that all are of one release"),
+                   evidence=evidence)
+    return None
 
 
 # torch's own libraries (and the nvidia-* wheels torch loads): a loader error there is torch's import

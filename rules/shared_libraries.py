@@ -6,6 +6,7 @@ mpi-library-missing, opengl-library-missing), and torch's own libraries torch-im
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Iterator, List
 
 from hpcdoctor.engine import Hit, rule
@@ -84,8 +85,31 @@ def _key(version: str) -> tuple:
     return tuple(int(g) for g in m.groups() if g is not None)
 
 
+# A C library the loader found at a path the user chose (patchelf --replace-needed ./libc-2.23.so, a
+# copy in the working or home directory): the glibc that is too old is that copy, not the node's,
+# whose own libraries live under /lib, /lib64, /usr/lib and their multiarch folders.
+_USERS_COPY = re.compile(r"(?:\.{1,2}/|~/|/home/|/tmp/)")
+
+
+def _users_own_glibc(s: dict, lib: str, wanted: str, who: str) -> Hit:
+    named = re.search(r"libc-(\d+\.\d+)\.so", lib)
+    release = f" (glibc {named.group(1)}, by its name)" if named else ""
+    prog = who or "./program"
+    return Hit(message=f"{who or 'a program'} needs glibc {wanted}, and the C library the loader was pointed at is the "
+                       f"user's own copy {lib}{release}, not this node's (line {s.get('line')}: \"{told_text(s)}\"): "
+                       "the program was linked against a newer glibc than the copy it is made to run with, and the "
+                       "node's own glibc is not what failed",
+               severity="info",
+               fix=(f"readelf -d {shlex.quote(prog)} | grep -E 'NEEDED|RPATH|RUNPATH'; readelf -l {shlex.quote(prog)} | grep "
+                    f"interpreter   # what the binary was patched to load\n"
+                    f"# to run it with that older glibc, build it against the same glibc (its headers and crt files, "
+                    f"gcc --sysroot or that distribution's container); with the node's glibc it needs no patching"),
+               evidence=told_evidence(s))
+
+
 @rule("SW059", "glibc-older-than-binary", "error",
-      "a program needs a newer GNU C library than the node has: it was built on a newer OS", impact=6)
+      "a program needs a newer GNU C library than the node has: it was built on a newer OS", impact=6,
+      also={"info": "the C library named is the user's own copy (./libc-2.23.so), not the node's"})
 def glibc_older_than_binary(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -124,6 +148,9 @@ def glibc_older_than_binary(f: FactView) -> Iterator[Hit]:
     wanted = version.split("_", 1)[1]
     who = newest.get("required_by") or ""
     lib = newest.get("file") or "libc.so.6"
+    if _USERS_COPY.match(lib):
+        yield _users_own_glibc(newest, lib, wanted, who)
+        return
     prog = who if who and not who.endswith(".so") and ".so." not in who else ""
     check = ("ldd --version | head -1   # this node's glibc: older than " + wanted + "\n"
              + (f"objdump -T {who} | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1   # the newest glibc it needs\n" if who else ""))

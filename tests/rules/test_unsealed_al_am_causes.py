@@ -58,3 +58,33 @@ def test_docker_gpus_refused_beside_an_nvidia_gpu_is_still_the_toolkit(tmp_path)
     text = path.read_text(encoding="utf-8").replace("Graphics Mesa", "GPU NVIDIA GeForce RTX 3060\nGraphics Mesa")
     (f,) = fired("nvidia-container-toolkit-missing", _facts(tmp_path, path, text))
     assert f.severity == "error" and f.fix.startswith("nvidia-ctk --version")
+
+
+def test_a_binary_patched_to_the_users_own_old_libc_is_not_the_nodes_glibc(tmp_path):
+    (f,) = fired("glibc-older-than-binary", _facts(tmp_path, AL / "patchelf-489-binary-pointed-at-older-libc-healthy.txt"))
+    assert f.severity == "info" and "user's own copy ./libc-2.23.so (glibc 2.23" in f.message
+    assert "apptainer" not in f.fix and f.fix.startswith("readelf -d ./a.out")
+
+
+def test_the_nodes_own_libc_still_is_the_error(tmp_path):
+    text = "./a.out: /lib64/libc.so.6: version `GLIBC_2.34' not found (required by ./a.out)\n"
+    (f,) = fired("glibc-older-than-binary", _facts(tmp_path, AL / "x.txt", text))
+    assert f.severity == "error"
+
+
+def test_gxx_missing_in_a_dkms_make_recipe_is_the_toolchain(tmp_path):
+    (f,) = fired("compile-toolchain-missing", _facts(tmp_path, AL / "open-gpu-kernel-modules-805-dkms-build-without-gxx.txt"))
+    assert '"/bin/sh: line 1: g++: command not found"' in f.message and "the g++ compiler" in f.message
+
+
+def test_a_lua_torch_rock_older_than_its_caller_is_named(tmp_path):
+    (f,) = fired("built-against-other-library-version", _facts(tmp_path, AL / "threads-14-torch7-core-older-than-threads.txt"))
+    assert "libthreads.so needs THAtomicIncrementRef" in f.message and "luarocks install torch " in f.fix
+    (g,) = fired("built-against-other-library-version", _facts(tmp_path, AL / "torch7-648-cutorch-older-than-torch.txt"))
+    assert "libTHC of mixed releases" in g.message and "luarocks install cutorch " in g.fix
+
+
+def test_pytorchs_own_undefined_symbol_is_not_lua_torchs(tmp_path):
+    text = ("ImportError: /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_python.so: undefined symbol: "
+            "THPVariableClass\n")
+    assert not fired("built-against-other-library-version", _facts(tmp_path, AL / "x.txt", text))
