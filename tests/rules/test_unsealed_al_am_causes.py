@@ -88,3 +88,45 @@ def test_pytorchs_own_undefined_symbol_is_not_lua_torchs(tmp_path):
     text = ("ImportError: /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_python.so: undefined symbol: "
             "THPVariableClass\n")
     assert not fired("built-against-other-library-version", _facts(tmp_path, AL / "x.txt", text))
+
+
+def test_voids_hook_verdict_is_a_failed_dkms_build(tmp_path):
+    (f,) = fired("dkms-module-build-failed", _facts(tmp_path, AL / "void-packages-16778-dkms-cc-points-to-clang.txt"))
+    assert "DKMS could not build nvidia 390.132" in f.message
+    assert f.fix.startswith("tail -n 40 /var/lib/dkms/nvidia/390.132/build/make.log")
+    assert "cc --version" in f.fix and "-k \"$(ls -t /lib/modules | head -n 1)\"" in f.fix
+
+
+def test_dkms_own_report_names_the_kernel_and_the_log(tmp_path):
+    # dell/dkms dkms.in's report_build_problem 10, as it prints after the make it ran
+    text = ("Building module(s)........(bad exit status: 2)\n"
+            "Error! Bad return status for module build on kernel: 6.8.0-31-generic (x86_64)\n"
+            "Consult /var/lib/dkms/nvidia/535.183.01/build/make.log for more information.\n")
+    (f,) = fired("dkms-module-build-failed", _facts(tmp_path, AL / "x.txt", text))
+    assert "nvidia 535.183.01 for kernel 6.8.0-31-generic" in f.message
+    assert "sudo dkms build nvidia/535.183.01 -k 6.8.0-31-generic" in f.fix
+
+
+def test_missing_headers_are_the_headers_rule_not_a_failed_build(tmp_path):
+    text = ("WARNING: cannot build DKMS modules! missing kernel headers package for 5.3.13_1.\n"
+            "Building DKMS module: nvidia-390.132... FAILED!\n")
+    facts = _facts(tmp_path, AL / "x.txt", text)
+    assert not fired("dkms-module-build-failed", facts)
+    assert fired("kernel-headers-missing-for-dkms", facts)
+
+
+def test_condas_per_package_conflict_is_read_and_answers_nothing_on_the_node(tmp_path):
+    ids = [s["id"] for s in find_messages((AL / "cvstudio-10-readme-cudatoolkit-pin-conflict-healthy.txt").read_text())]
+    assert "conda:package-conflicts-for" in ids
+
+
+def test_tensorflows_miopen_handle_failure_hints_at_the_opencl_build(tmp_path):
+    (f,) = fired("miopen-backend-mismatch", _facts(tmp_path, AM / "miopen-132-miopen-opencl-with-hip-tensorflow.txt"))
+    assert f.severity == "info" and "miopen-opencl" in f.message and f.fix.startswith("dpkg -l | grep -i miopen")
+
+
+def test_a_miopen_status_raised_by_an_operation_is_read_without_the_hint(tmp_path):
+    text = "RuntimeError: miopenStatusUnknownError\n"
+    facts = _facts(tmp_path, AM / "x.txt", text)
+    assert not fired("miopen-backend-mismatch", facts)
+    assert [s["id"] for s in find_messages(text)] == ["miopen:miopenStatusUnknownError"]

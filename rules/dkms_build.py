@@ -1,0 +1,74 @@
+"""A DKMS module's own build failing for a kernel (knowledge/messages/dkms.toml): dkms's "Bad return
+status for module build on kernel" and Void Linux's kernel hook's "Building DKMS module: M-V...
+FAILED!". The headers being absent is kernel-headers-missing-for-dkms's; this is the build that ran
+and stopped, whose reason is in the module's make.log."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Iterator
+
+from hpcdoctor.engine import Hit, rule
+from hpcdoctor.facts import FactView
+from hpcdoctor.rules._common import catalogued, first_symptom, told_evidence, told_text
+
+SYMBOL = "dkms-module-build-failed"
+_HEADERS = "kernel-headers-missing-for-dkms"
+
+
+@rule("SW115", SYMBOL, "error", "a DKMS module (the NVIDIA driver's) failed to build for a kernel", impact=6)
+def dkms_module_build_failed(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, dkms's "Error! Bad return status for module build on kernel: K (ARCH)"
+        with its "Consult /var/lib/dkms/M/V/build/make.log for more information.", and Void
+        Linux's kernel hook's "Building DKMS module: M-V... FAILED!" (it runs dkms build -q, so
+        its verdict may be all the paste shows). Not where the paste says the kernel's headers are
+        missing: kernel-headers-missing-for-dkms answers that.
+
+    Why it matters:
+        The module is not built for that kernel: after booting it, the module (nvidia) does not
+        load and nvidia-smi finds no driver. The reason is in make.log: most often a compiler other
+        than the one the kernel was built with (cc pointing at clang, another GCC release), a driver
+        release older than the kernel's API, or a tool the build needs (g++ for the open modules).
+
+    How to fix:
+        Read the end of the module's make.log; compare the compiler the kernel was built with
+        (/proc/version) with the one cc runs; then rebuild with dkms build, or install a driver
+        release that supports the kernel.
+
+    References:
+        - https://github.com/dell/dkms/blob/master/dkms.in (do_build: report_build_problem 10, the make.log)
+        - https://github.com/void-linux/void-packages/blob/master/srcpkgs/dkms/files/kernel.d/dkms.postinst
+        - https://github.com/void-linux/void-packages/issues/16778 (cc pointing at clang: the nvidia module failed to build)
+    """
+    if catalogued(f, _HEADERS):
+        return
+    told = catalogued(f, SYMBOL)
+    if not told:
+        return
+    s = told[0]
+    log = first_symptom(f, "dkms:consult-make-log")
+    module = s.get("module") or (log or {}).get("module")
+    version = s.get("version") or (log or {}).get("version")
+    kernel = next((str(t["kernel"]) for t in told if t.get("kernel")), None)
+    path = (log or {}).get("log") or (f"/var/lib/dkms/{module}/{version}/build/make.log" if module and version else None)
+    what = f"{module} {version}" if module and version else "a module"
+    for_kernel = f" for kernel {kernel}" if kernel else ""
+    read_log = (f"tail -n 40 {shlex.quote(path)}   # the build's own error" if path
+                else "tail -n 40 /var/lib/dkms/*/*/build/make.log   # the failed build's own error")
+    # a kernel hook builds for the kernel being installed, not the one running: the newest tree under
+    # /lib/modules when the paste does not name it
+    target = shlex.quote(kernel) if kernel else '"$(ls -t /lib/modules | head -n 1)"'
+    rebuild = ("dkms status   # the kernels each module is built for\n"
+               + (f"sudo dkms build {shlex.quote(module)}/{shlex.quote(version)} -k {target}" if module and version
+                  else f"sudo dkms autoinstall -k {target}"))
+    yield Hit(message=f"DKMS could not build {what}{for_kernel} (line {s.get('line')}: \"{told_text(s)}\"): the module's own "
+                      "build failed, so it will not load on that kernel; its make.log says why (a compiler other than "
+                      "the kernel's, a driver release too old for the kernel, a missing build tool)",
+              fix=(f"{read_log}\n"
+                   "cat /proc/version; cc --version | head -1   # the compiler the kernel was built with, and the one "
+                   "cc runs: they should be the same (cc pointing at clang breaks the build)\n"
+                   f"{rebuild}   # after the cause is fixed (the kernel installed last, unless named); a driver too old for "
+                   "the kernel needs a newer driver release"),
+              evidence=told_evidence(s))
