@@ -130,3 +130,18 @@ def test_a_miopen_status_raised_by_an_operation_is_read_without_the_hint(tmp_pat
     facts = _facts(tmp_path, AM / "x.txt", text)
     assert not fired("miopen-backend-mismatch", facts)
     assert [s["id"] for s in find_messages(text)] == ["miopen:miopenStatusUnknownError"]
+
+
+def test_a_build_that_found_cuda_7_5_beside_nvcc_8_0_picked_the_other_toolkit(tmp_path):
+    (f,) = fired("build-picked-other-cuda-toolkit", _facts(tmp_path, AL / "pytorch-2651-build-picks-cuda-7-5-beside-8-0.txt"))
+    assert "configured with CUDA 7.5" in f.message and "nvcc on PATH is release 8.0" in f.message
+    assert "CUDA_TOOLKIT_ROOT_DIR" in f.fix and "(release 8.0)" in f.fix
+
+
+def test_findcuda_naming_the_nvcc_on_paths_release_is_no_finding(tmp_path):
+    text = ('-- Found CUDA: /usr/local/cuda-12.4 (found version "12.4")\n'
+            "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 12.4, V12.4.131\n")
+    assert not fired("build-picked-other-cuda-toolkit", _facts(tmp_path, AL / "x.txt", text))
+    other = text.replace('cuda-12.4 (found version "12.4")', 'cuda-11.8 (found version "11.8")')
+    (f,) = fired("build-picked-other-cuda-toolkit", _facts(tmp_path, AL / "y.txt", other))
+    assert "CUDA 11.8 at /usr/local/cuda-11.8" in f.message
