@@ -13,7 +13,7 @@ from typing import Iterator, Optional, Tuple
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, ticket_read, told_evidence, told_text
 
 SYMBOL = "library-devel-headers-missing"
 _LIBRARIES = knowledge.load("devel_packages")["libraries"]
@@ -44,6 +44,44 @@ _TOOLCHAIN_LIBS = frozenset("c m pthread dl rt util stdc++ gcc gcc_s gcc_eh atom
 _OTHER_OWNERS = re.compile(r"^(?:python|pythonlibs|pythoninterp|mpi|ompi|mpich|cuda|cudatoolkit|cudnn|nccl|"
                            r"nvidia|openmp|threads|pkgconfig|torch|tensorrt|hip|rocm)", re.I)
 _CONFIGURE_OPTION = re.compile(r"--with-[A-Za-z0-9_-]{1,40}(?:=[A-Z_]{1,30})?")
+
+
+_CUDA_HEADER = "build:gcc-cuda-include-missing"
+_CUDA_COMPONENTS = knowledge.load("cuda_wheel_libs")["wheel_headers"]["components"]
+_NVCC_RAN = re.compile(r"\bnvcc\b")
+
+
+def _cuda_component(header: str) -> Optional[Tuple[str, dict]]:
+    """The CUDA component (a wheel's nvidia/<folder>) whose include/ holds ``header``, or None."""
+    first = header.split("/", 1)[0] if "/" in header else ""
+    for key, comp in _CUDA_COMPONENTS.items():
+        if header in comp["headers"] or (first and first in comp["header_dirs"]):
+            return key, comp
+    return None
+
+
+def _cuda_header_missing(f: FactView, s: dict, header: str, component: Tuple[str, dict]) -> Hit:
+    """A CUDA header the preprocessor could not find. Where nvcc ran the build, the toolkit's include
+    folder was on its path and the header is missing from the install: an error. From a plain C++
+    compile it may as well be an include folder the build was not given: a hint that says both."""
+    folder, comp = component
+    nvcc = any(_NVCC_RAN.search(str(t.get("text") or "")) for t in ticket_read(f))
+    said = (f"line {s.get('line')}: \"{told_text(s)}\": {header} is a header of {comp['title']}, and no include "
+            "directory of the build holds it: ")
+    if nvcc:
+        said += ("nvcc searches its own toolkit's include folder, so that toolkit was installed without this "
+                 "component's development files (a runtime-only package, or an incomplete install)")
+    else:
+        said += ("its development files are not installed (distributions and NVIDIA's repositories ship the "
+                 "library apart from its headers), or the build was not given CUDA's include folder (a plain C++ "
+                 "compile does not search /usr/local/cuda/include by itself)")
+    fix = (f"ls \"${{CUDA_HOME:-/usr/local/cuda}}/include/{header}\"   # present: give the build that folder "
+           f"(export CPATH=\"${{CUDA_HOME:-/usr/local/cuda}}/include${{CPATH:+:$CPATH}}\", or -I); absent: install "
+           "the component's development package\n"
+           f"apt-file search '/{header}' || dnf provides '*/{header}'   # the package of this CUDA release that holds "
+           "it (the -dev / -devel one of the same release as nvcc --version)\n"
+           f"# from pip: {comp['wheel']} carries it under site-packages/nvidia/{folder}/include (CUDA 12)")
+    return Hit(message=said, fix=fix, evidence=told_evidence(s), severity=None if nvcc else "info")
 
 
 def _library(kind: str, name: str) -> Optional[Tuple[str, dict]]:
@@ -125,7 +163,8 @@ _KIND_WORDS = {"header": "the header {}", "lib": "the library -l{} (lib{}.so)", 
 
 
 @rule("SW110", SYMBOL, "error", "a source build needs a system library's development files (headers, .pc, lib.so) that are not installed",
-      impact=5, also={"info": "a file of a library knowledge/devel_packages.toml does not know (it may be the project's own)"})
+      impact=5, also={"info": "a file of a library knowledge/devel_packages.toml does not know (it may be the project's own), "
+                              "or a CUDA header a plain C++ compile did not find (CUDA's include folder may only be missing)"})
 def library_devel_headers_missing(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -136,7 +175,11 @@ def library_devel_headers_missing(f: FactView) -> Iterator[Hit]:
         error that names the header ("Header file gmp.h not found"), GNU ld's "cannot find -lgsl"
         (lld's and ld64's too), pkg-config's and pkgconf's "Package gsl was not found in the
         pkg-config search path", and CMake's "Could NOT find ZLIB (missing: ZLIB_INCLUDE_DIR)".
-        Python's, MPI's and CUDA's headers and libraries are left to their own rules.
+        Python's and MPI's headers and libraries are left to their own rules, and so are CUDA's
+        libraries; a CUDA header (a CUDA component's, cuDNN's, NCCL's) is named with the component
+        that installs it (knowledge/cuda_wheel_libs.toml [wheel_headers]): an error where nvcc ran
+        the compile (its own include folder was searched), a hint from a plain C++ compile, which
+        may only lack CUDA's include folder.
 
     Why it matters:
         Distributions ship a library's run-time files (libgmp10) apart from what a build needs
@@ -165,6 +208,12 @@ def library_devel_headers_missing(f: FactView) -> Iterator[Hit]:
         if what is None:
             continue
         kind, name = what
+        component = _cuda_component(name) if s.get("id") == _CUDA_HEADER else None
+        if component is not None:
+            yield _cuda_header_missing(f, s, name, component)
+            return
+        if s.get("id") == _CUDA_HEADER:
+            continue   # a project's own cuda*.h: not a component NVIDIA ships
         found = _library(kind, name)
         key, lib = found if found else (None, None)
         option = None

@@ -52,10 +52,10 @@ def test_ld_cannot_find_a_system_library(tmp_path):
 
 @pytest.mark.parametrize("paste", [
     "gcc-12-python-h-missing.txt", "psenet-104-python27-python-h-missing.txt", "gcc-12-mpi-h-missing.txt",
-    "mmdetection-71-cuda-runtime-h-missing.txt", "mxnet-2656-ld-cannot-find-lcuda.txt",
+    "mxnet-2656-ld-cannot-find-lcuda.txt",
     "openblas-1879-cannot-find-lgfortran.txt",
 ])
-def test_python_mpi_cuda_and_gfortran_stay_with_their_own_rules(paste):
+def test_python_mpi_cuda_libraries_and_gfortran_stay_with_their_own_rules(paste):
     assert not fired("library-devel-headers-missing", recorded_paste_facts(paste))
 
 
@@ -67,4 +67,22 @@ def test_python_mpi_cuda_and_gfortran_stay_with_their_own_rules(paste):
     "cc1: fatal error: main.c: No such file or directory\ncompilation terminated.\n",
 ])
 def test_toolchain_files_and_other_owners_are_not_a_library_devel_package(tmp_path, text):
+    assert not fired("library-devel-headers-missing", paste_facts(tmp_path, text))
+
+
+# CUDA's headers are named with the component that installs them (the wheels' include/ folders).
+def test_a_cuda_header_nvcc_did_not_find_is_the_toolkits_install(tmp_path):
+    (f,) = fired("library-devel-headers-missing", recorded_paste_facts("mmdetection-71-cuda-runtime-h-missing.txt"))
+    assert f.severity == "error" and "CUDA's runtime and driver API (cudart)" in f.message and "nvcc searches" in f.message
+    assert "apt-file search '/cuda_runtime.h'" in f.fix and "nvidia-cuda-runtime-cu12" in f.fix
+
+
+def test_a_cuda_header_a_plain_compile_did_not_find_is_a_hint(tmp_path):
+    text = "src/gemm.cpp:3:10: fatal error: cublas_v2.h: No such file or directory\ncompilation terminated.\n"
+    (f,) = fired("library-devel-headers-missing", paste_facts(tmp_path, text))
+    assert f.severity == "info" and "a header of cuBLAS" in f.message and "CPATH" in f.fix
+
+
+def test_a_projects_own_cuda_header_is_not_a_component(tmp_path):
+    text = "kernels.cu:1:10: fatal error: cuda_helpers.h: No such file or directory\ncompilation terminated.\n"
     assert not fired("library-devel-headers-missing", paste_facts(tmp_path, text))

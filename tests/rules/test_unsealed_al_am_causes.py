@@ -145,3 +145,8 @@ def test_findcuda_naming_the_nvcc_on_paths_release_is_no_finding(tmp_path):
     other = text.replace('cuda-12.4 (found version "12.4")', 'cuda-11.8 (found version "11.8")')
     (f,) = fired("build-picked-other-cuda-toolkit", _facts(tmp_path, AL / "y.txt", other))
     assert "CUDA 11.8 at /usr/local/cuda-11.8" in f.message
+
+
+def test_nvrtc_h_missing_from_a_source_build_names_nvrtc(tmp_path):
+    (f,) = fired("library-devel-headers-missing", _facts(tmp_path, AL / "pytorch-19666-nvrtc-dev-package-missing.txt"))
+    assert "NVRTC, CUDA's runtime compiler" in f.message and "nvidia-cuda-nvrtc-cu12" in f.fix

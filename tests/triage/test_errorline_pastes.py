@@ -112,12 +112,12 @@ def test_an_error_line_convention_fires_no_rule(paste):
 
 
 def test_a_line_a_specific_family_reads_stays_that_familys():
-    # GCC's "fatal error: cuda_runtime.h: No such file or directory": the strerror text is errno's
-    # (the generic family read first); setuptools' "error: command 'nvcc' failed" and make's line below
-    # it are errorlines'
+    # GCC's "fatal error: cuda_runtime.h: No such file or directory" is build.toml's (a CUDA header),
+    # not errno's generic reading of its strerror text; setuptools' "error: command 'nvcc' failed" and
+    # make's line below it are errorlines'
     text = (PASTES / "mmdetection-71-cuda-runtime-h-missing.txt").read_text(encoding="utf-8")
     got = {s["line"]: s["id"] for s in find_messages(text)}
-    assert got == {2: "errno:ENOENT", 6: "errorlines:unlisted", 7: "errorlines:unlisted"}
+    assert got == {2: "build:gcc-cuda-include-missing", 6: "errorlines:unlisted", 7: "errorlines:unlisted"}
     # pip's own catalogue keeps the lines it knows; the 'ERROR: ' line it has no entry for is quoted
     text = (PASTES / "mockingbird-770-pip-resolver-conflicts.txt").read_text(encoding="utf-8")
     got = {s["line"]: s["id"] for s in find_messages(text)}
