@@ -150,9 +150,11 @@ _NOT_ASKED = ("faq_containers:apptainer-run-without-nv-said", "faq_containers:si
 # version is insufficient", although the host's driver is fine (NVIDIA/nvidia-docker#24).
 _DEVICES_ONLY = "prose:docker-run-devices-only"
 # The user's sentence that the program runs in docker (prose.toml docker-said), read only beside the
-# messages that name NVML's library itself: nvidia-smi's and NVML's "library not found".
+# messages that name the driver's own libraries: nvidia-smi's and NVML's "library not found", and the
+# loader's refusal of libcuda.so.1 (which only the driver installs, never an image).
 _DOCKER_SAID = "prose:docker-said"
-_NO_LIBRARY_TOLD = ("nvidia_smi:nvml-library-not-found", "nvml:NVML_ERROR_LIBRARY_NOT_FOUND", "libraries:libnvidia-ml")
+_NO_LIBRARY_TOLD = ("nvidia_smi:nvml-library-not-found", "nvml:NVML_ERROR_LIBRARY_NOT_FOUND", "libraries:libnvidia-ml",
+                    "libraries:libcuda")
 _NO_DRIVER_SEEN = ("cuda:cudaErrorInsufficientDriver", "cuda_driver:CUDA_ERROR_NO_DEVICE")
 
 _APPTAINER_FIX = ("apptainer exec --nv IMAGE nvidia-smi   # --nv binds the host's driver libraries (nvliblist.conf) "
@@ -268,7 +270,8 @@ def container_nvidia_libs_not_bound(f: FactView) -> Iterator[Hit]:
         # container, which carries no driver of its own; how it was started is not shown, so a warning
         said = next((s for s in told if s.get("id") == _DOCKER_SAID and stated(s)), None)
         if said is not None and missing.get("id") in _NO_LIBRARY_TOLD:
-            yield Hit(message=f"the NVIDIA driver's NVML library is missing where the command ran (line {missing.get('line')}: "
+            library = "libcuda.so.1" if missing.get("id") == "libraries:libcuda" else "NVML library"
+            yield Hit(message=f"the NVIDIA driver's {library} is missing where the command ran (line {missing.get('line')}: "
                               f"\"{told_text(missing)}\"), and the paste says it ran in a docker container (line "
                               f"{said.get('line')}: \"{told_text(said)[:100]}\"): an image carries no driver libraries; the NVIDIA "
                               "Container Toolkit binds the host's when the container is started with --gpus (the usual "

@@ -78,7 +78,11 @@ def jax_without_cuda(f: FactView) -> Iterator[Hit]:
         device node exists (/dev/nvidia0, or /dev/dxg under WSL) and no CUDA backend was
         installed: jax and jaxlib without the jax-cuda plugin. A warning where the paste shows the
         program using JAX (its devices, its other messages), advice where the warning is all there
-        is: a JAX that another package pulled in, while the job runs on torch, does no harm. On a
+        is: a JAX that another package pulled in, while the job runs on torch, does no harm. A
+        warning too for jax's older "No GPU/TPU found, falling back to CPU" where the log is at
+        TF_CPP_MIN_LOG_LEVEL=0 (XLA's "initialized for platform" lines shown), names only the CPU's
+        platforms (Host, Interpreter) and holds no CUDA line: a jaxlib with CUDA would have tried
+        its GPU client and logged it. On a
         node, the same install seen in the job's Python (jax and jaxlib without a jax-cuda plugin,
         jaxlib not a +cuda build) beside NVIDIA GPUs, as advice: nothing says the job uses JAX.
 
@@ -95,8 +99,12 @@ def jax_without_cuda(f: FactView) -> Iterator[Hit]:
         - https://github.com/ziatdinovmax/gpax/issues/63 (fixed by installing the CUDA build)
         - https://github.com/JeffSHF/ColabDock/issues/28 (pip install -U "jax[cuda12]")
     """
-    told = [s for s in catalogued(f, "jax-without-cuda")]
+    told = [s for s in catalogued(f, "jax-without-cuda") if s.get("id") != _XLA_SERVICE]
     if not told:
+        cpu_only = _fell_back_without_trying_cuda(f)
+        if cpu_only is not None:
+            yield cpu_only
+            return
         yield from _jax_without_cuda_installed(f)
         return
     s = told[0]
@@ -156,6 +164,33 @@ def _versions_said(s: dict) -> str:
     if s.get("plugin") and s.get("framework"):
         return f": the CUDA plugin speaks PJRT {s['plugin']}, jaxlib {s['framework']} (two releases)"
     return ""
+
+
+_XLA_SERVICE = "xla:service-initialized-for-platform"
+_CPU_PLATFORMS = frozenset({"Host", "Interpreter"})
+_GPU_FAMILIES = frozenset({"cuda", "cuda_driver", "cudnn", "cublas", "hip", "hsa", "nvml", "nvidia_smi"})
+
+
+def _fell_back_without_trying_cuda(f: FactView):
+    """jax <= 0.4.13's "No GPU/TPU found, falling back to CPU" in a log at TF_CPP_MIN_LOG_LEVEL=0 (XLA's
+    service lines shown) whose every platform is the CPU's and where no line speaks of CUDA or a GPU
+    backend: a jaxlib with CUDA tries its GPU client and logs it (a CUDA platform, or cuInit's and the
+    driver's lines when it fails); one without CUDA logs nothing of the kind."""
+    told = f.get("ticket.symptoms") or []
+    fell = next((s for s in told if s.get("id") == "jax:no-gpu-tpu-found"), None)
+    platforms = [str(s.get("platform")) for s in told if s.get("id") == _XLA_SERVICE]
+    if fell is None or not platforms or not set(platforms) <= _CPU_PLATFORMS:
+        return None
+    tried = [s for s in told if s.get("family") in _GPU_FAMILIES
+             or (s.get("family") in ("xla", "jax") and s.get("id") not in (_XLA_SERVICE, "jax:no-gpu-tpu-found"))]
+    if tried:
+        return None
+    return Hit(message=f"JAX fell back to the CPU (line {fell.get('line')}), and its log, at the level that shows XLA's "
+                       f"platforms, names only {', '.join(sorted(set(platforms)))}: no CUDA platform was tried and the log shown holds no CUDA "
+                       "line, so the jaxlib installed has no CUDA backend (the CPU build)",
+               fix="python -c 'import jax, jaxlib; print(jax.__version__, jaxlib.__version__, jax.devices())'   "
+                   "# [CpuDevice(id=0)]: no CUDA backend\n" + JAX_CUDA_FIX.split("\n", 1)[1],
+               evidence=told_evidence(fell), severity="warning")
 
 
 def _jax_without_cuda_installed(f: FactView) -> Iterator[Hit]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from conftest import FIXTURES
 from hpcdoctor.triage.messages import find_messages
-from rulekit import fired, paste_facts
+from rulekit import fired, paste_facts, run_rule
 
 AL = FIXTURES / "tickets_blind_al"
 AM = FIXTURES / "tickets_blind_am"
@@ -150,3 +150,23 @@ def test_findcuda_naming_the_nvcc_on_paths_release_is_no_finding(tmp_path):
 def test_nvrtc_h_missing_from_a_source_build_names_nvrtc(tmp_path):
     (f,) = fired("library-devel-headers-missing", _facts(tmp_path, AL / "pytorch-19666-nvrtc-dev-package-missing.txt"))
     assert "NVRTC, CUDA's runtime compiler" in f.message and "nvidia-cuda-nvrtc-cu12" in f.fix
+
+
+def test_libcuda_missing_where_the_user_says_docker_is_the_container_run(tmp_path):
+    (f,) = fired("container-nvidia-libs-not-bound", _facts(tmp_path, AL / "accel-sim-framework-222-libcuda-missing-in-docker.txt"))
+    assert f.severity == "warning" and "driver's libcuda.so.1 is missing" in f.message
+    assert f.fix.startswith("docker run --gpus all IMAGE nvidia-smi")
+
+
+def test_jax_falling_back_with_only_cpu_platforms_at_log_level_0_is_a_cpu_jaxlib(tmp_path):
+    (f,) = fired("jax-without-cuda", _facts(tmp_path, AL / "min-dalle-22-cpu-only-jaxlib-installed.txt"))
+    assert f.severity == "warning" and "names only Interpreter" in f.message and 'jax[cuda12]' in f.fix
+
+
+def test_jax_falling_back_after_a_cuda_line_is_not_a_cpu_jaxlib(tmp_path):
+    text = (AL / "min-dalle-22-cpu-only-jaxlib-installed.txt").read_text(encoding="utf-8").replace(
+        "No TPU platform found.",
+        "No TPU platform found.\n2022-06-28 20:30:10.937: E external/org_tensorflow/tensorflow/stream_executor/cuda/"
+        "cuda_driver.cc:271] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected")
+    findings, _ = run_rule("jax-without-cuda", _facts(tmp_path, AL / "x.txt", text))
+    assert findings == []   # judged on the node's own Python, which a paste does not have
