@@ -7,7 +7,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.knowledge.wheels import first_toolkit_for, last_toolkit_for, virtual_arch_of
+from hpcdoctor.knowledge.wheels import dropped_arch, first_toolkit_for, last_toolkit_for, virtual_arch_of
 from hpcdoctor.rules._common import first_symptom, ticket_evidence, told_text
 
 _ARCH = re.compile(r"(?:sm|compute|lto)_(\d{2,3}[af]?)$")
@@ -68,7 +68,8 @@ def nvcc_too_old_for_gpu(f: FactView) -> Iterator[Hit]:
 def nvcc_dropped_requested_arch(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
-        In a pasted build log, nvcc refusing an architecture that CUDA has dropped: "nvcc fatal :
+        In a pasted build log, nvcc (or ptxas: "ptxas fatal : Value 'sm_21' is not defined for
+        option 'gpu-name'") refusing an architecture that CUDA has dropped: "nvcc fatal :
         Unsupported gpu architecture 'compute_12'" (Tesla, last built by CUDA 6.5), 'compute_20'
         (Fermi, CUDA 8.0), 'sm_30' (Kepler, CUDA 10.2), 'sm_35' (CUDA 11.8), 'compute_70' (Maxwell to
         Volta, CUDA 12.9; knowledge/cuda.toml [arch_last_toolkit]); and 'compute_21', which names no
@@ -89,7 +90,8 @@ def nvcc_dropped_requested_arch(f: FactView) -> Iterator[Hit]:
         - https://github.com/vetter/shoc/issues/52
         - https://github.com/vlfeat/matconvnet/issues/338
     """
-    s = first_symptom(f, "nvcc:unsupported-gpu-architecture", "nvcc:gpu-architecture-not-defined")
+    s = first_symptom(f, "nvcc:unsupported-gpu-architecture", "nvcc:gpu-architecture-not-defined",
+                      "ptxas:gpu-name-not-defined")
     if s is None:
         return
     name = s.get("arch") or ""
@@ -98,18 +100,19 @@ def nvcc_dropped_requested_arch(f: FactView) -> Iterator[Hit]:
         return
     arch = m.group(1)
     virtual = virtual_arch_of(arch) if name.startswith("compute_") else None
+    if not dropped_arch(arch):
+        return  # a newer architecture is SW032's (ptxas-too-old's for ptxas); one no table names is not judged
     last = last_toolkit_for(arch)
-    if last is None or first_toolkit_for(arch) is not None:
-        return  # a newer architecture is SW032's; one no table names is not judged
+    tool = "ptxas" if s["id"].startswith("ptxas:") else "nvcc"
     cc = f"{arch[:-1]}.{arch[-1]}"
     if virtual is not None:
-        message = (f"the build asks nvcc for {name} (line {s['line']}), which no CUDA release knows: the virtual "
+        message = (f"the build asks {tool} for {name} (line {s['line']}), which no CUDA release knows: the virtual "
                    f"architecture of compute capability {cc} GPUs is compute_{virtual}")
         old = (f"# a compute {cc} GPU itself: -gencode arch=compute_{virtual},code=sm_{arch}, with CUDA {last} or "
                f"older (the last to build for it)")
     else:
-        message = (f"the build asks nvcc for {name} (line {s['line']}), an architecture CUDA dropped after {last}: "
-                   f"this nvcc is newer than the build's GPU flags")
+        message = (f"the build asks {tool} for {name} (line {s['line']}), an architecture CUDA dropped after {last}: "
+                   f"this {tool} is newer than the build's GPU flags")
         old = f"# only a compute {cc} GPU itself needs CUDA {last} or older (the last release that builds for it)"
     fix = ("nvidia-smi --query-gpu=name,compute_cap --format=csv   # the GPU the code runs on: build for its "
            f"capability instead of {name} (-gencode arch=compute_XY,code=sm_XY, TORCH_CUDA_ARCH_LIST=\"X.Y\", "

@@ -10,6 +10,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
+from hpcdoctor.knowledge.wheels import dropped_arch
 from hpcdoctor.rules._common import first_symptom, ticket_evidence, told_text
 
 
@@ -391,6 +392,8 @@ def ptxas_too_old(f: FactView) -> Iterator[Hit]:
         - https://github.com/triton-lang/triton/issues/5385 (a CUDA 11.8 ptxas given Triton's PTX 8.4)
     """
     s = first_symptom(f, "ptxas:gpu-name-not-defined", "ptxas:unsupported-target")
+    if s is not None and dropped_arch(s["arch"].split("_", 1)[1]):
+        return  # an architecture CUDA dropped (sm_21): this ptxas is newer than the flags, nvcc-dropped-requested-arch's
     if s is not None:
         arch = s["arch"]
         yield Hit(message=f"the ptxas that ran does not know {arch} (line {s['line']}): its CUDA release is older "

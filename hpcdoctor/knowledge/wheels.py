@@ -52,6 +52,13 @@ def last_toolkit_for(arch: str) -> Optional[str]:
     return knowledge.load("cuda").get("arch_last_toolkit", {}).get(arch.replace(".", ""))
 
 
+def dropped_arch(arch: str) -> bool:
+    """An architecture (nvcc's digits, "21", "35") that a CUDA release has dropped and that no table
+    lists as new ([arch_last_toolkit], [arch_min_toolkit]): a compiler refusing it is newer than the
+    build's flags, not older than the GPU."""
+    return last_toolkit_for(arch) is not None and first_toolkit_for(arch) is None
+
+
 def virtual_arch_of(arch: str) -> Optional[str]:
     """The virtual architecture's digits of a real one whose numbers differ ("21" -> "20", cuda.toml
     [virtual_arch_of]); None where they are the same."""

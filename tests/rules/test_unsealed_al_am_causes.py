@@ -170,3 +170,16 @@ def test_jax_falling_back_after_a_cuda_line_is_not_a_cpu_jaxlib(tmp_path):
         "cuda_driver.cc:271] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected")
     findings, _ = run_rule("jax-without-cuda", _facts(tmp_path, AL / "x.txt", text))
     assert findings == []   # judged on the node's own Python, which a paste does not have
+
+
+def test_ptxas_refusing_fermi_is_a_newer_ptxas_than_the_flags(tmp_path):
+    facts = _facts(tmp_path, AL / "accelerate-410-ptxas-without-sm-21.txt")
+    (f,) = fired("nvcc-dropped-requested-arch", facts)
+    assert "asks ptxas for sm_21" in f.message and "dropped after 8.0" in f.message
+    assert not fired("ptxas-too-old", facts)
+
+
+def test_ptxas_refusing_a_new_gpu_is_still_too_old(tmp_path):
+    facts = _facts(tmp_path, AL / "x.txt", "ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'\n")
+    assert fired("ptxas-too-old", facts)
+    assert not fired("nvcc-dropped-requested-arch", facts)
