@@ -138,6 +138,19 @@ def c10d_store_unreachable(f: FactView) -> Iterator[Hit]:
             yield _one_address_warned(warned)
         return
     host, port = s.get("host"), s.get("port")
+    if host and port and host.isdigit():
+        # getaddrinfo takes a bare number as inet_aton's one-part IPv4 form (6841231 is 0.104.99.143):
+        # a job id or a port given as the address, not a host
+        n = int(host)
+        dotted = ".".join(str((n >> shift) & 255) for shift in (24, 16, 8, 0)) if n < 2 ** 32 else "no address"
+        yield Hit(message=f"this rank could not reach the rendezvous store at {host}:{port} (line {s['line']}): the "
+                          f"store's host is a bare number, which the resolver reads as the IPv4 address {dotted}, "
+                          "not a host name: MASTER_ADDR (or --rdzv-endpoint) holds a number (a job id, a port) "
+                          "where rank 0's host name or address belongs",
+                  fix=('echo "MASTER_ADDR=$MASTER_ADDR"   # must be rank 0\'s host name or address; under Slurm: '
+                       'export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)'),
+                  evidence=ticket_evidence(s))
+        return
     if host and port:
         yield Hit(message=f"this rank could not reach the rendezvous store at {host}:{port} (line {s['line']}): "
                           "rank 0 not running, a wrong MASTER_ADDR/MASTER_PORT, or a firewall",

@@ -103,6 +103,13 @@ def _needles(ids: Optional[tuple]) -> Tuple[NeedleSet, Dict[str, List[Tuple[str,
     return result
 
 
+def _literal_message(message: Any) -> bool:
+    """An entry's message that is the program's literal words (no %s or <placeholder>), long enough
+    not to be found by chance in another line."""
+    text = str(message or "")
+    return len(text) >= 16 and "%" not in text and "<" not in text and "{" not in text
+
+
 def find_messages(text: str, families: Optional[Sequence[str]] = None,
                   check: Optional[Callable[[str], None]] = None) -> List[Dict[str, Any]]:
     """Every catalogued message in ``text`` (first line each; every line of a listing), in line
@@ -159,6 +166,9 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
             # (errno's strerror text before errorlines' bare "<file>:<n>: error:").
             taken = {s["line"] for s in found}
             said = {lower(str(s["matched"])) for s in found if len(str(s.get("matched") or "")) >= 12}
+            # A read entry's own text covers a later line that repeats it, where the reading matched
+            # only its code (a title cut short, read with the quoted line below it: "Error 803").
+            said |= {lower(str(s["message"])) for s in found if _literal_message(s.get("message"))}
             shapes = {_skeleton(s["text"]) for s in found if not s.get("unlisted")}
         seen: Set[str] = set()
         for form in fam.forms:
