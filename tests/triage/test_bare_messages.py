@@ -114,3 +114,28 @@ def test_a_longer_text_read_once_is_not_read_again_as_the_shorter_one():
     text = "".join(f"kernel {n}: unspecified launch failure in prior launch\n" for n in range(3))
     ids = _ids(text)
     assert ids.count("cuda:cudaErrorPriorLaunchFailure") == 1 and "cuda:cudaErrorLaunchFailure" not in ids
+
+
+# bash's own job-status line, a foreground job ended by a signal (jobs.c), and libstdc++'s what() line
+# pasted alone (vterminate.cc): each is read, not refused as unreadable
+@pytest.mark.parametrize("line, sid", [
+    ("Killed", "signals:SIGKILL"),
+    ("Terminated", "signals:SIGTERM"),
+    ("Aborted (core dumped)", "signals:SIGABRT"),
+    ("> Floating point exception (core dumped)", "signals:SIGFPE"),
+])
+def test_a_shells_bare_job_status_is_the_signal(line, sid):
+    assert [s["id"] for s in find_messages(line + "\n")] == [sid]
+
+
+def test_killed_inside_a_sentence_or_the_oom_killers_line_is_not_the_job_status():
+    assert "signals:SIGKILL" not in [s["id"] for s in find_messages("The training got Killed after an hour\n")]
+    assert "signals:SIGKILL" not in [s["id"] for s in find_messages("Out of memory: Killed process 19597 (python)\n")]
+
+
+def test_the_terminate_handlers_what_line_alone_is_read():
+    (s,) = find_messages("  what():  frobnication of the widget failed\n")
+    assert (s["id"], s.get("form")) == ("errorlines:unlisted", "cxx-terminate-what")
+    # a what() that holds a catalogued message stays that message's
+    assert [t["id"] for t in find_messages("  what():  CUDA error: an illegal memory access was encountered\n")] == \
+        ["cuda:cudaErrorIllegalAddress"]
