@@ -65,7 +65,9 @@ def _cuda_header_missing(f: FactView, s: dict, header: str, component: Tuple[str
     folder was on its path and the header is missing from the install: an error. From a plain C++
     compile it may as well be an include folder the build was not given: a hint that says both."""
     folder, comp = component
-    nvcc = any(_NVCC_RAN.search(str(t.get("text") or "")) for t in ticket_read(f))
+    # a line naming nvcc that ran it (setuptools' "command 'nvcc' failed", make's recipe), not the shell
+    # saying it has no nvcc
+    nvcc = any(_NVCC_RAN.search(str(t.get("text") or "")) for t in ticket_read(f) if t.get("id") != "shell:nvcc-not-found")
     said = (f"line {s.get('line')}: \"{told_text(s)}\": {header} is a header of {comp['title']}, and no include "
             "directory of the build holds it: ")
     if nvcc:

@@ -142,9 +142,10 @@ def c10d_store_unreachable(f: FactView) -> Iterator[Hit]:
         # getaddrinfo takes a bare number as inet_aton's one-part IPv4 form (6841231 is 0.104.99.143):
         # a job id or a port given as the address, not a host
         n = int(host)
-        dotted = ".".join(str((n >> shift) & 255) for shift in (24, 16, 8, 0)) if n < 2 ** 32 else "no address"
+        read_as = (f"which the resolver reads as the IPv4 address {'.'.join(str((n >> k) & 255) for k in (24, 16, 8, 0))}"
+                   if n < 2 ** 32 else "too large to be even an IPv4 address")
         yield Hit(message=f"this rank could not reach the rendezvous store at {host}:{port} (line {s['line']}): the "
-                          f"store's host is a bare number, which the resolver reads as the IPv4 address {dotted}, "
+                          f"store's host is a bare number, {read_as}, "
                           "not a host name: MASTER_ADDR (or --rdzv-endpoint) holds a number (a job id, a port) "
                           "where rank 0's host name or address belongs",
                   fix=('echo "MASTER_ADDR=$MASTER_ADDR"   # must be rank 0\'s host name or address; under Slurm: '
