@@ -77,7 +77,7 @@ def nccl_shm_cause(f: FactView) -> Optional[dict]:
     file system...): a larger /dev/shm would not help. "attach": only the peer's side failed, opening
     or mapping a segment another rank created (its "segment" path too). None when no such line was pasted."""
     attach = first_symptom(f, "nccl:shm-attach-failed")
-    calls = [s for s in f.get("ticket.symptoms") or []
+    calls = [s for s in ticket_read(f)
              if s["id"] in ("nccl:shm-syscall-failed", "nccl:shm-create-file-failed", "nccl:shm-extend-failed", "nccl:shm-segment-failed")]
     if attach is not None and not calls:
         # Attaching to a segment a peer created (src/misc/shmutils.cc: open O_RDWR without O_CREAT, then
@@ -85,7 +85,7 @@ def nccl_shm_cause(f: FactView) -> Optional[dict]:
         # NCCL printed it on the line above ("Call to open failed : <error>", 2.12-2.15).
         err = (attach.get("error") or "").strip()
         if not err:
-            above = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "nccl:nccl-warn"
+            above = next((t for t in ticket_read(f) if t.get("id") == "nccl:nccl-warn"
                           and isinstance(t.get("line"), int) and isinstance(attach.get("line"), int)
                           and attach["line"] - 3 <= t["line"] < attach["line"]
                           and str(t.get("message", "")).startswith("Call to open failed")), None)
