@@ -287,7 +287,7 @@ _BUILD_MEMORY_SAID = frozenset({"prose:build-exhausts-memory-said", "prose:build
 # answered only where the paste holds nothing but the user's words. Any program's line (a scheduler's
 # time limit, a site's notice, an MPI launcher's report) names its own cause, which rules read.
 _KILLED_SAID = "prose:process-killed-said"
-_SIGKILL_STATUS = "exitstatus:SIGKILL"
+_SIGKILL_STATUS = ("exitstatus:SIGKILL", "signals:SIGKILL")
 _DOCKER_SAID = frozenset({"prose:docker-said"})
 
 
@@ -295,10 +295,12 @@ def _killed_said(f: FactView) -> Iterator[Hit]:
     symptoms = f.get("ticket.symptoms") or []
     s = next((t for t in symptoms if t.get("id") == _KILLED_SAID and stated(t)), None)
     # An exit status of 137 (128 + SIGKILL) says as much as the user's "killed": the signal, not its sender
-    status = next((t for t in symptoms if t.get("id") == _SIGKILL_STATUS), None)
+    # (or the shell's own job status, "Killed", signals.toml), with nothing else a program printed
+    status = next((t for t in symptoms if t.get("id") in _SIGKILL_STATUS), None)
     if status is not None and all(str(t.get("id", "")).startswith(("prose:", "faq_")) or t is status for t in symptoms):
         docker = any(t.get("id") in _DOCKER_SAID for t in symptoms)
-        yield Hit(message=f"line {status.get('line')}: \"{told_text(status)}\": exit code 137 is SIGKILL, and nothing in the "
+        what = "exit code 137 is SIGKILL" if status["id"] == "exitstatus:SIGKILL" else "the process was killed by SIGKILL"
+        yield Hit(message=f"line {status.get('line')}: \"{told_text(status)}\": {what}, and nothing in the "
                           "paste says who sent it: the kernel's out-of-memory killer (the host's, or a container's or job's "
                           "memory limit) kills that way, as do a batch system's limits and kill -9; the kernel's log, "
                           + ("docker inspect" if docker else "the scheduler's record") + " say which",
@@ -384,7 +386,7 @@ _SIGKILL_TEXT = "Killed"
 
 @rule("MEM006", "host-memory-oom-killed", "warning", "a process killed because host memory ran out", impact=8,
       also={"info": "read from the user's words (killed while loading a model): the documented usual cause; or an "
-                    "exit status of 137 alone, SIGKILL whose sender the node's log tells"})
+                    "exit status of 137 or the shell's \"Killed\" alone, SIGKILL whose sender the node's log tells"})
 def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -427,7 +429,8 @@ def host_memory_oom_killed(f: FactView) -> Iterator[Hit]:
         a source build takes all of the host's memory or RAM (with the build's MAX_JOBS line), and
         one who says only that the process was killed, where nothing else in the paste (no program's
         line: a scheduler's time limit, a site's notice) says by whom, and an exit status of 137
-        (128 + SIGKILL: "exited with code 137") with nothing else read. A notebook kernel that died, in
+        (128 + SIGKILL: "exited with code 137") or the shell's own job status "Killed" (a signal's
+        strsignal text alone on its line, signals.toml) with nothing else read. A notebook kernel that died, in
         Jupyter's words ("The kernel appears to have died. It will restart automatically.", "The
         kernel for <path> appears to have died.", "The kernel has died, and the automatic restart has
         failed.", the server's "KernelRestarter: restarting kernel (1/5)";

@@ -183,3 +183,14 @@ def test_ptxas_refusing_a_new_gpu_is_still_too_old(tmp_path):
     facts = _facts(tmp_path, AL / "x.txt", "ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'\n")
     assert fired("ptxas-too-old", facts)
     assert not fired("nvcc-dropped-requested-arch", facts)
+
+
+def test_the_shells_bare_killed_alone_is_the_oom_hint(tmp_path):
+    (f,) = fired("host-memory-oom-killed", _facts(tmp_path, AL / "x.txt", "$ python train.py --epochs 10\nKilled\n"))
+    assert f.severity == "info" and "killed by SIGKILL" in f.message and f.fix.startswith("journalctl -k")
+
+
+def test_killed_beside_a_program_that_names_its_own_cause_is_left_to_it(tmp_path):
+    text = "slurmstepd: error: *** JOB 123 ON node01 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***\nKilled\n"
+    findings, _ = run_rule("host-memory-oom-killed", _facts(tmp_path, AL / "x.txt", text))
+    assert findings == []
