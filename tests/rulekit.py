@@ -171,6 +171,12 @@ def paste_facts(tmp_path, text: str, name: str = "ticket.txt") -> Dict[str, Any]
         return pipeline.gather(root, Options())
 
 
+def ticket_file_facts(tmp_path, path, text: str = None) -> Dict[str, Any]:
+    """The facts of a corpus ticket's paste at PATH (or of TEXT in its place, under the same name),
+    through the real paste path."""
+    return paste_facts(tmp_path, path.read_text(encoding="utf-8") if text is None else text, path.name)
+
+
 def recorded_paste_facts(name: str) -> Dict[str, Any]:
     """The facts of one recorded paste in fixtures/pastes, through the real paste path."""
     from hpcdoctor.triage.paste import open_paste

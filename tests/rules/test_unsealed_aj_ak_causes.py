@@ -8,18 +8,14 @@ from __future__ import annotations
 
 from conftest import FIXTURES
 from hpcdoctor.triage.messages import find_messages
-from rulekit import PASTES, fired, paste_facts, recorded_paste_facts
+from rulekit import PASTES, fired, paste_facts, recorded_paste_facts, ticket_file_facts
 
 AJ = FIXTURES / "tickets_blind_aj"
 AK = FIXTURES / "tickets_blind_ak"
 
 
-def _facts(tmp_path, path, text=None):
-    return paste_facts(tmp_path, path.read_text(encoding="utf-8") if text is None else text, path.name)
-
-
 def test_slurms_oom_sentence_quoted_alone_names_the_job(tmp_path):
-    (f,) = fired("host-memory-oom-killed", _facts(tmp_path, AJ / "fragpipe-703-slurm-cgroup-oom-kill.txt"))
+    (f,) = fired("host-memory-oom-killed", ticket_file_facts(tmp_path, AJ / "fragpipe-703-slurm-cgroup-oom-kill.txt"))
     assert f.fix.startswith("sacct -j 5770797 -o JobID,State,ReqMem,MaxRSS")
 
 
@@ -31,7 +27,7 @@ def test_the_whole_slurm_line_still_reads_its_count():
 
 
 def test_a_store_host_that_does_not_resolve_is_named(tmp_path):
-    facts = _facts(tmp_path, AJ / "ai-on-eks-240-rdzv-endpoint-hostname-not-resolvable.txt")
+    facts = ticket_file_facts(tmp_path, AJ / "ai-on-eks-240-rdzv-endpoint-hostname-not-resolvable.txt")
     (f,) = fired("c10d-store-unreachable", facts)
     assert "host name slinky-0 does not resolve" in f.message
     assert f.fix.startswith("getent hosts slinky-0")
@@ -54,7 +50,7 @@ def test_a_store_that_times_out_is_not_called_unresolved(tmp_path):
 
 
 def test_an_unresolvable_hostfile_name_is_not_answered_with_ssh_keys(tmp_path):
-    (f,) = fired("ssh-between-nodes-refused", _facts(tmp_path, AJ / "eva-4-hostfile-placeholder-node-0-healthy.txt"))
+    (f,) = fired("ssh-between-nodes-refused", ticket_file_facts(tmp_path, AJ / "eva-4-hostfile-placeholder-node-0-healthy.txt"))
     assert "names a node this host does not know" in f.message
     assert f.fix.startswith("getent hosts node-0") and "ssh-keygen" not in f.fix
 
@@ -76,7 +72,7 @@ def test_cudnn9s_shim_without_its_sub_library(tmp_path):
 
 
 def test_gdbs_core_of_a_sigill_in_an_avx2_function(tmp_path):
-    (f,) = fired("cpu-lacks-required-isa", _facts(tmp_path, AK / "svt-vp9-9-avx2-kernel-on-sandy-bridge-xeon.txt"))
+    (f,) = fired("cpu-lacks-required-isa", ticket_file_facts(tmp_path, AK / "svt-vp9-9-avx2-kernel-on-sandy-bridge-xeon.txt"))
     assert "a function whose name says it is built for AVX2" in f.message
     assert "the cpuid dump pasted says AVX2 = false" in f.message
     assert f.severity == "error"
@@ -85,7 +81,7 @@ def test_gdbs_core_of_a_sigill_in_an_avx2_function(tmp_path):
 def test_a_frame_that_names_no_instruction_set_stays_a_hint(tmp_path):
     path = AK / "svt-vp9-9-avx2-kernel-on-sandy-bridge-xeon.txt"
     text = path.read_text(encoding="utf-8").replace("_avx2_intrin", "_intrin")
-    (f,) = fired("cpu-lacks-required-isa", _facts(tmp_path, path, text))
+    (f,) = fired("cpu-lacks-required-isa", ticket_file_facts(tmp_path, path, text))
     assert f.severity == "info" and "built for AVX2" not in f.message
 
 
@@ -116,11 +112,11 @@ def test_nccls_other_warnings_are_not_this(tmp_path):
 
 def test_the_cu11_wheel_named_beside_cuda_graphs_and_an_nccl_error(tmp_path):
     # set AK's vllm#5679: pip list's nvidia-nccl-cu11 2.20.5 (built with CUDA 11.0), CUDA graphs on, no WARN pasted
-    (f,) = fired("nccl-not-graph-capturable", _facts(tmp_path, AK / "vllm-5679-nccl-cu11-2-20-5-cuda-graph-bug.txt"))
+    (f,) = fired("nccl-not-graph-capturable", ticket_file_facts(tmp_path, AK / "vllm-5679-nccl-cu11-2-20-5-cuda-graph-bug.txt"))
     assert f.severity == "warning" and "nvidia-nccl-cu11 2.20.5 (line 20), built with CUDA 11.0" in f.message
 
 
 def test_a_cu11_wheel_built_with_cuda_11_8_is_capturable(tmp_path):
     path = AK / "vllm-5679-nccl-cu11-2-20-5-cuda-graph-bug.txt"
     text = path.read_text(encoding="utf-8").replace("nvidia-nccl-cu11 2.20.5", "nvidia-nccl-cu11 2.16.5")
-    assert not fired("nccl-not-graph-capturable", _facts(tmp_path, path, text))
+    assert not fired("nccl-not-graph-capturable", ticket_file_facts(tmp_path, path, text))
