@@ -43,6 +43,9 @@ def loader_import_failure(f: FactView) -> Iterator[Hit]:
         yield hits[0][0]
 
 
+# A symbol version that is a library's own soname (libcublasLt.so.11), as libraries.py reads it.
+_SONAME = re.compile(r"lib[\w+-]{1,60}\.so(?:\.[0-9]{1,4}){0,3}")
+
 _READ = ("loader:version-not-found", "loader:undefined-symbol", "loader:symbol-version-not-defined",
          "loader:wrong-elf-class", "loader:cannot-enable-executable-stack",
          "prose:undefined-symbol-said")
@@ -55,6 +58,9 @@ def _read(f: FactView, sid: str, s: dict, said: bool) -> Optional[Hit]:
     nccl = bool(_NCCL_SYMBOL.match(symbol))
     if required_by and not torch_own:
         return None  # the loader names who needed the version, and it is not torch
+    if (sid == "loader:symbol-version-not-defined" and not _TORCH_LIB.search(str(s.get("object") or ""))
+            and _SONAME.fullmatch(version)):
+        return None  # one library of two releases under another (libcublas's libcublasLt): duplicate-libraries answers
     context = torch_own or said or torch_import_frame_before(f, s)
     if not (context or nccl):
         return None

@@ -3,6 +3,7 @@ itself), and a CUDA or ROCm library a program cannot load at all."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from typing import Any, Iterator
@@ -13,7 +14,7 @@ from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import (catalogued, facts_or_ticket, first_symptom, ticket_all, ticket_evidence, ticket_symptoms,
                                      told_evidence, told_text, torch_import_frame_before)
 from hpcdoctor.rules._cuda_wheels import loader_path_fix
-from hpcdoctor.rules._loader import _TORCH_LIB
+from hpcdoctor.rules._loader import _SONAME, _TORCH_LIB
 from hpcdoctor.rules._openmp_mixing import openmp_mixing_hits
 from hpcdoctor.rules._stacks import JAX_CUDA_FIX, TF_CUDA_CHECK, TF_CUDA_FIX, stack_of_ticket
 
@@ -33,7 +34,10 @@ def duplicate_libraries(f: FactView) -> Iterator[Hit]:
         against ... but found runtime version ...", Intel OpenMP's "OMP: Error #15", mkl-service's
         "MKL_THREADING_LAYER=INTEL is incompatible with libgomp.so.1 library" (Intel's threading
         layer asked for beside GNU OpenMP) and threadpoolctl's "Found Intel OpenMP ('libiomp') and
-        LLVM OpenMP ('libomp') loaded at the same time".
+        LLVM OpenMP ('libomp') loaded at the same time". glibc's relocation error (before 2.30) for a
+        symbol versioned by its library's soname, "libcublas.so.11: symbol free_gemm_select version
+        libcublasLt.so.11 not defined in file libcublasLt.so.11 with link time reference": the copy
+        of the library found is another release than the one the requiring library was built with.
 
     Why it matters:
         Two copies of a library means two states: NCCL communicators that hang, cuDNN version
@@ -51,6 +55,8 @@ def duplicate_libraries(f: FactView) -> Iterator[Hit]:
         - https://github.com/pytorch/pytorch/issues/37377
         - https://github.com/IntelPython/mkl-service/blob/bf04f5e00cdbe7ea714e4ca443dc334cebbf922a/mkl/_mklinitmodule.c
         - https://github.com/joblib/threadpoolctl/blob/master/multiple_openmp.md
+        - https://github.com/microsoft/onnxruntime/issues/8594 (how many libcublasLt.so.11 there are, and which one loads)
+        - https://github.com/pytorch/pytorch/issues/51080 (conda's cudatoolkit 11.0.221 alone gives the same error)
         - 001_dd2fe1913b91ca0a.txt (one clean virtual environment per project)
     """
     yield from facts_or_ticket(lambda: list(_duplicates_from_facts(f)), _duplicates_in_ticket(f))
@@ -73,6 +79,37 @@ def _duplicates_in_ticket(f: FactView) -> Iterator[Hit]:
                       "KMP_DUPLICATE_LIB_OK=TRUE only hides the conflict",
                   evidence=ticket_evidence(s))
     yield from openmp_mixing_hits(f)
+    shadowed = _other_release_found(f)
+    if shadowed is not None:
+        yield shadowed
+
+
+# The trees of the package managers that keep their own copies of the CUDA libraries.
+_CONDA_TREE = re.compile(r"/(?:ana|mini|micro)?(?:conda|forge|mamba)[0-9]?/|/envs/[^/]+/lib/")
+
+
+def _other_release_found(f: FactView):
+    """glibc before 2.30's relocation error naming a symbol versioned by its library's soname ("free_gemm_select
+    version libcublasLt.so.11"): the library exports versioned symbols, so the copy found is another release,
+    not the one the requiring object was built with (loader.toml symbol-version-not-defined). The library
+    the loader found first may be a second copy, or a package may hold files of two releases."""
+    s = next((t for t in catalogued(f, "duplicate-libraries") if t.get("id") == "loader:symbol-version-not-defined"
+              and _SONAME.fullmatch(str(t.get("version") or ""))), None)
+    if s is None:
+        return None
+    lib, obj = s["version"], os.path.normpath(str(s.get("object") or ""))
+    name = os.path.basename(obj)
+    fix = [f"ldd {shlex.quote(obj)} | grep {shlex.quote(lib)}   # the {lib} the loader picks for {name}: a folder "
+           "from LD_LIBRARY_PATH or another CUDA install shadows the copy it belongs with; drop that folder",
+           f"find / -xdev -name '{lib}*' 2>/dev/null   # every copy on this machine"]
+    if _CONDA_TREE.search(obj + "/"):
+        fix.append(f"conda list   # {name} lies in a conda environment: a package there (cudatoolkit, or one of its "
+                   "parts) whose files come from two releases; install another build of it (conda install "
+                   "cudatoolkit=<other version>) in place of patching files")
+    return Hit(message=f"{name} needs {s['symbol']} at version {lib} and the {lib} the loader found does not define "
+                       f"it (line {s.get('line')}): that {lib} is another release than the one {name} was built "
+                       "with, a second copy found first or a package holding files of two releases",
+               fix="\n".join(fix), evidence={**ticket_evidence(s), "object": obj, "library": lib})
 
 
 def _duplicates_from_facts(f: FactView) -> Iterator[Hit]:
@@ -136,7 +173,7 @@ def _from_pypi(entry: Any) -> bool:
 # Messages that name the library by their own words, not its file: PaddlePaddle's dynload checks
 # ("Cannot load cudnn shared library"), cuDNN 9's status for a sub-library it could not load.
 _LIBRARY_OF = {"paddle:dynload-cannot-load-cudnn": "libcudnn", "paddle:dynload-cannot-load-miopen": "libMIOpen",
-               "cudnn:CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED": "libcudnn"}
+               "cudnn:CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED": "libcudnn", "nvrtc:builtins-load-failed": "libnvrtc-builtins"}
 
 
 # ONNX Runtime's CUDA provider library (onnxruntime_providers_cuda.dll / libonnxruntime_providers_cuda.so)
@@ -195,6 +232,21 @@ def _onnxruntime_provider_missing(f: FactView, s: dict) -> Hit | None:
                evidence={**told_evidence(s), "library": so})
 
 
+# cuDNN 8 on Windows names the sub-library DLL it could not find (knowledge/messages/libraries.toml):
+# cuDNN 9's DLLs have other names (cudnn_ops64_9.dll), so a cuDNN 9 install does not provide it.
+_CUDNN_WINDOWS_DLL = re.compile(r"cudnn[a-z_]{0,24}64_(?P<major>[0-9]{1,2})\.dll")
+
+
+def _cudnn_windows_dll(s: dict, dll: str, major: str) -> Hit:
+    return Hit(message=f"cuDNN {major} cannot find its sub-library {dll} (line {s.get('line')}: \"{told_text(s)}\"): the "
+                       f"program loads cuDNN {major}, and no folder on PATH holds that release's DLLs (another cuDNN "
+                       "major's DLLs have other names and do not stand in for them)",
+               fix=(f"where cudnn64_{major}.dll {dll}   # in the cmd window that runs the program: the cuDNN {major} "
+                    f"folders on PATH; none: install cuDNN {major}.x for the program's CUDA and put its bin folder on "
+                    f"PATH (set PATH=C:\\path\\to\\cudnn\\bin;%PATH%), or the program's build for the cuDNN installed"),
+               evidence={**told_evidence(s), "library": dll})
+
+
 @rule("SW022", "cuda-runtime-library-missing", "error", "a CUDA or ROCm library the program needs cannot be loaded", impact=9,
       also={"info": "the paste's ls -l shows the library beside the program under another version suffix: the package's fault"})
 def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
@@ -209,7 +261,9 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
         and ROCm wheel builds bundle or load (hpcdoctor/knowledge/messages/libraries.toml).
         PaddlePaddle's own words for it (its dynload: "Cannot load cudnn shared library. Cannot
         invoke method cudnnGetVersion", "Failed to find dynamic library: libcudnn.so"), and cuDNN
-        9's CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED, are read as the library they name. At build
+        9's CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED, are read as the library they name, as is cuDNN
+        8's own line on Windows ("Could not locate cudnn_ops_infer64_8.dll. Please make sure it is
+        in your library path!", answered with the cmd window's PATH). At build
         time, a linker that finds no link library of the toolkit, cuDNN or NCCL (GNU ld's and gold's
         "cannot find -lcudart", lld's "unable to find library -lcublas", ld64's "library not found
         for -lcudart"; -lcuda, the driver's, is triton-libcuda-not-found's). Torch7's cudnn.torch
@@ -282,6 +336,10 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
         return
     lib = str(s.get("library") or _LIBRARY_OF.get(s.get("id")) or s.get("key") or "")
     version = s.get("version")
+    dll = _CUDNN_WINDOWS_DLL.search(str(s.get("text", "")))
+    if dll is not None:
+        yield _cudnn_windows_dll(s, dll.group(0), dll.group("major"))
+        return
     so = f"{lib}.so" + (f".{version}" if version else "")
     shipped = _shipped_under_another_name(f, so)
     if shipped is not None:
