@@ -77,7 +77,8 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
         requires PyTorch >= 1.10 and a supported device", DeepSpeed's "Type bf16 is not supported on
         your device", torch.autocast's "Current CUDA Device does not support bfloat16", xFormers'
         "bf16 is only supported on A100+ GPUs" among an attention operator's reasons), or ptxas'
-        "Feature '.bf16' requires .target sm_80 or higher" assembling a kernel (Triton's) for the GPU.
+        "Feature '.bf16' requires .target sm_80 or higher" assembling a kernel (Triton's) for the GPU,
+        or cuBLAS's CUBLAS_STATUS_NOT_SUPPORTED on a call whose operands are bf16 (CUDA_R_16BF).
 
     Why it matters:
         On GPUs without bf16 units, torch either refuses bf16 autocast or emulates it far slower
@@ -94,6 +95,8 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
         - 004_3c12714629749d50.txt (data types supported per GPU generation)
         - 000_6e25303b50457a54.txt (section 3.2: bf16 support on Grace)
         - https://github.com/vllm-project/vllm/pull/2374
+        - https://github.com/pytorch/pytorch/pull/50442 (torch's bf16 GEMM before and after Ampere)
+        - https://github.com/pytorch/pytorch/issues/57773 (cuBLAS refusing bf16 GEMMs on a P100)
     """
     symptoms = {s["id"]: s for s in (f.get("ticket.symptoms") or [])}
     refusal = next((sid for sid in _REFUSALS if sid in symptoms), None)
@@ -106,6 +109,10 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"{who} refused bf16{on}: {check} (line {s['line']}), "
                           "the GPU has no bf16 units (pre-Ampere: V100, T4, P100, RTX 20xx)",
                   fix=fix, fix_lang="python", evidence=ticket_evidence(s))
+        return
+    gemm = symptoms.get("torch:cublas-bf16-gemm-not-supported")
+    if gemm is not None:
+        yield from _bf16_gemm_refused(f, gemm)
         return
     if "frameworks:vllm-bf16-refused" in symptoms or "frameworks:bf16-requested" in symptoms:
         yield from _bf16_in_ticket(f, symptoms)
@@ -181,6 +188,26 @@ def _bf16_intent(f: FactView, seen):
                       f"{gpu['cc']}) has no bf16 units: torch refuses bf16 there or emulates it far slower than fp16",
               fix=fix, fix_lang="python",
               evidence={"ticket.line": seen["line"], "ticket.text": said[:160], "compute_capability": gpu["cc"]})
+
+
+def _bf16_gemm_refused(f: FactView, s: dict):
+    """cuBLAS refusing a GEMM whose operands are bf16 (CUDA_R_16BF): it runs them on compute capability
+    8.0 and newer, and only some of them before (torch's bf16 GEMM needed Ampere until pytorch#50442;
+    pytorch#57773: refused on a P100 with CUDA 11.3). A pasted GPU with bf16 units: another cause."""
+    gpu = gpu_of_ticket(f)
+    if gpu is not None and not _lacks_bf16(f, gpu["name"], gpu["cc"]):
+        return
+    on = (f"{gpu['name']} (compute capability {gpu['cc']}) has no bf16 units" if gpu is not None
+          else f"bf16 GEMMs need compute capability {_min_cc('bf16')} or newer (Ampere), so this GPU is older")
+    yield Hit(message=f"cuBLAS refused a bf16 matrix multiply (CUBLAS_STATUS_NOT_SUPPORTED on CUDA_R_16BF operands, "
+                      f"line {s['line']}): {on}",
+              fix=("import torch\n"
+                   "print(torch.cuda.get_device_name(), torch.cuda.get_device_capability())  # below (8, 0): no bf16 GEMMs "
+                   "(torch.cuda.is_bf16_supported() may still say True, by emulation)\n"
+                   "model = model.to(torch.float16)  # fp16 (a GradScaler in training) or fp32 in place of bfloat16; "
+                   "transformers: from_pretrained(..., torch_dtype=torch.float16)"),
+              fix_lang="python",
+              evidence=ticket_evidence(s))
 
 
 def _min_cc(feature: str) -> str:
