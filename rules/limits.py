@@ -106,6 +106,9 @@ def _shm_only(f: FactView, s: dict) -> bool:
         return True   # shmget's ENOSPC is System V's limits (stale-shm-segments), not a file system
     if _path_of(s):
         return False
+    if any(t.get("id") in ("shm:shmget-enospc", "ucx:shmget-failed") and "No space left" in str(t.get("text", ""))
+           for t in f.get("ticket.symptoms") or [] if isinstance(t, dict)):
+        return True   # a title retelling the shmget failure the log holds: no file system named
     # NCCL's shared-memory WARN (include/shm.h, shmutils.cc) on this line or, in a paste a mail
     # client wrapped, on the line or two above where the errno's words landed.
     line = s.get("line")
