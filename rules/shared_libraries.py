@@ -11,7 +11,7 @@ from typing import Iterator, List
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import told_evidence, told_text
+from hpcdoctor.rules._common import told_evidence, told_text, torch_import_frame_before
 from hpcdoctor.rules._loader import _TORCH_LIB
 
 _GLIBC = re.compile(r"GLIBC_(\d{1,2})\.(\d{1,3})(?:\.(\d{1,3}))?$")
@@ -170,6 +170,34 @@ def glibc_older_than_binary(f: FactView) -> Iterator[Hit]:
               fix=fix, evidence=told_evidence(newest))
 
 
+# torch's own libraries (the wheel's torch/lib, libtorch's lib/): another program or extension that links
+# them finds them only where the loader looks, or once torch's import has loaded them into the process.
+_TORCH_OWN = re.compile(r"^lib(?:torch(?:_cpu|_cuda|_hip|_python|_global_deps)?|c10(?:_cuda|_hip)?|shm|caffe2_nvrtc)$")
+_TORCH_LIB_DIR = "$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), \"lib\"))')"
+
+
+def _torch_library_outside_torch(s: dict) -> Hit:
+    """A program or extension module linked against torch's libraries (a torch C++ extension, a tch-rs
+    or libtorch program) that the loader cannot find them for: not torch's own import (torch-import-failed)."""
+    soname = f"{s['name']}.so" + (f".{s['version']}" if s.get("version") else "")
+    python = "ImportError" in str(s.get("text", "")) or "OSError" in str(s.get("text", ""))
+    if python:
+        what = ("a Python extension module linked against torch's libraries is imported where the loader does not "
+                f"find {soname}: torch's import loads them into the process, and its lib folder is not on the "
+                "loader's path otherwise")
+        fix = (f"# in the program: import torch before the extension module, so torch's import has loaded {soname}\n"
+               f"export LD_LIBRARY_PATH=\"{_TORCH_LIB_DIR}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}\"   # or torch's "
+               "lib folder on the loader's path; an extension built for another torch release needs rebuilding")
+    else:
+        what = (f"a program linked against torch's C++ libraries (libtorch, tch-rs) does not find {soname}: the "
+                "folder that holds them is not on the loader's path")
+        fix = (f"ls \"${{LIBTORCH:?the libtorch folder the program was built with}}\"/lib/{soname}   # libtorch's own "
+               "copy (absent: a libtorch without that part, such as a CPU build)\n"
+               "export LD_LIBRARY_PATH=\"$LIBTORCH/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"   # in the shell or job "
+               f"script that runs it; built against Python's torch (LIBTORCH_USE_PYTORCH=1): {_TORCH_LIB_DIR} instead")
+    return Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\")", fix=fix, evidence=told_evidence(s))
+
+
 @rule("SW060", "shared-library-not-found", "error",
       "the dynamic loader finds no copy of a library the program needs", impact=5,
       also={"info": "the program was run by a modulefile during module load, before the loaded modules' paths apply"})
@@ -185,7 +213,9 @@ def shared_library_not_found(f: FactView) -> Iterator[Hit]:
         opengl-library-missing's; a libibverbs provider that "couldn't load driver" names is
         container-rdma-libs-missing's. Where the user's own "module load ..." line printed the
         loader's refusal, a modulefile ran the program (Lmod's capture()) before the load's paths
-        applied: said at info, since that is not evidence the library is missing.
+        applied: said at info, since that is not evidence the library is missing. torch's own
+        libraries (libtorch_cuda.so, libc10.so) not found for a program that links them (a torch C++
+        extension imported on its own, a tch-rs or libtorch program), outside torch's import.
 
     Why it matters:
         The loader searches LD_LIBRARY_PATH, the RUNPATH of the program, /etc/ld.so.cache and the
@@ -204,11 +234,17 @@ def shared_library_not_found(f: FactView) -> Iterator[Hit]:
         - https://man7.org/linux/man-pages/man8/ldconfig.8.html
         - https://sourceware.org/git/?p=glibc.git;a=blob;f=elf/dl-load.c;hb=refs/tags/glibc-2.42
         - https://lmod.readthedocs.io/en/latest/050_lua_modulefiles.html (capture: run a command from a modulefile)
+        - https://github.com/LaurentMazare/tch-rs/blob/main/README.md (LIBTORCH, LD_LIBRARY_PATH, LIBTORCH_USE_PYTORCH)
     """
     symptoms = f.get("ticket.symptoms") or []
     # libibverbs dlopens its providers by the names /etc/libibverbs.d lists: not a link-time soname,
     # and harmless where another provider serves the device (container-rdma-libs-missing reads it)
     providers = {t.get("line") for t in symptoms if t.get("id") == "libibverbs:driver-load-failed"}
+    own = next((t for t in symptoms if t.get("id") == "libraries:unlisted" and _TORCH_OWN.match(str(t.get("name") or ""))
+                and not torch_import_frame_before(f, t)), None)
+    if own is not None:
+        yield _torch_library_outside_torch(own)
+        return
     s = next((s for s in symptoms if s.get("id") == "libraries:unlisted" and s.get("line") not in providers
               and s.get("name") and not _OTHERS.match(str(s["name"]))), None)
     if s is None:
