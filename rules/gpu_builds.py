@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
@@ -43,7 +44,9 @@ def framework_built_without_gpu(f: FactView) -> Iterator[Hit]:
         PaddlePaddle's "Cannot use GPU because you have installed CPU version PaddlePaddle" and
         "The device should not be 'gpu', since PaddlePaddle is not compiled with CUDA". MXNet's
         messages for a CUDA build without one feature (runtime compilation, NCCL) are read, not
-        this rule's.
+        this rule's. Python's "No module named 'fused_layer_norm_cuda'" for an extension module a
+        package compiles only when its GPU build is asked for (knowledge/gpu_extension_modules.toml:
+        NVIDIA apex's --cuda_ext modules): the package was installed as a Python-only build.
 
     Why it matters:
         The node's GPU, driver and CUDA are fine: the framework Python imports was compiled without
@@ -63,12 +66,36 @@ def framework_built_without_gpu(f: FactView) -> Iterator[Hit]:
         - https://github.com/apache/mxnet/issues/260 (the Python package of a build without CUDA; make clean, rebuild, reinstall)
         - https://github.com/PaddlePaddle/Paddle/blob/develop/python/paddle/device/__init__.py (set_device)
         - https://www.paddlepaddle.org.cn/install/quick (paddlepaddle-gpu)
+        - https://github.com/NVIDIA/apex/blob/master/setup.py (the extensions --cpp_ext and --cuda_ext build)
     """
-    s = next(iter(catalogued(f, SYMBOL)), None)
+    s = next((t for t in catalogued(f, SYMBOL) if t.get("family") != "python_import"), None)
     if s is None:
+        yield from _extension_not_built(f)
         return
     name, fix = _FRAMEWORKS.get(str(s.get("family")), (str(s.get("family")), ""))
     yield Hit(message=f"the {name} installed was built without GPU support and the program asked for the GPU (line "
                       f"{s.get('line')}: \"{told_text(s)}\"): the node's GPU and CUDA are not the cause; {name}'s "
                       "GPU build is needed",
               fix=fix or "# install the framework's GPU build", evidence=told_evidence(s))
+
+
+def _extension_not_built(f: FactView) -> Iterator[Hit]:
+    """Python's "No module named" for an extension module a package builds only when its GPU build is
+    asked for (knowledge/gpu_extension_modules.toml): that package was installed without it."""
+    packages = knowledge.load("gpu_extension_modules")["packages"]
+    for s in f.get("ticket.symptoms") or []:
+        if s.get("id") != "python_import:no-module-named":
+            continue
+        module = str(s.get("module") or "")
+        key, pkg = next(((k, p) for k, p in packages.items() if module in p["modules"]), (None, None))
+        if pkg is None:
+            continue
+        yield Hit(message=f"{pkg['name']} is installed without its GPU extensions: {module} is one it compiles only "
+                          f"when built with {pkg['flag']} (line {s.get('line')}: \"{told_text(s)}\"); a Python-only "
+                          "build imports, and the first use of a fused kernel fails",
+                  fix=(f"python -c 'import {key}; print({key}.__file__)'   # the {key} this Python imports (PyPI's "
+                       f"'{key}' package is another project: pip uninstall -y {key} first)\n"
+                       f"git clone {pkg['repository']} && cd {key} && {pkg['install']}   # in the environment that "
+                       "runs the job, with the CUDA toolkit (nvcc) of torch's CUDA version on PATH"),
+                  evidence={**told_evidence(s), "module": module, "package": key})
+        return
