@@ -10,6 +10,10 @@ from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge.wheels import dropped_arch, first_toolkit_for, last_toolkit_for, virtual_arch_of
 from hpcdoctor.rules._common import first_symptom, ticket_evidence, told_text
 
+# What a user writes of a machine without an NVIDIA GPU (knowledge/messages/prose.toml).
+_NO_GPU_SAID = frozenset({"prose:no-gpu-here", "prose:no-gpu-on-this-machine", "prose:running-without-gpu",
+                          "prose:cpu-node-said", "prose:apple-mac"})
+
 _ARCH = re.compile(r"(?:sm|compute|lto)_(\d{2,3}[af]?)$")
 
 
@@ -120,7 +124,8 @@ def nvcc_dropped_requested_arch(f: FactView) -> Iterator[Hit]:
     yield Hit(message=message, fix=fix, evidence=ticket_evidence(s))
 
 
-@rule("SW033", "cuda-toolkit-nvcc-missing", "error", "a CUDA source build finds no CUDA toolkit (nvcc)", impact=7)
+@rule("SW033", "cuda-toolkit-nvcc-missing", "error", "a CUDA source build finds no CUDA toolkit (nvcc)", impact=7,
+      also={"info": "on a machine the user says has no NVIDIA GPU: the package's CPU variant is the answer, not a toolkit"})
 def cuda_toolkit_nvcc_missing(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -139,7 +144,8 @@ def cuda_toolkit_nvcc_missing(f: FactView) -> Iterator[Hit]:
 
     How to fix:
         Install a CUDA toolkit (nvcc included) of the CUDA version torch was built with, or find
-        one already on the node, and point CUDA_HOME at its root (the folder above bin/nvcc).
+        one already on the node, and point CUDA_HOME at its root (the folder above bin/nvcc). On a
+        machine the user says has no NVIDIA GPU, the package's CPU variant instead (info).
 
     References:
         - https://pytorch.org/docs/stable/cpp_extension.html (CUDA_HOME)
@@ -160,6 +166,16 @@ def cuda_toolkit_nvcc_missing(f: FactView) -> Iterator[Hit]:
                   evidence=ticket_evidence(s))
         return
     where = f"there is no {s['path']}" if s.get("path") else "it found no CUDA toolkit (CUDA_HOME unset, no nvcc on PATH)"
+    no_gpu = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") in _NO_GPU_SAID), None)
+    if no_gpu is not None and not f.gpus():
+        # a package's CUDA build chosen on a machine the user says has no NVIDIA GPU: the CPU variant, not a toolkit
+        yield Hit(message=f"the install builds CUDA code and {where} (line {s['line']}), on a machine the user says has no "
+                          f"NVIDIA GPU (line {no_gpu.get('line')}): what it builds could not run here; the package's CPU "
+                          "variant (or its build without CUDA) is what this machine can use",
+                  fix=("# install the package's CPU variant: many projects publish one (a -cpu package, or a switch that "
+                       "builds without CUDA), which their README's install section names"),
+                  evidence={**ticket_evidence(s), "no_gpu.line": no_gpu.get("line")}, severity="info")
+        return
     yield Hit(message=f"the CUDA build needs nvcc and {where} (line {s['line']}): torch's wheel carries the CUDA "
                       "runtime, not the compiler",
               fix=("ls -d /usr/local/cuda*/bin/nvcc /opt/cuda*/bin/nvcc \"$CONDA_PREFIX\"/bin/nvcc 2>/dev/null; "

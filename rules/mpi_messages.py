@@ -152,11 +152,29 @@ def mpi_memlock_limit(f: FactView) -> Iterator[Hit]:
     current = s.get("current") or (limit or {}).get("kbytes")
     said = f" (current: {current} kB" + (f", line {limit['line']}" if limit and limit.get("line") else f", {limit['form']}" if limit and limit.get("form") else "") + ")" if current else ""
     place = where(f)
-    fix = _MEMLOCK_FIX[place] if place else "\n".join(_MEMLOCK_FIX[p] for p in ("docker", "site"))
+    if place is None and any(t.get("id") == "prose:torque-pbs-named" for t in f.get("ticket.symptoms") or []):
+        fix = _MEMLOCK_FIX_PBS
+    else:
+        fix = _MEMLOCK_FIX[place] if place else "\n".join(_MEMLOCK_FIX[p] for p in ("docker", "site"))
+    if s.get("id") == "intel_mpi:dapl-rlimit-memlock-too-small":
+        yield Hit(message=f"Intel MPI's DAPL fabric found the job's locked-memory limit (ulimit -l) too small to pin memory "
+                          f"for InfiniBand{said} (line {s['line']}: \"{told_text(s)}\"): the limit inside the job, which "
+                          "the batch system's daemon passes on, not the one a login shell shows",
+                  fix=fix, evidence=ticket_evidence(s))
+        return
     yield Hit(message=f"the RDMA adapter would not pin memory for MPI: the locked-memory limit (ulimit -l) is finite{said} "
                       f"and the adapter refused to register memory or create a queue with ENOMEM (line {s['line']})",
               fix=fix, evidence=ticket_evidence(s))
 
+
+# TORQUE and PBS start a job's processes from pbs_mom, whose own limits they inherit: limits.conf
+# (pam_limits) applies to login sessions, not to a daemon started at boot (fds#6023's answer: ulimit
+# -l unlimited in pbs_mom's start-up, then restart it). systemd units set it with LimitMEMLOCK.
+_MEMLOCK_FIX_PBS = ("echo 'ulimit -l' | qsub -l nodes=1 -j oe -N memlock   # its output file memlock.o<id> must say "
+                    "unlimited (a login shell's ulimit says nothing of the job's)\n"
+                    "grep -i 'max locked' /proc/$(pgrep -o pbs_mom)/limits   # administrators: the limit pbs_mom runs "
+                    "with, which every job inherits; raise it in its start-up (ulimit -l unlimited in the init script, "
+                    "LimitMEMLOCK=infinity in its systemd unit), then restart pbs_mom")
 
 _PTRACE_FIX = ("cat /proc/sys/kernel/yama/ptrace_scope   # 0: ranks of one user may read each other (CMA works); "
                "1: only with a PR_SET_PTRACER grant; 2: CAP_SYS_PTRACE only; 3: never\n"
