@@ -3,6 +3,7 @@ flashinfer), and compiled extensions against the torch they were built for."""
 
 from __future__ import annotations
 
+import re
 from typing import Iterator, Optional
 
 from hpcdoctor import knowledge
@@ -185,6 +186,10 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
     if kokkos is not None:
         yield kokkos
         return
+    cmake = _cmake_architectures_above_gpu(f)
+    if cmake is not None:
+        yield cmake
+        return
     ext = _extension_kernel_missing(f)
     if ext is not None:
         yield ext
@@ -321,6 +326,47 @@ def _kokkos_arch(f: FactView):
 # CUDA's error 209 in the runtime's words (cuda.toml, driver.toml): raised through torch's check by
 # an extension's kernel as much as by torch's own.
 _NO_IMAGE = frozenset({"cuda:cudaErrorNoKernelImageForDevice", "cuda_driver:CUDA_ERROR_NO_BINARY_FOR_GPU"})
+
+
+_NO_CODE = _NO_IMAGE | {"cuda:cudaErrorInvalidDeviceFunction"}
+
+
+def _cmake_architectures_above_gpu(f: FactView):
+    """CUDA saying a kernel has no code for the GPU ("invalid device function", "no kernel image") in a
+    paste that shows the CMake build's own CMAKE_CUDA_ARCHITECTURES (knowledge/messages/cmake_cuda.toml):
+    a plain number makes real and virtual (PTX) code, which runs on that compute capability and newer, so
+    the GPU is older than the lowest one set. A GPU the paste names at or above it: another cause."""
+    s = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") in _NO_CODE), None)
+    setting = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "cmake_cuda:cuda-architectures-set"), None)
+    if s is None or setting is None:
+        return None
+    archs = re.findall(r"([0-9]{2,3})[a-z]?(?:-(real|virtual))?", str(setting.get("archs") or ""))
+    if not archs:
+        return None
+    low = min(int(a) for a, _ in archs)
+    cc = f"{low // 10}.{low % 10}"
+    gpu = gpu_of_ticket(f)
+    if all(kind == "real" for _, kind in archs):
+        # machine code alone (-real, no PTX): it runs on the same major at that minor or above only
+        if gpu is not None and any(gpu["cc"].split(".")[0] == a[:-1] and version_of(gpu["cc"]) >= version_of(f"{a[:-1]}.{a[-1]}")
+                                   for a, _ in archs):
+            return None
+        reach = "as machine code alone (-real: no PTX for newer GPUs)"
+        on = (f"{gpu['name']} is compute capability {gpu['cc']}" if gpu else "this GPU is none of those architectures")
+    else:
+        if gpu is not None and version_of(gpu["cc"]) >= version_of(cc):
+            return None
+        reach = f"for compute capability {cc} and newer only"
+        on = f"{gpu['name']} is compute capability {gpu['cc']}" if gpu else f"this GPU is older than compute capability {cc}"
+    return Hit(message=f"the build compiled its CUDA code {reach} (line "
+                       f"{setting.get('line')}: \"{told_text(setting)}\"), and {on}: its kernels have no code the GPU "
+                       f"runs (line {s.get('line')}: \"{told_text(s)}\")",
+               fix=("nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader   # the GPU's compute capability: "
+                    "8.6 is 86\n"
+                    "# in CMakeLists.txt: set(CMAKE_CUDA_ARCHITECTURES 86) with that number, or native (CMake 3.24+: the "
+                    "GPUs of the machine that builds), then rebuild from an empty build directory"),
+               evidence={**told_evidence(s), "cmake.line": setting.get("line"), "cmake.archs": setting.get("archs"),
+                         **({"compute_capability": gpu["cc"]} if gpu else {})})
 
 
 def _extension_kernel_missing(f: FactView):

@@ -14,7 +14,7 @@ from hpcdoctor.rules._builds import build_fix, arch_list_not_known
 from hpcdoctor.rules._fatbin import ggml_raised
 from hpcdoctor.rules._loader import loader_import_failure
 from hpcdoctor.rules._torch_carries import torch_build_verdict, torch_works_said
-from hpcdoctor.rules._common import (catalogued, cuda_gpus, stated, facts_or_ticket, gpu_of_ticket, ticket_all,
+from hpcdoctor.rules._common import (catalogued, cuda_gpus, stated, facts_or_ticket, first_symptom, gpu_of_ticket, ticket_all,
                                      ticket_evidence, ticket_symptoms, told_evidence, torch_hip_invalid_function,
                                      torch_import_frame_before, told_text,
                                      version_of)
@@ -349,6 +349,8 @@ def _missing_arch_told(f: FactView):
         verdict = torch_build_verdict(f)
         if verdict["carries"] or torch_works_said(f):
             return
+        if verdict["carries"] is None and first_symptom(f, "cmake_cuda:cuda-architectures-set") is not None:
+            return  # the paste's own CMake build names the architectures it compiled: framework-missing-arch's
         gpu = gpu_of_ticket(f)
         if gpu:
             fix = build_fix(f, [{"compute_capability": gpu["cc"]}])
