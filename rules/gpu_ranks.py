@@ -66,8 +66,8 @@ def gpu_numa_mismatch(f: FactView) -> Iterator[Hit]:
 
 
 @rule("THR007", "dataloader-workers", "advice", "DataLoader workers this allocation supports", impact=3,
-      also={"warning": "each GPU rank has a single CPU, or a pasted DataLoader worker-count warning",
-            "info": "read from the user's words (GPU utilisation low or fluctuating): the documented usual cause"})
+      also={"warning": "each GPU rank has a single CPU, torch's pasted warning of more workers than CPUs, or Lightning's of too few beside a GPU the user says waits",
+            "info": "read from the user's words (GPU utilisation low or fluctuating): the documented usual cause; Lightning's warning where it counts one CPU"})
 def dataloader_workers(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -75,7 +75,9 @@ def dataloader_workers(f: FactView) -> Iterator[Hit]:
         and, at warning level, an allocation of a single CPU per GPU rank. In a pasted log:
         torch's "This DataLoader will create N worker processes in total. Our suggested max
         number of worker in current system is M" (more workers than CPUs) and PyTorch
-        Lightning's "does not have many workers which may be a bottleneck" (fewer than 2). A user
+        Lightning's "does not have many workers which may be a bottleneck" (fewer than 2: its
+        heuristic, advice alone, a warning beside a GPU the user says waits, info where it counts
+        one CPU, Lightning-AI/pytorch-lightning#19223). A user
         who says GPU utilisation is low or fluctuating ("Volatile GPU-Util is low and fluctuant",
         GPU利用率很低) is answered at severity info with the cause PyTorch's Performance Tuning
         Guide puts first: the training process waiting for data loaded without workers.
@@ -98,7 +100,7 @@ def dataloader_workers(f: FactView) -> Iterator[Hit]:
     # What a program printed (torch's or Lightning's worker-count warning) says more than the words.
     printed = [s for s in pasted if s.get("id") not in _UTIL_LOW_SAID]
     if printed:
-        yield _pasted_workers(printed[0])
+        yield _pasted_workers(printed[0], starving=any(s.get("id") in _UTIL_LOW_SAID for s in pasted))
         return
     if pasted:
         yield _util_low_said(pasted[0])
@@ -134,7 +136,7 @@ def _util_low_said(s: dict) -> Hit:
                evidence=ticket_evidence(s), severity="info")
 
 
-def _pasted_workers(s: dict) -> Hit:
+def _pasted_workers(s: dict, starving: bool) -> Hit:
     # torch's warning: more workers than CPUs; Lightning's: fewer than 2 where there are more CPUs.
     if s.get("workers") and s.get("suggested"):
         return Hit(message=f"the DataLoader starts {s['workers']} workers on {s['suggested']} CPUs (line {s['line']}): "
@@ -142,9 +144,26 @@ def _pasted_workers(s: dict) -> Hit:
                    fix=f"DataLoader(..., num_workers={max(1, int(s['suggested']) - 1)})   # at most the CPUs torch "
                        "counted, one left for the training loop (divide among DataLoaders made at once)",
                    fix_lang="python", evidence=ticket_evidence(s), severity="warning")
+    # Lightning's is a heuristic (PossibleUserWarning: few workers where it counts more CPUs, whether or
+    # not loading is slow; projects filter it as noise): a warning only beside a GPU the user says waits.
+    if s.get("cpus") and int(s["cpus"]) <= 1:
+        return Hit(message=f"Lightning warns of few DataLoader workers where it counts a single CPU (line {s['line']}): "
+                           "there is none to add (Lightning-AI/pytorch-lightning#19223: its suggestion is not checked "
+                           "against the CPUs available)",
+                   fix="# nothing to change for one CPU; warnings.filterwarnings(\"ignore\", \".*does not have many workers.*\") "
+                       "silences it", fix_lang="python", evidence=ticket_evidence(s), severity="info")
     cpus = f"{s['cpus']} CPUs" if s.get("cpus") else "more CPUs"
     n = max(1, int(s["cpus"]) - 1) if s.get("cpus") else "len(os.sched_getaffinity(0)) - 1"
-    return Hit(message=f"the DataLoader runs with fewer than 2 workers on {cpus} (line {s['line']}): "
-                       "the GPU waits while the training process makes each batch itself",
-               fix=f"DataLoader(..., num_workers={n}, pin_memory=True, persistent_workers=True)",
-               fix_lang="python", evidence=ticket_evidence(s), severity="warning")
+    if "which is the number of cpus" in str(s.get("matched") or s.get("text") or ""):
+        # older Lightning counts the machine's CPUs (os.cpu_count()), not those the job may use
+        cpus, n = f"{s['cpus']} CPUs in the machine" if s.get("cpus") else cpus, "len(os.sched_getaffinity(0)) - 1"
+    if starving:
+        return Hit(message=f"the DataLoader runs with fewer than 2 workers on {cpus} (line {s['line']}) and the user "
+                           "says GPU utilisation is low: the GPU waits while the training process makes each batch itself",
+                   fix=f"DataLoader(..., num_workers={n}, pin_memory=True, persistent_workers=True)",
+                   fix_lang="python", evidence=ticket_evidence(s), severity="warning")
+    return Hit(message=f"Lightning's hint: the DataLoader runs with fewer than 2 workers on {cpus} (line {s['line']}); "
+                       "a bottleneck only where the GPU waits for batches (its utilisation drops between steps)",
+               fix=f"DataLoader(..., num_workers={n}, pin_memory=True, persistent_workers=True)   # where "
+                   "nvidia-smi dmon shows the GPU idle between steps",
+               fix_lang="python", evidence=ticket_evidence(s), severity="advice")

@@ -17,9 +17,12 @@ def test_more_workers_than_cpus_lowers_num_workers_below_torchs_count(tmp_path):
     assert "starts 104 workers on 23 CPUs" in f.message and "num_workers=22" in f.fix
 
 
-def test_lightnings_few_workers_raises_num_workers_to_its_cpu_count(tmp_path):
+def test_lightnings_few_workers_raises_num_workers_to_the_cpus_the_job_may_use(tmp_path):
+    # older Lightning counts the machine's CPUs ("the number of cpus on this machine"), not the job's:
+    # the fix asks for the CPUs this process may run on
     (f,) = fired("dataloader-workers", _ticket(tmp_path, "nemo-speech-1204-gpu-util-zero-few-loader-workers"))
-    assert "fewer than 2 workers on 32 CPUs" in f.message and "num_workers=31" in f.fix
+    assert "fewer than 2 workers on 32 CPUs in the machine" in f.message
+    assert "num_workers=len(os.sched_getaffinity(0)) - 1" in f.fix
 
 
 def test_torchs_warning_without_a_cpu_count_is_no_finding(tmp_path):
