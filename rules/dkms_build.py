@@ -14,6 +14,7 @@ from hpcdoctor.rules._common import catalogued, first_symptom, told_evidence, to
 
 SYMBOL = "dkms-module-build-failed"
 _HEADERS = "kernel-headers-missing-for-dkms"
+_API_ERROR = "dkms:module-source-kernel-api-error"
 
 
 @rule("SW115", SYMBOL, "error", "a DKMS module (the NVIDIA driver's) failed to build for a kernel", impact=6)
@@ -42,8 +43,8 @@ def dkms_module_build_failed(f: FactView) -> Iterator[Hit]:
         - https://github.com/void-linux/void-packages/blob/master/srcpkgs/dkms/files/kernel.d/dkms.postinst
         - https://github.com/void-linux/void-packages/issues/16778 (cc pointing at clang: the nvidia module failed to build)
     """
-    if catalogued(f, _HEADERS):
-        return
+    if catalogued(f, _HEADERS) or first_symptom(f, _API_ERROR) is not None:
+        return  # no headers, or the module's own compile error against the kernel: the rules that say so answer
     told = catalogued(f, SYMBOL)
     if not told:
         return
@@ -72,3 +73,45 @@ def dkms_module_build_failed(f: FactView) -> Iterator[Hit]:
                    f"{rebuild}   # after the cause is fixed (the kernel installed last, unless named); a driver too old for "
                    "the kernel needs a newer driver release"),
               evidence=told_evidence(s))
+
+
+@rule("SW118", "dkms-module-too-old-for-kernel", "error",
+      "a DKMS module's own source does not compile against the kernel's interfaces", impact=6)
+def dkms_module_too_old_for_kernel(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted build log, the compiler's error in a module's own source as DKMS builds it
+        (/var/lib/dkms/<module>/<version>/build/...), of the kinds a changed kernel interface gives:
+        an incompatible pointer type (a callback whose signature the kernel changed), an implicit
+        declaration of a function, a member a kernel struct no longer has, a wrong argument count,
+        an unknown type or undeclared name, conflicting types, a kernel header that no longer exists
+        (knowledge/messages/dkms.toml module-source-kernel-api-error).
+
+    Why it matters:
+        The module release was written for older kernels: after a kernel update DKMS cannot build
+        it, and on the new kernel the module (nvidia, amdgpu) does not load. Rebuilding, or
+        reinstalling the same release, fails the same way; the compiler is not at fault.
+
+    How to fix:
+        Install a release of the module that supports the kernel (the vendor's release notes list
+        the kernels each release supports), or boot the kernel the module built for and hold the
+        kernel package until such a release exists.
+
+    References:
+        - https://github.com/dell/dkms/blob/master/dkms.in (the build tree $dkms_tree/$module/$module_version/build)
+        - https://github.com/ROCm/amdgpu/issues/53 (rock-dkms 1.8-192: vga_switcheroo's changed callback in 4.15.0-33)
+    """
+    s = first_symptom(f, _API_ERROR)
+    if s is None:
+        return
+    module, version = s.get("module"), s.get("version")
+    hold = ("# or boot the kernel it built for and hold the kernel package until a release supports the new one "
+            "(apt-mark hold linux-image-generic linux-headers-generic, or dnf versionlock add kernel)")
+    yield Hit(message=f"{module} {version}'s own source does not compile against this kernel (line {s.get('line')}: "
+                      f"\"{told_text(s)}\"): an interface the module uses changed in the kernel, so this module release "
+                      "does not support the kernel it was built for; rebuilding it fails the same way",
+              fix=(f"dkms status {shlex.quote(str(module))}; uname -r   # the kernels {module} {version} is built for, "
+                   "and the one running\n"
+                   f"# install a release of {module} newer than {version} whose release notes list this kernel, then: "
+                   "sudo dkms autoinstall\n" + hold),
+              evidence={**told_evidence(s), "module": module, "version": version})

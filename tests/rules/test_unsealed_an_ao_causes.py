@@ -172,3 +172,23 @@ def test_intel_mpi_dapl_memlock_without_a_batch_system_named(tmp_path):
     text = "\n".join(line for line in _paste(path).splitlines() if "torque" not in line.lower())
     (f,) = fired("mpi-memlock-limit", ticket_file_facts(tmp_path, path, text))
     assert "pbs_mom" not in f.fix and "ulimit -l" in f.fix
+
+
+def test_a_dkms_modules_own_source_failing_on_a_kernel_interface(tmp_path):
+    facts = ticket_file_facts(tmp_path, AO / "amdgpu-53-rock-dkms-module-fails-on-newer-kernel.txt")
+    (f,) = fired("dkms-module-too-old-for-kernel", facts)
+    assert "amdgpu 1.8-192's own source" in f.message and f.fix.startswith("dkms status amdgpu; uname -r")
+
+
+def test_the_modules_interface_error_answers_for_dkms_bad_return_status(tmp_path):
+    # the paste with dkms's own verdict appended (its format, dell/dkms dkms.in report_build_problem)
+    path = AO / "amdgpu-53-rock-dkms-module-fails-on-newer-kernel.txt"
+    text = _paste(path) + "\nError! Bad return status for module build on kernel: 4.15.0-33-generic (x86_64)\n"
+    facts = ticket_file_facts(tmp_path, path, text)
+    assert fired("dkms-module-too-old-for-kernel", facts)
+    assert run_rule("dkms-module-build-failed", facts)[0] == []
+
+
+def test_another_compile_error_in_a_dkms_module_is_not_a_kernel_interface(tmp_path):
+    text = ("/var/lib/dkms/nvidia/550.54.14/build/nvidia/nv.c:12:1: error: expected ';' before 'int'\n")
+    assert not fired("dkms-module-too-old-for-kernel", ticket_file_facts(tmp_path, AO / "x.txt", text))
