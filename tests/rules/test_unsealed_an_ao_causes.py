@@ -192,3 +192,17 @@ def test_the_modules_interface_error_answers_for_dkms_bad_return_status(tmp_path
 def test_another_compile_error_in_a_dkms_module_is_not_a_kernel_interface(tmp_path):
     text = ("/var/lib/dkms/nvidia/550.54.14/build/nvidia/nv.c:12:1: error: expected ';' before 'int'\n")
     assert not fired("dkms-module-too-old-for-kernel", ticket_file_facts(tmp_path, AO / "x.txt", text))
+
+
+def test_nvvs_without_its_package_configuration(tmp_path):
+    (f,) = fired("dcgm-install-incomplete", ticket_file_facts(tmp_path, AO / "dcgm-121-diag-skus-yaml-missing-install-incomplete.txt"))
+    assert "/usr/share/nvidia-validation-suite/diag-skus.yaml is not there" in f.message
+    assert f.fix.startswith("ls -l /usr/share/nvidia-validation-suite/diag-skus.yaml") and "-config" not in f.fix
+
+
+def test_a_yaml_file_nvvs_could_not_open_without_its_fallback_line_is_not_read_as_it(tmp_path):
+    # the real paste without nvvs's own "Could not read package diag config" line: another YAML's
+    # failure may print "Exception: bad file: ..." too; only nvvs's line says it fell back
+    path = AO / "dcgm-121-diag-skus-yaml-missing-install-incomplete.txt"
+    text = "\n".join(line for line in _paste(path).splitlines() if "Could not read package diag config" not in line)
+    assert not fired("dcgm-install-incomplete", ticket_file_facts(tmp_path, path, text))
