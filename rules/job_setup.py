@@ -115,6 +115,30 @@ def _by_torchrun(f: FactView) -> bool:
 _UNIQUE = "$((10000 + ${SLURM_JOB_ID:-$$} % 50000))"
 
 
+def _prima_ring_ports(f: FactView, s: dict) -> Hit:
+    """prima.cpp's ring: each rank binds data_port + rank and signal_port + rank (defaults 9000 and 10000,
+    knowledge/messages/prima_cpp.toml); every rank must use the same bases, since a rank connects to the
+    next one at the next one's data_port + rank."""
+    def said(sid):
+        t = next((x for x in f.get("ticket.symptoms") or [] if x.get("id") == sid), None)
+        return t.get("rank") or t.get("port") if t else None
+    rank, data, signal = said("prima_cpp:rank-option"), said("prima_cpp:data-port-option"), said("prima_cpp:signal-port-option")
+    data, signal = int(data or 9000), int(signal or 10000)
+    if rank is not None:
+        ports = f"ports {data + int(rank)} (data) and {signal + int(rank)} (signal) of rank {rank}"
+        look = f"ss -ltnp '( sport = :{data + int(rank)} or sport = :{signal + int(rank)} )'   # the process holding them"
+    else:
+        ports = f"the ports {data} + rank (data) and {signal} + rank (signal)"
+        look = (f"ss -ltnp | awk -v d={data} -v s={signal} '{{n = split($4, a, \":\"); p = a[n]}} "
+                f"(p >= d && p < d + 64) || (p >= s && p < s + 64)'   # the processes holding the ring's ports (ranks 0-63)")
+    return Hit(message=f"a prima.cpp rank could not bind its ring sockets (line {s.get('line')}: \"{told_text(s)}\"): "
+                       f"{ports} are held by another process on this node (a server, or a run that did not exit)",
+               fix=(f"{look}\n"
+                    f"# or move the ring to free ports: the same --data-port and --signal-port on every rank (each binds "
+                    f"base + its rank), e.g. --data-port {data + 100} --signal-port {signal + 100}"),
+               evidence={**told_evidence(s), "rank": rank, "data_port": data, "signal_port": signal})
+
+
 @rule("ENV027", "master-port-in-use", "error", "the rendezvous port is already held by another process on the node", impact=6,
       also={"info": "read from a bare \"Address already in use\" (faq_distributed.toml): the documented usual cause"})
 def master_port_in_use(f: FactView) -> Iterator[Hit]:
@@ -126,7 +150,9 @@ def master_port_in_use(f: FactView) -> Iterator[Hit]:
         inside "The server socket has failed to listen on any local network address."), and the
         libuv back end's "... failed to listen on any local network address. port: 29500, useIpv6:
         false, code: -98, name: EADDRINUSE, message: address already in use". A user's "Address
-        already in use" in words is answered at info.
+        already in use" in words is answered at info. prima.cpp's ring (a distributed llama.cpp
+        over ZeroMQ): "Error binding/connecting recv socket to endpoint: Address already in use",
+        with the ports that rank binds from its command line (data and signal port + rank).
 
     Why it matters:
         Every job and every run on a node that uses the default port (29500) or the same fixed
@@ -146,8 +172,13 @@ def master_port_in_use(f: FactView) -> Iterator[Hit]:
         - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/distributed/run.py (--standalone, --master-port, localhost:0)
         - https://github.com/pytorch/pytorch/blob/v2.13.0/torch/distributed/argparse_util.py (PET_ environment variables)
         - https://github.com/om-ai-lab/VLM-R1/issues/289 (a second training run on port 29500)
+        - https://github.com/Lizonghang/prima.cpp/blob/main/src/llama.cpp (llama_init_sockets: the ring's binds)
     """
     told = catalogued(f, "master-port-in-use")
+    ring = next((t for t in told if t.get("id") == "prima_cpp:ring-socket-address-in-use"), None)
+    if ring is not None:
+        yield _prima_ring_ports(f, ring)
+        return
     said = [s for s in told if not str(s.get("id", "")).startswith("faq_")]
     s = said[0] if said else next((t for t in told if stated(t)), None)
     if s is None:

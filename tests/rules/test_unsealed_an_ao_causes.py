@@ -206,3 +206,22 @@ def test_a_yaml_file_nvvs_could_not_open_without_its_fallback_line_is_not_read_a
     path = AO / "dcgm-121-diag-skus-yaml-missing-install-incomplete.txt"
     text = "\n".join(line for line in _paste(path).splitlines() if "Could not read package diag config" not in line)
     assert not fired("dcgm-install-incomplete", ticket_file_facts(tmp_path, path, text))
+
+
+def test_prima_cpp_ring_ports_of_the_rank_on_its_command_line(tmp_path):
+    path = FIXTURES / "tickets_blind_al" / "prima-cpp-18-rank-port-held-by-other-server.txt"
+    (f,) = fired("master-port-in-use", ticket_file_facts(tmp_path, path))
+    assert "ports 9002 (data) and 10002 (signal) of rank 2" in f.message
+    assert f.fix.startswith("ss -ltnp '( sport = :9002 or sport = :10002 )'") and "MASTER_PORT" not in f.fix
+
+
+def test_prima_cpp_ring_ports_without_a_rank_named(tmp_path):
+    path = FIXTURES / "tickets_blind_al" / "prima-cpp-18-rank-port-held-by-other-server.txt"
+    text = _paste(path).replace(" --rank 2", "").replace("--data-port", "")
+    (f,) = fired("master-port-in-use", ticket_file_facts(tmp_path, path, text + "\n./llama-cli --data-port 9500\n"))
+    assert "9500 + rank" in f.message and "awk -v d=9500 -v s=10000" in f.fix
+
+
+def test_another_zeromq_error_of_the_ring_is_not_a_port_in_use():
+    ids = [s["id"] for s in find_messages("Error binding/connecting recv socket to endpoint: No such device\n")]
+    assert "prima_cpp:ring-socket-address-in-use" not in ids
