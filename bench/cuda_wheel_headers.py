@@ -9,43 +9,19 @@ first folder of those deeper: thrust, cub, cuda, crt)."""
 
 from __future__ import annotations
 
-import json
-import struct
 import sys
-import urllib.request
-from urllib.parse import urljoin
 
-
-def _get(url: str, byte_range: str = "") -> bytes:
-    request = urllib.request.Request(url)
-    if byte_range:
-        request.add_header("Range", byte_range)
-    with urllib.request.urlopen(request, timeout=60) as response:
-        return response.read()
+import wheel_zip
 
 
 def _wheel(name: str):
-    index = f"https://pypi.org/pypi/{name}/json"
-    meta = json.loads(_get(index))
-    files = [u for u in meta["urls"] if u["filename"].endswith(".whl") and "x86_64" in u["filename"]]
-    return meta["info"]["version"], urljoin(index, files[0]["url"]), files[0]["filename"]
+    version, files = wheel_zip.wheel_files(name)
+    filename, url = next((f, u) for f, u in files if "x86_64" in f)
+    return version, url, filename
 
 
 def _names(url: str) -> list:
-    """Every file name in the zip's central directory (ZIP64 where the offset does not fit 32 bits)."""
-    tail = _get(url, "bytes=-65536")
-    end = tail.rfind(b"PK\x05\x06")
-    size, offset = struct.unpack("<II", tail[end + 12:end + 20])
-    if offset == 0xFFFFFFFF:
-        end64 = tail.rfind(b"PK\x06\x06")
-        size, offset = struct.unpack("<QQ", tail[end64 + 40:end64 + 56])
-    directory = _get(url, f"bytes={offset}-{offset + size - 1}")
-    names, at = [], 0
-    while directory[at:at + 4] == b"PK\x01\x02":
-        n, m, k = struct.unpack("<HHH", directory[at + 28:at + 34])
-        names.append(directory[at + 46:at + 46 + n].decode())
-        at += 46 + n + m + k
-    return names
+    return [m.name for m in wheel_zip.members(url)]
 
 
 def main(packages: list) -> None:
