@@ -14,6 +14,7 @@ from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.rules._common import (catalogued, local_ranks, nccl_shm_cause, parse_threads, stated, ticket_evidence,
                                      told_evidence, told_text)
 from hpcdoctor.rules.memory import torch_shm_message
+from hpcdoctor.rules.shm_segments import SHMGET_FAILED
 from hpcdoctor.rules._df_tables import blocks_free, describe, df_rows
 from hpcdoctor.rules._quota_tables import describe as describe_quota, quota_rows
 
@@ -106,7 +107,7 @@ def _shm_only(f: FactView, s: dict) -> bool:
         return True   # shmget's ENOSPC is System V's limits (stale-shm-segments), not a file system
     if _path_of(s):
         return False
-    if any(t.get("id") in ("shm:shmget-enospc", "ucx:shmget-failed") and "No space left" in str(t.get("text", ""))
+    if any(t.get("id") in SHMGET_FAILED and "No space left" in str(t.get("text", ""))
            for t in f.get("ticket.symptoms") or [] if isinstance(t, dict)):
         return True   # a title retelling the shmget failure the log holds: no file system named
     # NCCL's shared-memory WARN (include/shm.h, shmutils.cc) on this line or, in a paste a mail

@@ -20,6 +20,9 @@ _LOOK = ("find /dev/shm -maxdepth 1 -user $USER -type f -printf '%k KiB  %TY-%Tm
          "# the user's POSIX segments, largest last\n"
          "fuser -v /dev/shm/* 2>&1 | grep -w $USER   # which of them a process still holds (remove only the others)\n"
          "ipcs -m | awk -v u=$USER '$3==u && $6==0'   # the user's System V segments with no process attached\n")
+# shmget(2) failing, in the kernel's errno words (shm.toml) and in UCX's (ucx.toml): with ENOSPC, System V's
+# segment count or total is used up (limits.py leaves a "No space left on device" beside them to this rule).
+SHMGET_FAILED = ("shm:shmget-enospc", "ucx:shmget-failed")
 _SYSV_RM = "ipcs -m | awk -v u=$USER '$3==u && $6==0 {print $2}' | xargs -r -n1 ipcrm -m   # remove those System V segments\n"
 
 
@@ -104,7 +107,7 @@ def stale_shm_segments(f: FactView) -> Iterator[Hit]:
         s = told[0]
         name = s.get("name")
         rm = f"rm -f /dev/shm/{shlex.quote(str(name))}   # the segment the program met, once no run holds it\n" if name else ""
-        sysv = s.get("id") in ("shm:shmget-enospc", "ucx:shmget-failed")
+        sysv = s.get("id") in SHMGET_FAILED
         what = ("System V shared memory is used up (the system's segment count or total): the usual cause is segments "
                 "of programs that crashed, which nothing holds any longer" if sysv else
                 "a shared-memory segment of the name the program creates already exists: left by a run that crashed "
