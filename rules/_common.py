@@ -363,3 +363,37 @@ def path_var_line(var: str, path: Optional[str], named: str, placeholder: str, u
     if path:
         return f"{var}={shlex.quote(path)}   # {named}"
     return f"{var}={placeholder}   # {unnamed}"
+
+
+def torch_shown(f: FactView) -> bool:
+    """Whether what was read shows torch at all: the node's torch, a pasted line of one of torch's
+    own families (torch.toml, torch_allocator.toml...), or an entry about torch by name (the user
+    importing or naming it). A HIP or CUDA runtime message alone does not say which program ran."""
+    if f.get("torch"):
+        return True
+    for s in f.get("ticket.symptoms") or []:
+        family, _, key = str(s.get("id") or "").partition(":")
+        if family.startswith("torch") or "torch" in key:
+            return True
+    return False
+
+
+# What shows a HIP program that is not torch: ggml's own start-up line (llama.cpp's HIP build), the
+# user running HIP's sample programs.
+_HIP_PROGRAM_NOT_TORCH = ("ggml:cuda-init-found-devices", "prose:hip-sample-said")
+
+
+def hip_program_not_torch(f: FactView) -> Optional[dict]:
+    """The line that shows the HIP program is not torch (and nothing read shows torch), or None."""
+    if torch_shown(f):
+        return None
+    return next((s for s in f.get("ticket.symptoms") or [] if s.get("id") in _HIP_PROGRAM_NOT_TORCH), None)
+
+
+def nvidia_gpus_only(f: FactView) -> list:
+    """The NVIDIA GPUs of the node or the ticket, where no AMD GPU is listed or named; else []."""
+    listed = f.gpus()
+    if listed:
+        return [g.get("name") for g in listed] if all(g.get("vendor") == "nvidia" for g in listed) else []
+    return [g.get("gpu") for g in f.get("ticket.gpus_named") or []]
+

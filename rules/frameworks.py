@@ -10,7 +10,7 @@ from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import wheels
-from hpcdoctor.rules._common import (catalogued, cuda_gpus, gpu_of_ticket, ticket_evidence, ticket_symptoms, told_evidence,
+from hpcdoctor.rules._common import (catalogued, cuda_gpus, gpu_of_ticket, hip_program_not_torch, nvidia_gpus_only, ticket_evidence, ticket_symptoms, told_evidence,
                                      told_text, torch_hip_invalid_function, version_of)
 from hpcdoctor.rules._arch_refusals import fallback_info, generation_refusal
 from hpcdoctor.rules._fatbin import native_binary_lacks_arch
@@ -271,7 +271,13 @@ def _hip_kernel_outside_torch(f: FactView):
     """HIP's "invalid device function" (hipErrorInvalidDeviceFunction) printed by a program's own
     HIP check, not torch's (torch raises it as "RuntimeError: HIP error: ...", see
     torch_hip_invalid_function): the library's kernels have no code object for the GPU's gfx
-    target (rocALUTION's "HIP error: invalid device function" with its file and line)."""
+    target (rocALUTION's "HIP error: invalid device function" with its file and line). And the
+    HIP runtime finding no code object for the GPU (hipErrorNoBinaryForGpu, clr's "No compatible
+    code objects found for: gfx..."), where the paste shows another HIP program and no torch
+    (llama.cpp's ggml start-up line, HIP's samples); otherwise torch-rocm-missing-gfx answers."""
+    none = _no_code_object_outside_torch(f)
+    if none is not None:
+        return none
     # Positive evidence only: the bare words at the start of their line, as a library's check prints
     # them (a line cut inside torch's "RuntimeError: HIP error: ..." must not read as a library's).
     s = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "hip:hipErrorInvalidDeviceFunction"
@@ -283,6 +289,21 @@ def _hip_kernel_outside_torch(f: FactView):
                        f"\"{told_text(s)}\"): the library was not built for this GPU's architecture",
                fix="rocminfo | grep -m1 -o 'gfx[0-9a-f]*'   # the GPU's target: rebuild the library with it "
                    "(-DAMDGPU_TARGETS=<gfx> / --offload-arch=<gfx>), or use a ROCm release that lists the GPU",
+               evidence=told_evidence(s))
+
+
+def _no_code_object_outside_torch(f: FactView):
+    if not hip_program_not_torch(f) or nvidia_gpus_only(f):
+        return None  # torch's, or a HIP program not shown (torch-rocm-missing-gfx); a ROCm build on NVIDIA (torch-rocm-build-on-nvidia)
+    s = next((t for t in catalogued(f, "framework-missing-arch") if t.get("family") == "hip"), None)
+    if s is None:
+        return None
+    gfx = f" ({s['gfx']})" if s.get("gfx") else ""
+    return Hit(message=f"the program's HIP code has no code object for this GPU's target{gfx} (line {s.get('line')}: "
+                       f"\"{told_text(s)}\"): it was not built for this GPU's architecture",
+               fix="rocminfo | grep -m1 -o 'gfx[0-9a-f]*'   # the GPU's target: rebuild the program for it "
+                   "(hipcc --offload-arch=<gfx>; CMake -DAMDGPU_TARGETS=<gfx> or -DGPU_TARGETS=<gfx>), or run a ROCm "
+                   "release that lists the GPU",
                evidence=told_evidence(s))
 
 

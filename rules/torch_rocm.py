@@ -9,7 +9,7 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import python_environment, arch_list_not_known
-from hpcdoctor.rules._common import catalogued, stated, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, hip_program_not_torch, nvidia_gpus_only, stated, told_evidence, told_text
 
 
 @rule("SW008", "torch-rocm-missing-gfx", "error", "the ROCm torch build has no kernels for this AMD GPU", impact=10)
@@ -19,7 +19,10 @@ def torch_rocm_missing_gfx(f: FactView) -> Iterator[Hit]:
         A ROCm build of torch whose arch list (torch.cuda.get_arch_list(), gfx targets) lacks the
         graphics target of an AMD GPU on the node: a gfx1100 Radeon under a wheel built for
         gfx90a/gfx942 only, or an MI300X (gfx942) under an older ROCm wheel. In a pasted log, the
-        HIP runtime's "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!".
+        HIP runtime's "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"
+        or clr's "No compatible code objects found for: gfx1152"; not where the paste shows another
+        HIP program and no torch (llama.cpp's ggml start-up line, the user running HIP's samples):
+        that program's own kernels are framework-missing-arch's.
 
     Why it matters:
         ROCm code objects run only on the gfx target they were built for; there is no PTX-like
@@ -75,8 +78,10 @@ def _rocm_gfx_told(f: FactView) -> Iterator[Hit]:
     """The HIP runtime's "hipErrorNoBinaryForGpu: Unable to find code object for all current
     devices!" (ROCm/clr hip_code_object.cpp), pasted: the program's HIP code carries no code
     object for the GPU's gfx target."""
-    if _nvidia_only(f):
+    if nvidia_gpus_only(f):
         return  # a ROCm build on an NVIDIA GPU: torch-rocm-build-on-nvidia
+    if hip_program_not_torch(f):
+        return  # a HIP program shown not to be torch (llama.cpp, HIP's samples): its own kernels, framework-missing-arch
     for s in catalogued(f, "torch-rocm-missing-gfx"):
         yield Hit(message=f"the HIP runtime found no code object for this GPU's gfx target (line {s.get('line')}: "
                           f"\"{told_text(s)}\"): the ROCm build lacks the GPU's architecture",
@@ -100,14 +105,6 @@ def _amd_devices(f: FactView, t: Dict[str, Any]) -> List[Dict[str, Any]]:
         if m:
             named.append({"index": n, "vendor": "amd", "name": m.group(1), "gfx_target": m.group(2)})
     return named or f["gpus"]
-
-
-def _nvidia_only(f: FactView) -> list:
-    """The NVIDIA GPUs of the node or the ticket, where no AMD GPU is listed or named; else []."""
-    listed = f.gpus()
-    if listed:
-        return [g.get("name") for g in listed] if all(g.get("vendor") == "nvidia" for g in listed) else []
-    return [g.get("gpu") for g in f.get("ticket.gpus_named") or []]
 
 
 # What says the program runs HIP (a ROCm build): the HIP runtime's and ROCr's messages.
@@ -138,7 +135,7 @@ def torch_rocm_build_on_nvidia(f: FactView) -> Iterator[Hit]:
         - https://pytorch.org/get-started/locally/ (one index per CUDA or ROCm version)
         - https://github.com/easydiffusion/easydiffusion/issues/1477 (hipErrorNoBinaryForGpu on an RTX 3050)
     """
-    nvidia = _nvidia_only(f)
+    nvidia = nvidia_gpus_only(f)
     if not nvidia:
         return
     check = "python -c 'import torch; print(torch.__version__, torch.version.hip, torch.version.cuda)'   # +rocm / a HIP version: the ROCm build"
@@ -211,7 +208,7 @@ def torch_cuda_build_on_amd(f: FactView) -> Iterator[Hit]:
         return
     told = {s.get("id"): s for s in f.get("ticket.symptoms") or []}
     said_amd, on_cpu = told.get("prose:amd-gpu-said"), told.get("prose:cpu-instead-of-gpu-said")
-    if said_amd and on_cpu and stated(on_cpu) and not _nvidia_only(f):
+    if said_amd and on_cpu and stated(on_cpu) and not nvidia_gpus_only(f):
         yield Hit(message=f"an AMD GPU (line {said_amd.get('line')}: \"{told_text(said_amd)}\") and the job on the CPU "
                           f"(line {on_cpu.get('line')}: \"{told_text(on_cpu)}\"): the usual cause is a torch that is not the "
                           "ROCm build (a CUDA or CPU wheel, which cannot use an AMD GPU); torch.version.hip confirms it",
