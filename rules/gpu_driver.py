@@ -258,6 +258,14 @@ _NOT_BUILT = ("the running kernel has no NVIDIA module (modprobe finds none in i
               "dkms status   # the nvidia module and the kernels it was built for: the running one, uname -r, must be listed\n"
               "sudo apt-get install linux-headers-$(uname -r) && sudo dkms autoinstall   # administrators (dnf install "
               "kernel-devel-$(uname -r) on RHEL); then sudo modprobe nvidia && nvidia-smi")
+# kmod before v22 names no directory: the module may be absent, or there under another name (distribution
+# packages that named it after themselves, nvidia_331_updates_uvm, with no alias; Bumblebee#623).
+_NOT_FOUND_OLD = ("the running kernel has no NVIDIA module of that name: the driver was not built for this kernel (a DKMS "
+                  "build that failed or never ran), or its package installed the module under another name with no alias",
+                  "find /lib/modules/$(uname -r) -name 'nvidia*'   # the NVIDIA modules this kernel has, under whatever name\n"
+                  "dkms status   # the nvidia module and the kernels it was built for: uname -r must be listed\n"
+                  "sudo apt-get install linux-headers-$(uname -r) && sudo dkms autoinstall   # administrators, where none "
+                  "is built for this kernel (dnf install kernel-devel-$(uname -r) on RHEL)")
 _UNSIGNED = ("the kernel refuses the NVIDIA module because it is not signed with a key it trusts: Secure Boot is on and the "
              "DKMS-built module was never signed with an enrolled key",
              "mokutil --sb-state   # SecureBoot enabled: the module must be signed with a Machine Owner Key\n"
@@ -290,7 +298,8 @@ _AMD_NOT_LOADED = ("the amdgpu kernel driver is not loaded (no live /sys/module/
 _TOLD_DRIVER = {
     "nvidia_installer:nouveau-in-use": _HELD_BY_OTHER, "nvidia_installer:kernel-module-unsigned": _UNSIGNED,
     "nvidia_installer:kernel-module-load-failed": _INSTALL_LOAD_FAILED,
-    "kmod:nvidia-module-not-found": _NOT_BUILT, "kmod:nvidia-insert-key-refused": _UNSIGNED,
+    "kmod:nvidia-module-not-found": _NOT_BUILT, "kmod:nvidia-module-not-found-old": _NOT_FOUND_OLD,
+    "kmod:nvidia-insert-key-refused": _UNSIGNED,
     "kmod:nvidia-insert-no-device": _NO_GPU_TO_DRIVE,
     "nvrm:probe-routine-not-called": _HELD_BY_OTHER,
     "nvrm:rm-init-adapter-failed": _INIT_FAILED, "nvrm:rm-init-adapter-failed-minor": _INIT_FAILED,
