@@ -64,7 +64,8 @@ def _denied_told(f: FactView) -> Optional[dict]:
     return None
 
 
-@rule("GPU023", "gpu-device-permission-denied", "error", "the GPU's device nodes may not be opened by this user", impact=9)
+@rule("GPU023", "gpu-device-permission-denied", "error", "the GPU's device nodes may not be opened by this user", impact=9,
+      also={"warning": "amd-smi listing the AMD GPU's DRM nodes it was refused: it goes on with what needs no node"})
 def gpu_device_permission_denied(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -74,7 +75,10 @@ def gpu_device_permission_denied(f: FactView) -> Iterator[Hit]:
         strace's "= -1 EACCES"), nvidia-smi's "Failed to initialize NVML: Insufficient Permissions",
         an ls -l of a node only root may open (crw------- root root), or a node restricted to a group
         (crw-rw----, NVreg_DeviceFileMode=0660) beside the user saying they cannot access the devices
-        or that it works only as root. Not an open refused with EPERM ("Operation not permitted"):
+        or that it works only as root. For AMD GPUs, amd-smi's own report (ROCm 7) that the user is
+        outside video and render, which own the GPU's DRM nodes (/dev/dri/card*, renderD*): an error
+        where ROCm 7.0's CLI stopped on it, a warning where it lists the nodes refused and goes on
+        (what needs a node, VRAM use, is not read). /dev/kfd is rocm-kfd-permission-denied's. Not an open refused with EPERM ("Operation not permitted"):
         that is a device cgroup (a Slurm job without the GPU, slurm-job-without-gpus), not the node.
 
     Why it matters:
@@ -113,6 +117,7 @@ def gpu_device_permission_denied(f: FactView) -> Iterator[Hit]:
         return
     s = _denied_told(f)
     if s is None:
+        yield from _amd_smi_denied(f)
         return
     text = str(s.get("text", "")).lower()
     if s.get("id") == _NVML_DENIED and ("nvidia-container-cli" in text or "nvml error" in text):
@@ -133,6 +138,34 @@ def gpu_device_permission_denied(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"{what or 'this user may not open the NVIDIA device nodes (their mode and group shut them out)'} "
                       f"(line {s.get('line')}: \"{told_text(s)}\")",
               fix=_GROUP_FIX.format(group=group or "video"), evidence=told_evidence(s))
+
+
+# amd-smi's own words (knowledge/messages/amd_smi.toml): ROCm 7.0's CLI stopping on its group check,
+# and the nodes a later CLI lists as refused before it goes on with what needs none.
+_AMD_SMI_STOPPED = "amd_smi:cli-required-groups-missing-fatal"
+_AMD_SMI_LISTED = ("amd_smi:cli-device-node-denied", "amd_smi:cli-render-nodes-denied")
+_AMD_GROUP_FIX = ("ls -l /dev/dri/   # the GPU's card* and renderD* nodes: their group (video, render) and mode\n"
+                  "id -nG   # this user's groups\n"
+                  "sudo usermod -a -G render,video \"$USER\"   # administrators (ROCm's install prerequisites); then log "
+                  "out and in again")
+
+
+def _amd_smi_denied(f: FactView) -> Iterator[Hit]:
+    said = {s.get("id"): s for s in catalogued(f, "gpu-device-permission-denied")}
+    stopped = said.get(_AMD_SMI_STOPPED)
+    if stopped is not None:
+        yield Hit(message=f"amd-smi stopped: this user is not in {stopped.get('groups') or 'video and render'}, the groups "
+                          f"that own the AMD GPU's DRM nodes (line {stopped.get('line')}: \"{told_text(stopped)}\")",
+                  fix=_AMD_GROUP_FIX, evidence=told_evidence(stopped))
+        return
+    s = next((said[k] for k in _AMD_SMI_LISTED if k in said), None)
+    if s is None:
+        return
+    node = (f"{s.get('path')} (owner {s.get('owner')}, group {s.get('group')})" if s.get("path")
+            else f"{s.get('count')} render node(s)")
+    yield Hit(message=f"amd-smi may not open the AMD GPU's DRM nodes: {node} refused this user (line {s.get('line')}: "
+                      f"\"{told_text(s)}\"); it reads what needs no node, not VRAM use",
+              severity="warning", fix=_AMD_GROUP_FIX, evidence=told_evidence(s))
 
 
 # --- container-nvidia-libs-not-bound ---------------------------------------------------------------
