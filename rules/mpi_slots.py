@@ -17,7 +17,10 @@ def mpi_not_enough_slots(f: FactView) -> Iterator[Hit]:
     What it detects:
         In a pasted log, Open MPI's "There are not enough slots available in the system to satisfy
         the N slots that were requested by the application" (Open MPI 4's rmaps and the PRRTE of
-        Open MPI 5, help-orte-rmaps-base.txt / help-prte-rmaps-base.txt [alloc-error]).
+        Open MPI 5, help-orte-rmaps-base.txt / help-prte-rmaps-base.txt [alloc-error]); and, for a
+        launch mapped by ppr (--map-by ppr:N:node, N processes per node, often one per GPU), "Your
+        job has requested more processes than the ppr for this topology can support" (-np above N
+        times the nodes; help-orte-rmaps-ppr.txt / help-prte-rmaps-ppr.txt [ppr-too-many-procs]).
 
     Why it matters:
         mpirun starts no rank: -np asks for more processes than the slots it counts. A slot is one
@@ -41,6 +44,15 @@ def mpi_not_enough_slots(f: FactView) -> Iterator[Hit]:
     if not told or first_symptom(f, _SPAWN_SAID):
         return   # the slots MPI_Comm_spawn asked for: mpi-spawn-exceeds-allocation answers it
     s = told[0]
+    if s.get("id") == _PPR:
+        yield Hit(message=f"Open MPI refused to start: -np asks for more ranks than --map-by ppr places on the nodes "
+                          f"(line {s['line']}: N per node times the nodes, often one rank per GPU): more ranks, or GPUs, "
+                          "than the allocation has",
+                  fix="mpirun --display-allocation -np 1 hostname   # the nodes the launch has\n"
+                      "# -np no larger than N (of ppr:N:node) times those nodes: ask for as many ranks as GPUs the nodes "
+                      "have, or for more nodes",
+                  evidence=ticket_evidence(s))
+        return
     if f.get("scheduler.kind") == "slurm":
         fix = ("mpirun --display-allocation -np 1 hostname   # the slots Open MPI counts: one per Slurm task\n"
                "# then ask for as many tasks as ranks (sbatch --ntasks=N, or --ntasks-per-node), or run fewer ranks")
@@ -54,6 +66,7 @@ def mpi_not_enough_slots(f: FactView) -> Iterator[Hit]:
 
 
 _SPAWN_SAID = "prose:mpi-spawn-said"
+_PPR = "openmpi:orte-rmaps-ppr:ppr-too-many-procs"
 _FILLED = "openmpi:orte-rmaps-base:all-available-resources-used"
 _SPAWN_FIX = ("# an allocation must hold the spawned processes too: ask for the total and start only the parents\n"
               "sbatch --ntasks=11 job.sh   # e.g. 1 parent + 10 spawned; in the script: mpirun -np 1 ./parent "
