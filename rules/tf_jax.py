@@ -49,6 +49,12 @@ def cuda_library_version_mismatch(f: FactView) -> Iterator[Hit]:
     if not told:
         return
     s = told[0]
+    if s.get("id") in _TF_TRT:
+        yield Hit(message=f"TensorFlow was built against TensorRT {s.get('compiled')} and loaded TensorRT {s.get('found')} "
+                          f"(line {s.get('line')}: \"{told_text(s)}\"): its TensorRT integration needs the release it was "
+                          "built with",
+                  fix=_TF_TRT_FIX.format(compiled=s.get("compiled")), evidence=told_evidence(s))
+        return
     stack = stack_of_ticket(f)
     library = {"CUDA": "CUDA runtime"}.get(s.get("library"), s.get("library") or "CUDA library")
     # the plugin's minimum where it prints one (it can exceed the version it was built against)
@@ -66,6 +72,14 @@ def cuda_library_version_mismatch(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"{who} loaded a {library} of another version than it was built against{versions} (line "
                       f"{s.get('line')}: \"{told_text(s)}\"): an older copy shadows the one its install brought",
               fix=fix, evidence=told_evidence(s))
+
+
+# TF-TRT's own version check (knowledge/messages/tensorflow.toml): TensorRT is not among the CUDA
+# wheels tensorflow[and-cuda] brings, so the fix is the TensorRT release TensorFlow names.
+_TF_TRT = ("tensorflow:tf-trt-version-mismatch", "tensorflow:tf-trt-major-too-old")
+_TF_TRT_FIX = ("ldconfig -p | grep libnvinfer; echo \"$LD_LIBRARY_PATH\"   # which libnvinfer is found first\n"
+               "# install TensorRT {compiled} (the release this TensorFlow was built against) and put its lib folder "
+               "first, or use a TensorFlow built for the TensorRT you have (NVIDIA's TensorFlow container pairs them)")
 
 
 @rule("SW036", "jax-without-cuda", "warning", "a JAX without CUDA on a machine with NVIDIA GPUs", impact=7,
