@@ -25,7 +25,8 @@ def torch_extension_cuda_mismatch(f: FactView) -> Iterator[Hit]:
         DeepSpeed's op builder "Installed CUDA version 12.2 does not match the version torch was
         compiled with 11.7, unable to compile cuda/cpp extensions" (CUDAMismatchException), and
         NVIDIA apex's "Cuda extensions are being compiled with a version of Cuda that does not
-        match the version used to compile Pytorch binaries" (which names torch's CUDA only). A user's retelling that names only the installed CUDA ("Installed CUDA
+        match the version used to compile Pytorch binaries" (which names torch's CUDA only; "Cuda None"
+        is ROCm's apex comparing hipcc with torch.version.hip). A user's retelling that names only the installed CUDA ("Installed CUDA
         version 11.7 does not match torch version") is a warning. DeepSpeed accepting a minor
         mismatch, or told to skip the check (DS_SKIP_CUDA_CHECK=1), is not a refusal: silent.
 
@@ -62,6 +63,12 @@ def torch_extension_cuda_mismatch(f: FactView) -> Iterator[Hit]:
                           "the paste does not say which (python -c 'import torch; print(torch.version.cuda)')",
                   severity="warning", fix=_ext_fix(detected, None), evidence=ticket_evidence(s))
         return
+    if s.get("torch_cuda_none"):
+        yield Hit(message=f"apex's setup.py (ROCm's apex) found a ROCm whose hipcc is of another major or minor version than "
+                          f"the HIP torch was built with (line {s.get('line')}: \"Cuda None\" is torch.version.cuda of a ROCm "
+                          "build, printed by apex's ROCm check)",
+                  fix=_ROCM_EXT_FIX, evidence=ticket_evidence(s))
+        return
     found = f"CUDA {detected}" if detected else "a CUDA toolkit"
     yield Hit(message=f"{who} found {found} (nvcc, CUDA_HOME) while torch was built with CUDA {wanted or '(not shown)'} "
                       f"(line {s.get('line')}): it refuses a toolkit "
@@ -75,6 +82,13 @@ _EXT_MISMATCH = {"torch:cpp-extension-cuda-mismatch": "an extension build (torch
                  "extension_builds:deepspeed-cuda-mismatch": "DeepSpeed's op builder",
                  "extension_builds:apex-cuda-mismatch": "apex's setup.py",
                  "extension_builds:deepspeed-cuda-mismatch-retold": "DeepSpeed's op builder"}
+
+
+# ROCm's apex compares hipcc's version under ROCM_HOME with torch.version.hip (ROCm/apex setup.py).
+_ROCM_EXT_FIX = ("python -c 'import torch; print(torch.version.hip)'; hipcc --version | grep -i 'HIP version'   "
+                 "# the two HIP versions: their major.minor must match\n"
+                 "# build with the ROCm of torch's HIP version (ROCM_HOME=/opt/rocm-X.Y, or the matching rocm-sdk wheels), "
+                 "or install the torch build for the installed ROCm")
 
 
 def _ext_fix(detected, wanted) -> str:
