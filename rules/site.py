@@ -8,6 +8,7 @@ from typing import Any, Iterator, Optional, Tuple
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import facts_or_ticket, first_stated, ticket_read, told_evidence, told_text, version_of
+from hpcdoctor.rules._nccl_tuning import ring_outside_proto
 from hpcdoctor import knowledge
 from hpcdoctor.knowledge.systems import recognise
 
@@ -145,6 +146,10 @@ def nccl_known_issue(f: FactView) -> Iterator[Hit]:
         symptom is pasted and NCCL's version is in its range (NCCL before 2.23.4 logging "NET/IB :
         GPU Direct RDMA Disabled for HCA" on a kernel 6.6+, where it cannot see nvidia-peermem).
         The version is NCCL's own "NCCL version" line, the node's torch NCCL, or the ticket's words.
+        And NCCL 2.19.1-2.21.5's Ring fallback ignoring NCCL_PROTO, shown by NCCL's own tuning line
+        ("24 Bytes -> Algo 1 proto 0": Ring with LL) under NCCL_PROTO=Simple and an NCCL_ALGO without
+        Ring (the environment, the paste's exports, or the user's words): that choice is the bug, so
+        it is said where NCCL's version is not shown, and not where a version outside the range is.
 
     Why it matters:
         The EPICURE guide reports that multi-node training on Leonardo with these NCCL versions runs
@@ -154,13 +159,16 @@ def nccl_known_issue(f: FactView) -> Iterator[Hit]:
 
     How to fix:
         export NCCL_PXN_DISABLE=1, and launch the ranks with torchrun rather than one srun task per
-        GPU (or use an NCCL outside the range). For the peer-memory issue: NCCL 2.23.4 or newer.
+        GPU (or use an NCCL outside the range). For the peer-memory issue: NCCL 2.23.4 or newer; for
+        the Ring fallback, NCCL 2.22.3 or newer, or NCCL_ALGO that lists Ring.
 
     References:
         - 003_ff12095d05d26000.txt (section 3.2: NCCL 2.22-2.29.1 on Leonardo, NCCL_PXN_DISABLE=1, torchrun)
         - https://github.com/NVIDIA/nccl/commit/68b542363f9a44cdaac480f51ebe0fc26de96139 (2.23.4-1: "On linux kernels 6.6+, /sys/kernel/mm/memory_peers is no longer present")
         - https://github.com/NVIDIA/nccl/blob/v2.22.3-1/src/transport/net_ib.cc (ncclIbGdrSupport)
         - https://github.com/NVIDIA/nccl/issues/1676
+        - https://github.com/NVIDIA/nccl/blob/v2.22.3-1/src/graph/tuning.cc (the Ring backup's bandwidths zeroed with NCCL_PROTO)
+        - https://github.com/NVIDIA/nccl/issues/1304
     """
     node = list(_node_issues(f))  # before torch.nccl is required: a paste names NCCL's version itself
     yield from node
@@ -198,16 +206,21 @@ def nccl_node_issue(f: FactView) -> Optional[Tuple[dict, dict, str, Optional[dic
     """The first issue of knowledge/nccl_known_issues.toml that applies: (issue, its pasted symptom,
     NCCL's version, the line naming the version), or None."""
     version, named = nccl_version_seen(f)
-    if version is None:
-        return None
     kernel = _kernel_release(f)
     symptoms = ticket_read(f)
     for issue in _NODE_ISSUES:
-        if not _in_range(version, issue["low"], issue["high"]):
+        # An issue whose symptom shows it by itself (a choice only that range's bug makes) applies where
+        # NCCL's version is not shown; any other needs the version.
+        if version is None and not issue.get("shows"):
+            continue
+        if version is not None and not _in_range(version, issue["low"], issue["high"]):
             continue
         if issue.get("kernel_min") and kernel is not None and kernel < version_of(issue["kernel_min"]):
             continue  # a kernel that still has what the old NCCL looks for
-        s = next((t for t in symptoms if t.get("id") == issue["symptom"]), None)
+        if issue.get("shows") == "ring-protocol-outside-nccl-proto":
+            s = ring_outside_proto(f)
+        else:
+            s = next((t for t in symptoms if t.get("id") == issue["symptom"]), None)
         if s is not None:
             return issue, s, version, named
     return None
@@ -224,6 +237,9 @@ def _node_issues(f: FactView) -> Iterator[Hit]:
     where = (f"line {named.get('line')}" if named else "torch's NCCL on this node")
     kernel = str(f.get("system.kernel") or "")
     on = f" on kernel {kernel}" if kernel else ""
-    yield Hit(message=f"NCCL {version} ({where}) is in {issue['low']}-{issue['high']}, with a known issue{on}: "
-                      f"{issue['summary']} (line {s.get('line')}: \"{told_text(s)}\")",
+    which = (f"NCCL {version} ({where}) is in {issue['low']}-{issue['high']}, with a known issue{on}" if version is not None
+             else f"a known issue of NCCL {issue['low']}-{issue['high']} (the paste does not show NCCL's version)")
+    shown = (f"Ring with {s['protocol']} although NCCL_PROTO={s['nccl_proto']}" + (f" and NCCL_ALGO={s['nccl_algo']}" if s.get("nccl_algo") else "")
+             + ": " if s.get("protocol") else "")
+    yield Hit(message=f"{which}: {shown}{issue['summary']} (line {s.get('line')}: \"{told_text(s)}\")",
               fix=issue["fix"], evidence={**told_evidence(s), "nccl.version": version, "issue": issue["id"]})
