@@ -44,6 +44,44 @@ def thp_disabled(f: FactView) -> Iterator[Hit]:
     )
 
 
+@rule("MEM010", "hugepages-not-reserved", "error", "a program asked for huge pages the node has not reserved", impact=6)
+def hugepages_not_reserved(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, a program refused the explicit huge pages it asked the kernel for
+        (mmap with MAP_HUGETLB): sdsl-lite's "hugepage_allocator could not allocate hugepages:
+        Cannot allocate memory" (knowledge/messages/hugepages.toml). Where the node's own
+        /proc/meminfo was read, its huge-page pool (HugePages_Total) is named.
+
+    Why it matters:
+        The kernel gives explicit huge pages only from its huge-page pool, which is empty unless an
+        administrator reserved pages: the allocation fails with ENOMEM however much ordinary memory
+        is free, and the program stops. Transparent huge pages (thp-disabled) need no pool.
+
+    How to fix:
+        Reserve enough huge pages for the program (sysctl vm.nr_hugepages, or hugepages= at boot for
+        1 GiB pages; on a cluster, the site's job option for huge pages), or run the program with its
+        ordinary allocator.
+
+    References:
+        - https://docs.kernel.org/admin-guide/mm/hugetlbpage.html
+        - https://github.com/simongog/sdsl-lite/blob/b83298155f43365c34e0e58ee45ea76ef82434a0/include/sdsl/memory_management.hpp
+        - https://github.com/simongog/sdsl-lite/issues/131
+    """
+    told = catalogued(f, "hugepages-not-reserved")
+    if not told:
+        return
+    s = told[0]
+    total = f.get("memory.hugepages_total")
+    pool = (f"; this node reserves {total} huge page(s) (HugePages_Total)" if isinstance(total, int) else "")
+    yield Hit(message=f"the program asked the kernel for explicit huge pages and was refused (line {s.get('line')}: "
+                      f"\"{told_text(s)}\"): the node's huge-page pool has fewer free pages than it asked for{pool}",
+              fix="grep -i huge /proc/meminfo   # HugePages_Total and HugePages_Free: the pool; Hugepagesize: one page\n"
+                  "sudo sysctl -w vm.nr_hugepages=512   # administrators: reserve enough pages for the program (each of "
+                  "Hugepagesize: 512 x 2 MiB = 1 GiB on x86-64); persist it in /etc/sysctl.d/",
+              evidence={**told_evidence(s), "memory.hugepages_total": total})
+
+
 @rule("MEM002", "numa-balancing-on", "advice", "automatic NUMA balancing on a multi-node host", impact=4)
 def numa_balancing_on(f: FactView) -> Iterator[Hit]:
     """

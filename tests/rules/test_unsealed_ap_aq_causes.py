@@ -150,3 +150,19 @@ def test_ring_with_a_protocol_nccl_proto_allows_is_no_issue(tmp_path):
 def test_ring_named_in_nccl_algo_is_chosen_as_itself(tmp_path):
     text = _paste(_NCCL_1304).replace("NCCL_ALGO=Tree,NCCL_PROTO", "NCCL_ALGO=Tree,Ring; NCCL_PROTO")   # edited: Ring allowed
     assert _issue(tmp_path, text) is None
+
+
+# --- explicit huge pages -------------------------------------------------------------------------
+
+_SDSL = AP / "sdsl-lite-131-hugepage-allocator-cannot-allocate-memory.txt"
+
+
+def test_a_huge_page_arena_refused_is_the_pool_not_reserved(tmp_path):
+    (f,) = fired("hugepages-not-reserved", ticket_file_facts(tmp_path, _SDSL))
+    assert "huge-page pool" in f.message and "vm.nr_hugepages" in f.fix
+
+
+def test_sdsl_built_without_map_hugetlb_is_not_the_pool(tmp_path):
+    text = _paste(_SDSL).replace("hugepage_allocator could not allocate hugepages",
+                                 "hugepage_allocator: MAP_HUGETLB / hugepage support not available")   # edited: the #else message
+    assert not fired("hugepages-not-reserved", ticket_file_facts(tmp_path, _SDSL, text))
