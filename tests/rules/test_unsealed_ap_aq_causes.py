@@ -4,7 +4,9 @@ memory and the edit is said."""
 
 from __future__ import annotations
 
-from conftest import FIXTURES
+import json
+
+from conftest import FIXTURES, run_main
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules.site import nccl_node_issue
 from hpcdoctor.triage.messages import find_messages
@@ -166,3 +168,19 @@ def test_sdsl_built_without_map_hugetlb_is_not_the_pool(tmp_path):
     text = _paste(_SDSL).replace("hugepage_allocator could not allocate hugepages",
                                  "hugepage_allocator: MAP_HUGETLB / hugepage support not available")   # edited: the #else message
     assert not fired("hugepages-not-reserved", ticket_file_facts(tmp_path, _SDSL, text))
+
+
+# --- Vulkan's return codes: read, and a healthy control's stays without a fault ----------------
+
+def test_omniverses_unprefixed_vkresult_is_read_and_names_no_fault():
+    path = AP / "adam-140-jax-preallocation-starves-isaaclab-healthy.txt"
+    assert "vulkan:VK_ERROR_OUT_OF_DEVICE_MEMORY" in _ids(_paste(path))
+    r = run_main("check", "--from", str(path), "--format", "json")
+    assert r.returncode == 0, r.stderr   # read (no refusal, exit 2) and nothing raised above a hint (exit 0)
+    assert not [f for f in json.loads(r.stdout)["findings"] if f["severity"] in ("error", "warning")]
+
+
+def test_sascha_willems_check_and_the_plain_name_read_the_same_code():
+    quoted = 'Fatal : VkResult is "ERROR_DEVICE_LOST" in /home/sam/Vulkan/examples/renderheadless/renderheadless.cpp at line 147\n'
+    assert "vulkan:VK_ERROR_DEVICE_LOST" in _ids(quoted)
+    assert "vulkan:VK_ERROR_DEVICE_LOST" in _ids("Failed to acquire fence: vkQueueSubmit VK_ERROR_DEVICE_LOST\n")
