@@ -397,3 +397,21 @@ def nvidia_gpus_only(f: FactView) -> list:
         return [g.get("name") for g in listed] if all(g.get("vendor") == "nvidia" for g in listed) else []
     return [g.get("gpu") for g in f.get("ticket.gpus_named") or []]
 
+
+# What a line says of the machine or the run (a catalogue entry's `claims`, knowledge/schema/messages.json):
+# the user says the machine has no NVIDIA GPU (a CPU node) or that the program runs on the CPU; a
+# framework found no GPU it could use (none there, or no driver to reach one).
+NO_GPU_ON_MACHINE = "no-nvidia-gpu-on-machine"
+RUNS_WITHOUT_GPU = "program-runs-without-gpu"
+NO_GPU_REACHABLE = "no-gpu-reachable"
+
+
+def said_no_gpu(f: FactView, *claims: str, mac: bool = False) -> Optional[dict]:
+    """The first pasted line whose catalogue entry claims one of CLAIMS (default: the user's two), or None.
+    MAC: a user's Mac counts too; Macs sold since 2016 have no NVIDIA GPU and CUDA's last macOS release
+    is 10.2, but an older MacBook Pro has one (a GT 750M, set AK's gpujpeg#4), so a rule says whether it
+    answers for a Mac."""
+    wanted = set(claims or (NO_GPU_ON_MACHINE, RUNS_WITHOUT_GPU))
+    return next((s for s in f.get("ticket.symptoms") or [] if wanted & set(s.get("claims") or ())
+                 or (mac and s.get("id") == "prose:apple-mac")), None)
+

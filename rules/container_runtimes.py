@@ -13,7 +13,7 @@ from typing import Iterator, List, Optional
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, first_symptom, told_evidence, told_text, version_of
+from hpcdoctor.rules._common import NO_GPU_ON_MACHINE, catalogued, first_symptom, said_no_gpu, told_evidence, told_text, version_of
 
 _NVLIST = knowledge.load("containers")["nvliblist"]
 
@@ -309,7 +309,6 @@ def apptainer_nvliblist_missing_lib(f: FactView) -> Iterator[Hit]:
 # ----------------------------------------------------------------------------------------------
 # ENV038 nvidia-runtime-on-node-without-gpu
 _HOOK_FAILED = ("container:nvc-cuda-init-error", "container:nvc-nvml-library-not-loaded", "container:nvc-initialization-error")
-_NO_GPU_SAID = ("prose:cpu-node-said", "prose:no-gpu-here")
 _DEFAULT_SAID = ("container:docker-default-runtime-nvidia", "container:containerd-default-runtime-nvidia")
 _NVIDIA_RUNTIMES = ("nvidia", "nvidia-container-runtime")
 _RUNTIME_FIX = (
@@ -353,7 +352,7 @@ def nvidia_runtime_on_node_without_gpu(f: FactView) -> Iterator[Hit]:
     """
     found = f.get("ticket.symptoms") or []
     hook = next((s for s in found if s.get("id") in _HOOK_FAILED), None)
-    no_gpu = next((s for s in found if s.get("id") in _NO_GPU_SAID), None)
+    no_gpu = said_no_gpu(f, NO_GPU_ON_MACHINE)   # the node itself, not only the program, without a GPU
     if hook is not None and no_gpu is not None and not f.get("ticket.gpus_named"):
         default = next((s for s in found if s.get("id") in _DEFAULT_SAID), None)
         made = (f" and the NVIDIA runtime is the default runtime (line {default.get('line')}: \"{told_text(default)}\")"

@@ -8,11 +8,9 @@ from typing import Iterator
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge.wheels import dropped_arch, first_toolkit_for, last_toolkit_for, virtual_arch_of
-from hpcdoctor.rules._common import first_symptom, ticket_evidence, told_text
+from hpcdoctor.rules._common import first_symptom, said_no_gpu, ticket_evidence, told_text
 
 # What a user writes of a machine without an NVIDIA GPU (knowledge/messages/prose.toml).
-_NO_GPU_SAID = frozenset({"prose:no-gpu-here", "prose:no-gpu-on-this-machine", "prose:running-without-gpu",
-                          "prose:cpu-node-said", "prose:apple-mac"})
 
 _ARCH = re.compile(r"(?:sm|compute|lto)_(\d{2,3}[af]?)$")
 
@@ -166,7 +164,7 @@ def cuda_toolkit_nvcc_missing(f: FactView) -> Iterator[Hit]:
                   evidence=ticket_evidence(s))
         return
     where = f"there is no {s['path']}" if s.get("path") else "it found no CUDA toolkit (CUDA_HOME unset, no nvcc on PATH)"
-    no_gpu = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") in _NO_GPU_SAID), None)
+    no_gpu = said_no_gpu(f, mac=True)
     if no_gpu is not None and not f.gpus():
         # a package's CUDA build chosen on a machine the user says has no NVIDIA GPU: the CPU variant, not a toolkit
         yield Hit(message=f"the install builds CUDA code and {where} (line {s['line']}), on a machine the user says has no "

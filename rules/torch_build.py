@@ -14,7 +14,7 @@ from hpcdoctor.rules._builds import build_fix, arch_list_not_known
 from hpcdoctor.rules._fatbin import ggml_raised
 from hpcdoctor.rules._loader import loader_import_failure
 from hpcdoctor.rules._torch_carries import torch_build_verdict, torch_works_said
-from hpcdoctor.rules._common import (catalogued, cuda_gpus, stated, facts_or_ticket, first_symptom, gpu_of_ticket, ticket_all,
+from hpcdoctor.rules._common import (catalogued, cuda_gpus, said_no_gpu, stated, facts_or_ticket, first_symptom, gpu_of_ticket, ticket_all,
                                      ticket_evidence, ticket_symptoms, told_evidence, torch_hip_invalid_function,
                                      torch_import_frame_before, told_text,
                                      version_of)
@@ -172,8 +172,6 @@ _CPU_TAG = "faq_pytorch:torch-version-cpu-tag"
 _BUILD_ANSWERED = {"prose:torch-version-cuda-none": "torch.version.cuda is None", "prose:cuda-is-built-false":
                    "torch.backends.cuda.is_built() is False", "prose:built-with-cuda-false": "a check script prints that torch was built without CUDA",
                    "prose:cpu-build-installed-said": "the user says the PyTorch install gave the CPU build instead of the CUDA one"}
-# What a user writes of a machine without an NVIDIA GPU (knowledge/messages/prose.toml).
-_NO_GPU_SAID = frozenset({"prose:no-gpu-here", "prose:running-without-gpu", "prose:apple-mac", "prose:cpu-node-said"})
 
 
 def _cpu_build_told(f: FactView, s):
@@ -183,7 +181,7 @@ def _cpu_build_told(f: FactView, s):
     gpus = f.get("gpus")
     if isinstance(gpus, list) and not gpus:
         return  # a listing with no GPU: the program asked a machine without one for CUDA
-    if not gpus and any(t.get("id") in _NO_GPU_SAID for t in f.get("ticket.symptoms") or []):
+    if not gpus and said_no_gpu(f, mac=True):
         return  # the user says the machine has no NVIDIA GPU (a Mac, a CPU-only laptop): the program is what to change
     said = f"line {s.get('line')}: \"{str(s.get('text', '')).strip()[:100]}\""
     if s.get("have_torch"):

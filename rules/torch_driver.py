@@ -11,7 +11,8 @@ from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import build_fix, node_platform
 from hpcdoctor.rules._stacks import TF_CUDA_CHECK, stack_of_ticket
 from hpcdoctor.rules.gpu_access import libs_not_bound_in_container
-from hpcdoctor.rules._common import (catalogued, cuda_gpus, facts_or_ticket, ticket_evidence, ticket_symptoms,
+from hpcdoctor.rules._common import (NO_GPU_ON_MACHINE, NO_GPU_REACHABLE, RUNS_WITHOUT_GPU, catalogued, cuda_gpus, facts_or_ticket,
+                                     said_no_gpu, ticket_evidence, ticket_symptoms,
                                      told_evidence, told_text, version_of)
 
 
@@ -300,10 +301,6 @@ _STACK_DRIVER_FIX = {
 }
 
 
-# What says the node has no GPU to drive: the user's words (a CPU node or cluster, the template's
-# device line, no GPU on this machine) or a framework's own start-up notice (Paddle's).
-_NO_GPU = ("prose:cpu-node-said", "prose:no-gpu-here", "prose:running-without-gpu", "prose:cpu-device-said",
-           "prose:no-gpu-on-this-machine", "paddle:gpu-build-no-gpu-found")
 _ERROR_35 = ("torch:driver-insufficient", "cuda:cudaErrorInsufficientDriver")
 _NO_DRIVER_FIX = ("nvidia-smi   # 'command not found' or \"couldn't communicate with the NVIDIA driver\": no NVIDIA driver on this node; "
                   "a table: the driver's version, then an old driver is the cause\n"
@@ -324,7 +321,9 @@ def no_driver_shown(f: FactView):
     """The paste's statement that no GPU is there, where it shows no driver either (no nvidia-smi
     listing or banner, no driver version in the user's words): None otherwise."""
     sym = ticket_symptoms(f)
-    said = next((sym[k] for k in _NO_GPU if k in sym), None)
+    # the user's words (a CPU node or cluster, the template's device line, a Mac) or a framework's own
+    # start-up notice (Paddle's): any line whose catalogue entry claims no GPU
+    said = said_no_gpu(f, NO_GPU_ON_MACHINE, RUNS_WITHOUT_GPU, NO_GPU_REACHABLE)
     if said is None or cuda_gpus(f) or "nvidia_smi:banner" in sym or "prose:driver-version-said" in sym:
         return None
     return said

@@ -70,6 +70,8 @@ def _record(fam: messages.Family, entry: "messages.Entry | None", line_no: int, 
     for extra in ("code", "message", "action"):
         if entry.get(extra) not in (None, ""):
             out[extra] = entry.get(extra)
+    if entry.get("claims"):
+        out["claims"] = list(entry.get("claims"))
     return out
 
 

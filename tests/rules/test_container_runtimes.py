@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from rulekit import PASTES, facts, fired, paste_facts, recorded_paste_facts, told_facts
+from rulekit import PASTES, facts, fired, paste_facts, recorded_paste_facts, ticket_file_facts, told_facts
 from hpcdoctor import pipeline
 from hpcdoctor.checks import containers
 from hpcdoctor.knowledge import messages
 from hpcdoctor.runner import Options
 from hpcdoctor.sysroot import ReplaySysRoot
 from hpcdoctor.triage.paste import open_paste
+from hpcdoctor.triage.messages import find_messages
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 APPTAINER_2190 = FIXTURES / "tickets_blind_g" / "apptainer-2190-build-fakeroot-command-missing.txt"
@@ -257,3 +258,24 @@ def test_enroots_own_not_enough_space_is_a_full_file_system():
     (example,) = [e for k, e in _examples("enroot", "disk-full")]
     (f,) = fired("disk-full", told_facts(example + "\n"))
     assert "a file system was full" in f.message and "/tmp" in f.message
+
+
+def test_any_line_claiming_a_machine_without_a_gpu_reads_as_the_cpu_node(tmp_path):
+    # the claim is the catalogue's (prose.toml claims = ["no-nvidia-gpu-on-machine"]), not this rule's list
+    # of ids: K8S_52's "CPU node" words (edited in memory) replaced by "I have no GPU on this machine",
+    # its "non-GPU node" by "any node"
+    text = K8S_52.read_text(encoding="utf-8").replace("on CPU node", "and I have no GPU on this machine", 1)
+    text = text.replace("on k8s CPU node,", "on k8s,", 1).replace("can run on non-GPU node", "can run on any node", 1)
+    assert "prose:cpu-node-said" not in {s["id"] for s in find_messages(text)}
+    g = ticket_file_facts(tmp_path, K8S_52, text)
+    (f,) = fired("nvidia-runtime-on-node-without-gpu", g)
+    assert "I have no GPU on this machine" in f.message
+
+
+def test_a_program_run_on_the_cpu_is_not_a_node_without_a_gpu(tmp_path):
+    text = K8S_52.read_text(encoding="utf-8").replace("on CPU node", "while I run it on CPU only", 1)
+    text = text.replace("on k8s CPU node,", "on k8s,", 1).replace("can run on non-GPU node", "can run on any node", 1)
+    g = ticket_file_facts(tmp_path, K8S_52, text)
+    said = {s["id"]: s.get("claims") for s in find_messages(text)}
+    assert not any("no-nvidia-gpu-on-machine" in (c or []) for c in said.values()), said
+    assert not fired("nvidia-runtime-on-node-without-gpu", g)
