@@ -10,8 +10,6 @@ from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge.wheels import dropped_arch, first_toolkit_for, last_toolkit_for, virtual_arch_of
 from hpcdoctor.rules._common import first_symptom, said_no_gpu, ticket_evidence, told_text
 
-# What a user writes of a machine without an NVIDIA GPU (knowledge/messages/prose.toml).
-
 _ARCH = re.compile(r"(?:sm|compute|lto)_(\d{2,3}[af]?)$")
 
 

@@ -321,7 +321,7 @@ def no_driver_shown(f: FactView):
     """The paste's statement that no GPU is there, where it shows no driver either (no nvidia-smi
     listing or banner, no driver version in the user's words): None otherwise."""
     sym = ticket_symptoms(f)
-    # the user's words (a CPU node or cluster, the template's device line, a Mac) or a framework's own
+    # the user's words (a CPU node or cluster, the template's device line; not a Mac) or a framework's own
     # start-up notice (Paddle's): any line whose catalogue entry claims no GPU
     said = said_no_gpu(f, NO_GPU_ON_MACHINE, RUNS_WITHOUT_GPU, NO_GPU_REACHABLE)
     if said is None or cuda_gpus(f) or "nvidia_smi:banner" in sym or "prose:driver-version-said" in sym:
