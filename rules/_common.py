@@ -408,9 +408,8 @@ NO_GPU_REACHABLE = "no-gpu-reachable"
 
 def said_no_gpu(f: FactView, *claims: str, mac: bool = False) -> Optional[dict]:
     """The first pasted line whose catalogue entry claims one of CLAIMS (default: the user's two), or None.
-    MAC: a user's Mac counts too; Macs sold since 2016 have no NVIDIA GPU and CUDA's last macOS release
-    is 10.2, but an older MacBook Pro has one (a GT 750M, set AK's gpujpeg#4), so a rule says whether it
-    answers for a Mac."""
+    MAC: a user's Mac counts too. A Mac is no claim of its own: an older MacBook Pro has an NVIDIA GPU
+    (a GT 750M, set AK's gpujpeg#4), so a rule says whether it answers for a Mac."""
     wanted = set(claims or (NO_GPU_ON_MACHINE, RUNS_WITHOUT_GPU))
     return next((s for s in f.get("ticket.symptoms") or [] if wanted & set(s.get("claims") or ())
                  or (mac and s.get("id") == "prose:apple-mac")), None)
