@@ -48,10 +48,11 @@ def setting(f: FactView, var: str) -> Optional[str]:
 def ring_outside_proto(f: FactView) -> Optional[dict]:
     """The first tuning line where NCCL ran Ring with a protocol NCCL_PROTO excludes, while NCCL_ALGO
     (where set) does not list Ring: only NCCL's fallback to Ring chooses it then."""
-    protos = allowed(setting(f, "NCCL_PROTO"), PROTOCOLS)
+    proto_set, algo_set = setting(f, "NCCL_PROTO"), setting(f, "NCCL_ALGO")
+    protos = allowed(proto_set, PROTOCOLS)
     if not protos:
         return None
-    algos = allowed(setting(f, "NCCL_ALGO"), ALGORITHMS)
+    algos = allowed(algo_set, ALGORITHMS)
     if algos is not None and "ring" in algos:
         return None  # Ring may be chosen as itself: NCCL_PROTO then holds
     for s in ticket_read(f):
@@ -59,6 +60,5 @@ def ring_outside_proto(f: FactView) -> Optional[dict]:
             continue
         algo, proto = int(s.get("algo", -1)), int(s.get("proto", -1))
         if algo == _RING and 0 <= proto < len(PROTOCOLS) and PROTOCOLS[proto].lower() not in protos:
-            return {**s, "protocol": PROTOCOLS[proto], "nccl_proto": setting(f, "NCCL_PROTO"),
-                    "nccl_algo": setting(f, "NCCL_ALGO")}
+            return {**s, "protocol": PROTOCOLS[proto], "nccl_proto": proto_set, "nccl_algo": algo_set}
     return None
