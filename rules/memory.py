@@ -335,12 +335,12 @@ def _killed_said(f: FactView) -> Iterator[Hit]:
     # An exit status of 137 (128 + SIGKILL) says as much as the user's "killed": the signal, not its sender
     # (or the shell's own job status, "Killed", signals.toml), with nothing else a program printed
     status = next((t for t in symptoms if t.get("id") in _SIGKILL_STATUS), None)
-    if status is not None and all(str(t.get("id", "")).startswith(("prose:", "faq_")) or t is status for t in symptoms):
+    if status is not None and all(str(t.get("id", "")).startswith(("prose:", "prose_", "faq_")) or t is status for t in symptoms):
         docker = any(t.get("id") in _DOCKER_SAID for t in symptoms)
         what = "exit code 137 is SIGKILL" if status["id"] == "exitstatus:SIGKILL" else "the process was killed by SIGKILL"
         yield Hit(message=f"line {status.get('line')}: \"{told_text(status)}\": {what}, and nothing in the "
                           "paste says who sent it: the kernel's out-of-memory killer (the host's, or a container's or job's "
-                          "memory limit) kills that way, as do a batch system's limits and kill -9; the kernel's log, "
+                          "memory limit, or a login node's per-user one) kills that way, as do a batch system's limits and kill -9; the kernel's log, "
                           + ("docker inspect" if docker else "the scheduler's record") + " say which",
                   fix=(("docker inspect --format '{{.State.OOMKilled}} {{.State.ExitCode}}' CONTAINER   # true: the "
                         "container's memory limit (or the host's memory) killed it\n" if docker else "")
@@ -350,7 +350,7 @@ def _killed_said(f: FactView) -> Iterator[Hit]:
                          "sbatch --mem) or less held at once"),
                   evidence=told_evidence(status), severity="info")
         return
-    if s is None or any(not str(t.get("id", "")).startswith(("prose:", "faq_")) for t in symptoms):
+    if s is None or any(not str(t.get("id", "")).startswith(("prose:", "prose_", "faq_")) for t in symptoms):
         return
     yield Hit(message=f"the user says the process was killed, and nothing in the paste says by whom (line {s.get('line')}: "
                       f"\"{told_text(s)}\"): the kernel's out-of-memory killer ends a process with SIGKILL and no message "

@@ -81,6 +81,19 @@ def _record(fam: messages.Family, entry: "messages.Entry | None", line_no: int, 
 _DECORATION = re.compile(r"^(?:\s{0,8}(?:>> )?[0-9]{1,7}(?: {2,11}|\t)|[#>*`\s]{1,12})")
 
 
+def _unfinished_status() -> "re.Pattern[str]":
+    """A status another program left unfinished at the line's start (conda's spinner, cut by a kill:
+    "Solving environment: \\ Killed"), which a form that reads from the line's start steps over
+    (knowledge/line_prefixes.toml)."""
+    spinner = knowledge.load("line_prefixes")["conda_spinner"]
+    said = "|".join(re.escape(m) for m in spinner["messages"])
+    marks = "|".join(re.escape(m) for m in spinner["indicators"])
+    return re.compile(rf"^(?:{said})(?: \([^()\n]{{1,60}}\))?: (?:{marks}) ")
+
+
+_UNFINISHED = _unfinished_status()
+
+
 # The families object the needles were filed from, and the filing: remade whenever
 # messages.families() gives another tuple (a catalogue changed, a site's folder, its cache cleared).
 _FILED: Dict[Optional[tuple], tuple] = {}
@@ -187,7 +200,7 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
                     # with its program's convention once that decoration is set aside
                     where, at = text[start:end][:LINE_CAP].strip(), 0
                     if form.anchored:
-                        where = _DECORATION.sub("", where, count=1)
+                        where = _UNFINISHED.sub("", _DECORATION.sub("", where, count=1), count=1)
                 else:
                     where, at = window_at(text, start, end)
                 m = form.pattern.match(where, at) if form.anchored else form.pattern.search(where, at)

@@ -134,9 +134,10 @@ def test_a_bare_shell_killed_is_not_read_as_memory():
     from hpcdoctor.triage.messages import find_messages
 
     # the job script's line alone: a SIGKILL, sent by whom it does not say; slurmstepd's line says it
-    # (read only as a shell's report of a killed command, errorlines' convention, which feeds no rule)
+    # (read as bash's report of a script's command a signal ended, signals.toml, which feeds no rule
+    # through the catalogue: host-memory-oom-killed reads it by id only at info, with nothing else read)
     got = find_messages(SLURM_OOM.splitlines()[0] + "\n")
-    assert [(s["id"], s.get("rules", [])) for s in got] in ([], [("errorlines:unlisted", [])])
+    assert [(s["id"], s.get("rules", [])) for s in got] == [("signals:SIGKILL", [])]
     assert [s["key"] for s in find_messages(CHATCHAT_35)] == ["shell-killed-loading-checkpoint-shards"]
 
 
