@@ -239,6 +239,8 @@ _MEM_FIX = ("scontrol show config | grep -E 'SelectTypeParameters|DefMemPer|MaxM
             "(or drop --mem and ask the site how it wants memory asked)")
 # Refusals whose GPU form slurm-gpu-request-rejected answers when the paste shows GPUs asked for.
 _GPU_FORM = ("slurm:ESLURM_REQUESTED_NODE_CONFIG_UNAVAILABLE",)
+# srun's words for a step refused inside an allocation (src/srun/launch.c, knowledge/messages/slurm.toml).
+_STEP_REFUSED = "Unable to create step for job "
 # slurmctld's err_msg lines: which part of the request no node holds.
 _REASON_LINES = ("slurm:cpu-count-per-node-unsatisfiable", "slurm:memory-unsatisfiable", "slurm:tmp-disk-unsatisfiable",
                  "slurm:socket-core-thread-unsatisfiable", "slurm:node-features-unsatisfiable")
@@ -255,7 +257,9 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
         request slurm-gpu-request-rejected answers), slurmctld's reason beside it ("CPU count per
         node can not be satisfied", "Memory specification can not be satisfied", temporary disk,
         sockets/cores/threads, node features), "More processors requested than permitted",
-        "Node count specification invalid", "Memory required by task is not available", and the
+        "Node count specification invalid", "Memory required by task is not available" (but not
+        where srun could not create a step inside a job: "Unable to create step for job N: ..."
+        compares the step with the job's own allocation, not with the nodes), and the
         pending reasons PartitionConfig, PartitionNodeLimit and BadConstraints. OpenPBS and PBS
         Pro's scheduler comment "Can Never Run: Insufficient amount of resource: ncpus (R: A: T:)"
         (and the queue's, the server's, "Not enough total nodes available"). Flux's refusals of
@@ -291,6 +295,11 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
     gpus_asked = any(s.get("id") == "prose:slurm-gpus-requested" for s in found)
     refused = first_catalogued(f, "slurm-request-exceeds-node", skip=_GPU_FORM if gpus_asked else ())
     if refused is None:
+        return
+    # A step that srun could not create inside a job asks for more than the job's own allocation
+    # holds (stepmgr.c returns the same codes): the user's srun line against their sbatch/salloc
+    # request, which the catalogue's reading says; no node of the partition is too small.
+    if _STEP_REFUSED in str(refused.get("text", "")):
         return
     if str(refused.get("id", "")).startswith("pbs_sched_comment:"):
         yield Hit(message=f"PBS will never run the job (line {refused.get('line')}: \"{qstat_unfolded(refused)}\"): its scheduler "
