@@ -159,6 +159,21 @@ def nvcc_host_gcc_unsupported(f: FactView) -> Iterator[Hit]:
                f"nvcc -ccbin /usr/bin/clang++-{limit - 1} ...   # or -ccbin g++ (a gcc this CUDA accepts)\n"
                f"cmake -DCMAKE_CUDA_HOST_COMPILER=/usr/bin/clang++-{limit - 1} ..\n"
                f"{_RISK}")
+    elif s.get("gcc_refused"):
+        # CUDA 4 to 6.5's header ("gcc 4.5 and up are not supported!"): nvcc of those releases has no
+        # -allow-unsupported-compiler (CUDA 11's), so only another gcc or another CUDA gets past it.
+        refused = str(s["gcc_refused"])
+        major, _, minor = refused.partition(".")
+        # the release just below the refused one: Debian's and RHEL's g++-4.4 beside a default 4.5
+        older = f"{major}.{int(minor) - 1}" if minor.isdigit() and int(minor) > 0 else ""
+        about = (f"{ran} (an old CUDA, 4 to 6.5 by the header's wording) refuses gcc {refused} and newer, and the host "
+                 f"gcc is one of them (line {s.get('line')}: \"{told_text(s)}\")")
+        fix = (f"{check}\n"
+               f"ls /usr/bin/gcc-* /usr/bin/g++-* 2>/dev/null; module avail gcc 2>&1 | tail -5   # a gcc older than "
+               f"{refused} here\n"
+               + (f"nvcc -ccbin /usr/bin/g++-{older} ...   # the newest gcc it accepts, where installed; or build with "
+                  "a newer CUDA, whose header accepts this gcc" if older else
+                  "# then pass that gcc's folder to nvcc -ccbin, or build with a newer CUDA, whose header accepts this gcc"))
     elif s.get("id") == _TORCH_TOO_OLD:
         floor = _TORCH_FLOOR.search(str(s.get("text", "")))
         need = f" {floor.group(1)} at the oldest" if floor else " a newer one"
