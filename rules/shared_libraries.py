@@ -13,6 +13,7 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import told_evidence, told_text, torch_import_frame_before
 from hpcdoctor.rules._loader import _TORCH_LIB
+from hpcdoctor.rules.wheel_tags import wheel_glibc_too_new
 
 _GLIBC = re.compile(r"GLIBC_(\d{1,2})\.(\d{1,3})(?:\.(\d{1,3}))?$")
 # Library families another rule answers, or whose absence means a GPU stack that rule names: a name
@@ -121,7 +122,12 @@ def glibc_older_than_binary(f: FactView) -> Iterator[Hit]:
         library's, and a failure inside torch's own libraries is torch-import-failed's. glibc
         before 2.30's relocation error "symbol X, version GLIBC_PRIVATE not defined in file
         libc.so.6 with link time reference" (loader.toml symbol-version-not-defined) is read too: a
-        program linked against another (newer) glibc's internal symbols.
+        program linked against another (newer) glibc's internal symbols. pip refusing a manylinux
+        wheel ("dmlab2d-1.0-cp310-cp310-manylinux_2_35_x86_64.whl is not a supported wheel on this
+        platform.") whose glibc floor (manylinux_2_35, or manylinux2014's 2.17) is above the node's,
+        where the node's glibc is shown (collect_env's "Libc version: glibc-2.27") or the
+        distribution release the user names has an older one (Ubuntu 18.04: 2.27, by the PEP 600
+        compliance survey; knowledge/wheel_platform_tags.toml), and the pip shown knows the tag.
 
     Why it matters:
         glibc versions its symbols: a binary linked on a newer OS (a workstation, a CI runner, a
@@ -138,10 +144,13 @@ def glibc_older_than_binary(f: FactView) -> Iterator[Hit]:
         - https://sourceware.org/git/?p=glibc.git;a=blob;f=elf/dl-version.c;hb=refs/tags/glibc-2.42
         - https://apptainer.org/docs/user/latest/quick_start.html
         - https://peps.python.org/pep-0600/
+        - https://github.com/mayeut/pep600_compliance/blob/2d70275ac1292c0f8750c0863df9d367a4967ebd/README.rst
     """
     lines = _glibc_lines(f)
     if not lines:
-        yield from _glibc_private(f)
+        private = list(_glibc_private(f))
+        # a manylinux wheel pip refused for the node's glibc (rules/wheel_tags.py)
+        yield from private or wheel_glibc_too_new(f)
         return
     newest = max(lines, key=lambda s: (_key(_glibc_version(s)), bool(s.get("required_by"))))   # a title retells it; the loader's line names who
     version = _glibc_version(newest)
