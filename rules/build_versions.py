@@ -41,8 +41,44 @@ def _major_minor(version: str) -> str:
     return ".".join(parts[:2]) if len(parts) >= 2 else version
 
 
+# find_package's words where it found neither a Find module nor a config file (cmake_version.toml);
+# the first says module mode was tried, so CMake had no Find module of that name.
+_NOT_PROVIDED = "cmake_version:find-module-not-provided"
+_NO_FIND_MODULE = (_NOT_PROVIDED, "cmake_version:config-file-not-found")
+# CMake's own Find modules that appeared after 3.0, and the first release of each (knowledge/cmake_find_modules.toml).
+_FIND_MODULES = knowledge.load("cmake_find_modules")["find_modules"]["added"]
+
+
+def _find_module_missing(f: FactView, told: list) -> Iterator[Hit]:
+    """find_package found no Find module of a name CMake ships from some release on: the CMake that
+    ran is older than that release (or, with only the config-file line, the project asked for CONFIG)."""
+    s = next((t for t in told if t.get("package") in _FIND_MODULES), None)
+    if s is None:
+        return
+    package, since = str(s["package"]), _FIND_MODULES[str(s["package"])]
+    # The oldest CMake named: a user who names their own and the one the module needs ("from CMake
+    # v3.17 onwards") names the running one lowest.
+    said = min((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "prose:cmake-version-said"),
+               key=lambda t: _key(str(t.get("cmake"))), default=None)
+    running = str(said["cmake"]) if said is not None else None
+    if running and _key(running) >= _key(since):
+        return   # this CMake has the module: the project asked for the package's own config file
+    moduled = any(t.get("id") == _NOT_PROVIDED for t in told)
+    quoted = f"line {s.get('line')}: \"{told_text(s)}\""
+    if running:
+        msg = (f"CMake {running} (line {said.get('line')}) has no Find{package} module, which CMake ships from {since} on: "
+               f"find_package({package}) then looks for a {package}Config.cmake that nothing installs ({quoted})")
+    else:
+        msg = (f"find_package({package}) found no Find{package} module, which CMake ships from {since} on ({quoted}): the "
+               f"cmake that ran is older than {since}" + ("" if moduled else ", unless the project asked for CONFIG mode"))
+    fix = f"{_CMAKE_CHECK}\n" + _CMAKE_FIX.format(need=since)
+    yield Hit(message=msg, fix=fix, evidence={**told_evidence(s), "cmake.required": since, "cmake.running": running},
+              **({} if running or moduled else {"severity": "info"}))
+
+
 @rule("SW107", CMAKE, "error", "the CMake that runs is older than the project requires, or CMake 4 refuses a project written for CMake before 3.5",
-      impact=5)
+      impact=5, also={"info": "a Find module CMake ships from a later release was not found, the running CMake not shown "
+                              "and only the config-file line pasted (the project may have asked for CONFIG mode)"})
 def cmake_older_than_required(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -50,7 +86,11 @@ def cmake_older_than_required(f: FactView) -> Iterator[Hit]:
         higher is required.  You are running version 3.19.7" (cmake_minimum_required), "An
         attempt was made to set the policy version of CMake to "3.27" which is greater than this
         version of CMake" (cmake_policy VERSION), and a policy the running CMake does not know
-        ("Policy "CMP0148" is not known to this version of CMake", cmake_policy GET of one). And
+        ("Policy "CMP0148" is not known to this version of CMake", cmake_policy GET of one).
+        find_package finding no Find module that CMake itself ships from a later release ("By not
+        providing "FindCUDAToolkit.cmake" in CMAKE_MODULE_PATH ...", or "Could not find a package
+        configuration file provided by "CUDAToolkit"" with the running CMake named older than 3.17;
+        knowledge/cmake_find_modules.toml lists the 25 modules added after CMake 3.0). And
         the opposite case: CMake 4.0 or later refusing a project whose minimum is below 3.5
         ("Compatibility with CMake < 3.5 has been removed from CMake"). A package version refused
         by find_package is the package's, not CMake's, and is not read here.
@@ -80,7 +120,10 @@ def cmake_older_than_required(f: FactView) -> Iterator[Hit]:
     if not told:
         return
     removed = next((s for s in told if s.get("id") == _CMAKE_REMOVED), None)
-    older = [s for s in told if s.get("id") != _CMAKE_REMOVED]
+    older = [s for s in told if s.get("id") != _CMAKE_REMOVED and s.get("id") not in _NO_FIND_MODULE]
+    if not older and not removed:
+        yield from _find_module_missing(f, [s for s in told if s.get("id") in _NO_FIND_MODULE])
+        return
     if older:
         s = max(older, key=lambda t: _key(str(t.get("required") or "0")))
         required, running = s.get("required"), s.get("running")
