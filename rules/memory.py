@@ -338,15 +338,23 @@ def _killed_said(f: FactView) -> Iterator[Hit]:
     if status is not None and all(str(t.get("id", "")).startswith(("prose:", "prose_", "faq_")) or t is status for t in symptoms):
         docker = any(t.get("id") in _DOCKER_SAID for t in symptoms)
         what = "exit code 137 is SIGKILL" if status["id"] == "exitstatus:SIGKILL" else "the process was killed by SIGKILL"
-        yield Hit(message=f"line {status.get('line')}: \"{told_text(status)}\": {what}, and nothing in the "
-                          "paste says who sent it: the kernel's out-of-memory killer (the host's, or a container's or job's "
-                          "memory limit, or a login node's per-user one) kills that way, as do a batch system's limits and kill -9; the kernel's log, "
+        # conda's own spinner on the killed line (knowledge/line_prefixes.toml): the kill came while conda
+        # solved or fetched, which reads every channel's package index into memory at once
+        solving = "solving environment" in str(status.get("text", "")).lower()
+        yield Hit(message=f"line {status.get('line')}: \"{told_text(status)}\": {what}"
+                          + (" while conda solved the environment (it reads every channel's package index into memory)"
+                             if solving else "")
+                          + ", and nothing in the paste says who sent it: the kernel's out-of-memory killer (the host's, or "
+                          "a container's or job's memory limit, or a login node's per-user one) kills that way, as do a batch "
+                          "system's limits and kill -9; the kernel's log, "
                           + ("docker inspect" if docker else "the scheduler's record") + " say which",
                   fix=(("docker inspect --format '{{.State.OOMKilled}} {{.State.ExitCode}}' CONTAINER   # true: the "
                         "container's memory limit (or the host's memory) killed it\n" if docker else "")
                        + "journalctl -k | grep -iE 'out of memory|oom-kill|killed process'   # or dmesg -T: the kill, the "
                          "process and its memory (anon-rss)\n"
-                         "free -g   # what the host has; if it was the OOM killer: more memory (docker run --memory, "
+                       + ("srun --mem=16G --pty bash   # on a cluster: solve inside a job with memory, not on a login node "
+                          "whose limits kill large processes; then the same conda command\n" if solving else "")
+                       + "free -g   # what the host has; if it was the OOM killer: more memory (docker run --memory, "
                          "sbatch --mem) or less held at once"),
                   evidence=told_evidence(status), severity="info")
         return

@@ -31,6 +31,8 @@ def test_a_scripts_killed_command_behind_condas_spinner_is_read_and_answered(tmp
     assert "signals:SIGKILL" in _ids(_paste(CHIP_SEQ))
     (f,) = fired("host-memory-oom-killed", ticket_file_facts(tmp_path, CHIP_SEQ))
     assert f.severity == "info" and "SIGKILL" in f.message and "journalctl -k" in f.fix
+    # the kill came during conda's solve: the fix says where to solve with memory
+    assert "conda solved" in f.message and "srun --mem=" in f.fix
 
 
 def test_an_interactive_shells_killed_behind_condas_spinner_is_read(tmp_path):
@@ -211,3 +213,10 @@ def test_the_unix_message_quoted_is_the_open_files_limit(tmp_path):
     # edited: the system-wide limit's text (ENFILE) quoted instead
     text = _paste(path).replace('"Too many open files"', '"Too many open files in system"')
     assert not fired("open-files-limit-too-low", ticket_file_facts(tmp_path, path, text))
+
+
+def test_a_kill_outside_condas_solve_does_not_speak_of_conda(tmp_path):
+    # edited: conda's spinner removed from the killed line, so the shell's report stands alone
+    text = _paste(CHIP_SEQ).replace("Solving environment: | chip-seq", "chip-seq")
+    (f,) = fired("host-memory-oom-killed", ticket_file_facts(tmp_path, CHIP_SEQ, text))
+    assert "conda solved" not in f.message and "srun --mem=" not in f.fix
