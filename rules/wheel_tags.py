@@ -26,6 +26,9 @@ _RELEASE_SAID = "prose_os:linux-release-said"
 _PERENNIAL = re.compile(r"^(manylinux|musllinux)_(\d{1,2})_(\d{1,3})_\w{1,20}$")
 _LEGACY = re.compile(r"^(manylinux1|manylinux2010|manylinux2014)_\w{1,20}$")
 _CPYTHON = re.compile(r"^cp(\d)(\d{1,2})$")
+# How the table's distributions are written in a finding.
+_SHOWN = {"ubuntu": "Ubuntu", "debian": "Debian", "rhel": "RHEL", "centos": "CentOS", "rocky": "Rocky Linux",
+          "almalinux": "AlmaLinux", "amazon linux": "Amazon Linux"}
 # How users name the distributions, as the table keys them.
 _DISTRO_NAMES = {"red hat enterprise linux": "rhel", "rocky linux": "rocky", "alma linux": "almalinux",
                  "almalinux": "almalinux", "amazon linux": "amazon linux"}
@@ -113,9 +116,10 @@ def pip_too_old_for_wheel_tag(f: FactView) -> Iterator[Hit]:
         another CPython than the one shown is refused for that first and is left alone.
 
     Why it matters:
-        An old pip, often the distribution's own (Ubuntu 18.04 ships pip 9.0.1), does not know the
-        tag at all, so it refuses every wheel of it however new the machine: pip then builds from
-        source, fails, or finds no distribution. A newer pip installs the same wheel.
+        An old pip, often the distribution's own (manylinux#389's Ubuntu 18.04 shows pip 9.0.1 from
+        /usr/lib/python3/dist-packages), does not know the tag at all, so it refuses every wheel of
+        it however new the machine: pip then builds from source, fails, or finds no distribution. A
+        newer pip installs the same wheel.
 
     How to fix:
         Upgrade pip for the user (python3 -m pip install --user --upgrade "pip>=19.0"; in a virtual
@@ -140,7 +144,8 @@ def pip_too_old_for_wheel_tag(f: FactView) -> Iterator[Hit]:
     if last and _version(last) < _version(needed):
         fix = (f"# Python {python}'s last pip is {last}, older than {needed}: use a newer Python, e.g.\n"
                "module avail python 2>&1 | tail -5   # or: conda create -n py311 python=3.11\n"
-               f"python3.11 -m pip install --user {shlex.quote(str(s.get('wheel') or 'WHEEL.whl'))}")
+               f"python3.11 -m pip install --user {shlex.quote(str(s.get('dist') or 'NAME'))}   # the package's wheel for "
+               "that Python, which pip picks itself")
     else:
         fix = (f"{interpreter} -m pip install {'--user ' if system else ''}--upgrade 'pip>={needed}'   # "
                + ("the system's pip stays; yours goes to ~/.local" if system else "in this environment")
@@ -166,7 +171,8 @@ def _node_glibc(f: FactView) -> Optional[Tuple[Tuple[int, ...], str, Optional[di
         key = f"{distro} {release}" if distro == "ubuntu" else f"{distro} {release.split('.')[0]}"
         if key in _DISTRO_GLIBC:
             glibc = _DISTRO_GLIBC[key]
-            return _version(glibc), f"{key.title()} (line {s.get('line')}), whose glibc is {glibc}", s
+            name = _SHOWN.get(distro, distro.title())
+            return _version(glibc), f"{name} {key.split(' ')[-1]} (line {s.get('line')}), whose glibc is {glibc}", s
     return None
 
 
@@ -174,12 +180,12 @@ def _node_glibc(f: FactView) -> Optional[Tuple[Tuple[int, ...], str, Optional[di
 _DEBIAN = {"bookworm": "12", "trixie": "13"}
 
 
-def _debian_for(floor: Tuple[int, ...]) -> str:
-    """The oldest Debian of the Python images whose glibc meets the floor (distro_glibc)."""
+def _debian_for(floor: Tuple[int, ...]) -> Optional[str]:
+    """The oldest Debian of the Python images whose glibc meets the floor (distro_glibc); None past them."""
     for codename, release in _DEBIAN.items():
         if _version(_DISTRO_GLIBC[f"debian {release}"]) >= floor:
             return codename
-    return "trixie"
+    return None
 
 
 def _python_of(s: dict) -> Optional[str]:
@@ -204,14 +210,15 @@ def wheel_glibc_too_new(f: FactView) -> Iterator[Hit]:
             continue
         need = ".".join(str(x) for x in floor)
         dist = str(s.get("dist") or "NAME")
+        debian = _debian_for(floor)
         yield Hit(message=f"the wheel {s.get('wheel')} needs glibc {need} or newer (its platform tag) and this machine is "
                           f"{where}: pip refuses it (line {s.get('line')}: \"{told_text(s)}\"); it was built on a newer OS "
                           "than this one",
                   fix=("ldd --version | head -1   # this node's glibc\n"
                        f"python3 -m pip install --no-binary {shlex.quote(dist)} {shlex.quote(dist)}   # built from source "
-                       "against this glibc (needs the project's build tools), where no wheel for an older glibc exists\n"
-                       f"apptainer exec docker://python:{_python_of(s) or '3.12'}-{_debian_for(floor)} python3 -m pip install "
-                       f"--user {shlex.quote(dist)}   # or install, and run the program, in a container of an OS with glibc "
-                       f"{need} or newer (the Python image of Debian {_DEBIAN[_debian_for(floor)]})"),
+                       "against this glibc (needs the project's build tools), where no wheel for an older glibc exists"
+                       + (f"\napptainer exec docker://python:{_python_of(s) or '3.12'}-{debian} python3 -m pip install "
+                          f"--user {shlex.quote(dist)}   # or install, and run the program, in a container of an OS with "
+                          f"glibc {need} or newer (the Python image of Debian {_DEBIAN[debian]})" if debian else "")),
                   evidence={**told_evidence(s), **({"said.line": said.get("line")} if said else {})})
         return

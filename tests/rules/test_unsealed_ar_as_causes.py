@@ -78,6 +78,7 @@ def test_a_python_whose_last_pip_predates_the_tag_is_told_to_change_python(tmp_p
             .replace("cp36-cp36-manylinux2010", "cp34-cp34m-manylinux2014"))
     (f,) = fired("pip-too-old-for-wheel-tag", ticket_file_facts(tmp_path, MANYLINUX_2010, text))
     assert "19.1.1" in f.fix and "newer Python" in f.fix and "--upgrade 'pip" not in f.fix
+    assert "install --user PyMuPDF " in f.fix and ".whl" not in f.fix.splitlines()[-1]   # the cp34 wheel fits no 3.11
 
 
 def test_a_manylinux_2_35_wheel_on_ubuntu_18_04_is_the_glibc(tmp_path):
