@@ -157,17 +157,22 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
     taken: Set[int] = set()
     said: Set[str] = set()
     shapes: Set[str] = set()
+    # What an entry matched, numbers set aside: the same message with other numbers on a later line
+    # (a second step "exceeded memory limit", another pid) is that entry's, which records its first
+    # match only; the generic families must not call it "not in hpcdoctor's catalogue".
+    matched_shapes: Set[str] = set()
 
     skeletons: Dict[int, str] = {}   # a line's shape is computed once, whichever forms ask
 
     def covered(line_no: int, start: int, end: int) -> bool:
         if line_no in taken or any(w in low[start:end] for w in said):
             return True
-        if not shapes:
+        if not shapes and not matched_shapes:
             return False
         if line_no not in skeletons:
             skeletons[line_no] = _skeleton(text[start:end][:LINE_CAP])
-        return skeletons[line_no] in shapes
+        line_shape = skeletons[line_no]
+        return line_shape in shapes or any(m in line_shape for m in matched_shapes)
 
     bare_read = False
     for fam in fams:
@@ -185,6 +190,8 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
             # only its code (a title cut short, read with the quoted line below it: "Error 803").
             said |= {lower(str(s["message"])) for s in found if _literal_message(s.get("message"))}
             shapes = {_skeleton(s["text"]) for s in found if not s.get("unlisted")}
+            matched_shapes = {_skeleton(str(s["matched"])) for s in found
+                              if not s.get("unlisted") and len(str(s.get("matched") or "")) >= 24}
         seen: Set[str] = set()
         for form in fam.forms:
             needle = form.needle.lower()

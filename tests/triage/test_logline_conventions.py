@@ -107,3 +107,34 @@ PROSE = [
 @pytest.mark.parametrize("sentence", PROSE)
 def test_prose_with_the_conventions_words_is_not_a_log_line(sentence):
     assert [s for s in find_messages(sentence) if s["family"] == "errorlines"] == []
+
+
+def test_a_catalogued_message_again_with_other_numbers_is_not_called_unknown():
+    # set I's openbabel#2658: the title and line 23 hold Slurm's "Step N exceeded memory limit (A > B)"
+    # for two steps; oom.toml records its first match only, and the second must not be quoted back as
+    # "not in hpcdoctor's catalogue" by the generic Slurm-log family
+    path = next(FIXTURES.glob("tickets_blind_*/openbabel-2658-*.txt"))
+    found = find_messages(path.read_text(encoding="utf-8"))
+    assert any(s["id"] == "oom:slurm-step-exceeded-memory-limit" for s in found)
+    assert not [s for s in found if s.get("unlisted") and "exceeded memory limit" in s.get("text", "")]
+    # the same generic line with a message no entry holds is still quoted back
+    other = find_messages("slurmstepd-falkor7: error: Step 1141810.0 exceeded a limit nobody catalogued\n")
+    assert [s for s in other if s.get("unlisted")]
+
+
+def test_a_spank_plugin_line_is_slurm_spanks_alone():
+    # set AA's ArjunaUsers#212: "sbatch: error: spank: x11.so: Plugin file not found" is slurm_spank's
+    # EPLUGIN_NOTFOUND; the Slurm client's catch-all line must not quote it back as unknown as well
+    path = next(FIXTURES.glob("tickets_blind_*/arjunausers-212-*.txt"))
+    found = [s for s in find_messages(path.read_text(encoding="utf-8")) if "spank: " in s.get("text", "")]
+    assert found and all(not s.get("unlisted") for s in found)
+    assert any(s["id"] == "slurm_spank:EPLUGIN_NOTFOUND" for s in found)
+
+
+def test_sruns_exit_code_and_out_of_memory_lines_are_not_signal_texts():
+    # set F's hafs#101: "srun: error: Orion-01-01: task 4: Out Of Memory" is oom.toml's ("task N: Exited with
+    # exit code N" is slurm_job_end's): the signals family's srun form must not quote them back as unknown
+    path = next(FIXTURES.glob("tickets_blind_*/hafs-101-*.txt"))
+    found = find_messages(path.read_text(encoding="utf-8"))
+    assert not [s for s in found if s["id"] == "signals:unlisted"]
+    assert any(s["id"] == "oom:srun-task-out-of-memory" for s in found)
