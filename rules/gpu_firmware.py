@@ -8,7 +8,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, ticket_all, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_symptom, told_evidence, told_text
 
 SYMBOL = "amdgpu-firmware-missing"
 _FREEBSD = "gpu_firmware:lkpi-amdgpu-firmware-not-loaded"
@@ -54,7 +54,7 @@ def amdgpu_firmware_missing(f: FactView) -> Iterator[Hit]:
         return
     s = told[0]
     file = str(s.get("file") or "")
-    failed = next((t for t in ticket_all(f, _INIT_FAILED)), None)
+    failed = first_symptom(f, _INIT_FAILED)
     freebsd = s.get("id") == _FREEBSD
     name = file.rsplit("/", 1)[-1]
     chip = name.rsplit("_", 1)[0] if "_" in name else name.rsplit(".", 1)[0]

@@ -325,6 +325,9 @@ _BUILD_MEMORY_SAID = frozenset({"prose:build-exhausts-memory-said", "prose:build
 # answered only where the paste holds nothing but the user's words. Any program's line (a scheduler's
 # time limit, a site's notice, an MPI launcher's report) names its own cause, which rules read.
 _KILLED_SAID = "prose:process-killed-said"
+# The families of the user's own words (prose.toml, prose_os.toml, the faq_*.toml documents): a paste of
+# nothing else holds no program's line that would name who killed the process.
+_USERS_WORDS = ("prose:", "prose_", "faq_")
 _SIGKILL_STATUS = ("exitstatus:SIGKILL", "signals:SIGKILL")
 _DOCKER_SAID = frozenset({"prose:docker-said"})
 
@@ -335,7 +338,7 @@ def _killed_said(f: FactView) -> Iterator[Hit]:
     # An exit status of 137 (128 + SIGKILL) says as much as the user's "killed": the signal, not its sender
     # (or the shell's own job status, "Killed", signals.toml), with nothing else a program printed
     status = next((t for t in symptoms if t.get("id") in _SIGKILL_STATUS), None)
-    if status is not None and all(str(t.get("id", "")).startswith(("prose:", "prose_", "faq_")) or t is status for t in symptoms):
+    if status is not None and all(str(t.get("id", "")).startswith(_USERS_WORDS) or t is status for t in symptoms):
         docker = any(t.get("id") in _DOCKER_SAID for t in symptoms)
         what = "exit code 137 is SIGKILL" if status["id"] == "exitstatus:SIGKILL" else "the process was killed by SIGKILL"
         # conda's own spinner on the killed line (knowledge/line_prefixes.toml): the kill came while conda
@@ -358,7 +361,7 @@ def _killed_said(f: FactView) -> Iterator[Hit]:
                          "sbatch --mem) or less held at once"),
                   evidence=told_evidence(status), severity="info")
         return
-    if s is None or any(not str(t.get("id", "")).startswith(("prose:", "prose_", "faq_")) for t in symptoms):
+    if s is None or any(not str(t.get("id", "")).startswith(_USERS_WORDS) for t in symptoms):
         return
     yield Hit(message=f"the user says the process was killed, and nothing in the paste says by whom (line {s.get('line')}: "
                       f"\"{told_text(s)}\"): the kernel's out-of-memory killer ends a process with SIGKILL and no message "

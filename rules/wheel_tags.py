@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Iterator, List, Optional, Tuple
+from typing import Any, Iterator, List, Optional, Tuple
 
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import ticket_all, told_evidence, told_text
+from hpcdoctor.rules._common import first_symptom, ticket_all, told_evidence, told_text
 
 _TABLE = knowledge.load("wheel_platform_tags")
 _FIRST_PIP = _TABLE["pip_first_release"]["tags"]
@@ -34,8 +34,7 @@ _DISTRO_NAMES = {"red hat enterprise linux": "rhel", "rocky linux": "rocky", "al
                  "almalinux": "almalinux", "amazon linux": "amazon linux"}
 
 
-def _version(text: str) -> Tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", text)[:3])
+_version = knowledge.version_of   # the one parser the tables and the rules compare with
 
 
 def _family(plat: str) -> Optional[str]:
@@ -49,13 +48,13 @@ def _family(plat: str) -> Optional[str]:
     return None
 
 
-def _glibc_floor(plat: str) -> Optional[Tuple[int, ...]]:
+def _glibc_floor(plat: str) -> Any:
     legacy = _LEGACY.match(plat)
     if legacy:
         return _version(_LEGACY_GLIBC[legacy.group(1)])
     perennial = _PERENNIAL.match(plat)
     if perennial and perennial.group(1) == "manylinux":
-        return (int(perennial.group(2)), int(perennial.group(3)))
+        return _version(f"{perennial.group(2)}.{perennial.group(3)}")
     return None
 
 
@@ -64,41 +63,45 @@ def _plats(s: dict) -> List[str]:
     return [p for p in str(s.get("plat") or "").split(".") if p]
 
 
-def _pip_shown(f: FactView) -> Optional[dict]:
-    return next((s for s in f.get("ticket.symptoms") or [] if s.get("id") in _PIP_SHOWN and s.get("pip")), None)
-
-
 def _python_shown(f: FactView) -> Optional[str]:
-    pip = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "pip:pip-version" and s.get("python")), None)
-    if pip is not None:
-        return str(pip["python"])
-    said = next((s for s in f.get("ticket.symptoms") or [] if s.get("id") == "prose:python-version-said"), None)
-    return str(said["python"]) if said is not None and said.get("python") else None
+    """The Python the pip shown runs under (its --version line), else the one the user names; both
+    entries' patterns always capture it."""
+    s = first_symptom(f, "pip:pip-version") or first_symptom(f, "prose:python-version-said")
+    return str(s["python"]) if s is not None else None
+
+
+def _python_of(s: dict) -> Optional[str]:
+    """The CPython a wheel is for, from its Python tag (cp36: 3.6); None for any other tag."""
+    tag = _CPYTHON.match(str(s.get("pytag") or ""))
+    return f"{tag.group(1)}.{tag.group(2)}" if tag else None
 
 
 def _other_python(s: dict, python: Optional[str]) -> bool:
     """Whether the wheel is for another CPython than the one shown: pip refuses it for that first."""
-    tag = _CPYTHON.match(str(s.get("pytag") or ""))
-    return bool(tag and python and f"{tag.group(1)}.{tag.group(2)}" != python)
+    wheel = _python_of(s)
+    return bool(wheel and python and wheel != python)
 
 
-def _pip_needed(s: dict) -> Optional[str]:
-    """The oldest pip that knows one of the wheel's platform tags; None where a tag is not in the table."""
-    families = [_family(p) for p in _plats(s)]
-    if not families or None in families:
+def _pip_needed(s: dict) -> Optional[Tuple[str, str]]:
+    """(the oldest pip that knows one of the wheel's platform tags, that tag); None where a tag is not in
+    the table."""
+    families = [(_family(p), p) for p in _plats(s)]
+    if not families or any(fam is None for fam, _ in families):
         return None
-    return min((_FIRST_PIP[fam] for fam in families), key=_version)
+    fam, plat = min(families, key=lambda fp: _version(_FIRST_PIP[fp[0]]))
+    return _FIRST_PIP[fam], plat
 
 
-def _pip_too_old(f: FactView) -> Optional[Tuple[dict, dict, str]]:
-    pip = _pip_shown(f)
+def _pip_too_old(f: FactView) -> Optional[Tuple[dict, dict, str, str, Optional[str]]]:
+    """(the refused wheel, the pip shown, the pip its tag needs, that tag, the Python shown)."""
+    pip = first_symptom(f, *_PIP_SHOWN)
     if pip is None:
         return None
     python = _python_shown(f)
     for s in ticket_all(f, _REFUSED):
         needed = _pip_needed(s)
-        if needed and not _other_python(s, python) and _version(str(pip["pip"])) < _version(needed):
-            return s, pip, needed
+        if needed and not _other_python(s, python) and _version(str(pip["pip"])) < _version(needed[0]):
+            return s, pip, needed[0], needed[1], python
     return None
 
 
@@ -134,9 +137,7 @@ def pip_too_old_for_wheel_tag(f: FactView) -> Iterator[Hit]:
     found = _pip_too_old(f)
     if found is None:
         return
-    s, pip, needed = found
-    python = _python_shown(f)
-    plat = next(p for p in _plats(s) if _family(p) and _version(_FIRST_PIP[_family(p)]) == _version(needed))
+    s, pip, needed, plat, python = found
     last = _LAST_PIP.get(python or "")
     interpreter = f"python{python}" if python else "python3"
     where = str(pip.get("text") or "")
@@ -157,7 +158,7 @@ def pip_too_old_for_wheel_tag(f: FactView) -> Iterator[Hit]:
               fix=fix, evidence=told_evidence(s))
 
 
-def _node_glibc(f: FactView) -> Optional[Tuple[Tuple[int, ...], str, Optional[dict]]]:
+def _node_glibc(f: FactView) -> Optional[Tuple[Any, str, Optional[dict]]]:
     """(glibc, where it was read, the symptom) of the node: collect_env's "Libc version: glibc-2.27", or
     the distribution release the user names (its glibc by the PEP 600 survey)."""
     t = f.get("torch") if isinstance(f.get("torch"), dict) else {}
@@ -180,17 +181,12 @@ def _node_glibc(f: FactView) -> Optional[Tuple[Tuple[int, ...], str, Optional[di
 _DEBIAN = {"bookworm": "12", "trixie": "13"}
 
 
-def _debian_for(floor: Tuple[int, ...]) -> Optional[str]:
+def _debian_for(floor: Any) -> Optional[str]:
     """The oldest Debian of the Python images whose glibc meets the floor (distro_glibc); None past them."""
     for codename, release in _DEBIAN.items():
         if _version(_DISTRO_GLIBC[f"debian {release}"]) >= floor:
             return codename
     return None
-
-
-def _python_of(s: dict) -> Optional[str]:
-    tag = _CPYTHON.match(str(s.get("pytag") or ""))
-    return f"{tag.group(1)}.{tag.group(2)}" if tag else None
 
 
 def wheel_glibc_too_new(f: FactView) -> Iterator[Hit]:
@@ -208,7 +204,7 @@ def wheel_glibc_too_new(f: FactView) -> Iterator[Hit]:
         floor = min(floors)
         if glibc >= floor:
             continue
-        need = ".".join(str(x) for x in floor)
+        need = str(floor)
         dist = str(s.get("dist") or "NAME")
         debian = _debian_for(floor)
         yield Hit(message=f"the wheel {s.get('wheel')} needs glibc {need} or newer (its platform tag) and this machine is "
