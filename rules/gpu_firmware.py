@@ -1,5 +1,5 @@
 """A GPU the kernel driver could not initialise because a firmware file it needs is not installed
-(knowledge/messages/gpu_firmware.toml)."""
+(knowledge/messages/gpu_firmware.toml): amdgpu's microcode, NVIDIA's GSP firmware."""
 
 from __future__ import annotations
 
@@ -76,3 +76,57 @@ def amdgpu_firmware_missing(f: FactView) -> Iterator[Hit]:
     if not failed and not freebsd:
         fix = "ls /dev/dri/renderD*; rocm-smi 2>/dev/null | head   # the GPU initialised: a render node each, listed\n" + fix
     yield Hit(message=what, fix=fix, evidence=told_evidence(s), **({} if failed else {"severity": "info"}))
+
+
+# nv-firmware.h's two GSP images and the chip families each serves (NVIDIA/open-gpu-kernel-modules
+# kernel-open/common/inc/nv-firmware.h @ 307159f2623d3bf45feb9177bd2da52ffbc5ddf9)
+_GSP_FAMILIES = {"gsp_tu10x.bin": "Turing (TU10x, TU11x) and the A100 (GA100)",
+                 "gsp_ga10x.bin": "Ampere GA10x, Ada, Hopper and Blackwell"}
+
+
+@rule("GPU049", "nvidia-gsp-firmware-missing", "error", "the NVIDIA driver's GSP firmware for its release is not installed",
+      impact=9)
+def nvidia_gsp_firmware_missing(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted kernel log, the kernel's firmware loader finding no GSP firmware file of the
+        NVIDIA driver's release ("nvidia 0000:00:1e.0: Direct firmware load for
+        nvidia/565.57.01/gsp_tu10x.bin failed with error -2", ENOENT).
+
+    Why it matters:
+        The NVIDIA kernel module asks for its GSP (GPU System Processor) firmware by a name that
+        holds its own version (NV_FIRMWARE_FOR_NAME: nvidia/<version>/gsp_tu10x.bin for Turing and
+        the A100, gsp_ga10x.bin for Ampere GA10x, Ada, Hopper and Blackwell). A module that runs
+        the GPU through its GSP (the open kernel modules always do: they support only GPUs that
+        have one) cannot initialise the GPU without it, and nvidia-smi finds none. Firmware of
+        another release, left by an upgrade or installed by a package of another driver, does not
+        count: the name asked for holds the version.
+
+    How to fix:
+        Compare the loaded module's version with the folders under /lib/firmware/nvidia/, and
+        install the firmware of that same release (the driver's own package or installer ships it;
+        a distribution that splits it off names the package, which its package search finds).
+
+    References:
+        - https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/common/inc/nv-firmware.h
+        - https://github.com/NVIDIA/open-gpu-kernel-modules/blob/main/kernel-open/nvidia/nv.c (NV_FIRMWARE_FOR_NAME)
+        - https://github.com/torvalds/linux/blob/master/drivers/base/firmware_loader/main.c
+        - https://github.com/NixOS/nixpkgs/issues/454772 (the datacenter driver's firmware left out of the system's firmware)
+    """
+    told = catalogued(f, "nvidia-gsp-firmware-missing")
+    if not told:
+        return
+    s = told[0]
+    version, name = str(s.get("version") or ""), str(s.get("name") or "")
+    family = _GSP_FAMILIES.get(name)
+    yield Hit(message=f"the kernel found no {name} of NVIDIA driver {version} (line {s.get('line')}: \"{told_text(s)}\"): the "
+                      f"GSP firmware of the driver release that is loaded is not installed"
+                      + (f" (the image for {family})" if family else "")
+                      + ": a driver that runs the GPU through its System Processor (the open kernel modules always "
+                        "do) cannot initialise it, and another release's firmware does not stand in for it",
+              fix=(f"cat /sys/module/nvidia/version; ls /lib/firmware/nvidia/   # the loaded driver ({version}) must have "
+                   "a folder of its own version there\n"
+                   f"dnf provides '*/nvidia/{version}/{name}' || apt-file search {shlex.quote(f'nvidia/{version}/{name}')}   "
+                   "# the package of that release that ships it: install it (or reinstall the driver from one source), "
+                   "then reboot"),
+              evidence={**told_evidence(s), "driver": version, "firmware": name})
