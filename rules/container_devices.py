@@ -2,7 +2,8 @@
 "Unknown Error" at initialisation, and opens of /dev/nvidia* refused with EPERM. The NVIDIA
 Container Toolkit's troubleshooting page documents the cause (the hook sets up device access that
 the low-level runtime does not know of, so any update of the container undoes it). And a container
-that does not start because its image already holds files the toolkit mounts from the host."""
+that does not start because its image already holds files the toolkit mounts from the host, or
+because the toolkit predates the cgroup v2 hierarchy the host mounts."""
 
 from __future__ import annotations
 
@@ -151,3 +152,52 @@ def nvidia_container_toolkit_outdated(f: FactView) -> Iterator[Hit]:
                           f"the host (line {s.get('line')}: \"{told_text(s)}\"): an image with driver files, or a "
                           "volume or command-line mistake that put a file there", fix=_TOOLKIT_FIX,
                   evidence=told_evidence(s), severity="info")
+
+
+# ----------------------------------------------------------------------------------------------
+# GPU050 nvidia-container-cli-without-cgroup-v2
+CGROUP_V2 = "nvidia-container-cli-without-cgroup-v2"
+
+
+@rule("GPU050", CGROUP_V2, "error", "the NVIDIA container hook predates cgroup v2 and the host has only cgroup v2",
+      impact=8)
+def nvidia_container_cli_without_cgroup_v2(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, nvidia-container-cli's "container error: cgroup subsystem devices not
+        found" (as docker wraps it: "error running hook: exit status 1, ... stderr:
+        nvidia-container-cli: container error: cgroup subsystem devices not found: unknown").
+
+    Why it matters:
+        libnvidia-container looks for the cgroup v1 devices controller in /proc to give the
+        container its GPUs; a host that mounts only the unified cgroup v2 hierarchy (the default
+        of current distributions and of NixOS) has none, so no GPU container starts. Support for
+        cgroup v2 came with libnvidia-container 1.8.0; the GPUs and the driver are fine.
+
+    How to fix:
+        Upgrade the NVIDIA Container Toolkit (libnvidia-container 1.8.0 or later). Where it
+        cannot be upgraded, boot the host with the hybrid hierarchy
+        (systemd.unified_cgroup_hierarchy=0), or set no-cgroups = true in the toolkit's
+        config.toml and give the container the GPU device nodes with --device.
+
+    References:
+        - https://github.com/NVIDIA/libnvidia-container/blob/02c1d95f0777a758356126b60a9c7e0954028e0d/src/cgroup_legacy.c
+        - https://github.com/NVIDIA/nvidia-container-toolkit/blob/main/CHANGELOG.md (v1.8.0-rc.1: Add support for cgroupv2)
+        - https://github.com/NVIDIA/nvidia-docker/issues/1447
+        - https://github.com/NixOS/nixpkgs/issues/127146
+    """
+    told = catalogued(f, CGROUP_V2)
+    if not told:
+        return
+    s = told[0]
+    yield Hit(message=f"the NVIDIA container hook found no cgroup v1 devices controller (line {s.get('line')}: "
+                      f"\"{told_text(s)}\"): the host mounts only cgroup v2 and its libnvidia-container is older than "
+                      "1.8.0, the first with cgroup v2 support, so no GPU container starts; the GPUs and driver are fine",
+              fix=("stat -fc %T /sys/fs/cgroup; nvidia-container-cli --version   # cgroup2fs and a version below 1.8.0: "
+                   "the cause\n"
+                   "sudo apt-get install --only-upgrade nvidia-container-toolkit libnvidia-container1 "
+                   "libnvidia-container-tools   # administrators (dnf upgrade on RHEL): 1.8.0 or later; then restart docker\n"
+                   "# where it cannot be upgraded: boot with systemd.unified_cgroup_hierarchy=0 (the hybrid hierarchy), or "
+                   "set no-cgroups = true in /etc/nvidia-container-runtime/config.toml and pass --device /dev/nvidiactl "
+                   "--device /dev/nvidia-uvm --device /dev/nvidia0 to docker run"),
+              evidence=told_evidence(s))

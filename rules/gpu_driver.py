@@ -197,6 +197,16 @@ _NOT_LOADED = ("the NVIDIA kernel driver is not loaded (or /dev/nvidia* is missi
                "sudo modprobe nvidia && nvidia-smi   # administrators; if it fails, dmesg says why (a new kernel without the driver rebuilt: dkms status)\n"
                "mokutil --sb-state   # 'SecureBoot enabled' and modprobe's 'Key was rejected by service': the module is not "
                "signed with a key this machine trusts (enroll it with mokutil --import, or disable Secure Boot)")
+# A container's NVIDIA device node missing on the host when docker starts it (container.toml
+# docker-custom-device-missing-nvidia): after a reboot, nothing has loaded the driver and made the nodes yet.
+_NODES_MISSING = ("the host has no NVIDIA device node the container was created with: since the host booted, nothing has "
+                  "loaded the NVIDIA driver (its nvidia-uvm module, for /dev/nvidia-uvm*) and made its device nodes, which "
+                  "the first CUDA program or nvidia-smi on the host does",
+                  "ls -l /dev/nvidia*   # the nodes the host has now\n"
+                  "nvidia-smi && sudo nvidia-modprobe -u -c=0   # on the host: loads the driver and nvidia-uvm and makes "
+                  "their nodes (/dev/nvidia0, /dev/nvidia-uvm, /dev/nvidia-uvm-tools); then docker start the container\n"
+                  "sudo systemctl enable --now nvidia-persistenced   # administrators: keeps the driver loaded from boot; "
+                  "containers started with --gpus (not fixed --device lists) get the nodes at each start")
 # The stream executor's "kernel driver does not appear to be running" with no NVIDIA GPU shown: the
 # commands that tell whether there is one, and whether its module is loaded.
 _NOT_RUNNING_FIX = ("lspci | grep -i nvidia   # empty: no NVIDIA GPU on this machine, and the line is no fault\n"
@@ -312,6 +322,7 @@ _TOLD_DRIVER = {
     "nccl:nvml-library-missing": _NO_LIBRARY,
     "nvidia_smi:no-devices-found": _NO_DEVICE,
     "container:nvc-nvml-library-not-loaded": _HOST_NO_LIBRARY, "container:nvc-cuda-init-error": _HOST_CUDA_INIT,
+    "container:docker-custom-device-missing-nvidia": _NODES_MISSING,
     # the stream executor's diagnostics after cuInit failed (TensorFlow, jaxlib: knowledge/messages/xla.toml)
     "xla:kernel-dso-version-mismatch": _MISMATCH, "xla:kernel-driver-not-running": _NOT_LOADED,
     # NVML's return codes for the two faults the kernel driver names in its own notices

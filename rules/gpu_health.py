@@ -149,14 +149,18 @@ def power_limit_reduced(f: FactView) -> Iterator[Hit]:
                       evidence={"power_limit_w": lim, "power_default_limit_w": dflt})
 
 
-@rule("GPU008", "persistence-mode-off", "advice", "GPU persistence mode off", impact=3)
+@rule("GPU008", "persistence-mode-off", "advice", "GPU persistence mode off", impact=3,
+      also={"error": "the NVIDIA container hook timed out waiting for the driver: the container did not start"})
 def persistence_mode_off(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         An NVIDIA GPU with persistence mode disabled on Linux. In a pasted ticket, DCGM's
         diagnostic saying so ("Persistence mode for GPU N is disabled.", DCGM_FR_PERSISTENCE_MODE),
         or the user saying nvidia-smi is slow or takes seconds to answer, the start-up cost
-        NVIDIA's Driver Persistence guide gives for a GPU no client keeps initialised.
+        NVIDIA's Driver Persistence guide gives for a GPU no client keeps initialised. An error
+        where nvidia-container-cli timed out waiting for the driver ("initialization error: driver
+        error: timed out", "driver rpc error: timed out"): the container did not start, and
+        NVIDIA's maintainers answer it with persistence mode.
 
     Why it matters:
         Without it the driver tears the GPU state down whenever no process uses it and rebuilds it
@@ -169,6 +173,7 @@ def persistence_mode_off(f: FactView) -> Iterator[Hit]:
     References:
         - https://docs.nvidia.com/deploy/driver-persistence/index.html
         - https://docs.nvidia.com/deploy/driver-persistence/overview.html (1-3 s of start-up per GPU)
+        - https://github.com/NVIDIA/nvidia-container-toolkit/issues/202 (driver rpc error: timed out; persistence mode)
     """
     yield from facts_or_ticket(lambda: list(_persistence_from_facts(f)), _persistence_told(f))
 
@@ -186,6 +191,20 @@ def _persistence_told(f: FactView) -> Iterator[Hit]:
     user saying nvidia-smi is slow to answer (knowledge/messages/faq_nvidia.toml)."""
     s = first_stated(f, "persistence-mode-off")
     if s is None:
+        return
+    if s.get("family") == "container":
+        if s.get("error") != "timed out":
+            return  # "failed to process request": the driver answered with a failure, which persistence does not explain
+        # nvidia-container-cli's helper waits 10 s for the driver (libnvidia-container src/rpc.c): a GPU no
+        # client keeps initialised is set up anew at every container start, and several GPUs outlast that
+        yield Hit(message=f"the NVIDIA container hook timed out waiting for the driver (line {s.get('line')}: "
+                          f"\"{told_text(s)}\"): the container did not start. NVIDIA's maintainers' answer is persistence "
+                          "mode: without it the driver initialises every GPU anew for each container, and that can "
+                          "outlast the hook's 10 s limit",
+                  fix="nvidia-smi --query-gpu=index,persistence_mode --format=csv   # Disabled: the cause\n"
+                      "sudo systemctl enable --now nvidia-persistenced   # admins; then start the container again\n"
+                      "sudo dmesg | grep -iE 'NVRM|Xid' | tail   # if it still times out with persistence on: a GPU in a bad state",
+                  evidence=told_evidence(s), severity="error")
         return
     if s.get("family") == "dcgm_diag":
         yield Hit(message=f"DCGM's diagnostic reports persistence mode disabled (line {s.get('line')}: \"{told_text(s)}\"): "
