@@ -46,6 +46,13 @@ def first_symptom(f: FactView, *ids: str) -> Optional[dict]:
     return next((s for s in f.get("ticket.symptoms") or [] if s["id"] in ids), None)
 
 
+# The CUDA driver's own PTX JIT compiler failing (CUresult 218 and 222, the runtime's names for them,
+# cudarc's and RustaCUDA's for 218): a ptxas log beside one of them is the driver's JIT speaking, not a
+# toolkit's ptxas (knowledge/messages/cuda_driver.toml, cuda.toml, cuda_rust.toml).
+DRIVER_JIT_FAILED = ("cuda_driver:CUDA_ERROR_INVALID_PTX", "cuda_driver:CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+                     "cuda:cudaErrorInvalidPtx", "cuda:cudaErrorUnsupportedPtxVersion", "cuda_rust:InvalidPtx")
+
+
 def ticket_read(f: FactView) -> list:
     """Every message read in a pasted ticket, in line order (all matches, any entry); empty on a live
     node or a snapshot."""

@@ -11,8 +11,8 @@ from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._builds import build_fix, node_platform
 from hpcdoctor.rules._stacks import TF_CUDA_CHECK, stack_of_ticket
 from hpcdoctor.rules.gpu_access import libs_not_bound_in_container
-from hpcdoctor.rules._common import (NO_GPU_ON_MACHINE, NO_GPU_REACHABLE, RUNS_WITHOUT_GPU, catalogued, cuda_gpus, facts_or_ticket,
-                                     said_no_gpu, ticket_evidence, ticket_symptoms,
+from hpcdoctor.rules._common import (DRIVER_JIT_FAILED, NO_GPU_ON_MACHINE, NO_GPU_REACHABLE, RUNS_WITHOUT_GPU, catalogued,
+                                     cuda_gpus, facts_or_ticket, first_symptom, said_no_gpu, ticket_evidence, ticket_symptoms,
                                      told_evidence, told_text, version_of)
 
 
@@ -170,7 +170,31 @@ def _driver_too_old_told(f: FactView):
                       "or ask the administrators for a newer driver",
                   evidence=told_evidence(s))
         return
+    jit = _driver_jit_too_old(f)
+    if jit is not None:
+        yield jit
+        return
     yield from _driver_too_old_stated(f)
+
+
+def _driver_jit_too_old(f: FactView):
+    """The driver's PTX JIT refusing PTX of a newer ISA than it knows: its log ("ptxas application ptx
+    input, line 5; fatal : Unsupported .version 6.0; current version is '5.0'") beside the JIT's own
+    error (218, a PTX JIT compilation failed). The driver, not a toolkit's ptxas, assembled it."""
+    jit = first_symptom(f, *DRIVER_JIT_FAILED)
+    s = first_symptom(f, "ptxas:unsupported-version")
+    if jit is None or s is None:
+        return None
+    given, known = version_of(str(s.get("ptx") or "")), version_of(str(s.get("current") or ""))
+    if given is None or known is None or given <= known:
+        return None
+    return Hit(message=f"the NVIDIA driver's PTX JIT compiler knows PTX ISA up to {s['current']} and was given PTX {s['ptx']} "
+                       f"(line {s.get('line')}: \"{told_text(s)}\", with {jit.get('key')} on line {jit.get('line')}): the PTX "
+                       "was written by a newer CUDA toolchain than this driver supports, so the driver is too old for it",
+               fix="nvidia-smi | head -4   # the driver and the highest CUDA it runs\n"
+                   f"# ask the administrators for a driver whose CUDA knows PTX {s['ptx']}, or have the program emit PTX of "
+                   f"ISA {s['current']} or older (its code generator's PTX version option, or a build for an older CUDA)",
+               evidence={**told_evidence(s), "jit.line": jit.get("line")})
 
 
 def _build_cuda_stated(f: FactView):

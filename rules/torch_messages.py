@@ -11,7 +11,7 @@ from typing import Iterator
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge.wheels import dropped_arch
-from hpcdoctor.rules._common import first_symptom, ticket_evidence, told_text
+from hpcdoctor.rules._common import DRIVER_JIT_FAILED, first_symptom, ticket_evidence, told_text
 
 
 @rule("ENV007", "nccl-watchdog-timeout", "info", "a collective ran past the process group's timeout", impact=7)
@@ -420,6 +420,8 @@ def ptxas_too_old(f: FactView) -> Iterator[Hit]:
     s = first_symptom(f, "ptxas:unsupported-version")
     if s is None or first_symptom(f, "ptxas:triton-ptxas-failed") is not None:
         return  # inside Triton's compile the PTX version came from this same ptxas: Triton's table, not the node
+    if first_symptom(f, *DRIVER_JIT_FAILED) is not None:
+        return  # the driver's PTX JIT wrote this log (error 218 or 222 beside it): driver-too-old says so
     if _version(s["ptx"]) <= _version(s["current"]):
         return
     yield Hit(message=f"ptxas knows PTX ISA up to {s['current']} and was given PTX {s['ptx']} (line {s['line']}): "
