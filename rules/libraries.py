@@ -247,6 +247,23 @@ def _cudnn_windows_dll(s: dict, dll: str, major: str) -> Hit:
                evidence={**told_evidence(s), "library": dll})
 
 
+# A CUDA toolkit DLL by its Windows name (<library>64_<version>[_0].dll), as libgpuarray names the one
+# it could not load: Windows looks beside the program, in its system folders and on PATH, never under CUDA_PATH.
+_CUDA_WINDOWS_DLL = re.compile(r"(?P<dll>(?:cudart|cublasLt|cublas|cufft|curand|cusolver|cusparse|nvrtc)64_\d{2,3}(?:_0)?\.dll)")
+
+
+def _cuda_windows_dll(s: dict, dll: str) -> Hit:
+    return Hit(message=f"{dll} cannot be loaded (line {s.get('line')}: \"{told_text(s)}\"): Windows looks for a DLL beside the "
+                       "program, in its system folders and on PATH, never under CUDA_PATH, and none of them holds it: the "
+                       "CUDA toolkit's bin folder of the release the program was built for is not on PATH",
+               fix=(f"where {dll}   # in the cmd window that runs the program: none found is the cause\n"
+                    f"dir \"%CUDA_PATH%\\bin\\{dll.split('64_')[0]}64_*.dll\"   # the installed toolkit's own name for it; "
+                    "another version there means the program was built for another CUDA\n"
+                    "set PATH=%CUDA_PATH%\\bin;%PATH%   # for this window; the System Properties' Environment Variables "
+                    "for every new one"),
+               evidence={**told_evidence(s), "library": dll})
+
+
 @rule("SW022", "cuda-runtime-library-missing", "error", "a CUDA or ROCm library the program needs cannot be loaded", impact=9,
       also={"info": "the paste's ls -l shows the library beside the program under another version suffix: the package's fault"})
 def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
@@ -272,6 +289,8 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
         libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot open shared object
         file", and on Windows "LoadLibrary failed with error 126 ... when trying to load
         ...onnxruntime_providers_cuda.dll" (126: ERROR_MOD_NOT_FOUND, a DLL it imports is missing).
+        libgpuarray's 'Could not load "nvrtc64_70.dll"', a toolkit DLL by its Windows name,
+        answered with the cmd window's PATH.
 
     Why it matters:
         The program was built against a CUDA (or ROCm) runtime that is not where the loader looks:
@@ -307,6 +326,8 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
         - https://github.com/PaddlePaddle/PaddleOCR/issues/300 (Paddle's cuDNN not on LD_LIBRARY_PATH outside its Docker image)
         - https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements (onnxruntime-gpu's CUDA and cuDNN majors)
         - https://learn.microsoft.com/en-us/windows/win32/debug/system-error-codes--0-499- (ERROR_MOD_NOT_FOUND, 126)
+        - https://learn.microsoft.com/en-us/windows/win32/dlls/dynamic-link-library-search-order (PATH, not CUDA_PATH)
+        - https://github.com/Theano/libgpuarray/issues/562 (the toolkit's bin folder missing from PATH)
     """
     told = [s for s in catalogued(f, "cuda-runtime-library-missing") if not torch_import_frame_before(f, s)]
     for s in told:
@@ -339,6 +360,10 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
     dll = _CUDNN_WINDOWS_DLL.search(str(s.get("text", "")))
     if dll is not None:
         yield _cudnn_windows_dll(s, dll.group(0), dll.group("major"))
+        return
+    dll = _CUDA_WINDOWS_DLL.search(str(s.get("text", "")))
+    if dll is not None:
+        yield _cuda_windows_dll(s, dll.group("dll"))
         return
     so = f"{lib}.so" + (f".{version}" if version else "")
     shipped = _shipped_under_another_name(f, so)
