@@ -1,0 +1,215 @@
+"""Causes and non-causes the pastes of sets AT and AU (unsealed 2026-11-29) show in their emitters'
+own words, each read from the real paste; where a variant is needed, the real paste is edited in
+memory and the edit is said."""
+
+from __future__ import annotations
+
+from conftest import FIXTURES, run_main
+from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, run_rule, ticket_file_facts
+
+AT = FIXTURES / "tickets_blind_at"
+AU = FIXTURES / "tickets_blind_au"
+
+VOID_DKMS = AT / "void-packages-61087-nvidia580-dkms-predates-linux-7-1.txt"
+GSP = AT / "nixpkgs-454772-gsp-firmware-not-installed.txt"
+CGROUP_V2 = AT / "nixpkgs-127146-libnvidia-container-no-cgroup-v2.txt"
+HOOK_TIMEOUT = AT / "nvidia-docker-723-driver-init-timeout-persistence-mode-off.txt"
+UVM_NODE = AT / "nvidia-docker-288-uvm-device-missing-after-reboot.txt"
+OMP_15 = AT / "tensorflow-deeplab-resnet-206-two-openmp-runtimes-loaded.txt"
+MACBOOK = AU / "pulse-13-macbook-has-no-cuda-gpu-healthy.txt"
+ROCM_41 = AU / "legacy-rocm-build-1423-rocm-4-1-kernel-userspace-incompatible.txt"
+RADEON_PRO = AU / "legacy-rocm-build-1583-kernel-userspace-incompatible-upgrade-amdgpu.txt"
+ILGPU = AU / "ilgpu-36-driver-ptx-jit-supports-only-ptx-5-0.txt"
+
+
+def _paste(path):
+    return path.read_text(encoding="utf-8")
+
+
+def _ids(text):
+    return {s["id"] for s in find_messages(text)}
+
+
+# --- Void Linux's xbps trigger for a DKMS package ---------------------------------------------
+
+def test_voids_package_trigger_failing_a_dkms_build_is_read_and_answered(tmp_path):
+    assert {"dkms:xbps-trigger-build-failed", "dkms:xbps-trigger-build-failed-check"} <= _ids(_paste(VOID_DKMS))
+    (f,) = fired("dkms-module-build-failed", ticket_file_facts(tmp_path, VOID_DKMS))
+    assert "nvidia 580.142" in f.message and "kernel 7.1.0_1" in f.message
+    assert "/var/lib/dkms/nvidia/580.142/build/make.log" in f.fix and "dkms build nvidia/580.142 -k 7.1.0_1" in f.fix
+    assert run_main("check", "--from", str(VOID_DKMS)).returncode != 2
+
+
+def test_voids_trigger_skipping_a_kernel_without_headers_is_the_headers_rule(tmp_path):
+    # edited: the two lines of the failed build replaced by the trigger's own skip line
+    text = _paste(VOID_DKMS).replace(
+        "Building DKMS module 'nvidia-580.142' for kernel-7.1.0_1... FAILED!\nDKMS module 'nvidia-580.142' failed to build, "
+        "please check /var/lib/dkms\n", "Skipping kernel-7.1.0_1. kernel-headers package not installed...\n")
+    assert "dkms:xbps-trigger-headers-skipped" in _ids(text)
+    facts = ticket_file_facts(tmp_path, VOID_DKMS, text)
+    assert fired("kernel-headers-missing-for-dkms", facts)
+    assert not fired("dkms-module-build-failed", facts)
+
+
+# --- NVIDIA's GSP firmware ----------------------------------------------------------------------
+
+def test_gsp_firmware_of_the_loaded_driver_missing_is_named_with_its_release(tmp_path):
+    (f,) = fired("nvidia-gsp-firmware-missing", ticket_file_facts(tmp_path, GSP))
+    assert "gsp_tu10x.bin" in f.message and "565.57.01" in f.message and "Turing" in f.message
+    assert "ls /lib/firmware/nvidia/" in f.fix and "'*/nvidia/565.57.01/gsp_tu10x.bin'" in f.fix
+
+
+def test_a_gsp_firmware_load_failing_otherwise_than_not_found_is_not_a_missing_file(tmp_path):
+    # edited: ENOENT (-2) replaced by ENOMEM (-12), a file that exists but could not be read into memory
+    text = _paste(GSP).replace("failed with error -2", "failed with error -12")
+    assert "gpu_firmware:linux-nvidia-gsp-firmware-load-failed" not in _ids(text)
+
+
+def test_amdgpus_missing_firmware_is_not_nvidias_gsp(tmp_path):
+    # edited: the file asked for is amdgpu's, which GPU048 answers
+    text = _paste(GSP).replace("nvidia/565.57.01/gsp_tu10x.bin", "amdgpu/navy_flounder_sos.bin")
+    facts = ticket_file_facts(tmp_path, GSP, text)
+    assert not fired("nvidia-gsp-firmware-missing", facts)
+    assert fired("amdgpu-firmware-missing", facts)
+
+
+# --- the NVIDIA container hook and the host -------------------------------------------------------
+
+def test_a_hook_without_cgroup_v2_support_is_answered_with_the_release_that_added_it(tmp_path):
+    (f,) = fired("nvidia-container-cli-without-cgroup-v2", ticket_file_facts(tmp_path, CGROUP_V2))
+    assert "1.8.0" in f.message and "cgroup v2" in f.message
+    assert "stat -fc %T /sys/fs/cgroup" in f.fix and "systemd.unified_cgroup_hierarchy=0" in f.fix
+
+
+def test_another_cgroup_subsystem_missing_is_not_the_cgroup_v2_gap(tmp_path):
+    # edited: the devices controller replaced by cpuset, which the hook does not look for
+    text = _paste(CGROUP_V2).replace("cgroup subsystem devices not found", "cgroup subsystem cpuset not found")
+    assert not fired("nvidia-container-cli-without-cgroup-v2", ticket_file_facts(tmp_path, CGROUP_V2, text))
+
+
+def test_the_hook_timing_out_on_the_driver_is_persistence_mode_and_an_error(tmp_path):
+    (f,) = fired("persistence-mode-off", ticket_file_facts(tmp_path, HOOK_TIMEOUT))
+    assert f.severity == "error" and "10 s" in f.message and "nvidia-persistenced" in f.fix
+
+
+def test_the_driver_refusing_the_hooks_request_is_not_persistence_mode(tmp_path):
+    # edited: the helper's timeout replaced by a failed request, the driver's answer
+    text = _paste(HOOK_TIMEOUT).replace("driver error: timed out", "driver error: failed to process request")
+    assert "container:nvc-driver-rpc-timeout" in _ids(text)
+    findings, _ = run_rule("persistence-mode-off", ticket_file_facts(tmp_path, HOOK_TIMEOUT, text))
+    assert not findings
+
+
+def test_a_containers_nvidia_node_missing_on_the_host_is_the_driver_not_loaded(tmp_path):
+    (f,) = fired("gpu-driver-unusable", ticket_file_facts(tmp_path, UVM_NODE))
+    assert "device node" in f.message and "nvidia-modprobe -u -c=0" in f.fix and "nvidia-persistenced" in f.fix
+
+
+def test_a_missing_device_node_of_another_kind_is_not_the_nvidia_driver(tmp_path):
+    # edited: the node is AMD's /dev/kfd, not one of the NVIDIA driver's
+    text = _paste(UVM_NODE).replace("/dev/nvidia-uvm-tools", "/dev/kfd")
+    assert "container:docker-custom-device-missing-nvidia" not in _ids(text)
+    assert not fired("gpu-driver-unusable", ticket_file_facts(tmp_path, UVM_NODE, text))
+
+
+# --- OpenMP's Error #15 quoted without its prefix; a user's MacBook --------------------------------
+
+def test_openmps_error_15_quoted_without_omp_is_still_two_runtimes(tmp_path):
+    assert "openmp:omp-error-15" in _ids(_paste(OMP_15))
+    assert fired("duplicate-libraries", ticket_file_facts(tmp_path, OMP_15))
+
+
+def test_an_error_15_of_other_words_is_not_openmps(tmp_path):
+    # edited: the runtime's "already initialized" replaced
+    text = _paste(OMP_15).replace("already initialized", "in the wrong folder")
+    assert "openmp:omp-error-15" not in _ids(text)
+    findings, _ = run_rule("duplicate-libraries", ticket_file_facts(tmp_path, OMP_15, text))
+    assert not findings
+
+
+def test_a_macbook_in_lower_case_is_a_mac_without_a_cuda_gpu(tmp_path):
+    assert "prose:apple-mac" in _ids(_paste(MACBOOK))
+    assert not fired("torch-cpu-only", ticket_file_facts(tmp_path, MACBOOK))
+
+
+def test_the_same_paste_on_a_linux_workstation_is_a_cpu_build(tmp_path):
+    # edited: the platform line and the title no longer name a Mac
+    text = _paste(MACBOOK).replace("Platform: macbook pro 16in", "Platform: linux workstation").replace("MAC OX", "LINUX")
+    assert "prose:apple-mac" not in _ids(text)
+    assert fired("torch-cpu-only", ticket_file_facts(tmp_path, MACBOOK, text))
+
+
+# --- ROCr's KFD interface check ------------------------------------------------------------------
+
+def test_rocr_disabling_a_gfx906_for_an_old_kfd_is_an_old_kernel_driver(tmp_path):
+    for path in (ROCM_41, RADEON_PRO):
+        (f,) = fired("amdgpu-kernel-userspace-incompatible", ticket_file_facts(tmp_path, path))
+        assert "Vega 20" in f.message and "KFD interface older than 1.4" in f.message
+        assert "HSA_IGNORE_SRAMECC_MISREPORT=1" in f.fix and "dkms status amdgpu" in f.fix
+
+
+def test_another_hsa_error_is_not_the_kfd_interface_check(tmp_path):
+    # edited: the runtime's words after "HSA Error:" replaced
+    text = _paste(ROCM_41).replace("Incompatible kernel and userspace, Vega 20 [Radeon VII] disabled. Upgrade amdgpu.",
+                                   "Vega 20 [Radeon VII] busy.")
+    assert not fired("amdgpu-kernel-userspace-incompatible", ticket_file_facts(tmp_path, ROCM_41, text))
+
+
+# --- the driver's PTX JIT, not a toolkit's ptxas ---------------------------------------------------
+
+def test_the_drivers_jit_refusing_a_newer_ptx_is_the_driver_too_old(tmp_path):
+    facts = ticket_file_facts(tmp_path, ILGPU)
+    (f,) = fired("driver-too-old", facts)
+    assert "PTX JIT" in f.message and "up to 5.0" in f.message and "PTX 6.0" in f.message
+    assert not fired("ptxas-too-old", facts)
+
+
+def test_the_same_ptxas_log_without_the_jits_error_is_a_toolkits_ptxas(tmp_path):
+    # edited: the two lines that say the driver's JIT failed (error 218) removed
+    text = "\n".join(line for line in _paste(ILGPU).splitlines()
+                     if "PTX JIT compilation failed" not in line and "CUDA_ERROR_INVALID_PTX" not in line)
+    facts = ticket_file_facts(tmp_path, ILGPU, text)
+    assert fired("ptxas-too-old", facts)
+    findings, _ = run_rule("driver-too-old", facts)
+    assert not findings
+
+
+# --- GCC without an offload target; a CUDA DLL on Windows -------------------------------------------
+
+WINLIBS = AU / "winlibs-mingw-43-gcc-not-built-with-nvptx-offload.txt"
+LIBGPUARRAY = AU / "libgpuarray-562-cuda-bin-not-on-windows-path.txt"
+
+
+def test_gcc_without_the_nvptx_offload_target_is_named_with_its_package(tmp_path):
+    (f,) = fired("gcc-offload-target-not-built", ticket_file_facts(tmp_path, WINLIBS))
+    assert f.message.startswith("gfortran was not built with the offload target nvptx-none")
+    assert "--enable-offload-targets" in f.fix and "gcc-offload-nvptx" in f.fix
+
+
+def test_an_offload_target_no_distribution_packages_gets_no_package_named(tmp_path):
+    # edited: the target is AMD's, which no package named here builds
+    text = _paste(WINLIBS).replace("nvptx-none as offload target", "amdgcn-amdhsa as offload target")
+    (f,) = fired("gcc-offload-target-not-built", ticket_file_facts(tmp_path, WINLIBS, text))
+    assert "amdgcn-amdhsa" in f.message and "gcc-offload-nvptx" not in f.fix
+
+
+def test_gcc_refusing_an_unknown_option_is_not_an_offload_target(tmp_path):
+    # edited: the driver's offload refusal replaced by its refusal of an unknown option
+    text = _paste(WINLIBS).replace("GCC is not configured to support nvptx-none as offload target",
+                                   "unrecognized command-line option '-foffload-nvptx'")
+    assert not fired("gcc-offload-target-not-built", ticket_file_facts(tmp_path, WINLIBS, text))
+
+
+def test_a_toolkit_dll_libgpuarray_could_not_load_is_answered_with_windows_path(tmp_path):
+    assert "libraries:libnvrtc" in _ids(_paste(LIBGPUARRAY))
+    (f,) = fired("cuda-runtime-library-missing", ticket_file_facts(tmp_path, LIBGPUARRAY))
+    assert f.message.startswith("nvrtc64_70.dll cannot be loaded") and "CUDA_PATH" in f.message
+    assert "where nvrtc64_70.dll" in f.fix and "set PATH=%CUDA_PATH%\\bin;%PATH%" in f.fix
+    assert "LD_LIBRARY_PATH" not in f.fix
+
+
+def test_a_dll_that_is_not_the_toolkits_is_not_read_as_one():
+    # edited: the DLL is a game's, not one of the CUDA toolkit's
+    text = _paste(LIBGPUARRAY).replace("nvrtc64_70.dll", "physx64_70.dll")
+    assert "libraries:libnvrtc" not in _ids(text)
