@@ -6,7 +6,7 @@ compiler_options.toml, target_options.toml; the releases in knowledge/compiler_o
 from __future__ import annotations
 
 import re
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Tuple
 
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
@@ -150,7 +150,9 @@ def cmake_older_than_required(f: FactView) -> Iterator[Hit]:
 
 
 _RELEASES = knowledge.load("compiler_option_releases")
+_FEATURE_MODIFIER = "target_options:aarch64-invalid-feature-modifier"
 _BY_OPTION = {o["option"]: o for o in _RELEASES["option"]}
+_EXTENSIONS = {e["name"]: e for e in _RELEASES.get("extension", [])}
 # -std= values for C and C++ are host-compiler-too-old's (rules/toolchain_releases.py).
 _STD_C = re.compile(r"^-std=(?:c|gnu)(?:\+\+)?[0-9a-z]{1,3}$")
 _SAID_VERSION = re.compile(r"^(\d{1,2})\.(\d{1,2})")
@@ -175,6 +177,23 @@ def _lookup(opt: str) -> Optional[dict]:
     return row
 
 
+def _extension_refused(s: dict) -> Optional[Tuple[str, dict]]:
+    """aarch64's "invalid feature modifier": the modifier GCC names, or else the newest of the value's
+    modifiers, as (what to call it, a row of the table shaped as an option's). None where a modifier
+    the table does not date is among them (a typo, or one older than the release notes' naming)."""
+    if s.get("id") != _FEATURE_MODIFIER:
+        return None
+    named = str(s.get("modifier") or "")
+    names = [named] if named else [m for m in str(s.get("modifiers") or "").split("+") if m]
+    names = [n[2:] if n.startswith("no") and n[2:] in _EXTENSIONS else n for n in names]   # +nosve turns sve off
+    if not names or any(n not in _EXTENSIONS for n in names):
+        return None
+    newest = max((_EXTENSIONS[n] for n in names), key=lambda e: _key(e["gcc"]))
+    same = [n for n in dict.fromkeys(names) if _EXTENSIONS[n]["gcc"] == newest["gcc"]]
+    what = " and ".join(f"+{n}" for n in same) + f" (in {s.get('option')})"
+    return what, {"option": what, "gcc": newest["gcc"], "language": "AArch64", "source": newest["source"]}
+
+
 def _gcc_version(f: FactView) -> Optional[str]:
     gcc = f.get("host_compilers.gcc")
     if isinstance(gcc, dict) and gcc.get("version"):
@@ -190,7 +209,9 @@ def compiler_older_than_build_flags(f: FactView) -> Iterator[Hit]:
         release accepts: "gfortran: error: unrecognized command line option
         '-fallow-argument-mismatch'" (new in GCC 10), "cc1: error: bad value 'znver4' for
         '-march=' switch" (GCC 12.3/13), "unknown value 'neoverse-v2' for '-mcpu'" (GCC 13),
-        "unrecognized argument in option '-mcpu=...'". Only options that
+        "unrecognized argument in option '-mcpu=...'", aarch64's "invalid feature modifier in
+        '-march=armv8.2-a+sve+fp16+dotprod'" (the newest of its modifiers, +sve and +dotprod: GCC 8).
+        Only options (and feature modifiers) that
         knowledge/compiler_option_releases.toml dates from GCC's release notes are answered: any
         other refused option is a typo or another compiler's option (mpi-wrapper-wraps-other-compiler,
         x86-build-flags-on-arm), never an old GCC; C and C++ -std= values are host-compiler-too-old's.
@@ -220,6 +241,9 @@ def compiler_older_than_build_flags(f: FactView) -> Iterator[Hit]:
         if not opt or _STD_C.match(opt):
             continue
         row = _lookup(opt)
+        extension = _extension_refused(s)
+        if extension is not None:
+            opt, row = extension
         if row is None:
             continue
         # an x86 CPU refused by a compiler for Arm is x86-build-flags-on-arm's, an Arm CPU refused by an
@@ -238,7 +262,8 @@ def compiler_older_than_build_flags(f: FactView) -> Iterator[Hit]:
             if m and (int(m.group(1)), int(m.group(2))) < _key(first)[:2]:
                 older = f"; this node's gcc is {have}, older than that"
         prog = str(s.get("program") or "gcc").rsplit("/", 1)[-1].split(":")[0] or "gcc"
-        yield Hit(message=(f"line {s.get('line')}: \"{told_text(s)}\": {opt} is accepted from {since} on "
+        verb = "are" if extension is not None and " and " in extension[0].split(" (in ")[0] else "is"
+        yield Hit(message=(f"line {s.get('line')}: \"{told_text(s)}\": {opt} {verb} accepted from {since} on "
                            f"(GCC's release notes), so the compiler that ran is older than the build's flags{older}"),
                   fix=(f"{prog} --version | head -1   # the release that refused {opt}: it needs {first} or newer\n"
                        f"module avail gcc 2>&1 | tail -5   # on a cluster: module load a GCC of at least {first}, "

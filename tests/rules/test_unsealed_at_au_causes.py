@@ -213,3 +213,29 @@ def test_a_dll_that_is_not_the_toolkits_is_not_read_as_one():
     # edited: the DLL is a game's, not one of the CUDA toolkit's
     text = _paste(LIBGPUARRAY).replace("nvrtc64_70.dll", "physx64_70.dll")
     assert "libraries:libnvrtc" not in _ids(text)
+
+
+# --- aarch64 GCC refusing a feature modifier -----------------------------------------------------
+
+COMPUTELIBRARY = AU / "computelibrary-978-gcc-7-rejects-sve-march.txt"
+
+
+def test_a_refused_sve_modifier_names_the_gcc_release_that_brought_it(tmp_path):
+    (f,) = fired("compiler-older-than-build-flags", ticket_file_facts(tmp_path, COMPUTELIBRARY))
+    assert "+sve and +dotprod (in -march=armv8.2-a+sve+fp16+dotprod) are accepted from GCC 8.1 on" in f.message
+    assert "8.1 or newer" in f.fix
+
+
+def test_the_modifier_newer_gccs_name_is_the_one_judged(tmp_path):
+    # edited: the refusal in GCC 12's words, naming +i8mm (GCC 10) in a value that also holds +sve (GCC 8)
+    text = _paste(COMPUTELIBRARY).replace("invalid feature modifier in ‘-march=armv8.2-a+sve+fp16+dotprod’",
+                                          "invalid feature modifier ‘i8mm’ in ‘-march=armv8.2-a+sve+i8mm’")
+    (f,) = fired("compiler-older-than-build-flags", ticket_file_facts(tmp_path, COMPUTELIBRARY, text))
+    assert "+i8mm (in -march=armv8.2-a+sve+i8mm) is accepted from GCC 10.1 on" in f.message
+
+
+def test_a_modifier_the_release_notes_do_not_date_is_not_judged(tmp_path):
+    # edited: +sve misspelt +svee, which no GCC knows: a typo, not an old compiler
+    text = _paste(COMPUTELIBRARY).replace("+sve+fp16+dotprod", "+svee+fp16+dotprod")
+    assert "target_options:aarch64-invalid-feature-modifier" in _ids(text)
+    assert not fired("compiler-older-than-build-flags", ticket_file_facts(tmp_path, COMPUTELIBRARY, text))
