@@ -239,3 +239,22 @@ def test_a_modifier_the_release_notes_do_not_date_is_not_judged(tmp_path):
     text = _paste(COMPUTELIBRARY).replace("+sve+fp16+dotprod", "+svee+fp16+dotprod")
     assert "target_options:aarch64-invalid-feature-modifier" in _ids(text)
     assert not fired("compiler-older-than-build-flags", ticket_file_facts(tmp_path, COMPUTELIBRARY, text))
+
+
+# --- TensorFlow's BFC allocator out of GPU memory: read, not a fault of the node --------------------
+
+ALPHAFOLD = AU / "alphafold-651-allocation-163-gib-exceeds-one-gpu-healthy.txt"
+
+
+def test_tensorflows_allocator_running_out_is_read_and_answers_nothing():
+    assert "tensorflow:bfc-allocator-out-of-memory" in _ids(_paste(ALPHAFOLD))
+    done = run_main("check", "--from", str(ALPHAFOLD))
+    assert done.returncode == 0 and "bfc-allocator-out-of-memory" in done.stdout
+
+
+def test_the_allocators_retry_warning_is_not_the_failure():
+    line = ("W tensorflow/core/common_runtime/bfc_allocator.cc:243] Allocator (GPU_0_bfc) ran out of memory trying to "
+            "allocate 1.25GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that "
+            "there could be performance gains if more memory were available.")
+    ids = _ids(line)
+    assert "tensorflow:bfc-allocator-retry-not-a-failure" in ids and "tensorflow:bfc-allocator-out-of-memory" not in ids
