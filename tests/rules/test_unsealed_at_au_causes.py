@@ -258,3 +258,17 @@ def test_the_allocators_retry_warning_is_not_the_failure():
             "there could be performance gains if more memory were available.")
     ids = _ids(line)
     assert "tensorflow:bfc-allocator-retry-not-a-failure" in ids and "tensorflow:bfc-allocator-out-of-memory" not in ids
+
+
+RCCL_TOPO = AU / "rccl-1210-xgmi-48gbs-after-overheads-healthy.txt"
+
+
+def test_rccls_topology_header_is_read_as_a_listing():
+    assert "nccl:topo-system-header" in _ids(_paste(RCCL_TOPO))
+    assert run_main("check", "--from", str(RCCL_TOPO)).returncode == 0
+
+
+def test_nccl_2_7s_topology_header_is_the_same_listing():
+    # NCCL 2.7.8's own words (src/graph/topo.cc at v2.7.8-1), before maxWidth became maxBw
+    assert "nccl:topo-system-header" in _ids("=== System : maxWidth 24.0 ===")
+    assert "nccl:topo-system-header" not in _ids("=== System : all links up ===")
