@@ -272,3 +272,19 @@ def test_nccl_2_7s_topology_header_is_the_same_listing():
     # NCCL 2.7.8's own words (src/graph/topo.cc at v2.7.8-1), before maxWidth became maxBw
     assert "nccl:topo-system-header" in _ids("=== System : maxWidth 24.0 ===")
     assert "nccl:topo-system-header" not in _ids("=== System : all links up ===")
+
+
+# --- ROCr's other reports before it aborts (runtime.cpp, queue.cpp): read beside AU's gfx906 line, not
+# from a set's paste; the hang is a user's line from a public ROCm thread, the others the format filled in
+
+def test_rocrs_hardware_exception_is_read_with_its_cause():
+    hang = "HW Exception by GPU node-1 (Agent handle: 0x12e78350) reason :GPU Hang\nAborted (core dumped)"
+    assert "rocr_vm_fault:hw-exception-gpu-hang" in _ids(hang)
+    ecc = _ids("HW Exception by GPU node-1 (Agent handle: 0x5627e0a3c1d0) reason :ECC")
+    assert "rocr_vm_fault:hw-exception-ecc" in ecc and "rocr_vm_fault:hw-exception-gpu-hang" not in ecc
+
+
+def test_a_queue_stopped_by_an_async_error_is_read_beside_the_status_that_names_it():
+    text = ("Queue at 0x7f3e5c200000 inactivated due to async error:\n\tHSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: "
+            "The agent attempted to access memory beyond the largest legal address.")
+    assert {"rocr_vm_fault:queue-inactivated-async-error", "hsa:HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"} <= _ids(text)
