@@ -7,7 +7,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, ticket_all, told_evidence, told_text
 
 SYMBOL = "amdgpu-kernel-userspace-incompatible"
 
@@ -27,7 +27,8 @@ def amdgpu_kernel_userspace_incompatible(f: FactView) -> Iterator[Hit]:
         MI50, MI60) ship in both modes, so the runtime cannot know which code objects the GPU
         runs and leaves it out. rocminfo then lists only the CPU and every ROCm program (HIP,
         OpenCL, PyTorch) sees no GPU, after a ROCm upgrade on a kernel whose amdgpu is older, or
-        where ROCm's amdgpu-dkms module was never built and installed for the running kernel.
+        where ROCm's amdgpu-dkms module was never built and installed for the running kernel (a
+        pasted dkms status that lists amdgpu as only "added" says so, and the finding names it).
 
     How to fix:
         Run the amdgpu kernel driver of the ROCm release (amdgpu-dkms built and installed for the
@@ -46,9 +47,15 @@ def amdgpu_kernel_userspace_incompatible(f: FactView) -> Iterator[Hit]:
     s = told[0]
     gpus = list(dict.fromkeys(str(t.get("gpu") or "").strip() for t in told if t.get("gpu")))
     what = gpus[0] if len(gpus) == 1 else f"{len(told)} GPUs" if len(told) > 1 else "the GPU"
+    # dkms status showing ROCm's amdgpu only added: built for no kernel, so the kernel's own amdgpu runs
+    added = next((t for t in ticket_all(f, "dkms:status-module")
+                  if t.get("module") == "amdgpu" and t.get("state") == "added"), None)
+    why = (f"; dkms status shows ROCm's amdgpu {added.get('version')} only added (line {added.get('line')}), built for no "
+           "kernel, so the kernel's own older amdgpu is the one loaded" if added else "")
     yield Hit(message=f"the ROCm runtime disabled {what} (line {s.get('line')}: \"{told_text(s)}\"): the amdgpu kernel driver "
                       "loaded reports a KFD interface older than 1.4, which misreported a gfx906 GPU's SRAM ECC mode, so "
-                      "no ROCm program (HIP, OpenCL, PyTorch) can use it; the kernel driver is older than this ROCm needs",
+                      "no ROCm program (HIP, OpenCL, PyTorch) can use it; the kernel driver is older than this ROCm needs"
+                      + why,
               fix=("dkms status amdgpu; modinfo -F version amdgpu; uname -r   # ROCm's amdgpu module built and installed "
                    "for the running kernel, or only the kernel's own (older) amdgpu\n"
                    "sudo dkms autoinstall -k \"$(uname -r)\" && sudo reboot   # administrators: ROCm's amdgpu-dkms for this "

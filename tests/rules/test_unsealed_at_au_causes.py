@@ -288,3 +288,27 @@ def test_a_queue_stopped_by_an_async_error_is_read_beside_the_status_that_names_
     text = ("Queue at 0x7f3e5c200000 inactivated due to async error:\n\tHSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: "
             "The agent attempted to access memory beyond the largest legal address.")
     assert {"rocr_vm_fault:queue-inactivated-async-error", "hsa:HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"} <= _ids(text)
+
+
+def test_rocms_amdgpu_only_added_in_dkms_status_is_named_as_why(tmp_path):
+    assert "dkms:status-module" in _ids(_paste(RADEON_PRO))
+    (f,) = fired("amdgpu-kernel-userspace-incompatible", ticket_file_facts(tmp_path, RADEON_PRO))
+    assert "amdgpu 4.3-52.el7 only added (line 20)" in f.message
+
+
+def test_rocms_amdgpu_installed_is_not_called_only_added(tmp_path):
+    # edited: dkms 2's line for a module built and installed for a kernel
+    text = _paste(RADEON_PRO).replace("amdgpu, 4.3-52.el7: added", "amdgpu, 4.3-52.el7, 4.18.0-305.el8.x86_64, x86_64: installed")
+    assert "dkms:status-module" in _ids(text)
+    (f,) = fired("amdgpu-kernel-userspace-incompatible", ticket_file_facts(tmp_path, RADEON_PRO, text))
+    assert "only added" not in f.message
+
+
+def test_dkms_status_lines_of_both_formats_are_read_and_an_apt_line_is_not():
+    lines = {"amdgpu/6.3.6-1697589.22.04, 6.8.0-49-generic, x86_64: installed": "installed",   # dkms 3
+             "nvidia, 470.57.02, 5.4.0-80-generic, x86_64: installed": "installed",            # dkms 2
+             "zfs/2.1.5: broken": "broken"}
+    for line, state in lines.items():
+        (s,) = [m for m in find_messages(line) if m["id"] == "dkms:status-module"]
+        assert s["state"] == state
+    assert "dkms:status-module" not in _ids("Package foo: installed")
