@@ -312,3 +312,30 @@ def test_dkms_status_lines_of_both_formats_are_read_and_an_apt_line_is_not():
         (s,) = [m for m in find_messages(line) if m["id"] == "dkms:status-module"]
         assert s["state"] == state
     assert "dkms:status-module" not in _ids("Package foo: installed")
+
+
+# --- cudarc's libcuda (set AR's cudarc#255, a proposed symbol left open last session) ----------------
+
+CUDARC = FIXTURES / "tickets_blind_ar" / "cudarc-255-libcuda-not-on-loader-path-wsl.txt"
+OMPI_HEALTHY = FIXTURES / "tickets_blind_w" / "ompi-6896-libcuda-missing-cuda-aware-disabled-healthy.txt"
+
+
+def test_cudarc_finding_no_libcuda_names_the_driver_library_and_wsl(tmp_path):
+    (f,) = fired("cuda-driver-library-not-found", ticket_file_facts(tmp_path, CUDARC))
+    assert "unversioned libcuda.so" in f.message and "/usr/lib/wsl/lib" in f.fix
+
+
+def test_cudarcs_later_words_for_a_toolkit_library_are_the_runtime_library_missing(tmp_path):
+    # edited: cudarc 0.11.6's panic for cuBLAS in place of 0.11.5's for the driver
+    text = _paste(CUDARC).replace('Unable to find cuda lib under the names ["cuda", "nvcuda"]. Please open GitHub issue.',
+                                  'Unable to dynamically load the "cublas" shared library - searched for library names: '
+                                  '["cublas", "cublas64"].').replace("# Unable to find cuda lib", "# cublas")
+    facts = ticket_file_facts(tmp_path, CUDARC, text)
+    assert not fired("cuda-driver-library-not-found", facts)
+    (f,) = fired("cuda-runtime-library-missing", facts)
+    assert "libcublas.so" in f.message
+
+
+def test_open_mpis_libcuda_warning_on_a_machine_without_cuda_is_not_the_driver_missing(tmp_path):
+    assert "libraries:libcuda" in _ids(_paste(OMPI_HEALTHY))
+    assert not fired("cuda-driver-library-not-found", ticket_file_facts(tmp_path, OMPI_HEALTHY))
