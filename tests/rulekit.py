@@ -177,6 +177,18 @@ def ticket_file_facts(tmp_path, path, text: str = None) -> Dict[str, Any]:
     return paste_facts(tmp_path, path.read_text(encoding="utf-8") if text is None else text, path.name)
 
 
+def read_paste(path) -> str:
+    """A corpus ticket's paste, as the tests that edit it in memory read it."""
+    return path.read_text(encoding="utf-8")
+
+
+def message_ids(text: str) -> set:
+    """The catalogue ids of every message read in TEXT (family:key)."""
+    from hpcdoctor.triage.messages import find_messages
+
+    return {s["id"] for s in find_messages(text)}
+
+
 def recorded_paste_facts(name: str) -> Dict[str, Any]:
     """The facts of one recorded paste in fixtures/pastes, through the real paste path."""
     from hpcdoctor.triage.paste import open_paste

@@ -11,17 +11,14 @@ import pytest
 
 from hpcdoctor.knowledge import messages
 from hpcdoctor.triage.messages import find_messages
+from rulekit import message_ids
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FAMILIES = ("cusolver", "cusparse", "curand")
 
 
-def _ids(text: str) -> set:
-    return {s["id"] for s in find_messages(text)}
-
-
 def _ours(text: str) -> set:
-    return {i for i in _ids(text) if i.split(":")[0] in FAMILIES}
+    return {i for i in message_ids(text) if i.split(":")[0] in FAMILIES}
 
 
 # (line verbatim from a public thread, the status it names); the thread is in the comment
@@ -118,7 +115,7 @@ def test_a_torch_text_the_library_never_returned_is_unlisted_not_a_neighbour():
 def test_other_cuda_errors_are_not_read_as_these_families(line, reader):
     assert _ours(line) == set()
     if reader:
-        assert any(i.startswith(reader) for i in _ids(line)), _ids(line)
+        assert any(i.startswith(reader) for i in message_ids(line)), message_ids(line)
 
 
 def _codes(fid):
@@ -171,6 +168,6 @@ def test_torchs_cusparse_line_is_not_also_read_as_a_cuda_runtime_error():
     # pytorch/pytorch#104108: "initialization error" and "insufficient resources" are cuSPARSE's texts
     # after torch's "CUDA error: " (TORCH_CUDASPARSE_CHECK), not cudaGetErrorString's
     line = PASTES[[p[1] for p in PASTES].index("cusparse:CUSPARSE_STATUS_INSUFFICIENT_RESOURCES")][0]
-    assert not [i for i in _ids(line) if i.startswith("cuda:")], _ids(line)
+    assert not [i for i in message_ids(line) if i.startswith("cuda:")], message_ids(line)
     init = "RuntimeError: CUDA error: initialization error when calling `cusparseCreate(handle)`"
-    assert _ids(init) & {"cusparse:CUSPARSE_STATUS_NOT_INITIALIZED"} and not [i for i in _ids(init) if i.startswith("cuda:")]
+    assert message_ids(init) & {"cusparse:CUSPARSE_STATUS_NOT_INITIALIZED"} and not [i for i in message_ids(init) if i.startswith("cuda:")]

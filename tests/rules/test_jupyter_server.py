@@ -5,14 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rulekit import fired, paste_facts, recorded_paste_facts, told_paste_facts
-from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, message_ids, paste_facts, recorded_paste_facts, told_paste_facts
 
 V = Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_v"
-
-
-def _ids(text: str) -> set:
-    return {s["id"] for s in find_messages(text)}
 
 
 def test_v_ticket_notebook_in_a_container_as_root(tmp_path):
@@ -44,8 +39,8 @@ def test_port_lines_are_read_and_silent():
 
 def test_server_wordings_from_the_source():
     # format strings of notebookapp.py v6.5.7 and serverapp.py v2.20.0, filled in (no public paste found)
-    assert "jupyter_server:running-as-root" in _ids("[C 2024-07-09 10:12:44.190 ServerApp] Running as root is not recommended. Use --allow-root to bypass.")
-    assert "jupyter_server:no-available-port" in _ids("[C 10:00:00.000 NotebookApp] ERROR: the notebook server could not be started because no available port could be found.")
-    assert "jupyter_server:no-available-port" in _ids("[C 10:00:00.000 ServerApp] ERROR: the Jupyter server could not be started because port 8888 is not available.")
-    ids = _ids("[I 10:00:00.000 ServerApp] The port 8888 is already in use.")
+    assert "jupyter_server:running-as-root" in message_ids("[C 2024-07-09 10:12:44.190 ServerApp] Running as root is not recommended. Use --allow-root to bypass.")
+    assert "jupyter_server:no-available-port" in message_ids("[C 10:00:00.000 NotebookApp] ERROR: the notebook server could not be started because no available port could be found.")
+    assert "jupyter_server:no-available-port" in message_ids("[C 10:00:00.000 ServerApp] ERROR: the Jupyter server could not be started because port 8888 is not available.")
+    ids = message_ids("[I 10:00:00.000 ServerApp] The port 8888 is already in use.")
     assert "jupyter_server:port-in-use" in ids and "jupyter_server:port-in-use-trying-another" not in ids

@@ -7,14 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rulekit import facts, fired, paste_facts, recorded_paste_facts, run_rule, told_facts, told_paste_facts
+from rulekit import facts, fired, message_ids, paste_facts, recorded_paste_facts, run_rule, told_facts, told_paste_facts
 from hpcdoctor.triage.messages import find_messages
 
 V = Path(__file__).resolve().parents[1] / "fixtures" / "tickets_blind_v"
-
-
-def _ids(text: str) -> set:
-    return {s["id"] for s in find_messages(text)}
 
 
 def test_nccl_2_13_and_later_line_with_peermem_loaded_fires_gdr_disabled():
@@ -47,14 +43,14 @@ def test_a_socket_transport_listing_its_nics_stays_silent():
 
 def test_every_release_wording_is_read_by_the_right_entry():
     # the emitters' format strings filled in (no public paste of the 2.3, 2.4 and 2.29 wordings found)
-    assert "nccl:gdr-disabled" in _ids("h:1:1 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for GPU 0[0] / HCA 0 'mlx5_0' (no module or not supported by GPU)")
-    assert "nccl:gdr-disabled" in _ids("h:1:1 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for GPU 0 / HCA mlx5_0 (no module)")
-    assert "nccl:gdr-disabled" in _ids("h:1:1 [0] NCCL INFO NET/IBext : GPU Direct RDMA Disabled for HCA 3 'mlx5_3'")
+    assert "nccl:gdr-disabled" in message_ids("h:1:1 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for GPU 0[0] / HCA 0 'mlx5_0' (no module or not supported by GPU)")
+    assert "nccl:gdr-disabled" in message_ids("h:1:1 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for GPU 0 / HCA mlx5_0 (no module)")
+    assert "nccl:gdr-disabled" in message_ids("h:1:1 [0] NCCL INFO NET/IBext : GPU Direct RDMA Disabled for HCA 3 'mlx5_3'")
     for line in ("h:1:1 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for GPU 0[0] / HCA 0 (distance 4 >= 2)",
                  "h:1:1 [0] NCCL INFO GPU Direct RDMA Disabled for GPU 1 / HCA 1b0000 (distance 6 > 4)",
                  "h:1:1 [0] NCCL INFO GPU Direct RDMA Disabled for GPU/0-110592 (rank 0) - NET/0-0 (distance 6 > 4)"):
-        assert _ids(line) & {"nccl:gdr-disabled-distance", "nccl:gdr-disabled"} == {"nccl:gdr-disabled-distance"}, line
-    assert "nccl:gdr-disabled-other-net" in _ids("h:1:1 [0] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 0 'eth0'")
+        assert message_ids(line) & {"nccl:gdr-disabled-distance", "nccl:gdr-disabled"} == {"nccl:gdr-disabled-distance"}, line
+    assert "nccl:gdr-disabled-other-net" in message_ids("h:1:1 [0] NCCL INFO NET/Socket : GPU Direct RDMA Disabled for HCA 0 'eth0'")
 
 
 def test_v_ticket_old_nccl_on_dgx_os_is_the_known_issue(tmp_path):
@@ -77,7 +73,6 @@ def test_nccl_own_version_line_in_range_is_the_known_issue_and_a_newer_one_is_no
 
 def test_torch_nccl_on_the_node_and_an_old_kernel():
     line = "h:1:1 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'\n"
-    from hpcdoctor.triage.messages import find_messages
     g = facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(line), "torch.nccl": "2.21.5",
                                   "system.kernel": "6.8.0-90-generic"})
     assert fired("nccl-known-issue", g)

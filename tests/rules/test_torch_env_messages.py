@@ -7,14 +7,10 @@ from __future__ import annotations
 import pytest
 
 from conftest import FIXTURES, check_from
-from rulekit import fired, recorded_paste_facts
+from rulekit import fired, message_ids, recorded_paste_facts
 from hpcdoctor.triage.messages import find_messages
 
 PASTES = FIXTURES / "pastes"
-
-
-def _ids(text: str) -> set:
-    return {s["id"] for s in find_messages(text)}
 
 
 # (paste, the entry it must be read as): recorded from the torch 2.13.0 wheel or public (SOURCES.md)
@@ -45,14 +41,14 @@ READ = [
 
 @pytest.mark.parametrize("paste, entry", READ, ids=[f"{p}:{e}" for p, e in READ])
 def test_each_paste_is_read_as_torchs_own_message(paste, entry):
-    assert entry in _ids((PASTES / paste).read_text())
+    assert entry in message_ids((PASTES / paste).read_text())
 
 
 def test_torch_loads_refusal_is_torchs_words_not_a_users_sentence():
-    ids = _ids((PASTES / "torch-2.13-cpu-load-cuda-checkpoint.txt").read_text())
+    ids = message_ids((PASTES / "torch-2.13-cpu-load-cuda-checkpoint.txt").read_text())
     assert "torch:deserialize-cuda-unavailable" in ids and "faq_pytorch:cuda-not-available-said" not in ids
     # a user's own sentence is still the FAQ's
-    assert "faq_pytorch:cuda-not-available-said" in _ids("torch.cuda.is_available() returns False on the node\n")
+    assert "faq_pytorch:cuda-not-available-said" in message_ids("torch.cuda.is_available() returns False on the node\n")
 
 
 def test_the_worker_exit_code_and_the_signal_are_read():
@@ -105,7 +101,7 @@ def test_read_and_quoted_back_but_no_finding(paste):
 def test_words_that_only_resemble_the_messages_are_not_read(text):
     ours = {"torch:dataloader-ancdata", "torch:dataloader-timeout", "build:python-h-missing",
             "torch:watchdog-thread-terminated"}
-    assert not _ids(text) & ours
+    assert not message_ids(text) & ours
 
 
 def test_every_paste_here_says_where_it_comes_from():
@@ -125,5 +121,5 @@ HEALTHY = [
 def test_a_healthy_tickets_own_message_is_read_and_fires_nothing(paste, entry):
     run = check_from(FIXTURES / paste)
     assert run["rc"] == 0 and run["doc"] is not None, run["stderr"]
-    assert entry in _ids((FIXTURES / paste).read_text())
+    assert entry in message_ids((FIXTURES / paste).read_text())
     assert not [f["symbol"] for f in run["doc"]["findings"] if f["severity"] in ("error", "warning")]

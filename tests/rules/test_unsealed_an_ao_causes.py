@@ -6,14 +6,10 @@ from __future__ import annotations
 
 from conftest import FIXTURES
 from hpcdoctor.triage.messages import find_messages
-from rulekit import fired, run_rule, ticket_file_facts
+from rulekit import fired, read_paste, run_rule, ticket_file_facts
 
 AN = FIXTURES / "tickets_blind_an"
 AO = FIXTURES / "tickets_blind_ao"
-
-
-def _paste(path):
-    return path.read_text(encoding="utf-8")
 
 
 def test_cublas_refusing_bf16_operands_is_a_gpu_without_bf16(tmp_path):
@@ -23,7 +19,7 @@ def test_cublas_refusing_bf16_operands_is_a_gpu_without_bf16(tmp_path):
 
 def test_cublas_refusing_bf16_on_a_named_ampere_gpu_is_another_cause(tmp_path):
     path = AN / "mineru-1508-bf16-on-tesla-m40.txt"
-    text = "NVIDIA A100-SXM4-80GB\n" + _paste(path)
+    text = "NVIDIA A100-SXM4-80GB\n" + read_paste(path)
     findings, _ = run_rule("bf16-unsupported", ticket_file_facts(tmp_path, path, text))
     assert findings == []
 
@@ -124,7 +120,7 @@ def test_a_cuda_build_on_a_machine_without_an_nvidia_gpu_is_a_hint(tmp_path):
 
 def test_the_same_build_with_no_word_of_the_gpu_wants_the_toolkit(tmp_path):
     path = AN / "memtorch-95-cuda-package-on-machine-without-gpu-healthy.txt"
-    text = "\n".join(line for line in _paste(path).splitlines() if "NVIDIA graphic card" not in line)
+    text = "\n".join(line for line in read_paste(path).splitlines() if "NVIDIA graphic card" not in line)
     (f,) = fired("cuda-toolkit-nvcc-missing", ticket_file_facts(tmp_path, path, text))
     assert f.severity == "error"
 
@@ -142,7 +138,7 @@ def test_a_commented_out_setting_is_not_read():
 
 def test_cmake_architectures_that_cover_a_named_gpu_are_not_the_cause(tmp_path):
     path = AO / "tensorrt-yolo-74-cuda-architectures-89-not-this-gpu.txt"
-    text = _paste(path) + "\nGPU: NVIDIA H100 80GB HBM3\n"
+    text = read_paste(path) + "\nGPU: NVIDIA H100 80GB HBM3\n"
     findings, _ = run_rule("framework-missing-arch", ticket_file_facts(tmp_path, path, text))
     assert not any("CMAKE_CUDA_ARCHITECTURES" in h.message for h in findings)
 
@@ -169,7 +165,7 @@ def test_intel_mpi_dapl_memlock_under_torque_points_at_pbs_mom(tmp_path):
 
 def test_intel_mpi_dapl_memlock_without_a_batch_system_named(tmp_path):
     path = AO / "fds-6023-dapl-memlock-64k-from-pbs-mom.txt"
-    text = "\n".join(line for line in _paste(path).splitlines() if "torque" not in line.lower())
+    text = "\n".join(line for line in read_paste(path).splitlines() if "torque" not in line.lower())
     (f,) = fired("mpi-memlock-limit", ticket_file_facts(tmp_path, path, text))
     assert "pbs_mom" not in f.fix and "ulimit -l" in f.fix
 
@@ -183,7 +179,7 @@ def test_a_dkms_modules_own_source_failing_on_a_kernel_interface(tmp_path):
 def test_the_modules_interface_error_answers_for_dkms_bad_return_status(tmp_path):
     # the paste with dkms's own verdict appended (its format, dell/dkms dkms.in report_build_problem)
     path = AO / "amdgpu-53-rock-dkms-module-fails-on-newer-kernel.txt"
-    text = _paste(path) + "\nError! Bad return status for module build on kernel: 4.15.0-33-generic (x86_64)\n"
+    text = read_paste(path) + "\nError! Bad return status for module build on kernel: 4.15.0-33-generic (x86_64)\n"
     facts = ticket_file_facts(tmp_path, path, text)
     assert fired("dkms-module-too-old-for-kernel", facts)
     assert run_rule("dkms-module-build-failed", facts)[0] == []
@@ -204,7 +200,7 @@ def test_a_yaml_file_nvvs_could_not_open_without_its_fallback_line_is_not_read_a
     # the real paste without nvvs's own "Could not read package diag config" line: another YAML's
     # failure may print "Exception: bad file: ..." too; only nvvs's line says it fell back
     path = AO / "dcgm-121-diag-skus-yaml-missing-install-incomplete.txt"
-    text = "\n".join(line for line in _paste(path).splitlines() if "Could not read package diag config" not in line)
+    text = "\n".join(line for line in read_paste(path).splitlines() if "Could not read package diag config" not in line)
     assert not fired("dcgm-install-incomplete", ticket_file_facts(tmp_path, path, text))
 
 
@@ -217,7 +213,7 @@ def test_prima_cpp_ring_ports_of_the_rank_on_its_command_line(tmp_path):
 
 def test_prima_cpp_ring_ports_without_a_rank_named(tmp_path):
     path = FIXTURES / "tickets_blind_al" / "prima-cpp-18-rank-port-held-by-other-server.txt"
-    text = _paste(path).replace(" --rank 2", "").replace("--data-port", "")
+    text = read_paste(path).replace(" --rank 2", "").replace("--data-port", "")
     (f,) = fired("master-port-in-use", ticket_file_facts(tmp_path, path, text + "\n./llama-cli --data-port 9500\n"))
     assert "9500 + rank" in f.message and "awk -v d=9500 -v s=10000" in f.fix
 

@@ -9,20 +9,11 @@ import json
 from conftest import FIXTURES, run_main
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules.site import nccl_node_issue
-from hpcdoctor.triage.messages import find_messages
-from rulekit import fired, run_rule, ticket_file_facts
+from rulekit import fired, message_ids, read_paste, run_rule, ticket_file_facts
 
 AP = FIXTURES / "tickets_blind_ap"
 AQ = FIXTURES / "tickets_blind_aq"
 B = FIXTURES / "tickets_blind_b"
-
-
-def _paste(path):
-    return path.read_text(encoding="utf-8")
-
-
-def _ids(text):
-    return {s["id"] for s in find_messages(text)}
 
 
 # --- HIP: no code object for the GPU, torch's build or another program's -----------------------
@@ -49,7 +40,7 @@ def test_the_same_message_from_a_program_not_shown_stays_torchs_rocm_build(tmp_p
 
 def test_llama_cpps_line_beside_torch_named_is_not_ggmls_alone(tmp_path):
     path = AQ / "llama-cpp-19949-no-code-object-for-gfx1152.txt"
-    text = "Traceback (most recent call last):\n  File \"/usr/lib/python3/site-packages/torch/__init__.py\", line 1, in <module>\n" + _paste(path)
+    text = "Traceback (most recent call last):\n  File \"/usr/lib/python3/site-packages/torch/__init__.py\", line 1, in <module>\n" + read_paste(path)
     g = ticket_file_facts(tmp_path, path, text)   # edited: a torch import frame added on top
     assert run_rule("framework-missing-arch", g)[0] == []
 
@@ -58,11 +49,11 @@ def test_llama_cpps_line_beside_torch_named_is_not_ggmls_alone(tmp_path):
 
 def test_rocr_memory_access_fault_is_read_in_both_forms():
     old = "Memory access fault by GPU node-2 on address (nil). Reason: unknown"
-    assert "rocr_vm_fault:memory-access-fault" in _ids(_paste(AQ / "legacy-rocm-build-5238-stale-hsa-override-on-mi210.txt"))
-    assert "rocr_vm_fault:memory-access-fault" in _ids(old + "\n")
+    assert "rocr_vm_fault:memory-access-fault" in message_ids(read_paste(AQ / "legacy-rocm-build-5238-stale-hsa-override-on-mi210.txt"))
+    assert "rocr_vm_fault:memory-access-fault" in message_ids(old + "\n")
     ecc = "Memory access fault by GPU node-4 (Agent handle: 0x5581f2f0a0b0) on address 0x7f0c00000000. Reason: DRAM ECC failure."
-    assert _ids(ecc + "\n") >= {"rocr_vm_fault:memory-access-fault-ecc"}
-    assert "rocr_vm_fault:memory-access-fault" not in _ids(ecc + "\n")
+    assert message_ids(ecc + "\n") >= {"rocr_vm_fault:memory-access-fault-ecc"}
+    assert "rocr_vm_fault:memory-access-fault" not in message_ids(ecc + "\n")
 
 
 # --- kmod before v22, a user's "falls out of the bus", amd-smi's groups -------------------------
@@ -74,9 +65,9 @@ def test_old_modprobe_without_the_nvidia_uvm_module(tmp_path):
 
 def test_old_modprobe_without_another_module_is_not_the_nvidia_driver(tmp_path):
     path = AQ / "bumblebee-623-nvidia-uvm-module-not-loaded.txt"
-    text = _paste(path).replace("Module nvidia-uvm not found.", "Module vboxdrv not found.")   # edited: another module
-    assert "kmod:nvidia-module-not-found-old" not in _ids(text)
-    assert "kmod:module-not-found-old" in _ids(text)
+    text = read_paste(path).replace("Module nvidia-uvm not found.", "Module vboxdrv not found.")   # edited: another module
+    assert "kmod:nvidia-module-not-found-old" not in message_ids(text)
+    assert "kmod:module-not-found-old" in message_ids(text)
 
 
 def test_a_gpu_that_falls_out_of_the_bus_in_the_users_words(tmp_path):
@@ -91,14 +82,14 @@ def test_amd_smi_stopping_on_its_group_check(tmp_path):
 
 def test_amd_smi_listing_the_nodes_it_was_refused_is_a_warning(tmp_path):
     path = AQ / "amdsmi-184-user-not-in-video-render-groups.txt"
-    text = "\n".join(line for line in _paste(path).splitlines() if "RuntimeError" not in line)   # edited: 7.1.1's output only
+    text = "\n".join(line for line in read_paste(path).splitlines() if "RuntimeError" not in line)   # edited: 7.1.1's output only
     (f,) = fired("gpu-device-permission-denied", ticket_file_facts(tmp_path, path, text))
     assert f.severity == "warning" and "/dev/dri/card" in f.message and "group video" in f.message
 
 
 def test_amd_smis_group_warning_alone_is_no_fault(tmp_path):
     text = "WARNING: User is missing the following required groups: render, video. Please add user to these groups.\n"
-    assert _ids(text) == {"amd_smi:cli-required-groups-missing"}
+    assert message_ids(text) == {"amd_smi:cli-required-groups-missing"}
 
 
 # --- Open MPI's ppr mapping, TF-TRT, apex on ROCm ---------------------------------------------
@@ -134,23 +125,23 @@ def _issue(tmp_path, text):
 
 
 def test_the_same_choice_under_a_version_in_the_range_names_it(tmp_path):
-    text = "node1:1234:1234 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n" + _paste(_NCCL_1304)   # edited: a version line on top
+    text = "node1:1234:1234 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n" + read_paste(_NCCL_1304)   # edited: a version line on top
     issue, _, version, _ = _issue(tmp_path, text)
     assert issue["id"] == "ring-fallback-ignores-nccl-proto" and version == "2.21.5"
 
 
 def test_the_same_choice_under_a_fixed_nccl_is_not_that_bug(tmp_path):
-    text = "node1:1234:1234 [0] NCCL INFO NCCL version 2.23.4+cuda12.4\n" + _paste(_NCCL_1304)   # edited: a version line on top
+    text = "node1:1234:1234 [0] NCCL INFO NCCL version 2.23.4+cuda12.4\n" + read_paste(_NCCL_1304)   # edited: a version line on top
     assert _issue(tmp_path, text) is None
 
 
 def test_ring_with_a_protocol_nccl_proto_allows_is_no_issue(tmp_path):
-    text = _paste(_NCCL_1304).replace("Algo 1 proto 0", "Algo 1 proto 2")   # edited: Ring with Simple
-    assert _issue(tmp_path, _paste(_NCCL_1304)) is not None and _issue(tmp_path, text) is None
+    text = read_paste(_NCCL_1304).replace("Algo 1 proto 0", "Algo 1 proto 2")   # edited: Ring with Simple
+    assert _issue(tmp_path, read_paste(_NCCL_1304)) is not None and _issue(tmp_path, text) is None
 
 
 def test_ring_named_in_nccl_algo_is_chosen_as_itself(tmp_path):
-    text = _paste(_NCCL_1304).replace("NCCL_ALGO=Tree,NCCL_PROTO", "NCCL_ALGO=Tree,Ring; NCCL_PROTO")   # edited: Ring allowed
+    text = read_paste(_NCCL_1304).replace("NCCL_ALGO=Tree,NCCL_PROTO", "NCCL_ALGO=Tree,Ring; NCCL_PROTO")   # edited: Ring allowed
     assert _issue(tmp_path, text) is None
 
 
@@ -165,7 +156,7 @@ def test_a_huge_page_arena_refused_is_the_pool_not_reserved(tmp_path):
 
 
 def test_sdsl_built_without_map_hugetlb_is_not_the_pool(tmp_path):
-    text = _paste(_SDSL).replace("hugepage_allocator could not allocate hugepages",
+    text = read_paste(_SDSL).replace("hugepage_allocator could not allocate hugepages",
                                  "hugepage_allocator: MAP_HUGETLB / hugepage support not available")   # edited: the #else message
     assert not fired("hugepages-not-reserved", ticket_file_facts(tmp_path, _SDSL, text))
 
@@ -174,7 +165,7 @@ def test_sdsl_built_without_map_hugetlb_is_not_the_pool(tmp_path):
 
 def test_omniverses_unprefixed_vkresult_is_read_and_names_no_fault():
     path = AP / "adam-140-jax-preallocation-starves-isaaclab-healthy.txt"
-    assert "vulkan:VK_ERROR_OUT_OF_DEVICE_MEMORY" in _ids(_paste(path))
+    assert "vulkan:VK_ERROR_OUT_OF_DEVICE_MEMORY" in message_ids(read_paste(path))
     r = run_main("check", "--from", str(path), "--format", "json")
     assert r.returncode == 0, r.stderr   # read (no refusal, exit 2) and nothing raised above a hint (exit 0)
     assert not [f for f in json.loads(r.stdout)["findings"] if f["severity"] in ("error", "warning")]
@@ -182,5 +173,5 @@ def test_omniverses_unprefixed_vkresult_is_read_and_names_no_fault():
 
 def test_sascha_willems_check_and_the_plain_name_read_the_same_code():
     quoted = 'Fatal : VkResult is "ERROR_DEVICE_LOST" in /home/sam/Vulkan/examples/renderheadless/renderheadless.cpp at line 147\n'
-    assert "vulkan:VK_ERROR_DEVICE_LOST" in _ids(quoted)
-    assert "vulkan:VK_ERROR_DEVICE_LOST" in _ids("Failed to acquire fence: vkQueueSubmit VK_ERROR_DEVICE_LOST\n")
+    assert "vulkan:VK_ERROR_DEVICE_LOST" in message_ids(quoted)
+    assert "vulkan:VK_ERROR_DEVICE_LOST" in message_ids("Failed to acquire fence: vkQueueSubmit VK_ERROR_DEVICE_LOST\n")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from conftest import FIXTURES, run_main
 from hpcdoctor.triage.messages import find_messages
-from rulekit import fired, run_rule, ticket_file_facts
+from rulekit import fired, message_ids, read_paste, run_rule, ticket_file_facts
 
 AT = FIXTURES / "tickets_blind_at"
 AU = FIXTURES / "tickets_blind_au"
@@ -23,18 +23,10 @@ RADEON_PRO = AU / "legacy-rocm-build-1583-kernel-userspace-incompatible-upgrade-
 ILGPU = AU / "ilgpu-36-driver-ptx-jit-supports-only-ptx-5-0.txt"
 
 
-def _paste(path):
-    return path.read_text(encoding="utf-8")
-
-
-def _ids(text):
-    return {s["id"] for s in find_messages(text)}
-
-
 # --- Void Linux's xbps trigger for a DKMS package ---------------------------------------------
 
 def test_voids_package_trigger_failing_a_dkms_build_is_read_and_answered(tmp_path):
-    assert {"dkms:xbps-trigger-build-failed", "dkms:xbps-trigger-build-failed-check"} <= _ids(_paste(VOID_DKMS))
+    assert {"dkms:xbps-trigger-build-failed", "dkms:xbps-trigger-build-failed-check"} <= message_ids(read_paste(VOID_DKMS))
     (f,) = fired("dkms-module-build-failed", ticket_file_facts(tmp_path, VOID_DKMS))
     assert "nvidia 580.142" in f.message and "kernel 7.1.0_1" in f.message
     assert "/var/lib/dkms/nvidia/580.142/build/make.log" in f.fix and "dkms build nvidia/580.142 -k 7.1.0_1" in f.fix
@@ -43,10 +35,10 @@ def test_voids_package_trigger_failing_a_dkms_build_is_read_and_answered(tmp_pat
 
 def test_voids_trigger_skipping_a_kernel_without_headers_is_the_headers_rule(tmp_path):
     # edited: the two lines of the failed build replaced by the trigger's own skip line
-    text = _paste(VOID_DKMS).replace(
+    text = read_paste(VOID_DKMS).replace(
         "Building DKMS module 'nvidia-580.142' for kernel-7.1.0_1... FAILED!\nDKMS module 'nvidia-580.142' failed to build, "
         "please check /var/lib/dkms\n", "Skipping kernel-7.1.0_1. kernel-headers package not installed...\n")
-    assert "dkms:xbps-trigger-headers-skipped" in _ids(text)
+    assert "dkms:xbps-trigger-headers-skipped" in message_ids(text)
     facts = ticket_file_facts(tmp_path, VOID_DKMS, text)
     assert fired("kernel-headers-missing-for-dkms", facts)
     assert not fired("dkms-module-build-failed", facts)
@@ -62,13 +54,13 @@ def test_gsp_firmware_of_the_loaded_driver_missing_is_named_with_its_release(tmp
 
 def test_a_gsp_firmware_load_failing_otherwise_than_not_found_is_not_a_missing_file(tmp_path):
     # edited: ENOENT (-2) replaced by ENOMEM (-12), a file that exists but could not be read into memory
-    text = _paste(GSP).replace("failed with error -2", "failed with error -12")
-    assert "gpu_firmware:linux-nvidia-gsp-firmware-load-failed" not in _ids(text)
+    text = read_paste(GSP).replace("failed with error -2", "failed with error -12")
+    assert "gpu_firmware:linux-nvidia-gsp-firmware-load-failed" not in message_ids(text)
 
 
 def test_amdgpus_missing_firmware_is_not_nvidias_gsp(tmp_path):
     # edited: the file asked for is amdgpu's, which GPU048 answers
-    text = _paste(GSP).replace("nvidia/565.57.01/gsp_tu10x.bin", "amdgpu/navy_flounder_sos.bin")
+    text = read_paste(GSP).replace("nvidia/565.57.01/gsp_tu10x.bin", "amdgpu/navy_flounder_sos.bin")
     facts = ticket_file_facts(tmp_path, GSP, text)
     assert not fired("nvidia-gsp-firmware-missing", facts)
     assert fired("amdgpu-firmware-missing", facts)
@@ -84,7 +76,7 @@ def test_a_hook_without_cgroup_v2_support_is_answered_with_the_release_that_adde
 
 def test_another_cgroup_subsystem_missing_is_not_the_cgroup_v2_gap(tmp_path):
     # edited: the devices controller replaced by cpuset, which the hook does not look for
-    text = _paste(CGROUP_V2).replace("cgroup subsystem devices not found", "cgroup subsystem cpuset not found")
+    text = read_paste(CGROUP_V2).replace("cgroup subsystem devices not found", "cgroup subsystem cpuset not found")
     assert not fired("nvidia-container-cli-without-cgroup-v2", ticket_file_facts(tmp_path, CGROUP_V2, text))
 
 
@@ -95,8 +87,8 @@ def test_the_hook_timing_out_on_the_driver_is_persistence_mode_and_an_error(tmp_
 
 def test_the_driver_refusing_the_hooks_request_is_not_persistence_mode(tmp_path):
     # edited: the helper's timeout replaced by a failed request, the driver's answer
-    text = _paste(HOOK_TIMEOUT).replace("driver error: timed out", "driver error: failed to process request")
-    assert "container:nvc-driver-rpc-timeout" in _ids(text)
+    text = read_paste(HOOK_TIMEOUT).replace("driver error: timed out", "driver error: failed to process request")
+    assert "container:nvc-driver-rpc-timeout" in message_ids(text)
     findings, _ = run_rule("persistence-mode-off", ticket_file_facts(tmp_path, HOOK_TIMEOUT, text))
     assert not findings
 
@@ -108,35 +100,35 @@ def test_a_containers_nvidia_node_missing_on_the_host_is_the_driver_not_loaded(t
 
 def test_a_missing_device_node_of_another_kind_is_not_the_nvidia_driver(tmp_path):
     # edited: the node is AMD's /dev/kfd, not one of the NVIDIA driver's
-    text = _paste(UVM_NODE).replace("/dev/nvidia-uvm-tools", "/dev/kfd")
-    assert "container:docker-custom-device-missing-nvidia" not in _ids(text)
+    text = read_paste(UVM_NODE).replace("/dev/nvidia-uvm-tools", "/dev/kfd")
+    assert "container:docker-custom-device-missing-nvidia" not in message_ids(text)
     assert not fired("gpu-driver-unusable", ticket_file_facts(tmp_path, UVM_NODE, text))
 
 
 # --- OpenMP's Error #15 quoted without its prefix; a user's MacBook --------------------------------
 
 def test_openmps_error_15_quoted_without_omp_is_still_two_runtimes(tmp_path):
-    assert "openmp:omp-error-15" in _ids(_paste(OMP_15))
+    assert "openmp:omp-error-15" in message_ids(read_paste(OMP_15))
     assert fired("duplicate-libraries", ticket_file_facts(tmp_path, OMP_15))
 
 
 def test_an_error_15_of_other_words_is_not_openmps(tmp_path):
     # edited: the runtime's "already initialized" replaced
-    text = _paste(OMP_15).replace("already initialized", "in the wrong folder")
-    assert "openmp:omp-error-15" not in _ids(text)
+    text = read_paste(OMP_15).replace("already initialized", "in the wrong folder")
+    assert "openmp:omp-error-15" not in message_ids(text)
     findings, _ = run_rule("duplicate-libraries", ticket_file_facts(tmp_path, OMP_15, text))
     assert not findings
 
 
 def test_a_macbook_in_lower_case_is_a_mac_without_a_cuda_gpu(tmp_path):
-    assert "prose:apple-mac" in _ids(_paste(MACBOOK))
+    assert "prose:apple-mac" in message_ids(read_paste(MACBOOK))
     assert not fired("torch-cpu-only", ticket_file_facts(tmp_path, MACBOOK))
 
 
 def test_the_same_paste_on_a_linux_workstation_is_a_cpu_build(tmp_path):
     # edited: the platform line and the title no longer name a Mac
-    text = _paste(MACBOOK).replace("Platform: macbook pro 16in", "Platform: linux workstation").replace("MAC OX", "LINUX")
-    assert "prose:apple-mac" not in _ids(text)
+    text = read_paste(MACBOOK).replace("Platform: macbook pro 16in", "Platform: linux workstation").replace("MAC OX", "LINUX")
+    assert "prose:apple-mac" not in message_ids(text)
     assert fired("torch-cpu-only", ticket_file_facts(tmp_path, MACBOOK, text))
 
 
@@ -151,7 +143,7 @@ def test_rocr_disabling_a_gfx906_for_an_old_kfd_is_an_old_kernel_driver(tmp_path
 
 def test_another_hsa_error_is_not_the_kfd_interface_check(tmp_path):
     # edited: the runtime's words after "HSA Error:" replaced
-    text = _paste(ROCM_41).replace("Incompatible kernel and userspace, Vega 20 [Radeon VII] disabled. Upgrade amdgpu.",
+    text = read_paste(ROCM_41).replace("Incompatible kernel and userspace, Vega 20 [Radeon VII] disabled. Upgrade amdgpu.",
                                    "Vega 20 [Radeon VII] busy.")
     assert not fired("amdgpu-kernel-userspace-incompatible", ticket_file_facts(tmp_path, ROCM_41, text))
 
@@ -167,7 +159,7 @@ def test_the_drivers_jit_refusing_a_newer_ptx_is_the_driver_too_old(tmp_path):
 
 def test_the_same_ptxas_log_without_the_jits_error_is_a_toolkits_ptxas(tmp_path):
     # edited: the two lines that say the driver's JIT failed (error 218) removed
-    text = "\n".join(line for line in _paste(ILGPU).splitlines()
+    text = "\n".join(line for line in read_paste(ILGPU).splitlines()
                      if "PTX JIT compilation failed" not in line and "CUDA_ERROR_INVALID_PTX" not in line)
     facts = ticket_file_facts(tmp_path, ILGPU, text)
     assert fired("ptxas-too-old", facts)
@@ -189,20 +181,20 @@ def test_gcc_without_the_nvptx_offload_target_is_named_with_its_package(tmp_path
 
 def test_an_offload_target_no_distribution_packages_gets_no_package_named(tmp_path):
     # edited: the target is AMD's, which no package named here builds
-    text = _paste(WINLIBS).replace("nvptx-none as offload target", "amdgcn-amdhsa as offload target")
+    text = read_paste(WINLIBS).replace("nvptx-none as offload target", "amdgcn-amdhsa as offload target")
     (f,) = fired("gcc-offload-target-not-built", ticket_file_facts(tmp_path, WINLIBS, text))
     assert "amdgcn-amdhsa" in f.message and "gcc-offload-nvptx" not in f.fix
 
 
 def test_gcc_refusing_an_unknown_option_is_not_an_offload_target(tmp_path):
     # edited: the driver's offload refusal replaced by its refusal of an unknown option
-    text = _paste(WINLIBS).replace("GCC is not configured to support nvptx-none as offload target",
+    text = read_paste(WINLIBS).replace("GCC is not configured to support nvptx-none as offload target",
                                    "unrecognized command-line option '-foffload-nvptx'")
     assert not fired("gcc-offload-target-not-built", ticket_file_facts(tmp_path, WINLIBS, text))
 
 
 def test_a_toolkit_dll_libgpuarray_could_not_load_is_answered_with_windows_path(tmp_path):
-    assert "libraries:libnvrtc" in _ids(_paste(LIBGPUARRAY))
+    assert "libraries:libnvrtc" in message_ids(read_paste(LIBGPUARRAY))
     (f,) = fired("cuda-runtime-library-missing", ticket_file_facts(tmp_path, LIBGPUARRAY))
     assert f.message.startswith("nvrtc64_70.dll cannot be loaded") and "CUDA_PATH" in f.message
     assert "where nvrtc64_70.dll" in f.fix and "set PATH=%CUDA_PATH%\\bin;%PATH%" in f.fix
@@ -211,8 +203,8 @@ def test_a_toolkit_dll_libgpuarray_could_not_load_is_answered_with_windows_path(
 
 def test_a_dll_that_is_not_the_toolkits_is_not_read_as_one():
     # edited: the DLL is a game's, not one of the CUDA toolkit's
-    text = _paste(LIBGPUARRAY).replace("nvrtc64_70.dll", "physx64_70.dll")
-    assert "libraries:libnvrtc" not in _ids(text)
+    text = read_paste(LIBGPUARRAY).replace("nvrtc64_70.dll", "physx64_70.dll")
+    assert "libraries:libnvrtc" not in message_ids(text)
 
 
 # --- aarch64 GCC refusing a feature modifier -----------------------------------------------------
@@ -228,7 +220,7 @@ def test_a_refused_sve_modifier_names_the_gcc_release_that_brought_it(tmp_path):
 
 def test_the_modifier_newer_gccs_name_is_the_one_judged(tmp_path):
     # edited: the refusal in GCC 12's words, naming +i8mm (GCC 10) in a value that also holds +sve (GCC 8)
-    text = _paste(COMPUTELIBRARY).replace("invalid feature modifier in ‘-march=armv8.2-a+sve+fp16+dotprod’",
+    text = read_paste(COMPUTELIBRARY).replace("invalid feature modifier in ‘-march=armv8.2-a+sve+fp16+dotprod’",
                                           "invalid feature modifier ‘i8mm’ in ‘-march=armv8.2-a+sve+i8mm’")
     (f,) = fired("compiler-older-than-build-flags", ticket_file_facts(tmp_path, COMPUTELIBRARY, text))
     assert "+i8mm (in -march=armv8.2-a+sve+i8mm) is accepted from GCC 10.1 on" in f.message
@@ -236,8 +228,8 @@ def test_the_modifier_newer_gccs_name_is_the_one_judged(tmp_path):
 
 def test_a_modifier_the_release_notes_do_not_date_is_not_judged(tmp_path):
     # edited: +sve misspelt +svee, which no GCC knows: a typo, not an old compiler
-    text = _paste(COMPUTELIBRARY).replace("+sve+fp16+dotprod", "+svee+fp16+dotprod")
-    assert "target_options:aarch64-invalid-feature-modifier" in _ids(text)
+    text = read_paste(COMPUTELIBRARY).replace("+sve+fp16+dotprod", "+svee+fp16+dotprod")
+    assert "target_options:aarch64-invalid-feature-modifier" in message_ids(text)
     assert not fired("compiler-older-than-build-flags", ticket_file_facts(tmp_path, COMPUTELIBRARY, text))
 
 
@@ -247,7 +239,7 @@ ALPHAFOLD = AU / "alphafold-651-allocation-163-gib-exceeds-one-gpu-healthy.txt"
 
 
 def test_tensorflows_allocator_running_out_is_read_and_answers_nothing():
-    assert "tensorflow:bfc-allocator-out-of-memory" in _ids(_paste(ALPHAFOLD))
+    assert "tensorflow:bfc-allocator-out-of-memory" in message_ids(read_paste(ALPHAFOLD))
     done = run_main("check", "--from", str(ALPHAFOLD))
     assert done.returncode == 0 and "bfc-allocator-out-of-memory" in done.stdout
 
@@ -256,7 +248,7 @@ def test_the_allocators_retry_warning_is_not_the_failure():
     line = ("W tensorflow/core/common_runtime/bfc_allocator.cc:243] Allocator (GPU_0_bfc) ran out of memory trying to "
             "allocate 1.25GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that "
             "there could be performance gains if more memory were available.")
-    ids = _ids(line)
+    ids = message_ids(line)
     assert "tensorflow:bfc-allocator-retry-not-a-failure" in ids and "tensorflow:bfc-allocator-out-of-memory" not in ids
 
 
@@ -264,14 +256,14 @@ RCCL_TOPO = AU / "rccl-1210-xgmi-48gbs-after-overheads-healthy.txt"
 
 
 def test_rccls_topology_header_is_read_as_a_listing():
-    assert "nccl:topo-system-header" in _ids(_paste(RCCL_TOPO))
+    assert "nccl:topo-system-header" in message_ids(read_paste(RCCL_TOPO))
     assert run_main("check", "--from", str(RCCL_TOPO)).returncode == 0
 
 
 def test_nccl_2_7s_topology_header_is_the_same_listing():
     # NCCL 2.7.8's own words (src/graph/topo.cc at v2.7.8-1), before maxWidth became maxBw
-    assert "nccl:topo-system-header" in _ids("=== System : maxWidth 24.0 ===")
-    assert "nccl:topo-system-header" not in _ids("=== System : all links up ===")
+    assert "nccl:topo-system-header" in message_ids("=== System : maxWidth 24.0 ===")
+    assert "nccl:topo-system-header" not in message_ids("=== System : all links up ===")
 
 
 # --- ROCr's other reports before it aborts (runtime.cpp, queue.cpp): read beside AU's gfx906 line, not
@@ -279,27 +271,27 @@ def test_nccl_2_7s_topology_header_is_the_same_listing():
 
 def test_rocrs_hardware_exception_is_read_with_its_cause():
     hang = "HW Exception by GPU node-1 (Agent handle: 0x12e78350) reason :GPU Hang\nAborted (core dumped)"
-    assert "rocr_vm_fault:hw-exception-gpu-hang" in _ids(hang)
-    ecc = _ids("HW Exception by GPU node-1 (Agent handle: 0x5627e0a3c1d0) reason :ECC")
+    assert "rocr_vm_fault:hw-exception-gpu-hang" in message_ids(hang)
+    ecc = message_ids("HW Exception by GPU node-1 (Agent handle: 0x5627e0a3c1d0) reason :ECC")
     assert "rocr_vm_fault:hw-exception-ecc" in ecc and "rocr_vm_fault:hw-exception-gpu-hang" not in ecc
 
 
 def test_a_queue_stopped_by_an_async_error_is_read_beside_the_status_that_names_it():
     text = ("Queue at 0x7f3e5c200000 inactivated due to async error:\n\tHSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: "
             "The agent attempted to access memory beyond the largest legal address.")
-    assert {"rocr_vm_fault:queue-inactivated-async-error", "hsa:HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"} <= _ids(text)
+    assert {"rocr_vm_fault:queue-inactivated-async-error", "hsa:HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION"} <= message_ids(text)
 
 
 def test_rocms_amdgpu_only_added_in_dkms_status_is_named_as_why(tmp_path):
-    assert "dkms:status-module" in _ids(_paste(RADEON_PRO))
+    assert "dkms:status-module" in message_ids(read_paste(RADEON_PRO))
     (f,) = fired("amdgpu-kernel-userspace-incompatible", ticket_file_facts(tmp_path, RADEON_PRO))
     assert "amdgpu 4.3-52.el7 only added (line 20)" in f.message
 
 
 def test_rocms_amdgpu_installed_is_not_called_only_added(tmp_path):
     # edited: dkms 2's line for a module built and installed for a kernel
-    text = _paste(RADEON_PRO).replace("amdgpu, 4.3-52.el7: added", "amdgpu, 4.3-52.el7, 4.18.0-305.el8.x86_64, x86_64: installed")
-    assert "dkms:status-module" in _ids(text)
+    text = read_paste(RADEON_PRO).replace("amdgpu, 4.3-52.el7: added", "amdgpu, 4.3-52.el7, 4.18.0-305.el8.x86_64, x86_64: installed")
+    assert "dkms:status-module" in message_ids(text)
     (f,) = fired("amdgpu-kernel-userspace-incompatible", ticket_file_facts(tmp_path, RADEON_PRO, text))
     assert "only added" not in f.message
 
@@ -311,7 +303,7 @@ def test_dkms_status_lines_of_both_formats_are_read_and_an_apt_line_is_not():
     for line, state in lines.items():
         (s,) = [m for m in find_messages(line) if m["id"] == "dkms:status-module"]
         assert s["state"] == state
-    assert "dkms:status-module" not in _ids("Package foo: installed")
+    assert "dkms:status-module" not in message_ids("Package foo: installed")
 
 
 # --- cudarc's libcuda (set AR's cudarc#255, a proposed symbol left open last session) ----------------
@@ -327,7 +319,7 @@ def test_cudarc_finding_no_libcuda_names_the_driver_library_and_wsl(tmp_path):
 
 def test_cudarcs_later_words_for_a_toolkit_library_are_the_runtime_library_missing(tmp_path):
     # edited: cudarc 0.11.6's panic for cuBLAS in place of 0.11.5's for the driver
-    text = _paste(CUDARC).replace('Unable to find cuda lib under the names ["cuda", "nvcuda"]. Please open GitHub issue.',
+    text = read_paste(CUDARC).replace('Unable to find cuda lib under the names ["cuda", "nvcuda"]. Please open GitHub issue.',
                                   'Unable to dynamically load the "cublas" shared library - searched for library names: '
                                   '["cublas", "cublas64"].').replace("# Unable to find cuda lib", "# cublas")
     facts = ticket_file_facts(tmp_path, CUDARC, text)
@@ -337,5 +329,5 @@ def test_cudarcs_later_words_for_a_toolkit_library_are_the_runtime_library_missi
 
 
 def test_open_mpis_libcuda_warning_on_a_machine_without_cuda_is_not_the_driver_missing(tmp_path):
-    assert "libraries:libcuda" in _ids(_paste(OMPI_HEALTHY))
+    assert "libraries:libcuda" in message_ids(read_paste(OMPI_HEALTHY))
     assert not fired("cuda-driver-library-not-found", ticket_file_facts(tmp_path, OMPI_HEALTHY))
