@@ -1,5 +1,6 @@
 """Intel GPUs through oneAPI Level Zero and SYCL: the user-space GPU driver (Intel's compute runtime,
-libze_intel_gpu.so.1) that the Level Zero loader must find (knowledge/messages/level_zero.toml)."""
+libze_intel_gpu.so.1) that the Level Zero loader must find (knowledge/messages/level_zero.toml), and a
+torch built without XPU asked for the Intel GPU (knowledge/messages/torch.toml)."""
 
 from __future__ import annotations
 
@@ -150,3 +151,46 @@ def _live(f: FactView) -> Iterator[Hit]:
                       "looks: Level Zero, SYCL and torch's XPU backend will see no GPU",
               severity="warning", fix=_FIX,
               evidence={"pci.address": intel[0].get("address"), "vendor_loaders.level_zero.gpu_drivers": []})
+
+
+# PyTorch's own instruction for its Intel GPU build (docs/source/notes/get_start_xpu.rst @ 0159f80c):
+# the XPU wheels are on PyTorch's index, not PyPI, and need the Intel GPU driver and support packages.
+_XPU_INDEX = "https://download.pytorch.org/whl/xpu"
+
+
+@rule("SW123", "torch-without-xpu", "warning", "torch was asked for an Intel GPU (xpu) but is a build without XPU support",
+      impact=7)
+def torch_without_xpu(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted traceback, torch's own refusal of the xpu device: "AssertionError: Torch not
+        compiled with XPU enabled" (torch.xpu's lazy initialisation) or "PyTorch was compiled
+        without XPU support". Printed by every torch wheel built without XPU, the CPU wheel
+        (2.13.0+cpu prints it) and the CUDA wheels alike.
+
+    Why it matters:
+        The program runs nothing on the Intel GPU: the environment's torch cannot see one,
+        whatever the driver. A warning: on a machine without an Intel GPU the program, not torch,
+        is what to change.
+
+    How to fix:
+        On a machine with an Intel GPU, with its driver and Intel's support packages installed,
+        install PyTorch's XPU build from PyTorch's own index (the XPU wheels are not on PyPI), then
+        check torch.xpu.is_available(). Without an Intel GPU, run the program on the CPU.
+
+    References:
+        - https://github.com/pytorch/pytorch/blob/main/docs/source/notes/get_start_xpu.rst (pip3 install torch --index-url https://download.pytorch.org/whl/xpu)
+        - https://github.com/pytorch/pytorch/blob/main/torch/xpu/__init__.py (_lazy_init)
+    """
+    told = catalogued(f, "torch-without-xpu")
+    if not told:
+        return
+    s = told[0]
+    yield Hit(message=f"torch refuses the Intel GPU (line {s.get('line')}: \"{told_text(s)}\"): this environment's torch is a "
+                      "build without XPU support (a CPU or CUDA wheel), so nothing runs on an Intel GPU; on a machine "
+                      "without one, the program must use the CPU",
+              fix=("python3 -c 'import torch; print(torch.__version__, torch._C._has_xpu)'   # False: no XPU in this build "
+                   "(torch.xpu's own check)\n"
+                   f"python3 -m pip install torch --index-url {_XPU_INDEX}   # on a machine with an Intel GPU, its driver "
+                   "and Intel's support packages: PyTorch's XPU build (not on PyPI); then torch.xpu.is_available()"),
+              evidence=told_evidence(s))

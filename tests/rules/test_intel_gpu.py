@@ -79,3 +79,22 @@ def test_a_gpu_through_opencl_only_lacks_the_level_zero_driver():
 def test_silent_on_a_listing_with_level_zero_gpus_or_another_vendors_gpu():
     assert not fired(SYM_INTEL, recorded_paste_facts("llama-cpp-sycl-doc-sycl-ls-level-zero-gpus-healthy.txt"))
     assert not fired(SYM_INTEL, recorded_paste_facts("llama-cpp-sycl-doc-sycl-ls-cuda-gpu-healthy.txt"))
+
+
+# torch-without-xpu: the traceback torch 2.13.0+cpu prints for torch.zeros(1, device="xpu"), as run on
+# this project's machine (tests/payload/test_torch_refusals_read.py runs it live); variants edited
+_XPU_TRACEBACK = ('Traceback (most recent call last):\n  File "<string>", line 1, in <module>\n'
+                  '  File "/work/main/.venv/lib/python3.11/site-packages/torch/xpu/__init__.py", line 358, in _lazy_init\n'
+                  '    raise AssertionError("Torch not compiled with XPU enabled")\n'
+                  'AssertionError: Torch not compiled with XPU enabled\n')
+
+
+def test_a_torch_without_xpu_asked_for_the_intel_gpu_is_named_with_the_xpu_index():
+    (f,) = fired("torch-without-xpu", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(_XPU_TRACEBACK)}))
+    assert f.severity == "warning" and "torch._C._has_xpu" in f.fix
+    assert "--index-url https://download.pytorch.org/whl/xpu" in f.fix
+
+
+def test_torchs_cuda_refusal_is_not_the_xpu_one():
+    text = _XPU_TRACEBACK.replace("XPU", "CUDA").replace("xpu", "cuda")
+    assert not fired("torch-without-xpu", facts("h100-kvm-1gpu", **{"ticket.symptoms": find_messages(text)}))
