@@ -31,7 +31,9 @@ def driver_too_old(f: FactView) -> Iterator[Hit]:
         the number being the driver's CUDA version, or CUDA runtime error 35 ("CUDA driver version
         is insufficient for CUDA runtime version") in any program's wording (torch, CTranslate2,
         onnxruntime, CUDA samples), 36 (an API call that needs a newer driver) or 222 (PTX built by
-        a newer CUDA than the driver's JIT compiler). PaddlePaddle's "compiled with CUDA 11.7, but CUDA
+        a newer CUDA than the driver's JIT compiler), and the JIT's own log of it ("ptxas
+        application ptx input, line 5; fatal : Unsupported .version 6.0; current version is
+        '5.0'") beside error 218 (a PTX JIT compilation failed). PaddlePaddle's "compiled with CUDA 11.7, but CUDA
         runtime version in your machine is 11.4" (the number being the driver's CUDA version): another
         major is the error, an older minor a warning (minor-version compatibility), equal is nothing. Error 35 in TensorFlow's or JAX's words
         ("cudaGetDevice() failed. Status: CUDA driver version is insufficient ...") is answered

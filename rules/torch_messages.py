@@ -390,7 +390,8 @@ def ptxas_too_old(f: FactView) -> Iterator[Hit]:
         .target 'sm_XX'", or, outside Triton's own compile, "Unsupported .version 8.4; current
         version is '7.8'" (PTX written by a newer toolchain than the ptxas assembling it). Inside
         Triton's compile an unsupported .version is Triton's own table (it picks the PTX version
-        from the ptxas it runs) and is left alone.
+        from the ptxas it runs) and is left alone; beside the driver's JIT error (218 or 222) the
+        log is the driver's JIT compiler's, which driver-too-old answers.
 
     Why it matters:
         Nothing is compiled for the GPU: torch.compile and every Triton kernel fail on it, though
