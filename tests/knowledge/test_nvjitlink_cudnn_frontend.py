@@ -3,7 +3,10 @@ on other libraries' lines, and each family's enum held to the header it was read
 
 from __future__ import annotations
 
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:   # Python 3.9 and 3.10: the tomli backport the package depends on
+    import tomli as tomllib
 from pathlib import Path
 
 import pytest

@@ -3,7 +3,10 @@ read on lines users pasted in public threads, each quoted verbatim with where it
 
 from __future__ import annotations
 
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:   # Python 3.9 and 3.10: the tomli backport the package depends on
+    import tomli as tomllib
 from pathlib import Path
 
 import pytest
