@@ -6,16 +6,14 @@ from __future__ import annotations
 import shlex
 from typing import Iterator
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 SYMBOL = "gcc-offload-target-not-built"
-# GCC's offload compiler for NVIDIA GPUs is a package of its own where a distribution builds it, named
-# the same on both sides: Debian's gcc-defaults control file (Binary: ... gcc-offload-nvptx, code index
-# file id 55656385143) and Fedora's gcc.spec (%package offload-nvptx, file id 38907709332). Another
-# target has no package these name.
-_PACKAGED = {"nvptx-none": "gcc-offload-nvptx"}
+# The distributions' packages of GCC's offload compilers, by target (knowledge/offload_compilers.toml).
+_PACKAGED = knowledge.load("offload_compilers")["packages"]["by_target"]
 
 
 @rule("SW121", SYMBOL, "error", "GCC was not built with the offload target the build asks for", impact=5)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shlex
 from typing import Iterator
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, first_symptom, told_evidence, told_text
@@ -78,10 +79,8 @@ def amdgpu_firmware_missing(f: FactView) -> Iterator[Hit]:
     yield Hit(message=what, fix=fix, evidence=told_evidence(s), **({} if failed else {"severity": "info"}))
 
 
-# nv-firmware.h's two GSP images and the chip families each serves (NVIDIA/open-gpu-kernel-modules
-# kernel-open/common/inc/nv-firmware.h @ 307159f2623d3bf45feb9177bd2da52ffbc5ddf9)
-_GSP_FAMILIES = {"gsp_tu10x.bin": "Turing (TU10x, TU11x) and the A100 (GA100)",
-                 "gsp_ga10x.bin": "Ampere GA10x, Ada, Hopper and Blackwell"}
+# nv-firmware.h's GSP images and the chip families each serves (knowledge/gpu_firmware.toml)
+_GSP_FAMILIES = knowledge.load("gpu_firmware")["nvidia_gsp"]["images"]
 
 
 @rule("GPU049", "nvidia-gsp-firmware-missing", "error", "the NVIDIA driver's GSP firmware for its release is not installed",
