@@ -10,10 +10,9 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import said_no_gpu, told_evidence, told_text
 from hpcdoctor.rules.gpu_access import libs_not_bound_in_container
+from hpcdoctor.rules.libraries import CUDARC_PANIC_WORDS
 
 SYMBOL = "cuda-driver-library-not-found"
-# cudarc's own words (its two panics), read as the library they name
-_CUDARC = (" lib under the names ", "shared library - searched for library names")
 
 _FIX = ("ldconfig -p | grep -E 'libcuda\\.so'   # the driver's libcuda the loader knows: cudarc asks for the unversioned "
         "libcuda.so\n"
@@ -54,7 +53,7 @@ def cuda_driver_library_not_found(f: FactView) -> Iterator[Hit]:
         - https://github.com/chelsea0x3b/cudarc/issues/255 (WSL: LD_LIBRARY_PATH without /usr/lib/wsl/lib)
     """
     s = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "libraries:libcuda"
-              and any(words in str(t.get("text", "")) for words in _CUDARC)), None)
+              and any(words in str(t.get("text", "")) for words in CUDARC_PANIC_WORDS)), None)
     if s is None or said_no_gpu(f) or libs_not_bound_in_container(f):
         return
     yield Hit(message=f"cudarc could not load the NVIDIA driver's libcuda (line {s.get('line')}: \"{told_text(s)}\"): the loader "

@@ -264,8 +264,31 @@ def _cuda_windows_dll(s: dict, dll: str) -> Hit:
                evidence={**told_evidence(s), "library": dll})
 
 
+# cudarc's two panics (knowledge/messages/libraries.toml cudarc-*): it tried a list of names of its own
+CUDARC_PANIC_WORDS = (" lib under the names ", "shared library - searched for library names")
+
+
+def _cudarc_library(s: dict, lib: str) -> Hit:
+    """cudarc found a toolkit library under none of the names it tries: either the library is not where the
+    loader looks, or its file has a name this cudarc release does not try (cudarc#246: 0.11.4's list lacked
+    CUDA 12.5's nvrtc64_120_0.dll). Which one, the installed file's name says: a hint, not a verdict."""
+    name = lib[3:] if lib.startswith("lib") else lib
+    return Hit(message=f"cudarc could not load {lib} under any of the names it tried (line {s.get('line')}: \"{told_text(s)}\"): "
+                       "the library is not installed where the loader looks (LD_LIBRARY_PATH, or PATH on Windows), or its "
+                       "file has a name this cudarc release does not try (cudarc 0.11.4's list lacked CUDA 12.5's "
+                       "nvrtc64_120_0.dll): the installed file's name tells which",
+               fix=(f"ls /usr/local/cuda*/lib64/{lib}.so* \"${{CONDA_PREFIX:-/nonexistent}}\"/lib/{lib}.so* 2>/dev/null   "
+                    f"# Linux: the files installed; cudarc tries {lib}.so\n"
+                    f"where {name}64*.dll   # Windows, in the cmd window that runs the program: the DLL's name, to compare "
+                    "with the names cudarc tried\n"
+                    "cargo update -p cudarc   # a file that is there under a name cudarc does not try: a cudarc release "
+                    "whose list has it"),
+               evidence={**told_evidence(s), "library": lib}, severity="info")
+
+
 @rule("SW022", "cuda-runtime-library-missing", "error", "a CUDA or ROCm library the program needs cannot be loaded", impact=9,
-      also={"info": "the paste's ls -l shows the library beside the program under another version suffix: the package's fault"})
+      also={"info": "the paste's ls -l shows the library beside the program under another version suffix: the package's "
+                    "fault; or cudarc found it under none of its own names, which may lack the installed file's"})
 def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -290,7 +313,9 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
         file", and on Windows "LoadLibrary failed with error 126 ... when trying to load
         ...onnxruntime_providers_cuda.dll" (126: ERROR_MOD_NOT_FOUND, a DLL it imports is missing).
         libgpuarray's 'Could not load "nvrtc64_70.dll"', a toolkit DLL by its Windows name,
-        answered with the cmd window's PATH.
+        answered with the cmd window's PATH. cudarc's panic for a toolkit library ("Unable to find
+        nvrtc lib under the names [...]") as info: cudarc tries a list of file names of its own, and
+        a release's list can lack the installed file's name (cudarc#246), which only that name tells.
 
     Why it matters:
         The program was built against a CUDA (or ROCm) runtime that is not where the loader looks:
@@ -360,6 +385,9 @@ def cuda_runtime_library_missing(f: FactView) -> Iterator[Hit]:
     dll = _CUDNN_WINDOWS_DLL.search(str(s.get("text", "")))
     if dll is not None:
         yield _cudnn_windows_dll(s, dll.group(0), dll.group("major"))
+        return
+    if any(words in str(s.get("text", "")) for words in CUDARC_PANIC_WORDS):
+        yield _cudarc_library(s, lib)
         return
     dll = _CUDA_WINDOWS_DLL.search(str(s.get("text", "")))
     if dll is not None:

@@ -325,7 +325,17 @@ def test_cudarcs_later_words_for_a_toolkit_library_are_the_runtime_library_missi
     facts = ticket_file_facts(tmp_path, CUDARC, text)
     assert not fired("cuda-driver-library-not-found", facts)
     (f,) = fired("cuda-runtime-library-missing", facts)
-    assert "libcublas.so" in f.message
+    assert f.severity == "info" and f.message.startswith("cudarc could not load libcublas")
+
+
+CUDARC_NAME_LIST = FIXTURES / "tickets_blind_al" / "cudarc-246-nvrtc-dll-name-list-lacks-cuda-12-5-healthy.txt"
+
+
+def test_cudarcs_own_name_list_missing_a_release_is_a_hint_not_a_fault(tmp_path):
+    # set AL's healthy control: cudarc 0.11.4 did not try CUDA 12.5's nvrtc64_120_0.dll (cudarc#246)
+    (f,) = fired("cuda-runtime-library-missing", ticket_file_facts(tmp_path, CUDARC_NAME_LIST))
+    assert f.severity == "info" and "names it tried" in f.message
+    assert "where nvrtc64*.dll" in f.fix and "cargo update -p cudarc" in f.fix
 
 
 def test_open_mpis_libcuda_warning_on_a_machine_without_cuda_is_not_the_driver_missing(tmp_path):
