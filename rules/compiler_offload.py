@@ -9,7 +9,7 @@ from typing import Iterator
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import first_catalogued, told_evidence, told_text
 
 SYMBOL = "gcc-offload-target-not-built"
 # The distributions' packages of GCC's offload compilers, by target (knowledge/offload_compilers.toml).
@@ -39,10 +39,9 @@ def gcc_offload_target_not_built(f: FactView) -> Iterator[Hit]:
         - https://github.com/gcc-mirror/gcc/blob/master/gcc/gcc.cc (handle_foffload_option)
         - https://github.com/brechtsanders/winlibs_mingw/issues/43 (a GCC 10.2 build without nvptx-none)
     """
-    told = catalogued(f, SYMBOL)
-    if not told:
+    s = first_catalogued(f, SYMBOL)
+    if s is None:
         return
-    s = told[0]
     target = str(s.get("target") or "")
     prog = str(s.get("program") or "gcc").rsplit("/", 1)[-1] or "gcc"
     package = _PACKAGED.get(target)

@@ -12,7 +12,7 @@ from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, stated, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_catalogued, stated, told_evidence, told_text
 from hpcdoctor.rules._where import SLURM_SAID, where
 
 _NVML_UNKNOWN = "nvml:NVML_ERROR_UNKNOWN"
@@ -186,10 +186,9 @@ def nvidia_container_cli_without_cgroup_v2(f: FactView) -> Iterator[Hit]:
         - https://github.com/NVIDIA/nvidia-docker/issues/1447
         - https://github.com/NixOS/nixpkgs/issues/127146
     """
-    told = catalogued(f, CGROUP_V2)
-    if not told:
+    s = first_catalogued(f, CGROUP_V2)
+    if s is None:
         return
-    s = told[0]
     yield Hit(message=f"the NVIDIA container hook found no cgroup v1 devices controller (line {s.get('line')}: "
                       f"\"{told_text(s)}\"): the host mounts only cgroup v2 and its libnvidia-container is older than "
                       "1.8.0, the first with cgroup v2 support, so no GPU container starts; the GPUs and driver are fine",

@@ -9,7 +9,7 @@ from typing import Iterator
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, first_symptom, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_catalogued, first_symptom, told_evidence, told_text
 
 SYMBOL = "amdgpu-firmware-missing"
 _FREEBSD = "gpu_firmware:lkpi-amdgpu-firmware-not-loaded"
@@ -112,10 +112,9 @@ def nvidia_gsp_firmware_missing(f: FactView) -> Iterator[Hit]:
         - https://github.com/torvalds/linux/blob/master/drivers/base/firmware_loader/main.c
         - https://github.com/NixOS/nixpkgs/issues/454772 (the datacenter driver's firmware left out of the system's firmware)
     """
-    told = catalogued(f, "nvidia-gsp-firmware-missing")
-    if not told:
+    s = first_catalogued(f, "nvidia-gsp-firmware-missing")
+    if s is None:
         return
-    s = told[0]
     version, name = str(s.get("version") or ""), str(s.get("name") or "")
     family = _GSP_FAMILIES.get(name)
     yield Hit(message=f"the kernel found no {name} of NVIDIA driver {version} (line {s.get('line')}: \"{told_text(s)}\"): the "

@@ -8,7 +8,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_catalogued, told_evidence, told_text
 
 SYMBOL = "intel-gpu-runtime-missing"
 # What a job sets or installs only to run on an Intel GPU: the live check needs one of them, so an
@@ -182,10 +182,9 @@ def torch_without_xpu(f: FactView) -> Iterator[Hit]:
         - https://github.com/pytorch/pytorch/blob/main/docs/source/notes/get_start_xpu.rst (pip3 install torch --index-url https://download.pytorch.org/whl/xpu)
         - https://github.com/pytorch/pytorch/blob/main/torch/xpu/__init__.py (_lazy_init)
     """
-    told = catalogued(f, "torch-without-xpu")
-    if not told:
+    s = first_catalogued(f, "torch-without-xpu")
+    if s is None:
         return
-    s = told[0]
     yield Hit(message=f"torch refuses the Intel GPU (line {s.get('line')}: \"{told_text(s)}\"): this environment's torch is a "
                       "build without XPU support (a CPU or CUDA wheel), so nothing runs on an Intel GPU; on a machine "
                       "without one, the program must use the CPU",
