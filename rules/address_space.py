@@ -1,7 +1,9 @@
-"""A process that cannot reserve the address space it needs at start because of a virtual-memory
-limit (RLIMIT_AS, ulimit -v), as a login node's shell limits set it: the HotSpot JVM's "Could not
-allocate metaspace" and "Could not reserve enough space for ... object heap" (knowledge/messages/
-jvm.toml), read beside the limit where the paste shows it (ulimit.toml)."""
+"""A process that cannot reserve the address space it needs because of a virtual-memory limit
+(RLIMIT_AS, ulimit -v), as a login node's shell limits or Grid Engine's h_vmem set it: the HotSpot
+JVM's "Could not allocate metaspace" and "Could not reserve enough space for ... object heap"
+(knowledge/messages/jvm.toml), read beside the limit where the paste shows it (ulimit.toml); a
+program's refused allocation (std::bad_alloc, MemoryError) in a Grid Engine job whose memory
+requests the paste names."""
 
 from __future__ import annotations
 
@@ -13,6 +15,19 @@ from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 SYMBOL = "virtual-memory-ulimit-too-low"
 _LIMIT_LINES = ("ulimit:vmem-set", "ulimit:vmem-bash")
+SGE_MEMORY = "prose:sge-memory-request-said"
+# A runtime's own words that an allocation failed, with no size: under Grid Engine's h_vmem the
+# address-space limit refuses it (runtime_memory.toml).
+SIZELESS_REFUSALS = ("runtime_memory:cxx-bad-alloc", "runtime_memory:python-memoryerror")
+
+# Grid Engine's shepherd sets h_vmem (per slot, times the slots on the host) as RLIMIT_AS: the job's
+# programs see allocations refused; mem_free and virtual_free only choose the host.
+_SGE_FIX = ("qstat -j \"$JOB_ID\" | grep -E 'resource_list|usage'   # the limits the job runs under and its vmem "
+            "(inside the job; else its number), h_vmem the address-space one\n"
+            "qconf -sc | grep -E 'h_vmem|s_vmem|mem_free|virtual_free'   # how this site defines them: a consumable h_vmem "
+            "with a default limits every job that does not ask\n"
+            "ulimit -v   # inside the job: the address-space limit in kB the shepherd set\n"
+            "# resubmit asking for address space as well: qsub -l h_vmem=20G (per slot; mem_free only chooses a host)")
 
 _FIX = ("ulimit -v; ulimit -Hv   # the address-space limit (kB) of this shell, soft and hard: a number, not unlimited, is what the JVM ran under\n"
         "ulimit -Sv unlimited   # raise the soft limit for this shell, up to the hard one (ulimit -Hv), then run java again\n"
@@ -27,6 +42,14 @@ def _limit(f: FactView) -> Optional[dict]:
         if isinstance(s, dict) and s.get("id") in _LIMIT_LINES and str(s.get("kbytes", "")).isdigit():
             return s
     return None
+
+
+def sge_memory_shown(f: FactView) -> Optional[tuple]:
+    """A size-less refused allocation beside Grid Engine's memory requests: (the refusal, the request)."""
+    symptoms = [s for s in f.get("ticket.symptoms") or [] if isinstance(s, dict)]
+    said = next((s for s in symptoms if s.get("id") == SGE_MEMORY), None)
+    refused = next((s for s in symptoms if s.get("id") in SIZELESS_REFUSALS), None)
+    return (refused, said) if said is not None and refused is not None else None
 
 
 def _reserved(s: dict) -> str:
@@ -54,6 +77,10 @@ def virtual_memory_ulimit_too_low(f: FactView) -> Iterator[Hit]:
         what an address-space limit (ulimit -v, RLIMIT_AS) below the reservation causes, and also
         what a -Xmx beyond the machine or a 32-bit JVM prints. An error where the paste also shows
         a finite limit: a "ulimit -v N" command or ulimit -a's "virtual memory (kbytes, -v) N".
+        Also a program's size-less refusal (C++'s std::bad_alloc, Python's MemoryError) where the
+        paste names Grid Engine's memory requests (h_vmem, s_vmem, virtual_free, -l mem_free): Grid
+        Engine's shepherd sets h_vmem as the job's RLIMIT_AS (the node's RAM is another rule's,
+        host-memory-insufficient, which then steps aside).
 
     Why it matters:
         The JVM reserves its heap and class space whole when it starts, far more address space than
@@ -65,7 +92,8 @@ def virtual_memory_ulimit_too_low(f: FactView) -> Iterator[Hit]:
         Read the limit (ulimit -v, ulimit -Hv) and raise the soft one (ulimit -Sv unlimited, up to
         the hard one); or make the JVM reserve less (-XX:CompressedClassSpaceSize, -Xmx); where the
         limit is a login node's policy, run the work in an interactive or batch job instead
-        (srun --pty bash, qsub -I, bsub -Is).
+        (srun --pty bash, qsub -I, bsub -Is). In a Grid Engine job, ask for the address space too
+        (qsub -l h_vmem=..., per slot): mem_free only chooses the host.
 
     References:
         - https://bugs.openjdk.org/browse/JDK-8043516 (java cannot start under ulimit -v: the class space reservation)
@@ -73,9 +101,19 @@ def virtual_memory_ulimit_too_low(f: FactView) -> Iterator[Hit]:
         - https://man7.org/linux/man-pages/man2/getrlimit.2.html (RLIMIT_AS: the maximum size of the process's virtual memory)
         - https://github.com/cBio/cbio-cluster/issues/183 (a head node's 4 GB ulimit -v stops java; the admin: use an interactive job)
         - https://github.com/haikuports/haikuports/issues/3549 (ulimit -S -v 819400 reproduces it on Linux)
+        - https://github.com/daimh/sge/blob/684f8df18695b503d10b3a953737c3eee7ca58c5/source/daemons/shepherd/setrlimits.c (h_vmem as RLIMIT_AS)
+        - https://github.com/TIGRLab/admin/issues/303 (bad_alloc in a Grid Engine job asking only mem_free; h_vmem set fixed it)
     """
     told = catalogued(f, SYMBOL)
     if not told:
+        sge = sge_memory_shown(f)
+        if sge is not None:
+            refused, said = sge
+            yield Hit(message=f"line {refused.get('line')}: \"{told_text(refused)}\": the program could not get memory in a "
+                              f"Grid Engine job (line {said.get('line')}: \"{told_text(said)}\"): Grid Engine sets h_vmem, "
+                              "per slot, as the job's address-space limit (RLIMIT_AS), which refuses allocations before RAM "
+                              "runs out; mem_free and virtual_free only choose the host",
+                      fix=_SGE_FIX, evidence=told_evidence(refused))
         return
     s, limit = told[0], _limit(f)
     shown = ""

@@ -14,6 +14,7 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.parse.sizes import gib
 from hpcdoctor.rules._common import catalogued, ticket_evidence, told_text
+from hpcdoctor.rules.address_space import SIZELESS_REFUSALS, sge_memory_shown
 
 # The Go runtime prints clone's errno itself; 12 is ENOMEM (golang/go src/runtime/os_linux.go newosproc).
 _GO_THREAD = "oslimits:go-failed-to-create-os-thread"
@@ -206,6 +207,8 @@ def host_memory_insufficient(f: FactView) -> Iterator[Hit]:
                       evidence=ticket_evidence(s))
             return
         if _runtime(s):
+            if sge_memory_shown(f) is not None and s.get("id") in SIZELESS_REFUSALS:
+                return   # Grid Engine's h_vmem refused it: virtual-memory-ulimit-too-low (ENV088) answers
             yield _runtime_hit(s)
             return
         jvm = str(s.get("id", "")).startswith("jvm:")

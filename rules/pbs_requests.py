@@ -1,9 +1,10 @@
-"""A PBS resource request written in a dialect the server refuses: chunk requests (-l select=...)
-at a site whose PBS takes only job-wide -l ncpus and -l mem, or TORQUE's nodes=N:ppn=M
-(knowledge/messages/pbs_requests.toml)."""
+"""A PBS resource request the server refuses: written in a dialect it does not take (chunk requests,
+-l select=..., at a site whose PBS takes only job-wide -l ncpus and -l mem, or TORQUE's nodes=N:ppn=M),
+or naming a resource it does not define (knowledge/messages/pbs_requests.toml)."""
 
 from __future__ import annotations
 
+import shlex
 from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
@@ -52,4 +53,46 @@ def pbs_select_syntax_unsupported(f: FactView) -> Iterator[Hit]:
                    "qsub job.sh   # resubmit; then put the same two lines in the tool's template (dpdispatcher: resources' custom_flags, "
                    "dask-jobqueue: job_directives_skip=['select'] with job_extra_directives)\n"
                    "# a TORQUE server takes '#PBS -l nodes=1:ppn=N' instead; the site's documentation names its form"),
+              evidence=told_evidence(s))
+
+
+@rule("ENV140", "pbs-resource-unknown", "error", "qsub refused a resource this PBS server does not define", impact=5)
+def pbs_resource_unknown(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a pasted log, OpenPBS / PBS Pro refusing a job for a resource it does not define, by
+        name: "qsub: Unknown resource: AMD" (the server appends the name to PBSE_UNKRESC's text,
+        reply_send.c); qalter, qrun and pbs_rsub print the same.
+
+    Why it matters:
+        Resources other than the built-in ones (ncpus, mem, walltime, ngpus ...) are each site's
+        own, defined by its administrators; a job template written at another site (a CPU kind, a
+        GPU model, a node property) names one this server has never heard of, and the job is never
+        queued. Nothing on the node is wrong.
+
+    How to fix:
+        Find the line of the job script (or of the workflow tool's PBS template) that asks for the
+        resource and remove it, or rename it to the resource this site uses for the same thing:
+        pbsnodes -av lists what the nodes offer (resources_available.*), and the site's
+        documentation names its custom resources.
+
+    References:
+        - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/server/reply_send.c (PBSE_UNKRESC with the resource's name)
+        - https://github.com/openpbs/openpbs/blob/cd7ab5edaf03dcac2f1cb9e2f42d75eb117d468a/src/server/req_quejob.c (a select chunk's unknown keyword)
+        - https://github.com/aidenlab/juicer/issues/162 (PBS scripts asking for AMD at a site without it)
+    """
+    s = first_catalogued(f, "pbs-resource-unknown")
+    if s is None:
+        return
+    name = str(s.get("resource") or "")
+    word = shlex.quote(name)
+    yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": this PBS server defines no resource named {name}, and "
+                      f"the job asks for one: the job script or the tool's PBS template was written for another site's "
+                      "resources (a CPU kind, a GPU model, a node property)",
+              fix=(f"grep -n -w -- {word} job.sh   # the request naming it: a '#PBS -l' line (or a select chunk's "
+                   f"'{name}=...'); also the workflow tool's PBS template, if a tool writes the script\n"
+                   "pbsnodes -av | grep -o 'resources_available\\.[A-Za-z_]*' | sort -u   "
+                   "# the resources this cluster's nodes define: keep only these in the request\n"
+                   f"# then remove {name} from the request (or rename it to this site's resource for the same thing, as its "
+                   "documentation names it) and qsub again"),
               evidence=told_evidence(s))

@@ -33,6 +33,7 @@ _WHO = {
     "toolchain:gcc-error-trying-to-exec": "GCC's driver",
     "toolchain:gcc-installation-problem-cannot-exec": "GCC's driver",
     "toolchain:gcc-driver-compiler-named-as-input": "the build's compiler command",
+    "host_config:nvcc-host-compiler-not-in-path": "nvcc (it compiles the host side of CUDA code with it)",
 }
 # GCC's compiler proper per program: its language and packages (knowledge/gcc_compiler_propers.toml).
 _PROPER = knowledge.load("gcc_compiler_propers")["propers"]["programs"]
@@ -42,6 +43,13 @@ _FIX = ("command -v gcc g++ cc c++ gfortran || echo 'no compiler on PATH'   # wh
         "echo \"CC=$CC CXX=$CXX\"   # a CC/CXX naming a compiler that is not here is the same fault: unset it or point it at one that is\n"
         "# in a container image you build: apt-get install -y build-essential (Debian, Ubuntu) or "
         "dnf install -y gcc gcc-c++ make (RHEL family); a conda environment: conda install -c conda-forge compilers")
+# Visual Studio puts cl.exe on PATH only in its developer prompts (vcvars64.bat); vswhere.exe sits at this
+# fixed place from Visual Studio 2017 on and lists the installations (Microsoft's vswhere README).
+_FIX_MSVC = ("where cl.exe\n"
+             "\"%ProgramFiles(x86)%\\Microsoft Visual Studio\\Installer\\vswhere.exe\" -all -property installationPath\n"
+             "# in cmd.exe, where found nothing: in the same prompt, call \"<installationPath>\\VC\\Auxiliary\\Build\\vcvars64.bat\" "
+             "of an installation vswhere listed, or open its \"x64 Native Tools Command Prompt\", and rebuild there; "
+             "none listed: install Visual Studio's C++ build tools of a version this CUDA release accepts")
 _FIX_JIT = ("\nexport CC=$(command -v gcc) CXX=$(command -v g++)   # torch.compile and Triton use these once a compiler is on PATH")
 
 
@@ -64,7 +72,8 @@ def compile_toolchain_missing(f: FactView) -> Iterator[Hit]:
         found." and "Could not find compiler set in environment variable CC", GNU make's
         "make: gcc: No such file or directory" (make 3.x: "Command not found"), torch.compile's
         "No working C++ compiler found" and "Compiler: ... is not found.", Triton's "Failed to
-        find C compiler", and a shell's "gcc: command not found" (bash, dash, zsh, fish, tcsh).
+        find C compiler", nvcc's "Cannot find compiler 'cl.exe' in PATH" (its host compiler; on
+        Windows Visual Studio's, answered with its developer prompt), and a shell's "gcc: command not found" (bash, dash, zsh, fish, tcsh).
         GCC's driver failing to start a language's compiler proper: "fatal error: cannot execute
         'cc1plus': execvp: No such file or directory" (GCC 4.8 and later), "error trying to exec
         'f951': execvp: ..." (GCC 4.x), "installation problem, cannot exec `cc1'" (GCC 2/3), for
@@ -111,6 +120,11 @@ def compile_toolchain_missing(f: FactView) -> Iterator[Hit]:
             else f"the {compiler} compiler is not on this node's PATH" if compiler and s.get("id") != "toolchain:cmake-no-compiler-found"
             else f"no {compiler or 'C/C++'} compiler is on this node's PATH")
     jit = str(s.get("id")).startswith("frameworks:")
+    if compiler.lower() == "cl.exe":   # Windows: Visual Studio's compiler, on PATH only in its developer prompts
+        yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": {what}, and {who} needs it: Visual Studio's C++ "
+                          "compiler is on PATH only in its developer prompts (vcvars64.bat)",
+                  fix=_FIX_MSVC, evidence=told_evidence(s))
+        return
     yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": {what}, and {who} needs one: load the site's compiler "
                       "module or install one where the job runs",
               fix=_FIX + (_FIX_JIT if jit else ""), evidence=told_evidence(s))

@@ -11,7 +11,7 @@ from typing import Iterator
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge.wheels import dropped_arch
-from hpcdoctor.rules._common import DRIVER_JIT_FAILED, first_symptom, ticket_evidence, told_text
+from hpcdoctor.rules._common import DRIVER_JIT_FAILED, first_symptom, stated, ticket_evidence, told_text
 
 
 @rule("ENV007", "nccl-watchdog-timeout", "info", "a collective ran past the process group's timeout", impact=7)
@@ -191,7 +191,8 @@ def _store_name_unresolved(s: dict) -> Hit:
 
 
 @rule("MEM004", "dataloader-open-files", "warning", "DataLoader workers ran out of file descriptors", impact=6,
-      also={"info": "a bare EMFILE with no DataLoader frame: the usual holder, not a shown one"})
+      also={"info": "a bare EMFILE with no DataLoader frame, or the user's words \"too many open files\" beside "
+                    "DataLoader workers: the usual holder, not a shown one"})
 def dataloader_open_files(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -232,6 +233,21 @@ def dataloader_open_files(f: FactView) -> Iterator[Hit]:
                           "# then, at the start of the training script: "
                           "torch.multiprocessing.set_sharing_strategy('file_system')",
                       evidence=ticket_evidence(bare))
+            return
+        said = first_symptom(f, "prose:too-many-open-files-said", "prose:emfile-message-quoted")
+        workers = first_symptom(f, "prose:dataloader-workers-said")
+        if said is not None and workers is not None and stated(said):
+            # the user's words, not the program's line: the DataLoader's workers are shown, the error is retold
+            yield Hit(message=f"the user says the job failed with \"Too many open files\" (line {said['line']}) and its "
+                              f"DataLoader has worker processes (line {workers['line']}: \"{told_text(workers)}\"): "
+                              "workers pass each tensor to the main process by a file descriptor (torch's default "
+                              "file_descriptor sharing), so tensors kept alive hold descriptors until the "
+                              "open-files limit is reached",
+                      severity="info",
+                      fix='ulimit -n "$(ulimit -Hn)"   # in the job script, before python\n'
+                          "# or, at the start of the training script: "
+                          "torch.multiprocessing.set_sharing_strategy('file_system')",
+                      evidence=ticket_evidence(said))
         return
     yield Hit(message=f"the DataLoader's workers ran out of file descriptors (line {s['line']})",
               fix='ulimit -n "$(ulimit -Hn)"   # in the job script, before python; or in the script: '
