@@ -185,7 +185,10 @@ def find_messages(text: str, families: Optional[Sequence[str]] = None,
             # Each generic family reads what neither a specific family nor an earlier generic one read
             # (errno's strerror text before errorlines' bare "<file>:<n>: error:").
             taken = {s["line"] for s in found}
-            said = {lower(str(s["matched"])) for s in found if len(str(s.get("matched") or "")) >= 12}
+            # The user's own words (prose.toml) retell no program's line: a program's line that repeats
+            # them is still read ("# Too many open files" over SeaDrive's "...:Too many open files.").
+            said = {lower(str(s["matched"])) for s in found
+                    if len(str(s.get("matched") or "")) >= 12 and s.get("family") != "prose"}
             # A read entry's own text covers a later line that repeats it, where the reading matched
             # only its code (a title cut short, read with the quoted line below it: "Error 803").
             said |= {lower(str(s["message"])) for s in found if _literal_message(s.get("message"))}
