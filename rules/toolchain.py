@@ -73,7 +73,8 @@ def compile_toolchain_missing(f: FactView) -> Iterator[Hit]:
         "make: gcc: No such file or directory" (make 3.x: "Command not found"), torch.compile's
         "No working C++ compiler found" and "Compiler: ... is not found.", Triton's "Failed to
         find C compiler", nvcc's "Cannot find compiler 'cl.exe' in PATH" (its host compiler; on
-        Windows Visual Studio's, answered with its developer prompt), and a shell's "gcc: command not found" (bash, dash, zsh, fish, tcsh).
+        Windows Visual Studio's, answered with its developer prompt), and a shell's "gcc: command
+        not found" (bash, dash, zsh, fish, tcsh).
         GCC's driver failing to start a language's compiler proper: "fatal error: cannot execute
         'cc1plus': execvp: No such file or directory" (GCC 4.8 and later), "error trying to exec
         'f951': execvp: ..." (GCC 4.x), "installation problem, cannot exec `cc1'" (GCC 2/3), for

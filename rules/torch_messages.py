@@ -201,7 +201,9 @@ def dataloader_open_files(f: FactView) -> Iterator[Hit]:
         CPython multiprocessing's reduction.py / resource_sharer.py frames, where the file
         descriptor of a shared tensor is passed, or CPython's "received 0 items of ancdata", the
         same limit met while a descriptor was on its way (dataloader.py's note on the open files
-        limit).
+        limit). At info: a bare EMFILE with no DataLoader frame, and "Too many open files" in the
+        user's own words (a title, a quote) beside a DataLoader given workers (num_workers above 0):
+        the usual holder, not a shown one.
 
     Why it matters:
         With the default "file_descriptor" sharing strategy every tensor a worker sends holds a
