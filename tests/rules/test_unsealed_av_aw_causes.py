@@ -34,7 +34,7 @@ def test_nvcc_without_cl_exe_on_path_is_answered_with_visual_studios_developer_p
 
 
 def test_nvcc_without_gpp_gets_the_compiler_module_fix(tmp_path):
-    # edited: nvcc names g++ instead of cl.exe (the same message on Linux with -ccbin g++)
+    # edited: nvcc names g++ instead of cl.exe (its format string, "Cannot find compiler '%s' in PATH", takes any name)
     text = read_paste(CL_EXE).replace("'cl.exe'", "'g++'")
     (f,) = fired("compile-toolchain-missing", ticket_file_facts(tmp_path, CL_EXE, text))
     assert "g++" in f.message and "module avail gcc" in f.fix and "vcvars64" not in f.fix
