@@ -11,7 +11,7 @@ from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_symptom, told_evidence, told_text
 
 SYMBOL = "virtual-memory-ulimit-too-low"
 _LIMIT_LINES = ("ulimit:vmem-set", "ulimit:vmem-bash")
@@ -46,9 +46,7 @@ def _limit(f: FactView) -> Optional[dict]:
 
 def sge_memory_shown(f: FactView) -> Optional[tuple]:
     """A size-less refused allocation beside Grid Engine's memory requests: (the refusal, the request)."""
-    symptoms = [s for s in f.get("ticket.symptoms") or [] if isinstance(s, dict)]
-    said = next((s for s in symptoms if s.get("id") == SGE_MEMORY), None)
-    refused = next((s for s in symptoms if s.get("id") in SIZELESS_REFUSALS), None)
+    said, refused = first_symptom(f, SGE_MEMORY), first_symptom(f, *SIZELESS_REFUSALS)
     return (refused, said) if said is not None and refused is not None else None
 
 

@@ -190,6 +190,11 @@ def _store_name_unresolved(s: dict) -> Hit:
                evidence=ticket_evidence(s))
 
 
+# The DataLoader's two ways out of its open-files limit, as torch's own message names them.
+_DATALOADER_FD_FIX = ('ulimit -n "$(ulimit -Hn)"   # in the job script, before python; or in the script: '
+                      "torch.multiprocessing.set_sharing_strategy('file_system')")
+
+
 @rule("MEM004", "dataloader-open-files", "warning", "DataLoader workers ran out of file descriptors", impact=6,
       also={"info": "a bare EMFILE with no DataLoader frame, or the user's words \"too many open files\" beside "
                     "DataLoader workers: the usual holder, not a shown one"})
@@ -246,14 +251,10 @@ def dataloader_open_files(f: FactView) -> Iterator[Hit]:
                               "file_descriptor sharing), so tensors kept alive hold descriptors until the "
                               "open-files limit is reached",
                       severity="info",
-                      fix='ulimit -n "$(ulimit -Hn)"   # in the job script, before python\n'
-                          "# or, at the start of the training script: "
-                          "torch.multiprocessing.set_sharing_strategy('file_system')",
-                      evidence=ticket_evidence(said))
+                      fix=_DATALOADER_FD_FIX, evidence=ticket_evidence(said))
         return
     yield Hit(message=f"the DataLoader's workers ran out of file descriptors (line {s['line']})",
-              fix='ulimit -n "$(ulimit -Hn)"   # in the job script, before python; or in the script: '
-                  "torch.multiprocessing.set_sharing_strategy('file_system')",
+              fix=_DATALOADER_FD_FIX,
               evidence=ticket_evidence(s))
 
 
