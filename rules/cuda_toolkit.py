@@ -131,7 +131,10 @@ def cuda_toolkit_nvcc_missing(f: FactView) -> Iterator[Hit]:
         on the system", "CUDA_HOME environment variable is not set" and "nvcc not found at
         '...'", or "No such file or directory: '/usr/local/cuda/bin/nvcc'"; or the shell finding no
         nvcc at all, in bash's, dash's, zsh's, fish's or tcsh's words ("nvcc: command not found",
-        "build.sh: 2: nvcc: not found", knowledge/messages/shell.toml).
+        "build.sh: 2: nvcc: not found", knowledge/messages/shell.toml), or finding none at the path a
+        program ran it by ("sh: /usr/local/cuda/bin/nvcc: No such file or directory": OpenMM's CUDA
+        platform looks there unless OPENMM_CUDA_COMPILER says otherwise). A Rust CUDA crate's build
+        script (find_cuda_helper) panicking with "Could not find a cuda installation".
 
     Why it matters:
         torch's wheels carry the CUDA runtime libraries but no compiler, so torch sees the GPUs
@@ -149,8 +152,31 @@ def cuda_toolkit_nvcc_missing(f: FactView) -> Iterator[Hit]:
     """
     s = first_symptom(f, "cuda_home:deepspeed-cuda-home-missing", "cuda_home:torch-cuda-not-found",
                       "cuda_home:torch-cuda-home-not-set", "cuda_home:torch-nvcc-not-found-at", "cuda_home:nvcc-enoent",
-                      "shell:nvcc-not-found")
+                      "shell:nvcc-not-found", "shell:nvcc-path-not-found", "cuda_home:rust-cuda-no-installation",
+                      "cuda_home:rust-cuda-which-nvcc-failed", "cuda_home:rust-cuda-root-not-found")
     if s is None:
+        return
+    if s["id"].startswith("cuda_home:rust-cuda-"):
+        yield Hit(message=f"a Rust CUDA crate's build script found no CUDA toolkit (line {s['line']}: \"{told_text(s)}\"): "
+                          "building it needs the toolkit (nvcc, cuda.h and its libraries), not only the driver",
+                  fix=("command -v nvcc; ls -d /usr/local/cuda*/lib64 /opt/cuda/lib64 2>/dev/null   # a toolkit already "
+                       "here: put its bin/ on PATH (the helper looks above `which nvcc`) or export CUDA_LIBRARY_PATH to its lib64/ "
+                       "(on Windows: CUDA_PATH to its root)\n"
+                       "# none: install a CUDA toolkit or load the site's cuda module, then run cargo build again"),
+                  evidence=ticket_evidence(s))
+        return
+    if s["id"] == "shell:nvcc-path-not-found":
+        path = s.get("path") or s.get("zsh") or s.get("tcsh") or s.get("fish") or "that path"
+        yield Hit(message=f"a program ran nvcc by its path and the shell found none there (line {s['line']}: "
+                          f"\"{told_text(s)}\"): no CUDA toolkit is installed at {path.rsplit('/bin/', 1)[0]}; it may be "
+                          "elsewhere on the node (a distribution's /opt/cuda, a module, a conda environment), where the "
+                          "program has to be told to look",
+                  fix=("ls -d /usr/local/cuda*/bin/nvcc /opt/cuda*/bin/nvcc \"$CONDA_PREFIX\"/bin/nvcc 2>/dev/null; "
+                       "command -v nvcc   # where this node's nvcc is\n"
+                       "# point the program at it: CUDA_HOME (the folder above bin/nvcc) for most builds, "
+                       "OPENMM_CUDA_COMPILER (nvcc's own path) for OpenMM's CUDA platform; none found: install a CUDA "
+                       "toolkit or load the site's cuda module"),
+                  evidence=ticket_evidence(s))
         return
     if s["id"] == "shell:nvcc-not-found":
         yield Hit(message=f"the shell found no nvcc on PATH (line {s['line']}: \"{told_text(s)}\"): no CUDA toolkit is "

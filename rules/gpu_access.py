@@ -3,7 +3,7 @@ container that sees the GPU's device nodes but not the driver's libraries (GPU02
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Iterator, List, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
@@ -189,6 +189,16 @@ _DOCKER_SAID = "prose:docker-said"
 _NO_LIBRARY_TOLD = ("nvidia_smi:nvml-library-not-found", "nvml:NVML_ERROR_LIBRARY_NOT_FOUND", "libraries:libnvidia-ml",
                     "libraries:libcuda")
 _NO_DRIVER_SEEN = ("cuda:cudaErrorInsufficientDriver", "cuda_driver:CUDA_ERROR_NO_DEVICE")
+# A pyxis/enroot task (srun --container-image): enroot's NVIDIA hook (conf/hooks/98-nvidia.sh) injects the
+# driver only where NVIDIA_VISIBLE_DEVICES is set, and libcuda only where NVIDIA_DRIVER_CAPABILITIES names
+# compute; an image not built on NVIDIA's sets neither, so torch there finds no driver at all.
+_PYXIS = "enroot:pyxis-container-option"
+_NO_DRIVER_IN_ENROOT = ("torch:no-nvidia-driver", "cuda:cudaErrorInsufficientDriver") + _NO_LIBRARY_TOLD
+_ENROOT_FIX = ("export NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility   # before srun: "
+               "pyxis passes them to enroot, whose NVIDIA hook then injects the driver (all: as NVIDIA's images "
+               "set it; Slurm's device cgroup, where the site constrains devices, keeps the job to its own GPUs)\n"
+               "# or in the image's Dockerfile, as NVIDIA's CUDA images do: ENV NVIDIA_VISIBLE_DEVICES=all and "
+               "ENV NVIDIA_DRIVER_CAPABILITIES=compute,utility")
 
 _APPTAINER_FIX = ("apptainer exec --nv IMAGE nvidia-smi   # --nv binds the host's driver libraries (nvliblist.conf) "
                   "and the /dev/nvidia* nodes into the container")
@@ -252,7 +262,10 @@ def container_nvidia_libs_not_bound(f: FactView) -> Iterator[Hit]:
         "Could not find any nv libraries on this host!", printed at an Apptainer/Singularity prompt
         or after a container started without --nv (or docker run without --gpus). As a warning,
         nvidia-smi's or NVML's library-not-found where the user only says it ran in docker (how
-        the container was started is not shown): an image carries no driver libraries.
+        the container was started is not shown): an image carries no driver libraries. torch's
+        "Found no NVIDIA driver" (or CUDA's insufficient driver) in a job that asked Slurm for
+        GPUs and started its tasks through pyxis (srun --container-image): enroot injects the
+        driver only where NVIDIA_VISIBLE_DEVICES is set.
 
     Why it matters:
         The driver's user-space libraries belong to the host and must match its kernel module; an
@@ -272,6 +285,7 @@ def container_nvidia_libs_not_bound(f: FactView) -> Iterator[Hit]:
         - https://github.com/apptainer/apptainer/blob/917d66577963ca297352a22e13c86f1748ddc645/internal/pkg/runtime/launch/launcher_linux.go (addGPUBinds)
         - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html
         - https://github.com/apptainer/apptainer/issues/1205 (nvidia-smi in a nested container)
+        - https://github.com/NVIDIA/enroot/blob/8ea147d337da60cb1c557140f3a85cdf0d620968/conf/hooks/98-nvidia.sh
     """
     found = False
     for hit in _libs_not_bound_live(f):
@@ -284,6 +298,7 @@ def container_nvidia_libs_not_bound(f: FactView) -> Iterator[Hit]:
     if missing is None and any(s.get("id") == _DEVICES_ONLY for s in told):
         missing = next((s for s in told if s.get("id") in _NO_DRIVER_SEEN), None)
     if missing is None:
+        yield from _enroot_without_driver(told)
         return
     prompt = next((s for s in told if s.get("id") in _PROMPT), None)
     asked_not = next((s for s in told if s.get("id") in _NOT_ASKED), None)
@@ -316,6 +331,23 @@ def container_nvidia_libs_not_bound(f: FactView) -> Iterator[Hit]:
                       f"\"{told_text(asked_not)[:100]}\"), and the NVIDIA driver's libraries are missing in it "
                       f"(line {missing.get('line')}: \"{told_text(missing)}\")",
               fix=_DOCKER_FIX if docker else _APPTAINER_FIX, evidence=told_evidence(missing))
+
+
+def _enroot_without_driver(told: List[dict]) -> Iterator[Hit]:
+    """torch's "Found no NVIDIA driver" (or CUDA's insufficient driver) in a task pyxis started in an
+    enroot container, in a job that asked Slurm for GPUs: the host has the driver, the container was
+    not given it."""
+    pyxis = next((s for s in told if s.get("id") == _PYXIS), None)
+    none = next((s for s in told if s.get("id") in _NO_DRIVER_IN_ENROOT), None)
+    asked = next((s for s in told if s.get("id") == "prose:slurm-gpus-requested"), None)
+    if pyxis is None or none is None or asked is None:
+        return
+    yield Hit(message=f"the job asked Slurm for GPUs (line {asked.get('line')}) and started its tasks in an enroot "
+                      f"container through pyxis (line {pyxis.get('line')}: --container-{pyxis.get('option')}), where "
+                      f"no NVIDIA driver was found (line {none.get('line')}: \"{told_text(none)[:120]}\"): enroot's "
+                      "NVIDIA hook injects the driver only when NVIDIA_VISIBLE_DEVICES is set (and libcuda only when "
+                      "NVIDIA_DRIVER_CAPABILITIES names compute), which an image not built on NVIDIA's does not set",
+              fix=_ENROOT_FIX, evidence=told_evidence(none))
 
 
 def libs_not_bound_in_container(f: FactView) -> bool:
