@@ -4,7 +4,7 @@ is said."""
 
 from __future__ import annotations
 
-from conftest import FIXTURES
+from conftest import FIXTURES, run_main
 from hpcdoctor.triage.messages import find_messages
 from rulekit import fired, read_paste, run_rule, ticket_file_facts
 
@@ -100,3 +100,16 @@ def test_findmpi_of_cmake_before_3_10_is_mpis_too():
     line = "-- Could NOT find MPI_C (missing: MPI_C_LIBRARIES MPI_C_INCLUDE_PATH)\n"
     assert {s["id"] for s in find_messages(line)} >= {"cmake_find:could-not-find-mpi"}
     assert "cmake_find:could-not-find-missing-files" not in {s["id"] for s in find_messages(line)}
+
+
+# --- healthy controls that were declined: their lines are read, and nothing fires ------------------
+
+DSS_LSMOD = AX / "data-science-stack-90-diagnostics-wants-nvidia-smi-healthy.txt"
+MIOPEN_KDB = AX / "miopen-2123-missing-kdb-warning-healthy.txt"
+
+
+def test_lsmods_nvidia_rows_and_miopens_kdb_warning_are_read_and_stay_silent():
+    for path, wanted in ((DSS_LSMOD, "kmod:lsmod-nvidia-loaded"), (MIOPEN_KDB, "miopen:missing-system-kdb")):
+        assert wanted in {s["id"] for s in find_messages(read_paste(path))}, path.name
+        result = run_main("check", "--from", str(path))
+        assert result.returncode == 0 and wanted.split(":")[1] in result.stdout, path.name   # read, answered, no finding
