@@ -113,3 +113,34 @@ def test_lsmods_nvidia_rows_and_miopens_kdb_warning_are_read_and_stay_silent():
         assert wanted in {s["id"] for s in find_messages(read_paste(path))}, path.name
         result = run_main("check", "--from", str(path))
         assert result.returncode == 0 and wanted.split(":")[1] in result.stdout, path.name   # read, answered, no finding
+
+
+# --- a conda environment's libtcl loaded by Environment Modules 3.2's modulecmd --------------------
+
+CONDA_LDD = AY / "conda-4023-conda-libtcl-shadows-system-tcl.txt"
+CONDA_EXPORT = AY / "sheffield-hpc-564-conda-lib-on-ld-library-path-shadows-tcl.txt"
+
+
+def test_modulecmds_tcl_failure_with_ldd_showing_condas_libtcl_is_the_shadowing(tmp_path):
+    (f,) = fired("conda-lib-shadows-system-library", ticket_file_facts(tmp_path, CONDA_LDD))
+    assert "/home/gawbul/miniconda2/lib/libtcl8.5.so" in f.message and "Cannot initialize TCL" in f.message
+    assert "grep -vE" in f.fix and "paste -sd:" in f.fix
+
+
+def test_modulecmds_tcl_failure_after_exporting_a_conda_lib_is_the_shadowing(tmp_path):
+    (f,) = fired("conda-lib-shadows-system-library", ticket_file_facts(tmp_path, CONDA_EXPORT))
+    assert ".conda/envs/caffe/lib" in f.message
+
+
+def test_a_non_conda_folder_on_ld_library_path_is_not_condas_shadowing(tmp_path):
+    # edited: the export names a site's own library folder, not a conda environment's
+    text = read_paste(CONDA_EXPORT).replace("/home/$USER/.conda/envs/caffe/lib", "/opt/site/lib")
+    assert not fired("conda-lib-shadows-system-library", ticket_file_facts(tmp_path, CONDA_EXPORT, text))
+
+
+def test_condas_ldd_row_of_another_library_is_not_the_module_commands_tcl(tmp_path):
+    # edited: ldd resolves libz, not libtcl, into conda (modulecmd's Tcl is the system's)
+    text = read_paste(CONDA_LDD).replace("libtcl8.5.so => /home/gawbul/miniconda2/lib/libtcl8.5.so",
+                                         "libz.so.1 => /home/gawbul/miniconda2/lib/libz.so.1")
+    findings, _ = run_rule("conda-lib-shadows-system-library", ticket_file_facts(tmp_path, CONDA_LDD, text))
+    assert not findings
