@@ -45,6 +45,28 @@ def pytest_xdist_auto_num_workers(config):
     return 2 if whole and fast_only and cpus >= 2 else 0
 
 
+# .ci/run runs the slow tests from the files that hold this mark (grep -E with the same expression),
+# not by collecting all 17,000 tests again; a slow test marked any other way would be left out there.
+SLOW_MARK_IN_FILE = r"mark\.slow|pytestmark *= *.*slow"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Fail the collection where a test is marked slow in a file .ci/run's slow list would not name."""
+    import re
+    found = re.compile(SLOW_MARK_IN_FILE)
+    texts: dict = {}
+    for item in items:
+        if item.get_closest_marker("slow") is None:
+            continue
+        path = Path(str(item.fspath))
+        if path not in texts:
+            texts[path] = bool(found.search(path.read_text(encoding="utf-8", errors="replace")))
+        if not texts[path]:
+            raise pytest.UsageError(f"{item.nodeid} is marked slow, but its file does not say '{SLOW_MARK_IN_FILE}', "
+                                    "which .ci/run looks for to run the slow tests")
+
+
 def ticket(name: str) -> Path:
     """The paste of one corpus ticket, by its manifest id."""
     path = TICKETS / f"{name}.txt"
