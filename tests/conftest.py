@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -53,13 +54,12 @@ SLOW_MARK_IN_FILE = r"mark\.slow|pytestmark *= *.*slow"
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Fail the collection where a test is marked slow in a file .ci/run's slow list would not name."""
-    import re
     found = re.compile(SLOW_MARK_IN_FILE)
     texts: dict = {}
     for item in items:
         if item.get_closest_marker("slow") is None:
             continue
-        path = Path(str(item.fspath))
+        path = Path(item.path)
         if path not in texts:
             texts[path] = bool(found.search(path.read_text(encoding="utf-8", errors="replace")))
         if not texts[path]:
