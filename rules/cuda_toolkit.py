@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge.wheels import dropped_arch, first_toolkit_for, last_toolkit_for, virtual_arch_of
-from hpcdoctor.rules._common import first_symptom, said_no_gpu, ticket_evidence, told_text
+from hpcdoctor.rules._common import first_symptom, said_no_gpu, ticket_all, ticket_evidence, told_text
 
 _ARCH = re.compile(r"(?:sm|compute|lto)_(\d{2,3}[af]?)$")
 
@@ -120,8 +120,19 @@ def nvcc_dropped_requested_arch(f: FactView) -> Iterator[Hit]:
     yield Hit(message=message, fix=fix, evidence=ticket_evidence(s))
 
 
+def _cuda_module_loaded(f: FactView, s: dict) -> Optional[dict]:
+    """A `module load` of a CUDA toolkit (cuda, nvhpc) shown before the line S (jobscript.toml module-load)."""
+    for m in ticket_all(f, "jobscript:module-load"):
+        names = str(m.get("modules") or "").lower().split()
+        if (m.get("line") or 0) < (s.get("line") or 0) and any(n.startswith(("cuda/", "cuda-", "nvhpc")) or n == "cuda"
+                                                                  for n in names):
+            return m
+    return None
+
+
 @rule("SW033", "cuda-toolkit-nvcc-missing", "error", "a CUDA source build finds no CUDA toolkit (nvcc)", impact=7,
-      also={"info": "on a machine the user says has no NVIDIA GPU: the package's CPU variant is the answer, not a toolkit"})
+      also={"info": "on a machine the user says has no NVIDIA GPU: the package's CPU variant is the answer, not a toolkit; "
+                    "or a build's fixed nvcc path missing where a CUDA module was loaded: the build's setting, not the toolkit"})
 def cuda_toolkit_nvcc_missing(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -133,8 +144,10 @@ def cuda_toolkit_nvcc_missing(f: FactView) -> Iterator[Hit]:
         nvcc at all, in bash's, dash's, zsh's, fish's or tcsh's words ("nvcc: command not found",
         "build.sh: 2: nvcc: not found", knowledge/messages/shell.toml), or finding none at the path a
         program ran it by ("sh: /usr/local/cuda/bin/nvcc: No such file or directory": OpenMM's CUDA
-        platform looks there unless OPENMM_CUDA_COMPILER says otherwise). A Rust CUDA crate's build
-        script (find_cuda_helper) panicking with "Could not find a cuda installation".
+        platform looks there unless OPENMM_CUDA_COMPILER says otherwise); at info where the paste
+        loads a CUDA module before it (module load cuda/8.0.61): the toolkit is there, the build's
+        own fixed path is what to change. A Rust CUDA crate's build script (find_cuda_helper)
+        panicking with "Could not find a cuda installation".
 
     Why it matters:
         torch's wheels carry the CUDA runtime libraries but no compiler, so torch sees the GPUs
@@ -167,6 +180,18 @@ def cuda_toolkit_nvcc_missing(f: FactView) -> Iterator[Hit]:
         return
     if s["id"] == "shell:nvcc-path-not-found":
         path = s.get("path") or s.get("zsh") or s.get("tcsh") or s.get("fish") or "that path"
+        module = _cuda_module_loaded(f, s)
+        if module is not None:
+            # a toolkit is loaded where the build ran: the build's own fixed path is at fault, not the toolkit
+            yield Hit(message=f"a build ran nvcc by a fixed path (line {s['line']}: \"{told_text(s)}\") while the CUDA "
+                              f"module loaded before it (line {module.get('line')}: module load {module.get('modules')}) "
+                              "puts its nvcc elsewhere: the build's own setting for the toolkit is what to change",
+                      fix=("command -v nvcc   # the loaded module's nvcc\n"
+                           "# set the build's own toolkit setting to it (a Makefile's CUDA_PATH, CUDAPATH or NVCC "
+                           "variable on the make command line, CMake's CUDAToolkit_ROOT, OpenMM's "
+                           "OPENMM_CUDA_COMPILER); the project's README or Makefile names which"),
+                      evidence={**ticket_evidence(s), "module.line": module.get("line")}, severity="info")
+            return
         yield Hit(message=f"a program ran nvcc by its path and the shell found none there (line {s['line']}: "
                           f"\"{told_text(s)}\"): no CUDA toolkit is installed at {path.rsplit('/bin/', 1)[0]}; it may be "
                           "elsewhere on the node (a distribution's /opt/cuda, a module, a conda environment), where the "

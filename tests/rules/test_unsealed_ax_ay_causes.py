@@ -144,3 +144,22 @@ def test_condas_ldd_row_of_another_library_is_not_the_module_commands_tcl(tmp_pa
                                          "libz.so.1 => /home/gawbul/miniconda2/lib/libz.so.1")
     findings, _ = run_rule("conda-lib-shadows-system-library", ticket_file_facts(tmp_path, CONDA_LDD, text))
     assert not findings
+
+
+# --- a fixed nvcc path missing where a CUDA module is loaded: the build's setting, not the toolkit --
+
+GPU_BURN = FIXTURES / "tickets_blind_f" / "gpu-burn-2-makefile-hardcodes-nvcc-healthy.txt"
+
+
+def test_a_makefiles_fixed_nvcc_path_beside_a_loaded_cuda_module_is_only_a_hint(tmp_path):
+    # gpu-burn#2 (set F, healthy: the Makefile's own path); the first scoring after nvcc-path-not-found
+    # was read called it an error
+    (f,) = fired("cuda-toolkit-nvcc-missing", ticket_file_facts(tmp_path, GPU_BURN))
+    assert f.severity == "info" and "module load cuda/8.0.61" in f.message and "CUDAPATH" in f.fix
+
+
+def test_without_the_module_line_the_missing_nvcc_path_is_the_error(tmp_path):
+    # edited: the two module lines removed (nothing shows a toolkit loaded elsewhere)
+    text = read_paste(GPU_BURN).replace("$ module load cuda/8.0.61\n", "").replace("$ module load cudnn/v7.0\n", "")
+    (f,) = fired("cuda-toolkit-nvcc-missing", ticket_file_facts(tmp_path, GPU_BURN, text))
+    assert f.severity == "error"
