@@ -127,11 +127,14 @@ def test_the_table_holds_what_this_machines_catalogues_print():
     # libc.mo), each translation they print for a msgid in the table is one the table holds.
     table = knowledge.load("message_translations")
     checked = 0
+    catalogues = {}   # each .mo parsed once, not once a message (a few hundred of each)
     for msg in table["message"]:
         for path in Path("/usr/share/locale").glob(f"*/LC_MESSAGES/{msg['domain']}.mo"):
             lang = path.parts[-3]
-            with open(path, "rb") as fh:
-                cat = gettext.GNUTranslations(fh)
+            if path not in catalogues:
+                with open(path, "rb") as fh:
+                    catalogues[path] = gettext.GNUTranslations(fh)
+            cat = catalogues[path]
             said = cat._catalog.get(msg["msgid"])
             if msg["domain"] == "ld" and not str(cat._info.get("project-id-version", "")).startswith("ld"):
                 continue
