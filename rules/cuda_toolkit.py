@@ -131,8 +131,7 @@ def _cuda_module_loaded(f: FactView, s: dict) -> Optional[dict]:
 
 
 @rule("SW033", "cuda-toolkit-nvcc-missing", "error", "a CUDA source build finds no CUDA toolkit (nvcc)", impact=7,
-      also={"info": "on a machine the user says has no NVIDIA GPU: the package's CPU variant is the answer, not a toolkit; "
-                    "or a build's fixed nvcc path missing where a CUDA module was loaded: the build's setting, not the toolkit"})
+      also={"info": "on a machine the user says has no NVIDIA GPU: the package's CPU variant is the answer, not a toolkit"})
 def cuda_toolkit_nvcc_missing(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -144,10 +143,10 @@ def cuda_toolkit_nvcc_missing(f: FactView) -> Iterator[Hit]:
         nvcc at all, in bash's, dash's, zsh's, fish's or tcsh's words ("nvcc: command not found",
         "build.sh: 2: nvcc: not found", knowledge/messages/shell.toml), or finding none at the path a
         program ran it by ("sh: /usr/local/cuda/bin/nvcc: No such file or directory": OpenMM's CUDA
-        platform looks there unless OPENMM_CUDA_COMPILER says otherwise); at info where the paste
-        loads a CUDA module before it (module load cuda/8.0.61): the toolkit is there, the build's
-        own fixed path is what to change. A Rust CUDA crate's build script (find_cuda_helper)
-        panicking with "Could not find a cuda installation".
+        platform looks there unless OPENMM_CUDA_COMPILER says otherwise), but not where the paste
+        loads a CUDA module before it (module load cuda/8.0.61): the toolkit is there, and the
+        build's own fixed path is the fault (a Makefile's, gpu-burn#2). A Rust CUDA crate's build
+        script (find_cuda_helper) panicking with "Could not find a cuda installation".
 
     Why it matters:
         torch's wheels carry the CUDA runtime libraries but no compiler, so torch sees the GPUs
@@ -180,18 +179,8 @@ def cuda_toolkit_nvcc_missing(f: FactView) -> Iterator[Hit]:
         return
     if s["id"] == "shell:nvcc-path-not-found":
         path = s.get("path") or s.get("zsh") or s.get("tcsh") or s.get("fish") or "that path"
-        module = _cuda_module_loaded(f, s)
-        if module is not None:
-            # a toolkit is loaded where the build ran: the build's own fixed path is at fault, not the toolkit
-            yield Hit(message=f"a build ran nvcc by a fixed path (line {s['line']}: \"{told_text(s)}\") while the CUDA "
-                              f"module loaded before it (line {module.get('line')}: module load {module.get('modules')}) "
-                              "puts its nvcc elsewhere: the build's own setting for the toolkit is what to change",
-                      fix=("command -v nvcc   # the loaded module's nvcc\n"
-                           "# set the build's own toolkit setting to it (a Makefile's CUDA_PATH, CUDAPATH or NVCC "
-                           "variable on the make command line, CMake's CUDAToolkit_ROOT, OpenMM's "
-                           "OPENMM_CUDA_COMPILER); the project's README or Makefile names which"),
-                      evidence={**ticket_evidence(s), "module.line": module.get("line")}, severity="info")
-            return
+        if _cuda_module_loaded(f, s) is not None:
+            return   # a toolkit is loaded where the build ran: its own fixed path is the fault, not a missing toolkit
         yield Hit(message=f"a program ran nvcc by its path and the shell found none there (line {s['line']}: "
                           f"\"{told_text(s)}\"): no CUDA toolkit is installed at {path.rsplit('/bin/', 1)[0]}; it may be "
                           "elsewhere on the node (a distribution's /opt/cuda, a module, a conda environment), where the "

@@ -146,16 +146,16 @@ def test_condas_ldd_row_of_another_library_is_not_the_module_commands_tcl(tmp_pa
     assert not findings
 
 
-# --- a fixed nvcc path missing where a CUDA module is loaded: the build's setting, not the toolkit --
+# --- a fixed nvcc path missing where a CUDA module is loaded: the build's path, not the toolkit -----
 
 GPU_BURN = FIXTURES / "tickets_blind_f" / "gpu-burn-2-makefile-hardcodes-nvcc-healthy.txt"
 
 
-def test_a_makefiles_fixed_nvcc_path_beside_a_loaded_cuda_module_is_only_a_hint(tmp_path):
-    # gpu-burn#2 (set F, healthy: the Makefile's own path); the first scoring after nvcc-path-not-found
-    # was read called it an error
-    (f,) = fired("cuda-toolkit-nvcc-missing", ticket_file_facts(tmp_path, GPU_BURN))
-    assert f.severity == "info" and "module load cuda/8.0.61" in f.message and "CUDAPATH" in f.fix
+def test_a_makefiles_fixed_nvcc_path_beside_a_loaded_cuda_module_is_not_a_missing_toolkit(tmp_path):
+    # gpu-burn#2 (set F, healthy: the Makefile's own path; its label says this rule must not fire); the
+    # first scoring after nvcc-path-not-found was read called it an error
+    assert "shell:nvcc-path-not-found" in {s["id"] for s in find_messages(read_paste(GPU_BURN))}   # read, and shown
+    assert not fired("cuda-toolkit-nvcc-missing", ticket_file_facts(tmp_path, GPU_BURN))
 
 
 def test_without_the_module_line_the_missing_nvcc_path_is_the_error(tmp_path):
