@@ -178,9 +178,9 @@ def cuda_toolkit_nvcc_missing(f: FactView) -> Iterator[Hit]:
                   evidence=ticket_evidence(s))
         return
     if s["id"] == "shell:nvcc-path-not-found":
-        path = s.get("path") or s.get("zsh") or s.get("tcsh") or s.get("fish") or "that path"
         if _cuda_module_loaded(f, s) is not None:
             return   # a toolkit is loaded where the build ran: its own fixed path is the fault, not a missing toolkit
+        path = s.get("path") or s.get("zsh") or s.get("tcsh") or s.get("fish") or "that path"
         yield Hit(message=f"a program ran nvcc by its path and the shell found none there (line {s['line']}: "
                           f"\"{told_text(s)}\"): no CUDA toolkit is installed at {path.rsplit('/bin/', 1)[0]}; it may be "
                           "elsewhere on the node (a distribution's /opt/cuda, a module, a conda environment), where the "

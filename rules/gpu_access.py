@@ -3,11 +3,11 @@ container that sees the GPU's device nodes but not the driver's libraries (GPU02
 
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from typing import Iterator, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, stated, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_symptom, stated, told_evidence, told_text
 from hpcdoctor.rules.container_access import container_avc_on_nvidia
 from hpcdoctor.rules._where import APPTAINER_VARS, KUBERNETES_VAR
 
@@ -298,7 +298,7 @@ def container_nvidia_libs_not_bound(f: FactView) -> Iterator[Hit]:
     if missing is None and any(s.get("id") == _DEVICES_ONLY for s in told):
         missing = next((s for s in told if s.get("id") in _NO_DRIVER_SEEN), None)
     if missing is None:
-        yield from _enroot_without_driver(told)
+        yield from _enroot_without_driver(f)
         return
     prompt = next((s for s in told if s.get("id") in _PROMPT), None)
     asked_not = next((s for s in told if s.get("id") in _NOT_ASKED), None)
@@ -333,13 +333,13 @@ def container_nvidia_libs_not_bound(f: FactView) -> Iterator[Hit]:
               fix=_DOCKER_FIX if docker else _APPTAINER_FIX, evidence=told_evidence(missing))
 
 
-def _enroot_without_driver(told: List[dict]) -> Iterator[Hit]:
+def _enroot_without_driver(f: FactView) -> Iterator[Hit]:
     """torch's "Found no NVIDIA driver" (or CUDA's insufficient driver) in a task pyxis started in an
     enroot container, in a job that asked Slurm for GPUs: the host has the driver, the container was
     not given it."""
-    pyxis = next((s for s in told if s.get("id") == _PYXIS), None)
-    none = next((s for s in told if s.get("id") in _NO_DRIVER_IN_ENROOT), None)
-    asked = next((s for s in told if s.get("id") == "prose:slurm-gpus-requested"), None)
+    pyxis = first_symptom(f, _PYXIS)
+    none = first_symptom(f, *_NO_DRIVER_IN_ENROOT)
+    asked = first_symptom(f, "prose:slurm-gpus-requested")
     if pyxis is None or none is None or asked is None:
         return
     yield Hit(message=f"the job asked Slurm for GPUs (line {asked.get('line')}) and started its tasks in an enroot "
