@@ -66,6 +66,8 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
         glog's "Check failed: error == cudaSuccess (48 vs. 0) no kernel image ..." from Caffe's
         CUDA_CHECK (OpenPose's bundled Caffe; 48 is the number before CUDA 10.1, 209 after): its
         own fatbin has no code for the GPU. A program's own refusal of the GPU by its capability:
+        TensorRT-LLM's "Assertion failed: Unsupported architecture (.../fmhaRunner.cpp:87)", its
+        kernel runner's check of the GPU's SM against the list it has kernels for;
         text-generation-inference's "GPU with CUDA capability 7 0 is not supported" (its flash
         attention needs 7.5; an error where the model then fails to load, a warning alone, since
         TGI serves on without flash attention), PG-Strom's "capability 3.0, NOT SUPPORTED" (3.5 in
@@ -126,6 +128,7 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
         - https://github.com/heterodb/pg-strom/blob/v6.1/src/gpu_device.c (COMPUTE_CAPABILITY_MAJOR < 6)
         - https://github.com/heterodb/pg-strom/commit/321f85200fe3aa2b4391aac1863b0e44604392d2 (1.x: below 3.5, NOT SUPPORTED)
         - https://github.com/BVLC/caffe/blob/master/include/caffe/util/device_alternate.hpp (CUDA_CHECK)
+        - https://github.com/NVIDIA/TensorRT-LLM/blob/00dbe288d2a76e0ad79107e4ef0907d614744c89/cpp/tensorrt_llm/kernels/contextFusedMultiHeadAttention/fmhaRunner.cpp
     """
     sym = ticket_symptoms(f)
     if not sym or _torch_lacks_the_gpu(f, sym):
@@ -143,6 +146,17 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"flash-attn 2 refused the GPU{on} (line {s['line']}): its kernels run on compute capability "
                           f"{fa['min_cc']} (Ampere) and newer only; the refusal is flash-attn's own check, not torch's",
                   fix=_SDPA_FIX, fix_lang="python", evidence={**ticket_evidence(s), "framework.min_cc": fa["min_cc"]})
+        return
+    if "frameworks:tensorrt-llm-unsupported-architecture" in sym:
+        s = sym["frameworks:tensorrt-llm-unsupported-architecture"]
+        yield Hit(message=f"TensorRT-LLM refused the GPU{on} (line {s['line']}: \"Unsupported architecture\" from "
+                          f"{str(s.get('file') or '').rsplit('/', 1)[-1] or 'a kernel runner'}): that kernel runner has "
+                          "no kernels for this GPU's SM"
+                          f"{' (the fused multi-head attention runner has them for SM 8.0 and newer)' if 'fmhaRunner' in str(s.get('file')) else ''}; "
+                          "the check is TensorRT-LLM's own, not torch's or the driver's",
+                  fix=("nvidia-smi --query-gpu=name,compute_cap --format=csv   # below 8.0: build the engine without "
+                       "the fused attention kernels (trtllm-build --context_fmha disable), or on a GPU of 8.0 or newer"),
+                  evidence=ticket_evidence(s))
         return
     refused = generation_refusal(f, sym)
     if refused is not None:

@@ -69,6 +69,8 @@ _OLD_FORM_SHARE = 0.5
 def _held_by_others_in_ticket(f, frac: float):
     """torch's out-of-memory message states the card's capacity, what was free and (old form) what
     this process reserved or (new form, through NVML) what each process held on the card."""
+    others_said = any(t.get("id") == "prose:other-processes-hold-memory-said" and stated(t)
+                      for t in f.get("ticket.symptoms") or [])
     for s in f.get("ticket.symptoms") or []:
         if s["id"] not in ("torch:cuda-oom", "torch:cuda-oom-v2"):
             continue
@@ -80,13 +82,17 @@ def _held_by_others_in_ticket(f, frac: float):
         # torch's allocator (its CUDA context, cuBLAS/cuDNN handles) and, on a desktop card, the display:
         # none of it is in the message. Only a gap of most of the card says other processes held it
         # (blind set C's aphantasia-22: a 6 GiB card, 1.5 GiB outside torch's cache, its own job's OOM).
-        if held <= _gib(s["total"]) * max(frac, _OLD_FORM_SHARE if how == "reserved" else 0.25):
+        # The user saying that other processes hold memory tells whose the old form's gap is: then the
+        # new form's quarter of the card is enough.
+        share = _OLD_FORM_SHARE if how == "reserved" and not others_said else 0.25
+        if held <= _gib(s["total"]) * max(frac, share):
             continue
         hip = s.get("vendor") == "HIP"
         where = f"GPU {s['gpu']} ({s['total']})"
         named = ", ".join(f"pid {pid} {size}" for pid, size in pids[:8])
         if how == "reserved":
             said = f"this process reserved only {s['reserved']}, {s['free']} was free: about {held:.1f} GiB were held by other processes"
+            said += " (the user says other processes hold memory there)" if others_said else ""
         elif how == "listed":
             said = f"{len(pids)} other process(es) held {held:.1f} GiB ({named}), this process {mine}"
         elif how == "namespace":
@@ -278,7 +284,8 @@ def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
         before the job starts. In a pasted ticket, torch's out-of-memory message ("CUDA out of
         memory" or ROCm's "HIP out of memory") where over a quarter of the card was held by other
         processes: before torch 2.1 the capacity minus what was free and what this process
-        reserved, over half the card (that gap holds this process's own CUDA context too); since 2.1 the processes NVML listed beside "this process" (the largest listed
+        reserved, over half the card (that gap holds this process's own CUDA context too), or over
+        a quarter where the user says other processes hold memory there; since 2.1 the processes NVML listed beside "this process" (the largest listed
         pid is taken for the job itself when it runs in a container and is not named "this
         process"), or the capacity minus what was free and what this process had in use. A
         message without NVML's figures (no NVML, Windows, ROCm builds) cannot tell and is left

@@ -9,7 +9,7 @@ from typing import Dict, Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued as _told, told_evidence as _evidence, xid_reset_line
+from hpcdoctor.rules._common import catalogued as _told, first_symptom, told_evidence as _evidence, xid_reset_line
 
 
 def _said(s: Dict) -> str:
@@ -110,7 +110,9 @@ def cuda_forward_compat_unsupported(f: FactView) -> Iterator[Hit]:
                   evidence={**_evidence(s), "gpus": names})
 
 
-@rule("GPU014", "gpu-fallen-off-bus", "error", "a GPU fell off the bus or is lost", impact=10)
+@rule("GPU014", "gpu-fallen-off-bus", "error", "a GPU fell off the bus or is lost", impact=10,
+      also={"info": "a laptop's discrete GPU under a GPU switcher (Bumblebee, bbswitch, primus, optimus-manager), "
+                    "which powers the card off: the driver's words for a card it finds powered off"})
 def gpu_fallen_off_bus(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -128,9 +130,14 @@ def gpu_fallen_off_bus(f: FactView) -> Iterator[Hit]:
         Drain the node and reboot it; look in the kernel log for the PCIe errors (AER) around the
         event, and if the GPU falls off again, have the vendor check the card, its riser and power.
 
+        On a laptop whose discrete GPU a switcher powers off and on (Bumblebee's optirun, bbswitch,
+        primusrun, optimus-manager; knowledge/messages/gpu_switchers.toml), the driver says the
+        same of a card it finds without power: an info that names the switcher, not a drain.
+
     References:
         - https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html (Xid 79)
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html (NVML_ERROR_GPU_IS_LOST)
+        - https://github.com/Askannz/optimus-manager/issues/41 (fallen off the bus after switching with bbswitch)
     """
     # A user's own words that a GPU fell off (prose.toml) only where no driver or tool line says it.
     told = sorted(_told(f, "gpu-fallen-off-bus"), key=lambda s: s.get("family") == "prose")
@@ -138,6 +145,18 @@ def gpu_fallen_off_bus(f: FactView) -> Iterator[Hit]:
         return
     s = told[0]
     where = f" ({s['pci']})" if s.get("pci") else ""
+    switcher = first_symptom(f, "gpu_switchers:switcher-command", "gpu_switchers:bbswitch-power")
+    if switcher is not None:
+        tool = switcher.get("tool") or "bbswitch"
+        yield Hit(message=f"a GPU{where} is said to have fallen off the bus ({_xid(s)}, {_said(s)}) on a laptop whose "
+                          f"discrete GPU a switcher powers off and on ({tool}, line {switcher.get('line')}): the driver "
+                          "says this of a card it finds without power, which is the switcher's doing, not a GPU lost on a "
+                          "node's PCIe",
+                  severity="info",
+                  fix="cat /proc/acpi/bbswitch 2>/dev/null   # ON or OFF: the card's power as bbswitch set it\n"
+                      "journalctl -k -b | grep -iE 'bbswitch|fallen off'   # whether the card was switched off just before",
+                  evidence={**_evidence(s), "switcher.line": switcher.get("line")})
+        return
     yield Hit(message=f"a GPU{where} fell off the bus or is lost ({_xid(s)}, {_said(s)}): "
                       "it stays unusable until the node is rebooted",
               fix="scontrol update nodename=$(hostname -s) state=drain reason=\"GPU fell off the bus\"   # Slurm; or your scheduler's drain\n"

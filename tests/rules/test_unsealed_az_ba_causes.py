@@ -1,0 +1,100 @@
+"""Causes and non-causes the pastes of sets AZ and BA (unsealed 2026-11-30) show in their emitters'
+own words, each read from the real paste; where a variant is needed, the real paste is edited in
+memory and the edit is said."""
+
+from __future__ import annotations
+
+from conftest import FIXTURES
+from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, read_paste, run_rule, ticket_file_facts
+
+AZ = FIXTURES / "tickets_blind_az"
+BA = FIXTURES / "tickets_blind_ba"
+
+TRTLLM_TITLE = AZ / "tensorrt-llm-198-fmha-unsupported-architecture.txt"
+TRTLLM_SM75 = AZ / "tensorrt-llm-1515-fmha-unsupported-on-sm75.txt"
+ROCM_BF16 = AZ / "transformers-24451-bf16-check-ignores-rocm-healthy.txt"
+DRBD_OFED = BA / "drbd-59-rdma-module-built-against-inbox-not-ofed-headers.txt"
+BUMBLEBEE = BA / "bumblebee-207-persistence-mode-cleared-by-bumblebee-healthy.txt"
+
+
+# --- TensorRT-LLM's own architecture check ------------------------------------------------------
+
+def test_tensorrt_llms_unsupported_architecture_assertion_is_framework_missing_arch(tmp_path):
+    for paste in (TRTLLM_TITLE, TRTLLM_SM75):
+        (f,) = fired("framework-missing-arch", ticket_file_facts(tmp_path, paste))
+        assert "TensorRT-LLM" in f.message and "fmhaRunner.cpp" in f.message and "SM 8.0" in f.message
+        assert "trtllm-build --context_fmha disable" in f.fix
+
+
+def test_an_unsupported_architecture_assertion_outside_tensorrt_llm_is_not_read():
+    # edited: the same assertion words from a path that is not TensorRT-LLM's
+    text = read_paste(TRTLLM_SM75).replace("/tensorrt_llm/cpp/tensorrt_llm/kernels/contextFusedMultiHeadAttention/",
+                                           "/src/mylib/")
+    assert "frameworks:tensorrt-llm-unsupported-architecture" in {s["id"] for s in find_messages(read_paste(TRTLLM_SM75))}
+    assert "frameworks:tensorrt-llm-unsupported-architecture" not in {s["id"] for s in find_messages(text)}
+
+
+# --- torch.version.cuda is None on a ROCm build too ---------------------------------------------
+
+def test_version_cuda_none_said_of_a_hip_build_is_not_a_cpu_build(tmp_path):
+    findings, _ = run_rule("torch-cpu-only", ticket_file_facts(tmp_path, ROCM_BF16))
+    assert not findings
+
+
+def test_version_cuda_none_without_hip_on_the_line_is_still_a_cpu_build(tmp_path):
+    # edited: the same sentence without "when using hip"
+    text = read_paste(ROCM_BF16).replace("`torch.version.cuda=None` when using hip", "`torch.version.cuda=None`")
+    (f,) = fired("torch-cpu-only", ticket_file_facts(tmp_path, ROCM_BF16, text))
+    assert "torch.version.cuda is None" in f.message
+
+
+# --- the kernel's symbol-version refusal of a module --------------------------------------------
+
+def test_a_module_disagreeing_about_a_symbol_version_is_kernel_module_symbol_version_mismatch(tmp_path):
+    (f,) = fired("kernel-module-symbol-version-mismatch", ticket_file_facts(tmp_path, DRBD_OFED))
+    assert "drbd_transport_rdma" in f.message and "ib_dealloc_pd_user" in f.message
+    assert "modinfo -F vermagic drbd_transport_rdma" in f.fix and "modules.symbols" in f.fix
+
+
+def test_the_err_22_line_alone_is_the_same_refusal_and_err_2_is_not(tmp_path):
+    lines = read_paste(DRBD_OFED).splitlines()
+    alone = "\n".join(x for x in lines if "disagrees" not in x)   # edited: only the "(err -22)" line left
+    (f,) = fired("kernel-module-symbol-version-mismatch", ticket_file_facts(tmp_path, DRBD_OFED, alone))
+    assert "(err -22)" in f.message
+    missing = alone.replace("(err -22)", "(err -2)")   # edited: a symbol nothing exports
+    assert not fired("kernel-module-symbol-version-mismatch", ticket_file_facts(tmp_path, DRBD_OFED, missing))
+
+
+# --- a laptop's GPU switcher and "fallen off the bus" -------------------------------------------
+
+def test_fallen_off_the_bus_under_a_laptop_gpu_switcher_is_an_info_not_a_drain(tmp_path):
+    findings, _ = run_rule("gpu-fallen-off-bus", ticket_file_facts(tmp_path, BUMBLEBEE))
+    assert [f.severity for f in findings] == ["info"]
+    assert "optirun" in findings[0].message and "drain" not in findings[0].fix
+
+
+def test_fallen_off_the_bus_without_a_switcher_is_still_the_error(tmp_path):
+    # edited: the optirun steps and the word Bumblebee taken out
+    text = "\n".join(x for x in read_paste(BUMBLEBEE).splitlines() if "optirun" not in x and "bumblebee" not in x.lower()
+                     or "fallen off the bus" in x)
+    text = text.replace("optirun fails", "the program fails")
+    (f,) = fired("gpu-fallen-off-bus", ticket_file_facts(tmp_path, BUMBLEBEE, text))
+    assert f.severity == "error" and "state=drain" in f.fix
+
+
+# --- torch's old out-of-memory figures beside the user's "other processes take up 15G" ----------
+
+VLLM_OTHERS = AZ / "vllm-783-other-processes-hold-gpu-memory.txt"
+
+
+def test_a_third_of_the_card_held_outside_with_other_processes_said_is_gpu_memory_in_use(tmp_path):
+    (f,) = fired("gpu-memory-in-use", ticket_file_facts(tmp_path, VLLM_OTHERS))
+    assert f.severity == "warning" and "16.1 GiB" in f.message and "other processes" in f.message
+
+
+def test_the_same_gap_without_the_users_words_stays_below_the_old_forms_half(tmp_path):
+    # edited: the user's sentence about other processes taken out
+    text = read_paste(VLLM_OTHERS).replace("there are other processes taking up about 15G of Memory-Usage, but ", "")
+    findings, _ = run_rule("gpu-memory-in-use", ticket_file_facts(tmp_path, VLLM_OTHERS, text))
+    assert not findings
