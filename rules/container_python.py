@@ -95,13 +95,26 @@ def _live(f: FactView, place: str) -> Iterator[Hit]:
                      f"{hidden.get('version')} in {hidden.get('location')}")
     if torch_from and not any(s["name"] == "torch" for s in shadows):
         parts.append(f"torch is imported from {torch_path}, under {torch_from}")
+    # The same release on both sides (a PYTHONPATH copy of what the image has) runs the same code: what
+    # the rule guards against, another version or a build for another Python, is not shown.
+    same = not torch_from and all(
+        str(s.get("version")) == str(next(h for h in s["hidden"] if not _under(str(h.get("location")), roots)).get("version"))
+        for s in shadows)
+    if same:
+        yield Hit(message=f"this container's Python imports packages from outside the image, of the same versions as "
+                          f"the image's: {'; '.join(parts)}; harmless as they are, but the image's own copies are not "
+                          "the ones that run",
+                  severity="info", fix=_APPTAINER_FIX if place == "apptainer" else _DOCKER_FIX,
+                  evidence={"torch.shadowed": shadows[:4], "torch.user_site": f.get("torch.user_site")})
+        return
     yield Hit(message=f"this container's Python imports the host's packages: {'; '.join(parts)}",
               fix=_APPTAINER_FIX if place == "apptainer" else _DOCKER_FIX,
               evidence={"torch.shadowed": shadows[:4], "torch.path": torch_path, "torch.user_site": f.get("torch.user_site")})
 
 
 @rule("ENV025", "host-python-env-in-container", "error",
-      "a container runs the host's Python packages (the home's ~/.local or conda, PYTHONPATH) instead of its own", impact=8)
+      "a container runs the host's Python packages (the home's ~/.local or conda, PYTHONPATH) instead of its own", impact=8,
+      also={"info": "every copy from outside the image is the same version as the image's copy it hides"})
 def host_python_env_in_container(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -114,6 +127,8 @@ def host_python_env_in_container(f: FactView) -> Iterator[Hit]:
         apptainer or singularity exec/run/shell command, the user naming the container). A
         PYTHONHOME from the host: CPython's "Fatal Python error: init_fs_encoding" inside the
         container, or, on the node, PYTHONHOME set there and the job's Python failing to start.
+        Copies from outside the image of the same versions as those they hide are an info (found
+        live on a lent H200 whose image had prometheus-client 0.26.0 beside a PYTHONPATH copy of it).
 
     Why it matters:
         Apptainer and Singularity mount the host's home directory and pass the host's environment
