@@ -120,6 +120,29 @@ def _held_by_others_in_ticket(f, frac: float):
         return
 
 
+# A CUDA context alone: 518 MiB on an H200 with torch 2.11 ("this process has 518.00 MiB memory in use"
+# with nothing allocated, tests/fixtures/emitters_gpu/h200-torch-oom-memory-fraction.txt).
+_CONTEXT_GIB = 0.5
+
+
+def _async_oom_outside(f):
+    """torch's cudaMallocAsync out-of-memory (torch.toml cuda-oom-async) names the card, what torch
+    allocated and what was free: the rest was outside torch's allocator. More than a CUDA context is
+    the display or other processes; which, the message cannot say: an info with the listing."""
+    s = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "torch:cuda-oom-async"), None)
+    if s is None:
+        return
+    total, outside = _gib(s["total"]), _gib(s["total"]) - _gib(s["allocated"]) - _gib(s["free"])
+    if total <= 0 or outside <= 2 * _CONTEXT_GIB:
+        return
+    yield Hit(message=f"out of memory on a {s['total']} GPU under torch's "
+                      f"cudaMallocAsync allocator: torch had {s['allocated']} allocated and {s['free']} was free, so "
+                      f"about {outside:.1f} GiB were held outside torch's allocator, more than a CUDA context (about "
+                      f"{_CONTEXT_GIB} GiB): the display, a browser or another process holds memory on this GPU (line {s['line']})",
+              severity="info", fix=_HELD_FIX,
+              evidence={**ticket_evidence(s), "outside_torch_gib": round(outside, 2)})
+
+
 def _vllm_short_at_start(f):
     """vLLM's refusal to start (frameworks.toml vllm-startup-memory-short): less free than its
     gpu_memory_utilization share of the card, the rest in use before the model loaded."""
@@ -289,7 +312,9 @@ def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
         pid is taken for the job itself when it runs in a container and is not named "this
         process"), or the capacity minus what was free and what this process had in use. A
         message without NVML's figures (no NVML, Windows, ROCm builds) cannot tell and is left
-        alone. TensorFlow 1.x's listing of each GPU as it starts ("totalMemory: 10.91GiB freeMemory:
+        alone. torch's cudaMallocAsync form ("Allocation on device 0 would exceed allowed memory",
+        with the card, what torch allocated and what was free) where more than a CUDA context was
+        outside torch's allocator: an info, since the display or another process may hold it. TensorFlow 1.x's listing of each GPU as it starts ("totalMemory: 10.91GiB freeMemory:
         356.00MiB", before 1.5 on two lines "Total memory:" and "Free memory:") where over half the
         card was in use before TensorFlow allocated anything. vLLM's refusal to start ("Free memory on device ... on startup is less than desired
         GPU memory utilization") says the same in its own words, and so does its "Error in memory
@@ -323,7 +348,7 @@ def gpu_memory_in_use(f: FactView) -> Iterator[Hit]:
     frac = knowledge.load("thresholds")["gpu_memory"]["in_use_fraction"]
     pasted = (list(_held_by_others_in_ticket(f, frac)) or list(_vllm_short_at_start(f))
               or list(_vllm_freed_while_profiling(f)) or list(_tf_full_at_start(f)) or list(_xla_backed_off(f))
-              or list(_kept_after_kill(f)))
+              or list(_kept_after_kill(f)) or list(_async_oom_outside(f)))
     if pasted:  # a pasted ticket has no GPU listing to read beside it
         yield from pasted
         return

@@ -98,3 +98,20 @@ def test_the_same_gap_without_the_users_words_stays_below_the_old_forms_half(tmp
     text = read_paste(VLLM_OTHERS).replace("there are other processes taking up about 15G of Memory-Usage, but ", "")
     findings, _ = run_rule("gpu-memory-in-use", ticket_file_facts(tmp_path, VLLM_OTHERS, text))
     assert not findings
+
+
+# --- torch's cudaMallocAsync out-of-memory (ComfyUI's allocator) --------------------------------
+
+COMFY_ASYNC = AZ / "comfyui-3278-vram-held-outside-torch.txt"
+
+
+def test_the_async_allocators_oom_with_more_than_a_context_outside_torch_is_an_info(tmp_path):
+    (f,) = fired("gpu-memory-in-use", ticket_file_facts(tmp_path, COMFY_ASYNC))
+    assert f.severity == "info" and "2.4 GiB" in f.message and "cudaMallocAsync" in f.message
+
+
+def test_the_async_allocators_oom_with_only_a_context_outside_is_silent(tmp_path):
+    # edited: 23.6 GiB allocated of the 24 GiB card, 0 free: 0.4 GiB outside, a CUDA context's size
+    text = read_paste(COMFY_ASYNC).replace("Currently allocated     : 21.55 GiB", "Currently allocated     : 23.60 GiB")
+    findings, _ = run_rule("gpu-memory-in-use", ticket_file_facts(tmp_path, COMFY_ASYNC, text))
+    assert not findings
