@@ -27,5 +27,7 @@ def ray_said(s: dict) -> str:
         have = _gib(int(avail)) if str(avail or "").isdigit() else "too little"
         return (f"/dev/shm has only {have} free, less than Ray's object store, so Ray put the store in "
                 f"{s.get('directory') or '/tmp'} (a disk): it runs, slower{size}")
+    if not s.get("request_gb"):   # a title's form, without the two figures
+        return "Ray refused to start: its object store is larger than /dev/shm"
     return (f"Ray refused to start: the object store ({s.get('request_gb')} GB) is larger than /dev/shm "
             f"({s.get('available_gb')} GB)")

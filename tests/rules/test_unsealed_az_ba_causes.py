@@ -115,3 +115,20 @@ def test_the_async_allocators_oom_with_only_a_context_outside_is_silent(tmp_path
     text = read_paste(COMFY_ASYNC).replace("Currently allocated     : 21.55 GiB", "Currently allocated     : 23.60 GiB")
     findings, _ = run_rule("gpu-memory-in-use", ticket_file_facts(tmp_path, COMFY_ASYNC, text))
     assert not findings
+
+
+# --- Ray's refusal as a title keeps it, without its two figures ---------------------------------
+
+RAY_TITLE = AZ / "kiirkirjutaja-5-ray-object-store-exceeds-dev-shm.txt"
+
+
+def test_rays_object_store_refusal_without_its_figures_is_shm_too_small(tmp_path):
+    (f,) = fired("shm-too-small", ticket_file_facts(tmp_path, RAY_TITLE))
+    assert "Ray refused to start" in f.message and "--shm-size" in f.fix
+
+
+def test_the_title_with_other_words_is_not_rays_refusal(tmp_path):
+    # edited: the title's sentence about another limit
+    text = read_paste(RAY_TITLE).replace("exceeds /dev/shm size", "exceeds the memory limit")
+    findings, _ = run_rule("shm-too-small", ticket_file_facts(tmp_path, RAY_TITLE, text))
+    assert not findings
