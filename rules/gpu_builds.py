@@ -25,6 +25,17 @@ _FRAMEWORKS = {
               "-cu112 ... are 1.9.1's), "
               "or rebuild from source: make clean, then make USE_CUDA=1 USE_CUDA_PATH=/usr/local/cuda, and reinstall "
               "the Python package from that build (cd python && pip install -e .)"),
+    "tensorflow": ("TensorFlow",
+                   "python -c 'import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda())'   # False: a "
+                   "build without CUDA\n"
+                   "pip install \"tensorflow[and-cuda]\"   # Linux (and WSL2): the release with its CUDA libraries (2.14+); "
+                   "on native Windows the last GPU release is 2.10 (pip install \"tensorflow<2.11\"), later ones run the "
+                   "GPU in WSL2"),
+    "torch": ("PyTorch (or its Intel extension)",
+              "python -c 'import torch; print(torch.__version__, hasattr(torch, \"xpu\") and torch.xpu.is_available())'   "
+              "# False or an error: no XPU backend in this torch\n"
+              "pip install torch --index-url https://download.pytorch.org/whl/xpu   # torch's own XPU build (Intel GPUs; "
+              "the device's driver must be installed), or the intel-extension-for-pytorch XPU release matching this torch"),
     "paddle": ("PaddlePaddle",
                "python -c 'import paddle; print(paddle.__version__, paddle.is_compiled_with_cuda())'   # False: the CPU package\n"
                "pip uninstall -y paddlepaddle && pip install paddlepaddle-gpu   # the GPU package (pick the build of "
@@ -42,7 +53,10 @@ def framework_built_without_gpu(f: FactView) -> Iterator[Hit]:
         with USE_CUDA=1 to enable GPU usage", "Please build with USE_CUDA=1 to enable GPU", "GPU is
         not enabled" and its operators' "Compile with USE_CUDA=1 to use ... operator on GPU";
         PaddlePaddle's "Cannot use GPU because you have installed CPU version PaddlePaddle" and
-        "The device should not be 'gpu', since PaddlePaddle is not compiled with CUDA". MXNet's
+        "The device should not be 'gpu', since PaddlePaddle is not compiled with CUDA";
+        TensorFlow's tf.test.is_built_with_cuda() answering False; torch's "PyTorch is not linked
+        with support for xpu devices" (no XPU backend registered: the Intel extension's CPU release,
+        or a torch without XPU). MXNet's
         messages for a CUDA build without one feature (runtime compilation, NCCL) are read, not
         this rule's. Python's "No module named 'fused_layer_norm_cuda'" for an extension module a
         package compiles only when its GPU build is asked for (knowledge/gpu_extension_modules.toml:
@@ -74,7 +88,7 @@ def framework_built_without_gpu(f: FactView) -> Iterator[Hit]:
         return
     name, fix = _FRAMEWORKS.get(str(s.get("family")), (str(s.get("family")), ""))
     yield Hit(message=f"the {name} installed was built without GPU support and the program asked for the GPU (line "
-                      f"{s.get('line')}: \"{told_text(s)}\"): the node's GPU and CUDA are not the cause; {name}'s "
+                      f"{s.get('line')}: \"{told_text(s)}\"): the node's GPU, its driver and CUDA are not the cause; {name}'s "
                       "GPU build is needed",
               fix=fix or "# install the framework's GPU build", evidence=told_evidence(s))
 

@@ -132,3 +132,25 @@ def test_the_title_with_other_words_is_not_rays_refusal(tmp_path):
     text = read_paste(RAY_TITLE).replace("exceeds /dev/shm size", "exceeds the memory limit")
     findings, _ = run_rule("shm-too-small", ticket_file_facts(tmp_path, RAY_TITLE, text))
     assert not findings
+
+
+# --- builds without the GPU, in the framework's own words ---------------------------------------
+
+TF_NO_CUDA = AZ / "tensorflow-62080-windows-build-without-cuda.txt"
+IPEX_NO_XPU = AZ / "intel-extension-for-pytorch-244-release-without-xpu.txt"
+
+
+def test_tensorflows_is_built_with_cuda_false_is_framework_built_without_gpu(tmp_path):
+    (f,) = fired("framework-built-without-gpu", ticket_file_facts(tmp_path, TF_NO_CUDA))
+    assert "TensorFlow" in f.message and "tensorflow[and-cuda]" in f.fix and "tensorflow<2.11" in f.fix
+
+
+def test_is_built_with_cuda_true_is_not_a_build_without_gpu(tmp_path):
+    # edited: the answer True
+    text = read_paste(TF_NO_CUDA).replace("print(tf.test.is_built_with_cuda())\nFalse", "print(tf.test.is_built_with_cuda())\nTrue")
+    assert not fired("framework-built-without-gpu", ticket_file_facts(tmp_path, TF_NO_CUDA, text))
+
+
+def test_torch_not_linked_with_xpu_is_framework_built_without_gpu(tmp_path):
+    (f,) = fired("framework-built-without-gpu", ticket_file_facts(tmp_path, IPEX_NO_XPU))
+    assert "xpu devices" in f.message and "download.pytorch.org/whl/xpu" in f.fix
