@@ -262,7 +262,9 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
         compares the step with the job's own allocation, not with the nodes), and the
         pending reasons PartitionConfig, PartitionNodeLimit and BadConstraints. OpenPBS and PBS
         Pro's scheduler comment "Can Never Run: Insufficient amount of resource: ncpus (R: A: T:)"
-        (and the queue's, the server's, "Not enough total nodes available"). Flux's refusals of
+        (and the queue's, the server's, "Not enough total nodes available"); TORQUE's qsub
+        refusal "Job exceeds queue resource limits MSG=cannot locate feasible nodes" (chk_resc_limits:
+        no set of the server's nodes could hold the nodes= request). Flux's refusals of
         the same kind: its schedulers' alloc exception "unsatisfiable request" (flux-core) and
         "alloc denied due to type="unsatisfiable"" (Fluxion), and the limit-job-size plugin's
         "requested nnodes (N) exceeds policy limit of M".
@@ -307,6 +309,12 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
                           "busy and free nodes alike: it stays queued for ever",
                   fix=_PBS_FIT_FIX, evidence=told_evidence(refused))
         return
+    if refused.get("id") == "pbs:torque-no-feasible-nodes":
+        yield Hit(message=f"TORQUE refuses the job at qsub (line {refused.get('line')}: \"cannot locate feasible nodes\"): "
+                          "no set of the server's nodes could ever hold its nodes= request (more nodes than the server "
+                          "has, more processors or GPUs on one node than any has, or a feature no node has)",
+                  fix=_TORQUE_FIT_FIX, evidence=told_evidence(refused))
+        return
     if str(refused.get("id", "")).startswith("flux:"):
         yield Hit(message=f"Flux refuses the job (line {refused.get('line')}: \"{_quoted(refused)}\"): it asks for more "
                           "nodes, cores or GPUs than this Flux instance (or its queue's policy) can ever give it; "
@@ -338,6 +346,10 @@ def slurm_request_exceeds_node(f: FactView) -> Iterator[Hit]:
 _PBS_FIT_FIX = ("qstat -f JOBID | grep -E 'Resource_List|comment'   # what the job asks for, and the resource named\n"
                 "pbsnodes -av | grep -E '^[^ ]|resources_available'   # what each node offers\n"
                 "qsub -l select=2:ncpus=32:mem=100gb job.sh   # chunks no larger than one node (more chunks, not bigger ones)")
+# TORQUE's pbsnodes -a lists each node's np and gpus; nodes=N:ppn=P:gpus=G asks for N nodes of that
+# shape (nodes=N alone asks for N nodes, one processor each), procs=N for N processors anywhere.
+_TORQUE_FIT_FIX = ("pbsnodes -a | grep -E '^[^ ]|np =|gpus =|properties ='   # the server's nodes: processors, GPUs, features\n"
+                   "qsub -l nodes=4:ppn=8:gpus=4 job.sh   # no more nodes than it has, and per node no more than one node holds")
 # flux-resource(1) list: the nodes, cores and GPUs the instance holds, up and down; flux-queue(1) list:
 # each queue's limits; flux-run(1): -N nodes, -n tasks, -c cores and -g GPUs per task.
 _FLUX_FIT_FIX = ("flux resource list   # the nodes, cores and GPUs this instance holds (a request must fit in them)\n"

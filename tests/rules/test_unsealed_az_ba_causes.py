@@ -154,3 +154,20 @@ def test_is_built_with_cuda_true_is_not_a_build_without_gpu(tmp_path):
 def test_torch_not_linked_with_xpu_is_framework_built_without_gpu(tmp_path):
     (f,) = fired("framework-built-without-gpu", ticket_file_facts(tmp_path, IPEX_NO_XPU))
     assert "xpu devices" in f.message and "download.pytorch.org/whl/xpu" in f.fix
+
+
+# --- TORQUE: no feasible nodes for the request --------------------------------------------------
+
+TORQUE_32 = BA / "cbio-cluster-130-torque-32-node-request-no-feasible-nodes.txt"
+
+
+def test_torques_no_feasible_nodes_is_a_request_larger_than_its_nodes_with_torques_commands(tmp_path):
+    (f,) = fired("slurm-request-exceeds-node", ticket_file_facts(tmp_path, TORQUE_32))
+    assert f.message.startswith("TORQUE refuses the job") and "pbsnodes -a" in f.fix and "sinfo" not in f.fix
+
+
+def test_torques_other_queue_limit_refusal_is_not_no_feasible_nodes(tmp_path):
+    # edited: the same refusal with no reason after it
+    text = read_paste(TORQUE_32).replace(" MSG=cannot locate feasible nodes (nodes file is empty or all systems are busy)", "")
+    findings, _ = run_rule("slurm-request-exceeds-node", ticket_file_facts(tmp_path, TORQUE_32, text))
+    assert not findings
