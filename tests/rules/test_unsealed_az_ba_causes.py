@@ -171,3 +171,20 @@ def test_torques_other_queue_limit_refusal_is_not_no_feasible_nodes(tmp_path):
     text = read_paste(TORQUE_32).replace(" MSG=cannot locate feasible nodes (nodes file is empty or all systems are busy)", "")
     findings, _ = run_rule("slurm-request-exceeds-node", ticket_file_facts(tmp_path, TORQUE_32, text))
     assert not findings
+
+
+# --- a site's modulefile failing in Lua ---------------------------------------------------------
+
+LUA_COUNTER = BA / "picongpu-3047-site-module-counter-lua-error.txt"
+
+
+def test_a_lua_error_in_a_sites_modulefile_is_site_modulefile_lua_error(tmp_path):
+    (f,) = fired("site-modulefile-lua-error", ticket_file_facts(tmp_path, LUA_COUNTER))
+    assert "/trinity/shared/lmod/lmod/modulefiles/counter/count" in f.message and "line 15" in f.message
+    assert "sed -n '12,18p' /trinity/shared/lmod/lmod/modulefiles/counter/count" in f.fix
+
+
+def test_a_lua_error_in_the_users_own_script_is_not_a_modulefiles(tmp_path):
+    # edited: the same error from a Lua script of the user's, outside any modulefiles tree
+    text = read_paste(LUA_COUNTER).replace("/trinity/shared/lmod/lmod/modulefiles/counter/count", "/home/me/count.lua")
+    assert not fired("site-modulefile-lua-error", ticket_file_facts(tmp_path, LUA_COUNTER, text))
