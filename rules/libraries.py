@@ -82,6 +82,35 @@ def _duplicates_in_ticket(f: FactView) -> Iterator[Hit]:
     shadowed = _other_release_found(f)
     if shadowed is not None:
         yield shadowed
+    local = _user_tree_copy(f)
+    if local is not None:
+        yield local
+
+
+# A user's own package tree, searched before the installation's: LuaRocks' --local tree (~/.luarocks,
+# which `luarocks path` puts first on LUA_CPATH) and pip's --user site (~/.local/lib/pythonX.Y).
+_USER_TREE = re.compile(r"/\.luarocks/lib/|/\.local/lib/python\d")
+_LOOKUP_BY = re.compile(r"(?P<program>/[^\s:]{1,300}): symbol lookup error: ")
+
+
+def _user_tree_copy(f: FactView):
+    """The loader's "undefined symbol" for a library in the user's own package tree while the program
+    runs from another installation: a copy the user once installed locally is found before the one
+    the installation built (torch7#243: ~/.luarocks' libcutorch.so under torch/install's luajit)."""
+    for s in ticket_all(f, "loader:undefined-symbol"):
+        lib = str(s.get("file") or "")
+        by = _LOOKUP_BY.search(str(s.get("text") or ""))
+        if not (_USER_TREE.search(lib) and by and not _USER_TREE.search(by["program"])):
+            continue
+        tree = lib[:_USER_TREE.search(lib).end()].rstrip("/")
+        return Hit(message=f"{by['program']} loaded {os.path.basename(lib)} from the user's own package tree ({tree}), "
+                           f"which lacks {s.get('symbol')} (line {s.get('line')}): a copy installed there earlier is "
+                           "found before the one the installation built",
+                   fix=(f"ls -la {shlex.quote(os.path.dirname(lib))}   # the local copies that shadow the installation's\n"
+                        f"mv {shlex.quote(lib)} {shlex.quote(lib)}.old   # or remove the local tree's copy of the package "
+                        "(luarocks remove --local NAME; pip uninstall from the user site), then run again"),
+                   evidence={**ticket_evidence(s), "library": lib, "program": by["program"]})
+    return None
 
 
 # The trees of the package managers that keep their own copies of the CUDA libraries.

@@ -188,3 +188,22 @@ def test_a_lua_error_in_the_users_own_script_is_not_a_modulefiles(tmp_path):
     # edited: the same error from a Lua script of the user's, outside any modulefiles tree
     text = read_paste(LUA_COUNTER).replace("/trinity/shared/lmod/lmod/modulefiles/counter/count", "/home/me/count.lua")
     assert not fired("site-modulefile-lua-error", ticket_file_facts(tmp_path, LUA_COUNTER, text))
+
+
+# --- a library from the user's own package tree, found before the installation's ---------------
+
+LUAROCKS_LOCAL = AZ / "torch7-243-stale-local-cutorch-shadows-install.txt"
+
+
+def test_an_undefined_symbol_in_the_users_luarocks_tree_is_a_shadowing_copy(tmp_path):
+    (f,) = fired("duplicate-libraries", ticket_file_facts(tmp_path, LUAROCKS_LOCAL))
+    assert ".luarocks/lib" in f.message and "THCState_getDeviceMode" in f.message
+    assert "luarocks remove --local" in f.fix
+
+
+def test_the_same_symbol_missing_from_the_installations_own_copy_is_not_a_shadowing_copy(tmp_path):
+    # edited: the library lies in the installation's own tree
+    text = read_paste(LUAROCKS_LOCAL).replace("/home/users/uri.cohen/.luarocks/lib/lua/5.1/libcutorch.so",
+                                              "/home/users/uri.cohen/torch/install/lib/lua/5.1/libcutorch.so")
+    findings, _ = run_rule("duplicate-libraries", ticket_file_facts(tmp_path, LUAROCKS_LOCAL, text))
+    assert not findings
