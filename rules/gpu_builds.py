@@ -43,7 +43,9 @@ _FRAMEWORKS = {
 }
 
 
-@rule("SW109", SYMBOL, "error", "a framework installed without GPU support was asked for the GPU", impact=8)
+@rule("SW109", SYMBOL, "error", "a framework installed without GPU support was asked for the GPU", impact=8,
+      also={"warning": "torch's xpu refusal where the paste shows neither the extension's import nor code moving to xpu",
+            "info": "torch's xpu refusal after code that moves to xpu without importing intel_extension_for_pytorch"})
 def framework_built_without_gpu(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -86,6 +88,9 @@ def framework_built_without_gpu(f: FactView) -> Iterator[Hit]:
     if s is None:
         yield from _extension_not_built(f)
         return
+    if s.get("id") == "torch:device-type-not-linked" and s.get("device") == "xpu":
+        yield from _xpu_not_registered(f, s)
+        return
     name, fix = _FRAMEWORKS.get(str(s.get("family")), (str(s.get("family")), ""))
     yield Hit(message=f"the {name} installed was built without GPU support and the program asked for the GPU (line "
                       f"{s.get('line')}: \"{told_text(s)}\"): the node's GPU, its driver and CUDA are not the cause; {name}'s "
@@ -113,3 +118,30 @@ def _extension_not_built(f: FactView) -> Iterator[Hit]:
                        "runs the job, with the CUDA toolkit (nvcc) of torch's CUDA version on PATH"),
                   evidence={**told_evidence(s), "module": module, "package": key})
         return
+
+
+def _xpu_not_registered(f: FactView, s) -> Iterator[Hit]:
+    """torch's "not linked with support for xpu devices": before torch's own XPU builds the device
+    is registered by importing intel_extension_for_pytorch. Code shown moving to xpu without that
+    import is the program's (an info); with it, the extension installed has no XPU backend."""
+    found = {t.get("id") for t in f.get("ticket.symptoms") or []}
+    name, fix = _FRAMEWORKS["torch"]
+    said = f"line {s.get('line')}: \"{told_text(s)}\""
+    if "torch:ipex-imported" in found:
+        yield Hit(message=f"torch has no xpu backend although the code imports intel_extension_for_pytorch ({said}): "
+                          "the extension installed is a release without XPU support (its CPU release), or torch "
+                          "lacks XPU; the node's GPU and driver are not the cause",
+                  fix=fix, evidence=told_evidence(s))
+    elif "torch:xpu-device-used" in found:
+        yield Hit(message=f"the code moves to the xpu device without importing intel_extension_for_pytorch ({said}): "
+                          "with Intel's extension, the import is what registers the xpu device with torch",
+                  severity="info",
+                  fix="import intel_extension_for_pytorch as ipex   # after import torch, before the first .to('xpu')",
+                  fix_lang="python", evidence=told_evidence(s))
+    else:
+        yield Hit(message=f"torch has no xpu backend ({said}): either the program did not import "
+                          "intel_extension_for_pytorch, which registers the device, or the torch or extension installed "
+                          "has no XPU support",
+                  severity="warning", fix="import intel_extension_for_pytorch as ipex   # first, in the program; if "
+                                          "the error stays, the install has no XPU backend:\n" + fix,
+                  evidence=told_evidence(s))

@@ -207,3 +207,16 @@ def test_the_same_symbol_missing_from_the_installations_own_copy_is_not_a_shadow
                                               "/home/users/uri.cohen/torch/install/lib/lua/5.1/libcutorch.so")
     findings, _ = run_rule("duplicate-libraries", ticket_file_facts(tmp_path, LUAROCKS_LOCAL, text))
     assert not findings
+
+
+def test_torch_not_linked_with_xpu_after_code_without_the_extensions_import_is_an_info(tmp_path):
+    healthy = AZ / "intel-extension-for-pytorch-392-ipex-not-imported-healthy.txt"
+    (f,) = fired("framework-built-without-gpu", ticket_file_facts(tmp_path, healthy))
+    assert f.severity == "info" and "import intel_extension_for_pytorch as ipex" in f.fix
+
+
+def test_torch_not_linked_with_xpu_alone_is_a_warning_naming_both_causes(tmp_path):
+    # edited: only the error line kept
+    text = "RuntimeError: PyTorch is not linked with support for xpu devices\n"
+    (f,) = fired("framework-built-without-gpu", ticket_file_facts(tmp_path, IPEX_NO_XPU, text))
+    assert f.severity == "warning" and "did not import" in f.message
