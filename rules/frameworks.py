@@ -155,7 +155,8 @@ def framework_missing_arch(f: FactView) -> Iterator[Hit]:
                           f"{' (the fused multi-head attention runner has them for SM 8.0 and newer)' if 'fmhaRunner' in str(s.get('file')) else ''}; "
                           "the check is TensorRT-LLM's own, not torch's or the driver's",
                   fix=("nvidia-smi --query-gpu=name,compute_cap --format=csv   # below 8.0: build the engine without "
-                       "the fused attention kernels (trtllm-build --context_fmha disable), or on a GPU of 8.0 or newer"),
+                       "the fused attention kernels (trtllm-build --context_fmha disable; the examples' older build.py: "
+                       "without --enable_context_fmha), or on a GPU of 8.0 or newer"),
                   evidence=ticket_evidence(s))
         return
     refused = generation_refusal(f, sym)
