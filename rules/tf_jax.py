@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, cuda_gpus, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, cuda_gpus, first_symptom, told_evidence, told_text
 from hpcdoctor.rules._stacks import JAX_CUDA_FIX, TF_CUDA_CHECK, TF_CUDA_FIX, stack_of_ticket
 
 
 @rule("SW035", "cuda-library-version-mismatch", "error",
-      "a CUDA library of another version than the framework was built against", impact=9)
+      "a CUDA library of another version than the framework was built against", impact=9,
+      also={"warning": "TensorFlow's issue template names a release and a CUDA version its build cannot load, beside a GPU not found"})
 def cuda_library_version_mismatch(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -25,6 +27,9 @@ def cuda_library_version_mismatch(f: FactView) -> Iterator[Hit]:
         newer". cuDNN's version, in every framework (the stream executor's "Loaded runtime CuDNN
         library", JAX's "Outdated cuDNN installation found", its cuDNN 9.10.0 refusals), is
         cudnn-version-mismatch's. JAX checks no NCCL version (it only loads libnccl.so.2).
+        TensorFlow's issue template naming a release and a CUDA version that release's build cannot
+        load (its tested configuration's CUDA; before CUDA 11 the minor must match too) beside a GPU
+        not found: a warning, since the CUDA installed is not always the one found.
 
     Why it matters:
         The library named cannot be used: JAX falls back to the CPU or fails. The library
@@ -47,6 +52,7 @@ def cuda_library_version_mismatch(f: FactView) -> Iterator[Hit]:
     """
     told = catalogued(f, "cuda-library-version-mismatch")
     if not told:
+        yield from _tf_template_cuda(f)
         return
     s = told[0]
     if s.get("id") in _TF_TRT:
@@ -72,6 +78,41 @@ def cuda_library_version_mismatch(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"{who} loaded a {library} of another version than it was built against{versions} (line "
                       f"{s.get('line')}: \"{told_text(s)}\"): an older copy shadows the one its install brought",
               fix=fix, evidence=told_evidence(s))
+
+
+# A GPU not found, in the user's words or TensorFlow's listing (faq_pytorch.toml, faq_jax_tf.toml).
+_NOT_FOUND = ("faq_pytorch:gpu-not-detected-said", "faq_jax_tf:tf-not-using-gpu-said", "faq_jax_tf:tf-num-gpus-zero")
+
+
+def _tf_template_cuda(f: FactView) -> Iterator[Hit]:
+    """TensorFlow's issue template with a TensorFlow release and a CUDA version that is not the one its
+    tested build configuration names (knowledge/tensorflow_gpu_builds.toml), beside a GPU not found.
+    TensorFlow loads the CUDA runtime by the build's version: before CUDA 11 the major and minor
+    (libcudart.so.10.1, cudart64_101.dll), from 11 the major (libcudart.so.11.0 for every 11.x): a
+    CUDA 10.2 does not serve a build for 10.1, and a 11.8 serves one for 11.2. A warning: the user's
+    CUDA is the one they installed, the one the loader finds may be another."""
+    tf_said, cuda_said = first_symptom(f, "prose:tensorflow-version-said"), first_symptom(f, "prose:tf-template-cuda-said")
+    lost = first_symptom(f, *_NOT_FOUND)
+    if not (tf_said and cuda_said and lost):
+        return
+    release = str(tf_said.get("tensorflow") or "")
+    builds = {r["version"]: r for r in knowledge.load("tensorflow_gpu_builds")["release"]}
+    build = builds.get(release) or builds.get(f"{release}.0")
+    if build is None:
+        return
+    built, have = str(build["cuda"]), str(cuda_said.get("cuda"))
+    b_major, h_major = built.split(".")[0], have.split(".")[0]
+    if (b_major == h_major) if int(b_major) >= 11 else (built == have):
+        return
+    yield Hit(message=f"TensorFlow {build['version']} was built and tested with CUDA {built}, and the CUDA installed is "
+                      f"{have} (line {cuda_said.get('line')}), while the GPU is not found (line {lost.get('line')}): "
+                      "TensorFlow loads the CUDA runtime of its build's version (before CUDA 11 its major and minor, "
+                      f"libcudart.so.{built}), which a CUDA {have} does not provide",
+              severity="warning",
+              fix=(f"{TF_CUDA_CHECK}\n# install CUDA {built} with cuDNN {build['cudnn']} (the tested configuration of "
+                   f"TensorFlow {build['version']}), or a TensorFlow release whose tested configuration names the CUDA "
+                   "you have (tensorflow.org/install/source#gpu)"),
+              evidence={**told_evidence(cuda_said), "tensorflow": build["version"], "built_cuda": built})
 
 
 # TF-TRT's own version check (knowledge/messages/tensorflow.toml): TensorRT is not among the CUDA

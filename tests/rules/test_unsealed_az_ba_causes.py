@@ -220,3 +220,25 @@ def test_torch_not_linked_with_xpu_alone_is_a_warning_naming_both_causes(tmp_pat
     text = "RuntimeError: PyTorch is not linked with support for xpu devices\n"
     (f,) = fired("framework-built-without-gpu", ticket_file_facts(tmp_path, IPEX_NO_XPU, text))
     assert f.severity == "warning" and "did not import" in f.message
+
+
+# --- TensorFlow's issue template: a release and a CUDA its build cannot load --------------------
+
+TF_TEMPLATE = AZ / "tensorflow-38090-tf-2-1-needs-cuda-10-1.txt"
+
+
+def test_tf_2_1_with_cuda_10_2_and_no_gpu_found_is_a_cuda_version_mismatch_warning(tmp_path):
+    (f,) = fired("cuda-library-version-mismatch", ticket_file_facts(tmp_path, TF_TEMPLATE))
+    assert f.severity == "warning" and "CUDA 10.1" in f.message and "10.2" in f.message
+    assert "install CUDA 10.1 with cuDNN 7.6" in f.fix
+
+
+def test_the_tested_cuda_or_a_later_minor_of_11_is_not_a_mismatch(tmp_path):
+    # edited: the CUDA the build was tested with
+    same = read_paste(TF_TEMPLATE).replace("CUDA/cuDNN version: 10.2.89", "CUDA/cuDNN version: 10.1.243")
+    assert not fired("cuda-library-version-mismatch", ticket_file_facts(tmp_path, TF_TEMPLATE, same))
+    # edited: TensorFlow 2.5.0 (built for CUDA 11.2) beside CUDA 11.8: one major, one runtime name
+    later = read_paste(TF_TEMPLATE).replace("(use command below): 2.1.0", "(use command below): 2.5.0").replace(
+        "CUDA/cuDNN version: 10.2.89", "CUDA/cuDNN version: 11.8")
+    findings, _ = run_rule("cuda-library-version-mismatch", ticket_file_facts(tmp_path, TF_TEMPLATE, later))
+    assert not findings
