@@ -9,7 +9,7 @@ from typing import Iterator
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_symptom, told_evidence, told_text
 
 SYMBOL = "framework-built-without-gpu"
 
@@ -41,6 +41,14 @@ _FRAMEWORKS = {
                "pip uninstall -y paddlepaddle && pip install paddlepaddle-gpu   # the GPU package (pick the build of "
                "your CUDA from PaddlePaddle's install page)"),
 }
+
+
+# tensorflow.org/install/pip, Windows native: "TensorFlow 2.10 was the last TensorFlow release that
+# supported GPU on native-Windows"; later releases run the GPU under WSL2.
+_TF_WINDOWS_FIX = ("python -c \"import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda())\"   # False: a "
+                   "build without CUDA\n"
+                   "pip install \"tensorflow<2.11\"   # native Windows: 2.10 is the last release with GPU support (with "
+                   "CUDA 11.2 and cuDNN 8.1); later releases use the GPU only under WSL2")
 
 
 @rule("SW109", SYMBOL, "error", "a framework installed without GPU support was asked for the GPU", impact=8,
@@ -92,6 +100,8 @@ def framework_built_without_gpu(f: FactView) -> Iterator[Hit]:
         yield from _xpu_not_registered(f, s)
         return
     name, fix = _FRAMEWORKS.get(str(s.get("family")), (str(s.get("family")), ""))
+    if s.get("family") == "tensorflow" and first_symptom(f, "prose:windows-said"):
+        fix = _TF_WINDOWS_FIX   # the user's machine runs Windows: the Linux wheel's line is not for it
     yield Hit(message=f"the {name} installed was built without GPU support and the program asked for the GPU (line "
                       f"{s.get('line')}: \"{told_text(s)}\"): the node's GPU, its driver and CUDA are not the cause; {name}'s "
                       "GPU build is needed",

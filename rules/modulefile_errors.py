@@ -4,6 +4,7 @@ site's administrators can change."""
 
 from __future__ import annotations
 
+import shlex
 from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
@@ -44,7 +45,7 @@ def site_modulefile_lua_error(f: FactView) -> Iterator[Hit]:
     yield Hit(message=f"the site's modulefile {path} fails at line {line} with a Lua error (line {s.get('line')}: "
                       f"\"{str(s.get('error'))[:120]}\"): the module command stops evaluating it, so what it should set "
                       "is missing; the file is the site's, not the user's",
-              fix=(f"sed -n '{max(1, line - 3)},{line + 3}p' {path}   # the failing lines of the site's modulefile\n"
+              fix=(f"sed -n '{max(1, line - 3)},{line + 3}p' {shlex.quote(path)}   # the failing lines of the site's modulefile\n"
                    "module -D load MODULE 2>&1 | tail -n 40   # Lmod's trace of the load: which modulefile runs it (MODULE: "
                    "the one you load)\n"
                    "# send the error line and these lines to the site's administrators: only they can change the file"),

@@ -141,8 +141,13 @@ IPEX_NO_XPU = AZ / "intel-extension-for-pytorch-244-release-without-xpu.txt"
 
 
 def test_tensorflows_is_built_with_cuda_false_is_framework_built_without_gpu(tmp_path):
+    # the paste's machine runs Windows: the fix is native Windows' last GPU release, not the Linux wheel
     (f,) = fired("framework-built-without-gpu", ticket_file_facts(tmp_path, TF_NO_CUDA))
-    assert "TensorFlow" in f.message and "tensorflow[and-cuda]" in f.fix and "tensorflow<2.11" in f.fix
+    assert "TensorFlow" in f.message and 'pip install "tensorflow<2.11"' in f.fix and "and-cuda" not in f.fix
+    # edited: the operating system line names Ubuntu
+    text = read_paste(TF_NO_CUDA).replace("Windows 10 22H2 19045.3448", "Ubuntu 22.04")
+    (g,) = fired("framework-built-without-gpu", ticket_file_facts(tmp_path, TF_NO_CUDA, text))
+    assert 'pip install "tensorflow[and-cuda]"' in g.fix
 
 
 def test_is_built_with_cuda_true_is_not_a_build_without_gpu(tmp_path):
