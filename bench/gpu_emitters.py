@@ -159,8 +159,8 @@ def cases(work: Path):
         "import jax, jax.numpy as jnp; print(jax.devices()); x = jnp.ones((60 << 30,), jnp.float32); print(x.sum())"
     ], {}, 90
     yield "torch-oom-gpu-held-by-other-process", py + [HELD_BY_OTHER], {}, 120
-    # A process capped by torch.cuda.set_per_process_memory_fraction asking past its cap: the allocator's
-    # "would exceed allowed memory" form (the one ComfyUI users paste), against the card's own out-of-memory.
+    # A process capped by torch.cuda.set_per_process_memory_fraction asking past its cap: the caching
+    # allocator's out-of-memory with its "<size> allowed;" part, against the card's own out-of-memory.
     yield "torch-oom-memory-fraction", py + [
         "import torch; torch.cuda.set_per_process_memory_fraction(0.25); "
         "torch.empty(torch.cuda.get_device_properties(0).total_memory // 2, dtype=torch.uint8, device='cuda')"

@@ -104,10 +104,11 @@ def _tf_template_cuda(f: FactView) -> Iterator[Hit]:
     b_major, h_major = built.split(".")[0], have.split(".")[0]
     if (b_major == h_major) if int(b_major) >= 11 else (built == have):
         return
+    runtime = built if int(b_major) < 11 else f"{b_major}.0" if b_major == "11" else b_major
     yield Hit(message=f"TensorFlow {build['version']} was built and tested with CUDA {built}, and the CUDA installed is "
                       f"{have} (line {cuda_said.get('line')}), while the GPU is not found (line {lost.get('line')}): "
-                      "TensorFlow loads the CUDA runtime of its build's version (before CUDA 11 its major and minor, "
-                      f"libcudart.so.{built}), which a CUDA {have} does not provide",
+                      "TensorFlow loads the CUDA runtime of its build's version (before CUDA 11 its major and minor), "
+                      f"libcudart.so.{runtime}, which a CUDA {have} does not provide",
               severity="warning",
               fix=(f"{TF_CUDA_CHECK}\n# install CUDA {built} with cuDNN {build['cudnn']} (the tested configuration of "
                    f"TensorFlow {build['version']}), or a TensorFlow release whose tested configuration names the CUDA "

@@ -247,3 +247,10 @@ def test_the_tested_cuda_or_a_later_minor_of_11_is_not_a_mismatch(tmp_path):
         "CUDA/cuDNN version: 10.2.89", "CUDA/cuDNN version: 11.8")
     findings, _ = run_rule("cuda-library-version-mismatch", ticket_file_facts(tmp_path, TF_TEMPLATE, later))
     assert not findings
+
+
+def test_a_major_apart_from_a_cuda_11_build_names_that_builds_runtime(tmp_path):
+    # edited: TensorFlow 2.5.0 (built for CUDA 11.2) beside CUDA 10.2: libcudart.so.11.0 is what it loads
+    text = read_paste(TF_TEMPLATE).replace("(use command below): 2.1.0", "(use command below): 2.5.0")
+    (f,) = fired("cuda-library-version-mismatch", ticket_file_facts(tmp_path, TF_TEMPLATE, text))
+    assert "libcudart.so.11.0" in f.message and "CUDA 11.2" in f.message
