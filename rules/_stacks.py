@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
@@ -24,6 +25,14 @@ TF_CUDA_CHECK = ("python3 -c 'import tensorflow as tf; b = tf.sysconfig.get_buil
                  "# what this TensorFlow was built for")
 TF_CUDA_FIX = ("pip install -U \"tensorflow[and-cuda]\"   # Linux, TensorFlow 2.14+: NVIDIA's CUDA and cuDNN wheels "
                "of the versions it was built for")
+
+
+def tf_tested_build(version: str) -> Optional[dict]:
+    """TensorFlow's tested build configuration (knowledge/tensorflow_gpu_builds.toml) for a release as a
+    user states it: "2.8.0", "2.8" (its .0), or a release line whose patch the table lists."""
+    builds = {r["version"]: r for r in knowledge.load("tensorflow_gpu_builds")["release"]}
+    return builds.get(version) or builds.get(f"{version}.0") or next(
+        (b for v, b in builds.items() if v.rsplit(".", 1)[0] == version), None)
 
 
 # Whole words: jaxtyping in a torch traceback is not JAX, tensorflow_datasets beside torch names TensorFlow

@@ -13,6 +13,9 @@ from hpcdoctor.rules._common import catalogued, first_symptom, told_evidence, to
 
 SYMBOL = "framework-built-without-gpu"
 
+# TensorFlow's answer to whether its build has CUDA, in double quotes so that it runs in Windows' cmd too.
+_TF_BUILT_CHECK = ("python -c \"import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda())\"   "
+                   "# False: a build without CUDA")
 # What each framework's user runs to see the build and to install the GPU one (the frameworks' own
 # install guides: MXNet's pip packages mxnet-cuXXX for 1.x, its build-from-source USE_CUDA=1;
 # PaddlePaddle's paddlepaddle-gpu package).
@@ -26,8 +29,7 @@ _FRAMEWORKS = {
               "or rebuild from source: make clean, then make USE_CUDA=1 USE_CUDA_PATH=/usr/local/cuda, and reinstall "
               "the Python package from that build (cd python && pip install -e .)"),
     "tensorflow": ("TensorFlow",
-                   "python -c 'import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda())'   # False: a "
-                   "build without CUDA\n"
+                   _TF_BUILT_CHECK + "\n"
                    "pip install \"tensorflow[and-cuda]\"   # Linux (and WSL2): the release with its CUDA libraries (2.14+); "
                    "on native Windows the last GPU release is 2.10 (pip install \"tensorflow<2.11\"), later ones run the "
                    "GPU in WSL2"),
@@ -45,8 +47,7 @@ _FRAMEWORKS = {
 
 # tensorflow.org/install/pip, Windows native: "TensorFlow 2.10 was the last TensorFlow release that
 # supported GPU on native-Windows"; later releases run the GPU under WSL2.
-_TF_WINDOWS_FIX = ("python -c \"import tensorflow as tf; print(tf.__version__, tf.test.is_built_with_cuda())\"   # False: a "
-                   "build without CUDA\n"
+_TF_WINDOWS_FIX = (_TF_BUILT_CHECK + "\n"
                    "pip install \"tensorflow<2.11\"   # native Windows: 2.10 is the last release with GPU support (with "
                    "CUDA 11.2 and cuDNN 8.1); later releases use the GPU only under WSL2")
 
@@ -134,15 +135,14 @@ def _xpu_not_registered(f: FactView, s) -> Iterator[Hit]:
     """torch's "not linked with support for xpu devices": before torch's own XPU builds the device
     is registered by importing intel_extension_for_pytorch. Code shown moving to xpu without that
     import is the program's (an info); with it, the extension installed has no XPU backend."""
-    found = {t.get("id") for t in f.get("ticket.symptoms") or []}
-    name, fix = _FRAMEWORKS["torch"]
+    fix = _FRAMEWORKS["torch"][1]
     said = f"line {s.get('line')}: \"{told_text(s)}\""
-    if "torch:ipex-imported" in found:
+    if first_symptom(f, "torch:ipex-imported"):
         yield Hit(message=f"torch has no xpu backend although the code imports intel_extension_for_pytorch ({said}): "
                           "the extension installed is a release without XPU support (its CPU release), or torch "
                           "lacks XPU; the node's GPU and driver are not the cause",
                   fix=fix, evidence=told_evidence(s))
-    elif "torch:xpu-device-used" in found:
+    elif first_symptom(f, "torch:xpu-device-used"):
         yield Hit(message=f"the code moves to the xpu device without importing intel_extension_for_pytorch ({said}): "
                           "with Intel's extension, the import is what registers the xpu device with torch",
                   severity="info",

@@ -11,7 +11,7 @@ from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.parse.sizes import parse_gib
-from hpcdoctor.rules._common import catalogued, stated, ticket_evidence, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_symptom, stated, ticket_evidence, told_evidence, told_text
 from hpcdoctor.rules._gpu import as_int, gpu_list, subject
 
 
@@ -129,7 +129,7 @@ def _async_oom_outside(f):
     """torch's cudaMallocAsync out-of-memory (torch.toml cuda-oom-async) names the card, what torch
     allocated and what was free: the rest was outside torch's allocator. More than a CUDA context is
     the display or other processes; which, the message cannot say: an info with the listing."""
-    s = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "torch:cuda-oom-async"), None)
+    s = first_symptom(f, "torch:cuda-oom-async")
     if s is None:
         return
     total, outside = _gib(s["total"]), _gib(s["total"]) - _gib(s["allocated"]) - _gib(s["free"])

@@ -8,7 +8,6 @@ import re
 import shlex
 from typing import Any, Iterator
 
-from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import (catalogued, facts_or_ticket, first_symptom, ticket_all, ticket_evidence, ticket_symptoms,
@@ -16,7 +15,7 @@ from hpcdoctor.rules._common import (catalogued, facts_or_ticket, first_symptom,
 from hpcdoctor.rules._cuda_wheels import loader_path_fix
 from hpcdoctor.rules._loader import _SONAME, _TORCH_LIB
 from hpcdoctor.rules._openmp_mixing import openmp_mixing_hits
-from hpcdoctor.rules._stacks import JAX_CUDA_FIX, TF_CUDA_CHECK, TF_CUDA_FIX, stack_of_ticket
+from hpcdoctor.rules._stacks import JAX_CUDA_FIX, TF_CUDA_CHECK, TF_CUDA_FIX, stack_of_ticket, tf_tested_build
 
 OPENMP_RUNTIMES = ("libgomp", "libiomp5", "libomp")
 
@@ -99,10 +98,10 @@ def _user_tree_copy(f: FactView):
     the installation built (torch7#243: ~/.luarocks' libcutorch.so under torch/install's luajit)."""
     for s in ticket_all(f, "loader:undefined-symbol"):
         lib = str(s.get("file") or "")
-        by = _LOOKUP_BY.search(str(s.get("text") or ""))
-        if not (_USER_TREE.search(lib) and by and not _USER_TREE.search(by["program"])):
+        local, by = _USER_TREE.search(lib), _LOOKUP_BY.search(str(s.get("text") or ""))
+        if not (local and by and not _USER_TREE.search(by["program"])):
             continue
-        tree = lib[:_USER_TREE.search(lib).end()].rstrip("/")
+        tree = lib[:local.end()].rstrip("/")
         return Hit(message=f"{by['program']} loaded {os.path.basename(lib)} from the user's own package tree ({tree}), "
                            f"which lacks {s.get('symbol')} (line {s.get('line')}): a copy installed there earlier is "
                            "found before the one the installation built",
@@ -829,10 +828,6 @@ def _release(text: str) -> tuple:
     return tuple(int(p) for p in str(text).split(".") if p.isdigit())
 
 
-def _tf_builds() -> dict:
-    return {r["version"]: r for r in knowledge.load("tensorflow_gpu_builds")["release"]}
-
-
 def _framework_cudnn(f: FactView) -> Iterator[Hit]:
     told = [s for s in catalogued(f, "cudnn-version-mismatch") if s.get("id") in _FRAMEWORK_CUDNN]
     stack = stack_of_ticket(f)
@@ -874,9 +869,7 @@ def _dnn_not_found_with_versions(f: FactView) -> Iterator[Hit]:
     if dnn is None or tf is None or said is None:
         return
     version = str(tf.get("tensorflow") or "")
-    builds = _tf_builds()
-    build = builds.get(version) or builds.get(f"{version}.0") or next(
-        (b for v, b in builds.items() if v.rsplit(".", 1)[0] == version), None)
+    build = tf_tested_build(version)
     if build is None:
         return
     want, have = _release(build["cudnn"]), _release(str(said.get("cudnn")))

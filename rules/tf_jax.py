@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, cuda_gpus, first_symptom, told_evidence, told_text
-from hpcdoctor.rules._stacks import JAX_CUDA_FIX, TF_CUDA_CHECK, TF_CUDA_FIX, stack_of_ticket
+from hpcdoctor.rules._stacks import JAX_CUDA_FIX, TF_CUDA_CHECK, TF_CUDA_FIX, stack_of_ticket, tf_tested_build
 
 
 @rule("SW035", "cuda-library-version-mismatch", "error",
@@ -95,9 +94,7 @@ def _tf_template_cuda(f: FactView) -> Iterator[Hit]:
     lost = first_symptom(f, *_NOT_FOUND)
     if not (tf_said and cuda_said and lost):
         return
-    release = str(tf_said.get("tensorflow") or "")
-    builds = {r["version"]: r for r in knowledge.load("tensorflow_gpu_builds")["release"]}
-    build = builds.get(release) or builds.get(f"{release}.0")
+    build = tf_tested_build(str(tf_said.get("tensorflow") or ""))
     if build is None:
         return
     built, have = str(build["cuda"]), str(cuda_said.get("cuda"))
