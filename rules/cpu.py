@@ -230,6 +230,35 @@ _FRAME_NAMES = {"avx512": "AVX512F", "avx512f": "AVX512F", "avx2": "AVX2", "avx"
                 "sse4_1": "SSE4.1", "sse41": "SSE4.1", "sse4_2": "SSE4.2", "sse42": "SSE4.2", "ssse3": "SSSE3"}
 
 
+def _openmm_cpu_platform(f: FactView) -> Iterator[Hit]:
+    """OpenMM's "There is no registered Platform called "CPU"": its CPU plugin registers the platform only
+    where the processor has SSE4.1 (x86; ASIMD on Arm), and no plugin registers where the plugins folder
+    was not loaded. With this node's flags the two are told apart; from the words alone, an info."""
+    s = next((t for t in ticket_all(f, "md_engines:openmm-no-registered-platform") if t.get("platform") == "CPU"), None)
+    if s is None:
+        return
+    flags = f.get("cpu.flags")
+    said = f"line {s.get('line')}: \"{told_text(s)}\""
+    fix = "grep -o -w -E 'sse4_1|asimd' /proc/cpuinfo | sort -u   # on the node that fails; nothing: the CPU lacks what OpenMM's CPU platform needs"
+    if isinstance(flags, list) and flags:
+        if f.get("cpu.arch") != "x86_64" or "sse4_1" in flags:
+            return  # the CPU has what the plugin checks: the plugin was not loaded (OPENMM_PLUGIN_DIR), not this rule's
+        yield Hit(message=f"OpenMM has no CPU platform ({said}) and this node's CPU lacks SSE4.1, which OpenMM's CPU plugin "
+                          "requires before it registers the platform",
+                  fix=fix + "\n# run on nodes whose CPU has SSE4.1 (Intel Nehalem, AMD Bulldozer or newer), or use "
+                            "Platform.getPlatformByName('Reference') there",
+                  evidence={**ticket_evidence(s), "cpu.flags.sse4_1": False})
+        return
+    yield Hit(message=f"OpenMM has no CPU platform ({said}): its CPU plugin registers the platform only on a processor with "
+                      "SSE4.1 (x86; ASIMD on Arm), so a CPU without it (AMD before Bulldozer, Intel before Nehalem) is the "
+                      "usual cause where the same install works on other nodes; a plugins folder OpenMM did not load "
+                      "(OPENMM_PLUGIN_DIR) drops every plugin platform the same way",
+              severity="info", evidence=ticket_evidence(s),
+              fix=fix + "\npython -c 'import openmm; print(openmm.Platform.getPluginLoadFailures(), "
+                        "[openmm.Platform.getPlatform(i).getName() for i in range(openmm.Platform.getNumPlatforms())])'   "
+                        "# a load failure or no other plugin platform either: the plugins folder, not the CPU")
+
+
 def _frame_isa(s: dict) -> str:
     """The instruction set the crashing function's own name names (the last such token), or ""."""
     found = _FRAME_ISA.findall(str(s.get("frame") or ""))
@@ -237,7 +266,7 @@ def _frame_isa(s: dict) -> str:
 
 
 @rule("CPU005", "cpu-lacks-required-isa", "error", "a program built for CPU instructions this CPU lacks", impact=10,
-      also={"info": "a bare SIGILL, no instruction set named: the usual cause, not a shown one"})
+      also={"info": "a bare SIGILL, no instruction set named, or OpenMM without its CPU platform: the usual cause, not a shown one"})
 def cpu_lacks_required_isa(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -261,7 +290,9 @@ def cpu_lacks_required_isa(f: FactView) -> Iterator[Hit]:
         (STATUS_ILLEGAL_INSTRUCTION), Python subprocess's "died with <Signals.SIGILL: 4>", the Java
         VM's fatal error report "SIGILL (0x4) at pc=..." (EXCEPTION_ILLEGAL_INSTRUCTION on Windows).
         Where the message names an instruction set and this node's CPU flags are known, they are
-        compared.
+        compared. OpenMM's "There is no registered Platform called "CPU"": its CPU plugin registers
+        the platform only on a processor with SSE4.1 (ASIMD on Arm); an error where this node's flags
+        lack it, an info from the words alone (a plugins folder not loaded says the same).
 
     Why it matters:
         The binary (torch, TensorFlow, NumPy, a llama.cpp build) was compiled for instructions this
@@ -289,6 +320,7 @@ def cpu_lacks_required_isa(f: FactView) -> Iterator[Hit]:
     refused = next((s for s in told if s.get("id") in _REFUSED), None)
     s = named or refused or (told[0] if told else worker)
     if s is None:
+        yield from _openmm_cpu_platform(f)
         return
     feature = str(s.get("feature") or "").strip()
     from_frame = not feature and _frame_isa(s)
