@@ -363,7 +363,7 @@ def cuda_build_on_node_without_gpu(f: FactView) -> Iterator[Hit]:
         CUDA runtime error 35, cudaErrorInsufficientDriver ("CUDA driver version is insufficient
         for CUDA runtime version", in any program's wording), in a paste that says the job runs
         where there is no GPU: a CPU node or cluster, an issue template's device line answered
-        "CPU", "I haven't gpu on this computer", or a GPU build's own notice that it found none
+        "CPU", "I haven't gpu on this computer", "a system that does not have a Cuda driver", or a GPU build's own notice that it found none
         (PaddlePaddle's "Compiled with WITH_GPU, but no GPU found in runtime."), and that shows no
         driver (no nvidia-smi listing or version). A warning naming both causes.
 
@@ -389,7 +389,7 @@ def cuda_build_on_node_without_gpu(f: FactView) -> Iterator[Hit]:
     err = _error_35(f)
     if err is None:
         return
-    yield Hit(message=f"CUDA error 35 (line {err.get('line')}: \"{told_text(err)}\") where the paste says no GPU is there "
+    yield Hit(message=f"CUDA error 35 (line {err.get('line')}: \"{told_text(err)}\") where the paste says no GPU or no NVIDIA driver is there "
                       f"(line {said.get('line')}: \"{told_text(said)}\"): the CUDA runtime returns it when no NVIDIA driver is "
                       "installed at all, as on a CPU-only node, as well as when the driver is older than the runtime; "
                       "a GPU build of the program is running where there is no GPU",
