@@ -115,7 +115,10 @@ def torch_cpu_only(f: FactView) -> Iterator[Hit]:
         A torch build without CUDA or ROCm (a "+cpu" wheel, conda's cpu_mkl build, the cpuonly
         package) on a node where GPUs are present. In a pasted ticket, torch's own "Torch not
         compiled with CUDA enabled": an error beside a GPU listing, a warning without one (a
-        machine without an NVIDIA GPU says it too), nothing beside a listing with no GPU.
+        machine without an NVIDIA GPU says it too), nothing beside a listing with no GPU. libtorch
+        outside Python as a warning with its binding's fix: "PyTorch is not linked with support for
+        cuda devices" (R's torch, C++) and tch's Cuda::is_available() printed false (Rust): a CPU
+        libtorch, or a CUDA one whose torch_cuda library was never loaded.
 
     Why it matters:
         torch.cuda.is_available() is False and everything runs on the CPU, tens of times slower,
@@ -174,10 +177,50 @@ _BUILD_ANSWERED = {"prose:torch-version-cuda-none": "torch.version.cuda is None"
                    "prose:cpu-build-installed-said": "the user says the PyTorch install gave the CPU build instead of the CUDA one"}
 
 
+# libtorch outside Python (knowledge/messages/torch.toml): R's torch, Rust's tch and C++ programs install or
+# link their own libtorch, so the fix is that binding's, not a pip wheel.
+_LIBTORCH_TOLD = ("torch:cuda-device-not-linked", "torch:tch-cuda-not-available")
+_R_TORCH_FIX = ("Rscript -e \"options(timeout = 600, repos = c(CRAN = 'https://cloud.r-project.org')); kind <- 'cu128'; "
+                "version <- available.packages()['torch', 'Version']; options(repos = c(torch = "
+                "sprintf('https://torch-cdn.mlverse.org/packages/%s/%s/', kind, version), CRAN = 'https://cloud.r-project.org')); "
+                "install.packages('torch')\"   # R torch's CUDA binaries (its installation guide: Linux and Windows, cpu or cu128); "
+                "double-quoted, so it runs in cmd and PowerShell too\n"
+                f"nvidia-smi   # the cu128 build runs on a driver of {wheels.required_driver('12.8')} or newer on Linux, "
+                f"{wheels.required_driver('12.8', windows=True)} on Windows (CUDA 12's minor-version compatibility)")
+_TCH_FIX = ("find target -path '*libtorch/lib*' -name '*torch_cuda*' | head -1   # nothing: torch-sys downloaded the CPU "
+            "libtorch, its default\n"
+            "export LIBTORCH_USE_PYTORCH=1   # link the active Python's torch (one whose torch.cuda.is_available() is True); "
+            "or TORCH_CUDA_VERSION=cu128 for a downloaded CUDA libtorch\n"
+            "cargo clean -p torch-sys && cargo build --release")
+_CPP_FIX = ("ls \"$LIBTORCH/lib\" | grep -E 'torch_cuda|c10_cuda'   # none: a CPU-only libtorch; download the CUDA one from "
+            "pytorch.org\n"
+            "# with them there, link torch_cuda even where no symbol of it is used: -Wl,--no-as-needed -ltorch_cuda "
+            "-Wl,--as-needed")
+
+
+def _libtorch_cpu_told(f: FactView, s) -> Iterator[Hit]:
+    """libtorch in R, Rust or C++ saying it has no CUDA: a CPU-only libtorch (the bindings' default
+    download) or a CUDA one whose torch_cuda was never loaded, which the words alone do not tell apart."""
+    said = f"line {s.get('line')}: \"{told_text(s)}\""
+    texts = " ".join(str(t.get("text", "")) for t in f.get("ticket.symptoms") or [])
+    if s.get("id") == "torch:tch-cuda-not-available":
+        who, fix = "tch's Cuda::is_available() is false", _TCH_FIX
+    elif "Error in (function (self, device" in texts:   # R torch's call, as R prints the failing call
+        who, fix = "R torch says libtorch has no CUDA support linked", _R_TORCH_FIX
+    else:
+        who, fix = "libtorch says no CUDA support is linked into the process", _CPP_FIX
+    yield Hit(message=f"{who} ({said}): the libtorch in use is a CPU-only build (R's torch and Rust's tch install one "
+                      "unless a CUDA build is asked for), or a CUDA libtorch whose torch_cuda library was never loaded",
+              severity="warning", fix=fix, evidence=ticket_evidence(s))
+
+
 def _cpu_build_told(f: FactView, s):
     """torch's own "Torch not compiled with CUDA enabled": the build is CPU-only and the job asked
     it for CUDA. With the node's GPUs listed it is the error above; without, a warning, since a
     machine with no NVIDIA GPU (a laptop, a Mac) raises it too, where the program is what to change."""
+    if s.get("id") in _LIBTORCH_TOLD:
+        yield from _libtorch_cpu_told(f, s)
+        return
     gpus = f.get("gpus")
     if isinstance(gpus, list) and not gpus:
         return  # a listing with no GPU: the program asked a machine without one for CUDA
