@@ -9,6 +9,7 @@ from typing import Iterator, List, Optional
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
+from hpcdoctor.knowledge import rocm_gpus
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 SYMBOL = "rocblas-tensile-library-missing"
@@ -58,7 +59,8 @@ def rocblas_tensile_library_missing(f: FactView) -> Iterator[Hit]:
         aborts. Either the folder is not where rocBLAS looked (a ROCm tree moved or copied, an
         older layout such as /opt/rocm/rocblas/lib, a wrong ROCBLAS_TENSILE_LIBPATH), or it holds
         no files for this GPU's gfx target (a ROCm release, or a wheel's bundled rocBLAS, that
-        does not support the GPU); "Could not load" is a file from another rocBLAS release.
+        does not support the GPU); "Could not load" is a file from another rocBLAS release. A
+        target no ROCm list read supports is left to rocm-gpu-not-in-release: no folder has it.
 
     How to fix:
         List the folder rocBLAS names. Where the files are elsewhere, point
@@ -89,6 +91,8 @@ def rocblas_tensile_library_missing(f: FactView) -> Iterator[Hit]:
         return
     folder = _folder(path) if path else None
     arch = s.get("arch")
+    if arch and not f.get("ticket.rocm_versions") and rocm_gpus.never_supported(str(arch)):
+        return  # a target no ROCm list read supports: rocm-gpu-not-in-release answers it, no folder holds its kernels
     others = _listed_targets(f, int(s.get("line") or 0)) if arch else []
     if arch and others and arch not in others:
         yield Hit(message=f"rocBLAS has no Tensile kernels for this GPU's target {arch} ({quoted}); its library folder holds "

@@ -70,7 +70,9 @@ def rocm_gpu_not_in_release(f: FactView) -> Iterator[Hit]:
         "[AMD/ATI]" line or a Radeon/Instinct name) that AMD's "Supported GPUs" table for that release
         does not list, or lists as unsupported (knowledge/rocm_gpus.toml, one entry per release
         series read; where only AMD's compatibility matrix was read, its list of gfx targets). A GPU the release lists, or one of a gfx target it lists, is never reported;
-        a release whose table was not read is unknown.
+        a release whose table was not read is unknown. With no release named, a target rocBLAS
+        names ("... for GPU arch : gfx90c") that no list read supports while they list newer
+        targets of its generation (an APU, a retired consumer GPU): no release to move to.
 
     Why it matters:
         AMD builds ROCm's libraries (rocBLAS, MIOpen, the torch wheels' kernels) for the listed
@@ -106,8 +108,11 @@ def rocm_gpu_not_in_release(f: FactView) -> Iterator[Hit]:
     if f.gpus():
         return  # the GPUs listed are not AMD's: a name in the text is not this node's
     series = {v["series"]: v for v in f.get("ticket.rocm_versions") or []}
+    if not series:
+        yield from _target_never_supported(f)
+        return
     if len(series) != 1:
-        return  # no release named, or several: which one runs is not known
+        return  # several releases named: which one runs is not known
     (v,) = series.values()
     if _torch_devices(f) or f.get("ticket.amd_gpus_named"):
         _read(v["series"], "ticket.rocm_versions")  # a GPU to judge: an unread release is unknown
@@ -122,6 +127,26 @@ def rocm_gpu_not_in_release(f: FactView) -> Iterator[Hit]:
         if judged and all(judged):
             where = f" (line {v.get('line')}: \"{v.get('text')}\"; line {g.get('line')}: \"{g.get('text')}\")"
             yield _hit(g["gpu"], judged[0], where, {"rocm_version": v, "gpu_named": g}, failed, g["gpu"])
+            return
+
+
+def _target_never_supported(f: FactView) -> Iterator[Hit]:
+    """With no release named: a GPU target that rocBLAS names ("... for GPU arch : gfx90c") and that no
+    release's list read supports, though it lists newer targets of the same generation (an APU, a
+    retired consumer GPU): no release to move to, whichever runs."""
+    for s in catalogued(f, "rocblas-tensile-library-missing"):
+        gfx = str(s.get("arch") or "")
+        read = rocm_gpus.never_supported(gfx)
+        if read:
+            yield Hit(message=f"rocBLAS ran on a GPU of target {gfx} (line {s.get('line')}: \"{told_text(s)}\"), which no "
+                              f"ROCm release whose supported-GPU list was read ({read[0]} to {read[-1]}) supports, though "
+                              "they list newer targets of its generation: ROCm's libraries carry no kernels for it",
+                      fix=(f"rocminfo | grep -o -m1 'gfx[0-9a-f]*'   # {gfx}: no ROCm release from {read[0]} to {read[-1]} "
+                           "lists it\n"
+                           "# run on a GPU AMD's list for the installed ROCm names (amd-smi version; "
+                           "https://rocm.docs.amd.com/projects/install-on-linux/en/latest/reference/system-requirements.html), "
+                           "or on the CPU"),
+                      evidence={**told_evidence(s), "gfx": gfx, "table": "knowledge/rocm_gpus.toml"})
             return
 
 

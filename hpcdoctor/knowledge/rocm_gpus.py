@@ -47,6 +47,30 @@ def supported_gfx(r: Dict[str, Any]) -> FrozenSet[str]:
     return frozenset({g["gfx"] for g in r.get("gpu", []) if g["support"] in SUPPORTED} | set(r.get("targets", [])))
 
 
+_TARGET = re.compile(r"^gfx(?P<gen>\d{1,2}?)(?P<rest>[0-9a-f]{2})$")
+
+
+def _generation(gfx: str) -> Optional[tuple]:
+    """A gfx target as (generation, number within it): gfx90c is (9, 0x0c), gfx1103 (11, 0x03)."""
+    m = _TARGET.match(gfx or "")
+    return (int(m.group("gen")), int(m.group("rest"), 16)) if m else None
+
+
+def never_supported(gfx: str) -> Optional[List[str]]:
+    """The release series read, where none of them supports the target ``gfx`` and a target of the
+    same generation newer than it is supported by one (so ``gfx`` is no future GPU the lists predate);
+    None otherwise, or for a string that is no gfx target."""
+    at = _generation(gfx)
+    if at is None:
+        return None
+    releases = load_releases()
+    if any(gfx in supported_gfx(r) for r in releases):
+        return None
+    newer = [g for r in releases for g in supported_gfx(r)
+             if (_generation(g) or (None,))[0] == at[0] and _generation(g)[1] > at[1]]
+    return [r["series"] for r in releases] if newer else None
+
+
 def listed(r: Dict[str, Any]) -> List[str]:
     """What release ``r``'s entry lists as supported, for a message: names, else its targets."""
     names = [g["name"] for g in r.get("gpu", []) if g["support"] in SUPPORTED]
