@@ -1,0 +1,190 @@
+"""Causes and non-causes the pastes of sets BB and BC (unsealed 2026-11-30) show in their emitters'
+own words, each read from the real paste; where a variant is needed, the real paste is edited in
+memory and the edit is said."""
+
+from __future__ import annotations
+
+from conftest import FIXTURES
+from hpcdoctor.knowledge import rocm_gpus
+from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, read_paste, run_rule, ticket_file_facts
+
+BB = FIXTURES / "tickets_blind_bb"
+BC = FIXTURES / "tickets_blind_bc"
+
+OPENMM_LIBCUDA = BB / "openmm-4370-cuda-plugin-without-libcuda.txt"
+OPENMM_CPU = BB / "openmm-1430-cpu-platform-needs-sse4-2.txt"
+ELPA = BB / "elpa-58-gpu-build-on-node-without-driver.txt"
+R_TORCH = BB / "deep-learning-and-scientific-computing-with-r-torch-16-libtorch-without-cuda.txt"
+TCH = BB / "tch-rs-213-default-cpu-only-libtorch.txt"
+PODMAN = BC / "nvidia-container-runtime-190-podman-gpus-flag-no-op.txt"
+DOCKER_OLD = BC / "nvidia-docker-1199-docker-client-too-old-for-gpus-flag.txt"
+ENROOT_LZO = BC / "enroot-6-squashfs-lzo-unsupported-by-squashfuse.txt"
+ENROOT_CAPS = BC / "enroot-141-aufs2ovlfs-caps-package-missing.txt"
+GFX90C = BC / "rocblas-1398-gfx90c-apu-not-supported.txt"
+
+
+def _ids(text: str) -> set:
+    return {s["id"] for s in find_messages(text)}
+
+
+# --- OpenMM's plugins ----------------------------------------------------------------------------
+
+def test_openmms_cuda_plugin_failing_on_libcuda_is_cuda_driver_library_not_found(tmp_path):
+    # the failure is wrapped across two lines where the user pasted the tuple
+    (f,) = fired("cuda-driver-library-not-found", ticket_file_facts(tmp_path, OPENMM_LIBCUDA))
+    assert "OpenMM's CUDA plugin" in f.message and "libOpenMMCUDA.so" in f.message
+    assert "getPluginLoadFailures()" in f.fix and "nvidia-smi" in f.fix
+
+
+def test_an_openmm_plugin_failing_on_another_library_is_not_the_driver(tmp_path):
+    # edited: the plugin's missing library is OpenCL's, not the driver's libcuda
+    text = read_paste(OPENMM_LIBCUDA).replace("libcuda.so.1: cannot open", "libOpenCL.so.1: cannot open")
+    assert "md_engines:openmm-plugin-needs-libcuda" not in _ids(text)
+    findings, _ = run_rule("cuda-driver-library-not-found", ticket_file_facts(tmp_path, OPENMM_LIBCUDA, text))
+    assert not findings
+
+
+def test_openmm_without_its_cpu_platform_is_a_cpu_isa_hint_naming_both_causes(tmp_path):
+    (f,) = fired("cpu-lacks-required-isa", ticket_file_facts(tmp_path, OPENMM_CPU))
+    assert f.severity == "info" and "SSE4.1" in f.message and "OPENMM_PLUGIN_DIR" in f.message
+    assert "sse4_1" in f.fix
+
+
+def test_openmm_without_its_cuda_platform_is_no_cpu_isa_finding(tmp_path):
+    # edited: the platform asked for is CUDA's, whose absence says nothing of the CPU
+    text = read_paste(OPENMM_CPU).replace('called "CPU"', 'called "CUDA"')
+    findings, _ = run_rule("cpu-lacks-required-isa", ticket_file_facts(tmp_path, OPENMM_CPU, text))
+    assert not findings
+
+
+# --- CUDA error 35 on a machine said to have no driver ------------------------------------------
+
+def test_error_35_on_a_system_said_to_have_no_cuda_driver_is_cuda_build_on_node_without_gpu(tmp_path):
+    facts = ticket_file_facts(tmp_path, ELPA)
+    (f,) = fired("cuda-build-on-node-without-gpu", facts)
+    assert "no NVIDIA driver" in f.message
+    findings, _ = run_rule("driver-too-old", facts)
+    assert not findings
+
+
+def test_error_35_without_the_no_driver_sentence_stays_driver_too_old(tmp_path):
+    # edited: the title and the steps no longer say the system has no CUDA driver
+    text = (read_paste(ELPA).replace("on system without Cuda driver", "on a cluster node")
+            .replace("on a system that does not have a Cuda driver", "on a cluster node")
+            .replace("Choose a system with no CUDA driver.", "Choose a cluster node."))
+    facts = ticket_file_facts(tmp_path, ELPA, text)
+    assert not fired("cuda-build-on-node-without-gpu", facts)
+    assert fired("driver-too-old", facts)
+
+
+# --- libtorch outside Python ---------------------------------------------------------------------
+
+def test_r_torchs_not_linked_with_cuda_is_a_cpu_libtorch_with_r_torchs_fix(tmp_path):
+    (f,) = fired("torch-cpu-only", ticket_file_facts(tmp_path, R_TORCH))
+    assert f.severity == "warning" and "R torch" in f.message
+    assert "torch-cdn.mlverse.org" in f.fix and "cu128" in f.fix and "525.60.13" in f.fix
+
+
+def test_the_xpu_form_of_not_linked_is_not_read_as_a_cpu_torch(tmp_path):
+    # edited: the device type the refusal names is xpu (framework-built-without-gpu's, set AZ)
+    text = read_paste(R_TORCH).replace("support for cuda devices", "support for xpu devices")
+    findings, _ = run_rule("torch-cpu-only", ticket_file_facts(tmp_path, R_TORCH, text))
+    assert not findings
+
+
+def test_tch_answering_false_is_a_cpu_libtorch_with_tchs_fix(tmp_path):
+    (f,) = fired("torch-cpu-only", ticket_file_facts(tmp_path, TCH))
+    assert "tch's Cuda::is_available() is false" in f.message
+    assert "LIBTORCH_USE_PYTORCH=1" in f.fix and "cargo clean -p torch-sys" in f.fix
+
+
+def test_tch_answering_true_is_no_finding(tmp_path):
+    # edited: the printed answer is true
+    text = read_paste(TCH).replace("> false", "> true")
+    findings, _ = run_rule("torch-cpu-only", ticket_file_facts(tmp_path, TCH, text))
+    assert not findings
+
+
+# --- containers: the runtime finding no nvidia-smi, docker's CLI, enroot --------------------------
+
+def test_the_oci_runtime_finding_no_nvidia_smi_is_container_nvidia_libs_not_bound(tmp_path):
+    (f,) = fired("container-nvidia-libs-not-bound", ticket_file_facts(tmp_path, PODMAN))
+    assert "no nvidia-smi in the container" in f.message
+    assert "--device nvidia.com/gpu=all" in f.fix and "nvidia-ctk cdi list" in f.fix
+
+
+def test_the_runtime_not_finding_another_program_is_no_finding(tmp_path):
+    # edited: the command the runtime could not find is the user's own
+    text = read_paste(PODMAN).replace("executable file `nvidia-smi` not found", "executable file `python3` not found")
+    assert not fired("container-nvidia-libs-not-bound", ticket_file_facts(tmp_path, PODMAN, text))
+
+
+def test_docker_run_refusing_gpus_as_an_unknown_flag_is_docker_client_too_old(tmp_path):
+    facts = ticket_file_facts(tmp_path, DOCKER_OLD)
+    (f,) = fired("docker-client-too-old-for-gpus", facts)
+    assert "17.12.0-ce" in f.message and "19.03" in f.message
+    assert "which -a docker" in f.fix and "docker-ce-cli" in f.fix
+    findings, _ = run_rule("slurm-job-without-gpus", facts)
+    assert not findings
+    assert "prose:slurm-gpus-requested" not in _ids(read_paste(DOCKER_OLD))
+
+
+def test_unknown_flag_gpus_from_another_cobra_program_is_not_docker(tmp_path):
+    # edited: the same refusal from apptainer, whose help line names apptainer
+    text = read_paste(DOCKER_OLD).replace("See 'docker run --help'.", "Run 'apptainer exec --help' for more detailed usage information.")
+    assert "docker_client:unknown-flag-gpus" not in _ids(text)
+    assert not fired("docker-client-too-old-for-gpus", ticket_file_facts(tmp_path, DOCKER_OLD, text))
+
+
+def test_enroots_lzo_image_refused_by_squashfuse_is_enroot_squashfs_compression_unsupported(tmp_path):
+    (f,) = fired("enroot-squashfs-compression-unsupported", ticket_file_facts(tmp_path, ENROOT_LZO))
+    assert "lzo" in f.message
+    assert "ENROOT_SQUASH_OPTIONS='-comp lz4 -noD'" in f.fix and "enroot import" in f.fix
+
+
+def test_a_squashfuse_that_decodes_only_zlib_gets_gzip_and_one_without_enroot_nothing(tmp_path):
+    # edited: this squashfuse lists zlib alone (mksquashfs calls it gzip)
+    text = read_paste(ENROOT_LZO).replace("supports only xz, zlib, lz4, zstd.", "supports only zlib.")
+    (f,) = fired("enroot-squashfs-compression-unsupported", ticket_file_facts(tmp_path, ENROOT_LZO, text))
+    assert "-comp gzip -noD" in f.fix
+    # edited: the same squashfuse line without enroot's own lines (an AppImage's)
+    alone = "Squashfs image uses lzo compression, this version supports only xz, zlib, lz4, zstd.\n"
+    assert not fired("enroot-squashfs-compression-unsupported", ticket_file_facts(tmp_path, ENROOT_LZO, alone))
+
+
+def test_enroots_helper_refused_its_capabilities_is_enroot_caps_package_missing(tmp_path):
+    (f,) = fired("enroot-caps-package-missing", ticket_file_facts(tmp_path, ENROOT_CAPS))
+    assert "enroot-aufs2ovlfs" in f.message and "enroot+caps" in f.message
+    assert "getcap" in f.fix and "enroot+caps-$v-1.el8" in f.fix
+
+
+def test_enroots_helper_refused_a_user_namespace_is_not_the_caps_package(tmp_path):
+    # edited: the helper's other refusal, the kernel's user namespaces (user-namespaces-disabled's)
+    text = read_paste(ENROOT_CAPS).replace("failed to set capabilities: Operation not permitted",
+                                           "failed to create user namespace: Operation not permitted")
+    assert not fired("enroot-caps-package-missing", ticket_file_facts(tmp_path, ENROOT_CAPS, text))
+
+
+# --- a GPU target no ROCm release lists ----------------------------------------------------------
+
+def test_rocblas_on_gfx90c_is_rocm_gpu_not_in_release_and_not_a_path_fix(tmp_path):
+    facts = ticket_file_facts(tmp_path, GFX90C)
+    (f,) = fired("rocm-gpu-not-in-release", facts)
+    assert "gfx90c" in f.message and "5.4 to 7.2" in f.message
+    assert not fired("rocblas-tensile-library-missing", facts)
+
+
+def test_rocblas_on_a_supported_target_stays_the_library_folder(tmp_path):
+    # edited: the GPU is a gfx90a, which ROCm's lists support
+    text = read_paste(GFX90C).replace("gfx90c", "gfx90a")
+    facts = ticket_file_facts(tmp_path, GFX90C, text)
+    assert not fired("rocm-gpu-not-in-release", facts)
+    assert fired("rocblas-tensile-library-missing", facts)
+
+
+def test_a_target_newer_than_every_list_is_not_judged():
+    # a future target of a listed generation: the lists predate it, so no verdict
+    assert rocm_gpus.never_supported("gfx12ff") is None
+    assert rocm_gpus.never_supported("gfx90c")
+    assert rocm_gpus.never_supported("not-a-target") is None
