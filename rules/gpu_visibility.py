@@ -10,9 +10,10 @@ import re
 from typing import Iterator, List, Optional, Tuple
 
 from hpcdoctor.engine import Hit, rule
-from hpcdoctor.facts import FactView
+from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 from hpcdoctor.rules.gpu_access import libs_not_bound_in_container
+from hpcdoctor.rules.rocm_support import rocm_gpu_not_in_release
 from hpcdoctor.rules.scheduler import slurm_job_without_gpus
 
 NO_GPU = "no-gpu-visible"
@@ -68,6 +69,13 @@ _BEYOND_FIX = (
     "the launcher gives each rank one GPU of its own\n"
     "nvidia-smi -L | wc -l   # start no more ranks per node than this (torchrun --nproc_per_node, srun "
     "--ntasks-per-node, accelerate --num_processes)")
+
+
+def _rocm_gpu_named_unsupported(f: FactView) -> bool:
+    try:
+        return any(True for _ in rocm_gpu_not_in_release(f))
+    except MissingFact:
+        return False
 
 
 def _cause_named(f: FactView) -> bool:
@@ -216,6 +224,8 @@ def no_gpu_visible(f: FactView) -> Iterator[Hit]:
         return
     if _cause_named(f) or any(True for _ in slurm_job_without_gpus(f)) or libs_not_bound_in_container(f):
         return
+    if str(said[0].get("id", "")).startswith("hip:") and _rocm_gpu_named_unsupported(f):
+        return  # an AMD GPU its ROCm release does not list: rocm-gpu-not-in-release names that cause
     s = said[0]
     if str(s.get("id", "")).startswith("hip:"):
         yield Hit(message=f"line {s.get('line')}: \"{told_text(s)}\": the process saw no AMD GPU. The words do not say "

@@ -8,7 +8,7 @@ from typing import Any, Dict, Iterator, List, Optional
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView, MissingFact
 from hpcdoctor.knowledge import rocm_gpus
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, first_symptom, told_evidence, told_text
 
 # ROCm's environment-variable reference gives HSA_OVERRIDE_GFX_VERSION the values 11.0.0 and
 # 10.3.0 ("used to enable HIP usage on unsupported hardware"): the version of gfx1100 and gfx1030,
@@ -30,6 +30,13 @@ def _override(gfx: Optional[str], release: Dict[str, Any]) -> Optional[str]:
 def _fix(name: str, j: Dict[str, Any]) -> str:
     r = j["release"]
     listed = ", ".join(rocm_gpus.listed(r))
+    if r.get("os") == "windows":
+        # The HIP SDK for Windows has neither rocminfo nor amd-smi; its hipInfo prints the target.
+        where = (f"AMD's list has it in HIP SDK {', '.join(j['supported_by'])}: install that release"
+                 if j["supported_by"] else f"the GPUs HIP SDK {r['series']} supports are {listed}")
+        return ("hipInfo.exe | findstr /i gcnArchName   # this GPU's target, where the HIP runtime sees it\n"
+                f"# {where} (AMD's Windows system requirements, "
+                "https://rocm.docs.amd.com/projects/install-on-windows/en/latest/reference/system-requirements.html)")
     lines = ["rocminfo | grep -m1 -o 'gfx[0-9a-f]*'   # this GPU's target"]
     over = _override(j.get("gfx"), r)
     if over:
@@ -45,6 +52,8 @@ def _fix(name: str, j: Dict[str, Any]) -> str:
 
 def _message(name: str, j: Dict[str, Any], where: str) -> str:
     r = j["release"]
+    if r.get("os") == "windows":
+        return _windows_message(name, j, where)
     if j["why"] == "listed-unsupported":
         said = f"AMD's list for ROCm {r['series']} marks {j['entry']['name']} ({j['gfx']}) {j['entry']['support']}"
     elif j["why"] == "gfx-unlisted" and not r.get("gpu"):
@@ -70,7 +79,9 @@ def rocm_gpu_not_in_release(f: FactView) -> Iterator[Hit]:
         "[AMD/ATI]" line or a Radeon/Instinct name) that AMD's "Supported GPUs" table for that release
         does not list, or lists as unsupported (knowledge/rocm_gpus.toml, one entry per release
         series read; where only AMD's compatibility matrix was read, its list of gfx targets). A GPU the release lists, or one of a gfx target it lists, is never reported;
-        a release whose table was not read is unknown. With no release named, a target rocBLAS
+        a release whose table was not read is unknown. Where the paste says Windows (and not
+        WSL), the HIP SDK for Windows' own list of the release is the one read ("supported",
+        "runtime-only", or not named). With no release named, a target rocBLAS
         names ("... for GPU arch : gfx90c") that no list read supports while they list newer
         targets of its generation (an APU, a retired consumer GPU): no release to move to.
 
@@ -92,6 +103,7 @@ def rocm_gpu_not_in_release(f: FactView) -> Iterator[Hit]:
         - https://github.com/ROCm/ROCm/blob/rocm-5.7.1/docs/release/gpu_os_support.md
         - https://github.com/ROCm/ROCm/blob/rocm-6.3.3/docs/compatibility/compatibility-matrix.rst (6.3, 7.1, 7.2: targets only)
         - https://rocm.docs.amd.com/en/latest/reference/env-variables.html (HSA_OVERRIDE_GFX_VERSION)
+        - https://github.com/ROCm/rocm-install-on-windows/blob/f0e1bb840ed6e7dd3f76c08a6dc289a04d83a79c/docs/reference/system-requirements.rst (the HIP SDK 6.2 for Windows)
     """
     failed = next(iter(catalogued(f, "torch-rocm-missing-gfx")), None)
     amd = [g for g in f.gpus() if g.get("vendor") == "amd"]
@@ -114,16 +126,18 @@ def rocm_gpu_not_in_release(f: FactView) -> Iterator[Hit]:
     if len(series) != 1:
         return  # several releases named: which one runs is not known
     (v,) = series.values()
+    # The HIP SDK for Windows has lists of its own; WSL runs Linux's ROCm.
+    windows = first_symptom(f, "prose:windows-said") is not None and first_symptom(f, "prose:wsl-said") is None
     if _torch_devices(f) or f.get("ticket.amd_gpus_named"):
-        _read(v["series"], "ticket.rocm_versions")  # a GPU to judge: an unread release is unknown
+        _read(v["series"], "ticket.rocm_versions", windows)  # a GPU to judge: an unread release is unknown
     for g in _torch_devices(f):
-        j = rocm_gpus.judge(v["series"], name=g["name"], gfx=g["gfx"])
+        j = rocm_gpus.judge(v["series"], name=g["name"], gfx=g["gfx"], windows=windows)
         if j:
             where = f" (line {v.get('line')}: \"{v.get('text')}\"; collect_env: {g['name']} ({g['gfx']}))"
             yield _hit(g["name"], j, where, {"rocm_version": v, "torch.gpu_models": g["model"]}, failed, g["name"])
             return
     for g in f.get("ticket.amd_gpus_named") or []:
-        judged = [rocm_gpus.judge(v["series"], name=n) for n in g.get("names") or []]
+        judged = [rocm_gpus.judge(v["series"], name=n, windows=windows) for n in g.get("names") or []]
         if judged and all(judged):
             where = f" (line {v.get('line')}: \"{v.get('text')}\"; line {g.get('line')}: \"{g.get('text')}\")"
             yield _hit(g["gpu"], judged[0], where, {"rocm_version": v, "gpu_named": g}, failed, g["gpu"])
@@ -150,11 +164,12 @@ def _target_never_supported(f: FactView) -> Iterator[Hit]:
             return
 
 
-def _read(series: Optional[str], path: str) -> str:
+def _read(series: Optional[str], path: str, windows: bool = False) -> str:
     """The series, where AMD's list for it was read; else the rule cannot judge (never a pass)."""
-    if rocm_gpus.release(series) is None:
-        have = ", ".join(r["series"] for r in rocm_gpus.load_releases())
-        raise MissingFact(path, f"AMD's supported-GPU list for ROCm {series or '(not a version)'} is not in "
+    if rocm_gpus.release(series, windows) is None:
+        have = ", ".join(r["series"] for r in rocm_gpus.load_releases(windows))
+        which = "the HIP SDK for Windows" if windows else "ROCm"
+        raise MissingFact(path, f"AMD's supported-GPU list for {which} {series or '(not a version)'} is not in "
                                 f"knowledge/rocm_gpus.toml (read: {have})")
     return str(series)
 
@@ -168,6 +183,17 @@ def _torch_devices(f: FactView) -> List[Dict[str, str]]:
         if m:
             out.append({"name": m.group(1), "gfx": m.group(2), "model": str(model)})
     return out
+
+
+def _windows_message(name: str, j: Dict[str, Any], where: str) -> str:
+    r = j["release"]
+    if j["why"] == "listed-unsupported":
+        said = (f"AMD's list for the HIP SDK {r['series']} on Windows marks {j['entry']['name']} ({j['gfx']}) "
+                f"{j['entry']['support']}")
+    else:
+        said = (f"AMD's list for the HIP SDK {r['series']} on Windows does not name {name} (\"If a GPU is not listed "
+                "on this table, it is not officially supported by AMD\")")
+    return f"{said}{where}: the HIP runtime and the SDK's libraries may not run on it"
 
 
 def _hit(name: str, j: Dict[str, Any], where: str, evidence: Dict[str, Any], failed: Any, subject: str) -> Hit:

@@ -29,13 +29,14 @@ def series_of(version: Any) -> Optional[str]:
     return f"{int(m.group(1))}.{int(m.group(2))}" if m else None
 
 
-def load_releases() -> List[Dict[str, Any]]:
-    return list(knowledge.load("rocm_gpus").get("release", []))
+def load_releases(windows: bool = False) -> List[Dict[str, Any]]:
+    """AMD's lists per release: Linux's, or (WINDOWS) the HIP SDK for Windows'."""
+    return list(knowledge.load("rocm_gpus").get("windows_release" if windows else "release", []))
 
 
-def release(series: Optional[str]) -> Optional[Dict[str, Any]]:
+def release(series: Optional[str], windows: bool = False) -> Optional[Dict[str, Any]]:
     """The table's entry for a release series, or None where AMD's list for it was not read."""
-    for r in knowledge.load("rocm_gpus").get("release", []):
+    for r in load_releases(windows):
         if r["series"] == series:
             return r
     return None
@@ -87,13 +88,15 @@ def _gfx_of_name(name: str) -> Optional[str]:
     return None
 
 
-def judge(series: Optional[str], name: Optional[str] = None, gfx: Optional[str] = None) -> Optional[Dict[str, Any]]:
+def judge(series: Optional[str], name: Optional[str] = None, gfx: Optional[str] = None,
+          windows: bool = False) -> Optional[Dict[str, Any]]:
     """What release ``series``'s list says of a GPU: None where the release's list is unknown or the
     GPU is one it lists as supported (or a GPU whose gfx target it supports); else a dict with
     ``why`` ("listed-unsupported", "gfx-unlisted", "name-unlisted"), the entry where one is
     listed, the release and ``supported_by`` (the series whose list has the GPU as supported).
-    Where the release's entry holds targets only, a GPU whose target no list gives is unknown (None)."""
-    r = release(series)
+    Where the release's entry holds targets only, a GPU whose target no list gives is unknown (None).
+    WINDOWS: the HIP SDK for Windows' list of that release."""
+    r = release(series, windows)
     if r is None or not (name or gfx):
         return None
     base = gfx.split(":")[0] if gfx else None
@@ -113,7 +116,7 @@ def judge(series: Optional[str], name: Optional[str] = None, gfx: Optional[str] 
         if "gpu" not in r and _kept_by_last_named_list(r["series"], base):
             return None  # the matrix leaves out deprecated targets its pages still list
     why = "listed-unsupported" if entry is not None else ("gfx-unlisted" if base else "name-unlisted")
-    return {"why": why, "entry": entry, "gfx": base, "release": r, "supported_by": supported_by(key, base)}
+    return {"why": why, "entry": entry, "gfx": base, "release": r, "supported_by": supported_by(key, base, windows)}
 
 
 def _order(series: str) -> tuple:
@@ -133,10 +136,10 @@ def _kept_by_last_named_list(series: str, gfx: str) -> bool:
     return any(g["gfx"] == gfx and g["support"] in SUPPORTED for g in last["gpu"])
 
 
-def supported_by(key: Optional[FrozenSet[str]], gfx: Optional[str]) -> List[str]:
+def supported_by(key: Optional[FrozenSet[str]], gfx: Optional[str], windows: bool = False) -> List[str]:
     """The release series whose list has this GPU (by name, else by gfx target) as supported."""
     out = []
-    for r in knowledge.load("rocm_gpus").get("release", []):
+    for r in load_releases(windows):
         ok = [g for g in r.get("gpu", []) if g["support"] in SUPPORTED and
               ((key is not None and name_key(g["name"]) == key) or (gfx and g["gfx"] == gfx))]
         if ok or (gfx and gfx in r.get("targets", [])):

@@ -24,9 +24,12 @@ _PROSE = re.compile(
     r"(?:PRO|Pro)[ \t]{1,3}[WV][ \t]?\d{3,4}[A-Z]{0,2}(?:[ \t]{1,3}Dual[ \t]Slot)?"
     r"|RX[ \t]{0,2}\d{3,4}[A-Z]{0,1}(?:[ \t]{1,3}(?:XTX|XT|GRE))?"
     r"|VII|R[579][ \t]{1,3}\d{3}X?|\d{3}M)"
-    r"|Instinct(?:™)?[ \t]{1,3}MI[ \t]?\d{2,3}[A-Z]{0,2}))(?![\w-])")
+    r"|Instinct(?:™)?[ \t]{1,3}MI[ \t]?\d{2,3}[A-Z]{0,2})"
+    r"|AMD[ \t]{1,3}RX[ \t]{0,2}\d{3,4}[A-Z]{0,1}(?:[ \t]{1,3}(?:XTX|XT|GRE))?)(?![\w-])")
 _DISPLAY = re.compile(r"VGA compatible controller|Display controller|3D controller|Processing accelerators")
-_WORDS = re.compile(r"Radeon|Instinct|AMD/ATI")
+_WORDS = re.compile(r"Radeon|Instinct|AMD/ATI|AMD[ \t]{1,3}RX[ \t]{0,2}\d")
+# "AMD RX580": AMD's own lists name the board "AMD Radeon RX 580", and a name is matched by its words.
+_AMD_RX = re.compile(r"^AMD RX ?")
 _VERSION = re.compile(
     r"(?:/opt/rocm-|(?<![\w-])rocm(?:info)?-rocm-|(?<![\w/.-])rocm-(?=\d)|\+rocm|ROCM used to build PyTorch:[ \t]{1,3}"
     r"|rocm-(?:hip-libraries|core|hip-runtime|dev|libs)[ \t:=_]{1,3}|HIP runtime version:[ \t]{1,3}"
@@ -80,7 +83,7 @@ def find_amd_gpus(text: str, deadline: Optional[float] = None) -> List[Dict[str,
             found.setdefault(key, {"gpu": key, "names": names, "lspci": True, **_line(text, start + m.start())})
         if "[AMD/ATI]" not in line:
             for m in _PROSE.finditer(line):
-                name = re.sub(r"[ \t]{1,3}", " ", m.group("name"))
+                name = _AMD_RX.sub("AMD Radeon RX ", re.sub(r"[ \t]{1,3}", " ", m.group("name")))
                 found.setdefault(name, {"gpu": name, "names": [name], **_line(text, start + m.start())})
         pos = end + 1
     return list(found.values())[:_MAX]

@@ -188,3 +188,41 @@ def test_a_target_newer_than_every_list_is_not_judged():
     assert rocm_gpus.never_supported("gfx12ff") is None
     assert rocm_gpus.never_supported("gfx90c")
     assert rocm_gpus.never_supported("not-a-target") is None
+
+
+# --- the HIP SDK for Windows has a list of its own -----------------------------------------------
+
+RX580 = BC / "hip-3805-rx580-not-supported-by-hip-sdk.txt"
+
+
+def test_an_rx_580_under_the_hip_sdk_62_on_windows_is_rocm_gpu_not_in_release(tmp_path):
+    facts = ticket_file_facts(tmp_path, RX580)
+    (f,) = fired("rocm-gpu-not-in-release", facts)
+    assert "HIP SDK 6.2 on Windows" in f.message and "AMD Radeon RX 580" in f.message
+    assert "hipInfo.exe" in f.fix and "rocminfo" not in f.fix
+    findings, _ = run_rule("no-gpu-visible", facts)
+    assert not findings   # the cause is named: the Linux commands of the bare "no device" would not help
+
+
+def test_a_gpu_the_windows_list_supports_is_no_finding_and_leaves_the_bare_no_device(tmp_path):
+    # edited: the template's GPU is an RX 6800, which the HIP SDK 6.2 list supports
+    text = read_paste(RX580).replace("AMD RX580", "AMD RX 6800")
+    facts = ticket_file_facts(tmp_path, RX580, text)
+    findings, _ = run_rule("rocm-gpu-not-in-release", facts)
+    assert not findings
+    (f,) = fired("no-gpu-visible", facts)
+    assert f.severity == "info"
+
+
+def test_a_runtime_only_gpu_on_windows_is_named_so(tmp_path):
+    # edited: an RX 6700 XT, which the HIP SDK 6.2 list gives the runtime only
+    text = read_paste(RX580).replace("AMD RX580", "AMD RX 6700 XT")
+    (f,) = fired("rocm-gpu-not-in-release", ticket_file_facts(tmp_path, RX580, text))
+    assert "runtime-only" in f.message
+
+
+def test_under_wsl_the_linux_list_is_read(tmp_path):
+    # edited: the same machine said to run ROCm in WSL 2, where Linux's ROCm and its list apply
+    text = read_paste(RX580).replace("Windows 10 IoT LTSC 10.0.19044", "Windows 10 IoT LTSC 10.0.19044, Ubuntu in WSL 2")
+    (f,) = fired("rocm-gpu-not-in-release", ticket_file_facts(tmp_path, RX580, text))
+    assert "on Windows" not in f.message and "ROCm 6.2" in f.message
