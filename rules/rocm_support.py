@@ -131,17 +131,26 @@ def rocm_gpu_not_in_release(f: FactView) -> Iterator[Hit]:
     if _torch_devices(f) or f.get("ticket.amd_gpus_named"):
         _read(v["series"], "ticket.rocm_versions", windows)  # a GPU to judge: an unread release is unknown
     for g in _torch_devices(f):
-        j = rocm_gpus.judge(v["series"], name=g["name"], gfx=g["gfx"], windows=windows)
+        j = _judge(v["series"], windows, name=g["name"], gfx=g["gfx"])
         if j:
             where = f" (line {v.get('line')}: \"{v.get('text')}\"; collect_env: {g['name']} ({g['gfx']}))"
             yield _hit(g["name"], j, where, {"rocm_version": v, "torch.gpu_models": g["model"]}, failed, g["name"])
             return
     for g in f.get("ticket.amd_gpus_named") or []:
-        judged = [rocm_gpus.judge(v["series"], name=n, windows=windows) for n in g.get("names") or []]
+        judged = [_judge(v["series"], windows, name=n) for n in g.get("names") or []]
         if judged and all(judged):
             where = f" (line {v.get('line')}: \"{v.get('text')}\"; line {g.get('line')}: \"{g.get('text')}\")"
             yield _hit(g["gpu"], judged[0], where, {"rocm_version": v, "gpu_named": g}, failed, g["gpu"])
             return
+
+
+def _judge(series: str, windows: bool, **gpu: Optional[str]) -> Optional[Dict[str, Any]]:
+    """rocm_gpus.judge on the paste's platform. On Windows the GPU must be one Linux's list of the
+    release does not support either: a paste that names Windows in passing may come from a Linux node."""
+    j = rocm_gpus.judge(series, windows=windows, **gpu)
+    if j and windows and rocm_gpus.release(series) is not None and rocm_gpus.judge(series, **gpu) is None:
+        return None
+    return j
 
 
 def _target_never_supported(f: FactView) -> Iterator[Hit]:

@@ -226,3 +226,11 @@ def test_under_wsl_the_linux_list_is_read(tmp_path):
     text = read_paste(RX580).replace("Windows 10 IoT LTSC 10.0.19044", "Windows 10 IoT LTSC 10.0.19044, Ubuntu in WSL 2")
     (f,) = fired("rocm-gpu-not-in-release", ticket_file_facts(tmp_path, RX580, text))
     assert "on Windows" not in f.message and "ROCm 6.2" in f.message
+
+
+def test_windows_named_in_passing_beside_a_gpu_linux_supports_is_no_finding(tmp_path):
+    # edited: an MI250X, which ROCm 6.2's Linux list supports and the Windows list does not name; the
+    # paste still says Windows, which a Linux node's user may write in passing
+    text = read_paste(RX580).replace("AMD RX580", "AMD Instinct MI250X")
+    findings, _ = run_rule("rocm-gpu-not-in-release", ticket_file_facts(tmp_path, RX580, text))
+    assert not findings
