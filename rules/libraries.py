@@ -940,7 +940,8 @@ def cudnn_version_mismatch(f: FactView) -> Iterator[Hit]:
         its minimum and the installed one, decoded: 8907 is 8.9.7, 91000 is 9.10.0; jax 0.4.14 to
         0.4.25's "Found cuDNN version X, but JAX was built against version Y"; its refusal of cuDNN
         9.10.0 and of cuDNN < 9.10.1 beside cuBLASLt 12.9 on several GPUs), Torch7's cudnn.torch
-        bindings ("These bindings are for CUDNN 5.x ..., while the loaded CuDNN is version: N"), and
+        bindings ("These bindings are for CUDNN 5.x ..., while the loaded CuDNN is version: N"), Caffe2's
+        ("cuDNN compiled (6021) and runtime (7003) versions mismatch"), and
         torch's "cuDNN version N is not compatible with devices with SM < 7.5", PaddlePaddle's "The installed
         Paddle is compiled with CUDNN 8.4, but CUDNN version in your machine is 8.2" (and its Linux
         refusal "compiled with CUDA12/cuDNN9,but CUDA/cuDNN version in your machine is ..."), fired only
@@ -1004,12 +1005,32 @@ def cudnn_version_mismatch(f: FactView) -> Iterator[Hit]:
         if s.get("id") in ("cudnn_checks:cudnn-torch-bindings-version", "cudnn_checks:cudnn-torch-bindings-minimum"):
             yield _cudnn_torch_bindings(s)
             return
+        if s.get("id") == "cudnn_checks:caffe2-compiled-runtime-mismatch":
+            yield _caffe2_cudnn(s)
+            return
         yield Hit(message=f"torch loaded cuDNN {s.get('found')} (line {s.get('line')}: \"{told_text(s)}\"), which does not "
                           "support this GPU (compute capability below 7.5)",
                   fix=f"{_CUDNN_FIX}\n# install a torch whose bundled cuDNN supports SM < 7.5: "
                       "https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix",
                   evidence=told_evidence(s))
         return
+
+
+def _cudnn_number(v: object) -> str:
+    """cuDNN's version number (major*1000 + minor*100 + patch, cudnn.h's CUDNN_VERSION before 9) as text."""
+    n = int(str(v)) if str(v).isdigit() else None
+    return f"{n // 1000}.{n % 1000 // 100}.{n % 100}" if n is not None else str(v)
+
+
+def _caffe2_cudnn(s: dict) -> Hit:
+    """Caffe2's CheckCuDNNVersions refused the libcudnn loaded: another cuDNN than the build's comes first."""
+    built, loaded = _cudnn_number(s.get("compiled")), _cudnn_number(s.get("runtime"))
+    return Hit(message=f"Caffe2 was compiled with cuDNN {built} and the libcudnn loaded at run time is {loaded} (line "
+                       f"{s.get('line')}: \"{told_text(s)}\"): another cuDNN install comes first on the loader's path",
+               fix=(f"ldconfig -p | grep libcudnn; echo \"$LD_LIBRARY_PATH\"   # the libcudnn copies the loader can find: "
+                    f"put the folder of cuDNN {built} first on LD_LIBRARY_PATH, or remove the other\n"
+                    f"# or rebuild Caffe2 against cuDNN {loaded}, the one installed"),
+               evidence={**told_evidence(s), "cudnn.compiled": built, "cudnn.runtime": loaded})
 
 
 def _cudnn_torch_bindings(s: dict) -> Hit:

@@ -234,3 +234,55 @@ def test_windows_named_in_passing_beside_a_gpu_linux_supports_is_no_finding(tmp_
     text = read_paste(RX580).replace("AMD RX580", "AMD Instinct MI250X")
     findings, _ = run_rule("rocm-gpu-not-in-release", ticket_file_facts(tmp_path, RX580, text))
     assert not findings
+
+
+# --- sets BD and BE (unsealed later the same day) --------------------------------------------------
+
+BD = FIXTURES / "tickets_blind_bd"
+BE = FIXTURES / "tickets_blind_be"
+PERSISTENCED = BD / "envycontrol-150-persistenced-unit-file-missing.txt"
+CAFFE2 = BE / "onnx-caffe2-288-cudnn-runtime-differs-from-build.txt"
+LDD = BE / "arch4edu-24-mxnet-built-for-cuda-10-0-on-cuda-10-1.txt"
+
+
+def test_systemd_without_the_persistence_daemons_unit_is_nvidia_persistenced_unit_missing(tmp_path):
+    (f,) = fired("nvidia-persistenced-unit-missing", ticket_file_facts(tmp_path, PERSISTENCED))
+    assert "nvidia-persistenced.service" in f.message
+    assert "nvidia-persistenced-init.tar.bz2" in f.fix and "dnf provides" in f.fix and "systemctl enable --now" in f.fix
+
+
+def test_another_units_absence_is_not_the_persistence_daemons(tmp_path):
+    # edited: the unit systemd could not find is the fabric manager's
+    text = read_paste(PERSISTENCED).replace("nvidia-persistenced.service does not exist", "nvidia-fabricmanager.service does not exist")
+    assert not fired("nvidia-persistenced-unit-missing", ticket_file_facts(tmp_path, PERSISTENCED, text))
+
+
+def test_caffe2s_compiled_and_runtime_cudnn_is_cudnn_version_mismatch_decoded(tmp_path):
+    (f,) = fired("cudnn-version-mismatch", ticket_file_facts(tmp_path, CAFFE2))
+    assert "cuDNN 6.0.21" in f.message and "7.0.3" in f.message
+    assert "ldconfig -p | grep libcudnn" in f.fix
+
+
+def test_the_same_words_of_another_library_are_not_caffe2s_cudnn_check(tmp_path):
+    # edited: a CUDA version pair in the same shape, which is not Caffe2's cuDNN check
+    text = read_paste(CAFFE2).replace("cuDNN compiled (6021) and runtime (7003)", "CUDA compiled (10010) and runtime (10020)")
+    assert "cudnn_checks:caffe2-compiled-runtime-mismatch" not in _ids(text)
+    findings, _ = run_rule("cudnn-version-mismatch", ticket_file_facts(tmp_path, CAFFE2, text))
+    assert not findings
+
+
+def test_ldds_not_found_rows_are_cuda_runtime_library_missing(tmp_path):
+    (f,) = fired("cuda-runtime-library-missing", ticket_file_facts(tmp_path, LDD))
+    assert "libcudart.so.10.0" in f.message and "CUDA 10.0" in f.message
+
+
+def test_ldds_resolved_rows_are_no_finding(tmp_path):
+    # edited: every CUDA library resolved, as ldd prints a found one, and one row of a library that is
+    # no CUDA runtime left missing (read, with no rule), so that the paste still holds a line hpcdoctor reads
+    text = "\n".join(line.replace("=> not found", "=> /opt/cuda/lib64/" + line.split()[0] + " (0x00007f0000000000)")
+                     if "=> not found" in line else line for line in read_paste(LDD).splitlines())
+    text = text.replace("```\n", "```\n\tlibgfortran.so.3 => not found\n", 1)
+    assert _ids(text) == {"libraries:unlisted"}   # read as a library the catalogue does not list
+    assert "libraries:libcudart" not in _ids(text)
+    findings, _ = run_rule("cuda-runtime-library-missing", ticket_file_facts(tmp_path, LDD, text))
+    assert not findings
