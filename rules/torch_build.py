@@ -192,7 +192,8 @@ _TCH_FIX = ("find target -path '*libtorch/lib*' -name '*torch_cuda*' | head -1  
             "export LIBTORCH_USE_PYTORCH=1   # link the active Python's torch (one whose torch.cuda.is_available() is True); "
             "or TORCH_CUDA_VERSION=cu128 for a downloaded CUDA libtorch\n"
             "cargo clean -p torch-sys && cargo build --release")
-_CPP_FIX = ("ls \"$LIBTORCH/lib\" | grep -E 'torch_cuda|c10_cuda'   # none: a CPU-only libtorch; download the CUDA one from "
+_CPP_FIX = ("ls \"${LIBTORCH:?set LIBTORCH to the libtorch folder the program links}/lib\" | grep -E 'torch_cuda|c10_cuda'   "
+            "# none: a CPU-only libtorch; download the CUDA one from "
             "pytorch.org\n"
             "# with them there, link torch_cuda even where no symbol of it is used: -Wl,--no-as-needed -ltorch_cuda "
             "-Wl,--as-needed")

@@ -86,6 +86,14 @@ def test_r_torchs_not_linked_with_cuda_is_a_cpu_libtorch_with_r_torchs_fix(tmp_p
     assert "torch-cdn.mlverse.org" in f.fix and "cu128" in f.fix and "525.60.13" in f.fix
 
 
+def test_the_same_refusal_from_a_cpp_program_gets_the_linkers_fix(tmp_path):
+    # edited: the refusal as a C++ program's uncaught c10::Error prints it, with no R call shown
+    text = read_paste(R_TORCH).replace("Error in (function (self, device, dtype, non_blocking, copy, memory_format)",
+                                       "terminate called after throwing an instance of 'c10::Error'\n  what()")
+    (f,) = fired("torch-cpu-only", ticket_file_facts(tmp_path, R_TORCH, text))
+    assert "R torch" not in f.message and "LIBTORCH" in f.fix and "--no-as-needed -ltorch_cuda" in f.fix
+
+
 def test_the_xpu_form_of_not_linked_is_not_read_as_a_cpu_torch(tmp_path):
     # edited: the device type the refusal names is xpu (framework-built-without-gpu's, set AZ)
     text = read_paste(R_TORCH).replace("support for cuda devices", "support for xpu devices")
