@@ -1,5 +1,5 @@
-"""Causes and non-causes the pastes of sets BB and BC (unsealed 2026-11-30) show in their emitters'
-own words, each read from the real paste; where a variant is needed, the real paste is edited in
+"""Causes and non-causes the pastes of sets BB and BC, then BD and BE (all unsealed 2026-11-30) show in
+their emitters' own words, each read from the real paste; where a variant is needed, the real paste is edited in
 memory and the edit is said."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from conftest import FIXTURES
 from hpcdoctor.knowledge import rocm_gpus
 from hpcdoctor.triage.messages import find_messages
-from rulekit import fired, read_paste, run_rule, ticket_file_facts
+from rulekit import fired, read_paste, run_rule, set_path, ticket_file_facts
 
 BB = FIXTURES / "tickets_blind_bb"
 BC = FIXTURES / "tickets_blind_bc"
@@ -49,6 +49,17 @@ def test_openmm_without_its_cpu_platform_is_a_cpu_isa_hint_naming_both_causes(tm
     (f,) = fired("cpu-lacks-required-isa", ticket_file_facts(tmp_path, OPENMM_CPU))
     assert f.severity == "info" and "SSE4.1" in f.message and "OPENMM_PLUGIN_DIR" in f.message
     assert "sse4_1" in f.fix
+
+
+def test_openmm_without_its_cpu_platform_beside_the_nodes_flags(tmp_path):
+    # the paste beside a node's recorded CPU flags: without sse4_1 an error, with it no finding (the
+    # plugins folder, not the CPU)
+    for flags, expected in ((["fpu", "sse2", "sse4a", "lahf_lm"], ["error"]), (["fpu", "sse2", "sse4_1", "sse4_2"], [])):
+        gathered = ticket_file_facts(tmp_path, OPENMM_CPU)
+        set_path(gathered["facts"], "cpu.flags", flags)
+        set_path(gathered["facts"], "cpu.arch", "x86_64")
+        findings, _ = run_rule("cpu-lacks-required-isa", gathered)
+        assert [f.severity for f in findings] == expected, flags
 
 
 def test_openmm_without_its_cuda_platform_is_no_cpu_isa_finding(tmp_path):
