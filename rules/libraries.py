@@ -1016,15 +1016,9 @@ def cudnn_version_mismatch(f: FactView) -> Iterator[Hit]:
         return
 
 
-def _cudnn_number(v: object) -> str:
-    """cuDNN's version number (major*1000 + minor*100 + patch, cudnn.h's CUDNN_VERSION before 9) as text."""
-    n = int(str(v)) if str(v).isdigit() else None
-    return f"{n // 1000}.{n % 1000 // 100}.{n % 100}" if n is not None else str(v)
-
-
 def _caffe2_cudnn(s: dict) -> Hit:
     """Caffe2's CheckCuDNNVersions refused the libcudnn loaded: another cuDNN than the build's comes first."""
-    built, loaded = _cudnn_number(s.get("compiled")), _cudnn_number(s.get("runtime"))
+    built, loaded = cudnn_number(s.get("compiled")), cudnn_number(s.get("runtime"))
     return Hit(message=f"Caffe2 was compiled with cuDNN {built} and the libcudnn loaded at run time is {loaded} (line "
                        f"{s.get('line')}: \"{told_text(s)}\"): another cuDNN install comes first on the loader's path",
                fix=(f"ldconfig -p | grep libcudnn; echo \"$LD_LIBRARY_PATH\"   # the libcudnn copies the loader can find: "
