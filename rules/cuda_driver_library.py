@@ -66,18 +66,17 @@ def cuda_driver_library_not_found(f: FactView) -> Iterator[Hit]:
         - https://github.com/chelsea0x3b/cudarc/issues/255 (WSL: LD_LIBRARY_PATH without /usr/lib/wsl/lib)
         - https://github.com/openmm/openmm/blob/1a47c2f68439c579e27666e5f985ea1a46dd105a/olla/src/Platform.cpp (loadPluginLibrary)
     """
-    if said_no_gpu(f) or libs_not_bound_in_container(f):
-        return
     plugin = first_symptom(f, "md_engines:openmm-plugin-needs-libcuda")
+    s = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "libraries:libcuda"
+              and any(words in str(t.get("text", "")) for words in CUDARC_PANIC_WORDS)), None)
+    # the other rules' questions only where one of the two was pasted: libs_not_bound_in_container runs a rule
+    if (plugin is None and s is None) or said_no_gpu(f) or libs_not_bound_in_container(f):
+        return
     if plugin is not None:
         yield Hit(message=f"OpenMM's CUDA plugin could not be loaded: the NVIDIA driver's libcuda.so.1 is not on the loader's "
                           f"path where OpenMM ran (line {plugin.get('line')}: \"{told_text(plugin)}\"), so OpenMM has no CUDA "
                           "platform: no NVIDIA driver there, or its folder is not searched",
                   fix=_OPENMM_FIX, evidence=told_evidence(plugin))
-        return
-    s = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "libraries:libcuda"
-              and any(words in str(t.get("text", "")) for words in CUDARC_PANIC_WORDS)), None)
-    if s is None:
         return
     yield Hit(message=f"cudarc could not load the NVIDIA driver's libcuda (line {s.get('line')}: \"{told_text(s)}\"): the loader "
                       "finds no libcuda.so where the program ran: no NVIDIA driver there, or the driver's folder is not on "
