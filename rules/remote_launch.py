@@ -62,6 +62,10 @@ _CHECK = ('for h in $(scontrol show hostnames "$SLURM_JOB_NODELIST"); do ssh -o 
 _KEYS = ("# without Slurm, or where the site allows ssh between a job's nodes (home shared by the nodes):\n"
          "# ssh-keygen -t ed25519 && cat ~/.ssh/id_ed25519.pub >> ~/.ssh/authorized_keys && chmod 600 ~/.ssh/authorized_keys\n"
          "# and the nodes' host keys per the site's known_hosts policy (ask the administrators; do not turn checking off)")
+_NO_SERVER = ("ssh -v OTHER_NODE true 2>&1 | tail -3   # from this node: still refused means no sshd listens on port 22 there\n"
+              "# a container or Kubernetes pod runs no sshd unless its image starts one: /usr/sbin/sshd -D -p 2222 in each "
+              "worker, and the launcher told that port (mpirun --mca plm_rsh_args \"-p 2222\"); or launch with the "
+              "scheduler or the operator (srun, the MPI Operator) instead of ssh")
 _LAUNCH = {
     "openmpi": "# under Slurm, start the ranks with Slurm instead of ssh: srun with the same program and arguments, or "
                "mpirun inside the allocation from an Open MPI built with Slurm support (it then uses Slurm's launcher)",
@@ -151,7 +155,7 @@ def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
         return   # ssh said why it refused (a changed or revoked host key): ssh-host-key-changed answers it
     debug = next((s for s in told if s.get("id") == "openssh:sshd-debug-no-fork"), None)
     refusals = [s for s in told if (str(s.get("id", "")).startswith("openssh:") or _ssh_status(s)) and s is not debug
-                and not (s.get("id") == "openssh:connect-to-host-failed" and s.get("reason") in _BSD_CLIENT)]
+                and not (s.get("id") == "openssh:connect-to-host-failed" and str(s.get("reason") or "").strip() in _BSD_CLIENT)]
     if debug is not None:
         yield Hit(message=f"the other node's sshd runs in debug mode (line {debug.get('line')}: \"{told_text(debug)}\"): "
                           "sshd -d serves one connection and exits, so every later ssh to that node is refused"
@@ -189,9 +193,11 @@ def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
                        f"the hostfile must hold\n{_LAUNCH[launcher]}"),
                   evidence=told_evidence(s))
         return
+    # "Connection refused" is the other node's TCP stack: no sshd listens there, so keys are not yet the matter
+    no_server = s.get("id") == "openssh:connect-to-host-failed" and str(s.get("reason") or "").strip() == "Connection refused"
     yield Hit(message=f"ssh between nodes was refused{f' (to {host})' if host else ''}: {why} "
                       f"(line {s.get('line')}: \"{told_text(s)}\"); a launcher that starts ranks over ssh cannot start them",
-              fix=f"{_CHECK}\n{_LAUNCH[launcher]}\n{_KEYS}", evidence=told_evidence(s))
+              fix=f"{_CHECK}\n{_LAUNCH[launcher]}\n" + (_NO_SERVER if no_server else _KEYS), evidence=told_evidence(s))
 
 
 _DAEMON_FIX = ("ssh OTHER_NODE 'command -v orted mpirun; echo \"$PATH\"'   # what a non-interactive shell there finds "

@@ -9,16 +9,17 @@ from rulekit import PASTES, fired, recorded_paste_facts, told_facts
 from hpcdoctor.triage.messages import find_messages
 
 
-@pytest.mark.parametrize("paste, words", [
-    ("openssh-9.2-connection-refused.txt", "(to localhost): no ssh server answered"),
-    ("virtualclient-752-host-key-orte-daemons.txt", "host key is not in known_hosts"),   # Open MPI's mpiexec
-    ("mpich-4712-host-key-verification-failed.txt", "host key is not in known_hosts"),   # MPICH's Hydra
+@pytest.mark.parametrize("paste, words, remedy", [
+    # nothing listens on port 22: an sshd to start, not keys to set up
+    ("openssh-9.2-connection-refused.txt", "(to localhost): no ssh server answered", "sshd -D"),
+    ("virtualclient-752-host-key-orte-daemons.txt", "host key is not in known_hosts", "ssh-keygen -t ed25519"),   # Open MPI's mpiexec
+    ("mpich-4712-host-key-verification-failed.txt", "host key is not in known_hosts", "ssh-keygen -t ed25519"),   # MPICH's Hydra
 ])
-def test_each_refusal_is_read_and_the_fix_starts_ranks_without_ssh(paste, words):
+def test_each_refusal_is_read_and_the_fix_starts_ranks_without_ssh(paste, words, remedy):
     (f,) = fired("ssh-between-nodes-refused", recorded_paste_facts(paste))
     assert words in f.message and "launcher that starts ranks over ssh" in f.message
     assert f.fix.startswith('for h in $(scontrol show hostnames "$SLURM_JOB_NODELIST")')
-    assert "srun" in f.fix and "ssh-keygen -t ed25519" in f.fix and "StrictHostKeyChecking=no" not in f.fix
+    assert "srun" in f.fix and remedy in f.fix and "StrictHostKeyChecking=no" not in f.fix
 
 
 
