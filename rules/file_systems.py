@@ -324,7 +324,16 @@ _HDF5_LOCK_FIX = ("findmnt -T \"$PWD\" -o TARGET,FSTYPE,OPTIONS   # the mount ho
                   "# or copy the file to node-local storage (${TMPDIR:-/tmp}) and open it there")
 # A lock call refused by the file system, as cargo and strace report it (knowledge/messages/file_locks.toml),
 # and what each errno says of the mount.
-_LOCK_CALL_REFUSED = {"file_locks:cargo-lock-refused": "cargo", "file_locks:strace-lock-refused": "a traced call"}
+_LOCK_CALL_REFUSED = {"file_locks:cargo-lock-refused": "cargo", "file_locks:strace-lock-refused": "a traced call",
+                      "file_locks:uv-lock-refused": "uv"}
+# uv locks its cache and its Python installs (crates/uv-fs LockedFile); both places move by variable
+# (docs.astral.sh/uv/reference/environment/: UV_CACHE_DIR, UV_PYTHON_INSTALL_DIR).
+_UV_LOCK_FIX = ("findmnt -T \"$HOME\" -o TARGET,FSTYPE,OPTIONS   # the mount holding uv's directories: nfs with nolock or "
+                "local_lock=..., lustre without flock\n"
+                "export UV_CACHE_DIR=\"${TMPDIR:-/tmp}/uv-cache\" UV_PYTHON_INSTALL_DIR=\"$LOCKING_DIR/uv-python\"   "
+                "# LOCKING_DIR: a directory on a file system that grants flock (the Pythons must stay where the "
+                "nodes see them)\n"
+                "# administrators: mount with the lock service (NFS: lockd/rpc.statd, no nolock; Lustre: -o flock)")
 _LOCK_ERRNO = {
     "38": "ENOSYS: no lock support, as Lustre mounted without flock answers", "ENOSYS": "ENOSYS: no lock support, as Lustre mounted without flock answers",
     "37": "ENOLCK: no lock manager answers, as on NFS without lockd", "ENOLCK": "ENOLCK: no lock manager answers, as on NFS without lockd",
@@ -375,7 +384,8 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
         In a pasted log: Python filelock 3.x's "FileSystem does not appear to support flock"
         (flock() failed with ENOSYS); ENOLCK as any program prints it ("[Errno 37] No locks
         available", "<what>: No locks available": fcntl() or flock() refused the lock); cargo's
-        "failed to lock file: <path>" with "Function not implemented (os error 38)" (or 37, 95), and
+        "failed to lock file: <path>" and uv's "Could not acquire lock for `<what>` at `<path>`" with
+        "Function not implemented (os error 38)" (or 37, 95), and
         strace's "flock(3, LOCK_EX|LOCK_NB) = -1 ENOSYS (Function not implemented)" (fcntl F_SETLK
         too; ENOLCK, EOPNOTSUPP); SQLite's "locking protocol" (SQLITE_PROTOCOL, 15: its WAL
         locking, which does not work over a network file system) as a warning; HDF5's "unable to lock
@@ -468,7 +478,8 @@ def fs_file_locking_unsupported(f: FactView) -> Iterator[Hit]:
         else:
             msg, sev = f"{_HINTS.get(sid, 'a file lock that was not granted')} {quote}", "info"
         fix = _HDF5_LOCK_FIX if sid in _HDF5_NOT_SUPPORTED else _ROMIO_LOCK_FIX if sid in _ROMIO \
-            else _NEXTFLOW_LOCK_FIX if sid == _NEXTFLOW_CACHE else _LOCK_FIX
+            else _NEXTFLOW_LOCK_FIX if sid == _NEXTFLOW_CACHE else _UV_LOCK_FIX if sid == "file_locks:uv-lock-refused" \
+            else _LOCK_FIX
         yield Hit(message=msg, fix=fix,
                   evidence=told_evidence(s), severity=sev)
         return
