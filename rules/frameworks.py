@@ -11,7 +11,7 @@ from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
 from hpcdoctor.knowledge import wheels
 from hpcdoctor.rules._common import (catalogued, cuda_gpus, gpu_of_ticket, hip_program_not_torch, nvidia_gpus_only, ticket_evidence, ticket_symptoms, told_evidence,
-                                     told_text, torch_hip_invalid_function, version_of)
+                                     told_text, torch_hip_invalid_function, torch_import_frame_before, version_of)
 from hpcdoctor.rules._arch_refusals import fallback_info, generation_refusal
 from hpcdoctor.rules._fatbin import native_binary_lacks_arch
 from hpcdoctor.rules._gpu_libraries import library_lacks_gpu
@@ -458,6 +458,31 @@ def _torch_lacks_the_gpu(f, sym) -> bool:
 
 
 
+# torch's CUDA library split in two by BUILD_SPLIT_CUDA (pytorch#49050, December 2020, for the CUDA 11
+# binaries; torch/utils/cpp_extension.py then links extensions with -ltorch_cuda_cu -ltorch_cuda_cpp),
+# an option pytorch#87502 deleted in October 2022: an extension that needs either file was built against
+# such a torch, and a torch without them is installed now.
+_SPLIT_CUDA_LIBS = frozenset({"libtorch_cuda_cpp.so", "libtorch_cuda_cu.so"})
+
+
+def _split_cuda_library_missing(s: dict) -> Hit:
+    lib = str(s.get("library"))
+    return Hit(message=f"an extension loaded through torch needs {lib} (line {s.get('line')}: \"{told_text(s)}\"), a "
+                       "library only torch builds made with BUILD_SPLIT_CUDA had (the CUDA 11 binaries from December "
+                       "2020; the option was deleted in October 2022): it was built against such a torch, and the torch "
+                       "installed is another build (a later release with one libtorch_cuda.so, an earlier one, a CPU "
+                       "build)",
+               fix=("python3 -c 'import torch, os; print(torch.__version__, torch.version.cuda, "
+                    "sorted(os.listdir(os.path.join(os.path.dirname(torch.__file__), \"lib\"))))'   # this torch and its "
+                    "libraries\n"
+                    "python3 -m pip list 2>/dev/null | grep -iE '^torch|scatter|sparse|cluster|spline|geometric|pyg'   "
+                    "# the compiled extensions beside it (PyG's are the usual ones loaded through torch.ops)\n"
+                    "# reinstall each extension built for this torch and CUDA (PyG's from the wheel index named for this "
+                    "torch's minor release and CUDA: https://data.pyg.org/whl/torch-X.Y.0+cuXYZ.html), or go back to the "
+                    "torch they were built for"),
+               evidence=told_evidence(s))
+
+
 _OWN_TORCH_DIRS = frozenset({"torch", "lib"})   # torch/_C*.so and torch/lib/*.so: torch's own, torch-import-failed's
 
 
@@ -470,7 +495,10 @@ def torch_extension_version_mismatch(f: FactView) -> Iterator[Hit]:
         symbol of torch is missing: "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: undefined
         symbol: _ZN3c104cuda9SetDeviceEi", where the symbol is mangled in torch's namespaces (c10::,
         at::, torch::) and the library is not torch's own (torch/_C, torch/lib/libtorch*: that is
-        torch's import failing, torch-import-failed).
+        torch's import failing, torch-import-failed). An extension that needs libtorch_cuda_cpp.so or
+        libtorch_cuda_cu.so (the loader's "cannot open shared object file" outside torch's own
+        import): those two existed only in torch builds made with BUILD_SPLIT_CUDA (pytorch#49050,
+        deleted by pytorch#87502), so the extension was built against another torch build.
 
     Why it matters:
         torch keeps no binary compatibility for its C++ API between releases: an extension
@@ -490,9 +518,15 @@ def torch_extension_version_mismatch(f: FactView) -> Iterator[Hit]:
         - https://github.com/Dao-AILab/flash-attention/issues/940 (undefined c10 symbol with torch 2.3.0; a matching flash-attn fixed it)
         - https://github.com/bminor/glibc/blob/master/elf/dl-lookup.c ("undefined symbol: ")
         - https://pytorch.org/docs/stable/cpp_extension.html
+        - https://github.com/pytorch/pytorch/pull/49050 (BUILD_SPLIT_CUDA: torch_cuda_cu and torch_cuda_cpp)
+        - https://github.com/pytorch/pytorch/pull/87502 (Delete BUILD_SPLIT_CUDA option)
     """
-    s = ticket_symptoms(f).get("torch:extension-undefined-torch-symbol")
+    sym = ticket_symptoms(f)
+    s = sym.get("torch:extension-undefined-torch-symbol")
     if s is None:
+        split = sym.get("torch:import-missing-library")
+        if split is not None and split.get("library") in _SPLIT_CUDA_LIBS and not torch_import_frame_before(f, split):
+            yield _split_cuda_library_missing(split)
         return
     path = str(s.get("file") or "")
     parts = path.split("/")
