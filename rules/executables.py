@@ -195,6 +195,16 @@ def _claimed(s: dict, told: list) -> bool:
                for o in told)
 
 
+# Programs with a rule of their own that reads the builder's words (ninja-missing: torch, Meson, CMake):
+# where the paste holds those words anywhere, that rule answers the program's absence, not this one.
+_OWN_RULE = {"ninja": "ninja-missing"}
+
+
+def _answered_by_own_rule(s: dict, told: list) -> bool:
+    symbol = _OWN_RULE.get(str(_program(s) or ""))
+    return symbol is not None and any(symbol in (o.get("rules") or []) for o in told)
+
+
 def _usable(s: dict, told: list) -> bool:
     if _claimed(s, told):
         return False
@@ -285,7 +295,7 @@ def required_program_not_installed(f: FactView) -> Iterator[Hit]:
         - https://github.com/c3nl-neuraldynamics/c3nl_cluster/issues/32 (bc missing on the compute nodes)
     """
     told_all = list(f.get("ticket.symptoms") or [])
-    told = [s for s in catalogued(f, PROGRAM) if _usable(s, told_all)]
+    told = [s for s in catalogued(f, PROGRAM) if _usable(s, told_all) and not _answered_by_own_rule(s, told_all)]
     if not told:
         return
     tool = next((s for s in told if s.get("id") in _NEEDED), None)
