@@ -53,8 +53,13 @@ _PUBLIC_NAME_DOTS = 3
 
 def _login_from_outside(s: dict, launcher: Optional[str]) -> bool:
     host = str(s.get("host") or "")
+    if launcher is None and s.get("id") == "openssh:connect-to-host-failed" and host[:1] in _REDACTED:
+        return True   # a host the user hid ("<IP>") and no launcher beside it: nothing says it was a node of a job
     return (launcher is None and s.get("id") == "openssh:connect-to-host-failed"
             and host.count(".") >= _PUBLIC_NAME_DOTS and not host.replace(".", "").isdigit())
+
+
+_REDACTED = ("(", "<", "[")
 
 
 _CHECK = ('for h in $(scontrol show hostnames "$SLURM_JOB_NODELIST"); do ssh -o BatchMode=yes "$h" true '
@@ -116,8 +121,8 @@ def ssh_between_nodes_refused(f: FactView) -> Iterator[Hit]:
         left alone, and so is a connect failure in the BSD libc's words ("Operation timed out",
         which Linux spells "Connection timed out"): that ssh ran on the user's own Mac, reaching
         the cluster from outside, not on a node; so is a failed connection to a public name
-        (three dots or more: cluster.example.ac.uk) with no launcher's line beside it, a login
-        that failed rather than a launch. Where ssh says the host key changed (REMOTE HOST
+        (three dots or more: cluster.example.ac.uk) or to a host the user redacted ("<IP>") with
+        no launcher's line beside it, a login that failed rather than a launch. Where ssh says the host key changed (REMOTE HOST
         IDENTIFICATION HAS CHANGED), ssh-host-key-changed answers instead. The server's side:
         sshd's "Server will not fork when running in debugging
         mode." (sshd -d serves one connection and exits; a warning alone, an error beside a

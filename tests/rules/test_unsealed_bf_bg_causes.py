@@ -195,3 +195,9 @@ def test_modern_pips_permission_message_with_a_dist_packages_path(tmp_path):
             "'/usr/lib/python3/dist-packages/torch'\nConsider using the `--user` option or check the permissions.\n")
     (f,) = fired("site-packages-not-writable", ticket_file_facts(tmp_path, SITE_PACKAGES, text))
     assert "/usr/lib/python3/dist-packages/torch" in f.message
+
+
+def test_ssh_refused_to_a_redacted_host_without_a_launcher_is_a_login_not_a_launch(tmp_path):
+    # set R's raspiblitz#1703: a user's own ssh to "<IP>" refused (fail2ban's ban), no launcher's line beside it
+    paste = FIXTURES / "tickets_blind_r" / "raspiblitz-1703-ssh-refused-fail2ban-ban.txt"
+    assert not fired("ssh-between-nodes-refused", ticket_file_facts(tmp_path, paste))
