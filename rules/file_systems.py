@@ -330,9 +330,9 @@ _LOCK_CALL_REFUSED = {"file_locks:cargo-lock-refused": "cargo", "file_locks:stra
 # (docs.astral.sh/uv/reference/environment/: UV_CACHE_DIR, UV_PYTHON_INSTALL_DIR).
 _UV_LOCK_FIX = ("findmnt -T \"$HOME\" -o TARGET,FSTYPE,OPTIONS   # the mount holding uv's directories: nfs with nolock or "
                 "local_lock=..., lustre without flock\n"
-                "export UV_CACHE_DIR=\"${TMPDIR:-/tmp}/uv-cache\" UV_PYTHON_INSTALL_DIR=\"$LOCKING_DIR/uv-python\"   "
-                "# LOCKING_DIR: a directory on a file system that grants flock (the Pythons must stay where the "
-                "nodes see them)\n"
+                "export UV_CACHE_DIR=\"${TMPDIR:-/tmp}/uv-cache\"   # uv's cache on node-local disk, which grants flock\n"
+                "# and UV_PYTHON_INSTALL_DIR set to a directory on a file system that grants flock and that the nodes "
+                "see (the Pythons uv installs must stay reachable)\n"
                 "# administrators: mount with the lock service (NFS: lockd/rpc.statd, no nolock; Lustre: -o flock)")
 _LOCK_ERRNO = {
     "38": "ENOSYS: no lock support, as Lustre mounted without flock answers", "ENOSYS": "ENOSYS: no lock support, as Lustre mounted without flock answers",
