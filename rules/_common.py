@@ -53,6 +53,12 @@ DRIVER_JIT_FAILED = ("cuda_driver:CUDA_ERROR_INVALID_PTX", "cuda_driver:CUDA_ERR
                      "cuda:cudaErrorInvalidPtx", "cuda:cudaErrorUnsupportedPtxVersion", "cuda_rust:InvalidPtx")
 
 
+def major_minor(version: str) -> str:
+    """'9.2.148' -> '9.2' (the first two numbers of a version as printed); the text itself when it holds fewer."""
+    parts = re.findall(r"\d+", version)
+    return ".".join(parts[:2]) if len(parts) >= 2 else version
+
+
 def ticket_read(f: FactView) -> list:
     """Every message read in a pasted ticket, in line order (all matches, any entry); empty on a live
     node or a snapshot."""

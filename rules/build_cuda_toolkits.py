@@ -9,7 +9,7 @@ from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import told_evidence, told_text, version_of
+from hpcdoctor.rules._common import first_symptom, major_minor, told_evidence, told_text, version_of
 
 SYMBOL = "build-picked-other-cuda-toolkit"
 _CHOSE = ("cmake_cuda:found-cuda-version", "cmake_cuda:torch-thc-got-cuda-version")
@@ -29,16 +29,12 @@ def _tensorflow_configure(s: dict) -> Hit:
                        "found) is another CUDA release than the one the build is configured for",
                fix=("ls -d /usr/local/cuda*; command -v nvcc; nvcc --version | tail -1   # the toolkits installed and the "
                     "release of each nvcc\n"
-                    f"export CUDA_TOOLKIT_PATH=/usr/local/cuda-{_major_minor(wanted)}   # the toolkit of CUDA {wanted}, "
+                    f"export CUDA_TOOLKIT_PATH=/usr/local/cuda-{major_minor(wanted)}   # the toolkit of CUDA {wanted}, "
                     "where it is installed; then ./configure again (or TF_CUDA_VERSION set to the release of the nvcc "
                     "found, if that is the one meant)\n"
                     "# in an nvidia/cuda container: a -runtime tag holds no nvcc; build in the -devel tag of the same "
                     "CUDA release, not with the distribution's nvidia-cuda-toolkit (another release)"),
                evidence=evidence)
-
-
-def _major_minor(version: str) -> str:
-    return ".".join(version.split(".")[:2])
 
 
 @rule("SW117", SYMBOL, "warning", "a build configured with another CUDA toolkit than the nvcc on PATH", impact=5)
@@ -70,7 +66,7 @@ def build_picked_other_cuda_toolkit(f: FactView) -> Iterator[Hit]:
         - https://github.com/tensorflow/tensorflow/pull/6608 (cuda_configure.bzl: the nvcc release matched against TF_CUDA_VERSION)
     """
     told = f.get("ticket.symptoms") or []
-    tf = next((s for s in told if s.get("id") == _TF_CONFIGURE and s.get("nvcc") and s.get("wanted")), None)
+    tf = first_symptom(f, _TF_CONFIGURE)   # its pattern holds both releases
     if tf is not None:
         yield _tensorflow_configure(tf)
         return
@@ -125,7 +121,7 @@ def cuda_toolkit_older_than_required(f: FactView) -> Iterator[Hit]:
         - https://cmake.org/cmake/help/latest/module/FindCUDAToolkit.html (CUDAToolkit_ROOT)
         - https://github.com/Kitware/CMake/blob/master/Modules/FindPackageHandleStandardArgs.cmake
     """
-    s = next((t for t in f.get("ticket.symptoms") or [] if t.get("id") == "cmake_cuda:found-unsuitable-cuda-version"), None)
+    s = first_symptom(f, "cmake_cuda:found-unsuitable-cuda-version")
     if s is None:
         return
     found, required, path = s.get("version"), s.get("required"), s.get("path")

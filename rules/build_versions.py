@@ -11,7 +11,7 @@ from typing import Iterator, Optional, Tuple
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import catalogued, told_evidence, told_text
+from hpcdoctor.rules._common import catalogued, major_minor, told_evidence, told_text
 
 CMAKE = "cmake-older-than-required"
 COMPILER = "compiler-older-than-build-flags"
@@ -34,11 +34,6 @@ _CMAKE_POLICY_FIX = ("cmake --version | head -1   # CMake 4.0 or later: compatib
 
 def _key(version: str) -> tuple:
     return tuple(int(x) for x in re.findall(r"\d+", version)[:4])
-
-
-def _major_minor(version: str) -> str:
-    parts = re.findall(r"\d+", version)
-    return ".".join(parts[:2]) if len(parts) >= 2 else version
 
 
 # find_package's words where it found neither a Find module nor a config file (cmake_version.toml);
@@ -137,7 +132,7 @@ def cmake_older_than_required(f: FactView) -> Iterator[Hit]:
         else:
             msg = (f"the project sets CMake policy {s.get('policy')}, which the cmake that ran does not know ({quoted}): "
                    "the project was written for a newer CMake than this one")
-        need = _major_minor(str(required)) if required else "3.16"
+        need = major_minor(str(required)) if required else "3.16"
         fix = f"{_CMAKE_CHECK}\n" + _CMAKE_FIX.format(need=need)
         if not required:
             fix = fix.replace(f"'cmake>={need}'", "cmake").replace(f"a cmake of at least {need}", "the newest cmake")
