@@ -7,7 +7,7 @@ from typing import Iterator
 from hpcdoctor import knowledge
 from hpcdoctor.engine import Hit, rule
 from hpcdoctor.facts import FactView
-from hpcdoctor.rules._common import cuda_gpus, gpu_of_ticket, ticket_evidence, version_of
+from hpcdoctor.rules._common import cuda_gpus, gpu_of_ticket, ticket_evidence, told_text, version_of
 
 
 @rule("SW006", "tf32-disabled", "advice", "fp32 matmuls without TF32 on an Ampere-or-newer GPU", impact=7)
@@ -78,7 +78,10 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
         your device", torch.autocast's "Current CUDA Device does not support bfloat16", xFormers'
         "bf16 is only supported on A100+ GPUs" among an attention operator's reasons), or ptxas'
         "Feature '.bf16' requires .target sm_80 or higher" assembling a kernel (Triton's) for the GPU,
-        or cuBLAS's CUBLAS_STATUS_NOT_SUPPORTED on a call whose operands are bf16 (CUDA_R_16BF).
+        or cuBLAS's CUBLAS_STATUS_NOT_SUPPORTED on a call whose operands are bf16 (CUDA_R_16BF); on
+        the CPU, torch's oneDNN refusals ("mkldnn_linear: bf16 path needs the cpu support ...", ideep's
+        "DNNL does not support bf16/f16 backward on the platform with avx2_vnni_2") and Intel's
+        extension's "BF16 weight prepack needs the cpu support ...".
 
     Why it matters:
         On GPUs without bf16 units, torch either refuses bf16 autocast or emulates it far slower
@@ -89,7 +92,8 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
         On V100/T4 use fp16 mixed precision with a gradient scaler (ACCELERATE_MIXED_PRECISION=fp16),
         or for vLLM --dtype=half (LLM(..., dtype="half")); accelerate's mixed_precision="fp16",
         DeepSpeed's "fp16": {"enabled": true} with bf16 off, torch.autocast(dtype=torch.float16) with a
-        GradScaler; on the CPU, unset DNNL_DEFAULT_FPMATH_MODE.
+        GradScaler; on the CPU, unset DNNL_DEFAULT_FPMATH_MODE, and where oneDNN refuses bf16 or fp16
+        run the model in float32 there.
 
     References:
         - 004_3c12714629749d50.txt (data types supported per GPU generation)
@@ -97,6 +101,7 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
         - https://github.com/vllm-project/vllm/pull/2374
         - https://github.com/pytorch/pytorch/pull/50442 (torch's bf16 GEMM before and after Ampere)
         - https://github.com/pytorch/pytorch/issues/57773 (cuBLAS refusing bf16 GEMMs on a P100)
+        - https://github.com/intel/ideep/blob/ac05afa028d776ef4d5e75a3fee4d9562bc7fb20/include/ideep/operators/batchnorm.hpp (bf16/f16 backward refused on avx2_vnni_2)
     """
     symptoms = {s["id"]: s for s in (f.get("ticket.symptoms") or [])}
     refusal = next((sid for sid in _REFUSALS if sid in symptoms), None)
@@ -109,6 +114,10 @@ def bf16_unsupported(f: FactView) -> Iterator[Hit]:
         yield Hit(message=f"{who} refused bf16{on}: {check} (line {s['line']}), "
                           "the GPU has no bf16 units (pre-Ampere: V100, T4, P100, RTX 20xx)",
                   fix=fix, fix_lang="python", evidence=ticket_evidence(s))
+        return
+    cpu = next((symptoms[k] for k in _CPU_REFUSALS if k in symptoms), None)
+    if cpu is not None:
+        yield _bf16_cpu_refused(cpu)
         return
     gemm = symptoms.get("torch:cublas-bf16-gemm-not-supported")
     if gemm is not None:
@@ -159,6 +168,37 @@ _CHECKS = {
     "frameworks:xformers-bf16-refused": "its operators need compute capability 8.0 or newer for bf16",
     "ptxas:feature-bf16-requires-sm80": "bf16 instructions need .target sm_80 or newer",
 }
+
+
+# torch's oneDNN CPU path and Intel's extension refusing bf16/fp16 on a CPU without the instructions
+# (knowledge/messages/mkldnn_cpu.toml): the CPU has no kernels for that precision, so fp32 is the fix.
+_CPU_REFUSALS = ("mkldnn_cpu:ideep-xf16-backward-avx2-vnni-2", "mkldnn_cpu:bf16-path-needs-cpu",
+                 "mkldnn_cpu:fp16-path-needs-cpu", "mkldnn_cpu:ipex-weight-prepack-needs-cpu")
+_CPU_CHECK = ("import torch\n"
+              "print(torch.backends.cpu.get_cpu_capability())   # the widest ISA torch dispatches to on this CPU "
+              "(AVX2, AVX512, ...)\n")
+
+
+def _bf16_cpu_refused(s: dict) -> Hit:
+    said = f"line {s.get('line')}: \"{told_text(s)}\""
+    if s["id"].endswith("avx2-vnni-2"):
+        why = ("this CPU's widest ISA is AVX2 with AVX-NE-CONVERT (oneDNN's avx2_vnni_2, no AVX-512): oneDNN runs bf16 "
+               "and fp16 forward there, but ideep refuses every backward pass in them")
+        fix = _CPU_CHECK + ("model = model.float()   # train in float32 on this CPU; drop torch.autocast(\"cpu\", "
+                            "dtype=torch.bfloat16) or the trainer's bf16/fp16 precision (fp32 forward and backward run)")
+    elif s["id"].endswith("ipex-weight-prepack-needs-cpu"):
+        why = f"this CPU lacks {s.get('isa') or 'the AVX-512 subsets'}, which oneDNN's {str(s.get('dtype') or 'bf16').lower()} kernels need"
+        fix = ("import torch, intel_extension_for_pytorch as ipex\n"
+               "model = ipex.optimize(model.eval(), dtype=torch.float32)   # as IPEX's message says: float32 on this CPU "
+               "(or keep the dtype with weights_prepack=False)")
+    else:
+        dtype = "fp16" if "fp16" in s["id"] else "bf16"
+        op = f"{s.get('op')} " if s.get("op") else ""
+        why = f"torch's {op}{dtype} path needs {s.get('isa') or 'instructions'} this CPU lacks"
+        fix = _CPU_CHECK + ("model = model.float()   # run in float32 on this CPU: inputs and weights float32, "
+                            f"no torch.autocast(\"cpu\") in {dtype}")
+    return Hit(message=f"torch's oneDNN CPU kernels refused a low-precision (bf16/fp16) operation ({said}): {why}",
+               fix=fix, fix_lang="python", evidence=ticket_evidence(s))
 
 
 def _bf16_intent(f: FactView, seen):
