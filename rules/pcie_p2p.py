@@ -85,23 +85,28 @@ def pcie_acs_blocks_p2p(f: FactView) -> Iterator[Hit]:
               fix=_FIX, evidence=told_evidence(helps))
 
 
-_P2P_UNSUPPORTED_FIX = (
+_P2P_CHECK = (
     "nvidia-smi topo -p2p r   # each GPU pair's peer-to-peer read status: OK, or CNS/GNS/TNS/NS (chipset, GPU, "
     "topology not supported)\n"
-    "nvidia-smi topo -m   # the path between them (NV# is NVLink; PIX/PXB/PHB/NODE/SYS cross PCIe)\n"
-    "export NCCL_P2P_DISABLE=1   # where the peer access is NCCL's: copy through host memory instead\n"
+    "nvidia-smi topo -m   # the path between them (NV# is NVLink; PIX/PXB/PHB/NODE/SYS cross PCIe)")
+_P2P_UNSUPPORTED_FIX = _P2P_CHECK + (
+    "\nexport NCCL_P2P_DISABLE=1   # where the peer access is NCCL's: copy through host memory instead\n"
     "# in the program: enable peer access only where cudaDeviceCanAccessPeer (torch.cuda.can_device_access_peer) "
     "says 1, else copy through the host; or run on GPUs whose pairs show OK")
 
 
 @rule("GPU028", "gpu-peer-access-unsupported", "error",
-      "the program enables peer access between GPUs that cannot access each other's memory", impact=6)
+      "the program enables peer access between GPUs that cannot access each other's memory", impact=6,
+      also={"info": "the program printed the refusal as its own warning and went on without peer access"})
 def gpu_peer_access_unsupported(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
         In a pasted ticket, CUDA's cudaErrorPeerAccessUnsupported (CUDA_ERROR_PEER_ACCESS_UNSUPPORTED,
         217): "peer access is not supported between these two devices", as torch raises it
-        ("CUDA error: ...") or as a program or its user quotes it.
+        ("CUDA error: ...") or as a program or its user quotes it, and a program's own words for it
+        (DistServe's "Peer-to-peer access is unsupported on this platform"). An info where the
+        program printed the refusal as its own warning (kmcuda's "warning: failed to enable p2p on
+        gpu #0: ...") and went on copying through host memory.
 
     Why it matters:
         A program called cudaDeviceEnablePeerAccess (or a peer copy that needs it) for two GPUs
@@ -127,11 +132,31 @@ def gpu_peer_access_unsupported(f: FactView) -> Iterator[Hit]:
     told = [s for s in catalogued(f, "gpu-peer-access-unsupported") if s.get("line") not in nccl]
     if not told:
         return
-    s = told[0]
+    warned = [s for s in told if s.get("id") == _WARNED]
+    stopped = [s for s in told if s.get("line") not in {w.get("line") for w in warned}]
+    if warned and all(_retold_in_title(s) for s in stopped):
+        # every line of the program's is its own "warning: ...": it asked, was refused and went on copying
+        # through the host (kmcuda's "warning: failed to enable p2p on gpu #0: ..."); slower, not a failure
+        s = warned[0]
+        yield Hit(message=f"the program could not enable peer access between its GPUs and went on without it (line "
+                          f"{s.get('line')}: \"{told_text(s)}\"): these GPUs cannot access each other's memory directly, "
+                          "so their copies pass through host memory",
+                  severity="info", fix=_P2P_CHECK, evidence=told_evidence(s))
+        return
+    s = stopped[0]
     yield Hit(message=f"peer access is not supported between the two GPUs the program paired (line {s.get('line')}: "
-                      f"\"{told_text(s)}\"): they cannot access each other's memory directly, and "
-                      "the program enabled it without asking cudaDeviceCanAccessPeer",
+                      f"\"{told_text(s)}\"): they cannot access each other's memory directly, and the program needs it "
+                      "or enabled it without asking cudaDeviceCanAccessPeer",
               fix=_P2P_UNSUPPORTED_FIX, evidence=told_evidence(s))
+
+
+_WARNED = "gpu_p2p_apps:p2p-refusal-warned"
+
+
+def _retold_in_title(s: dict) -> bool:
+    # a ticket's Markdown title on its first line restates the program's words; what the program did
+    # with the refusal is on its own lines
+    return s.get("line") == 1 and str(s.get("text", "")).lstrip().startswith("# ")
 
 
 _PEER_LIMIT_FIX = (
