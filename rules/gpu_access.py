@@ -65,7 +65,8 @@ def _denied_told(f: FactView) -> Optional[dict]:
 
 
 @rule("GPU023", "gpu-device-permission-denied", "error", "the GPU's device nodes may not be opened by this user", impact=9,
-      also={"warning": "amd-smi listing the AMD GPU's DRM nodes it was refused: it goes on with what needs no node"})
+      also={"warning": "amd-smi listing the AMD GPU's DRM nodes it was refused: it goes on with what needs no node",
+            "info": "ROCm 7.0's amd-smi stopping on its group check where rocminfo works for the user"})
 def gpu_device_permission_denied(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -78,7 +79,9 @@ def gpu_device_permission_denied(f: FactView) -> Iterator[Hit]:
         or that it works only as root. For AMD GPUs, amd-smi's own report (ROCm 7) that the user is
         outside video and render, which own the GPU's DRM nodes (/dev/dri/card*, renderD*): an error
         where ROCm 7.0's CLI stopped on it, a warning where it lists the nodes refused and goes on
-        (what needs a node, VRAM use, is not read). /dev/kfd is rocm-kfd-permission-denied's. Not an open refused with EPERM ("Operation not permitted"):
+        (what needs a node, VRAM use, is not read), and an info where the user says rocminfo works
+        for them (the compute nodes open; ROCm 7.0's amd-smi counts only the groups, ROCm/amdsmi#125).
+        /dev/kfd is rocm-kfd-permission-denied's. Not an open refused with EPERM ("Operation not permitted"):
         that is a device cgroup (a Slurm job without the GPU, slurm-job-without-gpus), not the node.
 
     Why it matters:
@@ -98,6 +101,7 @@ def gpu_device_permission_denied(f: FactView) -> Iterator[Hit]:
         - https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html (NVML_ERROR_NO_PERMISSION)
         - https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/troubleshooting.html (NVML: Insufficient Permissions and SELinux)
         - https://github.com/openSUSE/nvidia-driver-G06/issues/52 (nodes 0660 for the video group)
+        - https://github.com/ROCm/amdsmi/issues/125 (ROCm 7.0's amd-smi group check where udev rules open the nodes)
     """
     denied = f.get("devices.nvidia_denied")
     if denied and f.get("devices.euid") != 0:
@@ -150,9 +154,25 @@ _AMD_GROUP_FIX = ("ls -l /dev/dri/   # the GPU's card* and renderD* nodes: their
                   "out and in again")
 
 
+# The user's word that rocminfo works: /dev/kfd and the render nodes open for them (prose.toml).
+_ROCMINFO_WORKS = "prose:rocminfo-works-said"
+_AMD_SMI_OWN_CHECK_FIX = ("ls -l /dev/kfd /dev/dri/   # the nodes' groups and modes: udev rules may open them to every user\n"
+                          "sudo usermod -a -G render,video \"$USER\"   # administrators: satisfies ROCm 7.0's amd-smi check "
+                          "(then log out and in); or the amd-smi of ROCm 7.1.1 or later, which checks the nodes instead (ROCm/amdsmi#184)")
+
+
 def _amd_smi_denied(f: FactView) -> Iterator[Hit]:
     said = {s.get("id"): s for s in catalogued(f, "gpu-device-permission-denied")}
     stopped = said.get(_AMD_SMI_STOPPED)
+    works = first_symptom(f, _ROCMINFO_WORKS)
+    if stopped is not None and works is not None and stated(works):
+        yield Hit(message=f"amd-smi stopped on its own check that this user is in {stopped.get('groups') or 'video and render'} "
+                          f"(line {stopped.get('line')}: \"{told_text(stopped)}\"), but rocminfo works for this user (line "
+                          f"{works.get('line')}): the compute nodes open, through udev rules (ROCm's alternative to the "
+                          "groups) or otherwise; ROCm 7.0's amd-smi counts only the groups (ROCm/amdsmi#125), ROCm 7.1.1's "
+                          "checks the nodes themselves",
+                  severity="info", fix=_AMD_SMI_OWN_CHECK_FIX, evidence=told_evidence(stopped))
+        return
     if stopped is not None:
         yield Hit(message=f"amd-smi stopped: this user is not in {stopped.get('groups') or 'video and render'}, the groups "
                           f"that own the AMD GPU's DRM nodes (line {stopped.get('line')}: \"{told_text(stopped)}\")",
