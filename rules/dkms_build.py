@@ -24,8 +24,9 @@ def dkms_module_build_failed(f: FactView) -> Iterator[Hit]:
         In a pasted log, dkms's "Error! Bad return status for module build on kernel: K (ARCH)"
         with its "Consult /var/lib/dkms/M/V/build/make.log for more information.", and Void
         Linux's kernel hook's "Building DKMS module: M-V... FAILED!" (it runs dkms build -q, so
-        its verdict may be all the paste shows). Not where the paste says the kernel's headers are
-        missing: kernel-headers-missing-for-dkms answers that.
+        its verdict may be all the paste shows), and make.log's own last lines: GNU make's
+        "*** [<kernel headers>/Makefile:N: /var/lib/dkms/M/V/build] Error 2". Not where the paste
+        says the kernel's headers are missing: kernel-headers-missing-for-dkms answers that.
 
     Why it matters:
         The module is not built for that kernel: after booting it, the module (nvidia) does not
@@ -52,7 +53,7 @@ def dkms_module_build_failed(f: FactView) -> Iterator[Hit]:
     log = first_symptom(f, "dkms:consult-make-log")
     module = s.get("module") or (log or {}).get("module")
     version = s.get("version") or (log or {}).get("version")
-    kernel = next((str(t["kernel"]) for t in told if t.get("kernel")), None)
+    kernel = next((str(t.get("kernel") or t.get("kernel_tree")) for t in told if t.get("kernel") or t.get("kernel_tree")), None)
     path = (log or {}).get("log") or (f"/var/lib/dkms/{module}/{version}/build/make.log" if module and version else None)
     what = f"{module} {version}" if module and version else "a module"
     for_kernel = f" for kernel {kernel}" if kernel else ""
