@@ -1,0 +1,192 @@
+"""Causes and non-causes the pastes of sets BH and BI (unsealed 2026-11-30) show in their emitters' own
+words, each read from the real paste; where a variant is needed, the real paste is edited in memory and the
+edit is said."""
+
+from __future__ import annotations
+
+from conftest import FIXTURES
+from hpcdoctor.triage.messages import find_messages
+from rulekit import fired, read_paste, run_rule, ticket_file_facts
+
+BH = FIXTURES / "tickets_blind_bh"
+BI = FIXTURES / "tickets_blind_bi"
+
+AMD_SMI_UDEV = BH / "amdsmi-125-group-check-ignores-udev-healthy.txt"
+KMCUDA = BH / "kmcuda-80-device-parameter-missed-p2p-warnings-healthy.txt"
+DISTSERVE = BH / "distserve-39-rtx-4090-no-p2p.txt"
+AWS_ICE = BH / "openshift-hybridizer-9-aws-insufficient-instance-capacity.txt"
+OCI_HOST = BH / "oci-cloudnative-110-out-of-host-capacity.txt"
+PEERMEM = BH / "nv-peer-memory-46-module-not-loaded-at-boot.txt"
+VLLM_RAY = BI / "vllm-3190-ray-driver-node-without-gpu.txt"
+DNNL_BF16 = BI / "geti-v2-1328-dnnl-bf16-backward-unsupported-on-cpu.txt"
+
+
+def _ids(text: str) -> set:
+    return {s["id"] for s in find_messages(text)}
+
+
+# --- amd-smi's group check ----------------------------------------------------------------------------
+
+def test_amd_smi_stopping_on_groups_where_rocminfo_works_is_amd_smis_own_check(tmp_path):
+    (f,) = fired("gpu-device-permission-denied", ticket_file_facts(tmp_path, AMD_SMI_UDEV))
+    assert f.severity == "info" and "rocminfo works" in f.message and "ROCm/amdsmi#125" in f.message
+    assert "ls -l /dev/kfd" in f.fix and "7.1.1" in f.fix
+
+
+def test_amd_smi_stopping_on_groups_without_that_word_stays_an_error(tmp_path):
+    # edited: the sentence that rocm-smi and rocminfo work is gone
+    text = read_paste(AMD_SMI_UDEV).replace("both `rocm-smi` and `rocminfo` work fine, but ", "")
+    (f,) = fired("gpu-device-permission-denied", ticket_file_facts(tmp_path, AMD_SMI_UDEV, text))
+    assert f.severity == "error" and "usermod" in f.fix
+
+
+def test_rocminfo_failing_is_not_read_as_working():
+    # edited: the user says rocminfo does not work
+    text = read_paste(AMD_SMI_UDEV).replace("both `rocm-smi` and `rocminfo` work fine", "`rocminfo` does not work")
+    assert "prose:rocminfo-works-said" not in _ids(text)
+
+
+# --- GPU peer access ------------------------------------------------------------------------------------
+
+def test_a_program_that_warned_about_peer_access_and_went_on_is_an_info(tmp_path):
+    (f,) = fired("gpu-peer-access-unsupported", ticket_file_facts(tmp_path, KMCUDA))
+    assert f.severity == "info" and "warning: failed to enable p2p" in f.message
+    assert "NCCL_P2P_DISABLE" not in f.fix and "topo -p2p" in f.fix
+
+
+def test_the_same_refusal_raised_as_an_error_stays_an_error(tmp_path):
+    # edited: the program raises torch's error instead of warning
+    text = read_paste(KMCUDA).replace("warning: failed to enable p2p on gpu #0: peer access",
+                                      "RuntimeError: CUDA error: peer access", 1)
+    (f,) = fired("gpu-peer-access-unsupported", ticket_file_facts(tmp_path, KMCUDA, text))
+    assert f.severity == "error"
+
+
+def test_distserves_own_words_for_peer_access_unsupported(tmp_path):
+    (f,) = fired("gpu-peer-access-unsupported", ticket_file_facts(tmp_path, DISTSERVE))
+    assert f.severity == "error" and "Peer-to-peer access is unsupported" in f.message
+
+
+def test_distserves_words_are_read_on_its_worker_line_alone():
+    # edited: the title gone, DistServe's worker line remains
+    text = read_paste(DISTSERVE).replace("# Error: Peer-to-peer access is unsupported on this platform\n", "")
+    assert "gpu_p2p_apps:distserve-p2p-unsupported" in _ids(text)
+
+
+# --- cloud capacity -------------------------------------------------------------------------------------
+
+def test_ec2_insufficient_capacity_under_ansible(tmp_path):
+    (f,) = fired("cloud-instance-capacity-unavailable", ticket_file_facts(tmp_path, AWS_ICE))
+    assert f.message.startswith("EC2 has no capacity") and "quota" in f.message
+    assert "describe-instance-type-offerings" in f.fix
+
+
+def test_ec2s_reason_on_a_parallelcluster_node_names_the_instance_type(tmp_path):
+    # edited: the same code as ParallelCluster's Slurm resume puts it in a node's reason, with the type
+    text = read_paste(AWS_ICE).replace(
+        "# AWS stops build with \"InsufficientInstanceCapacity\" error",
+        "# nodes down").replace("Instance creation failed => InsufficientInstanceCapacity: Insufficient capacity for "
+                                "instance type m5.xlarge", "(Code:InsufficientInstanceCapacity)Failure when resuming "
+                                "nodes for instance type p4d.24xlarge")
+    (f,) = fired("cloud-instance-capacity-unavailable", ticket_file_facts(tmp_path, AWS_ICE, text))
+    assert "p4d.24xlarge" in f.message and "Values=p4d.24xlarge" in f.fix
+
+
+def test_oracle_clouds_out_of_host_capacity(tmp_path):
+    (f,) = fired("cloud-instance-capacity-unavailable", ticket_file_facts(tmp_path, OCI_HOST))
+    assert f.message.startswith("Oracle Cloud") and "availability-domain" in f.fix
+
+
+def test_a_quota_error_is_not_a_capacity_shortage(tmp_path):
+    # edited: EC2's quota refusal in place of the capacity one
+    text = read_paste(AWS_ICE).replace("InsufficientInstanceCapacity: Insufficient capacity for instance type m5.xlarge",
+                                       "VcpuLimitExceeded: You have requested more vCPU capacity than your current vCPU "
+                                       "limit").replace("\"InsufficientInstanceCapacity\"", "\"VcpuLimitExceeded\"")
+    assert not fired("cloud-instance-capacity-unavailable", ticket_file_facts(tmp_path, AWS_ICE, text))
+
+
+# --- GPUDirect RDMA peer memory -------------------------------------------------------------------------
+
+def test_peer_memory_module_installed_but_not_loaded(tmp_path):
+    (f,) = fired("gpudirect-peer-memory-module-not-loaded", ticket_file_facts(tmp_path, PEERMEM))
+    assert "nv_peer_mem" in f.message and "/lib/modules/4.15.0-46-generic/updates/dkms/nv_peer_mem.ko" in f.message
+    assert "/etc/modules-load.d/nv_peer_mem.conf" in f.fix and "modprobe nv_peer_mem" in f.fix
+
+
+def test_a_peer_memory_module_that_is_loaded_is_not_a_finding(tmp_path):
+    # edited: the user says it stays loaded
+    text = read_paste(PEERMEM).replace("# nv_peer_mem dissapearing after a reboot", "# nv_peer_mem question").replace(
+        "nv_peer_mem isn't found in lsmod but does show up with modinfo", "nv_peer_mem is loaded fine")
+    assert not fired("gpudirect-peer-memory-module-not-loaded", ticket_file_facts(tmp_path, PEERMEM, text))
+
+
+# --- vLLM on Ray ----------------------------------------------------------------------------------------
+
+def test_vllm_engine_on_a_ray_node_without_gpus(tmp_path):
+    (f,) = fired("ray-driver-without-gpu", ticket_file_facts(tmp_path, VLLM_RAY))
+    assert "Ray node" in f.message and "ray status" in f.fix and "VLLM_HOST_IP" in f.fix
+
+
+def test_vllms_placement_group_timeout_is_read_but_is_not_the_driver_node(tmp_path):
+    # edited: vLLM's other Ray refusal, the placement group never ready
+    text = read_paste(VLLM_RAY).replace(
+        "Ray does not allocate any GPUs on the driver node. Consider adjusting the Ray placement group or running the "
+        "driver on a GPU node.", "ValueError: Cannot provide a placement group of placement_group_specs=[{'GPU': 1.0}, "
+                                 "{'GPU': 1.0}] within 1800 seconds. See `ray status` to make sure the cluster has "
+                                 "enough resources.")
+    assert "vllm_ray:placement-group-not-ready" in _ids(text)
+    assert not fired("ray-driver-without-gpu", ticket_file_facts(tmp_path, VLLM_RAY, text))
+
+
+# --- bf16 on a CPU without it -----------------------------------------------------------------------------
+
+def test_ideep_refusing_bf16_backward_on_avx2_vnni_2(tmp_path):
+    (f,) = fired("bf16-unsupported", ticket_file_facts(tmp_path, DNNL_BF16))
+    assert "avx2_vnni_2" in f.message and "backward" in f.message
+    assert "model.float()" in f.fix and "get_cpu_capability" in f.fix
+
+
+def test_torchs_mkldnn_bf16_path_refusal_names_the_op_and_the_instructions(tmp_path):
+    # edited: torch's own mkldnn refusal (pytorch/pytorch#99423's) in place of ideep's
+    text = read_paste(DNNL_BF16).replace(
+        "DNNL does not support bf16/f16 backward on the platform with avx2_vnni_2",
+        "mkldnn_reorder_linear_weight: bf16 path needs the cpu support avx512bw, avx512vl and avx512dq")
+    (f,) = fired("bf16-unsupported", ticket_file_facts(tmp_path, DNNL_BF16, text))
+    assert "mkldnn_reorder_linear_weight" in f.message and "avx512bw, avx512vl and avx512dq" in f.message
+
+
+def test_ipexs_prepack_refusal_answers_with_ipexs_own_options(tmp_path):
+    # edited: Intel's extension's assertion (intel/llm-on-ray#255's)
+    text = read_paste(DNNL_BF16).replace(
+        "RuntimeError: DNNL does not support bf16/f16 backward on the platform with avx2_vnni_2",
+        "AssertionError: BF16 weight prepack needs the cpu support avx512bw, avx512vl and avx512dq")
+    (f,) = fired("bf16-unsupported", ticket_file_facts(tmp_path, DNNL_BF16, text))
+    assert "ipex.optimize" in f.fix and "weights_prepack=False" in f.fix
+
+
+def test_a_bf16_forward_on_a_cpu_that_has_it_is_not_refused(tmp_path):
+    # edited: oneDNN's verbose header of a CPU with AMX bf16, no refusal
+    text = read_paste(DNNL_BF16).replace(
+        "`RuntimeError: DNNL does not support bf16/f16 backward on the platform with avx2_vnni_2`",
+        "onednn_verbose,info,cpu,isa:Intel AVX-512 with float16, Intel DL Boost and bfloat16 support and Intel AMX "
+        "with bfloat16 and 8-bit integer support")
+    assert "onednn:verbose-cpu-isa" in _ids(text)
+    findings, _not_judged = run_rule("bf16-unsupported", ticket_file_facts(tmp_path, DNNL_BF16, text))
+    assert findings == []   # no refusal read: not judged without the environment, never a finding
+
+
+# --- DKMS ---------------------------------------------------------------------------------------------
+
+VOID_470 = BH / "void-packages-53759-nvidia470-too-old-for-kernel-6-12.txt"
+
+
+def test_make_logs_last_lines_are_a_dkms_build_that_failed_for_that_kernel(tmp_path):
+    (f,) = fired("dkms-module-build-failed", ticket_file_facts(tmp_path, VOID_470))
+    assert "nvidia 470.239.06 for kernel 6.12.7_1" in f.message and "Chyba 2" in f.message
+    assert "/var/lib/dkms/nvidia/470.239.06/build/make.log" in f.fix
+
+
+def test_a_sub_make_failing_outside_a_dkms_tree_is_not_a_dkms_build():
+    # edited: the same make line for a module built in the user's own directory
+    text = read_paste(VOID_470).replace("/var/lib/dkms/nvidia/470.239.06/build]", "/home/u/src/mymod]")
+    assert "dkms:kbuild-module-dir-failed" not in _ids(text)
