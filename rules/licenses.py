@@ -179,3 +179,58 @@ def license_seats_exhausted(f: FactView) -> Iterator[Hit]:
                    "# or retry later; -87 and -101 are the site's options file (a cap on your group, seats reserved): "
                    "ask the license administrators"),
               evidence={**told_evidence(s), **({"license_path": path} if path else {})})
+
+
+TOO_OLD = "license-too-old-for-release"
+# Each code as the FlexNet SDK's table words it (flexlm.toml): the license file, the server or the vendor
+# daemon is older than the release of the program that asks for the license.
+_TOO_OLD = {
+    21: "the license file does not cover this version of the program (-21, LM_OLDVER)",
+    25: "the license server does not serve this version of the feature (-25, LM_SERVLONGGONE)",
+    83: "the license server's vendor daemon is older than the program (-83, LM_SERVOLDVER)",
+    114: "the license file lacks the SIGN= signatures this release requires: a file issued for older releases (-114, LM_SIGN_REQ)",
+}
+
+
+@rule("SYS063", TOO_OLD, "error",
+      "the license file or license server is older than the program's release: no checkout until it is updated", impact=5)
+def license_too_old_for_release(f: FactView) -> Iterator[Hit]:
+    """
+    What it detects:
+        In a paste, a FlexNet (FLEXlm) checkout refused because the license is older than the
+        program: -21 "License file does not support this version.", -25 "License server system
+        does not support this version of this feature.", -83 "Version of vendor daemon is too
+        old.", -114 "SIGN= keyword required but missing from the license certificate." (MATLAB's
+        "License Manager Error -114": "This release requires a network license manager update and a
+        new license file").
+
+    Why it matters:
+        A newer release of the program (a new MATLAB in a container, a new compiler module) asks the
+        site's license for a version the license file was not issued for, or speaks a newer protocol
+        than the server's lmgrd or vendor daemon: every checkout of that release fails, while the
+        older release the license covers still runs.
+
+    How to fix:
+        Run the release the license covers, or have the license administrators install a license
+        file issued for this release and update the license manager (lmgrd and the vendor daemon)
+        to the version the release requires.
+
+    References:
+        - https://www.mathworks.com/support/lme/114
+        - https://docs.revenera.com/fnp/2024r1/LicAdmin_Guide/Content/helplibrary/Error_Code_Descriptions.htm (FlexNet Publisher License Administration Guide: error code descriptions)
+        - https://github.com/mathworks-ref-arch/matlab-integration-for-jupyter/issues/12
+    """
+    told = catalogued(f, TOO_OLD)
+    if not told:
+        return
+    s = told[0]
+    what = _TOO_OLD.get(s.get("code"), "the license is older than the program's release")
+    _feature, path = _license_path(f)
+    yield Hit(message=f"the license checkout was refused: {what} (line {s.get('line')}: \"{told_text(s)}\"); this "
+                      "release needs a newer license file or license manager than the site's",
+              fix=(f"lmutil lmstat -a -c {path or 'PORT@HOST'}   # the license server's lmgrd and vendor daemon "
+                   "versions, and the features and versions its license file holds\n"
+                   "# run the release the license covers (module load the older version, or that container tag), or "
+                   "ask the license administrators for a license file issued for this release and a license manager "
+                   "updated to it (MathWorks: from the License Center)"),
+              evidence={**told_evidence(s), **({"license_path": path} if path else {})})
