@@ -4,6 +4,7 @@ user may not write (a system or shared interpreter), read from pip's own words
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from hpcdoctor.engine import Hit, rule
@@ -21,6 +22,21 @@ _FIX = ("python3 -c 'import sys, sysconfig; print(sys.executable, sysconfig.get_
         "Python: it changes what the operating system and other users run")
 
 
+# A site's software tree (Bright's /cm/shared/apps, /opt/apps, /apps, /sw, /software): <name>/<version>/ per
+# module. A site-packages below another program's version directory than the Python's own is that
+# module's install (pip install --prefix into its tree), reached through the PYTHONPATH its modulefile sets.
+_MODULE_TREE = re.compile(r"^/(?:cm/shared/apps|opt/apps|usr/local/apps|apps|sw|software|opt/ohpc/pub/apps)/"
+                          r"(?P<name>[A-Za-z][\w.+-]{0,60})/(?P<version>\d[\w.+-]{0,40})/.{0,200}?/(?:site|dist)-packages/")
+_PYTHONS = re.compile(r"(?i)^(?:python\d?|anaconda\d?|miniconda\d?|miniforge\d?|mambaforge|conda|intelpython\d?|pypy\d?)$")
+
+
+def _module_tree(path: str):
+    m = _MODULE_TREE.match(path)
+    if m is None or _PYTHONS.match(m.group("name")):
+        return None
+    return m.group("name"), m.group("version")
+
+
 @rule("SW126", SYMBOL, "error", "pip installs into a Python whose site-packages the user may not write", impact=5)
 def site_packages_not_writable(f: FactView) -> Iterator[Hit]:
     """
@@ -30,6 +46,8 @@ def site_packages_not_writable(f: FactView) -> Iterator[Hit]:
         where the path is in the interpreter's site-packages or dist-packages, or names no path,
         and the traceback pip 9 and older printed, ending "OSError: [Errno 13] Permission denied:
         '.../site-packages/<package>'". A refused write elsewhere (a cache, TMPDIR) is not this.
+        Where the path is a site-packages inside another program's module tree (a site's
+        /cm/shared/apps/RSeQC/2.6.4/...), the loaded module's PYTHONPATH led pip there: unload it.
 
     Why it matters:
         pip installs into the site-packages of the interpreter that runs it. A system Python
@@ -53,6 +71,19 @@ def site_packages_not_writable(f: FactView) -> Iterator[Hit]:
         return
     s = told[0]
     path = s.get("path")
+    module = _module_tree(str(path or ""))
+    if module is not None:
+        name, version = module
+        yield Hit(message=f"pip tried to change a package in the {name}/{version} software module's own tree ({path}; "
+                          f"line {s.get('line')}: \"{told_text(s)}\"): that module, loaded, puts its packages on "
+                          "PYTHONPATH, so pip found a package there and tried to replace it, where only the "
+                          "administrators may write",
+                  fix=(f"echo \"$PYTHONPATH\"; module list   # the loaded modules and the package directories they add\n"
+                       f"module unload {name}/{version}   # while installing (or module purge), then install again into "
+                       "your own environment: python3 -m venv \"$HOME/venvs/myenv\" && . \"$HOME/venvs/myenv/bin/activate\" "
+                       "&& python3 -m pip install PACKAGE"),
+                  evidence=told_evidence(s))
+        return
     where = f" ({path})" if path else ""
     yield Hit(message=f"pip could not write into the interpreter's site-packages{where} (line {s.get('line')}: "
                       f"\"{told_text(s)}\"): it is installing into a Python the user may not change (the system's, "
