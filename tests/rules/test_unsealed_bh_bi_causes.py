@@ -1,6 +1,6 @@
-"""Causes and non-causes the pastes of sets BH and BI (unsealed 2026-11-30) show in their emitters' own
-words, each read from the real paste; where a variant is needed, the real paste is edited in memory and the
-edit is said."""
+"""Causes and non-causes the pastes of sets BH and BI (unsealed 2026-11-30), and of proposed classes of
+BF and BG built the same session, show in their emitters' own words, each read from the real paste; where a
+variant is needed, the real paste is edited in memory and the edit is said."""
 
 from __future__ import annotations
 
@@ -190,3 +190,97 @@ def test_a_sub_make_failing_outside_a_dkms_tree_is_not_a_dkms_build():
     # edited: the same make line for a module built in the user's own directory
     text = read_paste(VOID_470).replace("/var/lib/dkms/nvidia/470.239.06/build]", "/home/u/src/mymod]")
     assert "dkms:kbuild-module-dir-failed" not in _ids(text)
+
+
+# --- earlier sets' proposed classes, built in the same session --------------------------------------
+
+BF = FIXTURES / "tickets_blind_bf"
+BG = FIXTURES / "tickets_blind_bg"
+STATIC_LAPACK = BG / "sharc-33-static-lapack-without-blas-undefined-reference.txt"
+PIP_CONFLICT = BG / "mvdream-threestudio-29-pip-conflict-xformers-needs-newer-torch.txt"
+MATLAB_114 = BG / "matlab-integration-for-jupyter-12-license-manager-too-old-for-r2024b.txt"
+MODULE_PATH = BG / "peppy-26-loaded-rseqc-module-on-python-path.txt"
+NETCDF_SERIAL = BF / "spack-20349-py-netcdf4-without-mpi-netcdf-c.txt"
+
+
+def test_undefined_blas_routines_in_a_spanish_link_log(tmp_path):
+    (f,) = fired("blas-library-not-linked", ticket_file_facts(tmp_path, STATIC_LAPACK))
+    assert "dgemv_" in f.message and "dtrmv_" in f.message and "-llapack -lblas" in f.fix
+    assert "dgemv," not in f.message   # the user's own retelling without the underscore is not a symbol
+
+
+def test_undefined_lapack_routines_are_not_blas():
+    # edited: the link misses LAPACK's own routines, not the BLAS
+    from hpcdoctor.rules.blas_link import blas_routine
+    assert blas_routine("dgetrf_") is None and blas_routine("dsyev_") is None
+    assert blas_routine("dgemm_") == "dgemm" and blas_routine("cblas_zgemm") == "zgemm" and blas_routine("dgemm") is None
+
+
+def test_a_program_symbol_undefined_is_not_a_blas(tmp_path):
+    text = read_paste(STATIC_LAPACK).replace("dgemv_", "sharc_step_").replace("dtrmv_", "sharc_init_")
+    assert not fired("blas-library-not-linked", ticket_file_facts(tmp_path, STATIC_LAPACK, text))
+
+
+def test_pip_conflict_names_the_users_pin_and_the_release_that_needs_another(tmp_path):
+    (f,) = fired("pip-dependency-conflict", ticket_file_facts(tmp_path, PIP_CONFLICT))
+    assert "you asked for torch==2.0.0" in f.message and "xformers 0.0.26.post1 depends on torch==2.3.0" in f.message
+    assert "pip index versions xformers" in f.fix and "--dry-run torch==2.0.0" in f.fix
+
+
+def test_pip_conflict_between_two_releases_without_a_user_pin(tmp_path):
+    # edited: no requirement of the user's own in the causes, two releases that disagree on torch
+    text = read_paste(PIP_CONFLICT).replace("The user requested torch==2.0.0", "torchaudio 2.0.1 depends on torch==2.0.0")
+    (f,) = fired("pip-dependency-conflict", ticket_file_facts(tmp_path, PIP_CONFLICT, text))
+    assert "another release needs torch" in f.message
+
+
+def test_a_pip_that_resolved_is_not_a_conflict(tmp_path):
+    # edited: the causes remain as text, pip's refusal is gone
+    text = read_paste(PIP_CONFLICT).replace("because these package versions have conflicting dependencies.", "succeeded.")
+    assert not fired("pip-dependency-conflict", ticket_file_facts(tmp_path, PIP_CONFLICT, text))
+
+
+def test_matlabs_license_manager_error_114_is_a_license_older_than_the_release(tmp_path):
+    (f,) = fired("license-too-old-for-release", ticket_file_facts(tmp_path, MATLAB_114))
+    assert "-114, LM_SIGN_REQ" in f.message and "lmutil lmstat" in f.fix
+
+
+def test_matlabs_license_server_down_is_not_a_license_too_old(tmp_path):
+    # edited: License Manager Error -15 (the server cannot be reached) in place of -114
+    text = read_paste(MATLAB_114).replace("License Manager Error -114", "License Manager Error -15")
+    facts = ticket_file_facts(tmp_path, MATLAB_114, text)
+    assert not fired("license-too-old-for-release", facts) and fired("license-server-unreachable", facts)
+
+
+def test_pip_refused_inside_a_loaded_modules_tree_is_answered_with_unloading_it(tmp_path):
+    (f,) = fired("site-packages-not-writable", ticket_file_facts(tmp_path, MODULE_PATH))
+    assert "RSeQC/2.6.4" in f.message and "module unload RSeQC/2.6.4" in f.fix
+
+
+def test_pip_refused_in_the_shared_pythons_own_site_packages_is_not_a_module_tree(tmp_path):
+    # edited: the denied path is the shared Python module's own site-packages
+    text = read_paste(MODULE_PATH).replace("/cm/shared/apps/RSeQC/2.6.4/cm/shared/apps/python/2.7.6/",
+                                           "/cm/shared/apps/python/2.7.6/")
+    (f,) = fired("site-packages-not-writable", ticket_file_facts(tmp_path, MODULE_PATH, text))
+    assert "module unload" not in f.fix and "venv" in f.fix
+
+
+def test_netcdf4_python_built_against_a_serial_netcdf_c(tmp_path):
+    (f,) = fired("library-built-without-mpi", ticket_file_facts(tmp_path, NETCDF_SERIAL))
+    assert "netcdf-c without parallel" in f.message and "py-netcdf4+mpi" in f.fix
+
+
+def test_h5pys_serial_build_gets_h5pys_own_build_options(tmp_path):
+    # edited: h5py's refusal of the mpio driver in place of netCDF4's
+    text = read_paste(NETCDF_SERIAL).replace("ValueError: parallel mode requires MPI enabled netcdf-c",
+                                             "ValueError: h5py was built without MPI support, can't use mpio driver")
+    (f,) = fired("library-built-without-mpi", ticket_file_facts(tmp_path, NETCDF_SERIAL, text))
+    assert "HDF5_MPI=ON" in f.fix and "nc-config" not in f.fix
+
+
+def test_netcdf4s_file_format_refusal_of_parallel_mode_is_not_a_serial_build(tmp_path):
+    # edited: netCDF4's refusal of parallel mode for a file format (a parallel build's own), not the build's
+    text = read_paste(NETCDF_SERIAL).replace("parallel mode requires MPI enabled netcdf-c",
+                                             "parallel mode only works with the following formats: NETCDF4")
+    assert "parallel_io_builds:netcdf4-parallel-needs-mpi-netcdf-c" not in _ids(text)
+    assert not fired("library-built-without-mpi", ticket_file_facts(tmp_path, NETCDF_SERIAL, text))
