@@ -44,7 +44,9 @@ def _clash(f: FactView) -> Optional[dict]:
     return None
 
 
-@rule("SW129", SYMBOL, "error", "pip finds no set of versions that satisfies every requirement at once", impact=4)
+# An info: the requirements exclude each other (the user's pins, a release's exact pin); the install stops,
+# but neither the node nor the environment is at fault, and the same request fails the same way anywhere.
+@rule("SW129", SYMBOL, "info", "pip finds no set of versions that satisfies every requirement at once", impact=4)
 def pip_dependency_conflict(f: FactView) -> Iterator[Hit]:
     """
     What it detects:
@@ -57,7 +59,8 @@ def pip_dependency_conflict(f: FactView) -> Iterator[Hit]:
         Nothing is installed: the versions pinned (by the user, a requirements file, or another
         package) exclude each other, most often a framework pinned to one release and an extension
         whose every candidate was built for another (xformers, torchvision, flash-attn for torch).
-        Retrying or upgrading pip does not change it.
+        Retrying or upgrading pip does not change it. An info: the request, not the node or its
+        environment, is what cannot be satisfied.
 
     How to fix:
         Pin the extension to a release built for the pinned framework (its index or release notes

@@ -223,6 +223,7 @@ def test_a_program_symbol_undefined_is_not_a_blas(tmp_path):
 
 def test_pip_conflict_names_the_users_pin_and_the_release_that_needs_another(tmp_path):
     (f,) = fired("pip-dependency-conflict", ticket_file_facts(tmp_path, PIP_CONFLICT))
+    assert f.severity == "info"   # the request cannot be met anywhere: not the node's fault
     assert "you asked for torch==2.0.0" in f.message and "xformers 0.0.26.post1 depends on torch==2.3.0" in f.message
     assert "pip index versions xformers" in f.fix and "--dry-run torch==2.0.0" in f.fix
 
@@ -284,3 +285,11 @@ def test_netcdf4s_file_format_refusal_of_parallel_mode_is_not_a_serial_build(tmp
                                              "parallel mode only works with the following formats: NETCDF4")
     assert "parallel_io_builds:netcdf4-parallel-needs-mpi-netcdf-c" not in _ids(text)
     assert not fired("library-built-without-mpi", ticket_file_facts(tmp_path, NETCDF_SERIAL, text))
+
+
+def test_a_constraint_the_user_gave_is_read_as_their_pin(tmp_path):
+    # set AR's xformers#1374 (a healthy control: the wheel pins torch exactly): pip's "(constraint)" form
+    paste = FIXTURES / "tickets_blind_ar" / "xformers-1374-wheel-pins-torch-2-10-healthy.txt"
+    (f,) = fired("pip-dependency-conflict", ticket_file_facts(tmp_path, paste))
+    assert f.severity == "info" and "you asked for torch==2.11.0.dev20260124+cu130" in f.message
+    assert "xformers 0.0.34 depends on torch==2.10.0" in f.message
