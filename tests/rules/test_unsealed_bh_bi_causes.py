@@ -293,3 +293,18 @@ def test_a_constraint_the_user_gave_is_read_as_their_pin(tmp_path):
     (f,) = fired("pip-dependency-conflict", ticket_file_facts(tmp_path, paste))
     assert f.severity == "info" and "you asked for torch==2.11.0.dev20260124+cu130" in f.message
     assert "xformers 0.0.34 depends on torch==2.10.0" in f.message
+
+
+SLURMDBD_TABLES = BF / "slurm-docker-cluster-9-cluster-not-registered-in-slurmdbd.txt"
+
+
+def test_slurmdbd_without_the_clusters_tables_names_the_cluster_to_add(tmp_path):
+    (f,) = fired("slurm-cluster-not-registered-in-slurmdbd", ticket_file_facts(tmp_path, SLURMDBD_TABLES))
+    assert "cluster linux" in f.message and "sacctmgr -i add cluster linux" in f.fix
+
+
+def test_a_global_accounting_table_missing_is_not_a_cluster_never_added(tmp_path):
+    # edited: a table every cluster shares (qos_table) is missing: a damaged or uninitialised database instead
+    text = read_paste(SLURMDBD_TABLES).replace("slurm_acct_db.linux_job_table", "slurm_acct_db.qos_table")
+    assert "slurmdbd_mysql:cluster-table-missing" not in _ids(text)
+    assert not fired("slurm-cluster-not-registered-in-slurmdbd", ticket_file_facts(tmp_path, SLURMDBD_TABLES, text))
