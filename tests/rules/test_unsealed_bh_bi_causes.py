@@ -44,6 +44,9 @@ def test_rocminfo_failing_is_not_read_as_working():
     # edited: the user says rocminfo does not work
     text = read_paste(AMD_SMI_UDEV).replace("both `rocm-smi` and `rocminfo` work fine", "`rocminfo` does not work")
     assert "prose:rocminfo-works-said" not in _ids(text)
+    # edited: rocminfo starts but the sentence goes on to what it did not show
+    text = read_paste(AMD_SMI_UDEV).replace("both `rocm-smi` and `rocminfo` work fine", "`rocminfo` runs, lists no GPU agent")
+    assert "prose:rocminfo-works-said" not in _ids(text)
 
 
 # --- GPU peer access ------------------------------------------------------------------------------------
