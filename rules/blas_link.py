@@ -58,12 +58,12 @@ def blas_library_not_linked(f: FactView) -> Iterator[Hit]:
         - https://sourceware.org/binutils/docs/ld/Options.html (-l: an archive is searched once, where it is named)
         - https://github.com/sharc-md/sharc/issues/33 (a static LAPACK without BLAS: undefined dgemv_, dtrmv_)
     """
-    missing = [(s, blas_routine(str(s.get("symbol") or s.get("symbol_first") or ""))) for s in ticket_all(f, _UNDEFINED)]
-    missing = [(s, r) for s, r in missing if r]
+    undefined = [(s, str(s.get("symbol") or s.get("symbol_first") or "").strip()) for s in ticket_all(f, _UNDEFINED)]
+    missing = [(s, symbol) for s, symbol in undefined if blas_routine(symbol)]
     if not missing:
         return
     s = missing[0][0]
-    names = sorted({str(x.get("symbol") or x.get("symbol_first")).strip() for x, _ in missing})
+    names = sorted({symbol for _, symbol in missing})
     yield Hit(message=f"the link needs BLAS routines no library on its line provides ({', '.join(names[:6])}; line "
                       f"{s.get('line')}: \"{told_text(s)}\"): a BLAS library is missing from the link line, or named "
                       "before the library that calls it (a static LAPACK calls the BLAS)",

@@ -53,7 +53,8 @@ def dkms_module_build_failed(f: FactView) -> Iterator[Hit]:
     log = first_symptom(f, "dkms:consult-make-log")
     module = s.get("module") or (log or {}).get("module")
     version = s.get("version") or (log or {}).get("version")
-    kernel = next((str(t.get("kernel") or t.get("kernel_tree")) for t in told if t.get("kernel") or t.get("kernel_tree")), None)
+    # the hooks name the kernel; make's line names the headers tree it built against (kernel_tree)
+    kernel = next((str(k) for k in (t.get("kernel") or t.get("kernel_tree") for t in told) if k), None)
     path = (log or {}).get("log") or (f"/var/lib/dkms/{module}/{version}/build/make.log" if module and version else None)
     what = f"{module} {version}" if module and version else "a module"
     for_kernel = f" for kernel {kernel}" if kernel else ""

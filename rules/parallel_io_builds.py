@@ -10,23 +10,22 @@ from hpcdoctor.facts import FactView
 from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 SYMBOL = "library-built-without-mpi"
-# Each binding's own way to an MPI build: spack's variants (py-netcdf4 +mpi needs netcdf-c+mpi and
-# hdf5+mpi; py-h5py +mpi), conda-forge's mpi_* builds, and the projects' source builds.
-_FIX = {
+# Each binding's build that cannot do parallel I/O, and its own way to an MPI build: spack's variants
+# (py-netcdf4 +mpi needs netcdf-c+mpi and hdf5+mpi; py-h5py +mpi), conda-forge's mpi_* builds, and the
+# projects' source builds.
+_BUILDS = {
     "parallel_io_builds:netcdf4-parallel-needs-mpi-netcdf-c": (
+        "netCDF4-python was built against a netcdf-c without parallel I/O",
         "nc-config --has-parallel4 --has-pnetcdf   # the netcdf-c on PATH (the site module's): 'yes' to either is a "
         "parallel build to build netCDF4 against\n"
         "spack install py-netcdf4+mpi ^netcdf-c+mpi ^hdf5+mpi   # spack; or conda install -c conda-forge "
         "'netcdf4=*=mpi*' mpi4py; or, with the site's parallel netcdf-c module loaded: CC=mpicc python3 -m pip "
         "install --no-binary=netCDF4 netCDF4 mpi4py"),
     "parallel_io_builds:h5py-built-without-mpi": (
+        "h5py was built without MPI (against a serial HDF5)",
         "python3 -c 'import h5py; print(h5py.get_config().mpi)'   # False: a serial build (PyPI's wheels are)\n"
         "spack install py-h5py+mpi ^hdf5+mpi   # spack; or conda install -c conda-forge 'h5py=*=mpi*' mpi4py; or, "
         "against the site's parallel HDF5 module: CC=mpicc HDF5_MPI=ON python3 -m pip install --no-binary=h5py h5py"),
-}
-_WHAT = {
-    "parallel_io_builds:netcdf4-parallel-needs-mpi-netcdf-c": "netCDF4-python was built against a netcdf-c without parallel I/O",
-    "parallel_io_builds:h5py-built-without-mpi": "h5py was built without MPI (against a serial HDF5)",
 }
 
 
@@ -57,6 +56,7 @@ def library_built_without_mpi(f: FactView) -> Iterator[Hit]:
     if not told:
         return
     s = told[0]
-    yield Hit(message=f"{_WHAT[s['id']]} (line {s.get('line')}: \"{told_text(s)}\"): parallel I/O is decided when the "
-                      "module is built, so this install cannot do it under any launcher",
-              fix=_FIX[s["id"]], evidence=told_evidence(s))
+    what, fix = _BUILDS[s["id"]]
+    yield Hit(message=f"{what} (line {s.get('line')}: \"{told_text(s)}\"): parallel I/O is decided when the module is "
+                      "built, so this install cannot do it under any launcher",
+              fix=fix, evidence=told_evidence(s))

@@ -95,6 +95,16 @@ _P2P_UNSUPPORTED_FIX = _P2P_CHECK + (
     "says 1, else copy through the host; or run on GPUs whose pairs show OK")
 
 
+# A program's own "warning: ..." line around CUDA's 217 (gpu_p2p_apps.toml).
+_WARNED = "gpu_p2p_apps:p2p-refusal-warned"
+
+
+def _retold_in_title(s: dict) -> bool:
+    # a ticket's Markdown title on its first line restates the program's words; what the program did
+    # with the refusal is on its own lines
+    return s.get("line") == 1 and str(s.get("text", "")).lstrip().startswith("# ")
+
+
 @rule("GPU028", "gpu-peer-access-unsupported", "error",
       "the program enables peer access between GPUs that cannot access each other's memory", impact=6,
       also={"info": "the program printed the refusal as its own warning and went on without peer access"})
@@ -148,15 +158,6 @@ def gpu_peer_access_unsupported(f: FactView) -> Iterator[Hit]:
                       f"\"{told_text(s)}\"): they cannot access each other's memory directly, and the program needs it "
                       "or enabled it without asking cudaDeviceCanAccessPeer",
               fix=_P2P_UNSUPPORTED_FIX, evidence=told_evidence(s))
-
-
-_WARNED = "gpu_p2p_apps:p2p-refusal-warned"
-
-
-def _retold_in_title(s: dict) -> bool:
-    # a ticket's Markdown title on its first line restates the program's words; what the program did
-    # with the refusal is on its own lines
-    return s.get("line") == 1 and str(s.get("text", "")).lstrip().startswith("# ")
 
 
 _PEER_LIMIT_FIX = (

@@ -13,11 +13,12 @@ from hpcdoctor.rules._common import catalogued, told_evidence, told_text
 
 SYMBOL = "site-packages-not-writable"
 _PACKAGE_DIRS = ("site-packages", "dist-packages")
+_VENV_INSTALL = ("python3 -m venv \"$HOME/venvs/myenv\" && . \"$HOME/venvs/myenv/bin/activate\" && python3 -m pip "
+                 "install PACKAGE")
 _FIX = ("python3 -c 'import sys, sysconfig; print(sys.executable, sysconfig.get_paths()[\"purelib\"])'   # the "
         "interpreter pip installs for, and where\n"
-        "python3 -m venv \"$HOME/venvs/myenv\" && . \"$HOME/venvs/myenv/bin/activate\" && python3 -m pip install "
-        "PACKAGE   # an environment of your own, which you can write (on a cluster, on a file system the compute "
-        "nodes see)\n"
+        f"{_VENV_INSTALL}   # an environment of your own, which you can write (on a cluster, on a file system the "
+        "compute nodes see)\n"
         "# or python3 -m pip install --user PACKAGE (into ~/.local); never sudo pip into the system or a shared "
         "Python: it changes what the operating system and other users run")
 
@@ -80,8 +81,7 @@ def site_packages_not_writable(f: FactView) -> Iterator[Hit]:
                           "administrators may write",
                   fix=(f"echo \"$PYTHONPATH\"; module list   # the loaded modules and the package directories they add\n"
                        f"module unload {name}/{version}   # while installing (or module purge), then install again into "
-                       "your own environment: python3 -m venv \"$HOME/venvs/myenv\" && . \"$HOME/venvs/myenv/bin/activate\" "
-                       "&& python3 -m pip install PACKAGE"),
+                       f"your own environment: {_VENV_INSTALL}"),
                   evidence=told_evidence(s))
         return
     where = f" ({path})" if path else ""
